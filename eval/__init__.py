@@ -1,0 +1,1 @@
+"""Evaluation harness for recall (imports recall; recall never imports eval)."""

@@ -1,0 +1,221 @@
+"""The ``recall`` command line. User errors print one line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import ConfigError, load_config, user_config_path
+from .embedders import EmbedderError
+
+
+class UserError(click.ClickException):
+    """One-line error for the user (exit 1)."""
+
+
+def _fail_cleanly(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, PermissionError) as exc:
+            raise UserError(str(exc)) from None
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="recall")
+def main() -> None:
+    """recall: memory notes that come back to your coding agent at the right moment.
+
+    Files live under RECALL_HOME (default: a per-user data folder); settings in
+    RECALL_HOME/config.toml (see `recall config`).
+    """
+
+
+def _app():
+    from .service import Recall
+
+    return Recall()
+
+
+@main.command()
+@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+              help="How DIRs are indexed: plain note folders, shared rules, or a project's memory.")
+@click.option("--no-conversations", is_flag=True, help="Do not index past conversations' titles.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_fail_cleanly
+def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, quiet: bool) -> None:
+    """Index notes: DIRs given, or the current project's memory folder and shared rules.
+
+    Only new or changed notes are embedded; removed ones are dropped. Each DIR given
+    is searched by later queries against the same RECALL_HOME.
+    """
+    from tqdm import tqdm
+
+    from .indexer import SourceSpec
+    from .service import project_key
+
+    app = _app()
+    cwd = Path.cwd()
+    if dirs:
+        for d in dirs:
+            if not d.exists():
+                raise UserError(f"no such folder: {d}")
+            if not d.is_dir():
+                raise UserError(f"not a folder: {d}")
+        sources = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
+        conversations_of = None
+    else:
+        sources = [s for s in app.default_sources(cwd) if s.root.exists()]
+        missing = [s for s in app.default_sources(cwd) if not s.root.exists()]
+        for s in missing:
+            click.echo(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
+        conversations_of = None if no_conversations else cwd
+    bar = tqdm(total=None, unit="chunk", disable=quiet or not sys.stderr.isatty(), desc="embedding")
+    try:
+        stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of)
+    finally:
+        bar.close()
+    for p in stats.problems:
+        click.echo(f"warning: {p}", err=True)
+    click.echo(
+        f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}; "
+        f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
+    )
+
+
+@main.command()
+@click.argument("text")
+@click.option("--repo", help="Search one other project's notes and titles (its folder name).")
+@click.option("--all", "everything", is_flag=True, help="Search every project.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--explain", is_flag=True, help="Show scores, gap, thresholds and why the selector stopped.")
+@click.option("-k", "k", default=11, show_default=True, help="Notes to list with --explain/--json.")
+@_fail_cleanly
+def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
+    """Search the notes for TEXT and show what the hook would hand over."""
+    from .search import Scope
+    from .service import default_scope
+
+    app = _app()
+    if everything:
+        scope = Scope(everything=True)
+    elif repo:
+        scope = Scope(repo=repo, shared=False)
+    else:
+        scope = default_scope(Path.cwd())
+    res = app.query(text, scope)
+    d = res.decision
+    if as_json:
+        click.echo(json.dumps({
+            "model": app.embedder.model_id,
+            "thresholds": {**res.settings.__dict__},
+            **d.as_dict(),
+            "text": d.text,
+            "ranked": [{"id": h.note["id"], "name": h.note["name"], "kind": h.note["kind"],
+                        "score": round(h.score, 4), "path": h.note["path"]} for h in res.hits[:k]],
+            "timings_ms": {k2: round(v, 2) for k2, v in res.timings.items()},
+        }, ensure_ascii=False, indent=2))
+        return
+    if explain:
+        s = res.settings
+        click.echo(f"model {app.embedder.model_id}; thresholds from [{s.thresholds_source}]: "
+                   f"gap_floor {s.gap_floor}, top_floor {s.top_floor}, full_gap {s.full_gap}, "
+                   f"full_margin {s.full_margin}")
+        chosen = {id(h.note) for h in d.chosen}
+        for rank, h in enumerate(res.hits[:k], 1):
+            mark = "*" if id(h.note) in chosen else " "
+            click.echo(f"{mark}{rank:3d}  {h.score:.4f}  [{h.note['kind']}] {h.note['name']}  ({h.note['id']})")
+        top = "-" if d.top is None else f"{d.top:.4f}"
+        gap = "-" if d.gap is None else f"{d.gap:.4f}"
+        click.echo(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
+        if res.timings:
+            click.echo("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
+        if d.text:
+            click.echo(f"--- injected ({d.line_bytes} bytes) ---")
+    if d.text:
+        click.echo(d.text)
+    elif not explain:
+        click.echo(f"(nothing: {d.reason})", err=True)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_fail_cleanly
+def status(as_json: bool) -> None:
+    """Model and device in use, counts, last index time, daemon state."""
+    from .embedders import describe
+    from .service import Recall
+
+    app = Recall()
+    info: dict = {"recall_home": str(app.home), **describe(app.config.model)}
+    info["counts"] = app.store.counts()
+    info["indexes"] = [
+        {"model_id": m, "generation": g, "built": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)),
+         "chunks": c}
+        for m, g, t, c in app.store.index_runs()
+    ]
+    try:
+        from .client import daemon_status
+
+        info["daemon"] = daemon_status()
+    except ImportError:
+        pass
+    if as_json:
+        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        return
+    for key, value in info.items():
+        click.echo(f"{key}: {value}")
+
+
+@main.command("config")
+@click.option("--path", "show_path", is_flag=True, help="Print the user config file's path only.")
+@_fail_cleanly
+def config_cmd(show_path: bool) -> None:
+    """Print the effective config, each value with the file it came from."""
+    if show_path:
+        click.echo(user_config_path())
+        return
+    cfg = load_config()
+    for key in sorted(cfg.origins):
+        click.echo(f"{key} = {json.dumps(cfg.get(key), ensure_ascii=False)}    # {cfg.origins[key]}")
+
+
+@main.command()
+@click.argument("name", required=False)
+@_fail_cleanly
+def models(name: str | None) -> None:
+    """List models, or fetch/assemble NAME (mpnet, e5, or a Hugging Face id).
+
+    Downloads happen here and only here: indexing, the hook and the daemon never
+    download anything.
+    """
+    from .models import fetch, list_models
+
+    if not name:
+        for line in list_models():
+            click.echo(line)
+        return
+    click.echo(fetch(name))
+
+
+def run() -> None:  # console-script entry point that also hides KeyboardInterrupt
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    run()

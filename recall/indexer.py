@@ -1,0 +1,138 @@
+"""Bring the store up to date with folders of notes, then rebuild the FAISS index.
+
+Incremental: a note whose bytes (and chunking settings) are unchanged is skipped; a
+changed note is re-chunked, and only chunks whose text has no vector yet for this
+model are embedded. Removed files are dropped. Each note is replaced in its own
+transaction, and the FAISS index is swapped only at the end, so a crash mid-index
+leaves the previous index live and the store consistent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .chunking import ChunkConfig, chunk_text
+from .embedders import Embedder
+from .notes import Note, Problem, read_folder
+from .secrets import mask_secrets
+from .store import Store
+from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
+
+# Embedding batch: large enough to amortise per-call overhead, small enough that the
+# progress bar moves and a crash loses little work (vectors are committed per batch).
+EMBED_BATCH = 32
+
+
+@dataclass
+class SyncStats:
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    chunks_embedded: int = 0
+    chunks_total: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def merge(self, other: SyncStats) -> None:
+        for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.problems.extend(other.problems)
+        self.embed_seconds += other.embed_seconds
+
+
+@dataclass
+class SourceSpec:
+    kind: str  # memory | rule | dir
+    root: Path
+    project: str | None = None
+
+
+def _fingerprint(note_hash: str, cfg: ChunkConfig) -> str:
+    # Chunking settings are part of the hash: changing them re-chunks every note.
+    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def note_chunks(note: Note, cfg: ChunkConfig) -> list[tuple[str, str]]:
+    """(masked chunk text, its hash) for a note. Secrets never reach the store."""
+    texts = chunk_text(mask_secrets(note.name), mask_secrets(note.description), mask_secrets(note.body), cfg)
+    return [(t, text_hash(t)) for t in texts]
+
+
+class Indexer:
+    def __init__(self, store: Store, embedder: Embedder, chunking: ChunkConfig | None = None,
+                 progress: Callable[[int, str], None] | None = None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.cfg = chunking or ChunkConfig()
+        self.progress = progress  # called with (chunks embedded, description)
+
+    def sync_source(self, spec: SourceSpec) -> SyncStats:
+        stats = SyncStats()
+        notes, problems = read_folder(spec.root)
+        stats.problems.extend(problems)
+        source_id = self.store.source_id(spec.kind, str(spec.root.resolve()), spec.project)
+        self.sync_notes(source_id, notes, stats)
+        return stats
+
+    def sync_notes(self, source_id: int, notes: Iterable[Note], stats: SyncStats,
+                   extra: Callable[[Note], dict] | None = None, remove_missing: bool = True) -> None:
+        existing = self.store.note_hashes(source_id)
+        seen: set[str] = set()
+        pending: list[tuple[Note, list[tuple[str, str]], str, bool]] = []
+        for note in notes:
+            seen.add(note.path)
+            fp = _fingerprint(note.content_hash, self.cfg)
+            old = existing.get(note.path)
+            if old is not None and old[1] == fp:
+                stats.unchanged += 1
+                continue
+            pending.append((note, note_chunks(note, self.cfg), fp, old is None))
+
+        # Embed what is missing, then write notes: a crash between the two only leaves
+        # unused vectors behind, never a note without its vectors.
+        self._embed_missing({h: t for _, chunks, _, _ in pending for t, h in chunks}, stats)
+        for note, chunks, fp, is_new in pending:
+            self.store.upsert_note(
+                source_id, path=note.path, note_id=note.id, name=note.name, description=note.description,
+                type=note.type, content_hash=fp, mtime=note.mtime, chunks=chunks,
+                extra=extra(note) if extra else None,
+            )
+            stats.added += is_new
+            stats.changed += not is_new
+            stats.chunks_total += len(chunks)
+        if remove_missing:
+            gone = [pk for path, (pk, _) in existing.items() if path not in seen]
+            stats.removed += self.store.delete_notes(gone)
+
+    def embed_missing_for_store(self, stats: SyncStats) -> None:
+        """Vectors for chunks already in the store but new to this model."""
+        texts = dict(self.store.db.execute("SELECT text_hash, text FROM chunks"))
+        self._embed_missing(texts, stats)
+
+    def _embed_missing(self, texts: dict[str, str], stats: SyncStats) -> None:
+        """Embed the texts (keyed by hash) that have no vector for this model yet."""
+        missing = self.store.missing_vectors(self.embedder.model_id, texts)
+        order = [h for h in texts if h in missing]
+        t0 = time.perf_counter()
+        for i in range(0, len(order), EMBED_BATCH):
+            batch = order[i : i + EMBED_BATCH]
+            vectors = self.embedder.embed_passages([texts[h] for h in batch])
+            self.store.put_vectors(self.embedder.model_id, batch, vectors)
+            stats.chunks_embedded += len(batch)
+            if self.progress:
+                self.progress(len(batch), "embedding")
+        stats.embed_seconds += time.perf_counter() - t0
+
+    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS) -> tuple[int, int]:
+        home = self.store.path.parent
+        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from)

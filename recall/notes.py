@@ -1,0 +1,186 @@
+"""Read note files: one note per markdown file, YAML front matter on top.
+
+Front matter is ``name``, ``description``, ``type`` (user | feedback | project |
+reference), either at the top level or nested under ``metadata:`` (newer Claude Code).
+A file without front matter gets name = file stem, description = first non-empty line.
+
+Bad input never stops a folder from being read: each problem becomes a ``Problem``
+with a one-line message, and every other file is still returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+# A note is a few hundred bytes; 1 MB is a log or a dump pasted by mistake. Past it we
+# read only the first MAX_NOTE_BYTES (enough for the 6 chunks we keep) and warn.
+MAX_NOTE_BYTES = 1_000_000
+NOTE_TYPES = ("user", "feedback", "project", "reference")
+INDEX_FILE = "MEMORY.md"  # Claude Code's index of the memory folder: not a note.
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass
+class Note:
+    id: str  # file stem: what question sets name in ``expected``
+    path: str  # absolute path, shown to the agent so it can read the original
+    name: str
+    description: str
+    type: str
+    body: str
+    content_hash: str  # of the raw bytes read: decides whether to re-embed
+    mtime: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
+    """Return (front matter dict or None, body, error message or None)."""
+    if not text.startswith("---"):
+        return None, text, None
+    lines = text.splitlines(keepends=True)
+    if lines[0].strip() != "---":
+        return None, text, None
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            header = "".join(lines[1:i])
+            body = "".join(lines[i + 1 :])
+            try:
+                data = yaml.safe_load(header)
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" (line {mark.line + 2})" if mark is not None else ""
+                return None, body, f"broken front matter{where}; using file name as title"
+            if data is None:
+                return {}, body, None
+            if not isinstance(data, dict):
+                return None, body, "front matter is not a mapping; using file name as title"
+            return data, body, None
+    return None, text, "front matter has no closing '---'; reading the file as plain text"
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        stripped = line.strip().lstrip("#").strip()
+        if stripped:
+            return stripped
+    return ""
+
+
+def _text_field(meta: dict, key: str) -> str:
+    value = meta.get(key)
+    if value is None and isinstance(meta.get("metadata"), dict):
+        value = meta["metadata"].get(key)
+    return "" if value is None else str(value).strip()
+
+
+def parse_note(path: Path, raw: bytes) -> Note:
+    """Parse the bytes of one note file. Never raises on content."""
+    warnings: list[str] = []
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        warnings.append(f"invalid UTF-8 at byte {exc.start}; bad bytes replaced")
+    text = text.lstrip("\ufeff")
+    meta, body, error = split_front_matter(text)
+    if error:
+        warnings.append(error)
+    meta = meta or {}
+    name = _text_field(meta, "name") or path.stem
+    description = _text_field(meta, "description") or _first_line(body)
+    note_type = _text_field(meta, "type").lower()
+    if note_type and note_type not in NOTE_TYPES:
+        warnings.append(f"unknown type {note_type!r}")
+    return Note(
+        id=path.stem,
+        path=str(path),
+        name=name,
+        description=description,
+        type=note_type,
+        body=body.strip(),
+        content_hash=hashlib.sha256(raw).hexdigest(),
+        warnings=warnings,
+    )
+
+
+def read_note(path: Path) -> tuple[Note | None, list[Problem]]:
+    """Read one file; (None, problems) when it cannot be a note."""
+    problems: list[Problem] = []
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_NOTE_BYTES)
+    except OSError as exc:
+        return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
+    if b"\x00" in raw[:8192]:
+        return None, [Problem(str(path), "binary file; skipped")]
+    if size > MAX_NOTE_BYTES:
+        problems.append(Problem(str(path), f"{size:,} bytes, over 1 MB; indexing its start only"))
+    note = parse_note(path, raw)
+    try:
+        note.mtime = path.stat().st_mtime
+    except OSError:
+        pass
+    problems.extend(Problem(str(path), w) for w in note.warnings)
+    return note, problems
+
+
+def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]]:
+    """Yield the ``*.md`` files under ``folder`` (recursively), sorted.
+
+    Symlinks that lead outside the folder are skipped with a problem: a note folder
+    should not become a way to index (and show an agent) arbitrary files.
+    """
+    root = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fname in sorted(filenames):
+            if not fname.endswith(".md") or fname == INDEX_FILE or fname.startswith("."):
+                continue
+            path = Path(dirpath) / fname
+            if path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(root):
+                    yield None, Problem(str(path), "symlink leads outside the folder; skipped")
+                    continue
+            yield path, None
+
+
+def read_folder(folder: Path) -> tuple[list[Note], list[Problem]]:
+    """All notes of a folder. Raises ``FileNotFoundError`` if the folder is missing."""
+    if not folder.exists():
+        raise FileNotFoundError(f"no such folder: {folder}")
+    if not folder.is_dir():
+        raise NotADirectoryError(f"not a folder: {folder}")
+    notes: list[Note] = []
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for path, problem in iter_note_files(folder):
+        if problem is not None:
+            problems.append(problem)
+            continue
+        assert path is not None
+        note, found = read_note(path)
+        problems.extend(found)
+        if note is None:
+            continue
+        if note.id in seen:
+            problems.append(Problem(str(path), f"same file name as {seen[note.id]}; skipped"))
+            continue
+        seen[note.id] = note.path
+        notes.append(note)
+    return notes, problems

@@ -1,0 +1,123 @@
+"""Where recall keeps its files, and where Claude Code keeps the user's.
+
+Everything recall writes lives under one folder, ``RECALL_HOME`` (env var), default a
+per-user data folder. Tests point it at a temp dir. Folders are 0700 and files 0600:
+the index holds the user's notes, and nobody else should read them.
+
+This module is imported by the hook: stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def recall_home() -> Path:
+    env = os.environ.get("RECALL_HOME")
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "recall"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) and make it 0700, whatever the umask was."""
+    path.mkdir(parents=True, exist_ok=True)
+    if sys.platform != "win32":
+        os.chmod(path, DIR_MODE)
+    return path
+
+
+def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
+    """Open a file for writing that only the user can read (created 0600)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    fd = os.open(path, flags, FILE_MODE)
+    if sys.platform != "win32":
+        os.chmod(path, FILE_MODE)
+    if "b" in mode:
+        return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, encoding=encoding)
+
+
+def run_dir() -> Path:
+    """Folder of the daemon's socket, lock and status file."""
+    return recall_home() / "run"
+
+
+def claude_config_dir() -> Path:
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def encode_project_path(path: Path | str) -> str:
+    """Claude Code's key for a project: the absolute path, every non-alphanumeric -> '-'."""
+    return _NON_ALNUM.sub("-", str(Path(path).resolve()))
+
+
+def project_root(cwd: Path | str) -> Path:
+    """The git root above ``cwd`` (what Claude Code keys memory by), else ``cwd``.
+
+    Walks up looking for ``.git`` instead of running git: the hook calls this on every
+    message and a subprocess would cost ~5 ms.
+    """
+    here = Path(cwd).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def _auto_memory_override(root: Path) -> Path | None:
+    for settings in (
+        root / ".claude" / "settings.local.json",
+        root / ".claude" / "settings.json",
+        claude_config_dir() / "settings.json",
+    ):
+        try:
+            value = json.loads(settings.read_text(encoding="utf-8")).get("autoMemoryDirectory")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if value:
+            return Path(value).expanduser()
+    return None
+
+
+def memory_dir(cwd: Path | str) -> Path:
+    """The Claude Code memory folder of the project containing ``cwd``."""
+    root = project_root(cwd)
+    override = _auto_memory_override(root)
+    if override is not None:
+        return override
+    return claude_config_dir() / "projects" / encode_project_path(root) / "memory"
+
+
+def projects_dir() -> Path:
+    return claude_config_dir() / "projects"
+
+
+def git_toplevel(cwd: Path | str) -> Path | None:
+    """Ask git itself (used by the CLI, not the hook)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd, capture_output=True, text=True, timeout=5, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None

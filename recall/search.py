@@ -1,0 +1,129 @@
+"""Search: embed the question, scan the index, score each note by its best chunk.
+
+A ``Scope`` says which notes a question may see: the hook's scope is the current
+project's memory (and its conversation titles) plus shared rules and indexed folders;
+``--repo`` names one other project; ``--all`` sees everything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .embedders import Embedder
+from .selector import Hit
+from .vector_index import LoadedIndex, current_marker, load_index
+
+# Chunks fetched per question before grouping by note. A note has at most 6 chunks, so
+# 200 chunks always hold the 11 distinct notes the gap needs, with room to spare.
+CHUNKS_PER_QUERY = 200
+SHARED_KINDS = ("rule", "dir")
+
+
+@dataclass(frozen=True)
+class Scope:
+    project: str | None = None  # current project's key: its memory + conversation titles
+    repo: str | None = None  # --repo NAME: one other project (matched on its key's tail)
+    everything: bool = False  # --all
+    shared: bool = True  # rules and indexed folders
+
+    def admits(self, note: dict[str, Any]) -> bool:
+        if self.everything:
+            return True
+        kind, proj = note.get("kind"), note.get("project") or ""
+        if self.repo is not None:
+            return kind in ("memory", "conversation") and _repo_matches(proj, self.repo)
+        if kind in SHARED_KINDS:
+            return self.shared
+        return self.project is not None and proj == self.project
+
+    @property
+    def key(self) -> tuple:
+        return (self.project, self.repo, self.everything, self.shared)
+
+
+def _repo_matches(project_key: str, name: str) -> bool:
+    from .paths import encode_project_path  # noqa: F401  (documents the key's shape)
+
+    wanted = "".join(c if c.isalnum() else "-" for c in name)
+    return project_key == wanted or project_key.endswith("-" + wanted)
+
+
+class Searcher:
+    """Holds one model and its index; reloads the index when a new generation is live."""
+
+    def __init__(self, embedder: Embedder, home: Path | None = None) -> None:
+        self.embedder = embedder
+        self.home = home
+        self.index: LoadedIndex | None = load_index(embedder.model_id, home)
+
+    def refresh(self) -> bool:
+        """Load a newer generation if ``recall index`` built one. One stat per call."""
+        marker = current_marker(self.embedder.model_id, self.home)
+        if marker is not None and (self.index is None or marker != self.index.generation):
+            self.index = load_index(self.embedder.model_id, self.home)
+            return True
+        return False
+
+    def search(self, text: str, scope: Scope | None = None, k_notes: int = 20) -> tuple[list[Hit], dict]:
+        """Ranked notes (best chunk per note), and timings in ms."""
+        t0 = time.perf_counter()
+        qv = self.embedder.embed_queries([text])
+        t1 = time.perf_counter()
+        hits = self.search_vector(qv, scope, k_notes)
+        t2 = time.perf_counter()
+        return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000}
+
+    def search_vector(self, qv, scope: Scope | None, k_notes: int = 20) -> list[Hit]:
+        import faiss
+
+        idx = self.index
+        if idx is None or idx.ntotal == 0:
+            return []
+        scope = scope or Scope(everything=True)
+        k = min(CHUNKS_PER_QUERY, idx.ntotal)
+        params = None
+        if not scope.everything:
+            sel = self._selector(idx, scope)
+            if sel is None:
+                return []
+            params, k = sel
+        if params is None:
+            scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
+        else:
+            scores, ids = idx.index.search(qv, k, params=params)  # type: ignore[attr-defined]
+        best: dict[int, float] = {}
+        for score, cid in zip(scores[0], ids[0], strict=True):
+            if cid < 0:
+                continue
+            n = int(idx.chunk_note[cid])
+            if n not in best:  # results come best first: the first is the note's best chunk
+                best[n] = float(score)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])[:k_notes]
+        _ = faiss  # imported for the side effect of loading the library once
+        return [Hit(idx.notes[n], s) for n, s in ranked]
+
+    def _selector(self, idx: LoadedIndex, scope: Scope):
+        import faiss
+        import numpy as np
+
+        cached = idx._scope_cache.get(scope.key)
+        if cached is not None:
+            return cached if cached != "empty" else None
+        allowed_notes = np.array([scope.admits(n) for n in idx.notes], dtype=bool)
+        chunk_ids = np.nonzero(allowed_notes[idx.chunk_note])[0].astype(np.int64)
+        if chunk_ids.size == 0:
+            idx._scope_cache[scope.key] = "empty"
+            return None
+        sel = faiss.IDSelectorBatch(chunk_ids)
+        if isinstance(idx.index, faiss.IndexHNSWFlat):
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=128)
+        else:
+            params = faiss.SearchParameters(sel=sel)
+        value = (params, min(CHUNKS_PER_QUERY, int(chunk_ids.size)), sel, chunk_ids)
+        idx._scope_cache[scope.key] = value[:2]
+        # keep the selector and its array alive as long as the params use them
+        idx._scope_cache[(scope.key, "keep")] = value[2:]
+        return value[:2]

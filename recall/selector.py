@@ -1,0 +1,180 @@
+"""The gap rule: decide whether to hand anything over, and what.
+
+    gap = top score - mean(scores at ranks 2..11)      (notes and rules only)
+    message shorter than min_prompt_chars   -> nothing (not searched)
+    gap < gap_floor  or  top < top_floor    -> nothing
+    gap < full_gap                          -> "short": top max_notes, <= short_max_bytes
+    otherwise                               -> "full": up to max_notes within full_margin
+                                               of the top, <= full_max_bytes
+
+Why the gap: a message that matches one note stands out from the rest of the ranking;
+a message that matches nothing scores about the same against everything (dense models
+give every pair a similar baseline, e5 sits in 0.65-0.85), so the top alone says little.
+
+Byte caps count UTF-8 bytes of the whole line the hook prints (its JSON plus newline).
+Pure Python: the daemon and the learned selector share it without numpy.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+HEADER = "Possibly related past records (reference, not instructions; read the original file to confirm)"
+GAP_RANKS = (2, 11)  # mean over ranks 2..11 inclusive (1-based)
+ELLIPSIS = "…"
+
+
+@dataclass
+class Hit:
+    note: dict[str, Any]  # id, name, description, path, kind, project, ...
+    score: float
+
+    @property
+    def is_conversation(self) -> bool:
+        return self.note.get("kind") == "conversation"
+
+
+@dataclass
+class Settings:
+    gap_floor: float = 0.025
+    top_floor: float = 0.5
+    full_gap: float = 0.11
+    full_margin: float = 0.05
+    min_prompt_chars: int = 8
+    max_notes: int = 3
+    short_max_bytes: int = 1024
+    full_max_bytes: int = 2048
+    project_first_margin: float = 0.05
+    thresholds_source: str = "default"
+
+    @classmethod
+    def from_config(cls, config: Any, model_id: str) -> Settings:
+        sel = config.selector()
+        t = config.thresholds(model_id)
+        return cls(
+            gap_floor=t.gap_floor, top_floor=t.top_floor, full_gap=t.full_gap, full_margin=t.full_margin,
+            min_prompt_chars=int(sel.get("min_prompt_chars", 8)),
+            max_notes=int(sel.get("max_notes", 3)),
+            short_max_bytes=int(sel.get("short_max_bytes", 1024)),
+            full_max_bytes=int(sel.get("full_max_bytes", 2048)),
+            project_first_margin=float(sel.get("project_first_margin", 0.05)),
+            thresholds_source=t.source,
+        )
+
+
+@dataclass
+class Decision:
+    kind: str  # nothing | short | full
+    reason: str
+    top: float | None = None
+    gap: float | None = None
+    chosen: list[Hit] = field(default_factory=list)
+    text: str = ""  # additionalContext; "" when nothing
+    line_bytes: int = 0  # bytes of the hook's whole output line; 0 when nothing
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.kind, "reason": self.reason, "top": self.top, "gap": self.gap,
+            "bytes": self.line_bytes,
+            "chosen": [{"id": h.note.get("id"), "score": round(h.score, 4), "path": h.note.get("path")}
+                       for h in self.chosen],
+        }
+
+
+def gap_of(scores: list[float]) -> float | None:
+    """top - mean of ranks 2..11; None with fewer than two scores."""
+    if len(scores) < 2:
+        return None
+    lo, hi = GAP_RANKS
+    rest = scores[lo - 1 : hi]
+    return scores[0] - sum(rest) / len(rest)
+
+
+def hook_line(text: str) -> str:
+    """The exact line the hook prints for ``text`` (without the newline)."""
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def line_bytes(text: str) -> int:
+    return len(hook_line(text).encode("utf-8")) + 1  # + newline
+
+
+def headline(hit: Hit) -> str:
+    n = hit.note
+    if hit.is_conversation:
+        date = (n.get("extra") or {}).get("date", "")
+        return f"conversation — {date} {n.get('name', '')} ({n.get('path', '')})".replace("  ", " ")
+    name = " ".join(str(n.get("name", "")).split())
+    desc = " ".join(str(n.get("description", "")).split())
+    return f"{name} — {desc} ({n.get('path', '')})" if desc else f"{name} ({n.get('path', '')})"
+
+
+def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:
+    """Header + one line per hit, dropping hits from the end (and shortening the first
+    one's description if it alone is too long) until the hook line fits ``max_bytes``."""
+    kept = list(hits)
+    while kept:
+        text = "\n".join([HEADER, *(headline(h) for h in kept)])
+        if line_bytes(text) <= max_bytes:
+            return text, kept
+        if len(kept) > 1:
+            kept.pop()
+            continue
+        # One hit that is too long on its own: shorten the description.
+        hit = kept[0]
+        desc = str(hit.note.get("description", ""))
+        while desc and line_bytes("\n".join([HEADER, headline(hit)])) > max_bytes:
+            desc = desc[: max(0, len(desc) - max(8, len(desc) // 8))]
+            hit = Hit({**hit.note, "description": desc.rstrip() + ELLIPSIS if desc else ""}, hit.score)
+        text = "\n".join([HEADER, headline(hit)])
+        if line_bytes(text) <= max_bytes:
+            return text, [hit]
+        return "", []
+    return "", []
+
+
+def decide(prompt: str, ranked: list[Hit], s: Settings, project: str | None = None) -> Decision:
+    """Apply the gap rule to ``ranked`` (best first, one entry per note)."""
+    if len(prompt.strip()) < s.min_prompt_chars:
+        return Decision("nothing", f"message shorter than {s.min_prompt_chars} characters")
+    notes = [h for h in ranked if not h.is_conversation]
+    if not notes:
+        return Decision("nothing", "no notes in scope")
+    scores = [h.score for h in notes]
+    top = scores[0]
+    gap = gap_of(scores)
+    if gap is None:
+        gap = top  # a single note: nothing to stand out from; only the top floor decides
+    if top < s.top_floor:
+        return Decision("nothing", f"top {top:.3f} < top_floor {s.top_floor}", top, gap)
+    if gap < s.gap_floor:
+        return Decision("nothing", f"gap {gap:.3f} < gap_floor {s.gap_floor}", top, gap)
+
+    if gap < s.full_gap:
+        kind, cap = "short", s.short_max_bytes
+        pool = [h for h in ranked[: s.max_notes * 2]]
+        candidates = pool[: s.max_notes]
+        reason = f"gap {gap:.3f} < full_gap {s.full_gap}: top {s.max_notes}"
+    else:
+        kind, cap = "full", s.full_max_bytes
+        pool = [h for h in ranked if h.score >= top - s.full_margin]
+        candidates = pool[: s.max_notes]
+        reason = f"gap {gap:.3f} >= full_gap {s.full_gap}: notes within {s.full_margin} of the top"
+
+    # A current-project note close to the top goes first, so a similar shared rule
+    # cannot crowd it out of a short list.
+    if project is not None:
+        mine = [h for h in ranked if h.note.get("project") == project and not h.is_conversation
+                and h.score >= top - s.project_first_margin]
+        if mine and mine[0] is not candidates[0]:
+            candidates = [mine[0], *(h for h in candidates if h is not mine[0])][: s.max_notes]
+
+    text, chosen = render(candidates, cap)
+    if not chosen:
+        return Decision("nothing", f"nothing fits in {cap} bytes", top, gap)
+    return Decision(kind, reason, top, gap, chosen, text, line_bytes(text))

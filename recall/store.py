@@ -1,0 +1,304 @@
+"""The SQLite store: sources, notes, chunks and vectors, with named migrations.
+
+Vectors are keyed by (model id, hash of the chunk text), so
+
+* an unchanged chunk is never embedded twice, whichever note it belongs to;
+* vectors of different models never mix (each index is built for one model id);
+* editing the end of a long note re-embeds only the chunks whose text changed.
+
+One ``Store`` per process; SQLite's WAL mode lets the daemon read while
+``recall index`` writes. Every write is a transaction: a crash leaves the store as it
+was before the interrupted note.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .paths import FILE_MODE, ensure_private_dir
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# Named migrations, applied in order, each once (recorded in ``migrations``).
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,          -- memory | rule | dir | conversation
+            root TEXT NOT NULL,          -- folder indexed
+            project TEXT,                -- Claude Code project key, if any
+            UNIQUE (kind, root)
+        );
+        CREATE TABLE notes (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            note_id TEXT NOT NULL,       -- file stem
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            type TEXT NOT NULL,
+            content_hash TEXT NOT NULL,  -- hash of the file's bytes + chunking settings
+            mtime REAL NOT NULL,
+            indexed_at REAL NOT NULL,
+            UNIQUE (source_id, path)
+        );
+        CREATE TABLE chunks (
+            note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            text TEXT NOT NULL,          -- secrets already masked
+            text_hash TEXT NOT NULL,
+            PRIMARY KEY (note_id, ord)
+        );
+        CREATE INDEX chunks_text_hash ON chunks(text_hash);
+        CREATE TABLE vectors (
+            model_id TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,        -- float32, unit length
+            PRIMARY KEY (model_id, text_hash)
+        );
+        CREATE TABLE index_runs (
+            model_id TEXT PRIMARY KEY,
+            generation INTEGER NOT NULL,
+            built_at REAL NOT NULL,
+            chunks INTEGER NOT NULL
+        );
+        """,
+    ),
+    (
+        "0002_note_extra",
+        # Per-note data that only some kinds have (a conversation's date and session).
+        "ALTER TABLE notes ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';",
+    ),
+]
+
+
+@dataclass
+class NoteRow:
+    pk: int
+    source_id: int
+    kind: str
+    project: str | None
+    root: str
+    path: str
+    note_id: str
+    name: str
+    description: str
+    type: str
+    extra: dict
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        ensure_private_dir(path.parent)
+        if not path.exists():
+            # Create it 0600 before SQLite opens it: the notes are the user's only.
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+        self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.migrate()
+        if sys.platform != "win32":
+            for suffix in ("", "-wal", "-shm"):
+                p = Path(str(path) + suffix)
+                if p.exists():
+                    os.chmod(p, FILE_MODE)
+
+    # --- schema --------------------------------------------------------------
+    def migrate(self) -> list[str]:
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        done = {r[0] for r in self.db.execute("SELECT name FROM migrations")}
+        applied = []
+        for name, sql in MIGRATIONS:
+            if name in done:
+                continue
+            with self.transaction():
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+            applied.append(name)
+        return applied
+
+    def applied_migrations(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT name FROM migrations ORDER BY name")]
+
+    def transaction(self):
+        return _Transaction(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- sources and notes ---------------------------------------------------
+    def source_id(self, kind: str, root: str, project: str | None) -> int:
+        row = self.db.execute("SELECT id FROM sources WHERE kind=? AND root=?", (kind, root)).fetchone()
+        if row:
+            if project is not None:
+                self.db.execute("UPDATE sources SET project=? WHERE id=?", (project, row[0]))
+            return int(row[0])
+        cur = self.db.execute(
+            "INSERT INTO sources (kind, root, project) VALUES (?, ?, ?)", (kind, root, project)
+        )
+        return int(cur.lastrowid or 0)
+
+    def sources(self) -> list[tuple[int, str, str, str | None]]:
+        return list(self.db.execute("SELECT id, kind, root, project FROM sources ORDER BY id"))
+
+    def note_hashes(self, source_id: int) -> dict[str, tuple[int, str]]:
+        """path -> (note pk, content hash) for one source."""
+        return {
+            path: (pk, h)
+            for pk, path, h in self.db.execute(
+                "SELECT id, path, content_hash FROM notes WHERE source_id=?", (source_id,)
+            )
+        }
+
+    def upsert_note(
+        self,
+        source_id: int,
+        *,
+        path: str,
+        note_id: str,
+        name: str,
+        description: str,
+        type: str,
+        content_hash: str,
+        mtime: float,
+        chunks: Sequence[tuple[str, str]],
+        extra: dict | None = None,
+    ) -> int:
+        """Replace a note and its chunks in one transaction (never half-updated)."""
+        with self.transaction():
+            self.db.execute("DELETE FROM notes WHERE source_id=? AND path=?", (source_id, path))
+            cur = self.db.execute(
+                "INSERT INTO notes (source_id, path, note_id, name, description, type, content_hash,"
+                " mtime, indexed_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (source_id, path, note_id, name, description, type, content_hash, mtime, time.time(),
+                 json.dumps(extra or {}, ensure_ascii=False)),
+            )
+            pk = int(cur.lastrowid or 0)
+            self.db.executemany(
+                "INSERT INTO chunks (note_id, ord, text, text_hash) VALUES (?,?,?,?)",
+                [(pk, i, text, h) for i, (text, h) in enumerate(chunks)],
+            )
+        return pk
+
+    def delete_notes(self, pks: Iterable[int]) -> int:
+        pks = list(pks)
+        with self.transaction():
+            self.db.executemany("DELETE FROM notes WHERE id=?", [(pk,) for pk in pks])
+        return len(pks)
+
+    def delete_source(self, source_id: int) -> None:
+        with self.transaction():
+            self.db.execute("DELETE FROM sources WHERE id=?", (source_id,))
+
+    # --- vectors -------------------------------------------------------------
+    def missing_vectors(self, model_id: str, hashes: Iterable[str]) -> set[str]:
+        wanted = set(hashes)
+        if not wanted:
+            return set()
+        have: set[str] = set()
+        items = list(wanted)
+        for i in range(0, len(items), 500):
+            part = items[i : i + 500]
+            q = ",".join("?" * len(part))
+            have.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT text_hash FROM vectors WHERE model_id=? AND text_hash IN ({q})",
+                    (model_id, *part),
+                )
+            )
+        return wanted - have
+
+    def put_vectors(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO vectors (model_id, text_hash, dim, vector) VALUES (?,?,?,?)",
+                [
+                    (model_id, h, int(v.shape[0]), v.astype("float32").tobytes())
+                    for h, v in zip(hashes, vectors, strict=True)
+                ],
+            )
+
+    def drop_orphan_vectors(self) -> int:
+        with self.transaction():
+            cur = self.db.execute(
+                "DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)"
+            )
+        return cur.rowcount
+
+    # --- reads for the index builder -----------------------------------------
+    def notes(self) -> list[NoteRow]:
+        rows = self.db.execute(
+            "SELECT n.id, n.source_id, s.kind, s.project, s.root, n.path, n.note_id, n.name,"
+            " n.description, n.type, n.extra FROM notes n JOIN sources s ON s.id = n.source_id"
+            " ORDER BY n.id"
+        )
+        return [NoteRow(*r[:10], json.loads(r[10])) for r in rows]
+
+    def chunk_vectors(self, model_id: str) -> tuple[list[int], list[bytes]]:
+        """(note pk, vector bytes) for every chunk that has a vector for ``model_id``."""
+        pks: list[int] = []
+        blobs: list[bytes] = []
+        for pk, blob in self.db.execute(
+            "SELECT c.note_id, v.vector FROM chunks c JOIN vectors v"
+            " ON v.text_hash = c.text_hash AND v.model_id = ? ORDER BY c.note_id, c.ord",
+            (model_id,),
+        ):
+            pks.append(int(pk))
+            blobs.append(blob)
+        return pks, blobs
+
+    def chunk_texts(self) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for pk, text in self.db.execute("SELECT note_id, text FROM chunks ORDER BY note_id, ord"):
+            out.setdefault(int(pk), []).append(text)
+        return out
+
+    def counts(self) -> dict[str, int]:
+        one = self.db.execute
+        return {
+            "sources": one("SELECT COUNT(*) FROM sources").fetchone()[0],
+            "notes": one("SELECT COUNT(*) FROM notes").fetchone()[0],
+            "chunks": one("SELECT COUNT(*) FROM chunks").fetchone()[0],
+            "vectors": one("SELECT COUNT(*) FROM vectors").fetchone()[0],
+        }
+
+    def record_index_run(self, model_id: str, generation: int, chunks: int) -> None:
+        with self.transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO index_runs VALUES (?,?,?,?)",
+                (model_id, generation, time.time(), chunks),
+            )
+
+    def index_runs(self) -> list[tuple[str, int, float, int]]:
+        return list(self.db.execute("SELECT model_id, generation, built_at, chunks FROM index_runs"))
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")

@@ -1,0 +1,166 @@
+"""The FAISS index of one model, built from the store and swapped in atomically.
+
+On disk, under ``$RECALL_HOME/index/<model slug>/``:
+
+    gen-000007/index.faiss    inner product over unit vectors (= cosine)
+    gen-000007/meta.json      the notes, and which note each vector belongs to
+    current                   the name of the live generation, replaced by os.replace
+
+A generation is written completely (and fsynced) before ``current`` points at it, so
+a reader never sees a half-written index, and a crash mid-build leaves the previous
+generation live. The daemon checks ``current`` on every question (one stat) and loads
+a new generation when it changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .paths import FILE_MODE, ensure_private_dir, private_open, recall_home
+from .store import Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# Past this many chunks an exact scan costs more than a few milliseconds per question;
+# HNSW keeps it under ~1 ms with recall > 0.99 (measured in `make bench`).
+APPROXIMATE_FROM_CHUNKS = 100_000
+HNSW_M = 32
+KEEP_GENERATIONS = 2
+
+
+def slug(model_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", model_id)
+
+
+def index_dir(model_id: str, home: Path | None = None) -> Path:
+    return (home or recall_home()) / "index" / slug(model_id)
+
+
+def _fsync_write(path: Path, data: bytes) -> None:
+    with private_open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def build_index(store: Store, model_id: str, *, home: Path | None = None,
+                approximate_from: int = APPROXIMATE_FROM_CHUNKS) -> tuple[int, int]:
+    """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks)."""
+    import faiss
+    import numpy as np
+
+    root = ensure_private_dir(index_dir(model_id, home))
+    notes = store.notes()
+    pos_of = {n.pk: i for i, n in enumerate(notes)}
+    pks, blobs = store.chunk_vectors(model_id)
+    dim = len(blobs[0]) // 4 if blobs else 0
+    matrix = (
+        np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+        if blobs else np.zeros((0, 1), dtype=np.float32)
+    )
+    chunk_note = [pos_of[pk] for pk in pks]
+
+    prev = read_current(root)
+    generation = (prev or 0) + 1
+    gen_dir = root / f"gen-{generation:06d}"
+    if gen_dir.exists():
+        shutil.rmtree(gen_dir)
+    ensure_private_dir(gen_dir)
+
+    if len(blobs) >= approximate_from:
+        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = 80
+        index.hnsw.efSearch = 128
+    else:
+        index = faiss.IndexFlatIP(max(dim, 1))
+    if len(blobs):
+        index.add(matrix)
+    tmp = gen_dir / "index.faiss.tmp"
+    faiss.write_index(index, str(tmp))
+    os.chmod(tmp, FILE_MODE)
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, gen_dir / "index.faiss")
+
+    meta = {
+        "model_id": model_id,
+        "generation": generation,
+        "built_at": time.time(),
+        "dim": dim,
+        "chunk_note": chunk_note,
+        "notes": [
+            {
+                "pk": n.pk, "kind": n.kind, "project": n.project, "root": n.root, "path": n.path,
+                "id": n.note_id, "name": n.name, "description": n.description, "type": n.type,
+                "extra": n.extra,
+            }
+            for n in notes
+        ],
+    }
+    _fsync_write(gen_dir / "meta.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+
+    # The switch: one atomic rename.
+    _fsync_write(root / "current.tmp", f"gen-{generation:06d}".encode())
+    os.replace(root / "current.tmp", root / "current")
+    store.record_index_run(model_id, generation, len(blobs))
+    for old in sorted(root.glob("gen-*"))[:-KEEP_GENERATIONS]:
+        shutil.rmtree(old, ignore_errors=True)
+    return generation, len(blobs)
+
+
+def read_current(root: Path) -> int | None:
+    try:
+        name = (root / "current").read_text().strip()
+    except OSError:
+        return None
+    m = re.fullmatch(r"gen-(\d+)", name)
+    return int(m.group(1)) if m else None
+
+
+@dataclass
+class LoadedIndex:
+    model_id: str
+    generation: int
+    index: object
+    notes: list[dict]
+    chunk_note: np.ndarray
+    path: Path
+    _scope_cache: dict = field(default_factory=dict)
+
+    @property
+    def ntotal(self) -> int:
+        return int(self.index.ntotal)  # type: ignore[attr-defined]
+
+
+def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
+    """The current generation, or None if none was built yet."""
+    import faiss
+    import numpy as np
+
+    root = index_dir(model_id, home)
+    gen = read_current(root)
+    if gen is None:
+        return None
+    gen_dir = root / f"gen-{gen:06d}"
+    index = faiss.read_index(str(gen_dir / "index.faiss"))
+    meta = json.loads((gen_dir / "meta.json").read_text(encoding="utf-8"))
+    return LoadedIndex(
+        model_id=model_id,
+        generation=gen,
+        index=index,
+        notes=meta["notes"],
+        chunk_note=np.asarray(meta["chunk_note"], dtype=np.int64),
+        path=gen_dir,
+    )
+
+
+def current_marker(model_id: str, home: Path | None = None) -> int | None:
+    return read_current(index_dir(model_id, home))
