@@ -78,9 +78,12 @@ class Indexer:
 
     def sync_source(self, spec: SourceSpec) -> SyncStats:
         stats = SyncStats()
-        notes, problems = read_folder(spec.root)
-        stats.problems.extend(problems)
         source_id = self.store.source_id(spec.kind, str(spec.root.resolve()), spec.project)
+        known = {path: fp for path, (_, fp) in self.store.note_hashes(source_id).items()}
+        notes, problems = read_folder(
+            spec.root, skip=lambda path, digest: known.get(path) == _fingerprint(digest, self.cfg)
+        )
+        stats.problems.extend(problems)
         self.sync_notes(source_id, notes, stats)
         return stats
 
@@ -93,7 +96,7 @@ class Indexer:
             seen.add(note.path)
             fp = _fingerprint(note.content_hash, self.cfg)
             old = existing.get(note.path)
-            if old is not None and old[1] == fp:
+            if note.unchanged or (old is not None and old[1] == fp):
                 stats.unchanged += 1
                 continue
             pending.append((note, note_chunks(note, self.cfg), fp, old is None))
@@ -103,7 +106,8 @@ class Indexer:
         self._embed_missing({h: t for _, chunks, _, _ in pending for t, h in chunks}, stats)
         for note, chunks, fp, is_new in pending:
             self.store.upsert_note(
-                source_id, path=note.path, note_id=note.id, name=note.name, description=note.description,
+                source_id, path=note.path, note_id=note.id,
+                name=mask_secrets(note.name), description=mask_secrets(note.description),
                 type=note.type, content_hash=fp, mtime=note.mtime, chunks=chunks,
                 extra=extra(note) if extra else None,
             )

@@ -34,10 +34,12 @@ def recall_home() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) and make it 0700, whatever the umask was."""
+    """Create ``path`` (and any missing parents) 0700, whatever the umask was."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
     path.mkdir(parents=True, exist_ok=True)
     if sys.platform != "win32":
-        os.chmod(path, DIR_MODE)
+        for p in {path, *missing}:
+            os.chmod(p, DIR_MODE)
     return path
 
 

@@ -1,0 +1,98 @@
+"""The `recall` command line, run as a user runs it (a subprocess)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from conftest import RULES_120, env_with
+
+from recall.cli import main
+
+
+def recall(*args, model="hash", check=True):
+    env = env_with(RECALL_MODEL=model) if model else env_with()
+    proc = subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_every_command_has_help():
+    runner = CliRunner()
+    for name, cmd in main.commands.items():
+        assert cmd.help, f"{name} has no help text"
+        result = runner.invoke(main, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+
+
+def test_index_then_reindex_embeds_nothing(sample_notes):
+    n = len(list(sample_notes.glob("*.md")))
+    out = recall("index", "-q", str(sample_notes)).stdout
+    assert f"added {n}, changed 0, removed 0" in out and "embedded 0 chunks" not in out
+    out = recall("index", "-q", str(sample_notes)).stdout
+    assert "added 0, changed 0, removed 0" in out and "embedded 0 chunks" in out
+
+
+def test_query_explain_and_json(sample_notes):
+    recall("index", "-q", str(sample_notes))
+    out = recall("query", "--all", "--explain", "Decimal not float for money amounts").stdout
+    assert "thresholds from [default]" in out
+    assert "decimal-not-float" in out
+    assert "top " in out and "gap " in out and "->" in out
+    data = json.loads(recall("query", "--all", "--json", "Decimal not float for money amounts").stdout)
+    assert data["ranked"][0]["id"] == "decimal-not-float"
+    assert data["decision"] in ("nothing", "short", "full") and data["reason"]
+
+
+def test_user_errors_are_one_line(tmp_path):
+    proc = recall("index", str(tmp_path / "missing"), check=False)
+    assert proc.returncode == 1
+    assert "no such folder" in proc.stderr and "Traceback" not in proc.stderr
+    proc = recall("query", "x" * 20, model="no-such-model", check=False)
+    assert proc.returncode == 1 and "unknown model" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_config_shows_value_origins(recall_home):
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text('[selector]\nmax_notes = 2\n')
+    out = recall("config", model=None).stdout
+    assert "selector.max_notes = 2    # " + str(recall_home / "config.toml") in out
+    assert "chunking.chars = 700    # packaged" in out
+
+
+def test_status_reports_model_and_counts(sample_notes):
+    recall("index", "-q", str(sample_notes))
+    data = json.loads(recall("status", "--json").stdout)
+    assert data["model_id"] == "hash-256"
+    assert data["counts"]["notes"] == 51
+    assert data["indexes"][0]["model_id"] == "hash-256"
+
+
+def test_index_without_dirs_uses_project_memory_folder(tmp_path):
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    from recall.paths import memory_dir
+
+    mem = memory_dir(project)
+    mem.mkdir(parents=True)
+    (mem / "MEMORY.md").write_text("- [x](x.md)\n")
+    (mem / "x.md").write_text("---\nname: X\ndescription: about x\ntype: user\n---\nbody\n")
+    proc = subprocess.run([sys.executable, "-m", "recall.cli", "index", "-q"], cwd=project,
+                          capture_output=True, text=True, env=env_with(RECALL_MODEL="hash"), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "added 1," in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not RULES_120.exists(), reason="../shared/benchmarks/rules-120 is absent")
+def test_rules_120_index_and_explain_on_default_model():
+    out = recall("index", "-q", str(RULES_120), model=None).stdout
+    assert "added 120" in out
+    out = recall("query", "--all", "--explain", "how should I format my git commit messages?", model=None).stdout
+    assert "commit-message" in out and "->" in out
+    assert recall("index", "-q", str(RULES_120), model=None).stdout.count("embedded 0 chunks") == 1
+
+

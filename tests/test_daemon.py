@@ -1,0 +1,365 @@
+"""The search daemon, run for real: a subprocess serving a real socket.
+
+Every test has its own RECALL_HOME (conftest) and the hash embedder, with thresholds
+in the test's config.toml that separate a matching question from chit-chat.
+The helpers here are shared with test_hook.py and test_install.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import SAMPLE_NOTES, env_with, write_note
+
+from recall import client
+from recall.daemon import check_peer, peer_uid
+
+PY = sys.executable
+# Hash embedder (lexical): a question naming a note's words scores ~0.43 with a gap of
+# ~0.29; chit-chat tops out ~0.23. These thresholds split the two.
+HASH_CONFIG = """
+[thresholds."hash-256"]
+gap_floor = 0.15
+top_floor = 0.35
+full_gap = 0.25
+full_margin = 0.05
+"""
+MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
+MATCHING_ID = "feature-flags-unleash"
+CHITCHAT = "hello how are you doing today"
+
+
+def write_config(home: Path, extra: str = "") -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "config.toml"
+    path.write_text(HASH_CONFIG + extra, encoding="utf-8")
+    return path
+
+
+def index_dirs(*dirs: Path) -> None:
+    """Index folders in this process (same RECALL_HOME and model as the daemon)."""
+    from recall.indexer import SourceSpec
+    from recall.service import Recall
+
+    app = Recall()
+    try:
+        app.index([SourceSpec("dir", d) for d in dirs])
+    finally:
+        app.store.close()
+
+
+def daemon_pids(home: Path) -> list[int]:
+    """Daemons of this test: processes running recall.daemon with this RECALL_HOME."""
+    wanted = f"RECALL_HOME={home}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"recall.daemon" in cmdline and wanted in environ.split(b"\0"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_for(pred, timeout_s: float, poll_s: float = 0.05) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(poll_s)
+    return bool(pred())
+
+
+def alive(pid: int) -> bool:
+    return client.pid_alive(pid)
+
+
+class Daemons:
+    """Starts daemons for one test and kills every one of them at teardown, including
+    those the hook started detached (found by their RECALL_HOME)."""
+
+    def __init__(self, home: Path, tmp: Path) -> None:
+        self.home = home
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self, wait_s: float = 10.0, ready: bool = True, **env: str) -> subprocess.Popen:
+        err = open(self.tmp / f"daemon-{len(self.procs)}.err", "wb")  # noqa: SIM115
+        proc = subprocess.Popen([PY, "-P", "-m", "recall.daemon", "--foreground"], env=env_with(**env),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
+        err.close()
+        self.procs.append(proc)
+        if ready:
+            reply = client.wait_until_ready(timeout_s=wait_s)
+            assert reply is not None, self.stderr(proc)
+            assert reply["pid"] == proc.pid
+        return proc
+
+    def stderr(self, proc: subprocess.Popen) -> str:
+        i = self.procs.index(proc)
+        return (self.tmp / f"daemon-{i}.err").read_text(errors="replace")
+
+    def kill_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            proc.wait(timeout=10)
+        for pid in daemon_pids(self.home):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture
+def daemons(recall_home, hash_model, tmp_path):
+    d = Daemons(recall_home, tmp_path)
+    yield d
+    d.kill_all()
+
+
+@pytest.fixture
+def indexed(recall_home, hash_model):
+    """The sample notes indexed with the hash model, and thresholds that fit it."""
+    write_config(recall_home)
+    index_dirs(SAMPLE_NOTES)
+    return recall_home
+
+
+def query(prompt: str, cwd: str = "/", timeout: float = 10.0) -> dict:
+    return client.request({"cmd": "query", "prompt": prompt, "cwd": cwd}, timeout=timeout)
+
+
+# --- asking ------------------------------------------------------------------------------
+
+
+def test_query_returns_decision_line_and_ranking(indexed, daemons):
+    daemons.start()
+    reply = query(MATCHING)
+    assert reply["ok"] and reply["model"] == "hash-256"
+    assert reply["ranked"][0]["id"] == MATCHING_ID
+    assert reply["decision"]["decision"] in ("short", "full")
+    line = json.loads(reply["line"])
+    ctx = line["hookSpecificOutput"]["additionalContext"]
+    assert line["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "Feature flags via Unleash" in ctx
+    assert {"embed_ms", "search_ms", "daemon_ms"} <= set(reply["timings_ms"])
+
+    quiet = query(CHITCHAT)
+    assert quiet["ok"] and quiet["decision"]["decision"] == "nothing" and quiet["line"] == ""
+
+
+def test_status_file_socket_and_folder_are_private(indexed, daemons):
+    proc = daemons.start()
+    run = indexed / "run"
+    assert stat.S_IMODE(run.stat().st_mode) == 0o700
+    for name in ("daemon.json", "daemon.sock"):
+        assert stat.S_IMODE((run / name).stat().st_mode) == 0o600, name
+    status = json.loads((run / "daemon.json").read_text())
+    assert status["pid"] == proc.pid and status["model"] == "hash-256"
+    assert status["socket"] == str(run / "daemon.sock") and status["started"] <= time.time()
+    info = client.daemon_status()
+    assert info["running"] and info["pid"] == proc.pid and info["uptime_s"] >= 0
+    assert info["index_generation"] == 1
+
+
+def test_daemon_status_when_nothing_runs(recall_home):
+    assert client.daemon_status() == {"running": False}
+
+
+def test_bad_requests_get_an_error_and_the_daemon_keeps_serving(indexed, daemons):
+    daemons.start()
+    for raw in (b"this is not json\n", b"[1, 2]\n", b'{"cmd": "no_such"}\n', b'{"cmd": "query"}\n', b"\n"):
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(str(indexed / "run" / "daemon.sock"))
+            s.sendall(raw)
+            data = s.recv(65536)
+        if data:
+            assert json.loads(data)["ok"] is False
+    assert client.request({"cmd": "ping"})["ok"]
+
+
+# --- lifecycle ------------------------------------------------------------------------------
+
+
+def test_recall_stop_removes_socket_and_status(indexed, daemons):
+    from recall.cli_daemon import stop
+
+    proc = daemons.start()
+    result = CliRunner().invoke(stop, [])
+    assert result.exit_code == 0, result.output
+    assert f"stopped (pid {proc.pid})" in result.output
+    assert proc.wait(timeout=10) == 0
+    assert not (indexed / "run" / "daemon.sock").exists()
+    assert not (indexed / "run" / "daemon.json").exists()
+    result = CliRunner().invoke(stop, [])
+    assert "not running" in result.output
+
+
+def test_sigterm_removes_socket_and_status(indexed, daemons):
+    proc = daemons.start()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+    assert not (indexed / "run" / "daemon.sock").exists()
+    assert not (indexed / "run" / "daemon.json").exists()
+
+
+def test_one_daemon_per_user(indexed, daemons):
+    first = daemons.start()
+    second = daemons.start(ready=False)
+    assert second.wait(timeout=30) == 0  # saw the lock, left quietly
+    assert client.request({"cmd": "ping"})["pid"] == first.pid
+
+
+def test_stale_pid_and_socket_files_are_not_trusted_and_get_cleaned(indexed, daemons):
+    run = indexed / "run"
+    run.mkdir(mode=0o700, exist_ok=True)
+    dead = subprocess.Popen([PY, "-c", "pass"])
+    dead.wait()
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(run / "daemon.sock"))  # a socket file nobody listens on
+    stale.close()
+    (run / "daemon.json").write_text(json.dumps(
+        {"pid": dead.pid, "socket": str(run / "daemon.sock"), "model": "hash-256", "started": 0}))
+    assert client.read_status() is None
+    with pytest.raises(client.DaemonUnavailable):
+        client.request({"cmd": "ping"})
+
+    proc = daemons.start()  # cleans up, binds anew
+    assert json.loads((run / "daemon.json").read_text())["pid"] == proc.pid
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID
+
+
+def test_idle_daemon_exits_by_itself(indexed, daemons):
+    write_config(indexed, "[daemon]\nidle_exit_hours = 0.0003\n")  # ~1.1 s
+    proc = daemons.start()
+    assert proc.wait(timeout=20) == 0
+    assert not (indexed / "run" / "daemon.json").exists()
+    assert "idle for" in (indexed / "logs" / "daemon.log").read_text()
+
+
+def test_a_rebuilt_index_is_picked_up_without_restart(indexed, daemons, tmp_path):
+    proc = daemons.start()
+    prompt = "zanzibar quokka telemetry for the marmalade pipeline"
+    assert query(prompt)["ranked"][0]["id"] != "quokka-telemetry"
+    extra = tmp_path / "extra"
+    write_note(extra, "quokka-telemetry", "Quokka telemetry in the marmalade pipeline",
+               "zanzibar quokka telemetry", "The marmalade pipeline emits quokka telemetry to zanzibar.")
+    index_dirs(SAMPLE_NOTES, extra)
+    reply = query(prompt)
+    assert reply["ranked"][0]["id"] == "quokka-telemetry"
+    assert client.request({"cmd": "status"})["index_generation"] == 2
+    assert client.request({"cmd": "ping"})["pid"] == proc.pid
+
+
+# --- who may ask ------------------------------------------------------------------------------
+
+
+def test_peer_uid_seam():
+    a, b = socket.socketpair(socket.AF_UNIX)
+    with a, b:
+        assert peer_uid(a) == os.getuid()
+    assert check_peer(os.getuid())
+    assert not check_peer(os.getuid() + 1)
+    assert not check_peer(None)  # unknown peer: refused
+    assert not check_peer(os.getuid(), expected=os.getuid() + 1)
+
+
+def test_daemon_refuses_a_peer_with_another_uid(indexed, daemons):
+    # The daemon is told (test-only env) to expect another uid, so we are the stranger.
+    daemons.start(ready=False, RECALL_DAEMON_EXPECTED_UID=str(os.getuid() + 1))
+    assert wait_for(lambda: client.read_status() is not None, 10)
+    with pytest.raises(client.DaemonError):
+        client.request({"cmd": "ping"})
+    with pytest.raises(client.DaemonError):
+        query(MATCHING)
+    assert "refused" in (indexed / "logs" / "daemon.log").read_text()
+
+
+def test_tcp_transport_checks_the_secret_and_signs_replies(indexed, daemons):
+    write_config(indexed, '[daemon]\ntransport = "tcp"\n')
+    daemons.start()
+    run = indexed / "run"
+    status = json.loads((run / "daemon.json").read_text())
+    assert status["transport"] == "tcp" and status["port"] > 0 and status["socket"].startswith("127.0.0.1:")
+    assert stat.S_IMODE((run / "daemon.secret").stat().st_mode) == 0o600
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID  # the client verified the HMAC
+
+    def raw(msg: dict) -> bytes:
+        with socket.create_connection(("127.0.0.1", status["port"]), timeout=5) as s:
+            s.sendall(json.dumps(msg).encode() + b"\n")
+            return s.recv(65536)
+
+    assert raw({"cmd": "ping", "secret": "wrong", "nonce": "n1"}) == b""
+    assert raw({"cmd": "query", "prompt": MATCHING, "cwd": "/"}) == b""  # no secret at all
+    secret = (run / "daemon.secret").read_text()
+    reply = json.loads(raw({"cmd": "ping", "secret": secret, "nonce": "n2"}))
+    assert reply["ok"] and reply["hmac"] == client.reply_hmac(secret, "n2")
+
+
+def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
+    """Something else listening on the port (the daemon died, another program took it)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def forge():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(json.dumps({"ok": True, "line": '{"injected": 1}', "hmac": "0" * 64}).encode() + b"\n")
+
+    t = threading.Thread(target=forge, daemon=True)
+    t.start()
+    run = recall_home / "run"
+    run.mkdir(parents=True, mode=0o700)
+    (run / "daemon.secret").write_text("s3cret")
+    (run / "daemon.json").write_text(json.dumps({"pid": os.getpid(), "socket": f"127.0.0.1:{port}",
+                                                 "transport": "tcp", "port": port}))
+    with pytest.raises(client.DaemonError, match="not signed"):
+        client.request({"cmd": "query", "prompt": MATCHING, "cwd": "/"})
+    t.join(5)
+    server.close()
+
+
+# --- the log ---------------------------------------------------------------------------------
+
+
+def test_log_records_decisions_not_prompts_rotates_and_stays_private(indexed, daemons):
+    from recall.cli_daemon import log_cmd
+
+    write_config(indexed, "[log]\nmax_bytes = 600\nbackups = 2\n")
+    daemons.start()
+    canary = "CANARY-ba5e1fd2"
+    for _ in range(4):
+        query(f"{MATCHING} {canary}")
+        query(f"{CHITCHAT} {canary}")
+    logs = sorted((indexed / "logs").iterdir())
+    assert [p.name for p in logs] == ["daemon.log", "daemon.log.1", "daemon.log.2"]
+    for p in logs:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+        assert canary.encode() not in p.read_bytes()
+    text = "".join(p.read_text() for p in logs)
+    assert MATCHING_ID in text and '"decision": "full"' in text and '"bytes":' in text
+    result = CliRunner().invoke(log_cmd, ["-n", "3"])
+    assert result.exit_code == 0 and len(result.output.splitlines()) == 3
+    assert "query" in result.output.splitlines()[-1]

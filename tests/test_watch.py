@@ -1,0 +1,202 @@
+"""The watcher: editor-style saves show up in search within a second, and a search
+running meanwhile never sees the note missing or twice."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from recall.config import load_config
+from recall.embedders import get_embedder
+from recall.indexer import SourceSpec
+from recall.search import Scope
+from recall.service import Recall
+from recall.vector_index import current_marker
+from recall.watch import Watcher, is_note_path
+
+from conftest import write_note
+
+EVERYTHING = Scope(everything=True)
+TOKEN = "zorblaxquint"  # in the target's name only: its query always finds it first
+_tmp = itertools.count()
+
+
+def note_text(name: str, description: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\ntype: feedback\n---\n\n{body}\n"
+
+
+def editor_save(path: Path, text: str) -> None:
+    """Save the way VS Code and vim do: a temp file in the same folder, renamed over the note."""
+    tmp = path.with_name(f".{path.name}.{next(_tmp)}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@pytest.fixture
+def app(recall_home) -> Recall:
+    a = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
+    yield a
+    if a._store is not None:
+        a._store.close()
+
+
+@pytest.fixture
+def folder(tmp_path, app) -> Path:
+    notes = tmp_path / "notes"
+    write_note(notes, "target", f"{TOKEN} target note", "version 0", "the note the tests edit")
+    for i, topic in enumerate(["kafka consumer lag", "postgres vacuum tuning", "react hooks rules",
+                               "terraform state locking", "celery retry policy"]):
+        write_note(notes, f"other{i}", topic, f"about {topic}", f"details on {topic}")
+    app.index([SourceSpec("dir", notes)])
+    return notes
+
+
+def hits_for(app: Recall, text: str) -> list[dict]:
+    return [h.note for h in app.query(text, EVERYTHING).hits]
+
+
+def wait_for(predicate, timeout: float) -> float | None:
+    """Seconds until ``predicate()`` held, or None after ``timeout``."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if predicate():
+            return time.monotonic() - t0
+        time.sleep(0.01)
+    return None
+
+
+def description_of(app: Recall, stem: str) -> str | None:
+    found = [n for n in hits_for(app, f"{TOKEN} target note") if n["id"] == stem]
+    return found[0]["description"] if found else None
+
+
+def test_editor_save_is_searchable_within_a_second(app, folder):
+    with Watcher(app, debounce=0.15):
+        editor_save(folder / "target.md", note_text(f"{TOKEN} target note", "version 1", "edited body"))
+        took = wait_for(lambda: description_of(app, "target") == "version 1", 1.0)
+    assert took is not None, "the saved note was not searchable within 1 s"
+
+
+def test_search_never_sees_the_note_missing_or_twice(app, folder):
+    searcher_app = Recall(home=app.home, config=app.config, embedder=app.embedder)  # the reader
+    stop = threading.Event()
+    seen_versions: set[str] = set()
+    bad: list[list[str]] = []
+    queries = 0
+
+    def hammer() -> None:
+        nonlocal queries
+        while not stop.is_set():
+            found = [n for n in hits_for(searcher_app, f"{TOKEN} target note")]
+            targets = [n for n in found if n["id"] == "target"]
+            if len(targets) != 1:
+                bad.append([n["id"] for n in found])
+            else:
+                seen_versions.add(targets[0]["description"])
+            queries += 1
+
+    with Watcher(app, debounce=0.15) as watcher:
+        reader = threading.Thread(target=hammer)
+        reader.start()
+        try:
+            for i in range(1, 21):
+                body = "edited body " + "more words " * (i * 40)  # 1 to 6 chunks: chunk counts change
+                editor_save(folder / "target.md", note_text(f"{TOKEN} target note", f"version {i}", body))
+                time.sleep(0.05 if i % 3 else 0.3)  # some saves coalesce into one batch, some do not
+            assert watcher.wait_idle(5)
+            assert wait_for(lambda: "version 20" in seen_versions, 2.0) is not None
+        finally:
+            stop.set()
+            reader.join()
+    assert not bad, f"note missing or doubled in {len(bad)} of {queries} searches: {bad[:3]}"
+    assert queries > 20 and len(seen_versions) > 2  # the reader really watched it change
+    assert watcher.rebuilds < 20  # bursts were coalesced
+
+
+def test_delete_removes_the_note(app, folder):
+    with Watcher(app, debounce=0.15):
+        (folder / "other1.md").unlink()
+        gone = wait_for(lambda: "other1" not in [n["id"] for n in hits_for(app, "postgres vacuum tuning")], 1.0)
+    assert gone is not None
+    assert app.store.counts()["notes"] == 5
+
+
+def test_moves_inside_out_of_and_into_the_folder(app, folder, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with Watcher(app, debounce=0.15) as watcher:
+        # Rename inside the folder (into a new subfolder): old path gone, new one present, once.
+        (folder / "sub").mkdir()
+        os.replace(folder / "other0.md", folder / "sub" / "renamed.md")
+        assert watcher.wait_idle(5)
+        assert wait_for(lambda: [n["id"] for n in hits_for(app, "kafka consumer lag")].count("renamed") == 1,
+                        1.0) is not None
+        ids = [n["id"] for n in hits_for(app, "kafka consumer lag")]
+        assert "other0" not in ids and ids.count("renamed") == 1
+        # Out of the folder: gone.
+        os.replace(folder / "other2.md", outside / "other2.md")
+        assert wait_for(lambda: "other2" not in [n["id"] for n in hits_for(app, "react hooks rules")],
+                        1.0) is not None
+        # Into the folder: added.
+        write_note(outside, "incoming", "incoming grpc deadline note", "grpc deadlines", "set deadlines")
+        os.replace(outside / "incoming.md", folder / "incoming.md")
+        assert wait_for(lambda: "incoming" in [n["id"] for n in hits_for(app, "incoming grpc deadline")],
+                        1.0) is not None
+        # A whole subfolder moved out: its notes go too.
+        shutil.move(str(folder / "sub"), str(outside / "sub"))
+        assert wait_for(lambda: "renamed" not in [n["id"] for n in hits_for(app, "kafka consumer lag")],
+                        1.0) is not None
+    paths = {n["path"] for n in hits_for(app, "note")}
+    assert all(Path(p).is_relative_to(folder) for p in paths)
+
+
+def test_bursts_are_coalesced_and_non_notes_ignored(app, folder):
+    before = current_marker(app.embedder.model_id, app.home)
+    with Watcher(app, debounce=0.2) as watcher:
+        assert watcher.wait_idle(5)
+        for i in range(10):
+            write_note(folder, f"burst{i}", f"burst note {i}", "burst", "written in a burst")
+        assert watcher.wait_idle(5) and wait_for(lambda: watcher.rebuilds > 0, 2.0) is not None
+        assert watcher.wait_idle(5)
+        rebuilt = watcher.rebuilds
+        # Files that are not notes change nothing.
+        (folder / "MEMORY.md").write_text("- [x](x.md) index\n")
+        (folder / ".hidden.md").write_text("hidden\n")
+        (folder / "notes.txt").write_text("text\n")
+        time.sleep(0.4)
+        assert watcher.wait_idle(5)
+        assert watcher.rebuilds == rebuilt
+    assert rebuilt <= 3  # ten files, not ten rebuilds
+    assert app.store.counts()["notes"] == 16
+    assert current_marker(app.embedder.model_id, app.home) == before + rebuilt
+
+
+def test_catch_up_on_start(app, folder):
+    editor_save(folder / "target.md", note_text(f"{TOKEN} target note", "edited offline", "while unwatched"))
+    with Watcher(app) as watcher:
+        assert watcher.wait_idle(5)
+    assert description_of(app, "target") == "edited offline"
+
+
+def test_is_note_path(tmp_path):
+    (tmp_path / "a.md").write_text("x")
+    (tmp_path / ".h").mkdir()
+    (tmp_path / ".h" / "b.md").write_text("x")
+    (tmp_path / "MEMORY.md").write_text("x")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("x")
+    (tmp_path / "link.md").symlink_to(outside)
+    assert is_note_path(tmp_path, tmp_path / "a.md")
+    assert not is_note_path(tmp_path, tmp_path / ".h" / "b.md")
+    assert not is_note_path(tmp_path, tmp_path / "MEMORY.md")
+    assert not is_note_path(tmp_path, tmp_path / "link.md")
+    assert not is_note_path(tmp_path, tmp_path / "missing.md")
