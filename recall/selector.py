@@ -48,11 +48,21 @@ class Settings:
     full_max_bytes: int = 2048
     project_first_margin: float = 0.05
     thresholds_source: str = "default"
+    learned: Any = None  # a recall.learned.LearnedSelector when selector.kind = "learned"
 
     @classmethod
     def from_config(cls, config: Any, model_id: str) -> Settings:
         sel = config.selector()
         t = config.thresholds(model_id)
+        learned = None
+        if sel.get("kind", "gap") == "learned":
+            from .learned import LearnedSelector
+
+            table = config.get("learned", {}).get(model_id)
+            if table is None:
+                raise ValueError(f"selector.kind = 'learned' but no [learned.\"{model_id}\"] table; "
+                                 "run recall-eval tune --learned")
+            learned = LearnedSelector.from_dict(table)
         return cls(
             gap_floor=t.gap_floor, top_floor=t.top_floor, full_gap=t.full_gap, full_margin=t.full_margin,
             min_prompt_chars=int(sel.get("min_prompt_chars", 8)),
@@ -61,6 +71,7 @@ class Settings:
             full_max_bytes=int(sel.get("full_max_bytes", 2048)),
             project_first_margin=float(sel.get("project_first_margin", 0.05)),
             thresholds_source=t.source,
+            learned=learned,
         )
 
 
@@ -150,21 +161,26 @@ def decide(prompt: str, ranked: list[Hit], s: Settings, project: str | None = No
     gap = gap_of(scores)
     if gap is None:
         gap = top  # a single note: nothing to stand out from; only the top floor decides
-    if top < s.top_floor:
+    if s.learned is not None:
+        kind, p_inject = s.learned.decide(prompt, scores)
+        reason = f"learned selector: P(inject) {p_inject:.2f} vs threshold {s.learned.threshold:.2f}"
+        if kind == "nothing":
+            return Decision("nothing", reason, top, gap)
+    elif top < s.top_floor:
         return Decision("nothing", f"top {top:.3f} < top_floor {s.top_floor}", top, gap)
-    if gap < s.gap_floor:
+    elif gap < s.gap_floor:
         return Decision("nothing", f"gap {gap:.3f} < gap_floor {s.gap_floor}", top, gap)
-
-    if gap < s.full_gap:
-        kind, cap = "short", s.short_max_bytes
-        pool = [h for h in ranked[: s.max_notes * 2]]
-        candidates = pool[: s.max_notes]
-        reason = f"gap {gap:.3f} < full_gap {s.full_gap}: top {s.max_notes}"
+    elif gap < s.full_gap:
+        kind, reason = "short", f"gap {gap:.3f} < full_gap {s.full_gap}: top {s.max_notes}"
     else:
-        kind, cap = "full", s.full_max_bytes
-        pool = [h for h in ranked if h.score >= top - s.full_margin]
-        candidates = pool[: s.max_notes]
+        kind = "full"
         reason = f"gap {gap:.3f} >= full_gap {s.full_gap}: notes within {s.full_margin} of the top"
+
+    if kind == "short":
+        cap, candidates = s.short_max_bytes, ranked[: s.max_notes]
+    else:
+        cap = s.full_max_bytes
+        candidates = [h for h in ranked if h.score >= top - s.full_margin][: s.max_notes]
 
     # A current-project note close to the top goes first, so a similar shared rule
     # cannot crowd it out of a short list.

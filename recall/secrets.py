@@ -1,0 +1,252 @@
+"""Mask secrets (API keys, tokens, passwords, private keys) before text is indexed.
+
+Notes and transcripts sometimes hold a pasted key; the index and the context injected
+into prompts must never carry it. Two sources of regexes, run over the whole text:
+
+* the plugins of ``detect-secrets`` (kept dependency) whose regexes match a token by
+  its own shape: we reuse their ``denylist`` patterns, not ``analyze_line``, because a
+  per-line, per-plugin call is far slower on a 1 MB note and gives no positions;
+* our own table for what those plugins miss or match only in part (Anthropic, new
+  OpenAI, GitHub fine-grained, Google, PEM blocks, URLs with passwords, assignments...).
+
+Spans from both are merged (union), so a partial match from one source is widened by
+the other. The entropy plugins are not used: they flag git hashes, UUIDs and digests.
+detect-secrets is optional at run time; without it our table alone is used.
+"""
+
+from __future__ import annotations
+
+import bisect
+import importlib
+import re
+
+MASK = "[REDACTED]"
+
+# Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
+# starts with a literal by a fast substring search, but not one that starts with a
+# look-behind or is case-insensitive. So the "not inside a word" check ("task-..." is
+# not an "sk-" key) is done in Python on each match (option "b"), and case-insensitive
+# rules are written in lower case and run on an ASCII-lowercased copy (option "l").
+_T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
+_KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
+    r"(?:pass(?:word|wd|phrase)?|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
+    r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
+    r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|==?|:)[ \t]*"
+)
+
+# (kind, pattern, group holding the secret (0 = whole match), options):
+#   b = must not start inside a word, l = lower-case pattern run on lowered text,
+#   q = the value must not be a placeholder or code ("${DB_PASS}", "os.environ"),
+#   v = q, and unquoted it must not be a plain word or number either ("required", "57").
+_OWN: list[tuple[str, str, int, str]] = [
+    ("anthropic", r"sk-ant-" + _T + r"{20,}", 0, "b"),
+    ("openai", r"sk-(?:proj|svcacct|admin|None)-" + _T + r"{20,}", 0, "b"),
+    # Legacy OpenAI keys have no '-' in the body: a long unbroken run, never prose.
+    ("openai", r"sk-[A-Za-z0-9]{32,}", 0, "b"),
+    ("github", r"gh[pousr]_[A-Za-z0-9]{30,}", 0, "b"),
+    ("github", r"github_pat_[A-Za-z0-9_]{22,}", 0, "b"),
+    ("gitlab", r"gl(?:pat|dt|ft|soat|rt|cbt|ptt|agent|oas|imt|ffct)-" + _T + r"{20,}", 0, "b"),
+    ("google-api-key", r"AIza" + _T + r"{35}", 0, "b"),
+    ("google-oauth", r"GOCSPX-" + _T + r"{20,}", 0, "b"),
+    ("google-oauth", r"ya29\." + _T + r"{20,}", 0, "b"),
+    # detect-secrets' Slack regex stops at the first capital letter of the last part.
+    ("slack", r"xox[abposrce]-[A-Za-z0-9\-]{10,}", 0, "b"),
+    ("slack", r"xapp-[A-Za-z0-9\-]{10,}", 0, "b"),
+    ("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/]{8,})", 1, ""),
+    ("discord-webhook", r"discord(?:app)?\.com/api/webhooks/\d+/(" + _T + r"{20,})", 1, ""),
+    ("stripe", r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", 0, "b"),
+    ("stripe", r"whsec_[A-Za-z0-9]{20,}", 0, "b"),
+    ("jwt", r"eyJ" + _T + r"{5,}\.eyJ" + _T + r"{5,}\.[A-Za-z0-9_\-+/=]*", 0, "b"),
+    ("aws-access-key-id", r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])", 0, "b"),
+    ("aws-secret-key", r"aws.{0,24}?(?:secret|key)[\w\-]{0,24}[\"']?[ \t]*[=:][ \t]*[\"']?"
+     r"([a-z0-9/+]{40})(?![a-z0-9/+])", 1, "l"),
+    ("npm", r"npm_[A-Za-z0-9]{36}", 0, "b"),
+    ("npm", r"_authToken[ \t]*=[ \t]*[\"']?([^\s\"']{8,})", 1, ""),
+    ("azure-storage", r"(?:accountkey|sharedaccesskey)=([a-z0-9+/]{30,}={0,2})", 1, "l"),
+    ("azure-sas", r"[?&]sig=([A-Za-z0-9%+/]{30,}={0,2})", 1, ""),
+    ("sendgrid", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", 0, "b"),
+    ("twilio", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", 0, "b"),
+    ("huggingface", r"hf_[A-Za-z0-9]{30,}", 0, "b"),
+    ("discord", r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}", 0, "b"),
+    ("mailgun", r"key-[0-9a-zA-Z]{32}(?![A-Za-z0-9])", 0, "b"),
+    ("heroku", r"HRKU-" + _T + r"{20,}", 0, "b"),
+    ("digitalocean", r"do[opr]_v1_[a-f0-9]{64}", 0, "b"),
+    ("pypi", r"pypi-AgE" + _T + r"{50,}", 0, "b"),
+    ("shopify", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", 0, "b"),
+    ("atlassian", r"ATATT3[A-Za-z0-9_\-=]{50,}", 0, "b"),
+    ("linear", r"lin_api_[A-Za-z0-9]{32,}", 0, "b"),
+    ("notion", r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})", 0, "b"),
+    ("databricks", r"dapi[a-f0-9]{32}", 0, "b"),
+    ("vault", r"hv[sbr]\." + _T + r"{20,}", 0, "b"),
+    ("doppler", r"dp\.(?:st|pt|ct|sa|scim|audit)\." + _T + r"{20,}", 0, "b"),
+    ("llm-api-key", r"(?:gsk_|r8_|xai-|pplx-)[A-Za-z0-9]{30,}", 0, "b"),
+    ("telegram", r"(?<![0-9])\d{8,10}:[A-Za-z0-9_\-]{35}(?![A-Za-z0-9_\-])", 0, ""),
+    ("age", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", 0, ""),
+    ("private-key", r"Private-Lines:[ \t]*\d+[ \t]*\r?\n((?:[A-Za-z0-9+/=]{4,}\r?\n)*"
+     r"[A-Za-z0-9+/=]{4,}(?=\r?\n|$))", 1, ""),  # PuTTY .ppk
+    # scheme://user:PASSWORD@host (postgres, mysql, mongodb+srv, redis, amqp, https...).
+    ("url-password", r"://[^\s:/?#@'\"]*:([^\s@/'\"]+)@", 1, "q"),
+    # Authorization headers; the value must hold a digit ("Basic authentication/..." is prose).
+    ("bearer", r"(?:bearer|basic)[ \t]+((?=[a-z_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)", 1, "bl"),
+    # password=..., API_KEY: ..., "token": "..." (quoted, then unquoted: disjoint).
+    ("assignment", _KW + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "blq"),
+    ("assignment", _KW + r"([^\s\"'`,;]{5,200})", 1, "blv"),
+    # CLI flags (--password X, --token=X) and prose ("the password is Xy7!kq9zz").
+    ("assignment", r"--(?:password|passwd|token|api-key|secret)[= ]([^\s\"'`]{5,200})", 1, "lv"),
+    ("assignment", r"(?:password|passwd|passphrase|token|api key|secret)[ \t]+(?:is|was)[ \t]+"
+     r"[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+]
+
+# PEM private keys: the whole block from BEGIN to END, however the newlines are written
+# (real, or "\n" inside JSON). Found in Python, not by one lazy ".*?END" regex: that one
+# rescans up to the block limit for every BEGIN without an END (seconds on a bad note).
+_PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+# A block cut short (no END line) is masked to the end of its base64 body.
+_PEM_BODY = re.compile(r"(?:(?:\\n|\s)+[A-Za-z0-9+/=][A-Za-z0-9+/=:,\-]{7,})*")
+_PEM_MAX = 40_000  # a 4096-bit RSA key is ~3.3 KB; PGP key blocks are larger
+
+
+def _pem_spans(text: str) -> list[tuple[int, int, str]]:
+    if "PRIVATE KEY" not in text:
+        return []
+    ends = [(m.start(), m.end()) for m in _PEM_END.finditer(text)]
+    spans: list[tuple[int, int, str]] = []
+    covered = 0
+    for m in _PEM_BEGIN.finditer(text):
+        if m.start() < covered:
+            continue  # inside the block just masked
+        i = bisect.bisect_left(ends, (m.end(), 0))
+        if i < len(ends) and ends[i][0] - m.end() <= _PEM_MAX:
+            covered = ends[i][1]
+        else:
+            covered = _PEM_BODY.match(text, m.end()).end()
+        spans.append((m.start(), covered, "private-key"))
+    return spans
+
+
+# Values that are clearly not secrets: placeholders, code, types, booleans, paths.
+_PLACEHOLDER = re.compile(
+    r"^(?:\$|%\(|\{|<|/|~/|\./|\*+$|x+$|\.{3}|your[_\-]|changeme$|example|dummy|redacted|none$|null$"
+    r"|nil$|true$|false$|undefined$|required$|optional$|string$|str$|bytes$|int$|secret$"
+    r"|password$|token$|env$|getpass|os\.|process\.env|self\.|settings\.)",
+    re.I,
+)
+_DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+# "required", "my_var", "ApiKey", "REQUIRED": a word or a name (letters only), not a secret.
+_PLAIN_WORD = re.compile(r"^[A-Za-z_\-]{1,20}$")
+
+
+def _plausible_value(value: str, quoted: bool) -> bool:
+    v = value.rstrip(".,;:)]}")
+    if len(v) < 4 or MASK in v or _PLACEHOLDER.match(v) or "://" in v:
+        return False  # "://": a reference (vault://, https://...), not the secret itself
+    if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):
+        return False  # a call, a subscript, a type, an attribute: code, not a value
+    if not quoted and (_PLAIN_WORD.match(v) or len(v) < 5 or not any(c.isalpha() for c in v)
+                       or "=" in v.rstrip("=")):
+        return False  # unquoted: words, counts ("12/12"), nested "helper=osxkeychain"
+    return True
+
+
+# detect-secrets plugins whose regexes we reuse (whole match = the token). Left out on
+# purpose: keyword (too loose in code: flags `password = get_password()`), basic-auth,
+# npm, azure and private-key (ours mask a better span), artifactory (its match eats the
+# char before the token), telegram (ours also accepts ".../bot<token>"), public IP (not
+# a secret), the entropy ones (flag hashes), and the case-insensitive keyword regexes
+# (aws secret, slack, cloudant, ibm, softlayer): slow under re.IGNORECASE and covered by
+# our own rules above.
+_DS_PLUGINS = (
+    "aws.AWSKeyDetector", "discord.DiscordBotTokenDetector", "github_token.GitHubTokenDetector",
+    "gitlab_token.GitLabTokenDetector", "jwt.JwtTokenDetector", "mailchimp.MailchimpDetector",
+    "openai.OpenAIDetector", "pypi_token.PypiTokenDetector", "sendgrid.SendGridDetector",
+    "square_oauth.SquareOAuthDetector", "stripe.StripeDetector", "twilio.TwilioKeyDetector",
+)
+
+_Rule = tuple[str, "re.Pattern[str]", int, str]
+_rules: list[_Rule] | None = None
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _detect_secrets_rules() -> list[_Rule]:
+    try:
+        import detect_secrets.plugins  # noqa: F401  (fails fast when not installed)
+    except Exception:  # not installed: our own table still applies
+        return []
+    rules = []
+    for name in _DS_PLUGINS:
+        module, cls_name = name.split(".")
+        try:
+            cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls_name)
+            kind = cls.secret_type.lower().replace(" ", "-")
+            rules += [(kind, rx, 0, "b") for rx in cls.denylist if not rx.flags & re.IGNORECASE]
+        except Exception:  # a plugin renamed or changed in another version: skip it alone
+            continue
+    return rules
+
+
+def _all_rules() -> list[_Rule]:
+    global _rules
+    if _rules is None:
+        own = [(kind, re.compile(p), g, opts) for kind, p, g, opts in _OWN]
+        _rules = own + _detect_secrets_rules()
+    return _rules
+
+
+def _ascii_lower(text: str) -> str:
+    # str.lower() is fast but may change the length (e.g. "İ"); offsets must line up.
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_LOWER)
+
+
+def find_secrets(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret value in ``text``: sorted, non-overlapping."""
+    spans = _pem_spans(text)
+    low: str | None = None
+    for kind, rx, group, opts in _all_rules():
+        if "l" in opts:
+            low = _ascii_lower(text) if low is None else low
+        for m in rx.finditer(low if "l" in opts else text):
+            if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:
+                continue
+            start, end = m.span(group)
+            value = text[start:end]
+            if end <= start or value == MASK:
+                continue
+            if ("q" in opts or "v" in opts) and not _plausible_value(value, quoted="q" in opts):
+                continue
+            spans.append((start, end, kind))
+    return _merge(spans)
+
+
+def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    # Union of overlapping or touching spans. The merged span is named after its most
+    # specific part: a token shape ("github") beats the generic "assignment", then length.
+    merged: list[tuple[int, int, str]] = []
+    best = (False, 0)
+    for start, end, kind in sorted(spans):
+        rank = (kind != "assignment", end - start)
+        if merged and start <= merged[-1][1]:
+            s, e, k = merged[-1]
+            if rank > best:
+                k, best = kind, rank
+            merged[-1] = (s, max(e, end), k)
+        else:
+            merged.append((start, end, kind))
+            best = rank
+    return merged
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every secret value replaced by MASK; everything around it kept."""
+    spans = find_secrets(text)
+    if not spans:
+        return text
+    out, pos = [], 0
+    for start, end, _kind in spans:
+        out.append(text[pos:start])
+        out.append(MASK)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,103 @@
+"""Past conversations as a source, secrets masked before anything is stored, and
+cross-project queries — end to end through `recall index` / `recall query`."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import env_with, write_note
+from test_secrets import build_corpus
+from test_transcripts import Transcript, conversation
+
+from recall.paths import encode_project_path, projects_dir
+
+
+def recall(cwd, *args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "recall.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, env=env_with(RECALL_MODEL="hash"), timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def make_project(root: Path) -> tuple[Path, Path, Path]:
+    """A git project, its memory folder and its transcripts folder (Claude Code layout)."""
+    (root / ".git").mkdir(parents=True)
+    folder = projects_dir() / encode_project_path(root)
+    memory = folder / "memory"
+    memory.mkdir(parents=True)
+    return root, memory, folder
+
+
+def stored_titles(recall_home: Path) -> dict[str, str]:
+    con = sqlite3.connect(recall_home / "recall.db")
+    rows = con.execute("SELECT n.note_id, n.name FROM notes n JOIN sources s ON s.id = n.source_id"
+                       " WHERE s.kind = 'conversation'").fetchall()
+    con.close()
+    return dict(rows)
+
+
+def test_interactive_titles_indexed_masked_and_kept_after_cleanup(tmp_path, recall_home):
+    project, memory, folder = make_project(tmp_path / "shop")
+    write_note(memory, "retry-policy", "Retry policy", "how webhooks retry", "exponential backoff")
+    key = "sk-ant-api03-" + "Q7d9LmZx2" * 6
+    conversation(session_id="s1").title("custom-title", f"Rotate the key {key} in staging").write(folder)
+    conversation(session_id="s2", entrypoint="claude-vscode").title("ai-title", "Fix invoice rounding").write(folder)
+    conversation(session_id="s3").write(folder)  # first prompt becomes the title
+    conversation(session_id="s4", entrypoint="sdk-cli").title("ai-title", "nightly batch").write(folder)
+    conversation(session_id="s5").user("side task", isSidechain=True).raw("{not json").write(folder)
+    Transcript(session_id="s6", entrypoint="sdk-py").user("automated").write(folder)
+
+    out = recall(project, "index", "-q")
+    assert "malformed transcript lines skipped" in out.stderr
+    titles = stored_titles(recall_home)
+    assert set(titles) == {"s1", "s2", "s3", "s5"}
+    assert titles["s1"] == "Rotate the key [REDACTED] in staging"
+    assert titles["s2"] == "Fix invoice rounding"
+    assert titles["s3"] == "Add a retry to the payment webhook handler"
+
+    hits = json.loads(recall(project, "query", "--json", "Fix invoice rounding").stdout)["ranked"]
+    conv = next(h for h in hits if h["id"] == "s2")
+    assert conv["kind"] == "conversation"
+
+    # Claude Code deletes old transcripts: the titles outlive them.
+    (folder / "s2.jsonl").unlink()
+    recall(project, "index", "-q")
+    assert "s2" in stored_titles(recall_home)
+
+
+def test_no_secret_of_the_corpus_reaches_the_sqlite_file(tmp_path, recall_home):
+    corpus = build_corpus()
+    assert len(corpus) >= 30
+    project, memory, folder = make_project(tmp_path / "app")
+    for i, case in enumerate(corpus):
+        write_note(memory, f"note-{i:02d}", f"Config note {i}", case.line[:200], f"Body:\n{case.line}\nend\n")
+    for i, case in enumerate(corpus[:10]):
+        conversation(session_id=f"c{i}").title("custom-title", case.line[:190]).write(folder)
+    recall(project, "index", "-q")
+    recall(project, "query", "Config note 3 body", check=False)
+    blob = b"".join(p.read_bytes() for p in recall_home.rglob("*") if p.is_file())
+    leaked = [c.kind for c in corpus if c.random_part.encode() in blob]
+    assert leaked == []
+    # and the notes themselves are untouched
+    assert corpus[0].line in (memory / "note-00.md").read_text()
+
+
+def test_repo_and_all_search_other_projects(tmp_path, recall_home):
+    a, mem_a, _ = make_project(tmp_path / "alpha-service")
+    b, mem_b, conv_b = make_project(tmp_path / "beta-service")
+    write_note(mem_a, "alpha-note", "Alpha deploys", "alpha", "alpha uses blue green deploys")
+    write_note(mem_b, "beta-note", "Beta deploys", "beta", "beta uses canary deploys")
+    conversation(session_id="beta-chat").title("custom-title", "Beta canary deploys").write(conv_b)
+    recall(a, "index", "-q")
+    recall(b, "index", "-q")
+
+    def ids(*args):
+        return {h["id"] for h in json.loads(recall(a, "query", "--json", *args, "deploys canary blue green")
+                                            .stdout)["ranked"]}
+
+    assert ids() == {"alpha-note"}  # automatic scope: the current project only
+    assert ids("--repo", "beta-service") == {"beta-note", "beta-chat"}
+    assert ids("--all") == {"alpha-note", "beta-note", "beta-chat"}
