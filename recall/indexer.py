@@ -78,10 +78,11 @@ class Indexer:
 
     def sync_source(self, spec: SourceSpec) -> SyncStats:
         stats = SyncStats()
-        source_id = self.store.source_id(spec.kind, str(spec.root.resolve()), spec.project)
+        root = spec.root.resolve()  # absolute paths: they are what the agent is shown
+        source_id = self.store.source_id(spec.kind, str(root), spec.project)
         known = {path: fp for path, (_, fp) in self.store.note_hashes(source_id).items()}
         notes, problems = read_folder(
-            spec.root, skip=lambda path, digest: known.get(path) == _fingerprint(digest, self.cfg)
+            root, skip=lambda path, digest: known.get(path) == _fingerprint(digest, self.cfg)
         )
         stats.problems.extend(problems)
         self.sync_notes(source_id, notes, stats)

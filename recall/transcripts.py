@@ -189,7 +189,7 @@ def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
             date = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d")
         except OSError:
             date = ""
-    return SessionTitle(path.stem, str(path), title, date, source, cwd), malformed, None
+    return SessionTitle(path.stem, str(path), title, date, source or "", cwd), malformed, None
 
 
 def read_project_titles(project_dir: Path) -> tuple[list[SessionTitle], ReadStats]:

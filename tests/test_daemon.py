@@ -98,7 +98,7 @@ class Daemons:
         self.tmp = tmp
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, wait_s: float = 10.0, ready: bool = True, **env: str) -> subprocess.Popen:
+    def start(self, wait_s: float = 20.0, ready: bool = True, **env: str) -> subprocess.Popen:
         err = open(self.tmp / f"daemon-{len(self.procs)}.err", "wb")  # noqa: SIM115
         proc = subprocess.Popen([PY, "-P", "-m", "recall.daemon", "--foreground"], env=env_with(**env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
@@ -288,7 +288,7 @@ def test_peer_uid_seam():
 def test_daemon_refuses_a_peer_with_another_uid(indexed, daemons):
     # The daemon is told (test-only env) to expect another uid, so we are the stranger.
     daemons.start(ready=False, RECALL_DAEMON_EXPECTED_UID=str(os.getuid() + 1))
-    assert wait_for(lambda: client.read_status() is not None, 10)
+    assert wait_for(lambda: client.read_status() is not None, 20)
     with pytest.raises(client.DaemonError):
         client.request({"cmd": "ping"})
     with pytest.raises(client.DaemonError):
@@ -326,7 +326,8 @@ def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
         conn, _ = server.accept()
         with conn:
             conn.recv(65536)
-            conn.sendall(json.dumps({"ok": True, "line": '{"injected": 1}', "hmac": "0" * 64}).encode() + b"\n")
+            forged = {"ok": True, "line": '{"injected": 1}', "hmac": "0" * 64}
+            conn.sendall(json.dumps(forged).encode() + b"\n")
 
     t = threading.Thread(target=forge, daemon=True)
     t.start()
@@ -363,3 +364,37 @@ def test_log_records_decisions_not_prompts_rotates_and_stays_private(indexed, da
     result = CliRunner().invoke(log_cmd, ["-n", "3"])
     assert result.exit_code == 0 and len(result.output.splitlines()) == 3
     assert "query" in result.output.splitlines()[-1]
+
+
+def test_questions_whose_asker_gave_up_are_skipped(indexed, daemons):
+    """A burst must not snowball: a queued question past its deadline costs no embedding."""
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 800\n")
+    daemons.start()
+    errors = []
+
+    def ask():
+        try:
+            client.request({"cmd": "query", "prompt": MATCHING, "cwd": "/"}, timeout=0.3)
+        except client.DaemonError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(errors) == 4  # every asker gave up after 300 ms
+    log = indexed / "logs" / "daemon.log"
+    assert wait_for(lambda: log.read_text().count(" expired ") == 3, 10), log.read_text()
+    assert log.read_text().count(" query ") == 1
+
+
+def test_recall_stop_cleans_stale_files(indexed):
+    from recall.cli_daemon import stop
+
+    run = indexed / "run"
+    run.mkdir(mode=0o700, exist_ok=True)
+    (run / "daemon.json").write_text(json.dumps({"pid": 999_999_999, "socket": str(run / "daemon.sock")}))
+    result = CliRunner().invoke(stop, [])
+    assert result.exit_code == 0 and "not running (stale files removed)" in result.output
+    assert not (run / "daemon.json").exists()

@@ -154,5 +154,6 @@ def test_real_default_model_finds_paraphrase_and_crosses_languages(recall_home):
                                   Scope(everything=True))
     assert "never-edit-applied-migration" in [h.note["id"] for h in hits[:3]]
     # An English question finds a note written in Japanese.
-    hits, _ = app.searcher.search("should I truncate tables after each test to clean the database?", Scope(everything=True))
+    question = "should I truncate tables after each test to clean the database?"
+    hits, _ = app.searcher.search(question, Scope(everything=True))
     assert "test-db-reset-between-tests" in [h.note["id"] for h in hits[:3]]

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from conftest import ROOT, write_note
 
 from recall.config import load_config
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
 from recall.service import Recall, project_key
-
-from conftest import ROOT, write_note
 
 pytest.importorskip("mcp")
 
@@ -59,15 +57,16 @@ def server_params(indexed: dict[str, Path]) -> StdioServerParameters:
                                  cwd=str(indexed["project"]))
 
 
-async def _session_calls(params: StdioServerParameters) -> dict:
+async def _session_calls(params: StdioServerParameters, errlog_path: Path) -> dict:
     out: dict = {}
-    with open(os.devnull, "w") as errlog:
+    with open(errlog_path, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()
                 out["server"] = init.server_info.name
                 out["tools"] = {t.name: t for t in (await session.list_tools()).tools}
-                out["search"] = await session.call_tool("recall_search", {"query": "celery task retry backoff"})
+                out["search"] = await session.call_tool("recall_search",
+                                                        {"query": "celery task retry backoff"})
                 out["mine"] = await session.call_tool("recall_search", {"query": "deploy on friday", "k": 10})
                 out["repo"] = await session.call_tool("recall_search",
                                                       {"query": "grpc deadline", "k": 3, "repo": "otherrepo"})
@@ -83,8 +82,13 @@ def payload(result) -> dict:
     return data
 
 
-def test_stdio_session(indexed):
-    out = anyio.run(_session_calls, server_params(indexed))
+def test_stdio_session(indexed, tmp_path):
+    errlog = tmp_path / "server-stderr.log"
+    try:
+        out = anyio.run(_session_calls, server_params(indexed), errlog)
+    except BaseException:
+        print(errlog.read_text())  # the server's stderr, shown by pytest on failure
+        raise
     assert out["server"] == "recall"
     assert set(out["tools"]) == {"recall_search", "recall_status"}
     schema = out["tools"]["recall_search"].input_schema
@@ -116,7 +120,14 @@ def test_stdio_session(indexed):
     assert status["index"]["generation"] == 1
 
 
-def test_module_entry_point_is_tiny():
-    # `python -m recall.mcp` must not print anything on import: stdout is the protocol.
-    text = (ROOT / "recall" / "mcp.py").read_text()
-    assert "print(" not in text and "mcp_server" in text
+def test_tools_in_process_clamp_k_and_search_short_queries(indexed):
+    from recall.mcp_server import MAX_K, RecallTools
+
+    app = Recall(home=indexed["home"], config=load_config(), embedder=get_embedder("hash"))
+    tools = RecallTools(app, cwd=indexed["project"])
+    assert len(tools.search("notes", k=0)["results"]) == 1
+    assert len(tools.search("notes", k=10_000)["results"]) <= MAX_K
+    # An explicit question is searched even when shorter than the hook's minimum.
+    short = tools.search("lint")
+    assert short["results"][0]["id"] == "lint"
+    assert short["selector"]["decision"] == "nothing"

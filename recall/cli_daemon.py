@@ -1,0 +1,178 @@
+"""CLI commands for the daemon and the hook: serve, stop, install, uninstall, log.
+
+``register(main)`` adds them to the ``recall`` group (cli.py calls it), so this module
+is the only place that knows about them. Heavy modules are imported inside commands.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+import click
+
+STOP_WAIT_S = 10.0
+
+
+class _UserError(click.ClickException):
+    """One-line error for the user (exit 1)."""
+
+
+@click.command()
+@click.option("--foreground", is_flag=True,
+              help="Run in this terminal, logging to stderr too; Ctrl-C stops it.")
+@click.option("--wait", "wait_s", default=120.0, show_default=True,
+              help="Seconds to wait for a background daemon to answer.")
+def serve(foreground: bool, wait_s: float) -> None:
+    """Start the search daemon (the hook also starts it by itself when needed).
+
+    It loads the model and the index once and answers the hook over a private socket;
+    it exits after daemon.idle_exit_hours without a question, or on `recall stop`.
+    """
+    from . import client
+
+    if foreground:
+        from .daemon import run_daemon
+
+        sys.exit(run_daemon(foreground=True))
+    ready = client.wait_until_ready(timeout_s=0.3)
+    if ready is None:
+        client.spawn_daemon(cooldown_s=0)
+        ready = client.wait_until_ready(timeout_s=wait_s)
+        if ready is None:
+            raise _UserError("the daemon did not start; `recall serve --foreground` shows why")
+        click.echo(f"started: pid {ready.get('pid')}, model {ready.get('model')}")
+        return
+    click.echo(f"already running: pid {ready.get('pid')}, model {ready.get('model')}")
+
+
+def _wait_gone(timeout_s: float) -> bool:
+    """Wait until the daemon's lock is free, i.e. its process has exited."""
+    from .daemon import lock_is_free
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if lock_is_free():
+            return True
+        time.sleep(0.05)
+    return lock_is_free()
+
+
+@click.command()
+def stop() -> None:
+    """Stop the search daemon (it removes its socket and status file)."""
+    from . import client
+    from .daemon import clean_stale
+
+    status = client.read_status()
+    if status is None:
+        cleaned = clean_stale()
+        click.echo("not running" + (" (stale files removed)" if cleaned else ""))
+        return
+    pid = int(status["pid"])
+    try:
+        client.request({"cmd": "stop"}, timeout=5)
+    except client.DaemonUnavailable:
+        cleaned = clean_stale()
+        click.echo("not running" + (" (stale files removed)" if cleaned else ""))
+        return
+    except client.DaemonError:
+        os.kill(pid, signal.SIGTERM)  # not answering: the signal handler cleans up too
+    if not _wait_gone(STOP_WAIT_S):
+        raise _UserError(f"daemon pid {pid} did not exit within {STOP_WAIT_S:.0f} s")
+    click.echo(f"stopped (pid {pid})")
+
+
+def _scope_option(fn):
+    fn = click.option("--user", "scope", flag_value="user", default=True,
+                      help="Your settings: $CLAUDE_CONFIG_DIR or ~/.claude/settings.json (default).")(fn)
+    return click.option("--project", "scope", flag_value="project",
+                        help="This project's .claude/settings.json (at the git root).")(fn)
+
+
+@click.command()
+@_scope_option
+@click.option("--skip-check", is_flag=True, help="Do not start the daemon and time a question.")
+def install(scope: str, skip_check: bool) -> None:
+    """Register the hook under UserPromptSubmit in Claude Code's settings.
+
+    Idempotent: a second run leaves one entry. Then starts the daemon, times a warm
+    question and says whether it fits in daemon.hook_budget_ms.
+    """
+    from .config import load_config, user_config_path
+    from .install import InstallError, latency_check, settings_path
+    from .install import install as do_install
+
+    path = settings_path(scope == "project")
+    try:
+        result = do_install(path)
+    except (InstallError, OSError) as exc:
+        raise _UserError(str(exc)) from None
+    click.echo(f"{result}: the recall hook in {path}")
+    if scope == "project":
+        click.echo("note: the entry holds this machine's Python path; teammates run `recall install` too")
+    if skip_check:
+        return
+    budget = float(load_config().get("daemon.hook_budget_ms", 300))
+    try:
+        report = latency_check(budget, Path.cwd(), say=click.echo)
+    except (InstallError, OSError, RuntimeError) as exc:
+        raise _UserError(f"hook installed, but the check failed: {exc}") from None
+    if report["fits"]:
+        click.echo(f"fits in the hook's budget of {budget:.0f} ms")
+        return
+    click.echo(
+        f"a warm question took up to {report['exchange_max_ms']} ms, over the hook's budget of "
+        f"{budget:.0f} ms: the hook would hand nothing over for such messages.\n"
+        f"To raise the cutoff, set in {user_config_path()}:\n\n"
+        f"[daemon]\nhook_budget_ms = {int(report['exchange_max_ms'] * 1.5 + 50)}\n\n"
+        f"(or pick a smaller model: `recall models`)"
+    )
+
+
+@click.command()
+@_scope_option
+def uninstall(scope: str) -> None:
+    """Remove the recall hook from Claude Code's settings (only that entry)."""
+    from .install import InstallError, settings_path
+    from .install import uninstall as do_uninstall
+
+    path = settings_path(scope == "project")
+    try:
+        removed = do_uninstall(path)
+    except (InstallError, OSError) as exc:
+        raise _UserError(str(exc)) from None
+    click.echo(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
+
+
+@click.command("log")
+@click.option("-n", "lines", default=20, show_default=True, help="How many lines.")
+def log_cmd(lines: int) -> None:
+    """Show the end of the daemon's log: what was handed over (never the prompts)."""
+    from .daemon import log_path
+
+    path = log_path()
+    # Oldest first: backups .3, .2, .1, then the live file; keep only the last N lines.
+    backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
+    files = sorted(backups, key=lambda p: -int(p.suffix[1:])) + [path]
+    tail: deque[str] = deque(maxlen=max(lines, 0))
+    for f in files:
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                tail.extend(line.rstrip("\n") for line in fh)
+        except FileNotFoundError:
+            continue
+    if not tail:
+        click.echo(f"(no log yet at {path})", err=True)
+    for line in tail:
+        click.echo(line)
+
+
+def register(main: click.Group) -> None:
+    """Add the daemon and hook commands to the ``recall`` command group."""
+    for command in (serve, stop, install, uninstall, log_cmd):
+        main.add_command(command)

@@ -1,0 +1,304 @@
+"""Talk to the recall daemon: find it, ask it one question, start it when it is absent.
+
+The hook imports this module on every message, so it uses the standard library and
+``recall.paths`` only, and imports anything slower (``subprocess``, ``hmac``, ``fcntl``)
+where it is used, not at the top.
+
+Protocol (shape of mypy's dmypy): one connection, one JSON request line, one JSON reply
+line. Where the daemon is found is in its status file, written after the socket is
+bound and removed before it is closed:
+
+    run_dir()/daemon.json    {pid, socket, model, device, started, transport, port}
+    run_dir()/daemon.sock    the UNIX socket (transport "unix")
+    run_dir()/daemon.secret  the shared secret (transport "tcp", 127.0.0.1 only)
+
+With TCP every request carries the secret and a fresh nonce, and every reply carries
+HMAC-SHA256(secret, nonce); a reply without the right HMAC is dropped, so another
+process that grabs the port after the daemon died cannot feed text into the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from .paths import FILE_MODE, ensure_private_dir, run_dir
+
+SOCKET_NAME = "daemon.sock"
+STATUS_NAME = "daemon.json"
+LOCK_NAME = "daemon.lock"
+SECRET_NAME = "daemon.secret"
+SPAWN_STAMP = "spawn.stamp"
+
+PROTOCOL = 1
+# A reply holds at most ~2 KB of context plus a ranked list; 1 MiB is a generous cap
+# that still stops a runaway peer from filling memory.
+MAX_REPLY_BYTES = 1 << 20
+# A daemon loading its model takes seconds; hooks arriving meanwhile must not start
+# another. One start per this many seconds, across all concurrent hooks.
+SPAWN_COOLDOWN_S = 20.0
+# sun_path is 104 bytes on macOS, 108 on Linux (with the NUL); longer paths are
+# reached through a relative name after a chdir into the folder.
+SUN_PATH_MAX = 100
+
+
+class DaemonUnavailable(Exception):
+    """No daemon to talk to: not started, or its files are stale."""
+
+
+class DaemonError(Exception):
+    """A daemon is there but gave no valid answer in time (busy, killed, refused, forged)."""
+
+
+def status_path() -> Path:
+    return run_dir() / STATUS_NAME
+
+
+def socket_path() -> Path:
+    return run_dir() / SOCKET_NAME
+
+
+def secret_path() -> Path:
+    return run_dir() / SECRET_NAME
+
+
+def lock_path() -> Path:
+    return run_dir() / LOCK_NAME
+
+
+def pid_alive(pid: object) -> bool:
+    """Whether ``pid`` is a live process of this user."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if sys.platform == "win32":
+        # os.kill(pid, 0) terminates the process on Windows; the connect attempt is the test.
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # alive, but another user's: our daemon's pid was reused
+    return True
+
+
+def read_status() -> dict | None:
+    """The status file, if it still describes a live daemon (pid alive, socket present).
+
+    Not proof the daemon answers: only a request is. A stale file is left for the next
+    daemon to clean up, because only the holder of the lock may remove it safely.
+    """
+    try:
+        data = json.loads(status_path().read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not pid_alive(data.get("pid")):
+        return None
+    if data.get("transport", "unix") == "unix" and not os.path.exists(str(data.get("socket", ""))):
+        return None
+    return data
+
+
+def connect_unix(sock: socket.socket, path: str) -> None:
+    """``sock.connect(path)``, going through the folder when the path is too long for sun_path."""
+    if len(os.fsencode(path)) < SUN_PATH_MAX:
+        sock.connect(path)
+        return
+    here = os.getcwd()
+    os.chdir(os.path.dirname(path))
+    try:
+        sock.connect(os.path.basename(path))
+    finally:
+        os.chdir(here)
+
+
+def recv_line(sock: socket.socket, limit: int, deadline: float | None = None) -> bytes:
+    """Bytes up to the first newline (or EOF), within ``limit`` bytes and ``deadline``."""
+    buf = bytearray()
+    while b"\n" not in buf:
+        if deadline is not None:
+            _set_timeout(sock, deadline)
+        part = sock.recv(65536)
+        if not part:
+            break
+        buf += part
+        if len(buf) > limit:
+            raise DaemonError("message too long")
+    return bytes(buf.split(b"\n", 1)[0])
+
+
+def _set_timeout(sock: socket.socket, deadline: float) -> None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DaemonError("out of time")
+    sock.settimeout(left)
+
+
+def reply_hmac(secret: str, nonce: str) -> str:
+    import hashlib
+    import hmac
+
+    return hmac.new(secret.encode(), nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -> dict:
+    """Send one request, return the daemon's reply (a dict with ``ok``).
+
+    ``deadline`` (time.monotonic()) bounds the whole exchange: connect, send, receive.
+    Raises DaemonUnavailable when no daemon listens, DaemonError for anything else.
+    """
+    if deadline is None:
+        deadline = time.monotonic() + timeout
+    status = read_status()
+    if status is None:
+        raise DaemonUnavailable("no daemon running")
+    # The deadline travels as wall-clock time (monotonic clocks are per machine boot but
+    # not comparable across processes everywhere), so the daemon can skip a question
+    # whose asker has already given up.
+    msg = {**msg, "v": PROTOCOL, "give_up_at": time.time() + (deadline - time.monotonic())}
+    secret = nonce = None
+    if status.get("transport") == "tcp":
+        try:
+            secret = secret_path().read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DaemonUnavailable("no secret file") from exc
+        nonce = os.urandom(16).hex()
+        msg["secret"], msg["nonce"] = secret, nonce
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        _set_timeout(sock, deadline)
+        try:
+            if secret is not None:
+                sock.connect(("127.0.0.1", int(status.get("port", 0))))
+            else:
+                connect_unix(sock, str(status["socket"]))
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            raise DaemonUnavailable("daemon not listening") from exc
+        _set_timeout(sock, deadline)
+        sock.sendall(json.dumps(msg).encode("ascii") + b"\n")
+        data = recv_line(sock, MAX_REPLY_BYTES, deadline)
+    except (OSError, ValueError) as exc:  # timeouts are OSError too
+        raise DaemonError(type(exc).__name__) from exc
+    finally:
+        sock.close()
+    if not data:
+        raise DaemonError("connection closed without a reply")
+    try:
+        reply = json.loads(data)
+    except ValueError as exc:
+        raise DaemonError("reply is not JSON") from exc
+    if not isinstance(reply, dict):
+        raise DaemonError("reply is not an object")
+    if secret is not None and nonce is not None:
+        import hmac
+
+        if not hmac.compare_digest(str(reply.get("hmac", "")), reply_hmac(secret, nonce)):
+            raise DaemonError("reply not signed with our secret")
+    return reply
+
+
+# --- starting the daemon ---------------------------------------------------------
+
+
+def daemon_command() -> list[str]:
+    # -P: do not put the current folder on sys.path (a project with its own
+    # ``recall`` folder must not shadow this package).
+    return [sys.executable, "-P", "-m", "recall.daemon"]
+
+
+def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> bool:
+    """Start the daemon detached, unless one was started less than ``cooldown_s`` ago.
+
+    Concurrent hooks serialize on a lock around a timestamp file, so a burst of messages
+    starts one daemon. Returns whether this call started one. (The daemon's own lock is
+    what guarantees a single instance; this only avoids a storm of doomed starts.)
+    """
+    import subprocess
+
+    stamp = ensure_private_dir(run_dir()) / SPAWN_STAMP
+    fd = os.open(stamp, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:
+            pass  # Windows: no flock; the daemon's own lock still keeps one instance
+        except OSError:
+            return False  # another hook is starting it right now
+        try:
+            last = float(os.read(fd, 64) or b"0")
+        except ValueError:
+            last = 0.0
+        now = time.time()
+        if 0 <= now - last < cooldown_s:
+            return False
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        os.write(fd, repr(now).encode())
+        kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                        "stderr": subprocess.DEVNULL, "close_fds": True, "cwd": str(run_dir())}
+        if sys.platform == "win32":
+            kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+        else:
+            kwargs["start_new_session"] = True  # survives the hook and Claude Code's signals
+        subprocess.Popen(daemon_command(), **kwargs)
+        return True
+    finally:
+        os.close(fd)
+
+
+def wait_until_ready(timeout_s: float = 30.0, poll_s: float = 0.1) -> dict | None:
+    """Poll with pings until a daemon answers; its ping reply, or None after ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        try:
+            reply = request({"cmd": "ping"}, timeout=1.0)
+            if reply.get("ok"):
+                return reply
+        except (DaemonUnavailable, DaemonError):
+            pass
+        time.sleep(poll_s)
+    return None
+
+
+# --- status for `recall status` ----------------------------------------------------
+
+
+def daemon_status(timeout_s: float = 1.0) -> dict:
+    """Whether a daemon runs, and its pid, socket, model, start time and uptime.
+
+    Reads the status file and asks the daemon; never starts one.
+    """
+    status = read_status()
+    if status is None:
+        return {"running": False}
+    info = {
+        "running": False,
+        "pid": status.get("pid"),
+        "socket": status.get("socket"),
+        "transport": status.get("transport", "unix"),
+        "model": status.get("model"),
+        "device": status.get("device"),
+        "started": status.get("started"),
+    }
+    try:
+        reply = request({"cmd": "status"}, timeout=timeout_s)
+    except DaemonUnavailable:
+        info["note"] = "status file is stale (the next daemon cleans it up)"
+        return info
+    except DaemonError as exc:
+        info["running"] = True
+        info["note"] = f"not answering ({exc})"
+        return info
+    info["running"] = bool(reply.get("ok"))
+    for key in ("uptime_s", "queries", "index_generation", "idle_exit_s"):
+        if key in reply:
+            info[key] = reply[key]
+    return info

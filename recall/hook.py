@@ -1,0 +1,143 @@
+"""Claude Code's UserPromptSubmit hook: ask the warm daemon, print its answer, never block.
+
+Claude Code starts this as a new process for every message you send:
+
+    <python> -P -m recall.hook          (exec form, what `recall install` registers)
+    <python> /abs/path/recall/hook.py   (also works)
+
+It reads the event JSON on stdin, asks the daemon within ``daemon.hook_budget_ms``
+(300 ms) for the whole exchange, and prints at most one line:
+
+    {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}
+
+Whatever happens (no daemon, a slow or killed daemon, bad input, a bug here) it prints
+nothing and exits 0: a memory aid must never block or break a prompt. When no daemon
+answers it starts one in the background and hands nothing over for that message.
+
+Start-up time is the cost of every message, so this imports the standard library,
+``recall.paths`` and ``recall.client`` only (no numpy, no model, no click; ``tomllib``
+only when a user config file exists). The prompt is never written anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+if not __package__:  # run as a file: import the package from its parent folder
+    _here = os.path.dirname(os.path.abspath(__file__))
+    # Replace the script's own folder on sys.path: it holds recall/secrets.py, which
+    # would shadow the standard library's ``secrets``.
+    sys.path[0] = os.path.dirname(_here)
+
+from recall.paths import ensure_private_dir, private_open, recall_home, run_dir  # noqa: E402
+
+# Defaults, the same as default_config.toml (a test keeps them in step).
+HOOK_BUDGET_MS = 300
+SKIP_ENTRYPOINTS = ("sdk-cli", "sdk-py", "sdk-ts")
+MIN_PROMPT_CHARS = 8
+# e5-class models read at most 512 tokens (~2,000-3,000 characters) from the start of a
+# text; sending more only costs time, so a pasted megabyte is cut to this many characters.
+MAX_PROMPT_CHARS = 16_000
+SETTINGS_CACHE = "hook-settings.json"
+
+
+def hook_settings() -> dict:
+    """What the hook needs from the user's config, over the packaged defaults.
+
+    Importing tomllib and parsing costs ~8 ms of CPU, a quarter of the hook's start, so
+    the three values are cached as JSON in run_dir(), keyed by the config file's
+    identity (path, inode, size, mtime, ctime): any edit of the file re-reads it.
+    """
+    out = {"budget_ms": HOOK_BUDGET_MS, "skip": list(SKIP_ENTRYPOINTS), "min_chars": MIN_PROMPT_CHARS}
+    path = os.environ.get("RECALL_CONFIG") or os.path.join(recall_home(), "config.toml")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return out  # no user config: the defaults
+    key = [path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    cache = run_dir() / SETTINGS_CACHE
+    try:
+        with open(cache, "rb") as fh:
+            cached = json.load(fh)
+        if cached["key"] == key:
+            out.update(cached["settings"])
+            return out
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        import tomllib
+
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        budget = data.get("daemon", {}).get("hook_budget_ms")
+        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
+            out["budget_ms"] = budget
+        skip = data.get("hook", {}).get("skip_entrypoints")
+        if isinstance(skip, list):
+            out["skip"] = [str(s) for s in skip]
+        min_chars = data.get("selector", {}).get("min_prompt_chars")
+        if isinstance(min_chars, int) and not isinstance(min_chars, bool):
+            out["min_chars"] = min_chars
+    except Exception:  # noqa: BLE001 - a broken config file must not break prompts
+        return out
+    try:  # config values only: nothing of the prompt goes into this file
+        ensure_private_dir(cache.parent)
+        tmp = cache.with_name(f"{SETTINGS_CACHE}.{os.getpid()}.tmp")
+        with private_open(tmp) as fh:
+            json.dump({"key": key, "settings": out}, fh)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return out
+
+
+def answer(stdin: bytes, entrypoint: str = "") -> str | None:
+    """The line to print for one event, or None. May raise; main() swallows it."""
+    conf = hook_settings()
+    if entrypoint in conf["skip"]:
+        return None  # automated session (claude -p, SDK): nothing, and no daemon started
+    event = json.loads(stdin.decode("utf-8"))  # strict: invalid UTF-8 means nothing
+    if not isinstance(event, dict):
+        return None
+    prompt = event.get("prompt")
+    if not isinstance(prompt, str) or len(prompt.strip()) < conf["min_chars"]:
+        return None
+    cwd = event.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        cwd = os.getcwd()
+
+    from recall import client
+
+    deadline = time.monotonic() + conf["budget_ms"] / 1000.0
+    try:
+        reply = client.request({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": cwd},
+                               deadline=deadline)
+    except client.DaemonUnavailable:
+        client.spawn_daemon()
+        return None
+    except client.DaemonError:
+        return None
+    line = reply.get("line")
+    if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
+        return line
+    return None
+
+
+def main() -> None:
+    try:
+        line = answer(sys.stdin.buffer.read(), os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""))
+        if line:
+            sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
+            sys.stdout.buffer.flush()
+    except BaseException:  # noqa: BLE001 - fail open: nothing printed, exit 0
+        pass
+    # os._exit: no interpreter teardown (a few ms per message), and no chance of a
+    # non-zero status from a late flush error.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

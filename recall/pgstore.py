@@ -1,0 +1,398 @@
+"""A team store: PostgreSQL + pgvector behind the ``recall.backends.NoteIndex`` contract.
+
+Each machine pushes its notes (embedded locally) and searches its own rows plus the
+rows its teammates pushed as ``team`` (shared) ones. What reaches the server:
+
+* note metadata and chunk texts, secrets masked (``recall.secrets.mask_secrets``; the
+  chunks come from ``recall.backends.prepare_note``, masked before embedding, and are
+  masked again here on write);
+* one vector per chunk, and at search time the query's *vector* only: prompts never
+  leave the machine.
+
+Configuration: ``RECALL_PG_URL`` (env) or ``[team] url = "postgresql://user@host/db"``
+in ``$RECALL_HOME/config.toml``; the env var wins. Keep the password out of the URL and
+in ``~/.pgpass`` or ``PGPASSWORD`` (libpq reads both). ``[team] owner`` names this
+machine (default ``user@hostname``), ``[team] schema`` the schema (default ``recall``).
+
+Schema (``<schema>.*``; one embedding model per schema, recorded in ``meta``)::
+
+    sources (id, owner, kind, root, project, team)      UNIQUE (owner, kind, root)
+    notes   (id, source_id -> sources, path, note_id, name, description, type,
+             content_hash, mtime, extra jsonb, pushed_at)  UNIQUE (source_id, path)
+    chunks  (note_pk -> notes, ord, text, text_hash, embedding vector(dim),
+             source_id, owner, team, kind, project)     -- copied from the source so
+                                                        -- scope filters need no join
+    chunks_embedding_hnsw: USING hnsw (embedding vector_cosine_ops)
+
+A note is replaced in one transaction (upsert the note row, delete its chunks, insert
+the new ones), so a reader sees the old note or the new one, never both or neither.
+
+Backup and restore (the schema only; the ``vector`` extension must exist in the target)::
+
+    pg_dump --format=custom --schema=recall --file=recall-team.dump "$RECALL_PG_URL"
+    pg_restore --clean --if-exists --no-owner --dbname="$RECALL_PG_URL" recall-team.dump
+
+Nothing here is irreplaceable: every machine can push its notes again
+(``recall team push``), so a lost server costs one push per teammate.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .backends import NoteRecord, SourceRef, as_query_matrix
+from .indexer import text_hash
+from .search import CHUNKS_PER_QUERY, SHARED_KINDS, Scope
+from .secrets import mask_secrets
+from .selector import Hit
+
+if TYPE_CHECKING:
+    from .config import Config
+
+URL_ENV = "RECALL_PG_URL"
+DEFAULT_SCHEMA = "recall"
+# HNSW candidate list per search. A search fetches CHUNKS_PER_QUERY chunks before
+# grouping them by note; pgvector returns at most ef_search rows per index pass, so it
+# must be at least that many (pgvector's default of 40 would cap the ranking at 40 chunks).
+EF_SEARCH = max(40, CHUNKS_PER_QUERY)
+# pgvector's build defaults (m=16, ef_construction=64). Raising them buys recall with
+# build time; `python -m bench.bench_store` measures both against exact search.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE sources (
+            id BIGSERIAL PRIMARY KEY,
+            owner TEXT NOT NULL,             -- machine that pushed it (user@host)
+            kind TEXT NOT NULL,              -- memory | rule | dir | conversation
+            root TEXT NOT NULL,
+            project TEXT,
+            team BOOLEAN NOT NULL DEFAULT FALSE,  -- visible to every machine
+            UNIQUE (owner, kind, root)
+        );
+        CREATE TABLE notes (
+            id BIGSERIAL PRIMARY KEY,
+            source_id BIGINT NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            type TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            mtime DOUBLE PRECISION NOT NULL,
+            extra JSONB NOT NULL DEFAULT '{{}}',
+            pushed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            UNIQUE (source_id, path)
+        );
+        CREATE TABLE chunks (
+            note_pk BIGINT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            text TEXT NOT NULL,              -- secrets masked
+            text_hash TEXT NOT NULL,
+            embedding vector({dim}) NOT NULL,
+            source_id BIGINT NOT NULL,
+            owner TEXT NOT NULL,
+            team BOOLEAN NOT NULL,
+            kind TEXT NOT NULL,
+            project TEXT,
+            PRIMARY KEY (note_pk, ord)
+        );
+        CREATE INDEX chunks_source ON chunks (source_id);
+        CREATE INDEX chunks_owner ON chunks (owner);
+        CREATE INDEX chunks_project ON chunks (project);
+        CREATE INDEX chunks_embedding_hnsw ON chunks
+            USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {efc});
+        """,
+    ),
+]
+
+
+class PgStoreError(RuntimeError):
+    """A team store that cannot be used, with a message saying what to do."""
+
+
+def team_url(config: Config | None = None) -> str | None:
+    """``RECALL_PG_URL``, else ``[team] url`` of the config, else None."""
+    url = os.environ.get(URL_ENV)
+    if url:
+        return url
+    return (config.get("team.url") if config is not None else None) or None
+
+
+def default_owner(config: Config | None = None) -> str:
+    configured = os.environ.get("RECALL_OWNER") or (config.get("team.owner") if config is not None else None)
+    if configured:
+        return str(configured)
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name (some containers): the host alone still identifies
+        user = "user"
+    return f"{user}@{socket.gethostname()}"
+
+
+def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
+    """The SQL twin of ``Scope.admits`` over the chunks' copied kind/project columns."""
+    if scope is None or scope.everything:
+        return "TRUE", {}
+    if scope.repo is not None:
+        wanted = "".join(c if c.isalnum() else "-" for c in scope.repo)  # as search._repo_matches
+        # ``wanted`` holds only alphanumerics and '-', so it needs no LIKE escaping.
+        return ("kind IN ('memory', 'conversation') AND (project = %(repo)s OR project LIKE %(repo_tail)s)",
+                {"repo": wanted, "repo_tail": "%-" + wanted})
+    shared = "kind = ANY(%(shared_kinds)s)" if scope.shared else "FALSE"
+    own = ("(kind <> ALL(%(shared_kinds)s) AND project = %(project)s)"
+           if scope.project is not None else "FALSE")
+    return f"({shared} OR {own})", {"shared_kinds": list(SHARED_KINDS), "project": scope.project}
+
+
+_SEARCH_SQL = """
+WITH nearest AS MATERIALIZED (
+    SELECT note_pk, embedding <=> %(q)s AS distance
+    FROM chunks
+    WHERE (owner = %(owner)s OR team) AND {where}
+    ORDER BY distance
+    LIMIT %(limit)s
+)
+SELECT n.id, s.kind, s.project, s.root, n.path, n.note_id, n.name, n.description, n.type, n.extra,
+       s.owner, s.team, 1 - min(t.distance) AS score
+FROM nearest t JOIN notes n ON n.id = t.note_pk JOIN sources s ON s.id = n.source_id
+GROUP BY n.id, s.id
+ORDER BY score DESC, n.id
+LIMIT %(k)s
+"""
+
+
+class PgIndex:
+    """``NoteIndex`` over one schema of a PostgreSQL database with pgvector.
+
+    One connection, used under a lock (psycopg connections are not meant for concurrent
+    transactions); open one ``PgIndex`` per thread for parallel work.
+    """
+
+    def __init__(self, url: str, model_id: str, dim: int, *, owner: str | None = None,
+                 schema: str = DEFAULT_SCHEMA, connect_timeout: int = 10) -> None:
+        try:
+            import psycopg
+            from pgvector.psycopg import register_vector
+        except ImportError as exc:
+            raise PgStoreError("the team store needs: pip install 'recall-memory[pg]'") from exc
+        self.model_id = model_id
+        self.dim = int(dim)
+        self.owner = owner or default_owner()
+        self.schema = schema
+        self._lock = threading.Lock()
+        try:
+            self.conn = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
+        except psycopg.Error as exc:
+            raise PgStoreError(f"cannot connect to the team store: {str(exc).strip()}") from exc
+        self._ensure_extension()
+        from psycopg import sql
+
+        self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        # The schema first, then public (where CREATE EXTENSION put the vector type).
+        self.conn.execute(sql.SQL("SET search_path TO {}, public").format(sql.Identifier(schema)))
+        register_vector(self.conn)
+        self._migrate()
+        self._check_model()
+        self.conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+        if self._iterative_scan_supported():
+            # A scoped search filters chunks after the index scan; iterative scans keep
+            # walking the graph until LIMIT rows pass the filter (pgvector >= 0.8).
+            self.conn.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    # --- setup ---------------------------------------------------------------
+    def _ensure_extension(self) -> None:
+        import psycopg
+
+        if self.conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+            return
+        try:
+            self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise PgStoreError(
+                "pgvector is not installed in this database and this user may not install it; "
+                f"ask an admin to run: CREATE EXTENSION vector ({str(exc).strip()})"
+            ) from exc
+
+    def _migrate(self) -> None:
+        with self.conn.transaction():
+            # Two machines connecting to a fresh database at once: one creates, one waits.
+            self.conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                              (f"recall-migrate:{self.schema}",))
+            self.conn.execute("CREATE TABLE IF NOT EXISTS migrations"
+                              " (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
+            done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
+            for name, ddl in MIGRATIONS:
+                if name in done:
+                    continue
+                self.conn.execute(ddl.format(dim=self.dim, m=HNSW_M, efc=HNSW_EF_CONSTRUCTION))
+                self.conn.execute("INSERT INTO migrations VALUES (%s, now())", (name,))
+            self.conn.execute(
+                "INSERT INTO meta VALUES ('model_id', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
+                (self.model_id, str(self.dim)),
+            )
+
+    def _check_model(self) -> None:
+        meta: dict[str, str] = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("model_id") != self.model_id or int(meta.get("dim", 0)) != self.dim:
+            # Scores of different models are not comparable, and dimensions differ.
+            raise PgStoreError(
+                f"schema {self.schema!r} holds vectors of {meta.get('model_id')} ({meta.get('dim')} dims), "
+                f"not {self.model_id} ({self.dim}); use the same model as your team or another [team] schema"
+            )
+
+    def _iterative_scan_supported(self) -> bool:
+        row = self.conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        parts = tuple(int(p) for p in str(row[0]).split(".")[:2] if p.isdigit()) if row else ()
+        return parts >= (0, 8)
+
+    def drop_vector_index(self) -> None:
+        """Before a bulk load: building HNSW once afterwards is far faster than per row."""
+        with self._lock:
+            self.conn.execute("DROP INDEX IF EXISTS chunks_embedding_hnsw")
+
+    def create_vector_index(self, maintenance_work_mem: str = "1GB") -> None:
+        with self._lock:
+            # The graph must fit in maintenance_work_mem or the build slows down a lot.
+            self.conn.execute(f"SET maintenance_work_mem = '{maintenance_work_mem}'")
+            self.conn.execute(
+                "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks USING hnsw "
+                f"(embedding vector_cosine_ops) WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+            )
+            self.conn.execute("ANALYZE chunks")
+
+    # --- the contract --------------------------------------------------------
+    def _source_row(self, source: SourceRef) -> tuple[int, str | None, bool]:
+        """Create or update the source row: (id, project, team)."""
+        row = self.conn.execute(
+            "INSERT INTO sources (owner, kind, root, project, team) VALUES (%s, %s, %s, %s, %s)"
+            " ON CONFLICT (owner, kind, root) DO UPDATE"
+            " SET project = COALESCE(EXCLUDED.project, sources.project), team = EXCLUDED.team"
+            " RETURNING id, project, team",
+            (self.owner, source.kind, source.root, source.project, source.team),
+        ).fetchone()
+        assert row is not None
+        sid, project, team = int(row[0]), row[1], bool(row[2])
+        # The chunks carry copies of these columns for join-free filtering: keep them equal.
+        self.conn.execute(
+            "UPDATE chunks SET project = %s, team = %s"
+            " WHERE source_id = %s AND (project IS DISTINCT FROM %s OR team <> %s)",
+            (project, team, sid, project, team),
+        )
+        return sid, project, team
+
+    def note_hashes(self, source: SourceRef) -> dict[str, str]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT n.path, n.content_hash FROM notes n JOIN sources s ON s.id = n.source_id"
+                " WHERE s.owner = %s AND s.kind = %s AND s.root = %s",
+                (self.owner, source.kind, source.root),
+            ).fetchall()
+        return {path: h for path, h in rows}
+
+    def replace_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[str], vectors) -> None:
+        import numpy as np
+        from psycopg.types.json import Jsonb
+
+        texts = [mask_secrets(t) for t in chunks]
+        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        if matrix.shape[1] != self.dim:
+            raise PgStoreError(f"vectors have {matrix.shape[1]} dims; this store holds {self.dim}")
+        with self._lock, self.conn.transaction():
+            sid, project, team = self._source_row(source)
+            row = self.conn.execute(
+                "INSERT INTO notes (source_id, path, note_id, name, description, type, content_hash, mtime,"
+                " extra) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (source_id, path) DO UPDATE SET note_id = EXCLUDED.note_id,"
+                " name = EXCLUDED.name, description = EXCLUDED.description, type = EXCLUDED.type,"
+                " content_hash = EXCLUDED.content_hash, mtime = EXCLUDED.mtime, extra = EXCLUDED.extra,"
+                " pushed_at = now()"
+                " RETURNING id",
+                (sid, note.path, note.note_id, mask_secrets(note.name), mask_secrets(note.description),
+                 note.type, note.content_hash, note.mtime, Jsonb(note.extra or {})),
+            ).fetchone()
+            assert row is not None
+            pk = int(row[0])
+            self.conn.execute("DELETE FROM chunks WHERE note_pk = %s", (pk,))
+            with self.conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO chunks (note_pk, ord, text, text_hash, embedding, source_id, owner, team,"
+                    " kind, project) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    [(pk, i, t, text_hash(t), matrix[i], sid, self.owner, team, source.kind, project)
+                     for i, t in enumerate(texts)],
+                )
+
+    def delete_notes(self, source: SourceRef, paths: Iterable[str]) -> int:
+        paths = list(paths)
+        if not paths:
+            return 0
+        with self._lock:
+            cur = self.conn.execute(
+                "DELETE FROM notes n USING sources s WHERE n.source_id = s.id AND s.owner = %s"
+                " AND s.kind = %s AND s.root = %s AND n.path = ANY(%s)",
+                (self.owner, source.kind, source.root, paths),
+            )
+        return cur.rowcount
+
+    def delete_own(self) -> int:
+        """Remove everything this machine pushed (``recall team forget``)."""
+        with self._lock:
+            return self.conn.execute("DELETE FROM sources WHERE owner = %s", (self.owner,)).rowcount
+
+    def search(self, qvec, scope: Scope | None = None, k_notes: int = 20) -> list[Hit]:
+        import json
+
+        where, params = _scope_sql(scope)
+        q = as_query_matrix(qvec)[0]
+        with self._lock:
+            rows = self.conn.execute(
+                _SEARCH_SQL.format(where=where),
+                {**params, "q": q, "owner": self.owner, "limit": CHUNKS_PER_QUERY, "k": k_notes},
+            ).fetchall()
+        hits = []
+        for pk, kind, project, root, path, note_id, name, desc, type_, extra, owner, team, score in rows:
+            note = {"pk": pk, "kind": kind, "project": project, "root": root, "path": path, "id": note_id,
+                    "name": name, "description": desc, "type": type_,
+                    "extra": extra if isinstance(extra, dict) else json.loads(extra or "{}"),
+                    "owner": owner, "team": team}
+            hits.append(Hit(note, float(score)))
+        return hits
+
+    def counts(self) -> dict[str, int]:
+        """Rows this machine can see (its own and the team's)."""
+        with self._lock:
+            sources, own = self.conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE owner = %s) FROM sources WHERE owner = %s OR team",
+                (self.owner, self.owner),
+            ).fetchone() or (0, 0)
+            notes = self.conn.execute(
+                "SELECT count(*) FROM notes n JOIN sources s ON s.id = n.source_id"
+                " WHERE s.owner = %s OR s.team",
+                (self.owner,),
+            ).fetchone()
+            chunks = self.conn.execute(
+                "SELECT count(*) FROM chunks WHERE owner = %s OR team", (self.owner,)
+            ).fetchone()
+        return {"sources": int(sources), "own_sources": int(own), "notes": int(notes[0] if notes else 0),
+                "chunks": int(chunks[0] if chunks else 0)}
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_team_index(config: Config, model_id: str, dim: int, url: str | None = None) -> PgIndex:
+    """The team store named by ``url``, ``RECALL_PG_URL`` or ``[team] url``."""
+    url = url or team_url(config)
+    if not url:
+        raise PgStoreError(f"no team store configured: set {URL_ENV} or [team] url in config.toml")
+    return PgIndex(url, model_id, dim, owner=default_owner(config),
+                   schema=str(config.get("team.schema") or DEFAULT_SCHEMA))

@@ -1,0 +1,385 @@
+"""Re-index notes as they are saved (``recall watch``, or the daemon with
+``[watch] enabled = true``).
+
+Editors save in bursts: a temp file written and renamed over the note (VS Code, vim
+with ``backupcopy=no``, JetBrains), or several writes to the note itself. The watcher
+collects the paths it hears about until the folder has been quiet for ``debounce``
+seconds (at most ``max_delay`` after the first event, so a file written continuously is
+still picked up), then handles the batch in one go:
+
+* each changed or new note file is re-read and replaced in one SQLite transaction
+  (``Indexer.sync_notes``; unchanged bytes are skipped, so a touch costs nothing);
+* each vanished one (deleted, or moved out of the folder) is deleted; a move inside the
+  folder is a vanished path plus a new one, both in the same batch;
+* a directory deleted, moved or created triggers a full (hash-checked) sync of its source;
+* then ONE FAISS rebuild for the whole batch, swapped in atomically.
+
+Searches read FAISS generations only, so they see the index before the batch or after
+it: never a note half-updated, missing, or twice (``tests/test_watch.py`` hammers this).
+
+Threads: watchdog's observer thread only queues paths; one worker thread owns its own
+SQLite connection (sqlite3 connections belong to the thread that opened them) and does
+all reading, embedding and writing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .indexer import Indexer, SourceSpec, SyncStats
+from .notes import INDEX_FILE, read_note
+from .service import DB_NAME
+from .store import Store
+
+if TYPE_CHECKING:
+    from .service import Recall
+
+log = logging.getLogger("recall.watch")
+
+# Editors finish a save within ~50 ms (write temp, fsync, rename); 200 ms of quiet
+# covers that with margin and still shows the new note well within a second.
+DEBOUNCE_S = 0.2
+# A file rewritten continuously (a log, a script appending) is still indexed once a second.
+MAX_DELAY_S = 1.0
+RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout)
+WATCHED_KINDS = ("memory", "rule", "dir")  # conversations come from transcripts: `recall index`
+
+
+@dataclass(frozen=True)
+class Watched:
+    source_id: int
+    kind: str
+    root: Path  # resolved: watchdog reports paths under the folder it was given
+    project: str | None
+
+
+@dataclass
+class BatchResult:
+    paths: int
+    stats: SyncStats
+    rebuilt: bool
+    seconds: float
+
+    def summary(self) -> str:
+        s = self.stats
+        return (f"{self.paths} path(s): added {s.added}, changed {s.changed}, removed {s.removed}, "
+                f"unchanged {s.unchanged}{'; index rebuilt' if self.rebuilt else ''} "
+                f"in {self.seconds * 1000:.0f} ms")
+
+
+def is_note_path(root: Path, path: Path) -> bool:
+    """Whether ``path`` is a file ``recall.notes.read_folder(root)`` would read."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return False
+    if path.suffix != ".md" or path.name == INDEX_FILE or any(p.startswith(".") for p in rel.parts):
+        return False
+    if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(root):
+        return False  # as read_folder: a link out of the folder must not expose other files
+    return path.is_file()
+
+
+class Watcher:
+    """Watches the folders of indexed sources and keeps the index in step.
+
+    ``sources``: the folders to watch (registered in the store if new); default, every
+    memory/rule/dir source already indexed under the app's ``RECALL_HOME``.
+    ``catch_up``: first sync each folder, for edits made while nobody was watching.
+    """
+
+    def __init__(self, app: Recall, sources: Sequence[SourceSpec] | None = None, *,
+                 debounce: float = DEBOUNCE_S, max_delay: float = MAX_DELAY_S, catch_up: bool = True,
+                 on_batch: Callable[[BatchResult], None] | None = None) -> None:
+        self.app = app
+        self.specs = list(sources) if sources is not None else None
+        self.debounce = debounce
+        self.max_delay = max(max_delay, debounce)
+        self.catch_up = catch_up
+        self.on_batch = on_batch
+        self.watched: list[Watched] = []
+        self.batches = 0
+        self.rebuilds = 0
+        self._cond = threading.Condition()
+        self._paths: set[str] = set()
+        self._dirs: set[str] = set()
+        self._first = self._last = 0.0
+        self._busy = False
+        self._stopping = False
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._observer: Any = None
+
+    # --- lifecycle -----------------------------------------------------------
+    def start(self, timeout: float = 30.0) -> Watcher:
+        """Start watching; returns once the folders are watched (events after this count)."""
+        self._thread = threading.Thread(target=self._run, name="recall-watch", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the watcher did not start")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def __enter__(self) -> Watcher:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Block until no event is pending and no batch is running (tests, scripts)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._paths or self._dirs or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    # --- events (observer thread) --------------------------------------------
+    def _queue(self, paths: Sequence[str] = (), dirs: Sequence[str] = ()) -> None:
+        if not paths and not dirs:
+            return
+        now = time.monotonic()
+        with self._cond:
+            if not (self._paths or self._dirs):
+                self._first = now
+            self._last = now
+            self._paths.update(paths)
+            self._dirs.update(dirs)
+            self._cond.notify_all()
+
+    def _handler(self):
+        from watchdog.events import FileSystemEventHandler
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:
+                kind = event.event_type
+                if kind in ("opened", "closed_no_write", "attrib"):
+                    return
+                found = [os.fsdecode(event.src_path)]
+                if kind == "moved":
+                    found.append(os.fsdecode(event.dest_path))
+                if event.is_directory:
+                    # A folder that vanished, moved or appeared: resync its source.
+                    if kind in ("deleted", "moved", "created"):
+                        watcher._queue(dirs=found)
+                    return
+                watcher._queue(paths=[p for p in found if p.endswith(".md")])
+
+        return Handler()
+
+    # --- the worker ------------------------------------------------------------
+    def _run(self) -> None:
+        store: Store | None = None
+        try:
+            from watchdog.observers import Observer
+
+            store = Store(self.app.home / DB_NAME)
+            indexer = Indexer(store, self.app.embedder, self.app.config.chunking)
+            self.watched = self._resolve_sources(store)
+            observer = Observer()
+            handler = self._handler()
+            for w in self.watched:
+                observer.schedule(handler, str(w.root), recursive=True)
+            observer.start()
+            self._observer = observer
+            with self._cond:
+                self._busy = self.catch_up  # wait_idle() also waits for the catch-up
+        except BaseException as exc:  # reported by start(), in the caller's thread
+            self._error = exc
+            self._ready.set()
+            if store is not None:
+                store.close()
+            return
+        self._ready.set()
+        try:
+            if self.catch_up:
+                self._guarded(indexer, store, set(), {str(w.root) for w in self.watched})
+            while True:
+                batch = self._next_batch()
+                if batch is None:
+                    break
+                self._guarded(indexer, store, *batch)
+        finally:
+            observer.stop()
+            observer.join(5)
+            store.close()
+
+    def _guarded(self, indexer: Indexer, store: Store, paths: set[str], dirs: set[str]) -> None:
+        result = None
+        try:
+            result = self._process(indexer, store, paths, dirs)
+        except Exception:
+            # One bad batch must not stop the watcher. Typical cause: the database stayed
+            # locked by a long `recall index`. Queue the batch again and retry later.
+            log.exception("re-indexing failed; retrying in %.0f s", RETRY_S)
+            with self._cond:
+                self._cond.wait_for(lambda: self._stopping, RETRY_S)
+            self._queue(list(paths), list(dirs))
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+        if result is not None and self.on_batch is not None:
+            self.on_batch(result)
+
+    def _next_batch(self) -> tuple[set[str], set[str]] | None:
+        """Wait for events, then for ``debounce`` s of quiet; take everything queued."""
+        with self._cond:
+            while not (self._paths or self._dirs or self._stopping):
+                self._cond.wait()
+            while not self._stopping:
+                now = time.monotonic()
+                wait = min(self._last + self.debounce, self._first + self.max_delay) - now
+                if wait <= 0:
+                    break
+                self._cond.wait(wait)
+            if self._stopping:
+                return None
+            batch = (self._paths, self._dirs)
+            self._paths, self._dirs = set(), set()
+            self._busy = True
+            return batch
+
+    def _resolve_sources(self, store: Store) -> list[Watched]:
+        if self.specs is None:
+            found = [Watched(sid, kind, Path(root), project) for sid, kind, root, project in store.sources()
+                     if kind in WATCHED_KINDS]
+        else:
+            found = []
+            for spec in self.specs:
+                root = spec.root.resolve()
+                found.append(Watched(store.source_id(spec.kind, str(root), spec.project), spec.kind, root,
+                                     spec.project))
+        watched = []
+        for w in found:
+            if w.root.is_dir():
+                watched.append(Watched(w.source_id, w.kind, w.root.resolve(), w.project))
+            else:
+                log.warning("not watching %s (%s): no such folder", w.root, w.kind)
+        return watched
+
+    def _source_of(self, path: Path) -> Watched | None:
+        # The deepest root containing the path (sources may nest: rules inside a notes dir).
+        best: Watched | None = None
+        for w in self.watched:
+            if path.is_relative_to(w.root) and (best is None or len(w.root.parts) > len(best.root.parts)):
+                best = w
+        return best
+
+    def _process(self, indexer: Indexer, store: Store, paths: set[str], dirs: set[str]) -> BatchResult:
+        t0 = time.perf_counter()
+        stats = SyncStats()
+        rescan = {w for w in self.watched for d in map(Path, dirs)
+                  if w.root.is_relative_to(d) or d.is_relative_to(w.root)}
+        for w in rescan:
+            self._sync_whole(indexer, store, w, stats)
+        by_source: dict[Watched, set[Path]] = {}
+        for p in map(Path, paths):
+            owner = self._source_of(p)
+            if owner is not None and owner not in rescan:
+                by_source.setdefault(owner, set()).add(p)
+        for w, changed in by_source.items():
+            self._sync_paths(indexer, store, w, changed, stats)
+        rebuilt = bool(stats.added or stats.changed or stats.removed)
+        if rebuilt:
+            # One new generation for the whole batch: readers switch from before to after.
+            indexer.rebuild(int(self.app.config.get("index.approximate_from_chunks", 100_000)))
+            self.rebuilds += 1
+        self.batches += 1
+        result = BatchResult(len(paths) + len(dirs), stats, rebuilt, time.perf_counter() - t0)
+        for problem in stats.problems:
+            log.warning("%s", problem)
+        log.info("%s", result.summary())
+        return result
+
+    def _sync_whole(self, indexer: Indexer, store: Store, w: Watched, stats: SyncStats) -> None:
+        if w.root.is_dir():
+            # Hash-checked: unchanged files are read and hashed, not parsed or embedded.
+            stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project)))
+        else:  # the folder itself is gone: so are its notes
+            indexer.sync_notes(w.source_id, [], stats, remove_missing=True)
+
+    def _sync_paths(self, indexer: Indexer, store: Store, w: Watched, paths: set[Path],
+                    stats: SyncStats) -> None:
+        existing = store.note_hashes(w.source_id)
+        # The store may spell a path differently (a symlinked or relative root): match on
+        # the real path, and keep the stored spelling so a note is never added twice.
+        stored_as = {os.path.realpath(p): p for p in existing}
+        notes, gone = [], []
+        for path in paths:
+            stored = stored_as.get(os.path.realpath(path))
+            if is_note_path(w.root, path):
+                note, problems = read_note(path)
+                stats.problems.extend(problems)
+                if note is not None:
+                    note.path = stored or str(path)
+                    notes.append(note)
+                    continue
+            if stored is not None:
+                gone.append(existing[stored][0])
+        if notes:
+            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False)
+        if gone:
+            stats.removed += store.delete_notes(gone)
+
+
+def maybe_start_watcher(app: Recall) -> Watcher | None:
+    """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
+    if not app.config.get("watch.enabled", False):
+        return None
+    debounce = float(app.config.get("watch.debounce_ms", DEBOUNCE_S * 1000)) / 1000
+    return Watcher(app, debounce=debounce).start()
+
+
+def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float = DEBOUNCE_S,
+              echo: Callable[[str], None] | None = None) -> None:
+    """Watch until Ctrl-C or SIGTERM (``recall watch``)."""
+    stop = threading.Event()
+    report = echo or (lambda line: None)
+
+    def on_batch(result: BatchResult) -> None:
+        s = result.stats
+        if result.rebuilt or s.problems:
+            report(result.summary())
+        for problem in s.problems:
+            report(f"warning: {problem}")
+
+    in_main = threading.current_thread() is threading.main_thread()  # signals: main thread only
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
+    watcher = Watcher(app, sources, debounce=debounce, on_batch=on_batch).start()
+    try:
+        for w in watcher.watched:
+            report(f"watching {w.root} ({w.kind})")
+        if not watcher.watched:
+            report("nothing to watch: index a folder first (recall index DIR)")
+            return
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)

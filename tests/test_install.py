@@ -1,0 +1,212 @@
+"""`recall install` / `recall uninstall` against real settings files."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from conftest import SAMPLE_NOTES, env_with
+from test_daemon import Daemons, index_dirs, write_config
+
+from recall import client
+from recall.cli_daemon import install as install_cmd
+from recall.cli_daemon import uninstall as uninstall_cmd
+from recall.install import (
+    InstallError,
+    add_hook,
+    hook_entry,
+    install,
+    is_ours,
+    remove_hook,
+    settings_path,
+    uninstall,
+)
+
+EXISTING = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(make test)"], "deny": []},
+    "hooks": {
+        "UserPromptSubmit": [
+            {"hooks": [{"type": "command", "command": "~/bin/prompt-logger.sh", "timeout": 2}]},
+        ],
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]},
+        ],
+    },
+    "env": {"FOO": "bar"},
+}
+
+
+def ours(settings: dict) -> list[dict]:
+    groups = settings.get("hooks", {}).get("UserPromptSubmit", [])
+    return [h for g in groups for h in g["hooks"] if is_ours(h)]
+
+
+def test_entry_is_exec_form_with_this_python():
+    entry = hook_entry()
+    assert entry == {"type": "command", "command": os.path.abspath(sys.executable),
+                     "args": ["-P", "-m", "recall.hook"], "timeout": 5}
+    assert is_ours(entry)
+    assert is_ours({"type": "command", "command": "/usr/bin/python3 -m recall.hook"})  # shell form
+    assert not is_ours({"type": "command", "command": "~/bin/prompt-logger.sh"})
+    assert not is_ours({"type": "command", "command": "python", "args": ["-m", "recall.hooks"]})
+
+
+def test_install_merges_is_idempotent_and_uninstall_restores_exactly(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(EXISTING, indent=4))
+    assert install(path) == "added"
+    after = json.loads(path.read_text())
+    assert len(ours(after)) == 1
+    # Everything else is still there, in the same order.
+    assert list(after) == list(EXISTING)
+    assert after["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
+    assert after["hooks"]["UserPromptSubmit"][0] == EXISTING["hooks"]["UserPromptSubmit"][0]
+    assert path.read_text().startswith('{\n  "model": "opus"')  # 2-space indentation
+
+    assert install(path) == "unchanged"
+    assert len(ours(json.loads(path.read_text()))) == 1
+
+    assert uninstall(path) == 1
+    assert json.loads(path.read_text()) == EXISTING
+    assert uninstall(path) == 0
+
+
+def test_install_into_a_missing_file_and_remove_it_again(tmp_path):
+    path = tmp_path / "nested" / "settings.json"
+    assert install(path) == "added"
+    settings = json.loads(path.read_text())
+    assert settings == {"hooks": {"UserPromptSubmit": [{"hooks": [hook_entry()]}]}}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert uninstall(path) == 1
+    assert json.loads(path.read_text()) == {}
+
+
+def test_reinstall_refreshes_a_stale_entry_and_drops_duplicates():
+    settings = copy.deepcopy(EXISTING)
+    stale = {"type": "command", "command": "/old/venv/bin/python", "args": ["-m", "recall.hook"],
+             "timeout": 5}
+    settings["hooks"]["UserPromptSubmit"].append({"hooks": [stale]})
+    settings["hooks"]["UserPromptSubmit"].append({"hooks": [dict(stale)]})
+    assert add_hook(settings) == "updated"
+    assert ours(settings) == [hook_entry()]
+    assert remove_hook(settings) == 1
+    assert settings == EXISTING
+
+
+def test_our_entry_sharing_a_group_with_another_hook(tmp_path):
+    path = tmp_path / "settings.json"
+    other = {"type": "command", "command": "other.sh"}
+    mixed = {"hooks": {"UserPromptSubmit": [{"hooks": [other, hook_entry()]}]}}
+    path.write_text(json.dumps(mixed))
+    assert install(path) == "unchanged"
+    assert uninstall(path) == 1
+    assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [{"hooks": [other]}]}}
+
+
+def test_keeps_mode_and_writes_through_a_symlink(tmp_path):
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps(EXISTING))
+    os.chmod(real, 0o640)
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    install(link)
+    assert link.is_symlink() and len(ours(json.loads(real.read_text()))) == 1
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert not list(real.parent.glob(".settings.*"))  # no temp file left behind
+
+
+def test_invalid_settings_are_left_alone(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"hooks": ')
+    with pytest.raises(InstallError):
+        install(path)
+    assert path.read_text() == '{"hooks": '
+
+
+def test_user_settings_honour_claude_config_dir(tmp_path):
+    assert settings_path(project=False) == tmp_path / "claude" / "settings.json"  # conftest sets it
+
+
+def test_project_settings_are_at_the_git_root(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "src" / "deep").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert settings_path(project=True, cwd=repo / "src" / "deep") == repo / ".claude" / "settings.json"
+
+
+def test_cli_install_and_uninstall_user_settings(tmp_path):
+    path = tmp_path / "claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(EXISTING, indent=2) + "\n")
+    runner = CliRunner()
+    for expected in ("added", "unchanged"):
+        result = runner.invoke(install_cmd, ["--user", "--skip-check"])
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith(f"{expected}: the recall hook in {path}")
+    assert len(ours(json.loads(path.read_text()))) == 1
+    result = runner.invoke(uninstall_cmd, [])
+    assert result.exit_code == 0 and "removed" in result.output
+    assert json.loads(path.read_text()) == EXISTING
+
+
+def test_cli_install_project(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.chdir(repo / "sub")
+    result = CliRunner().invoke(install_cmd, ["--project", "--skip-check"])
+    assert result.exit_code == 0, result.output
+    assert len(ours(json.loads((repo / ".claude" / "settings.json").read_text()))) == 1
+    assert not (tmp_path / "claude" / "settings.json").exists()
+    assert CliRunner().invoke(uninstall_cmd, ["--project"]).exit_code == 0
+    assert ours(json.loads((repo / ".claude" / "settings.json").read_text())) == []
+
+
+def test_the_installed_command_runs_as_claude_code_would(tmp_path):
+    """Spawn exactly what the settings say, without a shell, from a project folder that
+    has its own ``recall`` package: -P keeps it from shadowing ours."""
+    impostor = tmp_path / "project" / "recall"
+    impostor.mkdir(parents=True)
+    (impostor / "__init__.py").write_text("")
+    (impostor / "hook.py").write_text("print('SHADOWED')\n")
+    entry = hook_entry()
+    proc = subprocess.run([entry["command"], *entry["args"]], input=b'{"prompt": "ok"}',
+                          capture_output=True, cwd=impostor.parent, env=env_with(), timeout=entry["timeout"])
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_cli_install_times_a_warm_question(recall_home, hash_model, tmp_path):
+    write_config(recall_home)
+    index_dirs(SAMPLE_NOTES)
+    daemons = Daemons(recall_home, tmp_path)
+    try:
+        result = CliRunner().invoke(install_cmd, [])
+        assert result.exit_code == 0, result.output
+        assert "model: hash-256 on cpu" in result.output
+        assert "warm question through the daemon: median" in result.output
+        assert "fits in the hook's budget of 300 ms" in result.output or "hook_budget_ms =" in result.output
+        assert client.daemon_status()["running"]
+    finally:
+        daemons.kill_all()
+
+
+def test_cli_install_says_how_to_raise_the_cutoff_when_too_slow(recall_home, hash_model, tmp_path):
+    write_config(recall_home, "[daemon]\ndebug_delay_ms = 350\n")  # every question takes > 300 ms
+    index_dirs(SAMPLE_NOTES)
+    daemons = Daemons(recall_home, tmp_path)
+    try:
+        result = CliRunner().invoke(install_cmd, [])
+        assert result.exit_code == 0, result.output
+        assert "over the hook's budget of 300 ms" in result.output
+        assert "[daemon]\nhook_budget_ms = " in result.output
+        assert str(recall_home / "config.toml") in result.output
+    finally:
+        daemons.kill_all()

