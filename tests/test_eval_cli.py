@@ -1,0 +1,87 @@
+"""The command line: every subcommand has help, the lazy registry, latency reuse of the
+hook benchmark (present or absent), and `run` on the shipped sample with the test model."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from eval import latency
+from eval.cli import COMMANDS, main
+from recall.notes import read_folder
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_help(name):
+    res = CliRunner().invoke(main, [name, "--help"])
+    assert res.exit_code == 0, res.output
+    assert main.get_command(None, name).help.strip()  # type: ignore[union-attr]
+
+
+def test_group_lists_every_command():
+    res = CliRunner().invoke(main, ["--help"])
+    for name in COMMANDS:
+        assert name in res.output
+
+
+def test_latency_without_the_benchmark_measures_nothing(tmp_path):
+    data, message = latency.run_bench(tmp_path)
+    assert data is None and "bench/bench_hook.py missing" in message
+
+
+def test_latency_runs_the_benchmark_module_and_reads_its_json(tmp_path):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "__init__.py").write_text("")
+    (bench / "bench_hook.py").write_text(textwrap.dedent("""
+        import json, pathlib
+        out = pathlib.Path("reports/bench")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "hook.json").write_text(json.dumps({"hook": {"p50_ms": 4.1, "p95_ms": 7.5,
+                                                            "samples_ms": [3, 4, 4.1, 5, 7.5, 8]}}))
+    """))
+    data, message = latency.run_bench(tmp_path)
+    assert data is not None and "hook.json" in message
+    assert latency.samples(data) == ("hook.samples_ms", [3.0, 4.0, 4.1, 5.0, 7.5, 8.0])
+    assert latency.summary(data) == {"hook.p50_ms": 4.1, "hook.p95_ms": 7.5}
+
+
+def test_latency_reads_summaries_by_index_and_load():
+    """bench/bench_hook.py's shape: per index, {p50_ms, p95_ms, max_ms} per load, no raw timings."""
+    data = {"indexes": [
+        {"name": "sample", "sequential": {"n": 60, "p50_ms": 40.0, "p95_ms": 55.0, "max_ms": 80.0},
+         "concurrent": {"n": 100, "p50_ms": 90.0, "p95_ms": 140.0, "max_ms": 200.0}, "floor_ms": 35.0},
+        {"name": "synthetic", "sequential": {"n": 60, "p50_ms": 45.0, "p95_ms": 60.0, "max_ms": 90.0}},
+    ], "targets": {"p95_sequential_ms": 60, "ratio_p50_floor": 1.3}, "cpus": 2}
+    assert latency.samples(data) is None
+    rows = latency.percentiles(data)
+    assert [label for label, _ in rows] == ["indexes.sample.sequential", "indexes.sample.concurrent",
+                                            "indexes.synthetic.sequential"]
+    assert rows[0][1] == {"p50_ms": 40.0, "p95_ms": 55.0, "max_ms": 80.0}
+    summary = latency.summary(data)
+    assert summary["indexes.sample.concurrent.p95_ms"] == 140.0 and summary["indexes.sample.floor_ms"] == 35.0
+    assert "cpus" not in summary
+
+
+def test_latency_command_exits_zero_either_way():
+    res = CliRunner().invoke(main, ["latency", "--reuse"])
+    assert res.exit_code == 0
+
+
+def test_run_on_the_shipped_sample_with_the_test_model(tmp_path):
+    sets = sorted((ROOT / "datasets" / "sample" / "questions").glob("*.jsonl"))
+    if not sets:
+        pytest.skip("no shipped question set yet")
+    res = CliRunner().invoke(main, ["run", "--collection", "sample", "--model", "hash",
+                                    "--reports", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    run = (tmp_path / "sample" / "latest").read_text().strip()
+    results = json.loads((tmp_path / "sample" / run / "results.json").read_text())
+    assert results["n_questions"] == 40 * len(sets)
+    assert results["n_notes"] == len(read_folder(ROOT / "datasets" / "sample" / "notes")[0])

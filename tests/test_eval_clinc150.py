@@ -1,0 +1,113 @@
+"""CLINC150 adapter on a tiny synthetic data_full.json, the threshold search by hand,
+and (slow, skipped where absent) a limited run on the real file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from eval.cli import main
+from eval.clinc150 import DEFAULT_PATH, speaks, subsample, tune, write_notes
+
+INTENTS = {
+    "transfer": ["move money to my savings account", "send fifty dollars to my checking account",
+                 "transfer money between my accounts", "wire cash from checking to savings",
+                 "move funds into savings now", "put money from checking into savings",
+                 "transfer two hundred dollars to savings", "shift money over to my savings account"],
+    "weather": ["what is the weather like today", "will it rain tomorrow in boston",
+                "how hot is it outside right now", "weather forecast for this weekend",
+                "is it going to snow tonight", "tell me the temperature outside",
+                "do i need an umbrella today", "how cold will it be tomorrow morning"],
+    "alarm": ["set an alarm for seven am", "wake me up at six thirty tomorrow",
+              "create an alarm for noon", "alarm at five in the morning please",
+              "set my alarm clock for eight", "i need an alarm at nine pm",
+              "schedule a wake up alarm for six", "put an alarm on for seven fifteen"],
+}
+
+
+def synthetic(tmp_path: Path) -> Path:
+    data = {
+        "train": [[t, i] for i, ts in INTENTS.items() for t in ts],
+        "val": [["move some money into savings", "transfer"], ["is it raining outside today", "weather"],
+                ["set an alarm for six am", "alarm"]],
+        "test": [["transfer fifty dollars to savings", "transfer"],
+                 ["what is the weather tomorrow", "weather"],
+                 ["wake me up at seven", "alarm"], ["ok", "alarm"]],
+        "oos_val": [["who wrote the odyssey", "oos"], ["recommend a good sci-fi novel", "oos"]],
+        "oos_test": [["what is the capital of peru", "oos"], ["how do i bake sourdough bread", "oos"]],
+        "oos_train": [], "oos_val_x": [],
+    }
+    path = tmp_path / "data_full.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_notes_one_per_intent(tmp_path):
+    ids = write_notes([[t, i] for i, ts in INTENTS.items() for t in ts], tmp_path / "n")
+    assert ids == ["alarm", "transfer", "weather"]
+    text = (tmp_path / "n" / "transfer.md").read_text()
+    assert 'name: "transfer"' in text
+    assert "move money to my savings account; send fifty dollars" in text  # description
+    assert "transfer two hundred dollars to savings" in text.split("---")[-1]  # body
+
+
+def test_tune_by_hand():
+    tops = np.array([0.9, 0.8, 0.85, 0.6, 0.7])
+    gaps = np.array([0.10, 0.02, 0.08, 0.01, 0.03])
+    long_enough = np.ones(5, dtype=bool)
+    correct = np.array([True, False, True, False, False])
+    is_oos = np.array([False, False, False, True, True])
+    # Best possible: speak on the two right answers, silence both oos (4/5; the wrong
+    # in-scope answer is wrong whether silenced or not). Either floor can achieve it.
+    chosen = tune(tops, gaps, long_enough, correct, is_oos)
+    assert chosen["val_accuracy_with_abstention"] == pytest.approx(4 / 5)
+    assert chosen["val_oos_recall"] == 1.0
+    spoken = speaks(tops, gaps, long_enough, chosen["top_floor"], chosen["gap_floor"])
+    assert spoken[[0, 2]].all() and not spoken[[3, 4]].any()
+
+
+def test_subsample_is_seeded_and_keeps_train():
+    data = {"train": list(range(50)), "val": list(range(100)), "test": list(range(100)),
+            "oos_val": list(range(10)), "oos_test": list(range(10))}
+    a, b = subsample(data, 5, 1), subsample(data, 5, 1)
+    assert a == b and len(a["val"]) == 5 and len(a["oos_val"]) == 5 and a["train"] == data["train"]
+    assert subsample(data, 5, 2)["val"] != a["val"]
+
+
+def test_clinc150_command_on_synthetic_data(tmp_path):
+    data_file = synthetic(tmp_path)
+    res = CliRunner().invoke(main, ["clinc150", "--data", str(data_file), "--model", "hash", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    for key in ("in_scope_accuracy", "oos_recall", "hit_rate@1", "hit_rate@3"):
+        assert 0.0 <= data[key] <= 1.0
+    assert data["n"] == {"intents": 3, "val": 3, "oos_val": 2, "test": 4, "oos_test": 2}
+    assert set(data["thresholds"]) == {"gap_floor", "top_floor"}
+    assert data["tuning"]["on"] == "val + oos_val"
+    assert data["published"]["BERT"] == {"in_scope_accuracy": 0.962, "oos_recall": 0.523}
+    assert data["model"]["model_id"] == "hash-256"
+    assert data["hit_rate@3"] == 1.0  # three intents: every answer is in the top 3
+    res = CliRunner().invoke(main, ["clinc150", "--data", str(data_file), "--model", "hash"])
+    assert "BERT" in res.output and "96.2" in res.output and "52.3" in res.output
+
+
+def test_absent_file_is_a_clean_skip(tmp_path):
+    res = CliRunner().invoke(main, ["clinc150", "--data", str(tmp_path / "nope.json"), "--json"])
+    assert res.exit_code == 0
+    assert "not found" in res.output and "skipped" in res.output
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DEFAULT_PATH.exists(), reason=f"CLINC150 not at {DEFAULT_PATH}")
+def test_real_clinc150_limited():
+    res = CliRunner().invoke(main, ["clinc150", "--limit", "60", "--train-per-intent", "20", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["n"]["intents"] == 150 and data["n"]["test"] == 60
+    assert data["model"]["model_id"] == "intfloat/multilingual-e5-small"
+    assert data["hit_rate@1"] >= 0.5  # 150 intents: chance is 0.7%
+    assert 0.0 <= data["oos_recall"] <= 1.0

@@ -1,0 +1,127 @@
+"""Question-set contract (schema errors name the line), provenance, BEIR round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from eval.cli import main
+from eval.datasets import (
+    DatasetError,
+    check_expected,
+    export_beir,
+    import_beir,
+    load_questions,
+    load_sets,
+    write_corpus_as_notes,
+    write_questions,
+)
+from recall.notes import read_folder
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+NOTES = FIXTURES / "notes"
+QUESTIONS = FIXTURES / "questions.jsonl"
+GOOD = {"id": "x-01", "kind": "paraphrase", "text": "hello there", "expected": ["a"], "lang": "en"}
+
+
+def test_fixture_set_loads():
+    qs = load_questions(QUESTIONS)
+    assert len(qs) == 10
+    assert {q.kind for q in qs} == {"paraphrase", "unrelated"}
+    assert all(q.set_id == "questions" for q in qs)
+    assert [q for q in qs if q.kind == "unrelated"][0].expected == []
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "expected a JSON object"),
+    (json.dumps({k: v for k, v in GOOD.items() if k != "lang"}), "missing field(s) lang"),
+    (json.dumps({**GOOD, "extra": 1}), "unknown field(s) extra"),
+    (json.dumps({**GOOD, "kind": "related"}), "'kind' must be one of"),
+    (json.dumps({**GOOD, "text": "  "}), "'text' must be a non-empty string"),
+    (json.dumps({**GOOD, "expected": "a"}), "'expected' must be a list"),
+    (json.dumps({**GOOD, "expected": []}), "needs at least one expected"),
+    (json.dumps({**GOOD, "kind": "unrelated"}), "must have 'expected': []"),
+    (json.dumps({**GOOD, "id": "x-00"}).replace('"x-00"', '""'), "'id' must be a non-empty string"),
+    (json.dumps({**GOOD, "id": "x-00"}), "duplicate id 'x-00' (first on line 1)"),
+])
+def test_schema_errors_name_the_line(tmp_path, line, message):
+    path = tmp_path / "bad.jsonl"
+    first = json.dumps({**GOOD, "id": "x-00"})
+    path.write_text(first + "\n\n" + line + "\n", encoding="utf-8")  # a blank line still counts
+    with pytest.raises(DatasetError) as err:
+        load_questions(path)
+    assert f"{path}, line 3" in str(err.value)
+    assert message in str(err.value)
+
+
+def test_empty_and_missing_sets(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="no questions"):
+        load_questions(empty)
+    with pytest.raises(DatasetError, match="no such question set"):
+        load_questions(tmp_path / "nope.jsonl")
+
+
+def test_ids_must_be_unique_across_sets(tmp_path):
+    other = tmp_path / "other.jsonl"
+    write_questions(other, load_questions(QUESTIONS)[:1])
+    with pytest.raises(DatasetError, match="already used"):
+        load_sets([QUESTIONS, other])
+
+
+def test_expected_ids_must_exist():
+    qs = load_questions(QUESTIONS)
+    check_expected(qs, [p.stem for p in NOTES.glob("*.md")], "fixture")
+    with pytest.raises(DatasetError, match="fx-01.*unknown note"):
+        check_expected(qs, ["decimal-not-float"], "fixture")
+
+
+def test_score_command_reports_the_bad_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(GOOD) + "\n" + '{"id": "x-02"}\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["score", "--notes", str(NOTES), "--questions", str(bad),
+                                       "--model", "hash", "--json"])
+    assert result.exit_code == 1
+    assert "line 2" in result.output and "missing field(s)" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_beir_round_trip(tmp_path):
+    qs = load_questions(QUESTIONS)
+    counts = export_beir(NOTES, qs, tmp_path / "beir")
+    assert counts == {"corpus": 10, "queries": 10, "qrels": 6}
+    tsv = (tmp_path / "beir" / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+    assert tsv[0] == "query-id\tcorpus-id\tscore"
+    assert "fx-01\tnever-edit-applied-migration\t1" in tsv
+    queries = (tmp_path / "beir" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    first_query = json.loads(queries[0])
+    assert set(first_query) == {"_id", "text", "metadata"}
+    assert first_query["metadata"] == {"kind": "paraphrase", "lang": "en"}
+
+    corpus, back = import_beir(tmp_path / "beir")
+    assert [q.as_json() for q in back] == [q.as_json() for q in qs]
+    write_corpus_as_notes(corpus, tmp_path / "notes")
+    original, _ = read_folder(NOTES)
+    again, problems = read_folder(tmp_path / "notes")
+    assert not problems
+    key = lambda n: (n.id, n.name, n.description, n.body)  # noqa: E731
+    assert sorted(map(key, again)) == sorted(map(key, original))
+
+
+def test_beir_cli_round_trip(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "beir"
+    res = runner.invoke(main, ["export-beir", "--notes", str(NOTES), "--questions", str(QUESTIONS),
+                               "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["qrels"] == 6
+    res = runner.invoke(main, ["import-beir", str(out), "--notes-out", str(tmp_path / "n"),
+                               "--questions-out", str(tmp_path / "q.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert [q.as_json() for q in load_questions(tmp_path / "q.jsonl")] == \
+        [q.as_json() for q in load_questions(QUESTIONS)]

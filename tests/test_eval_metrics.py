@@ -1,0 +1,113 @@
+"""Metrics on hand-computed arrays, against ranx as an oracle, and the bootstrap's seed."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from eval import metrics as M
+from eval.metrics import Record
+
+
+def rec(qid, kind="paraphrase", ranked=(), expected=("a",), decision="nothing", injected=(), lang="en",
+        note_lang="en", nbytes=0):
+    return Record(id=qid, set_id="s", kind=kind, lang=lang, text=qid,
+                  expected=list(expected) if kind == "paraphrase" else [],
+                  note_lang=note_lang if kind == "paraphrase" else None, ranked=list(ranked),
+                  scores=[1.0 - i / 100 for i in range(len(ranked))], decision=decision,
+                  injected=list(injected), bytes=nbytes)
+
+
+def test_per_question_values_by_hand():
+    assert M.hit_at(["b", "a", "c"], ["a"], 1) == 0.0
+    assert M.hit_at(["b", "a", "c"], ["a"], 3) == 1.0
+    assert M.hit_at([], ["a"], 3) == 0.0
+    assert M.reciprocal_rank(["b", "c", "a"], ["a"]) == pytest.approx(1 / 3)
+    assert M.reciprocal_rank(["b", "c"], ["a"]) == 0.0
+    assert M.reciprocal_rank(["b", "a", "c"], ["c", "a"]) == 0.5  # first relevant counts
+    assert M.injected_hit(["a", "b"], ["b"]) == 1.0
+    assert M.injected_hit([], ["b"]) == 0.0
+
+
+def test_summary_by_hand():
+    records = [
+        rec("p1", ranked=["a", "b"], decision="short", injected=["a"], nbytes=500),  # rank 1, injected
+        rec("p2", ranked=["b", "a"], decision="full", injected=["b"], nbytes=900),  # rank 2, missed
+        rec("p3", ranked=["b", "c", "d", "a"]),  # rank 4, silent
+        rec("p4", ranked=[]),  # not found
+        rec("u1", kind="unrelated", ranked=["a"]),
+        rec("u2", kind="unrelated", ranked=["a"], decision="short", injected=["a"], nbytes=700),
+    ]
+    m = M.summarize(records)
+    assert m["hit_rate@1"]["value"] == pytest.approx(1 / 4)
+    assert m["hit_rate@3"]["value"] == pytest.approx(2 / 4)
+    assert m["mrr"]["value"] == pytest.approx((1 + 0.5 + 0.25 + 0) / 4)
+    assert m["injected_hit_rate"]["value"] == pytest.approx(1 / 4)
+    assert m["silence_rate"]["value"] == pytest.approx(1 / 2)
+    assert m["balanced_accuracy"]["value"] == pytest.approx((0.25 + 0.5) / 2)
+    assert m["short_rate"]["value"] == pytest.approx(2 / 6)
+    assert m["full_rate"]["value"] == pytest.approx(1 / 6)
+    assert m["bytes_p95"]["value"] == pytest.approx(np.percentile([500, 900, 700], 95))
+    assert m["hit_rate@1"]["n"] == 4 and m["silence_rate"]["n"] == 2 and m["bytes_p95"]["n"] == 3
+    for v in m.values():
+        lo, hi = v["ci95"]
+        assert lo <= v["value"] + 1e-9 and v["value"] <= hi + 1e-9
+
+
+def test_empty_populations_give_none():
+    m = M.summarize([rec("u1", kind="unrelated")])
+    assert m["hit_rate@1"] == {"value": None, "ci95": None, "n": 0}
+    assert m["bytes_p95"]["value"] is None
+    assert m["balanced_accuracy"]["value"] is None
+    assert "hit_rate@1" not in M.flat(m)
+
+
+def random_records(n: int, seed: int) -> list[Record]:
+    rng = random.Random(seed)
+    notes = [f"n{i}" for i in range(12)]
+    out = []
+    for i in range(n):
+        ranked = rng.sample(notes, rng.randint(0, 12))
+        out.append(rec(f"q{i}", ranked=ranked, expected=rng.sample(notes, rng.choice((1, 1, 2)))))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ranking_metrics_match_ranx(seed):
+    records = random_records(60, seed)
+    ours = M.summarize(records)
+    oracle = M.ranx_metrics(records)
+    for name in ("hit_rate@1", "hit_rate@3", "mrr"):
+        assert ours[name]["value"] == pytest.approx(oracle[name], abs=1e-9), name
+
+
+def test_bootstrap_is_reproducible_with_its_seed():
+    values = np.random.default_rng(0).integers(0, 2, size=80).astype(float)
+    a = M.bootstrap_ci(values, seed=7)
+    assert a == M.bootstrap_ci(values, seed=7)
+    assert a != M.bootstrap_ci(values, seed=8)
+    lo, hi = a
+    assert lo < values.mean() < hi
+    # 1,000 percentile resamples of a 0/1 mean: the interval is about +-2 standard errors.
+    se = values.std() / np.sqrt(values.size)
+    assert hi - lo == pytest.approx(4 * se, rel=0.25)
+    assert M.bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0)
+    assert M.bootstrap_ci([]) is None
+    assert M.summarize(random_records(30, 5), seed=3) == M.summarize(random_records(30, 5), seed=3)
+
+
+def test_language_breakdowns():
+    records = [
+        rec("e1", ranked=["a"], lang="en", note_lang="en"),
+        rec("e2", ranked=["b"], lang="en", note_lang="ja"),
+        rec("j1", ranked=["a"], lang="ja", note_lang="ja"),
+        rec("u1", kind="unrelated", lang="ja"),
+    ]
+    b = M.breakdowns(records)
+    assert set(b["by_lang"]) == {"en", "ja"}
+    assert b["by_lang"]["en"]["hit_rate@1"]["value"] == 0.5
+    assert b["by_lang"]["ja"]["silence_rate"]["value"] == 1.0
+    assert b["cross_lang"]["same"]["hit_rate@1"]["value"] == 1.0
+    assert b["cross_lang"]["cross"]["hit_rate@1"] == {"value": 0.0, "ci95": [0.0, 0.0], "n": 1}

@@ -1,0 +1,104 @@
+"""The report: files, `latest`, a self-contained HTML, and (where chromium exists) a
+headless render whose screenshot must show the figures."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from eval.cli import main
+from eval.report import run_id
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+NOTES = FIXTURES / "notes"
+QUESTIONS = FIXTURES / "questions.jsonl"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.fixture
+def run_dir(tmp_path) -> Path:
+    res = CliRunner().invoke(main, ["run", "--notes", str(NOTES), "--questions", str(QUESTIONS), "--model",
+                                    "hash", "--reports", str(tmp_path / "reports"),
+                                    "--collection", "fixture"])
+    assert res.exit_code == 0, res.output
+    latest = (tmp_path / "reports" / "fixture" / "latest").read_text().strip()
+    assert f"report: {tmp_path / 'reports' / 'fixture' / latest / 'report.html'}" in res.output
+    assert "balanced_accuracy" in res.output and "bm25" in res.output and "grep" in res.output
+    return tmp_path / "reports" / "fixture" / latest
+
+
+def test_run_writes_the_three_files(run_dir):
+    assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{7}", run_dir.name)
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["run_id"] == run_dir.name and results["collection"] == "fixture"
+    assert list(results["pipelines"]) == ["default", "original-rule", "grep", "bm25"]
+    assert len(results["curve"]["gap_floor"]) >= 80
+    assert results["sets"][0]["set_id"] == "questions"
+    md = (run_dir / "report.md").read_text()
+    assert "| hit_rate@1 |" in md and "## Headline metrics" in md
+
+
+def test_html_is_self_contained(run_dir):
+    page = (run_dir / "report.html").read_text()
+    srcs = re.findall(r"""src\s*=\s*['"]([^'"]*)""", page)
+    assert len(srcs) >= 3 and all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert not re.search(r"""href\s*=""", page)
+    assert "<link" not in page and "@import" not in page and "url(" not in page
+    for title in ("Score and gap distributions", "Silence vs hit trade-off", "Pipelines compared"):
+        assert title in page
+
+
+def test_report_command_rerenders_the_latest(run_dir):
+    (run_dir / "report.html").unlink()
+    reports = run_dir.parent.parent
+    res = CliRunner().invoke(main, ["report", "--collection", "fixture", "--reports", str(reports)])
+    assert res.exit_code == 0, res.output
+    assert (run_dir / "report.html").exists()
+
+
+def test_run_id_is_timestamp_plus_hash():
+    import datetime as dt
+
+    a = run_id({"model": "m", "metrics": {"x": 1}}, dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
+    b = run_id({"model": "m", "metrics": {"x": 2}}, dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
+    assert a.startswith("20260102T030405Z-") and a != b
+
+
+def test_latency_figure_when_bench_data_is_present():
+    from eval.report import figures
+
+    res = CliRunner().invoke(main, ["score", "--notes", str(NOTES), "--questions", str(QUESTIONS),
+                                    "--model", "hash", "--json", "--records", "--baselines"])
+    data = json.loads(res.stdout)
+    data["latency"] = {"hook": {"p50_ms": 4.0, "samples_ms": [3.0, 4.0, 4.5, 5.0, 9.0, 4.2]}}
+    assert [t for t, _png in figures(data)][-1] == "Hook latency"  # a histogram of the timings
+    data["latency"] = {"indexes": [{"name": "sample", "sequential": {"p50_ms": 40.0, "p95_ms": 55.0}}]}
+    assert [t for t, _png in figures(data)][-1] == "Hook latency"  # bars of the benchmark's summaries
+    data["latency"] = None
+    assert "Hook latency" not in [t for t, _png in figures(data)]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
+def test_html_renders_in_headless_chromium(run_dir, tmp_path):
+    import matplotlib.image as mpimg
+
+    shot = tmp_path / "report.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--no-first-run", f"--screenshot={shot}",
+                    "--window-size=1200,3000", (run_dir / "report.html").as_uri()],
+                   capture_output=True, timeout=120, check=False)
+    assert shot.exists(), "chromium wrote no screenshot"
+    img = mpimg.imread(shot)
+    assert img.shape[0] == 3000 and img.shape[1] == 1200
+    # Figures are colourful: a page of text and tables alone is grey-scale. Count pixels
+    # whose channels differ (the blue/red histograms and bars).
+    rgb = img[..., :3]
+    colourful = (rgb.max(axis=2) - rgb.min(axis=2)) > 0.25
+    assert colourful.mean() > 0.01
