@@ -56,11 +56,12 @@ class Settings:
         t = config.thresholds(model_id)
         learned = None
         if sel.get("kind", "gap") == "learned":
+            from .config import ConfigError
             from .learned import LearnedSelector
 
             table = config.get("learned", {}).get(model_id)
             if table is None:
-                raise ValueError(f"selector.kind = 'learned' but no [learned.\"{model_id}\"] table; "
+                raise ConfigError(f"selector.kind = 'learned' but no [learned.\"{model_id}\"] table; "
                                  "run recall-eval tune --learned")
             learned = LearnedSelector.from_dict(table)
         return cls(

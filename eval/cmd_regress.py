@@ -1,0 +1,59 @@
+"""``recall-eval regress``: fail (exit 1) when the effective config scores below the
+committed baseline (``make regress``, run by CI). The rule is in eval/regress.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .cli import UserError, echo_json, fail_cleanly, home_option, log, model_option, notes_options, resolve_inputs
+
+
+@click.command("regress")
+@notes_options
+@model_option
+@home_option
+@click.option("--baseline", "baseline_path", type=click.Path(path_type=Path),
+              help="Baseline JSON (default: reports/baseline/<collection>.json).")
+@click.option("--update", is_flag=True, help="Rewrite the baseline from this run instead of checking.")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@fail_cleanly
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], model: str | None,
+            home: Path | None, baseline_path: Path | None, update: bool, as_json: bool) -> None:
+    """Score the collection (default: sample, every set) and compare with the baseline:
+    hit_rate@3, injected_hit_rate and silence_rate may not drop by more than their
+    paired 95% bootstrap noise."""
+    from .datasets import PROJECT_ROOT, load_sets, write_json
+    from .prompting import collection_hash
+    from .regress import check, failure_message, make_baseline, table
+    from .score import score_collection
+
+    if collection is None and notes is None:
+        collection = "sample"
+    name, notes_dir, files = resolve_inputs(collection, notes, questions)
+    path = baseline_path or PROJECT_ROOT / "reports" / "baseline" / f"{name}.json"
+    if not update and not path.is_file():
+        raise UserError(f"no baseline at {path}; create it with: recall-eval regress --collection {name} --update")
+    qs = load_sets(files)
+    results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log)
+    model_id = results["model"]["model_id"]
+    if update:
+        write_json(path, make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files]))
+        click.echo(f"baseline written: {path} ({model_id}, {len(qs)} questions)")
+        return
+    baseline = json.loads(path.read_text(encoding="utf-8"))
+    if baseline["model"]["model_id"] != model_id:
+        raise UserError(f"baseline {path} was made with {baseline['model']['model_id']}, this run uses {model_id}; "
+                        "pass --model, or rewrite it with --update")
+    checks = check(baseline, results)
+    if as_json:
+        echo_json({"baseline": str(path), "model_id": model_id, "checks": [c.as_dict() for c in checks]})
+    else:
+        click.echo(f"{name} — {model_id}, thresholds [{results['thresholds_source']}], {len(qs)} questions; "
+                   f"baseline {path.name} ({baseline.get('created', '?')})")
+        click.echo(table(checks))
+    if not all(c.ok for c in checks):
+        raise UserError(failure_message(checks))
+    click.echo("regression gate passed", err=as_json)

@@ -1,0 +1,118 @@
+"""The regression gate: the committed config must not score worse than the committed baseline.
+
+``recall-eval regress --collection sample`` scores every shipped set with the effective
+config and the default model, and compares three metrics with
+``reports/baseline/<collection>.json``:
+
+    hit_rate@3          the ranking (model, chunking)
+    injected_hit_rate   ranking and selector together
+    silence_rate        the selector's restraint on unrelated messages
+
+Tolerance: the baseline stores every question's 0/1 value, so the comparison is paired
+(same questions, before and after). A metric fails when its drop exceeds the
+half-width of the 95% paired bootstrap interval of the per-question difference
+(current - baseline), i.e. when it falls by more than its own resampling noise. An
+unchanged pipeline has a zero-width interval and a zero drop, and passes; a few
+questions flipping (say on another CPU's float rounding) pass; a systematic loss fails.
+When the question ids differ from the baseline's (a set was added or edited) the
+comparison cannot be paired, and the tolerance is the half-width of the baseline's own
+95% interval instead (looser: run ``--update`` after changing sets).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import metrics as M
+
+GATED = ("hit_rate@3", "injected_hit_rate", "silence_rate")
+RULE = ("fail when value < baseline - tolerance; tolerance = half-width of the 95% paired bootstrap "
+        "interval of the per-question difference (current - baseline), or the baseline's own 95% "
+        "interval half-width when the questions do not pair")
+
+
+def per_question(records: list[dict]) -> dict[str, dict[str, float]]:
+    """{metric: {question id: 0/1}} from score_collection's per-question records."""
+    out: dict[str, dict[str, float]] = {m: {} for m in GATED}
+    for r in records:
+        if r["kind"] == "paraphrase":
+            out["hit_rate@3"][r["id"]] = M.hit_at(r["ranked"], r["expected"], 3)
+            out["injected_hit_rate"][r["id"]] = M.injected_hit(r["injected"], r["expected"])
+        else:
+            out["silence_rate"][r["id"]] = 1.0 if r["decision"] == "nothing" else 0.0
+    return out
+
+
+def make_baseline(results: dict, collection: str, collection_hash: str, sets: list[str]) -> dict:
+    default = results["pipelines"]["default"]
+    return {
+        "collection": collection,
+        "collection_hash": collection_hash,
+        "sets": sets,
+        "created": dt.date.today().isoformat(),
+        "model": results["model"],
+        "thresholds": results["thresholds"],
+        "thresholds_source": results["thresholds_source"],
+        "metrics": {m: results["metrics"][m] for m in M.HEADLINE},
+        "tolerance_rule": RULE,
+        "per_question": per_question(default["records"]),
+    }
+
+
+@dataclass
+class Check:
+    metric: str
+    value: float
+    baseline: float
+    tolerance: float
+    paired: bool
+    diff_ci95: list[float]
+
+    @property
+    def ok(self) -> bool:
+        return self.value >= self.baseline - self.tolerance - 1e-12
+
+    def as_dict(self) -> dict:
+        return {"metric": self.metric, "value": self.value, "baseline": self.baseline, "tolerance": self.tolerance,
+                "paired": self.paired, "diff_ci95": self.diff_ci95, "ok": self.ok}
+
+
+def paired_halfwidth(now: dict[str, float], then: dict[str, float], seed: int = M.SEED) -> tuple[float, list[float]]:
+    ids = sorted(then)
+    d = np.array([now[i] - then[i] for i in ids], float)
+    lo, hi = M.bootstrap_ci(d, seed=seed) or (0.0, 0.0)
+    return (hi - lo) / 2, [lo, hi]
+
+
+def check(baseline: dict, results: dict, seed: int = M.SEED) -> list[Check]:
+    now = per_question(results["pipelines"]["default"]["records"])
+    out = []
+    for m in GATED:
+        then = baseline.get("per_question", {}).get(m, {})
+        value = float(np.mean(list(now[m].values()))) if now[m] else 0.0
+        base_value = float(baseline["metrics"][m]["value"])
+        if then and set(then) == set(now[m]):
+            tol, ci = paired_halfwidth(now[m], then, seed)
+            out.append(Check(m, value, base_value, tol, True, ci))
+        else:
+            lo, hi = baseline["metrics"][m]["ci95"]
+            out.append(Check(m, value, base_value, (hi - lo) / 2, False, []))
+    return out
+
+
+def table(checks: list[Check]) -> str:
+    lines = [f"{'metric':<18}{'value':>8}{'baseline':>10}{'tolerance':>11}  {'diff 95% CI':<18}status"]
+    for c in checks:
+        ci = f"[{c.diff_ci95[0]:+.3f}, {c.diff_ci95[1]:+.3f}]" if c.paired else "(unpaired)"
+        lines.append(f"{c.metric:<18}{c.value:>8.3f}{c.baseline:>10.3f}{c.tolerance:>11.3f}  {ci:<18}"
+                     f"{'ok' if c.ok else 'FAIL'}")
+    return "\n".join(lines)
+
+
+def failure_message(checks: list[Check]) -> str:
+    bad = [c for c in checks if not c.ok]
+    return "regression: " + "; ".join(
+        f"{c.metric} {c.value:.3f} < baseline {c.baseline:.3f} - tolerance {c.tolerance:.3f}" for c in bad)

@@ -1,0 +1,241 @@
+"""recall-eval tune: the vectorised sweep agrees with decide(), cross-validation never
+reports on questions it tuned on, the objective means what it says, and the write-back
+keeps the config's comments and records provenance."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from eval.cli import main
+from eval.datasets import Question, collection_paths, load_sets
+from eval.tune import (
+    KEYS,
+    Objective,
+    Outcomes,
+    Ranked,
+    decide_all,
+    gap_settings,
+    margin_grid,
+    rank_questions,
+    rates,
+    search,
+    to_config,
+)
+from eval.tune_config import packaged_path, set_learned, set_thresholds, target_path
+from eval.tune_cv import folds, mcnemar, paired_bootstrap, run_protocol
+from recall.config import load_config, packaged_config_text
+from recall.selector import Hit, Settings
+
+SAMPLE = collection_paths("sample")
+
+
+def synthetic(n: int = 200, seed: int = 0) -> list[Ranked]:
+    """Random rankings, long descriptions (so byte caps drop notes), some short prompts."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        k = rng.choice([0, 1, 2, 5, 12, 15])
+        scores = sorted((rng.uniform(0.3, 0.95) for _ in range(k)), reverse=True)
+        ranked = [Hit({"id": f"n{j}", "name": f"note {j}", "description": "x" * rng.choice([10, 300, 900]),
+                       "path": f"/n{j}.md", "kind": "dir"}, s) for j, s in enumerate(scores)]
+        para = rng.random() < 0.5
+        text = rng.choice(["ok", "how do I run the migrations again?", "thanks, go on please"])
+        q = Question(f"q{i}", "paraphrase" if para else "unrelated", text,
+                     [f"n{rng.randrange(5)}"] if para else [], "en", f"set-{i % 3}")
+        out.append(Ranked(q, ranked))
+    return out
+
+
+def test_vectorised_outcomes_agree_with_decide():
+    ranked = synthetic()
+    base = Settings()
+    out = Outcomes(ranked, base, margin_grid(ranked, base))
+    rng = np.random.default_rng(1)
+    C = 300
+    t = {"gap_floor": rng.uniform(-0.05, 0.4, C), "top_floor": rng.uniform(0.2, 1.0, C),
+         "full_gap": rng.uniform(0.0, 0.5, C), "full_margin": rng.choice(out.margins, C)}
+    t["gap_floor"][:10], t["full_gap"][10:20] = -math.inf, math.inf
+    kind, hit = out.gap_rule(t)
+    for c in range(C):
+        s = replace(base, **{k: float(t[k][c]) for k in KEYS})
+        k2, h2 = decide_all(ranked, s)
+        assert (kind[c] == k2).all() and (hit[c] == h2).all(), c
+
+
+def test_objective_constrained_prefers_any_feasible_point():
+    obj = Objective()
+    r = {"injected_hit_rate": np.array([0.9, 0.5, 0.4]), "silence_rate": np.array([0.80, 0.85, 0.95])}
+    s = obj.score(r)
+    assert s.argmax() == 1 and s[0] < 0 < s[2]
+    assert "subject to silence_rate >= 0.85" in obj.describe()
+    w = Objective("weighted", weights={"injected_hit_rate": 1, "silence_rate": 5})
+    assert w.score(r).argmax() == 2
+    with pytest.raises(ValueError, match="unknown metric"):
+        Objective(target="mrr")
+
+
+def test_search_reports_what_the_written_thresholds_do():
+    ranked = synthetic(seed=3)
+    base = Settings()
+    out = Outcomes(ranked, base, margin_grid(ranked, base))
+    raw, train = search(out, Objective())
+    kind, hit = decide_all(ranked, replace(base, **to_config(raw)))
+    got = rates(kind[None], hit[None], out.kinds)
+    for m in train:
+        assert got[m][0] == pytest.approx(train[m])
+    assert train["silence_rate"] >= 0.85
+
+
+def test_leave_one_set_out_never_reports_on_tuned_questions():
+    ranked = synthetic(90)
+    seen = []
+    for name, tr, te in folds(ranked, ["set-0", "set-1"]):
+        assert not set(tr) & set(te)
+        assert {ranked[i].question.set_id for i in te} == {name}
+        assert {ranked[i].question.set_id for i in tr} == {"set-0", "set-1"} - {name}
+        seen += list(te)
+    assert sorted(seen) == [i for i, r in enumerate(ranked) if r.question.set_id in ("set-0", "set-1")]
+    one = folds(ranked, ["set-2"])  # one tuning set: 5 folds over its questions
+    assert len(one) == 5 and sorted(i for _n, _tr, te in one for i in te) == \
+        [i for i, r in enumerate(ranked) if r.question.set_id == "set-2"]
+
+
+def test_paired_tests():
+    a = np.array([1] * 30 + [0] * 10)
+    assert mcnemar(a, a)["p_value"] == 1.0
+    b = np.array([1] * 40)
+    res = mcnemar(a, b)
+    assert res["only_learned_correct"] == 10 and res["p_value"] < 0.01
+    pb = paired_bootstrap(a, b)
+    assert pb["diff"] == pytest.approx(0.25) and pb["ci95"][0] > 0 and pb["p_value"] < 0.05
+
+
+@pytest.fixture(scope="module")
+def hash_ranked(tmp_path_factory):
+    config = load_config(tmp_path_factory.mktemp("cfg") / "none.toml")
+    config.data["model"] = "hash"
+    qs = load_sets(SAMPLE.question_files[:3])
+    model_id, ranked = rank_questions(SAMPLE.notes_dir, qs, config, home=tmp_path_factory.mktemp("home"))
+    return model_id, ranked, gap_settings(config, model_id)
+
+
+def test_protocol_on_the_sample_with_the_test_model(hash_ranked):
+    model_id, ranked, base = hash_ranked
+    assert model_id == "hash-256" and len(ranked) == 120
+    rep = run_protocol(ranked, base, Objective(), ["sample-a", "sample-b"], ["sample-c"], learned=True)
+    assert rep["protocol"] == "leave-one-set-out" and rep["n_tune"] == 80 and rep["n_test"] == 40
+    assert [f["held_out"] for f in rep["folds"]] == ["sample-a", "sample-b"]
+    assert all(f["n_train"] == 40 for f in rep["folds"])
+    for block in (rep["cv"], rep["tuned"]["test"], rep["before"]["test"]):
+        assert set(block) >= {"injected_hit_rate", "silence_rate", "hit_rate@3", "short_rate", "full_rate"}
+    lr = rep["learned"]
+    assert 0 <= lr["cv"]["mcnemar"]["p_value"] <= 1 and "learned" in lr["test"]
+    json.dumps(rep)  # the report is plain JSON
+
+
+def test_write_back_keeps_comments_and_records_provenance():
+    old = packaged_config_text()
+    prov = {"tuned": "2026-01-01", "collections": ["sample:abc"], "tune_sets": ["a", "b"], "objective": "x"}
+    values = {"gap_floor": 0.02, "top_floor": 0.84, "full_gap": 3.0, "full_margin": 0.05}
+    new = set_thresholds(old, "test/model", values, prov)
+    new = set_learned(new, "test/model", {"threshold": 0.3, "coef": [[1.0, 2.0]]}, prov, "gap")
+    for line in old.splitlines():
+        if line.strip():
+            assert line in new, line  # every original line (comments, keys) survives
+    data = tomllib.loads(new)
+    t = data["thresholds"]["test/model"]
+    assert {k: t[k] for k in KEYS} == values and t["provenance"]["tune_sets"] == ["a", "b"]
+    # writing again replaces, not duplicates
+    again = set_thresholds(new, "test/model", {**values, "gap_floor": 0.03}, prov)
+    assert tomllib.loads(again)["thresholds"]["test/model"]["gap_floor"] == 0.03
+    assert again.count('[thresholds."test/model"]') == 1
+    # the same values written twice give the same file (no drifting blank lines)
+    twice = set_learned(set_thresholds(new, "test/model", values, prov),
+                        "test/model", {"threshold": 0.3, "coef": [[1.0, 2.0]]}, prov, "gap")
+    assert twice == new
+
+
+def test_targets(monkeypatch, tmp_path):
+    monkeypatch.setenv("RECALL_CONFIG", str(tmp_path / "mine.toml"))
+    assert target_path() == tmp_path / "mine.toml"
+    assert target_path(packaged=True) == packaged_path()
+    assert packaged_path().read_text(encoding="utf-8") == packaged_config_text()
+
+
+def test_cli_dry_run_writes_nothing_and_a_real_run_feeds_score(monkeypatch, tmp_path):
+    cfg = tmp_path / "user.toml"
+    monkeypatch.setenv("RECALL_CONFIG", str(cfg))
+    args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
+            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports")]
+    res = CliRunner().invoke(main, [*args, "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "+[thresholds.hash-256]" in res.output and "tuned, CV held-out" in res.output
+    assert not cfg.exists()
+    assert list((tmp_path / "reports" / "sample").glob("tune-*.json"))
+    assert list((tmp_path / "reports" / "sample").glob("tune-*.md"))
+
+    res = CliRunner().invoke(main, [*args, "--learned"])
+    assert res.exit_code == 0, res.output
+    data = tomllib.loads(cfg.read_text(encoding="utf-8"))
+    prov = data["thresholds"]["hash-256"]["provenance"]
+    assert prov["tune_sets"] == ["sample-a", "sample-b"] and prov["test_sets"] == ["sample-c"]
+    assert prov["collections"][0].startswith("sample:") and "silence_rate >= 0.85" in prov["objective"]
+    assert "cv_injected_hit_rate" in prov and "learned" in data
+
+    # recall-eval score reads the effective config: the tuned table is what it applies
+    from eval.score import score_collection
+
+    res = score_collection(SAMPLE.notes_dir, load_sets(SAMPLE.question_files[:1]), model="hash", baselines=False)
+    assert res["thresholds_source"] == "hash-256"
+    assert res["thresholds"] == {k: data["thresholds"]["hash-256"][k] for k in KEYS}
+
+
+def test_keep_thresholds_writes_only_the_learned_table_and_before_config_compares_with_it(tmp_path):
+    cfg = tmp_path / "user.toml"
+    cfg.write_text('[thresholds."hash-256"]\ngap_floor = 0.05\ntop_floor = 0.3\nfull_gap = 3.0\nfull_margin = 0.05\n')
+    args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
+            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports"), "--config", str(cfg)]
+    res = CliRunner().invoke(main, [*args, "--learned", "--keep-thresholds", "--before", "config", "--json"],
+                             env={"RECALL_CONFIG": str(cfg)})
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    kept = {"gap_floor": 0.05, "top_floor": 0.3, "full_gap": 3.0, "full_margin": 0.05}
+    assert rep["before"]["thresholds"] == kept and rep["tuned"]["thresholds"] == kept
+    assert all(f["thresholds"] == kept for f in rep["folds"])
+    data = tomllib.loads(cfg.read_text())
+    assert "provenance" not in data["thresholds"]["hash-256"] and "hash-256" in data["learned"]
+    res = CliRunner().invoke(main, [*args, "--no-write", "--json"], env={"RECALL_CONFIG": str(cfg)})
+    assert json.loads(res.stdout)["before"]["source"] == "original"
+
+
+def test_cli_rejects_bad_splits_and_objectives():
+    base = ["tune", "--collection", "sample", "--model", "hash", "--no-write"]
+    res = CliRunner().invoke(main, [*base, "--test-sets", "sample-z"])
+    assert res.exit_code == 1 and "unknown set 'sample-z'" in res.output
+    res = CliRunner().invoke(main, [*base, "--tune-sets", "sample-a", "--test-sets", "sample-a"])
+    assert res.exit_code == 1 and "both" in res.output
+    res = CliRunner().invoke(main, [*base, "--min", "mrr=0.5"])
+    assert res.exit_code == 1 and "unknown metric" in res.output
+
+
+def test_unknown_benchmark_collection_is_one_line(tmp_path):
+    res = CliRunner().invoke(main, ["tune", "--collection", "no-such-bench", "--model", "hash", "--no-write"])
+    assert res.exit_code == 1 and "no notes" in res.output
+
+
+def test_rules_120_skips_cleanly_when_absent():
+    from conftest import RULES_120
+
+    if not RULES_120.is_dir():
+        pytest.skip("rules-120 notes not present")
+    qs = collection_paths("rules-120").question_files
+    assert [Path(q).stem for q in qs] == ["rules-a", "rules-b", "rules-c"]
