@@ -1,6 +1,6 @@
 """``recall-eval compare``: measure embedders, BM25, fusion and rerankers on one collection,
 print the table, write ``reports/<collection>/compare-<run id>/{compare.html, compare.md,
-results.json}``. The method is in ``eval.compare``'s docstring; the HTML says it again."""
+compare.png, results.json}``. The method is in ``eval.compare``'s docstring; the HTML says it again."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def render_html(results: dict) -> str:
                                         for i, c in enumerate(r)) + "</tr>" for r in body) + "</table>")
     params = "".join(f"<tr><td class=l>{html.escape(n)}</td><td class=l>{html.escape(json.dumps(p['params']))}</td>"
                      f"<td class=l>{html.escape(p['label'])}</td></tr>" for n, p in results["pipelines"].items())
-    img = base64.b64encode(bar_plot(results)).decode("ascii")
+    img = base64.b64encode(results.get("_png") or bar_plot(results)).decode("ascii")
     notes = [caption(results)] + ([RANDOM_NOTE] if results.get("random_cross_encoders") else [])
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>recall compare</title>"
             f"<style>{CSS}</style></head><body><h1>recall compare — {html.escape(results['collection'])}</h1>"
@@ -130,7 +130,9 @@ def write(results: dict, root: Path) -> Path:
     (out / "results.json").write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     notes = "\n\n".join([caption(results)] + ([RANDOM_NOTE] if results.get("random_cross_encoders") else []))
     (out / "compare.md").write_text(f"{md_table(results)}\n\n{notes}\n", encoding="utf-8")
-    (out / "compare.html").write_text(render_html(results), encoding="utf-8")
+    png = bar_plot(results)
+    (out / "compare.png").write_bytes(png)
+    (out / "compare.html").write_text(render_html({**results, "_png": png}), encoding="utf-8")
     return out
 
 

@@ -364,7 +364,7 @@ def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, cross
     held_out = np.concatenate([te for _, _, te in bench.folds])
     rows = np.random.default_rng(seed).permutation(held_out)[:latency_questions]
     log(f"{bench.name}: timing {len(rows)} questions one at a time")
-    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    load_before = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     ops = time_ops(bench, P, specs, rows)
     probes: dict[tuple, dict | None] = {}
     pipelines = {}

@@ -9,7 +9,8 @@ operations and one matrix feeds every pipeline built from it:
     exp        dense plus note-side expansion: generated questions a note answers, as
                extra chunks of their note (the note still scores by its best chunk)
     bm25       Okapi BM25 (bm25s, Lucene variant) over ``eval.text.bm25_tokens`` (words,
-               CJK bigrams), as the BM25 baseline; unmatched notes are not retrieved
+               CJK bigrams), as the BM25 baseline, one document per note from its stored
+               chunks; unmatched notes are not retrieved
     grep       ``eval.baselines.GrepBaseline`` (content words found in the note)
 
 ``Parts`` computes each matrix on first use; ``make_specs`` lists every pipeline, built
@@ -37,7 +38,7 @@ from recall.notes import Note
 from recall.secrets import mask_secrets
 
 from .baselines import GrepBaseline
-from .datasets import DatasetError, note_text
+from .datasets import DatasetError
 from .text import bm25_tokens
 
 if TYPE_CHECKING:
@@ -208,6 +209,15 @@ class DenseIndex:
         return out
 
 
+def note_docs(corpus: Corpus) -> list[str]:
+    """One BM25 document per note: its stored chunks joined, the text a core can read back
+    from its store (masked; the 100-character overlaps count twice, harmlessly)."""
+    docs: list[list[str]] = [[] for _ in corpus.notes]
+    for text, owner in zip(corpus.chunks, corpus.chunk_note, strict=True):
+        docs[int(owner)].append(text)
+    return ["\n".join(d) for d in docs]
+
+
 class BM25Index:
     """BM25 over whole notes."""
 
@@ -216,7 +226,7 @@ class BM25Index:
 
         t0 = time.perf_counter()
         self._bm25 = bm25s.BM25()
-        self._bm25.index([bm25_tokens(note_text(n)) for n in corpus.notes], show_progress=False)
+        self._bm25.index([bm25_tokens(d) for d in note_docs(corpus)], show_progress=False)
         self._vocab = set(self._bm25.vocab_dict)
         self.n = len(corpus.notes)
         self.build_s = time.perf_counter() - t0
