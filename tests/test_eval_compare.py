@@ -4,6 +4,7 @@ held-out set, the command writes its report; one slow run on the real default mo
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -276,3 +277,49 @@ def test_real_default_model_on_the_sample(tmp_path):
     assert dense["metrics"]["hit_rate@3"]["value"] > 0.4
     assert dense["memory"]["rss_mb"] > 10 and dense["build_s"] > 0
     assert dense["latency"]["p50_ms"] > 1 and dense["latency"]["n"] == 5  # no upper bound: the machine is shared
+
+
+def _dropin():
+    """docs/decision/lexical.py: the module proposed for recall/lexical.py."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "decision" / "lexical.py"
+    spec = importlib.util.spec_from_file_location("recall_lexical_dropin", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_dropin_lexical_module_matches_what_eval_measured(tmp_path):
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from eval.compare import hits_of
+    from eval.pipelines import note_docs
+    from eval.text import bm25_tokens
+
+    lex = _dropin()
+    assert lex.STOPWORDS == ENGLISH_STOP_WORDS
+    texts = ["The Helm rollback, don't re-run due_date!", "請求書の税額は丸める", "mixed 日本語 and English 123"]
+    assert all(lex.tokens(t) == bm25_tokens(t) for t in texts)
+
+    corpus = Corpus.build(read_notes(Path(__file__).resolve().parent.parent / "datasets" / "sample" / "notes"))
+    mine, ref = lex.Bm25.build(note_docs(corpus)), BM25Index(corpus)
+    mine.save(tmp_path / "lexical.npz")
+    loaded = lex.Bm25.load(tmp_path / "lexical.npz")
+    emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
+    dense = DenseIndex.build(corpus, emb, cache)
+    questions = ["helm rollback in production", "税額の丸め方を教えて", "celery retry celery retry", "zzzz qqqq"]
+    qv = cache.embed(emb, questions, "query", "query")
+    d = dense.scores(qv, corpus)
+    for qi, text in enumerate(questions):
+        want = ref.score_one(text)
+        got = loaded.scores(text)
+        assert np.allclose(np.where(np.isfinite(want), want, 0.0), got, atol=1e-5)
+        # the fused order and the gate scores are those eval measured
+        order, gate = lex.fuse(d[qi], got, 0.6, k=20)
+        fused = fuse_one([d[qi], want], "wsum", {"weights": [0.6, 0.4]}, ["min-max", "max"])
+        assert order.tolist() == [int(j) for j in np.argsort(-fused, kind="stable")[: len(order)]]
+        bench = C.Bench("s", corpus, [], [], "")
+        hits = hits_of(bench, fused[None, :], d[qi : qi + 1], 0)
+        assert np.allclose(gate, [h.score for h in hits])
