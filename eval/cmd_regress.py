@@ -8,20 +8,27 @@ from pathlib import Path
 
 import click
 
-from .cli import UserError, echo_json, fail_cleanly, home_option, log, model_option, notes_options, resolve_inputs
+from .cli import (
+    UserError,
+    echo_json,
+    fail_cleanly,
+    log,
+    resolve_expansions,
+    resolve_inputs,
+    scoring_options,
+)
 
 
 @click.command("regress")
-@notes_options
-@model_option
-@home_option
+@scoring_options
 @click.option("--baseline", "baseline_path", type=click.Path(path_type=Path),
               help="Baseline JSON (default: reports/baseline/<collection>.json).")
 @click.option("--update", is_flag=True, help="Rewrite the baseline from this run instead of checking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @fail_cleanly
-def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], model: str | None,
-            home: Path | None, baseline_path: Path | None, update: bool, as_json: bool) -> None:
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], expansions: Path | None,
+            no_expansions: bool, model: str | None, home: Path | None, baseline_path: Path | None, update: bool,
+            as_json: bool) -> None:
     """Score the collection (default: sample, every set) and compare with the baseline:
     hit_rate@3, injected_hit_rate and silence_rate may not drop by more than their
     paired 95% bootstrap noise."""
@@ -36,8 +43,10 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     path = baseline_path or PROJECT_ROOT / "reports" / "baseline" / f"{name}.json"
     if not update and not path.is_file():
         raise UserError(f"no baseline at {path}; create it with: recall-eval regress --collection {name} --update")
+    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
     qs = load_sets(files)
-    results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log)
+    results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, expansions=exp,
+                               use_questions=use_questions)
     model_id = results["model"]["model_id"]
     if update:
         write_json(path, make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files]))

@@ -7,21 +7,27 @@ from pathlib import Path
 
 import click
 
-from .cli import fail_cleanly, home_option, log, model_option, notes_options, resolve_inputs, show_progress
+from .cli import (
+    fail_cleanly,
+    log,
+    resolve_expansions,
+    resolve_inputs,
+    scoring_options,
+    show_progress,
+)
 
 
 @click.command("run")
-@notes_options
-@model_option
-@home_option
+@scoring_options
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path),
               help="Reports folder (default: <project>/reports).")
 @click.option("--latency", is_flag=True, help="Run the hook benchmark first (otherwise its last result, "
                                                "if any, goes into the report).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly
-def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], model: str | None,
-            home: Path | None, reports_root: Path | None, latency: bool, quiet: bool) -> None:
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], expansions: Path | None,
+            no_expansions: bool, model: str | None, home: Path | None, reports_root: Path | None, latency: bool,
+            quiet: bool) -> None:
     """Score --collection (default: sample) with every shipped set, baselines included,
     and write reports/<collection>/<run id>/{results.json,report.md,report.html}."""
     from . import latency as lat
@@ -32,10 +38,12 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     if collection is None and notes is None:
         collection = "sample"
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
+    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
     qs = load_sets(files)
     log(f"{name}: {len(qs)} questions from {', '.join(f.name for f in files)}")
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=True,
-                               progress=show_progress(quiet), log=log)
+                               progress=show_progress(quiet), log=log, expansions=exp,
+                               use_questions=use_questions)
     results["sets"] = describe_sets(files)
     if latency:
         data, message = lat.run_bench()

@@ -9,28 +9,25 @@ import click
 from .cli import (
     echo_json,
     fail_cleanly,
-    home_option,
     log,
-    model_option,
-    notes_options,
+    resolve_expansions,
     resolve_inputs,
+    scoring_options,
     show_progress,
 )
 
 
 @click.command("score")
-@notes_options
-@model_option
-@home_option
+@scoring_options
 @click.option("--baselines", is_flag=True, help="Also score the baselines (original rule, BM25, grep).")
 @click.option("--records", is_flag=True, help="Include every question's ranking and decision in the JSON.")
 @click.option("--seed", default=None, type=int, help="Bootstrap seed (default: the harness's fixed seed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly
-def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], model: str | None,
-            home: Path | None, baselines: bool, records: bool, seed: int | None, as_json: bool,
-            quiet: bool) -> None:
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], expansions: Path | None,
+            no_expansions: bool, model: str | None, home: Path | None, baselines: bool, records: bool,
+            seed: int | None, as_json: bool, quiet: bool) -> None:
     """Score NOTES against question sets: hit rates, MRR, silence, bytes, 95% intervals.
 
     The notes are indexed into a temporary RECALL_HOME (or a cache under --home /
@@ -42,10 +39,12 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     from .score import describe_sets, score_collection, strip_records
 
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
+    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
     qs = load_sets(files)
     log(f"scoring {len(qs)} questions from {len(files)} set(s) against {notes_dir}")
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=baselines,
-                               progress=show_progress(quiet), seed=M.SEED if seed is None else seed, log=log)
+                               progress=show_progress(quiet), seed=M.SEED if seed is None else seed, log=log,
+                               expansions=exp, use_questions=use_questions)
     results["collection"] = name
     results["sets"] = describe_sets(files)
     if as_json:

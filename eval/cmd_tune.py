@@ -27,7 +27,15 @@ from pathlib import Path
 
 import click
 
-from .cli import UserError, echo_json, fail_cleanly, home_option, log, model_option, notes_options, resolve_inputs
+from .cli import (
+    UserError,
+    echo_json,
+    fail_cleanly,
+    log,
+    resolve_expansions,
+    resolve_inputs,
+    scoring_options,
+)
 
 
 def parse_pairs(items: tuple[str, ...] | list[str], what: str) -> dict[str, float]:
@@ -53,6 +61,14 @@ def resolve_collection(collection: str | None, notes: Path | None, questions: tu
             raise UserError(f"{collection}: no notes at datasets/{collection}/notes or {shared}")
         notes = shared
     return resolve_inputs(collection, notes, questions)
+
+
+def _questions_of(expansions: Path | None, use_questions: bool) -> str:
+    from .score import shown_path
+
+    if not use_questions:
+        return "off"
+    return shown_path(expansions) or "folder sidecar, if any"
 
 
 def split_sets(ids: list[str], tune: str | None, test: str | None) -> tuple[list[str], list[str]]:
@@ -86,6 +102,8 @@ def provenance(report: dict, report_path: Path | None, learned: bool = False) ->
     p = {"tuned": dt.date.today().isoformat(), "model": report["model"]["spec"],
          "collections": report["collections"], "tune_sets": report["tune_sets"], "test_sets": report["test_sets"],
          "objective": report["objective"], "protocol": report["protocol"]}
+    if report.get("note_questions"):
+        p["note_questions"] = report["note_questions"]
     for m in ("injected_hit_rate", "silence_rate"):
         p[f"cv_{m}"] = round(cv[m]["value"], 4)
         p[f"cv_{m}_ci95"] = [round(x, 4) for x in cv[m]["ci95"]]
@@ -114,9 +132,7 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 
 
 @click.command("tune")
-@notes_options
-@model_option
-@home_option
+@scoring_options
 @click.option("--tune-sets", help="Comma-separated set ids to tune on (default: all but the test sets).")
 @click.option("--test-sets", help="Comma-separated set ids tuning never sees (default: the last set by name).")
 @click.option("--pool", multiple=True, help="Another collection to tune on as well (its last set joins the tests).")
@@ -140,9 +156,9 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 @click.option("--seed", default=None, type=int, help="Bootstrap / fold seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tune report as JSON.")
 @fail_cleanly
-def command(collection, notes, questions, model, home, tune_sets, test_sets, pool, objective, target, minimums,
-            weights, before_kind, learned, keep_thresholds, packaged, config_path, dry_run, no_write, reports_root,
-            seed, as_json) -> None:
+def command(collection, notes, questions, expansions, no_expansions, model, home, tune_sets, test_sets, pool,
+            objective, target, minimums, weights, before_kind, learned, keep_thresholds, packaged, config_path,
+            dry_run, no_write, reports_root, seed, as_json) -> None:
     """Tune the selector's thresholds per model, cross-validated across question sets."""
     from . import metrics as M
     from . import tune_config as TC
@@ -162,18 +178,21 @@ def command(collection, notes, questions, model, home, tune_sets, test_sets, poo
     name, notes_dir, files = resolve_collection(collection, notes, questions)
     ids = [f.stem for f in files]
     tune_ids, test_ids = split_sets(ids, tune_sets, test_sets)
-    groups = [(name, notes_dir, [f for f in files if f.stem in tune_ids + test_ids])]
+    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
+    groups = [(name, notes_dir, [f for f in files if f.stem in tune_ids + test_ids], exp)]
     for extra in pool:
         p_name, p_notes, p_files = resolve_collection(extra, None, ())
         p_tune, p_test = split_sets([f.stem for f in p_files], None, None)
         tune_ids, test_ids = tune_ids + p_tune, test_ids + p_test
-        groups.append((p_name, p_notes, p_files))
+        groups.append((p_name, p_notes, p_files, resolve_expansions(extra, None, no_expansions)[0]))
 
     ranked, model_id = [], ""
-    for g_name, g_notes, g_files in groups:
+    for g_name, g_notes, g_files, g_exp in groups:
         qs = load_sets(g_files)
-        log(f"{g_name}: ranking {len(qs)} questions from {', '.join(f.stem for f in g_files)}")
-        model_id, got = rank_questions(g_notes, qs, config, home, log=log)
+        log(f"{g_name}: ranking {len(qs)} questions from {', '.join(f.stem for f in g_files)}"
+            + (f", notes with questions from {g_exp}" if g_exp else ""))
+        model_id, got = rank_questions(g_notes, qs, config, home, log=log, expansions=g_exp,
+                                       use_questions=use_questions)
         ranked += got
     base = gap_settings(config, model_id)
     before = original_settings(base) if before_kind == "original" else base
@@ -184,7 +203,9 @@ def command(collection, notes, questions, model, home, tune_sets, test_sets, poo
     except ValueError as exc:
         raise UserError(str(exc)) from None
     report.update({"collection": "+".join(g[0] for g in groups), "model": {"spec": config.model, "model_id": model_id},
-                   "collections": [f"{g[0]}:{collection_hash(g[1])}" for g in groups], "seed": seed})
+                   "collections": [f"{g[0]}:{collection_hash(g[1])}" for g in groups], "seed": seed,
+                   # which questions the notes carried while ranking (thresholds depend on it)
+                   "note_questions": [f"{g[0]}:{_questions_of(g[3], use_questions)}" for g in groups]})
     report["run_id"] = stamp(report)
     text = table(report) + "\n\n" + tuned_text(report) + ("\n\n" + learned_text(report) if learned else "")
     switch = None

@@ -61,6 +61,13 @@ def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:
     return Collection(name, base / "notes", files)
 
 
+def collection_expansions(name: str | None, root: Path = PROJECT_ROOT) -> Path | None:
+    """``datasets/NAME/expansions.jsonl``: the questions per note shipped for a collection
+    (``recall-eval expand`` writes them), or None."""
+    path = root / "datasets" / name / "expansions.jsonl" if name else None
+    return path if path is not None and path.is_file() else None
+
+
 def read_notes(notes_dir: Path) -> list[Note]:
     notes, _problems = read_folder(notes_dir)
     if not notes:

@@ -23,7 +23,6 @@ index build time can be reported from cache.
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -154,20 +153,14 @@ class Corpus:
 
 
 def load_expansions(path: Path, note_ids: Sequence[str]) -> dict[str, list[str]]:
-    """``{"note": stem, "questions": [...]}`` per line; unknown stems are an error (a
+    """The core's sidecar reader (``recall.expansions.read_sidecar``, so eval measures the
+    questions the core would index), strict: any bad line or unknown note is an error (a
     mismatched file would silently measure nothing)."""
-    known, out = set(note_ids), {}
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-            stem, questions = str(obj["note"]), [str(q) for q in obj["questions"] if str(q).strip()]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise DatasetError(f"{path}, line {i}: expected {{note, questions}} ({exc})") from None
-        if stem not in known:
-            raise DatasetError(f"{path}, line {i}: unknown note {stem!r}")
-        out.setdefault(stem, []).extend(questions)
+    from recall.expansions import read_sidecar
+
+    out, problems = read_sidecar(path, known=list(note_ids))
+    if problems:
+        raise DatasetError("; ".join(str(p) for p in problems[:3]) + (" ..." if len(problems) > 3 else ""))
     return out
 
 

@@ -81,6 +81,13 @@ def _md_table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _pipeline_rows(pipeline: dict | None) -> list[list[str]]:
+    if not pipeline:
+        return []
+    return [["note questions indexed", f"{pipeline['note_questions']} (from {pipeline['expansions'] or 'none'})"],
+            ["BM25 weight in the order", f"{pipeline['lexical_weight']:g}"]]
+
+
 def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every table, shared by the Markdown and the HTML."""
     p = results["pipelines"]
@@ -100,6 +107,7 @@ def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
         ["model", f"{results['model']['spec']} ({results['model']['model_id']})"],
         ["thresholds from", results.get("thresholds_source", "")],
         *[[k, f"{v:g}"] for k, v in t.items()],
+        *_pipeline_rows(results.get("pipeline")),
         ["notes", str(results["n_notes"])],
         ["questions", f"{results['n_questions']} ({results['n_paraphrase']} paraphrase, "
                       f"{results['n_unrelated']} unrelated)"],

@@ -3,7 +3,13 @@
 The default pipeline is recall itself: ``recall.service.Recall`` indexes the notes into a
 throwaway RECALL_HOME (or a cache folder under a given one) and answers each question with
 ``query(text, Scope(everything=True))``, so the harness measures exactly what the hook
-would do, thresholds and byte caps included.
+would do, thresholds and byte caps included. Notes carry their questions (note-side
+expansion, ``recall.expansions``) when the collection has them.
+
+When it does, two more rows show what each part of the pipeline is worth, on the same
+questions and thresholds: ``no-questions`` (the notes' text only, still fused with
+BM25: a user who never ran ``recall-eval expand``) and ``dense`` (text only, no BM25:
+the pipeline before either). They re-use the same index and vectors: no re-embedding.
 
 ``Evaluator`` wraps this in the sentence-transformers evaluator contract:
 ``evaluator(model) -> dict[str, float]``, keys prefixed with its name, ``primary_metric``
@@ -41,6 +47,8 @@ if TYPE_CHECKING:
 
 PIPELINES = {
     "default": "recall (effective config)",
+    "no-questions": "recall without the notes' questions",
+    "dense": "recall without questions or BM25 fusion",
     "original-rule": "original gap rule, printed thresholds",
     "bm25": "BM25 (bm25s), top 3 when anything matches",
     "grep": "grep -i content words, top 3 when anything matches",
@@ -128,15 +136,44 @@ def pipeline_result(records: list[M.Record], seed: int) -> dict:
             "records": [r.as_dict() for r in records]}
 
 
+def source_spec(notes_dir: Path, expansions: Path | None = None, use_questions: bool = True) -> SourceSpec:
+    """How eval indexes a collection: as a folder, with its questions file when given
+    (else the folder's own ``expansions.jsonl`` sidecar, if any, as the core would)."""
+    return SourceSpec("dir", notes_dir.resolve(), expansions=expansions, questions=use_questions)
+
+
+def shown_path(path: Path | None) -> str | None:
+    """A path as the report shows it: relative to the project when inside it."""
+    from .datasets import PROJECT_ROOT
+
+    if path is None:
+        return None
+    resolved = path.resolve()
+    return str(resolved.relative_to(PROJECT_ROOT)) if resolved.is_relative_to(PROJECT_ROOT) else str(path)
+
+
+def _ask(app: Recall, questions: Sequence[Question], progress: bool, desc: str) -> list[Scored]:
+    out = []
+    for q in progress_bar(questions, progress, desc=desc, unit="q"):
+        res = app.query(q.text, Scope(everything=True))
+        out.append(Scored(q, res.hits, res.decision, res.timings.get("total_ms", 0.0)))
+    return out
+
+
 def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: str | None = None,
                      embedder: Embedder | None = None, home: Path | None = None, baselines: bool = True,
-                     progress: bool = False, seed: int = M.SEED,
-                     log: Callable[[str], None] = lambda _m: None) -> dict:
-    """Index ``notes_dir``, ask every question, and return results (JSON-ready)."""
+                     progress: bool = False, seed: int = M.SEED, expansions: Path | None = None,
+                     use_questions: bool = True, log: Callable[[str], None] = lambda _m: None) -> dict:
+    """Index ``notes_dir``, ask every question, and return results (JSON-ready).
+
+    ``expansions``: the notes' questions file (default: the folder's sidecar, if any);
+    ``use_questions=False`` indexes the notes' text only."""
     notes = read_notes(notes_dir)
     check_expected(questions, [n.id for n in notes], str(notes_dir))
     note_langs = {n.id: detect_lang(note_text(n)) for n in notes}
     config = effective_config(model or (embedder.model_id if embedder is not None else None))
+    spec = source_spec(notes_dir, expansions, use_questions)
+    variants: dict[str, list[Scored]] = {}
     with eval_home(notes_dir, home) as where:
         app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
         log(f"indexing {len(notes)} notes from {notes_dir} with {app.embedder.model_id}")
@@ -145,16 +182,25 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
 
         with tqdm(total=None, unit="chunk", desc="embedding notes", file=sys.stderr,
                   disable=not progress, leave=False) as bar:
-            app.index([SourceSpec("dir", notes_dir.resolve())], progress=lambda n, _d: bar.update(n))
+            stats = app.index([spec], progress=lambda n, _d: bar.update(n))
+        for problem in stats.problems:
+            log(f"warning: {problem}")
         index_s = time.perf_counter() - t0
+        n_questions = app.store.counts()["questions"]
         settings = app.settings()
-        scored: list[Scored] = []
-        for q in progress_bar(questions, progress, desc="asking questions", unit="q"):
-            res = app.query(q.text, Scope(everything=True))
-            scored.append(Scored(q, res.hits, res.decision, res.timings.get("total_ms", 0.0)))
+        scored = _ask(app, questions, progress, "asking questions")
+        if baselines and n_questions:
+            # Same index, text only (the question chunks' vectors stay cached), then no BM25.
+            app.index([replace(spec, questions=False)])
+            variants["no-questions"] = _ask(app, questions, progress, "without questions")
+            app.searcher.lexical_weight = 0.0
+            variants["dense"] = _ask(app, questions, progress, "dense only")
+        lexical_weight = float(config.get("search.lexical_weight", 0.0))
         app.store.close()
 
     records = {"default": [make_record(s.question, s.hits, s.decision, note_langs) for s in scored]}
+    for name, asked in variants.items():
+        records[name] = [make_record(s.question, s.hits, s.decision, note_langs) for s in asked]
     if baselines:
         records["original-rule"] = [
             make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings), note_langs)
@@ -176,6 +222,9 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         "thresholds": {k: getattr(settings, k) for k in THRESHOLD_KEYS},
         "thresholds_source": settings.thresholds_source,
         "notes_dir": str(notes_dir),
+        "pipeline": {"note_questions": n_questions,
+                     "expansions": shown_path(spec.sidecar()),
+                     "lexical_weight": lexical_weight},
         "n_notes": len(notes),
         "n_questions": len(questions),
         "n_paraphrase": sum(q.kind == "paraphrase" for q in questions),
@@ -219,8 +268,10 @@ class Evaluator:
     greater_is_better = True
 
     def __init__(self, notes_dir: Path, question_files: Sequence[Path], name: str = "",
-                 baselines: bool = False, home: Path | None = None, seed: int = M.SEED) -> None:
+                 baselines: bool = False, home: Path | None = None, seed: int = M.SEED,
+                 expansions: Path | None = None) -> None:
         self.notes_dir = notes_dir
+        self.expansions = expansions
         self.questions = load_sets(question_files)
         self.name = name
         self.baselines = baselines
@@ -233,5 +284,6 @@ class Evaluator:
         spec = model if isinstance(model, str) else None
         emb = None if model is None or isinstance(model, str) else model
         self.last_result = score_collection(self.notes_dir, self.questions, model=spec, embedder=emb,
-                                            home=self.home, baselines=self.baselines, seed=self.seed)
+                                            home=self.home, baselines=self.baselines, seed=self.seed,
+                                            expansions=self.expansions)
         return M.flat(self.last_result["metrics"], self.name)

@@ -67,21 +67,22 @@ def gap_settings(config: Config, model_id: str) -> Settings:
 
 
 def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Config, home: Path | None = None,
-                   embedder=None, log: Callable[[str], None] = lambda _m: None) -> tuple[str, list[Ranked]]:
-    """Index ``notes_dir`` with the config's model and rank every question once."""
+                   embedder=None, log: Callable[[str], None] = lambda _m: None,
+                   expansions: Path | None = None, use_questions: bool = True) -> tuple[str, list[Ranked]]:
+    """Index ``notes_dir`` (with its questions: ``expansions`` or the folder's sidecar) with
+    the config's model and rank every question once."""
     from recall.embedders import get_embedder
-    from recall.indexer import SourceSpec
     from recall.search import Scope
     from recall.service import Recall
 
     from .datasets import check_expected, read_notes
-    from .score import eval_home
+    from .score import eval_home, source_spec
 
     check_expected(questions, [n.id for n in read_notes(notes_dir)], str(notes_dir))
     with eval_home(notes_dir, home) as where:
         app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
         log(f"indexing {notes_dir} with {app.embedder.model_id}")
-        app.index([SourceSpec("dir", notes_dir.resolve())])
+        app.index([source_spec(notes_dir, expansions, use_questions)])
         app.searcher.refresh()
         # search() directly, not query(): query() would apply the configured selector,
         # which may be a learned one that does not exist yet.

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .chunking import ChunkConfig
-from .indexer import _fingerprint, note_chunks, text_hash
+from .indexer import _fingerprint, note_chunks, question_chunks, text_hash
 from .notes import Note
 from .search import Scope, Searcher
 from .secrets import mask_secrets
@@ -94,7 +94,8 @@ def prepare_note(note: Note, cfg: ChunkConfig | None = None) -> tuple[NoteRecord
         description=mask_secrets(note.description), type=note.type,
         content_hash=_fingerprint(note.content_hash, cfg), mtime=note.mtime,
     )
-    return record, [text for text, _ in note_chunks(note, cfg)]
+    # A team store has no BM25: a note's questions (front matter) are plain extra chunks.
+    return record, [text for text, _ in (*note_chunks(note, cfg), *question_chunks(note))]
 
 
 @dataclass

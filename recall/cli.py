@@ -19,16 +19,31 @@ class UserError(click.ClickException):
     """One-line error for the user (exit 1)."""
 
 
-def _fail_cleanly(fn):
+def clean_errors(*extra):
+    """Decorator: errors a user can fix become one ``Error: ...`` line (exit 1), no traceback.
+
+    Always catches missing files or folders, bad config, no model and permission errors;
+    ``extra`` adds exception classes, or zero-argument functions returning one, called when
+    the command runs, so a heavy module is imported only then. Shared by ``recall.cli_extra``
+    and ``eval.cli``.
+    """
     import functools
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, PermissionError) as exc:
-            raise UserError(str(exc)) from None
-    return wrapper
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            caught: tuple[type[BaseException], ...] = (
+                FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, PermissionError,
+                *(t if isinstance(t, type) else t() for t in extra))
+            try:
+                return fn(*args, **kwargs)
+            except caught as exc:
+                raise UserError(str(exc)) from None
+        return wrapper
+    return decorate
+
+
+_fail_cleanly = clean_errors()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,7 +73,9 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, quiet: bool
     """Index notes: DIRs given, or the current project's memory folder and shared rules.
 
     Only new or changed notes are embedded; removed ones are dropped. Each DIR given
-    is searched by later queries against the same RECALL_HOME.
+    is searched by later queries against the same RECALL_HOME. A folder's
+    expansions.jsonl (questions per note, from `recall-eval expand`) and notes'
+    front-matter `questions:` are indexed as extra chunks of their note.
     """
     from tqdm import tqdm
 
@@ -91,6 +108,7 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, quiet: bool
     click.echo(
         f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}; "
         f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
+        + (f"; {stats.questions_total} note questions among the chunks written" if stats.questions_total else "")
     )
 
 
@@ -132,6 +150,9 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
         click.echo(f"model {app.embedder.model_id}; thresholds from [{s.thresholds_source}]: "
                    f"gap_floor {s.gap_floor}, top_floor {s.top_floor}, full_gap {s.full_gap}, "
                    f"full_margin {s.full_margin}")
+        if "lexical_ms" in res.timings:
+            click.echo(f"order: dense fused with BM25 (search.lexical_weight {app.searcher.lexical_weight}); "
+                       "each score is the dense ranking's score at that rank, which the gap rule reads")
         chosen = {id(h.note) for h in d.chosen}
         for rank, h in enumerate(res.hits[:k], 1):
             mark = "*" if id(h.note) in chosen else " "

@@ -18,18 +18,21 @@ class TeamError(click.ClickException):
     """One-line error for the user (exit 1)."""
 
 
+def _pg_store_error() -> type[Exception]:
+    from .pgstore import PgStoreError
+
+    return PgStoreError
+
+
 def _clean_errors(fn):
+    """``recall.cli.clean_errors`` plus PgStoreError. ``recall.cli`` imports this module at
+    its end, so importing it here at import time would be circular: look it up per call."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from .config import ConfigError
-        from .embedders import EmbedderError
-        from .pgstore import PgStoreError
+        from .cli import clean_errors
 
-        try:
-            return fn(*args, **kwargs)
-        except (FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, PgStoreError,
-                PermissionError) as exc:
-            raise TeamError(str(exc)) from None
+        return clean_errors(_pg_store_error)(fn)(*args, **kwargs)
     return wrapper
 
 

@@ -1,10 +1,12 @@
 """Bring the store up to date with folders of notes, then rebuild the FAISS index.
 
-Incremental: a note whose bytes (and chunking settings) are unchanged is skipped; a
-changed note is re-chunked, and only chunks whose text has no vector yet for this
-model are embedded. Removed files are dropped. Each note is replaced in its own
-transaction, and the FAISS index is swapped only at the end, so a crash mid-index
-leaves the previous index live and the store consistent.
+Incremental: a note whose bytes (and chunking settings, and its questions in the
+folder's expansions sidecar) are unchanged is skipped; a changed note is re-chunked,
+and only chunks whose text has no vector yet for this model are embedded. A note's
+questions (recall.expansions) are stored as chunks of their own, after its text.
+Removed files are dropped. Each note is replaced in its own transaction, and the
+FAISS index is swapped only at the end, so a crash mid-index leaves the previous index
+live and the store consistent.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from .chunking import ChunkConfig, chunk_text
 from .embedders import Embedder
+from .expansions import SIDECAR, merge, questions_hash, read_sidecar
 from .notes import Note, Problem, read_folder
 from .secrets import mask_secrets
 from .store import Store
@@ -35,12 +38,14 @@ class SyncStats:
     unchanged: int = 0
     chunks_embedded: int = 0
     chunks_total: int = 0
+    questions_total: int = 0  # of chunks_total, how many are questions (recall.expansions)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     embed_seconds: float = 0.0
 
     def merge(self, other: SyncStats) -> None:
-        for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total"):
+        for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total",
+                     "questions_total"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.extend(other.problems)
         self.embed_seconds += other.embed_seconds
@@ -51,11 +56,25 @@ class SourceSpec:
     kind: str  # memory | rule | dir
     root: Path
     project: str | None = None
+    # Questions per note (recall.expansions): this file, else <root>/expansions.jsonl if any.
+    expansions: Path | None = None
+    questions: bool = True  # False: index the notes' text only (no front-matter or sidecar questions)
+
+    def sidecar(self) -> Path | None:
+        if not self.questions:
+            return None
+        path = self.expansions or self.root / SIDECAR
+        return path if path.is_file() else None
 
 
-def _fingerprint(note_hash: str, cfg: ChunkConfig) -> str:
-    # Chunking settings are part of the hash: changing them re-chunks every note.
-    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}"
+def _fingerprint(note_hash: str, cfg: ChunkConfig, sidecar_questions: list[str] | None = None,
+                 questions: bool = True) -> str:
+    # Chunking settings are part of the hash: changing them re-chunks every note; so are
+    # the note's questions from the sidecar (front-matter ones are in the note's bytes).
+    # The ":q" marks fingerprints written since notes have questions: an index from before
+    # re-reads every note once (re-embedding only the new question chunks).
+    q = questions_hash(sidecar_questions or []) if questions else "-off"
+    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}"
 
 
 def text_hash(text: str) -> str:
@@ -66,6 +85,24 @@ def note_chunks(note: Note, cfg: ChunkConfig) -> list[tuple[str, str]]:
     """(masked chunk text, its hash) for a note. Secrets never reach the store."""
     texts = chunk_text(mask_secrets(note.name), mask_secrets(note.description), mask_secrets(note.body), cfg)
     return [(t, text_hash(t)) for t in texts]
+
+
+def question_chunks(note: Note) -> list[tuple[str, str]]:
+    """(masked question, its hash) for each of the note's questions: chunks of their own,
+    outside ``max_chunks``, embedded as passages like the note's text (as measured)."""
+    texts = [mask_secrets(q) for q in note.questions]
+    return [(t, text_hash(t)) for t in dict.fromkeys(texts)]
+
+
+def source_sidecar(spec: SourceSpec, stats: SyncStats) -> dict[str, list[str]]:
+    """The source's questions per note stem (empty without a sidecar); bad lines go to
+    ``stats.problems``."""
+    path = spec.sidecar()
+    if path is None:
+        return {}
+    sidecar, problems = read_sidecar(path)
+    stats.problems.extend(problems)
+    return sidecar
 
 
 class Indexer:
@@ -81,40 +118,51 @@ class Indexer:
         root = spec.root.resolve()  # absolute paths: they are what the agent is shown
         source_id = self.store.source_id(spec.kind, str(root), spec.project)
         known = {path: fp for path, (_, fp) in self.store.note_hashes(source_id).items()}
+        sidecar_path = spec.sidecar()
+        sidecar = source_sidecar(spec, stats)
         notes, problems = read_folder(
-            root, skip=lambda path, digest: known.get(path) == _fingerprint(digest, self.cfg)
+            root, skip=lambda path, digest: known.get(path)
+            == _fingerprint(digest, self.cfg, sidecar.get(Path(path).stem), spec.questions),
         )
         stats.problems.extend(problems)
-        self.sync_notes(source_id, notes, stats)
+        if sidecar_path is not None:
+            stems = {n.id for n in notes}
+            stats.problems.extend(Problem(str(sidecar_path), f"no note named {stem!r} in this folder; "
+                                          "its questions are ignored") for stem in sidecar if stem not in stems)
+        self.sync_notes(source_id, notes, stats, sidecar=sidecar, questions=spec.questions)
         return stats
 
     def sync_notes(self, source_id: int, notes: Iterable[Note], stats: SyncStats,
-                   extra: Callable[[Note], dict] | None = None, remove_missing: bool = True) -> None:
+                   extra: Callable[[Note], dict] | None = None, remove_missing: bool = True,
+                   sidecar: dict[str, list[str]] | None = None, questions: bool = True) -> None:
         existing = self.store.note_hashes(source_id)
         seen: set[str] = set()
-        pending: list[tuple[Note, list[tuple[str, str]], str, bool]] = []
+        pending: list[tuple[Note, list[tuple[str, str]], list[tuple[str, str]], str, bool]] = []
         for note in notes:
             seen.add(note.path)
-            fp = _fingerprint(note.content_hash, self.cfg)
+            extra_questions = (sidecar or {}).get(note.id, [])
+            fp = _fingerprint(note.content_hash, self.cfg, extra_questions, questions)
             old = existing.get(note.path)
             if note.unchanged or (old is not None and old[1] == fp):
                 stats.unchanged += 1
                 continue
-            pending.append((note, note_chunks(note, self.cfg), fp, old is None))
+            note.questions = merge(note.questions, extra_questions) if questions else []
+            pending.append((note, note_chunks(note, self.cfg), question_chunks(note), fp, old is None))
 
         # Embed what is missing, then write notes: a crash between the two only leaves
         # unused vectors behind, never a note without its vectors.
-        self._embed_missing({h: t for _, chunks, _, _ in pending for t, h in chunks}, stats)
-        for note, chunks, fp, is_new in pending:
+        self._embed_missing({h: t for _, chunks, qs, _, _ in pending for t, h in (*chunks, *qs)}, stats)
+        for note, chunks, qchunks, fp, is_new in pending:
             self.store.upsert_note(
                 source_id, path=note.path, note_id=note.id,
                 name=mask_secrets(note.name), description=mask_secrets(note.description),
                 type=note.type, content_hash=fp, mtime=note.mtime, chunks=chunks,
-                extra=extra(note) if extra else None,
+                extra=extra(note) if extra else None, questions=qchunks,
             )
             stats.added += is_new
             stats.changed += not is_new
-            stats.chunks_total += len(chunks)
+            stats.chunks_total += len(chunks) + len(qchunks)
+            stats.questions_total += len(qchunks)
         if remove_missing:
             gone = [pk for path, (pk, _) in existing.items() if path not in seen]
             stats.removed += self.store.delete_notes(gone)

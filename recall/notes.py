@@ -49,6 +49,9 @@ class Note:
     mtime: float = 0.0
     warnings: list[str] = field(default_factory=list)
     unchanged: bool = False  # bytes known to the caller: not parsed (see read_folder's skip)
+    # Messages the note should answer (front matter ``questions:``, then the folder's
+    # expansions sidecar): indexed as extra chunks, see recall.expansions.
+    questions: list[str] = field(default_factory=list)
 
 
 def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
@@ -109,6 +112,15 @@ def parse_note(path: Path, raw: bytes) -> Note:
     note_type = _text_field(meta, "type").lower()
     if note_type and note_type not in NOTE_TYPES:
         warnings.append(f"unknown type {note_type!r}")
+    questions = meta.get("questions")
+    if questions is None and isinstance(meta.get("metadata"), dict):
+        questions = meta["metadata"].get("questions")
+    if isinstance(questions, str):
+        questions = [questions]
+    if questions is not None and (not isinstance(questions, list)
+                                  or not all(isinstance(q, str) for q in questions)):
+        warnings.append("front matter 'questions' is not a list of strings; ignored")
+        questions = None
     return Note(
         id=path.stem,
         path=str(path),
@@ -118,6 +130,7 @@ def parse_note(path: Path, raw: bytes) -> Note:
         body=body.strip(),
         content_hash=hashlib.sha256(raw).hexdigest(),
         warnings=warnings,
+        questions=list(questions or []),
     )
 
 

@@ -1,4 +1,5 @@
-"""Search: embed the question, scan the index, score each note by its best chunk.
+"""Search: embed the question, scan the index, score each note by its best chunk, then
+fuse that ranking with BM25 over each note's text (``recall.lexical``).
 
 A ``Scope`` says which notes a question may see: the hook's scope is the current
 project's memory (and its conversation titles) plus shared rules and indexed folders;
@@ -19,6 +20,9 @@ from .vector_index import LoadedIndex, current_marker, load_index
 # Chunks fetched per question before grouping by note. A note has at most 6 chunks, so
 # 200 chunks always hold the 11 distinct notes the gap needs, with room to spare.
 CHUNKS_PER_QUERY = 200
+# With fusion, the dense list must hold ``fusion_depth`` notes: a note has at most 6 text
+# chunks and 8 questions, so depth x 14 chunks always do.
+CHUNKS_PER_NOTE_MAX = 14
 SHARED_KINDS = ("rule", "dir")
 
 
@@ -53,9 +57,12 @@ def _repo_matches(project_key: str, name: str) -> bool:
 class Searcher:
     """Holds one model and its index; reloads the index when a new generation is live."""
 
-    def __init__(self, embedder: Embedder, home: Path | None = None) -> None:
+    def __init__(self, embedder: Embedder, home: Path | None = None, lexical_weight: float = 0.0,
+                 fusion_depth: int = 50) -> None:
         self.embedder = embedder
         self.home = home
+        self.lexical_weight = lexical_weight
+        self.fusion_depth = fusion_depth
         self.index: LoadedIndex | None = load_index(embedder.model_id, home)
         import faiss
 
@@ -72,26 +79,57 @@ class Searcher:
         return False
 
     def search(self, text: str, scope: Scope | None = None, k_notes: int = 20) -> tuple[list[Hit], dict]:
-        """Ranked notes (best chunk per note), and timings in ms."""
+        """Ranked notes and timings in ms. With ``lexical_weight`` > 0 (and a generation that
+        has BM25), the order is the fusion of dense and BM25; each hit's score is then the
+        dense list's score at that rank, so the gap rule decides exactly as dense would."""
         t0 = time.perf_counter()
         qv = self.embedder.embed_queries([text])
         t1 = time.perf_counter()
-        hits = self.search_vector(qv, scope, k_notes)
+        idx = self.index
+        fusing = self.lexical_weight > 0 and idx is not None and idx.lexical is not None
+        if not fusing:
+            hits = self.search_vector(qv, scope, k_notes)
+            return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (time.perf_counter() - t1) * 1000}
+        assert idx is not None and idx.lexical is not None
+        import numpy as np
+
+        from .lexical import fuse
+
+        scope = scope or Scope(everything=True)
+        best = self._best_per_note(idx, qv, scope, self.fusion_depth * CHUNKS_PER_NOTE_MAX)
         t2 = time.perf_counter()
-        return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000}
+        dense = np.full(len(idx.notes), -np.inf)
+        if best:
+            dense[list(best)] = list(best.values())
+        lex = idx.lexical.scores(text)
+        if not scope.everything:
+            lex[~self._admitted(idx, scope)] = 0.0
+        order, gate = fuse(dense, lex, 1 - self.lexical_weight, self.fusion_depth, k_notes)
+        hits = [Hit(idx.notes[int(n)], float(g)) for n, g in zip(order, gate, strict=True)]
+        t3 = time.perf_counter()
+        return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
 
     def search_vector(self, qv, scope: Scope | None, k_notes: int = 20) -> list[Hit]:
+        """Dense only: notes by their best chunk's cosine."""
         idx = self.index
         if idx is None or idx.ntotal == 0:
             return []
-        scope = scope or Scope(everything=True)
-        k = min(CHUNKS_PER_QUERY, idx.ntotal)
+        best = self._best_per_note(idx, qv, scope or Scope(everything=True), CHUNKS_PER_QUERY)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])[:k_notes]
+        return [Hit(idx.notes[n], s) for n, s in ranked]
+
+    def _best_per_note(self, idx: LoadedIndex, qv, scope: Scope, chunks: int) -> dict[int, float]:
+        """note position -> its best chunk's score, over the ``chunks`` best chunks in scope."""
+        if idx.ntotal == 0:
+            return {}
+        k = min(chunks, idx.ntotal)
         params = None
         if not scope.everything:
             sel = self._selector(idx, scope)
             if sel is None:
-                return []
-            params, k = sel
+                return {}
+            params, allowed = sel
+            k = min(k, allowed)
         if params is None:
             scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
         else:
@@ -103,8 +141,18 @@ class Searcher:
             n = int(idx.chunk_note[cid])
             if n not in best:  # results come best first: the first is the note's best chunk
                 best[n] = float(score)
-        ranked = sorted(best.items(), key=lambda kv: -kv[1])[:k_notes]
-        return [Hit(idx.notes[n], s) for n, s in ranked]
+        return best
+
+    def _admitted(self, idx: LoadedIndex, scope: Scope):
+        """Boolean mask over ``idx.notes``: which notes the scope may see (cached)."""
+        import numpy as np
+
+        key = (scope.key, "notes")
+        mask = idx._scope_cache.get(key)
+        if mask is None:
+            mask = np.array([scope.admits(n) for n in idx.notes], dtype=bool)
+            idx._scope_cache[key] = mask
+        return mask
 
     def _selector(self, idx: LoadedIndex, scope: Scope):
         import faiss
@@ -113,7 +161,7 @@ class Searcher:
         cached = idx._scope_cache.get(scope.key)
         if cached is not None:
             return cached if cached != "empty" else None
-        allowed_notes = np.array([scope.admits(n) for n in idx.notes], dtype=bool)
+        allowed_notes = self._admitted(idx, scope)
         chunk_ids = np.nonzero(allowed_notes[idx.chunk_note])[0].astype(np.int64)
         if chunk_ids.size == 0:
             idx._scope_cache[scope.key] = "empty"
@@ -123,7 +171,7 @@ class Searcher:
             params = faiss.SearchParametersHNSW(sel=sel, efSearch=128)  # type: ignore[attr-defined]
         else:
             params = faiss.SearchParameters(sel=sel)  # type: ignore[call-arg]
-        value = (params, min(CHUNKS_PER_QUERY, int(chunk_ids.size)), sel, chunk_ids)
+        value = (params, int(chunk_ids.size), sel, chunk_ids)
         idx._scope_cache[scope.key] = value[:2]
         # keep the selector and its array alive as long as the params use them
         idx._scope_cache[(scope.key, "keep")] = value[2:]

@@ -63,7 +63,9 @@ class Recall:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            self._searcher = Searcher(self.embedder, self.home)
+            self._searcher = Searcher(self.embedder, self.home,
+                                      lexical_weight=float(self.config.get("search.lexical_weight", 0.0)),
+                                      fusion_depth=int(self.config.get("search.fusion_depth", 50)))
         return self._searcher
 
     def settings(self) -> Settings:

@@ -81,6 +81,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         # Per-note data that only some kinds have (a conversation's date and session).
         "ALTER TABLE notes ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';",
     ),
+    (
+        "0003_chunk_role",
+        # 'text': a piece of the note; 'question': a message the note answers
+        # (recall.expansions). Both are searched; only text goes into BM25.
+        "ALTER TABLE chunks ADD COLUMN role TEXT NOT NULL DEFAULT 'text';",
+    ),
 ]
 
 
@@ -181,8 +187,10 @@ class Store:
         mtime: float,
         chunks: Sequence[tuple[str, str]],
         extra: dict | None = None,
+        questions: Sequence[tuple[str, str]] = (),
     ) -> int:
-        """Replace a note and its chunks in one transaction (never half-updated)."""
+        """Replace a note and its chunks (text, then questions) in one transaction
+        (never half-updated). ``chunks`` and ``questions`` are (text, text hash)."""
         with self.transaction():
             self.db.execute("DELETE FROM notes WHERE source_id=? AND path=?", (source_id, path))
             cur = self.db.execute(
@@ -192,9 +200,10 @@ class Store:
                  json.dumps(extra or {}, ensure_ascii=False)),
             )
             pk = int(cur.lastrowid or 0)
+            rows = [(text, h, "text") for text, h in chunks] + [(text, h, "question") for text, h in questions]
             self.db.executemany(
-                "INSERT INTO chunks (note_id, ord, text, text_hash) VALUES (?,?,?,?)",
-                [(pk, i, text, h) for i, (text, h) in enumerate(chunks)],
+                "INSERT INTO chunks (note_id, ord, text, text_hash, role) VALUES (?,?,?,?,?)",
+                [(pk, i, text, h, role) for i, (text, h, role) in enumerate(rows)],
             )
         return pk
 
@@ -266,9 +275,11 @@ class Store:
             blobs.append(blob)
         return pks, blobs
 
-    def chunk_texts(self) -> dict[int, list[str]]:
+    def chunk_texts(self, role: str | None = None) -> dict[int, list[str]]:
+        """note pk -> its chunk texts in order; ``role`` keeps only 'text' or 'question'."""
         out: dict[int, list[str]] = {}
-        for pk, text in self.db.execute("SELECT note_id, text FROM chunks ORDER BY note_id, ord"):
+        sql = "SELECT note_id, text FROM chunks" + (" WHERE role=?" if role else "") + " ORDER BY note_id, ord"
+        for pk, text in self.db.execute(sql, (role,) if role else ()):
             out.setdefault(int(pk), []).append(text)
         return out
 
@@ -278,6 +289,7 @@ class Store:
             "sources": one("SELECT COUNT(*) FROM sources").fetchone()[0],
             "notes": one("SELECT COUNT(*) FROM notes").fetchone()[0],
             "chunks": one("SELECT COUNT(*) FROM chunks").fetchone()[0],
+            "questions": one("SELECT COUNT(*) FROM chunks WHERE role='question'").fetchone()[0],
             "vectors": one("SELECT COUNT(*) FROM vectors").fetchone()[0],
         }
 

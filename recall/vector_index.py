@@ -4,6 +4,7 @@ On disk, under ``$RECALL_HOME/index/<model slug>/``:
 
     gen-000007/index.faiss    inner product over unit vectors (= cosine)
     gen-000007/meta.json      the notes, and which note each vector belongs to
+    gen-000007/lexical.npz    BM25 postings over each note's text (recall.lexical)
     current                   the name of the live generation, replaced by os.replace
 
 A generation is written completely (and fsynced) before ``current`` points at it, so
@@ -28,6 +29,8 @@ from .store import Store
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .lexical import Bm25
 
 # Past this many chunks an exact scan costs ~8 ms per question on 2 cores; HNSW answers
 # in ~2 ms. Its recall against exact search is measured by `make bench` (bench_store):
@@ -88,6 +91,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tu
     try:
         notes = store.notes()
         pks, blobs = store.chunk_vectors(model_id)
+        texts = store.chunk_texts(role="text")  # BM25 reads the note, not its questions
     finally:
         store.db.execute("COMMIT")
     pos_of = {n.pk: i for i, n in enumerate(notes)}
@@ -120,6 +124,13 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tu
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, gen_dir / "index.faiss")
+    from .lexical import Bm25
+
+    bm25 = Bm25.build(["\n".join(texts.get(n.pk, [])) for n in notes])
+    with private_open(gen_dir / "lexical.npz", "wb") as fh:
+        bm25.save_to(fh)
+        fh.flush()
+        os.fsync(fh.fileno())
 
     meta = {
         "model_id": model_id,
@@ -164,6 +175,7 @@ class LoadedIndex:
     notes: list[dict]
     chunk_note: np.ndarray
     path: Path
+    lexical: Bm25 | None = None  # None for a generation built before BM25 existed
     _scope_cache: dict = field(default_factory=dict)
 
     @property
@@ -183,6 +195,11 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
     gen_dir = root / f"gen-{gen:06d}"
     index = faiss.read_index(str(gen_dir / "index.faiss"))
     meta = json.loads((gen_dir / "meta.json").read_text(encoding="utf-8"))
+    lexical = None
+    if (gen_dir / "lexical.npz").exists():
+        from .lexical import Bm25
+
+        lexical = Bm25.load(gen_dir / "lexical.npz")
     return LoadedIndex(
         model_id=model_id,
         generation=gen,
@@ -190,6 +207,7 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
         notes=meta["notes"],
         chunk_note=np.asarray(meta["chunk_note"], dtype=np.int64),
         path=gen_dir,
+        lexical=lexical,
     )
 
 

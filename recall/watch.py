@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .indexer import Indexer, SourceSpec, SyncStats
+from .expansions import SIDECAR
+from .indexer import Indexer, SourceSpec, SyncStats, source_sidecar
 from .notes import INDEX_FILE, read_note
 from .service import DB_NAME
 from .store import Store
@@ -185,7 +186,10 @@ class Watcher:
                     if kind in ("deleted", "moved", "created"):
                         watcher._queue(dirs=found)
                     return
-                watcher._queue(paths=[p for p in found if p.endswith(".md")])
+                # The questions sidecar changed: resync its folder (hash-checked, so only
+                # the notes whose questions changed are re-embedded).
+                sidecars = [os.path.dirname(p) for p in found if os.path.basename(p) == SIDECAR]
+                watcher._queue(paths=[p for p in found if p.endswith(".md")], dirs=sidecars)
 
         return Handler()
 
@@ -340,7 +344,8 @@ class Watcher:
             if stored is not None:
                 gone.append(existing[stored][0])
         if notes:
-            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False)
+            sidecar = source_sidecar(SourceSpec(w.kind, w.root, w.project), stats)
+            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False, sidecar=sidecar)
         if gone:
             stats.removed += store.delete_notes(gone)
 

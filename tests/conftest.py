@@ -55,3 +55,27 @@ def env_with(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(extra)
     return env
+
+
+# --- daemons (test_daemon.py, test_hook.py) ---------------------------------------------------
+# daemon_helpers imports this module, so it is imported inside the fixtures.
+
+
+@pytest.fixture
+def daemons(recall_home, hash_model, tmp_path):
+    """Daemons started by the test; every one (also those the hook spawned) is killed at teardown."""
+    from daemon_helpers import Daemons
+
+    d = Daemons(recall_home, tmp_path)
+    yield d
+    d.kill_all()
+
+
+@pytest.fixture
+def indexed(recall_home, hash_model):
+    """The sample notes indexed with the hash model, and thresholds that fit it."""
+    from daemon_helpers import index_dirs, write_config
+
+    write_config(recall_home)
+    index_dirs(SAMPLE_NOTES)
+    return recall_home

@@ -36,14 +36,28 @@ def test_index_then_reindex_embeds_nothing(sample_notes):
     assert "added 0, changed 0, removed 0" in out and "embedded 0 chunks" in out
 
 
+def test_index_reads_the_folders_questions(sample_notes):
+    stem = sorted(sample_notes.glob("*.md"))[0].stem
+    (sample_notes / "expansions.jsonl").write_text(
+        json.dumps({"note": stem, "questions": ["first question?", "second question?"]}) + "\n"
+        + json.dumps({"note": "no-such-note", "questions": ["x?"]}) + "\n", encoding="utf-8")
+    proc = recall("index", "-q", str(sample_notes))
+    assert "2 note questions among the chunks written" in proc.stdout
+    assert "no note named 'no-such-note'" in proc.stderr
+    data = json.loads(recall("query", "--all", "--json", "second question?").stdout)
+    assert data["ranked"][0]["id"] == stem
+
+
 def test_query_explain_and_json(sample_notes):
     recall("index", "-q", str(sample_notes))
     out = recall("query", "--all", "--explain", "Decimal not float for money amounts").stdout
     assert "thresholds from [default]" in out
     assert "decimal-not-float" in out
     assert "top " in out and "gap " in out and "->" in out
+    assert "order: dense fused with BM25 (search.lexical_weight 0.4)" in out  # the default pipeline
     data = json.loads(recall("query", "--all", "--json", "Decimal not float for money amounts").stdout)
     assert data["ranked"][0]["id"] == "decimal-not-float"
+    assert "lexical_ms" in data["timings_ms"]
     assert data["decision"] in ("nothing", "short", "full") and data["reason"]
 
 

@@ -2,7 +2,8 @@
 
 Every test has its own RECALL_HOME (conftest) and the hash embedder, with thresholds
 in the test's config.toml that separate a matching question from chit-chat.
-The helpers here are shared with test_hook.py and test_install.py.
+Helpers shared with test_hook.py and test_install.py are in daemon_helpers.py; the
+``daemons`` and ``indexed`` fixtures in conftest.py.
 """
 
 from __future__ import annotations
@@ -13,136 +14,22 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_NOTES, env_with, write_note
+from conftest import SAMPLE_NOTES, write_note
+from daemon_helpers import CHITCHAT, MATCHING, PY, index_dirs, wait_for, write_config
 
 from recall import client
 from recall.daemon import check_peer, peer_uid
 
-PY = sys.executable
-# Hash embedder (lexical): a question naming a note's words scores ~0.43 with a gap of
-# ~0.29; chit-chat tops out ~0.23. These thresholds split the two.
-HASH_CONFIG = """
-[thresholds."hash-256"]
-gap_floor = 0.15
-top_floor = 0.35
-full_gap = 0.25
-full_margin = 0.05
-"""
-MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
 MATCHING_ID = "feature-flags-unleash"
-CHITCHAT = "hello how are you doing today"
-
-
-def write_config(home: Path, extra: str = "") -> Path:
-    home.mkdir(parents=True, exist_ok=True)
-    path = home / "config.toml"
-    path.write_text(HASH_CONFIG + extra, encoding="utf-8")
-    return path
-
-
-def index_dirs(*dirs: Path) -> None:
-    """Index folders in this process (same RECALL_HOME and model as the daemon)."""
-    from recall.indexer import SourceSpec
-    from recall.service import Recall
-
-    app = Recall()
-    try:
-        app.index([SourceSpec("dir", d) for d in dirs])
-    finally:
-        app.store.close()
-
-
-def daemon_pids(home: Path) -> list[int]:
-    """Daemons of this test: processes running recall.daemon with this RECALL_HOME."""
-    wanted = f"RECALL_HOME={home}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if b"recall.daemon" in cmdline and wanted in environ.split(b"\0"):
-            pids.append(int(entry.name))
-    return pids
-
-
-def wait_for(pred, timeout_s: float, poll_s: float = 0.05) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(poll_s)
-    return bool(pred())
 
 
 def alive(pid: int) -> bool:
     return client.pid_alive(pid)
-
-
-class Daemons:
-    """Starts daemons for one test and kills every one of them at teardown, including
-    those the hook started detached (found by their RECALL_HOME)."""
-
-    def __init__(self, home: Path, tmp: Path) -> None:
-        self.home = home
-        self.tmp = tmp
-        self.procs: list[subprocess.Popen] = []
-
-    def start(self, wait_s: float = 20.0, ready: bool = True, **env: str) -> subprocess.Popen:
-        err = open(self.tmp / f"daemon-{len(self.procs)}.err", "wb")  # noqa: SIM115
-        proc = subprocess.Popen([PY, "-P", "-m", "recall.daemon", "--foreground"], env=env_with(**env),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True)
-        err.close()
-        self.procs.append(proc)
-        if ready:
-            reply = client.wait_until_ready(timeout_s=wait_s)
-            assert reply is not None, self.stderr(proc)
-            assert reply["pid"] == proc.pid
-        return proc
-
-    def stderr(self, proc: subprocess.Popen) -> str:
-        i = self.procs.index(proc)
-        return (self.tmp / f"daemon-{i}.err").read_text(errors="replace")
-
-    def kill_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            proc.wait(timeout=10)
-        for pid in daemon_pids(self.home):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-
-@pytest.fixture
-def daemons(recall_home, hash_model, tmp_path):
-    d = Daemons(recall_home, tmp_path)
-    yield d
-    d.kill_all()
-
-
-@pytest.fixture
-def indexed(recall_home, hash_model):
-    """The sample notes indexed with the hash model, and thresholds that fit it."""
-    write_config(recall_home)
-    index_dirs(SAMPLE_NOTES)
-    return recall_home
 
 
 def query(prompt: str, cwd: str = "/", timeout: float = 10.0) -> dict:

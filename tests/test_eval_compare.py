@@ -4,7 +4,6 @@ held-out set, the command writes its report; one slow run on the real default mo
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -58,22 +57,29 @@ def test_note_max_takes_each_notes_best_unit():
     assert out[1].tolist() == [0.5, -np.inf, 0.8]
 
 
-def test_dense_scores_are_what_recall_search_returns(tmp_path):
-    """The dense component reproduces the hook's ranking and scores (same chunks, best chunk)."""
-    from eval.score import effective_config
-    from recall.indexer import SourceSpec
+@pytest.mark.parametrize("with_questions", [False, True])
+def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
+    """The dense component (and its expansion variant) reproduces the core's dense ranking
+    and scores: same chunks, same question chunks, best chunk per note."""
+    from eval.pipelines import load_expansions
+    from eval.score import effective_config, source_spec
     from recall.search import Scope
     from recall.service import Recall
 
     emb = get_embedder("hash")
-    corpus = Corpus.build(read_notes(NOTES))
+    sample = Path(__file__).resolve().parent.parent / "datasets" / "sample"
+    expansions, notes_dir = sample / "expansions.jsonl", sample / "notes"
+    notes = read_notes(notes_dir)
+    corpus = Corpus.build(notes, expansions=load_expansions(expansions, [n.id for n in notes]))
     cache = EmbeddingCache(tmp_path / "cache.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache)
+    dense = DenseIndex.build(corpus, emb, cache, expansion=with_questions)
     app = Recall(home=tmp_path / "home", config=effective_config("hash"), embedder=emb)
-    app.index([SourceSpec("dir", NOTES.resolve())])
-    for text in ("helm rollback in production", "請求書の税額の丸め", "celery retry policy"):
+    app.index([source_spec(notes_dir, expansions, use_questions=with_questions)])
+    app.searcher.lexical_weight = 0.0  # dense only: fusion is checked against eval in its own test
+    for text in ("helm rollback in production", "請求書の税額の丸め", "celery retry policy",
+                 corpus.expansions["api-docs-urls"][0]):
         hits, _ = app.searcher.search(text, Scope(everything=True))
-        row = dense.scores(cache.embed(emb, [text], "query", "query"), corpus)[0]
+        row = dense.scores(cache.embed(emb, [text], "query", "query"), corpus, expansion=with_questions)[0]
         mine = {corpus.ids[j]: row[j] for j in range(len(corpus.ids))}
         assert [h.note["id"] for h in hits][:3] == sorted(mine, key=lambda k: -mine[k])[:3]
         for h in hits:
@@ -148,7 +154,7 @@ def test_expansions_are_extra_chunks_of_their_note(tmp_path):
     j = corpus.ids.index("user-editor-neovim")
     assert expanded[0, j] == pytest.approx(1.0, abs=1e-5) and np.all(expanded >= plain - 1e-9)
     path.write_text(json.dumps({"note": "no-such-note", "questions": ["x"]}) + "\n")
-    with pytest.raises(ValueError, match="unknown note"):
+    with pytest.raises(ValueError, match="no note named"):
         load_expansions(path, [n.id for n in notes])
 
 
@@ -279,26 +285,15 @@ def test_real_default_model_on_the_sample(tmp_path):
     assert dense["latency"]["p50_ms"] > 1 and dense["latency"]["n"] == 5  # no upper bound: the machine is shared
 
 
-def _dropin():
-    """docs/decision/lexical.py: the module proposed for recall/lexical.py."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parent.parent / "docs" / "decision" / "lexical.py"
-    spec = importlib.util.spec_from_file_location("recall_lexical_dropin", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_dropin_lexical_module_matches_what_eval_measured(tmp_path):
+def test_core_lexical_module_matches_what_eval_measured(tmp_path):
+    """recall.lexical (the core's BM25 + fusion) is what eval's compare measured."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     from eval.compare import hits_of
     from eval.pipelines import note_docs
     from eval.text import bm25_tokens
+    from recall import lexical as lex
 
-    lex = _dropin()
     assert lex.STOPWORDS == ENGLISH_STOP_WORDS
     texts = ["The Helm rollback, don't re-run due_date!", "請求書の税額は丸める", "mixed 日本語 and English 123"]
     assert all(lex.tokens(t) == bm25_tokens(t) for t in texts)

@@ -7,12 +7,11 @@ import json
 import os
 import stat
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fake_messages import serve
 
 from eval.checks import LEAKAGE_THRESHOLD, normalise, parse_generated
 from eval.cli import main
@@ -128,43 +127,10 @@ def test_near_note_check_flags_an_unrelated_line_that_is_a_note(tmp_path):
 # --- the anthropic backend against a fake Messages API on loopback ------------------------
 
 
-class FakeMessagesAPI(BaseHTTPRequestHandler):
-    requests: list[dict] = []
-
-    def do_POST(self):  # noqa: N802 - http.server's naming
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        # The SDK sends the key as x-api-key or (newer versions) as a bearer token.
-        bearer = (self.headers.get("authorization") or "").removeprefix("Bearer ")
-        key = self.headers.get("x-api-key") or bearer
-        FakeMessagesAPI.requests.append({"path": self.path, "key": key, "body": body})
-        prompt = body["messages"][0]["content"]
-        text = REWORDED if "REWRITE REQUEST" in prompt else ANSWER
-        payload = json.dumps({
-            "id": "msg_fake01", "type": "message", "role": "assistant", "model": body["model"],
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 1200, "output_tokens": 400},
-        }).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-
 @pytest.fixture
 def fake_api(monkeypatch):
-    FakeMessagesAPI.requests = []
-    server = HTTPServer(("127.0.0.1", 0), FakeMessagesAPI)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_port}")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
-    yield FakeMessagesAPI.requests
-    server.shutdown()
-    server.server_close()
+    with serve(monkeypatch, lambda prompt: REWORDED if "REWRITE REQUEST" in prompt else ANSWER) as state:
+        yield state.requests
 
 
 def test_anthropic_backend_over_http_with_one_reword_round(fake_api, tmp_path):

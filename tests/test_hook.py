@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_NOTES, env_with
-from test_daemon import (
+from daemon_helpers import (
     CHITCHAT,
     MATCHING,
     PY,
     Daemons,
     daemon_pids,
-    index_dirs,
     wait_for,
     write_config,
 )
@@ -50,20 +49,6 @@ def run_hook(stdin: bytes, *args: str, file_form: bool = False, **env: str):
 def assert_silent(proc) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b""
-
-
-@pytest.fixture
-def daemons(recall_home, hash_model, tmp_path):
-    d = Daemons(recall_home, tmp_path)
-    yield d
-    d.kill_all()
-
-
-@pytest.fixture
-def indexed(recall_home, hash_model):
-    write_config(recall_home)
-    index_dirs(SAMPLE_NOTES)
-    return recall_home
 
 
 # --- what it prints ---------------------------------------------------------------------------

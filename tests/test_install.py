@@ -12,7 +12,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_NOTES, env_with
-from test_daemon import Daemons, index_dirs, write_config
+from daemon_helpers import Daemons, index_dirs, write_config
 
 from recall import client
 from recall.cli_daemon import install as install_cmd

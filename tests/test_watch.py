@@ -4,6 +4,7 @@ running meanwhile never sees the note missing or twice."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import threading
@@ -15,6 +16,7 @@ from conftest import write_note
 
 from recall.config import load_config
 from recall.embedders import get_embedder
+from recall.expansions import SIDECAR
 from recall.indexer import SourceSpec
 from recall.search import Scope
 from recall.service import Recall
@@ -184,6 +186,38 @@ def test_catch_up_on_start(app, folder):
     with Watcher(app) as watcher:
         assert watcher.wait_idle(5)
     assert description_of(app, "target") == "edited offline"
+
+
+def _questions(app: Recall) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for stem, text in app.store.db.execute(
+            "SELECT n.note_id, c.text FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.role = 'question'"):
+        out.setdefault(stem, []).append(text)
+    return out
+
+
+def test_sidecar_edits_are_indexed_and_note_edits_keep_their_questions(app, folder):
+    def save_sidecar(questions: list[str]) -> None:
+        line = json.dumps({"note": "other1", "questions": questions}) + "\n"
+        tmp = folder / ".expansions.tmp"
+        tmp.write_text(line, encoding="utf-8")
+        os.replace(tmp, folder / SIDECAR)  # as recall-eval expand writes it
+
+    with Watcher(app, debounce=0.15) as watcher:
+        assert watcher.wait_idle(5)
+        save_sidecar(["how do I stop autovacuum from lagging?"])
+        assert wait_for(lambda: _questions(app) == {"other1": ["how do I stop autovacuum from lagging?"]}, 3.0)
+        # a note saved while it has sidecar questions keeps them
+        editor_save(folder / "other1.md", note_text("postgres vacuum tuning", "about vacuum, edited", "new body"))
+        assert wait_for(lambda: description_of_any(app, "postgres vacuum tuning", "other1") == "about vacuum, edited",
+                        3.0)
+        assert watcher.wait_idle(5)
+        assert _questions(app) == {"other1": ["how do I stop autovacuum from lagging?"]}
+
+
+def description_of_any(app: Recall, text: str, stem: str) -> str | None:
+    found = [n for n in hits_for(app, text) if n["id"] == stem]
+    return found[0]["description"] if found else None
 
 
 def test_is_note_path(tmp_path):

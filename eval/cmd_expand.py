@@ -1,0 +1,83 @@
+"""``recall-eval expand``: write (or import) note-side expansions with a context-free model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .cli import UserError, echo_json, fail_cleanly, log
+
+
+@click.command("expand")
+@click.option("--notes", type=click.Path(path_type=Path),
+              help="Folder of note files (the sidecar goes to DIR/expansions.jsonl, where recall reads it).")
+@click.option("--collection", help="datasets/NAME/notes (the sidecar goes to datasets/NAME/expansions.jsonl).")
+@click.option("--backend", type=click.Choice(["anthropic", "claude-cli"]),
+              help="anthropic: Messages API (ANTHROPIC_API_KEY); claude-cli: `claude -p` in an empty folder.")
+@click.option("--import", "import_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Instead of a backend: import an answer written elsewhere (e.g. to the --dry-run prompt).")
+@click.option("--written-by", help="With --import: who or what wrote it (free text, goes to provenance).")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Sidecar to write (default: DIR/expansions.jsonl for --notes, "
+                   "datasets/NAME/expansions.jsonl for --collection).")
+@click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
+@click.option("--max-tokens", default=16000, show_default=True, help="anthropic backend: answer cap per request.")
+@click.option("--batch-size", default=40, show_default=True,
+              help="Notes per backend request (0: all in one).")
+@click.option("--n-per-note", default=3, show_default=True, help="Messages to ask for per note.")
+@click.option("--share-ja", default=0.3, show_default=True, help="Share of all messages in Japanese.")
+@click.option("--force", is_flag=True, help="Replace an existing sidecar.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the prompt for the whole folder and exit; nothing is sent or written "
+                   "(hand it to any model, then --import its answer).")
+@fail_cleanly
+def command(notes: Path | None, collection: str | None, backend: str | None, import_from: Path | None,
+            written_by: str | None, out: Path | None, api_model: str | None, max_tokens: int, batch_size: int,
+            n_per_note: int, share_ja: float, force: bool, dry_run: bool) -> None:
+    """Write expansions.jsonl (a few messages per note, indexed as extra chunks of it) and
+    expansions.provenance.json beside it.
+
+    The model sees only eval/prompts/expand_notes.md with the note files inlined: the
+    notes are sent to the chosen backend. A backend gets --batch-size notes per request,
+    then one more request for the notes its answers left out. Lines that are not JSON
+    objects (prose, code fences) are skipped; a malformed line or one naming no note of
+    the folder fails the run. Notes left out are listed, and fail the run when more than
+    10% of the notes are left out. Nothing is written on failure; files are 0600.
+    """
+    from .datasets import PROJECT_ROOT
+    from .expand import ExpandSpec, expand, import_answer, note_paths, render_prompt, write_expansions
+    from .generate import make_backend
+
+    if notes is None and collection is None:
+        raise UserError("give --notes DIR (or --collection NAME)")
+    notes_dir = notes or PROJECT_ROOT / "datasets" / str(collection) / "notes"
+    if not notes_dir.is_dir():
+        raise UserError(f"no such notes folder: {notes_dir}")
+    if n_per_note < 1 or not 0.0 <= share_ja <= 1.0:
+        raise UserError("--n-per-note must be at least 1 and --share-ja between 0 and 1")
+    spec = ExpandSpec(n_per_note, share_ja)
+    paths = note_paths(notes_dir)
+    if dry_run:
+        click.echo(render_prompt(paths, spec))
+        return
+    if (backend is None) == (import_from is None):
+        raise UserError("give either --backend NAME or --import FILE (with --written-by)")
+    if import_from is not None and not written_by:
+        raise UserError("--import needs --written-by TEXT (who or what wrote the file)")
+    if out is None:
+        base = notes if notes is not None else PROJECT_ROOT / "datasets" / str(collection)
+        out = base / "expansions.jsonl"
+    if out.exists() and not force:
+        raise UserError(f"{out} exists; give --force to replace it")
+    if import_from is not None:
+        result = import_answer(notes_dir, spec, import_from, str(written_by))
+    else:
+        result = expand(notes_dir, spec, make_backend(str(backend), api_model, max_tokens), batch_size, log=log)
+    if result.skipped:
+        log(f"skipped {len(result.skipped)} line(s) that are not JSON objects, e.g. {result.skipped[0]!r}")
+    if result.missing:
+        log(f"{len(result.missing)} note(s) have no questions: {', '.join(result.missing)}")
+    written = write_expansions(out, result, [p.stem for p in paths], force=force)
+    echo_json({"written": [str(p) for p in written], "notes": len(paths), "expanded": len(result.questions),
+               "questions": result.provenance["questions"], "missing": result.missing})
