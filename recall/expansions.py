@@ -64,8 +64,8 @@ def parse_line(text: str) -> tuple[str, list]:
 def read_sidecar(path: Path, known: Sequence[str] | None = None) -> tuple[dict[str, list[str]], list[Problem]]:
     """``{note stem: questions}`` from a sidecar file, and a problem per bad line.
 
-    With ``known`` (the folder's note stems), a line naming no note is a problem too:
-    its questions would otherwise be indexed for nothing, silently.
+    With ``known`` (the folder's note stems), a line naming no note is a problem too
+    (``unknown_notes``), and left out.
     """
     problems: list[Problem] = []
     try:
@@ -75,7 +75,6 @@ def read_sidecar(path: Path, known: Sequence[str] | None = None) -> tuple[dict[s
     text = raw.decode("utf-8", errors="replace")
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         problems.append(Problem(str(path), "invalid UTF-8; bad bytes replaced"))
-    names = set(known) if known is not None else None
     out: dict[str, list[str]] = {}
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -85,11 +84,19 @@ def read_sidecar(path: Path, known: Sequence[str] | None = None) -> tuple[dict[s
         except ValueError as exc:
             problems.append(Problem(f"{path}:{i}", f"{exc}; line skipped"))
             continue
-        if names is not None and stem not in names:
-            problems.append(Problem(f"{path}:{i}", f"no note named {stem!r} in this folder; line skipped"))
-            continue
         out[stem] = clean_questions([*out.get(stem, []), *questions])
+    if known is not None:
+        problems.extend(unknown_notes(path, out, known))
+        out = {stem: qs for stem, qs in out.items() if stem in known}
     return out, problems
+
+
+def unknown_notes(path: Path, sidecar: dict[str, list[str]], stems: Iterable[str]) -> list[Problem]:
+    """A problem for each note the sidecar names that the folder does not have: its
+    questions would otherwise be indexed for nothing, silently."""
+    have = set(stems)
+    return [Problem(str(path), f"no note named {stem!r} in this folder; its questions are ignored")
+            for stem in sidecar if stem not in have]
 
 
 def merge(front_matter: Sequence[str], sidecar: Sequence[str]) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .chunking import ChunkConfig, chunk_text
 from .embedders import Embedder
-from .expansions import SIDECAR, merge, questions_hash, read_sidecar
+from .expansions import SIDECAR, merge, questions_hash, read_sidecar, unknown_notes
 from .notes import Note, Problem, read_folder
 from .secrets import mask_secrets
 from .store import Store
@@ -94,15 +94,15 @@ def question_chunks(note: Note) -> list[tuple[str, str]]:
     return [(t, text_hash(t)) for t in dict.fromkeys(texts)]
 
 
-def source_sidecar(spec: SourceSpec, stats: SyncStats) -> dict[str, list[str]]:
-    """The source's questions per note stem (empty without a sidecar); bad lines go to
-    ``stats.problems``."""
+def source_sidecar(spec: SourceSpec, stats: SyncStats) -> tuple[Path | None, dict[str, list[str]]]:
+    """The source's sidecar and its questions per note stem (None, {} without one); bad
+    lines go to ``stats.problems``."""
     path = spec.sidecar()
     if path is None:
-        return {}
+        return None, {}
     sidecar, problems = read_sidecar(path)
     stats.problems.extend(problems)
-    return sidecar
+    return path, sidecar
 
 
 class Indexer:
@@ -118,17 +118,14 @@ class Indexer:
         root = spec.root.resolve()  # absolute paths: they are what the agent is shown
         source_id = self.store.source_id(spec.kind, str(root), spec.project)
         known = {path: fp for path, (_, fp) in self.store.note_hashes(source_id).items()}
-        sidecar_path = spec.sidecar()
-        sidecar = source_sidecar(spec, stats)
+        sidecar_path, sidecar = source_sidecar(spec, stats)
         notes, problems = read_folder(
             root, skip=lambda path, digest: known.get(path)
             == _fingerprint(digest, self.cfg, sidecar.get(Path(path).stem), spec.questions),
         )
         stats.problems.extend(problems)
         if sidecar_path is not None:
-            stems = {n.id for n in notes}
-            stats.problems.extend(Problem(str(sidecar_path), f"no note named {stem!r} in this folder; "
-                                          "its questions are ignored") for stem in sidecar if stem not in stems)
+            stats.problems.extend(unknown_notes(sidecar_path, sidecar, (n.id for n in notes)))
         self.sync_notes(source_id, notes, stats, sidecar=sidecar, questions=spec.questions)
         return stats
 

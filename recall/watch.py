@@ -344,7 +344,7 @@ class Watcher:
             if stored is not None:
                 gone.append(existing[stored][0])
         if notes:
-            sidecar = source_sidecar(SourceSpec(w.kind, w.root, w.project), stats)
+            _, sidecar = source_sidecar(SourceSpec(w.kind, w.root, w.project), stats)
             indexer.sync_notes(w.source_id, notes, stats, remove_missing=False, sidecar=sidecar)
         if gone:
             stats.removed += store.delete_notes(gone)
