@@ -115,3 +115,20 @@ class Daemons:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def plant_stale_daemon_files(home: Path, **status: object) -> int:
+    """What a killed daemon leaves behind: a socket file nobody listens on and a status
+    file naming a dead pid (returned). ``status`` adds keys to the status file."""
+    import json
+    import socket
+
+    run = home / "run"
+    run.mkdir(mode=0o700, exist_ok=True)
+    dead = subprocess.Popen([PY, "-c", "pass"])
+    dead.wait()
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(run / "daemon.sock"))
+    stale.close()
+    (run / "daemon.json").write_text(json.dumps({"pid": dead.pid, "socket": str(run / "daemon.sock"), **status}))
+    return dead.pid

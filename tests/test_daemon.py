@@ -13,14 +13,13 @@ import os
 import signal
 import socket
 import stat
-import subprocess
 import threading
 import time
 
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_NOTES, write_note
-from daemon_helpers import CHITCHAT, MATCHING, PY, index_dirs, wait_for, write_config
+from daemon_helpers import CHITCHAT, MATCHING, index_dirs, plant_stale_daemon_files, wait_for, write_config
 
 from recall import client
 from recall.daemon import check_peer, peer_uid
@@ -120,14 +119,7 @@ def test_one_daemon_per_user(indexed, daemons):
 
 def test_stale_pid_and_socket_files_are_not_trusted_and_get_cleaned(indexed, daemons):
     run = indexed / "run"
-    run.mkdir(mode=0o700, exist_ok=True)
-    dead = subprocess.Popen([PY, "-c", "pass"])
-    dead.wait()
-    stale = socket.socket(socket.AF_UNIX)
-    stale.bind(str(run / "daemon.sock"))  # a socket file nobody listens on
-    stale.close()
-    (run / "daemon.json").write_text(json.dumps(
-        {"pid": dead.pid, "socket": str(run / "daemon.sock"), "model": "hash-256", "started": 0}))
+    plant_stale_daemon_files(indexed, model="hash-256", started=0)
     assert client.read_status() is None
     with pytest.raises(client.DaemonUnavailable):
         client.request({"cmd": "ping"})

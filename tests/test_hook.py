@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from daemon_helpers import (
     PY,
     Daemons,
     daemon_pids,
+    plant_stale_daemon_files,
     wait_for,
     write_config,
 )
@@ -194,16 +194,10 @@ def test_a_burst_of_hooks_starts_one_daemon(indexed, daemons):
 
 def test_stale_socket_and_pid_files_then_the_hook_starts_a_fresh_daemon(indexed, daemons):
     run = indexed / "run"
-    run.mkdir(mode=0o700, exist_ok=True)
-    dead = subprocess.Popen([PY, "-c", "pass"])
-    dead.wait()
-    stale = socket.socket(socket.AF_UNIX)
-    stale.bind(str(run / "daemon.sock"))
-    stale.close()
-    (run / "daemon.json").write_text(json.dumps({"pid": dead.pid, "socket": str(run / "daemon.sock")}))
+    dead_pid = plant_stale_daemon_files(indexed)
     assert_silent(run_hook(event(MATCHING))[0])
     ready = client.wait_until_ready(timeout_s=20)
-    assert ready is not None and ready["pid"] != dead.pid
+    assert ready is not None and ready["pid"] != dead_pid
     assert json.loads((run / "daemon.json").read_text())["pid"] == ready["pid"]
     assert b"additionalContext" in run_hook(event(MATCHING))[0].stdout
 

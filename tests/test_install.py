@@ -11,8 +11,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_NOTES, env_with
-from daemon_helpers import Daemons, index_dirs, write_config
+from conftest import env_with
+from daemon_helpers import write_config
 
 from recall import client
 from recall.cli_daemon import install as install_cmd
@@ -183,30 +183,20 @@ def test_the_installed_command_runs_as_claude_code_would(tmp_path):
     assert proc.returncode == 0 and proc.stdout == b""
 
 
-def test_cli_install_times_a_warm_question(recall_home, hash_model, tmp_path):
-    write_config(recall_home)
-    index_dirs(SAMPLE_NOTES)
-    daemons = Daemons(recall_home, tmp_path)
-    try:
-        result = CliRunner().invoke(install_cmd, [])
-        assert result.exit_code == 0, result.output
-        assert "model: hash-256 on cpu" in result.output
-        assert "warm question through the daemon: median" in result.output
-        assert "fits in the hook's budget of 300 ms" in result.output or "hook_budget_ms =" in result.output
-        assert client.daemon_status()["running"]
-    finally:
-        daemons.kill_all()
+def test_cli_install_times_a_warm_question(indexed, daemons):
+    # the daemon the install starts is killed by the `daemons` fixture
+    result = CliRunner().invoke(install_cmd, [])
+    assert result.exit_code == 0, result.output
+    assert "model: hash-256 on cpu" in result.output
+    assert "warm question through the daemon: median" in result.output
+    assert "fits in the hook's budget of 300 ms" in result.output or "hook_budget_ms =" in result.output
+    assert client.daemon_status()["running"]
 
 
-def test_cli_install_says_how_to_raise_the_cutoff_when_too_slow(recall_home, hash_model, tmp_path):
-    write_config(recall_home, "[daemon]\ndebug_delay_ms = 350\n")  # every question takes > 300 ms
-    index_dirs(SAMPLE_NOTES)
-    daemons = Daemons(recall_home, tmp_path)
-    try:
-        result = CliRunner().invoke(install_cmd, [])
-        assert result.exit_code == 0, result.output
-        assert "over the hook's budget of 300 ms" in result.output
-        assert "[daemon]\nhook_budget_ms = " in result.output
-        assert str(recall_home / "config.toml") in result.output
-    finally:
-        daemons.kill_all()
+def test_cli_install_says_how_to_raise_the_cutoff_when_too_slow(indexed, daemons):
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 350\n")  # every question takes > 300 ms
+    result = CliRunner().invoke(install_cmd, [])
+    assert result.exit_code == 0, result.output
+    assert "over the hook's budget of 300 ms" in result.output
+    assert "[daemon]\nhook_budget_ms = " in result.output
+    assert str(indexed / "config.toml") in result.output
