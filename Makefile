@@ -40,6 +40,9 @@ eval: $(STAMP) ## The main job: score the shipped sample and write the report
 regress: $(STAMP) ## Fail if the committed config scores below the committed baseline
 	$(VENV)/bin/recall-eval regress --collection sample
 
+faults: $(STAMP) ## The fault and fuzz suite: bad input, damaged files, killed daemons, leaks (prints a table)
+	$(PY) -m pytest -q tests/faults -p no:randomly
+
 bench: $(STAMP) ## Indexing throughput, re-index time, store latency (medians, p95, ratios)
 	$(PY) -m bench.bench_index
 
@@ -49,4 +52,4 @@ bench-hook: $(STAMP) ## Hook latency against a warm daemon, with the floor measu
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample
 
-.PHONY: help setup test test-fast lint eval regress bench bench-hook clean
+.PHONY: help setup test test-fast lint eval regress faults bench bench-hook clean
