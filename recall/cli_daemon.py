@@ -64,23 +64,31 @@ def _wait_gone(timeout_s: float) -> bool:
 
 @click.command()
 def stop() -> None:
-    """Stop the search daemon (it removes its socket and status file)."""
+    """Stop the search daemon (it removes its socket and status file).
+
+    Found by its status file, or else by its lock file (a daemon whose socket or status
+    file was deleted under it), and asked to stop; one that does not answer gets SIGTERM.
+    """
     from . import client
     from .daemon import clean_stale
 
     status = client.read_status()
-    if status is None:
+    pid = int(status["pid"]) if status is not None else client.lock_holder()
+    if pid is None:
         cleaned = clean_stale()
         click.echo("not running" + (" (stale files removed)" if cleaned else ""))
         return
-    pid = int(status["pid"])
     try:
+        if status is None:
+            raise client.DaemonUnavailable("no status file")
         client.request({"cmd": "stop"}, timeout=5)
-    except client.DaemonUnavailable:
-        cleaned = clean_stale()
-        click.echo("not running" + (" (stale files removed)" if cleaned else ""))
-        return
-    except client.DaemonError:
+    except (client.DaemonUnavailable, client.DaemonError):
+        holder = client.lock_holder()
+        if holder is None:
+            cleaned = clean_stale()
+            click.echo("not running" + (" (stale files removed)" if cleaned else ""))
+            return
+        pid = holder
         os.kill(pid, signal.SIGTERM)  # not answering: the signal handler cleans up too
     if not _wait_gone(STOP_WAIT_S):
         raise _UserError(f"daemon pid {pid} did not exit within {STOP_WAIT_S:.0f} s")

@@ -255,17 +255,74 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> bool:
 
 
 def wait_until_ready(timeout_s: float = 30.0, poll_s: float = 0.1) -> dict | None:
-    """Poll with pings until a daemon answers; its ping reply, or None after ``timeout_s``."""
+    """Poll with pings until a daemon answers with its model loaded; its ping reply, or
+    None after ``timeout_s``. (A daemon listens before its model is loaded.)"""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         try:
             reply = request({"cmd": "ping"}, timeout=1.0)
-            if reply.get("ok"):
+            if reply.get("ok") and reply.get("ready", True):
                 return reply
         except (DaemonUnavailable, DaemonError):
             pass
         time.sleep(poll_s)
     return None
+
+
+# How often a hook that started the daemon looks for its status file.
+START_POLL_S = 0.005
+
+
+def ask_or_start(msg: dict, deadline: float) -> dict | None:
+    """``request(msg)``; when no daemon runs, start one and ask it as soon as it listens,
+    all within ``deadline`` (time.monotonic()). None when no answer came in time.
+
+    The daemon binds its socket before it loads the model and lets the question wait for
+    the load, so the first message after a cold start is answered when the start fits in
+    what is left of the budget. Raises DaemonError as ``request`` does.
+    """
+    try:
+        return request(msg, deadline=deadline)
+    except DaemonUnavailable:
+        pass
+    spawn_daemon()  # or another hook just did: wait for that one
+    while time.monotonic() + START_POLL_S < deadline:
+        time.sleep(START_POLL_S)
+        if read_status() is None:
+            continue
+        try:
+            return request(msg, deadline=deadline)
+        except DaemonUnavailable:
+            continue
+    return None
+
+
+def lock_holder() -> int | None:
+    """The pid of the daemon holding the lock, read from the lock file; None if no process
+    holds it. Finds a daemon whose socket or status file was deleted under it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the status file is all there is
+        return None
+    try:
+        fd = os.open(lock_path(), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            pid = int(os.pread(fd, 32, 0).decode("ascii").strip() or 0)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        if not pid_alive(pid):
+            return None  # the common "not running" case: no probing of the lock
+        try:  # a shared lock is refused while a daemon holds its exclusive one
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return pid
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 # --- status for `recall status` ----------------------------------------------------
@@ -278,7 +335,12 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
     """
     status = read_status()
     if status is None:
-        return {"running": False}
+        holder = lock_holder()
+        if holder is None:
+            return {"running": False}
+        return {"running": True, "pid": holder,
+                "note": "its socket or status file is missing (it restores them within a second; "
+                        "`recall stop` ends it)"}
     info = {
         "running": False,
         "pid": status.get("pid"),
@@ -298,7 +360,7 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
         info["note"] = f"not answering ({exc})"
         return info
     info["running"] = bool(reply.get("ok"))
-    for key in ("uptime_s", "queries", "index_generation", "idle_exit_s"):
+    for key in ("uptime_s", "queries", "index_generation", "idle_exit_s", "ready", "load_s", "busy"):
         if key in reply:
             info[key] = reply[key]
     return info

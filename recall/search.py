@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .embedders import Embedder
+from .embedders import Embedder, fit_query
 from .selector import Hit
 from .vector_index import LoadedIndex, current_marker, load_index
 
@@ -83,6 +83,8 @@ class Searcher:
         has BM25), the order is the fusion of dense and BM25; each hit's score is then the
         dense list's score at that rank, so the gap rule decides exactly as dense would."""
         t0 = time.perf_counter()
+        # Whoever asks (hook, daemon, MCP server, CLI), a question costs the model one window.
+        text = fit_query(self.embedder, text)
         qv = self.embedder.embed_queries([text])
         t1 = time.perf_counter()
         idx = self.index

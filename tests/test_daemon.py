@@ -245,6 +245,10 @@ def test_log_records_decisions_not_prompts_rotates_and_stays_private(indexed, da
     assert "query" in result.output.splitlines()[-1]
 
 
+def _in_model() -> int:
+    return client.request({"cmd": "status"})["embedding"]
+
+
 def test_questions_whose_asker_gave_up_are_skipped(indexed, daemons):
     """A burst must not snowball: a queued question past its deadline costs no embedding."""
     write_config(indexed, "[daemon]\ndebug_delay_ms = 800\n")
@@ -257,15 +261,73 @@ def test_questions_whose_asker_gave_up_are_skipped(indexed, daemons):
         except client.DaemonError as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=ask) for _ in range(4)]
-    for t in threads:
+    first = threading.Thread(target=ask)
+    first.start()
+    assert wait_for(lambda: _in_model() == 1, 5, 0.01)  # the first question holds the model
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in [*threads]:
         t.start()
-    for t in threads:
+    for t in [first, *threads]:
         t.join(10)
     assert len(errors) == 4  # every asker gave up after 300 ms
     log = indexed / "logs" / "daemon.log"
     assert wait_for(lambda: log.read_text().count(" expired ") == 3, 10), log.read_text()
     assert log.read_text().count(" query ") == 1
+    assert client.request({"cmd": "status"})["model_calls"] == 1
+
+
+def test_questions_that_arrive_while_the_model_runs_are_embedded_together(indexed, daemons):
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 400\n")
+    daemons.start()
+    replies: list[dict] = []
+
+    def ask(prompt: str):
+        replies.append(client.request({"cmd": "query", "prompt": prompt, "cwd": "/"}, timeout=10))
+
+    first = threading.Thread(target=ask, args=(MATCHING,))
+    first.start()
+    assert wait_for(lambda: _in_model() == 1, 5, 0.01)
+    prompts = [MATCHING, CHITCHAT] * 5
+    threads = [threading.Thread(target=ask, args=(p,)) for p in prompts]
+    for t in threads:
+        t.start()
+    for t in [first, *threads]:
+        t.join(15)
+    assert len(replies) == 11 and all(r["ok"] for r in replies)
+    # Each asker got the answer to its own question.
+    decided = sorted(r["decision"]["decision"] == "nothing" for r in replies)
+    assert decided.count(True) == 5 and decided.count(False) == 6
+    assert client.request({"cmd": "status"})["model_calls"] == 2  # the first, then the ten together
+
+
+def test_a_long_question_costs_one_window(indexed, daemons):
+    """A pasted log is cut to what the model reads before it is embedded (the core's
+    query path: the daemon, the MCP server and the CLI all go through it)."""
+    from recall.embedders import QUERY_CHARS_MAX, fit_query, get_embedder
+
+    assert len(fit_query(get_embedder("hash"), "x" * 300_000)) == QUERY_CHARS_MAX
+    daemons.start()
+    t0 = time.monotonic()
+    reply = query(MATCHING + " " + "lorem ipsum dolor " * 17_000)  # ~300,000 characters
+    assert reply["ok"] and reply["ranked"][0]["id"] == MATCHING_ID
+    assert time.monotonic() - t0 < 5
+    assert reply["timings_ms"]["embed_ms"] < 1000  # the hash embedder over 4,096 characters
+
+
+def test_a_request_over_the_size_cap_gets_an_error_not_silence(indexed, daemons):
+    from recall.daemon import MAX_REQUEST_BYTES
+
+    daemons.start()
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(5)
+        s.connect(str(indexed / "run" / "daemon.sock"))
+        try:
+            s.sendall(b'{"cmd": "query", "prompt": "' + b"a" * (MAX_REQUEST_BYTES + 10))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        data = s.recv(65536)
+    assert json.loads(data) == {"ok": False, "error": "request too long"}
+    assert client.request({"cmd": "ping"})["ok"]
 
 
 def test_recall_stop_cleans_stale_files(indexed):

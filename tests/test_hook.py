@@ -168,15 +168,34 @@ def test_daemon_killed_mid_query(indexed, daemons):
 # --- starting the daemon ---------------------------------------------------------------------
 
 
-def test_no_daemon_the_hook_starts_one_detached_and_prints_nothing(indexed, daemons):
+def assert_nothing_or_one_line(proc) -> None:
+    """Exit 0 and either nothing or one valid additionalContext line."""
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout:
+        assert proc.stdout.count(b"\n") == 1
+        assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_no_daemon_the_hook_starts_one_detached_within_its_budget(indexed, daemons):
     proc, wall = run_hook(event(MATCHING))
-    assert_silent(proc)
-    assert wall < HOOK_WALL_LIMIT_S  # did not wait for the daemon
+    assert_nothing_or_one_line(proc)  # answered if the start fit in 300 ms (it may, on a quiet machine)
+    assert wall < HOOK_WALL_LIMIT_S  # did not wait past its budget
     ready = client.wait_until_ready(timeout_s=20)
     assert ready is not None
     assert os.getpgid(ready["pid"]) != os.getpgid(0)  # its own session: outlives the hook
     out = run_hook(event(MATCHING))[0].stdout
     assert b"additionalContext" in out
+
+
+def test_the_first_message_after_a_cold_start_is_answered(indexed, daemons):
+    """The daemon listens before it loads the model; the hook that started it waits for
+    its answer within what is left of the budget (generous here: this machine is shared)."""
+    write_config(indexed, "[daemon]\nhook_budget_ms = 10000\n")
+    assert daemon_pids(indexed) == []
+    proc, wall = run_hook(event(MATCHING))
+    assert proc.returncode == 0, proc.stderr
+    assert b"Feature flags via Unleash" in proc.stdout
+    assert len(daemon_pids(indexed)) == 1
 
 
 def test_a_burst_of_hooks_starts_one_daemon(indexed, daemons):
@@ -187,7 +206,9 @@ def test_a_burst_of_hooks_starts_one_daemon(indexed, daemons):
         p.stdin.write(event(MATCHING))
         p.stdin.close()
     for p in procs:
-        assert p.wait(timeout=10) == 0 and p.stdout.read() == b""
+        assert p.wait(timeout=10) == 0
+        out = p.stdout.read()
+        assert out == b"" or b"additionalContext" in out
     assert len(daemon_pids(indexed)) == 1
     assert client.wait_until_ready(timeout_s=20) is not None
 
@@ -195,11 +216,41 @@ def test_a_burst_of_hooks_starts_one_daemon(indexed, daemons):
 def test_stale_socket_and_pid_files_then_the_hook_starts_a_fresh_daemon(indexed, daemons):
     run = indexed / "run"
     dead_pid = plant_stale_daemon_files(indexed)
-    assert_silent(run_hook(event(MATCHING))[0])
+    assert_nothing_or_one_line(run_hook(event(MATCHING))[0])
     ready = client.wait_until_ready(timeout_s=20)
     assert ready is not None and ready["pid"] != dead_pid
     assert json.loads((run / "daemon.json").read_text())["pid"] == ready["pid"]
     assert b"additionalContext" in run_hook(event(MATCHING))[0].stdout
+
+
+def test_a_busy_daemon_costs_the_hook_nothing(indexed, daemons):
+    """Queue full: the daemon says "busy" at once; the hook prints nothing, exits 0, fast."""
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\nmax_queued = 1\nbatch_max = 1\n")
+    daemons.start()
+    import socket
+
+    held = []
+    for _ in range(2):  # one in the model (3 s), one in the queue
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(str(indexed / "run" / "daemon.sock"))
+        s.sendall(json.dumps({"cmd": "query", "prompt": MATCHING, "cwd": "/"}).encode() + b"\n")
+        held.append(s)
+        time.sleep(0.2)
+    try:
+        reply = client.request({"cmd": "query", "prompt": MATCHING, "cwd": "/"}, timeout=2)
+        assert reply == {"ok": False, "error": "busy"}
+        proc, wall = run_hook(event(MATCHING))
+        assert_silent(proc)
+        assert wall < HOOK_WALL_LIMIT_S
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_the_hook_cut_matches_the_model_window():
+    from recall.embedders import QUERY_CHARS_MAX
+
+    assert hook.MAX_PROMPT_CHARS == QUERY_CHARS_MAX
 
 
 # --- staying light and private ------------------------------------------------------------------
