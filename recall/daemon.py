@@ -80,6 +80,8 @@ REPLY_TIMEOUT_S = 1.0
 # How often the loop wakes to check the idle timer and its files (socket, status, lock):
 # a deleted socket is bound anew within this.
 POLL_S = 0.5
+# Connections the kernel holds for us between two accepts (a burst of hooks at once).
+LISTEN_BACKLOG = 512
 # After running out of file descriptors, the listener rests this long before accepting again.
 FD_BACKOFF_S = 0.2
 # Questions asked without a deadline wait at most this long for the model to load.
@@ -293,7 +295,7 @@ class Daemon:
             sock.bind(("127.0.0.1", 0))  # loopback only, any free port
             self.port = sock.getsockname()[1]
             self.address = f"127.0.0.1:{self.port}"
-            sock.listen(128)
+            sock.listen(LISTEN_BACKLOG)
             sock.setblocking(False)
             self.listener = sock
         else:
@@ -311,7 +313,7 @@ class Daemon:
                 os.chdir(path.parent)
                 sock.bind(path.name)
             os.chmod(path, FILE_MODE)
-            sock.listen(128)
+            sock.listen(LISTEN_BACKLOG)
             sock.setblocking(False)
         except BaseException:
             sock.close()

@@ -13,11 +13,17 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import env_with
-
 from recall import client
 
 PY = sys.executable
+
+
+def env_with(**extra: str) -> dict[str, str]:
+    """This process's environment plus ``extra`` (the same as conftest.env_with; defined
+    here so that the fault suite, whose own conftest shadows tests/conftest.py, can use it)."""
+    env = dict(os.environ)
+    env.update(extra)
+    return env
 # Hash embedder (lexical): a question naming a note's words scores ~0.43 with a gap of
 # ~0.29; chit-chat tops out ~0.23. These thresholds split the two.
 HASH_CONFIG = """
@@ -67,6 +73,20 @@ def daemon_pids(home: Path) -> list[int]:
     return pids
 
 
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def raw_connect(home: Path, timeout: float = 5.0):
+    """A bare connection to the daemon's socket (for probes that misbehave on purpose)."""
+    import socket
+
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(str(home / "run" / "daemon.sock"))
+    return s
+
+
 def wait_for(pred, timeout_s: float, poll_s: float = 0.05) -> bool:
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
@@ -85,11 +105,19 @@ class Daemons:
         self.tmp = tmp
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, wait_s: float = 20.0, ready: bool = True, **env: str) -> subprocess.Popen:
+    def start(self, wait_s: float = 20.0, ready: bool = True, nofile: int | None = None,
+              **env: str) -> subprocess.Popen:
+        """``nofile``: the daemon's RLIMIT_NOFILE (soft and hard), to run it out of descriptors."""
         err = open(self.tmp / f"daemon-{len(self.procs)}.err", "wb")  # noqa: SIM115
+
+        def limit() -> None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         proc = subprocess.Popen([PY, "-P", "-m", "recall.daemon", "--foreground"], env=env_with(**env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=limit if nofile else None)
         err.close()
         self.procs.append(proc)
         if ready:

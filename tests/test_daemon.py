@@ -19,7 +19,16 @@ import time
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_NOTES, write_note
-from daemon_helpers import CHITCHAT, MATCHING, index_dirs, plant_stale_daemon_files, wait_for, write_config
+from daemon_helpers import (
+    CHITCHAT,
+    MATCHING,
+    index_dirs,
+    open_fds,
+    plant_stale_daemon_files,
+    raw_connect,
+    wait_for,
+    write_config,
+)
 
 from recall import client
 from recall.daemon import check_peer, peer_uid
@@ -339,3 +348,124 @@ def test_recall_stop_cleans_stale_files(indexed):
     result = CliRunner().invoke(stop, [])
     assert result.exit_code == 0 and "not running (stale files removed)" in result.output
     assert not (run / "daemon.json").exists()
+
+
+# --- files lost under a live daemon --------------------------------------------------------------
+
+
+def _answers() -> bool:
+    try:
+        return client.request({"cmd": "ping"}, timeout=0.3)["ok"]
+    except (client.DaemonUnavailable, client.DaemonError):
+        return False
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced by a file", "replaced by a dead socket"])
+def test_a_lost_socket_is_bound_again_within_a_second(indexed, daemons, how):
+    proc = daemons.start()
+    sock = indexed / "run" / "daemon.sock"
+    sock.unlink()
+    if how == "replaced by a file":
+        sock.write_text("not a socket")
+    elif how == "replaced by a dead socket":
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(sock))
+        s.close()
+    t0 = time.monotonic()
+    assert wait_for(_answers, 3, 0.02)
+    assert time.monotonic() - t0 < 1.5
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID
+    assert client.request({"cmd": "ping"})["pid"] == proc.pid
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert "socket lost" in (indexed / "logs" / "daemon.log").read_text()
+
+
+def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
+    from recall.cli_daemon import stop
+
+    proc = daemons.start()
+    run = indexed / "run"
+    assert client.lock_holder() == proc.pid
+    (run / "daemon.sock").unlink()
+    (run / "daemon.json").unlink()
+    info = client.daemon_status()  # right now, or once the daemon restored its files
+    assert info["running"] and info["pid"] == proc.pid
+    (run / "daemon.sock").unlink(missing_ok=True)
+    (run / "daemon.json").unlink(missing_ok=True)
+    result = CliRunner().invoke(stop, [])
+    assert result.exit_code == 0, result.output
+    assert f"stopped (pid {proc.pid})" in result.output
+    assert proc.wait(timeout=10) == 0
+    assert client.lock_holder() is None
+
+
+def test_a_deleted_lock_file_makes_the_daemon_exit(indexed, daemons):
+    """Its lock no longer keeps a second daemon out: it leaves, and the next hook starts one."""
+    proc = daemons.start()
+    (indexed / "run" / "daemon.lock").unlink()
+    assert proc.wait(timeout=5) == 0
+    assert "lock file lost" in (indexed / "logs" / "daemon.log").read_text()
+
+
+# --- connections cannot starve or crash it -----------------------------------------------------------
+
+
+def test_a_slow_sender_is_cut_off_by_a_whole_request_deadline(indexed, daemons):
+    write_config(indexed, "[daemon]\nrequest_timeout_ms = 500\n")
+    daemons.start()
+    with raw_connect(indexed) as s:
+        t0 = time.monotonic()
+        data = b""
+        for ch in b'{"cmd": "ping"':  # a byte every 0.1 s: each read is quick, the whole is not
+            try:
+                s.sendall(bytes([ch]))
+            except OSError:
+                break
+            time.sleep(0.1)
+            if time.monotonic() - t0 > 3:
+                break
+        try:
+            data = s.recv(65536)
+        except OSError:
+            pass
+        assert time.monotonic() - t0 < 2.5
+    assert data == b"" or json.loads(data) == {"ok": False, "error": "request timed out"}
+    assert client.request({"cmd": "ping"})["ok"]
+    assert client.request({"cmd": "status"})["timed_out"] == 1
+
+
+def test_an_idle_flood_cannot_hold_out_a_question(indexed, daemons):
+    write_config(indexed, "[daemon]\nmax_connections = 16\nrequest_timeout_ms = 30000\n")
+    daemons.start()
+    idle = [raw_connect(indexed) for _ in range(60)]  # connect, send nothing
+    try:
+        t0 = time.monotonic()
+        assert query(MATCHING, timeout=2)["ranked"][0]["id"] == MATCHING_ID
+        assert time.monotonic() - t0 < 1.0
+        busy = sum(1 for s in idle[:40] if s.recv(100) == b'{"ok": false, "error": "busy"}\n')
+        assert busy >= 40  # the oldest idle ones made way
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_running_out_of_file_descriptors_does_not_kill_the_daemon(indexed, daemons):
+    proc = daemons.start(nofile=64)
+    spare = 64 - open_fds(proc.pid)
+    assert spare > 5
+    held = []
+    try:
+        for _ in range(spare + 20):  # more than it has descriptors for
+            try:
+                held.append(raw_connect(indexed, timeout=1))
+            except OSError:
+                break
+        time.sleep(0.5)
+        assert proc.poll() is None
+    finally:
+        for s in held:
+            s.close()
+    assert wait_for(_answers, 3, 0.05)
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID
+    log = (indexed / "logs" / "daemon.log").read_text()
+    assert log.count("out of file descriptors") == 1, log
