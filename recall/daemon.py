@@ -777,6 +777,10 @@ def run_daemon(foreground: bool = False) -> int:
     """Run the daemon in this process until stopped. Exit status: 0 also when another
     daemon already runs (nothing to do), 1 when the model or config cannot be loaded."""
     os.umask(0o077)  # every file this process creates is the user's only
+    # OpenMP threads (the model's, FAISS's) sleep between questions instead of spinning: a
+    # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
+    # question took 10x longer (bench-hook). Set before the model's library loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from .config import load_config
 
     config = load_config()

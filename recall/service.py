@@ -10,14 +10,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .embedders import Embedder, get_embedder
-from .indexer import Indexer, SourceSpec, SyncStats
 from .paths import encode_project_path, ensure_private_dir, memory_dir, project_root, recall_home
 from .search import Scope, Searcher
 from .selector import Decision, Hit, Settings, decide
 from .store import Store
+
+if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
+    from .indexer import SourceSpec, SyncStats
 
 DB_NAME = "recall.db"
 
@@ -73,6 +76,8 @@ class Recall:
 
     # --- indexing ------------------------------------------------------------
     def default_sources(self, cwd: Path | str) -> list[SourceSpec]:
+        from .indexer import SourceSpec
+
         specs = [SourceSpec("memory", memory_dir(cwd), project_key(cwd))]
         specs += [SourceSpec("rule", d) for d in self.config.rule_dirs()]
         return specs
@@ -81,6 +86,8 @@ class Recall:
               progress: Callable[[int, str], None] | None = None,
               conversations_of: Path | str | None = None) -> SyncStats:
         """Sync each source into the store, then rebuild and swap the index."""
+        from .indexer import Indexer, SyncStats
+
         t0 = time.perf_counter()
         indexer = Indexer(self.store, self.embedder, self.config.chunking, progress)
         total = SyncStats()
