@@ -178,12 +178,16 @@ def cold_start(env: dict, texts: list[str]) -> dict:
     home = Path(env["RECALL_HOME"])
     raised, real, loads = [], [], []
     config = home / "config.toml"
-    for i in range(COLD_RUNS):
+    # A message that gets context from a warm daemon: then "answered" means the first
+    # message's answer arrived in time (with the raised budget, the hook ends at the reply).
+    with Daemon(env):
+        prompt = next((t for t in texts[:40] if run_hook(t, env)[2]), texts[0])
+    for _ in range(COLD_RUNS):
         for budget, runs in ((30_000, raised), (BUDGET_MS, real)):
             stop_daemon()
             (home / "run" / "spawn.stamp").unlink(missing_ok=True)  # no start cool-down between runs
             config.write_text(f"[daemon]\nhook_budget_ms = {budget}\n", encoding="utf-8")
-            runs.append(run_hook(texts[i % len(texts)], env))
+            runs.append(run_hook(prompt, env))
             if client.wait_until_ready(timeout_s=60) is not None and budget != BUDGET_MS:
                 loads.append(client.request({"cmd": "status"}).get("load_s") or 0.0)
     config.write_text("[daemon]\nhook_budget_ms = 30000\n", encoding="utf-8")

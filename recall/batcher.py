@@ -105,7 +105,8 @@ class QueryBatcher:
                 self._cond.wait()
             if not self._queue:
                 return None
-            batch, count = [], 0
+            batch: list[_Ask] = []
+            count = 0
             while self._queue and (not batch or count + len(self._queue[0].texts) <= self.max_batch):
                 ask = self._queue.pop(0)
                 batch.append(ask)

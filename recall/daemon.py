@@ -363,9 +363,9 @@ class Daemon:
             remove_files(client.socket_path())
         else:
             remove_files(client.secret_path())
-        batcher = getattr(self.app, "embedder", None)
-        if hasattr(batcher, "close"):
-            batcher.close()
+        close_batcher = getattr(getattr(self.app, "embedder", None), "close", None)
+        if close_batcher is not None:
+            close_batcher()
 
     # the loop: accept, read whole requests, hand them to the workers
     def serve_forever(self) -> str:

