@@ -388,13 +388,21 @@ class Daemon:
                     reason = f"idle for {self.idle_exit_s:.0f} s"
                     break
                 if now >= next_check:
-                    lost = self._check_files()
+                    next_check = now + POLL_S
+                    try:
+                        lost = self._check_files()
+                    except Exception as exc:  # noqa: BLE001 - checked again next time
+                        log_exception("checking the daemon's files", exc)
+                        lost = None
                     if lost:
                         reason = lost
                         break
-                    next_check = now + POLL_S
                 if not self._listening and now >= self._fd_short_until:
-                    self._listen(True)
+                    try:
+                        self._listen(True)
+                    except (OSError, ValueError, KeyError) as exc:
+                        log_exception("listening again", exc)
+                        self._fd_short_until = now + FD_BACKOFF_S
                 wake = [idle_left, next_check - now]
                 if self._conns:
                     wake.append(next(iter(self._conns.values())).deadline - now)
@@ -448,7 +456,7 @@ class Daemon:
                     self._out_of_fds(exc)
                     return
                 raise
-            if self._fd_refused:
+            if self._fd_refused and time.monotonic() - self._fd_short_until > 1.0:  # the episode is over
                 log_event("file descriptors available again", refused=self._fd_refused)
                 self._fd_refused = 0
             self._admit(sock)
@@ -484,6 +492,8 @@ class Daemon:
             except OSError:
                 pass
             self._spare_fd = self._open_spare()
+        if self._conns:  # the oldest unfinished request frees its descriptor for the next one
+            self._busy(next(iter(self._conns.values())), "no descriptor left")
         self._listen(False)
         self._fd_short_until = time.monotonic() + FD_BACKOFF_S
 
@@ -506,7 +516,7 @@ class Daemon:
         if len(conn.buf) > MAX_REQUEST_BYTES:
             self._reply_now(conn, {"ok": False, "error": "request too long"})
             return
-        if b"\n" in conn.buf or (not part and conn.buf):
+        if b"\n" in part or (not part and conn.buf):  # the buffer before held no newline
             self._unwatch(conn)
             self._request(conn.sock, bytes(conn.buf.split(b"\n", 1)[0]))
         elif not part:
