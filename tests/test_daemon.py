@@ -405,17 +405,21 @@ def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
     proc = daemons.start()
     run = indexed / "run"
     assert client.lock_holder() == proc.pid
-    (run / "daemon.sock").unlink()
-    (run / "daemon.json").unlink()
-    info = client.daemon_status()  # right now, or once the daemon restored its files
-    assert info["running"] and info["pid"] == proc.pid
-    (run / "daemon.sock").unlink(missing_ok=True)
-    (run / "daemon.json").unlink(missing_ok=True)
-    result = CliRunner().invoke(stop, [])
+    os.kill(proc.pid, signal.SIGSTOP)  # frozen: it cannot restore its files meanwhile
+    try:
+        (run / "daemon.sock").unlink()
+        (run / "daemon.json").unlink()
+        info = client.daemon_status()
+        assert info["running"] and info["pid"] == proc.pid and "recall stop" in info["note"]
+        threading.Timer(0.5, os.kill, (proc.pid, signal.SIGCONT)).start()
+        result = CliRunner().invoke(stop, [])  # finds it by the lock file, sends SIGTERM
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
     assert result.exit_code == 0, result.output
     assert f"stopped (pid {proc.pid})" in result.output
     assert proc.wait(timeout=10) == 0
     assert client.lock_holder() is None
+    assert client.daemon_status() == {"running": False}
 
 
 def test_a_deleted_lock_file_makes_the_daemon_exit(indexed, daemons):
