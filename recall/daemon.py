@@ -859,6 +859,9 @@ def run_daemon(foreground: bool = False) -> int:
 def main(argv: list[str] | None = None) -> None:
     """``python -m recall.daemon [--foreground]``: what the hook starts, detached."""
     args = sys.argv[1:] if argv is None else argv
+    if "-h" in args or "--help" in args:
+        print("usage: python -m recall.daemon [--foreground]   (what `recall serve` starts; `recall stop` ends it)")
+        sys.exit(0)
     sys.exit(run_daemon(foreground="--foreground" in args))
 
 
