@@ -46,6 +46,7 @@ class Recall:
         self._embedder = embedder
         self._store: Store | None = None
         self._searcher: Searcher | None = None
+        self.calibration = None  # the last recall.calibration.Calibration this object ran
 
     # lazily built parts: `recall status` needs neither model nor index
     @property
@@ -93,10 +94,30 @@ class Recall:
                                            keep_gone=bool(self.config.get("sources.keep_gone_titles", True))))
         indexer.embed_missing_for_store(total)
         indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)))
+        if self.config.get("selector.calibrate"):
+            self.calibration = self.calibrate(sources)
         if self._searcher is not None:
             self._searcher.refresh()
         total.seconds = time.perf_counter() - t0
         return total
+
+    def calibrate(self, sources: Sequence[SourceSpec] = (), target: float | None = None):
+        """Fit the thresholds on the indexed notes, their questions and the negatives
+        (``recall.calibration``); write ``calibration.toml`` and use it from now on.
+        ``sources`` name negatives files in other places than their folders."""
+        from .calibration import calibrate, write
+        from .negatives import SIDECAR as NEGATIVES
+
+        sidecars = [spec.negatives_file() for spec in sources]
+        named = {spec.root.resolve() for spec in sources}
+        sidecars += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
+                     if kind != "conversation" and Path(root) not in named]
+        target = float(self.config.get("selector.target_silence") if target is None else target)
+        cal = calibrate(self, sidecars, target)
+        if cal is not None:
+            path = write(self.home, cal)
+            self.config.apply_calibration(cal.model_id, cal.thresholds(), str(path))
+        return cal
 
     # --- querying ------------------------------------------------------------
     def query(self, text: str, scope: Scope | None = None, project: str | None = None) -> QueryResult:

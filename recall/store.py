@@ -188,6 +188,7 @@ class Store:
         chunks: Sequence[tuple[str, str]],
         extra: dict | None = None,
         questions: Sequence[tuple[str, str]] = (),
+        restatements: Sequence[tuple[str, str]] = (),
     ) -> int:
         """Replace a note and its chunks (text, then questions) in one transaction
         (never half-updated). ``chunks`` and ``questions`` are (text, text hash)."""
@@ -200,7 +201,8 @@ class Store:
                  json.dumps(extra or {}, ensure_ascii=False)),
             )
             pk = int(cur.lastrowid or 0)
-            rows = [(text, h, "text") for text, h in chunks] + [(text, h, "question") for text, h in questions]
+            rows = ([(text, h, "text") for text, h in chunks] + [(text, h, "question") for text, h in questions]
+                    + [(text, h, "restatement") for text, h in restatements])
             self.db.executemany(
                 "INSERT INTO chunks (note_id, ord, text, text_hash, role) VALUES (?,?,?,?,?)",
                 [(pk, i, text, h, role) for i, (text, h, role) in enumerate(rows)],
