@@ -148,6 +148,9 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
         lines.append(f"migration {name}: applied")
     if all(name in applied for name, _ in MIGRATIONS):
         lines.append("tables and row-level security policies: up to date")
+    for t in RLS_TABLES:  # also where someone switched it off by hand since
+        for what in ("ENABLE", "FORCE"):
+            conn.execute(sql.SQL("ALTER TABLE {} {} ROW LEVEL SECURITY").format(sql.Identifier(t), sql.SQL(what)))
 
     conn.execute("INSERT INTO meta VALUES ('model_id', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
                  (model_id, str(dim)))

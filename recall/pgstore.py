@@ -157,7 +157,6 @@ MIGRATIONS: list[tuple[str, str]] = [
 # The tables recall writes, all under the policies above (meta and migrations are
 # written by `recall team init` only; members get SELECT on them).
 RLS_TABLES = ("sources", "notes", "chunks")
-LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 SECURE_SSLMODES = {"verify-full", "verify-ca"}
 
 
@@ -191,7 +190,7 @@ def transport_warning(url: str) -> str | None:
     except Exception:  # psycopg reports a malformed URL itself, at connect time
         return None
     hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
-    remote = [h for h in hosts if h and not h.startswith("/") and h not in LOOPBACK]
+    remote = [h for h in hosts if h and not h.startswith("/") and not _loopback(h)]
     if not remote:
         return None
     mode = str(params.get("sslmode") or os.environ.get("PGSSLMODE") or "prefer")
@@ -201,6 +200,17 @@ def transport_warning(url: str) -> str | None:
             else f"no guaranteed TLS (sslmode={mode})")
     return (f"warning: the team store at {', '.join(remote)} is reached with {what}; "
             "add sslmode=verify-full to the URL (docs/team-store.md, Transport)")
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def legacy_owner_label(config: Config | None = None) -> str | None:
@@ -225,20 +235,18 @@ def connect(url: str, connect_timeout: int = 10):
 
 def schema_state(conn, schema: str) -> str:
     """``missing`` (no recall tables), ``legacy`` (tables without row-level security:
-    recall before roles), ``partial`` (some migration pending) or ``ready``."""
-    names = [name for name, _ in MIGRATIONS]
-    row = conn.execute(
-        "SELECT to_regclass(format('%%I.migrations', %s::text)) IS NOT NULL,"
-        " to_regclass(format('%%I.sources', %s::text)) IS NOT NULL", (schema, schema)).fetchone()
-    if not row or not row[1]:
-        return "missing"
+    recall before roles), ``partial`` (some migration pending) or ``ready``. The first two
+    come from the catalog, which every role may read, so a member is told either way."""
     from psycopg import sql
 
-    done = {r[0] for r in conn.execute(
-        sql.SQL("SELECT name FROM {}.migrations").format(sql.Identifier(schema)))} if row[0] else set()
-    if "0002_row_security" not in done:
+    row = conn.execute("SELECT relrowsecurity FROM pg_class WHERE relname = 'sources' AND relkind = 'r'"
+                       " AND relnamespace = to_regnamespace(%s)", (schema,)).fetchone()
+    if row is None:
+        return "missing"
+    if not row[0]:
         return "legacy"
-    return "ready" if done >= set(names) else "partial"
+    done = {r[0] for r in conn.execute(sql.SQL("SELECT name FROM {}").format(sql.Identifier(schema, "migrations")))}
+    return "ready" if done >= {name for name, _ in MIGRATIONS} else "partial"
 
 
 def check_ready(conn, schema: str) -> None:
@@ -247,8 +255,6 @@ def check_ready(conn, schema: str) -> None:
 
     try:
         state = schema_state(conn, schema)
-        if state == "ready" and not conn.execute("SELECT has_schema_privilege(%s, 'USAGE')", (schema,)).fetchone()[0]:
-            state = "no-access"
     except psycopg.errors.InsufficientPrivilege:
         state = "no-access"
     if state == "missing":
