@@ -167,27 +167,34 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
     from .backends import SourceRef, push_notes
+    from .expansions import read_sidecar, unknown_notes
+    from .indexer import SourceSpec
     from .notes import read_folder
     from .service import project_key
 
     app = _app()
     cwd = Path.cwd()
     if dirs:
-        plan = [(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
+        plan = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
     else:
-        plan = [(s.kind, s.root, s.project) for s in app.default_sources(cwd) if s.root.is_dir()]
+        plan = [s for s in app.default_sources(cwd) if s.root.is_dir()]
     if not plan:
         raise TeamError("nothing to push: give DIRs, or create this project's memory folder first")
     index = _team_index(app, url)
     try:
-        for k, folder, project in plan:
-            root = folder.resolve()
+        for spec in plan:
+            k, root = spec.kind, spec.root.resolve()
             notes, problems = read_folder(root)
+            sidecar_path = spec.sidecar()  # the folder's questions, as `recall index` reads them
+            sidecar: dict[str, list[str]] = {}
+            if sidecar_path is not None:
+                sidecar, bad = read_sidecar(sidecar_path)
+                problems += bad + unknown_notes(sidecar_path, sidecar, (n.id for n in notes))
             for p in problems:
                 click.echo(f"warning: {p}", err=True)
             visible = shared if shared is not None else k != "memory"
-            stats = push_notes(index, SourceRef(k, str(root), project, visible), notes, app.embedder,
-                               app.config.chunking)
+            stats = push_notes(index, SourceRef(k, str(root), spec.project, visible), notes, app.embedder,
+                               app.config.chunking, sidecar=sidecar)
             click.echo(f"{root} ({k}, {'team' if visible else 'private'}): added {stats.added}, "
                        f"changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}")
     finally:

