@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .pgstore import MIGRATIONS, RLS_TABLES, PgStoreError, connect, schema_state
+from .pgstore import MIGRATIONS, POLICIES, RLS_TABLES, PgStoreError, connect, schema_state
 
 ROLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.@-]{0,62}$")
 ADMIN_HINT = ("connect as the database administrator (a superuser, or a role with CREATEROLE that "
@@ -148,9 +148,17 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
         lines.append(f"migration {name}: applied")
     if all(name in applied for name, _ in MIGRATIONS):
         lines.append("tables and row-level security policies: up to date")
-    for t in RLS_TABLES:  # also where someone switched it off by hand since
+    # Also where someone switched row-level security off or dropped a policy by hand since.
+    for t in RLS_TABLES:
         for what in ("ENABLE", "FORCE"):
             conn.execute(sql.SQL("ALTER TABLE {} {} ROW LEVEL SECURITY").format(sql.Identifier(t), sql.SQL(what)))
+    present = {r[0] for r in conn.execute("SELECT policyname FROM pg_policies WHERE schemaname = %s", (schema,))}
+    for t in RLS_TABLES:
+        for name, rule in POLICIES.items():
+            if f"{t}_{name}" not in present:
+                conn.execute(sql.SQL("CREATE POLICY {} ON {} " + rule).format(sql.Identifier(f"{t}_{name}"),
+                                                                             sql.Identifier(t)))
+                lines.append(f"policy {t}_{name}: restored (it was missing)")
 
     conn.execute("INSERT INTO meta VALUES ('model_id', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
                  (model_id, str(dim)))

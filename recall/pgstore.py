@@ -73,6 +73,19 @@ EF_SEARCH = max(40, CHUNKS_PER_QUERY)
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
 
+# The tables recall writes, all under the policies below (meta and migrations are
+# written by `recall team init` only; members get SELECT on them).
+RLS_TABLES = ("sources", "notes", "chunks")
+# Row-level security, the same on each of RLS_TABLES: a role reads its own rows and team
+# rows, and writes only rows it owns. session_user is the login role (SET ROLE cannot
+# change it). `recall team init` restores any of these found missing.
+POLICIES = {
+    "read": "FOR SELECT USING (owner = session_user OR team)",
+    "insert": "FOR INSERT WITH CHECK (owner = session_user)",
+    "update": "FOR UPDATE USING (owner = session_user) WITH CHECK (owner = session_user)",
+    "delete": "FOR DELETE USING (owner = session_user)",
+}
+
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "0001_initial",
@@ -146,17 +159,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         """ + "".join(f"""
         ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
         ALTER TABLE {t} FORCE ROW LEVEL SECURITY;
-        CREATE POLICY {t}_read ON {t} FOR SELECT USING (owner = session_user OR team);
-        CREATE POLICY {t}_insert ON {t} FOR INSERT WITH CHECK (owner = session_user);
-        CREATE POLICY {t}_update ON {t} FOR UPDATE USING (owner = session_user)
-            WITH CHECK (owner = session_user);
-        CREATE POLICY {t}_delete ON {t} FOR DELETE USING (owner = session_user);
-        """ for t in ("sources", "notes", "chunks")),
+        """ + "".join(f"CREATE POLICY {t}_{name} ON {t} {rule};\n" for name, rule in POLICIES.items())
+            for t in RLS_TABLES),
     ),
 ]
-# The tables recall writes, all under the policies above (meta and migrations are
-# written by `recall team init` only; members get SELECT on them).
-RLS_TABLES = ("sources", "notes", "chunks")
 SECURE_SSLMODES = {"verify-full", "verify-ca"}
 
 
@@ -239,12 +245,15 @@ def schema_state(conn, schema: str) -> str:
     come from the catalog, which every role may read, so a member is told either way."""
     from psycopg import sql
 
-    row = conn.execute("SELECT relrowsecurity FROM pg_class WHERE relname = 'sources' AND relkind = 'r'"
-                       " AND relnamespace = to_regnamespace(%s)", (schema,)).fetchone()
-    if row is None:
+    guarded = dict(conn.execute(
+        "SELECT relname, relrowsecurity AND relforcerowsecurity FROM pg_class WHERE relkind = 'r'"
+        " AND relnamespace = to_regnamespace(%s) AND relname = ANY(%s)", (schema, list(RLS_TABLES))).fetchall())
+    if "sources" not in guarded:
         return "missing"
-    if not row[0]:
+    if not any(guarded.values()):
         return "legacy"
+    if len(guarded) < len(RLS_TABLES) or not all(guarded.values()):
+        return "partial"  # row-level security switched off by hand on some table
     done = {r[0] for r in conn.execute(sql.SQL("SELECT name FROM {}").format(sql.Identifier(schema, "migrations")))}
     return "ready" if done >= {name for name, _ in MIGRATIONS} else "partial"
 
@@ -265,7 +274,8 @@ def check_ready(conn, schema: str) -> None:
                            "(anyone with the URL can read and change every row): the database administrator "
                            "runs `recall team init` to upgrade it")
     if state == "partial":
-        raise PgStoreError(f"schema {schema!r} needs an upgrade: the database administrator runs `recall team init`")
+        raise PgStoreError(f"schema {schema!r} needs an upgrade or a repair (a migration pending, or row-level "
+                           "security off on a table): the database administrator runs `recall team init`")
     if state == "no-access":
         who = conn.execute("SELECT session_user").fetchone()[0]
         raise PgStoreError(f"role {who!r} may not use schema {schema!r}: the database administrator runs "
@@ -484,11 +494,3 @@ class PgIndex:
 
     def close(self) -> None:
         self.conn.close()
-
-
-def open_team_index(config: Config, model_id: str, dim: int, url: str | None = None) -> PgIndex:
-    """The team store named by ``url``, ``RECALL_PG_URL`` or ``[team] url``."""
-    url = url or team_url(config)
-    if not url:
-        raise PgStoreError(f"no team store configured: set {URL_ENV} or [team] url in config.toml")
-    return PgIndex(url, model_id, dim, schema=team_schema(config))

@@ -364,6 +364,17 @@ def test_init_is_idempotent_and_says_what_it_did(server, schema, team):
     assert re_add.returncode == 0, re_add.stderr
     assert "role alice: present" in re_add.stdout and f"already in {schema}_member" in re_add.stdout
     assert PASSWORDS["alice"] not in re_add.stdout + re_add.stderr
+    # Switched off or dropped by hand since: init puts it back.
+    with server.sql() as conn:
+        conn.execute(f'ALTER TABLE "{schema}".chunks DISABLE ROW LEVEL SECURITY')
+        conn.execute(f'DROP POLICY notes_read ON "{schema}".notes')
+    from recall.pgstore import PgStoreError
+
+    with pytest.raises(PgStoreError, match="row-level security off on a table"):
+        index(server, schema, "alice")  # a member's recall will not work on it meanwhile
+    repaired = cli("team", "init", url=server.admin)
+    assert "policy notes_read: restored" in repaired.stdout, repaired.stdout + repaired.stderr
+    assert _server_setup(server, schema) == before
 
 
 def test_init_refuses_a_role_without_rights_and_changes_nothing(server, schema, team_env):
