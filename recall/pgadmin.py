@@ -314,13 +314,16 @@ def add_member(url: str, schema: str, name: str, *, read_only: bool = False,
 
 
 def _connect_hint(conn, name: str) -> str:
+    from urllib.parse import quote
+
     info = conn.info
     host, port, db = info.host, info.port, info.dbname
+    user = quote(name, safe="")  # alice@corp -> alice%40corp
     if host.startswith("/"):
-        url = f"postgresql://{name}@/{db}?host={host}&port={port}"
+        url = f"postgresql://{user}@/{db}?host={host}&port={port}"
         pgpass = f"{host}:{port}:{db}:{name}:PASSWORD"  # a socket folder stands for the host
     else:
-        url = f"postgresql://{name}@{host}:{port}/{db}?sslmode=verify-full"
+        url = f"postgresql://{user}@{host}:{port}/{db}?sslmode=verify-full"
         pgpass = f"{host}:{port}:{db}:{name}:PASSWORD"
     return (f"{name} connects with RECALL_PG_URL={url} and keeps the password in ~/.pgpass "
             f"(chmod 600), one line: {pgpass}")

@@ -40,7 +40,9 @@ class Server:
         self.pgpass = pgpass
 
     def url(self, role: str) -> str:
-        return f"postgresql://{role}@/postgres?host={self.socket_dir}"
+        from urllib.parse import quote
+
+        return f"postgresql://{quote(role, safe='')}@/postgres?host={self.socket_dir}"
 
     def sql(self, role: str | None = None, **kw):
         import psycopg
@@ -430,12 +432,12 @@ def test_add_member_prompts_without_echo_and_the_member_logs_in(server, schema, 
 
     from recall.cli import main
 
-    name = "m_" + uuid.uuid4().hex[:8]
+    name = "m_" + uuid.uuid4().hex[:8] + "@corp"  # an '@' must be escaped in the URL it prints
     monkeypatch.setenv("RECALL_PG_URL", server.admin)
     result = CliRunner().invoke(main, ["team", "add-member", name], input="s3cret-Zz9\ns3cret-Zz9\n")
     assert result.exit_code == 0, result.output
     assert "s3cret-Zz9" not in result.output
-    assert "~/.pgpass" in result.output and f"{name}@" in result.output
+    assert "~/.pgpass" in result.output and f"postgresql://{name.replace('@', '%40')}@/" in result.output
     with server.sql() as conn:
         stored = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", (name,)).fetchone()[0]
     assert stored.startswith("SCRAM-SHA-256$")
