@@ -245,7 +245,8 @@ def team_status(url: str | None) -> None:
     app = _app()
     index = _team_index(app, url)
     try:
-        info = {"role": index.owner, "schema": index.schema, "model_id": index.model_id, **index.counts()}
+        info = {"role": index.owner, "access": index.access(), "schema": index.schema,
+                "model_id": index.model_id, **index.counts()}
     finally:
         index.close()
     for key, value in info.items():

@@ -492,5 +492,22 @@ class PgIndex:
         return {"sources": int(sources), "own_sources": int(own), "notes": int(notes[0] if notes else 0),
                 "chunks": int(chunks[0] if chunks else 0)}
 
+    def access(self) -> str:
+        """What the server lets this role do here, in words (``recall team status``)."""
+        member, reader = f"{self.schema}_member", f"{self.schema}_reader"
+        with self._lock:
+            su, bypass, is_member, is_reader = self.conn.execute(
+                "SELECT rolsuper, rolbypassrls,"
+                " EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s) AND pg_has_role(session_user, %s, 'USAGE'),"
+                " EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s) AND pg_has_role(session_user, %s, 'USAGE')"
+                " FROM pg_roles WHERE rolname = session_user", (member, member, reader, reader)).fetchone()
+        if su or bypass:
+            return "administrator (no row policies apply: you could read every row)"
+        if is_member:
+            return f"member ({member}: read team rows and your own, change your own)"
+        if is_reader:
+            return f"read-only ({reader}: read team rows)"
+        return "owner of the tables (the row policies apply to you too)"
+
     def close(self) -> None:
         self.conn.close()

@@ -191,6 +191,8 @@ def test_the_scenario_ends_with_bob_refused_at_each_step(server, schema, team, t
 
     status = cli("team", "status", url=a)
     assert "role: alice" in status.stdout and "notes: 1" in status.stdout, status.stdout
+    assert "access: member" in status.stdout
+    assert "access: read-only" in cli("team", "status", url=server.url("carol")).stdout
     mine = cli("team", "search", "--all", "--json", "raise quarterly review salary", url=a)
     assert [r["id"] for r in json.loads(mine.stdout)] == ["salary-talk"]
 
