@@ -189,11 +189,11 @@ def transport_warning(url: str) -> str | None:
     ``verify-full`` (the documented default for a real server) refuses both. Unix sockets
     and loopback addresses need no TLS.
     """
-    from psycopg.conninfo import conninfo_to_dict
-
     try:
+        from psycopg.conninfo import conninfo_to_dict
+
         params = conninfo_to_dict(url)
-    except Exception:  # psycopg reports a malformed URL itself, at connect time
+    except Exception:  # no psycopg, or a malformed URL: connecting says which, in one line
         return None
     hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
     remote = [h for h in hosts if h and not h.startswith("/") and not _loopback(h)]
