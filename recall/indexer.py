@@ -148,7 +148,8 @@ class Indexer:
 
         # Embed what is missing, then write notes: a crash between the two only leaves
         # unused vectors behind, never a note without its vectors.
-        self._embed_missing({h: t for _, chunks, qs, _, _ in pending for t, h in (*chunks, *qs)}, stats)
+        texts = {h: t for _, chunks, qs, _, _ in pending for t, h in (*chunks, *qs)}
+        self._embed_missing(texts, stats)
         for note, chunks, qchunks, fp, is_new in pending:
             self.store.upsert_note(
                 source_id, path=note.path, note_id=note.id,
@@ -163,6 +164,9 @@ class Indexer:
         if remove_missing:
             gone = [pk for path, (pk, _) in existing.items() if path not in seen]
             stats.removed += self.store.delete_notes(gone)
+        # Replacing a note drops the vectors its old text alone used; text moved from one
+        # note of this batch to another lost its vector that way: embed it again (rare).
+        self._embed_missing(texts, stats)
 
     def embed_missing_for_store(self, stats: SyncStats) -> None:
         """Vectors for chunks already in the store but new to this model."""

@@ -91,6 +91,7 @@ class Recall:
 
             total.merge(sync_conversations(indexer, conversations_of,
                                            keep_gone=bool(self.config.get("sources.keep_gone_titles", True))))
+        self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
         indexer.embed_missing_for_store(total)
         indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)))
         if self._searcher is not None:

@@ -13,6 +13,7 @@ was before the interrupted note.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -21,9 +22,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .paths import FILE_MODE, ensure_private_dir
+from .secrets import mask_secrets
 
 if TYPE_CHECKING:
     import numpy as np
@@ -190,8 +192,19 @@ class Store:
         questions: Sequence[tuple[str, str]] = (),
     ) -> int:
         """Replace a note and its chunks (text, then questions) in one transaction
-        (never half-updated). ``chunks`` and ``questions`` are (text, text hash)."""
+        (never half-updated). ``chunks`` and ``questions`` are (text, text hash).
+
+        The one way text enters the store, so the one place every text is masked
+        (``recall.secrets``): name, description, chunks, questions and ``extra``'s strings.
+        Callers mask before chunking and embedding (a secret cut in two by chunking would
+        escape a per-chunk mask), which makes this a no-op for them; a chunk it does change
+        gets a new hash, so its vector is computed from the masked text at the next index.
+        Everything else on disk (meta.json, lexical.npz, FAISS) is built from the store."""
+        name, description = mask_secrets(name), mask_secrets(description)
+        chunks, questions = _masked_chunks(chunks), _masked_chunks(questions)
+        extra = _masked_json(extra or {})
         with self.transaction():
+            old = self._chunk_hashes("n.source_id=? AND n.path=?", (source_id, path))
             self.db.execute("DELETE FROM notes WHERE source_id=? AND path=?", (source_id, path))
             cur = self.db.execute(
                 "INSERT INTO notes (source_id, path, note_id, name, description, type, content_hash,"
@@ -205,17 +218,37 @@ class Store:
                 "INSERT INTO chunks (note_id, ord, text, text_hash, role) VALUES (?,?,?,?,?)",
                 [(pk, i, text, h, role) for i, (text, h, role) in enumerate(rows)],
             )
+            self._drop_unused_vectors(old)
         return pk
 
     def delete_notes(self, pks: Iterable[int]) -> int:
         pks = list(pks)
         with self.transaction():
+            old: set[str] = set()
+            for pk in pks:
+                old |= self._chunk_hashes("n.id=?", (pk,))
             self.db.executemany("DELETE FROM notes WHERE id=?", [(pk,) for pk in pks])
+            self._drop_unused_vectors(old)
         return len(pks)
 
     def delete_source(self, source_id: int) -> None:
         with self.transaction():
+            old = self._chunk_hashes("n.source_id=?", (source_id,))
             self.db.execute("DELETE FROM sources WHERE id=?", (source_id,))
+            self._drop_unused_vectors(old)
+
+    def _chunk_hashes(self, where: str, args: tuple) -> set[str]:
+        return {r[0] for r in self.db.execute(
+            f"SELECT c.text_hash FROM chunks c JOIN notes n ON n.id = c.note_id WHERE {where}", args)}
+
+    def _drop_unused_vectors(self, hashes: Iterable[str]) -> None:
+        """Vectors (of any model) of chunk texts that no chunk holds any more: a changed or
+        deleted note takes its old vectors with it (in the caller's transaction)."""
+        self.db.executemany(
+            "DELETE FROM vectors WHERE text_hash=? AND NOT EXISTS"
+            " (SELECT 1 FROM chunks WHERE chunks.text_hash = vectors.text_hash)",
+            [(h,) for h in hashes],
+        )
 
     # --- vectors -------------------------------------------------------------
     def missing_vectors(self, model_id: str, hashes: Iterable[str]) -> set[str]:
@@ -247,9 +280,12 @@ class Store:
             )
 
     def drop_orphan_vectors(self) -> int:
+        """Vectors no chunk uses (left by an older recall, or by a crash between embedding
+        and writing a note); ``Recall.index`` calls it before embedding what is missing."""
         with self.transaction():
             cur = self.db.execute(
-                "DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)"
+                "DELETE FROM vectors WHERE NOT EXISTS"
+                " (SELECT 1 FROM chunks WHERE chunks.text_hash = vectors.text_hash)"
             )
         return cur.rowcount
 
@@ -302,6 +338,24 @@ class Store:
 
     def index_runs(self) -> list[tuple[str, int, float, int]]:
         return list(self.db.execute("SELECT model_id, generation, built_at, chunks FROM index_runs"))
+
+
+def _masked_chunks(chunks: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    out = []
+    for text, h in chunks:
+        masked = mask_secrets(text)
+        out.append((text, h) if masked == text else (masked, hashlib.sha256(masked.encode("utf-8")).hexdigest()))
+    return out
+
+
+def _masked_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: _masked_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked_json(v) for v in value]
+    return value
 
 
 class _Transaction:

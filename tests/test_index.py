@@ -157,3 +157,97 @@ def test_real_default_model_finds_paraphrase_and_crosses_languages(recall_home):
     question = "should I truncate tables after each test to clean the database?"
     hits, _ = app.searcher.search(question, Scope(everything=True))
     assert "test-db-reset-between-tests" in [h.note["id"] for h in hits[:3]]
+
+
+# --- issue 16: every artefact masked (1); vectors of old chunks pruned (11) -------------------------
+
+def _secret_note(folder, rng):
+    """A note with secrets in its name, description, body, questions and sidecar; returns them."""
+    import json
+    import string
+
+    alnum = string.ascii_letters + string.digits
+
+    def r(n, alphabet=alnum):
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    pg, aws, fb, rnd = r(20), r(40, alnum + "+/"), "EAA" + "B" + r(80), r(36, alnum + "-_")
+    twilio = r(32, "0123456789abcdef")
+    q = r(24)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "creds.md").write_text(
+        f"---\nname: deploy creds PGPASSWORD={pg}\ndescription: the backup secret key {aws}\n"
+        f"type: reference\nquestions: ['which token is {rnd}?']\n---\n\n"
+        f"Facebook {fb} works.\nTwilio auth token {twilio}\n" + "filler words about deploys. " * 60,
+        encoding="utf-8")
+    (folder / "expansions.jsonl").write_text(
+        json.dumps({"note": "creds", "questions": [f"what is MYSQL_PWD={q} for?"]}) + "\n", encoding="utf-8")
+    return [pg, aws, fb[4:], rnd, twilio, q]
+
+
+def test_no_secret_reaches_any_file_under_recall_home(recall_home, tmp_path):
+    import random
+
+    from leaks import find_leaks
+
+    secrets = _secret_note(tmp_path / "notes", random.Random(16))
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", tmp_path / "notes")])
+    app.searcher.search("deploy creds", Scope(everything=True))
+    app.store.close()
+    assert (recall_home / "index").is_dir() and any(recall_home.rglob("lexical.npz"))
+    assert find_leaks(recall_home, secrets) == []
+
+
+def test_store_masks_what_a_caller_forgot(recall_home):
+    """The store's one write method masks every text, whoever calls it."""
+    import hashlib
+    import json
+
+    store = Store(recall_home / "x.db")
+    sid = store.source_id("dir", "/notes", None)
+    secret = "PGPASSWORD=Zq8vN2mKx7LpR4tW9yBc"
+    raw = f"connect with {secret} psql"
+    store.upsert_note(sid, path="/notes/a.md", note_id="a", name=raw, description=raw, type="",
+                      content_hash="h", mtime=0, chunks=[(raw, hashlib.sha256(raw.encode()).hexdigest())],
+                      extra={"title": raw, "nested": [raw]}, questions=[(raw, "q")])
+    rows = list(store.db.execute("SELECT name, description, extra FROM notes"))
+    texts = [r[0] for r in store.db.execute("SELECT text FROM chunks")]
+    hashes = [r[0] for r in store.db.execute("SELECT text_hash FROM chunks")]
+    store.close()
+    assert "Zq8vN2mKx7LpR4tW9yBc" not in json.dumps([rows, texts])
+    assert hashes[0] == hashlib.sha256(texts[0].encode()).hexdigest()  # hash of what is stored
+
+
+def _live_vector_count(store, model_id):
+    live = store.db.execute("SELECT COUNT(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    vectors = store.db.execute("SELECT COUNT(*) FROM vectors WHERE model_id=?", (model_id,)).fetchone()[0]
+    return live, vectors
+
+
+def test_vectors_of_changed_and_deleted_chunks_are_pruned(recall_home, sample_notes):
+    app = app_for(recall_home)
+    src = [SourceSpec("dir", sample_notes)]
+    app.index(src)
+    notes = sorted(sample_notes.glob("*.md"))
+    for i, path in enumerate(notes[:12]):  # edit a dozen notes three times each
+        for round_ in range(3):
+            path.write_text(path.read_text() + f"\nedit {round_} of note {i}\n")
+            app.index(src)
+    for path in notes[12:18]:
+        path.unlink()
+    app.index(src)
+    live, vectors = _live_vector_count(app.store, "hash-256")
+    assert vectors == live
+    assert load_index("hash-256", recall_home).ntotal == app.store.counts()["chunks"]
+
+
+def test_orphan_vectors_left_by_an_older_recall_are_pruned_at_the_next_index(recall_home, sample_notes):
+    import numpy as np
+
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", sample_notes)])
+    app.store.put_vectors("hash-256", [f"old-{i}" for i in range(50)], np.ones((50, 256), dtype=np.float32))
+    app.index([SourceSpec("dir", sample_notes)])
+    live, vectors = _live_vector_count(app.store, "hash-256")
+    assert vectors == live
