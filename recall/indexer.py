@@ -21,7 +21,7 @@ from .chunking import ChunkConfig, chunk_text
 from .embedders import Embedder
 from .expansions import SIDECAR, merge, questions_hash, read_sidecar, unknown_notes
 from .notes import Note, Problem, read_folder
-from .secrets import mask_secrets
+from .secrets import RULES_VERSION, mask_secrets
 from .store import Store
 from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
 
@@ -40,12 +40,13 @@ class SyncStats:
     chunks_total: int = 0
     questions_total: int = 0  # of chunks_total, how many are questions (recall.expansions)
     problems: list[Problem] = field(default_factory=list)
+    purged: int = 0  # notes removed because they must not be kept (a past prompt): scrub after
     seconds: float = 0.0
     embed_seconds: float = 0.0
 
     def merge(self, other: SyncStats) -> None:
         for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total",
-                     "questions_total"):
+                     "questions_total", "purged"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.extend(other.problems)
         self.embed_seconds += other.embed_seconds
@@ -73,8 +74,9 @@ def _fingerprint(note_hash: str, cfg: ChunkConfig, sidecar_questions: list[str] 
     # the note's questions from the sidecar (front-matter ones are in the note's bytes).
     # The ":q" marks fingerprints written since notes have questions: an index from before
     # re-reads every note once (re-embedding only the new question chunks).
+    # The masking rules' version too: notes masked by older rules are masked again.
     q = questions_hash(sidecar_questions or []) if questions else "-off"
-    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}"
+    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}"
 
 
 def text_hash(text: str) -> str:
@@ -187,6 +189,7 @@ class Indexer:
                 self.progress(len(batch), "embedding")
         stats.embed_seconds += time.perf_counter() - t0
 
-    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS) -> tuple[int, int]:
+    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS, keep_previous: bool = True) -> tuple[int, int]:
         home = self.store.path.parent
-        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from)
+        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from,
+                           keep_previous=keep_previous)

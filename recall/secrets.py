@@ -23,6 +23,10 @@ import re
 from collections import Counter
 
 MASK = "[REDACTED]"
+# Bumped whenever the rules find more: every note indexed under an older version is read
+# and masked again at the next `recall index` (it is part of each note's fingerprint), and
+# the store is then scrubbed of the text masked before (recall.store.Store.scrub).
+RULES_VERSION = 2
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a

@@ -16,6 +16,7 @@ from .embedders import Embedder, get_embedder
 from .indexer import Indexer, SourceSpec, SyncStats
 from .paths import encode_project_path, ensure_private_dir, memory_dir, project_root, recall_home
 from .search import Scope, Searcher
+from .secrets import RULES_VERSION
 from .selector import Decision, Hit, Settings, decide
 from .store import Store
 
@@ -90,10 +91,18 @@ class Recall:
             from .conversations import sync_conversations
 
             total.merge(sync_conversations(indexer, conversations_of,
-                                           keep_gone=bool(self.config.get("sources.keep_gone_titles", True))))
+                                           keep_gone=bool(self.config.get("sources.keep_gone_titles", True)),
+                                           prompts=bool(self.config.get("sources.prompt_titles", False))))
         self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
         indexer.embed_missing_for_store(total)
-        indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)))
+        # Text that must not be kept was removed (a past prompt), or the store holds text
+        # masked by older rules: rewrite the SQLite file and keep no older generation.
+        scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
+        if scrub:
+            self.store.scrub()
+        indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)), keep_previous=not scrub)
+        if scrub and not self.store.notes_masked_before(RULES_VERSION):
+            self.store.set_setting("mask_rules", str(RULES_VERSION))  # every note re-read since
         if self._searcher is not None:
             self._searcher.refresh()
         total.seconds = time.perf_counter() - t0

@@ -89,6 +89,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         # (recall.expansions). Both are searched; only text goes into BM25.
         "ALTER TABLE chunks ADD COLUMN role TEXT NOT NULL DEFAULT 'text';",
     ),
+    (
+        "0004_settings",
+        # Small facts about the store itself (the masking rules its text went through).
+        "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    ),
 ]
 
 
@@ -118,6 +123,9 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        # Deleted rows are overwritten with zeros, not left in free pages: a purged title or
+        # a secret masked by newer rules must not survive in the file's unused space.
+        self.db.execute("PRAGMA secure_delete=ON")
         self.migrate()
         if sys.platform != "win32":
             for suffix in ("", "-wal", "-shm"):
@@ -328,6 +336,31 @@ class Store:
             "questions": one("SELECT COUNT(*) FROM chunks WHERE role='question'").fetchone()[0],
             "vectors": one("SELECT COUNT(*) FROM vectors").fetchone()[0],
         }
+
+    def setting(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.transaction():
+            self.db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (key, value))
+
+    def notes_masked_before(self, rules_version: int) -> int:
+        """Notes whose fingerprint (``recall.indexer._fingerprint``) names older masking rules."""
+        return int(self.db.execute("SELECT COUNT(*) FROM notes WHERE content_hash NOT LIKE ?",
+                                   (f"%:m{rules_version}",)).fetchone()[0])
+
+    def scrub(self) -> None:
+        """Rewrite the file without any trace of deleted rows: VACUUM (free pages and old
+        row copies from before secure_delete), then empty the write-ahead log, which still
+        holds the pages as they were before the delete."""
+        self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def note_extras(self, source_id: int) -> dict[str, tuple[int, dict]]:
+        """path -> (note pk, extra) for one source."""
+        return {path: (pk, json.loads(extra)) for pk, path, extra in self.db.execute(
+            "SELECT id, path, extra FROM notes WHERE source_id=?", (source_id,))}
 
     def record_index_run(self, model_id: str, generation: int, chunks: int) -> None:
         with self.transaction():

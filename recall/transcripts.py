@@ -10,6 +10,10 @@ Title, in order of precedence, the last occurrence of each kind winning:
 first user prompt that a person typed (not a slash command, hook output, IDE tag, tool
 result, interrupt notice, meta or compact-summary line).
 
+``last-prompt`` and the first prompt are the user's own words: they are read only with
+``prompts=True`` (config ``sources.prompt_titles``, off by default); otherwise a session
+with neither a custom, an AI-written nor a summary title has no title.
+
 Sessions run by the SDK or ``claude -p`` (entrypoint sdk-*) are skipped: they are
 automation, not conversations anyone will look for. Subagent (sidechain) lines never
 name a session. Bad lines are counted and skipped; a bad file never stops a folder.
@@ -35,6 +39,8 @@ _TITLE_KINDS = (
     ("last-prompt", "lastPrompt"),
     ("summary", "summary"),
 )
+# Titles that are text the user typed (a past prompt): indexed only on opt-in.
+PROMPT_SOURCES = frozenset({"last-prompt", "first-prompt"})
 # Once the first prompt, date and cwd are known, only lines holding one of these bytes
 # can still matter; the rest (tool output, file dumps: most of a transcript's bytes) are
 # not parsed at all, which keeps a folder of large transcripts cheap to read.
@@ -133,8 +139,11 @@ def _utc_date(timestamp: object) -> str | None:
     return moment.strftime("%Y-%m-%d")
 
 
-def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
-    """(title or None, malformed line count, reason skipped: automated | no title | unreadable)."""
+def read_title(path: Path, prompts: bool = False) -> tuple[SessionTitle | None, int, str | None]:
+    """(title or None, malformed line count, reason skipped: automated | no title | unreadable).
+
+    ``prompts``: also take a title from the user's own words (``last-prompt``, the first
+    prompt); off, those lines are never kept, and such a session has no title."""
     path = Path(path)
     titles: dict[str, str] = {}
     first_prompt = date = cwd = None
@@ -148,7 +157,7 @@ def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
             raw = raw.strip()
             if not raw:
                 continue
-            if first_prompt and date and cwd and not any(k in raw for k in _STILL_RELEVANT):
+            if (first_prompt or not prompts) and date and cwd and not any(k in raw for k in _STILL_RELEVANT):
                 # Not parsed; a cheap shape check still counts a torn or garbage line.
                 if not (raw.startswith(b"{") and raw.endswith(b"}")):
                     malformed += 1
@@ -168,12 +177,14 @@ def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
                 continue  # a subagent's line: never names the session
             kind = obj.get("type")
             for title_kind, field in _TITLE_KINDS:
+                if not prompts and title_kind in PROMPT_SOURCES:
+                    continue
                 if kind == title_kind and isinstance(obj.get(field), str) and obj[field].strip():
                     titles[title_kind] = obj[field]  # the last occurrence wins
             date = date or _utc_date(obj.get("timestamp"))
             if cwd is None and isinstance(obj.get("cwd"), str) and obj["cwd"]:
                 cwd = obj["cwd"]
-            if first_prompt is None and kind == "user":
+            if prompts and first_prompt is None and kind == "user":
                 first_prompt = _prompt_of(obj)
     title = source = None
     for title_kind, _field in _TITLE_KINDS:
@@ -192,8 +203,9 @@ def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
     return SessionTitle(path.stem, str(path), title, date, source or "", cwd), malformed, None
 
 
-def read_project_titles(project_dir: Path) -> tuple[list[SessionTitle], ReadStats]:
-    """Titles of the interactive sessions in one Claude Code project folder.
+def read_project_titles(project_dir: Path, prompts: bool = False) -> tuple[list[SessionTitle], ReadStats]:
+    """Titles of the interactive sessions in one Claude Code project folder (``prompts``:
+    as in ``read_title``).
 
     Only ``<session>.jsonl`` files directly in the folder: subagent transcripts live in
     subfolders (``<session>/subagents/``) and the memory folder holds no transcripts.
@@ -206,7 +218,7 @@ def read_project_titles(project_dir: Path) -> tuple[list[SessionTitle], ReadStat
         return found, stats
     for path in files:
         stats.files += 1
-        title, malformed, reason = read_title(path)
+        title, malformed, reason = read_title(path, prompts)
         stats.malformed_lines += malformed
         if title is not None:
             found.append(title)

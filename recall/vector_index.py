@@ -75,14 +75,18 @@ class _BuildLock:
 
 
 def build_index(store: Store, model_id: str, *, home: Path | None = None,
-                approximate_from: int = APPROXIMATE_FROM_CHUNKS) -> tuple[int, int]:
-    """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks)."""
+                approximate_from: int = APPROXIMATE_FROM_CHUNKS, keep_previous: bool = True) -> tuple[int, int]:
+    """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks).
+
+    ``keep_previous=False`` removes every older generation (and anything else in the
+    model's folder that is not the new one): after text was purged from the store (a past
+    prompt, a secret masked by older rules), no earlier file may still hold it."""
     root = ensure_private_dir(index_dir(model_id, home))
     with _BuildLock(root):
-        return _build(store, model_id, root, approximate_from)
+        return _build(store, model_id, root, approximate_from, KEEP_GENERATIONS if keep_previous else 1)
 
 
-def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tuple[int, int]:
+def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep: int) -> tuple[int, int]:
     import faiss
     import numpy as np
 
@@ -102,8 +106,10 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tu
     )
     chunk_note = [pos_of[pk] for pk in pks]
 
-    prev = read_current(root)
-    generation = (prev or 0) + 1
+    # Past every generation on disk, not just `current`: a damaged or missing marker must
+    # not make the new generation older than the ones beside it (they would outlive it).
+    numbers = [int(m.group(1)) for p in root.glob("gen-*") if (m := re.fullmatch(r"gen-(\d+)", p.name))]
+    generation = max([read_current(root) or 0, *numbers]) + 1
     gen_dir = root / f"gen-{generation:06d}"
     if gen_dir.exists():
         shutil.rmtree(gen_dir)
@@ -153,7 +159,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tu
     _fsync_write(root / "current.tmp", f"gen-{generation:06d}".encode())
     os.replace(root / "current.tmp", root / "current")
     store.record_index_run(model_id, generation, len(blobs))
-    for old in sorted(root.glob("gen-*"))[:-KEEP_GENERATIONS]:
+    for old in sorted(root.glob("gen-*"))[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return generation, len(blobs)
 
