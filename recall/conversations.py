@@ -29,8 +29,15 @@ def conversations_dir(cwd: Path | str) -> Path:
 
 def sync_conversations(indexer: Indexer, cwd: Path | str, keep_gone: bool = True,
                        prompts: bool = False) -> SyncStats:
+    """The titles of the project containing ``cwd``."""
+    return sync_conversation_folder(indexer, conversations_dir(cwd), encode_project_path(project_root(cwd)),
+                                    keep_gone, prompts)
+
+
+def sync_conversation_folder(indexer: Indexer, folder: Path, project: str | None, keep_gone: bool = True,
+                             prompts: bool = False) -> SyncStats:
+    """The titles of one Claude Code project folder of transcripts."""
     stats = SyncStats()
-    folder = conversations_dir(cwd)
     store = indexer.store
     existing = store.db.execute("SELECT id FROM sources WHERE kind='conversation' AND root=?",
                                 (str(folder),)).fetchone()
@@ -52,6 +59,6 @@ def sync_conversations(indexer: Indexer, cwd: Path | str, keep_gone: bool = True
         for t in titles
     ]
     extras = {t.path: {"date": t.date, "source": t.source} for t in titles}
-    source_id = store.source_id("conversation", str(folder), encode_project_path(project_root(cwd)))
+    source_id = store.source_id("conversation", str(folder), project)
     indexer.sync_notes(source_id, notes, stats, extra=lambda n: extras[n.path], remove_missing=not keep_gone)
     return stats

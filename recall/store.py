@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import DiskFull, StoreDamaged, is_disk_full
 from .paths import FILE_MODE, ensure_private_dir
 from .secrets import mask_secrets
 
@@ -120,13 +121,17 @@ class Store:
             # Create it 0600 before SQLite opens it: the notes are the user's only.
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
         self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        # Deleted rows are overwritten with zeros, not left in free pages: a purged title or
-        # a secret masked by newer rules must not survive in the file's unused space.
-        self.db.execute("PRAGMA secure_delete=ON")
-        self.migrate()
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            # Deleted rows are overwritten with zeros, not left in free pages: a purged title or
+            # a secret masked by newer rules must not survive in the file's unused space.
+            self.db.execute("PRAGMA secure_delete=ON")
+            self.migrate()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise store_error(path, exc) from exc
         if sys.platform != "win32":
             for suffix in ("", "-wal", "-shm"):
                 p = Path(str(path) + suffix)
@@ -371,6 +376,31 @@ class Store:
 
     def index_runs(self) -> list[tuple[str, int, float, int]]:
         return list(self.db.execute("SELECT model_id, generation, built_at, chunks FROM index_runs"))
+
+
+def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    """What a SQLite error means for the user: a full disk, a damaged file, or (anything
+    else: locked, unopenable) the error itself."""
+    if is_disk_full(exc):
+        return DiskFull(path)
+    if not isinstance(exc, sqlite3.OperationalError) or "malformed" in str(exc):
+        return StoreDamaged(path, str(exc))
+    return exc
+
+
+def check_store(path: Path) -> str | None:
+    """Why the store file at ``path`` is damaged (SQLite's quick check), or None if sound."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        if isinstance(store_error(path, exc), StoreDamaged):
+            return str(exc)
+        raise
+    return None if rows == ["ok"] else "; ".join(map(str, rows))[:200]
 
 
 def _masked_chunks(chunks: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
