@@ -16,7 +16,7 @@ from pathlib import Path
 from .config import Config, load_config
 from .embedders import Embedder, get_embedder
 from .indexer import Indexer, SourceSpec, SyncStats
-from .paths import encode_project_path, ensure_private_dir, memory_dir, project_root, recall_home
+from .paths import encode_project_path, ensure_private_dir, make_tree_private, memory_dir, project_root, recall_home
 from .search import Scope, Searcher
 from .secrets import RULES_VERSION
 from .selector import Decision, Hit, Settings, decide
@@ -70,6 +70,7 @@ class Recall:
     def __init__(self, home: Path | None = None, config: Config | None = None,
                  embedder: Embedder | None = None) -> None:
         self.home = ensure_private_dir(home or recall_home())
+        make_tree_private(self.home)  # 0700/0600 whatever someone did to them since
         self.config = config or load_config()
         self._embedder = embedder
         self._store: Store | None = None

@@ -1,6 +1,7 @@
 """Store + FAISS index on real files: migrations, incremental updates, atomic swaps,
 crash safety, permissions, and one pass on the real default model."""
 
+import json
 import os
 import sqlite3
 import stat
@@ -251,3 +252,106 @@ def test_orphan_vectors_left_by_an_older_recall_are_pruned_at_the_next_index(rec
     app.index([SourceSpec("dir", sample_notes)])
     live, vectors = _live_vector_count(app.store, "hash-256")
     assert vectors == live
+
+
+# --- issue 16: damaged files get one line and a repair that works (8); modes fixed at start (9) ---------
+
+def _cli(*args, timeout=120):
+    import subprocess
+
+    from conftest import env_with
+
+    return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
+                          env=env_with(RECALL_MODEL="hash"), timeout=timeout)
+
+
+def _one_line_error(proc, *words):
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), proc.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def _damage(path, how):
+    if how == "truncate":
+        with open(path, "r+b") as fh:
+            fh.truncate(max(1, path.stat().st_size // 3))
+    elif how == "garbage":
+        path.write_bytes(b"\x00garbage\xff" * 7)
+    elif how == "delete":
+        path.unlink()
+
+
+DAMAGE = [("index.faiss", "truncate"), ("index.faiss", "garbage"), ("meta.json", "truncate"),
+          ("meta.json", "garbage"), ("lexical.npz", "truncate"), ("lexical.npz", "garbage"),
+          ("index.faiss", "delete"), ("meta.json", "delete"), ("current", "garbage"), ("gen-dir", "delete")]
+
+
+@pytest.mark.parametrize("name,how", DAMAGE, ids=[f"{n}-{h}" for n, h in DAMAGE])
+def test_a_damaged_index_file_is_one_line_and_rebuild_repairs_it(recall_home, sample_notes, name, how):
+    import shutil
+    import time
+
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    root = index_dir("hash-256", recall_home)
+    gen = root / (root / "current").read_text().strip()
+    if name == "gen-dir":
+        shutil.rmtree(gen)
+    else:
+        _damage(root / name if name == "current" else gen / name, how)
+
+    _one_line_error(_cli("query", "--all", "feature flags unleash"), "damaged", "recall index --rebuild")
+    status = _cli("status")
+    assert status.returncode == 0 and "Traceback" not in status.stderr
+    assert "index_problems" in status.stdout and "recall index --rebuild" in status.stdout
+    t0 = time.monotonic()
+    _one_line_error(_cli("serve", "--wait", "60"), "damaged", "recall index --rebuild")
+    assert time.monotonic() - t0 < 30  # said at once, not after waiting for a daemon that exits
+
+    repaired = _cli("index", "-q", "--rebuild")
+    assert repaired.returncode == 0, repaired.stderr
+    hits = json.loads(_cli("query", "--all", "--json", "Feature flags via Unleash").stdout)["ranked"]
+    assert hits[0]["id"] == "feature-flags-unleash"
+    assert len(hits) > 10 and _cli("status").stdout.count("index_problems") == 0
+
+
+def test_a_truncated_store_is_one_line_and_rebuild_reindexes_the_notes(recall_home, sample_notes):
+    n = len(list(sample_notes.glob("*.md")))
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    db = recall_home / "recall.db"
+    with open(db, "r+b") as fh:
+        fh.truncate(db.stat().st_size // 2)
+    for args in (("status",), ("index", "-q", str(sample_notes))):
+        _one_line_error(_cli(*args), "note store is damaged", "recall index --rebuild")
+    repaired = _cli("index", "-q", "--rebuild")  # no folder named: the damaged store's are found again
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"added {n}," in repaired.stdout and "moved to" in repaired.stderr
+    assert list(recall_home.glob("recall.db.damaged-*"))
+    counts = json.loads(_cli("status", "--json").stdout)["counts"]
+    assert counts["notes"] == n and counts["vectors"] == counts["chunks"] > 0
+
+
+def test_a_broken_config_file_is_one_line_everywhere(recall_home):
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[daemon\nidle_exit_hours = 1\n")
+    for args in (("serve", "--foreground"), ("serve",), ("status",), ("query", "hello there, recall"),
+                 ("index", "-q"), ("config",)):
+        _one_line_error(_cli(*args, timeout=60), "config.toml is not valid TOML", "line 1")
+
+
+def test_modes_opened_up_before_start_are_closed_again(recall_home, sample_notes):
+    if sys.platform == "win32":
+        pytest.skip("POSIX permissions")
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    for root, dirs, files in os.walk(recall_home):
+        os.chmod(root, 0o777)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o666)
+    assert _cli("status").returncode == 0
+    for root, dirs, files in os.walk(recall_home):
+        assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
+        for f in files:
+            assert stat.S_IMODE(os.stat(os.path.join(root, f)).st_mode) == 0o600, f
