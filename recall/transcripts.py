@@ -2,8 +2,8 @@
 
 A transcript is ``~/.claude/projects/<project key>/<session id>.jsonl``, one JSON object
 a line. We keep only what names the session: a title line if there is one, else the
-first real user prompt. Nothing else of the conversation is kept or returned (masking
-secrets in the title is the indexer's job).
+first real user prompt. Nothing else of the conversation is kept or returned; secrets in
+a title are masked before it is cut to 200 characters (and the store masks again).
 
 Title, in order of precedence, the last occurrence of each kind winning:
 ``custom-title`` (/rename) > ``ai-title`` > ``last-prompt`` > legacy ``summary`` > the
@@ -72,7 +72,7 @@ _NOT_A_PROMPT = (
 class SessionTitle:
     session_id: str
     path: str  # transcript path
-    title: str  # raw: the indexer masks secrets
+    title: str  # secrets masked (then cut to MAX_TITLE_CHARS)
     date: str  # YYYY-MM-DD (UTC) of the session's first timestamp
     source: str  # custom-title | ai-title | last-prompt | summary | first-prompt
     cwd: str | None
@@ -87,8 +87,15 @@ class ReadStats:
     malformed_lines: int = 0
 
 
+# Secrets are masked before a title is cut to MAX_TITLE_CHARS: a key cut in two at the
+# limit would no longer look like a key, and its first half would be kept.
+MASK_BEFORE_CUT_CHARS = 4_000
+
+
 def clean_title(text: str) -> str:
-    return " ".join(text.split())[:MAX_TITLE_CHARS].rstrip()
+    from .secrets import mask_secrets  # stdlib only (detect-secrets is optional and lazy)
+
+    return " ".join(mask_secrets(text[:MASK_BEFORE_CUT_CHARS]).split())[:MAX_TITLE_CHARS].rstrip()
 
 
 def _message_text(content: object) -> str | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import string
 import uuid
 from pathlib import Path
 
@@ -351,3 +353,11 @@ def test_project_folder_without_prompts_keeps_only_named_sessions(tmp_path):
     titles, stats = read_project_titles(project)
     assert [(t.session_id, t.source) for t in titles] == [("s1", "custom-title")]
     assert stats.skipped_empty == 2
+
+
+def test_a_secret_at_the_title_limit_is_masked_before_the_cut(tmp_path):
+    rng = random.Random(5)
+    key = "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(40))
+    title = "x" * 180 + " " + key + " rest"  # the key straddles the 200-character limit
+    got = title_of(conversation().title("custom-title", title), tmp_path)
+    assert key[:12] not in got.title and len(got.title) <= 200
