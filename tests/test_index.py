@@ -355,3 +355,38 @@ def test_modes_opened_up_before_start_are_closed_again(recall_home, sample_notes
         assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
         for f in files:
             assert stat.S_IMODE(os.stat(os.path.join(root, f)).st_mode) == 0o600, f
+
+
+@pytest.mark.slow
+def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, sample_notes):
+    """The new paths once on the real default model: secrets masked in every file, vectors
+    pruned after an edit, a damaged generation repaired by --rebuild."""
+    import random
+    import subprocess
+
+    from conftest import env_with
+    from leaks import find_leaks
+
+    secrets = _secret_note(sample_notes, random.Random(61))
+    env = env_with()
+    env.pop("RECALL_MODEL", None)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
+                              env=env, timeout=600)
+
+    assert cli("index", "-q", str(sample_notes)).returncode == 0
+    note = sample_notes / "feature-flags-unleash.md"
+    note.write_text(note.read_text() + "\nOne more line.\n")
+    assert cli("index", "-q", str(sample_notes)).returncode == 0
+    store = Store(recall_home / "recall.db")
+    live, vectors = _live_vector_count(store, "intfloat/multilingual-e5-small")
+    store.close()
+    assert vectors == live
+    root = index_dir("intfloat/multilingual-e5-small", recall_home)
+    (root / (root / "current").read_text().strip() / "meta.json").write_text("{broken")
+    _one_line_error(cli("query", "--all", "feature flags"), "damaged", "recall index --rebuild")
+    assert cli("index", "-q", "--rebuild").returncode == 0
+    hits = json.loads(cli("query", "--all", "--json", "how do we add a feature flag?").stdout)["ranked"]
+    assert "feature-flags-unleash" in [h["id"] for h in hits[:3]]
+    assert find_leaks(recall_home, secrets) == []
