@@ -163,6 +163,8 @@ _PLACEHOLDER = re.compile(
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 # "required", "my_var", "ApiKey", "REQUIRED": a word or a name (letters only), not a secret.
 _PLAIN_WORD = re.compile(r"^[A-Za-z_\-]{1,20}$")
+# "3600s", "30d", "1.5GB", "90%": a quantity (TOKEN_TTL=3600s), not a secret.
+_QUANTITY = re.compile(r"^\d+(?:\.\d+)?(?:ms|s|secs?|m|mins?|h|hrs?|d|days?|w|y|[kmgt]i?b?|chars|%)?$", re.I)
 
 
 def _plausible_value(value: str, quoted: bool) -> bool:
@@ -171,7 +173,7 @@ def _plausible_value(value: str, quoted: bool) -> bool:
         return False  # "://": a reference (vault://, https://...), not the secret itself
     if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):
         return False  # a call, a subscript, a type, an attribute: code, not a value
-    if not quoted and (_PLAIN_WORD.match(v) or len(v) < 5 or not any(c.isalpha() for c in v)
+    if not quoted and (_PLAIN_WORD.match(v) or _QUANTITY.match(v) or len(v) < 5 or not any(c.isalpha() for c in v)
                        or "=" in v.rstrip("=")):
         return False  # unquoted: words, counts ("12/12"), nested "helper=osxkeychain"
     return True

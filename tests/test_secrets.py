@@ -294,6 +294,8 @@ def test_env_style_names_keep_what_is_not_a_secret():
         "TOKEN_URL=https://oauth2.googleapis.com/token",
         "GITHUB_TOKEN: required",
         "API_KEY=changeme",
+        "TOKEN_TTL=3600s SESSION_SECRET_ROTATION=30d PASSWORD_MIN_LENGTH=12",
+        "SSH_PRIVATE_KEY_PATH=~/.ssh/id_ed25519 AUTH_TOKEN_HEADER=X-Auth-Token",
     ):
         assert mask_secrets(line) == line, line
 
