@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from conftest import SAMPLE_NOTES, env_with, write_note
-from daemon_helpers import MATCHING, PY, write_config
+from daemon_helpers import CHITCHAT, MATCHING, PY, write_config
 from leaks import files_under, find_leaks
 from test_secrets import build_corpus
 
@@ -38,8 +38,10 @@ def event(prompt: object, cwd: object = "/", **extra: object) -> bytes:
 
 
 def malformed_events(rng: random.Random) -> list[bytes]:
-    """Inputs no hook should answer: broken JSON, wrong types, bad encodings, odd sizes."""
-    good = event("how do we add a feature flag?")
+    """Inputs no hook should answer: broken JSON, wrong types, bad encodings, odd sizes. The
+    well-formed event they are cut from is small talk, which the daemon never answers, so
+    a corruption that leaves it valid must print nothing too."""
+    good = event(CHITCHAT)
     out = [
         b"", b"\n", b"null", b"[]", b"42", b'"prompt"', b"{", b"}", b"{{}}", b"\xff\xfe\x00",
         good[: len(good) // 2], good + b"garbage", good.replace(b'"prompt"', b'"prompt\\ud800"'),
