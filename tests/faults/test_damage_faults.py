@@ -168,38 +168,56 @@ def _store_vs_disk(home: Path, folder: Path) -> dict[str, int]:
     }
 
 
+def _vector_count(home: Path) -> int:
+    try:
+        con = sqlite3.connect(f"file:{home / 'recall.db'}?mode=ro", uri=True, timeout=0.5)
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
 def test_sigkill_during_index_loses_nothing(probe, recall_home, hash_model, tmp_path):
+    """`recall index` killed (SIGKILL) once its run has started writing, at a random point
+    after that (embedding, writing notes, pruning, building the index), over and over, with
+    the user editing notes in between; then one run to the end: the store and the index
+    match the folder exactly."""
     rng = random.Random(99)
     folder = tmp_path / "notes"
     folder.mkdir()
     for i in range(160):
         _note(folder / f"n{i:03d}.md", rng)
-    kills = 0
-    t_end = time.monotonic() + 45
-    for _round in range(6):
-        if time.monotonic() > t_end:
-            break
-        proc = subprocess.Popen([PY, "-m", "recall.cli", "index", "-q", str(folder)], env=env_with(RECALL_MODEL="hash"),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(rng.uniform(0.8, 3.0))
+    kills = rounds = 0
+    t_end = time.monotonic() + 60
+    while kills < 5 and rounds < 12 and time.monotonic() < t_end:
+        rounds += 1
+        notes = sorted(folder.glob("*.md"))
+        for p in rng.sample(notes, 50):  # the user edits, deletes and adds: each run has work
+            _note(p, rng)
+        rng.choice(notes).unlink()
+        _note(folder / f"new{rounds}.md", rng)
+        before = _vector_count(recall_home)
+        proc = subprocess.Popen([PY, "-m", "recall.cli", "index", "-q", str(folder)],
+                                env=env_with(RECALL_MODEL="hash"), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        started = time.monotonic()
+        while proc.poll() is None and _vector_count(recall_home) <= before and time.monotonic() - started < 30:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0, 0.4))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
         proc.wait(timeout=30)
-        # Between runs the user edits, deletes and adds notes.
-        notes = sorted(folder.glob("*.md"))
-        for p in rng.sample(notes, 4):
-            _note(p, rng)
-        rng.choice(notes).unlink()
-        _note(folder / f"new{_round}.md", rng)
     before = _store_vs_disk(recall_home, folder)
     assert sum(before.values()) > 0  # the check sees a store behind its folder
     done = recall("index", "-q", str(folder))
     assert done.returncode == 0, done.stderr
     diff = _store_vs_disk(recall_home, folder)
     lost = sum(diff.values())
-    probe.add(faults=kills, survived=kills if lost == 0 else 0, lost=lost, inputs=kills + 1)
-    assert kills >= 2
+    probe.add(faults=kills, survived=kills if lost == 0 else 0, lost=lost, inputs=rounds + 1)
+    assert kills >= 3, f"only {kills} of {rounds} runs were still going when killed"
     assert lost == 0, diff
 
 
