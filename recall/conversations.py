@@ -7,9 +7,10 @@ transcripts after 30 days; with ``keep_gone`` the titles stay in the index after
 file is gone.
 
 A title that is the user's own words (a past prompt: ``last-prompt``, ``first-prompt``) is
-indexed only with ``prompts`` (config ``sources.prompt_titles``). Without it, any stored
-title from a prompt, or of unknown source (indexed by an older recall), is removed at the
-next sync and counted in ``SyncStats.purged``, so the caller scrubs the files it was in.
+indexed only with ``prompts`` (config ``sources.prompt_titles``). Without it,
+``purge_prompt_titles`` removes every stored title from a prompt, or of unknown source
+(indexed by an older recall), of every project, and ``Recall.index`` then scrubs the
+files it was in.
 """
 
 from __future__ import annotations
@@ -20,11 +21,21 @@ from pathlib import Path
 from .indexer import Indexer, SyncStats
 from .notes import Note, Problem
 from .paths import encode_project_path, project_root, projects_dir
+from .store import Store
 from .transcripts import PROMPT_SOURCES, read_project_titles
 
 
 def conversations_dir(cwd: Path | str) -> Path:
     return projects_dir() / encode_project_path(project_root(cwd))
+
+
+def purge_prompt_titles(store: Store, prompts: bool) -> int:
+    """Remove the stored titles that may be a past prompt (all projects, whether or not
+    their transcript still exists); how many."""
+    purge = [pk for source_id, kind, _root, _project in store.sources() if kind == "conversation"
+             for pk, extra in store.note_extras(source_id).values()
+             if extra.get("source") is None or (not prompts and extra["source"] in PROMPT_SOURCES)]
+    return store.delete_notes(purge) if purge else 0
 
 
 def sync_conversations(indexer: Indexer, cwd: Path | str, keep_gone: bool = True,
@@ -39,13 +50,6 @@ def sync_conversation_folder(indexer: Indexer, folder: Path, project: str | None
     """The titles of one Claude Code project folder of transcripts."""
     stats = SyncStats()
     store = indexer.store
-    existing = store.db.execute("SELECT id FROM sources WHERE kind='conversation' AND root=?",
-                                (str(folder),)).fetchone()
-    if existing is not None:
-        # Titles that may be a past prompt go, whether or not their transcript is still there.
-        purge = [pk for pk, extra in store.note_extras(int(existing[0])).values()
-                 if extra.get("source") is None or (not prompts and extra["source"] in PROMPT_SOURCES)]
-        stats.purged += store.delete_notes(purge)
     if not folder.is_dir():
         return stats
     titles, read = read_project_titles(folder, prompts)

@@ -144,11 +144,17 @@ class Recall:
                      if k != "conversation" and (k, r) not in given and Path(r).is_dir()]
             sources = [*sources, *{(s.kind, str(s.root)): s for s in extra}.values()]
             conv_folders = {r: p for k, r, p in known if k == "conversation"}
+        from .conversations import (
+            conversations_dir,
+            purge_prompt_titles,
+            sync_conversation_folder,
+            sync_conversations,
+        )
+
+        total.purged += purge_prompt_titles(self.store, prompts)  # every project's, at every index
         for spec in sources:
             total.merge(indexer.sync_source(spec))
         if self.config.get("sources.conversations", True):
-            from .conversations import conversations_dir, sync_conversation_folder, sync_conversations
-
             if conversations_of is not None:
                 conv_folders.pop(str(conversations_dir(conversations_of)), None)
                 total.merge(sync_conversations(indexer, conversations_of, keep_gone=keep_gone, prompts=prompts))

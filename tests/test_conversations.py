@@ -163,3 +163,19 @@ def test_titles_from_prompts_stored_by_an_older_recall_are_removed_at_the_next_i
     recall(project, "index", "-q")
     assert stored_titles(recall_home) == {"t1": "Fix invoice rounding"}
     assert _bytes_with(recall_home, "Canaryprompt7Qx9Wv") == []
+
+
+def test_an_index_run_anywhere_removes_prompt_titles_of_every_project(tmp_path, recall_home):
+    project, memory, folder = make_project(tmp_path / "shop")
+    write_note(memory, "n", "A note", "about webhooks", "retries")
+    _prompt_sessions(folder)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[sources]\nprompt_titles = true\n")
+    recall(project, "index", "-q")
+    assert "p1" in stored_titles(recall_home)
+    (recall_home / "config.toml").unlink()
+    other = tmp_path / "elsewhere"
+    write_note(other, "x", "Other", "another folder", "text")
+    recall(tmp_path, "index", "-q", str(other))  # another folder, from outside the project
+    assert stored_titles(recall_home) == {"t1": "Fix invoice rounding"}
+    assert _bytes_with(recall_home, "Canaryprompt7Qx9Wv") == []
