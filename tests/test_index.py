@@ -390,3 +390,40 @@ def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, s
     hits = json.loads(cli("query", "--all", "--json", "how do we add a feature flag?").stdout)["ranked"]
     assert "feature-flags-unleash" in [h["id"] for h in hits[:3]]
     assert find_leaks(recall_home, secrets) == []
+
+
+def test_text_masked_by_older_rules_is_masked_again_and_scrubbed_at_the_next_index(recall_home, tmp_path):
+    """What an older recall left: a note's secret stored unmasked (its rules did not know
+    it), in the store, two generations of index files and free pages. One `recall index`
+    later no byte under RECALL_HOME holds it."""
+    from leaks import find_leaks
+
+    from recall.vector_index import build_index
+
+    secret = "Zq8vN2mKx7LpR4tW9yBc"
+    folder = tmp_path / "notes"
+    write_note(folder, "db", "DB access", "how to reach the db", f"PGPASSWORD={secret} psql -h db")
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", folder)])
+    con = sqlite3.connect(recall_home / "recall.db")  # as an older recall wrote it
+    con.execute("PRAGMA secure_delete=OFF")  # (the default of many SQLite builds)
+    con.execute("INSERT INTO chunks SELECT note_id, 99, 'an older version: PGPASSWORD=' || ? || ' old',"
+                " 'h', 'text' FROM chunks LIMIT 1", (secret,))
+    con.commit()
+    con.execute("DELETE FROM chunks WHERE ord = 99")  # its bytes stay in a free page
+    con.execute("UPDATE chunks SET text = replace(text, '[REDACTED]', ?)", (secret,))
+    con.execute("UPDATE notes SET content_hash = replace(content_hash, ':m', ':old'),"
+                " description = 'PGPASSWORD=' || ?", (secret,))
+    con.execute("DELETE FROM settings")
+    con.commit()
+    con.close()
+    store = Store(recall_home / "recall.db")
+    build_index(store, "hash-256", home=recall_home)
+    build_index(store, "hash-256", home=recall_home)
+    store.close()
+    assert find_leaks(recall_home, [secret])
+
+    out = _cli("index", "-q", str(folder))
+    assert out.returncode == 0, out.stderr
+    assert find_leaks(recall_home, [secret]) == []
+    assert len(list(index_dir("hash-256", recall_home).glob("gen-*"))) == 1
