@@ -35,6 +35,7 @@ def serve(foreground: bool, wait_s: float) -> None:
     """
     from . import client
 
+    _preflight()
     if foreground:
         from .daemon import run_daemon
 
@@ -48,6 +49,28 @@ def serve(foreground: bool, wait_s: float) -> None:
         click.echo(f"started: pid {ready.get('pid')}, model {ready.get('model')}")
         return
     click.echo(f"already running: pid {ready.get('pid')}, model {ready.get('model')}")
+
+
+def _preflight() -> None:
+    """What would make the daemon exit at start, said in one line before starting it (not
+    after `--wait` seconds of silence): a broken config file, a damaged index."""
+    from .config import ConfigError, load_config
+    from .embedders import model_id_of
+    from .errors import IndexDamaged
+    from .vector_index import load_index
+
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        raise _UserError(str(exc)) from None
+    try:
+        model_id = model_id_of(config.model)
+    except Exception:  # noqa: BLE001 - an unknown model is the daemon's to report
+        return
+    try:
+        load_index(model_id)
+    except IndexDamaged as exc:
+        raise _UserError(str(exc)) from None
 
 
 def _wait_gone(timeout_s: float) -> bool:

@@ -151,7 +151,8 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Conf
         try:
             over = tomllib.loads(user.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{user}: {exc}") from exc
+            raise ConfigError(f"{user} is not valid TOML ({exc}); fix that line, or move the file aside "
+                              "to use the defaults (`recall config` then shows the settings in effect)") from exc
         data = _merge(data, over, str(user), origins)
     if os.environ.get("RECALL_MODEL"):
         data["model"] = os.environ["RECALL_MODEL"]

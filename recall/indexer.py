@@ -21,7 +21,7 @@ from .chunking import ChunkConfig, chunk_text
 from .embedders import Embedder
 from .expansions import SIDECAR, merge, questions_hash, read_sidecar, unknown_notes
 from .notes import Note, Problem, read_folder
-from .secrets import mask_secrets
+from .secrets import RULES_VERSION, mask_secrets
 from .store import Store
 from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
 
@@ -40,12 +40,13 @@ class SyncStats:
     chunks_total: int = 0
     questions_total: int = 0  # of chunks_total, how many are questions (recall.expansions)
     problems: list[Problem] = field(default_factory=list)
+    purged: int = 0  # notes removed because they must not be kept (a past prompt): scrub after
     seconds: float = 0.0
     embed_seconds: float = 0.0
 
     def merge(self, other: SyncStats) -> None:
         for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total",
-                     "questions_total"):
+                     "questions_total", "purged"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.extend(other.problems)
         self.embed_seconds += other.embed_seconds
@@ -80,8 +81,9 @@ def _fingerprint(note_hash: str, cfg: ChunkConfig, sidecar_questions: list[str] 
     # the note's questions from the sidecar (front-matter ones are in the note's bytes).
     # The ":q" marks fingerprints written since notes have questions: an index from before
     # re-reads every note once (re-embedding only the new question chunks).
+    # The masking rules' version too: notes masked by older rules are masked again.
     q = questions_hash(sidecar_questions or []) if questions else "-off"
-    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}"
+    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}"
 
 
 def text_hash(text: str) -> str:
@@ -166,7 +168,8 @@ class Indexer:
 
         # Embed what is missing, then write notes: a crash between the two only leaves
         # unused vectors behind, never a note without its vectors.
-        self._embed_missing({h: t for _, chunks, qs, rs, _, _ in pending for t, h in (*chunks, *qs, *rs)}, stats)
+        texts = {h: t for _, chunks, qs, rs, _, _ in pending for t, h in (*chunks, *qs, *rs)}
+        self._embed_missing(texts, stats)
         for note, chunks, qchunks, rchunks, fp, is_new in pending:
             self.store.upsert_note(
                 source_id, path=note.path, note_id=note.id,
@@ -181,6 +184,9 @@ class Indexer:
         if remove_missing:
             gone = [pk for path, (pk, _) in existing.items() if path not in seen]
             stats.removed += self.store.delete_notes(gone)
+        # Replacing a note drops the vectors its old text alone used; text moved from one
+        # note of this batch to another lost its vector that way: embed it again (rare).
+        self._embed_missing(texts, stats)
 
     def embed_missing_for_store(self, stats: SyncStats) -> None:
         """Vectors for chunks already in the store but new to this model."""
@@ -201,6 +207,7 @@ class Indexer:
                 self.progress(len(batch), "embedding")
         stats.embed_seconds += time.perf_counter() - t0
 
-    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS) -> tuple[int, int]:
+    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS, keep_previous: bool = True) -> tuple[int, int]:
         home = self.store.path.parent
-        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from)
+        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from,
+                           keep_previous=keep_previous)

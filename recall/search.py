@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .embedders import Embedder
+from .errors import IndexDamaged
 from .selector import Hit, Ranking
 from .vector_index import LoadedIndex, current_marker, load_index
 
@@ -64,6 +65,7 @@ class Searcher:
         self.lexical_weight = lexical_weight
         self.fusion_depth = fusion_depth
         self.index: LoadedIndex | None = load_index(embedder.model_id, home)
+        self._unloadable: int | None = None  # a generation that failed to load: not retried
         self.negatives = None  # (n x dim) query-side vectors of known unrelated messages
         self._negatives_stamp: tuple | None = None
         self._load_negatives()
@@ -108,8 +110,15 @@ class Searcher:
         Two stats per call."""
         self._load_negatives()
         marker = current_marker(self.embedder.model_id, self.home)
-        if marker is not None and (self.index is None or marker != self.index.generation):
-            self.index = load_index(self.embedder.model_id, self.home)
+        stale = self.index is None or marker != self.index.generation
+        if marker is not None and marker != self._unloadable and stale:
+            try:
+                self.index = load_index(self.embedder.model_id, self.home)
+            except IndexDamaged:
+                if self.index is None:
+                    raise
+                self._unloadable = marker  # keep answering from the generation already loaded
+                return False
             return True
         return False
 
