@@ -163,6 +163,26 @@ def _we_added(path: Path, key: str) -> bool:
     return key in _state().get(str(path), [])
 
 
+def _note_created(path: Path) -> None:
+    """Remember that install created ``path`` (uninstall deletes it when it is left empty)."""
+    if not path.exists():
+        _state_note(path, "file", True)
+
+
+def _drop_if_created_and_empty(path: Path) -> bool:
+    if not _we_added(path, "file"):
+        return False
+    _state_note(path, "file", False)
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return False
+    if text in ("", "{}"):
+        path.unlink()
+        return True
+    return False
+
+
 # --- Claude Code -------------------------------------------------------------------------------
 
 
@@ -213,6 +233,7 @@ def _set_server(path: Path) -> str:
     if current == entry:
         return "unchanged"
     servers[SERVER_NAME] = entry
+    _note_created(path)
     write_settings(path, data)
     return "updated" if current else "added"
 
@@ -228,6 +249,7 @@ def _drop_server(path: Path) -> bool:
     if not servers:
         del data["mcpServers"]
     write_settings(path, data)
+    _drop_if_created_and_empty(path)
     return True
 
 
@@ -252,6 +274,7 @@ def install_claude(project: bool, cwd: Path | None = None, form: str | None = No
     if track_reads:
         tracked = add_hook(settings, track_entry(), event="PostToolUse", module=TRACK_MODULE, matcher="Read")
         done.append(f"{tracked}: the read tracker (PostToolUse on Read) in {path}")
+    _note_created(path)
     write_settings(path, settings)
     return done
 
@@ -271,6 +294,7 @@ def uninstall_claude(project: bool, cwd: Path | None = None) -> list[str]:
                 del settings["enabledMcpjsonServers"]
         if removed or tracked or unapproved:
             write_settings(path, settings)
+            _drop_if_created_and_empty(path)
         done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
         if tracked:
             done.append(f"removed the read tracker from {path}")
@@ -290,6 +314,7 @@ def install_codex(project: bool, cwd: Path | None = None) -> list[str]:
     path = folder / "hooks.json"
     settings = load_settings(path)
     result = add_hook(settings, codex_entry())
+    _note_created(path)
     write_settings(path, settings)
     done = [f"{result}: the recall hook (UserPromptSubmit, --agent codex) in {path}"]
     config = folder / "config.toml"
@@ -318,6 +343,7 @@ def _codex_feature(config: Path, enable: bool) -> bool:
         if features is None:
             doc["features"] = tomlkit.table()
             _state_note(config, "features", True)
+        _note_created(config)
         doc["features"]["hooks"] = True
         _state_note(config, "features.hooks", True)
     else:
@@ -328,7 +354,12 @@ def _codex_feature(config: Path, enable: bool) -> bool:
         _state_note(config, "features.hooks", False)
         _state_note(config, "features", False)
     config.parent.mkdir(parents=True, exist_ok=True)
-    _write_text(config, tomlkit.dumps(doc))
+    text = tomlkit.dumps(doc)
+    if not enable:  # tomlkit keeps the blank line it put before our table; the file ended in one newline
+        text = text.rstrip("\n") + "\n" if text.strip() else ""
+    _write_text(config, text)
+    if not enable:
+        _drop_if_created_and_empty(config)
     return True
 
 
@@ -357,6 +388,7 @@ def uninstall_codex(project: bool, cwd: Path | None = None) -> list[str]:
         removed = remove_hook(settings)
         if removed:
             write_settings(path, settings)
+            _drop_if_created_and_empty(path)
     done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
     if _codex_feature(folder / "config.toml", enable=False):
         done.append(f"removed [features] hooks = true (added by recall install) from {folder / 'config.toml'}")
@@ -376,7 +408,10 @@ def install_gemini(project: bool, cwd: Path | None = None) -> list[str]:
         hooks_config["enabled"] = True
         _state_note(path, "hooksConfig.enabled", True)
         done.append(f"set hooksConfig.enabled = true in {path}")
+    _note_created(path)
     write_settings(path, settings)
+    if project:
+        done.append("Gemini CLI asks you to trust a project's hooks when it starts there: accept recall's")
     return done
 
 
@@ -397,6 +432,7 @@ def uninstall_gemini(project: bool, cwd: Path | None = None) -> list[str]:
         removed += 1
     if removed:
         write_settings(path, settings)
+        _drop_if_created_and_empty(path)
     return done
 
 
