@@ -42,7 +42,7 @@ def run_command_hook(entry: dict, stdin: bytes, cwd: Path, **env: str) -> subpro
     timeout = entry.get("timeout", 5)
     timeout = timeout / 1000 if timeout > 100 else timeout  # Gemini's are milliseconds
     return subprocess.run(cmd, shell=shell, input=stdin, capture_output=True, cwd=cwd,
-                          env=env_with(PYTHONPATH=str(ROOT), **env), timeout=timeout + 10)
+                          env=env_with(**{"PYTHONPATH": str(ROOT), **env}), timeout=timeout + 10)
 
 
 def substitute(value: Any, hook_input: dict) -> Any:
@@ -66,7 +66,7 @@ def mcp_calls(command: str, args: list[str], cwd: Path, calls: list[tuple[str, d
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=command, args=args, cwd=str(cwd),
-                                   env=env_with(PYTHONPATH=str(ROOT), **(env or {})))
+                                   env=env_with(**{"PYTHONPATH": str(ROOT), **(env or {})}))
 
     async def session() -> list[dict]:
         out = []
