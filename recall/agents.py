@@ -288,7 +288,7 @@ def uninstall_claude(project: bool, cwd: Path | None = None) -> list[str]:
         tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
         approved = settings.get("enabledMcpjsonServers")
         unapproved = project and isinstance(approved, list) and SERVER_NAME in approved
-        if unapproved:
+        if unapproved and isinstance(approved, list):
             approved.remove(SERVER_NAME)
             if not approved:
                 del settings["enabledMcpjsonServers"]

@@ -111,7 +111,15 @@ class RecallTools:
 
     def _context(self, prompt: object, cwd: object) -> str:
         from . import client
-        from .hook import MAX_PROMPT_CHARS, context_of, hook_settings, skipped_session, worth_searching
+        from .hook import (
+            AGENT_MAX_CHARS,
+            MAX_PROMPT_CHARS,
+            context_of,
+            fit,
+            hook_settings,
+            skipped_session,
+            worth_searching,
+        )
 
         conf = hook_settings()
         deadline = time.monotonic() + conf["budget_ms"] / 1000.0
@@ -131,7 +139,7 @@ class RecallTools:
             return ""
         line = reply.get("line")
         if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
-            return context_of(line)
+            return fit(context_of(line), AGENT_MAX_CHARS["claude"])  # Claude Code's 10,000-character cap
         return ""
 
     def status(self) -> dict[str, Any]:
