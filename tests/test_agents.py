@@ -394,3 +394,13 @@ def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemo
     mods = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()
             if line.startswith("import time:")}
     assert module.split(".")[0] in mods and not mods & heavy, mods & heavy
+
+
+def test_a_server_you_registered_yourself_stays(indexed, project, tmp_path):
+    state = tmp_path / "claude" / ".claude.json"
+    state.parent.mkdir(parents=True)
+    mine = {"mcpServers": {"recall": {"type": "stdio", "command": PY, "args": ["-P", "-m", "recall.mcp"]}}}
+    state.write_text(json.dumps(mine))  # what `claude mcp add --scope user recall -- ...` leaves
+    cli(install_cmd, "--user", "--form", "mcp_tool", "--skip-check")
+    cli(uninstall_cmd, "--user")
+    assert read_json(state) == mine
