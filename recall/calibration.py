@@ -45,6 +45,9 @@ FILE = "calibration.toml"
 CACHE = "calibration-cache.npz"
 # Fewer held-out questions than this and the positives say too little: negatives only.
 MIN_POSITIVES = 20
+# With at least this many negatives of its own, a collection's silence target is met on
+# them alone (not on the shipped bank).
+MIN_OWN_NEGATIVES = 30
 # Candidate thresholds: quantiles of the observed features (fine enough for a few
 # hundred messages, cheap enough to search exhaustively on every index).
 GRID = 201
@@ -242,11 +245,17 @@ def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 
         pos = features(note_scores(qv, matrix, chunk_note, held), qv @ nv.T, owner)
     _save_cache(where / CACHE, cache, {n.key for n in found} | {_hash(t) for _, t in qrows})
 
-    order = np.random.default_rng(seed).permutation(len(found))
-    a, b = order[::2], order[1::2]
-    fa = features(note_scores(nv[a], matrix, chunk_note), nv[a] @ nv[b].T)
-    fb = features(note_scores(nv[b], matrix, chunk_note), nv[b] @ nv[a].T)
-    neg = Features(*(np.r_[getattr(fa, k), getattr(fb, k)] for k in ("top", "gap", "neg", "hit")))
+    # The silence target is met on the collection's own negatives (near misses) where it has
+    # enough of them: the bank's chit-chat is easy to ignore and would flatter the target.
+    # The bank stays among the known negatives either way.
+    own = [i for i, n in enumerate(found) if n.origin != "bank"]
+    asked = np.array(own if len(own) >= MIN_OWN_NEGATIVES else range(len(found)))
+    order = np.random.default_rng(seed).permutation(asked)
+    folds = []
+    for fold in (order[::2], order[1::2]):
+        known = np.setdiff1d(np.arange(len(found)), fold)
+        folds.append(features(note_scores(nv[fold], matrix, chunk_note), nv[fold] @ nv[known].T))
+    neg = Features(*(np.r_[getattr(folds[0], k), getattr(folds[1], k)] for k in ("top", "gap", "neg", "hit")))
     thresholds, injected, silence = choose(pos, neg, target)
     origins: dict[str, int] = {}
     for n in found:
