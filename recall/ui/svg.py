@@ -1,0 +1,111 @@
+"""Figures drawn on the server as inline SVG: no script, no plotting library, crisp at
+any zoom, and allowed by the page's Content-Security-Policy (attributes, not styles).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+BLUE, RED, GREY, GREEN = "#1f6fb2", "#c62828", "#9aa3ad", "#2e7d32"
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def score_bar(score: float, lo: float, hi: float, floor: float | None, chosen: bool,
+              width: int = 220, height: int = 14) -> str:
+    """One ranked note's score as a bar over [lo, hi], the top floor as a dashed line."""
+    span = (hi - lo) or 1.0
+
+    def x(v: float) -> float:
+        return max(0.0, min(1.0, (v - lo) / span)) * width
+
+    parts = [f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+             f'aria-label="score {score:.4f}">',
+             f'<rect x="0" y="2" width="{width}" height="{height - 4}" fill="#eef1f4"/>',
+             f'<rect x="0" y="2" width="{_f(x(score))}" height="{height - 4}" fill="{GREEN if chosen else BLUE}"/>']
+    if floor is not None and lo <= floor <= hi:
+        parts.append(f'<line x1="{_f(x(floor))}" x2="{_f(x(floor))}" y1="0" y2="{height}" stroke="{RED}" '
+                     'stroke-width="1.5" stroke-dasharray="2,2"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 560, height: int = 400) -> str:
+    """Silence rate (x) vs injected hit rate (y) as gap_floor moves; the report's operating
+    point in red, and the gap_floor configured now (if it differs) on the curve in green."""
+    left, right, top, bottom = 56, 16, 16, 48
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(s: float) -> float:
+        return left + s * pw
+
+    def py(h: float) -> float:
+        return top + (1 - h) * ph
+
+    xs, ys, gs = curve["silence_rate"], curve["injected_hit_rate"], curve["gap_floor"]
+    out = [f'<svg class="curve" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+           'aria-label="silence rate against injected hit rate as the gap floor moves" '
+           'font-family="system-ui, sans-serif" font-size="11">',
+           f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafbfc" stroke="#d0d5db"/>']
+    for t in (0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{top}" y2="{top + ph}" stroke="#e4e7eb"/>')
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" stroke="#e4e7eb"/>')
+        out.append(f'<text x="{_f(px(t))}" y="{top + ph + 16}" text-anchor="middle" fill="#555">{t:g}</text>')
+        out.append(f'<text x="{left - 8}" y="{_f(py(t) + 4)}" text-anchor="end" fill="#555">{t:g}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle" fill="#222">'
+               'silence rate (unrelated messages that get nothing)</text>')
+    out.append(f'<text transform="translate(14 {top + ph / 2}) rotate(-90)" text-anchor="middle" fill="#222">'
+               'injected hit rate (right note handed over)</text>')
+    pts = " ".join(f"{_f(px(x))},{_f(py(y))}" for x, y in zip(xs, ys, strict=True))
+    out.append(f'<polyline points="{pts}" fill="none" stroke="{BLUE}" stroke-width="2"/>')
+    last = None
+    for g, x, y in zip(gs, xs, ys, strict=True):  # label gap floors where the points spread out
+        if last is None or ((x - last[0]) ** 2 + (y - last[1]) ** 2) ** 0.5 > 0.09:
+            out.append(f'<text x="{_f(px(x) + 4)}" y="{_f(py(y) - 4)}" fill="#8a939c" font-size="9">{g:.3f}</text>')
+            last = (x, y)
+    cur = curve.get("current") or {}
+    if "silence_rate" in cur:
+        cx, cy = px(cur["silence_rate"]), py(cur["injected_hit_rate"])
+        out.append(f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="6" fill="{RED}"/>')
+        label = (f'report: gap_floor {cur["gap_floor"]:g} → silence {cur["silence_rate"]:.2f}, '
+                 f'hit {cur["injected_hit_rate"]:.2f}')
+        anchor = "end" if cx > left + pw * 0.6 else "start"
+        dx = -10 if anchor == "end" else 10
+        out.append(f'<text x="{_f(cx + dx)}" y="{_f(cy + 16)}" text-anchor="{anchor}" fill="{RED}" '
+                   f'font-weight="600">{escape(label)}</text>')
+    if config_gap_floor is not None and cur.get("gap_floor") != config_gap_floor and gs:
+        i = min(range(len(gs)), key=lambda j: abs(gs[j] - config_gap_floor))
+        out.append(f'<circle cx="{_f(px(xs[i]))}" cy="{_f(py(ys[i]))}" r="6" fill="none" stroke="{GREEN}" '
+                   'stroke-width="2.5"/>')
+        out.append(f'<text x="{_f(px(xs[i]) + 10)}" y="{_f(py(ys[i]) - 10)}" fill="{GREEN}" font-weight="600">'
+                   f'config now: gap_floor {config_gap_floor:g}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def per_day(days: dict[str, tuple[int, int]], width: int = 560, height: int = 120) -> str:
+    """Messages per day, stacked: injected (blue) under silent (grey)."""
+    if not days:
+        return ""
+    items = list(days.items())[-30:]
+    most = max(a + b for _, (a, b) in items) or 1
+    left, bottom, top = 30, 20, 8
+    ph = height - bottom - top
+    bw = max(4.0, min(28.0, (width - left) / len(items) - 4))
+    out = [f'<svg class="days" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+           'aria-label="messages per day: injected and silent" font-family="system-ui, sans-serif" font-size="10">',
+           f'<text x="{left - 4}" y="{top + 8}" text-anchor="end" fill="#555">{most}</text>',
+           f'<line x1="{left}" x2="{width}" y1="{top + ph}" y2="{top + ph}" stroke="#d0d5db"/>']
+    for i, (day, (inj, sil)) in enumerate(items):
+        x = left + 4 + i * (bw + 4)
+        hi, hs = ph * inj / most, ph * sil / most
+        out.append(f'<rect x="{_f(x)}" y="{_f(top + ph - hi)}" width="{_f(bw)}" height="{_f(hi)}" fill="{BLUE}">'
+                   f'<title>{escape(day)}: {inj} injected</title></rect>')
+        out.append(f'<rect x="{_f(x)}" y="{_f(top + ph - hi - hs)}" width="{_f(bw)}" height="{_f(hs)}" '
+                   f'fill="{GREY}"><title>{escape(day)}: {sil} silent</title></rect>')
+        if i == 0 or i == len(items) - 1:
+            out.append(f'<text x="{_f(x)}" y="{height - 6}" fill="#555">{escape(day[5:])}</text>')
+    out.append("</svg>")
+    return "".join(out)
