@@ -36,8 +36,9 @@ def ui_env(home: Path, model: str = "hash", **extra: str) -> dict[str, str]:
 
 def index_sample(home: Path, model: str = "hash") -> None:
     home.mkdir(parents=True, exist_ok=True)
-    if model == "hash":
-        (home / "config.toml").write_text(HASH_CONFIG, encoding="utf-8")
+    # A generous hook budget: the hook's message must reach the log on a busy test machine.
+    config = "[daemon]\nhook_budget_ms = 20000\n" + (HASH_CONFIG if model == "hash" else "")
+    (home / "config.toml").write_text(config, encoding="utf-8")
     subprocess.run([PY, "-m", "recall.cli", "index", "-q", str(SAMPLE_NOTES)], env=ui_env(home, model),
                    check=True, capture_output=True, cwd=str(home.parent))
 

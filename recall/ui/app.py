@@ -79,8 +79,8 @@ def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:
 def build_app(settings: Settings) -> Guard:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     env = templates.env
-    env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, when=views.when, csrf=csrf_value(settings.token),
-                       allow_writes=settings.allow_writes)
+    env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, since=views.since, when=views.when,
+                       csrf=csrf_value(settings.token), allow_writes=settings.allow_writes)
 
     def page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, ctx, status_code=status_code)

@@ -65,22 +65,30 @@ def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 56
         if last is None or ((x - last[0]) ** 2 + (y - last[1]) ** 2) ** 0.5 > 0.09:
             out.append(f'<text x="{_f(px(x) + 4)}" y="{_f(py(y) - 4)}" fill="#8a939c" font-size="9">{g:.3f}</text>')
             last = (x, y)
+    def label(x: float, y: float, text: str, color: str, below: bool) -> None:
+        # inside the plot: to the left of points in its right part, to the right otherwise
+        anchor, dx = ("end", -10) if x > left + pw * 0.55 else ("start", 10)
+        out.append(f'<text x="{_f(x + dx)}" y="{_f(y + (16 if below else -10))}" text-anchor="{anchor}" '
+                   f'fill="{color}" font-weight="600">{escape(text)}</text>')
+
     cur = curve.get("current") or {}
     if "silence_rate" in cur:
         cx, cy = px(cur["silence_rate"]), py(cur["injected_hit_rate"])
         out.append(f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="6" fill="{RED}"/>')
-        label = (f'report: gap_floor {cur["gap_floor"]:g} → silence {cur["silence_rate"]:.2f}, '
-                 f'hit {cur["injected_hit_rate"]:.2f}')
-        anchor = "end" if cx > left + pw * 0.6 else "start"
-        dx = -10 if anchor == "end" else 10
-        out.append(f'<text x="{_f(cx + dx)}" y="{_f(cy + 16)}" text-anchor="{anchor}" fill="{RED}" '
-                   f'font-weight="600">{escape(label)}</text>')
+        label(cx, cy, f'report: gap_floor {cur["gap_floor"]:g} → silence {cur["silence_rate"]:.2f}, '
+                      f'hit {cur["injected_hit_rate"]:.2f}', RED, True)
     if config_gap_floor is not None and cur.get("gap_floor") != config_gap_floor and gs:
-        i = min(range(len(gs)), key=lambda j: abs(gs[j] - config_gap_floor))
-        out.append(f'<circle cx="{_f(px(xs[i]))}" cy="{_f(py(ys[i]))}" r="6" fill="none" stroke="{GREEN}" '
-                   'stroke-width="2.5"/>')
-        out.append(f'<text x="{_f(px(xs[i]) + 10)}" y="{_f(py(ys[i]) - 10)}" fill="{GREEN}" font-weight="600">'
-                   f'config now: gap_floor {config_gap_floor:g}</text>')
+        if gs[0] <= config_gap_floor <= gs[-1]:  # on the curve: interpolate between its grid points
+            j = next(i for i in range(1, len(gs)) if gs[i] >= config_gap_floor) if len(gs) > 1 else 0
+            i = max(0, j - 1)
+            w = 0.0 if gs[j] == gs[i] else (config_gap_floor - gs[i]) / (gs[j] - gs[i])
+            sx, sy = xs[i] + w * (xs[j] - xs[i]), ys[i] + w * (ys[j] - ys[i])
+            out.append(f'<circle cx="{_f(px(sx))}" cy="{_f(py(sy))}" r="6" fill="none" stroke="{GREEN}" '
+                       'stroke-width="2.5"/>')
+            label(px(sx), py(sy), f"config now: gap_floor {config_gap_floor:g}", GREEN, False)
+        else:
+            out.append(f'<text x="{left + pw - 8}" y="{top + 16}" text-anchor="end" fill="{GREEN}" '
+                       f'font-weight="600">config now: gap_floor {config_gap_floor:g} (beyond this curve)</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -45,6 +45,12 @@ def ago(ts: float | None, now: float | None = None) -> str:
     return "just now"
 
 
+def since(ts: float | None, now: float | None = None) -> str:
+    """How long since ``ts``, as in "up for 3 hours"."""
+    text = ago(ts, now)
+    return "less than a minute" if text == "just now" else text.removesuffix(" ago")
+
+
 def when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
 
@@ -194,9 +200,10 @@ def reads_log_exists(app: Recall) -> bool:
 
 
 def report_roots(app: Recall, extra: Path | None = None) -> list[Path]:
-    """Where reports may be: --reports, ./reports, the clone's reports/, RECALL_HOME/reports."""
+    """Where reports may be: --reports alone when given; else ./reports, the clone's
+    reports/ and RECALL_HOME/reports."""
     here = Path(__file__).resolve().parents[2] / "reports"
-    roots = [p for p in (extra, Path.cwd() / "reports", here, app.home / "reports") if p is not None]
+    roots = [extra] if extra is not None else [Path.cwd() / "reports", here, app.home / "reports"]
     return list(dict.fromkeys(p.resolve() for p in roots if p.is_dir()))
 
 
