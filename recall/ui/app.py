@@ -126,6 +126,7 @@ def build_app(settings: Settings) -> Guard:
     def quality_page(request: Request) -> Response:
         with recall_app(settings) as app:
             report = views.latest_report(app, settings.reports)
+            from ..config import user_config_path
             from ..embedders import model_id_of
 
             model_id = model_id_of(app.config.model)
@@ -135,7 +136,8 @@ def build_app(settings: Settings) -> Guard:
             if report and isinstance(report["results"].get("curve"), dict):
                 curve = Markup(svg.tradeoff(report["results"]["curve"], t.gap_floor))
             return page(request, "quality.html", nav="quality", report=report, curve=curve, thresholds=t,
-                        origin=app.config.origins.get(f"thresholds.{t.source}.gap_floor", ""),
+                        origin=views.origin_words(app.config.origins.get(f"thresholds.{t.source}.gap_floor", "")),
+                        user_config=user_config_path(),
                         provenance=provenance, model_id=model_id, roots=views.report_roots(app, settings.reports))
 
     def status_page(request: Request) -> Response:
@@ -193,13 +195,15 @@ def explain_view(reply: dict[str, Any]) -> dict[str, Any]:
     lo, hi = min(0.0, *scores), max(scores)
     if hi - lo > 0.3:  # dense models put every pair far from 0: zoom on the scores shown
         lo = max(lo, min(scores) - 0.05)
+    d = reply["decision"]
+    mean = d["top"] - d["gap"] if d.get("top") is not None and d.get("gap") is not None else None
     notes_seen = 0
     for r in ranked:
         if r["kind"] != "conversation":
             notes_seen += 1
         r["gap_rank"] = r["kind"] != "conversation" and 2 <= notes_seen <= 11
-        r["bar"] = Markup(svg.score_bar(r["score"], lo, hi, s["top_floor"], r["chosen"]))
-    d = reply["decision"]
-    return {"ok": True, "ranked": ranked, "decision": d, "settings": s, "origins": reply.get("origins", {}),
+        r["bar"] = Markup(svg.score_bar(r["score"], lo, hi, s["top_floor"], r["chosen"], mean))
+    origins = {k: views.origin_words(v) for k, v in reply.get("origins", {}).items()}
+    return {"ok": True, "ranked": ranked, "decision": d, "mean": mean, "settings": s, "origins": origins,
             "provenance": reply.get("provenance"), "line": reply.get("line", ""), "model": reply.get("model"),
             "timings": reply.get("timings_ms", {}), "project": reply.get("project", "")}

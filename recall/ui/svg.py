@@ -13,9 +13,10 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
-def score_bar(score: float, lo: float, hi: float, floor: float | None, chosen: bool,
+def score_bar(score: float, lo: float, hi: float, floor: float | None, chosen: bool, mean: float | None = None,
               width: int = 220, height: int = 14) -> str:
-    """One ranked note's score as a bar over [lo, hi], the top floor as a dashed line."""
+    """One ranked note's score as a bar over [lo, hi]; the top floor as a dashed red line,
+    the mean the gap subtracts (ranks 2-11) as a solid dark one."""
     span = (hi - lo) or 1.0
 
     def x(v: float) -> float:
@@ -28,14 +29,17 @@ def score_bar(score: float, lo: float, hi: float, floor: float | None, chosen: b
     if floor is not None and lo <= floor <= hi:
         parts.append(f'<line x1="{_f(x(floor))}" x2="{_f(x(floor))}" y1="0" y2="{height}" stroke="{RED}" '
                      'stroke-width="1.5" stroke-dasharray="2,2"/>')
+    if mean is not None and lo <= mean <= hi:
+        parts.append(f'<line x1="{_f(x(mean))}" x2="{_f(x(mean))}" y1="0" y2="{height}" stroke="#1d232a" '
+                     'stroke-width="1.5"/>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 560, height: int = 400) -> str:
+def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 640, height: int = 440) -> str:
     """Silence rate (x) vs injected hit rate (y) as gap_floor moves; the report's operating
     point in red, and the gap_floor configured now (if it differs) on the curve in green."""
-    left, right, top, bottom = 56, 16, 16, 48
+    left, right, top, bottom = 56, 24, 16, 48
     pw, ph = width - left - right, height - top - bottom
 
     def px(s: float) -> float:
@@ -60,10 +64,15 @@ def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 56
                'injected hit rate (right note handed over)</text>')
     pts = " ".join(f"{_f(px(x))},{_f(py(y))}" for x, y in zip(xs, ys, strict=True))
     out.append(f'<polyline points="{pts}" fill="none" stroke="{BLUE}" stroke-width="2"/>')
+    cur = curve.get("current") or {}
+    mark = (cur.get("silence_rate", -1.0), cur.get("injected_hit_rate", -1.0))
     last = None
     for g, x, y in zip(gs, xs, ys, strict=True):  # label gap floors where the points spread out
-        if last is None or ((x - last[0]) ** 2 + (y - last[1]) ** 2) ** 0.5 > 0.09:
-            out.append(f'<text x="{_f(px(x) + 4)}" y="{_f(py(y) - 4)}" fill="#8a939c" font-size="9">{g:.3f}</text>')
+        near_mark = ((x - mark[0]) ** 2 + (y - mark[1]) ** 2) ** 0.5 < 0.06
+        if not near_mark and (last is None or ((x - last[0]) ** 2 + (y - last[1]) ** 2) ** 0.5 > 0.09):
+            anchor, dx = ("end", -5) if x > 0.85 else ("start", 5)
+            out.append(f'<text x="{_f(px(x) + dx)}" y="{_f(py(y) - 4)}" text-anchor="{anchor}" fill="#8a939c" '
+                       f'font-size="9">{g:.3f}</text>')
             last = (x, y)
     def label(x: float, y: float, text: str, color: str, below: bool) -> None:
         # inside the plot: to the left of points in its right part, to the right otherwise
@@ -71,7 +80,6 @@ def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 56
         out.append(f'<text x="{_f(x + dx)}" y="{_f(y + (16 if below else -10))}" text-anchor="{anchor}" '
                    f'fill="{color}" font-weight="600">{escape(text)}</text>')
 
-    cur = curve.get("current") or {}
     if "silence_rate" in cur:
         cx, cy = px(cur["silence_rate"]), py(cur["injected_hit_rate"])
         out.append(f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="6" fill="{RED}"/>')

@@ -31,6 +31,11 @@ NEGATIVES_FILE = "negatives.jsonl"
 _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d+ INFO (\w+) (\{.*\})\s*$")
 
 
+def origin_words(origin: str) -> str:
+    """Where a config value came from, as the page says it."""
+    return "packaged defaults (recall/default_config.toml)" if origin == "packaged" else origin
+
+
 # --- time in words -------------------------------------------------------------------
 
 
