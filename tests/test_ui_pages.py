@@ -63,6 +63,19 @@ def test_notes_filter_and_a_notes_page(notes):
         assert c.get("/notes/99999").status_code == 404
 
 
+def test_note_text_is_escaped(tmp_path, recall_home, hash_model):
+    folder = tmp_path / "odd"
+    write_note(folder, "odd", "<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "<b>body</b>")
+    write_config(recall_home)
+    index_dirs(folder)
+    with page_client() as c:
+        r = c.get("/notes").text
+        assert "<script>alert(1)" not in r and "&lt;script&gt;alert(1)&lt;/script&gt;" in r
+        assert "<img src=x" not in r
+        pk = r.split('href="/notes/')[1].split('"')[0]
+        assert "<b>body</b>" not in c.get(f"/notes/{pk}").text
+
+
 def test_injections_come_from_the_daemons_log_and_opened_from_the_read_tracker(notes, daemons, recall_home,
                                                                               tmp_path):
     daemons.start()

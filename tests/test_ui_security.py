@@ -64,6 +64,25 @@ def test_the_printed_address_swaps_its_token_for_a_strict_cookie(ui):
         assert r.status_code == 200 and NOTE in r.text
 
 
+def test_the_token_redirect_stays_on_this_site(ui):
+    """A path starting with // must not become a protocol-relative redirect to another host
+    (raw request: HTTP clients normalise such a path away)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", ui.port), timeout=10) as sock:
+        sock.sendall(f"GET //evil.example/x?token={ui.token} HTTP/1.1\r\nHost: 127.0.0.1:{ui.port}\r\n"
+                     "Connection: close\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            part = sock.recv(4096)
+            if not part:
+                break
+            head += part
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].split()[1] == "303"
+    assert "location: /evil.example/x" in [line.lower() for line in lines]
+
+
 @pytest.mark.parametrize("path", ["/", "/notes", "/notes/1", "/try", "/injections", "/quality", "/status",
                                   "/static/style.css", "/nowhere"])
 def test_every_path_needs_the_token(ui, path):

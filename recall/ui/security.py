@@ -91,7 +91,8 @@ class Guard:
         given = dict(query).get(TOKEN_PARAM)
         if given is not None and method in ("GET", "HEAD") and self._valid(given):
             rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAM])
-            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            # one leading slash: "//host" would send the browser to another site
+            location = "/" + scope.get("path", "/").lstrip("/") + (f"?{rest}" if rest else "")
             cookie = (f"{cookie_name(self.port)}={self.token}; Path=/; HttpOnly; SameSite=Strict").encode()
             await _plain(send, 303, "see " + location, [(b"location", location.encode()), (b"set-cookie", cookie)])
             return
