@@ -106,6 +106,17 @@ def test_quality_finds_the_report_of_the_indexed_folder(notes, tmp_path):
         assert "Latest evaluation: sample" in r and "<svg class=\"curve\"" in r
         assert "is not the one indexed here" not in r
         assert "recall-eval tune --collection sample --config" in r
+        assert 'href="/quality/report"' not in r and c.get("/quality/report").status_code == 404
+    run = write_report(tmp_path / "reports", notes_dir=notes)
+    (run / "report.html").write_text("<html><style>h1{color:red}</style><h1>the harness's report</h1></html>",
+                                     encoding="utf-8")
+    with page_client(reports=tmp_path / "reports") as c:
+        assert 'href="/quality/report"' in c.get("/quality").text
+        r = c.get("/quality/report")
+        assert r.status_code == 200 and "the harness's report" in r.text
+        policies = r.headers.get_list("content-security-policy")
+        assert len(policies) == 1 and "sandbox" in policies[0] and "default-src 'none'" in policies[0]
+        assert "script" not in policies[0]
 
 
 def test_status_in_words(notes, daemons):

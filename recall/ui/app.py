@@ -27,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from . import svg, views
-from .security import Guard, csrf_value
+from .security import REPORT_CSP, Guard, csrf_value
 
 HERE = Path(__file__).resolve().parent
 DAEMON_START_S = 120.0  # a cold daemon loads its model and index first
@@ -140,6 +140,15 @@ def build_app(settings: Settings) -> Guard:
                         user_config=user_config_path(),
                         provenance=provenance, model_id=model_id, roots=views.report_roots(app, settings.reports))
 
+    def report_html(request: Request) -> Response:
+        """The latest report's own HTML, as the harness wrote it, sandboxed (no script)."""
+        with recall_app(settings) as app:
+            report = views.latest_report(app, settings.reports)
+        if report is None or not report["html"].is_file():
+            return page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
+        return HTMLResponse(report["html"].read_text(encoding="utf-8"),
+                            headers={"content-security-policy": REPORT_CSP})
+
     def status_page(request: Request) -> Response:
         with recall_app(settings) as app:
             return page(request, "status.html", nav="status", s=views.status(app), job=reindex_state(settings))
@@ -165,6 +174,7 @@ def build_app(settings: Settings) -> Guard:
         Route("/try", try_page, methods=["GET", "POST"]),
         Route("/injections", injections_page),
         Route("/quality", quality_page),
+        Route("/quality/report", report_html),
         Route("/status", status_page),
         Route("/reindex", reindex, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),

@@ -32,8 +32,11 @@ Send = Callable[[Message], Awaitable[None]]
 TOKEN_PARAM = "token"
 CSP = ("default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self' data:; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+CSP_KEY = b"content-security-policy"
+# The harness's report.html: its own inline styles and data: images, no script, in a sandbox.
+REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox; frame-ancestors 'none'"
 SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
+    (CSP_KEY, CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),  # no-referrer would make POSTs send "Origin: null"
     (b"x-frame-options", b"DENY"),
@@ -109,7 +112,10 @@ class Guard:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*_without_cors(message.get("headers", [])), *SECURITY_HEADERS]
+                headers = _without_cors(message.get("headers", []))
+                # A route may set a stricter policy of its own (the sandboxed evaluation report)
+                own = any(k.lower() == b"content-security-policy" for k, _ in headers)
+                message["headers"] = [*headers, *(h for h in SECURITY_HEADERS if not (own and h[0] == CSP_KEY))]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
