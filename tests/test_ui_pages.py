@@ -138,6 +138,11 @@ def test_try_a_message_asks_the_daemon_and_explains(notes, daemons):
         assert r.status_code == 200
         assert "injected" in r.text and "The exact block" in r.text and "gap_floor" in r.text
         assert "config.toml" in r.text  # where the thresholds came from
+    e = client.request({"cmd": "explain", "prompt": "Feature flags via Unleash: how do we add a feature flag?",
+                        "cwd": str(notes)}, timeout=10)
+    text = e["decision"]["text"]
+    assert f'The exact block <span class="muted">{len(text.encode())} bytes' in r.text
+    assert f"one JSON line of {e['decision']['bytes']} bytes" in r.text
 
 
 def test_a_taken_port_is_one_clear_line(recall_home):

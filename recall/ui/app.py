@@ -214,6 +214,8 @@ def explain_view(reply: dict[str, Any]) -> dict[str, Any]:
         r["gap_rank"] = r["kind"] != "conversation" and 2 <= notes_seen <= 11
         r["bar"] = Markup(svg.score_bar(r["score"], lo, hi, s["top_floor"], r["chosen"], mean))
     origins = {k: views.origin_words(v) for k, v in reply.get("origins", {}).items()}
+    d["text_bytes"] = len(str(d.get("text", "")).encode("utf-8"))
+    d["cap"] = s["full_max_bytes"] if d.get("decision") == "full" else s["short_max_bytes"]
     return {"ok": True, "ranked": ranked, "decision": d, "mean": mean, "settings": s, "origins": origins,
             "provenance": reply.get("provenance"), "line": reply.get("line", ""), "model": reply.get("model"),
             "timings": reply.get("timings_ms", {}), "project": reply.get("project", "")}
