@@ -123,6 +123,7 @@ def walk_through(ui: UiServer, driver, shots: Path, message: str, more: tuple[st
     verdict = decision.find_element(By.CLASS_NAME, "kind").text
     reason = decision.find_element(By.CLASS_NAME, "reason").text
     assert "No answer" not in decision.text
+    assert driver.current_url == f"{ui.base}/try"  # a POST: the message is in no address
     ranked = driver.find_elements(By.CSS_SELECTOR, "table.ranked tbody tr")
     assert len(ranked) >= 11
     assert driver.find_elements(By.CSS_SELECTOR, "table.ranked svg.bar")
