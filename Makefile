@@ -50,7 +50,10 @@ bench-hook: $(STAMP) ## Hook latency against a warm daemon (command hook, then t
 	$(PY) -m bench.bench_hook
 	$(PY) -m bench.bench_mcp
 
+bench-ui: $(STAMP) ## recall ui: the page's memory against the daemon's, /try round trips against the daemon's
+	$(PY) -m bench.bench_ui
+
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample
 
-.PHONY: help setup test test-fast lint eval regress faults bench bench-hook clean
+.PHONY: help setup test test-fast lint eval regress faults bench bench-hook bench-ui clean

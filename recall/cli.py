@@ -273,9 +273,11 @@ def models(name: str | None) -> None:
 # Commands that live in their own modules (daemon + hook + installer; watch, MCP, team store).
 from .cli_daemon import register as _register_daemon  # noqa: E402
 from .cli_extra import register as _register_extra  # noqa: E402
+from .cli_ui import register as _register_ui  # noqa: E402
 
 _register_daemon(main)
 _register_extra(main)
+_register_ui(main)
 
 
 def run() -> None:  # console-script entry point that also hides KeyboardInterrupt

@@ -45,7 +45,7 @@ from typing import Any
 from . import client
 from .paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
 
-COMMANDS = ("query", "status", "stop", "ping")
+COMMANDS = ("query", "status", "stop", "ping", "explain")
 # A request is a prompt of at most ~16,000 characters (the hook cuts longer ones) as
 # JSON with \\u escapes: well under 1 MiB. Anything bigger is not from our hook.
 MAX_REQUEST_BYTES = 1 << 20
@@ -402,6 +402,39 @@ class Daemon:
             "ranked": [{"id": h.note.get("id"), "name": h.note.get("name"), "kind": h.note.get("kind"),
                         "score": round(h.score, 4)} for h in res.hits[:RANKED_IN_REPLY]],
             "timings_ms": timings,
+        }
+
+    def cmd_explain(self, req: dict) -> dict:
+        """What ``query`` would hand over, with everything behind the decision (for
+        ``recall ui``'s "try a message"): every ranked note, the settings in force and the
+        config file each came from. Not an injection: nothing is logged, not even the
+        decision, and the prompt never is."""
+        from .search import Scope
+        from .selector import hook_line
+        from .service import project_key
+
+        prompt, cwd = req.get("prompt"), req.get("cwd")
+        if not isinstance(prompt, str):
+            return {"ok": False, "error": "no prompt"}
+        self.last_question = time.monotonic()
+        project = project_key(cwd if isinstance(cwd, str) and cwd else Path.home())
+        with self._query_lock:
+            res = self.app.query(prompt, Scope(project=project), project)
+        d, s = res.decision, res.settings
+        chosen = {(h.note.get("id"), h.note.get("path")) for h in d.chosen}  # render() may copy a hit
+        keys = ("gap_floor", "top_floor", "full_gap", "full_margin")
+        config = self.app.config
+        return {
+            "ok": True, "model": self.model_id, "device": self.device, "project": project,
+            "decision": {**d.as_dict(), "text": d.text}, "line": hook_line(d.text) if d.text else "",
+            "ranked": [{key: h.note.get(key) for key in ("id", "name", "description", "kind", "path", "project")}
+                       | {"score": round(h.score, 4), "chosen": (h.note.get("id"), h.note.get("path")) in chosen}
+                       for h in res.hits],
+            "settings": {k: v for k, v in vars(s).items() if k != "learned"}
+                        | {"selector": "learned" if s.learned is not None else "gap"},
+            "origins": {k: config.origins.get(f"thresholds.{s.thresholds_source}.{k}", "") for k in keys},
+            "provenance": config.get(f"thresholds.{s.thresholds_source}.provenance"),
+            "timings_ms": {k: round(v, 2) for k, v in res.timings.items()},
         }
 
 

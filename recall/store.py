@@ -335,6 +335,15 @@ class Store:
             out.setdefault(int(pk), []).append(text)
         return out
 
+    def note_detail(self, pk: int) -> dict | None:
+        """One note's file mtime, when it was indexed, and its chunks as (role, text) in
+        order (for ``recall ui``); None when no such note."""
+        row = self.db.execute("SELECT mtime, indexed_at FROM notes WHERE id=?", (pk,)).fetchone()
+        if row is None:
+            return None
+        chunks = list(self.db.execute("SELECT role, text FROM chunks WHERE note_id=? ORDER BY ord", (pk,)))
+        return {"mtime": row[0], "indexed_at": row[1], "chunks": [(r, t) for r, t in chunks]}
+
     def counts(self) -> dict[str, int]:
         one = self.db.execute
         return {
