@@ -173,9 +173,10 @@ def features(scores, neg_scores, expected=None) -> Features:
     srt = -np.sort(-scores, axis=1)
     top = srt[:, 0]
     rest = srt[:, GAP_LO:GAP_HI]
-    rest = np.where(np.isfinite(rest), rest, np.nan)
-    with np.errstate(all="ignore"):
-        gap = top - np.nan_to_num(np.nanmean(rest, axis=1), nan=top)
+    finite = np.isfinite(rest)
+    count = finite.sum(axis=1)
+    mean = np.where(finite, rest, 0.0).sum(axis=1) / np.maximum(count, 1)
+    gap = np.where(count > 0, top - mean, top)
     neg = neg_scores.max(axis=1) if neg_scores.shape[1] else np.full(len(top), -1.0)
     if expected is None:
         hit = np.zeros(len(top), dtype=bool)

@@ -145,6 +145,41 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
         + (f"; {stats.questions_total} note questions among the chunks written" if stats.questions_total else "")
     )
+    if app.calibration is not None:
+        click.echo(_calibration_line(app.calibration))
+
+
+def _calibration_line(cal) -> str:
+    how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
+           if cal.mode != "negatives only" else
+           f"{cal.negatives} known unrelated messages (no note questions: `recall-eval expand` writes them)")
+    got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
+    return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
+            f"(silence {cal.silence:.2f} on the negatives, target {cal.target_silence:g}{got})")
+
+
+@main.command()
+@click.option("--target-silence", type=click.FloatRange(0.5, 1.0),
+              help="Share of known unrelated messages to stay silent on (default: [selector] target_silence).")
+@_fail_cleanly
+def calibrate(target_silence: float | None) -> None:
+    """Fit the thresholds on the indexed notes (also done by every `recall index`).
+
+    Each note's questions are held out of the index in turn and asked as messages that
+    should get the note; known unrelated messages (negatives.jsonl beside the notes, plus a
+    shipped bank of chit-chat and off-topic messages) as messages that should get nothing.
+    The thresholds that hand over the right note most often while staying silent on the
+    target share of the unrelated ones go to $RECALL_HOME/calibration.toml; values you set in
+    config.toml win. The daemon picks them up when it restarts (`recall stop`).
+    """
+    app = _app()
+    cal = app.calibrate(target=target_silence)
+    if cal is None:
+        raise UserError("nothing indexed yet: run `recall index` first")
+    click.echo(_calibration_line(cal))
+    from .calibration import FILE
+
+    click.echo(f"written to {app.home / FILE}")
 
 
 @main.command()
@@ -182,9 +217,12 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
         return
     if explain:
         s = res.settings
-        click.echo(f"model {app.embedder.model_id}; thresholds from [{s.thresholds_source}]: "
-                   f"gap_floor {s.gap_floor}, top_floor {s.top_floor}, full_gap {s.full_gap}, "
-                   f"full_margin {s.full_margin}")
+        click.echo(f"model {app.embedder.model_id}; thresholds from [{s.thresholds_source}] in "
+                   f"{s.thresholds_origin}: top_floor {s.top_floor:.4f}, neg_weight {s.neg_weight:g}, "
+                   f"gap_floor {s.gap_floor}, full_gap {s.full_gap}, full_margin {s.full_margin}")
+        if d.negative is not None:
+            click.echo(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
+                       "evidence = top + neg_weight x (top - nearest unrelated)")
         if "lexical_ms" in res.timings:
             click.echo(f"order: dense fused with BM25 (search.lexical_weight {app.searcher.lexical_weight}); "
                        "each score is the dense ranking's score at that rank, which the gap rule reads")

@@ -114,14 +114,17 @@ class Config:
         )
 
     def apply_calibration(self, model_id: str, values: dict[str, float], origin: str) -> None:
-        """Take freshly calibrated thresholds, except where the user's own file set them."""
+        """Take freshly calibrated thresholds as a unit, unless the user's own file sets any
+        threshold of this model (then theirs stand, and none of these: a floor tuned for one
+        rule means nothing under another)."""
+        mine = (PACKAGED, origin)
+        if any(o not in mine and not o.endswith("calibration.toml")
+               for k, o in self.origins.items() if k.startswith(f"thresholds.{model_id}.")):
+            return
         table = self.data.setdefault("thresholds", {}).setdefault(model_id, {})
         for key, value in values.items():
-            dotted = f"thresholds.{model_id}.{key}"
-            if self.origins.get(dotted, PACKAGED) in (PACKAGED, origin) or self.origins[dotted].endswith(
-                    "calibration.toml"):
-                table[key] = value
-                self.origins[dotted] = origin
+            table[key] = value
+            self.origins[f"thresholds.{model_id}.{key}"] = origin
 
     def selector(self) -> dict[str, Any]:
         return dict(self.data.get("selector", {}))
@@ -138,21 +141,26 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Conf
     data = tomllib.loads(packaged_config_text())
     _record(data, "", PACKAGED, origins)
     origins = {k.lstrip("."): v for k, v in origins.items()}
-    calibrated = calibration_path()
-    if calibrated_layer and calibrated.exists():
-        try:
-            layer = tomllib.loads(calibrated.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-            layer = {}  # damaged: ignored here, rewritten by the next `recall calibrate`
-        layer = {"thresholds": layer.get("thresholds", {})} if isinstance(layer.get("thresholds"), dict) else {}
-        data = _merge(data, layer, str(calibrated), origins)
     user = path or user_config_path()
+    over: dict = {}
     if user.exists():
         try:
             over = tomllib.loads(user.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{user} is not valid TOML ({exc}); fix that line, or move the file aside "
                               "to use the defaults (`recall config` then shows the settings in effect)") from exc
+    calibrated = calibration_path()
+    if calibrated_layer and calibrated.exists():
+        try:
+            tables = tomllib.loads(calibrated.read_text(encoding="utf-8")).get("thresholds", {})
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+            tables = {}  # damaged: ignored here, rewritten by the next `recall calibrate`
+        # A model whose thresholds the user set keeps theirs, all of them (a unit).
+        mine = over.get("thresholds", {}) if isinstance(over.get("thresholds"), dict) else {}
+        layer = {m: t for m, t in tables.items() if isinstance(t, dict) and m not in mine} if isinstance(
+            tables, dict) else {}
+        data = _merge(data, {"thresholds": layer}, str(calibrated), origins)
+    if over:
         data = _merge(data, over, str(user), origins)
     if os.environ.get("RECALL_MODEL"):
         data["model"] = os.environ["RECALL_MODEL"]

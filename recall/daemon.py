@@ -422,7 +422,7 @@ class Daemon:
             res = self.app.query(prompt, Scope(project=project), project)
         d, s = res.decision, res.settings
         chosen = {(h.note.get("id"), h.note.get("path")) for h in d.chosen}  # render() may copy a hit
-        keys = ("gap_floor", "top_floor", "full_gap", "full_margin")
+        keys = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
         config = self.app.config
         return {
             "ok": True, "model": self.model_id, "device": self.device, "project": project,

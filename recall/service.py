@@ -76,6 +76,7 @@ class Recall:
         self._store: Store | None = None
         self._searcher: Searcher | None = None
         self.calibration = None  # the last recall.calibration.Calibration this object ran
+        self._calibration_stamp: tuple | None = None
 
     # lazily built parts: `recall status` needs neither model nor index
     @property
@@ -199,10 +200,40 @@ class Recall:
         if cal is not None:
             path = write(self.home, cal)
             self.config.apply_calibration(cal.model_id, cal.thresholds(), str(path))
+            self._calibration_stamp = None
         return cal
 
     # --- querying ------------------------------------------------------------
+    def refresh_calibration(self) -> bool:
+        """Take the thresholds of a ``calibration.toml`` another process (``recall index``)
+        wrote since this one last looked. One stat per call; the daemon calls it per question."""
+        from .calibration import FILE
+
+        path = self.home / FILE
+        try:
+            st = path.stat()
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._calibration_stamp:
+            return False
+        self._calibration_stamp = stamp
+        if stamp is None:
+            return False
+        import tomllib
+
+        try:
+            tables = tomllib.loads(path.read_text(encoding="utf-8")).get("thresholds", {})
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return False
+        for model_id, table in tables.items():
+            if isinstance(table, dict):
+                values = {k: float(v) for k, v in table.items() if isinstance(v, int | float)}
+                self.config.apply_calibration(model_id, values, str(path))
+        return True
+
     def query(self, text: str, scope: Scope | None = None, project: str | None = None) -> QueryResult:
+        self.refresh_calibration()
         settings = self.settings()
         if len(text.strip()) < settings.min_prompt_chars:
             return QueryResult([], decide(text, [], settings), {}, settings)

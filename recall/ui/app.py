@@ -134,7 +134,8 @@ def build_app(settings: Settings) -> Guard:
             provenance = app.config.get(f"thresholds.{t.source}.provenance")
             curve = None
             if report and isinstance(report["results"].get("curve"), dict):
-                curve = Markup(svg.tradeoff(report["results"]["curve"], t.gap_floor))
+                c = report["results"]["curve"]
+                curve = Markup(svg.tradeoff(c, getattr(t, c.get("param", "gap_floor"), None)))
             return page(request, "quality.html", nav="quality", report=report, curve=curve, thresholds=t,
                         origin=views.origin_words(app.config.origins.get(f"thresholds.{t.source}.gap_floor", "")),
                         user_config=user_config_path(),

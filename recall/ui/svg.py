@@ -37,13 +37,16 @@ def score_bar(score: float, lo: float, hi: float, floor: float | None, chosen: b
     return "".join(parts)
 
 
-def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 640, height: int = 440) -> str:
-    """Silence rate (x) vs injected hit rate (y) as gap_floor moves; the report's operating
-    point in red, and the gap_floor configured now (if it differs) on the curve in green."""
+def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, height: int = 440) -> str:
+    """Silence rate (x) vs injected hit rate (y) as one threshold moves (the curve's
+    ``param``: top_floor, or gap_floor in older reports); the report's operating point in
+    red, and the value configured now (if it differs) on the curve in green."""
     left, right, top, bottom = 56, 24, 16, 48
     pw, ph = width - left - right, height - top - bottom
-    xs, ys, gs = curve["silence_rate"], curve["injected_hit_rate"], curve["gap_floor"]
-    cur = curve.get("current") or {}
+    param = curve.get("param", "gap_floor")
+    xs, ys, gs = curve["silence_rate"], curve["injected_hit_rate"], curve.get("values", curve.get(param))
+    cur = dict(curve.get("current") or {})
+    cur.setdefault("value", cur.get(param))
     # Zoom on the data (in quarters, up to 1): a curve bunched in a corner reads badly.
     x0 = _axis_start([*xs, cur.get("silence_rate", 1.0)])
     y0 = _axis_start([*ys, cur.get("injected_hit_rate", 1.0)])
@@ -55,7 +58,7 @@ def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 64
         return top + (1 - (h - y0) / (1 - y0)) * ph
 
     out = [f'<svg class="curve" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-           'aria-label="silence rate against injected hit rate as the gap floor moves" '
+           'aria-label="silence rate against injected hit rate as a threshold moves" '
            'font-family="system-ui, sans-serif" font-size="11">',
            f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafbfc" stroke="#d0d5db"/>']
     for t in _ticks(x0):
@@ -84,9 +87,10 @@ def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 64
     if "silence_rate" in cur:
         out.append(f'<circle cx="{_f(mark[0])}" cy="{_f(mark[1])}" r="6" fill="{RED}"/>')
         legend.append(f'<circle cx="0" cy="-4" r="5" fill="{RED}"/><text x="12" y="0" fill="{RED}" font-weight="600">'
-                      + escape(f'report: gap_floor {cur["gap_floor"]:g} → silence {cur["silence_rate"]:.2f}, '
+                      + escape(f'report: {param} {cur["value"]:g} → silence {cur["silence_rate"]:.2f}, '
                                f'hit {cur["injected_hit_rate"]:.2f}') + "</text>")
-    if config_gap_floor is not None and cur.get("gap_floor") != config_gap_floor and gs:
+    config_gap_floor = config_value
+    if config_gap_floor is not None and cur.get("value") != config_gap_floor and gs:
         ring = f'<circle cx="0" cy="-4" r="5" fill="none" stroke="{GREEN}" stroke-width="2.5"/>'
         if gs[0] <= config_gap_floor <= gs[-1]:  # on the curve: interpolate between its grid points
             j = next((i for i in range(1, len(gs)) if gs[i] >= config_gap_floor), 0)
@@ -96,10 +100,10 @@ def tradeoff(curve: dict, config_gap_floor: float | None = None, width: int = 64
             out.append(f'<circle cx="{_f(px(sx))}" cy="{_f(py(sy))}" r="6" fill="none" stroke="{GREEN}" '
                        'stroke-width="2.5"/>')
             legend.append(ring + f'<text x="12" y="0" fill="{GREEN}" font-weight="600">'
-                          f'config now: gap_floor {config_gap_floor:g}</text>')
+                          f'config now: {param} {config_gap_floor:g}</text>')
         else:
             legend.append(ring + f'<text x="12" y="0" fill="{GREEN}" font-weight="600">'
-                          f'config now: gap_floor {config_gap_floor:g} (beyond this curve)</text>')
+                          f'config now: {param} {config_gap_floor:g} (beyond this curve)</text>')
     for k, item in enumerate(reversed(legend)):
         out.append(f'<g transform="translate({left + 14} {top + ph - 12 - 18 * k})">{item}</g>')
     out.append("</svg>")
