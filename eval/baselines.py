@@ -51,13 +51,15 @@ def original_rule(text: str, hits: list[Hit], settings: Settings) -> Decision:
     return decide(text, hits, original_settings(settings))
 
 
-def lexical_decision(text: str, hits: list[Hit], settings: Settings) -> Decision:
-    """Top ``max_notes`` when anything matched (score > 0); nothing otherwise."""
+def lexical_decision(text: str, hits: list[Hit], settings: Settings, floor: float = 0.0) -> Decision:
+    """Top ``max_notes`` when the best score is above ``floor`` (0: anything matched)."""
     if len(text.strip()) < settings.min_prompt_chars:
         return Decision("nothing", "message too short")
     matched = [h for h in hits if h.score > 0]
     if not matched:
         return Decision("nothing", "no word matched", 0.0, None)
+    if matched[0].score <= floor:
+        return Decision("nothing", f"top {matched[0].score:.3f} <= floor {floor:.3f}", matched[0].score, None)
     chosen_text, chosen = render(matched[: settings.max_notes], settings.short_max_bytes)
     if not chosen:
         return Decision("nothing", "nothing fits", matched[0].score, None)

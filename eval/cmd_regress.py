@@ -30,8 +30,8 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
             no_expansions: bool, model: str | None, home: Path | None, baseline_path: Path | None, update: bool,
             as_json: bool) -> None:
     """Score the collection (default: sample, every set) and compare with the baseline:
-    hit_rate@3, injected_hit_rate and silence_rate may not drop by more than their
-    paired 95% bootstrap noise."""
+    hit_rate@1, hit_rate@3, MRR, injected_hit_rate and silence_rate may each lose at most
+    2 questions net (losses minus gains on the same questions)."""
     from .datasets import PROJECT_ROOT, load_sets, write_json
     from .prompting import collection_hash
     from .regress import check, failure_message, make_baseline, table

@@ -26,6 +26,9 @@ from recall.notes import Note, read_folder
 
 KINDS = ("paraphrase", "unrelated")
 FIELDS = ("id", "kind", "text", "expected", "lang")
+# Optional: what kind of message it is, for breakdowns (task-start, cross-language, terse,
+# plain, near-miss, other); sets written under another brief carry it.
+OPTIONAL = ("style",)
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -41,9 +44,10 @@ class Question:
     expected: list[str]
     lang: str
     set_id: str = ""  # which file it came from (not written back)
+    style: str = ""  # OPTIONAL field; "" when the set does not say
 
     def as_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k in FIELDS}
+        return {k: v for k, v in asdict(self).items() if k in FIELDS or (k in OPTIONAL and v)}
 
 
 @dataclass
@@ -90,7 +94,7 @@ def parse_question(obj: object, where: str, set_id: str = "") -> Question:
     missing = [k for k in FIELDS if k not in obj]
     if missing:
         raise DatasetError(f"{where}: missing field(s) {', '.join(missing)}")
-    extra = sorted(set(obj) - set(FIELDS))
+    extra = sorted(set(obj) - set(FIELDS) - set(OPTIONAL))
     if extra:
         raise DatasetError(f"{where}: unknown field(s) {', '.join(extra)}")
     qid, kind, text, expected, lang = (obj[k] for k in FIELDS)
@@ -108,7 +112,10 @@ def parse_question(obj: object, where: str, set_id: str = "") -> Question:
         raise DatasetError(f"{where}: an unrelated question must have 'expected': []")
     if not isinstance(lang, str) or not lang.strip():
         raise DatasetError(f"{where}: 'lang' must be a language code such as 'en' or 'ja'")
-    return Question(qid, kind, text, list(expected), lang, set_id)
+    style = obj.get("style", "")
+    if not isinstance(style, str):
+        raise DatasetError(f"{where}: 'style' must be a string")
+    return Question(qid, kind, text, list(expected), lang, set_id, style)
 
 
 def parse_lines(lines: Iterable[str], source: str, set_id: str = "") -> list[Question]:

@@ -30,7 +30,7 @@ SEED = 20261129
 LEVEL = 0.95
 PRIMARY_METRIC = "balanced_accuracy"
 BYTES_PERCENTILE = 95
-HEADLINE = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate",
+HEADLINE = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
             "balanced_accuracy", "short_rate", "full_rate", "bytes_p95")
 RANKING = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate")
 
@@ -51,6 +51,8 @@ class Record:
     decision: str = "nothing"  # nothing | short | full
     injected: list[str] = field(default_factory=list)
     bytes: int = 0
+    style: str = ""  # the set's optional message style (task-start, near-miss, ...)
+    negative: float | None = None  # score of the nearest known unrelated message
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -142,6 +144,9 @@ def summarize(records: Sequence[Record], seed: int = SEED) -> dict[str, dict]:
     out["short_rate"] = _result([1.0 if r.decision == "short" else 0.0 for r in records], seed=seed)
     out["full_rate"] = _result([1.0 if r.decision == "full" else 0.0 for r in records], seed=seed)
     out["bytes_p95"] = _result([r.bytes for r in records if r.decision != "nothing"], _p95, seed)
+    # Of the headlines handed over for paraphrases, the share that are the expected note.
+    out["injected_precision"] = _result([len(set(r.injected) & set(r.expected)) / len(r.injected)
+                                         for r in para if r.injected], seed=seed)
     return {name: out[name] for name in HEADLINE}
 
 
@@ -154,11 +159,19 @@ def breakdowns(records: Sequence[Record], seed: int = SEED) -> dict[str, dict]:
         silent = [1.0 if r.decision == "nothing" else 0.0 for r in mine if r.kind == "unrelated"]
         by_lang[lang] = {**_ranking_metrics(para, seed), "silence_rate": _result(silent, seed=seed)}
     para = [r for r in records if r.kind == "paraphrase"]
+    by_style: dict[str, dict] = {}
+    for style in sorted({r.style for r in records if r.style}):
+        mine = [r for r in records if r.style == style]
+        if mine[0].kind == "paraphrase":
+            by_style[style] = _ranking_metrics(mine, seed)
+        else:
+            by_style[style] = {"silence_rate": _result([1.0 if r.decision == "nothing" else 0.0 for r in mine],
+                                                       seed=seed)}
     cross = {
         "same": _ranking_metrics([r for r in para if r.note_lang == r.lang], seed),
         "cross": _ranking_metrics([r for r in para if r.note_lang not in (None, r.lang)], seed),
     }
-    return {"by_lang": by_lang, "cross_lang": cross}
+    return {"by_lang": by_lang, "cross_lang": cross, "by_style": by_style}
 
 
 def flat(metrics: dict[str, dict], prefix: str = "") -> dict[str, float]:

@@ -53,23 +53,25 @@ def distributions(records: list[dict], thresholds: dict) -> bytes:
 
 def tradeoff(curve: dict) -> bytes:
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    param = curve.get("param", "gap_floor")
+    values = curve.get("values", curve.get(param))
     ax.plot(curve["silence_rate"], curve["injected_hit_rate"], "-", color=RELATED, linewidth=1.5,
-            label="gap_floor from 0 (left) upward")
+            label=f"{param} from low (left) upward")
     # Label gap_floor values along the curve, skipping points too close to the last label
     # (the curve bunches up where every message is already silenced).
     last = None
-    for g, x, y in zip(curve["gap_floor"], curve["silence_rate"], curve["injected_hit_rate"], strict=True):
+    for g, x, y in zip(values, curve["silence_rate"], curve["injected_hit_rate"], strict=True):
         if last is None or ((x - last[0]) ** 2 + (y - last[1]) ** 2) ** 0.5 > 0.09:
             ax.annotate(f"{g:.3f}", (x, y), fontsize=7, color="gray", textcoords="offset points", xytext=(4, 4))
             last = (x, y)
     cur = curve["current"]
     ax.plot([cur["silence_rate"]], [cur["injected_hit_rate"]], "o", color=UNRELATED, markersize=9,
-            label=f"configured (gap_floor {cur['gap_floor']:g})")
+            label=f"configured ({param} {cur.get('value', cur.get(param)):g})")
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("silence rate (unrelated messages that get nothing)")
     ax.set_ylabel("injected hit rate (paraphrases)")
-    ax.set_title("Silence vs hit as the gap threshold moves")
+    ax.set_title(f"Silence vs hit as {param} moves")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()

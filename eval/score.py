@@ -46,17 +46,18 @@ if TYPE_CHECKING:
     from recall.embedders import Embedder
 
 PIPELINES = {
-    "default": "recall (effective config)",
+    "default": "recall (effective config, self-calibrated)",
+    "packaged-thresholds": "recall with the packaged thresholds (no self-calibration)",
     "no-questions": "recall without the notes' questions",
     "dense": "recall without questions or BM25 fusion",
     "original-rule": "original gap rule, printed thresholds",
-    "bm25": "BM25 (bm25s), top 3 when anything matches",
-    "grep": "grep -i content words, top 3 when anything matches",
+    "bm25": "BM25 (bm25s), top 3 above its own calibrated score floor",
+    "grep": "grep -i content words, top 3 above its own calibrated count floor",
 }
 # Points on the silence-vs-hit curve: enough for a smooth line, cheap to recompute
 # (each point re-runs the selector on every question's stored ranking).
 CURVE_POINTS = 81
-THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin")
+THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
 
 
 def progress_bar(iterable, enabled: bool, **kwargs):
@@ -83,9 +84,32 @@ def eval_home(notes_dir: Path, home: Path | None = None) -> Iterator[Path]:
     yield base.expanduser() / "eval" / key
 
 
+def calibration_summary(cal) -> dict | None:
+    """What the self-calibration saw and chose (JSON-ready), or None when it did not run."""
+    if cal is None:
+        return None
+    from dataclasses import asdict
+
+    out = asdict(cal)
+    out["negatives_by_origin"] = {shown_path(Path(k)) if k != "bank" else k: v
+                                  for k, v in cal.negatives_by_origin.items()}
+    return out
+
+
+def lexical_floor(base, negatives: Sequence[str], target: float) -> float:
+    """A lexical baseline's own abstention floor, set like recall's: the lowest top score
+    above which at most ``1 - target`` of the known unrelated messages would get anything."""
+    import numpy as np
+
+    tops = np.array([(base.rank(t) or [Hit({}, 0.0)])[0].score for t in negatives] or [0.0])
+    return float(np.quantile(tops, target, method="higher"))
+
+
 def effective_config(model: str | None) -> Config:
-    """The user's effective config, with ``model`` overriding its model when given."""
-    config = load_config()
+    """The user's effective config, with ``model`` overriding its model when given. Never
+    the user's own calibration.toml: it was fitted on their notes, not on the collection
+    being scored, which ``Recall.index`` calibrates for itself."""
+    config = load_config(calibrated_layer=False)
     if model:
         config.data["model"] = model
         config.origins["model"] = "--model"
@@ -108,26 +132,29 @@ def make_record(q: Question, hits: list[Hit], d: Decision, note_langs: dict[str,
         note_lang=note_langs.get(q.expected[0]) if q.expected else None,
         ranked=[h.note["id"] for h in hits], scores=[round(h.score, 6) for h in hits],
         top=d.top, gap=d.gap, decision=d.kind, injected=[h.note["id"] for h in d.chosen], bytes=d.line_bytes,
+        style=q.style, negative=d.negative,
     )
 
 
 def tradeoff_curve(scored: Sequence[Scored], settings: Settings) -> dict:
-    """injected_hit_rate and silence_rate as gap_floor moves, all else as configured."""
-    gaps = [s.decision.gap for s in scored if s.decision.gap is not None]
-    hi = max([settings.gap_floor * 2, *gaps, 1e-6]) * 1.05
-    grid = sorted({round(hi * i / (CURVE_POINTS - 1), 6) for i in range(CURVE_POINTS)} | {settings.gap_floor})
+    """injected_hit_rate and silence_rate as top_floor moves, all else as configured (the
+    calibrated neg_weight included): the trade-off the calibration picked a point on."""
+    tops = [s.decision.top for s in scored if s.decision.top is not None]
+    lo, hi = (min(tops), max(tops)) if tops else (0.0, 1.0)
+    grid = sorted({round(lo + (hi - lo) * i / (CURVE_POINTS - 1), 6) for i in range(CURVE_POINTS)}
+                  | {round(settings.top_floor, 6)})
     para = [s for s in scored if s.question.kind == "paraphrase"]
     unrel = [s for s in scored if s.question.kind == "unrelated"]
     hit, silence = [], []
-    for g in grid:
-        s2 = replace(settings, gap_floor=g)
+    for t in grid:
+        s2 = replace(settings, top_floor=t)
         hit.append(sum(M.injected_hit([h.note["id"] for h in decide(s.question.text, s.hits, s2).chosen],
                                       s.question.expected) for s in para) / max(1, len(para)))
         silence.append(sum(decide(s.question.text, s.hits, s2).kind == "nothing" for s in unrel)
                        / max(1, len(unrel)))
-    current = grid.index(settings.gap_floor)
-    return {"gap_floor": grid, "injected_hit_rate": hit, "silence_rate": silence,
-            "current": {"gap_floor": settings.gap_floor, "injected_hit_rate": hit[current],
+    current = grid.index(round(settings.top_floor, 6))
+    return {"param": "top_floor", "values": grid, "injected_hit_rate": hit, "silence_rate": silence,
+            "current": {"value": settings.top_floor, "injected_hit_rate": hit[current],
                         "silence_rate": silence[current]}}
 
 
@@ -138,8 +165,16 @@ def pipeline_result(records: list[M.Record], seed: int) -> dict:
 
 def source_spec(notes_dir: Path, expansions: Path | None = None, use_questions: bool = True) -> SourceSpec:
     """How eval indexes a collection: as a folder, with its questions file when given
-    (else the folder's own ``expansions.jsonl`` sidecar, if any, as the core would)."""
-    return SourceSpec("dir", notes_dir.resolve(), expansions=expansions, questions=use_questions)
+    (else the folder's own ``expansions.jsonl`` sidecar, if any, as the core would).
+    A questions file brings the ``negatives.jsonl`` beside it (the same step writes both);
+    without one, the folder's own sidecars are read, exactly as ``recall index`` would."""
+    negatives = None
+    if expansions is not None and use_questions:
+        from recall.negatives import SIDECAR
+
+        negatives = expansions.parent / SIDECAR
+    return SourceSpec("dir", notes_dir.resolve(), expansions=expansions, questions=use_questions,
+                      negatives=negatives)
 
 
 def shown_path(path: Path | None) -> str | None:
@@ -188,6 +223,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         index_s = time.perf_counter() - t0
         n_questions = app.store.counts()["questions"]
         settings = app.settings()
+        calibration = app.calibration
         scored = _ask(app, questions, progress, "asking questions")
         if baselines and n_questions:
             # Same index, text only (the question chunks' vectors stay cached), then no BM25.
@@ -199,17 +235,27 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         app.store.close()
 
     records = {"default": [make_record(s.question, s.hits, s.decision, note_langs) for s in scored]}
+    lexical_floors: dict[str, float] = {}
     for name, asked in variants.items():
         records[name] = [make_record(s.question, s.hits, s.decision, note_langs) for s in asked]
     if baselines:
+        packaged = Settings.from_config(effective_config(config.model), app.embedder.model_id)
+        records["packaged-thresholds"] = [
+            make_record(s.question, s.hits, decide(s.question.text, s.hits, packaged), note_langs) for s in scored]
         records["original-rule"] = [
             make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings), note_langs)
             for s in scored]
+        from recall.negatives import collect
+
+        negatives = [n.text for n in collect([spec.negatives_file()])[0]]
+        target = float(config.get("selector.target_silence"))
         for base in lexical_baselines(notes):
+            floor = lexical_floor(base, negatives, target)
+            lexical_floors[base.name] = floor
             rows = []
             for q in progress_bar(questions, progress, desc=base.name, unit="q"):
                 hits = base.rank(q.text)
-                rows.append(make_record(q, hits, lexical_decision(q.text, hits, settings), note_langs))
+                rows.append(make_record(q, hits, lexical_decision(q.text, hits, settings, floor), note_langs))
             records[base.name] = rows
     pipelines = {name: {"label": PIPELINES[name], **pipeline_result(rows, seed)}
                  for name, rows in records.items()}
@@ -221,6 +267,9 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         "model": {"spec": config.model, "model_id": app.embedder.model_id},
         "thresholds": {k: getattr(settings, k) for k in THRESHOLD_KEYS},
         "thresholds_source": settings.thresholds_source,
+        "thresholds_origin": shown_path(Path(settings.thresholds_origin))
+        if settings.thresholds_origin != "packaged" else "packaged",
+        "calibration": calibration_summary(calibration),
         "notes_dir": str(notes_dir),
         "pipeline": {"note_questions": n_questions,
                      "expansions": shown_path(spec.sidecar()),
@@ -233,12 +282,15 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         "metrics": default["metrics"],
         "by_lang": default["by_lang"],
         "cross_lang": default["cross_lang"],
+        "by_style": default["by_style"],
         "pipelines": pipelines,
         "curve": tradeoff_curve(scored, settings),
         "timings": {"index_s": round(index_s, 3),
                     "query_ms_p50": round(statistics.median(times), 2) if times else None,
                     "query_ms_max": round(max(times), 2) if times else None},
-        "lexical_rule": "inject the top 3 when the top score > 0" if baselines else None,
+        "lexical_rule": ("inject the top 3 when the top score exceeds the baseline's own floor, set on the "
+                         "same negatives as recall's calibration for the same target silence") if baselines else None,
+        "lexical_floors": lexical_floors,
     }
 
 

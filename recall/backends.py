@@ -18,12 +18,13 @@ again on write as a safety net for callers that skip ``prepare_note``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .chunking import ChunkConfig
+from .expansions import merge
 from .indexer import _fingerprint, note_chunks, question_chunks, text_hash
 from .notes import Note
 from .search import Scope, Searcher
@@ -86,15 +87,21 @@ class NoteIndex(Protocol):
     def close(self) -> None: ...
 
 
-def prepare_note(note: Note, cfg: ChunkConfig | None = None) -> tuple[NoteRecord, list[str]]:
-    """The record and the masked chunk texts of a parsed note."""
+def prepare_note(note: Note, cfg: ChunkConfig | None = None,
+                 sidecar_questions: Sequence[str] | None = None) -> tuple[NoteRecord, list[str]]:
+    """The record and the masked chunk texts of a parsed note; ``sidecar_questions`` are
+    the note's questions from its folder's expansions sidecar (part of the fingerprint,
+    as in ``recall.indexer``: editing them re-pushes the note)."""
     cfg = cfg or ChunkConfig()
+    extra = list(sidecar_questions or [])
+    if extra:
+        note = replace(note, questions=merge(note.questions, extra))
     record = NoteRecord(
         path=note.path, note_id=note.id, name=mask_secrets(note.name),
         description=mask_secrets(note.description), type=note.type,
-        content_hash=_fingerprint(note.content_hash, cfg), mtime=note.mtime,
+        content_hash=_fingerprint(note.content_hash, cfg, extra), mtime=note.mtime,
     )
-    # A team store has no BM25: a note's questions (front matter) are plain extra chunks.
+    # A team store has no BM25: a note's questions (front matter, sidecar) are plain extra chunks.
     return record, [text for text, _ in (*note_chunks(note, cfg), *question_chunks(note))]
 
 
@@ -108,15 +115,17 @@ class PushStats:
 
 
 def push_notes(index: NoteIndex, source: SourceRef, notes: Iterable[Note], embedder: Embedder,
-               cfg: ChunkConfig | None = None, remove_missing: bool = True) -> PushStats:
+               cfg: ChunkConfig | None = None, remove_missing: bool = True,
+               sidecar: Mapping[str, Sequence[str]] | None = None) -> PushStats:
     """Bring ``source`` in ``index`` up to date with ``notes``: only new or changed notes
-    are embedded and written (each in its own transaction); pushing twice is a no-op."""
+    are embedded and written (each in its own transaction); pushing twice is a no-op.
+    ``sidecar``: questions per note stem from the folder's expansions sidecar."""
     stats = PushStats()
     existing = index.note_hashes(source)
     seen: set[str] = set()
     for note in notes:
         seen.add(note.path)
-        record, chunks = prepare_note(note, cfg)
+        record, chunks = prepare_note(note, cfg, (sidecar or {}).get(note.id))
         old = existing.get(note.path)
         if old == record.content_hash:
             stats.unchanged += 1

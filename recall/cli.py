@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import click
 from . import __version__
 from .config import ConfigError, load_config, user_config_path
 from .embedders import EmbedderError
+from .errors import RecallError
 
 
 class UserError(click.ClickException):
@@ -22,10 +24,11 @@ class UserError(click.ClickException):
 def clean_errors(*extra):
     """Decorator: errors a user can fix become one ``Error: ...`` line (exit 1), no traceback.
 
-    Always catches missing files or folders, bad config, no model and permission errors;
-    ``extra`` adds exception classes, or zero-argument functions returning one, called when
-    the command runs, so a heavy module is imported only then. Shared by ``recall.cli_extra``
-    and ``eval.cli``.
+    Always catches missing files or folders, bad config, no model and permission errors,
+    and damaged or impossible state (``recall.errors``: a damaged index or store, a full
+    disk), each told with the command that repairs it; ``extra`` adds exception classes, or
+    zero-argument functions returning one, called when the command runs, so a heavy module
+    is imported only then. Shared by ``recall.cli_extra`` and ``eval.cli``.
     """
     import functools
 
@@ -33,14 +36,35 @@ def clean_errors(*extra):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             caught: tuple[type[BaseException], ...] = (
-                FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, PermissionError,
+                FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, PermissionError, RecallError,
                 *(t if isinstance(t, type) else t() for t in extra))
             try:
                 return fn(*args, **kwargs)
             except caught as exc:
                 raise UserError(str(exc)) from None
+            except (sqlite3.DatabaseError, OSError) as exc:
+                line = _state_error(exc)
+                if line is None:
+                    raise
+                raise UserError(line) from None
         return wrapper
     return decorate
+
+
+def _state_error(exc: BaseException) -> str | None:
+    """One line for a SQLite error or a full disk met anywhere; None: not ours to explain."""
+    from .errors import DiskFull, is_disk_full
+    from .paths import recall_home
+
+    if is_disk_full(exc):
+        return str(DiskFull(getattr(exc, "filename", None) or recall_home()))
+    if isinstance(exc, sqlite3.DatabaseError):
+        from .service import DB_NAME
+        from .store import store_error
+
+        err = store_error(recall_home() / DB_NAME, exc)
+        return str(err) if isinstance(err, RecallError) else f"SQLite: {exc} ({recall_home() / DB_NAME})"
+    return None
 
 
 _fail_cleanly = clean_errors()
@@ -67,15 +91,19 @@ def _app():
 @click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
               help="How DIRs are indexed: plain note folders, shared rules, or a project's memory.")
 @click.option("--no-conversations", is_flag=True, help="Do not index past conversations' titles.")
+@click.option("--rebuild", is_flag=True,
+              help="Repair: re-read every folder indexed before and write a fresh index; a damaged "
+                   "store file is moved aside and the notes are indexed again.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @_fail_cleanly
-def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, quiet: bool) -> None:
+def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bool, quiet: bool) -> None:
     """Index notes: DIRs given, or the current project's memory folder and shared rules.
 
     Only new or changed notes are embedded; removed ones are dropped. Each DIR given
     is searched by later queries against the same RECALL_HOME. A folder's
     expansions.jsonl (questions per note, from `recall-eval expand`) and notes'
-    front-matter `questions:` are indexed as extra chunks of their note.
+    front-matter `questions:` are indexed as extra chunks of their note. With --rebuild,
+    every folder indexed before is read again too, and a damaged index or store is replaced.
     """
     from tqdm import tqdm
 
@@ -84,6 +112,12 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, quiet: bool
 
     app = _app()
     cwd = Path.cwd()
+    salvaged: list = []
+    if rebuild:
+        aside, salvaged = app.set_aside_damaged_store()
+        if aside is not None:
+            click.echo(f"note: the damaged store was moved to {aside} (delete it once all is well); "
+                       f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
     if dirs:
         for d in dirs:
             if not d.exists():
@@ -100,7 +134,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, quiet: bool
         conversations_of = None if no_conversations else cwd
     bar = tqdm(total=None, unit="chunk", disable=quiet or not sys.stderr.isatty(), desc="embedding")
     try:
-        stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of)
+        stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of,
+                          rebuild=rebuild, salvaged=salvaged)
     finally:
         bar.close()
     for p in stats.problems:
@@ -110,6 +145,41 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, quiet: bool
         f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
         + (f"; {stats.questions_total} note questions among the chunks written" if stats.questions_total else "")
     )
+    if app.calibration is not None:
+        click.echo(_calibration_line(app.calibration))
+
+
+def _calibration_line(cal) -> str:
+    how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
+           if cal.mode != "negatives only" else
+           f"{cal.negatives} known unrelated messages (no note questions: `recall-eval expand` writes them)")
+    got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
+    return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
+            f"(silence {cal.silence:.2f} on the negatives, target {cal.target_silence:g}{got})")
+
+
+@main.command()
+@click.option("--target-silence", type=click.FloatRange(0.5, 1.0),
+              help="Share of known unrelated messages to stay silent on (default: [selector] target_silence).")
+@_fail_cleanly
+def calibrate(target_silence: float | None) -> None:
+    """Fit the thresholds on the indexed notes (also done by every `recall index`).
+
+    Each note's questions are held out of the index in turn and asked as messages that
+    should get the note; known unrelated messages (negatives.jsonl beside the notes, plus a
+    shipped bank of chit-chat and off-topic messages) as messages that should get nothing.
+    The thresholds that hand over the right note most often while staying silent on the
+    target share of the unrelated ones go to $RECALL_HOME/calibration.toml; values you set in
+    config.toml win. The daemon picks them up when it restarts (`recall stop`).
+    """
+    app = _app()
+    cal = app.calibrate(target=target_silence)
+    if cal is None:
+        raise UserError("nothing indexed yet: run `recall index` first")
+    click.echo(_calibration_line(cal))
+    from .calibration import FILE
+
+    click.echo(f"written to {app.home / FILE}")
 
 
 @main.command()
@@ -147,9 +217,12 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
         return
     if explain:
         s = res.settings
-        click.echo(f"model {app.embedder.model_id}; thresholds from [{s.thresholds_source}]: "
-                   f"gap_floor {s.gap_floor}, top_floor {s.top_floor}, full_gap {s.full_gap}, "
-                   f"full_margin {s.full_margin}")
+        click.echo(f"model {app.embedder.model_id}; thresholds from [{s.thresholds_source}] in "
+                   f"{s.thresholds_origin}: top_floor {s.top_floor:.4f}, neg_weight {s.neg_weight:g}, "
+                   f"gap_floor {s.gap_floor}, full_gap {s.full_gap}, full_margin {s.full_margin}")
+        if d.negative is not None:
+            click.echo(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
+                       "evidence = top + neg_weight x (top - nearest unrelated)")
         if "lexical_ms" in res.timings:
             click.echo(f"order: dense fused with BM25 (search.lexical_weight {app.searcher.lexical_weight}); "
                        "each score is the dense ranking's score at that rank, which the gap rule reads")
@@ -186,6 +259,11 @@ def status(as_json: bool) -> None:
          "chunks": c}
         for m, g, t, c in app.store.index_runs()
     ]
+    from .vector_index import check_indexes
+
+    problems = check_indexes(app.home)
+    if problems:
+        info["index_problems"] = problems
     try:
         from .client import daemon_status
 
@@ -233,9 +311,11 @@ def models(name: str | None) -> None:
 # Commands that live in their own modules (daemon + hook + installer; watch, MCP, team store).
 from .cli_daemon import register as _register_daemon  # noqa: E402
 from .cli_extra import register as _register_extra  # noqa: E402
+from .cli_ui import register as _register_ui  # noqa: E402
 
 _register_daemon(main)
 _register_extra(main)
+_register_ui(main)
 
 
 def run() -> None:  # console-script entry point that also hides KeyboardInterrupt

@@ -26,6 +26,12 @@ def user_config_path() -> Path:
     return Path(os.environ.get("RECALL_CONFIG") or recall_home() / "config.toml")
 
 
+def calibration_path() -> Path:
+    """Thresholds fitted on this RECALL_HOME's notes (recall.calibration): a layer between
+    the packaged defaults and the user's config.toml."""
+    return recall_home() / "calibration.toml"
+
+
 class ConfigError(ValueError):
     pass
 
@@ -59,7 +65,9 @@ class Thresholds:
     top_floor: float
     full_gap: float
     full_margin: float
+    neg_weight: float = 0.0  # weight of (top - nearest negative) in the evidence; 0 = top alone
     source: str = "default"  # which table they came from
+    origin: str = PACKAGED  # which file set top_floor (packaged, calibration.toml, config.toml)
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -67,6 +75,7 @@ class Thresholds:
             "top_floor": self.top_floor,
             "full_gap": self.full_gap,
             "full_margin": self.full_margin,
+            "neg_weight": self.neg_weight,
         }
 
 
@@ -95,10 +104,27 @@ class Config:
     def thresholds(self, model_id: str) -> Thresholds:
         tables = self.data.get("thresholds", {})
         name = model_id if model_id in tables else "default"
-        t = tables[name]
+        # A table may set only some keys (calibration.toml sets the floors): the rest
+        # come from the default table.
+        t = {**tables.get("default", {}), **tables[name]}
         return Thresholds(
-            float(t["gap_floor"]), float(t["top_floor"]), float(t["full_gap"]), float(t["full_margin"]), name
+            float(t["gap_floor"]), float(t["top_floor"]), float(t["full_gap"]), float(t["full_margin"]),
+            float(t.get("neg_weight", 0.0)), name,
+            self.origins.get(f"thresholds.{name}.top_floor", PACKAGED),
         )
+
+    def apply_calibration(self, model_id: str, values: dict[str, float], origin: str) -> None:
+        """Take freshly calibrated thresholds as a unit, unless the user's own file sets any
+        threshold of this model (then theirs stand, and none of these: a floor tuned for one
+        rule means nothing under another)."""
+        mine = (PACKAGED, origin)
+        if any(o not in mine and not o.endswith("calibration.toml")
+               for k, o in self.origins.items() if k.startswith(f"thresholds.{model_id}.")):
+            return
+        table = self.data.setdefault("thresholds", {}).setdefault(model_id, {})
+        for key, value in values.items():
+            table[key] = value
+            self.origins[f"thresholds.{model_id}.{key}"] = origin
 
     def selector(self) -> dict[str, Any]:
         return dict(self.data.get("selector", {}))
@@ -107,17 +133,34 @@ class Config:
         return [Path(p).expanduser() for p in self.data.get("sources", {}).get("rules", [])]
 
 
-def load_config(path: Path | None = None) -> Config:
+def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Config:
+    """Packaged defaults, then ``calibration.toml`` (unless ``calibrated_layer`` is False:
+    what the thresholds would be without self-calibration), then the user's file, then
+    ``RECALL_MODEL``."""
     origins: dict[str, str] = {}
     data = tomllib.loads(packaged_config_text())
     _record(data, "", PACKAGED, origins)
     origins = {k.lstrip("."): v for k, v in origins.items()}
     user = path or user_config_path()
+    over: dict = {}
     if user.exists():
         try:
             over = tomllib.loads(user.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{user}: {exc}") from exc
+            raise ConfigError(f"{user} is not valid TOML ({exc}); fix that line, or move the file aside "
+                              "to use the defaults (`recall config` then shows the settings in effect)") from exc
+    calibrated = calibration_path()
+    if calibrated_layer and calibrated.exists():
+        try:
+            tables = tomllib.loads(calibrated.read_text(encoding="utf-8")).get("thresholds", {})
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+            tables = {}  # damaged: ignored here, rewritten by the next `recall calibrate`
+        # A model whose thresholds the user set keeps theirs, all of them (a unit).
+        mine = over.get("thresholds", {}) if isinstance(over.get("thresholds"), dict) else {}
+        layer = {m: t for m, t in tables.items() if isinstance(t, dict) and m not in mine} if isinstance(
+            tables, dict) else {}
+        data = _merge(data, {"thresholds": layer}, str(calibrated), origins)
+    if over:
         data = _merge(data, over, str(user), origins)
     if os.environ.get("RECALL_MODEL"):
         data["model"] = os.environ["RECALL_MODEL"]

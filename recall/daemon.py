@@ -69,7 +69,7 @@ from typing import Any
 from . import client
 from .paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
 
-COMMANDS = ("query", "status", "stop", "ping")
+COMMANDS = ("query", "status", "stop", "ping", "explain")
 INLINE = ("status", "stop", "ping")  # answered by the reading thread at once, never queued
 # A request is a prompt as JSON with \\u escapes; the hook cuts prompts to a few thousand
 # characters, so 1 MiB is far above any real one. A bigger one is answered "too long".
@@ -236,6 +236,13 @@ class _Conn:
         self.sock = sock
         self.buf = bytearray()
         self.deadline = deadline
+
+
+class _NotNow(Exception):
+    """A question that cannot be asked now: no prompt, the model still loading, the asker gone."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
 
 
 def _encode(reply: dict) -> bytes:
@@ -680,10 +687,12 @@ class Daemon:
         self.request_stop()
         return {"ok": True, "stopping": True}
 
-    def cmd_query(self, req: dict) -> dict:
+    def _ask(self, req: dict) -> tuple[Any, str]:
+        """Run one question through the core: waits for the model while it loads, within the
+        asker's deadline; embedded in a batch with the questions that arrive meanwhile."""
         prompt, cwd = req.get("prompt"), req.get("cwd")
         if not isinstance(prompt, str):
-            return {"ok": False, "error": "no prompt"}
+            raise _NotNow("no prompt")
         self.last_question = time.monotonic()
         give_up_at = req.get("give_up_at")  # the asker's deadline (epoch seconds), if any
         if not isinstance(give_up_at, int | float) or isinstance(give_up_at, bool):
@@ -693,11 +702,10 @@ class Daemon:
             wait = LOAD_WAIT_S if give_up_at is None else give_up_at - time.time()
             if not self.ready.wait(max(0.0, wait)):
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)
-                return {"ok": False, "error": "loading"}
+                raise _NotNow("loading")
         from .batcher import Expired
         from .embedders import QUERY_CHARS_MAX
         from .search import Scope
-        from .selector import hook_line
         from .service import project_key
 
         project = project_key(cwd if isinstance(cwd, str) and cwd else Path.home())
@@ -705,12 +713,21 @@ class Daemon:
         try:
             # The daemon's own cut (the core cuts again, exactly, to one window of the model).
             with app.embedder.give_up_at(give_up_at):
-                res = app.query(prompt[:QUERY_CHARS_MAX], Scope(project=project), project)
+                return app.query(prompt[:QUERY_CHARS_MAX], Scope(project=project), project), project
         except Expired:
             # Under a burst, questions queue for the model; one whose asker has already
             # given up is skipped instead of delaying everyone behind it.
             log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1))
-            return {"ok": False, "error": "expired"}
+            raise _NotNow("expired") from None
+
+    def cmd_query(self, req: dict) -> dict:
+        from .selector import hook_line
+
+        t0 = time.perf_counter()
+        try:
+            res, project = self._ask(req)
+        except _NotNow as exc:
+            return {"ok": False, "error": exc.error}
         wall_ms = (time.perf_counter() - t0) * 1000
         self.queries += 1
         d = res.decision
@@ -728,6 +745,34 @@ class Daemon:
             "ranked": [{"id": h.note.get("id"), "name": h.note.get("name"), "kind": h.note.get("kind"),
                         "score": round(h.score, 4)} for h in res.hits[:RANKED_IN_REPLY]],
             "timings_ms": timings,
+        }
+
+    def cmd_explain(self, req: dict) -> dict:
+        """What ``query`` would hand over, with everything behind the decision (for
+        ``recall ui``'s "try a message"): every ranked note, the settings in force and the
+        config file each came from. Not an injection: nothing is logged, not even the
+        decision, and the prompt never is."""
+        from .selector import hook_line
+
+        try:
+            res, project = self._ask(req)
+        except _NotNow as exc:
+            return {"ok": False, "error": exc.error}
+        d, s = res.decision, res.settings
+        chosen = {(h.note.get("id"), h.note.get("path")) for h in d.chosen}  # render() may copy a hit
+        keys = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
+        config = self.app.config
+        return {
+            "ok": True, "model": self.model_id, "device": self.device, "project": project,
+            "decision": {**d.as_dict(), "text": d.text}, "line": hook_line(d.text) if d.text else "",
+            "ranked": [{key: h.note.get(key) for key in ("id", "name", "description", "kind", "path", "project")}
+                       | {"score": round(h.score, 4), "chosen": (h.note.get("id"), h.note.get("path")) in chosen}
+                       for h in res.hits],
+            "settings": {k: v for k, v in vars(s).items() if k != "learned"}
+                        | {"selector": "learned" if s.learned is not None else "gap"},
+            "origins": {k: config.origins.get(f"thresholds.{s.thresholds_source}.{k}", "") for k in keys},
+            "provenance": config.get(f"thresholds.{s.thresholds_source}.provenance"),
+            "timings_ms": {k: round(v, 2) for k, v in res.timings.items()},
         }
 
 

@@ -14,6 +14,12 @@ dropped, at most ``MAX_QUESTIONS``):
   ``{"note": "<file stem>", "questions": ["...", ...]}``: what ``recall-eval expand``
   writes, so generated questions never rewrite a user's notes.
 
+A sidecar line may also carry ``"restatements": [...]``: the note's name and description
+restated in the other language (English for a Japanese note, Japanese for an English
+one), written by the same context-free step. They are indexed like questions (role
+``restatement``) but never serve as calibration positives (``recall.calibration``): they
+bridge languages, they are not messages.
+
 A bad sidecar line is a ``Problem`` (one line, the rest is read), never a failure.
 """
 
@@ -48,24 +54,27 @@ def clean_questions(values: Iterable[object]) -> list[str]:
     return out[:MAX_QUESTIONS]
 
 
-def parse_line(text: str) -> tuple[str, list]:
-    """(note stem, its raw questions) from one sidecar line; ValueError says why not."""
+def parse_line(text: str, field: str = "questions") -> tuple[str, list]:
+    """(note stem, its raw questions) from one sidecar line; ValueError says why not.
+    ``field="restatements"`` reads the optional restatements instead (absent: [])."""
     shape = '{"note": stem, "questions": [...]}'
     try:
         obj = json.loads(text)
-        stem, questions = obj["note"], obj["questions"]
-    except (ValueError, KeyError, TypeError) as exc:
+        stem = obj["note"]
+        questions = obj[field] if field == "questions" else obj.get(field, [])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"expected {shape} ({exc})") from None
     if not isinstance(stem, str) or not isinstance(questions, list):
         raise ValueError(f"expected {shape} (note must be a string and questions a list)")
     return stem, questions
 
 
-def read_sidecar(path: Path, known: Sequence[str] | None = None) -> tuple[dict[str, list[str]], list[Problem]]:
+def read_sidecar(path: Path, known: Sequence[str] | None = None, field: str = "questions"
+                 ) -> tuple[dict[str, list[str]], list[Problem]]:
     """``{note stem: questions}`` from a sidecar file, and a problem per bad line.
 
     With ``known`` (the folder's note stems), a line naming no note is a problem too
-    (``unknown_notes``), and left out.
+    (``unknown_notes``), and left out. ``field="restatements"``: the notes' restatements.
     """
     problems: list[Problem] = []
     try:
@@ -80,11 +89,14 @@ def read_sidecar(path: Path, known: Sequence[str] | None = None) -> tuple[dict[s
         if not line.strip():
             continue
         try:
-            stem, questions = parse_line(line)
+            stem, questions = parse_line(line, field)
         except ValueError as exc:
             problems.append(Problem(f"{path}:{i}", f"{exc}; line skipped"))
             continue
         out[stem] = clean_questions([*out.get(stem, []), *questions])
+    if field != "questions":
+        out = {stem: values for stem, values in out.items() if values}
+        problems = []  # bad lines are reported once, by the questions' pass
     if known is not None:
         problems.extend(unknown_notes(path, out, known))
         out = {stem: qs for stem, qs in out.items() if stem in known}

@@ -21,7 +21,7 @@ from .chunking import ChunkConfig, chunk_text
 from .embedders import Embedder
 from .expansions import SIDECAR, merge, questions_hash, read_sidecar, unknown_notes
 from .notes import Note, Problem, read_folder
-from .secrets import mask_secrets
+from .secrets import RULES_VERSION, mask_secrets
 from .store import Store
 from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
 
@@ -40,12 +40,13 @@ class SyncStats:
     chunks_total: int = 0
     questions_total: int = 0  # of chunks_total, how many are questions (recall.expansions)
     problems: list[Problem] = field(default_factory=list)
+    purged: int = 0  # notes removed because they must not be kept (a past prompt): scrub after
     seconds: float = 0.0
     embed_seconds: float = 0.0
 
     def merge(self, other: SyncStats) -> None:
         for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total",
-                     "questions_total"):
+                     "questions_total", "purged"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.extend(other.problems)
         self.embed_seconds += other.embed_seconds
@@ -59,6 +60,13 @@ class SourceSpec:
     # Questions per note (recall.expansions): this file, else <root>/expansions.jsonl if any.
     expansions: Path | None = None
     questions: bool = True  # False: index the notes' text only (no front-matter or sidecar questions)
+    # Known unrelated messages (recall.negatives): this file, else <root>/negatives.jsonl if any.
+    negatives: Path | None = None
+
+    def negatives_file(self) -> Path:
+        from .negatives import SIDECAR as NEGATIVES
+
+        return self.negatives or self.root / NEGATIVES
 
     def sidecar(self) -> Path | None:
         if not self.questions:
@@ -73,8 +81,9 @@ def _fingerprint(note_hash: str, cfg: ChunkConfig, sidecar_questions: list[str] 
     # the note's questions from the sidecar (front-matter ones are in the note's bytes).
     # The ":q" marks fingerprints written since notes have questions: an index from before
     # re-reads every note once (re-embedding only the new question chunks).
+    # The masking rules' version too: notes masked by older rules are masked again.
     q = questions_hash(sidecar_questions or []) if questions else "-off"
-    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}"
+    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}"
 
 
 def text_hash(text: str) -> str:
@@ -94,15 +103,21 @@ def question_chunks(note: Note) -> list[tuple[str, str]]:
     return [(t, text_hash(t)) for t in dict.fromkeys(texts)]
 
 
-def source_sidecar(spec: SourceSpec, stats: SyncStats) -> tuple[Path | None, dict[str, list[str]]]:
-    """The source's sidecar and its questions per note stem (None, {} without one); bad
-    lines go to ``stats.problems``."""
+def source_sidecar(spec: SourceSpec, stats: SyncStats
+                   ) -> tuple[Path | None, dict[str, list[str]], dict[str, list[str]]]:
+    """The source's sidecar, its questions and its restatements per note stem (None, {}, {}
+    without one); bad lines go to ``stats.problems``."""
     path = spec.sidecar()
     if path is None:
-        return None, {}
+        return None, {}, {}
     sidecar, problems = read_sidecar(path)
     stats.problems.extend(problems)
-    return path, sidecar
+    return path, sidecar, read_sidecar(path, field="restatements")[0]
+
+
+def _sidecar_key(questions: list[str] | None, restatements: list[str] | None) -> list[str] | None:
+    """What of the sidecar enters a note's fingerprint: its questions, then its restatements."""
+    return [*(questions or []), *(f"restatement: {r}" for r in restatements or [])] or None
 
 
 class Indexer:
@@ -118,51 +133,60 @@ class Indexer:
         root = spec.root.resolve()  # absolute paths: they are what the agent is shown
         source_id = self.store.source_id(spec.kind, str(root), spec.project)
         known = {path: fp for path, (_, fp) in self.store.note_hashes(source_id).items()}
-        sidecar_path, sidecar = source_sidecar(spec, stats)
+        sidecar_path, sidecar, restated = source_sidecar(spec, stats)
         notes, problems = read_folder(
             root, skip=lambda path, digest: known.get(path)
-            == _fingerprint(digest, self.cfg, sidecar.get(Path(path).stem), spec.questions),
+            == _fingerprint(digest, self.cfg, _sidecar_key(sidecar.get(Path(path).stem),
+                                                           restated.get(Path(path).stem)), spec.questions),
         )
         stats.problems.extend(problems)
         if sidecar_path is not None:
             stats.problems.extend(unknown_notes(sidecar_path, sidecar, (n.id for n in notes)))
-        self.sync_notes(source_id, notes, stats, sidecar=sidecar, questions=spec.questions)
+        self.sync_notes(source_id, notes, stats, sidecar=sidecar, questions=spec.questions, restatements=restated)
         return stats
 
     def sync_notes(self, source_id: int, notes: Iterable[Note], stats: SyncStats,
                    extra: Callable[[Note], dict] | None = None, remove_missing: bool = True,
-                   sidecar: dict[str, list[str]] | None = None, questions: bool = True) -> None:
+                   sidecar: dict[str, list[str]] | None = None, questions: bool = True,
+                   restatements: dict[str, list[str]] | None = None) -> None:
         existing = self.store.note_hashes(source_id)
         seen: set[str] = set()
-        pending: list[tuple[Note, list[tuple[str, str]], list[tuple[str, str]], str, bool]] = []
+        pending: list[tuple[Note, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], str,
+                            bool]] = []
         for note in notes:
             seen.add(note.path)
             extra_questions = (sidecar or {}).get(note.id, [])
-            fp = _fingerprint(note.content_hash, self.cfg, extra_questions, questions)
+            restated = (restatements or {}).get(note.id, []) if questions else []
+            fp = _fingerprint(note.content_hash, self.cfg, _sidecar_key(extra_questions, restated), questions)
             old = existing.get(note.path)
             if note.unchanged or (old is not None and old[1] == fp):
                 stats.unchanged += 1
                 continue
             note.questions = merge(note.questions, extra_questions) if questions else []
-            pending.append((note, note_chunks(note, self.cfg), question_chunks(note), fp, old is None))
+            rchunks = [(t, text_hash(t)) for t in dict.fromkeys(mask_secrets(r) for r in restated)]
+            pending.append((note, note_chunks(note, self.cfg), question_chunks(note), rchunks, fp, old is None))
 
         # Embed what is missing, then write notes: a crash between the two only leaves
         # unused vectors behind, never a note without its vectors.
-        self._embed_missing({h: t for _, chunks, qs, _, _ in pending for t, h in (*chunks, *qs)}, stats)
-        for note, chunks, qchunks, fp, is_new in pending:
+        texts = {h: t for _, chunks, qs, rs, _, _ in pending for t, h in (*chunks, *qs, *rs)}
+        self._embed_missing(texts, stats)
+        for note, chunks, qchunks, rchunks, fp, is_new in pending:
             self.store.upsert_note(
                 source_id, path=note.path, note_id=note.id,
                 name=mask_secrets(note.name), description=mask_secrets(note.description),
                 type=note.type, content_hash=fp, mtime=note.mtime, chunks=chunks,
-                extra=extra(note) if extra else None, questions=qchunks,
+                extra=extra(note) if extra else None, questions=qchunks, restatements=rchunks,
             )
             stats.added += is_new
             stats.changed += not is_new
-            stats.chunks_total += len(chunks) + len(qchunks)
+            stats.chunks_total += len(chunks) + len(qchunks) + len(rchunks)
             stats.questions_total += len(qchunks)
         if remove_missing:
             gone = [pk for path, (pk, _) in existing.items() if path not in seen]
             stats.removed += self.store.delete_notes(gone)
+        # Replacing a note drops the vectors its old text alone used; text moved from one
+        # note of this batch to another lost its vector that way: embed it again (rare).
+        self._embed_missing(texts, stats)
 
     def embed_missing_for_store(self, stats: SyncStats) -> None:
         """Vectors for chunks already in the store but new to this model."""
@@ -183,6 +207,7 @@ class Indexer:
                 self.progress(len(batch), "embedding")
         stats.embed_seconds += time.perf_counter() - t0
 
-    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS) -> tuple[int, int]:
+    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS, keep_previous: bool = True) -> tuple[int, int]:
         home = self.store.path.parent
-        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from)
+        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from,
+                           keep_previous=keep_previous)

@@ -26,6 +26,7 @@ from typing import BinaryIO
 import numpy as np
 
 K1, B = 1.5, 0.75  # bm25s / Lucene defaults
+CJK_SHARE = 0.3  # a Japanese note with code names in it is still a Japanese note
 DEPTH = 50  # notes taken from each list before fusing (recall's search sees >= 33 notes)
 DENSE_WEIGHT = 0.6  # config [search] lexical_weight = 0.4 -> dense 0.6
 
@@ -148,8 +149,20 @@ def _prepare(scores: np.ndarray, norm: str, depth: int) -> np.ndarray:
     return out
 
 
+def mostly_cjk(text: str) -> bool:
+    """Whether a text is written mainly in Chinese/Japanese/Korean script (share of CJK
+    characters among its letters above ``CJK_SHARE``): a message and a note in different
+    scripts share no BM25 token, so BM25 can only push the other script's notes up."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    cjk = sum(1 for c in letters if "\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff"
+              or "\uac00" <= c <= "\ud7af" or "\uff66" <= c <= "\uff9f")
+    return cjk / len(letters) > CJK_SHARE
+
+
 def fuse(dense: np.ndarray, lexical: np.ndarray, dense_weight: float = DENSE_WEIGHT, depth: int = DEPTH,
-         k: int = 20) -> tuple[np.ndarray, np.ndarray]:
+         k: int = 20, other_script: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(note indices best first, the score to show the gap rule for each), at most ``k``.
 
     ``dense``: best-chunk cosine per note, -inf where the note was not retrieved (or is out
@@ -158,9 +171,16 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, dense_weight: float = DENSE_WEI
     Scores: the fused list keeps the *dense list's* score shape: its i-th note carries the
     i-th best dense score. Whether to speak (top, gap) is then exactly the dense model's
     call, so the per-model thresholds stay valid; only which notes are injected changes.
+
+    ``other_script``: notes written in another script than the message. BM25 cannot match
+    them at all, so their lexical share is their dense share (BM25 abstains) instead of 0:
+    fusion then reorders within a language without pushing the message's own script ahead
+    of the right note in the other one (cross-language hit@3 halved without this).
     """
     lex = np.where(lexical > 0, lexical, -np.inf)
     d, b = _prepare(dense, "min-max", depth), _prepare(lex, "max", depth)
+    if other_script is not None:
+        b = np.where(other_script & ~np.isnan(d), d, b)
     present = ~np.isnan(d) | ~np.isnan(b)
     fused = dense_weight * np.nan_to_num(d) + (1 - dense_weight) * np.nan_to_num(b)
     cand = np.flatnonzero(present)

@@ -10,8 +10,10 @@ with a one-line message, and every other file is still returned.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,9 @@ import yaml
 
 # libyaml's parser is ~10x faster than the pure-Python one; fall back where it is absent.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Front matter is a few lines. Past this it is not front matter (and a YAML document that
+# size could be built to exhaust memory): the file is read as plain text.
+MAX_FRONT_MATTER_BYTES = 64_000
 
 # A note is a few hundred bytes; 1 MB is a log or a dump pasted by mistake. Past it we
 # read only the first MAX_NOTE_BYTES (enough for the 6 chunks we keep) and warn.
@@ -65,18 +70,31 @@ def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
         if lines[i].strip() in ("---", "..."):
             header = "".join(lines[1:i])
             body = "".join(lines[i + 1 :])
+            if len(header) > MAX_FRONT_MATTER_BYTES:
+                return None, text, "front matter over 64 KB; reading the file as plain text"
             try:
+                if "*" in header and _has_alias(header):
+                    # An alias repeats a node: nested ones grow exponentially (a "billion
+                    # laughs" reaches gigabytes). Notes never need them.
+                    return None, body, "front matter uses YAML aliases (*name); using file name as title"
                 data = yaml.load(header, Loader=_Loader)  # noqa: S506 - a safe loader
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 where = f" (line {mark.line + 2})" if mark is not None else ""
                 return None, body, f"broken front matter{where}; using file name as title"
+            except RecursionError:
+                return None, body, "front matter nested too deep; using file name as title"
             if data is None:
                 return {}, body, None
             if not isinstance(data, dict):
                 return None, body, "front matter is not a mapping; using file name as title"
             return data, body, None
     return None, text, "front matter has no closing '---'; reading the file as plain text"
+
+
+def _has_alias(header: str) -> bool:
+    """Whether the YAML text uses an alias (parse events only: nothing is built)."""
+    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(header, Loader=_Loader))
 
 
 def _first_line(body: str) -> str:
@@ -146,9 +164,9 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
     """
     problems: list[Problem] = []
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_NOTE_BYTES)
+        raw, size = _read_regular(path)
+    except _NotAFile as exc:
+        return None, [Problem(str(path), f"{exc}; skipped")]
     except OSError as exc:
         return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
     if b"\x00" in raw[:8192]:
@@ -168,6 +186,33 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
     return note, problems
 
 
+class _NotAFile(Exception):
+    pass
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read_regular(path: Path) -> tuple[bytes, int]:
+    """The first MAX_NOTE_BYTES of a regular file and its size. Anything else (a named
+    pipe, a socket, a device) is refused before it is opened, and opened non-blocking so
+    that one swapped in meanwhile cannot hang the read."""
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise _NotAFile(_kind(st.st_mode))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotAFile(_kind(st.st_mode))
+        return fh.read(MAX_NOTE_BYTES), st.st_size
+
+
 def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]]:
     """Yield the ``*.md`` files under ``folder`` (recursively), sorted.
 
@@ -182,7 +227,13 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
                 continue
             path = Path(dirpath) / fname
             if path.is_symlink():
-                target = path.resolve()
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError) as exc:  # a loop (ELOOP / RuntimeError), or dangling
+                    why = "a symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", 0) == errno.ELOOP \
+                        else "a broken symlink"
+                    yield None, Problem(str(path), f"{why}; skipped")
+                    continue
                 if not target.is_relative_to(root):
                     yield None, Problem(str(path), "symlink leads outside the folder; skipped")
                     continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -40,6 +41,30 @@ def ensure_private_dir(path: Path) -> Path:
         for p in {path, *missing}:
             os.chmod(p, DIR_MODE)
     return path
+
+
+_made_private: set[str] = set()
+
+
+def make_tree_private(root: Path) -> int:
+    """Close up everything under ``root`` that others could read or enter: folders to 0700,
+    files to 0600 (a home made 0777, files left 0666 by an old version or a copy). One walk
+    per process, symlinks not followed (and left alone); returns how many were fixed."""
+    key = str(root)
+    if sys.platform == "win32" or key in _made_private or not root.is_dir():
+        return 0
+    fixed = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name, mode in ((dirpath, DIR_MODE), *((os.path.join(dirpath, f), FILE_MODE) for f in filenames)):
+            try:
+                st = os.lstat(name)
+                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+                    os.chmod(name, mode)
+                    fixed += 1
+            except FileNotFoundError:
+                continue  # removed meanwhile (a daemon's socket, a temp file)
+    _made_private.add(key)
+    return fixed
 
 
 def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):

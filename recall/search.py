@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .embedders import Embedder, fit_query
-from .selector import Hit
+from .errors import IndexDamaged
+from .selector import Hit, Ranking
 from .vector_index import LoadedIndex, current_marker, load_index
 
 # Chunks fetched per question before grouping by note. A note has at most 6 chunks, so
@@ -64,21 +65,64 @@ class Searcher:
         self.lexical_weight = lexical_weight
         self.fusion_depth = fusion_depth
         self.index: LoadedIndex | None = load_index(embedder.model_id, home)
+        self._unloadable: int | None = None  # a generation that failed to load: not retried
+        self.negatives = None  # (n x dim) query-side vectors of known unrelated messages
+        self._negatives_stamp: tuple | None = None
+        self._load_negatives()
         import faiss
 
         # One question at a time: OpenMP threads cost more to wake than the scan itself
         # (10-36 ms with 2 threads vs 0.6 ms with 1 over 10k chunks, bench_store).
         faiss.omp_set_num_threads(1)
 
+    def _negatives_file(self) -> Path:
+        from .negatives import FILE
+        from .vector_index import index_dir
+
+        return index_dir(self.embedder.model_id, self.home) / FILE
+
+    def _load_negatives(self) -> bool:
+        """(Re)load ``negatives.npz`` when it changed. One stat per call."""
+        path = self._negatives_file()
+        try:
+            st = path.stat()
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if stamp == self._negatives_stamp:
+            return False
+        self._negatives_stamp = stamp
+        from .negatives import load
+
+        loaded = load(path) if stamp is not None else None
+        self.negatives = loaded[2] if loaded is not None and len(loaded[2]) else None
+        return True
+
+    def negative_score(self, qv) -> float | None:
+        """The best cosine between the question and a known unrelated message."""
+        neg = self.negatives
+        if neg is None or neg.shape[1] != qv.shape[1]:
+            return None
+        return float((neg @ qv[0]).max())
+
     def refresh(self) -> bool:
-        """Load a newer generation if ``recall index`` built one. One stat per call."""
+        """Load a newer generation if ``recall index`` built one, and newer negatives.
+        Two stats per call."""
+        self._load_negatives()
         marker = current_marker(self.embedder.model_id, self.home)
-        if marker is not None and (self.index is None or marker != self.index.generation):
-            self.index = load_index(self.embedder.model_id, self.home)
+        stale = self.index is None or marker != self.index.generation
+        if marker is not None and marker != self._unloadable and stale:
+            try:
+                self.index = load_index(self.embedder.model_id, self.home)
+            except IndexDamaged:
+                if self.index is None:
+                    raise
+                self._unloadable = marker  # keep answering from the generation already loaded
+                return False
             return True
         return False
 
-    def search(self, text: str, scope: Scope | None = None, k_notes: int = 20) -> tuple[list[Hit], dict]:
+    def search(self, text: str, scope: Scope | None = None, k_notes: int = 20) -> tuple[Ranking, dict]:
         """Ranked notes and timings in ms. With ``lexical_weight`` > 0 (and a generation that
         has BM25), the order is the fusion of dense and BM25; each hit's score is then the
         dense list's score at that rank, so the gap rule decides exactly as dense would."""
@@ -89,13 +133,14 @@ class Searcher:
         t1 = time.perf_counter()
         idx = self.index
         fusing = self.lexical_weight > 0 and idx is not None and idx.lexical is not None
+        negative = self.negative_score(qv)
         if not fusing:
-            hits = self.search_vector(qv, scope, k_notes)
+            hits = Ranking(self.search_vector(qv, scope, k_notes), negative)
             return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (time.perf_counter() - t1) * 1000}
         assert idx is not None and idx.lexical is not None
         import numpy as np
 
-        from .lexical import fuse
+        from .lexical import fuse, mostly_cjk
 
         scope = scope or Scope(everything=True)
         best = self._best_per_note(idx, qv, scope, self.fusion_depth * CHUNKS_PER_NOTE_MAX)
@@ -106,8 +151,9 @@ class Searcher:
         lex = idx.lexical.scores(text)
         if not scope.everything:
             lex[~self._admitted(idx, scope)] = 0.0
-        order, gate = fuse(dense, lex, 1 - self.lexical_weight, self.fusion_depth, k_notes)
-        hits = [Hit(idx.notes[int(n)], float(g)) for n, g in zip(order, gate, strict=True)]
+        other = self._cjk_notes(idx) != mostly_cjk(text)
+        order, gate = fuse(dense, lex, 1 - self.lexical_weight, self.fusion_depth, k_notes, other_script=other)
+        hits = Ranking([Hit(idx.notes[int(n)], float(g)) for n, g in zip(order, gate, strict=True)], negative)
         t3 = time.perf_counter()
         return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
 
@@ -144,6 +190,19 @@ class Searcher:
             if n not in best:  # results come best first: the first is the note's best chunk
                 best[n] = float(score)
         return best
+
+    def _cjk_notes(self, idx: LoadedIndex):
+        """Boolean mask over ``idx.notes``: which are written mainly in CJK script (cached)."""
+        import numpy as np
+
+        from .lexical import mostly_cjk
+
+        mask = idx._scope_cache.get("cjk")
+        if mask is None:
+            mask = np.array([mostly_cjk(f"{n.get('name', '')} {n.get('description', '')}") for n in idx.notes],
+                            dtype=bool)
+            idx._scope_cache["cjk"] = mask
+        return mask
 
     def _admitted(self, idx: LoadedIndex, scope: Scope):
         """Boolean mask over ``idx.notes``: which notes the scope may see (cached)."""

@@ -18,9 +18,15 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import math
 import re
+from collections import Counter
 
 MASK = "[REDACTED]"
+# Bumped whenever the rules find more: every note indexed under an older version is read
+# and masked again at the next `recall index` (it is part of each note's fingerprint), and
+# the store is then scrubbed of the text masked before (recall.store.Store.scrub).
+RULES_VERSION = 2
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -32,6 +38,14 @@ _KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell c
     r"(?:pass(?:word|wd|phrase)?|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
     r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
     r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|==?|:)[ \t]*"
+)
+
+# NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
+# secret word (not "PWD" alone: the shell's working directory).
+_ENV = (
+    r"(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
+    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY)[A-Z0-9_]*"
+    r"(?![a-z0-9_])[\"']?[ \t]*(?::=|=|:)[ \t]*"
 )
 
 # (kind, pattern, group holding the secret (0 = whole match), options):
@@ -95,6 +109,19 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"--(?:password|passwd|token|api-key|secret)[= ]([^\s\"'`]{5,200})", 1, "lv"),
     ("assignment", r"(?:password|passwd|passphrase|token|api key|secret)[ \t]+(?:is|was)[ \t]+"
      r"[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+    # Environment-style names (PGPASSWORD=, MYSQL_PWD=, TWILIO_AUTH_TOKEN:, DD_API_KEY=...): an
+    # upper-case name holding a secret word anywhere in it, which _KW misses after a letter.
+    ("assignment", _ENV + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "bq"),
+    ("assignment", _ENV + r"([^\s\"'`,;]{5,200})", 1, "bv"),
+    ("facebook", r"EAA[A-Za-z0-9]{30,}", 0, "b"),
+    # Azure AD client secrets: 3 chars, a digit, "Q~", then 31-34 more.
+    ("azure-client-secret", r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", 0, "b"),
+    # Hex keys that look like digests, known by a vendor's name near them.
+    ("twilio", r"twilio[^\n]{0,60}?(?<![0-9a-f])([0-9a-f]{32})(?![0-9a-z])", 1, "l"),
+    ("datadog", r"(?:datadog|dd[_\- ]?(?:api|app))[^\n]{0,60}?(?<![0-9a-f])([0-9a-f]{40}|[0-9a-f]{32})"
+     r"(?![0-9a-z])", 1, "l"),
+    ("azure-client-secret", r"azure[^\n]{0,40}?secret[^\n]{0,20}?[ \t:=\"'`]"
+     r"([A-Za-z0-9_~.\-]{30,44})(?![A-Za-z0-9_~.\-])", 1, ""),
 ]
 
 # PEM private keys: the whole block from BEGIN to END, however the newlines are written
@@ -136,6 +163,8 @@ _PLACEHOLDER = re.compile(
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 # "required", "my_var", "ApiKey", "REQUIRED": a word or a name (letters only), not a secret.
 _PLAIN_WORD = re.compile(r"^[A-Za-z_\-]{1,20}$")
+# "3600s", "30d", "1.5GB", "90%": a quantity (TOKEN_TTL=3600s), not a secret.
+_QUANTITY = re.compile(r"^\d+(?:\.\d+)?(?:ms|s|secs?|m|mins?|h|hrs?|d|days?|w|y|[kmgt]i?b?|chars|%)?$", re.I)
 
 
 def _plausible_value(value: str, quoted: bool) -> bool:
@@ -144,7 +173,7 @@ def _plausible_value(value: str, quoted: bool) -> bool:
         return False  # "://": a reference (vault://, https://...), not the secret itself
     if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):
         return False  # a call, a subscript, a type, an attribute: code, not a value
-    if not quoted and (_PLAIN_WORD.match(v) or len(v) < 5 or not any(c.isalpha() for c in v)
+    if not quoted and (_PLAIN_WORD.match(v) or _QUANTITY.match(v) or len(v) < 5 or not any(c.isalpha() for c in v)
                        or "=" in v.rstrip("=")):
         return False  # unquoted: words, counts ("12/12"), nested "helper=osxkeychain"
     return True
@@ -201,9 +230,64 @@ def _ascii_lower(text: str) -> str:
     return low if len(low) == len(text) else text.translate(_LOWER)
 
 
+# The fallback for tokens no rule knows: a run of base64/URL-safe characters that looks
+# drawn at random. Measured on prose and real notes (tests/test_secrets.py, README):
+# identifiers, paths, versions, UUIDs and hex digests (git hashes, trace ids) stay.
+_CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-~]{20,}={0,2}")
+# A part between separators that reads as a word, a number or an acronym.
+_WORDY = re.compile(r"[A-Z]?[a-z]*|[A-Z]+s?|[0-9]+")
+_SEPARATORS = re.compile(r"[-_/~]+")
+_HEXISH = re.compile(r"[0-9a-fA-F\-]+")
+RANDOM_MIN_CHARS = 20
+RANDOM_MIN_BITS = 3.6  # Shannon entropy per character, at 20 characters (raised for longer)
+RANDOM_MIN_SWITCHES = 0.36  # share of neighbours in different classes (lower/upper/digit/other)
+# Mean length of its "words" (Capitalised runs, acronyms, numbers, single symbols): ~1.8
+# in random strings (3.3 at the 99th percentile of 20-char ones), 3.7+ in CamelCase names.
+RANDOM_MAX_PART = 3.4
+_CAMEL_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|.")
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _class(c: str) -> int:
+    return 0 if c.islower() else 1 if c.isupper() else 2 if c.isdigit() else 3
+
+
+def looks_random(token: str) -> bool:
+    """Whether ``token`` (20+ token characters) looks like a random key: letters of both
+    cases and digits, thoroughly mixed, with close to maximal entropy; never a hex string."""
+    t = token.strip("=-_/+~")
+    n = len(t)
+    if n < RANDOM_MIN_CHARS or _HEXISH.fullmatch(t):
+        return False
+    if not (any(c.islower() for c in t) and any(c.isupper() for c in t) and any(c.isdigit() for c in t)):
+        return False
+    if t.startswith(("sha1-", "sha256-", "sha384-", "sha512-")):
+        return False  # a digest (subresource integrity, lockfiles), not a key
+    if all(_WORDY.fullmatch(part) for part in _SEPARATORS.split(t)):
+        return False  # words, numbers and acronyms joined: a path, a branch, a slug, a name
+    switches = sum(_class(a) != _class(b) for a, b in zip(t, t[1:])) / (n - 1)
+    if switches < RANDOM_MIN_SWITCHES or n / len(_CAMEL_PARTS.findall(t)) > RANDOM_MAX_PART:
+        return False  # CamelCase names, words with a number
+    # The entropy 99% of random strings of n characters (62-64 symbols) reach, less a margin:
+    # 3.6 bits a character at 20 characters, 4.34 at 40, 4.85 at 64 (tests/test_secrets.py).
+    return _entropy(t) >= min(RANDOM_MIN_BITS + 0.744 * math.log2(n / RANDOM_MIN_CHARS), 5.0)
+
+
+def _random_spans(text: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for m in _CANDIDATE.finditer(text):
+        if looks_random(m.group()):
+            spans.append((m.start(), m.end(), "random-token"))
+    return spans
+
+
 def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret value in ``text``: sorted, non-overlapping."""
-    spans = _pem_spans(text)
+    spans = _pem_spans(text) + _random_spans(text)
     low: str | None = None
     for kind, rx, group, opts in _all_rules():
         if "l" in opts:

@@ -7,6 +7,12 @@
     otherwise                               -> "full": up to max_notes within full_margin
                                                of the top, <= full_max_bytes
 
+Why the negatives (recall.negatives): a message that is closer to a known unrelated
+message than to any note is not about the notes, whatever its absolute score; the
+margin over the nearest negative separates near misses from related messages better than
+the top score or the gap (docs/decision.md). ``recall.calibration`` fits ``neg_weight``
+and ``top_floor`` on the user's own collection.
+
 Why the gap: a message that matches one note stands out from the rest of the ranking;
 a message that matches nothing scores about the same against everything (dense models
 give every pair a similar baseline, e5 sits in 0.65-0.85), so the top alone says little.
@@ -36,18 +42,32 @@ class Hit:
         return self.note.get("kind") == "conversation"
 
 
+class Ranking(list):
+    """Hits, best first, and the score of the best negative (``recall.negatives``) for the
+    same message: None where the index has no negatives. A plain list works as a Ranking
+    without negatives."""
+
+    negative: float | None = None
+
+    def __init__(self, hits=(), negative: float | None = None) -> None:
+        super().__init__(hits)
+        self.negative = negative
+
+
 @dataclass
 class Settings:
     gap_floor: float = 0.025
     top_floor: float = 0.5
     full_gap: float = 0.11
     full_margin: float = 0.05
+    neg_weight: float = 0.0  # 0: the top score alone decides
     min_prompt_chars: int = 8
     max_notes: int = 3
     short_max_bytes: int = 1024
     full_max_bytes: int = 2048
     project_first_margin: float = 0.05
     thresholds_source: str = "default"
+    thresholds_origin: str = "packaged"  # the file that set them: packaged, calibration.toml, config.toml
     learned: Any = None  # a recall.learned.LearnedSelector when selector.kind = "learned"
 
     @classmethod
@@ -66,6 +86,7 @@ class Settings:
             learned = LearnedSelector.from_dict(table)
         return cls(
             gap_floor=t.gap_floor, top_floor=t.top_floor, full_gap=t.full_gap, full_margin=t.full_margin,
+            neg_weight=t.neg_weight, thresholds_origin=t.origin,
             min_prompt_chars=int(sel.get("min_prompt_chars", 8)),
             max_notes=int(sel.get("max_notes", 3)),
             short_max_bytes=int(sel.get("short_max_bytes", 1024)),
@@ -85,14 +106,21 @@ class Decision:
     chosen: list[Hit] = field(default_factory=list)
     text: str = ""  # additionalContext; "" when nothing
     line_bytes: int = 0  # bytes of the hook's whole output line; 0 when nothing
+    negative: float | None = None  # score of the nearest known unrelated message, if any
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "decision": self.kind, "reason": self.reason, "top": self.top, "gap": self.gap,
-            "bytes": self.line_bytes,
+            "negative": self.negative, "bytes": self.line_bytes,
             "chosen": [{"id": h.note.get("id"), "score": round(h.score, 4), "path": h.note.get("path")}
                        for h in self.chosen],
         }
+
+
+def evidence(top: float, negative: float | None, neg_weight: float) -> float:
+    """What ``top_floor`` is compared with: the top score, raised or lowered by how far it
+    stands above the nearest known unrelated message."""
+    return top if negative is None else top + neg_weight * (top - negative)
 
 
 def gap_of(scores: list[float]) -> float | None:
@@ -151,7 +179,14 @@ def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:
 
 
 def decide(prompt: str, ranked: list[Hit], s: Settings, project: str | None = None) -> Decision:
-    """Apply the gap rule to ``ranked`` (best first, one entry per note)."""
+    """Apply the gap rule to ``ranked`` (best first, one entry per note; a ``Ranking``
+    also carries the nearest negative's score)."""
+    decision = _decide(prompt, ranked, s, project)
+    decision.negative = getattr(ranked, "negative", None)
+    return decision
+
+
+def _decide(prompt: str, ranked: list[Hit], s: Settings, project: str | None = None) -> Decision:
     if len(prompt.strip()) < s.min_prompt_chars:
         return Decision("nothing", f"message shorter than {s.min_prompt_chars} characters")
     notes = [h for h in ranked if not h.is_conversation]
@@ -159,6 +194,7 @@ def decide(prompt: str, ranked: list[Hit], s: Settings, project: str | None = No
         return Decision("nothing", "no notes in scope")
     scores = [h.score for h in notes]
     top = scores[0]
+    negative = getattr(ranked, "negative", None)
     gap = gap_of(scores)
     if gap is None:
         gap = top  # a single note: nothing to stand out from; only the top floor decides
@@ -167,8 +203,11 @@ def decide(prompt: str, ranked: list[Hit], s: Settings, project: str | None = No
         reason = f"learned selector: P(inject) {p_inject:.2f} vs threshold {s.learned.threshold:.2f}"
         if kind == "nothing":
             return Decision("nothing", reason, top, gap)
-    elif top < s.top_floor:
-        return Decision("nothing", f"top {top:.3f} < top_floor {s.top_floor}", top, gap)
+    elif (ev := evidence(top, negative, s.neg_weight)) < s.top_floor:
+        if negative is None or not s.neg_weight:
+            return Decision("nothing", f"top {top:.3f} < top_floor {s.top_floor:.4f}", top, gap)
+        return Decision("nothing", f"evidence {ev:.3f} = top {top:.3f} + {s.neg_weight:g} x (top - nearest "
+                                   f"unrelated {negative:.3f}) < top_floor {s.top_floor:.4f}", top, gap)
     elif gap < s.gap_floor:
         return Decision("nothing", f"gap {gap:.3f} < gap_floor {s.gap_floor}", top, gap)
     elif gap < s.full_gap:

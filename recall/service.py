@@ -6,6 +6,8 @@ touches lives under one ``RECALL_HOME``.
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,8 +16,9 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .embedders import Embedder, get_embedder
-from .paths import encode_project_path, ensure_private_dir, memory_dir, project_root, recall_home
+from .paths import encode_project_path, ensure_private_dir, make_tree_private, memory_dir, project_root, recall_home
 from .search import Scope, Searcher
+from .secrets import RULES_VERSION
 from .selector import Decision, Hit, Settings, decide
 from .store import Store
 
@@ -33,6 +36,31 @@ class QueryResult:
     settings: Settings
 
 
+def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
+    """The folders a damaged store had indexed (kind, folder, project): from its sources
+    table as far as it can still be read, and from the notes of every index generation
+    beside it (meta.json names each note's source)."""
+    import json
+
+    found: dict[tuple[str, str], str | None] = {}
+    try:
+        con = sqlite3.connect(str(path), timeout=5)
+        try:
+            for k, r, p in con.execute("SELECT kind, root, project FROM sources"):
+                found[(str(k), str(r))] = p
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        pass
+    for meta in sorted((path.parent / "index").glob("*/gen-*/meta.json")):
+        try:
+            for note in json.loads(meta.read_text(encoding="utf-8"))["notes"]:
+                found.setdefault((str(note["kind"]), str(note["root"])), note.get("project"))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return [(k, r, p) for (k, r), p in found.items()]
+
+
 def project_key(cwd: Path | str) -> str:
     return encode_project_path(project_root(cwd))
 
@@ -45,10 +73,13 @@ class Recall:
     def __init__(self, home: Path | None = None, config: Config | None = None,
                  embedder: Embedder | None = None) -> None:
         self.home = ensure_private_dir(home or recall_home())
+        make_tree_private(self.home)  # 0700/0600 whatever someone did to them since
         self.config = config or load_config()
         self._embedder = embedder
         self._store: Store | None = None
         self._searcher: Searcher | None = None
+        self.calibration = None  # the last recall.calibration.Calibration this object ran
+        self._calibration_stamp: tuple | None = None
 
     # lazily built parts: `recall status` needs neither model nor index
     @property
@@ -82,31 +113,134 @@ class Recall:
         specs += [SourceSpec("rule", d) for d in self.config.rule_dirs()]
         return specs
 
+    def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
+        """For ``recall index --rebuild``: when the store file is damaged, move it (and its
+        -wal and -shm) aside, 0600 as it was; returns where, and the sources (kind, folder,
+        project) still readable from it, so that they are indexed again."""
+        from .store import check_store
+
+        path = self.home / DB_NAME
+        if self._store is not None or not path.exists() or check_store(path) is None:
+            return None, []
+        sources = _salvage_sources(path)
+        aside = path.with_name(f"{DB_NAME}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            if Path(str(path) + suffix).exists():
+                os.replace(str(path) + suffix, str(aside) + suffix)
+        return aside, sources
+
     def index(self, sources: Sequence[SourceSpec],
               progress: Callable[[int, str], None] | None = None,
-              conversations_of: Path | str | None = None) -> SyncStats:
-        """Sync each source into the store, then rebuild and swap the index."""
-        from .indexer import Indexer, SyncStats
+              conversations_of: Path | str | None = None, rebuild: bool = False,
+              salvaged: Sequence[tuple[str, str, str | None]] = ()) -> SyncStats:
+        """Sync each source into the store, then rebuild and swap the index.
+
+        ``rebuild``: also re-sync every source the store knows (and ``salvaged`` ones, read
+        from a store set aside), and write a fresh generation that replaces all others, even
+        when the current one is damaged."""
+        from .indexer import Indexer, SourceSpec, SyncStats
 
         t0 = time.perf_counter()
         indexer = Indexer(self.store, self.embedder, self.config.chunking, progress)
         total = SyncStats()
+        keep_gone = bool(self.config.get("sources.keep_gone_titles", True))
+        prompts = bool(self.config.get("sources.prompt_titles", False))
+        conv_folders: dict[str, str | None] = {}
+        if rebuild:
+            given = {(s.kind, str(s.root.resolve())) for s in sources}
+            known = [(k, r, p) for _, k, r, p in self.store.sources()] + list(salvaged)
+            extra = [SourceSpec(k, Path(r), p) for k, r, p in known
+                     if k != "conversation" and (k, r) not in given and Path(r).is_dir()]
+            sources = [*sources, *{(s.kind, str(s.root)): s for s in extra}.values()]
+            conv_folders = {r: p for k, r, p in known if k == "conversation"}
+        from .conversations import (
+            conversations_dir,
+            purge_prompt_titles,
+            sync_conversation_folder,
+            sync_conversations,
+        )
+
+        total.purged += purge_prompt_titles(self.store, prompts)  # every project's, at every index
         for spec in sources:
             total.merge(indexer.sync_source(spec))
-        if conversations_of is not None and self.config.get("sources.conversations", True):
-            from .conversations import sync_conversations
-
-            total.merge(sync_conversations(indexer, conversations_of,
-                                           keep_gone=bool(self.config.get("sources.keep_gone_titles", True))))
+        if self.config.get("sources.conversations", True):
+            if conversations_of is not None:
+                conv_folders.pop(str(conversations_dir(conversations_of)), None)
+                total.merge(sync_conversations(indexer, conversations_of, keep_gone=keep_gone, prompts=prompts))
+            for folder, project in conv_folders.items():
+                total.merge(sync_conversation_folder(indexer, Path(folder), project, keep_gone, prompts))
+        self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
         indexer.embed_missing_for_store(total)
-        indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)))
+        # Text that must not be kept was removed (a past prompt), or the store holds text
+        # masked by older rules: rewrite the SQLite file and keep no older generation.
+        scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
+        if scrub:
+            self.store.scrub()
+        if rebuild:
+            from .vector_index import remove_damaged
+
+            remove_damaged(self.embedder.model_id, self.home)
+        indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)),
+                        keep_previous=not (scrub or rebuild))
+        if scrub and not self.store.notes_masked_before(RULES_VERSION):
+            self.store.set_setting("mask_rules", str(RULES_VERSION))  # every note re-read since
+        if self.config.get("selector.calibrate"):
+            self.calibration = self.calibrate(sources)
         if self._searcher is not None:
             self._searcher.refresh()
         total.seconds = time.perf_counter() - t0
         return total
 
+    def calibrate(self, sources: Sequence[SourceSpec] = (), target: float | None = None):
+        """Fit the thresholds on the indexed notes, their questions and the negatives
+        (``recall.calibration``); write ``calibration.toml`` and use it from now on.
+        ``sources`` name negatives files in other places than their folders."""
+        from .calibration import calibrate, write
+        from .negatives import SIDECAR as NEGATIVES
+
+        sidecars = [spec.negatives_file() for spec in sources]
+        named = {spec.root.resolve() for spec in sources}
+        sidecars += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
+                     if kind != "conversation" and Path(root) not in named]
+        target = float(self.config.get("selector.target_silence") if target is None else target)
+        cal = calibrate(self, sidecars, target)
+        if cal is not None:
+            path = write(self.home, cal)
+            self.config.apply_calibration(cal.model_id, cal.thresholds(), str(path))
+            self._calibration_stamp = None
+        return cal
+
     # --- querying ------------------------------------------------------------
+    def refresh_calibration(self) -> bool:
+        """Take the thresholds of a ``calibration.toml`` another process (``recall index``)
+        wrote since this one last looked. One stat per call; the daemon calls it per question."""
+        from .calibration import FILE
+
+        path = self.home / FILE
+        try:
+            st = path.stat()
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._calibration_stamp:
+            return False
+        self._calibration_stamp = stamp
+        if stamp is None:
+            return False
+        import tomllib
+
+        try:
+            tables = tomllib.loads(path.read_text(encoding="utf-8")).get("thresholds", {})
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return False
+        for model_id, table in tables.items():
+            if isinstance(table, dict):
+                values = {k: float(v) for k, v in table.items() if isinstance(v, int | float)}
+                self.config.apply_calibration(model_id, values, str(path))
+        return True
+
     def query(self, text: str, scope: Scope | None = None, project: str | None = None) -> QueryResult:
+        self.refresh_calibration()
         settings = self.settings()
         if len(text.strip()) < settings.min_prompt_chars:
             return QueryResult([], decide(text, [], settings), {}, settings)

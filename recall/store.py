@@ -13,6 +13,7 @@ was before the interrupted note.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -21,9 +22,11 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .errors import DiskFull, StoreDamaged, is_disk_full
 from .paths import FILE_MODE, ensure_private_dir
+from .secrets import mask_secrets
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,6 +90,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         # (recall.expansions). Both are searched; only text goes into BM25.
         "ALTER TABLE chunks ADD COLUMN role TEXT NOT NULL DEFAULT 'text';",
     ),
+    (
+        "0004_settings",
+        # Small facts about the store itself (the masking rules its text went through).
+        "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    ),
 ]
 
 
@@ -113,10 +121,17 @@ class Store:
             # Create it 0600 before SQLite opens it: the notes are the user's only.
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
         self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.migrate()
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            # Deleted rows are overwritten with zeros, not left in free pages: a purged title or
+            # a secret masked by newer rules must not survive in the file's unused space.
+            self.db.execute("PRAGMA secure_delete=ON")
+            self.migrate()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise store_error(path, exc) from exc
         if sys.platform != "win32":
             for suffix in ("", "-wal", "-shm"):
                 p = Path(str(path) + suffix)
@@ -188,10 +203,23 @@ class Store:
         chunks: Sequence[tuple[str, str]],
         extra: dict | None = None,
         questions: Sequence[tuple[str, str]] = (),
+        restatements: Sequence[tuple[str, str]] = (),
     ) -> int:
         """Replace a note and its chunks (text, then questions) in one transaction
-        (never half-updated). ``chunks`` and ``questions`` are (text, text hash)."""
+        (never half-updated). ``chunks`` and ``questions`` are (text, text hash).
+
+        The one way text enters the store, so the one place every text is masked
+        (``recall.secrets``): name, description, chunks, questions and ``extra``'s strings.
+        Callers mask before chunking and embedding (a secret cut in two by chunking would
+        escape a per-chunk mask), which makes this a no-op for them; a chunk it does change
+        gets a new hash, so its vector is computed from the masked text at the next index.
+        Everything else on disk (meta.json, lexical.npz, FAISS) is built from the store."""
+        name, description = mask_secrets(name), mask_secrets(description)
+        chunks, questions = _masked_chunks(chunks), _masked_chunks(questions)
+        restatements = _masked_chunks(restatements)
+        extra = _masked_json(extra or {})
         with self.transaction():
+            old = self._chunk_hashes("n.source_id=? AND n.path=?", (source_id, path))
             self.db.execute("DELETE FROM notes WHERE source_id=? AND path=?", (source_id, path))
             cur = self.db.execute(
                 "INSERT INTO notes (source_id, path, note_id, name, description, type, content_hash,"
@@ -200,22 +228,43 @@ class Store:
                  json.dumps(extra or {}, ensure_ascii=False)),
             )
             pk = int(cur.lastrowid or 0)
-            rows = [(text, h, "text") for text, h in chunks] + [(text, h, "question") for text, h in questions]
+            rows = ([(text, h, "text") for text, h in chunks] + [(text, h, "question") for text, h in questions]
+                    + [(text, h, "restatement") for text, h in restatements])
             self.db.executemany(
                 "INSERT INTO chunks (note_id, ord, text, text_hash, role) VALUES (?,?,?,?,?)",
                 [(pk, i, text, h, role) for i, (text, h, role) in enumerate(rows)],
             )
+            self._drop_unused_vectors(old)
         return pk
 
     def delete_notes(self, pks: Iterable[int]) -> int:
         pks = list(pks)
         with self.transaction():
+            old: set[str] = set()
+            for pk in pks:
+                old |= self._chunk_hashes("n.id=?", (pk,))
             self.db.executemany("DELETE FROM notes WHERE id=?", [(pk,) for pk in pks])
+            self._drop_unused_vectors(old)
         return len(pks)
 
     def delete_source(self, source_id: int) -> None:
         with self.transaction():
+            old = self._chunk_hashes("n.source_id=?", (source_id,))
             self.db.execute("DELETE FROM sources WHERE id=?", (source_id,))
+            self._drop_unused_vectors(old)
+
+    def _chunk_hashes(self, where: str, args: tuple) -> set[str]:
+        return {r[0] for r in self.db.execute(
+            f"SELECT c.text_hash FROM chunks c JOIN notes n ON n.id = c.note_id WHERE {where}", args)}
+
+    def _drop_unused_vectors(self, hashes: Iterable[str]) -> None:
+        """Vectors (of any model) of chunk texts that no chunk holds any more: a changed or
+        deleted note takes its old vectors with it (in the caller's transaction)."""
+        self.db.executemany(
+            "DELETE FROM vectors WHERE text_hash=? AND NOT EXISTS"
+            " (SELECT 1 FROM chunks WHERE chunks.text_hash = vectors.text_hash)",
+            [(h,) for h in hashes],
+        )
 
     # --- vectors -------------------------------------------------------------
     def missing_vectors(self, model_id: str, hashes: Iterable[str]) -> set[str]:
@@ -247,9 +296,12 @@ class Store:
             )
 
     def drop_orphan_vectors(self) -> int:
+        """Vectors no chunk uses (left by an older recall, or by a crash between embedding
+        and writing a note); ``Recall.index`` calls it before embedding what is missing."""
         with self.transaction():
             cur = self.db.execute(
-                "DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM chunks)"
+                "DELETE FROM vectors WHERE NOT EXISTS"
+                " (SELECT 1 FROM chunks WHERE chunks.text_hash = vectors.text_hash)"
             )
         return cur.rowcount
 
@@ -283,6 +335,15 @@ class Store:
             out.setdefault(int(pk), []).append(text)
         return out
 
+    def note_detail(self, pk: int) -> dict | None:
+        """One note's file mtime, when it was indexed, and its chunks as (role, text) in
+        order (for ``recall ui``); None when no such note."""
+        row = self.db.execute("SELECT mtime, indexed_at FROM notes WHERE id=?", (pk,)).fetchone()
+        if row is None:
+            return None
+        chunks = list(self.db.execute("SELECT role, text FROM chunks WHERE note_id=? ORDER BY ord", (pk,)))
+        return {"mtime": row[0], "indexed_at": row[1], "chunks": [(r, t) for r, t in chunks]}
+
     def counts(self) -> dict[str, int]:
         one = self.db.execute
         return {
@@ -293,6 +354,31 @@ class Store:
             "vectors": one("SELECT COUNT(*) FROM vectors").fetchone()[0],
         }
 
+    def setting(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.transaction():
+            self.db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (key, value))
+
+    def notes_masked_before(self, rules_version: int) -> int:
+        """Notes whose fingerprint (``recall.indexer._fingerprint``) names older masking rules."""
+        return int(self.db.execute("SELECT COUNT(*) FROM notes WHERE content_hash NOT LIKE ?",
+                                   (f"%:m{rules_version}",)).fetchone()[0])
+
+    def scrub(self) -> None:
+        """Rewrite the file without any trace of deleted rows: VACUUM (free pages and old
+        row copies from before secure_delete), then empty the write-ahead log, which still
+        holds the pages as they were before the delete."""
+        self.db.execute("VACUUM")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def note_extras(self, source_id: int) -> dict[str, tuple[int, dict]]:
+        """path -> (note pk, extra) for one source."""
+        return {path: (pk, json.loads(extra)) for pk, path, extra in self.db.execute(
+            "SELECT id, path, extra FROM notes WHERE source_id=?", (source_id,))}
+
     def record_index_run(self, model_id: str, generation: int, chunks: int) -> None:
         with self.transaction():
             self.db.execute(
@@ -302,6 +388,49 @@ class Store:
 
     def index_runs(self) -> list[tuple[str, int, float, int]]:
         return list(self.db.execute("SELECT model_id, generation, built_at, chunks FROM index_runs"))
+
+
+def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    """What a SQLite error means for the user: a full disk, a damaged file, or (anything
+    else: locked, unopenable) the error itself."""
+    if is_disk_full(exc):
+        return DiskFull(path)
+    if not isinstance(exc, sqlite3.OperationalError) or "malformed" in str(exc):
+        return StoreDamaged(path, str(exc))
+    return exc
+
+
+def check_store(path: Path) -> str | None:
+    """Why the store file at ``path`` is damaged (SQLite's quick check), or None if sound."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        if isinstance(store_error(path, exc), StoreDamaged):
+            return str(exc)
+        raise
+    return None if rows == ["ok"] else "; ".join(map(str, rows))[:200]
+
+
+def _masked_chunks(chunks: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    out = []
+    for text, h in chunks:
+        masked = mask_secrets(text)
+        out.append((text, h) if masked == text else (masked, hashlib.sha256(masked.encode("utf-8")).hexdigest()))
+    return out
+
+
+def _masked_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: _masked_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked_json(v) for v in value]
+    return value
 
 
 class _Transaction:

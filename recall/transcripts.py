@@ -2,13 +2,17 @@
 
 A transcript is ``~/.claude/projects/<project key>/<session id>.jsonl``, one JSON object
 a line. We keep only what names the session: a title line if there is one, else the
-first real user prompt. Nothing else of the conversation is kept or returned (masking
-secrets in the title is the indexer's job).
+first real user prompt. Nothing else of the conversation is kept or returned; secrets in
+a title are masked before it is cut to 200 characters (and the store masks again).
 
 Title, in order of precedence, the last occurrence of each kind winning:
 ``custom-title`` (/rename) > ``ai-title`` > ``last-prompt`` > legacy ``summary`` > the
 first user prompt that a person typed (not a slash command, hook output, IDE tag, tool
 result, interrupt notice, meta or compact-summary line).
+
+``last-prompt`` and the first prompt are the user's own words: they are read only with
+``prompts=True`` (config ``sources.prompt_titles``, off by default); otherwise a session
+with neither a custom, an AI-written nor a summary title has no title.
 
 Sessions run by the SDK or ``claude -p`` (entrypoint sdk-*) are skipped: they are
 automation, not conversations anyone will look for. Subagent (sidechain) lines never
@@ -35,6 +39,8 @@ _TITLE_KINDS = (
     ("last-prompt", "lastPrompt"),
     ("summary", "summary"),
 )
+# Titles that are text the user typed (a past prompt): indexed only on opt-in.
+PROMPT_SOURCES = frozenset({"last-prompt", "first-prompt"})
 # Once the first prompt, date and cwd are known, only lines holding one of these bytes
 # can still matter; the rest (tool output, file dumps: most of a transcript's bytes) are
 # not parsed at all, which keeps a folder of large transcripts cheap to read.
@@ -66,7 +72,7 @@ _NOT_A_PROMPT = (
 class SessionTitle:
     session_id: str
     path: str  # transcript path
-    title: str  # raw: the indexer masks secrets
+    title: str  # secrets masked (then cut to MAX_TITLE_CHARS)
     date: str  # YYYY-MM-DD (UTC) of the session's first timestamp
     source: str  # custom-title | ai-title | last-prompt | summary | first-prompt
     cwd: str | None
@@ -81,8 +87,15 @@ class ReadStats:
     malformed_lines: int = 0
 
 
+# Secrets are masked before a title is cut to MAX_TITLE_CHARS: a key cut in two at the
+# limit would no longer look like a key, and its first half would be kept.
+MASK_BEFORE_CUT_CHARS = 4_000
+
+
 def clean_title(text: str) -> str:
-    return " ".join(text.split())[:MAX_TITLE_CHARS].rstrip()
+    from .secrets import mask_secrets  # stdlib only (detect-secrets is optional and lazy)
+
+    return " ".join(mask_secrets(text[:MASK_BEFORE_CUT_CHARS]).split())[:MAX_TITLE_CHARS].rstrip()
 
 
 def _message_text(content: object) -> str | None:
@@ -133,8 +146,11 @@ def _utc_date(timestamp: object) -> str | None:
     return moment.strftime("%Y-%m-%d")
 
 
-def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
-    """(title or None, malformed line count, reason skipped: automated | no title | unreadable)."""
+def read_title(path: Path, prompts: bool = False) -> tuple[SessionTitle | None, int, str | None]:
+    """(title or None, malformed line count, reason skipped: automated | no title | unreadable).
+
+    ``prompts``: also take a title from the user's own words (``last-prompt``, the first
+    prompt); off, those lines are never kept, and such a session has no title."""
     path = Path(path)
     titles: dict[str, str] = {}
     first_prompt = date = cwd = None
@@ -148,7 +164,7 @@ def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
             raw = raw.strip()
             if not raw:
                 continue
-            if first_prompt and date and cwd and not any(k in raw for k in _STILL_RELEVANT):
+            if (first_prompt or not prompts) and date and cwd and not any(k in raw for k in _STILL_RELEVANT):
                 # Not parsed; a cheap shape check still counts a torn or garbage line.
                 if not (raw.startswith(b"{") and raw.endswith(b"}")):
                     malformed += 1
@@ -168,12 +184,14 @@ def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
                 continue  # a subagent's line: never names the session
             kind = obj.get("type")
             for title_kind, field in _TITLE_KINDS:
+                if not prompts and title_kind in PROMPT_SOURCES:
+                    continue
                 if kind == title_kind and isinstance(obj.get(field), str) and obj[field].strip():
                     titles[title_kind] = obj[field]  # the last occurrence wins
             date = date or _utc_date(obj.get("timestamp"))
             if cwd is None and isinstance(obj.get("cwd"), str) and obj["cwd"]:
                 cwd = obj["cwd"]
-            if first_prompt is None and kind == "user":
+            if prompts and first_prompt is None and kind == "user":
                 first_prompt = _prompt_of(obj)
     title = source = None
     for title_kind, _field in _TITLE_KINDS:
@@ -192,8 +210,9 @@ def read_title(path: Path) -> tuple[SessionTitle | None, int, str | None]:
     return SessionTitle(path.stem, str(path), title, date, source or "", cwd), malformed, None
 
 
-def read_project_titles(project_dir: Path) -> tuple[list[SessionTitle], ReadStats]:
-    """Titles of the interactive sessions in one Claude Code project folder.
+def read_project_titles(project_dir: Path, prompts: bool = False) -> tuple[list[SessionTitle], ReadStats]:
+    """Titles of the interactive sessions in one Claude Code project folder (``prompts``:
+    as in ``read_title``).
 
     Only ``<session>.jsonl`` files directly in the folder: subagent transcripts live in
     subfolders (``<session>/subagents/``) and the memory folder holds no transcripts.
@@ -206,7 +225,7 @@ def read_project_titles(project_dir: Path) -> tuple[list[SessionTitle], ReadStat
         return found, stats
     for path in files:
         stats.files += 1
-        title, malformed, reason = read_title(path)
+        title, malformed, reason = read_title(path, prompts)
         stats.malformed_lines += malformed
         if title is not None:
             found.append(title)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import DiskFull, IndexDamaged, is_disk_full
 from .paths import FILE_MODE, ensure_private_dir, private_open, recall_home
 from .store import Store
 
@@ -75,15 +76,23 @@ class _BuildLock:
 
 
 def build_index(store: Store, model_id: str, *, home: Path | None = None,
-                approximate_from: int = APPROXIMATE_FROM_CHUNKS) -> tuple[int, int]:
-    """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks)."""
+                approximate_from: int = APPROXIMATE_FROM_CHUNKS, keep_previous: bool = True) -> tuple[int, int]:
+    """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks).
+
+    ``keep_previous=False`` removes every older generation (and anything else in the
+    model's folder that is not the new one): after text was purged from the store (a past
+    prompt, a secret masked by older rules), no earlier file may still hold it."""
     root = ensure_private_dir(index_dir(model_id, home))
     with _BuildLock(root):
-        return _build(store, model_id, root, approximate_from)
+        try:
+            return _build(store, model_id, root, approximate_from, KEEP_GENERATIONS if keep_previous else 1)
+        except (OSError, RuntimeError) as exc:
+            if is_disk_full(exc):
+                raise DiskFull(root) from exc
+            raise
 
 
-def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tuple[int, int]:
-    import faiss
+def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep: int) -> tuple[int, int]:
     import numpy as np
 
     # Notes and vectors read in one snapshot: a writer cannot slip in between.
@@ -102,12 +111,32 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tu
     )
     chunk_note = [pos_of[pk] for pk in pks]
 
-    prev = read_current(root)
-    generation = (prev or 0) + 1
+    # Past every generation on disk, not just `current`: a damaged or missing marker must
+    # not make the new generation older than the ones beside it (they would outlive it).
+    numbers = [int(m.group(1)) for p in root.glob("gen-*") if (m := re.fullmatch(r"gen-(\d+)", p.name))]
+    generation = max([read_current(root) or 0, *numbers]) + 1
     gen_dir = root / f"gen-{generation:06d}"
     if gen_dir.exists():
         shutil.rmtree(gen_dir)
     ensure_private_dir(gen_dir)
+    try:
+        _write_generation(gen_dir, model_id, generation, notes, matrix, blobs, chunk_note, texts, dim,
+                          approximate_from)
+    except BaseException:
+        shutil.rmtree(gen_dir, ignore_errors=True)  # a generation half written (disk full, killed)
+        raise
+    # The switch: one atomic rename.
+    _fsync_write(root / "current.tmp", f"gen-{generation:06d}".encode())
+    os.replace(root / "current.tmp", root / "current")
+    store.record_index_run(model_id, generation, len(blobs))
+    for old in sorted(root.glob("gen-*"))[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return generation, len(blobs)
+
+
+def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,
+                      blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int) -> None:
+    import faiss
 
     index: Any
     if len(blobs) >= approximate_from:
@@ -149,22 +178,24 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int) -> tu
     }
     _fsync_write(gen_dir / "meta.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
-    # The switch: one atomic rename.
-    _fsync_write(root / "current.tmp", f"gen-{generation:06d}".encode())
-    os.replace(root / "current.tmp", root / "current")
-    store.record_index_run(model_id, generation, len(blobs))
-    for old in sorted(root.glob("gen-*"))[:-KEEP_GENERATIONS]:
-        shutil.rmtree(old, ignore_errors=True)
-    return generation, len(blobs)
 
-
-def read_current(root: Path) -> int | None:
+def read_current(root: Path, strict: bool = False) -> int | None:
+    """The live generation's number; None when there is none yet. A ``current`` file that
+    names no generation is None, or with ``strict`` raises ``IndexDamaged``."""
     try:
-        name = (root / "current").read_text().strip()
-    except OSError:
+        raw = (root / "current").read_bytes()
+    except FileNotFoundError:
         return None
-    m = re.fullmatch(r"gen-(\d+)", name)
-    return int(m.group(1)) if m else None
+    except OSError as exc:
+        if strict:
+            raise IndexDamaged(root / "current", exc.strerror or str(exc)) from exc
+        return None
+    m = re.fullmatch(rb"gen-(\d+)", raw.strip())
+    if m is None:
+        if strict:
+            raise IndexDamaged(root / "current", "does not name a generation")
+        return None
+    return int(m.group(1))
 
 
 @dataclass
@@ -184,32 +215,73 @@ class LoadedIndex:
 
 
 def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
-    """The current generation, or None if none was built yet."""
+    """The current generation, or None if none was built yet. Raises ``IndexDamaged``
+    (one line naming the file and the repair) when a file of it cannot be read back."""
+    root = index_dir(model_id, home)
+    gen = read_current(root, strict=True)
+    if gen is None:
+        return None
+    return _load_generation(model_id, gen, root / f"gen-{gen:06d}")
+
+
+def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
     import faiss
     import numpy as np
 
-    root = index_dir(model_id, home)
-    gen = read_current(root)
-    if gen is None:
-        return None
-    gen_dir = root / f"gen-{gen:06d}"
-    index = faiss.read_index(str(gen_dir / "index.faiss"))
-    meta = json.loads((gen_dir / "meta.json").read_text(encoding="utf-8"))
-    lexical = None
-    if (gen_dir / "lexical.npz").exists():
-        from .lexical import Bm25
+    if not gen_dir.is_dir():
+        raise IndexDamaged(gen_dir.parent / "current", f"names {gen_dir.name}, which is missing")
+    path = gen_dir / "index.faiss"
+    try:
+        index = faiss.read_index(str(path))
+        path = gen_dir / "meta.json"
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        notes, chunk_note = meta["notes"], np.asarray(meta["chunk_note"], dtype=np.int64)
+        if not isinstance(notes, list) or chunk_note.ndim != 1 or len(chunk_note) != index.ntotal \
+                or (len(chunk_note) and (chunk_note.min() < 0 or chunk_note.max() >= len(notes))):
+            raise ValueError("its notes do not match the vectors")
+        lexical = None
+        path = gen_dir / "lexical.npz"
+        if path.exists():
+            from .lexical import Bm25
 
-        lexical = Bm25.load(gen_dir / "lexical.npz")
-    return LoadedIndex(
-        model_id=model_id,
-        generation=gen,
-        index=index,
-        notes=meta["notes"],
-        chunk_note=np.asarray(meta["chunk_note"], dtype=np.int64),
-        path=gen_dir,
-        lexical=lexical,
-    )
+            lexical = Bm25.load(path)
+            if lexical.n_docs != len(notes):
+                raise ValueError("its notes do not match the index")
+    except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
+        if isinstance(exc, OSError) and exc.strerror:
+            detail = exc.strerror
+        elif path.name == "index.faiss":
+            detail = "not a FAISS index faiss can read"  # its own message is a C++ signature
+        else:
+            detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
+        raise IndexDamaged(path, detail) from exc
+    return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
+                       path=gen_dir, lexical=lexical)
+
+
+def check_indexes(home: Path | None = None) -> list[str]:
+    """One line per model index under ``home`` that cannot be loaded (empty: all sound)."""
+    problems = []
+    for root in sorted(((home or recall_home()) / "index").glob("*/")):
+        gen = None
+        try:
+            gen = read_current(root, strict=True)
+            if gen is not None:
+                _load_generation(root.name, gen, root / f"gen-{gen:06d}")
+        except IndexDamaged as exc:
+            problems.append(str(exc))
+    return problems
 
 
 def current_marker(model_id: str, home: Path | None = None) -> int | None:
     return read_current(index_dir(model_id, home))
+
+
+def remove_damaged(model_id: str, home: Path | None = None) -> None:
+    """Before a rebuild: a ``current`` that names no loadable generation goes (the next
+    build writes a new one past every generation on disk)."""
+    root = index_dir(model_id, home)
+    try:
+        read_current(root, strict=True)
+    except IndexDamaged:
+        (root / "current").unlink(missing_ok=True)

@@ -344,8 +344,9 @@ class Watcher:
             if stored is not None:
                 gone.append(existing[stored][0])
         if notes:
-            _, sidecar = source_sidecar(SourceSpec(w.kind, w.root, w.project), stats)
-            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False, sidecar=sidecar)
+            _, sidecar, restated = source_sidecar(SourceSpec(w.kind, w.root, w.project), stats)
+            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False, sidecar=sidecar,
+                               restatements=restated)
         if gone:
             stats.removed += store.delete_notes(gone)
 

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_NOTES = ROOT / "datasets" / "sample" / "notes"
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("RECALL_SHARED") or ROOT.parent / "shared")  # ../shared, or where the env says
 RULES_120 = SHARED / "benchmarks" / "rules-120" / "notes"
 
 

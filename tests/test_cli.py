@@ -51,7 +51,9 @@ def test_index_reads_the_folders_questions(sample_notes):
 def test_query_explain_and_json(sample_notes):
     recall("index", "-q", str(sample_notes))
     out = recall("query", "--all", "--explain", "Decimal not float for money amounts").stdout
-    assert "thresholds from [default]" in out
+    # `recall index` calibrated the thresholds on these notes (no questions: on the negatives)
+    assert "thresholds from [hash-256] in " in out and "calibration.toml" in out
+    assert "nearest known unrelated message" in out
     assert "decimal-not-float" in out
     assert "top " in out and "gap " in out and "->" in out
     assert "order: dense fused with BM25 (search.lexical_weight 0.4)" in out  # the default pipeline

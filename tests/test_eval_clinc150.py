@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from eval.cli import main
-from eval.clinc150 import DEFAULT_PATH, speaks, subsample, tune, write_notes
+from eval.clinc150 import DEFAULT_PATH, at_published_accuracy, curve, subsample, write_notes
 
 INTENTS = {
     "transfer": ["move money to my savings account", "send fifty dollars to my checking account",
@@ -39,7 +39,7 @@ def synthetic(tmp_path: Path) -> Path:
                  ["wake me up at seven", "alarm"], ["ok", "alarm"]],
         "oos_val": [["who wrote the odyssey", "oos"], ["recommend a good sci-fi novel", "oos"]],
         "oos_test": [["what is the capital of peru", "oos"], ["how do i bake sourdough bread", "oos"]],
-        "oos_train": [], "oos_val_x": [],
+        "oos_train": [["play some jazz music", "oos"], ["who is the president of france", "oos"]],
     }
     path = tmp_path / "data_full.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -55,19 +55,17 @@ def test_notes_one_per_intent(tmp_path):
     assert "transfer two hundred dollars to savings" in text.split("---")[-1]  # body
 
 
-def test_tune_by_hand():
-    tops = np.array([0.9, 0.8, 0.85, 0.6, 0.7])
-    gaps = np.array([0.10, 0.02, 0.08, 0.01, 0.03])
-    long_enough = np.ones(5, dtype=bool)
-    correct = np.array([True, False, True, False, False])
-    is_oos = np.array([False, False, False, True, True])
-    # Best possible: speak on the two right answers, silence both oos (4/5; the wrong
-    # in-scope answer is wrong whether silenced or not). Either floor can achieve it.
-    chosen = tune(tops, gaps, long_enough, correct, is_oos)
-    assert chosen["val_accuracy_with_abstention"] == pytest.approx(4 / 5)
-    assert chosen["val_oos_recall"] == 1.0
-    spoken = speaks(tops, gaps, long_enough, chosen["top_floor"], chosen["gap_floor"])
-    assert spoken[[0, 2]].all() and not spoken[[3, 4]].any()
+def test_curve_and_reading_at_equal_accuracy_by_hand():
+    rows = [{"top": t, "negative": None, "top_id": i, "long_enough": True}
+            for t, i in [(0.9, "a"), (0.8, "x"), (0.85, "b"), (0.6, None), (0.7, None)]]
+    labels = ["a", "b", "b", None, None]  # the second in-scope answer is wrong
+    c = curve(rows, labels, neg_weight=0.0)
+    # floor 0.85: speaks on 0.9 and 0.85 (both right), silent on both out-of-scope
+    i = c["floor"].index(0.85)
+    assert c["in_scope_accuracy"][i] == pytest.approx(2 / 3, abs=1e-4) and c["oos_recall"][i] == 1.0
+    # at a published in-scope accuracy above anything we reach, no reading
+    read = at_published_accuracy(c)
+    assert read["BERT"]["our_oos_recall"] is None and read["SVM"]["our_oos_recall"] is None
 
 
 def test_subsample_is_seeded_and_keeps_train():
@@ -85,14 +83,17 @@ def test_clinc150_command_on_synthetic_data(tmp_path):
     data = json.loads(res.stdout)
     for key in ("in_scope_accuracy", "oos_recall", "hit_rate@1", "hit_rate@3"):
         assert 0.0 <= data[key] <= 1.0
-    assert data["n"] == {"intents": 3, "val": 3, "oos_val": 2, "test": 4, "oos_test": 2}
-    assert set(data["thresholds"]) == {"gap_floor", "top_floor"}
-    assert data["tuning"]["on"] == "val + oos_val"
+    assert data["n"] == {"intents": 3, "val": 3, "oos_val": 2, "test": 4, "oos_test": 2, "oos_train": 2}
+    assert set(data["thresholds"]) == {"gap_floor", "top_floor", "neg_weight"}
+    assert data["tuning"]["on"].startswith("oos_train as the collection's negatives")
+    assert len(data["curve"]["floor"]) == len(data["curve"]["oos_recall"]) > 2
     assert data["published"]["BERT"] == {"in_scope_accuracy": 0.962, "oos_recall": 0.523}
     assert data["model"]["model_id"] == "hash-256"
-    assert data["hit_rate@3"] == 1.0  # three intents: every answer is in the top 3
+    # three intents: every searched answer is in the top 3; "ok" is too short to be searched
+    assert data["hit_rate@3"] == 0.75
     res = CliRunner().invoke(main, ["clinc150", "--data", str(data_file), "--model", "hash"])
     assert "BERT" in res.output and "96.2" in res.output and "52.3" in res.output
+    assert "self-calibrated on oos_train" in res.output
 
 
 def test_absent_file_is_a_clean_skip(tmp_path):

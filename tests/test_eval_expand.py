@@ -35,12 +35,23 @@ def notes(tmp_path) -> Path:
 
 
 def answer_for(prompt: str, extra: str = "") -> str:
-    """A well-behaved model's answer: one line per note shown, inside a code fence."""
+    """A well-behaved model's answer to each of the three prompts, inside a code fence:
+    questions (one line per note shown), negatives, or restatements."""
     stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
-    lines = [json.dumps({"note": s, "questions": [f"when is {s} relevant?", f"{s} の件どうする？",
-                                                   f"help me with {s}"]}, ensure_ascii=False)
-             for s in stems]
+    if "for which NONE of the notes is relevant" in prompt:  # eval/prompts/negatives.md
+        lines = [json.dumps({"text": t, "lang": "en", "kind": "near-miss"}) for t in NEGATIVES]
+    elif "restate its header" in prompt:  # eval/prompts/restate_notes.md
+        lines = [json.dumps({"note": s, "restatements": [f"{s} を言い換えると"]}, ensure_ascii=False) for s in stems]
+    else:
+        lines = [json.dumps({"note": s, "questions": [f"when is {s} relevant?", f"{s} の件どうする？",
+                                                       f"help me with {s}"]}, ensure_ascii=False)
+                 for s in stems]
     return "\n".join(["Here you go:", "```jsonl", *lines, extra, "```"])
+
+
+# The last one repeats a note's question word for word: it must be dropped as too close.
+NEGATIVES = ["how do I profile a slow SQL query?", "which linter do we run on the frontend?",
+             "thanks, go on", "help me with decimal-money"]
 
 
 @pytest.fixture
@@ -53,10 +64,10 @@ def expand(*args: str):
     return CliRunner().invoke(main, ["expand", *args])
 
 
-def test_api_backend_writes_a_sidecar_the_core_reads(fake_api, notes):
+def test_api_backend_writes_a_sidecar_the_core_reads(fake_api, notes, hash_model):
     res = expand("--notes", str(notes), "--backend", "anthropic", "--api-model", "claude-test-model")
     assert res.exit_code == 0, res.output
-    assert len(fake_api.requests) == 1
+    assert len(fake_api.requests) == 3  # questions, negatives, restatements
     body = fake_api.requests[0]["body"]
     assert fake_api.requests[0]["path"] == "/v1/messages" and body["model"] == "claude-test-model"
     prompt = body["messages"][0]["content"]
@@ -73,6 +84,16 @@ def test_api_backend_writes_a_sidecar_the_core_reads(fake_api, notes):
         assert stat.S_IMODE(sidecar.stat().st_mode) == 0o600
     prov = json.loads((notes / "expansions.provenance.json").read_text(encoding="utf-8"))
     assert prov["backend"] == "anthropic" and prov["model"] == "claude-test-model"
+    # negatives beside it, the one that repeats a question dropped and counted
+    from recall.negatives import read_sidecar as read_negatives
+
+    negs, problems = read_negatives(notes / "negatives.jsonl")
+    assert problems == [] and [n.text for n in negs] == NEGATIVES[:3]
+    nprov = json.loads((notes / "negatives.provenance.json").read_text(encoding="utf-8"))
+    assert nprov["dropped_too_close_to_a_question"] == 1 and nprov["prompt"] == "eval/prompts/negatives.md"
+    # restatements merged into each note's line, read by the core
+    restated, _ = read_sidecar(sidecar, field="restatements")
+    assert restated["zeitzone-utc"] == ["zeitzone-utc を言い換えると"]
     assert prov["prompt"] == "eval/prompts/expand_notes.md" and len(prov["prompt_hash"]) == 16
     assert prov["collection_hash"] == collection_hash(notes)
     assert (prov["n_per_note"], prov["share_ja"], prov["questions"], prov["missing"]) == (3, 0.3, 9, [])

@@ -37,8 +37,8 @@ def test_run_writes_the_three_files(run_dir):
     assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{7}", run_dir.name)
     results = json.loads((run_dir / "results.json").read_text())
     assert results["run_id"] == run_dir.name and results["collection"] == "fixture"
-    assert list(results["pipelines"]) == ["default", "original-rule", "grep", "bm25"]
-    assert len(results["curve"]["gap_floor"]) >= 80
+    assert list(results["pipelines"]) == ["default", "packaged-thresholds", "original-rule", "grep", "bm25"]
+    assert len(results["curve"]["values"]) >= 80 and results["curve"]["param"] == "top_floor"
     assert results["sets"][0]["set_id"] == "questions"
     md = (run_dir / "report.md").read_text()
     assert "| hit_rate@1 |" in md and "## Headline metrics" in md

@@ -1,6 +1,7 @@
 """Store + FAISS index on real files: migrations, incremental updates, atomic swaps,
 crash safety, permissions, and one pass on the real default model."""
 
+import json
 import os
 import sqlite3
 import stat
@@ -157,3 +158,272 @@ def test_real_default_model_finds_paraphrase_and_crosses_languages(recall_home):
     question = "should I truncate tables after each test to clean the database?"
     hits, _ = app.searcher.search(question, Scope(everything=True))
     assert "test-db-reset-between-tests" in [h.note["id"] for h in hits[:3]]
+
+
+# --- issue 16: every artefact masked (1); vectors of old chunks pruned (11) -------------------------
+
+def _secret_note(folder, rng):
+    """A note with secrets in its name, description, body, questions and sidecar; returns them."""
+    import json
+    import string
+
+    alnum = string.ascii_letters + string.digits
+
+    def r(n, alphabet=alnum):
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    pg, aws, fb, rnd = r(20), r(40, alnum + "+/"), "EAA" + "B" + r(80), r(36, alnum + "-_")
+    twilio = r(32, "0123456789abcdef")
+    q = r(24)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "creds.md").write_text(
+        f"---\nname: deploy creds PGPASSWORD={pg}\ndescription: the backup secret key {aws}\n"
+        f"type: reference\nquestions: ['which token is {rnd}?']\n---\n\n"
+        f"Facebook {fb} works.\nTwilio auth token {twilio}\n" + "filler words about deploys. " * 60,
+        encoding="utf-8")
+    (folder / "expansions.jsonl").write_text(
+        json.dumps({"note": "creds", "questions": [f"what is MYSQL_PWD={q} for?"]}) + "\n", encoding="utf-8")
+    return [pg, aws, fb[4:], rnd, twilio, q]
+
+
+def test_no_secret_reaches_any_file_under_recall_home(recall_home, tmp_path):
+    import random
+
+    from leaks import find_leaks
+
+    secrets = _secret_note(tmp_path / "notes", random.Random(16))
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", tmp_path / "notes")])
+    app.searcher.search("deploy creds", Scope(everything=True))
+    app.store.close()
+    assert (recall_home / "index").is_dir() and any(recall_home.rglob("lexical.npz"))
+    assert find_leaks(recall_home, secrets) == []
+
+
+def test_store_masks_what_a_caller_forgot(recall_home):
+    """The store's one write method masks every text, whoever calls it."""
+    import hashlib
+    import json
+
+    store = Store(recall_home / "x.db")
+    sid = store.source_id("dir", "/notes", None)
+    secret = "PGPASSWORD=Zq8vN2mKx7LpR4tW9yBc"
+    raw = f"connect with {secret} psql"
+    store.upsert_note(sid, path="/notes/a.md", note_id="a", name=raw, description=raw, type="",
+                      content_hash="h", mtime=0, chunks=[(raw, hashlib.sha256(raw.encode()).hexdigest())],
+                      extra={"title": raw, "nested": [raw]}, questions=[(raw, "q")])
+    rows = list(store.db.execute("SELECT name, description, extra FROM notes"))
+    texts = [r[0] for r in store.db.execute("SELECT text FROM chunks")]
+    hashes = [r[0] for r in store.db.execute("SELECT text_hash FROM chunks")]
+    store.close()
+    assert "Zq8vN2mKx7LpR4tW9yBc" not in json.dumps([rows, texts])
+    assert hashes[0] == hashlib.sha256(texts[0].encode()).hexdigest()  # hash of what is stored
+
+
+def _live_vector_count(store, model_id):
+    live = store.db.execute("SELECT COUNT(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    vectors = store.db.execute("SELECT COUNT(*) FROM vectors WHERE model_id=?", (model_id,)).fetchone()[0]
+    return live, vectors
+
+
+def test_vectors_of_changed_and_deleted_chunks_are_pruned(recall_home, sample_notes):
+    app = app_for(recall_home)
+    src = [SourceSpec("dir", sample_notes)]
+    app.index(src)
+    notes = sorted(sample_notes.glob("*.md"))
+    for i, path in enumerate(notes[:12]):  # edit a dozen notes three times each
+        for round_ in range(3):
+            path.write_text(path.read_text() + f"\nedit {round_} of note {i}\n")
+            app.index(src)
+    for path in notes[12:18]:
+        path.unlink()
+    app.index(src)
+    live, vectors = _live_vector_count(app.store, "hash-256")
+    assert vectors == live
+    assert load_index("hash-256", recall_home).ntotal == app.store.counts()["chunks"]
+
+
+def test_orphan_vectors_left_by_an_older_recall_are_pruned_at_the_next_index(recall_home, sample_notes):
+    import numpy as np
+
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", sample_notes)])
+    app.store.put_vectors("hash-256", [f"old-{i}" for i in range(50)], np.ones((50, 256), dtype=np.float32))
+    app.index([SourceSpec("dir", sample_notes)])
+    live, vectors = _live_vector_count(app.store, "hash-256")
+    assert vectors == live
+
+
+# --- issue 16: damaged files get one line and a repair that works (8); modes fixed at start (9) ---------
+
+def _cli(*args, timeout=120):
+    import subprocess
+
+    from conftest import env_with
+
+    return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
+                          env=env_with(RECALL_MODEL="hash"), timeout=timeout)
+
+
+def _one_line_error(proc, *words):
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), proc.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def _damage(path, how):
+    if how == "truncate":
+        with open(path, "r+b") as fh:
+            fh.truncate(max(1, path.stat().st_size // 3))
+    elif how == "garbage":
+        path.write_bytes(b"\x00garbage\xff" * 7)
+    elif how == "delete":
+        path.unlink()
+
+
+DAMAGE = [("index.faiss", "truncate"), ("index.faiss", "garbage"), ("meta.json", "truncate"),
+          ("meta.json", "garbage"), ("lexical.npz", "truncate"), ("lexical.npz", "garbage"),
+          ("index.faiss", "delete"), ("meta.json", "delete"), ("current", "garbage"), ("gen-dir", "delete")]
+
+
+@pytest.mark.parametrize("name,how", DAMAGE, ids=[f"{n}-{h}" for n, h in DAMAGE])
+def test_a_damaged_index_file_is_one_line_and_rebuild_repairs_it(recall_home, sample_notes, name, how):
+    import shutil
+    import time
+
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    root = index_dir("hash-256", recall_home)
+    gen = root / (root / "current").read_text().strip()
+    if name == "gen-dir":
+        shutil.rmtree(gen)
+    else:
+        _damage(root / name if name == "current" else gen / name, how)
+
+    _one_line_error(_cli("query", "--all", "feature flags unleash"), "damaged", "recall index --rebuild")
+    status = _cli("status")
+    assert status.returncode == 0 and "Traceback" not in status.stderr
+    assert "index_problems" in status.stdout and "recall index --rebuild" in status.stdout
+    t0 = time.monotonic()
+    _one_line_error(_cli("serve", "--wait", "60"), "damaged", "recall index --rebuild")
+    assert time.monotonic() - t0 < 30  # said at once, not after waiting for a daemon that exits
+
+    repaired = _cli("index", "-q", "--rebuild")
+    assert repaired.returncode == 0, repaired.stderr
+    hits = json.loads(_cli("query", "--all", "--json", "Feature flags via Unleash").stdout)["ranked"]
+    assert hits[0]["id"] == "feature-flags-unleash"
+    assert len(hits) > 10 and _cli("status").stdout.count("index_problems") == 0
+
+
+def test_a_truncated_store_is_one_line_and_rebuild_reindexes_the_notes(recall_home, sample_notes):
+    n = len(list(sample_notes.glob("*.md")))
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    db = recall_home / "recall.db"
+    with open(db, "r+b") as fh:
+        fh.truncate(db.stat().st_size // 2)
+    for args in (("status",), ("index", "-q", str(sample_notes))):
+        _one_line_error(_cli(*args), "note store is damaged", "recall index --rebuild")
+    repaired = _cli("index", "-q", "--rebuild")  # no folder named: the damaged store's are found again
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"added {n}," in repaired.stdout and "moved to" in repaired.stderr
+    assert list(recall_home.glob("recall.db.damaged-*"))
+    counts = json.loads(_cli("status", "--json").stdout)["counts"]
+    assert counts["notes"] == n and counts["vectors"] == counts["chunks"] > 0
+
+
+def test_a_broken_config_file_is_one_line_everywhere(recall_home):
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[daemon\nidle_exit_hours = 1\n")
+    for args in (("serve", "--foreground"), ("serve",), ("status",), ("query", "hello there, recall"),
+                 ("index", "-q"), ("config",)):
+        _one_line_error(_cli(*args, timeout=60), "config.toml is not valid TOML", "line 1")
+
+
+def test_modes_opened_up_before_start_are_closed_again(recall_home, sample_notes):
+    if sys.platform == "win32":
+        pytest.skip("POSIX permissions")
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    for root, dirs, files in os.walk(recall_home):
+        os.chmod(root, 0o777)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o666)
+    assert _cli("status").returncode == 0
+    for root, dirs, files in os.walk(recall_home):
+        assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
+        for f in files:
+            assert stat.S_IMODE(os.stat(os.path.join(root, f)).st_mode) == 0o600, f
+
+
+@pytest.mark.slow
+def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, sample_notes):
+    """The new paths once on the real default model: secrets masked in every file, vectors
+    pruned after an edit, a damaged generation repaired by --rebuild."""
+    import random
+    import subprocess
+
+    from conftest import env_with
+    from leaks import find_leaks
+
+    secrets = _secret_note(sample_notes, random.Random(61))
+    env = env_with()
+    env.pop("RECALL_MODEL", None)
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
+                              env=env, timeout=600)
+
+    assert cli("index", "-q", str(sample_notes)).returncode == 0
+    note = sample_notes / "feature-flags-unleash.md"
+    note.write_text(note.read_text() + "\nOne more line.\n")
+    assert cli("index", "-q", str(sample_notes)).returncode == 0
+    store = Store(recall_home / "recall.db")
+    live, vectors = _live_vector_count(store, "intfloat/multilingual-e5-small")
+    store.close()
+    assert vectors == live
+    root = index_dir("intfloat/multilingual-e5-small", recall_home)
+    (root / (root / "current").read_text().strip() / "meta.json").write_text("{broken")
+    _one_line_error(cli("query", "--all", "feature flags"), "damaged", "recall index --rebuild")
+    assert cli("index", "-q", "--rebuild").returncode == 0
+    hits = json.loads(cli("query", "--all", "--json", "how do we add a feature flag?").stdout)["ranked"]
+    assert "feature-flags-unleash" in [h["id"] for h in hits[:3]]
+    assert find_leaks(recall_home, secrets) == []
+
+
+def test_text_masked_by_older_rules_is_masked_again_and_scrubbed_at_the_next_index(recall_home, tmp_path):
+    """What an older recall left: a note's secret stored unmasked (its rules did not know
+    it), in the store, two generations of index files and free pages. One `recall index`
+    later no byte under RECALL_HOME holds it."""
+    from leaks import find_leaks
+
+    from recall.vector_index import build_index
+
+    secret = "Zq8vN2mKx7LpR4tW9yBc"
+    folder = tmp_path / "notes"
+    write_note(folder, "db", "DB access", "how to reach the db", f"PGPASSWORD={secret} psql -h db")
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", folder)])
+    con = sqlite3.connect(recall_home / "recall.db")  # as an older recall wrote it
+    con.execute("PRAGMA secure_delete=OFF")  # (the default of many SQLite builds)
+    con.execute("INSERT INTO chunks SELECT note_id, 99, 'an older version: PGPASSWORD=' || ? || ' old',"
+                " 'h', 'text' FROM chunks LIMIT 1", (secret,))
+    con.commit()
+    con.execute("DELETE FROM chunks WHERE ord = 99")  # its bytes stay in a free page
+    con.execute("UPDATE chunks SET text = replace(text, '[REDACTED]', ?)", (secret,))
+    con.execute("UPDATE notes SET content_hash = replace(content_hash, ':m', ':old'),"
+                " description = 'PGPASSWORD=' || ?", (secret,))
+    con.execute("DELETE FROM settings")
+    con.commit()
+    con.close()
+    store = Store(recall_home / "recall.db")
+    build_index(store, "hash-256", home=recall_home)
+    build_index(store, "hash-256", home=recall_home)
+    store.close()
+    assert find_leaks(recall_home, [secret])
+
+    out = _cli("index", "-q", str(folder))
+    assert out.returncode == 0, out.stderr
+    assert find_leaks(recall_home, [secret]) == []
+    assert len(list(index_dir("hash-256", recall_home).glob("gen-*"))) == 1

@@ -67,3 +67,73 @@ def test_sample_collection_parses_cleanly():
     assert len(notes) >= 45 and problems == []
     assert {n.type for n in notes} == {"user", "feedback", "project", "reference"}
     assert sum(any("\u3040" <= ch <= "\u30ff" for ch in n.body) for n in notes) >= 8  # Japanese notes
+
+
+# --- issue 16: a folder's odd files never abort, hang or blow up a read ------------------------------
+
+BOMB = "---\n" + "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+) + "name: [" + ", ".join(["*a8"] * 9) + "]\n---\nbody of the bomb\n"
+
+
+def _good(folder: Path) -> None:
+    (folder / "good.md").write_text("---\nname: Good\ndescription: fine\n---\nok\n")
+
+
+@pytest.mark.timeout(20)
+def test_symlink_loops_are_one_problem_each(tmp_path):
+    _good(tmp_path)
+    (tmp_path / "x1.md").symlink_to("x2.md")
+    (tmp_path / "x2.md").symlink_to("x1.md")
+    (tmp_path / "self.md").symlink_to("self.md")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "up").symlink_to("..")  # a folder loop: not followed
+    notes, problems = read_folder(tmp_path)
+    assert [n.id for n in notes] == ["good"]
+    assert sorted(Path(p.path).name for p in problems) == ["self.md", "x1.md", "x2.md"]
+    assert all("symlink loop" in p.message for p in problems)
+
+
+@pytest.mark.timeout(20)
+def test_named_pipe_and_socket_are_skipped_without_opening(tmp_path):
+    import os
+    import socket
+
+    _good(tmp_path)
+    os.mkfifo(tmp_path / "pipe.md")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock.md"))
+    try:
+        notes, problems = read_folder(tmp_path)
+    finally:
+        sock.close()
+    assert [n.id for n in notes] == ["good"]
+    assert {Path(p.path).name: p.message for p in problems} == {
+        "pipe.md": "a named pipe; skipped", "sock.md": "a socket; skipped"}
+
+
+@pytest.mark.timeout(20)
+def test_yaml_alias_bomb_is_refused_and_the_note_still_read(tmp_path):
+    import resource
+    import time
+
+    _good(tmp_path)
+    (tmp_path / "bomb.md").write_text(BOMB)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    notes, problems = read_folder(tmp_path)
+    assert time.perf_counter() - t0 < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KB: no blow-up
+    by = {n.id: n for n in notes}
+    assert by["bomb"].name == "bomb" and by["bomb"].body == "body of the bomb"
+    assert [p.message for p in problems] == ["front matter uses YAML aliases (*name); using file name as title"]
+
+
+def test_oversized_and_deeply_nested_front_matter(tmp_path):
+    (tmp_path / "big.md").write_text("---\nname: Big\nx: '" + "y" * 70_000 + "'\n---\nbody\n")
+    (tmp_path / "deep.md").write_text("---\nname: " + "[" * 30_000 + "]" * 30_000 + "\n---\nbody\n")
+    notes, problems = read_folder(tmp_path)
+    assert {n.id for n in notes} == {"big", "deep"}
+    messages = {Path(p.path).name: p.message for p in problems}
+    assert messages["big.md"] == "front matter over 64 KB; reading the file as plain text"
+    assert "deep.md" in messages

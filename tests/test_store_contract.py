@@ -53,10 +53,14 @@ def pg_url(tmp_path_factory) -> str:
     server.cleanup()
 
 
-def _open_pg(url: str, schema: str, owner: str = "alice@host"):
+def _open_pg(url: str, schema: str):
+    """The store as the administrator (a superuser) sets it up and then uses it; roles
+    and row-level security are tested in test_team_security.py."""
+    from recall.pgadmin import init_store
     from recall.pgstore import PgIndex
 
-    return PgIndex(url, EMB.model_id, EMB.dimension, owner=owner, schema=schema)
+    init_store(url, schema, EMB.model_id, EMB.dimension)
+    return PgIndex(url, EMB.model_id, EMB.dimension, schema=schema)
 
 
 def _drop_schema(url: str, schema: str) -> None:
@@ -65,6 +69,8 @@ def _drop_schema(url: str, schema: str) -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        for group in (f"{schema}_member", f"{schema}_reader"):
+            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(group)))
 
 
 @pytest.fixture
@@ -245,31 +251,7 @@ def test_fingerprint_matches_prepare_note(index, tmp_path):
     assert index.note_hashes(source) == {note.path: rec.content_hash}
 
 
-# --- team store only: owners, sharing, concurrency --------------------------------
-
-@pytest.mark.pg
-def test_team_rows_are_shared_private_rows_are_not(pg_url, pg_schema):
-    alice, bob = _open_pg(pg_url, pg_schema, "alice@a"), _open_pg(pg_url, pg_schema, "bob@b")
-    try:
-        mem = SourceRef("memory", "/mem/alpha", PROJ_A)
-        put(alice, mem, "/mem/alpha/p.md", "postgres vacuum", ["postgres vacuum"])
-        put(alice, SourceRef("rule", "/rules", None, team=True), "/rules/t.md", "postgres vacuum",
-            ["postgres vacuum rule"])
-        put(bob, mem, "/mem/alpha/q.md", "postgres vacuum", ["postgres vacuum"])
-        assert set(ids(query(alice, "postgres vacuum"))) == {"p", "t"}
-        assert set(ids(query(bob, "postgres vacuum"))) == {"q", "t"}
-        shared = [h for h in query(bob, "postgres vacuum") if h.note["id"] == "t"][0]
-        assert shared.note["owner"] == "alice@a" and shared.note["team"] is True
-        # Nobody deletes another machine's notes.
-        assert bob.delete_notes(SourceRef("rule", "/rules"), ["/rules/t.md"]) == 0
-        assert bob.counts()["notes"] == 2 and alice.counts()["notes"] == 2
-        # Unsharing a source hides it from the team at once (copied columns kept in step).
-        put(alice, SourceRef("rule", "/rules", None, team=False), "/rules/u.md", "other", ["other"])
-        assert set(ids(query(bob, "postgres vacuum"))) == {"q"}
-    finally:
-        alice.close()
-        bob.close()
-
+# --- team store only: model, concurrency (owners and sharing: test_team_security.py) ---
 
 @pytest.mark.pg
 def test_other_model_is_refused(pg_url, pg_schema):
@@ -324,10 +306,12 @@ def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
     write_note(folder, "pr-size", "Keep pull requests small", "under 400 lines", "Split big changes.")
     write_note(folder, "keys", "Rotate keys", "monthly", f"old key {FAKE_SECRET}")
     config = tmp_path / "config.toml"
-    config.write_text(f'model = "hash"\n[team]\nschema = "{pg_schema}"\nowner = "carol@c"\n')
+    config.write_text(f'model = "hash"\n[team]\nschema = "{pg_schema}"\n')
     monkeypatch.setenv("RECALL_CONFIG", str(config))
     monkeypatch.setenv("RECALL_PG_URL", pg_url)
     runner = CliRunner()
+    init = runner.invoke(main, ["team", "init"])
+    assert init.exit_code == 0, init.output
     pushed = runner.invoke(main, ["team", "push", "--kind", "rule", str(folder)])
     assert pushed.exit_code == 0, pushed.output
     assert "added 2" in pushed.output and "team" in pushed.output
@@ -336,7 +320,7 @@ def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
     found = runner.invoke(main, ["team", "search", "--json", "small pull requests"])
     assert found.exit_code == 0, found.output
     rows = json.loads(found.output)
-    assert rows[0]["id"] == "pr-size" and rows[0]["owner"] == "carol@c" and rows[0]["team"] is True
+    assert rows[0]["id"] == "pr-size" and rows[0]["owner"] == "postgres" and rows[0]["team"] is True
     status = runner.invoke(main, ["team", "status"])
     assert "notes: 2" in status.output and f"schema: {pg_schema}" in status.output
     forgot = runner.invoke(main, ["team", "forget", "--yes"])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import string
 import uuid
 from pathlib import Path
 
@@ -95,8 +97,10 @@ class Transcript:
         return path
 
 
-def title_of(t: Transcript, tmp_path: Path) -> SessionTitle | None:
-    return read_title(t.write(tmp_path))[0]
+def title_of(t: Transcript, tmp_path: Path, prompts: bool = True) -> SessionTitle | None:
+    """The title, past prompts allowed (what these parsing tests check); see the tests of
+    ``prompts=False``, the default, at the end."""
+    return read_title(t.write(tmp_path), prompts)[0]
 
 
 def conversation(**kwargs) -> Transcript:
@@ -159,7 +163,7 @@ def test_title_is_cleaned_and_truncated(tmp_path):
 @pytest.mark.parametrize("entrypoint", ["sdk-cli", "sdk-py", "sdk-ts"])
 def test_automated_sessions_are_skipped(tmp_path, entrypoint):
     t = conversation(entrypoint=entrypoint).title("ai-title", "batch job")
-    assert read_title(t.write(tmp_path)) == (None, 0, "automated")
+    assert read_title(t.write(tmp_path), True) == (None, 0, "automated")
 
 
 @pytest.mark.parametrize("entrypoint", ["cli", "claude-vscode", "claude-desktop", None])
@@ -180,7 +184,7 @@ def test_sidechain_lines_never_give_the_title(tmp_path):
 def test_subagent_only_file_has_no_title(tmp_path):
     t = Transcript(session_id="agent-a1b2c3")
     t.user("Search for TODOs", isSidechain=True).assistant("Found 3", isSidechain=True)
-    assert read_title(t.write(tmp_path))[2] == "no title"
+    assert read_title(t.write(tmp_path), True)[2] == "no title"
 
 
 # --- what is not a typed prompt ----------------------------------------------------
@@ -242,7 +246,7 @@ def test_session_with_no_usable_title(tmp_path):
     t = Transcript()
     t.user("<command-name>/model</command-name>").user("<local-command-stdout>ok</local-command-stdout>")
     t.tool_use_and_result("nothing")
-    assert read_title(t.write(tmp_path)) == (None, 0, "no title")
+    assert read_title(t.write(tmp_path), True) == (None, 0, "no title")
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
     assert read_title(empty) == (None, 0, "no title")
@@ -255,7 +259,7 @@ def test_malformed_lines_are_counted_not_fatal(tmp_path):
     t = Transcript().raw("not json at all").raw("[1, 2, 3]").raw('"a string"').raw("{truncated")
     t.user("Real prompt after the garbage").assistant("ok")
     t.raw('{"type":"assistant","message":')  # a torn last write, after the prompt is known
-    got, malformed, reason = read_title(t.write(tmp_path))
+    got, malformed, reason = read_title(t.write(tmp_path), True)
     assert got.title == "Real prompt after the garbage" and reason is None
     assert malformed == 5
 
@@ -265,7 +269,7 @@ def test_invalid_utf8_does_not_crash(tmp_path):
     with path.open("ab") as fh:
         fh.write(b'{"type":"ai-title","aiTitle":"bad \xff\xfe bytes"}\n')
         fh.write(b"\xc3\x28 garbage\n")
-    got, malformed, _ = read_title(path)
+    got, malformed, _ = read_title(path, True)
     assert got.source == "ai-title" and got.title.startswith("bad ") and malformed == 1
 
 
@@ -313,7 +317,7 @@ def test_project_folder_yields_exactly_the_interactive_titles(tmp_path):
     (project / "memory").mkdir()
     (project / "memory" / "MEMORY.md").write_text("- [Note](note.md)\n")
 
-    titles, stats = read_project_titles(project)
+    titles, stats = read_project_titles(project, prompts=True)
     by_id = {t.session_id: (t.source, t.title) for t in titles}
     assert by_id == {
         "s1-cli": ("custom-title", "Webhook retries"),
@@ -327,3 +331,33 @@ def test_project_folder_yields_exactly_the_interactive_titles(tmp_path):
 
 def test_missing_project_folder(tmp_path):
     assert read_project_titles(tmp_path / "nope") == ([], ReadStats())
+
+
+# --- issue 16: a past prompt is not a title unless the user opts in --------------------------------
+
+def test_by_default_no_title_is_taken_from_the_users_words(tmp_path):
+    assert read_title(conversation().write(tmp_path / "a")) == (None, 0, "no title")
+    t = conversation().title("last-prompt", "what the user typed last")
+    assert read_title(t.write(tmp_path / "b")) == (None, 0, "no title")
+    got = title_of(conversation().title("last-prompt", "typed").summary("A summary"), tmp_path / "c", False)
+    assert (got.source, got.title) == ("summary", "A summary")
+    got = title_of(conversation().title("ai-title", "Fix rounding"), tmp_path / "d", False)
+    assert (got.source, got.title) == ("ai-title", "Fix rounding")
+
+
+def test_project_folder_without_prompts_keeps_only_named_sessions(tmp_path):
+    project = tmp_path / "p"
+    conversation(session_id="s1").title("custom-title", "Webhook retries").write(project)
+    conversation(session_id="s2").write(project)
+    conversation(session_id="s3").title("last-prompt", "typed words").write(project)
+    titles, stats = read_project_titles(project)
+    assert [(t.session_id, t.source) for t in titles] == [("s1", "custom-title")]
+    assert stats.skipped_empty == 2
+
+
+def test_a_secret_at_the_title_limit_is_masked_before_the_cut(tmp_path):
+    rng = random.Random(5)
+    key = "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(40))
+    title = "x" * 180 + " " + key + " rest"  # the key straddles the 200-character limit
+    got = title_of(conversation().title("custom-title", title), tmp_path)
+    assert key[:12] not in got.title and len(got.title) <= 200

@@ -1,0 +1,267 @@
+"""``recall team ...``: the team store (PostgreSQL + pgvector, ``recall.pgstore``).
+
+Members push, search, look and forget; the database administrator sets the store up
+(``init``) and lets people in (``add-member``, ``recall.pgadmin``). Who may read and
+change what is decided by the server (roles and row-level security), not here.
+``recall.cli_extra.register`` adds the group; psycopg is imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import click
+
+
+class TeamError(click.ClickException):
+    """One-line error for the user (exit 1)."""
+
+
+def _server_error() -> type[Exception]:
+    """psycopg's base error (a row policy or a privilege the server refused), if installed."""
+    from .pgstore import PgStoreError
+
+    try:
+        import psycopg
+    except ImportError:  # PgIndex says how to install it
+        return PgStoreError
+    return psycopg.Error
+
+
+def _clean_errors(fn):
+    """``recall.cli.clean_errors`` plus PgStoreError, and the server's refusals as one line
+    in the server's words. ``recall.cli`` imports this module at its end: look it up per call."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .cli import clean_errors
+        from .pgstore import PgStoreError
+
+        try:
+            return clean_errors(PgStoreError)(fn)(*args, **kwargs)
+        except _server_error() as exc:
+            text = str(exc).strip()
+            raise TeamError(f"the team store refused: {text.splitlines()[0] if text else type(exc).__name__}") \
+                from None
+    return wrapper
+
+
+def _app():
+    from .service import Recall
+
+    return Recall()
+
+
+def _url(app, url: str | None) -> str:
+    from .pgstore import URL_ENV, PgStoreError, team_url, transport_warning
+
+    url = url or team_url(app.config)
+    if not url:
+        raise PgStoreError(f"no team store configured: set {URL_ENV} or [team] url in config.toml")
+    warning = transport_warning(url)
+    if warning:
+        click.echo(warning, err=True)
+    return url
+
+
+def _team_index(app, url: str | None):
+    from .pgstore import PgIndex, legacy_owner_label, team_schema
+
+    label = legacy_owner_label(app.config)
+    if label:
+        click.echo(f"note: RECALL_OWNER / [team] owner ({label}) is ignored: the server knows you as the "
+                   "database role you connect as", err=True)
+    emb = app.embedder
+    return PgIndex(_url(app, url), emb.model_id, emb.dimension, schema=team_schema(app.config))
+
+
+_url_option = click.option("--url", help="postgresql:// URL (default: RECALL_PG_URL, then [team] url).")
+
+
+@click.group("team")
+def team() -> None:
+    """Share notes through a PostgreSQL + pgvector server (RECALL_PG_URL or [team] url).
+
+    Notes are embedded here; the server gets masked text and vectors, and at search time
+    only the question's vector, never its text. Each member connects as their own
+    database role; the server lets a role read team rows and its own, and change only
+    its own (docs/team-store.md).
+    """
+
+
+@team.command("init")
+@click.option("--adopt", "adopt", multiple=True, metavar="LABEL=ROLE",
+              help="Give the rows an older recall pushed under owner LABEL (user@host) to ROLE. Repeatable.")
+@_url_option
+@_clean_errors
+def team_init(adopt: tuple[str, ...], url: str | None) -> None:
+    """Set up or upgrade the team store (the database administrator, once; safe to rerun).
+
+    Creates what is missing: the vector extension, the schema and tables with row-level
+    security, the roles SCHEMA_member (read team rows and their own, write their own) and
+    SCHEMA_reader (read only), and their grants; upgrades a schema made by an older
+    recall. Prints what it did. Uses this machine's model (config `model`).
+    """
+    from .pgadmin import init_store
+    from .pgstore import team_schema
+
+    pairs = {}
+    for item in adopt:
+        label, sep, role = item.rpartition("=")
+        if not sep or not label or not role:
+            raise TeamError(f"--adopt {item!r}: expected LABEL=ROLE, e.g. --adopt alice@laptop=alice")
+        pairs[label] = role
+    app = _app()
+    emb = app.embedder
+    for line in init_store(_url(app, url), team_schema(app.config), emb.model_id, emb.dimension, pairs):
+        click.echo(line)
+
+
+@team.command("add-member")
+@click.argument("name")
+@click.option("--read-only", is_flag=True, help="Search only (SCHEMA_reader): no push, no forget.")
+@click.option("--password-file", type=click.File("r"), help="Read the password from this file's first line "
+              "('-' for stdin). Default: prompt (not echoed).")
+@click.option("--no-password", is_flag=True, help="Set no password (client certificates, or a role that has one).")
+@_url_option
+@_clean_errors
+def team_add_member(name: str, read_only: bool, password_file, no_password: bool, url: str | None) -> None:
+    """Create database role NAME for a teammate, or let an existing role in.
+
+    NAME then connects as itself: the server sets the owner of what NAME pushes and
+    shows NAME only team rows and its own. The password goes to the server as a SCRAM
+    hash; NAME keeps it in ~/.pgpass.
+    """
+    from .pgadmin import add_member
+    from .pgstore import team_schema
+
+    if password_file is not None and no_password:
+        raise TeamError("--password-file and --no-password exclude each other")
+    password = None
+    if password_file is not None:
+        password = password_file.readline().rstrip("\r\n")
+        if not password:
+            raise TeamError(f"{password_file.name}: the first line is empty; put the password there")
+    elif not no_password:
+        password = click.prompt(f"Password for {name}", hide_input=True, confirmation_prompt=True)
+    app = _app()
+    for line in add_member(_url(app, url), team_schema(app.config), name, read_only=read_only,
+                           password=password):
+        click.echo(line)
+
+
+@team.command("push")
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+              help="What DIRs hold.")
+@click.option("--team/--private", "shared", default=None,
+              help="Visible to every teammate, or to you only. Default: rules and dirs "
+                   "are shared, memory is private.")
+@_url_option
+@_clean_errors
+def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str | None) -> None:
+    """Push notes (DIRs, or this project's memory and the configured rule folders).
+
+    Only new or changed notes are embedded and sent; notes deleted here are deleted there.
+    """
+    from .backends import SourceRef, push_notes
+    from .expansions import read_sidecar, unknown_notes
+    from .indexer import SourceSpec
+    from .notes import read_folder
+    from .service import project_key
+
+    app = _app()
+    cwd = Path.cwd()
+    if dirs:
+        plan = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
+    else:
+        plan = [s for s in app.default_sources(cwd) if s.root.is_dir()]
+    if not plan:
+        raise TeamError("nothing to push: give DIRs, or create this project's memory folder first")
+    index = _team_index(app, url)
+    try:
+        for spec in plan:
+            k, root = spec.kind, spec.root.resolve()
+            notes, problems = read_folder(root)
+            sidecar_path = spec.sidecar()  # the folder's questions, as `recall index` reads them
+            sidecar: dict[str, list[str]] = {}
+            if sidecar_path is not None:
+                sidecar, bad = read_sidecar(sidecar_path)
+                problems += bad + unknown_notes(sidecar_path, sidecar, (n.id for n in notes))
+            for p in problems:
+                click.echo(f"warning: {p}", err=True)
+            visible = shared if shared is not None else k != "memory"
+            stats = push_notes(index, SourceRef(k, str(root), spec.project, visible), notes, app.embedder,
+                               app.config.chunking, sidecar=sidecar)
+            click.echo(f"{root} ({k}, {'team' if visible else 'private'}): added {stats.added}, "
+                       f"changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}")
+    finally:
+        index.close()
+
+
+@team.command("search")
+@click.argument("text")
+@click.option("--repo", help="Search one other project's notes (its folder name).")
+@click.option("--all", "everything", is_flag=True, help="Every note you can see.")
+@click.option("-k", "k", default=10, show_default=True, help="Notes to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_url_option
+@_clean_errors
+def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
+                url: str | None) -> None:
+    """Search your notes and the team's on the server (the question stays here)."""
+    from .search import Scope
+    from .service import default_scope
+
+    app = _app()
+    scope = Scope(everything=True) if everything else (
+        Scope(repo=repo, shared=False) if repo else default_scope(Path.cwd()))
+    qvec = app.embedder.embed_queries([text])  # only this vector is sent
+    index = _team_index(app, url)
+    try:
+        hits = index.search(qvec, scope, k)
+    finally:
+        index.close()
+    if as_json:
+        click.echo(json.dumps([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
+            "id", "name", "description", "path", "kind", "owner", "team")}} for h in hits],
+            ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        click.echo("(no notes)", err=True)
+    for rank, h in enumerate(hits, 1):
+        n = h.note
+        click.echo(f"{rank:3d}  {h.score:.4f}  [{n['kind']}] {n['name']} — {n['description']}  "
+                   f"({n['owner']}: {n['path']})")
+
+
+@team.command("status")
+@_url_option
+@_clean_errors
+def team_status(url: str | None) -> None:
+    """Server, schema, model, your role and the counts you can see."""
+    app = _app()
+    index = _team_index(app, url)
+    try:
+        info = {"role": index.owner, "access": index.access(), "schema": index.schema,
+                "model_id": index.model_id, **index.counts()}
+    finally:
+        index.close()
+    for key, value in info.items():
+        click.echo(f"{key}: {value}")
+
+
+@team.command("forget")
+@click.confirmation_option(prompt="Delete every note you pushed to the team store?")
+@_url_option
+@_clean_errors
+def team_forget(url: str | None) -> None:
+    """Delete everything your role pushed (teammates' notes are untouched: the server refuses)."""
+    app = _app()
+    index = _team_index(app, url)
+    try:
+        click.echo(f"deleted {index.delete_own()} source(s) of {index.owner}")
+    finally:
+        index.close()

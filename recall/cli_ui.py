@@ -1,0 +1,37 @@
+"""``recall ui``: the local web page (recall/ui). ``recall.cli`` adds it with ``register(main)``;
+Starlette and uvicorn are imported only when the command runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("ui")
+@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
+@click.option("--no-open", is_flag=True, help="Print the address; do not open a browser.")
+@click.option("--reports", type=click.Path(path_type=Path, file_okay=False),
+              help="Evaluation reports folder (default: ./reports, the clone's reports/, RECALL_HOME/reports).")
+@click.option("--allow-writes", is_flag=True, help="Show the re-index button (a POST with this launch's token).")
+def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool) -> None:
+    """A local web page: notes, try a message, injections, quality, status.
+
+    Serves on 127.0.0.1 only; the address it prints carries a token for this launch,
+    which every request needs. Searches go to the daemon (started if down); the page
+    loads no model. Read-only unless --allow-writes.
+    """
+    try:
+        from .ui.server import serve
+    except ImportError as exc:
+        raise click.ClickException(f"the page needs the ui extra ({exc.name} missing): pip install -e '.[ui]'") \
+            from None
+    try:
+        serve(port=port, open_browser=not no_open, reports=reports, allow_writes=allow_writes, say=click.echo)
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); "
+                                   "try another --port, or 0 for a free one") from None
+
+
+def register(main: click.Group) -> None:
+    main.add_command(ui_cmd)

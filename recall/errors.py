@@ -1,0 +1,42 @@
+"""Damaged or impossible state, each told in one line with the command that repairs it.
+
+The core raises these; front ends print ``str(exc)`` (the CLI as ``Error: ...``, the
+daemon logs the type). They are kept apart from the modules that raise them so a front end
+can catch them without importing FAISS, numpy or SQLite code.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+REBUILD = "recall index --rebuild"
+
+
+class RecallError(RuntimeError):
+    """A problem with recall's own files that a command can repair: ``str`` says both."""
+
+
+class IndexDamaged(RecallError):
+    def __init__(self, path: Path | str, detail: str) -> None:
+        super().__init__(f"the search index is damaged ({path}: {detail}); repair it with `{REBUILD}`")
+
+
+class StoreDamaged(RecallError):
+    def __init__(self, path: Path | str, detail: str) -> None:
+        super().__init__(f"the note store is damaged ({path}: {detail}); repair it with `{REBUILD}` "
+                         "(it moves the file aside and indexes your notes again)")
+
+
+class DiskFull(RecallError):
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(f"no space left on the disk while writing {path}; free some space, then run "
+                         "`recall index` again (the index in use was not changed)")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """ENOSPC/EDQUOT from the OS, SQLite's "database or disk is full", FAISS's write errors."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        return True
+    text = str(exc)
+    return "database or disk is full" in text or "No space left" in text or "write error" in text

@@ -1,0 +1,222 @@
+"""The pages of ``recall ui``: Starlette routes rendering Jinja2 templates, server-side.
+
+Every search goes to the running daemon (``explain``), which holds the model: this
+process never loads one. The message typed on "Try a message" is sent to the daemon in
+memory and rendered back; it is never written, logged, cached or put in a URL (POST,
+``Cache-Control: no-store``, no access log).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from . import svg, views
+from .security import REPORT_CSP, Guard, csrf_value
+
+HERE = Path(__file__).resolve().parent
+DAEMON_START_S = 120.0  # a cold daemon loads its model and index first
+EXPLAIN_TIMEOUT_S = 30.0
+MAX_MESSAGE_CHARS = 16_000  # what the hook sends at most
+
+
+@dataclass
+class Settings:
+    """One launch: where it looks, what it may do."""
+
+    token: str
+    port: int
+    cwd: Path = field(default_factory=Path.cwd)  # the project whose memory "try" searches, as the hook would
+    reports: Path | None = None
+    allow_writes: bool = False
+    home: Path | None = None
+    reindex: subprocess.Popen | None = None
+    reindex_started: float = 0.0
+
+
+@contextmanager
+def recall_app(settings: Settings):
+    """A ``Recall`` for one request (SQLite connections stay in their thread)."""
+    from ..service import Recall
+
+    app = Recall(settings.home)
+    try:
+        yield app
+    finally:
+        if app._store is not None:
+            app.store.close()
+
+
+def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:
+    """The daemon's ``explain`` reply; starts the daemon when none runs."""
+    from .. import client
+
+    req = {"cmd": "explain", "prompt": message, "cwd": str(cwd)}
+    try:
+        return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
+    except client.DaemonUnavailable:
+        client.spawn_daemon(cooldown_s=0)
+        if client.wait_until_ready(timeout_s=DAEMON_START_S) is None:
+            return {"ok": False, "error": "the daemon did not start; `recall serve --foreground` shows why"}
+        return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
+
+
+def build_app(settings: Settings) -> Guard:
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    env = templates.env
+    env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, since=views.since, when=views.when,
+                       csrf=csrf_value(settings.token), allow_writes=settings.allow_writes)
+
+    def page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, ctx, status_code=status_code)
+
+    def csrf_ok(form: Any) -> bool:
+        return hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf_value(settings.token).encode())
+
+    def notes_page(request: Request) -> Response:
+        p = request.query_params
+        with recall_app(settings) as app:
+            data = views.notes(app, p.get("kind", ""), p.get("q", ""), p.get("project", ""))
+            return page(request, "notes.html", nav="notes", **data)
+
+    def note_page(request: Request) -> Response:
+        with recall_app(settings) as app:
+            data = views.note_page(app, int(request.path_params["pk"]))
+            if data is None:
+                return page(request, "missing.html", 404, nav="notes", what="no such note (re-indexed since?)")
+            return page(request, "note.html", nav="notes", **data)
+
+    async def try_page(request: Request) -> Response:
+        if request.method == "GET":
+            return page(request, "try.html", nav="try", message="", result=None, cwd=settings.cwd)
+        form = await request.form()
+        if not csrf_ok(form):
+            return page(request, "missing.html", 403, nav="try", what="this form is from another launch: reload")
+        message = str(form.get("message", ""))[:MAX_MESSAGE_CHARS]
+        from starlette.concurrency import run_in_threadpool
+
+        reply = await run_in_threadpool(ask_daemon, message, settings.cwd)
+        return page(request, "try.html", nav="try", message=message, result=explain_view(reply), cwd=settings.cwd)
+
+    def injections_page(request: Request) -> Response:
+        with recall_app(settings) as app:
+            log = views.read_injection_log(app)
+            opened = views.read_reads_log(app)
+            names = {r.note_id: (r.pk, r.name) for r in app.store.notes()}
+            return page(request, "injections.html", nav="injections", log=log, opened=opened,
+                        tracker=views.reads_log_exists(app), names=names,
+                        timeline=log.injections[: views.TIMELINE_SHOWN], days=Markup(svg.per_day(log.per_day)),
+                        log_path=app.home / "logs" / "daemon.log")
+
+    def quality_page(request: Request) -> Response:
+        with recall_app(settings) as app:
+            report = views.latest_report(app, settings.reports)
+            from ..config import user_config_path
+            from ..embedders import model_id_of
+
+            model_id = model_id_of(app.config.model)
+            t = app.config.thresholds(model_id)
+            provenance = app.config.get(f"thresholds.{t.source}.provenance")
+            curve = None
+            if report and isinstance(report["results"].get("curve"), dict):
+                c = report["results"]["curve"]
+                curve = Markup(svg.tradeoff(c, getattr(t, c.get("param", "gap_floor"), None)))
+            return page(request, "quality.html", nav="quality", report=report, curve=curve, thresholds=t,
+                        origin=views.origin_words(app.config.origins.get(f"thresholds.{t.source}.gap_floor", "")),
+                        user_config=user_config_path(),
+                        provenance=provenance, model_id=model_id, roots=views.report_roots(app, settings.reports))
+
+    def report_html(request: Request) -> Response:
+        """The latest report's own HTML, as the harness wrote it, sandboxed (no script)."""
+        with recall_app(settings) as app:
+            report = views.latest_report(app, settings.reports)
+        if report is None or not report["html"].is_file():
+            return page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
+        return HTMLResponse(report["html"].read_text(encoding="utf-8"),
+                            headers={"content-security-policy": REPORT_CSP})
+
+    def status_page(request: Request) -> Response:
+        with recall_app(settings) as app:
+            return page(request, "status.html", nav="status", s=views.status(app), job=reindex_state(settings))
+
+    async def reindex(request: Request) -> Response:
+        form = await request.form()
+        if not settings.allow_writes:
+            return page(request, "missing.html", 403, nav="status",
+                        what="this page was started read-only; `recall ui --allow-writes` allows re-indexing")
+        if not csrf_ok(form):
+            return page(request, "missing.html", 403, nav="status", what="this form is from another launch: reload")
+        if settings.reindex is None or settings.reindex.poll() is not None:
+            settings.reindex = subprocess.Popen(
+                [sys.executable, "-P", "-m", "recall.ui.reindex"], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
+            settings.reindex_started = time.time()
+        return RedirectResponse("/status", status_code=303)
+
+    routes = [
+        Route("/", lambda request: RedirectResponse("/notes", status_code=303)),
+        Route("/notes", notes_page),
+        Route("/notes/{pk:int}", note_page),
+        Route("/try", try_page, methods=["GET", "POST"]),
+        Route("/injections", injections_page),
+        Route("/quality", quality_page),
+        Route("/quality/report", report_html),
+        Route("/status", status_page),
+        Route("/reindex", reindex, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    return Guard(Starlette(routes=routes), settings.token, settings.port)
+
+
+def reindex_state(settings: Settings) -> str:
+    job = settings.reindex
+    if job is None:
+        return ""
+    code = job.poll()
+    if code is None:
+        return f"re-indexing since {views.ago(settings.reindex_started)}"
+    return "re-index finished" if code == 0 else f"re-index failed (exit {code}); `recall index` shows why"
+
+
+def explain_view(reply: dict[str, Any]) -> dict[str, Any]:
+    """The daemon's reply, shaped for the page: bars scaled over the scores shown."""
+    if not reply.get("ok"):
+        error = str(reply.get("error", "no answer"))
+        if error == "unknown command":
+            error = "the running daemon is older than this page: `recall stop`, then try again"
+        return {"ok": False, "error": error}
+    s = reply["settings"]
+    ranked = reply["ranked"]
+    scores = [r["score"] for r in ranked] + [s["top_floor"]]
+    lo, hi = min(0.0, *scores), max(scores)
+    if hi - lo > 0.3:  # dense models put every pair far from 0: zoom on the scores shown
+        lo = max(lo, min(scores) - 0.05)
+    d = reply["decision"]
+    mean = d["top"] - d["gap"] if d.get("top") is not None and d.get("gap") is not None else None
+    notes_seen = 0
+    for r in ranked:
+        if r["kind"] != "conversation":
+            notes_seen += 1
+        r["gap_rank"] = r["kind"] != "conversation" and 2 <= notes_seen <= 11
+        r["bar"] = Markup(svg.score_bar(r["score"], lo, hi, s["top_floor"], r["chosen"], mean))
+    origins = {k: views.origin_words(v) for k, v in reply.get("origins", {}).items()}
+    d["text_bytes"] = len(str(d.get("text", "")).encode("utf-8"))
+    d["cap"] = s["full_max_bytes"] if d.get("decision") == "full" else s["short_max_bytes"]
+    return {"ok": True, "ranked": ranked, "decision": d, "mean": mean, "settings": s, "origins": origins,
+            "provenance": reply.get("provenance"), "line": reply.get("line", ""), "model": reply.get("model"),
+            "timings": reply.get("timings_ms", {}), "project": reply.get("project", "")}

@@ -1,0 +1,27 @@
+"""``python -m recall.ui.reindex``: re-index every folder already indexed, in its own
+process (the page's "re-index" button; the page itself never loads a model).
+
+Each source is synced as ``recall index`` would (same kind, folder and project); past
+conversations' titles are left as they are (they are indexed per project, from its folder).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    from ..indexer import SourceSpec
+    from ..service import Recall
+
+    app = Recall()
+    specs = [SourceSpec(kind, Path(root), project) for _, kind, root, project in app.store.sources()
+             if kind in ("memory", "rule", "dir") and Path(root).is_dir()]
+    stats = app.index(specs)
+    print(f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

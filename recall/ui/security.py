@@ -1,0 +1,142 @@
+"""The rules every request to ``recall ui`` passes, as one ASGI middleware.
+
+The page serves private notes on a port any local process (and any web page the user
+opens, through the browser) can reach, so:
+
+* **Host** must be ``127.0.0.1:PORT`` or ``localhost:PORT``: a DNS-rebinding page
+  (evil.example resolving to 127.0.0.1) sends its own name and is refused;
+* a **token**, random per launch, is required on every request: given once in the URL
+  that ``recall ui`` prints and opens, it is swapped for an HttpOnly, SameSite=Strict
+  cookie and the browser is sent to the same address without it;
+* anything but GET/HEAD/POST is refused; a POST whose ``Origin`` or ``Sec-Fetch-Site``
+  says another site sent it is refused (the form's CSRF field is checked by the page);
+* every reply carries a strict Content-Security-Policy (no script, no inline style, no
+  framing), ``no-store`` and no CORS header at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+TOKEN_PARAM = "token"
+CSP = ("default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self' data:; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+CSP_KEY = b"content-security-policy"
+# The harness's report.html: its own inline styles and data: images, no script, in a sandbox.
+REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox; frame-ancestors 'none'"
+SECURITY_HEADERS = [
+    (CSP_KEY, CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make POSTs send "Origin: null"
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),  # a tried message must not land in the browser's disk cache
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+METHODS = ("GET", "HEAD", "POST")
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def csrf_value(token: str) -> str:
+    """The hidden field every form carries: derived from the token, so a page that does
+    not know the token cannot forge a POST even if a cookie were sent."""
+    return hmac.new(token.encode(), b"recall-ui-csrf", hashlib.sha256).hexdigest()
+
+
+def cookie_name(port: int) -> str:
+    # Cookies are per host, not per port: two pages on two ports keep their own.
+    return f"recall_ui_{port}"
+
+
+class Guard:
+    """Wraps the app; refuses what the rules above refuse, adds the headers to the rest."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]], token: str, port: int) -> None:
+        self.app = app
+        self.token = token
+        self.port = port
+        self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        self.origins = {f"http://{h}" for h in self.hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan; websockets are not routed
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if headers.get("host", "") not in self.hosts:
+            await _plain(send, 403, "refused: this page answers only at 127.0.0.1 or localhost on its own port")
+            return
+        method = scope.get("method", "GET")
+        if method not in METHODS:
+            await _plain(send, 405, "method not allowed", [(b"allow", b"GET, HEAD, POST")])
+            return
+        if method == "POST" and not self._same_site(headers):
+            await _plain(send, 403, "refused: a form from another site")
+            return
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = dict(query).get(TOKEN_PARAM)
+        if given is not None and method in ("GET", "HEAD") and self._valid(given):
+            rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAM])
+            # one leading slash: "//host" would send the browser to another site
+            location = "/" + scope.get("path", "/").lstrip("/") + (f"?{rest}" if rest else "")
+            cookie = (f"{cookie_name(self.port)}={self.token}; Path=/; HttpOnly; SameSite=Strict").encode()
+            await _plain(send, 303, "see " + location, [(b"location", location.encode()), (b"set-cookie", cookie)])
+            return
+        jar = SimpleCookie()
+        try:
+            jar.load(headers.get("cookie", ""))
+        except Exception:  # noqa: BLE001 - a malformed cookie header is just no cookie
+            jar = SimpleCookie()
+        morsel = jar.get(cookie_name(self.port))
+        if morsel is None or not self._valid(morsel.value):
+            await _plain(send, 403, "refused: open the address that `recall ui` printed (it carries this "
+                                    "launch's token)")
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = _without_cors(message.get("headers", []))
+                # A route may set a stricter policy of its own (the sandboxed evaluation report)
+                own = any(k.lower() == b"content-security-policy" for k, _ in headers)
+                message["headers"] = [*headers, *(h for h in SECURITY_HEADERS if not (own and h[0] == CSP_KEY))]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def _valid(self, given: str) -> bool:
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+    def _same_site(self, headers: dict[str, str]) -> bool:
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.origins:
+            return False
+        return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+
+
+def _without_cors(headers: list) -> list:
+    return [(k, v) for k, v in headers if not k.lower().startswith(b"access-control-")]
+
+
+async def _plain(send: Send, status: int, text: str, extra: list | None = None) -> None:
+    body = (text + "\n").encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()), *(extra or []), *SECURITY_HEADERS]})
+    await send({"type": "http.response.body", "body": body})

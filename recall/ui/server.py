@@ -1,0 +1,64 @@
+"""Start ``recall ui``: bind 127.0.0.1, make this launch's token, print the address,
+open the browser, serve until Ctrl-C.
+
+The socket is bound here (port 0 = a free one) and handed to uvicorn, so the port the
+token and Host check name is the port served, with no window for another process to
+take it. uvicorn's access log is off: it would record every path, and nothing the page
+is asked may be written anywhere.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+
+from .security import TOKEN_PARAM, new_token
+
+HOST = "127.0.0.1"  # loopback only, by construction: there is no option to change it
+
+
+def bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((HOST, port))
+    sock.listen(64)
+    return sock
+
+
+def warm_daemon() -> str:
+    """Start the daemon in the background if none answers (searches need it)."""
+    from .. import client
+
+    try:
+        if client.request({"cmd": "ping"}, timeout=1.0).get("ok"):
+            return "the search daemon is up"
+    except (client.DaemonUnavailable, client.DaemonError):
+        pass
+    client.spawn_daemon(cooldown_s=0)
+    return "starting the search daemon (the first search waits for its model)"
+
+
+def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None, allow_writes: bool = False,
+          say: Callable[[str], None] = print, start_daemon: bool = True) -> None:
+    import uvicorn
+
+    from .app import Settings, build_app
+
+    sock = bind(port)
+    port = sock.getsockname()[1]
+    token = new_token()
+    app = build_app(Settings(token=token, port=port, cwd=Path.cwd(), reports=reports, allow_writes=allow_writes))
+    url = f"http://{HOST}:{port}/?{TOKEN_PARAM}={token}"
+    if start_daemon:
+        say(warm_daemon())
+    say(f"recall ui: {url}")
+    say(("re-index allowed (POST with the token)" if allow_writes else "read-only") + "; Ctrl-C stops it")
+    config = uvicorn.Config(app, access_log=False, log_level="warning", server_header=False, date_header=False,
+                            lifespan="off")
+    server = uvicorn.Server(config)
+    if open_browser:
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    server.run(sockets=[sock])

@@ -1,0 +1,254 @@
+"""What the pages show, read from the files recall already keeps: the store (notes and
+chunks), the daemon's injection log, an optional reads log, evaluation reports, the
+config and the daemon's status. Nothing here loads a model or writes a file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..service import Recall
+
+# How a source kind reads on the page, in the order of the tabs.
+SOURCE_LABELS = {
+    "memory": "project memory",
+    "rule": "shared rules",
+    "dir": "other folders",
+    "conversation": "conversation titles",
+    "team": "team",
+}
+NOTES_SHOWN = 500  # rows of the notes table; the count says how many matched
+TIMELINE_SHOWN = 200  # injections listed, newest first
+# The opt-in PostToolUse tracker (one JSON object per line: note id, time, session id).
+READS_LOG = "reads.jsonl"
+NEGATIVES_FILE = "negatives.jsonl"
+_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d+ INFO (\w+) (\{.*\})\s*$")
+
+
+def origin_words(origin: str) -> str:
+    """Where a config value came from, as the page says it."""
+    return "packaged defaults (recall/default_config.toml)" if origin == "packaged" else origin
+
+
+# --- time in words -------------------------------------------------------------------
+
+
+def ago(ts: float | None, now: float | None = None) -> str:
+    if not ts:
+        return "never"
+    s = max(0.0, (now or time.time()) - ts)
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if s >= size:
+            n = int(s // size)
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return "just now"
+
+
+def since(ts: float | None, now: float | None = None) -> str:
+    """How long since ``ts``, as in "up for 3 hours"."""
+    text = ago(ts, now)
+    return "less than a minute" if text == "just now" else text.removesuffix(" ago")
+
+
+def when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "-"
+
+
+# --- notes ---------------------------------------------------------------------------
+
+
+def notes(app: Recall, kind: str = "", q: str = "", project: str = "") -> dict[str, Any]:
+    rows = app.store.notes()
+    counts = Counter(r.kind for r in rows)
+    projects = sorted({r.project for r in rows if r.project})
+    words = q.lower().split()
+    picked = [r for r in rows if (not kind or r.kind == kind) and (not project or r.project == project)
+              and all(w in f"{r.name} {r.description} {r.path} {r.note_id}".lower() for w in words)]
+    injected = injection_counts(app)
+    return {"rows": picked[:NOTES_SHOWN], "matched": len(picked), "total": len(rows), "counts": counts,
+            "projects": projects, "injected": injected, "kind": kind, "q": q, "project": project}
+
+
+def note_page(app: Recall, pk: int) -> dict[str, Any] | None:
+    row = next((r for r in app.store.notes() if r.pk == pk), None)
+    if row is None:
+        return None
+    detail = app.store.note_detail(pk) or {"chunks": [], "mtime": None, "indexed_at": None}
+    chunks = [t for role, t in detail["chunks"] if role == "text"]
+    questions = [t for role, t in detail["chunks"] if role == "question"]
+    log = read_injection_log(app)
+    return {"row": row, "chunks": chunks, "questions": questions,
+            "negatives": negatives_of(Path(row.root), row.note_id),
+            "indexed_at": detail["indexed_at"], "mtime": detail["mtime"],
+            "injected": log.per_note.get(row.note_id, 0), "opened": read_reads_log(app).get(row.note_id),
+            "last": [e for e in log.injections if row.note_id in e["ids"]][:10]}
+
+
+def negatives_of(root: Path, stem: str) -> list[str]:
+    """Near-miss negatives of a notes folder, where the collection has them: the
+    folder's ``negatives.jsonl`` (a string or {"text": ...} per line, or {"negatives": [...]}),
+    and a ``negatives`` list on this note's line of ``expansions.jsonl``."""
+    out: list[str] = []
+    for name, mine_only in ((NEGATIVES_FILE, False), ("expansions.jsonl", True)):
+        try:
+            lines = (root / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, str) and not mine_only:
+                out.append(obj)
+            elif isinstance(obj, dict):
+                if mine_only and obj.get("note") != stem:
+                    continue
+                if isinstance(obj.get("text"), str) and not mine_only:
+                    out.append(obj["text"])
+                negs = obj.get("negatives")
+                if isinstance(negs, list):
+                    out += [n for n in negs if isinstance(n, str)]
+    return list(dict.fromkeys(out))
+
+
+# --- the injection log ---------------------------------------------------------------
+
+
+@dataclass
+class InjectionLog:
+    injections: list[dict] = field(default_factory=list)  # newest first
+    per_note: Counter = field(default_factory=Counter)
+    messages: int = 0  # questions the hook asked
+    silent: int = 0
+    per_day: dict[str, tuple[int, int]] = field(default_factory=dict)  # day -> (injected, silent)
+
+
+def log_files(app: Recall) -> list[Path]:
+    path = app.home / "logs" / "daemon.log"
+    backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
+    return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [path]  # oldest first
+
+
+def read_injection_log(app: Recall) -> InjectionLog:
+    """The daemon's ``query`` events (what ``recall log`` shows): decision, notes, scores,
+    bytes and project; the log never holds the message."""
+    out = InjectionLog()
+    days: dict[str, list[int]] = {}
+    for f in log_files(app):
+        try:
+            lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            m = _LOG_LINE.match(line)
+            if not m or m.group(2) != "query":
+                continue
+            try:
+                ev = json.loads(m.group(3))
+            except ValueError:
+                continue
+            out.messages += 1
+            day = m.group(1)[:10]
+            tally = days.setdefault(day, [0, 0])
+            chosen = [c for c in ev.get("chosen") or [] if isinstance(c, dict)]
+            if ev.get("decision") in (None, "nothing") or not chosen:
+                out.silent += 1
+                tally[1] += 1
+                continue
+            tally[0] += 1
+            ids = [str(c.get("id")) for c in chosen]
+            out.per_note.update(ids)
+            out.injections.append({"time": m.group(1), "project": ev.get("project") or "", "ids": ids,
+                                   "scores": [c.get("score") for c in chosen], "decision": ev.get("decision"),
+                                   "bytes": ev.get("bytes"), "gap": ev.get("gap"), "top": ev.get("top")})
+    out.injections.reverse()
+    out.per_day = {d: (v[0], v[1]) for d, v in sorted(days.items())}
+    return out
+
+
+def injection_counts(app: Recall) -> Counter:
+    return read_injection_log(app).per_note
+
+
+def read_reads_log(app: Recall) -> Counter:
+    """Per note id, how often the agent opened an injected note (the opt-in PostToolUse
+    tracker's ``logs/reads.jsonl``); empty when the tracker is off."""
+    out: Counter = Counter()
+    try:
+        lines = (app.home / "logs" / READS_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            note = obj.get("note") or obj.get("note_id") or obj.get("id")
+            if isinstance(note, str):
+                out[note] += 1
+    return out
+
+
+def reads_log_exists(app: Recall) -> bool:
+    return (app.home / "logs" / READS_LOG).is_file()
+
+
+# --- evaluation reports --------------------------------------------------------------
+
+
+def report_roots(app: Recall, extra: Path | None = None) -> list[Path]:
+    """Where reports may be: --reports alone when given; else ./reports, the clone's
+    reports/ and RECALL_HOME/reports."""
+    here = Path(__file__).resolve().parents[2] / "reports"
+    roots = [extra] if extra is not None else [Path.cwd() / "reports", here, app.home / "reports"]
+    return list(dict.fromkeys(p.resolve() for p in roots if p.is_dir()))
+
+
+def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | None:
+    """The newest run (``reports/<collection>/latest``) of a collection whose notes folder
+    is indexed here; else the newest run of any collection."""
+    indexed = {str(Path(root).resolve()) for _, _, root, _ in app.store.sources()}
+    runs = []
+    for root in report_roots(app, extra):
+        for latest in root.glob("*/latest"):
+            run = latest.parent / latest.read_text(encoding="utf-8").strip()
+            try:
+                results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            notes_dir = str(results.get("notes_dir") or "")
+            mine = bool(notes_dir) and str(Path(notes_dir).resolve()) in indexed
+            runs.append((mine, str(results.get("created", "")), run, results))
+    if not runs:
+        return None
+    mine, _, run, results = max(runs, key=lambda r: (r[0], r[1]))
+    return {"dir": run, "html": run / "report.html", "results": results, "matches_index": mine}
+
+
+# --- status --------------------------------------------------------------------------
+
+
+def status(app: Recall) -> dict[str, Any]:
+    from .. import client
+    from ..embedders import describe
+
+    model = describe(app.config.model)
+    counts = app.store.counts()
+    runs = {m: (g, t, c) for m, g, t, c in app.store.index_runs()}
+    built = runs.get(model["model_id"])
+    daemon = client.daemon_status()
+    watch_on = bool(app.config.get("watch.enabled", False))
+    return {
+        "home": str(app.home), "model": model, "counts": counts,
+        "index_built": built[1] if built else None, "index_chunks": built[2] if built else 0,
+        "daemon": daemon, "watch_enabled": watch_on, "watcher_running": watch_on and daemon.get("running", False),
+        "device": daemon.get("device") or "",
+    }

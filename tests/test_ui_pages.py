@@ -1,0 +1,156 @@
+"""What ``recall ui``'s pages show, from the files recall keeps: the store, the real
+daemon's injection log, the read tracker's log, negatives, reports and status.
+The app runs in-process (Starlette's test client) over a real store and a real daemon."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from click.testing import CliRunner
+from conftest import write_note
+from daemon_helpers import index_dirs, write_config
+from starlette.testclient import TestClient
+from ui_helpers import write_report
+
+from recall import client
+from recall.cli import main
+from recall.ui.app import Settings, build_app
+from recall.ui.security import csrf_value
+
+PORT = 8123
+
+
+def page_client(**kw) -> TestClient:
+    settings = Settings(token="t0ken", port=PORT, **kw)
+    return TestClient(build_app(settings), base_url=f"http://127.0.0.1:{PORT}",
+                      cookies={f"recall_ui_{PORT}": "t0ken"})
+
+
+@pytest.fixture
+def notes(tmp_path, recall_home, hash_model):
+    folder = tmp_path / "team-notes"
+    write_note(folder, "flags", "Feature flags via Unleash", "How features are gated behind flags",
+               "Ship dark behind Unleash flags; remove them within 30 days.")
+    path = write_note(folder, "money", "Money is Decimal, never float", "Monetary amounts in code",
+                      "Use Decimal for money, never float.")
+    text = path.read_text(encoding="utf-8").replace("type: feedback\n",
+                                                    "type: feedback\nquestions: [Can I store prices as floats?]\n")
+    path.write_text(text, encoding="utf-8")
+    (folder / "negatives.jsonl").write_text(json.dumps({"text": "What is the capital of France?"}) + "\n",
+                                            encoding="utf-8")
+    write_config(recall_home)
+    index_dirs(folder)
+    return folder
+
+
+def test_notes_filter_and_a_notes_page(notes):
+    with page_client() as c:
+        r = c.get("/notes")
+        assert "Feature flags via Unleash" in r.text and "Money is Decimal" in r.text
+        r = c.get("/notes", params={"q": "decimal"})
+        assert "Money is Decimal" in r.text and "Feature flags via Unleash" not in r.text
+        assert "1 match" in r.text
+        assert "No note matches" in c.get("/notes", params={"kind": "memory"}).text
+        r = c.get("/notes", params={"q": "decimal"})
+        pk = r.text.split('href="/notes/')[1].split('"')[0]
+        note = c.get(f"/notes/{pk}").text
+        assert "Use Decimal for money" in note  # a chunk
+        assert "Can I store prices as floats?" in note  # its questions
+        assert "What is the capital of France?" in note  # the folder's negatives
+        assert "0 times" in note
+        assert c.get("/notes/99999").status_code == 404
+
+
+def test_note_text_is_escaped(tmp_path, recall_home, hash_model):
+    folder = tmp_path / "odd"
+    write_note(folder, "odd", "<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "<b>body</b>")
+    write_config(recall_home)
+    index_dirs(folder)
+    with page_client() as c:
+        r = c.get("/notes").text
+        assert "<script>alert(1)" not in r and "&lt;script&gt;alert(1)&lt;/script&gt;" in r
+        assert "<img src=x" not in r
+        pk = r.split('href="/notes/')[1].split('"')[0]
+        assert "<b>body</b>" not in c.get(f"/notes/{pk}").text
+
+
+def test_injections_come_from_the_daemons_log_and_opened_from_the_read_tracker(notes, daemons, recall_home,
+                                                                              tmp_path):
+    daemons.start()
+    asked = "Feature flags via Unleash: how do we add a feature flag?"
+    reply = client.request({"cmd": "query", "prompt": asked, "cwd": str(tmp_path)}, timeout=10)
+    assert reply["decision"]["decision"] != "nothing"
+    client.request({"cmd": "query", "prompt": "hello how are you doing today", "cwd": str(tmp_path)}, timeout=10)
+    with page_client() as c:
+        r = c.get("/injections")
+        assert "2 messages searched: <b>1</b> got notes, <b>1</b> got nothing" in r.text
+        assert "Feature flags via Unleash" in r.text and asked not in r.text
+        assert "read tracker" in r.text  # no reads log: says where the signal would come from
+        (recall_home / "logs" / "reads.jsonl").write_text(
+            json.dumps({"note": "flags", "time": 1.0, "session": "s1"}) + "\n", encoding="utf-8")
+        r = c.get("/injections")
+        assert "<th class=\"num\">opened</th>" in r.text
+        pk = c.get("/notes", params={"q": "unleash"}).text.split('href="/notes/')[1].split('"')[0]
+        note = c.get(f"/notes/{pk}").text
+        assert "1 time (from the injection log); opened by the agent 1 time" in note
+
+
+def test_quality_finds_the_report_of_the_indexed_folder(notes, tmp_path):
+    with page_client(reports=tmp_path / "none") as c:
+        assert "No evaluation report found" in c.get("/quality").text
+    write_report(tmp_path / "reports", notes_dir=notes)
+    with page_client(reports=tmp_path / "reports") as c:
+        r = c.get("/quality").text
+        assert "Latest evaluation: sample" in r and "<svg class=\"curve\"" in r
+        assert "is not the one indexed here" not in r
+        assert "recall-eval tune --collection sample --config" in r
+        assert 'href="/quality/report"' not in r and c.get("/quality/report").status_code == 404
+    run = write_report(tmp_path / "reports", notes_dir=notes)
+    (run / "report.html").write_text("<html><style>h1{color:red}</style><h1>the harness's report</h1></html>",
+                                     encoding="utf-8")
+    with page_client(reports=tmp_path / "reports") as c:
+        assert 'href="/quality/report"' in c.get("/quality").text
+        r = c.get("/quality/report")
+        assert r.status_code == 200 and "the harness's report" in r.text
+        policies = r.headers.get_list("content-security-policy")
+        assert len(policies) == 1 and "sandbox" in policies[0] and "default-src 'none'" in policies[0]
+        assert "script" not in policies[0]
+
+
+def test_status_in_words(notes, daemons):
+    with page_client() as c:
+        r = c.get("/status").text
+        assert "The search daemon is <b>down</b>" in r and "The index holds <b>2</b> notes" in r
+        assert "The watcher is <b>off</b>" in r
+    daemons.start()
+    with page_client() as c:
+        r = c.get("/status").text
+        assert "The search daemon is <b>up</b>" in r and "running on" in r
+
+
+def test_try_a_message_asks_the_daemon_and_explains(notes, daemons):
+    daemons.start()
+    with page_client() as c:
+        r = c.post("/try", data={"message": "Feature flags via Unleash: how do we add a feature flag?",
+                                 "csrf": csrf_value("t0ken")}, headers={"origin": f"http://127.0.0.1:{PORT}"})
+        assert r.status_code == 200
+        assert "injected" in r.text and "The exact block" in r.text and "gap_floor" in r.text
+        assert "config.toml" in r.text  # where the thresholds came from
+    e = client.request({"cmd": "explain", "prompt": "Feature flags via Unleash: how do we add a feature flag?",
+                        "cwd": str(notes)}, timeout=10)
+    text = e["decision"]["text"]
+    assert f'The exact block <span class="muted">{len(text.encode())} bytes' in r.text
+    assert f"one JSON line of {e['decision']['bytes']} bytes" in r.text
+
+
+def test_a_taken_port_is_one_clear_line(recall_home):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["ui", "--no-open", "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"cannot serve on 127.0.0.1:{port}" in result.output and "--port" in result.output
+    assert "Traceback" not in result.output

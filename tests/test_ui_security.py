@@ -1,0 +1,197 @@
+"""``recall ui``'s security rules, through an HTTP client against the real server
+(a ``recall ui`` subprocess over the sample indexed with the hash model)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from ui_helpers import UiServer, index_sample, write_report
+
+from recall.ui.security import csrf_value
+
+NOTE = "Feature flags via Unleash"
+MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ui")
+    home = base / "home"
+    index_sample(home)
+    write_report(base / "reports")
+    server = UiServer.start(home, "--reports", str(base / "reports"))
+    yield server
+    server.stop()
+
+
+def client(ui: UiServer, cookie: bool = True) -> httpx.Client:
+    return httpx.Client(base_url=ui.base, cookies=ui.cookie if cookie else None, follow_redirects=False, timeout=30)
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses with a listening TCP socket on ``port`` (Linux /proc, v4 and v6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            addr, hexport = local.split(":")
+            if state == "0A" and int(hexport, 16) == port:
+                found.add(addr)
+    return found
+
+
+def test_listens_on_loopback_only(ui):
+    assert ui.url.startswith("http://127.0.0.1:")
+    assert listening_addresses(ui.port) == {"0100007F"}  # 127.0.0.1, nothing on 0.0.0.0 or ::
+
+
+def test_the_printed_address_swaps_its_token_for_a_strict_cookie(ui):
+    with client(ui, cookie=False) as c:
+        r = c.get(f"/notes?kind=dir&token={ui.token}")
+        assert r.status_code == 303
+        assert r.headers["location"] == "/notes?kind=dir"  # the token leaves the address bar
+        cookie = r.headers["set-cookie"]
+        assert cookie.startswith(f"recall_ui_{ui.port}={ui.token};")
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+        r = c.get("/notes?kind=dir")  # httpx kept the cookie
+        assert r.status_code == 200 and NOTE in r.text
+
+
+def test_the_token_redirect_stays_on_this_site(ui):
+    """A path starting with // must not become a protocol-relative redirect to another host
+    (raw request: HTTP clients normalise such a path away)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", ui.port), timeout=10) as sock:
+        sock.sendall(f"GET //evil.example/x?token={ui.token} HTTP/1.1\r\nHost: 127.0.0.1:{ui.port}\r\n"
+                     "Connection: close\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            part = sock.recv(4096)
+            if not part:
+                break
+            head += part
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].split()[1] == "303"
+    assert "location: /evil.example/x" in [line.lower() for line in lines]
+
+
+@pytest.mark.parametrize("path", ["/", "/notes", "/notes/1", "/try", "/injections", "/quality", "/status",
+                                  "/static/style.css", "/nowhere"])
+def test_every_path_needs_the_token(ui, path):
+    with client(ui, cookie=False) as c:
+        r = c.get(path)
+        assert r.status_code == 403
+        assert "recall ui" in r.text and NOTE not in r.text
+        r = c.get(path, params={"token": "not-the-token"})
+        assert r.status_code == 403
+        r = c.get(path, cookies={f"recall_ui_{ui.port}": ui.token[:-1] + "x"})
+        assert r.status_code == 403
+
+
+def test_a_foreign_host_header_is_refused_even_with_the_token(ui):
+    """DNS rebinding: a page at evil.example that resolves to 127.0.0.1 sends Host: evil.example."""
+    with client(ui) as c:
+        for host in (f"evil.example:{ui.port}", "evil.example", f"127.0.0.1:{ui.port + 1}", f"127.0.0.2:{ui.port}",
+                     f"localhost.evil.example:{ui.port}", ""):
+            r = c.get("/notes", headers={"host": host})
+            assert r.status_code == 403, host
+            assert NOTE not in r.text
+        assert c.get("/notes", headers={"host": f"localhost:{ui.port}"}).status_code == 200
+        assert c.get("/notes", headers={"host": f"127.0.0.1:{ui.port}"}).status_code == 200
+
+
+def test_no_cors_headers(ui):
+    with client(ui) as c:
+        pre = c.request("OPTIONS", "/try", headers={"origin": "http://evil.example",
+                                                    "access-control-request-method": "POST"})
+        assert pre.status_code == 405
+        r = c.get("/notes", headers={"origin": "http://evil.example"})
+        assert r.status_code == 200
+        for resp in (pre, r):
+            assert not [h for h in resp.headers if h.lower().startswith("access-control-")]
+
+
+def test_strict_csp_and_no_inline_code_on_every_page(ui):
+    with client(ui) as c:
+        for path in ("/notes", "/notes/1", "/try", "/injections", "/quality", "/status", "/static/style.css"):
+            r = c.get(path)
+            assert r.status_code == 200, path
+            csp = r.headers["content-security-policy"]
+            assert "default-src 'self'" in csp and "script-src 'none'" in csp and "frame-ancestors 'none'" in csp
+            assert "unsafe-inline" not in csp
+            assert r.headers["x-frame-options"] == "DENY" and r.headers["cache-control"] == "no-store"
+            if path != "/static/style.css":
+                assert "<script" not in r.text.lower() and " style=" not in r.text.lower()
+                assert " on" + "click=" not in r.text.lower()
+        # the refusal pages too
+        assert "default-src 'self'" in httpx.get(ui.base + "/notes").headers["content-security-policy"]
+
+
+def test_posts_need_same_site_origin_and_the_form_field(ui):
+    csrf = csrf_value(ui.token)
+    with client(ui) as c:
+        ok = c.post("/try", data={"message": MATCHING, "csrf": csrf}, headers={"origin": ui.base})
+        assert ok.status_code == 200 and 'id="decision"' in ok.text
+        assert c.post("/try", data={"message": MATCHING}).status_code == 403  # no form field
+        assert c.post("/try", data={"message": MATCHING, "csrf": "0" * 64}).status_code == 403
+        r = c.post("/try", data={"message": MATCHING, "csrf": csrf}, headers={"origin": "http://evil.example"})
+        assert r.status_code == 403
+        r = c.post("/try", data={"message": MATCHING, "csrf": csrf}, headers={"sec-fetch-site": "cross-site"})
+        assert r.status_code == 403
+    with client(ui, cookie=False) as c:  # a cross-site form carries no SameSite=Strict cookie
+        assert c.post("/try", data={"message": MATCHING, "csrf": csrf}).status_code == 403
+
+
+def test_read_only_by_default(ui):
+    csrf = csrf_value(ui.token)
+    with client(ui) as c:
+        assert c.get("/reindex").status_code == 405
+        r = c.post("/reindex", data={"csrf": csrf})
+        assert r.status_code == 403 and "--allow-writes" in r.text
+        assert "Re-index the indexed folders" not in c.get("/status").text
+        for method in ("PUT", "DELETE", "PATCH"):
+            assert c.request(method, "/notes").status_code == 405
+
+
+def test_reindex_with_allow_writes_is_a_post_with_the_token(tmp_path):
+    home = tmp_path / "home"
+    index_sample(home)
+    ui = UiServer.start(home, "--allow-writes")
+    try:
+        with client(ui) as c:
+            assert "Re-index the indexed folders" in c.get("/status").text
+            assert c.post("/reindex", data={}).status_code == 403  # no form field
+            r = c.post("/reindex", data={"csrf": csrf_value(ui.token)}, headers={"origin": ui.base})
+            assert r.status_code == 303 and r.headers["location"] == "/status"
+            end = time.monotonic() + 60
+            text = ""
+            while time.monotonic() < end and "re-index finished" not in text:
+                text = c.get("/status").text
+                time.sleep(0.2)
+            assert "re-index finished" in text
+        with client(ui, cookie=False) as c:
+            assert c.post("/reindex", data={"csrf": csrf_value(ui.token)}).status_code == 403
+    finally:
+        ui.stop()
+
+
+def test_a_tried_message_is_never_stored_logged_or_counted(ui):
+    canary = "canary-7f3a9 Feature flags via Unleash: how do we add a feature flag?"
+    with client(ui) as c:
+        before = c.get("/injections").text
+        r = c.post("/try", data={"message": canary, "csrf": csrf_value(ui.token)}, headers={"origin": ui.base})
+        assert r.status_code == 200 and "canary-7f3a9" in r.text  # shown back in the form, once
+        assert 'id="decision"' in r.text and "No answer" not in r.text
+        assert c.get("/injections").text == before  # not an injection
+    assert "canary-7f3a9" not in ui.output()  # no access log, no echo
+    for path in ui.home.rglob("*"):
+        if path.is_file():
+            assert b"canary-7f3a9" not in path.read_bytes(), path
