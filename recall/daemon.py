@@ -818,8 +818,10 @@ def load_app(daemon: Daemon, config: Any) -> None:
         daemon.failed = True
         daemon.request_stop()
         return
-    daemon.set_ready(app, time.perf_counter() - t0)
-    log_event("ready", load_s=round(time.perf_counter() - t0, 3), device=daemon.device)
+    load_s = time.perf_counter() - t0
+    # Logged before it says so to a ping: whoever saw "ready" finds the line in the log.
+    log_event("ready", load_s=round(load_s, 3), device=str(getattr(app.embedder, "device", "")))
+    daemon.set_ready(app, load_s)
     try:  # [watch] enabled: re-index notes as they are saved, in this process
         from .watch import maybe_start_watcher
 

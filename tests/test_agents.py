@@ -390,7 +390,8 @@ def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemo
                         "prompt": MATCHING}).encode()
     proc = subprocess.run([PY, "-X", "importtime", "-P", "-m", module, "--agent", "gemini"], input=stdin,
                           capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=30)
-    assert proc.returncode == 0 and proc.stdout == b""
+    # No daemon yet: the hook starts one and may get its answer in time (recall.hook waits for it).
+    assert proc.returncode == 0 and (proc.stdout == b"" or module == "recall.hook")
     mods = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()
             if line.startswith("import time:")}
     assert module.split(".")[0] in mods and not mods & heavy, mods & heavy
