@@ -34,8 +34,11 @@ lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff check recall eval tests
 	$(VENV)/bin/mypy recall
 
-eval: $(STAMP) ## The main job: score the shipped sample and write the report
+eval: $(STAMP) ## The main job: score the sample (+ rules-120 and CLINC150 where ../shared has them), write reports
 	$(VENV)/bin/recall-eval run --collection sample
+	@if [ -d ../shared/benchmarks/rules-120/notes ]; then $(VENV)/bin/recall-eval run --collection rules-120; \
+	  else echo "rules-120: ../shared/benchmarks/rules-120/notes not found; skipped"; fi
+	$(VENV)/bin/recall-eval clinc150
 
 regress: $(STAMP) ## Fail if the committed config scores below the committed baseline
 	$(VENV)/bin/recall-eval regress --collection sample

@@ -29,11 +29,15 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
             no_expansions: bool, model: str | None, home: Path | None, reports_root: Path | None, latency: bool,
             quiet: bool) -> None:
     """Score --collection (default: sample) with every shipped set, baselines included,
-    and write reports/<collection>/<run id>/{results.json,report.md,report.html}."""
+    then each held-out set (datasets/NAME/heldout/, written under other briefs and never
+    tuned on) on its own, and write reports/<collection>/<run id>/{results.json,report.md,
+    report.html}."""
+    import tempfile
+
     from . import latency as lat
-    from .datasets import PROJECT_ROOT, load_sets
+    from .datasets import PROJECT_ROOT, heldout_sets, load_sets, read_provenance
     from .report import summary_table, write_report
-    from .score import describe_sets, score_collection
+    from .score import describe_sets, score_collection, strip_records
 
     if collection is None and notes is None:
         collection = "sample"
@@ -41,10 +45,22 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
     qs = load_sets(files)
     log(f"{name}: {len(qs)} questions from {', '.join(f.name for f in files)}")
-    results = score_collection(notes_dir, qs, model=model, home=home, baselines=True,
-                               progress=show_progress(quiet), log=log, expansions=exp,
-                               use_questions=use_questions)
-    results["sets"] = describe_sets(files)
+    with tempfile.TemporaryDirectory(prefix="recall-eval-") as tmp:
+        cache = home or Path(tmp)  # one index for the main sets and the held-out ones
+        results = score_collection(notes_dir, qs, model=model, home=cache, baselines=True,
+                                   progress=show_progress(quiet), log=log, expansions=exp,
+                                   use_questions=use_questions)
+        results["sets"] = describe_sets(files)
+        held = {}
+        for f in ([] if questions else heldout_sets(collection)):
+            log(f"held-out set {f.name}")
+            r = strip_records(score_collection(notes_dir, load_sets([f]), model=model, home=cache, baselines=True,
+                                               progress=show_progress(quiet), expansions=exp,
+                                               use_questions=use_questions))
+            held[f.stem] = {k: r[k] for k in ("pipelines", "by_style", "cross_lang", "by_lang", "n_paraphrase",
+                                              "n_unrelated", "calibration", "thresholds")}
+            held[f.stem]["provenance"] = read_provenance(f)
+        results["heldout"] = held
     if latency:
         data, message = lat.run_bench()
         log(message)

@@ -57,12 +57,26 @@ class Collection:
     question_files: list[Path] = field(default_factory=list)
 
 
+SHARED_BENCHMARKS = PROJECT_ROOT.parent / "shared" / "benchmarks"
+
+
 def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:
-    """``datasets/NAME/notes`` and ``datasets/NAME/questions/*.jsonl``."""
+    """``datasets/NAME/notes`` (else ``../shared/benchmarks/NAME/notes``, where collections
+    that are not ours to copy live) and ``datasets/NAME/questions/*.jsonl``."""
     base = root / "datasets" / name
     qdir = base / "questions"
     files = sorted(qdir.glob("*.jsonl")) if qdir.is_dir() else []
-    return Collection(name, base / "notes", files)
+    notes = base / "notes"
+    if not notes.is_dir() and (SHARED_BENCHMARKS / name / "notes").is_dir():
+        notes = SHARED_BENCHMARKS / name / "notes"
+    return Collection(name, notes, files)
+
+
+def heldout_sets(name: str | None, root: Path = PROJECT_ROOT) -> list[Path]:
+    """``datasets/NAME/heldout/*.jsonl``: sets written under other briefs, never used for
+    tuning; ``run`` reports each on its own."""
+    folder = root / "datasets" / name / "heldout" if name else None
+    return sorted(folder.glob("*.jsonl")) if folder is not None and folder.is_dir() else []
 
 
 def collection_expansions(name: str | None, root: Path = PROJECT_ROOT) -> Path | None:

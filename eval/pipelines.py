@@ -161,6 +161,10 @@ def load_expansions(path: Path, note_ids: Sequence[str]) -> dict[str, list[str]]
     out, problems = read_sidecar(path, known=list(note_ids))
     if problems:
         raise DatasetError("; ".join(str(p) for p in problems[:3]) + (" ..." if len(problems) > 3 else ""))
+    # The core indexes a note's restatements as chunks too (after its questions): so does eval.
+    restated, _ = read_sidecar(path, known=list(note_ids), field="restatements")
+    for stem, values in restated.items():
+        out[stem] = [*out.get(stem, []), *values]
     return out
 
 

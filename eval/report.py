@@ -51,14 +51,25 @@ def fmt(metric: str, v: dict | None) -> str:
     return f"{v['value']:.0f} [{lo:.0f}, {hi:.0f}]"
 
 
+HELDOUT_STYLE_METRICS = ("hit_rate@3", "injected_hit_rate", "silence_rate")
+
+
 def summary_table(results: dict) -> str:
-    """Plain-text table: metric, then value [95% CI] per pipeline."""
+    """Plain-text table: metric, then value [95% CI] per pipeline; then each held-out set's."""
     names = list(results["pipelines"])
     width = 27
     lines = [f"{'metric':<18}" + "".join(f"{n:>{width}}" for n in names)]
     for metric in HEADLINE:
         lines.append(f"{metric:<18}" + "".join(
             f"{fmt(metric, results['pipelines'][n]['metrics'][metric]):>{width}}" for n in names))
+    for set_id, h in (results.get("heldout") or {}).items():
+        lines += ["", f"held-out set {set_id} ({h['n_paraphrase']} related, {h['n_unrelated']} unrelated): "
+                      f"{(h.get('provenance') or {}).get('role', '')}"]
+        hn = list(h["pipelines"])
+        lines.append(f"{'metric':<18}" + "".join(f"{n:>{width}}" for n in hn))
+        for metric in HEADLINE:
+            lines.append(f"{metric:<18}" + "".join(
+                f"{fmt(metric, h['pipelines'][n]['metrics'][metric]):>{width}}" for n in hn))
     return "\n".join(lines)
 
 
@@ -119,6 +130,21 @@ def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
              (s.get("provenance") or {}).get("prompt_hash", "?")] for s in results.get("sets", [])]
     if sets:
         out.append(("Question sets", ["set", "backend", "model", "date", "prompt hash"], sets))
+    for set_id, h in (results.get("heldout") or {}).items():
+        hp = h["pipelines"]
+        hn = list(hp)
+        role = (h.get("provenance") or {}).get("role", "held out")
+        out.append((f"Held-out set {set_id} ({h['n_paraphrase']} related, {h['n_unrelated']} unrelated; "
+                    f"{role}) — value [95% CI]", ["metric", *hn],
+                    [[m, *(fmt(m, hp[n]["metrics"][m]) for n in hn)] for m in HEADLINE]))
+        styles = h.get("by_style") or {}
+        if styles:
+            out.append((f"{set_id}: default pipeline by message style", ["style", *HELDOUT_STYLE_METRICS],
+                        [[st, *(fmt(m, styles[st].get(m)) for m in HELDOUT_STYLE_METRICS)] for st in styles]))
+        cross = h.get("cross_lang") or {}
+        if cross:
+            out.append((f"{set_id}: same- vs cross-language related messages", ["metric", "same", "cross"],
+                        [[m, fmt(m, cross["same"][m]), fmt(m, cross["cross"][m])] for m in RANKING]))
     lat = latency_summary(results.get("latency"))
     if lat:
         out.append(("Hook latency (bench/bench_hook.py)", ["figure", "value"],
@@ -163,10 +189,13 @@ def render_markdown(results: dict) -> str:
     return "\n".join(parts)
 
 
-BASELINE_NOTE = ("original-rule: the original gap rule with its printed thresholds (gap_floor 0.025, "
-                 "top_floor 0.5, full_gap 0.11, full_margin 0.05) on the default model's scores. "
-                 "bm25 and grep: top 3 notes injected whenever anything matched (top score > 0), "
-                 "silence only when no word matched.")
+BASELINE_NOTE = ("default: thresholds self-calibrated on this collection's notes, their questions and its "
+                 "negatives (never on the question sets scored here). packaged-thresholds: the same ranking "
+                 "with the packaged per-model thresholds (the old default). no-questions and dense: the notes' "
+                 "text only (dense: no BM25 either), each re-calibrated for itself. original-rule: the original "
+                 "gap rule with its printed thresholds (gap_floor 0.025, top_floor 0.5, full_gap 0.11, "
+                 "full_margin 0.05). bm25 and grep: top 3 notes when the top score exceeds the baseline's own "
+                 "floor, set on the same negatives for the same target silence as recall's calibration.")
 
 
 def baseline_note(results: dict) -> str:

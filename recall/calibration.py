@@ -17,7 +17,10 @@ score (``top``) and its margin over the nearest negative (``top - neg``), combin
 ``evidence = top + neg_weight * margin``. The calibration picks the weight and the floor
 on the evidence that hand over the right note most often while staying silent on at least
 ``target_silence`` of the negatives; without questions (fewer than ``MIN_POSITIVES``),
-only the negatives decide: the lowest floor on the top score that keeps the target. The result goes to
+only the negatives decide: the lowest floor on the top score that keeps the target. With
+fewer than ``MIN_OWN_NEGATIVES`` negatives of its own, the shipped bank (chit-chat) is all
+the evidence there is, and it says nothing about near misses: the floor then never goes
+below the packaged one. The result goes to
 ``$RECALL_HOME/calibration.toml`` with its provenance: a layer between the packaged
 defaults and the user's own config.toml, whose values always win.
 """
@@ -186,7 +189,8 @@ def features(scores, neg_scores, expected=None) -> Features:
     return Features(top, gap, neg, hit)
 
 
-def choose(pos: Features | None, neg: Features, target: float) -> tuple[dict[str, float], float | None, float]:
+def choose(pos: Features | None, neg: Features, target: float, weights: Sequence[float] = ()
+           ) -> tuple[dict[str, float], float | None, float]:
     """(thresholds, injected on ``pos``, silence on ``neg``): the ``neg_weight`` and
     ``top_floor`` that hand over the right note most often while staying silent on at
     least ``target`` of the negatives (ties go to the more silent). Without enough
@@ -198,7 +202,7 @@ def choose(pos: Features | None, neg: Features, target: float) -> tuple[dict[str
         return ({"top_floor": floor, "gap_floor": -2.0, "neg_weight": 0.0}, None,
                 1 - float(np.mean(neg.top >= floor)))
     best: tuple | None = None
-    for w in NEG_WEIGHTS:
+    for w in weights or NEG_WEIGHTS:
         ep, en = pos.top + w * pos.margin, neg.top + w * neg.margin
         floors = np.unique(np.quantile(np.r_[ep, en], np.linspace(0, 1, GRID)))
         silence = 1 - (en[None, :] >= floors[:, None]).mean(axis=1)
@@ -214,6 +218,16 @@ def choose(pos: Features | None, neg: Features, target: float) -> tuple[dict[str
         return {"top_floor": 2.0, "gap_floor": -2.0, "neg_weight": 0.0}, 0.0, 1.0
     (injected_best, silence_best, _), thresholds = best
     return thresholds, injected_best, silence_best
+
+
+def packaged_top_floor(model_id: str) -> float:
+    """The packaged top_floor for ``model_id`` (its own table, else the default one)."""
+    import tomllib
+
+    from .config import packaged_config_text
+
+    tables = tomllib.loads(packaged_config_text())["thresholds"]
+    return float(tables.get(model_id, tables["default"])["top_floor"])
 
 
 def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 0) -> Calibration | None:
@@ -257,7 +271,17 @@ def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 
         known = np.setdiff1d(np.arange(len(found)), fold)
         folds.append(features(note_scores(nv[fold], matrix, chunk_note), nv[fold] @ nv[known].T))
     neg = Features(*(np.r_[getattr(folds[0], k), getattr(folds[1], k)] for k in ("top", "gap", "neg", "hit")))
-    thresholds, injected, silence = choose(pos, neg, target)
+    few = len(own) < MIN_OWN_NEGATIVES  # the margin over chit-chat alone says little: top alone
+    thresholds, injected, silence = choose(pos, neg, target, (0.0,) if few else ())
+    if few:
+        # The bank alone proves silence on chit-chat, not on near misses of this collection:
+        # never go below the packaged floor (measured on near misses) on its evidence only.
+        packaged = packaged_top_floor(model_id)
+        if thresholds["neg_weight"] == 0.0 and packaged > thresholds["top_floor"]:
+            thresholds["top_floor"] = packaged
+            silence = 1 - float(np.mean(neg.top >= packaged))
+            if pos is not None:
+                injected = float(np.mean((pos.top >= packaged) & pos.hit))
     origins: dict[str, int] = {}
     for n in found:
         label = "bank" if n.origin == "bank" else n.origin

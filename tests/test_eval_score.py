@@ -53,14 +53,17 @@ def test_score_with_baselines_and_records():
                                     "--model", "hash", "--json", "--baselines", "--records"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert list(data["pipelines"]) == ["default", "original-rule", "grep", "bm25"]
+    assert list(data["pipelines"]) == ["default", "packaged-thresholds", "original-rule", "grep", "bm25"]
     rows = data["pipelines"]["default"]["records"]
     assert len(rows) == 10 and {"ranked", "scores", "gap", "decision", "injected", "bytes"} <= set(rows[0])
-    # No tuned table for hash-256: the default pipeline runs the original thresholds, so
-    # the original-rule baseline must decide exactly the same.
-    assert data["thresholds_source"] == "default"
+    # No packaged table for hash-256: the packaged-thresholds row runs the original
+    # thresholds, so the original-rule baseline decides exactly as it does; the default row
+    # runs the thresholds `recall index` calibrated on this folder.
+    assert data["thresholds_source"] == "hash-256" and data["thresholds_origin"].endswith("calibration.toml")
+    assert data["calibration"]["mode"] == "negatives only" and data["calibration"]["negatives"] > 0
     same = data["pipelines"]["original-rule"]["records"]
-    assert [r["decision"] for r in same] == [r["decision"] for r in rows]
+    packaged = data["pipelines"]["packaged-thresholds"]["records"]
+    assert [r["decision"] for r in same] == [r["decision"] for r in packaged]
     # grep finds the note of the Japanese line by its kanji bigrams.
     grep = {r["id"]: r for r in data["pipelines"]["grep"]["records"]}
     assert grep["fx-05"]["ranked"][0] == "tax-line-rounding"
@@ -152,7 +155,8 @@ def test_score_indexes_the_notes_questions_and_shows_what_each_part_is_worth(tmp
     data = json.loads(res.stdout)
     assert data["pipeline"]["note_questions"] == len(list(notes.glob("*.md")))
     assert data["pipeline"]["expansions"].endswith("expansions.jsonl")
-    assert list(data["pipelines"]) == ["default", "no-questions", "dense", "original-rule", "grep", "bm25"]
+    assert list(data["pipelines"]) == ["default", "no-questions", "dense", "packaged-thresholds", "original-rule",
+                                       "grep", "bm25"]
 
     off = json.loads(CliRunner().invoke(main, [*args, "--baselines", "--no-expansions"]).stdout)
     assert off["pipeline"]["note_questions"] == 0 and "no-questions" not in off["pipelines"]

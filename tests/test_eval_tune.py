@@ -196,7 +196,9 @@ def test_cli_dry_run_writes_nothing_and_a_real_run_feeds_score(monkeypatch, tmp_
 
     res = score_collection(SAMPLE.notes_dir, load_sets(SAMPLE.question_files[:1]), model="hash", baselines=False)
     assert res["thresholds_source"] == "hash-256"
-    assert res["thresholds"] == {k: data["thresholds"]["hash-256"][k] for k in KEYS}
+    assert {k: res["thresholds"][k] for k in KEYS} == {k: data["thresholds"]["hash-256"][k] for k in KEYS}
+    # the user's own table wins over the collection's self-calibration, as a unit
+    assert res["thresholds"]["neg_weight"] == 0.0
 
 
 def test_keep_thresholds_writes_only_the_learned_table_and_before_config_compares_with_it(tmp_path):

@@ -1,0 +1,151 @@
+"""Self-calibration (recall.calibration) and negatives (recall.negatives), through the
+public API and the CLI: what `recall index` fits, where it writes it, who wins."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_NOTES, env_with, write_note
+
+from recall.calibration import FILE, Features, choose
+from recall.indexer import SourceSpec
+from recall.negatives import bank, read_sidecar
+from recall.service import Recall
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def recall(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
+                          env=env_with(RECALL_MODEL="hash"), check=check)
+
+
+def feats(top, neg, hit=None) -> Features:
+    top, neg = np.array(top, float), np.array(neg, float)
+    return Features(top, np.zeros_like(top), neg, np.array(hit if hit is not None else [False] * len(top)))
+
+
+def test_choose_meets_the_target_and_takes_the_most_hits():
+    # positives: three hits at top 0.9/0.8/0.7; negatives: 0.75, 0.6, 0.5, 0.4 (nearest negative far)
+    pos = feats([0.9, 0.8, 0.7] * 10, [0.0] * 30, [True] * 30)
+    neg = feats([0.75, 0.6, 0.5, 0.4] * 10, [0.0] * 40)
+    # a quarter may speak: the 0.75 negatives; the floor goes down to just above 0.6
+    th, injected, silence = choose(pos, neg, 0.75, weights=(0.0,))
+    assert silence >= 0.75 and 0.6 < th["top_floor"] <= 0.7 and injected == 1.0
+    # all silent: above 0.75, so the 0.7 positives are lost
+    th, injected, silence = choose(pos, neg, 1.0, weights=(0.0,))
+    assert silence == 1.0 and th["top_floor"] > 0.75 and injected == pytest.approx(2 / 3)
+
+
+def test_choose_uses_the_margin_over_the_nearest_negative_when_it_separates():
+    # same top scores for both; only the nearest negative tells them apart
+    pos = feats([0.8] * 30, [0.5] * 30, [True] * 30)
+    neg = feats([0.8] * 30, [0.79] * 30)
+    th, injected, silence = choose(pos, neg, 0.9)
+    assert th["neg_weight"] > 0 and injected == 1.0 and silence == 1.0
+
+
+def test_without_questions_only_the_negatives_decide():
+    neg = feats(list(np.linspace(0.3, 0.7, 50)), [0.0] * 50)
+    th, injected, silence = choose(None, neg, 0.9)
+    assert injected is None and silence >= 0.9 and th["neg_weight"] == 0.0
+
+
+def test_negatives_sidecar_bad_lines_and_secrets(tmp_path):
+    path = tmp_path / "negatives.jsonl"
+    path.write_text('{"text": "how do I rename a git branch?"}\nnot json\n{"text": ""}\n'
+                    '{"text": "use PGPASSWORD=hunter2hunter2hunter2x to log in?"}\n', encoding="utf-8")
+    found, problems = read_sidecar(path)
+    assert [n.text for n in found][0] == "how do I rename a git branch?" and len(found) == 2
+    assert "hunter2hunter2hunter2x" not in found[1].text
+    assert len(problems) == 2 and all(":" in p.path for p in problems)
+    assert len(bank()) >= 60 and {"en", "ja"} <= {"ja" if any(ord(c) > 0x3000 for c in n.text) else "en"
+                                                  for n in bank()}
+
+
+def _collection(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    for i, (stem, topic) in enumerate([("deploy", "deploys freeze on friday"), ("money", "money is decimal"),
+                                       ("tz", "timestamps are utc"), ("flags", "feature flags via unleash"),
+                                       ("migrations", "never edit an applied migration")]):
+        write_note(folder, stem, topic.title(), topic, f"{topic}. details {i} " * 5)
+    lines = [{"note": stem, "questions": [f"{stem} question {k} {w}" for k, w in enumerate(["a", "b", "c", "d",
+                                                                                          "e"])]}
+             for stem in ("deploy", "money", "tz", "flags", "migrations")]
+    (folder / "expansions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    negatives = [f"unrelated near miss number {i} about kubernetes pods" for i in range(40)]
+    (folder / "negatives.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in negatives),
+                                            encoding="utf-8")
+    return folder
+
+
+def test_index_calibrates_writes_its_file_and_explain_names_it(tmp_path, recall_home, hash_model):
+    folder = _collection(tmp_path)
+    out = recall("index", "-q", str(folder)).stdout
+    assert "calibrated on 25 held-out note questions and" in out and "known unrelated messages" in out
+    path = recall_home / FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    table = tomllib.loads(path.read_text(encoding="utf-8"))["thresholds"]["hash-256"]
+    prov = table["provenance"]
+    assert prov["mode"] == "questions+negatives" and prov["positives"] == 25
+    assert prov["negatives_by_origin"][str(folder.resolve() / "negatives.jsonl")] == 40
+    assert prov["calib_silence_rate"] >= prov["target_silence"]
+    explain = recall("query", "--all", "--explain", "feature flags via unleash please").stdout
+    assert f"in {path}" in explain and f"top_floor {table['top_floor']:.4f}" in explain
+    # negatives.npz holds vectors and hashes, never the text
+    npz = next((recall_home / "index").glob("*/negatives.npz"))
+    assert b"kubernetes" not in npz.read_bytes()
+
+
+def test_a_users_own_table_wins_as_a_unit(tmp_path, recall_home, hash_model):
+    folder = _collection(tmp_path)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text('[thresholds."hash-256"]\ntop_floor = 0.123\n', encoding="utf-8")
+    recall("index", "-q", str(folder))
+    app = Recall()
+    s = app.settings()
+    assert s.top_floor == 0.123 and s.neg_weight == 0.0  # nothing of the calibration mixed in
+    assert s.thresholds_origin.endswith("config.toml")
+    app.store.close()
+
+
+def test_a_running_process_takes_a_new_calibration(tmp_path, recall_home, hash_model):
+    folder = _collection(tmp_path)
+    app = Recall()
+    app.index([SourceSpec("dir", folder)])
+    before = app.query("feature flags via unleash please").settings.top_floor
+    other = Recall()  # another process's `recall calibrate`, with another target
+    cal = other.calibrate(target=0.5)
+    assert cal is not None and cal.top_floor != before
+    after = app.query("feature flags via unleash please").settings
+    assert after.top_floor == pytest.approx(cal.top_floor, abs=1e-6)
+    app.store.close()
+    other.store.close()
+
+
+def test_calibrate_command(tmp_path, recall_home, hash_model):
+    proc = recall("calibrate", check=False)
+    assert proc.returncode == 1 and "recall index" in proc.stderr and "Traceback" not in proc.stderr
+    recall("index", "-q", str(_collection(tmp_path)))
+    out = recall("calibrate", "--target-silence", "0.95").stdout
+    assert "target 0.95" in out and str(recall_home / FILE) in out
+
+
+@pytest.mark.slow
+def test_real_model_calibration_on_the_sample_meets_its_target(recall_home):
+    app = Recall()
+    sample = ROOT / "datasets" / "sample"
+    app.index([SourceSpec("dir", SAMPLE_NOTES, expansions=sample / "expansions.jsonl",
+                          negatives=sample / "negatives.jsonl")])
+    cal = app.calibration
+    assert cal.model_id == "intfloat/multilingual-e5-small" and cal.mode == "questions+negatives"
+    assert cal.positives == 153 and cal.silence >= cal.target_silence
+    assert cal.injected is not None and cal.injected > 0.1
+    app.store.close()
