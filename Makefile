@@ -46,8 +46,9 @@ faults: $(STAMP) ## The fault and fuzz suite: bad input, damaged files, killed d
 bench: $(STAMP) ## Indexing throughput, re-index time, store latency (medians, p95, ratios)
 	$(PY) -m bench.bench_index
 
-bench-hook: $(STAMP) ## Hook latency against a warm daemon, with the floor measured in the same run
+bench-hook: $(STAMP) ## Hook latency against a warm daemon (command hook, then the no-spawn MCP path), floors in the same run
 	$(PY) -m bench.bench_hook
+	$(PY) -m bench.bench_mcp
 
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample

@@ -94,25 +94,39 @@ def _scope_option(fn):
                         help="This project's .claude/settings.json (at the git root).")(fn)
 
 
+_AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])
+
+
 @click.command()
 @_scope_option
+@click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
+              help="Which agent's hook to register (each in its own format; one daemon serves all).")
+@click.option("--form", type=click.Choice(["mcp_tool", "command"]),
+              help="Claude Code only: the no-spawn mcp_tool hook (default where supported) or a "
+                   "command hook (a process per message).")
+@click.option("--track-reads", is_flag=True,
+              help="Claude Code only: also record when the agent opens a note recall injected "
+                   "(`recall log --stats`).")
 @click.option("--skip-check", is_flag=True, help="Do not start the daemon and time a question.")
-def install(scope: str, skip_check: bool) -> None:
-    """Register the hook under UserPromptSubmit in Claude Code's settings.
+def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_check: bool) -> None:
+    """Register recall's prompt hook with an agent (Claude Code by default).
 
-    Idempotent: a second run leaves one entry. Then starts the daemon, times a warm
-    question and says whether it fits in daemon.hook_budget_ms.
+    Claude Code gets the mcp_tool hook (a tool call on recall's MCP server, no process per
+    message) where its version and this environment allow, else the command hook; Codex CLI
+    a UserPromptSubmit command hook; Gemini CLI a BeforeAgent command hook. Idempotent: a
+    second run leaves one entry. Then starts the daemon, times a warm question and says
+    whether it fits in daemon.hook_budget_ms.
     """
+    from .agents import install_agent
     from .config import load_config, user_config_path
-    from .install import InstallError, latency_check, settings_path
-    from .install import install as do_install
+    from .install import InstallError, latency_check
 
-    path = settings_path(scope == "project")
     try:
-        result = do_install(path)
+        done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
     except (InstallError, OSError) as exc:
         raise _UserError(str(exc)) from None
-    click.echo(f"{result}: the recall hook in {path}")
+    for line in done:
+        click.echo(line)
     if scope == "project":
         click.echo("note: the entry holds this machine's Python path; teammates run `recall install` too")
     if skip_check:
@@ -136,24 +150,33 @@ def install(scope: str, skip_check: bool) -> None:
 
 @click.command()
 @_scope_option
-def uninstall(scope: str) -> None:
-    """Remove the recall hook from Claude Code's settings (only that entry)."""
-    from .install import InstallError, settings_path
-    from .install import uninstall as do_uninstall
+@click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
+              help="Whose hook to remove.")
+def uninstall(scope: str, agent: str) -> None:
+    """Remove exactly what `recall install` added for that agent (hook, MCP server entry, flags)."""
+    from .agents import uninstall_agent
+    from .install import InstallError
 
-    path = settings_path(scope == "project")
     try:
-        removed = do_uninstall(path)
+        done = uninstall_agent(agent, scope == "project", Path.cwd())
     except (InstallError, OSError) as exc:
         raise _UserError(str(exc)) from None
-    click.echo(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
+    for line in done:
+        click.echo(line)
 
 
 @click.command("log")
 @click.option("-n", "lines", default=20, show_default=True, help="How many lines.")
-def log_cmd(lines: int) -> None:
+@click.option("--stats", is_flag=True,
+              help="Per note: how often it was injected, and how often the agent then opened it "
+                   "(needs `recall install --track-reads`).")
+def log_cmd(lines: int, stats: bool) -> None:
     """Show the end of the daemon's log: what was handed over (never the prompts)."""
     from .daemon import log_path
+
+    if stats:
+        _print_stats()
+        return
 
     path = log_path()
     # Oldest first: backups .3, .2, .1, then the live file; keep only the last N lines.
@@ -170,6 +193,22 @@ def log_cmd(lines: int) -> None:
         click.echo(f"(no log yet at {path})", err=True)
     for line in tail:
         click.echo(line)
+
+
+def _print_stats() -> None:
+    from .track import reads_path, stats
+
+    rows = stats()
+    if not rows:
+        click.echo("(nothing injected yet)", err=True)
+        return
+    width = max(len("note"), *(len(r["note"]) for r in rows))
+    click.echo(f"{'note':<{width}}  injected  opened  last injected")
+    for r in rows:
+        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["last_injected"])) if r["last_injected"] else "-"
+        click.echo(f"{r['note']:<{width}}  {r['injected']:>8}  {r['opened']:>6}  {last}")
+    if not reads_path().exists():
+        click.echo("(no reads recorded: `recall install --track-reads` records them)", err=True)
 
 
 def register(main: click.Group) -> None:

@@ -5,6 +5,9 @@ Claude Code starts this as a new process for every message you send:
     <python> -P -m recall.hook          (exec form, what `recall install` registers)
     <python> /abs/path/recall/hook.py   (also works)
 
+Codex CLI and Gemini CLI run the same module with ``--agent codex`` / ``--agent gemini``:
+the same answer in that agent's event shape and within its context cap (see ``for_agent``).
+
 It reads the event JSON on stdin, asks the daemon within ``daemon.hook_budget_ms``
 (300 ms) for the whole exchange, and prints at most one line:
 
@@ -94,17 +97,28 @@ def hook_settings() -> dict:
     return out
 
 
-def answer(stdin: bytes, entrypoint: str = "") -> str | None:
+def skipped_session(entrypoint: str, conf: dict) -> bool:
+    """An automated session (``claude -p``, the SDKs): searched for nothing, no daemon started."""
+    return entrypoint in conf["skip"]
+
+
+def worth_searching(prompt: object, conf: dict) -> bool:
+    """A message long enough to search ("ok", "go on" are not). Shared with the MCP tool."""
+    return isinstance(prompt, str) and len(prompt.strip()) >= conf["min_chars"]
+
+
+def answer(stdin: bytes, entrypoint: str = "", agent: str = "claude") -> str | None:
     """The line to print for one event, or None. May raise; main() swallows it."""
     conf = hook_settings()
-    if entrypoint in conf["skip"]:
-        return None  # automated session (claude -p, SDK): nothing, and no daemon started
+    if skipped_session(entrypoint, conf):
+        return None
     event = json.loads(stdin.decode("utf-8"))  # strict: invalid UTF-8 means nothing
     if not isinstance(event, dict):
         return None
     prompt = event.get("prompt")
-    if not isinstance(prompt, str) or len(prompt.strip()) < conf["min_chars"]:
+    if not worth_searching(prompt, conf):
         return None
+    assert isinstance(prompt, str)
     cwd = event.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         cwd = os.getcwd()
@@ -122,13 +136,62 @@ def answer(stdin: bytes, entrypoint: str = "") -> str | None:
         return None
     line = reply.get("line")
     if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
-        return line
+        return line if agent == "claude" else for_agent(line, agent)
     return None
+
+
+# --- other agents' output formats ---------------------------------------------------------
+# Each agent's event and cap (checked against their docs, 2026-11):
+#   claude  UserPromptSubmit; additionalContext over 10,000 characters becomes a file preview
+#   codex   UserPromptSubmit, the same JSON shape (codex-rs/hooks/schema/generated/
+#           user-prompt-submit.command.output.schema.json); context capped near 2,500 tokens,
+#           so at most 2,500 characters here (one token per character in the worst case, CJK)
+#   gemini  BeforeAgent; stdout must be JSON only; hookSpecificOutput.additionalContext is
+#           appended to that turn's prompt (google-gemini/gemini-cli docs/hooks/reference.md)
+AGENT_EVENTS = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
+AGENT_MAX_CHARS = {"claude": 10_000, "codex": 2_500, "gemini": 10_000}
+
+
+def fit(text: str, max_chars: int) -> str:
+    """``text`` cut at a line boundary to at most ``max_chars`` characters (the header stays)."""
+    if len(text) <= max_chars:
+        return text
+    lines = text.split("\n")
+    while len(lines) > 2 and len("\n".join(lines)) > max_chars:
+        lines.pop()
+    return "\n".join(lines)[:max_chars]
+
+
+def context_of(line: str) -> str:
+    """The additionalContext of the daemon's (Claude Code shaped) line."""
+    data = json.loads(line)
+    text = data["hookSpecificOutput"]["additionalContext"]
+    return text if isinstance(text, str) else ""
+
+
+def for_agent(line: str, agent: str) -> str | None:
+    """The daemon's line rewritten for ``agent``: its event name, within its cap."""
+    text = fit(context_of(line), AGENT_MAX_CHARS[agent])
+    if not text:
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": AGENT_EVENTS[agent], "additionalContext": text}},
+                      ensure_ascii=False)
+
+
+def agent_arg(argv: list[str]) -> str:
+    """``--agent NAME`` (or ``--agent=NAME``) from the command line; claude when absent or unknown."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--agent" and i + 1 < len(argv) else (
+            arg.split("=", 1)[1] if arg.startswith("--agent=") else None)
+        if value in AGENT_EVENTS:
+            return value
+    return "claude"
 
 
 def main() -> None:
     try:
-        line = answer(sys.stdin.buffer.read(), os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""))
+        line = answer(sys.stdin.buffer.read(), os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
+                      agent_arg(sys.argv[1:]))
         if line:
             sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
             sys.stdout.buffer.flush()

@@ -55,15 +55,36 @@ def hook_entry() -> dict[str, Any]:
     }
 
 
-def is_ours(hook: object) -> bool:
-    """Our entry: a command hook whose arguments end in ``-m recall.hook``."""
-    if not isinstance(hook, dict) or hook.get("type") != "command":
+CONTEXT_TOOL = "recall_context"  # the MCP tool of the no-spawn hook (recall.mcp_server)
+
+
+def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:
+    """Our entry: a command hook running ``-m <module>`` (exec or shell form, with or without
+    ``--agent X`` after it), or, for the prompt hook, an ``mcp_tool`` hook calling recall_context."""
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type") == "mcp_tool":
+        return module == HOOK_MODULE and hook.get("tool") == CONTEXT_TOOL
+    if hook.get("type") != "command":
         return False
     args = hook.get("args")
     if isinstance(args, list):
-        return args[-2:] == ["-m", HOOK_MODULE]
-    command = hook.get("command")
-    return isinstance(command, str) and command.rstrip().endswith(f"-m {HOOK_MODULE}")
+        words = [str(a) for a in args]
+    else:
+        command = hook.get("command")
+        if not isinstance(command, str):
+            return False
+        import shlex
+
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+    for i in range(len(words) - 1):
+        if words[i] == "-m" and words[i + 1] == module:
+            rest = words[i + 2:]
+            return rest == [] or (len(rest) == 2 and rest[0] == "--agent")
+    return False
 
 
 def settings_path(project: bool, cwd: Path | str | None = None) -> Path:
@@ -106,7 +127,7 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
         raise
 
 
-def _event_groups(settings: dict[str, Any], create: bool) -> list | None:
+def _event_groups(settings: dict[str, Any], create: bool, event: str = EVENT) -> list | None:
     hooks = settings.get("hooks")
     if hooks is None and create:
         hooks = settings["hooks"] = {}
@@ -114,19 +135,24 @@ def _event_groups(settings: dict[str, Any], create: bool) -> list | None:
         if hooks is None:
             return None
         raise InstallError("settings: 'hooks' is not an object")
-    groups = hooks.get(EVENT)
+    groups = hooks.get(event)
     if groups is None and create:
-        groups = hooks[EVENT] = []
+        groups = hooks[event] = []
     if groups is not None and not isinstance(groups, list):
-        raise InstallError(f"settings: 'hooks.{EVENT}' is not a list")
+        raise InstallError(f"settings: 'hooks.{event}' is not a list")
     return groups
 
 
-def add_hook(settings: dict[str, Any]) -> str:
-    """Add (or refresh) our entry in place. Returns "added", "updated" or "unchanged"."""
-    groups = _event_groups(settings, create=True)
+def add_hook(settings: dict[str, Any], entry: dict[str, Any] | None = None, event: str = EVENT,
+             module: str = HOOK_MODULE, matcher: str | None = None) -> str:
+    """Add (or refresh) our entry in place. Returns "added", "updated" or "unchanged".
+
+    Any entry of ours for ``module`` (command or mcp_tool form) is replaced by ``entry``, so
+    switching forms leaves one entry. ``matcher`` goes on a new group (e.g. "Read").
+    """
+    groups = _event_groups(settings, create=True, event=event)
     assert groups is not None
-    entry = hook_entry()
+    entry = entry or hook_entry()
     found = False
     result = "added"
     for group in list(groups):
@@ -134,7 +160,7 @@ def add_hook(settings: dict[str, Any]) -> str:
             continue
         kept = []
         for hook in group["hooks"]:
-            if not is_ours(hook):
+            if not is_ours(hook, module):
                 kept.append(hook)
             elif not found:  # the first of ours is refreshed in place; duplicates go
                 found = True
@@ -147,20 +173,20 @@ def add_hook(settings: dict[str, Any]) -> str:
         else:
             groups.remove(group)  # held only a duplicate of ours
     if not found:
-        groups.append({"hooks": [entry]})
+        groups.append({"matcher": matcher, "hooks": [entry]} if matcher else {"hooks": [entry]})
     return result
 
 
-def remove_hook(settings: dict[str, Any]) -> int:
+def remove_hook(settings: dict[str, Any], event: str = EVENT, module: str = HOOK_MODULE) -> int:
     """Remove our entries in place; drop containers only our removal emptied. Returns count."""
-    groups = _event_groups(settings, create=False)
+    groups = _event_groups(settings, create=False, event=event)
     if groups is None:
         return 0
     removed = 0
     for group in list(groups):
         if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
             continue
-        kept = [h for h in group["hooks"] if not is_ours(h)]
+        kept = [h for h in group["hooks"] if not is_ours(h, module)]
         if len(kept) == len(group["hooks"]):
             continue
         removed += len(group["hooks"]) - len(kept)
@@ -169,15 +195,15 @@ def remove_hook(settings: dict[str, Any]) -> int:
         else:
             groups.remove(group)
     if removed and not groups:
-        del settings["hooks"][EVENT]
+        del settings["hooks"][event]
         if not settings["hooks"]:
             del settings["hooks"]
     return removed
 
 
-def install(path: Path) -> str:
+def install(path: Path, entry: dict[str, Any] | None = None) -> str:
     settings = load_settings(path)
-    result = add_hook(settings)
+    result = add_hook(settings, entry)
     if result != "unchanged":
         write_settings(path, settings)
     return result

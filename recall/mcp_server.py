@@ -9,7 +9,17 @@ Tools:
 
 * ``recall_search(query, k=5, repo=None)``  ranked notes with scores, descriptions and
   paths, plus what the hook's selector would have decided for the same text;
-* ``recall_status()``  model, counts, index generation.
+* ``recall_status()``  model, counts, index generation;
+* ``recall_context(prompt, cwd=None)``  for Claude Code's ``mcp_tool`` hook on
+  ``UserPromptSubmit``: the same headline block the command hook injects, as plain
+  text, or empty text. It asks the warm daemon over its private socket (no model is
+  loaded here), within the hook's budget (``daemon.hook_budget_ms``), skips short
+  messages and automated sessions exactly as ``recall.hook`` does, never answers with
+  an error, and never writes the message anywhere. This is the hook path with no
+  process per message::
+
+      {"type": "mcp_tool", "server": "recall", "tool": "recall_context",
+       "input": {"prompt": "${prompt}", "cwd": "${cwd}"}, "timeout": 5}
 
 Scope: the current project's memory plus shared rules and folders, the project being
 the one Claude Code started the server in (``CLAUDE_PROJECT_DIR``, else the working
@@ -24,6 +34,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +98,42 @@ class RecallTools:
             "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
         }
 
+    def context(self, prompt: object, cwd: object = None) -> str:
+        """The hook's block for ``prompt`` as plain text, or "" (skipped, nothing, no daemon, late).
+
+        Never raises: a hook tool that errors is shown to the user by some clients.
+        """
+        try:
+            return self._context(prompt, cwd)
+        except Exception as exc:  # noqa: BLE001 - fail open, like the command hook
+            log.debug("recall_context: %s", type(exc).__name__)  # never the message itself
+            return ""
+
+    def _context(self, prompt: object, cwd: object) -> str:
+        from . import client
+        from .hook import MAX_PROMPT_CHARS, context_of, hook_settings, skipped_session, worth_searching
+
+        conf = hook_settings()
+        deadline = time.monotonic() + conf["budget_ms"] / 1000.0
+        if skipped_session(os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), conf):
+            return ""
+        if not worth_searching(prompt, conf):
+            return ""
+        assert isinstance(prompt, str)
+        where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
+        try:
+            reply = client.request({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": where},
+                                   deadline=deadline)
+        except client.DaemonUnavailable:
+            client.spawn_daemon()  # in the background; this message gets nothing
+            return ""
+        except client.DaemonError:
+            return ""
+        line = reply.get("line")
+        if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
+            return context_of(line)
+        return ""
+
     def status(self) -> dict[str, Any]:
         from .embedders import describe
         from .service import DB_NAME
@@ -139,7 +186,108 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
         """The embedding model, note/chunk counts and the live index generation."""
         return tools.status()
 
+    @server.tool(structured_output=False)
+    def recall_context(prompt: str = "", cwd: str = "", message: str = "", query: str = "",
+                       session_id: str = "") -> str:
+        """For the UserPromptSubmit hook: past notes related to the user's message, as plain text.
+
+        prompt: the user's message (``${prompt}``); message/query are accepted as aliases.
+        cwd: the session's folder (``${cwd}``), which picks the project's notes.
+        Answers empty text when nothing clearly matches, for short messages, and when the
+        daemon does not answer within the hook's budget.
+        """
+        del session_id  # accepted so a hook may pass it; not used and never stored
+        return tools.context(prompt or message or query, cwd)
+
     return server
+
+
+# --- stdio, with answers for lines the SDK would drop ----------------------------------------
+
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+
+
+def _clean_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD.
+
+    JSON allows ``"\\ud800"``; the SDK's parser refuses it and would leave the request
+    unanswered, so such a request is parsed with ``json`` and cleaned instead.
+    """
+    if isinstance(value, str):
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value) \
+            if any("\ud800" <= c <= "\udfff" for c in value) else value
+    if isinstance(value, list):
+        return [_clean_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean_surrogates(k): _clean_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def repair(exc: Exception) -> tuple[Any, Any]:
+    """For a line the SDK could not read: (a message to serve instead, or an error reply).
+
+    One of the two is None. A line that is not JSON gets a JSON-RPC parse error (-32700,
+    id null); JSON that is not a JSON-RPC message gets -32600 with its id when it has one.
+    """
+    import json
+
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    def error(code: int, message: str, msg_id: Any = None) -> SessionMessage:
+        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=msg_id,
+                                                 error=types.ErrorData(code=code, message=message)))
+
+    try:
+        details = exc.errors()  # type: ignore[attr-defined]  # pydantic's ValidationError
+    except Exception:  # noqa: BLE001
+        details = []
+    line = next((d.get("input") for d in details if d.get("type") == "json_invalid"), None)
+    whole = next((d.get("input") for d in details if d.get("loc") == ()), None)
+    if isinstance(line, str | bytes):
+        try:
+            data = json.loads(line)  # Python's json reads lone surrogates; the SDK's parser does not
+        except ValueError:
+            return None, error(PARSE_ERROR, "Parse error")
+    elif isinstance(whole, dict | list):
+        data = whole
+    elif details:
+        return None, error(INVALID_REQUEST, "Invalid Request")  # JSON, but not a JSON-RPC message
+    else:
+        return None, error(PARSE_ERROR, "Parse error")
+    msg_id = data.get("id") if isinstance(data, dict) and isinstance(data.get("id"), int | str) else None
+    try:
+        message = types.jsonrpc_message_adapter.validate_python(_clean_surrogates(data), by_name=False)
+    except Exception:  # noqa: BLE001
+        return None, error(INVALID_REQUEST, "Invalid Request", msg_id)
+    return SessionMessage(message), None
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """``server.run("stdio")``, except that lines the SDK drops get an answer (see ``repair``)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+
+    low = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        send, recv = create_context_streams[Any](0)
+
+        async def pump() -> None:
+            async with send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        item, reply = repair(item)
+                        if reply is not None:
+                            await write_stream.send(reply)
+                            continue
+                    await send.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            await low.run(recv, write_stream, low.create_initialization_options())
+            tg.cancel_scope.cancel()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,7 +295,9 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=os.environ.get("RECALL_LOG_LEVEL", "WARNING"), stream=sys.stderr,
                         format="recall-mcp %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    build_server().run("stdio")
+    import anyio
+
+    anyio.run(serve_stdio, build_server())
 
 
 if __name__ == "__main__":

