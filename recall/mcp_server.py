@@ -11,8 +11,10 @@ Tools:
   paths, plus what the hook's selector would have decided for the same text;
 * ``recall_status()``  model, counts, index generation;
 * ``recall_context(prompt, cwd=None)``  for Claude Code's ``mcp_tool`` hook on
-  ``UserPromptSubmit``: the same headline block the command hook injects, as plain
-  text, or empty text. It asks the warm daemon over its private socket (no model is
+  ``UserPromptSubmit``: the same line the command hook prints (hook JSON whose
+  ``hookSpecificOutput.additionalContext`` is the headline block), or empty text.
+  Claude Code (2.1.332, tests/e2e) hands an mcp_tool hook's plain text to nobody: only
+  hook-shaped JSON reaches the model. It asks the warm daemon over its private socket (no model is
   loaded here), within the hook's budget (``daemon.hook_budget_ms``), skips short
   messages and automated sessions exactly as ``recall.hook`` does, never answers with
   an error, and never writes the message anywhere. This is the hook path with no
@@ -99,7 +101,8 @@ class RecallTools:
         }
 
     def context(self, prompt: object, cwd: object = None) -> str:
-        """The hook's block for ``prompt`` as plain text, or "" (skipped, nothing, no daemon, late).
+        """The hook's line for ``prompt`` (hook JSON with the block), or "" (skipped, nothing, no
+        daemon, late).
 
         Never raises: a hook tool that errors is shown to the user by some clients.
         """
@@ -130,8 +133,8 @@ class RecallTools:
         except client.DaemonError:
             return ""
         line = reply.get("line")
-        if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
-            return context_of(line)
+        if reply.get("ok") is True and isinstance(line, str) and line.startswith("{") and context_of(line):
+            return line
         return ""
 
     def status(self) -> dict[str, Any]:
@@ -189,7 +192,7 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
     @server.tool(structured_output=False)
     def recall_context(prompt: str = "", cwd: str = "", message: str = "", query: str = "",
                        session_id: str = "") -> str:
-        """For the UserPromptSubmit hook: past notes related to the user's message, as plain text.
+        """For the UserPromptSubmit hook: past notes related to the user's message, as hook JSON.
 
         prompt: the user's message (``${prompt}``); message/query are accepted as aliases.
         cwd: the session's folder (``${cwd}``), which picks the project's notes.

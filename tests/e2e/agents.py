@@ -131,6 +131,8 @@ class Scratch:
     home: Path = field(init=False)
     claude_dir: Path = field(init=False)
     recall_home: Path = field(init=False)
+    bin_dirs: list[Path] = field(default_factory=list)  # put first on PATH (the agents' CLIs)
+    extra_env: dict[str, str | None] = field(default_factory=dict)  # None removes the variable
 
     def __post_init__(self) -> None:
         self.project = self.root / "project"
@@ -146,11 +148,18 @@ class Scratch:
         env = {k: v for k, v in os.environ.items() if not _FOREIGN.match(k)}
         env.update(HOME=str(self.home), CLAUDE_CONFIG_DIR=str(self.claude_dir),
                    RECALL_HOME=str(self.recall_home), HF_HUB_OFFLINE="1", NO_COLOR="1",
-                   PYTHONPATH=os.pathsep.join(p for p in (str(repo_root()), env.get("PYTHONPATH")) if p))
+                   PYTHONPATH=os.pathsep.join(p for p in (str(repo_root()), env.get("PYTHONPATH")) if p),
+                   PATH=os.pathsep.join([*map(str, self.bin_dirs), str(Path(sys.executable).parent),
+                                         env.get("PATH", "")]))
         if self.model == "hash":
             env["RECALL_MODEL"] = "hash"
         else:
             env.pop("RECALL_MODEL", None)
+        for key, value in self.extra_env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
         return env
 
     def memory_dir(self) -> Path:
@@ -279,7 +288,10 @@ _TS = r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z) "
 _CMD_DONE = re.compile(_TS + r".*Hooks: UserPromptSubmit \[(?P<cmd>.*?)\] finished with status (?P<rc>-?\d+) "
                        r"\((?P<ms>\d+)ms\)", re.M)
 _MCP_CALL = re.compile(_TS + r".*Hooks: mcp_tool calling (?P<tool>\S+)", re.M)
-_HOOK_END = re.compile(_TS + r".*(Hook UserPromptSubmit \(UserPromptSubmit\) (success|error|failed)"
+# What Claude Code logs once an mcp_tool hook's answer is back: JSON parsed, plain text
+# taken (also for an empty answer), or a failure.
+_HOOK_END = re.compile(_TS + r".*(Successfully parsed and validated hook JSON output|Hook output does not start "
+                       r"with|Hook JSON output had|Hook UserPromptSubmit \S+ (success|error|failed)"
                        r"|mcp_tool hook .*(failed|error))", re.M | re.I)
 
 
@@ -290,7 +302,8 @@ def _ts(value: str) -> float:
 def claude_hook_times(debug: str) -> dict[str, list[float]]:
     """Each UserPromptSubmit hook's time in ms as Claude Code logs it: a command hook's
     own "finished with status 0 (N ms)", an mcp_tool hook's from its "mcp_tool calling"
-    line to the hook's result line (millisecond timestamps)."""
+    line to the line that handles its answer (millisecond timestamps; on a session's first
+    message the wait for the server to connect comes before, and is not counted)."""
     out: dict[str, list[float]] = {"command": [], "mcp_tool": []}
     for m in _CMD_DONE.finditer(debug):
         out["command"].append(float(m["ms"]))
