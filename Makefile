@@ -40,6 +40,9 @@ eval: $(STAMP) ## The main job: score the shipped sample and write the report
 regress: $(STAMP) ## Fail if the committed config scores below the committed baseline
 	$(VENV)/bin/recall-eval regress --collection sample
 
+e2e: $(STAMP) ## The real agents' CLIs (npm, pinned) offline against fake model APIs, on real recall installs
+	$(PY) -m pytest -q tests/e2e
+
 faults: $(STAMP) ## The fault and fuzz suite: bad input, damaged files, killed daemons, leaks (prints a table)
 	$(PY) -m pytest -q tests/faults -p no:randomly
 
@@ -49,8 +52,9 @@ bench: $(STAMP) ## Indexing throughput, re-index time, store latency (medians, p
 bench-hook: $(STAMP) ## Hook latency against a warm daemon (command hook, then the no-spawn MCP path), floors in the same run
 	$(PY) -m bench.bench_hook
 	$(PY) -m bench.bench_mcp
+	$(PY) -m bench.bench_agents
 
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample
 
-.PHONY: help setup test test-fast lint eval regress faults bench bench-hook clean
+.PHONY: help setup test test-fast lint eval regress e2e faults bench bench-hook clean

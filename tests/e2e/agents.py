@@ -47,11 +47,12 @@ class Agent:
     package: str
     version: str
     bin: str
+    min_node: int = 18  # the package's engines.node major
 
 
 CLAUDE = Agent("claude", "@anthropic-ai/claude-code", "2.1.332", "claude")
 CODEX = Agent("codex", "@openai/codex", "0.171.0", "codex")
-GEMINI = Agent("gemini", "@google/gemini-cli", "0.61.0", "gemini")
+GEMINI = Agent("gemini", "@google/gemini-cli", "0.61.0", "gemini", min_node=20)
 AGENTS = {a.name: a for a in (CLAUDE, CODEX, GEMINI)}
 
 CACHE_ENV = "RECALL_E2E_CACHE"
@@ -70,17 +71,22 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "recall-e2e" / "npm"
 
 
-def missing_tool() -> str | None:
+def missing_tool(agent: Agent | None = None) -> str | None:
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (the end-to-end suite installs the agents' CLIs with npm)"
+    if agent is not None:
+        out = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=30, check=False)
+        major = re.match(r"v(\d+)", out.stdout.strip())
+        if major and int(major[1]) < agent.min_node:
+            return f"{agent.package} {agent.version} needs node >= {agent.min_node}; node here is {out.stdout.strip()}"
     return None
 
 
 def install(agent: Agent) -> Path:
     """The agent's executable, installed once into the cache folder (``npm install
     --prefix``) and reused; a lock file keeps two runs from installing at once."""
-    reason = missing_tool()
+    reason = missing_tool(agent)
     if reason:
         raise NotAvailable(reason)
     prefix = cache_dir() / f"{agent.name}-{agent.version}"
@@ -182,7 +188,8 @@ class Scratch:
         self.recall("index", "-q", "--no-conversations")
 
     def daemon_pids(self) -> list[int]:
-        wanted = f"RECALL_HOME={self.recall_home}".encode()
+        """Daemons of this machine: any RECALL_HOME under the scratch folder (the plugin's too)."""
+        wanted = f"RECALL_HOME={self.root}/".encode()
         pids = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -192,7 +199,7 @@ class Scratch:
                 environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if b"recall.daemon" in cmdline and wanted in environ.split(b"\0"):
+            if b"recall.daemon" in cmdline and any(v.startswith(wanted) for v in environ.split(b"\0")):
                 pids.append(int(entry.name))
         return pids
 

@@ -147,24 +147,30 @@ def test_plugin_from_a_local_marketplace(claude_exe, scratch, notes, tmp_path):
     assert len(claude_hook_times(run.debug)["mcp_tool"]) == 3
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Claude Code 2.1.332 records a plugin MCP server that exits before initialize in "
-    "~/.claude/mcp-needs-auth-cache.json and does not start it in the next session, so the plugin's "
-    "first-run design (recall_plugin.py mcp exits 1 until the setup is done) leaves the next session "
-    "without the server: 'mcp_tool hook skipped - MCP server plugin:recall:recall not connected'"))
 def test_plugin_first_session_sets_up_and_the_next_has_notes(claude_exe, scratch, notes, tmp_path):
     """The whole first-run story as a user lives it: the first session says recall is
-    setting up (and still answers), the next session gets the block."""
+    setting up (and still answers), the next session gets the block.
+
+    Known to fail with Claude Code 2.1.332, reported as an expected failure only on that
+    exact symptom: the plugin's server exits before MCP initialize while the setup runs
+    (recall_plugin.py mcp), Claude Code records it in ~/.claude/mcp-needs-auth-cache.json
+    and does not start it in the next session ("MCP server 'plugin:recall:recall' not
+    connected")."""
     install_plugin(claude_exe, scratch, notes, tmp_path)
     with start(answer=answer_text) as api:
         first = run_claude(claude_exe, scratch, api.url, [MATCHING])
-        assert first.results == [ANSWER], first.stderr
+        assert first.results == [ANSWER] and not first.errors, first.stderr
         assert "first run, setting up" in first.debug
         _wait_for_setup(scratch)
         messages = [MATCHING, CHITCHAT, SHORT]
         api.requests.clear()
         run = run_claude(claude_exe, scratch, api.url, messages)
-    assert_answered(run, 3)
+    assert_answered(run, 3)  # the conversation goes on either way
+    cache = scratch.claude_dir / "mcp-needs-auth-cache.json"
+    if "MCP server 'plugin:recall:recall' not connected" in run.debug and cache.exists() \
+            and "plugin:recall:recall" in cache.read_text():
+        pytest.xfail("Claude Code keeps the plugin's server, which exited during the first run's setup, "
+                     "in mcp-needs-auth-cache.json and does not start it in the next session")
     assert blocks_per_message(run, api.bodies(), messages) == [True, False, False]
 
 
@@ -221,12 +227,13 @@ def test_read_of_the_injected_note_is_counted(claude_exe, scratch, notes):
     assert re.search(r"\b1\b.*\b1\b", row), stats  # injected 1, opened 1
 
 
-def test_daemon_killed_between_two_messages(claude_exe, scratch, notes):
+@pytest.mark.parametrize("form", ["command", "mcp_tool"])
+def test_daemon_killed_between_two_messages(claude_exe, scratch, notes, form):
     """Kill -9 the daemon after the first answer: the second message still reaches the
     model, the user sees the answer and no error."""
     scratch.bin_dirs.append(claude_exe.parent)
     scratch.set_up_recall(notes)
-    install(scratch, "--form", "command")
+    install(scratch, "--form", form)
     scratch.start_daemon()
     killed = []
 
@@ -241,7 +248,9 @@ def test_daemon_killed_between_two_messages(claude_exe, scratch, notes):
     assert_answered(run, 2)
     sent = [last_user_text(b) for b in main_loop_requests(api.bodies())]
     assert any(s.endswith(second) for s in sent)
-    assert run.debug.count("finished with status 0") == 2
+    times = claude_hook_times(run.debug)
+    assert len(times[form]) == 2, times  # the hook ran, and ended cleanly, for both messages
+    assert "Hook UserPromptSubmit (UserPromptSubmit) error" not in run.debug
 
 
 @pytest.mark.parametrize("form", ["command", "mcp_tool"])
