@@ -24,8 +24,8 @@ gemini  .gemini/settings.json (--user: ~/.gemini/settings.json)
 --track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -P -m recall.track]}
 
 ``uninstall --agent X`` removes exactly these: our hook entries (recognised by what they run),
-our MCP server entry, and the flags install added, which it notes in
-``RECALL_HOME/installed.json`` (so a flag you set yourself is never removed).
+and the MCP server entry, approvals, flags and files install added, which it notes in
+``RECALL_HOME/installed.json`` (so a server you registered or a flag you set yourself stays).
 """
 
 from __future__ import annotations
@@ -234,6 +234,8 @@ def _set_server(path: Path) -> str:
         return "unchanged"
     servers[SERVER_NAME] = entry
     _note_created(path)
+    if current is None:  # a registration you made yourself (`claude mcp add`) stays on uninstall
+        _state_note(path, "mcpServers.recall", True)
     write_settings(path, data)
     return "updated" if current else "added"
 
@@ -245,6 +247,9 @@ def _drop_server(path: Path) -> bool:
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or not _is_our_server(servers.get(SERVER_NAME)):
         return False
+    if not _we_added(path, "mcpServers.recall"):
+        return False
+    _state_note(path, "mcpServers.recall", False)
     del servers[SERVER_NAME]
     if not servers:
         del data["mcpServers"]
@@ -267,6 +272,7 @@ def install_claude(project: bool, cwd: Path | None = None, form: str | None = No
             approved = settings.setdefault("enabledMcpjsonServers", [])
             if isinstance(approved, list) and SERVER_NAME not in approved:
                 approved.append(SERVER_NAME)
+                _state_note(path, "enabledMcpjsonServers.recall", True)
         result = add_hook(settings, mcp_tool_entry())
     else:
         result = add_hook(settings, hook_entry())
@@ -287,8 +293,10 @@ def uninstall_claude(project: bool, cwd: Path | None = None) -> list[str]:
         removed = remove_hook(settings)
         tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
         approved = settings.get("enabledMcpjsonServers")
-        unapproved = project and isinstance(approved, list) and SERVER_NAME in approved
-        if unapproved:
+        unapproved = (project and isinstance(approved, list) and SERVER_NAME in approved
+                      and _we_added(path, "enabledMcpjsonServers.recall"))
+        if unapproved and isinstance(approved, list):
+            _state_note(path, "enabledMcpjsonServers.recall", False)
             approved.remove(SERVER_NAME)
             if not approved:
                 del settings["enabledMcpjsonServers"]

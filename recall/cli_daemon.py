@@ -89,9 +89,11 @@ def stop() -> None:
 
 def _scope_option(fn):
     fn = click.option("--user", "scope", flag_value="user", default=True,
-                      help="Your settings: $CLAUDE_CONFIG_DIR or ~/.claude/settings.json (default).")(fn)
+                      help="Your own settings (default): Claude Code's $CLAUDE_CONFIG_DIR or ~/.claude, "
+                           "Codex's $CODEX_HOME or ~/.codex, ~/.gemini.")(fn)
     return click.option("--project", "scope", flag_value="project",
-                        help="This project's .claude/settings.json (at the git root).")(fn)
+                        help="This project's settings, at the git root (.claude/, .mcp.json, .codex/, "
+                             ".gemini/).")(fn)
 
 
 _AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])

@@ -88,7 +88,8 @@ def hook_settings() -> dict:
         return out
     try:  # config values only: nothing of the prompt goes into this file
         ensure_private_dir(cache.parent)
-        tmp = cache.with_name(f"{SETTINGS_CACHE}.{os.getpid()}.tmp")
+        # pid + a live object's id: unique also between threads (the MCP server's tool calls)
+        tmp = cache.with_name(f"{SETTINGS_CACHE}.{os.getpid()}.{id(out)}.tmp")
         with private_open(tmp) as fh:
             json.dump({"key": key, "settings": out}, fh)
         os.replace(tmp, cache)

@@ -10,11 +10,12 @@ Tools:
 * ``recall_search(query, k=5, repo=None)``  ranked notes with scores, descriptions and
   paths, plus what the hook's selector would have decided for the same text;
 * ``recall_status()``  model, counts, index generation;
-* ``recall_context(prompt, cwd=None)``  for Claude Code's ``mcp_tool`` hook on
-  ``UserPromptSubmit``: the same line the command hook prints (hook JSON whose
-  ``hookSpecificOutput.additionalContext`` is the headline block), or empty text.
-  Claude Code (2.1.332, tests/e2e) hands an mcp_tool hook's plain text to nobody: only
-  hook-shaped JSON reaches the model. It asks the warm daemon over its private socket (no model is
+* ``recall_context(prompt, cwd=None, format="hook")``  for Claude Code's ``mcp_tool`` hook
+  on ``UserPromptSubmit``: the same line the command hook prints (hook-shaped JSON whose
+  ``additionalContext`` is the headline block), or empty text; ``format="text"`` gives the
+  block as plain text instead. Claude Code 2.1.197 delivers the JSON form's context to the
+  model but not plain text from an ``mcp_tool`` hook (``claude -p --debug``: "provided
+  additionalContext" for one, nothing for the other). It asks the warm daemon over its private socket (no model is
   loaded here), within the hook's budget (``daemon.hook_budget_ms``), skips short
   messages and automated sessions exactly as ``recall.hook`` does, never answers with
   an error, and never writes the message anywhere. This is the hook path with no
@@ -100,21 +101,30 @@ class RecallTools:
             "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
         }
 
-    def context(self, prompt: object, cwd: object = None) -> str:
-        """The hook's line for ``prompt`` (hook JSON with the block), or "" (skipped, nothing, no
-        daemon, late).
+    def context(self, prompt: object, cwd: object = None, as_text: bool = False) -> str:
+        """The hook's answer for ``prompt``: the command hook's JSON line (or, ``as_text``, the
+        headline block as plain text), or "" (skipped, nothing, no daemon, late).
 
         Never raises: a hook tool that errors is shown to the user by some clients.
         """
         try:
-            return self._context(prompt, cwd)
+            text = self._context(prompt, cwd)
+            return text if as_text or not text else hook_json(text)
         except Exception as exc:  # noqa: BLE001 - fail open, like the command hook
             log.debug("recall_context: %s", type(exc).__name__)  # never the message itself
             return ""
 
     def _context(self, prompt: object, cwd: object) -> str:
         from . import client
-        from .hook import MAX_PROMPT_CHARS, context_of, hook_settings, skipped_session, worth_searching
+        from .hook import (
+            AGENT_MAX_CHARS,
+            MAX_PROMPT_CHARS,
+            context_of,
+            fit,
+            hook_settings,
+            skipped_session,
+            worth_searching,
+        )
 
         conf = hook_settings()
         deadline = time.monotonic() + conf["budget_ms"] / 1000.0
@@ -133,8 +143,8 @@ class RecallTools:
         except client.DaemonError:
             return ""
         line = reply.get("line")
-        if reply.get("ok") is True and isinstance(line, str) and line.startswith("{") and context_of(line):
-            return line
+        if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
+            return fit(context_of(line), AGENT_MAX_CHARS["claude"])  # Claude Code's 10,000-character cap
         return ""
 
     def status(self) -> dict[str, Any]:
@@ -161,6 +171,14 @@ class RecallTools:
                                for m, g, t, c in runs]},
             "project": str(self.cwd),
         }
+
+
+def hook_json(text: str) -> str:
+    """The command hook's line for ``text`` (``recall.selector.hook_line``, stdlib here)."""
+    import json
+
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
+                      ensure_ascii=False)
 
 
 def build_server(tools: RecallTools | None = None) -> MCPServer:
@@ -190,17 +208,19 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
         return tools.status()
 
     @server.tool(structured_output=False)
-    def recall_context(prompt: str = "", cwd: str = "", message: str = "", query: str = "",
-                       session_id: str = "") -> str:
-        """For the UserPromptSubmit hook: past notes related to the user's message, as hook JSON.
+    def recall_context(prompt: str = "", cwd: str = "", format: str = "hook", message: str = "",
+                       query: str = "", session_id: str = "") -> str:
+        """For the UserPromptSubmit hook: past notes related to the user's message.
 
         prompt: the user's message (``${prompt}``); message/query are accepted as aliases.
         cwd: the session's folder (``${cwd}``), which picks the project's notes.
+        format: "hook" (default) answers the hook's JSON ({"hookSpecificOutput": {...,
+        "additionalContext": ...}}); "text" answers the headline block as plain text.
         Answers empty text when nothing clearly matches, for short messages, and when the
         daemon does not answer within the hook's budget.
         """
         del session_id  # accepted so a hook may pass it; not used and never stored
-        return tools.context(prompt or message or query, cwd)
+        return tools.context(prompt or message or query, cwd, as_text=format == "text")
 
     return server
 
