@@ -432,18 +432,22 @@ class CodexAppServer:
                                                        "value": state}]})
         return self.hooks(cwd)
 
-    def turns(self, cwd: Path, prompts: list[str], timeout: float = 120) -> list[dict]:
-        """One thread, one turn per prompt; per turn the hook runs Codex reported."""
+    def turns(self, cwd: Path, prompts: list[str], timeout: float = 120, between=None) -> list[dict]:
+        """One thread, one turn per prompt; per turn the hook runs Codex reported and the
+        turn's status. ``between(i)`` runs before turn ``i`` (i >= 1)."""
         thread = self.call("thread/start", {"cwd": str(cwd)})["thread"]["id"]
         out = []
-        for prompt in prompts:
+        for i, prompt in enumerate(prompts):
+            if i and between is not None:
+                between(i)
             turn = self.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": prompt}]})
             tid = turn["turn"]["id"]
-            self.wait_for(lambda m, t=tid: m.get("method") == "turn/completed"
-                          and m["params"].get("turn", {}).get("id") == t, timeout)
+            done = self.wait_for(lambda m, t=tid: m.get("method") == "turn/completed"
+                                 and m["params"].get("turn", {}).get("id") == t, timeout)
             runs = [m["params"]["run"] for m in self.messages if m.get("method") == "hook/completed"
                     and m["params"].get("turnId") == tid]
-            out.append({"turn": tid, "hooks": runs})
+            out.append({"turn": tid, "hooks": runs, "status": done["params"]["turn"].get("status"),
+                        "error": done["params"]["turn"].get("error")})
         return out
 
     def close(self) -> None:

@@ -90,6 +90,30 @@ def test_hook_time_as_codex_reports_it(codex_exe, scratch, notes):
     assert [sum(BLOCK_HEAD in t for t in developer_context(b)) for b in api.bodies()] == [1, 1]
 
 
+def test_daemon_killed_between_two_turns(codex_exe, scratch, notes):
+    """Kill -9 the daemon between two turns of one thread: the second message still
+    reaches the model, the turn completes without an error, the hook run completes."""
+    second = "and how are feature flags named in Unleash?"
+    killed = []
+
+    def kill(i: int) -> None:
+        killed.extend(scratch.daemon_pids())
+        scratch.kill_daemons()
+
+    with start(lambda body: ANSWER) as api:
+        set_up(scratch, notes, api.url)
+        server = CodexAppServer(codex_exe, scratch)
+        try:
+            server.trust_all(scratch.project)
+            turns = server.turns(scratch.project, [MATCHING, second], between=kill)
+        finally:
+            server.close()
+    assert killed
+    assert [(t["status"], t["error"]) for t in turns] == [("completed", None)] * 2
+    assert [[r["status"] for r in t["hooks"]] for t in turns] == [["completed"]] * 2
+    assert second in json.dumps(api.bodies()[-1], ensure_ascii=False)
+
+
 def test_daemon_that_never_starts(codex_exe, scratch, notes):
     """No daemon can start: the message still reaches the model and the answer comes back."""
     with start(lambda body: ANSWER) as api:
