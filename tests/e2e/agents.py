@@ -354,12 +354,32 @@ def codex_env(scratch: Scratch) -> dict[str, str]:
     return env
 
 
+# Nothing but the fake API: without these Codex 0.171.0 also reaches chatgpt.com (apps,
+# plugins), api.github.com and an OpenTelemetry endpoint (RUST_LOG=debug shows each
+# "starting new connection"; with them only 127.0.0.1 is left).
+CODEX_QUIET = """
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+metrics_exporter = "none"
+
+[features]
+apps = false
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+in_app_updates = false
+"""
+
+
 def write_codex_config(scratch: Scratch, base_url: str) -> Path:
     home = scratch.home / ".codex"
     home.mkdir(exist_ok=True)
     config = home / "config.toml"
     provider = (f'model = "gpt-fake"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
-                f'base_url = "{base_url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n')
+                f'base_url = "{base_url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_KEY"\n' + CODEX_QUIET)
     old = config.read_text(encoding="utf-8") if config.exists() else ""
     kept = old.split("\n[hooks", 1)
     config.write_text(provider + ("\n[hooks" + kept[1] if len(kept) == 2 else ""), encoding="utf-8")
