@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -151,7 +152,7 @@ def plugin_env(tmp_path, hash_model, monkeypatch):
     (data / "home").mkdir(parents=True)
     (data / "home" / "config.toml").write_text(HASH_CONFIG)  # thresholds for the hash model
     env = {"CLAUDE_PLUGIN_ROOT": str(ROOT), "CLAUDE_PLUGIN_DATA": str(data),
-           "RECALL_PLUGIN_PYTHON": os.path.abspath(os.sys.executable), "PYTHONPATH": str(ROOT)}
+           "RECALL_PLUGIN_PYTHON": os.path.abspath(sys.executable), "PYTHONPATH": str(ROOT)}
     monkeypatch.setenv("RECALL_HOME", str(data / "home"))  # for this test's own client calls
     daemons = Daemons(data / "home", tmp_path)
     yield {"project": project, "data": data, "env": env}
