@@ -325,11 +325,6 @@ def claude_hook_times(debug: str) -> dict[str, list[float]]:
     return out
 
 
-def request_text(body: dict) -> str:
-    """Everything in one Messages request the model reads (system, messages), as JSON text."""
-    return json.dumps({"system": body.get("system"), "messages": body.get("messages")}, ensure_ascii=False)
-
-
 def main_loop_requests(bodies: list[dict]) -> list[dict]:
     """Claude Code's conversation requests (with tools), not its side requests (titles...)."""
     return [b for b in bodies if b.get("tools")]
