@@ -284,3 +284,21 @@ def test_command_hook_on_the_default_model(claude_exe, scratch_e5, notes):
         run = run_claude(claude_exe, scratch, api.url, messages)
     assert_answered(run, 3)
     assert blocks_per_message(run, api.bodies(), messages) == [True, False, False]
+
+
+@pytest.mark.parametrize("form", ["command", "mcp_tool"])
+def test_automated_session_gets_nothing_with_the_default_config(claude_exe, scratch, notes, form):
+    """Without the test's `[hook] skip_entrypoints = []`, `claude -p` (entrypoint sdk-cli)
+    is an automated session: recall hands it nothing, on either form (the MCP server must
+    see the entrypoint Claude Code sets for it too)."""
+    scratch.bin_dirs.append(claude_exe.parent)
+    scratch.set_up_recall(notes)
+    config = scratch.recall_home / "config.toml"
+    config.write_text(config.read_text().replace("skip_entrypoints = []", ""), encoding="utf-8")
+    install(scratch, "--form", form)
+    scratch.start_daemon()
+    with start(answer=answer_text) as api:
+        run = run_claude(claude_exe, scratch, api.url, [MATCHING])
+    assert_answered(run, 1)
+    assert blocks_per_message(run, api.bodies(), [MATCHING]) == [False]
+    assert len(claude_hook_times(run.debug)[form]) == 1  # the hook ran, and chose to say nothing
