@@ -189,7 +189,12 @@ class Scratch:
 
     def daemon_pids(self) -> list[int]:
         """Daemons of this machine: any RECALL_HOME under the scratch folder (the plugin's too)."""
-        wanted = f"RECALL_HOME={self.root}/".encode()
+        return self._pids(b"recall.daemon")
+
+    def _pids(self, *marks: bytes) -> list[int]:
+        """recall's processes (cmdline holding one of ``marks``) whose RECALL_HOME or
+        CLAUDE_PLUGIN_DATA lies under the scratch folder."""
+        prefixes = tuple(f"{var}={self.root}/".encode() for var in ("RECALL_HOME", "CLAUDE_PLUGIN_DATA"))
         pids = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -199,7 +204,7 @@ class Scratch:
                 environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if b"recall.daemon" in cmdline and any(v.startswith(wanted) for v in environ.split(b"\0")):
+            if any(m in cmdline for m in marks) and any(v.startswith(prefixes) for v in environ.split(b"\0")):
                 pids.append(int(entry.name))
         return pids
 
@@ -208,6 +213,11 @@ class Scratch:
         self.recall("serve", "--wait", str(timeout_s), timeout=timeout_s + 30)
 
     def kill_daemons(self) -> None:
+        """Kill -9 this machine's daemons, and first any plugin setup still running (it
+        would start a daemon after)."""
+        for pid in self._pids(b"recall_plugin.py"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
         for pid in self.daemon_pids():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 9)
