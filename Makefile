@@ -43,6 +43,9 @@ eval: $(STAMP) ## The main job: score the sample (+ rules-120 and CLINC150 where
 regress: $(STAMP) ## Fail if the committed config scores below the committed baseline
 	$(VENV)/bin/recall-eval regress --collection sample
 
+e2e: $(STAMP) ## The real agents' CLIs (npm, pinned) offline against fake model APIs, on real recall installs
+	$(PY) -m pytest -q tests/e2e
+
 faults: $(STAMP) ## The fault and fuzz suite: bad input, damaged files, killed daemons, leaks (prints a table)
 	$(PY) -m pytest -q tests/faults -p no:randomly
 
@@ -52,6 +55,7 @@ bench: $(STAMP) ## Indexing throughput, re-index time, store latency (medians, p
 bench-hook: $(STAMP) ## Hook latency against a warm daemon (command hook, then the no-spawn MCP path), floors in the same run
 	$(PY) -m bench.bench_hook
 	$(PY) -m bench.bench_mcp
+	$(PY) -m bench.bench_agents
 
 bench-ui: $(STAMP) ## recall ui: the page's memory against the daemon's, /try round trips against the daemon's
 	$(PY) -m bench.bench_ui
@@ -59,4 +63,4 @@ bench-ui: $(STAMP) ## recall ui: the page's memory against the daemon's, /try ro
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample
 
-.PHONY: help setup test test-fast lint eval regress faults bench bench-hook bench-ui clean
+.PHONY: help setup test test-fast lint eval regress e2e faults bench bench-hook bench-ui clean

@@ -289,7 +289,8 @@ def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 
     return Calibration(model_id=model_id, target_silence=target, positives=0 if pos is None else len(pos.top),
                        negatives=len(found), negatives_by_origin=origins, injected=injected, silence=silence,
                        mode="negatives only" if pos is None or len(pos.top) < MIN_POSITIVES
-                       else "questions+negatives", **thresholds)
+                       else "questions+negatives", top_floor=thresholds["top_floor"],
+                       gap_floor=thresholds["gap_floor"], neg_weight=thresholds["neg_weight"])
 
 
 def write(home: Path, cal: Calibration) -> Path:

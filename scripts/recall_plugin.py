@@ -18,8 +18,11 @@ Subcommands (see hooks/hooks.json and .mcp.json at the plugin root):
                    are embedded) and prints nothing.
     mcp            The MCP server (``recall.mcp``, which also serves the no-spawn hook
                    tool ``recall_context``). Before the setup has finished it starts the
-                   setup, says so on stderr and exits 1: Claude Code then reports the
-                   server as failed and the hook gets nothing; the next session has it.
+                   setup and serves a stand-in (standard library, MCP over stdio) whose
+                   tools answer empty text: the hook gets nothing, the session connects
+                   the server as usual, and the next session gets the real one. (A server
+                   that exits instead is remembered as failed by Claude Code, which then
+                   does not start it in later sessions either.)
     cli ARGS...    ``recall ARGS...`` with the plugin's environment (for the skill).
     setup [CWD]    The setup itself, in the foreground (what session-start starts).
 
@@ -186,12 +189,55 @@ def session_start(data: Path) -> int:
     return 0
 
 
+STAND_IN_TOOLS = [
+    {"name": "recall_context", "description": "recall is setting up (first run); answers nothing until the "
+     "next session.", "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"},
+                                                                       "cwd": {"type": "string"}}}},
+]
+
+
+def stand_in(stdin=None, stdout=None) -> int:
+    """A minimal MCP server over stdio (newline-delimited JSON-RPC) while the setup runs:
+    it completes the handshake, lists the hook tool and answers every call with empty text."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    for line in stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            reply: dict = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}
+            stdout.write(json.dumps(reply) + "\n")
+            stdout.flush()
+            continue
+        if not isinstance(msg, dict) or "id" not in msg:
+            continue  # a notification (initialized, cancelled): nothing to answer
+        method, params = msg.get("method"), msg.get("params") or {}
+        if method == "initialize":
+            result: dict = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "recall", "version": plugin_version()},
+                            "instructions": "recall is setting up; it answers from the next session on."}
+        elif method == "tools/list":
+            result = {"tools": STAND_IN_TOOLS}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": ""}], "isError": False}
+        elif method == "ping":
+            result = {}
+        else:
+            stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                                     "error": {"code": -32601, "message": f"method not found: {method}"}}) + "\n")
+            stdout.flush()
+            continue
+        stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+        stdout.flush()
+    return 0
+
+
 def mcp(data: Path) -> int:
     if not ready(data):
         start_setup(data, os.getcwd())
         print(f"recall: setting up its environment in {data} (see setup.log there); "
-              f"the MCP server starts with the next session", file=sys.stderr)
-        return 1
+              f"the MCP server answers from the next session on", file=sys.stderr)
+        return stand_in()
     python = str(env_python(data))
     os.execve(python, [python, "-P", "-m", "recall.mcp"], recall_env(data))
     return 1  # not reached

@@ -1,5 +1,14 @@
 """A fake Anthropic Messages API on loopback HTTP: the only fake the tests use for the
-generation backends (the real SDK talks to it through ANTHROPIC_BASE_URL)."""
+model. The generation tests point the real SDK at it (``serve``, through
+ANTHROPIC_BASE_URL); the end-to-end tests point the real Claude Code CLI at it (``start``).
+
+It records every request body, answers ``POST /v1/messages`` as one JSON message, or as
+the server-sent event stream when the body says ``"stream": true`` (``message_start``,
+then per content block ``content_block_start`` / ``content_block_delta`` /
+``content_block_stop``, then ``message_delta`` with the stop reason and ``message_stop``,
+the order Anthropic's streaming documentation gives), and answers with text or with tool
+calls: ``answer(body) -> [text("..."), tool_use("Read", {...})]``, settable by a test.
+"""
 
 from __future__ import annotations
 
@@ -7,36 +16,112 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Block = dict[str, Any]
+
+
+def text(value: str) -> Block:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, tool_input: dict[str, Any], tool_id: str = "toolu_fake01") -> Block:
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
 
 
 class FakeMessages:
-    """What the server received (``requests``: path, key, body) and how it answers
-    (``reply(prompt) -> text``, settable by a test)."""
+    """What the server received (``requests``: path, key, body) and how it answers:
+    ``answer(body) -> blocks`` if set, else ``reply(first user message) -> text``."""
 
-    def __init__(self, reply: Callable[[str], str]) -> None:
+    def __init__(self, reply: Callable[[str], str] | None = None,
+                 answer: Callable[[dict], list[Block]] | None = None) -> None:
         self.requests: list[dict] = []
         self.reply = reply
+        self.answer = answer
+        self.url = ""
+        self.lock = threading.Lock()
+
+    def blocks_for(self, body: dict) -> list[Block]:
+        if self.answer is not None:
+            return self.answer(body)
+        if self.reply is not None:
+            return [text(self.reply(body["messages"][0]["content"]))]
+        return [text("ok")]
+
+    def bodies(self, path: str = "/v1/messages") -> list[dict]:
+        with self.lock:
+            return [r["body"] for r in self.requests if r["path"].split("?")[0] == path]
 
 
-@contextmanager
-def serve(monkeypatch, reply: Callable[[str], str]) -> Iterator[FakeMessages]:
-    state = FakeMessages(reply)
+def message(body: dict, blocks: list[Block]) -> dict:
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    return {"id": "msg_fake01", "type": "message", "role": "assistant", "model": body.get("model", "fake"),
+            "content": blocks, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": 1200, "output_tokens": 400}}
 
+
+def sse_events(body: dict, blocks: list[Block]) -> Iterator[tuple[str, dict]]:
+    full = message(body, blocks)
+    start = dict(full, content=[], stop_reason=None, usage={"input_tokens": 1200, "output_tokens": 1})
+    yield "message_start", {"type": "message_start", "message": start}
+    for i, block in enumerate(blocks):
+        if block["type"] == "text":
+            yield "content_block_start", {"type": "content_block_start", "index": i,
+                                          "content_block": {"type": "text", "text": ""}}
+            yield "content_block_delta", {"type": "content_block_delta", "index": i,
+                                          "delta": {"type": "text_delta", "text": block["text"]}}
+        else:
+            yield "content_block_start", {"type": "content_block_start", "index": i,
+                                          "content_block": dict(block, input={})}
+            yield "content_block_delta", {"type": "content_block_delta", "index": i,
+                                          "delta": {"type": "input_json_delta",
+                                                    "partial_json": json.dumps(block["input"])}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": i}
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": full["stop_reason"], "stop_sequence": None},
+                            "usage": {"output_tokens": 400}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _handler(state: FakeMessages) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self):  # noqa: N802 - http.server's naming
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                body = json.loads(raw) if raw else {}
+            except ValueError:
+                body = {"unparsed": raw.decode("utf-8", "replace")}
             # The SDK sends the key as x-api-key or (newer versions) as a bearer token.
             bearer = (self.headers.get("authorization") or "").removeprefix("Bearer ")
-            state.requests.append({"path": self.path, "key": self.headers.get("x-api-key") or bearer,
-                                   "body": body})
-            text = state.reply(body["messages"][0]["content"])
-            payload = json.dumps({
-                "id": "msg_fake01", "type": "message", "role": "assistant", "model": body["model"],
-                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                "usage": {"input_tokens": 1200, "output_tokens": 400},
-            }).encode()
+            with state.lock:
+                state.requests.append({"path": self.path, "key": self.headers.get("x-api-key") or bearer,
+                                       "body": body})
+            path = self.path.split("?")[0]
+            if path == "/v1/messages/count_tokens":
+                return self._json({"input_tokens": 1200})
+            if path != "/v1/messages":
+                return self._json({"type": "error", "error": {"type": "not_found_error",
+                                                              "message": path}}, 404)
+            blocks = state.blocks_for(body)
+            if not body.get("stream"):
+                return self._json(message(body, blocks))
+            out = b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                           for name, data in sse_events(body, blocks))
             self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def do_GET(self):  # noqa: N802
+            self._json({"type": "error", "error": {"type": "not_found_error", "message": self.path}}, 404)
+
+        def _json(self, data: dict, status: int = 200) -> None:
+            payload = json.dumps(data).encode()
+            self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
@@ -45,12 +130,29 @@ def serve(monkeypatch, reply: Callable[[str], str]) -> Iterator[FakeMessages]:
         def log_message(self, *args):  # keep test output clean
             pass
 
-    server = HTTPServer(("127.0.0.1", 0), Handler)
+    return Handler
+
+
+@contextmanager
+def start(reply: Callable[[str], str] | None = None,
+          answer: Callable[[dict], list[Block]] | None = None) -> Iterator[FakeMessages]:
+    """The server on 127.0.0.1 (a free port); ``state.url`` is its base URL."""
+    state = FakeMessages(reply, answer)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_port}")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+    state.url = f"http://127.0.0.1:{server.server_port}"
     try:
         yield state
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve(monkeypatch, reply: Callable[[str], str]) -> Iterator[FakeMessages]:
+    """``start`` with ANTHROPIC_BASE_URL and a dummy ANTHROPIC_API_KEY set for the test."""
+    with start(reply) as state:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", state.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+        yield state

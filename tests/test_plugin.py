@@ -192,14 +192,27 @@ def test_plugin_first_run_sets_up_and_then_answers_without_a_process_per_message
     assert again.returncode == 0 and again.stdout == b""
 
 
-def test_plugin_server_before_setup_says_so_and_fails_cleanly(plugin_env):
+def test_plugin_server_before_setup_serves_a_stand_in_that_answers_nothing(plugin_env):
     project, data, env = plugin_env["project"], plugin_env["data"], plugin_env["env"]
     env = {**env, "RECALL_PLUGIN_PYTHON": str(data / "no-such-python")}  # a setup that cannot finish
     server = load(MCP_JSON)["mcpServers"]["recall"]
-    proc = subprocess.run([server["command"], *(expand(a, env) for a in server["args"])], input=b"",
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "test", "version": "0"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": {"name": "recall_context", "arguments": {"prompt": "a message"}}}]
+    stdin = "".join(json.dumps(r) + "\n" for r in requests).encode() + b"not json\n"
+    proc = subprocess.run([server["command"], *(expand(a, env) for a in server["args"])], input=stdin,
                           capture_output=True, cwd=project, env={**os.environ, **env}, timeout=30)
-    assert proc.returncode == 1 and proc.stdout == b""  # nothing on the protocol stream
-    assert b"setting up" in proc.stderr
+    assert proc.returncode == 0 and b"setting up" in proc.stderr
+    replies = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert [r.get("id") for r in replies] == [1, 2, 3, None]
+    assert replies[0]["result"]["serverInfo"]["name"] == "recall"
+    assert [t["name"] for t in replies[1]["result"]["tools"]] == ["recall_context"]
+    assert replies[2]["result"]["content"] == [{"type": "text", "text": ""}]
+    assert replies[3]["error"]["code"] == -32700
     assert wait_for(lambda: "setup failed" in (data / "setup.log").read_text()
                     if (data / "setup.log").exists() else False, 30)
     assert not (data / "env.json").exists()

@@ -44,7 +44,8 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
     left, right, top, bottom = 56, 24, 16, 48
     pw, ph = width - left - right, height - top - bottom
     param = curve.get("param", "gap_floor")
-    xs, ys, gs = curve["silence_rate"], curve["injected_hit_rate"], curve.get("values", curve.get(param))
+    xs, ys = curve["silence_rate"], curve["injected_hit_rate"]
+    gs = list(curve.get("values") or curve.get(param) or [])
     cur = dict(curve.get("current") or {})
     cur.setdefault("value", cur.get(param))
     # Zoom on the data (in quarters, up to 1): a curve bunched in a corner reads badly.

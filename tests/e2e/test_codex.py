@@ -1,0 +1,132 @@
+"""Codex CLI itself (npm, pinned in agents.py) on a real recall install (`recall install
+--agent codex`), offline against the fake Responses API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agents import BLOCK_HEAD, CodexAppServer, run_codex_exec, write_codex_config
+from fake_responses import start
+
+pytestmark = pytest.mark.e2e
+
+MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
+CHITCHAT = "hello how are you doing today"
+SHORT = "go on"
+NOTE = "feature-flags-unleash.md"
+ANSWER = "Noted, thanks."
+
+
+def developer_context(body: dict) -> list[str]:
+    """The developer messages of one Responses request (where Codex puts hook context)."""
+    return [c.get("text", "") for item in body.get("input", []) if item.get("role") == "developer"
+            for c in item.get("content", []) if isinstance(c, dict)]
+
+
+def with_block(body: dict) -> bool:
+    return any(BLOCK_HEAD in t for t in developer_context(body))
+
+
+def set_up(scratch, notes, url: str) -> None:
+    scratch.set_up_recall(notes)
+    write_codex_config(scratch, url)
+    out = scratch.recall("install", "--agent", "codex", "--skip-check")
+    assert "hooks.json" in out.stdout, out.stdout
+    scratch.start_daemon()
+
+
+def test_untrusted_hook_is_skipped_then_trusted_hook_hands_over_the_block(codex_exe, scratch, notes):
+    """Why the hook did not fire under `codex exec` in a first try: Codex runs a user hook
+    only once trusted (by hash) and skips an untrusted one without a word. Trusted the way
+    its /hooks screen does it, the block reaches the model for a matching message only."""
+    with start(lambda body: ANSWER) as api:
+        set_up(scratch, notes, api.url)
+        untrusted = run_codex_exec(codex_exe, scratch, MATCHING)
+        assert untrusted.returncode == 0 and ANSWER in untrusted.stdout, untrusted.stderr
+        assert not with_block(api.bodies()[-1]) and "hook: UserPromptSubmit" not in untrusted.stderr
+
+        server = CodexAppServer(codex_exe, scratch)
+        try:
+            before = server.hooks(scratch.project)
+            hooks = server.trust_all(scratch.project)
+        finally:
+            server.close()
+        assert [h["trustStatus"] for h in before] == ["untrusted"]
+        assert [h["trustStatus"] for h in hooks] == ["trusted"]
+        assert "recall.hook --agent codex" in hooks[0]["command"]
+        config = (scratch.home / ".codex" / "config.toml").read_text()
+        assert f'trusted_hash = "{hooks[0]["currentHash"]}"' in config
+
+        seen = []
+        for message in (MATCHING, CHITCHAT, SHORT):
+            out = run_codex_exec(codex_exe, scratch, message)
+            assert out.returncode == 0 and ANSWER in out.stdout, out.stderr
+            assert "hook: UserPromptSubmit Completed" in out.stderr
+            body = api.bodies()[-1]
+            assert message in json.dumps(body, ensure_ascii=False)
+            seen.append(with_block(body))
+    assert seen == [True, False, False]
+    assert NOTE in json.dumps(api.bodies()[-3])
+
+
+def test_hook_time_as_codex_reports_it(codex_exe, scratch, notes):
+    """Through Codex's app server (its IDE client's protocol): each turn's hook run, with
+    Codex's own durationMs, and the context entry only for the matching message."""
+    with start(lambda body: ANSWER) as api:
+        set_up(scratch, notes, api.url)
+        server = CodexAppServer(codex_exe, scratch)
+        try:
+            server.trust_all(scratch.project)
+            turns = server.turns(scratch.project, [MATCHING, CHITCHAT])
+        finally:
+            server.close()
+    runs = [t["hooks"] for t in turns]
+    assert [len(r) for r in runs] == [1, 1], runs
+    assert all(r[0]["status"] == "completed" and isinstance(r[0]["durationMs"], int) for r in runs)
+    contexts = [[e["text"] for e in r[0]["entries"] if e["kind"] == "context"] for r in runs]
+    assert BLOCK_HEAD in contexts[0][0] and contexts[1] == []
+    # one thread: the second request repeats the first turn's block, and adds none
+    assert [sum(BLOCK_HEAD in t for t in developer_context(b)) for b in api.bodies()] == [1, 1]
+
+
+def test_daemon_killed_between_two_turns(codex_exe, scratch, notes):
+    """Kill -9 the daemon between two turns of one thread: the second message still
+    reaches the model, the turn completes without an error, the hook run completes."""
+    second = "and how are feature flags named in Unleash?"
+    killed = []
+
+    def kill(i: int) -> None:
+        killed.extend(scratch.daemon_pids())
+        scratch.kill_daemons()
+
+    with start(lambda body: ANSWER) as api:
+        set_up(scratch, notes, api.url)
+        server = CodexAppServer(codex_exe, scratch)
+        try:
+            server.trust_all(scratch.project)
+            turns = server.turns(scratch.project, [MATCHING, second], between=kill)
+        finally:
+            server.close()
+    assert killed
+    assert [(t["status"], t["error"]) for t in turns] == [("completed", None)] * 2
+    assert [[r["status"] for r in t["hooks"]] for t in turns] == [["completed"]] * 2
+    assert second in json.dumps(api.bodies()[-1], ensure_ascii=False)
+
+
+def test_daemon_that_never_starts(codex_exe, scratch, notes):
+    """No daemon can start: the message still reaches the model and the answer comes back."""
+    with start(lambda body: ANSWER) as api:
+        set_up(scratch, notes, api.url)
+        scratch.kill_daemons()
+        (scratch.recall_home / "config.toml").write_text('model = "st:/nonexistent/model"\n', encoding="utf-8")
+        scratch.extra_env["RECALL_MODEL"] = None
+        server = CodexAppServer(codex_exe, scratch)
+        try:
+            server.trust_all(scratch.project)
+        finally:
+            server.close()
+        out = run_codex_exec(codex_exe, scratch, MATCHING)
+    assert out.returncode == 0 and ANSWER in out.stdout, out.stderr
+    assert "hook: UserPromptSubmit Completed" in out.stderr
+    assert not with_block(api.bodies()[-1]) and MATCHING in json.dumps(api.bodies()[-1])
