@@ -33,6 +33,7 @@ STATUS_NAME = "daemon.json"
 LOCK_NAME = "daemon.lock"
 SECRET_NAME = "daemon.secret"
 SPAWN_STAMP = "spawn.stamp"
+FAILED_NAME = "daemon.failed"  # written by a daemon whose model could not load (no prompt in it)
 
 PROTOCOL = 1
 # A reply holds at most ~2 KB of context plus a ranked list; 1 MiB is a generous cap
@@ -285,7 +286,9 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
         return request(msg, deadline=deadline)
     except DaemonUnavailable:
         pass
-    spawn_daemon()  # or another hook just did: wait for that one
+    started = spawn_daemon()  # or another hook just did: wait for that one
+    if not started and _failed_recently():
+        return None  # the last start could not load its model: waiting would only cost time
     while time.monotonic() + START_POLL_S < deadline:
         time.sleep(START_POLL_S)
         if read_status() is None:
@@ -295,6 +298,13 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
         except DaemonUnavailable:
             continue
     return None
+
+
+def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:
+    try:
+        return time.time() - os.stat(run_dir() / FAILED_NAME).st_mtime < within_s
+    except OSError:
+        return False
 
 
 def lock_holder() -> int | None:
@@ -359,7 +369,11 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
         info["running"] = True
         info["note"] = f"not answering ({exc})"
         return info
-    info["running"] = bool(reply.get("ok"))
+    # Running = answering questions; a daemon still loading its model says "starting".
+    info["running"] = bool(reply.get("ok")) and bool(reply.get("ready", True))
+    if reply.get("ok") and not reply.get("ready", True):
+        info["starting"] = True
+        info["note"] = "loading the model"
     for key in ("uptime_s", "queries", "index_generation", "idle_exit_s", "ready", "load_s", "busy"):
         if key in reply:
             info[key] = reply[key]

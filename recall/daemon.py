@@ -798,6 +798,16 @@ def write_lock_pid(fd: int) -> None:
     os.pwrite(fd, str(os.getpid()).encode(), 0)
 
 
+def mark_failed(exc: BaseException) -> None:
+    """Say that this start could not load its model: hooks stop waiting for starts that fail
+    (``client.ask_or_start``) until the next one succeeds. The exception's type only."""
+    try:
+        with private_open(run_dir() / client.FAILED_NAME) as fh:
+            fh.write(f"{time.time()} {type(exc).__name__}\n")
+    except OSError:
+        pass
+
+
 def load_app(daemon: Daemon, config: Any) -> None:
     """The loader thread: the model, then the index; questions wait for it. A model that
     cannot load stops the daemon (exit status 1)."""
@@ -816,8 +826,10 @@ def load_app(daemon: Daemon, config: Any) -> None:
     except Exception as exc:  # noqa: BLE001
         log_exception("loading the model", exc)
         daemon.failed = True
+        mark_failed(exc)
         daemon.request_stop()
         return
+    remove_files(run_dir() / client.FAILED_NAME)
     load_s = time.perf_counter() - t0
     # Logged before it says so to a ping: whoever saw "ready" finds the line in the log.
     log_event("ready", load_s=round(load_s, 3), device=str(getattr(app.embedder, "device", "")))
@@ -873,6 +885,7 @@ def run_daemon(foreground: bool = False) -> int:
             model_id = model_id_of(config.model)
         except Exception as exc:  # noqa: BLE001
             log_exception("reading the model name", exc)
+            mark_failed(exc)
             return 1
         daemon = Daemon(
             model_id, transport=transport, lock_fd=lock_fd,

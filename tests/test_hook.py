@@ -223,6 +223,18 @@ def test_stale_socket_and_pid_files_then_the_hook_starts_a_fresh_daemon(indexed,
     assert b"additionalContext" in run_hook(event(MATCHING))[0].stdout
 
 
+def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, daemons):
+    write_config(indexed, "[daemon]\nhook_budget_ms = 3000\n")
+    broken = {"RECALL_MODEL": "no-such-model"}
+    first, _ = run_hook(event(MATCHING), **broken)  # starts a daemon, which fails; the hook waits
+    assert_silent(first)
+    assert wait_for(lambda: (indexed / "run" / "daemon.failed").exists(), 10)
+    proc, wall = run_hook(event(MATCHING), **broken)
+    assert_silent(proc)
+    assert wall < 2.0  # not the 3 s budget: the last start failed, nothing to wait for
+    assert client.daemon_status() == {"running": False}
+
+
 def test_a_busy_daemon_costs_the_hook_nothing(indexed, daemons):
     """Queue full: the daemon says "busy" at once; the hook prints nothing, exits 0, fast."""
     write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\nmax_queued = 1\nbatch_max = 1\n")
