@@ -9,7 +9,9 @@ they trust it; a foreground mode for debugging (``recall serve --foreground``).
 Fast to answer its first question: the socket is bound and the status file written
 before anything heavy is imported; the model and the index load in a thread meanwhile,
 and questions that arrive during the load wait for it (within their asker's deadline).
-``ping`` answers at once and says whether the model is ``ready``.
+``ping`` answers at once and says whether the model is ``ready``. A model that cannot load
+ends the daemon (exit 1) and leaves ``run/daemon.failed``, so hooks stop waiting for starts
+that fail until one succeeds.
 
 Never starved, never wedged (every bound is in ``[daemon]`` of the config):
 
