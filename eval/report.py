@@ -21,8 +21,8 @@ from .latency import samples as latency_samples
 from .latency import summary as latency_summary
 from .metrics import HEADLINE, RANKING
 
-PERCENT = {"hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "short_rate", "full_rate",
-           "balanced_accuracy"}
+PERCENT = {"hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
+           "short_rate", "full_rate", "balanced_accuracy"}
 CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1150px}
 body{color:#222}
