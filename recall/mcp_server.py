@@ -135,12 +135,13 @@ class RecallTools:
         assert isinstance(prompt, str)
         where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
         try:
-            reply = client.request({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": where},
-                                   deadline=deadline)
-        except client.DaemonUnavailable:
-            client.spawn_daemon()  # in the background; this message gets nothing
-            return ""
+            # No daemon: start one and wait for it within what is left of the budget (the
+            # first message after a cold start is answered when the start fits in it).
+            reply = client.ask_or_start({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": where},
+                                        deadline)
         except client.DaemonError:
+            return ""
+        if reply is None:
             return ""
         line = reply.get("line")
         if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
