@@ -270,11 +270,34 @@ def status(as_json: bool) -> None:
         info["daemon"] = daemon_status()
     except ImportError:
         pass
+    info["thresholds"] = _thresholds_in_force(app)
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))
         return
     for key, value in info.items():
+        if key == "thresholds":
+            click.echo(f"thresholds: {value['words']}")
+            continue
         click.echo(f"{key}: {value}")
+
+
+def _thresholds_in_force(app) -> dict:
+    """Which thresholds the selector uses for the configured model, and where they came from."""
+    from .embedders import model_id_of
+
+    model_id = model_id_of(app.config.model)
+    t = app.config.thresholds(model_id)
+    prov = app.config.get(f"thresholds.{t.source}.provenance") or {}
+    if t.origin.endswith("calibration.toml") and prov.get("calibrated"):
+        how = (f"self-calibrated {prov['calibrated']} on {prov.get('positives', 0)} held-out note questions and "
+               f"{prov.get('negatives', 0)} known unrelated messages ({prov.get('mode')}; target silence "
+               f"{prov.get('target_silence')}) in {t.origin}")
+    elif t.origin == "packaged":
+        how = f"the packaged [{t.source}] table (not calibrated yet: `recall index` or `recall calibrate`)"
+    else:
+        how = f"set by you in {t.origin}"
+    return {"model_id": model_id, "table": t.source, "origin": t.origin, **t.as_dict(),
+            "words": f"top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}: {how}"}
 
 
 @main.command("config")

@@ -133,9 +133,12 @@ def test_a_running_process_takes_a_new_calibration(tmp_path, recall_home, hash_m
 def test_calibrate_command(tmp_path, recall_home, hash_model):
     proc = recall("calibrate", check=False)
     assert proc.returncode == 1 and "recall index" in proc.stderr and "Traceback" not in proc.stderr
+    assert "the packaged [default] table (not calibrated yet" in recall("status").stdout
     recall("index", "-q", str(_collection(tmp_path)))
     out = recall("calibrate", "--target-silence", "0.95").stdout
     assert "target 0.95" in out and str(recall_home / FILE) in out
+    status = recall("status").stdout
+    assert "self-calibrated" in status and "25 held-out note questions" in status and "target silence 0.95" in status
 
 
 @pytest.mark.slow
