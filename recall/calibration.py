@@ -89,6 +89,7 @@ class Calibration:
     silence: float
     mode: str  # "questions+negatives" | "negatives only"
     when: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
+    problems: list[str] = field(default_factory=list)  # bad negatives lines, one line each
 
     def thresholds(self) -> dict[str, float]:
         return {"top_floor": self.top_floor, "gap_floor": self.gap_floor, "neg_weight": self.neg_weight}
@@ -238,7 +239,7 @@ def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 
     model_id = app.embedder.model_id
     where = index_dir(model_id, app.home)
     where.mkdir(parents=True, exist_ok=True)
-    found, _problems = negs.collect(sidecars)
+    found, problems = negs.collect(sidecars)
     cache = _load_cache(where / CACHE)
     nv = embed_cached(app, [n.text for n in found], cache)
     negs.save(where / negs.FILE, [n.key for n in found], [n.origin for n in found], nv)
@@ -290,7 +291,8 @@ def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 
                        negatives=len(found), negatives_by_origin=origins, injected=injected, silence=silence,
                        mode="negatives only" if pos is None or len(pos.top) < MIN_POSITIVES
                        else "questions+negatives", top_floor=thresholds["top_floor"],
-                       gap_floor=thresholds["gap_floor"], neg_weight=thresholds["neg_weight"])
+                       gap_floor=thresholds["gap_floor"], neg_weight=thresholds["neg_weight"],
+                       problems=[str(p) for p in problems])
 
 
 def write(home: Path, cal: Calibration) -> Path:

@@ -146,6 +146,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         + (f"; {stats.questions_total} note questions among the chunks written" if stats.questions_total else "")
     )
     if app.calibration is not None:
+        for problem in app.calibration.problems:
+            click.echo(f"warning: {problem}", err=True)
         click.echo(_calibration_line(app.calibration))
 
 
@@ -176,6 +178,8 @@ def calibrate(target_silence: float | None) -> None:
     cal = app.calibrate(target=target_silence)
     if cal is None:
         raise UserError("nothing indexed yet: run `recall index` first")
+    for problem in cal.problems:
+        click.echo(f"warning: {problem}", err=True)
     click.echo(_calibration_line(cal))
     from .calibration import FILE
 

@@ -157,7 +157,11 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Conf
             tables = {}  # damaged: ignored here, rewritten by the next `recall calibrate`
         # A model whose thresholds the user set keeps theirs, all of them (a unit).
         mine = over.get("thresholds", {}) if isinstance(over.get("thresholds"), dict) else {}
-        layer = {m: t for m, t in tables.items() if isinstance(t, dict) and m not in mine} if isinstance(
+        # Only numbers are thresholds (and the provenance table is kept as it is): a hand-edited
+        # value of another type is ignored rather than breaking every command.
+        layer = {m: {k: v for k, v in t.items() if k == "provenance" or (isinstance(v, int | float)
+                                                                        and not isinstance(v, bool))}
+                 for m, t in tables.items() if isinstance(t, dict) and m not in mine} if isinstance(
             tables, dict) else {}
         data = _merge(data, {"thresholds": layer}, str(calibrated), origins)
     if over:

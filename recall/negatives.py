@@ -39,6 +39,8 @@ FILE = "negatives.npz"
 MAX_CHARS = 300
 # Past a few hundred per folder, more near misses add little and cost embedding time.
 MAX_PER_SOURCE = 400
+# A sidecar larger than this is not a list of messages someone wrote: read only its start.
+MAX_SIDECAR_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,13 @@ def parse_line(line: str) -> str:
 def read_sidecar(path: Path) -> tuple[list[Negative], list[Problem]]:
     problems: list[Problem] = []
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as fh:  # callers check is_file(): no pipe reaches here
+            raw = fh.read(MAX_SIDECAR_BYTES + 1)
     except OSError as exc:
         return [], [Problem(str(path), f"unreadable ({exc.strerror or exc}); no negatives from it")]
+    if len(raw) > MAX_SIDECAR_BYTES:
+        raw = raw[:MAX_SIDECAR_BYTES].rsplit(b"\n", 1)[0]
+        problems.append(Problem(str(path), f"larger than {MAX_SIDECAR_BYTES:,} bytes; only its start is read"))
     out: list[Negative] = []
     for i, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():

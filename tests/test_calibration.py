@@ -152,3 +152,34 @@ def test_real_model_calibration_on_the_sample_meets_its_target(recall_home):
     assert cal.positives == 153 and cal.silence >= cal.target_silence
     assert cal.injected is not None and cal.injected > 0.1
     app.store.close()
+
+
+def test_bad_negatives_are_one_warning_each_and_the_rest_is_used(tmp_path, recall_home, hash_model):
+    folder = _collection(tmp_path)
+    with open(folder / "negatives.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('not json\n{"text": 42}\n{"negatives": ["x"]}\n')
+    proc = recall("index", "-q", str(folder))
+    warnings = [line for line in proc.stderr.splitlines() if "negatives.jsonl" in line]
+    assert len(warnings) == 3 and all(w.startswith("warning: ") for w in warnings)
+    assert "Traceback" not in proc.stderr and "calibrated on 25 held-out note questions" in proc.stdout
+
+
+def test_a_huge_negatives_file_is_read_only_in_part(tmp_path, recall_home, hash_model):
+    folder = _collection(tmp_path)
+    line = json.dumps({"text": "an unrelated message about kubernetes pods " + "x" * 200}) + "\n"
+    (folder / "negatives.jsonl").write_text(line * 6000, encoding="utf-8")  # ~1.5 MB
+    proc = recall("index", "-q", str(folder))
+    assert "only its start is read" in proc.stderr and proc.returncode == 0
+
+
+def test_a_hand_broken_calibration_file_never_breaks_a_command(tmp_path, recall_home, hash_model):
+    recall("index", "-q", str(_collection(tmp_path)))
+    path = recall_home / FILE
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("top_floor = ", 'top_floor = "high" # was ', 1), encoding="utf-8")
+    out = recall("query", "--all", "--explain", "feature flags via unleash please")
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    path.write_bytes(b"\x00\xff garbage [[[")
+    assert recall("status").returncode == 0
+    assert "calibrated on" in recall("calibrate").stdout  # rewritten
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["thresholds"]["hash-256"]["top_floor"]
