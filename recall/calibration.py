@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,38 +262,40 @@ def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 
         pos = features(note_scores(qv, matrix, chunk_note, held), qv @ nv.T, owner)
     _save_cache(where / CACHE, cache, {n.key for n in found} | {_hash(t) for _, t in qrows})
 
-    # The silence target is met on the collection's own negatives (near misses) where it has
-    # enough of them: the bank's chit-chat is easy to ignore and would flatter the target.
-    # The bank stays among the known negatives either way.
     own = [i for i, n in enumerate(found) if n.origin != "bank"]
-    asked = np.array(own if len(own) >= MIN_OWN_NEGATIVES else range(len(found)))
-    order = np.random.default_rng(seed).permutation(asked)
-    folds = []
-    for fold in (order[::2], order[1::2]):
-        known = np.setdiff1d(np.arange(len(found)), fold)
-        folds.append(features(note_scores(nv[fold], matrix, chunk_note), nv[fold] @ nv[known].T))
-    neg = Features(*(np.r_[getattr(folds[0], k), getattr(folds[1], k)] for k in ("top", "gap", "neg", "hit")))
     few = len(own) < MIN_OWN_NEGATIVES  # the margin over chit-chat alone says little: top alone
+    neg = _negative_features(nv, own if not few else list(range(len(found))), matrix, chunk_note, seed)
     thresholds, injected, silence = choose(pos, neg, target, (0.0,) if few else ())
-    if few:
+    packaged = packaged_top_floor(model_id)
+    if few and packaged > thresholds["top_floor"]:
         # The bank alone proves silence on chit-chat, not on near misses of this collection:
         # never go below the packaged floor (measured on near misses) on its evidence only.
-        packaged = packaged_top_floor(model_id)
-        if thresholds["neg_weight"] == 0.0 and packaged > thresholds["top_floor"]:
-            thresholds["top_floor"] = packaged
-            silence = 1 - float(np.mean(neg.top >= packaged))
-            if pos is not None:
-                injected = float(np.mean((pos.top >= packaged) & pos.hit))
-    origins: dict[str, int] = {}
-    for n in found:
-        label = "bank" if n.origin == "bank" else n.origin
-        origins[label] = origins.get(label, 0) + 1
+        thresholds["top_floor"] = packaged
+        silence = 1 - float(np.mean(neg.top >= packaged))
+        injected = None if pos is None else float(np.mean((pos.top >= packaged) & pos.hit))
     return Calibration(model_id=model_id, target_silence=target, positives=0 if pos is None else len(pos.top),
-                       negatives=len(found), negatives_by_origin=origins, injected=injected, silence=silence,
-                       mode="negatives only" if pos is None or len(pos.top) < MIN_POSITIVES
-                       else "questions+negatives", top_floor=thresholds["top_floor"],
-                       gap_floor=thresholds["gap_floor"], neg_weight=thresholds["neg_weight"],
-                       problems=[str(p) for p in problems])
+                       negatives=len(found), negatives_by_origin=dict(Counter(n.origin for n in found)),
+                       injected=injected, silence=silence,
+                       mode="negatives only" if pos is None else "questions+negatives",
+                       top_floor=thresholds["top_floor"], gap_floor=thresholds["gap_floor"],
+                       neg_weight=thresholds["neg_weight"], problems=[str(p) for p in problems])
+
+
+def _negative_features(nv, asked: Sequence[int], matrix, chunk_note, seed: int) -> Features:
+    """The ``asked`` negatives as messages, in two folds: each fold against the notes and
+    against every other negative as the known ones, so none is its own nearest neighbour.
+
+    The silence target is met on the collection's own negatives (near misses) where it has
+    enough of them: the bank's chit-chat is easy to ignore and would flatter the target. The
+    bank stays among the known negatives either way."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(np.asarray(asked))
+    folds = []
+    for fold in (order[::2], order[1::2]):
+        known = np.setdiff1d(np.arange(len(nv)), fold)
+        folds.append(features(note_scores(nv[fold], matrix, chunk_note), nv[fold] @ nv[known].T))
+    return Features(*(np.r_[getattr(folds[0], k), getattr(folds[1], k)] for k in ("top", "gap", "neg", "hit")))
 
 
 def write(home: Path, cal: Calibration) -> Path:
