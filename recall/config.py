@@ -113,7 +113,7 @@ class Config:
             self.origins.get(f"thresholds.{name}.top_floor", PACKAGED),
         )
 
-    def apply_calibration(self, model_id: str, values: dict[str, float], origin: str) -> None:
+    def apply_calibration(self, model_id: str, values: dict[str, Any], origin: str) -> None:
         """Take freshly calibrated thresholds as a unit, unless the user's own file sets any
         threshold of this model (then theirs stand, and none of these: a floor tuned for one
         rule means nothing under another)."""
@@ -126,6 +126,26 @@ class Config:
             table[key] = value
             self.origins[f"thresholds.{model_id}.{key}"] = origin
 
+    def apply_calibration_file(self, path: Path) -> bool:
+        """Apply every model table of a ``calibration.toml`` (``apply_calibration``). Only
+        numbers are thresholds, and the provenance table is kept: a hand-edited value of
+        another type is ignored, and a damaged file is ignored as a whole (the next
+        ``recall calibrate`` rewrites it) rather than breaking every command."""
+        try:
+            tables = tomllib.loads(path.read_text(encoding="utf-8")).get("thresholds", {})
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return False
+        if not isinstance(tables, dict):
+            return False
+        for model_id, table in tables.items():
+            if isinstance(table, dict):
+                values: dict[str, Any] = {k: float(v) for k, v in table.items()
+                                          if isinstance(v, int | float) and not isinstance(v, bool)}
+                if isinstance(table.get("provenance"), dict):
+                    values["provenance"] = table["provenance"]
+                self.apply_calibration(model_id, values, str(path))
+        return True
+
     def selector(self) -> dict[str, Any]:
         return dict(self.data.get("selector", {}))
 
@@ -134,39 +154,25 @@ class Config:
 
 
 def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Config:
-    """Packaged defaults, then ``calibration.toml`` (unless ``calibrated_layer`` is False:
-    what the thresholds would be without self-calibration), then the user's file, then
-    ``RECALL_MODEL``."""
+    """Packaged defaults, then the user's file, then ``RECALL_MODEL``; then the thresholds of
+    ``calibration.toml`` for every model whose table the user did not set (unless
+    ``calibrated_layer`` is False: what the thresholds would be without self-calibration)."""
     origins: dict[str, str] = {}
     data = tomllib.loads(packaged_config_text())
     _record(data, "", PACKAGED, origins)
     origins = {k.lstrip("."): v for k, v in origins.items()}
     user = path or user_config_path()
-    over: dict = {}
     if user.exists():
         try:
             over = tomllib.loads(user.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{user} is not valid TOML ({exc}); fix that line, or move the file aside "
                               "to use the defaults (`recall config` then shows the settings in effect)") from exc
-    calibrated = calibration_path()
-    if calibrated_layer and calibrated.exists():
-        try:
-            tables = tomllib.loads(calibrated.read_text(encoding="utf-8")).get("thresholds", {})
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-            tables = {}  # damaged: ignored here, rewritten by the next `recall calibrate`
-        # A model whose thresholds the user set keeps theirs, all of them (a unit).
-        mine = over.get("thresholds", {}) if isinstance(over.get("thresholds"), dict) else {}
-        # Only numbers are thresholds (and the provenance table is kept as it is): a hand-edited
-        # value of another type is ignored rather than breaking every command.
-        layer = {m: {k: v for k, v in t.items() if k == "provenance" or (isinstance(v, int | float)
-                                                                        and not isinstance(v, bool))}
-                 for m, t in tables.items() if isinstance(t, dict) and m not in mine} if isinstance(
-            tables, dict) else {}
-        data = _merge(data, {"thresholds": layer}, str(calibrated), origins)
-    if over:
         data = _merge(data, over, str(user), origins)
     if os.environ.get("RECALL_MODEL"):
         data["model"] = os.environ["RECALL_MODEL"]
         origins["model"] = "env RECALL_MODEL"
-    return Config(data, origins)
+    config = Config(data, origins)
+    if calibrated_layer and calibration_path().exists():
+        config.apply_calibration_file(calibration_path())  # never over a model table the user set
+    return config

@@ -225,19 +225,7 @@ class Recall:
         if stamp == self._calibration_stamp:
             return False
         self._calibration_stamp = stamp
-        if stamp is None:
-            return False
-        import tomllib
-
-        try:
-            tables = tomllib.loads(path.read_text(encoding="utf-8")).get("thresholds", {})
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return False
-        for model_id, table in tables.items():
-            if isinstance(table, dict):
-                values = {k: float(v) for k, v in table.items() if isinstance(v, int | float)}
-                self.config.apply_calibration(model_id, values, str(path))
-        return True
+        return stamp is not None and self.config.apply_calibration_file(path)
 
     def query(self, text: str, scope: Scope | None = None, project: str | None = None) -> QueryResult:
         self.refresh_calibration()
