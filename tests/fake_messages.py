@@ -16,8 +16,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fake_http import Reply, json_reply, sse_reply
+from fake_http import serve as serve_http
 
 Block = dict[str, Any]
 
@@ -84,53 +86,8 @@ def sse_events(body: dict, blocks: list[Block]) -> Iterator[tuple[str, dict]]:
     yield "message_stop", {"type": "message_stop"}
 
 
-def _handler(state: FakeMessages) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self):  # noqa: N802 - http.server's naming
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {"unparsed": raw.decode("utf-8", "replace")}
-            # The SDK sends the key as x-api-key or (newer versions) as a bearer token.
-            bearer = (self.headers.get("authorization") or "").removeprefix("Bearer ")
-            with state.lock:
-                state.requests.append({"path": self.path, "key": self.headers.get("x-api-key") or bearer,
-                                       "body": body})
-            path = self.path.split("?")[0]
-            if path == "/v1/messages/count_tokens":
-                return self._json({"input_tokens": 1200})
-            if path != "/v1/messages":
-                return self._json({"type": "error", "error": {"type": "not_found_error",
-                                                              "message": path}}, 404)
-            blocks = state.blocks_for(body)
-            if not body.get("stream"):
-                return self._json(message(body, blocks))
-            out = b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                           for name, data in sse_events(body, blocks))
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("content-length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
-
-        def do_GET(self):  # noqa: N802
-            self._json({"type": "error", "error": {"type": "not_found_error", "message": self.path}}, 404)
-
-        def _json(self, data: dict, status: int = 200) -> None:
-            payload = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args):  # keep test output clean
-            pass
-
-    return Handler
+def _not_found(path: str) -> Reply:
+    return json_reply({"type": "error", "error": {"type": "not_found_error", "message": path}}, 404)
 
 
 @contextmanager
@@ -138,15 +95,26 @@ def start(reply: Callable[[str], str] | None = None,
           answer: Callable[[dict], list[Block]] | None = None) -> Iterator[FakeMessages]:
     """The server on 127.0.0.1 (a free port); ``state.url`` is its base URL."""
     state = FakeMessages(reply, answer)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_port}"
-    try:
+
+    def on_post(path: str, headers: dict, body: dict) -> Reply:
+        # The SDK sends the key as x-api-key or (newer versions) as a bearer token.
+        lower = {k.lower(): v for k, v in headers.items()}
+        bearer = (lower.get("authorization") or "").removeprefix("Bearer ")
+        with state.lock:
+            state.requests.append({"path": path, "key": lower.get("x-api-key") or bearer, "body": body})
+        path = path.split("?")[0]
+        if path == "/v1/messages/count_tokens":
+            return json_reply({"input_tokens": 1200})
+        if path != "/v1/messages":
+            return _not_found(path)
+        blocks = state.blocks_for(body)
+        if not body.get("stream"):
+            return json_reply(message(body, blocks))
+        return sse_reply(sse_events(body, blocks))
+
+    with serve_http(on_post, _not_found("GET")) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @contextmanager

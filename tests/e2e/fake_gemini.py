@@ -11,11 +11,13 @@ Every request body is recorded.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_http import Reply, json_reply, serve, sse_reply
+
+NOT_FOUND = json_reply({"error": {"code": 404, "message": "not found"}}, 404)
 
 
 class FakeGemini:
@@ -43,46 +45,18 @@ def response(text: str) -> dict:
 def start(reply: Callable[[dict], str] = lambda body: "Sure, done.") -> Iterator[FakeGemini]:
     state = FakeGemini(reply)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def on_post(path: str, _headers: dict, body: dict) -> Reply:
+        with state.lock:
+            state.requests.append({"path": path, "body": body})
+        path = path.split("?")[0]
+        if path.endswith(":countTokens"):
+            return json_reply({"totalTokens": 1200})
+        if path.endswith(":streamGenerateContent"):
+            return sse_reply([(None, response(state.reply(body)))])
+        if path.endswith(":generateContent"):
+            return json_reply(response(state.reply(body)))
+        return NOT_FOUND
 
-        def do_POST(self):  # noqa: N802 - http.server's naming
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {"unparsed": raw.decode("utf-8", "replace")}
-            with state.lock:
-                state.requests.append({"path": self.path, "body": body})
-            path = self.path.split("?")[0]
-            if path.endswith(":countTokens"):
-                return self._send(200, "application/json", json.dumps({"totalTokens": 1200}).encode())
-            if path.endswith(":streamGenerateContent"):
-                data = json.dumps(response(state.reply(body)))
-                return self._send(200, "text/event-stream", f"data: {data}\n\n".encode())
-            if path.endswith(":generateContent"):
-                return self._send(200, "application/json", json.dumps(response(state.reply(body))).encode())
-            self._send(404, "application/json", b'{"error": {"code": 404, "message": "not found"}}')
-
-        def do_GET(self):  # noqa: N802
-            self._send(404, "application/json", b'{"error": {"code": 404, "message": "not found"}}')
-
-        def _send(self, status: int, ctype: str, payload: bytes) -> None:
-            self.send_response(status)
-            self.send_header("content-type", ctype)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serve(on_post, NOT_FOUND) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -11,11 +11,13 @@ sdk/typescript/tests/responsesProxy.ts). Every request body is recorded.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_http import Reply, json_reply, serve, sse_reply
+
+NOT_FOUND = json_reply({"error": {"message": "not found"}}, 404)
 
 
 class FakeResponses:
@@ -50,43 +52,14 @@ def sse_events(text: str, n: int) -> list[dict]:
 def start(reply: Callable[[dict], str] = lambda body: "Sure, done.") -> Iterator[FakeResponses]:
     state = FakeResponses(reply)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def on_post(path: str, _headers: dict, body: dict) -> Reply:
+        with state.lock:
+            state.requests.append({"path": path, "body": body})
+            n = len(state.requests)
+        if not path.split("?")[0].endswith("/responses"):
+            return NOT_FOUND
+        return sse_reply((e["type"], e) for e in sse_events(state.reply(body), n))
 
-        def do_POST(self):  # noqa: N802 - http.server's naming
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {"unparsed": raw.decode("utf-8", "replace")}
-            with state.lock:
-                state.requests.append({"path": self.path, "body": body})
-                n = len(state.requests)
-            if not self.path.split("?")[0].endswith("/responses"):
-                return self._send(404, "application/json", b'{"error": {"message": "not found"}}')
-            out = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
-                           for e in sse_events(state.reply(body), n))
-            self._send(200, "text/event-stream", out)
-
-        def do_GET(self):  # noqa: N802 - e.g. GET /v1/models: nothing here
-            self._send(404, "application/json", b'{"error": {"message": "not found"}}')
-
-        def _send(self, status: int, ctype: str, payload: bytes) -> None:
-            self.send_response(status)
-            self.send_header("content-type", ctype)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serve(on_post, NOT_FOUND) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
