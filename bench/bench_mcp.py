@@ -24,7 +24,6 @@ floor = MCP ping + direct daemon answer; ratio = p50 / floor.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import anyio
 
-from bench.bench_hook import Daemon, build_synthetic, load_average, pct, prompts, use_home
+from bench.bench_hook import Daemon, build_synthetic, finish, load_average, pct, prompts, use_home
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "reports" / "bench" / "mcp.json"
@@ -177,12 +176,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"[{time.perf_counter() - t_start:5.0f} s] measuring the MCP path...", file=sys.stderr)
         with Daemon(env):
             result.update(anyio.run(measure, env, texts))
-    result["load_after"] = load_average()
-    result["seconds"] = round(time.perf_counter() - t_start, 1)
-    print(render(result))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"\nwritten to {args.out} in {result['seconds']} s")
+    finish(result, t_start, render, args.out)
 
 
 if __name__ == "__main__":
