@@ -60,14 +60,11 @@ GRID = 201
 NEG_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 TOP_K = 3  # a positive counts when its note is among the headlines handed over
 QUERY_BATCH = 256
-# Gap ranks as in recall.selector: top - mean of ranks 2..11.
-GAP_LO, GAP_HI = 1, 11
 
 
 @dataclass
 class Features:
     top: np.ndarray
-    gap: np.ndarray
     neg: np.ndarray
     hit: np.ndarray  # positives: the note is in the top TOP_K; negatives: unused
 
@@ -175,20 +172,14 @@ def note_scores(queries, matrix, chunk_note, held_out=None):
 def features(scores, neg_scores, expected=None) -> Features:
     import numpy as np
 
-    srt = -np.sort(-scores, axis=1)
-    top = srt[:, 0]
-    rest = srt[:, GAP_LO:GAP_HI]
-    finite = np.isfinite(rest)
-    count = finite.sum(axis=1)
-    mean = np.where(finite, rest, 0.0).sum(axis=1) / np.maximum(count, 1)
-    gap = np.where(count > 0, top - mean, top)
+    top = scores.max(axis=1)
     neg = neg_scores.max(axis=1) if neg_scores.shape[1] else np.full(len(top), -1.0)
     if expected is None:
         hit = np.zeros(len(top), dtype=bool)
     else:
         order = np.argsort(-scores, axis=1)[:, :TOP_K]
         hit = (order == np.asarray(expected)[:, None]).any(axis=1)
-    return Features(top, gap, neg, hit)
+    return Features(top, neg, hit)
 
 
 def choose(pos: Features | None, neg: Features, target: float, weights: Sequence[float] = ()
@@ -295,7 +286,7 @@ def _negative_features(nv, asked: Sequence[int], matrix, chunk_note, seed: int) 
     for fold in (order[::2], order[1::2]):
         known = np.setdiff1d(np.arange(len(nv)), fold)
         folds.append(features(note_scores(nv[fold], matrix, chunk_note), nv[fold] @ nv[known].T))
-    return Features(*(np.r_[getattr(folds[0], k), getattr(folds[1], k)] for k in ("top", "gap", "neg", "hit")))
+    return Features(*(np.r_[getattr(folds[0], k), getattr(folds[1], k)] for k in ("top", "neg", "hit")))
 
 
 def write(home: Path, cal: Calibration) -> Path:

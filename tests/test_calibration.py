@@ -29,7 +29,7 @@ def recall(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 def feats(top, neg, hit=None) -> Features:
     top, neg = np.array(top, float), np.array(neg, float)
-    return Features(top, np.zeros_like(top), neg, np.array(hit if hit is not None else [False] * len(top)))
+    return Features(top, neg, np.array(hit if hit is not None else [False] * len(top)))
 
 
 def test_choose_meets_the_target_and_takes_the_most_hits():
