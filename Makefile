@@ -31,7 +31,7 @@ test-fast: $(STAMP) ## Run the tests that need no real model
 	$(PY) -m pytest -q -m "not slow"
 
 lint: $(STAMP) ## ruff and mypy
-	$(VENV)/bin/ruff check recall eval tests
+	$(VENV)/bin/ruff check recall recall_eval tests
 	$(VENV)/bin/mypy recall
 
 eval: $(STAMP) ## The main job: score the sample (+ rules-120 and CLINC150 where ../shared has them), write reports

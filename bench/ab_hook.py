@@ -38,7 +38,7 @@ def env_for(root: Path, home: Path, model: str | None) -> dict:
 
 
 def build(env: dict) -> None:
-    code = ("from pathlib import Path\nfrom recall.indexer import SourceSpec\nfrom recall.service import Recall\n"
+    code = ("from pathlib import Path\nfrom recall.indexer import SourceSpec\nfrom recall.api import Recall\n"
             f"app = Recall()\napp.index([SourceSpec('dir', Path({str(SAMPLE)!r}))])\napp.store.close()\n")
     subprocess.run([PY, "-c", code], env=env, check=True)
 

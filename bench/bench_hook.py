@@ -243,13 +243,13 @@ def use_home(home: Path, model: str | None) -> dict:
 
 
 def build_sample(home: Path) -> dict:
+    from recall.api import Recall
     from recall.indexer import SourceSpec
-    from recall.service import Recall
 
     app = Recall(home=home)
     t0 = time.perf_counter()
     # with the sample's questions, as `make eval` indexes it (the default pipeline)
-    stats = app.index([SourceSpec("dir", SAMPLE, expansions=SAMPLE.parent / "expansions.jsonl")])
+    stats = app.index([SourceSpec("dir", SAMPLE, note_questions=SAMPLE.parent / "questions.jsonl")])
     app.store.close()
     return {"name": "sample", "notes": stats.added, "chunks": stats.chunks_total,
             "vectors": "embedded by the model", "build_s": round(time.perf_counter() - t0, 1)}

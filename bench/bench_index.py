@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from recall.api import Recall
 from recall.chunking import ChunkConfig
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec, note_chunks
 from recall.notes import read_folder
-from recall.service import Recall
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "sample" / "notes"

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+from recall.api import DB_NAME
 from recall.backends import LocalIndex
 from recall.search import Scope
-from recall.service import DB_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_ID = "bench-random-384"

@@ -23,14 +23,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .api import DB_NAME
 from .chunking import ChunkConfig
-from .expansions import merge
 from .indexer import _fingerprint, note_chunks, question_chunks, text_hash
+from .masking import mask_secrets
 from .notes import Note
+from .questions import merge
 from .search import Scope, Searcher
-from .secrets import mask_secrets
 from .selector import Hit
-from .service import DB_NAME
 from .store import Store
 from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
 
@@ -88,12 +88,12 @@ class NoteIndex(Protocol):
 
 
 def prepare_note(note: Note, cfg: ChunkConfig | None = None,
-                 sidecar_questions: Sequence[str] | None = None) -> tuple[NoteRecord, list[str]]:
-    """The record and the masked chunk texts of a parsed note; ``sidecar_questions`` are
-    the note's questions from its folder's expansions sidecar (part of the fingerprint,
+                 file_questions: Sequence[str] | None = None) -> tuple[NoteRecord, list[str]]:
+    """The record and the masked chunk texts of a parsed note; ``file_questions`` are
+    the note's questions from its folder's note_questions questions file (part of the fingerprint,
     as in ``recall.indexer``: editing them re-pushes the note)."""
     cfg = cfg or ChunkConfig()
-    extra = list(sidecar_questions or [])
+    extra = list(file_questions or [])
     if extra:
         note = replace(note, questions=merge(note.questions, extra))
     record = NoteRecord(
@@ -101,7 +101,7 @@ def prepare_note(note: Note, cfg: ChunkConfig | None = None,
         description=mask_secrets(note.description), type=note.type,
         content_hash=_fingerprint(note.content_hash, cfg, extra), mtime=note.mtime,
     )
-    # A team store has no BM25: a note's questions (front matter, sidecar) are plain extra chunks.
+    # A team store has no BM25: a note's questions (front matter, questions file) are plain extra chunks.
     return record, [text for text, _ in (*note_chunks(note, cfg), *question_chunks(note))]
 
 
@@ -116,16 +116,16 @@ class PushStats:
 
 def push_notes(index: NoteIndex, source: SourceRef, notes: Iterable[Note], embedder: Embedder,
                cfg: ChunkConfig | None = None, remove_missing: bool = True,
-               sidecar: Mapping[str, Sequence[str]] | None = None) -> PushStats:
+               file_questions: Mapping[str, Sequence[str]] | None = None) -> PushStats:
     """Bring ``source`` in ``index`` up to date with ``notes``: only new or changed notes
     are embedded and written (each in its own transaction); pushing twice is a no-op.
-    ``sidecar``: questions per note stem from the folder's expansions sidecar."""
+    ``questions file``: questions per note stem from the folder's note_questions questions file."""
     stats = PushStats()
     existing = index.note_hashes(source)
     seen: set[str] = set()
     for note in notes:
         seen.add(note.path)
-        record, chunks = prepare_note(note, cfg, (sidecar or {}).get(note.id))
+        record, chunks = prepare_note(note, cfg, (file_questions or {}).get(note.id))
         old = existing.get(note.path)
         if old == record.content_hash:
             stats.unchanged += 1

@@ -5,7 +5,7 @@ questions indexed, its unrelated messages can score as high as another collectio
 related ones did. So recall fits them where they will be used, from what the collection
 itself says (run by ``recall index`` when the index changed, and by ``recall calibrate``):
 
-* **positives**: each note's questions (``recall.expansions``), asked with that note's
+* **positives**: each note's questions (``recall.questions``), asked with that note's
   own question chunks held out of the index, so each one plays a message nobody wrote
   down yet (folds by note);
 * **negatives**: the folders' ``negatives.jsonl`` near misses and the shipped bank
@@ -43,7 +43,7 @@ from .vector_index import index_dir
 if TYPE_CHECKING:
     import numpy as np
 
-    from .service import Recall
+    from .api import Recall
 
 FILE = "calibration.toml"
 CACHE = "calibration-cache.npz"
@@ -223,7 +223,7 @@ def packaged_top_floor(model_id: str) -> float:
     return float(tables.get(model_id, tables["default"])["top_floor"])
 
 
-def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 0) -> Calibration | None:
+def calibrate(app: Recall, questions_files: Sequence[Path], target: float, seed: int = 0) -> Calibration | None:
     """Fit the thresholds on the store's notes, their questions and the negatives; write
     ``negatives.npz`` for the searcher. None when the index holds no notes."""
     import numpy as np
@@ -231,7 +231,7 @@ def calibrate(app: Recall, sidecars: Sequence[Path], target: float, seed: int = 
     model_id = app.embedder.model_id
     where = index_dir(model_id, app.home)
     where.mkdir(parents=True, exist_ok=True)
-    found, problems = negs.collect(sidecars)
+    found, problems = negs.collect(questions_files)
     cache = _load_cache(where / CACHE)
     nv = embed_cached(app, [n.text for n in found], cache)
     negs.save(where / negs.FILE, [n.key for n in found], [n.origin for n in found], nv)

@@ -28,7 +28,7 @@ def clean_errors(*extra):
     and damaged or impossible state (``recall.errors``: a damaged index or store, a full
     disk), each told with the command that repairs it; ``extra`` adds exception classes, or
     zero-argument functions returning one, called when the command runs, so a heavy module
-    is imported only then. Shared by ``recall.cli_extra`` and ``eval.cli``.
+    is imported only then. Shared by ``recall.cli_extra`` and ``recall_eval.cli``.
     """
     import functools
 
@@ -59,7 +59,7 @@ def _state_error(exc: BaseException) -> str | None:
     if is_disk_full(exc):
         return str(DiskFull(getattr(exc, "filename", None) or recall_home()))
     if isinstance(exc, sqlite3.DatabaseError):
-        from .service import DB_NAME
+        from .api import DB_NAME
         from .store import store_error
 
         err = store_error(recall_home() / DB_NAME, exc)
@@ -81,7 +81,7 @@ def main() -> None:
 
 
 def _app():
-    from .service import Recall
+    from .api import Recall
 
     return Recall()
 
@@ -101,14 +101,14 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
 
     Only new or changed notes are embedded; removed ones are dropped. Each DIR given
     is searched by later queries against the same RECALL_HOME. A folder's
-    expansions.jsonl (questions per note, from `recall-eval expand`) and notes'
+    questions.jsonl (questions per note, from `recall-eval expand`) and notes'
     front-matter `questions:` are indexed as extra chunks of their note. With --rebuild,
     every folder indexed before is read again too, and a damaged index or store is replaced.
     """
     from tqdm import tqdm
 
+    from .api import project_key
     from .indexer import SourceSpec
-    from .service import project_key
 
     app = _app()
     cwd = Path.cwd()
@@ -196,8 +196,8 @@ def calibrate(target_silence: float | None) -> None:
 @_fail_cleanly
 def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
     """Search the notes for TEXT and show what the hook would hand over."""
+    from .api import default_scope
     from .search import Scope
-    from .service import default_scope
 
     app = _app()
     if everything:
@@ -252,8 +252,8 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
 @_fail_cleanly
 def status(as_json: bool) -> None:
     """Model and device in use, counts, last index time, daemon state."""
+    from .api import Recall
     from .embedders import describe
-    from .service import Recall
 
     app = Recall()
     info: dict = {"recall_home": str(app.home), **describe(app.config.model)}

@@ -32,7 +32,7 @@ def _clean_errors(fn):
 
 
 def _app():
-    from .service import Recall
+    from .api import Recall
 
     return Recall()
 
@@ -52,8 +52,8 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int) -> None:
     Watches DIRs, or every folder already indexed under RECALL_HOME. A saved note is
     searchable within a second; searches never see it half-updated or twice.
     """
+    from .api import project_key
     from .indexer import SourceSpec
-    from .service import project_key
     from .watch import run_watch
 
     sources = None

@@ -49,7 +49,7 @@ def _clean_errors(fn):
 
 
 def _app():
-    from .service import Recall
+    from .api import Recall
 
     return Recall()
 
@@ -166,11 +166,11 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
+    from .api import project_key
     from .backends import SourceRef, push_notes
-    from .expansions import read_sidecar, unknown_notes
     from .indexer import SourceSpec
     from .notes import read_folder
-    from .service import project_key
+    from .questions import read_questions_file, unknown_notes
 
     app = _app()
     cwd = Path.cwd()
@@ -185,16 +185,16 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
         for spec in plan:
             k, root = spec.kind, spec.root.resolve()
             notes, problems = read_folder(root)
-            sidecar_path = spec.sidecar()  # the folder's questions, as `recall index` reads them
-            sidecar: dict[str, list[str]] = {}
-            if sidecar_path is not None:
-                sidecar, bad = read_sidecar(sidecar_path)
-                problems += bad + unknown_notes(sidecar_path, sidecar, (n.id for n in notes))
+            questions_path = spec.questions_file()  # the folder's questions, as `recall index` reads them
+            file_questions: dict[str, list[str]] = {}
+            if questions_path is not None:
+                file_questions, bad = read_questions_file(questions_path)
+                problems += bad + unknown_notes(questions_path, file_questions, (n.id for n in notes))
             for p in problems:
                 click.echo(f"warning: {p}", err=True)
             visible = shared if shared is not None else k != "memory"
             stats = push_notes(index, SourceRef(k, str(root), spec.project, visible), notes, app.embedder,
-                               app.config.chunking, sidecar=sidecar)
+                               app.config.chunking, file_questions=file_questions)
             click.echo(f"{root} ({k}, {'team' if visible else 'private'}): added {stats.added}, "
                        f"changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}")
     finally:
@@ -212,8 +212,8 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
                 url: str | None) -> None:
     """Search your notes and the team's on the server (the question stays here)."""
+    from .api import default_scope
     from .search import Scope
-    from .service import default_scope
 
     app = _app()
     scope = Scope(everything=True) if everything else (

@@ -705,10 +705,10 @@ class Daemon:
             if not self.ready.wait(max(0.0, wait)):
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)
                 raise _NotNow("loading")
+        from .api import project_key
         from .batcher import Expired
         from .embedders import QUERY_CHARS_MAX
         from .search import Scope
-        from .service import project_key
 
         project = project_key(cwd if isinstance(cwd, str) and cwd else Path.home())
         app = self.app
@@ -815,9 +815,9 @@ def load_app(daemon: Daemon, config: Any) -> None:
     cannot load stops the daemon (exit status 1)."""
     t0 = time.perf_counter()
     try:
+        from .api import Recall
         from .batcher import QueryBatcher
         from .embedders import get_embedder
-        from .service import Recall
 
         embedder = QueryBatcher(
             get_embedder(config.model), max_batch=int(config.get("daemon.batch_max", 32)),

@@ -33,8 +33,8 @@ import time
 
 if not __package__:  # run as a file: import the package from its parent folder
     _here = os.path.dirname(os.path.abspath(__file__))
-    # Replace the script's own folder on sys.path: it holds recall/secrets.py, which
-    # would shadow the standard library's ``secrets``.
+    # Replace the script's own folder on sys.path: its modules must load as recall.*,
+    # never as top-level modules that could shadow the standard library's.
     sys.path[0] = os.path.dirname(_here)
 
 from recall.paths import ensure_private_dir, private_open, recall_home, run_dir  # noqa: E402

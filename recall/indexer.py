@@ -1,9 +1,9 @@
 """Bring the store up to date with folders of notes, then rebuild the FAISS index.
 
 Incremental: a note whose bytes (and chunking settings, and its questions in the
-folder's expansions sidecar) are unchanged is skipped; a changed note is re-chunked,
+folder's note_questions questions file) are unchanged is skipped; a changed note is re-chunked,
 and only chunks whose text has no vector yet for this model are embedded. A note's
-questions (recall.expansions) are stored as chunks of their own, after its text.
+questions (recall.questions) are stored as chunks of their own, after its text.
 Removed files are dropped. Each note is replaced in its own transaction, and the
 FAISS index is swapped only at the end, so a crash mid-index leaves the previous index
 live and the store consistent.
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from .chunking import ChunkConfig, chunk_text
 from .embedders import Embedder
-from .expansions import SIDECAR, merge, questions_hash, read_sidecar, unknown_notes
+from .masking import RULES_VERSION, mask_secrets
 from .notes import Note, Problem, read_folder
-from .secrets import RULES_VERSION, mask_secrets
+from .questions import folder_questions_file, merge, questions_hash, read_questions_file, unknown_notes
 from .store import Store
 from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
 
@@ -38,7 +38,7 @@ class SyncStats:
     unchanged: int = 0
     chunks_embedded: int = 0
     chunks_total: int = 0
-    questions_total: int = 0  # of chunks_total, how many are questions (recall.expansions)
+    questions_total: int = 0  # of chunks_total, how many are questions (recall.questions)
     problems: list[Problem] = field(default_factory=list)
     purged: int = 0  # notes removed because they must not be kept (a past prompt): scrub after
     seconds: float = 0.0
@@ -57,32 +57,33 @@ class SourceSpec:
     kind: str  # memory | rule | dir
     root: Path
     project: str | None = None
-    # Questions per note (recall.expansions): this file, else <root>/expansions.jsonl if any.
-    expansions: Path | None = None
-    questions: bool = True  # False: index the notes' text only (no front-matter or sidecar questions)
+    # Questions per note (recall.questions): this file, else <root>/questions.jsonl if any.
+    note_questions: Path | None = None
+    questions: bool = True  # False: index the notes' text only (no front-matter or questions file questions)
     # Known unrelated messages (recall.negatives): this file, else <root>/negatives.jsonl if any.
     negatives: Path | None = None
 
     def negatives_file(self) -> Path:
-        from .negatives import SIDECAR as NEGATIVES
+        from .negatives import NEGATIVES_FILE as NEGATIVES
 
         return self.negatives or self.root / NEGATIVES
 
-    def sidecar(self) -> Path | None:
+    def questions_file(self) -> Path | None:
         if not self.questions:
             return None
-        path = self.expansions or self.root / SIDECAR
-        return path if path.is_file() else None
+        if self.note_questions is not None:
+            return self.note_questions if self.note_questions.is_file() else None
+        return folder_questions_file(self.root)
 
 
-def _fingerprint(note_hash: str, cfg: ChunkConfig, sidecar_questions: list[str] | None = None,
+def _fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: list[str] | None = None,
                  questions: bool = True) -> str:
     # Chunking settings are part of the hash: changing them re-chunks every note; so are
-    # the note's questions from the sidecar (front-matter ones are in the note's bytes).
+    # the note's questions from the questions file (front-matter ones are in the note's bytes).
     # The ":q" marks fingerprints written since notes have questions: an index from before
     # re-reads every note once (re-embedding only the new question chunks).
     # The masking rules' version too: notes masked by older rules are masked again.
-    q = questions_hash(sidecar_questions or []) if questions else "-off"
+    q = questions_hash(file_questions or []) if questions else "-off"
     return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}"
 
 
@@ -103,20 +104,20 @@ def question_chunks(note: Note) -> list[tuple[str, str]]:
     return [(t, text_hash(t)) for t in dict.fromkeys(texts)]
 
 
-def source_sidecar(spec: SourceSpec, stats: SyncStats
+def source_questions_file(spec: SourceSpec, stats: SyncStats
                    ) -> tuple[Path | None, dict[str, list[str]], dict[str, list[str]]]:
-    """The source's sidecar, its questions and its restatements per note stem (None, {}, {}
+    """The source's questions file, its questions and its restatements per note stem (None, {}, {}
     without one); bad lines go to ``stats.problems``."""
-    path = spec.sidecar()
+    path = spec.questions_file()
     if path is None:
         return None, {}, {}
-    sidecar, problems = read_sidecar(path)
+    file_questions, problems = read_questions_file(path)
     stats.problems.extend(problems)
-    return path, sidecar, read_sidecar(path, field="restatements")[0]
+    return path, file_questions, read_questions_file(path, field="restatements")[0]
 
 
-def _sidecar_key(questions: list[str] | None, restatements: list[str] | None) -> list[str] | None:
-    """What of the sidecar enters a note's fingerprint: its questions, then its restatements."""
+def _questions_file_key(questions: list[str] | None, restatements: list[str] | None) -> list[str] | None:
+    """What of the questions file enters a note's fingerprint: its questions, then its restatements."""
     return [*(questions or []), *(f"restatement: {r}" for r in restatements or [])] or None
 
 
@@ -133,21 +134,22 @@ class Indexer:
         root = spec.root.resolve()  # absolute paths: they are what the agent is shown
         source_id = self.store.source_id(spec.kind, str(root), spec.project)
         known = {path: fp for path, (_, fp) in self.store.note_hashes(source_id).items()}
-        sidecar_path, sidecar, restated = source_sidecar(spec, stats)
+        questions_path, file_questions, restated = source_questions_file(spec, stats)
         notes, problems = read_folder(
             root, skip=lambda path, digest: known.get(path)
-            == _fingerprint(digest, self.cfg, _sidecar_key(sidecar.get(Path(path).stem),
+            == _fingerprint(digest, self.cfg, _questions_file_key(file_questions.get(Path(path).stem),
                                                            restated.get(Path(path).stem)), spec.questions),
         )
         stats.problems.extend(problems)
-        if sidecar_path is not None:
-            stats.problems.extend(unknown_notes(sidecar_path, sidecar, (n.id for n in notes)))
-        self.sync_notes(source_id, notes, stats, sidecar=sidecar, questions=spec.questions, restatements=restated)
+        if questions_path is not None:
+            stats.problems.extend(unknown_notes(questions_path, file_questions, (n.id for n in notes)))
+        self.sync_notes(source_id, notes, stats, file_questions=file_questions, questions=spec.questions,
+                        restatements=restated)
         return stats
 
     def sync_notes(self, source_id: int, notes: Iterable[Note], stats: SyncStats,
                    extra: Callable[[Note], dict] | None = None, remove_missing: bool = True,
-                   sidecar: dict[str, list[str]] | None = None, questions: bool = True,
+                   file_questions: dict[str, list[str]] | None = None, questions: bool = True,
                    restatements: dict[str, list[str]] | None = None) -> None:
         existing = self.store.note_hashes(source_id)
         seen: set[str] = set()
@@ -155,9 +157,9 @@ class Indexer:
                             bool]] = []
         for note in notes:
             seen.add(note.path)
-            extra_questions = (sidecar or {}).get(note.id, [])
+            extra_questions = (file_questions or {}).get(note.id, [])
             restated = (restatements or {}).get(note.id, []) if questions else []
-            fp = _fingerprint(note.content_hash, self.cfg, _sidecar_key(extra_questions, restated), questions)
+            fp = _fingerprint(note.content_hash, self.cfg, _questions_file_key(extra_questions, restated), questions)
             old = existing.get(note.path)
             if note.unchanged or (old is not None and old[1] == fp):
                 stats.unchanged += 1

@@ -5,8 +5,8 @@ meaning but misses ones a message names by a rare literal word (a tool, an API, 
 BM25 finds those. Fusing the two lists (dense 0.6, BM25 0.4) raised MRR on both note
 collections measured, at no latency cost (about 0.1 ms) and no model.
 
-Plain Python + numpy, no new dependency; it mirrors what ``eval`` measured
-(``eval.text.bm25_tokens``, bm25s's Lucene BM25, ``eval.rerank.fuse_one``), and
+Plain Python + numpy, no new dependency; it mirrors what ``recall_eval`` measured
+(``recall_eval.text.bm25_tokens``, bm25s's Lucene BM25, ``recall_eval.rerank.fuse_one``), and
 tests/test_eval_compare.py checks the three agree.
 
     tokens(text)   Latin words minus English stopwords (scikit-learn's list), CJK bigrams

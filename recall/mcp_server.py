@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from .service import Recall
+    from .api import Recall
 
 log = logging.getLogger("recall.mcp")
 MAX_K = 50  # an agent asking for more than this is paging through noise
@@ -70,15 +70,15 @@ class RecallTools:
     @property
     def app(self) -> Recall:
         if self._app is None:
-            from .service import Recall
+            from .api import Recall
 
             self._app = Recall()
         return self._app
 
     def search(self, query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
+        from .api import default_scope
         from .search import Scope
         from .selector import GAP_RANKS, decide
-        from .service import default_scope
 
         k = max(1, min(int(k), MAX_K))
         scope = Scope(repo=repo, shared=False) if repo else default_scope(self.cwd)
@@ -149,8 +149,8 @@ class RecallTools:
         return ""
 
     def status(self) -> dict[str, Any]:
+        from .api import DB_NAME
         from .embedders import describe
-        from .service import DB_NAME
         from .store import Store
         from .vector_index import current_marker
 

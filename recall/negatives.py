@@ -5,12 +5,12 @@ what a memory must learn to ignore: absolute scores do not say it (multilingual-
 any two texts 0.65-0.85), and thresholds tuned on one collection do not transfer to the
 next. recall keeps two kinds, both embedded on the query side like a message:
 
-* a folder's sidecar ``negatives.jsonl``, one message per line,
+* a folder's negatives file ``negatives.jsonl``, one message per line,
   ``{"text": "...", "lang": "en", "kind": "near-miss" | "general" | "chitchat"}``,
   written by ``recall-eval expand`` (a model that sees only the notes) or by hand;
 * a small bank shipped with recall (``recall/data/offtopic.jsonl``): chit-chat,
   continuations and off-domain questions in English and Japanese, so that a collection
-  without a sidecar still has something to calibrate against.
+  without a negatives file still has something to calibrate against.
 
 They serve twice: at search time the best negative's score is compared with the best
 note's (a message closer to a known non-question than to any note is not about the
@@ -29,24 +29,24 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from .masking import mask_secrets
 from .notes import Problem
 from .paths import private_open
-from .secrets import mask_secrets
 
-SIDECAR = "negatives.jsonl"
+NEGATIVES_FILE = "negatives.jsonl"
 FILE = "negatives.npz"
 # A negative is a message: longer text is cut, like a note's questions.
 MAX_CHARS = 300
 # Past a few hundred per folder, more near misses add little and cost embedding time.
 MAX_PER_SOURCE = 400
-# A sidecar larger than this is not a list of messages someone wrote: read only its start.
-MAX_SIDECAR_BYTES = 1_000_000
+# A negatives file larger than this is not a list of messages someone wrote: read only its start.
+MAX_FILE_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
 class Negative:
     text: str
-    origin: str  # "bank" or the sidecar's path
+    origin: str  # "bank" or the negatives file's path
 
     @property
     def key(self) -> str:
@@ -54,7 +54,7 @@ class Negative:
 
 
 def parse_line(line: str) -> str:
-    """The message of one sidecar line; ValueError says why not."""
+    """The message of one negatives file line; ValueError says why not."""
     try:
         obj = json.loads(line)
         text = obj["text"] if isinstance(obj, dict) else None
@@ -65,16 +65,16 @@ def parse_line(line: str) -> str:
     return " ".join(text.split())[:MAX_CHARS]
 
 
-def read_sidecar(path: Path) -> tuple[list[Negative], list[Problem]]:
+def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:
     problems: list[Problem] = []
     try:
         with open(path, "rb") as fh:  # callers check is_file(): no pipe reaches here
-            raw = fh.read(MAX_SIDECAR_BYTES + 1)
+            raw = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         return [], [Problem(str(path), f"unreadable ({exc.strerror or exc}); no negatives from it")]
-    if len(raw) > MAX_SIDECAR_BYTES:
-        raw = raw[:MAX_SIDECAR_BYTES].rsplit(b"\n", 1)[0]
-        problems.append(Problem(str(path), f"larger than {MAX_SIDECAR_BYTES:,} bytes; only its start is read"))
+    if len(raw) > MAX_FILE_BYTES:
+        raw = raw[:MAX_FILE_BYTES].rsplit(b"\n", 1)[0]
+        problems.append(Problem(str(path), f"larger than {MAX_FILE_BYTES:,} bytes; only its start is read"))
     out: list[Negative] = []
     for i, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
@@ -95,13 +95,13 @@ def bank() -> list[Negative]:
 
 
 def collect(paths: Iterable[Path]) -> tuple[list[Negative], list[Problem]]:
-    """The bank plus every existing sidecar in ``paths``, duplicates dropped."""
+    """The bank plus every existing negatives file in ``paths``, duplicates dropped."""
     seen: set[str] = set()
     out: list[Negative] = []
     problems: list[Problem] = []
     for path in paths:
         if path.is_file():
-            found, bad = read_sidecar(path)
+            found, bad = read_negatives_file(path)
             problems.extend(bad)
             out.extend(found)
     out.extend(bank())

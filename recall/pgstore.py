@@ -3,7 +3,7 @@
 Each member pushes their notes (embedded locally) and searches their own rows plus the
 rows teammates pushed as ``team`` (shared) ones. What reaches the server:
 
-* note metadata and chunk texts, secrets masked (``recall.secrets.mask_secrets``; the
+* note metadata and chunk texts, secrets masked (``recall.masking.mask_secrets``; the
   chunks come from ``recall.backends.prepare_note``, masked before embedding, and are
   masked again here on write);
 * one vector per chunk, and at search time the query's *vector* only: prompts never
@@ -55,8 +55,8 @@ from typing import TYPE_CHECKING, Any
 
 from .backends import NoteRecord, SourceRef, as_query_matrix
 from .indexer import text_hash
+from .masking import mask_secrets
 from .search import CHUNKS_PER_QUERY, SHARED_KINDS, Scope
-from .secrets import mask_secrets
 from .selector import Hit
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import DiskFull, StoreDamaged, is_disk_full
+from .masking import mask_secrets
 from .paths import FILE_MODE, ensure_private_dir
-from .secrets import mask_secrets
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,7 +87,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     (
         "0003_chunk_role",
         # 'text': a piece of the note; 'question': a message the note answers
-        # (recall.expansions). Both are searched; only text goes into BM25.
+        # (recall.questions). Both are searched; only text goes into BM25.
         "ALTER TABLE chunks ADD COLUMN role TEXT NOT NULL DEFAULT 'text';",
     ),
     (
@@ -209,7 +209,7 @@ class Store:
         (never half-updated). ``chunks`` and ``questions`` are (text, text hash).
 
         The one way text enters the store, so the one place every text is masked
-        (``recall.secrets``): name, description, chunks, questions and ``extra``'s strings.
+        (``recall.masking``): name, description, chunks, questions and ``extra``'s strings.
         Callers mask before chunking and embedding (a secret cut in two by chunking would
         escape a per-chunk mask), which makes this a no-op for them; a chunk it does change
         gets a new hash, so its vector is computed from the masked text at the next index.

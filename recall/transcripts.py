@@ -93,7 +93,7 @@ MASK_BEFORE_CUT_CHARS = 4_000
 
 
 def clean_title(text: str) -> str:
-    from .secrets import mask_secrets  # stdlib only (detect-secrets is optional and lazy)
+    from .masking import mask_secrets  # stdlib only (detect-secrets is optional and lazy)
 
     return " ".join(mask_secrets(text[:MASK_BEFORE_CUT_CHARS]).split())[:MAX_TITLE_CHARS].rstrip()
 

@@ -34,14 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .expansions import SIDECAR
-from .indexer import Indexer, SourceSpec, SyncStats, source_sidecar
+from .api import DB_NAME
+from .indexer import Indexer, SourceSpec, SyncStats, source_questions_file
 from .notes import INDEX_FILE, read_note
-from .service import DB_NAME
+from .questions import QUESTIONS_FILE_NAMES
 from .store import Store
 
 if TYPE_CHECKING:
-    from .service import Recall
+    from .api import Recall
 
 log = logging.getLogger("recall.watch")
 
@@ -186,10 +186,10 @@ class Watcher:
                     if kind in ("deleted", "moved", "created"):
                         watcher._queue(dirs=found)
                     return
-                # The questions sidecar changed: resync its folder (hash-checked, so only
+                # The questions questions file changed: resync its folder (hash-checked, so only
                 # the notes whose questions changed are re-embedded).
-                sidecars = [os.path.dirname(p) for p in found if os.path.basename(p) == SIDECAR]
-                watcher._queue(paths=[p for p in found if p.endswith(".md")], dirs=sidecars)
+                questions_files = [os.path.dirname(p) for p in found if os.path.basename(p) in QUESTIONS_FILE_NAMES]
+                watcher._queue(paths=[p for p in found if p.endswith(".md")], dirs=questions_files)
 
         return Handler()
 
@@ -344,8 +344,8 @@ class Watcher:
             if stored is not None:
                 gone.append(existing[stored][0])
         if notes:
-            _, sidecar, restated = source_sidecar(SourceSpec(w.kind, w.root, w.project), stats)
-            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False, sidecar=sidecar,
+            _, file_questions, restated = source_questions_file(SourceSpec(w.kind, w.root, w.project), stats)
+            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False, file_questions=file_questions,
                                restatements=restated)
         if gone:
             stats.removed += store.delete_notes(gone)

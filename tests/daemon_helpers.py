@@ -46,8 +46,8 @@ def write_config(home: Path, extra: str = "") -> Path:
 
 def index_dirs(*dirs: Path) -> None:
     """Index folders in this process (same RECALL_HOME and model as the daemon)."""
+    from recall.api import Recall
     from recall.indexer import SourceSpec
-    from recall.service import Recall
 
     app = Recall()
     try:

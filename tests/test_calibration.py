@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_NOTES, env_with, write_note
 
+from recall.api import Recall
 from recall.calibration import FILE, Features, choose
 from recall.indexer import SourceSpec
-from recall.negatives import bank, read_sidecar
-from recall.service import Recall
+from recall.negatives import bank, read_negatives_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,7 @@ def test_negatives_sidecar_bad_lines_and_secrets(tmp_path):
     path = tmp_path / "negatives.jsonl"
     path.write_text('{"text": "how do I rename a git branch?"}\nnot json\n{"text": ""}\n'
                     '{"text": "use PGPASSWORD=hunter2hunter2hunter2x to log in?"}\n', encoding="utf-8")
-    found, problems = read_sidecar(path)
+    found, problems = read_negatives_file(path)
     assert [n.text for n in found][0] == "how do I rename a git branch?" and len(found) == 2
     assert "hunter2hunter2hunter2x" not in found[1].text
     assert len(problems) == 2 and all(":" in p.path for p in problems)
@@ -79,7 +79,7 @@ def _collection(tmp_path: Path) -> Path:
     lines = [{"note": stem, "questions": [f"{stem} question {k} {w}" for k, w in enumerate(["a", "b", "c", "d",
                                                                                           "e"])]}
              for stem in ("deploy", "money", "tz", "flags", "migrations")]
-    (folder / "expansions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (folder / "questions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     negatives = [f"unrelated near miss number {i} about kubernetes pods" for i in range(40)]
     (folder / "negatives.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in negatives),
                                             encoding="utf-8")
@@ -145,7 +145,7 @@ def test_calibrate_command(tmp_path, recall_home, hash_model):
 def test_real_model_calibration_on_the_sample_meets_its_target(recall_home):
     app = Recall()
     sample = ROOT / "datasets" / "sample"
-    app.index([SourceSpec("dir", SAMPLE_NOTES, expansions=sample / "expansions.jsonl",
+    app.index([SourceSpec("dir", SAMPLE_NOTES, note_questions=sample / "questions.jsonl",
                           negatives=sample / "negatives.jsonl")])
     cal = app.calibration
     assert cal.model_id == "intfloat/multilingual-e5-small" and cal.mode == "questions+negatives"

@@ -38,7 +38,7 @@ def test_index_then_reindex_embeds_nothing(sample_notes):
 
 def test_index_reads_the_folders_questions(sample_notes):
     stem = sorted(sample_notes.glob("*.md"))[0].stem
-    (sample_notes / "expansions.jsonl").write_text(
+    (sample_notes / "questions.jsonl").write_text(
         json.dumps({"note": stem, "questions": ["first question?", "second question?"]}) + "\n"
         + json.dumps({"note": "no-such-note", "questions": ["x?"]}) + "\n", encoding="utf-8")
     proc = recall("index", "-q", str(sample_notes))

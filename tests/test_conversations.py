@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from conftest import env_with, write_note
-from test_secrets import build_corpus
+from test_masking import build_corpus
 from test_transcripts import Transcript, conversation
 
 from recall.paths import encode_project_path, projects_dir

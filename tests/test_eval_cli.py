@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from eval import latency
-from eval.cli import COMMANDS, main
 from recall.notes import read_folder
+from recall_eval import latency
+from recall_eval.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parent.parent
 

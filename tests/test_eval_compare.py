@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from eval import compare as C
-from eval.cli import main
-from eval.compare import load_bench, make_folds
-from eval.datasets import read_notes
-from eval.pipelines import BM25Index, Corpus, DenseIndex, EmbeddingCache, load_expansions, note_max
-from eval.rerank import MaxSim, combine, fuse, fuse_one, mrr, norm_for, prepare_row, sentences, tune_alpha
 from recall.embedders import get_embedder
+from recall_eval import compare as C
+from recall_eval.cli import main
+from recall_eval.compare import load_bench, make_folds
+from recall_eval.datasets import read_notes
+from recall_eval.pipelines import BM25Index, Corpus, DenseIndex, EmbeddingCache, load_note_questions, note_max
+from recall_eval.rerank import MaxSim, combine, fuse, fuse_one, mrr, norm_for, prepare_row, sentences, tune_alpha
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
@@ -59,27 +59,27 @@ def test_note_max_takes_each_notes_best_unit():
 
 @pytest.mark.parametrize("with_questions", [False, True])
 def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
-    """The dense component (and its expansion variant) reproduces the core's dense ranking
+    """The dense component (and its note questions variant) reproduces the core's dense ranking
     and scores: same chunks, same question chunks, best chunk per note."""
-    from eval.pipelines import load_expansions
-    from eval.score import effective_config, source_spec
+    from recall.api import Recall
     from recall.search import Scope
-    from recall.service import Recall
+    from recall_eval.pipelines import load_note_questions
+    from recall_eval.score import effective_config, source_spec
 
     emb = get_embedder("hash")
     sample = Path(__file__).resolve().parent.parent / "datasets" / "sample"
-    expansions, notes_dir = sample / "expansions.jsonl", sample / "notes"
+    note_questions, notes_dir = sample / "questions.jsonl", sample / "notes"
     notes = read_notes(notes_dir)
-    corpus = Corpus.build(notes, expansions=load_expansions(expansions, [n.id for n in notes]))
+    corpus = Corpus.build(notes, note_questions=load_note_questions(note_questions, [n.id for n in notes]))
     cache = EmbeddingCache(tmp_path / "cache.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache, expansion=with_questions)
+    dense = DenseIndex.build(corpus, emb, cache, note_question=with_questions)
     app = Recall(home=tmp_path / "home", config=effective_config("hash"), embedder=emb)
-    app.index([source_spec(notes_dir, expansions, use_questions=with_questions)])
+    app.index([source_spec(notes_dir, note_questions, use_questions=with_questions)])
     app.searcher.lexical_weight = 0.0  # dense only: fusion is checked against eval in its own test
     for text in ("helm rollback in production", "請求書の税額の丸め", "celery retry policy",
-                 corpus.expansions["api-docs-urls"][0]):
+                 corpus.note_questions["api-docs-urls"][0]):
         hits, _ = app.searcher.search(text, Scope(everything=True))
-        row = dense.scores(cache.embed(emb, [text], "query", "query"), corpus, expansion=with_questions)[0]
+        row = dense.scores(cache.embed(emb, [text], "query", "query"), corpus, note_question=with_questions)[0]
         mine = {corpus.ids[j]: row[j] for j in range(len(corpus.ids))}
         assert [h.note["id"] for h in hits][:3] == sorted(mine, key=lambda k: -mine[k])[:3]
         for h in hits:
@@ -130,7 +130,7 @@ def test_normalisations():
 
 
 def test_bm25_component_matches_the_baseline():
-    from eval.baselines import BM25Baseline
+    from recall_eval.baselines import BM25Baseline
 
     notes = read_notes(NOTES)
     mine = BM25Index(Corpus.build(notes))
@@ -141,21 +141,21 @@ def test_bm25_component_matches_the_baseline():
     assert not np.isfinite(mine.score_one("zzzz qqqq")).any()
 
 
-def test_expansions_are_extra_chunks_of_their_note(tmp_path):
+def test_note_questions_are_extra_chunks_of_their_note(tmp_path):
     notes = read_notes(NOTES)
-    path = tmp_path / "expansions.jsonl"
+    path = tmp_path / "questions.jsonl"
     path.write_text(json.dumps({"note": "user-editor-neovim", "questions": ["which text editor do I use?"]}) + "\n")
-    exp = load_expansions(path, [n.id for n in notes])
-    corpus = Corpus.build(notes, expansions=exp)
+    exp = load_note_questions(path, [n.id for n in notes])
+    corpus = Corpus.build(notes, note_questions=exp)
     emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache, expansion=True)
+    dense = DenseIndex.build(corpus, emb, cache, note_question=True)
     qv = cache.embed(emb, ["which text editor do I use?"], "query", "query")
-    plain, expanded = dense.scores(qv, corpus), dense.scores(qv, corpus, expansion=True)
+    plain, expanded = dense.scores(qv, corpus), dense.scores(qv, corpus, note_question=True)
     j = corpus.ids.index("user-editor-neovim")
     assert expanded[0, j] == pytest.approx(1.0, abs=1e-5) and np.all(expanded >= plain - 1e-9)
     path.write_text(json.dumps({"note": "no-such-note", "questions": ["x"]}) + "\n")
     with pytest.raises(ValueError, match="no note named"):
-        load_expansions(path, [n.id for n in notes])
+        load_note_questions(path, [n.id for n in notes])
 
 
 def test_sentences_come_from_the_indexed_text():
@@ -237,7 +237,7 @@ def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
 
 
 def test_cross_encoder_plumbing_with_a_tiny_random_model(tmp_path):
-    from eval.rerank import CrossReranker, build_random_cross_encoder
+    from recall_eval.rerank import CrossReranker, build_random_cross_encoder
 
     path = build_random_cross_encoder(tmp_path / "tiny-ce", "tiny")
     ce = CrossReranker(str(path))
@@ -289,10 +289,10 @@ def test_core_lexical_module_matches_what_eval_measured(tmp_path):
     """recall.lexical (the core's BM25 + fusion) is what eval's compare measured."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from eval.compare import hits_of
-    from eval.pipelines import note_docs
-    from eval.text import bm25_tokens
     from recall import lexical as lex
+    from recall_eval.compare import hits_of
+    from recall_eval.pipelines import note_docs
+    from recall_eval.text import bm25_tokens
 
     assert lex.STOPWORDS == ENGLISH_STOP_WORDS
     texts = ["The Helm rollback, don't re-run due_date!", "請求書の税額は丸める", "mixed 日本語 and English 123"]

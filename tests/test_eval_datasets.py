@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from eval.cli import main
-from eval.datasets import (
+from recall.notes import read_folder
+from recall_eval.cli import main
+from recall_eval.datasets import (
     DatasetError,
     check_expected,
     export_beir,
@@ -19,7 +20,6 @@ from eval.datasets import (
     write_corpus_as_notes,
     write_questions,
 )
-from recall.notes import read_folder
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from conftest import write_note
 from fake_messages import serve
 
-from eval.cli import main
-from eval.prompting import collection_hash
-from recall.expansions import read_sidecar
+from recall.questions import read_questions_file
+from recall_eval.cli import main
+from recall_eval.prompting import collection_hash
 
 STEMS = ["deploy-freeze", "decimal-money", "zeitzone-utc"]
 
@@ -38,9 +38,9 @@ def answer_for(prompt: str, extra: str = "") -> str:
     """A well-behaved model's answer to each of the three prompts, inside a code fence:
     questions (one line per note shown), negatives, or restatements."""
     stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
-    if "for which NONE of the notes is relevant" in prompt:  # eval/prompts/negatives.md
+    if "for which NONE of the notes is relevant" in prompt:  # recall_eval/prompts/negatives.md
         lines = [json.dumps({"text": t, "lang": "en", "kind": "near-miss"}) for t in NEGATIVES]
-    elif "restate its header" in prompt:  # eval/prompts/restate_notes.md
+    elif "restate its header" in prompt:  # recall_eval/prompts/restate_notes.md
         lines = [json.dumps({"note": s, "restatements": [f"{s} を言い換えると"]}, ensure_ascii=False) for s in stems]
     else:
         lines = [json.dumps({"note": s, "questions": [f"when is {s} relevant?", f"{s} の件どうする？",
@@ -75,26 +75,26 @@ def test_api_backend_writes_a_sidecar_the_core_reads(fake_api, notes, hash_model
     words = " ".join(prompt.split())
     assert "write 3 short messages" in words and "about 30% of them in Japanese" in words
 
-    sidecar = notes / "expansions.jsonl"
-    got, problems = read_sidecar(sidecar, known=STEMS)
+    questions_file = notes / "questions.jsonl"
+    got, problems = read_questions_file(questions_file, known=STEMS)
     assert problems == [] and sorted(got) == sorted(STEMS)
     assert got["zeitzone-utc"] == ["when is zeitzone-utc relevant?", "zeitzone-utc の件どうする？",
                                     "help me with zeitzone-utc"]
     if sys.platform != "win32":
-        assert stat.S_IMODE(sidecar.stat().st_mode) == 0o600
-    prov = json.loads((notes / "expansions.provenance.json").read_text(encoding="utf-8"))
+        assert stat.S_IMODE(questions_file.stat().st_mode) == 0o600
+    prov = json.loads((notes / "questions.provenance.json").read_text(encoding="utf-8"))
     assert prov["backend"] == "anthropic" and prov["model"] == "claude-test-model"
     # negatives beside it, the one that repeats a question dropped and counted
-    from recall.negatives import read_sidecar as read_negatives
+    from recall.negatives import read_negatives_file as read_negatives
 
     negs, problems = read_negatives(notes / "negatives.jsonl")
     assert problems == [] and [n.text for n in negs] == NEGATIVES[:3]
     nprov = json.loads((notes / "negatives.provenance.json").read_text(encoding="utf-8"))
-    assert nprov["dropped_too_close_to_a_question"] == 1 and nprov["prompt"] == "eval/prompts/negatives.md"
+    assert nprov["dropped_too_close_to_a_question"] == 1 and nprov["prompt"] == "recall_eval/prompts/negatives.md"
     # restatements merged into each note's line, read by the core
-    restated, _ = read_sidecar(sidecar, field="restatements")
+    restated, _ = read_questions_file(questions_file, field="restatements")
     assert restated["zeitzone-utc"] == ["zeitzone-utc を言い換えると"]
-    assert prov["prompt"] == "eval/prompts/expand_notes.md" and len(prov["prompt_hash"]) == 16
+    assert prov["prompt"] == "recall_eval/prompts/expand_notes.md" and len(prov["prompt_hash"]) == 16
     assert prov["collection_hash"] == collection_hash(notes)
     assert (prov["n_per_note"], prov["share_ja"], prov["questions"], prov["missing"]) == (3, 0.3, 9, [])
     summary = json.loads(res.stdout)
@@ -112,7 +112,7 @@ def test_notes_left_out_are_asked_again_then_fail_the_run(fake_api, notes):
     words = " ".join(retry.split())
     assert "write 2 short messages" in words and "about 50% of them" in words
     assert "leaves out 1 of 3 notes" in res.output and "decimal-money" in res.output
-    assert not (notes / "expansions.jsonl").exists()
+    assert not (notes / "questions.jsonl").exists()
 
 
 def test_import_of_a_hand_written_answer_records_who_wrote_it(notes, tmp_path):
@@ -127,12 +127,12 @@ def test_import_of_a_hand_written_answer_records_who_wrote_it(notes, tmp_path):
     res = expand("--notes", str(notes), "--import", str(src), "--written-by", "a helper session",
                  "--out", str(out))
     assert res.exit_code == 0, res.output
-    got, problems = read_sidecar(out, known=STEMS)
+    got, problems = read_questions_file(out, known=STEMS)
     assert problems == [] and got["decimal-money"] == ["store the total as a float?"]
     prov = json.loads((tmp_path / "out" / "exp.provenance.json").read_text(encoding="utf-8"))
     assert prov["backend"] == "file" and prov["model"] is None
     assert prov["written_by"] == "a helper session" and prov["imported_from"] == str(src)
-    assert not (notes / "expansions.jsonl").exists()  # --out was honoured
+    assert not (notes / "questions.jsonl").exists()  # --out was honoured
 
 
 def test_an_answer_naming_an_unknown_note_fails_and_writes_nothing(fake_api, notes):
@@ -154,19 +154,19 @@ def test_a_malformed_line_fails_the_import(notes, tmp_path):
     res = expand("--notes", str(notes), "--import", str(src), "--written-by", "me")
     assert res.exit_code == 1
     assert f"{src}, line 1" in res.output and f"{src}, line 2" in res.output
-    assert not (notes / "expansions.jsonl").exists()
+    assert not (notes / "questions.jsonl").exists()
 
 
 def test_an_existing_sidecar_is_kept_unless_forced(fake_api, notes):
-    sidecar = notes / "expansions.jsonl"
+    questions_file = notes / "questions.jsonl"
     before = json.dumps({"note": "deploy-freeze", "questions": ["hand-written"]}) + "\n"
-    sidecar.write_text(before, encoding="utf-8")
+    questions_file.write_text(before, encoding="utf-8")
     res = expand("--notes", str(notes), "--backend", "anthropic")
     assert res.exit_code == 1 and "exists; give --force" in res.output
-    assert fake_api.requests == [] and sidecar.read_text(encoding="utf-8") == before
+    assert fake_api.requests == [] and questions_file.read_text(encoding="utf-8") == before
     res = expand("--notes", str(notes), "--backend", "anthropic", "--force")
     assert res.exit_code == 0, res.output
-    got, _ = read_sidecar(sidecar, known=STEMS)
+    got, _ = read_questions_file(questions_file, known=STEMS)
     assert sorted(got) == sorted(STEMS)
 
 
@@ -176,7 +176,7 @@ def test_dry_run_prints_the_prompt_and_sends_nothing(fake_api, notes):
     assert all(f"### {s}.md" in res.stdout for s in STEMS)
     assert "write 4 short messages" in res.stdout and "{notes}" not in res.stdout
     assert "DBの時刻はUTCで保存する" in res.stdout  # the notes themselves, inlined
-    assert fake_api.requests == [] and not (notes / "expansions.jsonl").exists()
+    assert fake_api.requests == [] and not (notes / "questions.jsonl").exists()
 
 
 def test_needs_a_backend_or_an_import(notes):

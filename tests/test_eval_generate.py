@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 from fake_messages import serve
 
-from eval.checks import LEAKAGE_THRESHOLD, normalise, parse_generated
-from eval.cli import main
-from eval.datasets import load_questions
-from eval.prompting import collection_hash, template_hash
-from eval.text import content_words, detect_lang, overlap
+from recall_eval.checks import LEAKAGE_THRESHOLD, normalise, parse_generated
+from recall_eval.cli import main
+from recall_eval.datasets import load_questions
+from recall_eval.prompting import collection_hash, template_hash
+from recall_eval.text import content_words, detect_lang, overlap
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from eval.cli import main
-from eval.regress import GATED, Check, check
+from recall_eval.cli import main
+from recall_eval.regress import GATED, Check, check
 
 ROOT = Path(__file__).resolve().parent.parent
 SILENT = """
@@ -77,7 +77,7 @@ def records(hits: list[int], silent: list[int]) -> dict:
 
 
 def fake_baseline(hits: list[int], silent: list[int], ids_suffix: str = "") -> dict:
-    from eval.regress import per_question
+    from recall_eval.regress import per_question
 
     pq = per_question(records(hits, silent)["pipelines"]["default"]["records"])
     pq = {m: {k + ids_suffix: v for k, v in d.items()} for m, d in pq.items()}
@@ -121,12 +121,12 @@ def eval_cache(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("change", ["no-expansions", "no-fusion"])
+@pytest.mark.parametrize("change", ["no-note_questions", "no-fusion"])
 def test_switching_off_questions_or_fusion_fails_the_real_gate(change, eval_cache, tmp_path, monkeypatch):
     committed = ROOT / "reports" / "baseline" / "sample.json"
     args = ["regress", "--collection", "sample", "--home", str(eval_cache)]
-    if change == "no-expansions":
-        args.append("--no-expansions")
+    if change == "no-note_questions":
+        args.append("--no-note-questions")
     else:
         cfg = tmp_path / "config.toml"
         cfg.write_text(NO_FUSION, encoding="utf-8")

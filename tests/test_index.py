@@ -10,10 +10,10 @@ import sys
 import pytest
 from conftest import SAMPLE_NOTES, write_note
 
+from recall.api import Recall
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
 from recall.search import Scope
-from recall.service import Recall
 from recall.store import MIGRATIONS, Store
 from recall.vector_index import index_dir, load_index
 
@@ -163,7 +163,7 @@ def test_real_default_model_finds_paraphrase_and_crosses_languages(recall_home):
 # --- issue 16: every artefact masked (1); vectors of old chunks pruned (11) -------------------------
 
 def _secret_note(folder, rng):
-    """A note with secrets in its name, description, body, questions and sidecar; returns them."""
+    """A note with secrets in its name, description, body, questions and questions file; returns them."""
     import json
     import string
 
@@ -181,7 +181,7 @@ def _secret_note(folder, rng):
         f"type: reference\nquestions: ['which token is {rnd}?']\n---\n\n"
         f"Facebook {fb} works.\nTwilio auth token {twilio}\n" + "filler words about deploys. " * 60,
         encoding="utf-8")
-    (folder / "expansions.jsonl").write_text(
+    (folder / "questions.jsonl").write_text(
         json.dumps({"note": "creds", "questions": [f"what is MYSQL_PWD={q} for?"]}) + "\n", encoding="utf-8")
     return [pg, aws, fb[4:], rnd, twilio, q]
 

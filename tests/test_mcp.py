@@ -10,10 +10,10 @@ import anyio
 import pytest
 from conftest import ROOT, write_note
 
+from recall.api import Recall, project_key
 from recall.config import load_config
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
-from recall.service import Recall, project_key
 
 pytest.importorskip("mcp")
 

@@ -318,14 +318,14 @@ def test_read_only_role_searches_but_cannot_write(server, schema, team, tmp_path
 def test_push_sends_the_folders_sidecar_questions(server, schema, team, tmp_path):
     notes = tmp_path / "rules"
     write_note(notes, "oncall", "Pager rotation", "who carries the pager", "Weekly handover on Monday.")
-    (notes / "expansions.jsonl").write_text(json.dumps(
+    (notes / "questions.jsonl").write_text(json.dumps(
         {"note": "oncall", "questions": ["zebra escalation ladder question"]}) + "\n")
     a = server.url("alice")
     first = cli("team", "push", "--kind", "rule", str(notes), url=a)
     assert "added 1" in first.stdout, first.stderr
     hits = json.loads(cli("team", "search", "--all", "--json", "zebra escalation ladder question", url=a).stdout)
     assert hits[0]["id"] == "oncall" and hits[0]["score"] > 0.99  # the question is a chunk of its own
-    (notes / "expansions.jsonl").write_text(json.dumps(
+    (notes / "questions.jsonl").write_text(json.dumps(
         {"note": "oncall", "questions": ["okapi escalation question"]}) + "\n")
     again = cli("team", "push", "--kind", "rule", str(notes), url=a)
     assert "changed 1" in again.stdout, again.stdout + again.stderr

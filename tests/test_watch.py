@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from conftest import write_note
 
+from recall.api import Recall
 from recall.config import load_config
 from recall.embedders import get_embedder
-from recall.expansions import SIDECAR
 from recall.indexer import SourceSpec
+from recall.questions import QUESTIONS_FILE
 from recall.search import Scope
-from recall.service import Recall
 from recall.vector_index import current_marker
 from recall.watch import Watcher, is_note_path
 
@@ -197,17 +197,17 @@ def _questions(app: Recall) -> dict[str, list[str]]:
 
 
 def test_sidecar_edits_are_indexed_and_note_edits_keep_their_questions(app, folder):
-    def save_sidecar(questions: list[str]) -> None:
+    def save_questions_file(questions: list[str]) -> None:
         line = json.dumps({"note": "other1", "questions": questions}) + "\n"
-        tmp = folder / ".expansions.tmp"
+        tmp = folder / ".note_questions.tmp"
         tmp.write_text(line, encoding="utf-8")
-        os.replace(tmp, folder / SIDECAR)  # as recall-eval expand writes it
+        os.replace(tmp, folder / QUESTIONS_FILE)  # as recall-eval expand writes it
 
     with Watcher(app, debounce=0.15) as watcher:
         assert watcher.wait_idle(5)
-        save_sidecar(["how do I stop autovacuum from lagging?"])
+        save_questions_file(["how do I stop autovacuum from lagging?"])
         assert wait_for(lambda: _questions(app) == {"other1": ["how do I stop autovacuum from lagging?"]}, 3.0)
-        # a note saved while it has sidecar questions keeps them
+        # a note saved while it has questions file questions keeps them
         editor_save(folder / "other1.md", note_text("postgres vacuum tuning", "about vacuum, edited", "new body"))
         assert wait_for(lambda: description_of_any(app, "postgres vacuum tuning", "other1") == "about vacuum, edited",
                         3.0)

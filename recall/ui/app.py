@@ -52,7 +52,7 @@ class Settings:
 @contextmanager
 def recall_app(settings: Settings):
     """A ``Recall`` for one request (SQLite connections stay in their thread)."""
-    from ..service import Recall
+    from ..api import Recall
 
     app = Recall(settings.home)
     try:

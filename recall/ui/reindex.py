@@ -12,8 +12,8 @@ from pathlib import Path
 
 
 def main() -> int:
+    from ..api import Recall
     from ..indexer import SourceSpec
-    from ..service import Recall
 
     app = Recall()
     specs = [SourceSpec(kind, Path(root), project) for _, kind, root, project in app.store.sources()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..service import Recall
+from ..api import Recall
 
 # How a source kind reads on the page, in the order of the tabs.
 SOURCE_LABELS = {
@@ -93,9 +93,9 @@ def note_page(app: Recall, pk: int) -> dict[str, Any] | None:
 def negatives_of(root: Path, stem: str) -> list[str]:
     """Near-miss negatives of a notes folder, where the collection has them: the
     folder's ``negatives.jsonl`` (a string or {"text": ...} per line, or {"negatives": [...]}),
-    and a ``negatives`` list on this note's line of ``expansions.jsonl``."""
+    and a ``negatives`` list on this note's line of ``questions.jsonl``."""
     out: list[str] = []
-    for name, mine_only in ((NEGATIVES_FILE, False), ("expansions.jsonl", True)):
+    for name, mine_only in ((NEGATIVES_FILE, False), ("questions.jsonl", True)):
         try:
             lines = (root / name).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:

@@ -14,7 +14,7 @@ from pathlib import Path
 from conftest import SAMPLE_NOTES, env_with, write_note
 from daemon_helpers import CHITCHAT, MATCHING, PY, write_config
 from leaks import files_under, find_leaks
-from test_secrets import build_corpus
+from test_masking import build_corpus
 
 from recall.paths import encode_project_path, projects_dir
 
@@ -92,14 +92,14 @@ def test_hook_input_fuzzing(probe, indexed, daemons):
 
 def _secret_values(seed: int) -> list[tuple[str, str, str]]:
     """(kind, line, what must not survive) for many kinds of secrets with fresh values."""
-    from test_secrets import _issue16_cases
+    from test_masking import _issue16_cases
 
     corpus = [(c.kind, c.line, c.random_part) for c in build_corpus(seed)]
     return corpus + _issue16_cases(seed + 1)
 
 
 def test_planted_secrets_and_prompt_canaries_never_reach_disk(probe, recall_home, hash_model, daemons, tmp_path):
-    """Secrets in notes (name, description, body, questions, sidecar) and in conversation
+    """Secrets in notes (name, description, body, questions, questions file) and in conversation
     titles; prompt canaries typed into the hook and into transcripts without a title. After
     `recall index` and questions through the daemon, no byte under RECALL_HOME holds any."""
     rng = random.Random(20261130)
@@ -113,7 +113,7 @@ def test_planted_secrets_and_prompt_canaries_never_reach_disk(probe, recall_home
         one_line = " ".join(line.split())
         write_note(memory, f"cfg-{i:03d}", json.dumps(f"{kind} note {one_line}"), json.dumps(one_line),
                    f"Setup for {kind}:\n{line}\nThat is all.\n")
-    (memory / "expansions.jsonl").write_text("".join(
+    (memory / "questions.jsonl").write_text("".join(
         json.dumps({"note": f"cfg-{i:03d}", "questions": [f"where is {line}?"]}) + "\n"
         for i, (_, line, _) in enumerate(cases[:20])), encoding="utf-8")
     from test_transcripts import Transcript, conversation

@@ -55,7 +55,7 @@ def make_baseline(results: dict, collection: str, collection_hash: str, sets: li
         "model": results["model"],
         "thresholds": results["thresholds"],
         "thresholds_source": results["thresholds_source"],
-        "pipeline": results.get("pipeline"),  # note questions, expansions file, BM25 weight
+        "pipeline": results.get("pipeline"),  # note questions, note_questions file, BM25 weight
         "metrics": {m: results["metrics"][m] for m in M.HEADLINE},
         "tolerance_rule": RULE,
         "per_question": per_question(default["records"]),

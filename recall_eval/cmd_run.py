@@ -10,8 +10,8 @@ import click
 from .cli import (
     fail_cleanly,
     log,
-    resolve_expansions,
     resolve_inputs,
+    resolve_note_questions,
     scoring_options,
     show_progress,
 )
@@ -25,8 +25,8 @@ from .cli import (
                                                "if any, goes into the report).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly
-def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], expansions: Path | None,
-            no_expansions: bool, model: str | None, home: Path | None, reports_root: Path | None, latency: bool,
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], note_questions: Path | None,
+            no_note_questions: bool, model: str | None, home: Path | None, reports_root: Path | None, latency: bool,
             quiet: bool) -> None:
     """Score --collection (default: sample) with every shipped set, baselines included,
     then each held-out set (datasets/NAME/heldout/, written under other briefs and never
@@ -42,20 +42,20 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     if collection is None and notes is None:
         collection = "sample"
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
-    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     qs = load_sets(files)
     log(f"{name}: {len(qs)} questions from {', '.join(f.name for f in files)}")
     with tempfile.TemporaryDirectory(prefix="recall-eval-") as tmp:
         cache = home or Path(tmp)  # one index for the main sets and the held-out ones
         results = score_collection(notes_dir, qs, model=model, home=cache, baselines=True,
-                                   progress=show_progress(quiet), log=log, expansions=exp,
+                                   progress=show_progress(quiet), log=log, note_questions=exp,
                                    use_questions=use_questions)
         results["sets"] = describe_sets(files)
         held = {}
         for f in ([] if questions else heldout_sets(collection)):
             log(f"held-out set {f.name}")
             r = strip_records(score_collection(notes_dir, load_sets([f]), model=model, home=cache, baselines=True,
-                                               progress=show_progress(quiet), expansions=exp,
+                                               progress=show_progress(quiet), note_questions=exp,
                                                use_questions=use_questions))
             held[f.stem] = {k: r[k] for k in ("pipelines", "by_style", "cross_lang", "by_lang", "n_paraphrase",
                                               "n_unrelated", "calibration", "thresholds")}

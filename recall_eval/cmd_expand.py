@@ -1,4 +1,4 @@
-"""``recall-eval expand``: write (or import) note-side expansions with a context-free model."""
+"""``recall-eval expand``: write (or import) note-side note_questions with a context-free model."""
 
 from __future__ import annotations
 
@@ -11,23 +11,23 @@ from .cli import UserError, echo_json, fail_cleanly, log
 
 @click.command("expand")
 @click.option("--notes", type=click.Path(path_type=Path),
-              help="Folder of note files (the sidecar goes to DIR/expansions.jsonl, where recall reads it).")
-@click.option("--collection", help="datasets/NAME/notes (the sidecar goes to datasets/NAME/expansions.jsonl).")
+              help="Folder of note files (the questions file goes to DIR/questions.jsonl, where recall reads it).")
+@click.option("--collection", help="datasets/NAME/notes (the questions file goes to datasets/NAME/questions.jsonl).")
 @click.option("--backend", type=click.Choice(["anthropic", "claude-cli"]),
               help="anthropic: Messages API (ANTHROPIC_API_KEY); claude-cli: `claude -p` in an empty folder.")
 @click.option("--import", "import_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Instead of a backend: import an answer written elsewhere (e.g. to the --dry-run prompt).")
 @click.option("--written-by", help="With --import: who or what wrote it (free text, goes to provenance).")
 @click.option("--out", type=click.Path(path_type=Path),
-              help="Sidecar to write (default: DIR/expansions.jsonl for --notes, "
-                   "datasets/NAME/expansions.jsonl for --collection).")
+              help="Questions file to write (default: DIR/questions.jsonl for --notes, "
+                   "datasets/NAME/questions.jsonl for --collection).")
 @click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
 @click.option("--max-tokens", default=16000, show_default=True, help="anthropic backend: answer cap per request.")
 @click.option("--batch-size", default=40, show_default=True,
               help="Notes per backend request (0: all in one).")
 @click.option("--n-per-note", default=3, show_default=True, help="Messages to ask for per note.")
 @click.option("--share-ja", default=0.3, show_default=True, help="Share of all messages in Japanese.")
-@click.option("--force", is_flag=True, help="Replace an existing sidecar.")
+@click.option("--force", is_flag=True, help="Replace an existing questions file.")
 @click.option("--no-negatives", is_flag=True,
               help="Do not also write negatives.jsonl (near-miss messages no note answers, for calibration).")
 @click.option("--no-restatements", is_flag=True,
@@ -44,12 +44,12 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
             written_by: str | None, out: Path | None, api_model: str | None, max_tokens: int, batch_size: int,
             n_per_note: int, share_ja: float, force: bool, no_negatives: bool, no_restatements: bool,
             import_negatives: Path | None, import_restatements: Path | None, dry_run: bool) -> None:
-    """Write expansions.jsonl (a few messages per note, indexed as extra chunks of it) and
-    expansions.provenance.json beside it; then negatives.jsonl (messages on the notes'
+    """Write questions.jsonl (a few messages per note, indexed as extra chunks of it) and
+    questions.provenance.json beside it; then negatives.jsonl (messages on the notes'
     topics that no note answers: `recall index` calibrates the thresholds on them) and each
-    note's header restated in the other language (added to its expansions line).
+    note's header restated in the other language (added to its note_questions line).
 
-    The model sees only eval/prompts/expand_notes.md with the note files inlined: the
+    The model sees only recall_eval/prompts/expand_notes.md with the note files inlined: the
     notes are sent to the chosen backend. A backend gets --batch-size notes per request,
     then one more request for the notes its answers left out. Lines that are not JSON
     objects (prose, code fences) are skipped; a malformed line or one naming no note of
@@ -57,7 +57,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     10% of the notes are left out. Nothing is written on failure; files are 0600.
     """
     from .datasets import PROJECT_ROOT
-    from .expand import ExpandSpec, expand, import_answer, note_paths, render_prompt, write_expansions
+    from .expand import ExpandSpec, expand, import_answer, note_paths, render_prompt, write_note_questions
     from .generate import make_backend
 
     if notes is None and collection is None:
@@ -78,7 +78,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         raise UserError("--import needs --written-by TEXT (who or what wrote the file)")
     if out is None:
         base = notes if notes is not None else PROJECT_ROOT / "datasets" / str(collection)
-        out = base / "expansions.jsonl"
+        out = base / "questions.jsonl"
     if out.exists() and not force:
         raise UserError(f"{out} exists; give --force to replace it")
     if import_from is not None:
@@ -111,7 +111,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
             log(f"asking {bk.name} for restatements")
             restated = more.ask_restatements(paths, bk, batch_size)
         how = {"backend": bk.name, "model": bk.model}
-    written = write_expansions(out, result, [p.stem for p in paths], force=force)
+    written = write_note_questions(out, result, [p.stem for p in paths], force=force)
     summary: dict = {"notes": len(paths), "expanded": len(result.questions),
                      "questions": result.provenance["questions"], "missing": result.missing}
     if restated:

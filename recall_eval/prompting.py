@@ -24,7 +24,7 @@ class GenerationSpec:
 
 
 def prompt_template() -> str:
-    return resources.files("eval").joinpath("prompts", PROMPT_NAME).read_text(encoding="utf-8")
+    return resources.files("recall_eval").joinpath("prompts", PROMPT_NAME).read_text(encoding="utf-8")
 
 
 def template_hash() -> str:

@@ -14,7 +14,7 @@ weighted sum instead. Splits: by default the last set (by name) is the test set 
 the others are tuned on, leave-one-set-out (``--tune-sets`` / ``--test-sets``).
 "before" in the table is the original design's thresholds (``--before config``: the
 thresholds in force). With ``--learned``, selector.kind becomes "learned" only when
-eval.tune_cv.beats says so (significantly better on the held-out folds, not worse on
+recall_eval.tune_cv.beats says so (significantly better on the held-out folds, not worse on
 the test sets); otherwise it is left alone (or set back to "gap").
 """
 
@@ -32,8 +32,8 @@ from .cli import (
     echo_json,
     fail_cleanly,
     log,
-    resolve_expansions,
     resolve_inputs,
+    resolve_note_questions,
     scoring_options,
 )
 
@@ -63,12 +63,12 @@ def resolve_collection(collection: str | None, notes: Path | None, questions: tu
     return resolve_inputs(collection, notes, questions)
 
 
-def _questions_of(expansions: Path | None, use_questions: bool) -> str:
+def _questions_of(note_questions: Path | None, use_questions: bool) -> str:
     from .score import shown_path
 
     if not use_questions:
         return "off"
-    return shown_path(expansions) or "folder sidecar, if any"
+    return shown_path(note_questions) or "folder questions file, if any"
 
 
 def split_sets(ids: list[str], tune: str | None, test: str | None) -> tuple[list[str], list[str]]:
@@ -145,7 +145,7 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 @click.option("--learned", is_flag=True, help="Also fit the learned selector, compare it, write [learned.<model>].")
 @click.option("--before", "before_kind", type=click.Choice(["original", "config"]), default="original",
               show_default=True, help="What the tuned thresholds are compared with: the original design's "
-              "numbers (eval.baselines), or the thresholds in force in the effective config.")
+              "numbers (recall_eval.baselines), or the thresholds in force in the effective config.")
 @click.option("--keep-thresholds", is_flag=True, help="Keep the thresholds in force (no search, not written): "
               "with --learned, fit only the learned selector and compare it with the gap rule as configured.")
 @click.option("--packaged", is_flag=True, help="Write recall/default_config.toml (the shipped defaults).")
@@ -156,7 +156,7 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 @click.option("--seed", default=None, type=int, help="Bootstrap / fold seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tune report as JSON.")
 @fail_cleanly
-def command(collection, notes, questions, expansions, no_expansions, model, home, tune_sets, test_sets, pool,
+def command(collection, notes, questions, note_questions, no_note_questions, model, home, tune_sets, test_sets, pool,
             objective, target, minimums, weights, before_kind, learned, keep_thresholds, packaged, config_path,
             dry_run, no_write, reports_root, seed, as_json) -> None:
     """Tune the selector's thresholds per model, cross-validated across question sets."""
@@ -178,20 +178,20 @@ def command(collection, notes, questions, expansions, no_expansions, model, home
     name, notes_dir, files = resolve_collection(collection, notes, questions)
     ids = [f.stem for f in files]
     tune_ids, test_ids = split_sets(ids, tune_sets, test_sets)
-    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     groups = [(name, notes_dir, [f for f in files if f.stem in tune_ids + test_ids], exp)]
     for extra in pool:
         p_name, p_notes, p_files = resolve_collection(extra, None, ())
         p_tune, p_test = split_sets([f.stem for f in p_files], None, None)
         tune_ids, test_ids = tune_ids + p_tune, test_ids + p_test
-        groups.append((p_name, p_notes, p_files, resolve_expansions(extra, None, no_expansions)[0]))
+        groups.append((p_name, p_notes, p_files, resolve_note_questions(extra, None, no_note_questions)[0]))
 
     ranked, model_id = [], ""
     for g_name, g_notes, g_files, g_exp in groups:
         qs = load_sets(g_files)
         log(f"{g_name}: ranking {len(qs)} questions from {', '.join(f.stem for f in g_files)}"
             + (f", notes with questions from {g_exp}" if g_exp else ""))
-        model_id, got = rank_questions(g_notes, qs, config, home, log=log, expansions=g_exp,
+        model_id, got = rank_questions(g_notes, qs, config, home, log=log, note_questions=g_exp,
                                        use_questions=use_questions)
         ranked += got
     base = gap_settings(config, model_id)

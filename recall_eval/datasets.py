@@ -79,10 +79,10 @@ def heldout_sets(name: str | None, root: Path = PROJECT_ROOT) -> list[Path]:
     return sorted(folder.glob("*.jsonl")) if folder is not None and folder.is_dir() else []
 
 
-def collection_expansions(name: str | None, root: Path = PROJECT_ROOT) -> Path | None:
-    """``datasets/NAME/expansions.jsonl``: the questions per note shipped for a collection
+def collection_note_questions(name: str | None, root: Path = PROJECT_ROOT) -> Path | None:
+    """``datasets/NAME/questions.jsonl``: the questions per note shipped for a collection
     (``recall-eval expand`` writes them), or None."""
-    path = root / "datasets" / name / "expansions.jsonl" if name else None
+    path = root / "datasets" / name / "questions.jsonl" if name else None
     return path if path is not None and path.is_file() else None
 
 

@@ -1,11 +1,11 @@
-"""Write note-side expansions: a few messages per note, by a model that sees only the notes.
+"""Write note-side note_questions: a few messages per note, by a model that sees only the notes.
 
-The sidecar is what ``recall.expansions`` reads: ``expansions.jsonl``, one line per note,
+The questions file is what ``recall.questions`` reads: ``questions.jsonl``, one line per note,
 ``{"note": "<file stem>", "questions": ["...", ...]}``. Written beside it,
-``expansions.provenance.json`` names the backend, model, prompt (by hash) and the
-collection (by hash), like ``datasets/sample/expansions.provenance.json``.
+``questions.provenance.json`` names the backend, model, prompt (by hash) and the
+collection (by hash), like ``datasets/sample/questions.provenance.json``.
 
-The model sees ``eval/prompts/expand_notes.md`` with the note files inlined and nothing
+The model sees ``recall_eval/prompts/expand_notes.md`` with the note files inlined and nothing
 else. A backend is asked for ``batch_size`` notes per request (the answer for a large
 folder would not fit one reply), then once more for the notes its answers left out.
 An answer file written elsewhere (a context-free helper session given the
@@ -29,15 +29,15 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from recall.expansions import clean_questions, parse_line, read_sidecar
 from recall.paths import private_open
+from recall.questions import clean_questions, parse_line, read_questions_file
 
 from .datasets import DatasetError
 from .generate import Backend, _display
 from .prompting import collection_hash, note_files
 
 PROMPT_NAME = "expand_notes.md"
-PROMPT_PATH = f"eval/prompts/{PROMPT_NAME}"
+PROMPT_PATH = f"recall_eval/prompts/{PROMPT_NAME}"
 DEFAULT_N_PER_NOTE = 3
 DEFAULT_SHARE_JA = 0.3
 # Notes per request: 40 notes x 3 questions is ~6k output tokens, well under MAX_TOKENS
@@ -48,7 +48,7 @@ MAX_MISSING_SHARE = 0.1
 _FENCE = re.compile(r"^```")
 
 
-class ExpansionError(DatasetError):
+class QuestionsError(DatasetError):
     """An answer that does not fit the notes; the message lists what is wrong."""
 
 
@@ -59,7 +59,7 @@ class ExpandSpec:
 
 
 @dataclass
-class Expansions:
+class NoteQuestions:
     questions: dict[str, list[str]]  # note stem -> questions, in the folder's note order
     missing: list[str]
     provenance: dict
@@ -67,7 +67,7 @@ class Expansions:
 
 
 def template() -> str:
-    return resources.files("eval").joinpath("prompts", PROMPT_NAME).read_text(encoding="utf-8")
+    return resources.files("recall_eval").joinpath("prompts", PROMPT_NAME).read_text(encoding="utf-8")
 
 
 def template_hash() -> str:
@@ -75,10 +75,10 @@ def template_hash() -> str:
 
 
 def note_paths(notes_dir: Path) -> list[Path]:
-    """The note files the prompt shows (``eval.prompting.note_files``: MEMORY.md left out)."""
+    """The note files the prompt shows (``recall_eval.prompting.note_files``: MEMORY.md left out)."""
     paths = note_files(notes_dir)
     if not paths:
-        raise ExpansionError(f"{notes_dir}: no note files (*.md) found")
+        raise QuestionsError(f"{notes_dir}: no note files (*.md) found")
     return paths
 
 
@@ -108,7 +108,7 @@ def parse_answer(raw: str, known: Sequence[str], source: str
                  ) -> tuple[dict[str, list[str]], list[str], list[str]]:
     """(questions per note, problems, skipped lines) from a model's JSONL answer.
 
-    Same rules as ``recall.expansions.read_sidecar`` with ``known``: a JSON line must be
+    Same rules as ``recall.questions.read_questions_file`` with ``known``: a JSON line must be
     ``{"note": str, "questions": list}`` naming a note of the folder; repeated lines for
     a note are merged. Blank lines, code fences and prose (lines not starting with
     ``{``) are skipped, not problems.
@@ -140,12 +140,12 @@ def parse_answer(raw: str, known: Sequence[str], source: str
 def _fail_on(problems: list[str]) -> None:
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-        raise ExpansionError(f"the answer does not fit the notes, nothing written: {shown}")
+        raise QuestionsError(f"the answer does not fit the notes, nothing written: {shown}")
 
 
 def _missing_check(stems: Sequence[str], missing: list[str]) -> None:
     if len(missing) > MAX_MISSING_SHARE * len(stems):
-        raise ExpansionError(
+        raise QuestionsError(
             f"the answer leaves out {len(missing)} of {len(stems)} notes (more than "
             f"{round(MAX_MISSING_SHARE * 100)}%), nothing written: {', '.join(missing[:10])}"
             + (" ..." if len(missing) > 10 else ""))
@@ -169,7 +169,7 @@ def _provenance(notes_dir: Path, spec: ExpandSpec, questions: dict[str, list[str
 
 
 def expand(notes_dir: Path, spec: ExpandSpec, backend: Backend, batch_size: int = DEFAULT_BATCH_SIZE,
-           log: Callable[[str], None] = lambda _m: None) -> Expansions:
+           log: Callable[[str], None] = lambda _m: None) -> NoteQuestions:
     """Ask ``backend`` for every note's questions (nothing written yet)."""
     paths = note_paths(notes_dir)
     stems = [p.stem for p in paths]
@@ -202,16 +202,16 @@ def expand(notes_dir: Path, spec: ExpandSpec, backend: Backend, batch_size: int 
            + (" to `claude -p` run in an empty temporary folder" if backend.name == "claude-cli" else "")
            + f"; {requests} request(s) of at most {batch_size if batch_size > 0 else len(paths)} notes.")
     prov = _provenance(notes_dir, spec, ordered, missing, backend=backend.name, model=backend.model, how=how)
-    return Expansions(ordered, missing, prov, skipped)
+    return NoteQuestions(ordered, missing, prov, skipped)
 
 
-def import_answer(notes_dir: Path, spec: ExpandSpec, path: Path, written_by: str) -> Expansions:
+def import_answer(notes_dir: Path, spec: ExpandSpec, path: Path, written_by: str) -> NoteQuestions:
     """Check an answer written elsewhere (e.g. to the ``--dry-run`` prompt) like a model's."""
     stems = [p.stem for p in note_paths(notes_dir)]
     try:
         raw = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ExpansionError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise QuestionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     found, problems, skipped = parse_answer(raw, stems, str(path))
     _fail_on(problems)
     missing = [s for s in stems if s not in found]
@@ -219,21 +219,21 @@ def import_answer(notes_dir: Path, spec: ExpandSpec, path: Path, written_by: str
     ordered = {s: found[s] for s in stems if s in found}
     prov = _provenance(notes_dir, spec, ordered, missing, backend="file", model=None,
                        written_by=written_by, imported_from=_display(path))
-    return Expansions(ordered, missing, prov, skipped)
+    return NoteQuestions(ordered, missing, prov, skipped)
 
 
 def provenance_path(out: Path) -> Path:
     return out.with_name(f"{out.stem}.provenance.json")
 
 
-def write_expansions(out: Path, result: Expansions, stems: Sequence[str], force: bool = False) -> list[Path]:
-    """Write the sidecar and its provenance atomically (temp file + rename), files 0600.
+def write_note_questions(out: Path, result: NoteQuestions, stems: Sequence[str], force: bool = False) -> list[Path]:
+    """Write the questions file and its provenance atomically (temp file + rename), files 0600.
 
-    The sidecar is read back with ``recall.expansions.read_sidecar`` before it replaces
+    The questions file is read back with ``recall.questions.read_questions_file`` before it replaces
     anything: what the core would complain about is never written.
     """
     if out.exists() and not force:
-        raise ExpansionError(f"{out} exists; give --force to replace it")
+        raise QuestionsError(f"{out} exists; give --force to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
     prov_out = provenance_path(out)
     texts = {
@@ -248,9 +248,9 @@ def write_expansions(out: Path, result: Expansions, stems: Sequence[str], force:
             temps[final] = tmp
             with private_open(tmp) as fh:
                 fh.write(text)
-        back, problems = read_sidecar(temps[out], known=stems)
+        back, problems = read_questions_file(temps[out], known=stems)
         if problems or list(back) != list(result.questions):
-            raise ExpansionError(f"the sidecar does not read back: {'; '.join(map(str, problems[:3]))}")
+            raise QuestionsError(f"the questions file does not read back: {'; '.join(map(str, problems[:3]))}")
         for final, tmp in temps.items():
             os.replace(tmp, final)
     finally:

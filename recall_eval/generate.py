@@ -1,6 +1,6 @@
 """Write a question set with a model that has no context but the notes.
 
-The model sees exactly ``eval.prompting.render_prompt(notes, spec)`` and nothing else,
+The model sees exactly ``recall_eval.prompting.render_prompt(notes, spec)`` and nothing else,
 so the questions cannot echo how recall works or which words its index favours.
 Backends:
 

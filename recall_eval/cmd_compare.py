@@ -1,6 +1,6 @@
 """``recall-eval compare``: measure embedders, BM25, fusion and rerankers on one collection,
 print the table, write ``reports/<collection>/compare-<run id>/{compare.html, compare.md,
-compare.png, results.json}``. The method is in ``eval.compare``'s docstring; the HTML says it again."""
+compare.png, results.json}``. The method is in ``recall_eval.compare``'s docstring; the HTML says it again."""
 
 from __future__ import annotations
 
@@ -174,9 +174,9 @@ def cross_paths(specs: tuple[str, ...], base: Path) -> tuple[list[str], list[str
 @click.option("--pipelines", "patterns", multiple=True, help="Only pipelines matching this glob (repeatable).")
 @click.option("--train", help="Comma-separated training sets (default: leave one set out in turn).")
 @click.option("--test", help="Comma-separated held-out sets.")
-@click.option("--expansions", type=click.Path(path_type=Path),
-              help="Generated questions per note, JSONL (default: datasets/<collection>/expansions.jsonl).")
-@click.option("--no-expansions", is_flag=True, help="Ignore any expansions file.")
+@click.option("--note-questions", type=click.Path(path_type=Path),
+              help="Generated questions per note, JSONL (default: datasets/<collection>/questions.jsonl).")
+@click.option("--no-note-questions", is_flag=True, help="Ignore any note_questions file.")
 @click.option("--limit", default=200, show_default=True, help="CLINC150: questions drawn per split.")
 @click.option("--per-intent", default=30, show_default=True, help="CLINC150: train utterances per intent note.")
 @click.option("--seed", default=0, show_default=True, help="CLINC150 subsample seed.")
@@ -186,8 +186,8 @@ def cross_paths(specs: tuple[str, ...], base: Path) -> tuple[list[str], list[str
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path), help="Default: <project>/reports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results JSON (without per-question records).")
 @fail_cleanly
-def command(collection, notes, questions, models, extra, crosses, patterns, train, test, expansions,
-            no_expansions, limit, per_intent, seed, latency_questions, no_memory, home, reports_root,
+def command(collection, notes, questions, models, extra, crosses, patterns, train, test, note_questions,
+            no_note_questions, limit, per_intent, seed, latency_questions, no_memory, home, reports_root,
             as_json) -> None:
     """Compare embedders, BM25 / text search, fusion and rerankers on one collection
     (--collection sample | rules-120 | clinc150), tuned on training sets only."""
@@ -222,10 +222,10 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
                 and shared.is_dir():
             notes = shared  # rules-120: notes stay in ../shared, questions are ours
         name, notes_dir, files = resolve_inputs(collection, notes, questions)
-        exp = expansions or (PROJECT_ROOT / "datasets" / name / "expansions.jsonl")
-        exp = None if no_expansions or not exp.is_file() else exp
-        log(f"{name}: expansions {'from ' + str(exp) if exp else 'absent: pipelines without them'}")
-        bench = load_bench(name, notes_dir, files, chunking=config.chunking, expansions=exp,
+        exp = note_questions or (PROJECT_ROOT / "datasets" / name / "questions.jsonl")
+        exp = None if no_note_questions or not exp.is_file() else exp
+        log(f"{name}: note_questions {'from ' + str(exp) if exp else 'absent: pipelines without them'}")
+        bench = load_bench(name, notes_dir, files, chunking=config.chunking, note_questions=exp,
                            train=split[0], test=split[1])
     paths, random = cross_paths(crosses, where)
     cache = EmbeddingCache(where / "embeddings.sqlite")

@@ -1,4 +1,4 @@
-"""Note-side expansion: messages a note should answer, indexed as extra chunks of it.
+"""Note-side note questions: messages a note should answer, indexed as extra chunks of it.
 
 A note is written in the words of the person who learnt the lesson; the message that
 should bring it back is written in other words, often in another language. Indexing a
@@ -10,17 +10,17 @@ dropped, at most ``MAX_QUESTIONS``):
 
 * the note's front matter, ``questions:`` (a list of strings): written by hand, they
   travel with the note;
-* a sidecar ``expansions.jsonl`` in the notes folder, one line per note,
+* a questions file ``questions.jsonl`` in the notes folder, one line per note,
   ``{"note": "<file stem>", "questions": ["...", ...]}``: what ``recall-eval expand``
   writes, so generated questions never rewrite a user's notes.
 
-A sidecar line may also carry ``"restatements": [...]``: the note's name and description
+A questions file line may also carry ``"restatements": [...]``: the note's name and description
 restated in the other language (English for a Japanese note, Japanese for an English
 one), written by the same context-free step. They are indexed like questions (role
 ``restatement``) but never serve as calibration positives (``recall.calibration``): they
 bridge languages, they are not messages.
 
-A bad sidecar line is a ``Problem`` (one line, the rest is read), never a failure.
+A bad questions file line is a ``Problem`` (one line, the rest is read), never a failure.
 """
 
 from __future__ import annotations
@@ -32,7 +32,11 @@ from pathlib import Path
 
 from .notes import Problem
 
-SIDECAR = "expansions.jsonl"
+QUESTIONS_FILE = "questions.jsonl"
+# The name this file had before 0.3 (`recall-eval expand` wrote it): still read where no
+# questions.jsonl is beside it.
+LEGACY_QUESTIONS_FILE = "expansions.jsonl"
+QUESTIONS_FILE_NAMES = (QUESTIONS_FILE, LEGACY_QUESTIONS_FILE)
 # Three generated questions per note were measured; a hand-written list may be longer.
 # Past eight, extra chunks mostly add ways to match the wrong message.
 MAX_QUESTIONS = 8
@@ -55,7 +59,7 @@ def clean_questions(values: Iterable[object]) -> list[str]:
 
 
 def parse_line(text: str, field: str = "questions") -> tuple[str, list]:
-    """(note stem, its raw questions) from one sidecar line; ValueError says why not.
+    """(note stem, its raw questions) from one questions file line; ValueError says why not.
     ``field="restatements"`` reads the optional restatements instead (absent: [])."""
     shape = '{"note": stem, "questions": [...]}'
     try:
@@ -69,9 +73,9 @@ def parse_line(text: str, field: str = "questions") -> tuple[str, list]:
     return stem, questions
 
 
-def read_sidecar(path: Path, known: Sequence[str] | None = None, field: str = "questions"
+def read_questions_file(path: Path, known: Sequence[str] | None = None, field: str = "questions"
                  ) -> tuple[dict[str, list[str]], list[Problem]]:
-    """``{note stem: questions}`` from a sidecar file, and a problem per bad line.
+    """``{note stem: questions}`` from a questions file file, and a problem per bad line.
 
     With ``known`` (the folder's note stems), a line naming no note is a problem too
     (``unknown_notes``), and left out. ``field="restatements"``: the notes' restatements.
@@ -103,21 +107,30 @@ def read_sidecar(path: Path, known: Sequence[str] | None = None, field: str = "q
     return out, problems
 
 
-def unknown_notes(path: Path, sidecar: dict[str, list[str]], stems: Iterable[str]) -> list[Problem]:
-    """A problem for each note the sidecar names that the folder does not have: its
+def unknown_notes(path: Path, questions_file: dict[str, list[str]], stems: Iterable[str]) -> list[Problem]:
+    """A problem for each note the questions file names that the folder does not have: its
     questions would otherwise be indexed for nothing, silently."""
     have = set(stems)
     return [Problem(str(path), f"no note named {stem!r} in this folder; its questions are ignored")
-            for stem in sidecar if stem not in have]
+            for stem in questions_file if stem not in have]
 
 
-def merge(front_matter: Sequence[str], sidecar: Sequence[str]) -> list[str]:
-    return clean_questions([*front_matter, *sidecar])
+def merge(front_matter: Sequence[str], questions_file: Sequence[str]) -> list[str]:
+    return clean_questions([*front_matter, *questions_file])
 
 
 def questions_hash(questions: Sequence[str]) -> str:
-    """Short hash of a note's sidecar questions: part of its fingerprint, so editing the
-    sidecar re-indexes exactly the notes whose questions changed."""
+    """Short hash of a note's questions file questions: part of its fingerprint, so editing the
+    questions file re-indexes exactly the notes whose questions changed."""
     if not questions:
         return ""
     return hashlib.sha256("\n".join(questions).encode("utf-8")).hexdigest()[:16]
+
+
+def folder_questions_file(root: Path) -> Path | None:
+    """The questions file of a notes folder: ``questions.jsonl``, else the legacy
+    ``expansions.jsonl``; None when it has neither."""
+    for name in QUESTIONS_FILE_NAMES:
+        if (root / name).is_file():
+            return root / name
+    return None

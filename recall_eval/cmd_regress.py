@@ -1,5 +1,5 @@
 """``recall-eval regress``: fail (exit 1) when the effective config scores below the
-committed baseline (``make regress``, run by CI). The rule is in eval/regress.py."""
+committed baseline (``make regress``, run by CI). The rule is in recall_eval/regress.py."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from .cli import (
     echo_json,
     fail_cleanly,
     log,
-    resolve_expansions,
     resolve_inputs,
+    resolve_note_questions,
     scoring_options,
 )
 
@@ -26,8 +26,8 @@ from .cli import (
 @click.option("--update", is_flag=True, help="Rewrite the baseline from this run instead of checking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @fail_cleanly
-def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], expansions: Path | None,
-            no_expansions: bool, model: str | None, home: Path | None, baseline_path: Path | None, update: bool,
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], note_questions: Path | None,
+            no_note_questions: bool, model: str | None, home: Path | None, baseline_path: Path | None, update: bool,
             as_json: bool) -> None:
     """Score the collection (default: sample, every set) and compare with the baseline:
     hit_rate@1, hit_rate@3, MRR, injected_hit_rate and silence_rate may each lose at most
@@ -43,9 +43,9 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     path = baseline_path or PROJECT_ROOT / "reports" / "baseline" / f"{name}.json"
     if not update and not path.is_file():
         raise UserError(f"no baseline at {path}; create it with: recall-eval regress --collection {name} --update")
-    exp, use_questions = resolve_expansions(collection, expansions, no_expansions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     qs = load_sets(files)
-    results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, expansions=exp,
+    results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, note_questions=exp,
                                use_questions=use_questions)
     model_id = results["model"]["model_id"]
     if update:

@@ -71,7 +71,7 @@ def set_thresholds(text: str, model_id: str, values: dict[str, float], provenanc
                      "tuned by `recall-eval tune` (cross-validated); provenance below")
     for k, v in values.items():
         item = tomlkit.item(float(v))
-        if abs(v) >= 3.0:  # eval.tune.to_config's stand-ins for "no floor" / "never full"
+        if abs(v) >= 3.0:  # recall_eval.tune.to_config's stand-ins for "no floor" / "never full"
             item.comment("never full: gaps lie within [-2, 2]" if k == "full_gap" else "no floor")
         t[k] = item
     _provenance(t, provenance)

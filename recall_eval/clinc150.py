@@ -32,12 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
+from recall.api import Recall
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
-from recall.negatives import SIDECAR as NEGATIVES
+from recall.negatives import NEGATIVES_FILE as NEGATIVES
 from recall.search import Scope
 from recall.selector import evidence
-from recall.service import Recall
 
 from .datasets import PROJECT_ROOT
 from .metrics import bootstrap_ci

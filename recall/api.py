@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .embedders import Embedder, get_embedder
+from .masking import RULES_VERSION
 from .paths import encode_project_path, ensure_private_dir, make_tree_private, memory_dir, project_root, recall_home
 from .search import Scope, Searcher
-from .secrets import RULES_VERSION
 from .selector import Decision, Hit, Settings, decide
 from .store import Store
 
@@ -196,14 +196,14 @@ class Recall:
         (``recall.calibration``); write ``calibration.toml`` and use it from now on.
         ``sources`` name negatives files in other places than their folders."""
         from .calibration import calibrate, write
-        from .negatives import SIDECAR as NEGATIVES
+        from .negatives import NEGATIVES_FILE as NEGATIVES
 
-        sidecars = [spec.negatives_file() for spec in sources]
+        negatives_files = [spec.negatives_file() for spec in sources]
         named = {spec.root.resolve() for spec in sources}
-        sidecars += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
+        negatives_files += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
                      if kind != "conversation" and Path(root) not in named]
         target = float(self.config.get("selector.target_silence") if target is None else target)
-        cal = calibrate(self, sidecars, target)
+        cal = calibrate(self, negatives_files, target)
         if cal is not None:
             path = write(self.home, cal)
             self.config.apply_calibration(cal.model_id, cal.thresholds(), str(path))

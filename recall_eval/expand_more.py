@@ -1,15 +1,15 @@
 """The rest of ``recall-eval expand``: near-miss negatives and restatements, by the same
 context-free model that writes the notes' questions, from the notes alone.
 
-* **Negatives** (``eval/prompts/negatives.md``): messages on the collection's own topics
+* **Negatives** (``recall_eval/prompts/negatives.md``): messages on the collection's own topics
   that no note answers (70 % near misses, 20 % general programming, 10 % chit-chat), in the
-  collection's languages. Written to ``negatives.jsonl`` beside ``expansions.jsonl``, where
+  collection's languages. Written to ``negatives.jsonl`` beside ``questions.jsonl``, where
   ``recall.negatives`` reads them; ``recall.calibration`` fits the thresholds on them.
   A negative too close to one of the notes' own questions (a paraphrase of something a
   note answers, whatever the model believed) is dropped and counted in the provenance.
-* **Restatements** (``eval/prompts/restate_notes.md``): each note's name and description
+* **Restatements** (``recall_eval/prompts/restate_notes.md``): each note's name and description
   restated in the other language, one line per note; merged into the notes' lines of
-  ``expansions.jsonl`` (``"restatements": [...]``), indexed as extra chunks of the note
+  ``questions.jsonl`` (``"restatements": [...]``), indexed as extra chunks of the note
   (cross-language messages find the note through them).
 """
 
@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from recall.expansions import clean_questions
 from recall.negatives import parse_line as parse_negative
 from recall.paths import private_open
+from recall.questions import clean_questions
 
-from .expand import ExpansionError, batches
+from .expand import QuestionsError, batches
 from .generate import Backend, _display
 from .prompting import collection_hash
 
@@ -39,7 +39,7 @@ RESTATE_PROMPT = "restate_notes.md"
 PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 2, 40, 200
 # A negative whose query-side cosine with one of the notes' questions reaches this is all
 # but the same message as one a note answers: dropped. Measured with multilingual-e5 on the
-# shipped sets (`python -m eval.expand_more` prints it): a related message scores
+# shipped sets (`python -m recall_eval.expand_more` prints it): a related message scores
 # 0.84-0.91 (10th-90th percentile) with its note's nearest question, and the shipped
 # negatives reach at most 0.91 (sample) and 0.93 (rules-120): near misses and related
 # messages overlap, so only the all-but-identical are dropped here; the rest is the
@@ -49,7 +49,7 @@ _FENCE = re.compile(r"^```")
 
 
 def template(name: str) -> str:
-    return resources.files("eval").joinpath("prompts", name).read_text(encoding="utf-8")
+    return resources.files("recall_eval").joinpath("prompts", name).read_text(encoding="utf-8")
 
 
 def template_hash(name: str) -> str:
@@ -137,9 +137,9 @@ def ask_negatives(paths: Sequence[Path], backend: Backend, share_ja: float) -> t
 def raw_negatives(raw: str, source: str) -> tuple[list[dict], str]:
     found, problems = parse_negatives(raw, source)
     if problems:
-        raise ExpansionError(f"the negatives do not parse, nothing written: {'; '.join(problems[:5])}")
+        raise QuestionsError(f"the negatives do not parse, nothing written: {'; '.join(problems[:5])}")
     if not found:
-        raise ExpansionError(f"{source}: no negatives in the answer, nothing written")
+        raise QuestionsError(f"{source}: no negatives in the answer, nothing written")
     return found, source
 
 
@@ -150,13 +150,13 @@ def ask_restatements(paths: Sequence[Path], backend: Backend, batch_size: int) -
         got, problems = parse_restatements(backend.complete(render(RESTATE_PROMPT, part)), stems,
                                            f"{backend.name} answer")
         if problems:
-            raise ExpansionError(f"the restatements do not fit the notes: {'; '.join(problems[:5])}")
+            raise QuestionsError(f"the restatements do not fit the notes: {'; '.join(problems[:5])}")
         out.update(got)
     return out
 
 
 def provenance(notes_dir: Path, prompt: str, **fields: object) -> dict:
-    return {**fields, "prompt": f"eval/prompts/{prompt}", "prompt_hash": template_hash(prompt),
+    return {**fields, "prompt": f"recall_eval/prompts/{prompt}", "prompt_hash": template_hash(prompt),
             "date": dt.datetime.now(dt.UTC).date().isoformat(), "collection": _display(notes_dir),
             "collection_hash": collection_hash(notes_dir)}
 
@@ -178,9 +178,9 @@ def write_negatives(out: Path, negatives: list[dict], prov: dict) -> list[Path]:
     return [out, prov_path]
 
 
-def merge_restatements(sidecar: Path, restatements: dict[str, list[str]]) -> int:
-    """Add each note's restatements to its line of ``expansions.jsonl``; returns lines changed."""
-    lines = [json.loads(line) for line in sidecar.read_text(encoding="utf-8").splitlines() if line.strip()]
+def merge_restatements(questions_file: Path, restatements: dict[str, list[str]]) -> int:
+    """Add each note's restatements to its line of ``questions.jsonl``; returns lines changed."""
+    lines = [json.loads(line) for line in questions_file.read_text(encoding="utf-8").splitlines() if line.strip()]
     have = {obj["note"] for obj in lines}
     changed = 0
     for obj in lines:
@@ -188,7 +188,7 @@ def merge_restatements(sidecar: Path, restatements: dict[str, list[str]]) -> int
             obj["restatements"] = restatements[obj["note"]]
             changed += 1
     lines += [{"note": s, "questions": [], "restatements": r} for s, r in restatements.items() if s not in have]
-    _replace(sidecar, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines))
+    _replace(questions_file, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines))
     return changed + len(restatements.keys() - have)
 
 
@@ -201,7 +201,7 @@ def closeness_report(collection: str) -> dict:
     from .datasets import PROJECT_ROOT
 
     base = PROJECT_ROOT / "datasets" / collection
-    questions = [q for line in (base / "expansions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    questions = [q for line in (base / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
                  for q in json.loads(line)["questions"]]
     negatives = [json.loads(line)["text"] for line in (base / "negatives.jsonl").read_text(encoding="utf-8")
                  .splitlines() if line.strip()]

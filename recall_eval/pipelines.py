@@ -6,15 +6,15 @@ operations and one matrix feeds every pipeline built from it:
 
     dense      best-chunk cosine, chunks exactly as recall indexes them (masked, recall's
                chunker): the hook's own ranking (a test checks it against recall's search)
-    exp        dense plus note-side expansion: generated questions a note answers, as
+    exp        dense plus note-side note questions: generated questions a note answers, as
                extra chunks of their note (the note still scores by its best chunk)
-    bm25       Okapi BM25 (bm25s, Lucene variant) over ``eval.text.bm25_tokens`` (words,
+    bm25       Okapi BM25 (bm25s, Lucene variant) over ``recall_eval.text.bm25_tokens`` (words,
                CJK bigrams), as the BM25 baseline, one document per note from its stored
                chunks; unmatched notes are not retrieved
-    grep       ``eval.baselines.GrepBaseline`` (content words found in the note)
+    grep       ``recall_eval.baselines.GrepBaseline`` (content words found in the note)
 
 ``Parts`` computes each matrix on first use; ``make_specs`` lists every pipeline, built
-from components and the second stages of ``eval.rerank`` (fusion, max-sim, cross-encoder).
+from components and the second stages of ``recall_eval.rerank`` (fusion, max-sim, cross-encoder).
 Embeddings go through ``EmbeddingCache`` (SQLite): a re-run embeds only texts it has not
 seen for that model and role, and keeps the seconds each kind of text took to embed, so an
 index build time can be reported from cache.
@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from recall.chunking import ChunkConfig, chunk_text
+from recall.masking import mask_secrets
 from recall.notes import Note
-from recall.secrets import mask_secrets
 
 from .baselines import GrepBaseline
 from .datasets import DatasetError
@@ -119,7 +119,7 @@ class Corpus:
     chunks: list[str]
     chunk_note: np.ndarray  # note index of each chunk (ascending)
     covered: list[str]  # per note, the masked text its chunks cover (name, description, body)
-    expansions: dict[str, list[str]] = field(default_factory=dict)  # note id -> questions
+    note_questions: dict[str, list[str]] = field(default_factory=dict)  # note id -> questions
 
     @property
     def ids(self) -> list[str]:
@@ -127,7 +127,7 @@ class Corpus:
 
     @classmethod
     def build(cls, notes: Sequence[Note], chunking: ChunkConfig | None = None,
-              expansions: dict[str, list[str]] | None = None) -> Corpus:
+              note_questions: dict[str, list[str]] | None = None) -> Corpus:
         cfg = chunking or ChunkConfig()
         chunks, owner, covered = [], [], []
         for i, note in enumerate(notes):
@@ -141,28 +141,28 @@ class Corpus:
             for c in mine[1:]:  # replay the chunker's stride to find where the last chunk ends
                 end = max(end - cfg.overlap, len(header)) + len(c) - len(name) - 1
             covered.append((header + body)[:end])
-        return cls(list(notes), chunks, np.asarray(owner, dtype=np.int64), covered, dict(expansions or {}))
+        return cls(list(notes), chunks, np.asarray(owner, dtype=np.int64), covered, dict(note_questions or {}))
 
-    def expansion_units(self) -> tuple[list[str], np.ndarray]:
+    def question_units(self) -> tuple[list[str], np.ndarray]:
         texts, owner = [], []
         for i, nid in enumerate(self.ids):
-            for q in self.expansions.get(nid, []):
+            for q in self.note_questions.get(nid, []):
                 texts.append(q)
                 owner.append(i)
         return texts, np.asarray(owner, dtype=np.int64)
 
 
-def load_expansions(path: Path, note_ids: Sequence[str]) -> dict[str, list[str]]:
-    """The core's sidecar reader (``recall.expansions.read_sidecar``, so eval measures the
+def load_note_questions(path: Path, note_ids: Sequence[str]) -> dict[str, list[str]]:
+    """The core's questions file reader (``recall.questions.read_questions_file``, so eval measures the
     questions the core would index), strict: any bad line or unknown note is an error (a
     mismatched file would silently measure nothing)."""
-    from recall.expansions import read_sidecar
+    from recall.questions import read_questions_file
 
-    out, problems = read_sidecar(path, known=list(note_ids))
+    out, problems = read_questions_file(path, known=list(note_ids))
     if problems:
         raise DatasetError("; ".join(str(p) for p in problems[:3]) + (" ..." if len(problems) > 3 else ""))
     # The core indexes a note's restatements as chunks too (after its questions): so does eval.
-    restated, _ = read_sidecar(path, known=list(note_ids), field="restatements")
+    restated, _ = read_questions_file(path, known=list(note_ids), field="restatements")
     for stem, values in restated.items():
         out[stem] = [*out.get(stem, []), *values]
     return out
@@ -183,7 +183,7 @@ def note_max(sim: np.ndarray, owner: np.ndarray, n_notes: int) -> np.ndarray:
 
 @dataclass
 class DenseIndex:
-    """One model's vectors for a corpus: chunks (+ expansion questions)."""
+    """One model's vectors for a corpus: chunks (+ note questions questions)."""
 
     model_id: str
     chunk_vecs: np.ndarray
@@ -191,17 +191,17 @@ class DenseIndex:
     exp_owner: np.ndarray | None
 
     @classmethod
-    def build(cls, corpus: Corpus, embedder, cache: EmbeddingCache, expansion: bool = False) -> DenseIndex:
+    def build(cls, corpus: Corpus, embedder, cache: EmbeddingCache, note_question: bool = False) -> DenseIndex:
         vecs = cache.embed(embedder, corpus.chunks, "passage", "chunk")
         exp_v = exp_o = None
-        if expansion and corpus.expansions:
-            texts, exp_o = corpus.expansion_units()
-            exp_v = cache.embed(embedder, texts, "passage", "expansion")
+        if note_question and corpus.note_questions:
+            texts, exp_o = corpus.question_units()
+            exp_v = cache.embed(embedder, texts, "passage", "note questions")
         return cls(embedder.model_id, vecs, exp_v, exp_o)
 
-    def scores(self, qv: np.ndarray, corpus: Corpus, expansion: bool = False) -> np.ndarray:
+    def scores(self, qv: np.ndarray, corpus: Corpus, note_question: bool = False) -> np.ndarray:
         out = note_max(qv @ self.chunk_vecs.T, corpus.chunk_note, len(corpus.notes))
-        if expansion and self.exp_vecs is not None and self.exp_owner is not None:
+        if note_question and self.exp_vecs is not None and self.exp_owner is not None:
             out = np.maximum(out, note_max(qv @ self.exp_vecs.T, self.exp_owner, len(corpus.notes)))
         return out
 
@@ -290,9 +290,9 @@ class Parts:
     def index(self, m: str) -> DenseIndex:
         if m not in self.dense:
             c = self.bench.corpus
-            self.dense[m] = DenseIndex.build(c, self.embedder(m), self.cache, expansion=bool(c.expansions))
+            self.dense[m] = DenseIndex.build(c, self.embedder(m), self.cache, note_question=bool(c.note_questions))
             self.sizes[f"chunk:{m}"] = len(c.chunks)
-            self.sizes[f"expansion:{m}"] = len(c.expansion_units()[0])
+            self.sizes[f"questions:{m}"] = len(c.question_units()[0])
         return self.dense[m]
 
     def qv(self, m: str, role: str = "query") -> np.ndarray:
@@ -326,7 +326,7 @@ class Parts:
         if kind == "dense":
             return self.index(m).scores(self.qv(m), c)
         if kind == "exp":
-            return self.index(m).scores(self.qv(m), c, expansion=True)
+            return self.index(m).scores(self.qv(m), c, note_question=True)
         if kind == "sym":  # e5 prompt variant: the question embedded with the passage prompt
             return self.index(m).scores(self.qv(m, "passage"), c)
         if kind in ("sentence", "sentence-ctx"):
@@ -429,16 +429,16 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
     if "e5" in model_id_of(d).lower():
         specs.append(Spec(f"{d} sym", "query embedded with the passage prompt", (d,), (f"embed-sym:{d}", f"dense:{d}"),
                           (f"chunk:{d}",), single(f"sym:{d}")))
-    if bench.corpus.expansions:
+    if bench.corpus.note_questions:
         specs += [Spec(f"{m} +exp", f"dense {m}, generated questions as extra chunks", (m,),
-                       (f"embed:{m}", f"exp:{m}"), (f"chunk:{m}", f"expansion:{m}"), single(f"exp:{m}"))
+                       (f"embed:{m}", f"exp:{m}"), (f"chunk:{m}", f"questions:{m}"), single(f"exp:{m}"))
                   for m in models]
-        specs.append(Spec(f"{d} +exp+bm25 wsum", "expansion, then fused with BM25", (d,),
-                          (f"embed:{d}", f"exp:{d}", "bm25", "fuse:wsum"), (f"chunk:{d}", f"expansion:{d}", "bm25"),
+        specs.append(Spec(f"{d} +exp+bm25 wsum", "note questions, then fused with BM25", (d,),
+                          (f"embed:{d}", f"exp:{d}", "bm25", "fuse:wsum"), (f"chunk:{d}", f"questions:{d}", "bm25"),
                           fused([f"exp:{d}", "bm25"], "wsum")))
-        specs.append(Spec(f"{d} +exp+bm25 {SHIPPED_NAME}", "expansion, then fused with BM25 at the core default",
+        specs.append(Spec(f"{d} +exp+bm25 {SHIPPED_NAME}", "note questions, then fused with BM25 at the core default",
                           (d,), (f"embed:{d}", f"exp:{d}", "bm25", "fuse:wsum"),
-                          (f"chunk:{d}", f"expansion:{d}", "bm25"), fused([f"exp:{d}", "bm25"], "wsum", SHIPPED)))
+                          (f"chunk:{d}", f"questions:{d}", "bm25"), fused([f"exp:{d}", "bm25"], "wsum", SHIPPED)))
     for path in crosses:
         name = Path(path).name or path
         specs.append(Spec(f"{d} ce:{name}", f"dense {d}, top {K_NOTES} reordered by cross-encoder {path}",

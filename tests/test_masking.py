@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from recall.secrets import MASK, find_secrets, mask_secrets
+from recall.masking import MASK, find_secrets, mask_secrets
 
 PROSE = Path(__file__).parent / "fixtures" / "secrets" / "prose.txt"
 MAX_FALSE_POSITIVE_RATE = 0.05
@@ -161,7 +161,7 @@ def test_token_is_found_by_its_shape_alone(case: Case):
 
 
 def test_own_rules_suffice_without_detect_secrets(monkeypatch):
-    import recall.secrets as secrets_module
+    import recall.masking as secrets_module
 
     monkeypatch.setattr(secrets_module, "_rules", None)
     monkeypatch.setattr(secrets_module, "_detect_secrets_rules", lambda: [])

@@ -1,10 +1,10 @@
 """Score a note collection against question sets: the default pipeline and the baselines.
 
-The default pipeline is recall itself: ``recall.service.Recall`` indexes the notes into a
+The default pipeline is recall itself: ``recall.api.Recall`` indexes the notes into a
 throwaway RECALL_HOME (or a cache folder under a given one) and answers each question with
 ``query(text, Scope(everything=True))``, so the harness measures exactly what the hook
 would do, thresholds and byte caps included. Notes carry their questions (note-side
-expansion, ``recall.expansions``) when the collection has them.
+note questions, ``recall.questions``) when the collection has them.
 
 When it does, two more rows show what each part of the pipeline is worth, on the same
 questions and thresholds: ``no-questions`` (the notes' text only, still fused with
@@ -30,12 +30,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from recall.api import Recall
 from recall.config import Config, load_config
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
 from recall.search import Scope
 from recall.selector import Decision, Hit, Settings, decide
-from recall.service import Recall
 
 from . import metrics as M
 from .baselines import lexical_baselines, lexical_decision, original_rule
@@ -163,17 +163,17 @@ def pipeline_result(records: list[M.Record], seed: int) -> dict:
             "records": [r.as_dict() for r in records]}
 
 
-def source_spec(notes_dir: Path, expansions: Path | None = None, use_questions: bool = True) -> SourceSpec:
+def source_spec(notes_dir: Path, note_questions: Path | None = None, use_questions: bool = True) -> SourceSpec:
     """How eval indexes a collection: as a folder, with its questions file when given
-    (else the folder's own ``expansions.jsonl`` sidecar, if any, as the core would).
+    (else the folder's own ``questions.jsonl``, if any, as the core would).
     A questions file brings the ``negatives.jsonl`` beside it (the same step writes both);
-    without one, the folder's own sidecars are read, exactly as ``recall index`` would."""
+    without one, the folder's own questions files are read, exactly as ``recall index`` would."""
     negatives = None
-    if expansions is not None and use_questions:
-        from recall.negatives import SIDECAR
+    if note_questions is not None and use_questions:
+        from recall.negatives import NEGATIVES_FILE
 
-        negatives = expansions.parent / SIDECAR
-    return SourceSpec("dir", notes_dir.resolve(), expansions=expansions, questions=use_questions,
+        negatives = note_questions.parent / NEGATIVES_FILE
+    return SourceSpec("dir", notes_dir.resolve(), note_questions=note_questions, questions=use_questions,
                       negatives=negatives)
 
 
@@ -197,17 +197,17 @@ def _ask(app: Recall, questions: Sequence[Question], progress: bool, desc: str) 
 
 def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: str | None = None,
                      embedder: Embedder | None = None, home: Path | None = None, baselines: bool = True,
-                     progress: bool = False, seed: int = M.SEED, expansions: Path | None = None,
+                     progress: bool = False, seed: int = M.SEED, note_questions: Path | None = None,
                      use_questions: bool = True, log: Callable[[str], None] = lambda _m: None) -> dict:
     """Index ``notes_dir``, ask every question, and return results (JSON-ready).
 
-    ``expansions``: the notes' questions file (default: the folder's sidecar, if any);
+    ``note_questions``: the notes' questions file (default: the folder's questions file, if any);
     ``use_questions=False`` indexes the notes' text only."""
     notes = read_notes(notes_dir)
     check_expected(questions, [n.id for n in notes], str(notes_dir))
     note_langs = {n.id: detect_lang(note_text(n)) for n in notes}
     config = effective_config(model or (embedder.model_id if embedder is not None else None))
-    spec = source_spec(notes_dir, expansions, use_questions)
+    spec = source_spec(notes_dir, note_questions, use_questions)
     variants: dict[str, list[Scored]] = {}
     with eval_home(notes_dir, home) as where:
         app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
@@ -272,7 +272,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         "calibration": calibration_summary(calibration),
         "notes_dir": str(notes_dir),
         "pipeline": {"note_questions": n_questions,
-                     "expansions": shown_path(spec.sidecar()),
+                     "questions_file": shown_path(spec.questions_file()),
                      "lexical_weight": lexical_weight},
         "n_notes": len(notes),
         "n_questions": len(questions),
@@ -321,9 +321,9 @@ class Evaluator:
 
     def __init__(self, notes_dir: Path, question_files: Sequence[Path], name: str = "",
                  baselines: bool = False, home: Path | None = None, seed: int = M.SEED,
-                 expansions: Path | None = None) -> None:
+                 note_questions: Path | None = None) -> None:
         self.notes_dir = notes_dir
-        self.expansions = expansions
+        self.note_questions = note_questions
         self.questions = load_sets(question_files)
         self.name = name
         self.baselines = baselines
@@ -337,5 +337,5 @@ class Evaluator:
         emb = None if model is None or isinstance(model, str) else model
         self.last_result = score_collection(self.notes_dir, self.questions, model=spec, embedder=emb,
                                             home=self.home, baselines=self.baselines, seed=self.seed,
-                                            expansions=self.expansions)
+                                            note_questions=self.note_questions)
         return M.flat(self.last_result["metrics"], self.name)

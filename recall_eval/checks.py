@@ -1,11 +1,11 @@
 """Checks on a freshly generated (or imported) question set.
 
-    schema      each line parsed with eval.datasets.parse_question; bad lines rejected
+    schema      each line parsed with recall_eval.datasets.parse_question; bad lines rejected
     ids         every expected id must name a note of the collection
     duplicates  same text after normalisation (NFKC, case, spacing, punctuation): the
                 later line is dropped
     leakage     content-word overlap between a paraphrase and its note
-                (eval.text.overlap); over LEAKAGE_THRESHOLD the line is flagged
+                (recall_eval.text.overlap); over LEAKAGE_THRESHOLD the line is flagged
     near-note   an unrelated line whose top score against the index is above the 90th
                 percentile of the paraphrases' top scores is flagged for review: either
                 the writer missed a note that does apply, or the line is a near-miss

@@ -1,6 +1,6 @@
 """``recall-eval``: the evaluation harness's command line.
 
-Each subcommand lives in its own module ``eval/cmd_<name>.py`` exposing ``command``
+Each subcommand lives in its own module ``recall_eval/cmd_<name>.py`` exposing ``command``
 (a click command); ``COMMANDS`` below maps names to modules, and modules are imported
 only when their command runs, so ``--help`` stays fast. Adding a subcommand is one
 module plus one line in ``COMMANDS``.
@@ -21,18 +21,18 @@ import click
 from recall import __version__
 
 COMMANDS: dict[str, str] = {
-    "generate": "eval.cmd_generate",
-    "expand": "eval.cmd_expand",
-    "score": "eval.cmd_score",
-    "latency": "eval.cmd_latency",
-    "clinc150": "eval.cmd_clinc150",
-    "compare": "eval.cmd_compare",
-    "export-beir": "eval.cmd_beir",
-    "import-beir": "eval.cmd_beir",
-    "report": "eval.cmd_report",
-    "run": "eval.cmd_run",
-    "tune": "eval.cmd_tune",
-    "regress": "eval.cmd_regress",
+    "generate": "recall_eval.cmd_generate",
+    "expand": "recall_eval.cmd_expand",
+    "score": "recall_eval.cmd_score",
+    "latency": "recall_eval.cmd_latency",
+    "clinc150": "recall_eval.cmd_clinc150",
+    "compare": "recall_eval.cmd_compare",
+    "export-beir": "recall_eval.cmd_beir",
+    "import-beir": "recall_eval.cmd_beir",
+    "report": "recall_eval.cmd_report",
+    "run": "recall_eval.cmd_run",
+    "tune": "recall_eval.cmd_tune",
+    "regress": "recall_eval.cmd_regress",
 }
 
 
@@ -102,28 +102,28 @@ def notes_options(fn):
     return fn
 
 
-def expansion_options(fn):
-    """--expansions / --no-expansions: which questions the notes carry (recall.expansions)."""
-    fn = click.option("--no-expansions", is_flag=True,
-                      help="Index the notes' text only: no questions from front matter or any sidecar.")(fn)
-    fn = click.option("--expansions", type=click.Path(path_type=Path, dir_okay=False),
-                      help="Questions per note, JSONL (default: datasets/NAME/expansions.jsonl for "
-                           "--collection if shipped, else the notes folder's own expansions.jsonl if any).")(fn)
+def note_question_options(fn):
+    """--note-questions / --no-note-questions: which questions the notes carry (recall.questions)."""
+    fn = click.option("--no-note-questions", is_flag=True,
+                      help="Index the notes' text only: no questions from front matter or any questions file.")(fn)
+    fn = click.option("--note-questions", type=click.Path(path_type=Path, dir_okay=False),
+                      help="Questions per note, JSONL (default: datasets/NAME/questions.jsonl for "
+                           "--collection if shipped, else the notes folder's own questions.jsonl if any).")(fn)
     return fn
 
 
-def resolve_expansions(collection: str | None, expansions: Path | None, no_expansions: bool
+def resolve_note_questions(collection: str | None, note_questions: Path | None, no_note_questions: bool
                        ) -> tuple[Path | None, bool]:
-    """(expansions file or None for the folder's own sidecar, whether to index questions at all)."""
-    from .datasets import collection_expansions
+    """(note_questions file or None for the folder's own questions file, whether to index questions at all)."""
+    from .datasets import collection_note_questions
 
-    if no_expansions:
-        if expansions is not None:
-            raise UserError("--expansions and --no-expansions contradict each other")
+    if no_note_questions:
+        if note_questions is not None:
+            raise UserError("--note-questions and --no-note-questions contradict each other")
         return None, False
-    if expansions is not None and not expansions.is_file():
-        raise UserError(f"no such expansions file: {expansions}")
-    return expansions or collection_expansions(collection), True
+    if note_questions is not None and not note_questions.is_file():
+        raise UserError(f"no such note_questions file: {note_questions}")
+    return note_questions or collection_note_questions(collection), True
 
 
 def model_option(fn):
@@ -139,7 +139,7 @@ def home_option(fn):
 def scoring_options(fn):
     """What every command that indexes and scores a collection takes (run, score, tune,
     regress): the notes and sets, their questions, the model, the cache folder."""
-    return notes_options(expansion_options(model_option(home_option(fn))))
+    return notes_options(note_question_options(model_option(home_option(fn))))
 
 
 class LazyGroup(click.Group):

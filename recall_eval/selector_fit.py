@@ -11,7 +11,7 @@ Model: StandardScaler + multinomial LogisticRegression on ``recall.learned.featu
 Threshold on P(inject) = 1 - P(nothing): chosen for the SAME objective as the gap rule
 (e.g. injected_hit_rate subject to silence_rate >= 0.85), on out-of-fold probabilities
 (5-fold over the training questions, stratified on inject vs nothing), scored exactly through
-``eval.tune.Outcomes``. This is what ``TunedThresholdClassifierCV`` does, written out:
+``recall_eval.tune.Outcomes``. This is what ``TunedThresholdClassifierCV`` does, written out:
 that class needs a binary target and a scorer of (y_true, y_pred) alone, while this
 objective needs each question's kind and whether the injected list held its note.
 The final model is refitted on all training questions and keeps that threshold.

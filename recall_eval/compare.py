@@ -1,7 +1,7 @@
 """``recall-eval compare``: embedders, lexical, hybrid and reranked pipelines on the same questions.
 
 Protocol
-  * Each component scores every question once (``eval.pipelines``, ``eval.rerank``). A
+  * Each component scores every question once (``recall_eval.pipelines``, ``recall_eval.rerank``). A
     pipeline turns those matrices into a ranking (which notes, in what order) and a *gate*:
     the scores the gap rule sees, always on a model's cosine scale so that thresholds keep
     their meaning. Dense and max-sim rankings are their own gate. Fusion and cross-encoder
@@ -9,13 +9,13 @@ Protocol
     speak is the dense model's call, which notes to inject is the new order's. Lexical
     pipelines use the baselines' rule (top 3 when anything matched).
   * Whatever is tuned (fusion weights with ``ranx.optimize_fusion``, the max-sim alpha, the
-    gap rule's four thresholds with ``eval.tune``'s grid and objective, by default the most
+    gap rule's four thresholds with ``recall_eval.tune``'s grid and objective, by default the most
     injected hits with silence >= 0.85) is tuned on a fold's training questions and applied
     to its held-out set. Folds: leave one question set out
     (each set is reported once, by parameters that never saw it) or ``--train/--test``;
     CLINC150: val + oos_val, then test + oos_test.
   * Held-out results of all folds are pooled; metrics and 95% bootstrap intervals come from
-    ``eval.metrics``. Every pipeline is compared with the default (the configured model,
+    ``recall_eval.metrics``. Every pipeline is compared with the default (the configured model,
     dense) on the same questions: ranking metrics with ``ranx.compare`` (Fisher's
     randomization test), operating-point rates with the same paired randomization test in
     numpy; Holm-corrected over the pipelines; † = p < 0.05 after correction.
@@ -45,7 +45,7 @@ from recall.selector import Hit, Settings, decide
 from . import metrics as M
 from .baselines import GrepBaseline, lexical_decision, note_dict
 from .datasets import DatasetError, Question, note_text
-from .pipelines import K_NOTES, Corpus, EmbeddingCache, Parts, Spec, load_expansions, make_specs, top_depth
+from .pipelines import K_NOTES, Corpus, EmbeddingCache, Parts, Spec, load_note_questions, make_specs, top_depth
 from .rerank import CrossReranker, fuse_one, norm_for
 from .text import detect_lang
 from .tune import Objective, Outcomes, Ranked, gap_settings, margin_grid, search, to_config
@@ -85,20 +85,20 @@ def make_folds(questions: Sequence[Question], train: Sequence[str] = (), test: S
     return [(s, rows([x for x in sets if x != s]), rows([s])) for s in sets], "leave one set out"
 
 def load_bench(name: str, notes_dir: Path, files: Sequence[Path], *, chunking: ChunkConfig | None = None,
-               expansions: Path | None = None, train: Sequence[str] = (), test: Sequence[str] = ()) -> Bench:
+               note_questions: Path | None = None, train: Sequence[str] = (), test: Sequence[str] = ()) -> Bench:
     from .datasets import check_expected, load_sets, read_notes
 
     notes = read_notes(notes_dir)
     questions = load_sets(files)
     check_expected(questions, [n.id for n in notes], str(notes_dir))
-    exp = load_expansions(expansions, [n.id for n in notes]) if expansions else None
+    exp = load_note_questions(note_questions, [n.id for n in notes]) if note_questions else None
     folds, split = make_folds(questions, train, test)
     return Bench(name, Corpus.build(notes, chunking, exp), questions, folds, split)
 
 
 def clinc_bench(path: Path, where: Path, *, limit: int | None, per_intent: int | None, seed: int,
                 chunking: ChunkConfig | None = None) -> Bench:
-    """CLINC150 as a collection: one note per intent (``eval.clinc150.write_notes``);
+    """CLINC150 as a collection: one note per intent (``recall_eval.clinc150.write_notes``);
     val + oos_val train the fold, test + oos_test are reported (seeded ``limit`` per split)."""
     import shutil
 
@@ -133,7 +133,7 @@ def hits_of(bench: Bench, rank: np.ndarray, gate: np.ndarray | None, i: int) -> 
 
 def tune_gate(bench: Bench, rank: np.ndarray, gate: np.ndarray, rows: np.ndarray, base: Settings,
               objective: Objective) -> Settings:
-    """The gap rule's four thresholds tuned on ``rows`` by ``eval.tune`` (the search
+    """The gap rule's four thresholds tuned on ``rows`` by ``recall_eval.tune`` (the search
     ``recall-eval tune`` runs), on this pipeline's gate scores."""
     ranked = [Ranked(bench.questions[i], hits_of(bench, rank, gate, i)) for i in rows]
     chosen, _train = search(Outcomes(ranked, base, margin_grid(ranked, base)), objective)
@@ -251,7 +251,7 @@ def probe_memory(models: Sequence[str]) -> dict | None:
     """RSS growth when ``models`` load (and answer once), in a fresh interpreter."""
     if not models:
         return {"rss_mb": 0.0, "peak_mb": 0.0}
-    proc = subprocess.run([sys.executable, "-m", "eval.compare", "probe", *models], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "recall_eval.compare", "probe", *models], capture_output=True,
                           text=True, timeout=900, check=False)
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -383,7 +383,7 @@ def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, cross
             "n_notes": len(bench.corpus.notes), "n_chunks": len(bench.corpus.chunks),
             "n_questions": int(held_out.size), "folds": [f for f, _, _ in bench.folds],
             "n_paraphrase": sum(bench.questions[i].kind == "paraphrase" for i in held_out),
-            "expansions": sum(len(v) for v in bench.corpus.expansions.values()),
+            "note_questions": sum(len(v) for v in bench.corpus.note_questions.values()),
             "significance": {"test": "paired randomization (ranx.compare fisher for ranking metrics)",
                              "permutations": PERMUTATIONS, "correction": "holm", "alpha": SIGNIFICANCE},
             "bootstrap": {"resamples": M.N_RESAMPLES, "seed": seed, "level": M.LEVEL},

@@ -68,12 +68,12 @@ def gap_settings(config: Config, model_id: str) -> Settings:
 
 def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Config, home: Path | None = None,
                    embedder=None, log: Callable[[str], None] = lambda _m: None,
-                   expansions: Path | None = None, use_questions: bool = True) -> tuple[str, list[Ranked]]:
-    """Index ``notes_dir`` (with its questions: ``expansions`` or the folder's sidecar) with
+                   note_questions: Path | None = None, use_questions: bool = True) -> tuple[str, list[Ranked]]:
+    """Index ``notes_dir`` (with its questions: ``note_questions`` or the folder's questions file) with
     the config's model and rank every question once."""
+    from recall.api import Recall
     from recall.embedders import get_embedder
     from recall.search import Scope
-    from recall.service import Recall
 
     from .datasets import check_expected, read_notes
     from .score import eval_home, source_spec
@@ -82,7 +82,7 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Confi
     with eval_home(notes_dir, home) as where:
         app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
         log(f"indexing {notes_dir} with {app.embedder.model_id}")
-        app.index([source_spec(notes_dir, expansions, use_questions)])
+        app.index([source_spec(notes_dir, note_questions, use_questions)])
         app.searcher.refresh()
         # search() directly, not query(): query() would apply the configured selector,
         # which may be a learned one that does not exist yet.
