@@ -193,21 +193,28 @@ def read_title(path: Path, prompts: bool = False) -> tuple[SessionTitle | None, 
                 cwd = obj["cwd"]
             if prompts and first_prompt is None and kind == "user":
                 first_prompt = _prompt_of(obj)
-    title = source = None
-    for title_kind, _field in _TITLE_KINDS:
-        if title_kind in titles and clean_title(titles[title_kind]):
-            title, source = clean_title(titles[title_kind]), title_kind
-            break
-    if title is None and first_prompt:
-        title, source = first_prompt, "first-prompt"
+    title, source = _best_title(titles, first_prompt)
     if title is None:
         return None, malformed, "no title"
-    if date is None:  # no timestamp at all (title lines only): fall back to the file's
-        try:
-            date = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d")
-        except OSError:
-            date = ""
-    return SessionTitle(path.stem, str(path), title, date, source or "", cwd), malformed, None
+    return SessionTitle(path.stem, str(path), title, date or _file_date(path), source, cwd), malformed, None
+
+
+def _best_title(titles: dict[str, str], first_prompt: str | None) -> tuple[str | None, str]:
+    """(title, its kind) by the order of ``_TITLE_KINDS``, else the first prompt, else (None, "")."""
+    for title_kind, _field in _TITLE_KINDS:
+        if title_kind in titles and clean_title(titles[title_kind]):
+            return clean_title(titles[title_kind]), title_kind
+    if first_prompt:
+        return first_prompt, "first-prompt"
+    return None, ""
+
+
+def _file_date(path: Path) -> str:
+    """The file's own date, for a transcript without any timestamp (title lines only)."""
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d")
+    except OSError:
+        return ""
 
 
 def read_project_titles(project_dir: Path, prompts: bool = False) -> tuple[list[SessionTitle], ReadStats]:

@@ -62,16 +62,7 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
            'aria-label="silence rate against injected hit rate as a threshold moves" '
            'font-family="system-ui, sans-serif" font-size="11">',
            f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafbfc" stroke="#d0d5db"/>']
-    for t in _ticks(x0):
-        out.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{top}" y2="{top + ph}" stroke="#e4e7eb"/>')
-        out.append(f'<text x="{_f(px(t))}" y="{top + ph + 16}" text-anchor="middle" fill="#555">{t:g}</text>')
-    for t in _ticks(y0):
-        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" stroke="#e4e7eb"/>')
-        out.append(f'<text x="{left - 8}" y="{_f(py(t) + 4)}" text-anchor="end" fill="#555">{t:g}</text>')
-    out.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle" fill="#222">'
-               'silence rate (unrelated messages that get nothing)</text>')
-    out.append(f'<text transform="translate(14 {top + ph / 2}) rotate(-90)" text-anchor="middle" fill="#222">'
-               'injected hit rate (right note handed over)</text>')
+    out += _axes(px, py, x0, y0, (left, top, pw, ph), height)
     pts = " ".join(f"{_f(px(x))},{_f(py(y))}" for x, y in zip(xs, ys, strict=True))
     out.append(f'<polyline points="{pts}" fill="none" stroke="{BLUE}" stroke-width="2"/>')
     mark = (px(cur["silence_rate"]), py(cur["injected_hit_rate"])) if "silence_rate" in cur else (-99.0, -99.0)
@@ -90,25 +81,45 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
         legend.append(f'<circle cx="0" cy="-4" r="5" fill="{RED}"/><text x="12" y="0" fill="{RED}" font-weight="600">'
                       + escape(f'report: {param} {cur["value"]:g} → silence {cur["silence_rate"]:.2f}, '
                                f'hit {cur["injected_hit_rate"]:.2f}') + "</text>")
-    config_gap_floor = config_value
-    if config_gap_floor is not None and cur.get("value") != config_gap_floor and gs:
-        ring = f'<circle cx="0" cy="-4" r="5" fill="none" stroke="{GREEN}" stroke-width="2.5"/>'
-        if gs[0] <= config_gap_floor <= gs[-1]:  # on the curve: interpolate between its grid points
-            j = next((i for i in range(1, len(gs)) if gs[i] >= config_gap_floor), 0)
-            i = max(0, j - 1)
-            w = 0.0 if gs[j] == gs[i] else (config_gap_floor - gs[i]) / (gs[j] - gs[i])
-            sx, sy = xs[i] + w * (xs[j] - xs[i]), ys[i] + w * (ys[j] - ys[i])
-            out.append(f'<circle cx="{_f(px(sx))}" cy="{_f(py(sy))}" r="6" fill="none" stroke="{GREEN}" '
-                       'stroke-width="2.5"/>')
-            legend.append(ring + f'<text x="12" y="0" fill="{GREEN}" font-weight="600">'
-                          f'config now: {param} {config_gap_floor:g}</text>')
-        else:
-            legend.append(ring + f'<text x="12" y="0" fill="{GREEN}" font-weight="600">'
-                          f'config now: {param} {config_gap_floor:g} (beyond this curve)</text>')
+    if config_value is not None and cur.get("value") != config_value and gs:
+        legend.append(_config_point(out, config_value, param, gs, xs, ys, px, py))
     for k, item in enumerate(reversed(legend)):
         out.append(f'<g transform="translate({left + 14} {top + ph - 12 - 18 * k})">{item}</g>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _axes(px, py, x0: float, y0: float, box: tuple[float, float, float, float], height: int) -> list[str]:
+    """Grid lines, tick labels and axis titles of the trade-off plot."""
+    left, top, pw, ph = box
+    out: list[str] = []
+    for t in _ticks(x0):
+        out.append(f'<line x1="{_f(px(t))}" x2="{_f(px(t))}" y1="{top}" y2="{top + ph}" stroke="#e4e7eb"/>')
+        out.append(f'<text x="{_f(px(t))}" y="{top + ph + 16}" text-anchor="middle" fill="#555">{t:g}</text>')
+    for t in _ticks(y0):
+        out.append(f'<line x1="{left}" x2="{left + pw}" y1="{_f(py(t))}" y2="{_f(py(t))}" stroke="#e4e7eb"/>')
+        out.append(f'<text x="{left - 8}" y="{_f(py(t) + 4)}" text-anchor="end" fill="#555">{t:g}</text>')
+    out.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle" fill="#222">'
+               'silence rate (unrelated messages that get nothing)</text>')
+    out.append(f'<text transform="translate(14 {top + ph / 2}) rotate(-90)" text-anchor="middle" fill="#222">'
+               'injected hit rate (right note handed over)</text>')
+    return out
+
+
+def _config_point(out: list[str], value: float, param: str, gs: list, xs: list, ys: list, px, py) -> str:
+    """The value configured now: a green ring on the curve (interpolated between its grid
+    points) appended to ``out``; returns its legend entry."""
+    ring = f'<circle cx="0" cy="-4" r="5" fill="none" stroke="{GREEN}" stroke-width="2.5"/>'
+    if gs[0] <= value <= gs[-1]:  # on the curve: interpolate between its grid points
+        j = next((i for i in range(1, len(gs)) if gs[i] >= value), 0)
+        i = max(0, j - 1)
+        w = 0.0 if gs[j] == gs[i] else (value - gs[i]) / (gs[j] - gs[i])
+        sx, sy = xs[i] + w * (xs[j] - xs[i]), ys[i] + w * (ys[j] - ys[i])
+        out.append(f'<circle cx="{_f(px(sx))}" cy="{_f(py(sy))}" r="6" fill="none" stroke="{GREEN}" '
+                   'stroke-width="2.5"/>')
+        return ring + f'<text x="12" y="0" fill="{GREEN}" font-weight="600">config now: {param} {value:g}</text>'
+    return (ring + f'<text x="12" y="0" fill="{GREEN}" font-weight="600">'
+            f'config now: {param} {value:g} (beyond this curve)</text>')
 
 
 def _axis_start(values: list[float]) -> float:
