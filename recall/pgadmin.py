@@ -6,7 +6,7 @@ transaction (all or nothing), whatever is missing of:
 
 * the ``vector`` extension (only a superuser may create it: pgvector is not a trusted
   extension);
-* the schema and its tables (``recall.pgstore.MIGRATIONS``), with row-level security
+* the schema and its tables (``recall.pgschema.MIGRATIONS``), with row-level security
   enabled and forced on every table recall writes; a schema made by a recall from before
   roles is detected and upgraded;
 * two group roles, ``<schema>_member`` (read team rows and one's own, write one's own) and
@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .pgstore import MIGRATIONS, POLICIES, RLS_TABLES, PgStoreError, connect, schema_state
+from .pgconnect import PgStoreError, connect
+from .pgschema import MIGRATIONS, POLICIES, RLS_TABLES, schema_state
 
 ROLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.@-]{0,62}$")
 ADMIN_HINT = ("connect as the database administrator (a superuser, or a role with CREATEROLE that "
@@ -109,7 +110,7 @@ def _check_init_rights(conn, me: _Me, schema: str) -> None:
 def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, str]) -> list[str]:
     from psycopg import sql
 
-    from .pgstore import HNSW_EF_CONSTRUCTION, HNSW_M
+    from .pgschema import HNSW_EF_CONSTRUCTION, HNSW_M
 
     lines: list[str] = []
     s = sql.Identifier(schema)
