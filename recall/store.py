@@ -149,8 +149,8 @@ class Store:
         gets a new hash, so its vector is computed from the masked text at the next index.
         Everything else on disk (meta.json, lexical.npz, FAISS) is built from the store."""
         name, description = mask_secrets(name), mask_secrets(description)
-        chunks, questions, restatements = (mask_chunks(Chunk(t, h) for t, h in part)
-                                           for part in (chunks, questions, restatements))
+        roles = {"text": chunks, "question": questions, "restatement": restatements}
+        rows = [masked for role, part in roles.items() for masked in mask_chunks(Chunk(t, h, role) for t, h in part)]
         extra = mask_json(extra or {})
         with self.transaction():
             old = self._chunk_hashes("n.source_id=? AND n.path=?", (source_id, path))
@@ -162,8 +162,6 @@ class Store:
                  json.dumps(extra or {}, ensure_ascii=False)),
             )
             pk = int(cur.lastrowid or 0)
-            rows = ([(text, h, "text") for text, h, _ in chunks] + [(text, h, "question") for text, h, _ in questions]
-                    + [(text, h, "restatement") for text, h, _ in restatements])
             self.db.executemany(
                 "INSERT INTO chunks (note_id, ord, text, text_hash, role) VALUES (?,?,?,?,?)",
                 [(pk, i, text, h, role) for i, (text, h, role) in enumerate(rows)],

@@ -89,8 +89,9 @@ class NoteStore(Protocol):
 
     def delete_notes(self, source: SourceRef, paths: Iterable[str]) -> int: ...
 
-    def rebuild(self, keep_previous: bool = True) -> None:
-        """Make the writes so far visible to ``search`` (a no-op where they already are)."""
+    def rebuild(self, keep_previous: bool = True) -> object:
+        """Make the writes so far visible to ``search`` (a no-op where they already are);
+        ``keep_previous=False``: keep no earlier copy that may hold purged text."""
         ...
 
     def search(self, qvec, scope: Scope | None = None, k_notes: int = 20) -> list[Hit]:
