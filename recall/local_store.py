@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .store import Store
-from .stores import Chunk, NoteRecord, SourceRef, as_query_matrix, mask_note
+from .stores import Chunk, NoteRecord, SourceRef, as_query_matrix
 from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
 
 if TYPE_CHECKING:
@@ -66,9 +66,9 @@ class LocalStore:
         self.store.put_vectors(self.model_id, hashes, vectors)
 
     def upsert_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[Chunk]) -> None:
-        note, masked = mask_note(note, chunks)  # Store.upsert_note masks again: its own choke point
+        # Store.upsert_note is the choke point that masks every text (recall.stores.mask_note's rules).
         by_role: dict[str, list[tuple[str, str]]] = {"text": [], "question": [], "restatement": []}
-        for chunk in masked:
+        for chunk in chunks:
             by_role[chunk.role].append((chunk.text, chunk.hash))
         self.store.upsert_note(
             self.source_id(source), path=note.path, note_id=note.note_id, name=note.name,
