@@ -185,6 +185,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
         for spec in plan:
             visible = shared if shared is not None else spec.kind != "memory"
             stats = indexer.sync_source(spec, team=visible)
+            indexer.rebuild()  # the server's index is already current: lets go of the vectors held
             for p in stats.problems:
                 click.echo(f"warning: {p}", err=True)
             click.echo(f"{spec.root.resolve()} ({spec.kind}, {'team' if visible else 'private'}): "
