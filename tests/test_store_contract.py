@@ -377,6 +377,8 @@ def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
     folder = tmp_path / "rules"
     write_note(folder, "pr-size", "Keep pull requests small", "under 400 lines", "Split big changes.")
     write_note(folder, "keys", "Rotate keys", "monthly", f"old key {FAKE_SECRET}")
+    restated = "our credentials go stale every thirty days"
+    (folder / "questions.jsonl").write_text(json.dumps({"note": "keys", "restatements": [restated]}) + "\n")
     config = tmp_path / "config.toml"
     config.write_text(f'model = "hash"\n[team]\nschema = "{pg_schema}"\n')
     monkeypatch.setenv("RECALL_CONFIG", str(config))
@@ -393,6 +395,9 @@ def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
     assert found.exit_code == 0, found.output
     rows = json.loads(found.output)
     assert rows[0]["id"] == "pr-size" and rows[0]["owner"] == "postgres" and rows[0]["team"] is True
+    # The push is `recall index`'s write path: restatements reach the team store too.
+    by_restatement = json.loads(runner.invoke(main, ["team", "search", "--json", restated]).output)
+    assert by_restatement[0]["id"] == "keys" and by_restatement[0]["score"] == pytest.approx(1.0, abs=1e-3)
     status = runner.invoke(main, ["team", "status"])
     assert "notes: 2" in status.output and f"schema: {pg_schema}" in status.output
     forgot = runner.invoke(main, ["team", "forget", "--yes"])
