@@ -90,7 +90,7 @@ def reindex_one(model: str, n_notes: int, repeats: int) -> dict:
         pairs = {h: t for n in notes for t, h in note_chunks(n, app.config.chunking)}
         vecs = np.random.default_rng(7).standard_normal((len(pairs), embedder.dimension)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        app.store.put_vectors(embedder.model_id, list(pairs), vecs)
+        app.indexer().store.put_vectors(list(pairs), vecs)  # through the store contract
         first = app.index([SourceSpec("dir", folder)])
         assert first.chunks_embedded == 0, "pre-seeded vectors were not used"
         for r in range(repeats):

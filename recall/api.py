@@ -23,7 +23,7 @@ from .selector import Decision, Hit, Settings, decide
 from .store import Store
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
-    from .indexer import SourceSpec, SyncStats
+    from .indexer import Indexer, SourceSpec, SyncStats
 
 DB_NAME = "recall.db"
 
@@ -113,6 +113,16 @@ class Recall:
         specs += [SourceSpec("rule", d) for d in self.config.rule_dirs()]
         return specs
 
+    def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None) -> Indexer:
+        """The one write path into the local store (``recall.indexer``); ``store``: another
+        connection to it (SQLite connections belong to the thread that opened them)."""
+        from .indexer import Indexer
+        from .local_store import LocalStore
+
+        local = LocalStore(store or self.store, self.embedder.model_id, home=self.home,
+                           approximate_from=int(self.config.get("index.approximate_from_chunks", 100_000)))
+        return Indexer(local, self.embedder, self.config.chunking, progress)
+
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
         """For ``recall index --rebuild``: when the store file is damaged, move it (and its
         -wal and -shm) aside, 0600 as it was; returns where, and the sources (kind, folder,
@@ -138,10 +148,10 @@ class Recall:
         ``rebuild``: also re-sync every source the store knows (and ``salvaged`` ones, read
         from a store set aside), and write a fresh generation that replaces all others, even
         when the current one is damaged."""
-        from .indexer import Indexer, SourceSpec, SyncStats
+        from .indexer import SourceSpec, SyncStats
 
         t0 = time.perf_counter()
-        indexer = Indexer(self.store, self.embedder, self.config.chunking, progress)
+        indexer = self.indexer(progress=progress)
         total = SyncStats()
         keep_gone = bool(self.config.get("sources.keep_gone_titles", True))
         prompts = bool(self.config.get("sources.prompt_titles", False))
@@ -170,7 +180,7 @@ class Recall:
             for folder, project in conv_folders.items():
                 total.merge(sync_conversation_folder(indexer, Path(folder), project, keep_gone, prompts))
         self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
-        indexer.embed_missing_for_store(total)
+        indexer.embed_missing(self.store.chunk_texts_by_hash(), total)  # vectors new to this model
         # Text that must not be kept was removed (a past prompt), or the store holds text
         # masked by older rules: rewrite the SQLite file and keep no older generation.
         scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
@@ -180,8 +190,7 @@ class Recall:
             from .vector_index import remove_damaged
 
             remove_damaged(self.embedder.model_id, self.home)
-        indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)),
-                        keep_previous=not (scrub or rebuild))
+        indexer.rebuild(keep_previous=not (scrub or rebuild))
         if scrub and not self.store.notes_masked_before(RULES_VERSION):
             self.store.set_setting("mask_rules", str(RULES_VERSION))  # every note re-read since
         if self.config.get("selector.calibrate"):

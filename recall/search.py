@@ -39,7 +39,7 @@ class Scope:
             return True
         kind, proj = note.get("kind"), note.get("project") or ""
         if self.repo is not None:
-            return kind in ("memory", "conversation") and _repo_matches(proj, self.repo)
+            return kind in ("memory", "conversation") and repo_matches(proj, self.repo)
         if kind in SHARED_KINDS:
             return self.shared
         return self.project is not None and proj == self.project
@@ -49,9 +49,14 @@ class Scope:
         return (self.project, self.repo, self.everything, self.shared)
 
 
-def _repo_matches(project_key: str, name: str) -> bool:
+def repo_key(name: str) -> str:
+    """``--repo NAME`` as a project key spells it (recall.paths.encode_project_path)."""
+    return "".join(c if c.isalnum() else "-" for c in name)
+
+
+def repo_matches(project_key: str, name: str) -> bool:
     """``--repo NAME`` matches a project key (its encoded path) equal to or ending in NAME."""
-    wanted = "".join(c if c.isalnum() else "-" for c in name)
+    wanted = repo_key(name)
     return project_key == wanted or project_key.endswith("-" + wanted)
 
 
