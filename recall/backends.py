@@ -92,7 +92,10 @@ def prepare_note(note: Note, cfg: ChunkConfig | None = None,
     """The record and the masked chunk texts of a parsed note; ``file_questions`` are
     the note's questions from its folder's note_questions questions file (part of the fingerprint,
     as in ``recall.indexer``: editing them re-pushes the note)."""
-    cfg = cfg or ChunkConfig()
+    if cfg is None:
+        from .config import packaged_settings
+
+        cfg = packaged_settings().chunking
     extra = list(file_questions or [])
     if extra:
         note = replace(note, questions=merge(note.questions, extra))

@@ -86,7 +86,8 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
         origins[("model",)] = "env RECALL_MODEL"
     settings = parse(data, origins)
     if calibrated_layer and calibration_path().exists():
-        settings = apply_calibration_file(settings, calibration_path())  # never over a model table the user set
+        # never over a model table the user set; a damaged file is ignored
+        settings = apply_calibration_file(settings, calibration_path()) or settings
     return settings
 
 

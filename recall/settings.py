@@ -133,9 +133,11 @@ class Rule:
     def replace(self, *, source: str | None = None, learned: Any = ..., **values: Any) -> Rule:
         """A copy with some threshold or ``[selector]`` values changed (eval's grids):
         ``rule.replace(gap_floor=0.1, learned=None, source="tuned")``."""
-        t_keys = {k: v for k, v in values.items() if k in THRESHOLD_KEYS}
+        t_keys: dict[str, Any] = {k: v for k, v in values.items() if k in THRESHOLD_KEYS}
         s_keys = {k: v for k, v in values.items() if k not in THRESHOLD_KEYS}
-        t = dataclasses.replace(self.thresholds, **t_keys, **({"source": source} if source else {}))
+        if source:
+            t_keys["source"] = source
+        t = dataclasses.replace(self.thresholds, **t_keys)
         return Rule(t, dataclasses.replace(self.selector, **s_keys),
                     self.learned if learned is ... else learned)
 
@@ -253,11 +255,9 @@ def parse(data: Mapping[str, Any], origins: Mapping[tuple[str, ...], str]) -> Se
 
 
 def _where(path: tuple[str, ...], origins: Mapping[tuple[str, ...], str]) -> str:
-    """The file that set ``path`` (or the closest key under it)."""
-    for p, o in origins.items():
-        if p[: len(path)] == path:
-            return o if o != PACKAGED else "recall/default_config.toml"
-    return "recall/default_config.toml"
+    """The file that set ``path`` (or a key under it), the user's before the packaged one."""
+    found = {o for p, o in origins.items() if p[: len(path)] == path} - {PACKAGED}
+    return min(found) if found else "recall/default_config.toml"
 
 
 def _fail(path: tuple[str, ...], what: str, origins: Mapping[tuple[str, ...], str]) -> ConfigError:
