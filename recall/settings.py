@@ -13,6 +13,7 @@ its one field (``Settings.search.lexical_weight``), read by its consumer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
@@ -239,7 +240,7 @@ def parse(data: Mapping[str, Any], origins: Mapping[tuple[str, ...], str]) -> Se
     one or a value of the wrong type is a ``ConfigError`` naming the key and its file."""
     sections = {f.name: f for f in dataclasses.fields(Settings) if f.metadata.get("toml", True)}
     _unknown(data, sections, (), origins)
-    hints = get_type_hints(Settings)
+    hints = _hints(Settings)
     values: dict[str, Any] = {}
     for name in sections:
         where = (name,)
@@ -252,6 +253,11 @@ def parse(data: Mapping[str, Any], origins: Mapping[tuple[str, ...], str]) -> Se
         else:
             values[name] = _section(hints[name], _table(data, name, origins), where, origins)
     return Settings(**values, origins=dict(origins))
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
 
 
 def _where(path: tuple[str, ...], origins: Mapping[tuple[str, ...], str]) -> str:
@@ -281,7 +287,7 @@ def _unknown(table: Mapping[str, Any], known, path: tuple[str, ...], origins) ->
 def _section(cls: type, table: Mapping[str, Any], path: tuple[str, ...], origins) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     _unknown(table, fields, path, origins)
-    hints = get_type_hints(cls)
+    hints = _hints(cls)
     values = {name: _coerce(table.get(name), hints[name], (*path, name), origins) for name in fields}
     try:
         return cls(**values)
