@@ -267,8 +267,8 @@ def _where(path: tuple[str, ...], origins: Mapping[tuple[str, ...], str]) -> str
 
 
 def _fail(path: tuple[str, ...], what: str, origins: Mapping[tuple[str, ...], str]) -> ConfigError:
-    return ConfigError(f"{'.'.join(path)} in {_where(path, origins)}: {what}; fix or remove it "
-                       "(`recall config` shows every setting in effect and its file)")
+    return ConfigError(f"{'.'.join(path)} in {_where(path, origins)}: {what}; fix or remove it there "
+                       "(recall/default_config.toml lists every key with its default and a comment)")
 
 
 def _table(data: Mapping[str, Any], name: str, origins) -> Mapping[str, Any]:

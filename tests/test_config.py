@@ -85,7 +85,7 @@ def test_a_bad_key_is_one_line_naming_the_key_and_the_file(tmp_path, text, words
     with pytest.raises(ConfigError) as exc:
         load_config(path)
     msg = str(exc.value)
-    assert words.format(path=path) in msg and "\n" not in msg and "recall config" in msg
+    assert words.format(path=path) in msg and "\n" not in msg and "fix or remove it there" in msg
 
 
 def test_a_bad_key_through_the_cli_is_one_line_and_exit_1(tmp_path):
