@@ -151,7 +151,8 @@ class Rule:
                 "thresholds_origin": self.thresholds.origin}
 
 
-# The TOML's tables whose keys are names chosen by the user (model ids), not fields.
+# The keys of a [learned."<model id>"] table: recall.learned.LearnedSelector.to_dict(), and
+# its provenance. (Model tables are named by model id, so they are mappings, not fields.)
 LEARNED_KEYS = frozenset({"features", "classes", "mean", "scale", "coef", "intercept", "threshold", "provenance"})
 
 
