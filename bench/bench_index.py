@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from recall.api import Recall
-from recall.chunking import ChunkConfig
+from recall.config import packaged_settings
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec, note_chunks
 from recall.notes import read_folder
@@ -47,7 +47,7 @@ def pct(values: list[float], q: float) -> float:
 def throughput(model: str, repeats: int) -> dict:
     embedder = get_embedder(model)
     notes, _ = read_folder(SAMPLE)
-    cfg = ChunkConfig()
+    cfg = packaged_settings().chunking
     texts = [t for n in notes for t, _ in note_chunks(n, cfg)]
     embedder.embed_passages(texts[:4])  # warm-up: first call pays one-off costs
     raw, full = [], []

@@ -187,7 +187,11 @@ class Indexer:
                  progress: Callable[[int, str], None] | None = None) -> None:
         self.store = store
         self.embedder = embedder
-        self.cfg = chunking or ChunkConfig()
+        if chunking is None:
+            from .config import packaged_settings
+
+            chunking = packaged_settings().chunking
+        self.cfg = chunking
         self.progress = progress  # called with (chunks embedded, description)
 
     def sync_source(self, spec: SourceSpec, team: bool = False) -> SyncStats:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .store import Store
 from .stores import Chunk, NoteRecord, SourceRef, as_query_matrix
-from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
+from .vector_index import build_index
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ class LocalStore:
     ``close`` closes the SQLite store only when this object opened it (``open``)."""
 
     def __init__(self, store: Store, model_id: str, *, home: Path | None = None,
-                 approximate_from: int = APPROXIMATE_FROM_CHUNKS, owns_store: bool = False) -> None:
+                 approximate_from: int | None = None, owns_store: bool = False) -> None:
         self.store = store
         self.model_id = model_id
         self.home = Path(home) if home is not None else store.path.parent
@@ -92,9 +92,11 @@ class LocalStore:
     # --- the contract: reads ---------------------------------------------------
     def search(self, qvec, scope: Scope | None = None, k_notes: int = 20) -> list[Hit]:
         if self._searcher is None:
+            from .config import packaged_settings  # dense search only (search_vector): [search] is not read
             from .search import Searcher
 
-            self._searcher = Searcher(_ModelOnly(self.model_id), self.home)  # type: ignore[arg-type]
+            self._searcher = Searcher(_ModelOnly(self.model_id), packaged_settings().search,  # type: ignore[arg-type]
+                                      self.home)
         self._searcher.refresh()
         return self._searcher.search_vector(as_query_matrix(qvec), scope, k_notes)
 

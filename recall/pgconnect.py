@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .config import Config
+    from .settings import Settings
 
 URL_ENV = "RECALL_PG_URL"
 DEFAULT_SCHEMA = "recall"
@@ -24,16 +24,16 @@ class PgStoreError(RuntimeError):
     """A team store that cannot be used, with a message saying what to do."""
 
 
-def team_url(config: Config | None = None) -> str | None:
+def team_url(config: Settings | None = None) -> str | None:
     """``RECALL_PG_URL``, else ``[team] url`` of the config, else None."""
     url = os.environ.get(URL_ENV)
     if url:
         return url
-    return (config.get("team.url") if config is not None else None) or None
+    return (config.team.url if config is not None else None) or None
 
 
-def team_schema(config: Config | None = None) -> str:
-    return str((config.get("team.schema") if config is not None else None) or DEFAULT_SCHEMA)
+def team_schema(config: Settings | None = None) -> str:
+    return (config.team.schema if config is not None else None) or DEFAULT_SCHEMA
 
 
 def transport_warning(url: str) -> str | None:
@@ -73,10 +73,10 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def legacy_owner_label(config: Config | None = None) -> str | None:
+def legacy_owner_label(config: Settings | None = None) -> str | None:
     """``RECALL_OWNER`` or ``[team] owner`` if set: settings that named the owner before the
     server did. They are ignored now; the CLI says so."""
-    value = os.environ.get("RECALL_OWNER") or (config.get("team.owner") if config is not None else None)
+    value = os.environ.get("RECALL_OWNER") or (config.team.owner if config is not None else None)
     return str(value) if value else None
 
 

@@ -47,9 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("recall.watch")
 
-# Editors finish a save within ~50 ms (write temp, fsync, rename); 200 ms of quiet
-# covers that with margin and still shows the new note well within a second.
-DEBOUNCE_S = 0.2
 # A file rewritten continuously (a log, a script appending) is still indexed once a second.
 MAX_DELAY_S = 1.0
 RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout)
@@ -106,12 +103,12 @@ class Watcher:
     """
 
     def __init__(self, app: Recall, sources: Sequence[SourceSpec] | None = None, *,
-                 debounce: float = DEBOUNCE_S, max_delay: float = MAX_DELAY_S, catch_up: bool = True,
+                 debounce: float | None = None, max_delay: float = MAX_DELAY_S, catch_up: bool = True,
                  on_batch: Callable[[BatchResult], None] | None = None) -> None:
         self.app = app
         self.specs = list(sources) if sources is not None else None
-        self.debounce = debounce
-        self.max_delay = max(max_delay, debounce)
+        self.debounce = app.config.watch.debounce_ms / 1000 if debounce is None else debounce
+        self.max_delay = max(max_delay, self.debounce)
         self.catch_up = catch_up
         self.on_batch = on_batch
         self.watched: list[Watched] = []
@@ -359,13 +356,12 @@ class Watcher:
 
 def maybe_start_watcher(app: Recall) -> Watcher | None:
     """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
-    if not app.config.get("watch.enabled", False):
+    if not app.config.watch.enabled:
         return None
-    debounce = float(app.config.get("watch.debounce_ms", DEBOUNCE_S * 1000)) / 1000
-    return Watcher(app, debounce=debounce).start()
+    return Watcher(app).start()
 
 
-def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float = DEBOUNCE_S,
+def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float | None = None,
               echo: Callable[[str], None] | None = None) -> None:
     """Watch until Ctrl-C or SIGTERM (``recall watch``)."""
     stop = threading.Event()
