@@ -21,7 +21,7 @@ import pytest
 from conftest import write_note
 
 from recall.api import DB_NAME
-from recall.chunking import ChunkConfig
+from recall.config import packaged_settings
 from recall.embedders import get_embedder
 from recall.indexer import Indexer, SourceSpec, SyncStats, prepare_note
 from recall.local_store import LocalStore
@@ -296,7 +296,7 @@ def test_fingerprint_matches_prepare_note(index, tmp_path):
     folder = tmp_path / "notes"
     write_note(folder, "x", "x note", "desc", "body")
     note = read_folder(folder)[0][0]
-    rec, _ = prepare_note(note, ChunkConfig())
+    rec, _ = prepare_note(note, packaged_settings().chunking)
     sync(index, folder)
     assert index.note_hashes(SourceSpec("dir", folder).ref()) == {note.path: rec.content_hash}
 
