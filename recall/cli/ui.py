@@ -22,7 +22,7 @@ def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool) -
     loads no model. Read-only unless --allow-writes.
     """
     try:
-        from .ui.server import serve
+        from ..ui.server import serve
     except ImportError as exc:
         raise click.ClickException(f"the page needs the ui extra ({exc.name} missing): pip install -e '.[ui]'") \
             from None
@@ -31,7 +31,3 @@ def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool) -
     except OSError as exc:
         raise click.ClickException(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); "
                                    "try another --port, or 0 for a free one") from None
-
-
-def register(main: click.Group) -> None:
-    main.add_command(ui_cmd)

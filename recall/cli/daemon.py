@@ -11,7 +11,6 @@ import signal
 import sys
 import time
 from collections import deque
-from pathlib import Path
 
 import click
 
@@ -33,11 +32,11 @@ def serve(foreground: bool, wait_s: float) -> None:
     It loads the model and the index once and answers the hook over a private socket;
     it exits after daemon.idle_exit_hours without a question, or on `recall stop`.
     """
-    from . import client
+    from .. import client
 
     _preflight()
     if foreground:
-        from .daemon import run_daemon
+        from ..daemon import run_daemon
 
         sys.exit(run_daemon(foreground=True))
     ready = client.wait_until_ready(timeout_s=0.3)
@@ -54,10 +53,10 @@ def serve(foreground: bool, wait_s: float) -> None:
 def _preflight() -> None:
     """What would make the daemon exit at start, said in one line before starting it (not
     after `--wait` seconds of silence): a broken config file, a damaged index."""
-    from .config import ConfigError, load_config
-    from .embedders import model_id_of
-    from .errors import IndexDamaged
-    from .vector_index import load_index
+    from ..config import ConfigError, load_config
+    from ..embedders import model_id_of
+    from ..errors import IndexDamaged
+    from ..vector_index import load_index
 
     try:
         config = load_config()
@@ -75,7 +74,7 @@ def _preflight() -> None:
 
 def _wait_gone(timeout_s: float) -> bool:
     """Wait until the daemon's lock is free, i.e. its process has exited."""
-    from .daemon import lock_is_free
+    from ..daemon import lock_is_free
 
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
@@ -92,8 +91,8 @@ def stop() -> None:
     Found by its status file, or else by its lock file (a daemon whose socket or status
     file was deleted under it), and asked to stop; one that does not answer gets SIGTERM.
     """
-    from . import client
-    from .daemon import clean_stale
+    from .. import client
+    from ..daemon import clean_stale
 
     status = client.read_status()
     pid = int(status["pid"]) if status is not None else client.lock_holder()
@@ -118,86 +117,6 @@ def stop() -> None:
     click.echo(f"stopped (pid {pid})")
 
 
-def _scope_option(fn):
-    fn = click.option("--user", "scope", flag_value="user", default=True,
-                      help="Your own settings (default): Claude Code's $CLAUDE_CONFIG_DIR or ~/.claude, "
-                           "Codex's $CODEX_HOME or ~/.codex, ~/.gemini.")(fn)
-    return click.option("--project", "scope", flag_value="project",
-                        help="This project's settings, at the git root (.claude/, .mcp.json, .codex/, "
-                             ".gemini/).")(fn)
-
-
-_AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])
-
-
-@click.command()
-@_scope_option
-@click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
-              help="Which agent's hook to register (each in its own format; one daemon serves all).")
-@click.option("--form", type=click.Choice(["mcp_tool", "command"]),
-              help="Claude Code only: the no-spawn mcp_tool hook (default where supported) or a "
-                   "command hook (a process per message).")
-@click.option("--track-reads", is_flag=True,
-              help="Claude Code only: also record when the agent opens a note recall injected "
-                   "(`recall log --stats`).")
-@click.option("--skip-check", is_flag=True, help="Do not start the daemon and time a question.")
-def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_check: bool) -> None:
-    """Register recall's prompt hook with an agent (Claude Code by default).
-
-    Claude Code gets the mcp_tool hook (a tool call on recall's MCP server, no process per
-    message) where its version and this environment allow, else the command hook; Codex CLI
-    a UserPromptSubmit command hook; Gemini CLI a BeforeAgent command hook. Idempotent: a
-    second run leaves one entry. Then starts the daemon, times a warm question and says
-    whether it fits in daemon.hook_budget_ms.
-    """
-    from .agents import install_agent
-    from .config import load_config, user_config_path
-    from .install import InstallError, latency_check
-
-    try:
-        done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
-    except (InstallError, OSError) as exc:
-        raise _UserError(str(exc)) from None
-    for line in done:
-        click.echo(line)
-    if scope == "project":
-        click.echo("note: the entry holds this machine's Python path; teammates run `recall install` too")
-    if skip_check:
-        return
-    budget = float(load_config().get("daemon.hook_budget_ms", 300))
-    try:
-        report = latency_check(budget, Path.cwd(), say=click.echo)
-    except (InstallError, OSError, RuntimeError) as exc:
-        raise _UserError(f"hook installed, but the check failed: {exc}") from None
-    if report["fits"]:
-        click.echo(f"fits in the hook's budget of {budget:.0f} ms")
-        return
-    click.echo(
-        f"a warm question took up to {report['exchange_max_ms']} ms, over the hook's budget of "
-        f"{budget:.0f} ms: the hook would hand nothing over for such messages.\n"
-        f"To raise the cutoff, set in {user_config_path()}:\n\n"
-        f"[daemon]\nhook_budget_ms = {int(report['exchange_max_ms'] * 1.5 + 50)}\n\n"
-        f"(or pick a smaller model: `recall models`)"
-    )
-
-
-@click.command()
-@_scope_option
-@click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
-              help="Whose hook to remove.")
-def uninstall(scope: str, agent: str) -> None:
-    """Remove exactly what `recall install` added for that agent (hook, MCP server entry, flags)."""
-    from .agents import uninstall_agent
-    from .install import InstallError
-
-    try:
-        done = uninstall_agent(agent, scope == "project", Path.cwd())
-    except (InstallError, OSError) as exc:
-        raise _UserError(str(exc)) from None
-    for line in done:
-        click.echo(line)
-
-
 @click.command("log")
 @click.option("-n", "lines", default=20, show_default=True, help="How many lines.")
 @click.option("--stats", is_flag=True,
@@ -205,7 +124,7 @@ def uninstall(scope: str, agent: str) -> None:
                    "(needs `recall install --track-reads`).")
 def log_cmd(lines: int, stats: bool) -> None:
     """Show the end of the daemon's log: what was handed over (never the prompts)."""
-    from .daemon import log_path
+    from ..daemon import log_path
 
     if stats:
         _print_stats()
@@ -229,7 +148,7 @@ def log_cmd(lines: int, stats: bool) -> None:
 
 
 def _print_stats() -> None:
-    from .track import reads_path, stats
+    from ..track import reads_path, stats
 
     rows = stats()
     if not rows:
@@ -242,9 +161,3 @@ def _print_stats() -> None:
         click.echo(f"{r['note']:<{width}}  {r['injected']:>8}  {r['opened']:>6}  {last}")
     if not reads_path().exists():
         click.echo("(no reads recorded: `recall install --track-reads` records them)", err=True)
-
-
-def register(main: click.Group) -> None:
-    """Add the daemon and hook commands to the ``recall`` command group."""
-    for command in (serve, stop, install, uninstall, log_cmd):
-        main.add_command(command)

@@ -21,7 +21,7 @@ class TeamError(click.ClickException):
 
 def _server_error() -> type[Exception]:
     """psycopg's base error (a row policy or a privilege the server refused), if installed."""
-    from .pgstore import PgStoreError
+    from ..pgstore import PgStoreError
 
     try:
         import psycopg
@@ -36,8 +36,8 @@ def _clean_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from .cli import clean_errors
-        from .pgstore import PgStoreError
+        from ..pgstore import PgStoreError
+        from .common import clean_errors
 
         try:
             return clean_errors(PgStoreError)(fn)(*args, **kwargs)
@@ -49,13 +49,13 @@ def _clean_errors(fn):
 
 
 def _app():
-    from .api import Recall
+    from ..api import Recall
 
     return Recall()
 
 
 def _url(app, url: str | None) -> str:
-    from .pgstore import URL_ENV, PgStoreError, team_url, transport_warning
+    from ..pgstore import URL_ENV, PgStoreError, team_url, transport_warning
 
     url = url or team_url(app.config)
     if not url:
@@ -67,7 +67,7 @@ def _url(app, url: str | None) -> str:
 
 
 def _team_index(app, url: str | None):
-    from .pgstore import PgIndex, legacy_owner_label, team_schema
+    from ..pgstore import PgIndex, legacy_owner_label, team_schema
 
     label = legacy_owner_label(app.config)
     if label:
@@ -104,8 +104,8 @@ def team_init(adopt: tuple[str, ...], url: str | None) -> None:
     SCHEMA_reader (read only), and their grants; upgrades a schema made by an older
     recall. Prints what it did. Uses this machine's model (config `model`).
     """
-    from .pgadmin import init_store
-    from .pgstore import team_schema
+    from ..pgadmin import init_store
+    from ..pgstore import team_schema
 
     pairs = {}
     for item in adopt:
@@ -134,8 +134,8 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
     shows NAME only team rows and its own. The password goes to the server as a SCRAM
     hash; NAME keeps it in ~/.pgpass.
     """
-    from .pgadmin import add_member
-    from .pgstore import team_schema
+    from ..pgadmin import add_member
+    from ..pgstore import team_schema
 
     if password_file is not None and no_password:
         raise TeamError("--password-file and --no-password exclude each other")
@@ -166,11 +166,11 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
-    from .api import project_key
-    from .backends import SourceRef, push_notes
-    from .indexer import SourceSpec
-    from .notes import read_folder
-    from .questions import read_questions_file, unknown_notes
+    from ..api import project_key
+    from ..backends import SourceRef, push_notes
+    from ..indexer import SourceSpec
+    from ..notes import read_folder
+    from ..questions import read_questions_file, unknown_notes
 
     app = _app()
     cwd = Path.cwd()
@@ -212,8 +212,8 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
                 url: str | None) -> None:
     """Search your notes and the team's on the server (the question stays here)."""
-    from .api import default_scope
-    from .search import Scope
+    from ..api import default_scope
+    from ..search import Scope
 
     app = _app()
     scope = Scope(everything=True) if everything else (
