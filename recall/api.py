@@ -66,7 +66,7 @@ def project_key(cwd: Path | str) -> str:
 
 
 def default_scope(cwd: Path | str) -> Scope:
-    return Scope(project=project_key(cwd))
+    return Scope.from_flags(cwd)
 
 
 class Recall:

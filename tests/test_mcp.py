@@ -123,7 +123,7 @@ def test_stdio_session(indexed, tmp_path):
 
 
 def test_tools_in_process_clamp_k_and_search_short_queries(indexed):
-    from recall.mcp_server import MAX_K, RecallTools
+    from recall.mcp.tools import MAX_K, RecallTools
 
     app = Recall(home=indexed["home"], config=load_config(), embedder=get_embedder("hash"))
     tools = RecallTools(app, cwd=indexed["project"])

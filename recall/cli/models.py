@@ -16,7 +16,7 @@ def models(name: str | None) -> None:
     Downloads happen here and only here: indexing, the hook and the daemon never
     download anything.
     """
-    from ..models import fetch, list_models
+    from ..model_files import fetch, list_models
 
     if not name:
         for line in list_models():

@@ -20,17 +20,10 @@ from .common import _app, _fail_cleanly
 @_fail_cleanly
 def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
     """Search the notes for TEXT and show what the hook would hand over."""
-    from ..api import default_scope
     from ..search import Scope
 
     app = _app()
-    if everything:
-        scope = Scope(everything=True)
-    elif repo:
-        scope = Scope(repo=repo, shared=False)
-    else:
-        scope = default_scope(Path.cwd())
-    res = app.query(text, scope)
+    res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything))
     d = res.decision
     if as_json:
         click.echo(json.dumps({

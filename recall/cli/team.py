@@ -212,12 +212,10 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
                 url: str | None) -> None:
     """Search your notes and the team's on the server (the question stays here)."""
-    from ..api import default_scope
     from ..search import Scope
 
     app = _app()
-    scope = Scope(everything=True) if everything else (
-        Scope(repo=repo, shared=False) if repo else default_scope(Path.cwd()))
+    scope = Scope.from_flags(Path.cwd(), repo, everything)
     qvec = app.embedder.embed_queries([text])  # only this vector is sent
     index = _team_index(app, url)
     try:
