@@ -6,10 +6,7 @@ from pathlib import Path
 
 import click
 
-
-class _UserError(click.ClickException):
-    """One-line error for the user (exit 1)."""
-
+from .common import UserError
 
 
 def _scope_option(fn):
@@ -51,7 +48,7 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     try:
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
     except (InstallError, OSError) as exc:
-        raise _UserError(str(exc)) from None
+        raise UserError(str(exc)) from None
     for line in done:
         click.echo(line)
     if scope == "project":
@@ -62,7 +59,7 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     try:
         report = latency_check(budget, Path.cwd(), say=click.echo)
     except (InstallError, OSError, RuntimeError) as exc:
-        raise _UserError(f"hook installed, but the check failed: {exc}") from None
+        raise UserError(f"hook installed, but the check failed: {exc}") from None
     if report["fits"]:
         click.echo(f"fits in the hook's budget of {budget:.0f} ms")
         return
@@ -87,7 +84,7 @@ def uninstall(scope: str, agent: str) -> None:
     try:
         done = uninstall_agent(agent, scope == "project", Path.cwd())
     except (InstallError, OSError) as exc:
-        raise _UserError(str(exc)) from None
+        raise UserError(str(exc)) from None
     for line in done:
         click.echo(line)
 

@@ -1,4 +1,6 @@
-"""The ``recall`` command line. User errors print one line, never a traceback."""
+"""What every ``recall`` command shares: the one error type, the error filter, the app.
+
+User errors print one line (``Error: ...``, exit 1), never a traceback."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def clean_errors(*extra):
     and damaged or impossible state (``recall.errors``: a damaged index or store, a full
     disk), each told with the command that repairs it; ``extra`` adds exception classes, or
     zero-argument functions returning one, called when the command runs, so a heavy module
-    is imported only then. Shared by ``recall.cli_extra`` and ``recall_eval.cli``.
+    is imported only then. Shared by every ``recall`` command and ``recall_eval.cli``.
     """
     import functools
 
@@ -61,12 +63,18 @@ def _state_error(exc: BaseException) -> str | None:
     return None
 
 
-_fail_cleanly = clean_errors()
+fail_cleanly = clean_errors()
 
 
-def _app():
+def pg_store_error() -> type[Exception]:
+    """The team store's error, for ``clean_errors``: psycopg is imported only when it is raised."""
+    from ..pgstore import PgStoreError
+
+    return PgStoreError
+
+
+def recall_app():
+    """The core (``recall.api.Recall``) under RECALL_HOME, built when a command runs."""
     from ..api import Recall
 
     return Recall()
-
-

@@ -1,7 +1,6 @@
-"""CLI commands for the daemon and the hook: serve, stop, install, uninstall, log.
+"""`recall serve`, `recall stop`, `recall log`: the search daemon's life and its log.
 
-``register(main)`` adds them to the ``recall`` group (cli.py calls it), so this module
-is the only place that knows about them. Heavy modules are imported inside commands.
+Heavy modules are imported inside the commands.
 """
 
 from __future__ import annotations
@@ -14,11 +13,10 @@ from collections import deque
 
 import click
 
+from .common import UserError
+
 STOP_WAIT_S = 10.0
 
-
-class _UserError(click.ClickException):
-    """One-line error for the user (exit 1)."""
 
 
 @click.command()
@@ -44,7 +42,7 @@ def serve(foreground: bool, wait_s: float) -> None:
         client.spawn_daemon(cooldown_s=0)
         ready = client.wait_until_ready(timeout_s=wait_s)
         if ready is None:
-            raise _UserError("the daemon did not start; `recall serve --foreground` shows why")
+            raise UserError("the daemon did not start; `recall serve --foreground` shows why")
         click.echo(f"started: pid {ready.get('pid')}, model {ready.get('model')}")
         return
     click.echo(f"already running: pid {ready.get('pid')}, model {ready.get('model')}")
@@ -61,7 +59,7 @@ def _preflight() -> None:
     try:
         config = load_config()
     except ConfigError as exc:
-        raise _UserError(str(exc)) from None
+        raise UserError(str(exc)) from None
     try:
         model_id = model_id_of(config.model)
     except Exception:  # noqa: BLE001 - an unknown model is the daemon's to report
@@ -69,7 +67,7 @@ def _preflight() -> None:
     try:
         load_index(model_id)
     except IndexDamaged as exc:
-        raise _UserError(str(exc)) from None
+        raise UserError(str(exc)) from None
 
 
 def _wait_gone(timeout_s: float) -> bool:
@@ -113,7 +111,7 @@ def stop() -> None:
         pid = holder
         os.kill(pid, signal.SIGTERM)  # not answering: the signal handler cleans up too
     if not _wait_gone(STOP_WAIT_S):
-        raise _UserError(f"daemon pid {pid} did not exit within {STOP_WAIT_S:.0f} s")
+        raise UserError(f"daemon pid {pid} did not exit within {STOP_WAIT_S:.0f} s")
     click.echo(f"stopped (pid {pid})")
 
 

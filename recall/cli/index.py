@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import UserError, _app, _fail_cleanly
+from .common import UserError, fail_cleanly, recall_app
 
 
 @click.command()
@@ -19,7 +19,7 @@ from .common import UserError, _app, _fail_cleanly
               help="Repair: re-read every folder indexed before and write a fresh index; a damaged "
                    "store file is moved aside and the notes are indexed again.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@_fail_cleanly
+@fail_cleanly
 def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bool, quiet: bool) -> None:
     """Index notes: DIRs given, or the current project's memory folder and shared rules.
 
@@ -34,7 +34,7 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     from ..api import project_key
     from ..indexer import SourceSpec
 
-    app = _app()
+    app = recall_app()
     cwd = Path.cwd()
     salvaged: list = []
     if rebuild:
@@ -87,7 +87,7 @@ def _calibration_line(cal) -> str:
 @click.command()
 @click.option("--target-silence", type=click.FloatRange(0.5, 1.0),
               help="Share of known unrelated messages to stay silent on (default: [selector] target_silence).")
-@_fail_cleanly
+@fail_cleanly
 def calibrate(target_silence: float | None) -> None:
     """Fit the thresholds on the indexed notes (also done by every `recall index`).
 
@@ -98,7 +98,7 @@ def calibrate(target_silence: float | None) -> None:
     target share of the unrelated ones go to $RECALL_HOME/calibration.toml; values you set in
     config.toml win. The daemon picks them up when it restarts (`recall stop`).
     """
-    app = _app()
+    app = recall_app()
     cal = app.calibrate(target=target_silence)
     if cal is None:
         raise UserError("nothing indexed yet: run `recall index` first")

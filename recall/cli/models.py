@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from .common import _fail_cleanly
+from .common import fail_cleanly
 
 
 @click.command()
 @click.argument("name", required=False)
-@_fail_cleanly
+@fail_cleanly
 def models(name: str | None) -> None:
     """List models, or fetch/assemble NAME (mpnet, e5, or a Hugging Face id).
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import _app, _fail_cleanly
+from .common import fail_cleanly, recall_app
 
 
 @click.command()
@@ -17,12 +17,12 @@ from .common import _app, _fail_cleanly
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--explain", is_flag=True, help="Show scores, gap, thresholds and why the selector stopped.")
 @click.option("-k", "k", default=11, show_default=True, help="Notes to list with --explain/--json.")
-@_fail_cleanly
+@fail_cleanly
 def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
     """Search the notes for TEXT and show what the hook would hand over."""
     from ..search import Scope
 
-    app = _app()
+    app = recall_app()
     res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything))
     d = res.decision
     if as_json:

@@ -8,30 +8,25 @@ import time
 import click
 
 from ..config import load_config, user_config_path
-from .common import _fail_cleanly
+from .common import fail_cleanly, recall_app
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@_fail_cleanly
+@fail_cleanly
 def status(as_json: bool) -> None:
     """Model and device in use, counts, last index time, daemon state."""
-    from ..api import Recall
-    from ..embedders import describe
-
-    app = Recall()
-    info: dict = {"recall_home": str(app.home), **describe(app.config.model)}
-    info["counts"] = app.store.counts()
+    app = recall_app()
+    st = app.status()
+    info: dict = {"recall_home": str(st.home), **st.model}
+    info["counts"] = st.counts
     info["indexes"] = [
         {"model_id": m, "generation": g, "built": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)),
          "chunks": c}
-        for m, g, t, c in app.store.index_runs()
+        for m, g, t, c in st.runs
     ]
-    from ..vector_index import check_indexes
-
-    problems = check_indexes(app.home)
-    if problems:
-        info["index_problems"] = problems
+    if st.problems:
+        info["index_problems"] = st.problems
     try:
         from ..client import daemon_status
 
@@ -70,7 +65,7 @@ def _thresholds_in_force(app) -> dict:
 
 @click.command("config")
 @click.option("--path", "show_path", is_flag=True, help="Print the user config file's path only.")
-@_fail_cleanly
+@fail_cleanly
 def config_cmd(show_path: bool) -> None:
     """Print the effective config, each value with the file it came from."""
     if show_path:

@@ -2,35 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import click
 
-
-def _pg_store_error() -> type[Exception]:
-    from ..pgstore import PgStoreError
-
-    return PgStoreError
-
-
-def _clean_errors(fn):
-    """``recall.cli.clean_errors`` plus PgStoreError. ``recall.cli`` imports this module at
-    its end, so importing it here at import time would be circular: look it up per call."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from .common import clean_errors
-
-        return clean_errors(_pg_store_error)(fn)(*args, **kwargs)
-    return wrapper
-
-
-def _app():
-    from ..api import Recall
-
-    return Recall()
-
+from .common import clean_errors, pg_store_error, recall_app
 
 
 @click.command("watch")
@@ -39,7 +15,7 @@ def _app():
               help="How DIRs are indexed (as in `recall index`).")
 @click.option("--debounce-ms", default=200, show_default=True,
               help="Quiet time after the last file event before re-indexing.")
-@_clean_errors
+@clean_errors(pg_store_error)
 def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int) -> None:
     """Re-index notes as they are saved, until Ctrl-C.
 
@@ -54,4 +30,4 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int) -> None:
     if dirs:
         project = project_key(Path.cwd()) if kind == "memory" else None
         sources = [SourceSpec(kind, d, project) for d in dirs]
-    run_watch(_app(), sources, debounce=debounce_ms / 1000, echo=lambda line: click.echo(line, err=True))
+    run_watch(recall_app(), sources, debounce=debounce_ms / 1000, echo=lambda line: click.echo(line, err=True))

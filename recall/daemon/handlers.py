@@ -82,17 +82,17 @@ class Handlers(DaemonState):
             if not self.ready.wait(max(0.0, wait)):
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)
                 raise _NotNow("loading")
-        from ..api import project_key
         from ..batcher import Expired
         from ..embedders import QUERY_CHARS_MAX
         from ..search import Scope
 
-        project = project_key(cwd if isinstance(cwd, str) and cwd else Path.home())
+        scope = Scope.from_flags(cwd if isinstance(cwd, str) and cwd else Path.home())
+        project = str(scope.project)
         app = self.app
         try:
             # The daemon's own cut (the core cuts again, exactly, to one window of the model).
             with app.embedder.give_up_at(give_up_at):
-                return app.query(prompt[:QUERY_CHARS_MAX], Scope(project=project), project), project
+                return app.query(prompt[:QUERY_CHARS_MAX], scope), project
         except Expired:
             # Under a burst, questions queue for the model; one whose asker has already
             # given up is skipped instead of delaying everyone behind it.

@@ -112,6 +112,30 @@ def load_app(daemon: Daemon, config: Any) -> None:
         log_exception("starting the watcher", exc)
 
 
+def _new_daemon(config: Any, lock_fd: int) -> Daemon | None:
+    """The daemon the config asks for, not yet bound; None (and ``run/daemon.failed``) when
+    the model's name cannot be read."""
+    transport = str(config.get("daemon.transport", "unix"))
+    if sys.platform == "win32" or not hasattr(socket, "AF_UNIX"):
+        transport = "tcp"  # no peer credentials on Windows: loopback + secret instead
+    from ..embedders import model_id_of
+
+    try:
+        model_id = model_id_of(config.model)
+    except Exception as exc:  # noqa: BLE001
+        log_exception("reading the model name", exc)
+        mark_failed(exc)
+        return None
+    return Daemon(
+        model_id, transport=transport, lock_fd=lock_fd,
+        idle_exit_s=float(config.get("daemon.idle_exit_hours", 6)) * 3600,
+        request_timeout_s=float(config.get("daemon.request_timeout_ms", 1000)) / 1000,
+        max_connections=int(config.get("daemon.max_connections", 128)),
+        max_queued=int(config.get("daemon.max_queued", 64)),
+        workers=int(config.get("daemon.batch_max", 32)),
+    )
+
+
 def run_daemon(foreground: bool = False) -> int:
     """Run the daemon in this process until stopped. Exit status: 0 also when another
     daemon already runs (nothing to do), 1 when the model or config cannot be loaded."""
@@ -146,30 +170,15 @@ def run_daemon(foreground: bool = False) -> int:
     try:
         # Whatever is left in run_dir is a dead daemon's: we hold the lock.
         remove_files(client.status_path(), client.socket_path(), client.secret_path())
-        transport = str(config.get("daemon.transport", "unix"))
-        if sys.platform == "win32" or not hasattr(socket, "AF_UNIX"):
-            transport = "tcp"  # no peer credentials on Windows: loopback + secret instead
-        from ..embedders import model_id_of
-
-        try:
-            model_id = model_id_of(config.model)
-        except Exception as exc:  # noqa: BLE001
-            log_exception("reading the model name", exc)
-            mark_failed(exc)
+        daemon = _new_daemon(config, lock_fd)
+        if daemon is None:
             return 1
-        daemon = Daemon(
-            model_id, transport=transport, lock_fd=lock_fd,
-            idle_exit_s=float(config.get("daemon.idle_exit_hours", 6)) * 3600,
-            request_timeout_s=float(config.get("daemon.request_timeout_ms", 1000)) / 1000,
-            max_connections=int(config.get("daemon.max_connections", 128)),
-            max_queued=int(config.get("daemon.max_queued", 64)),
-            workers=int(config.get("daemon.batch_max", 32)),
-        )
         # Listening before anything heavy is imported: a question that arrives during the
         # load waits for the model instead of finding no daemon.
         daemon.bind()
         daemon.write_status()
-        log_event("start", pid=os.getpid(), model=daemon.model_id, transport=transport, address=daemon.address)
+        log_event("start", pid=os.getpid(), model=daemon.model_id, transport=daemon.transport,
+                  address=daemon.address)
         threading.Thread(target=load_app, args=(daemon, config), name="recall-load", daemon=True).start()
         try:
             reason = daemon.serve_forever()

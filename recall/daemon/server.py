@@ -94,15 +94,7 @@ class Daemon(DaemonFiles, Handlers):
                 if not self._listening:
                     wake.append(self._fd_short_until - now)
                 for key, _ in sel.select(timeout=max(0.0, min(wake))):
-                    try:
-                        if key.data == "wake":
-                            self._drain_wake()
-                        elif key.data == "listen":
-                            self._accept()
-                        else:
-                            self._read(key.data)
-                    except Exception as exc:  # noqa: BLE001 - one bad event must not stop the daemon
-                        log_exception("event loop", exc)
+                    self._event(key.data)
                 self._expire(time.monotonic())
         finally:
             for conn in list(self._conns.values()):
@@ -114,6 +106,18 @@ class Daemon(DaemonFiles, Handlers):
                     break
             sel.close()
         return reason
+
+    def _event(self, what: Any) -> None:
+        """One ready descriptor: the wake-up pipe, the listener, or a connection being read."""
+        try:
+            if what == "wake":
+                self._drain_wake()
+            elif what == "listen":
+                self._accept()
+            else:
+                self._read(what)
+        except Exception as exc:  # noqa: BLE001 - one bad event must not stop the daemon
+            log_exception("event loop", exc)
 
     def _drain_wake(self) -> None:
         try:

@@ -44,18 +44,14 @@ class RecallTools:
         return self._app
 
     def search(self, query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
-        from ..api import default_scope
         from ..search import Scope
-        from ..selector import GAP_RANKS, decide
 
         k = max(1, min(int(k), MAX_K))
-        scope = Scope(repo=repo, shared=False) if repo else default_scope(self.cwd)
+        scope = Scope.from_flags(self.cwd, repo)
         with self._lock:
             app = self.app
-            app.searcher.refresh()
-            # At least 11 notes: the selector's gap needs ranks 2-11 even when k is small.
-            hits, timings = app.searcher.search(query, scope, k_notes=max(k, GAP_RANKS[1]))
-            decision = decide(query, hits, app.settings(), project=scope.project)
+            res = app.query(query, scope, k_notes=k, search_short=True)  # asked on purpose: searched
+        hits, timings, decision = res.hits, res.timings, res.decision
         return {
             "model": app.embedder.model_id,
             "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared},
@@ -117,27 +113,14 @@ class RecallTools:
         return ""
 
     def status(self) -> dict[str, Any]:
-        from ..api import DB_NAME
-        from ..embedders import describe
-        from ..store import Store
-        from ..vector_index import current_marker
-
-        app = self.app
-        store = Store(app.home / DB_NAME)
-        try:
-            counts = store.counts()
-            runs = store.index_runs()
-        finally:
-            store.close()
-        model = describe(app.config.model)
-        generation = current_marker(model["model_id"], app.home)
+        st = self.app.status()
         return {
-            "recall_home": str(app.home),
-            "model": model,
-            "counts": counts,
-            "index": {"generation": generation,
+            "recall_home": str(st.home),
+            "model": st.model,
+            "counts": st.counts,
+            "index": {"generation": st.generation,
                       "runs": [{"model_id": m, "generation": g, "built_at": t, "chunks": c}
-                               for m, g, t, c in runs]},
+                               for m, g, t, c in st.runs]},
             "project": str(self.cwd),
         }
 
