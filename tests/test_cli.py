@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 from click.testing import CliRunner
-from conftest import RULES_120, env_with
+from conftest import RULES_120, env_with, write_note
 
 from recall.cli import main
 
@@ -125,6 +125,33 @@ def test_index_without_dirs_uses_project_memory_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(project)
     proc = recall("index", "-q")
     assert "added 1," in proc.stdout
+
+
+def test_query_scope_follows_the_folder_and_the_flags(tmp_path, monkeypatch):
+    """No flag: this project's memory and the shared rules; --repo NAME: that project's notes
+    only; --all: everything."""
+    mine, theirs = tmp_path / "work" / "myproj", tmp_path / "work" / "otherrepo"
+    for project in (mine, theirs):
+        (project / ".git").mkdir(parents=True)
+    write_note(tmp_path / "mem-mine", "deploy-freeze", "Deploy freeze on Fridays", "no deploys after Friday noon",
+               "The team does not deploy on Friday afternoons.", "project")
+    write_note(tmp_path / "mem-theirs", "grpc-deadlines", "Deploy with grpc deadlines", "grpc deadline of 2 s",
+               "Every deploy of otherrepo sets a 2 second grpc deadline.", "project")
+    write_note(tmp_path / "rules", "deploy-checklist", "Deploy checklist", "run the checklist before a deploy",
+               "Every deploy follows the checklist.")
+    for project, folder in ((mine, "mem-mine"), (theirs, "mem-theirs")):
+        monkeypatch.chdir(project)
+        recall("index", "-q", "--kind", "memory", str(tmp_path / folder))
+    recall("index", "-q", "--kind", "rule", str(tmp_path / "rules"))
+    monkeypatch.chdir(mine)
+
+    def ids(*flags):
+        out = recall("query", "--json", *flags, "how do we deploy on friday").stdout
+        return {r["id"] for r in json.loads(out)["ranked"]}
+
+    assert ids() == {"deploy-freeze", "deploy-checklist"}
+    assert ids("--repo", "otherrepo") == {"grpc-deadlines"}
+    assert ids("--all") == {"deploy-freeze", "deploy-checklist", "grpc-deadlines"}
 
 
 @pytest.mark.slow
