@@ -18,7 +18,6 @@ from .common import UserError
 STOP_WAIT_S = 10.0
 
 
-
 @click.command()
 @click.option("--foreground", is_flag=True,
               help="Run in this terminal, logging to stderr too; Ctrl-C stops it.")

@@ -28,7 +28,6 @@ def remove_files(*paths: Path) -> int:
     return removed
 
 
-
 def _file_id(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -37,9 +36,8 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-
 class DaemonFiles(DaemonState):
-    """The part of ``Daemon`` that owns its files (a mixin: ``server.Daemon`` holds the state)."""
+    """The part of ``server.Daemon`` that owns its files: binds, writes and checks them."""
 
     # lifecycle
     def bind(self) -> None:

@@ -24,15 +24,12 @@ class _NotNow(Exception):
         self.error = error
 
 
-
-
 def _r4(x: float | None) -> float | None:
     return None if x is None else round(float(x), 4)
 
 
-
 class Handlers(DaemonState):
-    """The part of ``Daemon`` that answers requests (a mixin: ``server.Daemon`` holds the state)."""
+    """The part of ``server.Daemon`` that answers requests: ``cmd_<name>`` for each command."""
 
     def dispatch(self, req: dict) -> dict:
         cmd = req.get("cmd")

@@ -46,7 +46,6 @@ def lock_is_free() -> bool:
     return True
 
 
-
 def clean_stale() -> int:
     """Remove a dead daemon's socket, status and secret files; how many there were.
     Only done while holding the lock: then no live daemon can own them."""
@@ -58,7 +57,6 @@ def clean_stale() -> int:
         return remove_files(client.status_path(), client.socket_path(), client.secret_path())
     finally:
         os.close(fd)
-
 
 
 def write_lock_pid(fd: int) -> None:

@@ -22,7 +22,6 @@ class Conn:
         self.deadline = deadline
 
 
-
 class DaemonState:
     """Everything the daemon knows, set once here; ``server.Daemon`` is this plus its parts."""
 

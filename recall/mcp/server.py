@@ -90,7 +90,6 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
     return server
 
 
-
 def main(argv: list[str] | None = None) -> None:
     # Logs to stderr only: a stray print on stdout would corrupt the JSON-RPC stream.
     logging.basicConfig(level=os.environ.get("RECALL_LOG_LEVEL", "WARNING"), stream=sys.stderr,

@@ -8,7 +8,6 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 
-
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 
 
