@@ -19,7 +19,7 @@ from .embedders import Embedder, get_embedder
 from .masking import RULES_VERSION
 from .paths import encode_project_path, ensure_private_dir, make_tree_private, memory_dir, project_root, recall_home
 from .search import Scope, Searcher
-from .selector import Decision, Hit, decide
+from .selector import GAP_RANKS, Decision, Hit, decide
 from .settings import Rule, Settings
 from .store import Store
 
@@ -35,6 +35,18 @@ class QueryResult:
     decision: Decision
     timings: dict[str, float]
     rule: Rule  # the thresholds and [selector] settings the decision applied
+
+
+@dataclass
+class Status:
+    """What is indexed, as ``recall status`` and the MCP server's ``recall_status`` report it."""
+
+    home: Path
+    model: dict[str, str]  # recall.embedders.describe(): spec, model_id, backend, platform
+    counts: dict
+    runs: list[tuple]  # (model_id, generation, built at in epoch seconds, chunks), one per index built
+    generation: int | None  # the live index generation of the configured model
+    problems: list[str]  # the indexes that cannot be loaded, one line each
 
 
 def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
@@ -67,7 +79,7 @@ def project_key(cwd: Path | str) -> str:
 
 
 def default_scope(cwd: Path | str) -> Scope:
-    return Scope(project=project_key(cwd))
+    return Scope.from_flags(cwd)
 
 
 class Recall:
@@ -251,14 +263,38 @@ class Recall:
         self.replace_settings(applied)
         return True
 
-    def query(self, text: str, scope: Scope | None = None, project: str | None = None) -> QueryResult:
+    def query(self, text: str, scope: Scope | None = None, project: str | None = None, *,
+              k_notes: int = 20, search_short: bool = False) -> QueryResult:
+        """Search ``text`` in ``scope`` and decide what the hook would hand over: the one way
+        every front end asks (CLI, daemon, MCP, UI through the daemon, eval).
+
+        ``project``: whose notes come first (default: the scope's). ``k_notes``: notes ranked
+        (at least the gap rule's ranks). ``search_short``: rank even a message shorter than
+        ``selector.min_prompt_chars`` (an agent asking on purpose); the decision stays "nothing".
+        """
         self.refresh_calibration()
         rule = self.rule()
-        if len(text.strip()) < rule.selector.min_prompt_chars:
+        if len(text.strip()) < rule.selector.min_prompt_chars and not search_short:
             return QueryResult([], decide(text, [], rule), {}, rule)
         self.searcher.refresh()
         t0 = time.perf_counter()
-        hits, timings = self.searcher.search(text, scope)
+        hits, timings = self.searcher.search(text, scope, k_notes=max(k_notes, GAP_RANKS[1]))
         decision = decide(text, hits, rule, project=project if project else (scope.project if scope else None))
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return QueryResult(hits, decision, timings, rule)
+
+    # --- status --------------------------------------------------------------
+    def status(self) -> Status:
+        """Model, counts, index runs and generation, damaged indexes; loads no model. Reads
+        through its own store connection, so any thread may call it (the MCP server's do)."""
+        from .embedders import describe
+        from .vector_index import check_indexes, current_marker
+
+        store = Store(self.home / DB_NAME)
+        try:
+            counts, runs = store.counts(), store.index_runs()
+        finally:
+            store.close()
+        model = describe(self.config.model)
+        return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),
+                      check_indexes(self.home))

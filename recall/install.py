@@ -55,7 +55,7 @@ def hook_entry() -> dict[str, Any]:
     }
 
 
-CONTEXT_TOOL = "recall_context"  # the MCP tool of the no-spawn hook (recall.mcp_server)
+CONTEXT_TOOL = "recall_context"  # the MCP tool of the no-spawn hook (recall.mcp.tools)
 
 
 def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:

@@ -51,6 +51,19 @@ class Scope:
     def key(self) -> tuple:
         return (self.project, self.repo, self.everything, self.shared)
 
+    @classmethod
+    def from_flags(cls, cwd: Path | str, repo: str | None = None, everything: bool = False) -> Scope:
+        """What ``--all``, ``--repo NAME`` or neither ask for: every note; one other project's
+        notes and titles; or the project at ``cwd`` (its memory and titles) with the shared
+        rules and folders."""
+        if everything:
+            return cls(everything=True)
+        if repo:
+            return cls(repo=repo, shared=False)
+        from .paths import encode_project_path, project_root
+
+        return cls(project=encode_project_path(project_root(cwd)))
+
 
 def repo_key(name: str) -> str:
     """``--repo NAME`` as a project key spells it (recall.paths.encode_project_path)."""
@@ -188,10 +201,10 @@ class Searcher:
         k = min(chunks, idx.ntotal)
         params = None
         if not scope.everything:
-            sel = self._selector(idx, scope)
-            if sel is None:
+            id_filter = self._id_filter(idx, scope)
+            if id_filter is None:
                 return {}
-            params, allowed = sel
+            params, allowed = id_filter
             k = min(k, allowed)
         if params is None:
             scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
@@ -230,7 +243,9 @@ class Searcher:
             idx._scope_cache[key] = mask
         return mask
 
-    def _selector(self, idx: LoadedIndex, scope: Scope):
+    def _id_filter(self, idx: LoadedIndex, scope: Scope):
+        """FAISS search parameters that admit only the scope's chunks, and how many there are
+        (cached per scope); None when the scope admits none."""
         import faiss
         import numpy as np
 
@@ -249,6 +264,6 @@ class Searcher:
             params = faiss.SearchParameters(sel=sel)  # type: ignore[call-arg]
         value = (params, int(chunk_ids.size), sel, chunk_ids)
         idx._scope_cache[scope.key] = value[:2]
-        # keep the selector and its array alive as long as the params use them
+        # keep FAISS's id selector and its array alive as long as the params use them
         idx._scope_cache[(scope.key, "keep")] = value[2:]
         return value[:2]

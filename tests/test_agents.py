@@ -28,9 +28,9 @@ from conftest import ROOT, SAMPLE_NOTES
 from daemon_helpers import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
 
 from recall import client
-from recall.cli_daemon import install as install_cmd
-from recall.cli_daemon import log_cmd
-from recall.cli_daemon import uninstall as uninstall_cmd
+from recall.cli.agents import install as install_cmd
+from recall.cli.agents import uninstall as uninstall_cmd
+from recall.cli.daemon import log_cmd
 
 pytest.importorskip("mcp")
 

@@ -1,23 +1,49 @@
-"""The `recall` command line, run as a user runs it (a subprocess)."""
+"""The `recall` command line, run in-process through click's CliRunner (one test runs it as a
+process, as the console script and `python -m recall.cli` do)."""
 
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 from click.testing import CliRunner
-from conftest import RULES_120, env_with
+from conftest import RULES_120, env_with, write_note
 
 from recall.cli import main
 
 
-def recall(*args, model="hash", check=True):
-    env = env_with(RECALL_MODEL=model) if model else env_with()
-    proc = subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=600)
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def recall(*args, model="hash", check=True) -> Ran:
+    """``recall ARGS`` in this process; an exception the CLI did not turn into one line fails
+    the test with its traceback (the user would have seen one)."""
+    result = CliRunner().invoke(main, list(args), env={"RECALL_MODEL": model} if model else {})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    ran = Ran(result.exit_code, result.stdout, result.stderr)
     if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+        assert ran.returncode == 0, ran.stderr
+    return ran
+
+
+def test_recall_runs_as_a_process_and_help_imports_nothing_heavy():
+    """`python -m recall.cli` works, and listing the commands loads no model, index or server
+    library: every command imports what it needs when it runs."""
+    proc = subprocess.run([sys.executable, "-m", "recall.cli", "--help"], capture_output=True, text=True,
+                          env=env_with(), timeout=120)
+    assert proc.returncode == 0 and "Commands:" in proc.stdout and "query" in proc.stdout
+    heavy = ("numpy", "faiss", "torch", "tqdm", "mcp", "psycopg", "watchdog", "starlette", "uvicorn", "yaml")
+    code = ("import sys; from recall.cli import main; main.commands; "
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env_with(), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
 
 
 def test_every_command_has_help():
@@ -87,7 +113,7 @@ def test_status_reports_model_and_counts(sample_notes):
     assert data["indexes"][0]["model_id"] == "hash-256"
 
 
-def test_index_without_dirs_uses_project_memory_folder(tmp_path):
+def test_index_without_dirs_uses_project_memory_folder(tmp_path, monkeypatch):
     project = tmp_path / "proj"
     (project / ".git").mkdir(parents=True)
     from recall.paths import memory_dir
@@ -96,10 +122,36 @@ def test_index_without_dirs_uses_project_memory_folder(tmp_path):
     mem.mkdir(parents=True)
     (mem / "MEMORY.md").write_text("- [x](x.md)\n")
     (mem / "x.md").write_text("---\nname: X\ndescription: about x\ntype: user\n---\nbody\n")
-    proc = subprocess.run([sys.executable, "-m", "recall.cli", "index", "-q"], cwd=project,
-                          capture_output=True, text=True, env=env_with(RECALL_MODEL="hash"), timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    monkeypatch.chdir(project)
+    proc = recall("index", "-q")
     assert "added 1," in proc.stdout
+
+
+def test_query_scope_follows_the_folder_and_the_flags(tmp_path, monkeypatch):
+    """No flag: this project's memory and the shared rules; --repo NAME: that project's notes
+    only; --all: everything."""
+    mine, theirs = tmp_path / "work" / "myproj", tmp_path / "work" / "otherrepo"
+    for project in (mine, theirs):
+        (project / ".git").mkdir(parents=True)
+    write_note(tmp_path / "mem-mine", "deploy-freeze", "Deploy freeze on Fridays", "no deploys after Friday noon",
+               "The team does not deploy on Friday afternoons.", "project")
+    write_note(tmp_path / "mem-theirs", "grpc-deadlines", "Deploy with grpc deadlines", "grpc deadline of 2 s",
+               "Every deploy of otherrepo sets a 2 second grpc deadline.", "project")
+    write_note(tmp_path / "rules", "deploy-checklist", "Deploy checklist", "run the checklist before a deploy",
+               "Every deploy follows the checklist.")
+    for project, folder in ((mine, "mem-mine"), (theirs, "mem-theirs")):
+        monkeypatch.chdir(project)
+        recall("index", "-q", "--kind", "memory", str(tmp_path / folder))
+    recall("index", "-q", "--kind", "rule", str(tmp_path / "rules"))
+    monkeypatch.chdir(mine)
+
+    def ids(*flags):
+        out = recall("query", "--json", *flags, "how do we deploy on friday").stdout
+        return {r["id"] for r in json.loads(out)["ranked"]}
+
+    assert ids() == {"deploy-freeze", "deploy-checklist"}
+    assert ids("--repo", "otherrepo") == {"grpc-deadlines"}
+    assert ids("--all") == {"deploy-freeze", "deploy-checklist", "grpc-deadlines"}
 
 
 @pytest.mark.slow

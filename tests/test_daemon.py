@@ -98,7 +98,7 @@ def test_bad_requests_get_an_error_and_the_daemon_keeps_serving(indexed, daemons
 
 
 def test_recall_stop_removes_socket_and_status(indexed, daemons):
-    from recall.cli_daemon import stop
+    from recall.cli.daemon import stop
 
     proc = daemons.start()
     result = CliRunner().invoke(stop, [])
@@ -234,7 +234,7 @@ def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
 
 
 def test_log_records_decisions_not_prompts_rotates_and_stays_private(indexed, daemons):
-    from recall.cli_daemon import log_cmd
+    from recall.cli.daemon import log_cmd
 
     write_config(indexed, "[log]\nmax_bytes = 600\nbackups = 2\n")
     daemons.start()
@@ -361,7 +361,7 @@ def test_a_request_over_the_size_cap_gets_an_error_not_silence(indexed, daemons)
 
 
 def test_recall_stop_cleans_stale_files(indexed):
-    from recall.cli_daemon import stop
+    from recall.cli.daemon import stop
 
     run = indexed / "run"
     run.mkdir(mode=0o700, exist_ok=True)
@@ -402,7 +402,7 @@ def test_a_lost_socket_is_bound_again_within_a_second(indexed, daemons, how):
 
 
 def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
-    from recall.cli_daemon import stop
+    from recall.cli.daemon import stop
 
     proc = daemons.start()
     run = indexed / "run"

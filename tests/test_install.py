@@ -15,8 +15,8 @@ from conftest import env_with
 from daemon_helpers import write_config
 
 from recall import client
-from recall.cli_daemon import install as install_cmd
-from recall.cli_daemon import uninstall as uninstall_cmd
+from recall.cli.agents import install as install_cmd
+from recall.cli.agents import uninstall as uninstall_cmd
 from recall.install import (
     InstallError,
     add_hook,

@@ -123,7 +123,7 @@ def test_stdio_session(indexed, tmp_path):
 
 
 def test_tools_in_process_clamp_k_and_search_short_queries(indexed):
-    from recall.mcp_server import MAX_K, RecallTools
+    from recall.mcp.tools import MAX_K, RecallTools
 
     app = Recall(home=indexed["home"], config=load_config(), embedder=get_embedder("hash"))
     tools = RecallTools(app, cwd=indexed["project"])
@@ -133,6 +133,26 @@ def test_tools_in_process_clamp_k_and_search_short_queries(indexed):
     short = tools.search("lint")
     assert short["results"][0]["id"] == "lint"
     assert short["selector"]["decision"] == "nothing"
+
+
+@pytest.mark.slow
+def test_tools_in_process_on_the_default_model(tmp_path, recall_home):
+    """recall_search and recall_status through ``Recall.query`` / ``Recall.status`` on the real
+    model: the note asked about comes first, a short question is searched, status loads no model."""
+    from recall.mcp.tools import RecallTools
+
+    notes = tmp_path / "notes"
+    write_note(notes, "celery-retry", "Celery retry policy", "retry with exponential backoff",
+               "Tasks retry 5 times with exponential backoff and jitter.")
+    write_note(notes, "lint", "Lint settings", "ruff, line length 110", "Run ruff check before pushing.")
+    app = Recall(home=recall_home, config=load_config())
+    app.index([SourceSpec("dir", notes)])
+    tools = RecallTools(app, cwd=tmp_path)
+    found = tools.search("how many times do celery tasks retry?", k=2)
+    assert found["model"] == app.embedder.model_id and found["results"][0]["id"] == "celery-retry"
+    assert tools.search("ruff")["results"][0]["id"] == "lint"  # shorter than the hook's minimum
+    status = tools.status()
+    assert status["counts"]["notes"] == 2 and status["index"]["generation"] is not None
 
 
 # --- lines the SDK would leave unanswered (issue 16 item 10), over a raw stdio session ----------

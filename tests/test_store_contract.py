@@ -367,13 +367,13 @@ def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
     import click
     from click.testing import CliRunner
 
-    from recall.cli_extra import register
+    from recall.cli.team import team
 
     @click.group()
     def main() -> None:
         pass
 
-    register(main)
+    main.add_command(team)
     folder = tmp_path / "rules"
     write_note(folder, "pr-size", "Keep pull requests small", "under 400 lines", "Split big changes.")
     write_note(folder, "keys", "Rotate keys", "monthly", f"old key {FAKE_SECRET}")
@@ -408,13 +408,13 @@ def test_team_cli_without_url_is_one_clean_line(tmp_path, monkeypatch):
     import click
     from click.testing import CliRunner
 
-    from recall.cli_extra import register
+    from recall.cli.team import team
 
     @click.group()
     def main() -> None:
         pass
 
-    register(main)
+    main.add_command(team)
     monkeypatch.setenv("RECALL_MODEL", "hash")
     monkeypatch.delenv("RECALL_PG_URL", raising=False)
     result = CliRunner().invoke(main, ["team", "status"])

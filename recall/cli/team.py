@@ -3,7 +3,7 @@
 Members push, search, look and forget; the database administrator sets the store up
 (``init``) and lets people in (``add-member``, ``recall.pgadmin``). Who may read and
 change what is decided by the server (roles and row-level security), not here.
-``recall.cli_extra.register`` adds the group; psycopg is imported inside the commands.
+``recall.cli.main`` adds the group; psycopg is imported inside the commands.
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from pathlib import Path
 
 import click
 
-
-class TeamError(click.ClickException):
-    """One-line error for the user (exit 1)."""
+from .common import UserError, clean_errors, pg_store_error, recall_app
 
 
 def _server_error() -> type[Exception]:
     """psycopg's base error (a row policy or a privilege the server refused), if installed."""
-    from .pgstore import PgStoreError
+    from ..pgstore import PgStoreError
 
     try:
         import psycopg
@@ -31,31 +29,23 @@ def _server_error() -> type[Exception]:
 
 
 def _clean_errors(fn):
-    """``recall.cli.clean_errors`` plus PgStoreError, and the server's refusals as one line
-    in the server's words. ``recall.cli`` imports this module at its end: look it up per call."""
+    """``clean_errors`` plus PgStoreError, and the server's refusals as one line in the
+    server's words."""
+    cleaned = clean_errors(pg_store_error)(fn)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from .cli import clean_errors
-        from .pgstore import PgStoreError
-
         try:
-            return clean_errors(PgStoreError)(fn)(*args, **kwargs)
+            return cleaned(*args, **kwargs)
         except _server_error() as exc:
             text = str(exc).strip()
-            raise TeamError(f"the team store refused: {text.splitlines()[0] if text else type(exc).__name__}") \
+            raise UserError(f"the team store refused: {text.splitlines()[0] if text else type(exc).__name__}") \
                 from None
     return wrapper
 
 
-def _app():
-    from .api import Recall
-
-    return Recall()
-
-
 def _url(app, url: str | None) -> str:
-    from .pgconnect import URL_ENV, PgStoreError, team_url, transport_warning
+    from ..pgconnect import URL_ENV, PgStoreError, team_url, transport_warning
 
     url = url or team_url(app.config)
     if not url:
@@ -67,8 +57,8 @@ def _url(app, url: str | None) -> str:
 
 
 def _team_index(app, url: str | None):
-    from .pgconnect import legacy_owner_label, team_schema
-    from .pgstore import PgIndex
+    from ..pgconnect import legacy_owner_label, team_schema
+    from ..pgstore import PgIndex
 
     label = legacy_owner_label(app.config)
     if label:
@@ -105,16 +95,16 @@ def team_init(adopt: tuple[str, ...], url: str | None) -> None:
     SCHEMA_reader (read only), and their grants; upgrades a schema made by an older
     recall. Prints what it did. Uses this machine's model (config `model`).
     """
-    from .pgadmin import init_store
-    from .pgconnect import team_schema
+    from ..pgadmin import init_store
+    from ..pgconnect import team_schema
 
     pairs = {}
     for item in adopt:
         label, sep, role = item.rpartition("=")
         if not sep or not label or not role:
-            raise TeamError(f"--adopt {item!r}: expected LABEL=ROLE, e.g. --adopt alice@laptop=alice")
+            raise UserError(f"--adopt {item!r}: expected LABEL=ROLE, e.g. --adopt alice@laptop=alice")
         pairs[label] = role
-    app = _app()
+    app = recall_app()
     emb = app.embedder
     for line in init_store(_url(app, url), team_schema(app.config), emb.model_id, emb.dimension, pairs):
         click.echo(line)
@@ -135,19 +125,19 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
     shows NAME only team rows and its own. The password goes to the server as a SCRAM
     hash; NAME keeps it in ~/.pgpass.
     """
-    from .pgadmin import add_member
-    from .pgconnect import team_schema
+    from ..pgadmin import add_member
+    from ..pgconnect import team_schema
 
     if password_file is not None and no_password:
-        raise TeamError("--password-file and --no-password exclude each other")
+        raise UserError("--password-file and --no-password exclude each other")
     password = None
     if password_file is not None:
         password = password_file.readline().rstrip("\r\n")
         if not password:
-            raise TeamError(f"{password_file.name}: the first line is empty; put the password there")
+            raise UserError(f"{password_file.name}: the first line is empty; put the password there")
     elif not no_password:
         password = click.prompt(f"Password for {name}", hide_input=True, confirmation_prompt=True)
-    app = _app()
+    app = recall_app()
     for line in add_member(_url(app, url), team_schema(app.config), name, read_only=read_only,
                            password=password):
         click.echo(line)
@@ -167,17 +157,17 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
-    from .api import project_key
-    from .indexer import Indexer, SourceSpec
+    from ..api import project_key
+    from ..indexer import Indexer, SourceSpec
 
-    app = _app()
+    app = recall_app()
     cwd = Path.cwd()
     if dirs:
         plan = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
     else:
         plan = [s for s in app.default_sources(cwd) if s.root.is_dir()]
     if not plan:
-        raise TeamError("nothing to push: give DIRs, or create this project's memory folder first")
+        raise UserError("nothing to push: give DIRs, or create this project's memory folder first")
     index = _team_index(app, url)
     try:
         # The one write path `recall index` takes (recall.indexer), into the team store.
@@ -206,12 +196,10 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
                 url: str | None) -> None:
     """Search your notes and the team's on the server (the question stays here)."""
-    from .api import default_scope
-    from .search import Scope
+    from ..search import Scope
 
-    app = _app()
-    scope = Scope(everything=True) if everything else (
-        Scope(repo=repo, shared=False) if repo else default_scope(Path.cwd()))
+    app = recall_app()
+    scope = Scope.from_flags(Path.cwd(), repo, everything)
     qvec = app.embedder.embed_queries([text])  # only this vector is sent
     index = _team_index(app, url)
     try:
@@ -236,7 +224,7 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
 @_clean_errors
 def team_status(url: str | None) -> None:
     """Server, schema, model, your role and the counts you can see."""
-    app = _app()
+    app = recall_app()
     index = _team_index(app, url)
     try:
         info = {"role": index.owner, "access": index.access(), "schema": index.schema,
@@ -253,7 +241,7 @@ def team_status(url: str | None) -> None:
 @_clean_errors
 def team_forget(url: str | None) -> None:
     """Delete everything your role pushed (teammates' notes are untouched: the server refuses)."""
-    app = _app()
+    app = recall_app()
     index = _team_index(app, url)
     try:
         click.echo(f"deleted {index.delete_own()} source(s) of {index.owner}")

@@ -1,11 +1,13 @@
-"""``recall ui``: the local web page (recall/ui). ``recall.cli`` adds it with ``register(main)``;
-Starlette and uvicorn are imported only when the command runs."""
+"""``recall ui``: the local web page (recall/ui). Starlette and uvicorn are imported only
+when the command runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
+
+from .common import UserError
 
 
 @click.command("ui")
@@ -22,16 +24,12 @@ def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool) -
     loads no model. Read-only unless --allow-writes.
     """
     try:
-        from .ui.server import serve
+        from ..ui.server import serve
     except ImportError as exc:
-        raise click.ClickException(f"the page needs the ui extra ({exc.name} missing): pip install -e '.[ui]'") \
+        raise UserError(f"the page needs the ui extra ({exc.name} missing): pip install -e '.[ui]'") \
             from None
     try:
         serve(port=port, open_browser=not no_open, reports=reports, allow_writes=allow_writes, say=click.echo)
     except OSError as exc:
-        raise click.ClickException(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); "
+        raise UserError(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); "
                                    "try another --port, or 0 for a free one") from None
-
-
-def register(main: click.Group) -> None:
-    main.add_command(ui_cmd)

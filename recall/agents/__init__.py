@@ -1,0 +1,61 @@
+"""`recall install --agent claude|codex|gemini`: each agent's prompt hook in its own format.
+
+One daemon serves every agent; only the hook entry differs. What each route writes:
+
+claude, form ``mcp_tool`` (no process per message; Claude Code >= 2.1.118 and the ``mcp``
+package importable here)
+    settings.json   hooks.UserPromptSubmit += {"type": "mcp_tool", "server": "recall",
+                    "tool": "recall_context", "input": {"prompt": "${prompt}", "cwd": "${cwd}"},
+                    "timeout": 5}
+    the server      --project: <git root>/.mcp.json mcpServers.recall, and "recall" in
+                    .claude/settings.json enabledMcpjsonServers (project servers need approval);
+                    --user: mcpServers.recall in ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json),
+                    where `claude mcp add --scope user` writes it
+claude, form ``command`` (the fallback): the exec-form command hook of ``recall.install``
+codex   hooks.json (~/.codex or $CODEX_HOME; --project: <root>/.codex/hooks.json)
+        hooks.UserPromptSubmit += {"type": "command", "command": "<python> -P -m recall.hook
+        --agent codex", "timeout": 5}, and ``[features] hooks = true`` in config.toml when no
+        value is set (older releases need it). Codex runs a new user hook only after the user
+        trusts it (``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust``).
+gemini  .gemini/settings.json (--user: ~/.gemini/settings.json)
+        hooks.BeforeAgent += {"type": "command", "name": "recall", "command": "<python> -P -m
+        recall.hook --agent gemini", "timeout": 5000}  (milliseconds), and
+        ``hooksConfig.enabled = true`` when unset (the stable channel needs it)
+--track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -P -m recall.track]}
+
+``uninstall --agent X`` removes exactly these: our hook entries (recognised by what they run),
+and the MCP server entry, approvals, flags and files install added, which it notes in
+``RECALL_HOME/installed.json`` (so a server you registered or a flag you set yourself stays).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..install import InstallError
+from .claude import install_claude, uninstall_claude
+from .codex import install_codex, uninstall_codex
+from .gemini import install_gemini, uninstall_gemini
+from .shared import AGENTS, FORMS
+
+# --- one entry point ---------------------------------------------------------------------------
+
+
+def install_agent(agent: str, project: bool, cwd: Path | None = None, form: str | None = None,
+                  track_reads: bool = False) -> list[str]:
+    if agent == "claude":
+        return install_claude(project, cwd, form, track_reads)
+    if form == "mcp_tool":
+        raise InstallError(f"{agent}: only the command form is available (--form command)")
+    if track_reads:
+        raise InstallError(f"{agent}: --track-reads is for Claude Code's Read tool only")
+    return install_codex(project, cwd) if agent == "codex" else install_gemini(project, cwd)
+
+
+def uninstall_agent(agent: str, project: bool, cwd: Path | None = None) -> list[str]:
+    if agent == "claude":
+        return uninstall_claude(project, cwd)
+    return uninstall_codex(project, cwd) if agent == "codex" else uninstall_gemini(project, cwd)
+
+
+__all__ = ["AGENTS", "FORMS", "install_agent", "uninstall_agent"]

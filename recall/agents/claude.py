@@ -1,0 +1,162 @@
+"""Claude Code: the mcp_tool hook (no process per message) or the command hook, and the MCP server entry."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from ..install import (
+    InstallError,
+    add_hook,
+    hook_entry,
+    load_settings,
+    remove_hook,
+    write_settings,
+)
+from .shared import (
+    MCP_MODULE,
+    MCP_TOOL_SINCE,
+    SERVER_NAME,
+    TRACK_MODULE,
+    claude_settings,
+    claude_state_file,
+    drop_if_created_and_empty,
+    mcp_server_entry,
+    mcp_tool_entry,
+    note_created,
+    root_of,
+    state_note,
+    track_entry,
+    we_added,
+)
+
+# --- Claude Code -------------------------------------------------------------------------------
+
+
+def claude_version() -> tuple[int, ...] | None:
+    """``claude --version`` as numbers, or None when the CLI is not on PATH or says nothing usable."""
+    try:
+        out = subprocess.run(["claude", "--version"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", out.stdout)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def mcp_importable() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None
+
+
+def pick_claude_form(requested: str | None) -> tuple[str, str]:
+    """(form, why): mcp_tool where this machine supports it, else the command hook."""
+    if requested:
+        return requested, "as asked (--form)"
+    if not mcp_importable():
+        return "command", "the MCP SDK is not installed here (pip install 'recall-memory[mcp]')"
+    version = claude_version()
+    if version is not None and version < MCP_TOOL_SINCE:
+        return "command", (f"Claude Code {'.'.join(map(str, version))} predates mcp_tool hooks "
+                           f"({'.'.join(map(str, MCP_TOOL_SINCE))})")
+    return "mcp_tool", "no process per message"
+
+
+def _is_our_server(entry: object) -> bool:
+    args = entry.get("args") if isinstance(entry, dict) else None
+    return isinstance(args, list) and args[-2:] == ["-m", MCP_MODULE]
+
+
+def _set_server(path: Path) -> str:
+    data = load_settings(path)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InstallError(f"{path}: 'mcpServers' is not an object; fix or move it first")
+    current = servers.get(SERVER_NAME)
+    if current is not None and not _is_our_server(current):
+        raise InstallError(f"{path}: an MCP server named {SERVER_NAME!r} exists and is not recall's; "
+                           f"rename it or use --form command")
+    entry = mcp_server_entry()
+    if current == entry:
+        return "unchanged"
+    servers[SERVER_NAME] = entry
+    note_created(path)
+    if current is None:  # a registration you made yourself (`claude mcp add`) stays on uninstall
+        state_note(path, "mcpServers.recall", True)
+    write_settings(path, data)
+    return "updated" if current else "added"
+
+
+def _drop_server(path: Path) -> bool:
+    if not path.exists():
+        return False
+    data = load_settings(path)
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict) or not _is_our_server(servers.get(SERVER_NAME)):
+        return False
+    if not we_added(path, "mcpServers.recall"):
+        return False
+    state_note(path, "mcpServers.recall", False)
+    del servers[SERVER_NAME]
+    if not servers:
+        del data["mcpServers"]
+    write_settings(path, data)
+    drop_if_created_and_empty(path)
+    return True
+
+
+def install_claude(project: bool, cwd: Path | None = None, form: str | None = None,
+                   track_reads: bool = False) -> list[str]:
+    form, why = pick_claude_form(form)
+    path = claude_settings(project, cwd)
+    done = []
+    if form == "mcp_tool":
+        server_file = root_of(cwd) / ".mcp.json" if project else claude_state_file()
+        done.append(f"{_set_server(server_file)}: the recall MCP server in {server_file}")
+    settings = load_settings(path)
+    if form == "mcp_tool":
+        if project:
+            approved = settings.setdefault("enabledMcpjsonServers", [])
+            if isinstance(approved, list) and SERVER_NAME not in approved:
+                approved.append(SERVER_NAME)
+                state_note(path, "enabledMcpjsonServers.recall", True)
+        result = add_hook(settings, mcp_tool_entry())
+    else:
+        result = add_hook(settings, hook_entry())
+    done.append(f"{result}: the recall hook ({form} form: {why}) in {path}")
+    if track_reads:
+        tracked = add_hook(settings, track_entry(), event="PostToolUse", module=TRACK_MODULE, matcher="Read")
+        done.append(f"{tracked}: the read tracker (PostToolUse on Read) in {path}")
+    note_created(path)
+    write_settings(path, settings)
+    return done
+
+
+def uninstall_claude(project: bool, cwd: Path | None = None) -> list[str]:
+    path = claude_settings(project, cwd)
+    done = []
+    if path.exists():
+        settings = load_settings(path)
+        removed = remove_hook(settings)
+        tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
+        approved = settings.get("enabledMcpjsonServers")
+        unapproved = (project and isinstance(approved, list) and SERVER_NAME in approved
+                      and we_added(path, "enabledMcpjsonServers.recall"))
+        if unapproved and isinstance(approved, list):
+            state_note(path, "enabledMcpjsonServers.recall", False)
+            approved.remove(SERVER_NAME)
+            if not approved:
+                del settings["enabledMcpjsonServers"]
+        if removed or tracked or unapproved:
+            write_settings(path, settings)
+            drop_if_created_and_empty(path)
+        done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
+        if tracked:
+            done.append(f"removed the read tracker from {path}")
+    else:
+        done.append(f"no recall hook in {path}")
+    server_file = root_of(cwd) / ".mcp.json" if project else claude_state_file()
+    if _drop_server(server_file):
+        done.append(f"removed the recall MCP server from {server_file}")
+    return done

@@ -1,0 +1,60 @@
+"""Gemini CLI: a BeforeAgent command hook in settings.json, and ``hooksConfig.enabled``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..install import (
+    add_hook,
+    load_settings,
+    remove_hook,
+    write_settings,
+)
+from .shared import (
+    drop_if_created_and_empty,
+    gemini_entry,
+    gemini_settings,
+    note_created,
+    state_note,
+    we_added,
+)
+
+# --- Gemini CLI --------------------------------------------------------------------------------
+
+
+def install_gemini(project: bool, cwd: Path | None = None) -> list[str]:
+    path = gemini_settings(project, cwd)
+    settings = load_settings(path)
+    result = add_hook(settings, gemini_entry(), event="BeforeAgent")
+    done = [f"{result}: the recall hook (BeforeAgent, --agent gemini) in {path}"]
+    hooks_config = settings.setdefault("hooksConfig", {})
+    if isinstance(hooks_config, dict) and "enabled" not in hooks_config:
+        hooks_config["enabled"] = True
+        state_note(path, "hooksConfig.enabled", True)
+        done.append(f"set hooksConfig.enabled = true in {path}")
+    note_created(path)
+    write_settings(path, settings)
+    if project:
+        done.append("Gemini CLI asks you to trust a project's hooks when it starts there: accept recall's")
+    return done
+
+
+def uninstall_gemini(project: bool, cwd: Path | None = None) -> list[str]:
+    path = gemini_settings(project, cwd)
+    if not path.exists():
+        return [f"no recall hook in {path}"]
+    settings = load_settings(path)
+    removed = remove_hook(settings, event="BeforeAgent")
+    done = [f"removed the recall hook from {path}" if removed else f"no recall hook in {path}"]
+    hooks_config = settings.get("hooksConfig")
+    if we_added(path, "hooksConfig.enabled") and isinstance(hooks_config, dict) and "enabled" in hooks_config:
+        del hooks_config["enabled"]
+        if not hooks_config:
+            del settings["hooksConfig"]
+        state_note(path, "hooksConfig.enabled", False)
+        done.append(f"removed hooksConfig.enabled (added by recall install) from {path}")
+        removed += 1
+    if removed:
+        write_settings(path, settings)
+        drop_if_created_and_empty(path)
+    return done

@@ -1,0 +1,163 @@
+"""What every agent's install shares: the entries, where each agent keeps them, and
+``installed.json`` (what install added, so uninstall removes exactly that)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..install import (
+    CONTEXT_TOOL,
+    HOOK_MODULE,
+    HOOK_TIMEOUT_S,
+)
+from ..paths import claude_config_dir, ensure_private_dir, git_toplevel, private_open, project_root, recall_home
+
+AGENTS = ("claude", "codex", "gemini")
+FORMS = ("mcp_tool", "command")
+SERVER_NAME = "recall"
+MCP_MODULE = "recall.mcp"
+TRACK_MODULE = "recall.track"
+# Claude Code added the mcp_tool hook type in v2.1.118 (its changelog, 2026-04-23).
+MCP_TOOL_SINCE = (2, 1, 118)
+GEMINI_TIMEOUT_MS = 5000
+STATE_NAME = "installed.json"
+
+
+def python() -> str:
+    return os.path.abspath(sys.executable)  # not resolved: a venv's python is a symlink
+
+
+def root_of(cwd: Path | None) -> Path:
+    here = Path(cwd or Path.cwd())
+    return git_toplevel(here) or project_root(here)
+
+
+# --- the entries ----------------------------------------------------------------------------
+
+
+def mcp_tool_entry(server: str = SERVER_NAME) -> dict[str, Any]:
+    """Claude Code's no-spawn hook: a tool call on the already connected recall server."""
+    return {"type": "mcp_tool", "server": server, "tool": CONTEXT_TOOL,
+            "input": {"prompt": "${prompt}", "cwd": "${cwd}"}, "timeout": HOOK_TIMEOUT_S}
+
+
+def mcp_server_entry() -> dict[str, Any]:
+    return {"type": "stdio", "command": python(), "args": ["-P", "-m", MCP_MODULE]}
+
+
+def hook_command(agent: str) -> str:
+    """The shell command line Codex and Gemini run (they take a string, not an argv)."""
+    return shlex.join([python(), "-P", "-m", HOOK_MODULE, "--agent", agent])
+
+
+def codex_entry() -> dict[str, Any]:
+    return {"type": "command", "command": hook_command("codex"), "timeout": HOOK_TIMEOUT_S}
+
+
+def gemini_entry() -> dict[str, Any]:
+    return {"type": "command", "name": "recall", "command": hook_command("gemini"),
+            "timeout": GEMINI_TIMEOUT_MS,
+            "description": "recall: past notes related to this message (or nothing)"}
+
+
+def track_entry() -> dict[str, Any]:
+    return {"type": "command", "command": python(), "args": ["-P", "-m", TRACK_MODULE],
+            "timeout": HOOK_TIMEOUT_S}
+
+
+# --- where each agent keeps them ---------------------------------------------------------------
+
+
+def claude_settings(project: bool, cwd: Path | None = None) -> Path:
+    return root_of(cwd) / ".claude" / "settings.json" if project else claude_config_dir() / "settings.json"
+
+
+def claude_state_file() -> Path:
+    """Where `claude mcp add --scope user` keeps user MCP servers."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() / ".claude.json" if env else Path.home() / ".claude.json"
+
+
+def codex_home() -> Path:
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def codex_dir(project: bool, cwd: Path | None = None) -> Path:
+    return root_of(cwd) / ".codex" if project else codex_home()
+
+
+def gemini_settings(project: bool, cwd: Path | None = None) -> Path:
+    return root_of(cwd) / ".gemini" / "settings.json" if project else Path.home() / ".gemini" / "settings.json"
+
+
+# --- what install added (flags it set that the user had not) -----------------------------------
+
+
+def state_path() -> Path:
+    return recall_home() / STATE_NAME
+
+
+def installed_state() -> dict[str, list[str]]:
+    try:
+        data = json.loads(state_path().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def state_note(path: Path, key: str, added: bool) -> None:
+    state = installed_state()
+    keys = set(state.get(str(path), []))
+    keys = keys | {key} if added else keys - {key}
+    if keys:
+        state[str(path)] = sorted(keys)
+    else:
+        state.pop(str(path), None)
+    ensure_private_dir(state_path().parent)
+    with private_open(state_path()) as fh:
+        json.dump(state, fh, indent=2)
+
+
+def we_added(path: Path, key: str) -> bool:
+    return key in installed_state().get(str(path), [])
+
+
+def note_created(path: Path) -> None:
+    """Remember that install created ``path`` (uninstall deletes it when it is left empty)."""
+    if not path.exists():
+        state_note(path, "file", True)
+
+
+def drop_if_created_and_empty(path: Path) -> bool:
+    if not we_added(path, "file"):
+        return False
+    state_note(path, "file", False)
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return False
+    if text in ("", "{}"):
+        path.unlink()
+        return True
+    return False
+
+
+def write_text(path: Path, text: str) -> None:
+    import tempfile
+
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".recall.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

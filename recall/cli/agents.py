@@ -1,0 +1,90 @@
+"""`recall install` and `recall uninstall`: wire the prompt hook into an agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import UserError
+
+
+def _scope_option(fn):
+    fn = click.option("--user", "scope", flag_value="user", default=True,
+                      help="Your own settings (default): Claude Code's $CLAUDE_CONFIG_DIR or ~/.claude, "
+                           "Codex's $CODEX_HOME or ~/.codex, ~/.gemini.")(fn)
+    return click.option("--project", "scope", flag_value="project",
+                        help="This project's settings, at the git root (.claude/, .mcp.json, .codex/, "
+                             ".gemini/).")(fn)
+
+
+_AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])
+
+
+@click.command()
+@_scope_option
+@click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
+              help="Which agent's hook to register (each in its own format; one daemon serves all).")
+@click.option("--form", type=click.Choice(["mcp_tool", "command"]),
+              help="Claude Code only: the no-spawn mcp_tool hook (default where supported) or a "
+                   "command hook (a process per message).")
+@click.option("--track-reads", is_flag=True,
+              help="Claude Code only: also record when the agent opens a note recall injected "
+                   "(`recall log --stats`).")
+@click.option("--skip-check", is_flag=True, help="Do not start the daemon and time a question.")
+def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_check: bool) -> None:
+    """Register recall's prompt hook with an agent (Claude Code by default).
+
+    Claude Code gets the mcp_tool hook (a tool call on recall's MCP server, no process per
+    message) where its version and this environment allow, else the command hook; Codex CLI
+    a UserPromptSubmit command hook; Gemini CLI a BeforeAgent command hook. Idempotent: a
+    second run leaves one entry. Then starts the daemon, times a warm question and says
+    whether it fits in daemon.hook_budget_ms.
+    """
+    from ..agents import install_agent
+    from ..config import load_config, user_config_path
+    from ..install import InstallError, latency_check
+
+    try:
+        done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
+    except (InstallError, OSError) as exc:
+        raise UserError(str(exc)) from None
+    for line in done:
+        click.echo(line)
+    if scope == "project":
+        click.echo("note: the entry holds this machine's Python path; teammates run `recall install` too")
+    if skip_check:
+        return
+    budget = load_config().daemon.hook_budget_ms
+    try:
+        report = latency_check(budget, Path.cwd(), say=click.echo)
+    except (InstallError, OSError, RuntimeError) as exc:
+        raise UserError(f"hook installed, but the check failed: {exc}") from None
+    if report["fits"]:
+        click.echo(f"fits in the hook's budget of {budget:.0f} ms")
+        return
+    click.echo(
+        f"a warm question took up to {report['exchange_max_ms']} ms, over the hook's budget of "
+        f"{budget:.0f} ms: the hook would hand nothing over for such messages.\n"
+        f"To raise the cutoff, set in {user_config_path()}:\n\n"
+        f"[daemon]\nhook_budget_ms = {int(report['exchange_max_ms'] * 1.5 + 50)}\n\n"
+        f"(or pick a smaller model: `recall models`)"
+    )
+
+
+@click.command()
+@_scope_option
+@click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
+              help="Whose hook to remove.")
+def uninstall(scope: str, agent: str) -> None:
+    """Remove exactly what `recall install` added for that agent (hook, MCP server entry, flags)."""
+    from ..agents import uninstall_agent
+    from ..install import InstallError
+
+    try:
+        done = uninstall_agent(agent, scope == "project", Path.cwd())
+    except (InstallError, OSError) as exc:
+        raise UserError(str(exc)) from None
+    for line in done:
+        click.echo(line)
+

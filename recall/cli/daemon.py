@@ -1,0 +1,160 @@
+"""`recall serve`, `recall stop`, `recall log`: the search daemon's life and its log.
+
+Heavy modules are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections import deque
+
+import click
+
+from .common import UserError
+
+STOP_WAIT_S = 10.0
+
+
+@click.command()
+@click.option("--foreground", is_flag=True,
+              help="Run in this terminal, logging to stderr too; Ctrl-C stops it.")
+@click.option("--wait", "wait_s", default=120.0, show_default=True,
+              help="Seconds to wait for a background daemon to answer.")
+def serve(foreground: bool, wait_s: float) -> None:
+    """Start the search daemon (the hook also starts it by itself when needed).
+
+    It loads the model and the index once and answers the hook over a private socket;
+    it exits after daemon.idle_exit_hours without a question, or on `recall stop`.
+    """
+    from .. import client
+
+    _preflight()
+    if foreground:
+        from ..daemon import run_daemon
+
+        sys.exit(run_daemon(foreground=True))
+    ready = client.wait_until_ready(timeout_s=0.3)
+    if ready is None:
+        client.spawn_daemon(cooldown_s=0)
+        ready = client.wait_until_ready(timeout_s=wait_s)
+        if ready is None:
+            raise UserError("the daemon did not start; `recall serve --foreground` shows why")
+        click.echo(f"started: pid {ready.get('pid')}, model {ready.get('model')}")
+        return
+    click.echo(f"already running: pid {ready.get('pid')}, model {ready.get('model')}")
+
+
+def _preflight() -> None:
+    """What would make the daemon exit at start, said in one line before starting it (not
+    after `--wait` seconds of silence): a broken config file, a damaged index."""
+    from ..config import ConfigError, load_config
+    from ..embedders import model_id_of
+    from ..errors import IndexDamaged
+    from ..vector_index import load_index
+
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        model_id = model_id_of(config.model)
+    except Exception:  # noqa: BLE001 - an unknown model is the daemon's to report
+        return
+    try:
+        load_index(model_id)
+    except IndexDamaged as exc:
+        raise UserError(str(exc)) from None
+
+
+def _wait_gone(timeout_s: float) -> bool:
+    """Wait until the daemon's lock is free, i.e. its process has exited."""
+    from ..daemon import lock_is_free
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if lock_is_free():
+            return True
+        time.sleep(0.05)
+    return lock_is_free()
+
+
+@click.command()
+def stop() -> None:
+    """Stop the search daemon (it removes its socket and status file).
+
+    Found by its status file, or else by its lock file (a daemon whose socket or status
+    file was deleted under it), and asked to stop; one that does not answer gets SIGTERM.
+    """
+    from .. import client
+    from ..daemon import clean_stale
+
+    status = client.read_status()
+    pid = int(status["pid"]) if status is not None else client.lock_holder()
+    if pid is None:
+        cleaned = clean_stale()
+        click.echo("not running" + (" (stale files removed)" if cleaned else ""))
+        return
+    try:
+        if status is None:
+            raise client.DaemonUnavailable("no status file")
+        client.request({"cmd": "stop"}, timeout=5)
+    except (client.DaemonUnavailable, client.DaemonError):
+        holder = client.lock_holder()
+        if holder is None:
+            cleaned = clean_stale()
+            click.echo("not running" + (" (stale files removed)" if cleaned else ""))
+            return
+        pid = holder
+        os.kill(pid, signal.SIGTERM)  # not answering: the signal handler cleans up too
+    if not _wait_gone(STOP_WAIT_S):
+        raise UserError(f"daemon pid {pid} did not exit within {STOP_WAIT_S:.0f} s")
+    click.echo(f"stopped (pid {pid})")
+
+
+@click.command("log")
+@click.option("-n", "lines", default=20, show_default=True, help="How many lines.")
+@click.option("--stats", is_flag=True,
+              help="Per note: how often it was injected, and how often the agent then opened it "
+                   "(needs `recall install --track-reads`).")
+def log_cmd(lines: int, stats: bool) -> None:
+    """Show the end of the daemon's log: what was handed over (never the prompts)."""
+    from ..daemon import log_path
+
+    if stats:
+        _print_stats()
+        return
+
+    path = log_path()
+    # Oldest first: backups .3, .2, .1, then the live file; keep only the last N lines.
+    backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
+    files = sorted(backups, key=lambda p: -int(p.suffix[1:])) + [path]
+    tail: deque[str] = deque(maxlen=max(lines, 0))
+    for f in files:
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                tail.extend(line.rstrip("\n") for line in fh)
+        except FileNotFoundError:
+            continue
+    if not tail:
+        click.echo(f"(no log yet at {path})", err=True)
+    for line in tail:
+        click.echo(line)
+
+
+def _print_stats() -> None:
+    from ..track import reads_path, stats
+
+    rows = stats()
+    if not rows:
+        click.echo("(nothing injected yet)", err=True)
+        return
+    width = max(len("note"), *(len(r["note"]) for r in rows))
+    click.echo(f"{'note':<{width}}  injected  opened  last injected")
+    for r in rows:
+        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["last_injected"])) if r["last_injected"] else "-"
+        click.echo(f"{r['note']:<{width}}  {r['injected']:>8}  {r['opened']:>6}  {last}")
+    if not reads_path().exists():
+        click.echo("(no reads recorded: `recall install --track-reads` records them)", err=True)

@@ -1,0 +1,111 @@
+"""`recall index` and `recall calibrate`: write the notes into the store and fit the thresholds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .common import UserError, fail_cleanly, recall_app
+
+
+@click.command()
+@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+              help="How DIRs are indexed: plain note folders, shared rules, or a project's memory.")
+@click.option("--no-conversations", is_flag=True, help="Do not index past conversations' titles.")
+@click.option("--rebuild", is_flag=True,
+              help="Repair: re-read every folder indexed before and write a fresh index; a damaged "
+                   "store file is moved aside and the notes are indexed again.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@fail_cleanly
+def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bool, quiet: bool) -> None:
+    """Index notes: DIRs given, or the current project's memory folder and shared rules.
+
+    Only new or changed notes are embedded; removed ones are dropped. Each DIR given
+    is searched by later queries against the same RECALL_HOME. A folder's
+    questions.jsonl (questions per note, from `recall-eval expand`) and notes'
+    front-matter `questions:` are indexed as extra chunks of their note. With --rebuild,
+    every folder indexed before is read again too, and a damaged index or store is replaced.
+    """
+    from tqdm import tqdm
+
+    from ..api import project_key
+    from ..indexer import SourceSpec
+
+    app = recall_app()
+    cwd = Path.cwd()
+    salvaged: list = []
+    if rebuild:
+        aside, salvaged = app.set_aside_damaged_store()
+        if aside is not None:
+            click.echo(f"note: the damaged store was moved to {aside} (delete it once all is well); "
+                       f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
+    if dirs:
+        for d in dirs:
+            if not d.exists():
+                raise UserError(f"no such folder: {d}")
+            if not d.is_dir():
+                raise UserError(f"not a folder: {d}")
+        sources = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
+        conversations_of = None
+    else:
+        sources = [s for s in app.default_sources(cwd) if s.root.exists()]
+        missing = [s for s in app.default_sources(cwd) if not s.root.exists()]
+        for s in missing:
+            click.echo(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
+        conversations_of = None if no_conversations else cwd
+    bar = tqdm(total=None, unit="chunk", disable=quiet or not sys.stderr.isatty(), desc="embedding")
+    try:
+        stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of,
+                          rebuild=rebuild, salvaged=salvaged)
+    finally:
+        bar.close()
+    for p in stats.problems:
+        click.echo(f"warning: {p}", err=True)
+    click.echo(
+        f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}; "
+        f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
+        + (f"; {stats.questions_total} note questions among the chunks written" if stats.questions_total else "")
+    )
+    if app.calibration is not None:
+        for problem in app.calibration.problems:
+            click.echo(f"warning: {problem}", err=True)
+        click.echo(_calibration_line(app.calibration))
+
+
+def _calibration_line(cal) -> str:
+    how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
+           if cal.mode != "negatives only" else
+           f"{cal.negatives} known unrelated messages (no note questions: `recall-eval expand` writes them)")
+    got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
+    return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
+            f"(silence {cal.silence:.2f} on the negatives, target {cal.target_silence:g}{got})")
+
+
+@click.command()
+@click.option("--target-silence", type=click.FloatRange(0.5, 1.0),
+              help="Share of known unrelated messages to stay silent on (default: [selector] target_silence).")
+@fail_cleanly
+def calibrate(target_silence: float | None) -> None:
+    """Fit the thresholds on the indexed notes (also done by every `recall index`).
+
+    Each note's questions are held out of the index in turn and asked as messages that
+    should get the note; known unrelated messages (negatives.jsonl beside the notes, plus a
+    shipped bank of chit-chat and off-topic messages) as messages that should get nothing.
+    The thresholds that hand over the right note most often while staying silent on the
+    target share of the unrelated ones go to $RECALL_HOME/calibration.toml; values you set in
+    config.toml win. The daemon picks them up when it restarts (`recall stop`).
+    """
+    app = recall_app()
+    cal = app.calibrate(target=target_silence)
+    if cal is None:
+        raise UserError("nothing indexed yet: run `recall index` first")
+    for problem in cal.problems:
+        click.echo(f"warning: {problem}", err=True)
+    click.echo(_calibration_line(cal))
+    from ..calibration import FILE
+
+    click.echo(f"written to {app.home / FILE}")
+

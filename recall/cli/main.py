@@ -1,0 +1,41 @@
+"""The ``recall`` group: its commands are added from one module per concept."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="recall")
+def main() -> None:
+    """recall: memory notes that come back to your coding agent at the right moment.
+
+    Files live under RECALL_HOME (default: a per-user data folder); settings in
+    RECALL_HOME/config.toml (see `recall config`).
+    """
+
+
+def _register(group: click.Group) -> None:
+    """Every command, one module per concept; each imports its heavy modules when it runs."""
+    from . import agents, daemon, index, mcp, models, query, status, team, ui, watch
+
+    for command in (index.index, index.calibrate, query.query, status.status, status.config_cmd, models.models,
+                    daemon.serve, daemon.stop, daemon.log_cmd, agents.install, agents.uninstall,
+                    watch.watch_cmd, mcp.mcp_cmd, team.team, ui.ui_cmd):
+        group.add_command(command)
+
+
+_register(main)
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def run() -> None:  # console-script entry point that also hides KeyboardInterrupt
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,26 @@
+"""`recall models`: list models, or fetch one (the only command that downloads)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import fail_cleanly
+
+
+@click.command()
+@click.argument("name", required=False)
+@fail_cleanly
+def models(name: str | None) -> None:
+    """List models, or fetch/assemble NAME (mpnet, e5, or a Hugging Face id).
+
+    Downloads happen here and only here: indexing, the hook and the daemon never
+    download anything.
+    """
+    from ..model_files import fetch, list_models
+
+    if not name:
+        for line in list_models():
+            click.echo(line)
+        return
+    click.echo(fetch(name))
+

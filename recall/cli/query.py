@@ -1,0 +1,65 @@
+"""`recall query`: what the hook would hand over for a message, and why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .common import fail_cleanly, recall_app
+
+
+@click.command()
+@click.argument("text")
+@click.option("--repo", help="Search one other project's notes and titles (its folder name).")
+@click.option("--all", "everything", is_flag=True, help="Search every project.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--explain", is_flag=True, help="Show scores, gap, thresholds and why the selector stopped.")
+@click.option("-k", "k", default=11, show_default=True, help="Notes to list with --explain/--json.")
+@fail_cleanly
+def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
+    """Search the notes for TEXT and show what the hook would hand over."""
+    from ..search import Scope
+
+    app = recall_app()
+    res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything))
+    d = res.decision
+    if as_json:
+        click.echo(json.dumps({
+            "model": app.embedder.model_id,
+            "thresholds": res.rule.as_dict(),
+            **d.as_dict(),
+            "text": d.text,
+            "ranked": [{"id": h.note["id"], "name": h.note["name"], "kind": h.note["kind"],
+                        "score": round(h.score, 4), "path": h.note["path"]} for h in res.hits[:k]],
+            "timings_ms": {k2: round(v, 2) for k2, v in res.timings.items()},
+        }, ensure_ascii=False, indent=2))
+        return
+    if explain:
+        t = res.rule.thresholds
+        click.echo(f"model {app.embedder.model_id}; thresholds from [{t.source}] in "
+                   f"{t.origin}: top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}, "
+                   f"gap_floor {t.gap_floor}, full_gap {t.full_gap}, full_margin {t.full_margin}")
+        if d.negative is not None:
+            click.echo(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
+                       "evidence = top + neg_weight x (top - nearest unrelated)")
+        if "lexical_ms" in res.timings:
+            click.echo(f"order: dense fused with BM25 (search.lexical_weight {app.searcher.lexical_weight}); "
+                       "each score is the dense ranking's score at that rank, which the gap rule reads")
+        chosen = {id(h.note) for h in d.chosen}
+        for rank, h in enumerate(res.hits[:k], 1):
+            mark = "*" if id(h.note) in chosen else " "
+            click.echo(f"{mark}{rank:3d}  {h.score:.4f}  [{h.note['kind']}] {h.note['name']}  ({h.note['id']})")
+        top = "-" if d.top is None else f"{d.top:.4f}"
+        gap = "-" if d.gap is None else f"{d.gap:.4f}"
+        click.echo(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
+        if res.timings:
+            click.echo("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
+        if d.text:
+            click.echo(f"--- injected ({d.line_bytes} bytes) ---")
+    if d.text:
+        click.echo(d.text)
+    elif not explain:
+        click.echo(f"(nothing: {d.reason})", err=True)
+

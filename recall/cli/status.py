@@ -1,0 +1,76 @@
+"""`recall status` and `recall config`: what is in force, and where each value came from."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from ..config import load_config, user_config_path
+from .common import fail_cleanly, recall_app
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@fail_cleanly
+def status(as_json: bool) -> None:
+    """Model and device in use, counts, last index time, daemon state."""
+    app = recall_app()
+    st = app.status()
+    info: dict = {"recall_home": str(st.home), **st.model}
+    info["counts"] = st.counts
+    info["indexes"] = [
+        {"model_id": m, "generation": g, "built": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)),
+         "chunks": c}
+        for m, g, t, c in st.runs
+    ]
+    if st.problems:
+        info["index_problems"] = st.problems
+    try:
+        from ..client import daemon_status
+
+        info["daemon"] = daemon_status()
+    except ImportError:
+        pass
+    info["thresholds"] = _thresholds_in_force(app)
+    if as_json:
+        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        return
+    for key, value in info.items():
+        if key == "thresholds":
+            click.echo(f"thresholds: {value['words']}")
+            continue
+        click.echo(f"{key}: {value}")
+
+
+def _thresholds_in_force(app) -> dict:
+    """Which thresholds the selector uses for the configured model, and where they came from."""
+    from ..embedders import model_id_of
+
+    model_id = model_id_of(app.config.model)
+    t = app.config.thresholds_for(model_id)
+    prov = t.provenance or {}
+    if t.origin.endswith("calibration.toml") and prov.get("calibrated"):
+        how = (f"self-calibrated {prov['calibrated']} on {prov.get('positives', 0)} held-out note questions and "
+               f"{prov.get('negatives', 0)} known unrelated messages ({prov.get('mode')}; target silence "
+               f"{prov.get('target_silence')}) in {t.origin}")
+    elif t.origin == "packaged":
+        how = f"the packaged [{t.source}] table (not calibrated yet: `recall index` or `recall calibrate`)"
+    else:
+        how = f"set by you in {t.origin}"
+    return {"model_id": model_id, "table": t.source, "origin": t.origin, **t.as_dict(),
+            "words": f"top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}: {how}"}
+
+
+@click.command("config")
+@click.option("--path", "show_path", is_flag=True, help="Print the user config file's path only.")
+@fail_cleanly
+def config_cmd(show_path: bool) -> None:
+    """Print the effective config, each value with the file it came from."""
+    if show_path:
+        click.echo(user_config_path())
+        return
+    for key, value, origin in load_config().entries():
+        click.echo(f"{key} = {json.dumps(value, ensure_ascii=False)}    # {origin}")
+

@@ -1,0 +1,35 @@
+"""`recall watch`: re-index notes as they are saved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import clean_errors, pg_store_error, recall_app
+
+
+@click.command("watch")
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+              help="How DIRs are indexed (as in `recall index`).")
+@click.option("--debounce-ms", type=int, default=None,
+              help="Quiet time after the last file event before re-indexing (default: [watch] debounce_ms).")
+@clean_errors(pg_store_error)
+def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> None:
+    """Re-index notes as they are saved, until Ctrl-C.
+
+    Watches DIRs, or every folder already indexed under RECALL_HOME. A saved note is
+    searchable within a second; searches never see it half-updated or twice.
+    """
+    from ..api import project_key
+    from ..indexer import SourceSpec
+    from ..watch import run_watch
+
+    sources = None
+    if dirs:
+        project = project_key(Path.cwd()) if kind == "memory" else None
+        sources = [SourceSpec(kind, d, project) for d in dirs]
+    app = recall_app()
+    debounce = (app.config.watch.debounce_ms if debounce_ms is None else debounce_ms) / 1000
+    run_watch(app, sources, debounce=debounce, echo=lambda line: click.echo(line, err=True))

@@ -1,0 +1,202 @@
+"""One daemon per user: its lock, its start (the loader thread) and its end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import client
+from ..paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
+from .files import remove_files
+from .logs import log_event, log_exception, setup_logging
+from .server import Daemon
+
+
+def acquire_lock(path: Path) -> int | None:
+    """Hold an exclusive lock on ``path`` for the life of the process; None if taken."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def lock_is_free() -> bool:
+    """Whether no daemon holds the lock. The lock goes with the process (even a zombie
+    not yet reaped holds none), so this is the test that a daemon has exited."""
+    fd = acquire_lock(client.lock_path())
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
+
+
+def clean_stale() -> int:
+    """Remove a dead daemon's socket, status and secret files; how many there were.
+    Only done while holding the lock: then no live daemon can own them."""
+    ensure_private_dir(run_dir())
+    fd = acquire_lock(client.lock_path())
+    if fd is None:
+        return 0
+    try:
+        return remove_files(client.status_path(), client.socket_path(), client.secret_path())
+    finally:
+        os.close(fd)
+
+
+def write_lock_pid(fd: int) -> None:
+    """The lock file names its holder, so `recall stop` / `status` find a daemon that lost
+    its socket and status file (``client.lock_holder``)."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+
+
+def mark_failed(exc: BaseException) -> None:
+    """Say that this start could not load its model: hooks stop waiting for starts that fail
+    (``client.ask_or_start``) until the next one succeeds. The exception's type only."""
+    try:
+        with private_open(run_dir() / client.FAILED_NAME) as fh:
+            fh.write(f"{time.time()} {type(exc).__name__}\n")
+    except OSError:
+        pass
+
+
+def load_app(daemon: Daemon, config: Any) -> None:
+    """The loader thread: the model, then the index; questions wait for it. A model that
+    cannot load stops the daemon (exit status 1)."""
+    t0 = time.perf_counter()
+    try:
+        from ..api import Recall
+        from ..batcher import QueryBatcher
+        from ..embedders import get_embedder
+
+        embedder = QueryBatcher(
+            get_embedder(config.model), max_batch=config.daemon.batch_max,
+            delay_s=config.daemon.debug_delay_ms / 1000,
+        )
+        app = Recall(config=config, embedder=embedder)
+        app.searcher  # noqa: B018 - loads the index now, not on the first question
+    except Exception as exc:  # noqa: BLE001
+        log_exception("loading the model", exc)
+        daemon.failed = True
+        mark_failed(exc)
+        daemon.request_stop()
+        return
+    remove_files(run_dir() / client.FAILED_NAME)
+    load_s = time.perf_counter() - t0
+    # Logged before it says so to a ping: whoever saw "ready" finds the line in the log.
+    log_event("ready", load_s=round(load_s, 3), device=str(getattr(app.embedder, "device", "")))
+    daemon.set_ready(app, load_s)
+    try:  # [watch] enabled: re-index notes as they are saved, in this process
+        from ..watch import maybe_start_watcher
+
+        daemon.watcher = maybe_start_watcher(app)
+    except Exception as exc:  # noqa: BLE001 - searching matters more than watching
+        log_exception("starting the watcher", exc)
+
+
+def _new_daemon(config: Any, lock_fd: int) -> Daemon | None:
+    """The daemon the config asks for, not yet bound; None (and ``run/daemon.failed``) when
+    the model's name cannot be read."""
+    transport = config.daemon.transport
+    if sys.platform == "win32" or not hasattr(socket, "AF_UNIX"):
+        transport = "tcp"  # no peer credentials on Windows: loopback + secret instead
+    from ..embedders import model_id_of
+
+    try:
+        model_id = model_id_of(config.model)
+    except Exception as exc:  # noqa: BLE001
+        log_exception("reading the model name", exc)
+        mark_failed(exc)
+        return None
+    return Daemon(
+        model_id, transport=transport, lock_fd=lock_fd,
+        idle_exit_s=config.daemon.idle_exit_hours * 3600,
+        request_timeout_s=config.daemon.request_timeout_ms / 1000,
+        max_connections=config.daemon.max_connections,
+        max_queued=config.daemon.max_queued,
+        workers=config.daemon.batch_max,
+    )
+
+
+def run_daemon(foreground: bool = False) -> int:
+    """Run the daemon in this process until stopped. Exit status: 0 also when another
+    daemon already runs (nothing to do), 1 when the model or config cannot be loaded."""
+    os.umask(0o077)  # every file this process creates is the user's only
+    # OpenMP threads (the model's, FAISS's) sleep between questions instead of spinning: a
+    # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
+    # question took 10x longer (bench-hook). Set before the model's library loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from ..config import load_config
+
+    config = load_config()
+    ensure_private_dir(run_dir())
+    lock_fd = acquire_lock(client.lock_path())
+    if lock_fd is None:
+        if foreground:
+            print("recall: a daemon is already running (recall stop ends it)", file=sys.stderr)
+        return 0
+    write_lock_pid(lock_fd)
+    setup_logging(config, foreground)  # after the lock: one writer per rotating log
+    # Do not pin the folder it was started from; keep RECALL_HOME valid if it was relative.
+    os.environ["RECALL_HOME"] = str(recall_home().resolve())
+    os.chdir(run_dir())
+    daemon: Daemon | None = None
+
+    def on_signal(signum, frame):  # noqa: ARG001
+        if daemon is not None:
+            daemon.request_stop()
+
+    for sig in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signal.signal(sig, on_signal)
+    try:
+        # Whatever is left in run_dir is a dead daemon's: we hold the lock.
+        remove_files(client.status_path(), client.socket_path(), client.secret_path())
+        daemon = _new_daemon(config, lock_fd)
+        if daemon is None:
+            return 1
+        # Listening before anything heavy is imported: a question that arrives during the
+        # load waits for the model instead of finding no daemon.
+        daemon.bind()
+        daemon.write_status()
+        log_event("start", pid=os.getpid(), model=daemon.model_id, transport=daemon.transport,
+                  address=daemon.address)
+        threading.Thread(target=load_app, args=(daemon, config), name="recall-load", daemon=True).start()
+        try:
+            reason = daemon.serve_forever()
+        finally:
+            if daemon.watcher is not None:
+                daemon.watcher.stop()
+        if daemon.failed:
+            return 1
+        log_event("exit", why=reason, queries=daemon.queries)
+        return 0
+    finally:
+        if daemon is not None:
+            daemon.close()
+        os.close(lock_fd)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m recall.daemon [--foreground]``: what the hook starts, detached."""
+    args = sys.argv[1:] if argv is None else argv
+    if "-h" in args or "--help" in args:
+        print("usage: python -m recall.daemon [--foreground]   (what `recall serve` starts; `recall stop` ends it)")
+        sys.exit(0)
+    sys.exit(run_daemon(foreground="--foreground" in args))

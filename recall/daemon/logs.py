@@ -1,0 +1,55 @@
+"""The daemon's log (0600, rotated): what was handed over, never a prompt."""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ..paths import ensure_private_dir, private_open, recall_home
+
+log = logging.getLogger("recall.daemon")
+
+
+def log_path() -> Path:
+    return recall_home() / "logs" / "daemon.log"
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log whose every file is 0600 (rotation renames, so backups keep it)."""
+
+    def _open(self):  # type: ignore[override]
+        return private_open(Path(self.baseFilename), "a", encoding=self.encoding)
+
+
+def setup_logging(config: Any, foreground: bool) -> None:
+    ensure_private_dir(log_path().parent)
+    log.handlers.clear()
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    handler = PrivateRotatingFileHandler(
+        log_path(), maxBytes=config.log.max_bytes,
+        backupCount=config.log.backups, encoding="utf-8",
+    )
+    handler.setFormatter(fmt)
+    log.addHandler(handler)
+    if foreground:
+        err = logging.StreamHandler(sys.stderr)
+        err.setFormatter(fmt)
+        log.addHandler(err)
+
+
+def log_event(event: str, **fields: Any) -> None:
+    log.info("%s %s", event, json.dumps(fields, ensure_ascii=False, sort_keys=True))
+
+
+def log_exception(where: str, exc: BaseException) -> None:
+    # The type and the stack (file, line, code), never str(exc): a message may quote input.
+    frames = "".join(traceback.format_tb(exc.__traceback__)).rstrip()
+    log.error("%s failed: %s\n%s", where, type(exc).__name__, frames)
+

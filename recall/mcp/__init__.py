@@ -1,0 +1,1 @@
+"""recall's MCP server: ``python -m recall.mcp`` serves it over stdio (see ``recall.mcp.server``)."""

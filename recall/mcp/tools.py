@@ -1,0 +1,135 @@
+"""The MCP tools' logic (search, status, the hook's context), apart from the protocol."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+
+    from ..api import Recall
+
+
+log = logging.getLogger("recall.mcp")
+MAX_K = 50  # an agent asking for more than this is paging through noise
+
+
+def project_dir() -> Path:
+    return Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+class RecallTools:
+    """The tools' logic, separate from the protocol so it is testable in-process.
+
+    The SDK runs synchronous tools in worker threads: the lock keeps one search at a
+    time (embedders are not all thread-safe), and status opens its own SQLite connection
+    (connections belong to the thread that opened them).
+    """
+
+    def __init__(self, app: Recall | None = None, cwd: Path | None = None) -> None:
+        self._app = app
+        self.cwd = cwd or project_dir()
+        self._lock = threading.Lock()
+
+    @property
+    def app(self) -> Recall:
+        if self._app is None:
+            from ..api import Recall
+
+            self._app = Recall()
+        return self._app
+
+    def search(self, query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
+        from ..search import Scope
+
+        k = max(1, min(int(k), MAX_K))
+        scope = Scope.from_flags(self.cwd, repo)
+        with self._lock:
+            app = self.app
+            res = app.query(query, scope, k_notes=k, search_short=True)  # asked on purpose: searched
+        hits, timings, decision = res.hits, res.timings, res.decision
+        return {
+            "model": app.embedder.model_id,
+            "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared},
+            "results": [
+                {"rank": rank, "score": round(h.score, 4), "id": h.note.get("id"), "name": h.note.get("name"),
+                 "description": h.note.get("description"), "path": h.note.get("path"),
+                 "kind": h.note.get("kind"), "type": h.note.get("type")}
+                for rank, h in enumerate(hits[:k], 1)
+            ],
+            "selector": {**decision.as_dict(), "text": decision.text},
+            "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
+        }
+
+    def context(self, prompt: object, cwd: object = None, as_text: bool = False) -> str:
+        """The hook's answer for ``prompt``: the command hook's JSON line (or, ``as_text``, the
+        headline block as plain text), or "" (skipped, nothing, no daemon, late).
+
+        Never raises: a hook tool that errors is shown to the user by some clients.
+        """
+        try:
+            text = self._context(prompt, cwd)
+            return text if as_text or not text else hook_json(text)
+        except Exception as exc:  # noqa: BLE001 - fail open, like the command hook
+            log.debug("recall_context: %s", type(exc).__name__)  # never the message itself
+            return ""
+
+    def _context(self, prompt: object, cwd: object) -> str:
+        from .. import client
+        from ..hook import (
+            AGENT_MAX_CHARS,
+            MAX_PROMPT_CHARS,
+            context_of,
+            fit,
+            hook_settings,
+            skipped_session,
+            worth_searching,
+        )
+
+        conf = hook_settings()
+        deadline = time.monotonic() + conf["budget_ms"] / 1000.0
+        if skipped_session(os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), conf):
+            return ""
+        if not worth_searching(prompt, conf):
+            return ""
+        assert isinstance(prompt, str)
+        where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
+        try:
+            # No daemon: start one and wait for it within what is left of the budget (the
+            # first message after a cold start is answered when the start fits in it).
+            reply = client.ask_or_start({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": where},
+                                        deadline)
+        except client.DaemonError:
+            return ""
+        if reply is None:
+            return ""
+        line = reply.get("line")
+        if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
+            return fit(context_of(line), AGENT_MAX_CHARS["claude"])  # Claude Code's 10,000-character cap
+        return ""
+
+    def status(self) -> dict[str, Any]:
+        st = self.app.status()
+        return {
+            "recall_home": str(st.home),
+            "model": st.model,
+            "counts": st.counts,
+            "index": {"generation": st.generation,
+                      "runs": [{"model_id": m, "generation": g, "built_at": t, "chunks": c}
+                               for m, g, t, c in st.runs]},
+            "project": str(self.cwd),
+        }
+
+
+def hook_json(text: str) -> str:
+    """The command hook's line for ``text`` (``recall.selector.hook_line``, stdlib here)."""
+    import json
+
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
+                      ensure_ascii=False)
+
+
