@@ -31,9 +31,6 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     """
     from tqdm import tqdm
 
-    from ..api import project_key
-    from ..indexer import SourceSpec
-
     app = recall_app()
     cwd = Path.cwd()
     salvaged: list = []
@@ -42,20 +39,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         if aside is not None:
             click.echo(f"note: the damaged store was moved to {aside} (delete it once all is well); "
                        f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
-    if dirs:
-        for d in dirs:
-            if not d.exists():
-                raise UserError(f"no such folder: {d}")
-            if not d.is_dir():
-                raise UserError(f"not a folder: {d}")
-        sources = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
-        conversations_of = None
-    else:
-        sources = [s for s in app.default_sources(cwd) if s.root.exists()]
-        missing = [s for s in app.default_sources(cwd) if not s.root.exists()]
-        for s in missing:
-            click.echo(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
-        conversations_of = None if no_conversations else cwd
+    sources = _sources(app, dirs, kind, cwd)
+    conversations_of = None if dirs or no_conversations else cwd
     bar = tqdm(total=None, unit="chunk", disable=quiet or not sys.stderr.isatty(), desc="embedding")
     try:
         stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of,
@@ -73,6 +58,25 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         for problem in app.calibration.problems:
             click.echo(f"warning: {problem}", err=True)
         click.echo(_calibration_line(app.calibration))
+
+
+def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
+    """The folders to index: DIRs as ``kind``, else the project's memory and the rules
+    that exist (a missing one is noted and skipped)."""
+    from ..api import project_key
+    from ..indexer import SourceSpec
+
+    if dirs:
+        for d in dirs:
+            if not d.exists():
+                raise UserError(f"no such folder: {d}")
+            if not d.is_dir():
+                raise UserError(f"not a folder: {d}")
+        return [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
+    for s in app.default_sources(cwd):
+        if not s.root.exists():
+            click.echo(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
+    return [s for s in app.default_sources(cwd) if s.root.exists()]
 
 
 def _calibration_line(cal) -> str:

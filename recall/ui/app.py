@@ -76,56 +76,62 @@ def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:
         return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
 
 
-def build_app(settings: Settings) -> Guard:
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
-    env = templates.env
-    env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, since=views.since, when=views.when,
-                       csrf=csrf_value(settings.token), allow_writes=settings.allow_writes)
+class Pages:
+    """The page handlers of one launch: its settings (token, cwd, reports, write access) and
+    its templates."""
 
-    def page(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, ctx, status_code=status_code)
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.templates = Jinja2Templates(directory=str(HERE / "templates"))
+        env = self.templates.env
+        env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, since=views.since, when=views.when,
+                           csrf=csrf_value(settings.token), allow_writes=settings.allow_writes)
 
-    def csrf_ok(form: Any) -> bool:
-        return hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf_value(settings.token).encode())
+    def page(self, request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
+        return self.templates.TemplateResponse(request, name, ctx, status_code=status_code)
 
-    def notes_page(request: Request) -> Response:
+    def csrf_ok(self, form: Any) -> bool:
+        return hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf_value(self.settings.token).encode())
+
+    def notes_page(self, request: Request) -> Response:
         p = request.query_params
-        with recall_app(settings) as app:
+        with recall_app(self.settings) as app:
             data = views.notes(app, p.get("kind", ""), p.get("q", ""), p.get("project", ""))
-            return page(request, "notes.html", nav="notes", **data)
+            return self.page(request, "notes.html", nav="notes", **data)
 
-    def note_page(request: Request) -> Response:
-        with recall_app(settings) as app:
+    def note_page(self, request: Request) -> Response:
+        with recall_app(self.settings) as app:
             data = views.note_page(app, int(request.path_params["pk"]))
             if data is None:
-                return page(request, "missing.html", 404, nav="notes", what="no such note (re-indexed since?)")
-            return page(request, "note.html", nav="notes", **data)
+                return self.page(request, "missing.html", 404, nav="notes", what="no such note (re-indexed since?)")
+            return self.page(request, "note.html", nav="notes", **data)
 
-    async def try_page(request: Request) -> Response:
+    async def try_page(self, request: Request) -> Response:
         if request.method == "GET":
-            return page(request, "try.html", nav="try", message="", result=None, cwd=settings.cwd)
+            return self.page(request, "try.html", nav="try", message="", result=None, cwd=self.settings.cwd)
         form = await request.form()
-        if not csrf_ok(form):
-            return page(request, "missing.html", 403, nav="try", what="this form is from another launch: reload")
+        if not self.csrf_ok(form):
+            return self.page(request, "missing.html", 403, nav="try", what="this form is from another launch: reload")
         message = str(form.get("message", ""))[:MAX_MESSAGE_CHARS]
         from starlette.concurrency import run_in_threadpool
 
-        reply = await run_in_threadpool(ask_daemon, message, settings.cwd)
-        return page(request, "try.html", nav="try", message=message, result=explain_view(reply), cwd=settings.cwd)
+        reply = await run_in_threadpool(ask_daemon, message, self.settings.cwd)
+        return self.page(request, "try.html", nav="try", message=message, result=explain_view(reply),
+                         cwd=self.settings.cwd)
 
-    def injections_page(request: Request) -> Response:
-        with recall_app(settings) as app:
+    def injections_page(self, request: Request) -> Response:
+        with recall_app(self.settings) as app:
             log = views.read_injection_log(app)
             opened = views.read_reads_log(app)
             names = {r.note_id: (r.pk, r.name) for r in app.store.notes()}
-            return page(request, "injections.html", nav="injections", log=log, opened=opened,
+            return self.page(request, "injections.html", nav="injections", log=log, opened=opened,
                         tracker=views.reads_log_exists(app), names=names,
                         timeline=log.injections[: views.TIMELINE_SHOWN], days=Markup(svg.per_day(log.per_day)),
                         log_path=app.home / "logs" / "daemon.log")
 
-    def quality_page(request: Request) -> Response:
-        with recall_app(settings) as app:
-            report = views.latest_report(app, settings.reports)
+    def quality_page(self, request: Request) -> Response:
+        with recall_app(self.settings) as app:
+            report = views.latest_report(app, self.settings.reports)
             from ..config import user_config_path
             from ..embedders import model_id_of
 
@@ -136,48 +142,53 @@ def build_app(settings: Settings) -> Guard:
             if report and isinstance(report["results"].get("curve"), dict):
                 c = report["results"]["curve"]
                 curve = Markup(svg.tradeoff(c, getattr(t, c.get("param", "gap_floor"), None)))
-            return page(request, "quality.html", nav="quality", report=report, curve=curve, thresholds=t,
+            return self.page(request, "quality.html", nav="quality", report=report, curve=curve, thresholds=t,
                         origin=views.origin_words(t.origins.get("gap_floor", "")),
                         user_config=user_config_path(),
-                        provenance=provenance, model_id=model_id, roots=views.report_roots(app, settings.reports))
+                        provenance=provenance, model_id=model_id, roots=views.report_roots(app, self.settings.reports))
 
-    def report_html(request: Request) -> Response:
+    def report_html(self, request: Request) -> Response:
         """The latest report's own HTML, as the harness wrote it, sandboxed (no script)."""
-        with recall_app(settings) as app:
-            report = views.latest_report(app, settings.reports)
+        with recall_app(self.settings) as app:
+            report = views.latest_report(app, self.settings.reports)
         if report is None or not report["html"].is_file():
-            return page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
+            return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
         return HTMLResponse(report["html"].read_text(encoding="utf-8"),
                             headers={"content-security-policy": REPORT_CSP})
 
-    def status_page(request: Request) -> Response:
-        with recall_app(settings) as app:
-            return page(request, "status.html", nav="status", s=views.status(app), job=reindex_state(settings))
+    def status_page(self, request: Request) -> Response:
+        with recall_app(self.settings) as app:
+            return self.page(request, "status.html", nav="status", s=views.status(app),
+                             job=reindex_state(self.settings))
 
-    async def reindex(request: Request) -> Response:
+    async def reindex(self, request: Request) -> Response:
         form = await request.form()
-        if not settings.allow_writes:
-            return page(request, "missing.html", 403, nav="status",
+        if not self.settings.allow_writes:
+            return self.page(request, "missing.html", 403, nav="status",
                         what="this page was started read-only; `recall ui --allow-writes` allows re-indexing")
-        if not csrf_ok(form):
-            return page(request, "missing.html", 403, nav="status", what="this form is from another launch: reload")
-        if settings.reindex is None or settings.reindex.poll() is not None:
-            settings.reindex = subprocess.Popen(
+        if not self.csrf_ok(form):
+            return self.page(request, "missing.html", 403, nav="status",
+                             what="this form is from another launch: reload")
+        if self.settings.reindex is None or self.settings.reindex.poll() is not None:
+            self.settings.reindex = subprocess.Popen(
                 [sys.executable, "-P", "-m", "recall.ui.reindex"], stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
-            settings.reindex_started = time.time()
+            self.settings.reindex_started = time.time()
         return RedirectResponse("/status", status_code=303)
 
+
+def build_app(settings: Settings) -> Guard:
+    pages = Pages(settings)
     routes = [
         Route("/", lambda request: RedirectResponse("/notes", status_code=303)),
-        Route("/notes", notes_page),
-        Route("/notes/{pk:int}", note_page),
-        Route("/try", try_page, methods=["GET", "POST"]),
-        Route("/injections", injections_page),
-        Route("/quality", quality_page),
-        Route("/quality/report", report_html),
-        Route("/status", status_page),
-        Route("/reindex", reindex, methods=["POST"]),
+        Route("/notes", pages.notes_page),
+        Route("/notes/{pk:int}", pages.note_page),
+        Route("/try", pages.try_page, methods=["GET", "POST"]),
+        Route("/injections", pages.injections_page),
+        Route("/quality", pages.quality_page),
+        Route("/quality/report", pages.report_html),
+        Route("/status", pages.status_page),
+        Route("/reindex", pages.reindex, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     return Guard(Starlette(routes=routes), settings.token, settings.port)
