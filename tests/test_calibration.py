@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_NOTES, env_with, write_note
 
+from helpers.env import env_with
+from helpers.notes import write_note
+from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
 from recall.calibration import FILE, Features, choose
 from recall.indexer import SourceSpec

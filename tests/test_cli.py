@@ -6,8 +6,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import RULES_120, env_with
 
+from helpers.env import env_with
+from helpers.paths import RULES_120
 from recall.cli import main
 
 

@@ -7,10 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import env_with, write_note
-from test_masking import build_corpus
-from test_transcripts import Transcript, conversation
-
+from helpers.corpora import Transcript, build_corpus, conversation
+from helpers.env import env_with
+from helpers.notes import write_note
 from recall.paths import encode_project_path, projects_dir
 
 
@@ -114,7 +113,7 @@ def _prompt_sessions(folder: Path) -> None:
 
 
 def _bytes_with(home: Path, needle: str) -> list[str]:
-    from leaks import find_leaks
+    from helpers.leaks import find_leaks
 
     return [f for _, f in find_leaks(home, [needle])]
 

@@ -2,7 +2,7 @@
 
 Every test has its own RECALL_HOME (conftest) and the hash embedder, with thresholds
 in the test's config.toml that separate a matching question from chit-chat.
-Helpers shared with test_hook.py and test_install.py are in daemon_helpers.py; the
+Helpers shared with test_hook.py and test_install.py are in helpers/daemon.py; the
 ``daemons`` and ``indexed`` fixtures in conftest.py.
 """
 
@@ -18,8 +18,8 @@ import time
 
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_NOTES, write_note
-from daemon_helpers import (
+
+from helpers.daemon import (
     CHITCHAT,
     MATCHING,
     index_dirs,
@@ -29,7 +29,8 @@ from daemon_helpers import (
     wait_for,
     write_config,
 )
-
+from helpers.notes import write_note
+from helpers.paths import SAMPLE_NOTES
 from recall import client
 from recall.daemon import check_peer, peer_uid
 

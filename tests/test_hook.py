@@ -14,18 +14,10 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_NOTES, env_with
-from daemon_helpers import (
-    CHITCHAT,
-    MATCHING,
-    PY,
-    Daemons,
-    daemon_pids,
-    plant_stale_daemon_files,
-    wait_for,
-    write_config,
-)
 
+from helpers.daemon import CHITCHAT, MATCHING, Daemons, daemon_pids, plant_stale_daemon_files, wait_for, write_config
+from helpers.env import env_with
+from helpers.paths import PY, SAMPLE_NOTES
 from recall import client, hook
 
 HOOK_FILE = Path(hook.__file__).resolve()

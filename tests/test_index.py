@@ -8,8 +8,9 @@ import stat
 import sys
 
 import pytest
-from conftest import SAMPLE_NOTES, write_note
 
+from helpers.notes import write_note
+from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
@@ -189,7 +190,7 @@ def _secret_note(folder, rng):
 def test_no_secret_reaches_any_file_under_recall_home(recall_home, tmp_path):
     import random
 
-    from leaks import find_leaks
+    from helpers.leaks import find_leaks
 
     secrets = _secret_note(tmp_path / "notes", random.Random(16))
     app = app_for(recall_home)
@@ -259,7 +260,7 @@ def test_orphan_vectors_left_by_an_older_recall_are_pruned_at_the_next_index(rec
 def _cli(*args, timeout=120):
     import subprocess
 
-    from conftest import env_with
+    from helpers.env import env_with
 
     return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
                           env=env_with(RECALL_MODEL="hash"), timeout=timeout)
@@ -364,8 +365,8 @@ def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, s
     import random
     import subprocess
 
-    from conftest import env_with
-    from leaks import find_leaks
+    from helpers.env import env_with
+    from helpers.leaks import find_leaks
 
     secrets = _secret_note(sample_notes, random.Random(61))
     env = env_with()
@@ -396,8 +397,7 @@ def test_text_masked_by_older_rules_is_masked_again_and_scrubbed_at_the_next_ind
     """What an older recall left: a note's secret stored unmasked (its rules did not know
     it), in the store, two generations of index files and free pages. One `recall index`
     later no byte under RECALL_HOME holds it."""
-    from leaks import find_leaks
-
+    from helpers.leaks import find_leaks
     from recall.vector_index import build_index
 
     secret = "Zq8vN2mKx7LpR4tW9yBc"

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import env_with
-from daemon_helpers import write_config
 
+from helpers.daemon import write_config
+from helpers.env import env_with
 from recall import client
 from recall.cli_daemon import install as install_cmd
 from recall.cli_daemon import uninstall as uninstall_cmd

@@ -107,7 +107,7 @@ def test_learned_kind_without_a_table_is_a_one_line_error(tmp_path, recall_home)
     import subprocess
     import sys
 
-    from conftest import env_with
+    from helpers.env import env_with
 
     cfg = tmp_path / "c.toml"
     cfg.write_text('[selector]\nkind = "learned"\n')

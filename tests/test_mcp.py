@@ -8,8 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import ROOT, write_note
 
+from helpers.notes import write_note
+from helpers.paths import ROOT
 from recall.api import Recall, project_key
 from recall.config import load_config
 from recall.embedders import get_embedder

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from agent_helpers import CLAUDE_EVENT, mcp_calls, substitute
-from conftest import ROOT, SAMPLE_NOTES
-from daemon_helpers import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
 
+from helpers.agents import CLAUDE_EVENT, mcp_calls, substitute
+from helpers.daemon import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
+from helpers.paths import ROOT, SAMPLE_NOTES
 from recall import client
 from recall.paths import memory_dir
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import write_note
 
+from helpers.notes import write_note
 from recall.backends import LocalIndex, NoteRecord, SourceRef, prepare_note, push_notes
 from recall.embedders import get_embedder
 from recall.notes import read_folder

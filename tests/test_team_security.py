@@ -20,7 +20,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import env_with, write_note
+
+from helpers.env import env_with
+from helpers.notes import write_note
 
 pytestmark = pytest.mark.pg
 

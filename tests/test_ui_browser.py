@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ui_helpers import UiServer, index_sample, write_report
 
+from helpers.ui import UiServer, index_sample, write_report
 from recall.selector import HEADER
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

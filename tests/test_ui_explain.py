@@ -3,8 +3,7 @@ same decision as ``query``, with everything behind it, and nothing logged."""
 
 from __future__ import annotations
 
-from daemon_helpers import CHITCHAT, MATCHING
-
+from helpers.daemon import CHITCHAT, MATCHING
 from recall import client
 from recall.daemon import log_path
 from recall.selector import line_bytes

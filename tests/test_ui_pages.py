@@ -9,11 +9,11 @@ import socket
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_note
-from daemon_helpers import index_dirs, write_config
 from starlette.testclient import TestClient
-from ui_helpers import write_report
 
+from helpers.daemon import index_dirs, write_config
+from helpers.notes import write_note
+from helpers.ui import write_report
 from recall import client
 from recall.cli import main
 from recall.ui.app import Settings, build_app

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from ui_helpers import UiServer, index_sample, write_report
 
+from helpers.ui import UiServer, index_sample, write_report
 from recall.ui.security import csrf_value
 
 NOTE = "Feature flags via Unleash"
