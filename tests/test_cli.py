@@ -1,21 +1,17 @@
-"""The `recall` command line, run as a user runs it (a subprocess)."""
+"""The `recall` command line, run in-process through click's CliRunner (helpers.cli.run_cli)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
 
-from helpers.env import env_with
+from helpers.cli import run_cli
 from helpers.paths import RULES_120
 from recall.cli import main
 
 
 def recall(*args, model="hash", check=True):
-    env = env_with(RECALL_MODEL=model) if model else env_with()
-    proc = subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=600)
+    proc = run_cli(*args, env={"RECALL_MODEL": model} if model else None)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -97,8 +93,7 @@ def test_index_without_dirs_uses_project_memory_folder(tmp_path):
     mem.mkdir(parents=True)
     (mem / "MEMORY.md").write_text("- [x](x.md)\n")
     (mem / "x.md").write_text("---\nname: X\ndescription: about x\ntype: user\n---\nbody\n")
-    proc = subprocess.run([sys.executable, "-m", "recall.cli", "index", "-q"], cwd=project,
-                          capture_output=True, text=True, env=env_with(RECALL_MODEL="hash"), timeout=120)
+    proc = run_cli("index", "-q", cwd=project, env={"RECALL_MODEL": "hash"})
     assert proc.returncode == 0, proc.stderr
     assert "added 1," in proc.stdout
 

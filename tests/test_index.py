@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from helpers.cli import run_cli, run_cli_process
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
@@ -258,12 +259,7 @@ def test_orphan_vectors_left_by_an_older_recall_are_pruned_at_the_next_index(rec
 # --- issue 16: damaged files get one line and a repair that works (8); modes fixed at start (9) ---------
 
 def _cli(*args, timeout=120):
-    import subprocess
-
-    from helpers.env import env_with
-
-    return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                          env=env_with(RECALL_MODEL="hash"), timeout=timeout)
+    return run_cli(*args, env={"RECALL_MODEL": "hash"})
 
 
 def _one_line_error(proc, *words):
@@ -351,7 +347,7 @@ def test_modes_opened_up_before_start_are_closed_again(recall_home, sample_notes
         os.chmod(root, 0o777)
         for f in files:
             os.chmod(os.path.join(root, f), 0o666)
-    assert _cli("status").returncode == 0
+    assert run_cli_process("status", env={"RECALL_MODEL": "hash"}).returncode == 0  # once per process start
     for root, dirs, files in os.walk(recall_home):
         assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
         for f in files:
@@ -363,7 +359,6 @@ def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, s
     """The new paths once on the real default model: secrets masked in every file, vectors
     pruned after an edit, a damaged generation repaired by --rebuild."""
     import random
-    import subprocess
 
     from helpers.env import env_with
     from helpers.leaks import find_leaks
@@ -373,8 +368,7 @@ def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, s
     env.pop("RECALL_MODEL", None)
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                              env=env, timeout=600)
+        return run_cli(*args, env=env)
 
     assert cli("index", "-q", str(sample_notes)).returncode == 0
     note = sample_notes / "feature-flags-unleash.md"

@@ -28,9 +28,21 @@ def run_cli(*args: str | Path, cwd: Path | str | None = None, input: str | None 
     with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
         result = runner.invoke(main, argv, input=input, prog_name="recall")
     stderr = result.stderr
-    if result.exc_info is not None and not isinstance(result.exception, SystemExit):
+    if result.exc_info is not None and not isinstance(result.exc_info[1], SystemExit):
         stderr += "".join(traceback.format_exception(*result.exc_info))
     proc = subprocess.CompletedProcess(["recall", *argv], result.exit_code, result.stdout, stderr)
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
+
+
+def run_cli_process(*args: str | Path, cwd: Path | str | None = None, input: str | None = None,
+                    env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``recall`` as a real process, for what only a process start shows (work done once per
+    process, such as closing up the modes of RECALL_HOME). ``env`` is added to this
+    process's environment."""
+    import os
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "recall.cli", *map(str, args)], cwd=cwd, input=input,
+                          capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=timeout)
