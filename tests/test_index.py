@@ -339,6 +339,7 @@ def test_a_broken_config_file_is_one_line_everywhere(recall_home):
         _one_line_error(_cli(*args, timeout=60), "config.toml is not valid TOML", "line 1")
 
 
+@pytest.mark.process
 def test_modes_opened_up_before_start_are_closed_again(recall_home, sample_notes):
     if sys.platform == "win32":
         pytest.skip("POSIX permissions")

@@ -83,6 +83,7 @@ def payload(result) -> dict:
     return data
 
 
+@pytest.mark.process
 def test_stdio_session(indexed, tmp_path):
     errlog = tmp_path / "server-stderr.log"
     try:
@@ -166,6 +167,7 @@ class RawSession:
         self.proc.wait(timeout=10)
 
 
+@pytest.mark.process
 def test_parse_errors_get_a_json_rpc_error_and_lone_surrogates_an_answer(indexed):
     s = RawSession(server_params(indexed))
     try:

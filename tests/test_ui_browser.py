@@ -18,8 +18,9 @@ from recall.selector import HEADER
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
-                                reason="needs Debian's chromium and chromium-driver (apt-get install)")
+pytestmark = [pytest.mark.browser, pytest.mark.process,
+              pytest.mark.skipif(not (CHROMIUM and DRIVER),
+                                 reason="needs Debian's chromium and chromium-driver (apt-get install)")]
 NOTE = "Feature flags via Unleash"
 MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
 WIDTH = 1280
