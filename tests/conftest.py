@@ -52,9 +52,25 @@ def daemons(recall_home, hash_model, tmp_path):
     d.kill_all()
 
 
+@pytest.fixture(scope="session")
+def indexed_template(tmp_path_factory) -> Path:
+    """A RECALL_HOME with the sample indexed by the hash model, built once per session (per
+    xdist worker); ``indexed`` gives each test its own copy. Nothing in it names its folder,
+    so a copy works as if it had been indexed where it lies."""
+    home = tmp_path_factory.mktemp("indexed-template") / "recall-home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RECALL_HOME", str(home))
+        mp.setenv("RECALL_MODEL", "hash")
+        mp.delenv("RECALL_CONFIG", raising=False)
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        write_config(home)
+        index_dirs(SAMPLE_NOTES)
+    return home
+
+
 @pytest.fixture
-def indexed(recall_home, hash_model):
-    """The sample notes indexed with the hash model, and thresholds that fit it."""
-    write_config(recall_home)
-    index_dirs(SAMPLE_NOTES)
+def indexed(recall_home, hash_model, indexed_template):
+    """The sample notes indexed with the hash model, and thresholds that fit it (a copy of
+    ``indexed_template``: the same files an index in this home would write)."""
+    shutil.copytree(indexed_template, recall_home, dirs_exist_ok=True)
     return recall_home
