@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from recall.api import Recall
-from recall.chunking import ChunkConfig
+from recall.config import packaged_settings
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec, note_chunks
 from recall.notes import read_folder
@@ -47,7 +47,7 @@ def pct(values: list[float], q: float) -> float:
 def throughput(model: str, repeats: int) -> dict:
     embedder = get_embedder(model)
     notes, _ = read_folder(SAMPLE)
-    cfg = ChunkConfig()
+    cfg = packaged_settings().chunking
     texts = [t for n in notes for t, _ in note_chunks(n, cfg)]
     embedder.embed_passages(texts[:4])  # warm-up: first call pays one-off costs
     raw, full = [], []
@@ -90,7 +90,7 @@ def reindex_one(model: str, n_notes: int, repeats: int) -> dict:
         pairs = {h: t for n in notes for t, h in note_chunks(n, app.config.chunking)}
         vecs = np.random.default_rng(7).standard_normal((len(pairs), embedder.dimension)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        app.store.put_vectors(embedder.model_id, list(pairs), vecs)
+        app.indexer().store.put_vectors(list(pairs), vecs)  # through the store contract
         first = app.index([SourceSpec("dir", folder)])
         assert first.chunks_embedded == 0, "pre-seeded vectors were not used"
         for r in range(repeats):

@@ -1,7 +1,7 @@
 """`python -m bench.bench_store`: search latency of the local store (FAISS exact and
-FAISS HNSW) against PostgreSQL + pgvector (HNSW), through each backend's real search
-(``LocalIndex.search`` / ``PgIndex.search``: 200 nearest chunks, best chunk per note,
-top 10 notes), at 10,000 and 100,000 chunks.
+FAISS HNSW) against PostgreSQL + pgvector (HNSW), through each store's real search (the
+store contract ``recall.stores``: ``LocalStore.search`` / ``PgIndex.search``: 200 nearest
+chunks, best chunk per note, top 10 notes), at 10,000 and 100,000 chunks.
 
 Data: seeded random unit vectors (dim 384, the e5-small size), 4 chunks per note,
 inserted directly into each store (nothing is embedded). Queries: 200 stored vectors
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from recall.api import DB_NAME
-from recall.backends import LocalIndex
+from recall.local_store import LocalStore
 from recall.search import Scope
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +63,7 @@ def make_data(n: int, dim: int, queries: int, seed: int) -> tuple[np.ndarray, np
 
 def load_sqlite(home: Path, x: np.ndarray) -> None:
     """Sources, notes, chunks and vectors straight into the store, one transaction."""
-    lx = LocalIndex(home, MODEL_ID)
+    lx = LocalStore.open(home / DB_NAME, MODEL_ID)
     store = lx.store
     n_notes = len(x) // CHUNKS_PER_NOTE
     with store.transaction():
@@ -81,11 +81,11 @@ def load_sqlite(home: Path, x: np.ndarray) -> None:
     store.close()
 
 
-def local_index(home: Path, approximate: bool, n: int) -> tuple[LocalIndex, float]:
-    idx = LocalIndex(home, MODEL_ID, approximate_from=0 if approximate else n + 1)
-    idx._dirty = True  # rows were written behind its back: build the FAISS generation now
+def local_index(home: Path, approximate: bool, n: int) -> tuple[LocalStore, float]:
+    """The local store as ``recall index`` leaves it: the rows loaded, then its one rebuild."""
+    idx = LocalStore.open(home / DB_NAME, MODEL_ID, approximate_from=0 if approximate else n + 1)
     t0 = time.perf_counter()
-    idx.flush()
+    idx.rebuild()
     return idx, time.perf_counter() - t0
 
 

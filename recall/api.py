@@ -1,7 +1,7 @@
 """The operations the CLI, the daemon and the evaluation harness share.
 
-``Recall`` ties a config, a store, an embedder and a searcher together; every file it
-touches lives under one ``RECALL_HOME``.
+``Recall`` ties the settings (``recall.settings.Settings``, as ``Recall.config``), a store,
+an embedder and a searcher together; every file it touches lives under one ``RECALL_HOME``.
 """
 
 from __future__ import annotations
@@ -14,16 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Config, load_config
+from .config import apply_calibration_file, load_config
 from .embedders import Embedder, get_embedder
 from .masking import RULES_VERSION
 from .paths import encode_project_path, ensure_private_dir, make_tree_private, memory_dir, project_root, recall_home
 from .search import Scope, Searcher
-from .selector import Decision, Hit, Settings, decide
+from .selector import Decision, Hit, decide
+from .settings import Rule, Settings
 from .store import Store
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
-    from .indexer import SourceSpec, SyncStats
+    from .indexer import Indexer, SourceSpec, SyncStats
 
 DB_NAME = "recall.db"
 
@@ -33,7 +34,7 @@ class QueryResult:
     hits: list[Hit]
     decision: Decision
     timings: dict[str, float]
-    settings: Settings
+    rule: Rule  # the thresholds and [selector] settings the decision applied
 
 
 def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
@@ -70,7 +71,7 @@ def default_scope(cwd: Path | str) -> Scope:
 
 
 class Recall:
-    def __init__(self, home: Path | None = None, config: Config | None = None,
+    def __init__(self, home: Path | None = None, config: Settings | None = None,
                  embedder: Embedder | None = None) -> None:
         self.home = ensure_private_dir(home or recall_home())
         make_tree_private(self.home)  # 0700/0600 whatever someone did to them since
@@ -78,6 +79,7 @@ class Recall:
         self._embedder = embedder
         self._store: Store | None = None
         self._searcher: Searcher | None = None
+        self._rule: Rule | None = None
         self.calibration = None  # the last recall.calibration.Calibration this object ran
         self._calibration_stamp: tuple | None = None
 
@@ -97,21 +99,41 @@ class Recall:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            self._searcher = Searcher(self.embedder, self.home,
-                                      lexical_weight=float(self.config.get("search.lexical_weight", 0.0)),
-                                      fusion_depth=int(self.config.get("search.fusion_depth", 50)))
+            self._searcher = Searcher(self.embedder, self.config.search, self.home)
         return self._searcher
 
-    def settings(self) -> Settings:
-        return Settings.from_config(self.config, self.embedder.model_id)
+    def rule(self) -> Rule:
+        """The selector's input for this model (thresholds + ``[selector]``), built once per
+        settings: again only after a new calibration."""
+        if self._rule is None:
+            self._rule = self.config.rule(self.embedder.model_id)
+        return self._rule
+
+    def replace_settings(self, config: Settings) -> None:
+        """Use other settings from now on (the same store and model): e.g. eval's dense-only
+        run, ``dataclasses.replace(app.config, search=replace(app.config.search, lexical_weight=0))``."""
+        self.config = config
+        self._rule = None
+        if self._searcher is not None:
+            self._searcher.settings = config.search
 
     # --- indexing ------------------------------------------------------------
     def default_sources(self, cwd: Path | str) -> list[SourceSpec]:
         from .indexer import SourceSpec
 
         specs = [SourceSpec("memory", memory_dir(cwd), project_key(cwd))]
-        specs += [SourceSpec("rule", d) for d in self.config.rule_dirs()]
+        specs += [SourceSpec("rule", Path(d).expanduser()) for d in self.config.sources.rules]
         return specs
+
+    def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None) -> Indexer:
+        """The one write path into the local store (``recall.indexer``); ``store``: another
+        connection to it (SQLite connections belong to the thread that opened them)."""
+        from .indexer import Indexer
+        from .local_store import LocalStore
+
+        local = LocalStore(store or self.store, self.embedder.model_id, home=self.home,
+                           approximate_from=self.config.index.approximate_from_chunks)
+        return Indexer(local, self.embedder, self.config.chunking, progress)
 
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
         """For ``recall index --rebuild``: when the store file is damaged, move it (and its
@@ -138,13 +160,12 @@ class Recall:
         ``rebuild``: also re-sync every source the store knows (and ``salvaged`` ones, read
         from a store set aside), and write a fresh generation that replaces all others, even
         when the current one is damaged."""
-        from .indexer import Indexer, SourceSpec, SyncStats
+        from .indexer import SourceSpec, SyncStats
 
         t0 = time.perf_counter()
-        indexer = Indexer(self.store, self.embedder, self.config.chunking, progress)
+        indexer = self.indexer(progress=progress)
         total = SyncStats()
-        keep_gone = bool(self.config.get("sources.keep_gone_titles", True))
-        prompts = bool(self.config.get("sources.prompt_titles", False))
+        keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
         conv_folders: dict[str, str | None] = {}
         if rebuild:
             given = {(s.kind, str(s.root.resolve())) for s in sources}
@@ -163,14 +184,14 @@ class Recall:
         total.purged += purge_prompt_titles(self.store, prompts)  # every project's, at every index
         for spec in sources:
             total.merge(indexer.sync_source(spec))
-        if self.config.get("sources.conversations", True):
+        if self.config.sources.conversations:
             if conversations_of is not None:
                 conv_folders.pop(str(conversations_dir(conversations_of)), None)
                 total.merge(sync_conversations(indexer, conversations_of, keep_gone=keep_gone, prompts=prompts))
             for folder, project in conv_folders.items():
                 total.merge(sync_conversation_folder(indexer, Path(folder), project, keep_gone, prompts))
         self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
-        indexer.embed_missing_for_store(total)
+        indexer.embed_missing(self.store.chunk_texts_by_hash(), total)  # vectors new to this model
         # Text that must not be kept was removed (a past prompt), or the store holds text
         # masked by older rules: rewrite the SQLite file and keep no older generation.
         scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
@@ -180,11 +201,10 @@ class Recall:
             from .vector_index import remove_damaged
 
             remove_damaged(self.embedder.model_id, self.home)
-        indexer.rebuild(int(self.config.get("index.approximate_from_chunks", 100_000)),
-                        keep_previous=not (scrub or rebuild))
+        indexer.rebuild(keep_previous=not (scrub or rebuild))
         if scrub and not self.store.notes_masked_before(RULES_VERSION):
             self.store.set_setting("mask_rules", str(RULES_VERSION))  # every note re-read since
-        if self.config.get("selector.calibrate"):
+        if self.config.selector.calibrate:
             self.calibration = self.calibrate(sources)
         if self._searcher is not None:
             self._searcher.refresh()
@@ -202,11 +222,11 @@ class Recall:
         named = {spec.root.resolve() for spec in sources}
         negatives_files += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
                      if kind != "conversation" and Path(root) not in named]
-        target = float(self.config.get("selector.target_silence") if target is None else target)
+        target = self.config.selector.target_silence if target is None else target
         cal = calibrate(self, negatives_files, target)
         if cal is not None:
             path = write(self.home, cal)
-            self.config.apply_calibration(cal.model_id, cal.thresholds(), str(path))
+            self.replace_settings(self.config.with_calibration(cal.model_id, cal.thresholds(), str(path)))
             self._calibration_stamp = None
         return cal
 
@@ -225,16 +245,20 @@ class Recall:
         if stamp == self._calibration_stamp:
             return False
         self._calibration_stamp = stamp
-        return stamp is not None and self.config.apply_calibration_file(path)
+        applied = apply_calibration_file(self.config, path) if stamp is not None else None
+        if applied is None:
+            return False
+        self.replace_settings(applied)
+        return True
 
     def query(self, text: str, scope: Scope | None = None, project: str | None = None) -> QueryResult:
         self.refresh_calibration()
-        settings = self.settings()
-        if len(text.strip()) < settings.min_prompt_chars:
-            return QueryResult([], decide(text, [], settings), {}, settings)
+        rule = self.rule()
+        if len(text.strip()) < rule.selector.min_prompt_chars:
+            return QueryResult([], decide(text, [], rule), {}, rule)
         self.searcher.refresh()
         t0 = time.perf_counter()
         hits, timings = self.searcher.search(text, scope)
-        decision = decide(text, hits, settings, project=project if project else (scope.project if scope else None))
+        decision = decide(text, hits, rule, project=project if project else (scope.project if scope else None))
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
-        return QueryResult(hits, decision, timings, settings)
+        return QueryResult(hits, decision, timings, rule)

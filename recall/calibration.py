@@ -215,12 +215,9 @@ def choose(pos: Features | None, neg: Features, target: float, weights: Sequence
 
 def packaged_top_floor(model_id: str) -> float:
     """The packaged top_floor for ``model_id`` (its own table, else the default one)."""
-    import tomllib
+    from .config import packaged_settings
 
-    from .config import packaged_config_text
-
-    tables = tomllib.loads(packaged_config_text())["thresholds"]
-    return float(tables.get(model_id, tables["default"])["top_floor"])
+    return packaged_settings().thresholds_for(model_id).top_floor
 
 
 def calibrate(app: Recall, questions_files: Sequence[Path], target: float, seed: int = 0) -> Calibration | None:

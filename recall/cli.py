@@ -211,7 +211,7 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
     if as_json:
         click.echo(json.dumps({
             "model": app.embedder.model_id,
-            "thresholds": {**res.settings.__dict__},
+            "thresholds": res.rule.as_dict(),
             **d.as_dict(),
             "text": d.text,
             "ranked": [{"id": h.note["id"], "name": h.note["name"], "kind": h.note["kind"],
@@ -220,10 +220,10 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
         }, ensure_ascii=False, indent=2))
         return
     if explain:
-        s = res.settings
-        click.echo(f"model {app.embedder.model_id}; thresholds from [{s.thresholds_source}] in "
-                   f"{s.thresholds_origin}: top_floor {s.top_floor:.4f}, neg_weight {s.neg_weight:g}, "
-                   f"gap_floor {s.gap_floor}, full_gap {s.full_gap}, full_margin {s.full_margin}")
+        t = res.rule.thresholds
+        click.echo(f"model {app.embedder.model_id}; thresholds from [{t.source}] in "
+                   f"{t.origin}: top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}, "
+                   f"gap_floor {t.gap_floor}, full_gap {t.full_gap}, full_margin {t.full_margin}")
         if d.negative is not None:
             click.echo(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
                        "evidence = top + neg_weight x (top - nearest unrelated)")
@@ -290,8 +290,8 @@ def _thresholds_in_force(app) -> dict:
     from .embedders import model_id_of
 
     model_id = model_id_of(app.config.model)
-    t = app.config.thresholds(model_id)
-    prov = app.config.get(f"thresholds.{t.source}.provenance") or {}
+    t = app.config.thresholds_for(model_id)
+    prov = t.provenance or {}
     if t.origin.endswith("calibration.toml") and prov.get("calibrated"):
         how = (f"self-calibrated {prov['calibrated']} on {prov.get('positives', 0)} held-out note questions and "
                f"{prov.get('negatives', 0)} known unrelated messages ({prov.get('mode')}; target silence "
@@ -312,9 +312,8 @@ def config_cmd(show_path: bool) -> None:
     if show_path:
         click.echo(user_config_path())
         return
-    cfg = load_config()
-    for key in sorted(cfg.origins):
-        click.echo(f"{key} = {json.dumps(cfg.get(key), ensure_ascii=False)}    # {cfg.origins[key]}")
+    for key, value, origin in load_config().entries():
+        click.echo(f"{key} = {json.dumps(value, ensure_ascii=False)}    # {origin}")
 
 
 @main.command()

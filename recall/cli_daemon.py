@@ -164,7 +164,7 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
         click.echo("note: the entry holds this machine's Python path; teammates run `recall install` too")
     if skip_check:
         return
-    budget = float(load_config().get("daemon.hook_budget_ms", 300))
+    budget = load_config().daemon.hook_budget_ms
     try:
         report = latency_check(budget, Path.cwd(), say=click.echo)
     except (InstallError, OSError, RuntimeError) as exc:

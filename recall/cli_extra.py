@@ -43,10 +43,10 @@ def _app():
 @click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
               help="How DIRs are indexed (as in `recall index`).")
-@click.option("--debounce-ms", default=200, show_default=True,
-              help="Quiet time after the last file event before re-indexing.")
+@click.option("--debounce-ms", type=int, default=None,
+              help="Quiet time after the last file event before re-indexing (default: [watch] debounce_ms).")
 @_clean_errors
-def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int) -> None:
+def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> None:
     """Re-index notes as they are saved, until Ctrl-C.
 
     Watches DIRs, or every folder already indexed under RECALL_HOME. A saved note is
@@ -60,7 +60,9 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int) -> None:
     if dirs:
         project = project_key(Path.cwd()) if kind == "memory" else None
         sources = [SourceSpec(kind, d, project) for d in dirs]
-    run_watch(_app(), sources, debounce=debounce_ms / 1000, echo=lambda line: click.echo(line, err=True))
+    app = _app()
+    debounce = (app.config.watch.debounce_ms if debounce_ms is None else debounce_ms) / 1000
+    run_watch(app, sources, debounce=debounce, echo=lambda line: click.echo(line, err=True))
 
 
 # --- mcp --------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def _app():
 
 
 def _url(app, url: str | None) -> str:
-    from .pgstore import URL_ENV, PgStoreError, team_url, transport_warning
+    from .pgconnect import URL_ENV, PgStoreError, team_url, transport_warning
 
     url = url or team_url(app.config)
     if not url:
@@ -67,7 +67,8 @@ def _url(app, url: str | None) -> str:
 
 
 def _team_index(app, url: str | None):
-    from .pgstore import PgIndex, legacy_owner_label, team_schema
+    from .pgconnect import legacy_owner_label, team_schema
+    from .pgstore import PgIndex
 
     label = legacy_owner_label(app.config)
     if label:
@@ -105,7 +106,7 @@ def team_init(adopt: tuple[str, ...], url: str | None) -> None:
     recall. Prints what it did. Uses this machine's model (config `model`).
     """
     from .pgadmin import init_store
-    from .pgstore import team_schema
+    from .pgconnect import team_schema
 
     pairs = {}
     for item in adopt:
@@ -135,7 +136,7 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
     hash; NAME keeps it in ~/.pgpass.
     """
     from .pgadmin import add_member
-    from .pgstore import team_schema
+    from .pgconnect import team_schema
 
     if password_file is not None and no_password:
         raise TeamError("--password-file and --no-password exclude each other")
@@ -167,10 +168,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
     from .api import project_key
-    from .backends import SourceRef, push_notes
-    from .indexer import SourceSpec
-    from .notes import read_folder
-    from .questions import read_questions_file, unknown_notes
+    from .indexer import Indexer, SourceSpec
 
     app = _app()
     cwd = Path.cwd()
@@ -182,21 +180,17 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
         raise TeamError("nothing to push: give DIRs, or create this project's memory folder first")
     index = _team_index(app, url)
     try:
+        # The one write path `recall index` takes (recall.indexer), into the team store.
+        indexer = Indexer(index, app.embedder, app.config.chunking)
         for spec in plan:
-            k, root = spec.kind, spec.root.resolve()
-            notes, problems = read_folder(root)
-            questions_path = spec.questions_file()  # the folder's questions, as `recall index` reads them
-            file_questions: dict[str, list[str]] = {}
-            if questions_path is not None:
-                file_questions, bad = read_questions_file(questions_path)
-                problems += bad + unknown_notes(questions_path, file_questions, (n.id for n in notes))
-            for p in problems:
+            visible = shared if shared is not None else spec.kind != "memory"
+            stats = indexer.sync_source(spec, team=visible)
+            indexer.rebuild()  # the server's index is already current: lets go of the vectors held
+            for p in stats.problems:
                 click.echo(f"warning: {p}", err=True)
-            visible = shared if shared is not None else k != "memory"
-            stats = push_notes(index, SourceRef(k, str(root), spec.project, visible), notes, app.embedder,
-                               app.config.chunking, file_questions=file_questions)
-            click.echo(f"{root} ({k}, {'team' if visible else 'private'}): added {stats.added}, "
-                       f"changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}")
+            click.echo(f"{spec.root.resolve()} ({spec.kind}, {'team' if visible else 'private'}): "
+                       f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
+                       f"unchanged {stats.unchanged}")
     finally:
         index.close()
 

@@ -22,6 +22,7 @@ from .indexer import Indexer, SyncStats
 from .notes import Note, Problem
 from .paths import encode_project_path, project_root, projects_dir
 from .store import Store
+from .stores import SourceRef
 from .transcripts import PROMPT_SOURCES, read_project_titles
 
 
@@ -49,7 +50,6 @@ def sync_conversation_folder(indexer: Indexer, folder: Path, project: str | None
                              prompts: bool = False) -> SyncStats:
     """The titles of one Claude Code project folder of transcripts."""
     stats = SyncStats()
-    store = indexer.store
     if not folder.is_dir():
         return stats
     titles, read = read_project_titles(folder, prompts)
@@ -63,6 +63,6 @@ def sync_conversation_folder(indexer: Indexer, folder: Path, project: str | None
         for t in titles
     ]
     extras = {t.path: {"date": t.date, "source": t.source} for t in titles}
-    source_id = store.source_id("conversation", str(folder), project)
-    indexer.sync_notes(source_id, notes, stats, extra=lambda n: extras[n.path], remove_missing=not keep_gone)
+    indexer.sync_notes(SourceRef("conversation", str(folder), project), notes, stats,
+                       extra=lambda n: extras[n.path], remove_missing=not keep_gone)
     return stats

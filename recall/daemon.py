@@ -205,8 +205,8 @@ def setup_logging(config: Any, foreground: bool) -> None:
     log.propagate = False
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     handler = PrivateRotatingFileHandler(
-        log_path(), maxBytes=int(config.get("log.max_bytes", 1_000_000)),
-        backupCount=int(config.get("log.backups", 3)), encoding="utf-8",
+        log_path(), maxBytes=config.log.max_bytes,
+        backupCount=config.log.backups, encoding="utf-8",
     )
     handler.setFormatter(fmt)
     log.addHandler(handler)
@@ -760,20 +760,17 @@ class Daemon:
             res, project = self._ask(req)
         except _NotNow as exc:
             return {"ok": False, "error": exc.error}
-        d, s = res.decision, res.settings
+        d, s = res.decision, res.rule
         chosen = {(h.note.get("id"), h.note.get("path")) for h in d.chosen}  # render() may copy a hit
-        keys = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
-        config = self.app.config
         return {
             "ok": True, "model": self.model_id, "device": self.device, "project": project,
             "decision": {**d.as_dict(), "text": d.text}, "line": hook_line(d.text) if d.text else "",
             "ranked": [{key: h.note.get(key) for key in ("id", "name", "description", "kind", "path", "project")}
                        | {"score": round(h.score, 4), "chosen": (h.note.get("id"), h.note.get("path")) in chosen}
                        for h in res.hits],
-            "settings": {k: v for k, v in vars(s).items() if k != "learned"}
-                        | {"selector": "learned" if s.learned is not None else "gap"},
-            "origins": {k: config.origins.get(f"thresholds.{s.thresholds_source}.{k}", "") for k in keys},
-            "provenance": config.get(f"thresholds.{s.thresholds_source}.provenance"),
+            "settings": s.as_dict() | {"selector": "learned" if s.learned is not None else "gap"},
+            "origins": dict(s.thresholds.origins),
+            "provenance": s.thresholds.provenance,
             "timings_ms": {k: round(v, 2) for k, v in res.timings.items()},
         }
 
@@ -820,8 +817,8 @@ def load_app(daemon: Daemon, config: Any) -> None:
         from .embedders import get_embedder
 
         embedder = QueryBatcher(
-            get_embedder(config.model), max_batch=int(config.get("daemon.batch_max", 32)),
-            delay_s=float(config.get("daemon.debug_delay_ms", 0)) / 1000,
+            get_embedder(config.model), max_batch=config.daemon.batch_max,
+            delay_s=config.daemon.debug_delay_ms / 1000,
         )
         app = Recall(config=config, embedder=embedder)
         app.searcher  # noqa: B018 - loads the index now, not on the first question
@@ -878,7 +875,7 @@ def run_daemon(foreground: bool = False) -> int:
     try:
         # Whatever is left in run_dir is a dead daemon's: we hold the lock.
         remove_files(client.status_path(), client.socket_path(), client.secret_path())
-        transport = str(config.get("daemon.transport", "unix"))
+        transport = config.daemon.transport
         if sys.platform == "win32" or not hasattr(socket, "AF_UNIX"):
             transport = "tcp"  # no peer credentials on Windows: loopback + secret instead
         from .embedders import model_id_of
@@ -891,11 +888,11 @@ def run_daemon(foreground: bool = False) -> int:
             return 1
         daemon = Daemon(
             model_id, transport=transport, lock_fd=lock_fd,
-            idle_exit_s=float(config.get("daemon.idle_exit_hours", 6)) * 3600,
-            request_timeout_s=float(config.get("daemon.request_timeout_ms", 1000)) / 1000,
-            max_connections=int(config.get("daemon.max_connections", 128)),
-            max_queued=int(config.get("daemon.max_queued", 64)),
-            workers=int(config.get("daemon.batch_max", 32)),
+            idle_exit_s=config.daemon.idle_exit_hours * 3600,
+            request_timeout_s=config.daemon.request_timeout_ms / 1000,
+            max_connections=config.daemon.max_connections,
+            max_queued=config.daemon.max_queued,
+            workers=config.daemon.batch_max,
         )
         # Listening before anything heavy is imported: a question that arrives during the
         # load waits for the model instead of finding no daemon.

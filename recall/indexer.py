@@ -1,20 +1,27 @@
-"""Bring the store up to date with folders of notes, then rebuild the FAISS index.
+"""The one write path: bring a store up to date with folders of notes.
 
-Incremental: a note whose bytes (and chunking settings, and its questions in the
-folder's note_questions questions file) are unchanged is skipped; a changed note is re-chunked,
-and only chunks whose text has no vector yet for this model are embedded. A note's
-questions (recall.questions) are stored as chunks of their own, after its text.
-Removed files are dropped. Each note is replaced in its own transaction, and the
-FAISS index is swapped only at the end, so a crash mid-index leaves the previous index
-live and the store consistent.
+``recall index``, ``recall watch`` and ``recall team push`` all go through ``Indexer``,
+over any store of the contract (``recall.stores.NoteStore``: the local SQLite + FAISS
+store, or the team's PostgreSQL):
+
+  read the folder, its questions file and restatements (``read_source``)
+  -> masked note records and chunks (``prepare_note``)
+  -> embed only the chunk texts the store has no vector for
+  -> ``store.upsert_note``, one transaction per note; vanished notes deleted
+  -> ``store.rebuild()`` once for the batch (a new FAISS generation, locally).
+
+Incremental: a note whose bytes (and chunking settings, its questions and restatements
+in the folder's questions file, and the masking rules) are unchanged is skipped
+(``fingerprint``); a changed note is re-chunked, and only chunks whose text has no vector
+yet for this model are embedded. A crash mid-index leaves the previous FAISS index live
+and the store consistent.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .chunking import ChunkConfig, chunk_text
@@ -22,8 +29,7 @@ from .embedders import Embedder
 from .masking import RULES_VERSION, mask_secrets
 from .notes import Note, Problem, read_folder
 from .questions import folder_questions_file, merge, questions_hash, read_questions_file, unknown_notes
-from .store import Store
-from .vector_index import APPROXIMATE_FROM_CHUNKS, build_index
+from .stores import Chunk, NoteRecord, NoteStore, SourceRef, text_hash
 
 # Embedding batch: large enough to amortise per-call overhead, small enough that the
 # progress bar moves and a crash loses little work (vectors are committed per batch).
@@ -75,20 +81,33 @@ class SourceSpec:
             return self.note_questions if self.note_questions.is_file() else None
         return folder_questions_file(self.root)
 
+    def ref(self, team: bool = False) -> SourceRef:
+        """The folder as a store knows it (absolute: paths are what the agent is shown)."""
+        return SourceRef(self.kind, str(self.root.resolve()), self.project, team)
 
-def _fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: list[str] | None = None,
-                 questions: bool = True) -> str:
-    # Chunking settings are part of the hash: changing them re-chunks every note; so are
-    # the note's questions from the questions file (front-matter ones are in the note's bytes).
-    # The ":q" marks fingerprints written since notes have questions: an index from before
-    # re-reads every note once (re-embedding only the new question chunks).
-    # The masking rules' version too: notes masked by older rules are masked again.
-    q = questions_hash(file_questions or []) if questions else "-off"
+
+@dataclass
+class SourceNotes:
+    """A folder read for indexing: its notes (those known unchanged are not parsed), and
+    its questions file's questions and restatements per note stem."""
+
+    notes: list[Note]
+    file_questions: dict[str, list[str]]
+    restatements: dict[str, list[str]]
+    problems: list[Problem]
+
+
+def fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: Sequence[str] | None = None,
+                questions: bool = True) -> str:
+    """What decides whether a note is written again (``NoteRecord.content_hash``).
+
+    Chunking settings are part of it: changing them re-chunks every note; so are the
+    note's questions from the questions file (front-matter ones are in the note's bytes).
+    The ":q" marks fingerprints written since notes have questions: an index from before
+    re-reads every note once (re-embedding only the new question chunks). The masking
+    rules' version too: notes masked by older rules are masked again."""
+    q = questions_hash(list(file_questions or [])) if questions else "-off"
     return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}"
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def note_chunks(note: Note, cfg: ChunkConfig) -> list[tuple[str, str]]:
@@ -104,112 +123,138 @@ def question_chunks(note: Note) -> list[tuple[str, str]]:
     return [(t, text_hash(t)) for t in dict.fromkeys(texts)]
 
 
-def source_questions_file(spec: SourceSpec, stats: SyncStats
-                   ) -> tuple[Path | None, dict[str, list[str]], dict[str, list[str]]]:
-    """The source's questions file, its questions and its restatements per note stem (None, {}, {}
-    without one); bad lines go to ``stats.problems``."""
-    path = spec.questions_file()
-    if path is None:
-        return None, {}, {}
-    file_questions, problems = read_questions_file(path)
-    stats.problems.extend(problems)
-    return path, file_questions, read_questions_file(path, field="restatements")[0]
-
-
-def _questions_file_key(questions: list[str] | None, restatements: list[str] | None) -> list[str] | None:
+def _questions_file_key(questions: Sequence[str] | None, restatements: Sequence[str] | None) -> list[str] | None:
     """What of the questions file enters a note's fingerprint: its questions, then its restatements."""
     return [*(questions or []), *(f"restatement: {r}" for r in restatements or [])] or None
 
 
+def note_fingerprint(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (),
+                     restatements: Sequence[str] = (), questions: bool = True) -> str:
+    """``fingerprint`` of a note with its questions file's questions and restatements."""
+    key = _questions_file_key(file_questions, restatements if questions else [])
+    return fingerprint(note.content_hash, cfg, key, questions)
+
+
+def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (),
+                 restatements: Sequence[str] = (), questions: bool = True) -> tuple[NoteRecord, list[Chunk]]:
+    """The masked record and chunks of a parsed note: its text, then its questions (front
+    matter + questions file), then its restatements; ``questions=False``: its text only."""
+    restated = list(restatements) if questions else []
+    fp = note_fingerprint(note, cfg, file_questions, restated, questions)
+    note = replace(note, questions=merge(note.questions, file_questions) if questions else [])
+    record = NoteRecord(path=note.path, note_id=note.id, name=mask_secrets(note.name),
+                        description=mask_secrets(note.description), type=note.type, content_hash=fp,
+                        mtime=note.mtime)
+    chunks = [Chunk(t, h, "text") for t, h in note_chunks(note, cfg)]
+    chunks += [Chunk(t, h, "question") for t, h in question_chunks(note)]
+    chunks += [Chunk(t, text_hash(t), "restatement") for t in dict.fromkeys(mask_secrets(r) for r in restated)]
+    return record, chunks
+
+
+def read_questions(spec: SourceSpec) -> SourceNotes:
+    """``spec``'s questions file: its questions and restatements per note stem (no notes);
+    bad lines become problems."""
+    path = spec.questions_file()
+    if path is None:
+        return SourceNotes([], {}, {}, [])
+    file_questions, problems = read_questions_file(path)
+    return SourceNotes([], file_questions, read_questions_file(path, field="restatements")[0], problems)
+
+
+def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str]) -> SourceNotes:
+    """Read ``spec``'s folder and questions file; a note whose fingerprint is in ``known``
+    (path -> fingerprint) is hashed, not parsed. Bad lines and files become problems."""
+    read = read_questions(spec)
+    file_questions, restated = read.file_questions, read.restatements
+
+    def unchanged(note_path: str, digest: str) -> bool:
+        stem = Path(note_path).stem
+        key = _questions_file_key(file_questions.get(stem), restated.get(stem))
+        return known.get(note_path) == fingerprint(digest, cfg, key, spec.questions)
+
+    read.notes, found = read_folder(spec.root.resolve(), skip=unchanged)
+    read.problems += found
+    path = spec.questions_file()
+    if path is not None:
+        read.problems += unknown_notes(path, file_questions, (n.id for n in read.notes))
+    return read
+
+
 class Indexer:
-    def __init__(self, store: Store, embedder: Embedder, chunking: ChunkConfig | None = None,
+    """Writes notes into one store of the contract with one embedder (see the module doc)."""
+
+    def __init__(self, store: NoteStore, embedder: Embedder, chunking: ChunkConfig | None = None,
                  progress: Callable[[int, str], None] | None = None) -> None:
         self.store = store
         self.embedder = embedder
-        self.cfg = chunking or ChunkConfig()
+        if chunking is None:
+            from .config import packaged_settings
+
+            chunking = packaged_settings().chunking
+        self.cfg = chunking
         self.progress = progress  # called with (chunks embedded, description)
 
-    def sync_source(self, spec: SourceSpec) -> SyncStats:
+    def sync_source(self, spec: SourceSpec, team: bool = False) -> SyncStats:
+        """Bring one folder up to date in the store (``team``: team store, shared rows)."""
         stats = SyncStats()
-        root = spec.root.resolve()  # absolute paths: they are what the agent is shown
-        source_id = self.store.source_id(spec.kind, str(root), spec.project)
-        known = {path: fp for path, (_, fp) in self.store.note_hashes(source_id).items()}
-        questions_path, file_questions, restated = source_questions_file(spec, stats)
-        notes, problems = read_folder(
-            root, skip=lambda path, digest: known.get(path)
-            == _fingerprint(digest, self.cfg, _questions_file_key(file_questions.get(Path(path).stem),
-                                                           restated.get(Path(path).stem)), spec.questions),
-        )
-        stats.problems.extend(problems)
-        if questions_path is not None:
-            stats.problems.extend(unknown_notes(questions_path, file_questions, (n.id for n in notes)))
-        self.sync_notes(source_id, notes, stats, file_questions=file_questions, questions=spec.questions,
-                        restatements=restated)
+        source = spec.ref(team)
+        read = read_source(spec, self.cfg, self.store.note_hashes(source))
+        stats.problems.extend(read.problems)
+        self.sync_notes(source, read.notes, stats, file_questions=read.file_questions,
+                        questions=spec.questions, restatements=read.restatements)
         return stats
 
-    def sync_notes(self, source_id: int, notes: Iterable[Note], stats: SyncStats,
+    def sync_notes(self, source: SourceRef, notes: Iterable[Note], stats: SyncStats,
                    extra: Callable[[Note], dict] | None = None, remove_missing: bool = True,
                    file_questions: dict[str, list[str]] | None = None, questions: bool = True,
                    restatements: dict[str, list[str]] | None = None) -> None:
-        existing = self.store.note_hashes(source_id)
+        """Write the new and changed ``notes`` of ``source``; with ``remove_missing``, delete
+        its stored notes not among them. ``extra``: per-note data to keep (conversations)."""
+        existing = self.store.note_hashes(source)
         seen: set[str] = set()
-        pending: list[tuple[Note, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], str,
-                            bool]] = []
+        pending: list[tuple[NoteRecord, list[Chunk], bool]] = []
         for note in notes:
             seen.add(note.path)
-            extra_questions = (file_questions or {}).get(note.id, [])
-            restated = (restatements or {}).get(note.id, []) if questions else []
-            fp = _fingerprint(note.content_hash, self.cfg, _questions_file_key(extra_questions, restated), questions)
+            asked, restated = (file_questions or {}).get(note.id, []), (restatements or {}).get(note.id, [])
             old = existing.get(note.path)
-            if note.unchanged or (old is not None and old[1] == fp):
+            if note.unchanged or old == note_fingerprint(note, self.cfg, asked, restated, questions):
                 stats.unchanged += 1
                 continue
-            note.questions = merge(note.questions, extra_questions) if questions else []
-            rchunks = [(t, text_hash(t)) for t in dict.fromkeys(mask_secrets(r) for r in restated)]
-            pending.append((note, note_chunks(note, self.cfg), question_chunks(note), rchunks, fp, old is None))
-
+            record, chunks = prepare_note(note, self.cfg, asked, restated, questions)
+            record.extra = extra(note) if extra else {}
+            pending.append((record, chunks, old is None))
         # Embed what is missing, then write notes: a crash between the two only leaves
         # unused vectors behind, never a note without its vectors.
-        texts = {h: t for _, chunks, qs, rs, _, _ in pending for t, h in (*chunks, *qs, *rs)}
-        self._embed_missing(texts, stats)
-        for note, chunks, qchunks, rchunks, fp, is_new in pending:
-            self.store.upsert_note(
-                source_id, path=note.path, note_id=note.id,
-                name=mask_secrets(note.name), description=mask_secrets(note.description),
-                type=note.type, content_hash=fp, mtime=note.mtime, chunks=chunks,
-                extra=extra(note) if extra else None, questions=qchunks, restatements=rchunks,
-            )
+        texts = {c.hash: c.text for _, chunks, _ in pending for c in chunks}
+        self.embed_missing(texts, stats)
+        for record, chunks, is_new in pending:
+            self.store.upsert_note(source, record, chunks)
             stats.added += is_new
             stats.changed += not is_new
-            stats.chunks_total += len(chunks) + len(qchunks) + len(rchunks)
-            stats.questions_total += len(qchunks)
+            stats.chunks_total += len(chunks)
+            stats.questions_total += sum(c.role == "question" for c in chunks)
         if remove_missing:
-            gone = [pk for path, (pk, _) in existing.items() if path not in seen]
-            stats.removed += self.store.delete_notes(gone)
+            stats.removed += self.store.delete_notes(source, [p for p in existing if p not in seen])
         # Replacing a note drops the vectors its old text alone used; text moved from one
         # note of this batch to another lost its vector that way: embed it again (rare).
-        self._embed_missing(texts, stats)
+        self.embed_missing(texts, stats)
 
-    def embed_missing_for_store(self, stats: SyncStats) -> None:
-        """Vectors for chunks already in the store but new to this model."""
-        texts = dict(self.store.db.execute("SELECT text_hash, text FROM chunks"))
-        self._embed_missing(texts, stats)
+    def delete_notes(self, source: SourceRef, paths: Iterable[str], stats: SyncStats) -> None:
+        stats.removed += self.store.delete_notes(source, paths)
 
-    def _embed_missing(self, texts: dict[str, str], stats: SyncStats) -> None:
-        """Embed the texts (keyed by hash) that have no vector for this model yet."""
-        missing = self.store.missing_vectors(self.embedder.model_id, texts)
+    def embed_missing(self, texts: dict[str, str], stats: SyncStats) -> None:
+        """Embed the texts (keyed by hash) the store has no vector for yet, in batches."""
+        missing = self.store.missing_vectors(texts)
         order = [h for h in texts if h in missing]
         t0 = time.perf_counter()
         for i in range(0, len(order), EMBED_BATCH):
             batch = order[i : i + EMBED_BATCH]
-            vectors = self.embedder.embed_passages([texts[h] for h in batch])
-            self.store.put_vectors(self.embedder.model_id, batch, vectors)
+            self.store.put_vectors(batch, self.embedder.embed_passages([texts[h] for h in batch]))
             stats.chunks_embedded += len(batch)
             if self.progress:
                 self.progress(len(batch), "embedding")
         stats.embed_seconds += time.perf_counter() - t0
 
-    def rebuild(self, approximate_from: int = APPROXIMATE_FROM_CHUNKS, keep_previous: bool = True) -> tuple[int, int]:
-        home = self.store.path.parent
-        return build_index(self.store, self.embedder.model_id, home=home, approximate_from=approximate_from,
-                           keep_previous=keep_previous)
+    def rebuild(self, keep_previous: bool = True):
+        """Make this batch's writes searchable: the one rebuild (a FAISS generation, locally)."""
+        return self.store.rebuild(keep_previous=keep_previous)

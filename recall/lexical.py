@@ -27,8 +27,6 @@ import numpy as np
 
 K1, B = 1.5, 0.75  # bm25s / Lucene defaults
 CJK_SHARE = 0.3  # a Japanese note with code names in it is still a Japanese note
-DEPTH = 50  # notes taken from each list before fusing (recall's search sees >= 33 notes)
-DENSE_WEIGHT = 0.6  # config [search] lexical_weight = 0.4 -> dense 0.6
 
 # scikit-learn's ENGLISH_STOP_WORDS (318 words), copied: the core does not depend on it.
 STOPWORDS = frozenset("""
@@ -161,13 +159,15 @@ def mostly_cjk(text: str) -> bool:
     return cjk / len(letters) > CJK_SHARE
 
 
-def fuse(dense: np.ndarray, lexical: np.ndarray, dense_weight: float = DENSE_WEIGHT, depth: int = DEPTH,
+def fuse(dense: np.ndarray, lexical: np.ndarray, *, lexical_weight: float, depth: int,
          k: int = 20, other_script: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(note indices best first, the score to show the gap rule for each), at most ``k``.
 
     ``dense``: best-chunk cosine per note, -inf where the note was not retrieved (or is out
     of scope); ``lexical``: ``Bm25.scores`` with out-of-scope notes set to 0. Order: the
-    weighted sum of the normalised lists (a note in one list only gets 0 from the other).
+    weighted sum of the normalised lists, BM25's with ``lexical_weight`` and dense's with the
+    rest (a note in one list only gets 0 from the other); each list gives its ``depth`` best
+    notes (``[search] lexical_weight`` and ``fusion_depth``).
     Scores: the fused list keeps the *dense list's* score shape: its i-th note carries the
     i-th best dense score. Whether to speak (top, gap) is then exactly the dense model's
     call, so the per-model thresholds stay valid; only which notes are injected changes.
@@ -182,7 +182,7 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, dense_weight: float = DENSE_WEI
     if other_script is not None:
         b = np.where(other_script & ~np.isnan(d), d, b)
     present = ~np.isnan(d) | ~np.isnan(b)
-    fused = dense_weight * np.nan_to_num(d) + (1 - dense_weight) * np.nan_to_num(b)
+    fused = (1 - lexical_weight) * np.nan_to_num(d) + lexical_weight * np.nan_to_num(b)
     cand = np.flatnonzero(present)
     order = cand[np.argsort(-fused[cand], kind="stable")][:k]
     shape = np.sort(dense[np.isfinite(dense)])[::-1]

@@ -87,7 +87,7 @@ class RecallTools:
             app.searcher.refresh()
             # At least 11 notes: the selector's gap needs ranks 2-11 even when k is small.
             hits, timings = app.searcher.search(query, scope, k_notes=max(k, GAP_RANKS[1]))
-            decision = decide(query, hits, app.settings(), project=scope.project)
+            decision = decide(query, hits, app.rule(), project=scope.project)
         return {
             "model": app.embedder.model_id,
             "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared},

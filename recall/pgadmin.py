@@ -6,7 +6,7 @@ transaction (all or nothing), whatever is missing of:
 
 * the ``vector`` extension (only a superuser may create it: pgvector is not a trusted
   extension);
-* the schema and its tables (``recall.pgstore.MIGRATIONS``), with row-level security
+* the schema and its tables (``recall.pgschema.MIGRATIONS``), with row-level security
   enabled and forced on every table recall writes; a schema made by a recall from before
   roles is detected and upgraded;
 * two group roles, ``<schema>_member`` (read team rows and one's own, write one's own) and
@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .pgstore import MIGRATIONS, POLICIES, RLS_TABLES, PgStoreError, connect, schema_state
+from .pgconnect import PgStoreError, connect
+from .pgschema import HNSW_EF_CONSTRUCTION, HNSW_M, MIGRATIONS, POLICIES, RLS_TABLES, schema_state
 
 ROLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.@-]{0,62}$")
 ADMIN_HINT = ("connect as the database administrator (a superuser, or a role with CREATEROLE that "
@@ -109,11 +110,8 @@ def _check_init_rights(conn, me: _Me, schema: str) -> None:
 def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, str]) -> list[str]:
     from psycopg import sql
 
-    from .pgstore import HNSW_EF_CONSTRUCTION, HNSW_M
-
     lines: list[str] = []
     s = sql.Identifier(schema)
-    member, reader = group_roles(schema)
     # Two administrators at once: one sets up, the other waits and then finds it done.
     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"recall-migrate:{schema}",))
 
@@ -129,7 +127,17 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
         conn.execute(sql.SQL("CREATE SCHEMA {}").format(s))
         lines.append(f"schema {schema}: created")
     conn.execute(sql.SQL("SET LOCAL search_path TO {}, public").format(s))
+    lines += _migrate(conn, me, schema, dim)
+    lines += _restore_policies(conn, schema)
+    lines += _record_model(conn, schema, model_id, dim)
+    lines += _grant(conn, schema)
+    lines += _legacy_owners(conn, schema, adopt)
+    return lines
 
+
+def _migrate(conn, me: _Me, schema: str, dim: int) -> list[str]:
+    """The tables (``recall.pgschema.MIGRATIONS``), upgrading a schema from before roles."""
+    lines: list[str] = []
     state = schema_state(conn, schema)
     if state == "legacy":
         lines.append(f"schema {schema}: tables without row-level security found (made by recall before roles: "
@@ -148,7 +156,15 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
         lines.append(f"migration {name}: applied")
     if all(name in applied for name, _ in MIGRATIONS):
         lines.append("tables and row-level security policies: up to date")
-    # Also where someone switched row-level security off or dropped a policy by hand since.
+    return lines
+
+
+def _restore_policies(conn, schema: str) -> list[str]:
+    """Row-level security on and every policy present, also where someone switched it off
+    or dropped a policy by hand since."""
+    from psycopg import sql
+
+    lines: list[str] = []
     for t in RLS_TABLES:
         for what in ("ENABLE", "FORCE"):
             conn.execute(sql.SQL("ALTER TABLE {} {} ROW LEVEL SECURITY").format(sql.Identifier(t), sql.SQL(what)))
@@ -159,15 +175,27 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
                 conn.execute(sql.SQL("CREATE POLICY {} ON {} " + rule).format(sql.Identifier(f"{t}_{name}"),
                                                                              sql.Identifier(t)))
                 lines.append(f"policy {t}_{name}: restored (it was missing)")
+    return lines
 
+
+def _record_model(conn, schema: str, model_id: str, dim: int) -> list[str]:
+    """One embedding model per schema: recorded once, then checked."""
     conn.execute("INSERT INTO meta VALUES ('model_id', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
                  (model_id, str(dim)))
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     if meta.get("model_id") != model_id or int(meta.get("dim", 0)) != dim:
         raise PgStoreError(f"schema {schema!r} holds vectors of {meta.get('model_id')} ({meta.get('dim')} dims), "
                            f"not {model_id} ({dim}): run init with the team's model, or use another [team] schema")
-    lines.append(f"model: {model_id} ({dim} dims)")
+    return [f"model: {model_id} ({dim} dims)"]
 
+
+def _grant(conn, schema: str) -> list[str]:
+    """The two group roles and what each may do."""
+    from psycopg import sql
+
+    lines: list[str] = []
+    s = sql.Identifier(schema)
+    member, reader = group_roles(schema)
     for role, what in ((member, "reads team rows and its own, writes its own"), (reader, "reads team rows only")):
         if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
             lines.append(f"role {role}: present ({what})")
@@ -189,7 +217,6 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
         conn.execute(stmt)
     lines.append(f"grants: {member} may read and write (own rows), {reader} may read; "
                  "row-level security on " + ", ".join(RLS_TABLES))
-    lines += _legacy_owners(conn, schema, adopt)
     return lines
 
 

@@ -1,11 +1,11 @@
-"""A team store: PostgreSQL + pgvector behind the ``recall.backends.NoteIndex`` contract.
+"""A team store: PostgreSQL + pgvector behind the store contract (``recall.stores``).
 
 Each member pushes their notes (embedded locally) and searches their own rows plus the
 rows teammates pushed as ``team`` (shared) ones. What reaches the server:
 
-* note metadata and chunk texts, secrets masked (``recall.masking.mask_secrets``; the
-  chunks come from ``recall.backends.prepare_note``, masked before embedding, and are
-  masked again here on write);
+* note metadata and chunk texts, secrets masked (``recall.masking.mask_secrets``): they
+  come from the one write path (``recall.indexer``, ``recall team push``), masked before
+  embedding, and are masked again here on write (``recall.stores.mask_note``);
 * one vector per chunk, and at search time the query's *vector* only: prompts never
   leave the machine.
 
@@ -16,270 +16,34 @@ FORCE) let a role read team rows and its own rows and write only its own, whatev
 it sends. ``recall.pgadmin`` sets this up (``recall team init``, ``recall team
 add-member``); this module only connects and refuses a schema that lacks it.
 
-Configuration: ``RECALL_PG_URL`` (env) or ``[team] url = "postgresql://role@host/db?sslmode=verify-full"``
-in ``$RECALL_HOME/config.toml``; the env var wins. Keep the password out of the URL and
-in ``~/.pgpass`` (libpq reads it). ``[team] schema`` names the schema (default ``recall``).
-
-Schema (``<schema>.*``; one embedding model per schema, recorded in ``meta``)::
-
-    sources (id, owner, kind, root, project, team)      UNIQUE (owner, kind, root)
-    notes   (id, source_id, owner, team -> sources (id, owner, team), path, note_id, name,
-             description, type, content_hash, mtime, extra jsonb, pushed_at)
-                                                        UNIQUE (source_id, path)
-    chunks  (note_pk, owner, team -> notes (id, owner, team), ord, text, text_hash,
-             embedding vector(dim), source_id, kind, project)
-    chunks_embedding_hnsw: USING hnsw (embedding vector_cosine_ops)
-
-``owner`` and ``team`` are copied down to notes and chunks so that every policy and the
-search filter need no join; the composite foreign keys (``ON UPDATE CASCADE``) keep the
-copies equal to the source's and tie every note and chunk to a source of the same owner.
+Connection and settings: ``recall.pgconnect``; the schema and its row-level security:
+``recall.pgschema``.
 
 A note is replaced in one transaction (upsert the note row, delete its chunks, insert
 the new ones), so a reader sees the old note or the new one, never both or neither.
-
-Backup and restore (the schema only; the ``vector`` extension must exist in the target)::
-
-    pg_dump --format=custom --schema=recall --file=recall-team.dump "$RECALL_PG_URL"
-    pg_restore --clean --if-exists --no-owner --dbname="$RECALL_PG_URL" recall-team.dump
-
-Nothing here is irreplaceable: every member can push their notes again
-(``recall team push``), so a lost server costs one push per teammate.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .backends import NoteRecord, SourceRef, as_query_matrix
-from .indexer import text_hash
-from .masking import mask_secrets
-from .search import CHUNKS_PER_QUERY, SHARED_KINDS, Scope
+from .pgconnect import DEFAULT_SCHEMA, PgStoreError, connect
+from .pgschema import HNSW_EF_CONSTRUCTION, HNSW_M, check_ready
+from .search import CHUNKS_PER_QUERY, SHARED_KINDS, Scope, repo_key
 from .selector import Hit
+from .stores import Chunk, NoteRecord, SourceRef, as_query_matrix, mask_note
 
 if TYPE_CHECKING:
-    from .config import Config
+    import numpy as np
 
-URL_ENV = "RECALL_PG_URL"
-DEFAULT_SCHEMA = "recall"
+__all__ = ["PgIndex", "PgStoreError"]
+
 # HNSW candidate list per search. A search fetches CHUNKS_PER_QUERY chunks before
 # grouping them by note; pgvector returns at most ef_search rows per index pass, so it
 # must be at least that many (pgvector's default of 40 would cap the ranking at 40 chunks).
 EF_SEARCH = max(40, CHUNKS_PER_QUERY)
-# pgvector's build defaults (m=16, ef_construction=64). Raising them buys recall with
-# build time; `python -m bench.bench_store` measures both against exact search.
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
-
-# The tables recall writes, all under the policies below (meta and migrations are
-# written by `recall team init` only; members get SELECT on them).
-RLS_TABLES = ("sources", "notes", "chunks")
-# Row-level security, the same on each of RLS_TABLES: a role reads its own rows and team
-# rows, and writes only rows it owns. session_user is the login role (SET ROLE cannot
-# change it). `recall team init` restores any of these found missing.
-POLICIES = {
-    "read": "FOR SELECT USING (owner = session_user OR team)",
-    "insert": "FOR INSERT WITH CHECK (owner = session_user)",
-    "update": "FOR UPDATE USING (owner = session_user) WITH CHECK (owner = session_user)",
-    "delete": "FOR DELETE USING (owner = session_user)",
-}
-
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "0001_initial",
-        """
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE sources (
-            id BIGSERIAL PRIMARY KEY,
-            owner TEXT NOT NULL,             -- the pushing role (0002; a user@host label before)
-            kind TEXT NOT NULL,              -- memory | rule | dir | conversation
-            root TEXT NOT NULL,
-            project TEXT,
-            team BOOLEAN NOT NULL DEFAULT FALSE,  -- visible to every machine
-            UNIQUE (owner, kind, root)
-        );
-        CREATE TABLE notes (
-            id BIGSERIAL PRIMARY KEY,
-            source_id BIGINT NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
-            path TEXT NOT NULL,
-            note_id TEXT NOT NULL,
-            name TEXT NOT NULL,
-            description TEXT NOT NULL,
-            type TEXT NOT NULL,
-            content_hash TEXT NOT NULL,
-            mtime DOUBLE PRECISION NOT NULL,
-            extra JSONB NOT NULL DEFAULT '{{}}',
-            pushed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-            UNIQUE (source_id, path)
-        );
-        CREATE TABLE chunks (
-            note_pk BIGINT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-            ord INTEGER NOT NULL,
-            text TEXT NOT NULL,              -- secrets masked
-            text_hash TEXT NOT NULL,
-            embedding vector({dim}) NOT NULL,
-            source_id BIGINT NOT NULL,
-            owner TEXT NOT NULL,
-            team BOOLEAN NOT NULL,
-            kind TEXT NOT NULL,
-            project TEXT,
-            PRIMARY KEY (note_pk, ord)
-        );
-        CREATE INDEX chunks_source ON chunks (source_id);
-        CREATE INDEX chunks_owner ON chunks (owner);
-        CREATE INDEX chunks_project ON chunks (project);
-        CREATE INDEX chunks_embedding_hnsw ON chunks
-            USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {efc});
-        """,
-    ),
-    (
-        # Identity and row-level security. The owner is the connecting role, set by the
-        # server; a role reads its own rows and team rows, and writes only its own. Old
-        # schemas (0001 only) get here through `recall team init` (recall.pgadmin).
-        "0002_row_security",
-        """
-        ALTER TABLE sources ALTER COLUMN owner SET DEFAULT session_user;
-        ALTER TABLE sources ADD CONSTRAINT sources_id_owner_team UNIQUE (id, owner, team);
-        ALTER TABLE notes ADD COLUMN owner TEXT, ADD COLUMN team BOOLEAN;
-        UPDATE notes n SET owner = s.owner, team = s.team FROM sources s WHERE s.id = n.source_id;
-        ALTER TABLE notes ALTER COLUMN owner SET NOT NULL, ALTER COLUMN owner SET DEFAULT session_user,
-            ALTER COLUMN team SET NOT NULL, ALTER COLUMN team SET DEFAULT FALSE;
-        ALTER TABLE notes ADD CONSTRAINT notes_id_owner_team UNIQUE (id, owner, team);
-        ALTER TABLE notes ADD CONSTRAINT notes_source_owner FOREIGN KEY (source_id, owner, team)
-            REFERENCES sources (id, owner, team) ON DELETE CASCADE ON UPDATE CASCADE;
-        UPDATE chunks c SET owner = n.owner, team = n.team FROM notes n
-            WHERE n.id = c.note_pk AND (c.owner <> n.owner OR c.team <> n.team);
-        ALTER TABLE chunks ALTER COLUMN owner SET DEFAULT session_user,
-            ALTER COLUMN team SET DEFAULT FALSE;
-        ALTER TABLE chunks ADD CONSTRAINT chunks_note_owner FOREIGN KEY (note_pk, owner, team)
-            REFERENCES notes (id, owner, team) ON DELETE CASCADE ON UPDATE CASCADE;
-        CREATE INDEX notes_owner ON notes (owner);
-        """ + "".join(f"""
-        ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
-        ALTER TABLE {t} FORCE ROW LEVEL SECURITY;
-        """ + "".join(f"CREATE POLICY {t}_{name} ON {t} {rule};\n" for name, rule in POLICIES.items())
-            for t in RLS_TABLES),
-    ),
-]
-SECURE_SSLMODES = {"verify-full", "verify-ca"}
-
-
-class PgStoreError(RuntimeError):
-    """A team store that cannot be used, with a message saying what to do."""
-
-
-def team_url(config: Config | None = None) -> str | None:
-    """``RECALL_PG_URL``, else ``[team] url`` of the config, else None."""
-    url = os.environ.get(URL_ENV)
-    if url:
-        return url
-    return (config.get("team.url") if config is not None else None) or None
-
-
-def team_schema(config: Config | None = None) -> str:
-    return str((config.get("team.schema") if config is not None else None) or DEFAULT_SCHEMA)
-
-
-def transport_warning(url: str) -> str | None:
-    """A warning line when ``url`` reaches a host over the network without verified TLS.
-
-    libpq's default ``sslmode=prefer`` falls back to clear text and checks no certificate;
-    ``verify-full`` (the documented default for a real server) refuses both. Unix sockets
-    and loopback addresses need no TLS.
-    """
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        params = conninfo_to_dict(url)
-    except Exception:  # no psycopg, or a malformed URL: connecting says which, in one line
-        return None
-    hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
-    remote = [h for h in hosts if h and not h.startswith("/") and not _loopback(h)]
-    if not remote:
-        return None
-    mode = str(params.get("sslmode") or os.environ.get("PGSSLMODE") or "prefer")
-    if mode in SECURE_SSLMODES:
-        return None
-    what = ("TLS without checking the server's certificate" if mode == "require"
-            else f"no guaranteed TLS (sslmode={mode})")
-    return (f"warning: the team store at {', '.join(remote)} is reached with {what}; "
-            "add sslmode=verify-full to the URL (docs/team-store.md, Transport)")
-
-
-def _loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def legacy_owner_label(config: Config | None = None) -> str | None:
-    """``RECALL_OWNER`` or ``[team] owner`` if set: settings that named the owner before the
-    server did. They are ignored now; the CLI says so."""
-    value = os.environ.get("RECALL_OWNER") or (config.get("team.owner") if config is not None else None)
-    return str(value) if value else None
-
-
-def connect(url: str, connect_timeout: int = 10):
-    """An autocommit psycopg connection, or PgStoreError with the server's reason."""
-    try:
-        import pgvector.psycopg  # noqa: F401  (the search needs it; fail here, with the hint)
-        import psycopg
-    except ImportError as exc:
-        raise PgStoreError("the team store needs: pip install 'recall-memory[pg]'") from exc
-    try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
-    except psycopg.Error as exc:
-        raise PgStoreError(f"cannot connect to the team store: {str(exc).strip()}") from exc
-
-
-def schema_state(conn, schema: str) -> str:
-    """``missing`` (no recall tables), ``legacy`` (tables without row-level security:
-    recall before roles), ``partial`` (some migration pending) or ``ready``. The first two
-    come from the catalog, which every role may read, so a member is told either way."""
-    from psycopg import sql
-
-    guarded = dict(conn.execute(
-        "SELECT relname, relrowsecurity AND relforcerowsecurity FROM pg_class WHERE relkind = 'r'"
-        " AND relnamespace = to_regnamespace(%s) AND relname = ANY(%s)", (schema, list(RLS_TABLES))).fetchall())
-    if "sources" not in guarded:
-        return "missing"
-    if not any(guarded.values()):
-        return "legacy"
-    if len(guarded) < len(RLS_TABLES) or not all(guarded.values()):
-        return "partial"  # row-level security switched off by hand on some table
-    done = {r[0] for r in conn.execute(sql.SQL("SELECT name FROM {}").format(sql.Identifier(schema, "migrations")))}
-    return "ready" if done >= {name for name, _ in MIGRATIONS} else "partial"
-
-
-def check_ready(conn, schema: str) -> None:
-    """PgStoreError unless ``schema`` is set up with row-level security and usable by this role."""
-    import psycopg
-
-    try:
-        state = schema_state(conn, schema)
-    except psycopg.errors.InsufficientPrivilege:
-        state = "no-access"
-    if state == "missing":
-        raise PgStoreError(f"schema {schema!r} is not set up on this server: the database administrator "
-                           "runs `recall team init` (docs/team-store.md)")
-    if state == "legacy":
-        raise PgStoreError(f"schema {schema!r} was made by an older recall without row-level security "
-                           "(anyone with the URL can read and change every row): the database administrator "
-                           "runs `recall team init` to upgrade it")
-    if state == "partial":
-        raise PgStoreError(f"schema {schema!r} needs an upgrade or a repair (a migration pending, or row-level "
-                           "security off on a table): the database administrator runs `recall team init`")
-    if state == "no-access":
-        who = conn.execute("SELECT session_user").fetchone()[0]
-        raise PgStoreError(f"role {who!r} may not use schema {schema!r}: the database administrator runs "
-                           f"`recall team add-member {who}`")
 
 
 def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
@@ -287,7 +51,7 @@ def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
     if scope is None or scope.everything:
         return "TRUE", {}
     if scope.repo is not None:
-        wanted = "".join(c if c.isalnum() else "-" for c in scope.repo)  # as search._repo_matches
+        wanted = repo_key(scope.repo)  # as Scope.admits
         # ``wanted`` holds only alphanumerics and '-', so it needs no LIKE escaping.
         return ("kind IN ('memory', 'conversation') AND (project = %(repo)s OR project LIKE %(repo_tail)s)",
                 {"repo": wanted, "repo_tail": "%-" + wanted})
@@ -315,7 +79,7 @@ LIMIT %(k)s
 
 
 class PgIndex:
-    """``NoteIndex`` over one schema of a PostgreSQL database with pgvector.
+    """``NoteStore`` over one schema of a PostgreSQL database with pgvector.
 
     The schema must have been set up by ``recall team init`` (``recall.pgadmin``); this
     class creates nothing. ``owner`` is the role the server knows this connection as.
@@ -329,6 +93,7 @@ class PgIndex:
         self.dim = int(dim)
         self.schema = schema
         self._lock = threading.Lock()
+        self._vectors: dict[str, np.ndarray] = {}  # put_vectors, until the notes are upserted
         self.conn = connect(url, connect_timeout)
         try:
             self.owner = str(self.conn.execute("SELECT session_user").fetchone()[0])  # type: ignore[index]
@@ -409,14 +174,38 @@ class PgIndex:
             ).fetchall()
         return {path: h for path, h in rows}
 
-    def replace_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[str], vectors) -> None:
-        import numpy as np
-        from psycopg.types.json import Jsonb
+    def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
+        """Hashes with no vector at hand: not put since the last ``rebuild``, nor found in
+        this role's own chunks (a teammate's row could carry a wrong vector: never reused)."""
+        wanted = set(hashes) - set(self._vectors)
+        if wanted:
+            with self._lock:
+                rows = self.conn.execute(
+                    "SELECT DISTINCT ON (text_hash) text_hash, embedding FROM chunks"
+                    " WHERE owner = session_user AND text_hash = ANY(%s)", (list(wanted),)).fetchall()
+            for h, vector in rows:
+                self._vectors[h] = vector
+        return wanted - set(self._vectors)
 
-        texts = [mask_secrets(t) for t in chunks]
-        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+    def put_vectors(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Held here until the notes that use them are upserted (chunks carry their vector)."""
+        import numpy as np
+
+        matrix = np.asarray(vectors, dtype=np.float32).reshape(len(hashes), -1)
         if matrix.shape[1] != self.dim:
             raise PgStoreError(f"vectors have {matrix.shape[1]} dims; this store holds {self.dim}")
+        self._vectors.update(zip(hashes, matrix, strict=True))
+
+    def upsert_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[Chunk]) -> None:
+        from psycopg.types.json import Jsonb
+
+        note, masked = mask_note(note, chunks)
+        lacking = [c for c in masked if c.hash not in self._vectors]
+        if lacking:
+            # A chunk masking changed (its caller skipped recall.indexer) has no vector of its
+            # masked text: refuse rather than send the vector of a secret.
+            raise PgStoreError(f"{note.path}: {len(lacking)} chunk(s) without a vector of their masked text; "
+                               "write notes through recall.indexer (recall team push)")
         with self._lock, self.conn.transaction():
             sid, project, team = self._source_row(source)
             row = self.conn.execute(
@@ -427,8 +216,8 @@ class PgIndex:
                 " content_hash = EXCLUDED.content_hash, mtime = EXCLUDED.mtime, extra = EXCLUDED.extra,"
                 " pushed_at = now()"
                 " RETURNING id",
-                (sid, team, note.path, note.note_id, mask_secrets(note.name), mask_secrets(note.description),
-                 note.type, note.content_hash, note.mtime, Jsonb(note.extra or {})),
+                (sid, team, note.path, note.note_id, note.name, note.description,
+                 note.type, note.content_hash, note.mtime, Jsonb(note.extra)),
             ).fetchone()
             assert row is not None
             pk = int(row[0])
@@ -437,9 +226,14 @@ class PgIndex:
                 cur.executemany(
                     "INSERT INTO chunks (note_pk, ord, text, text_hash, embedding, source_id, team,"
                     " kind, project) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    [(pk, i, t, text_hash(t), matrix[i], sid, team, source.kind, project)
-                     for i, t in enumerate(texts)],
+                    [(pk, i, c.text, c.hash, self._vectors[c.hash], sid, team, source.kind, project)
+                     for i, c in enumerate(masked)],
                 )
+
+    def rebuild(self, keep_previous: bool = True) -> None:
+        """Writes are searchable as soon as committed (the server keeps its HNSW index up to
+        date): only the vectors held for them are let go."""
+        self._vectors.clear()
 
     def delete_notes(self, source: SourceRef, paths: Iterable[str]) -> int:
         paths = list(paths)

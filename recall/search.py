@@ -11,12 +11,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .embedders import Embedder, fit_query
 from .errors import IndexDamaged
 from .selector import Hit, Ranking
 from .vector_index import LoadedIndex, current_marker, load_index
+
+if TYPE_CHECKING:
+    from .settings import SearchSettings
 
 # Chunks fetched per question before grouping by note. A note has at most 6 chunks, so
 # 200 chunks always hold the 11 distinct notes the gap needs, with room to spare.
@@ -39,7 +42,7 @@ class Scope:
             return True
         kind, proj = note.get("kind"), note.get("project") or ""
         if self.repo is not None:
-            return kind in ("memory", "conversation") and _repo_matches(proj, self.repo)
+            return kind in ("memory", "conversation") and repo_matches(proj, self.repo)
         if kind in SHARED_KINDS:
             return self.shared
         return self.project is not None and proj == self.project
@@ -49,21 +52,25 @@ class Scope:
         return (self.project, self.repo, self.everything, self.shared)
 
 
-def _repo_matches(project_key: str, name: str) -> bool:
+def repo_key(name: str) -> str:
+    """``--repo NAME`` as a project key spells it (recall.paths.encode_project_path)."""
+    return "".join(c if c.isalnum() else "-" for c in name)
+
+
+def repo_matches(project_key: str, name: str) -> bool:
     """``--repo NAME`` matches a project key (its encoded path) equal to or ending in NAME."""
-    wanted = "".join(c if c.isalnum() else "-" for c in name)
+    wanted = repo_key(name)
     return project_key == wanted or project_key.endswith("-" + wanted)
 
 
 class Searcher:
-    """Holds one model and its index; reloads the index when a new generation is live."""
+    """Holds one model and its index; reloads the index when a new generation is live.
+    ``settings``: the ``[search]`` section (``Settings.search``)."""
 
-    def __init__(self, embedder: Embedder, home: Path | None = None, lexical_weight: float = 0.0,
-                 fusion_depth: int = 50) -> None:
+    def __init__(self, embedder: Embedder, settings: SearchSettings, home: Path | None = None) -> None:
         self.embedder = embedder
         self.home = home
-        self.lexical_weight = lexical_weight
-        self.fusion_depth = fusion_depth
+        self.settings = settings
         self.index: LoadedIndex | None = load_index(embedder.model_id, home)
         self._unloadable: int | None = None  # a generation that failed to load: not retried
         self.negatives = None  # (n x dim) query-side vectors of known unrelated messages
@@ -74,6 +81,12 @@ class Searcher:
         # One question at a time: OpenMP threads cost more to wake than the scan itself
         # (10-36 ms with 2 threads vs 0.6 ms with 1 over 10k chunks, bench_store).
         faiss.omp_set_num_threads(1)
+
+    @property
+    def lexical_weight(self) -> float:
+        """BM25's share of the order (read-only: a different weight is a different
+        ``SearchSettings``, e.g. ``Recall.replace_settings``)."""
+        return self.settings.lexical_weight
 
     def _negatives_file(self) -> Path:
         from .negatives import FILE
@@ -143,7 +156,8 @@ class Searcher:
         from .lexical import fuse, mostly_cjk
 
         scope = scope or Scope(everything=True)
-        best = self._best_per_note(idx, qv, scope, self.fusion_depth * CHUNKS_PER_NOTE_MAX)
+        depth = self.settings.fusion_depth
+        best = self._best_per_note(idx, qv, scope, depth * CHUNKS_PER_NOTE_MAX)
         t2 = time.perf_counter()
         dense = np.full(len(idx.notes), -np.inf)
         if best:
@@ -152,7 +166,8 @@ class Searcher:
         if not scope.everything:
             lex[~self._admitted(idx, scope)] = 0.0
         other = self._cjk_notes(idx) != mostly_cjk(text)
-        order, gate = fuse(dense, lex, 1 - self.lexical_weight, self.fusion_depth, k_notes, other_script=other)
+        order, gate = fuse(dense, lex, lexical_weight=self.lexical_weight, depth=depth, k=k_notes,
+                           other_script=other)
         hits = Ranking([Hit(idx.notes[int(n)], float(g)) for n, g in zip(order, gate, strict=True)], negative)
         t3 = time.perf_counter()
         return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}

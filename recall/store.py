@@ -13,7 +13,6 @@ was before the interrupted note.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -22,81 +21,16 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import DiskFull, StoreDamaged, is_disk_full
 from .masking import mask_secrets
 from .paths import FILE_MODE, ensure_private_dir
+from .store_schema import MIGRATIONS
+from .stores import Chunk, mask_chunks, mask_json
 
 if TYPE_CHECKING:
     import numpy as np
-
-# Named migrations, applied in order, each once (recorded in ``migrations``).
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "0001_initial",
-        """
-        CREATE TABLE sources (
-            id INTEGER PRIMARY KEY,
-            kind TEXT NOT NULL,          -- memory | rule | dir | conversation
-            root TEXT NOT NULL,          -- folder indexed
-            project TEXT,                -- Claude Code project key, if any
-            UNIQUE (kind, root)
-        );
-        CREATE TABLE notes (
-            id INTEGER PRIMARY KEY,
-            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
-            path TEXT NOT NULL,
-            note_id TEXT NOT NULL,       -- file stem
-            name TEXT NOT NULL,
-            description TEXT NOT NULL,
-            type TEXT NOT NULL,
-            content_hash TEXT NOT NULL,  -- hash of the file's bytes + chunking settings
-            mtime REAL NOT NULL,
-            indexed_at REAL NOT NULL,
-            UNIQUE (source_id, path)
-        );
-        CREATE TABLE chunks (
-            note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-            ord INTEGER NOT NULL,
-            text TEXT NOT NULL,          -- secrets already masked
-            text_hash TEXT NOT NULL,
-            PRIMARY KEY (note_id, ord)
-        );
-        CREATE INDEX chunks_text_hash ON chunks(text_hash);
-        CREATE TABLE vectors (
-            model_id TEXT NOT NULL,
-            text_hash TEXT NOT NULL,
-            dim INTEGER NOT NULL,
-            vector BLOB NOT NULL,        -- float32, unit length
-            PRIMARY KEY (model_id, text_hash)
-        );
-        CREATE TABLE index_runs (
-            model_id TEXT PRIMARY KEY,
-            generation INTEGER NOT NULL,
-            built_at REAL NOT NULL,
-            chunks INTEGER NOT NULL
-        );
-        """,
-    ),
-    (
-        "0002_note_extra",
-        # Per-note data that only some kinds have (a conversation's date and session).
-        "ALTER TABLE notes ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';",
-    ),
-    (
-        "0003_chunk_role",
-        # 'text': a piece of the note; 'question': a message the note answers
-        # (recall.questions). Both are searched; only text goes into BM25.
-        "ALTER TABLE chunks ADD COLUMN role TEXT NOT NULL DEFAULT 'text';",
-    ),
-    (
-        "0004_settings",
-        # Small facts about the store itself (the masking rules its text went through).
-        "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-    ),
-]
-
 
 @dataclass
 class NoteRow:
@@ -215,9 +149,9 @@ class Store:
         gets a new hash, so its vector is computed from the masked text at the next index.
         Everything else on disk (meta.json, lexical.npz, FAISS) is built from the store."""
         name, description = mask_secrets(name), mask_secrets(description)
-        chunks, questions = _masked_chunks(chunks), _masked_chunks(questions)
-        restatements = _masked_chunks(restatements)
-        extra = _masked_json(extra or {})
+        roles = {"text": chunks, "question": questions, "restatement": restatements}
+        rows = [masked for role, part in roles.items() for masked in mask_chunks(Chunk(t, h, role) for t, h in part)]
+        extra = mask_json(extra or {})
         with self.transaction():
             old = self._chunk_hashes("n.source_id=? AND n.path=?", (source_id, path))
             self.db.execute("DELETE FROM notes WHERE source_id=? AND path=?", (source_id, path))
@@ -228,8 +162,6 @@ class Store:
                  json.dumps(extra or {}, ensure_ascii=False)),
             )
             pk = int(cur.lastrowid or 0)
-            rows = ([(text, h, "text") for text, h in chunks] + [(text, h, "question") for text, h in questions]
-                    + [(text, h, "restatement") for text, h in restatements])
             self.db.executemany(
                 "INSERT INTO chunks (note_id, ord, text, text_hash, role) VALUES (?,?,?,?,?)",
                 [(pk, i, text, h, role) for i, (text, h, role) in enumerate(rows)],
@@ -335,6 +267,10 @@ class Store:
             out.setdefault(int(pk), []).append(text)
         return out
 
+    def chunk_texts_by_hash(self) -> dict[str, str]:
+        """text hash -> text of every chunk (to embed the ones a new model has no vector for)."""
+        return dict(self.db.execute("SELECT text_hash, text FROM chunks"))
+
     def note_detail(self, pk: int) -> dict | None:
         """One note's file mtime, when it was indexed, and its chunks as (role, text) in
         order (for ``recall ui``); None when no such note."""
@@ -363,7 +299,7 @@ class Store:
             self.db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (key, value))
 
     def notes_masked_before(self, rules_version: int) -> int:
-        """Notes whose fingerprint (``recall.indexer._fingerprint``) names older masking rules."""
+        """Notes whose fingerprint (``recall.indexer.fingerprint``) names older masking rules."""
         return int(self.db.execute("SELECT COUNT(*) FROM notes WHERE content_hash NOT LIKE ?",
                                    (f"%:m{rules_version}",)).fetchone()[0])
 
@@ -413,24 +349,6 @@ def check_store(path: Path) -> str | None:
             return str(exc)
         raise
     return None if rows == ["ok"] else "; ".join(map(str, rows))[:200]
-
-
-def _masked_chunks(chunks: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    out = []
-    for text, h in chunks:
-        masked = mask_secrets(text)
-        out.append((text, h) if masked == text else (masked, hashlib.sha256(masked.encode("utf-8")).hexdigest()))
-    return out
-
-
-def _masked_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return mask_secrets(value)
-    if isinstance(value, dict):
-        return {k: _masked_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked_json(v) for v in value]
-    return value
 
 
 class _Transaction:

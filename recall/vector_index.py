@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 
     from .lexical import Bm25
 
-# Past this many chunks an exact scan costs ~8 ms per question on 2 cores; HNSW answers
-# in ~2 ms. Its recall against exact search is measured by `make bench` (bench_store):
-# on random vectors, the worst case, it is far from 1, so exact stays the default below.
-APPROXIMATE_FROM_CHUNKS = 100_000
 HNSW_M = 32
 KEEP_GENERATIONS = 2
 
@@ -76,12 +72,17 @@ class _BuildLock:
 
 
 def build_index(store: Store, model_id: str, *, home: Path | None = None,
-                approximate_from: int = APPROXIMATE_FROM_CHUNKS, keep_previous: bool = True) -> tuple[int, int]:
+                approximate_from: int | None = None, keep_previous: bool = True) -> tuple[int, int]:
     """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks).
+    ``approximate_from``: ``[index] approximate_from_chunks`` (None: the packaged value).
 
     ``keep_previous=False`` removes every older generation (and anything else in the
     model's folder that is not the new one): after text was purged from the store (a past
     prompt, a secret masked by older rules), no earlier file may still hold it."""
+    if approximate_from is None:
+        from .config import packaged_settings
+
+        approximate_from = packaged_settings().index.approximate_from_chunks
     root = ensure_private_dir(index_dir(model_id, home))
     with _BuildLock(root):
         try:

@@ -8,11 +8,12 @@ seconds (at most ``max_delay`` after the first event, so a file written continuo
 still picked up), then handles the batch in one go:
 
 * each changed or new note file is re-read and replaced in one SQLite transaction
-  (``Indexer.sync_notes``; unchanged bytes are skipped, so a touch costs nothing);
+  through the one write path (``recall.indexer.Indexer.sync_notes``, as ``recall index``;
+  unchanged bytes are skipped, so a touch costs nothing);
 * each vanished one (deleted, or moved out of the folder) is deleted; a move inside the
   folder is a vanished path plus a new one, both in the same batch;
 * a directory deleted, moved or created triggers a full (hash-checked) sync of its source;
-* then ONE FAISS rebuild for the whole batch, swapped in atomically.
+* then ONE FAISS rebuild for the whole batch (``Indexer.rebuild``), swapped in atomically.
 
 Searches read FAISS generations only, so they see the index before the batch or after
 it: never a note half-updated, missing, or twice (``tests/test_watch.py`` hammers this).
@@ -35,19 +36,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .api import DB_NAME
-from .indexer import Indexer, SourceSpec, SyncStats, source_questions_file
+from .indexer import Indexer, SourceSpec, SyncStats, read_questions
 from .notes import INDEX_FILE, read_note
 from .questions import QUESTIONS_FILE_NAMES
 from .store import Store
+from .stores import SourceRef
 
 if TYPE_CHECKING:
     from .api import Recall
 
 log = logging.getLogger("recall.watch")
 
-# Editors finish a save within ~50 ms (write temp, fsync, rename); 200 ms of quiet
-# covers that with margin and still shows the new note well within a second.
-DEBOUNCE_S = 0.2
 # A file rewritten continuously (a log, a script appending) is still indexed once a second.
 MAX_DELAY_S = 1.0
 RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout)
@@ -56,10 +55,16 @@ WATCHED_KINDS = ("memory", "rule", "dir")  # conversations come from transcripts
 
 @dataclass(frozen=True)
 class Watched:
-    source_id: int
-    kind: str
+    ref: SourceRef  # the source as the store knows it (its root as stored)
     root: Path  # resolved: watchdog reports paths under the folder it was given
-    project: str | None
+
+    @property
+    def kind(self) -> str:
+        return self.ref.kind
+
+    @property
+    def project(self) -> str | None:
+        return self.ref.project
 
 
 @dataclass
@@ -98,12 +103,12 @@ class Watcher:
     """
 
     def __init__(self, app: Recall, sources: Sequence[SourceSpec] | None = None, *,
-                 debounce: float = DEBOUNCE_S, max_delay: float = MAX_DELAY_S, catch_up: bool = True,
+                 debounce: float | None = None, max_delay: float = MAX_DELAY_S, catch_up: bool = True,
                  on_batch: Callable[[BatchResult], None] | None = None) -> None:
         self.app = app
         self.specs = list(sources) if sources is not None else None
-        self.debounce = debounce
-        self.max_delay = max(max_delay, debounce)
+        self.debounce = app.config.watch.debounce_ms / 1000 if debounce is None else debounce
+        self.max_delay = max(max_delay, self.debounce)
         self.catch_up = catch_up
         self.on_batch = on_batch
         self.watched: list[Watched] = []
@@ -200,7 +205,7 @@ class Watcher:
             from watchdog.observers import Observer
 
             store = Store(self.app.home / DB_NAME)
-            indexer = Indexer(store, self.app.embedder, self.app.config.chunking)
+            indexer = self.app.indexer(store)
             self.watched = self._resolve_sources(store)
             observer = Observer()
             handler = self._handler()
@@ -219,21 +224,21 @@ class Watcher:
         self._ready.set()
         try:
             if self.catch_up:
-                self._guarded(indexer, store, set(), {str(w.root) for w in self.watched})
+                self._guarded(indexer, set(), {str(w.root) for w in self.watched})
             while True:
                 batch = self._next_batch()
                 if batch is None:
                     break
-                self._guarded(indexer, store, *batch)
+                self._guarded(indexer, *batch)
         finally:
             observer.stop()
             observer.join(5)
             store.close()
 
-    def _guarded(self, indexer: Indexer, store: Store, paths: set[str], dirs: set[str]) -> None:
+    def _guarded(self, indexer: Indexer, paths: set[str], dirs: set[str]) -> None:
         result = None
         try:
-            result = self._process(indexer, store, paths, dirs)
+            result = self._process(indexer, paths, dirs)
         except Exception:
             # One bad batch must not stop the watcher. Typical cause: the database stayed
             # locked by a long `recall index`. Queue the batch again and retry later.
@@ -268,20 +273,18 @@ class Watcher:
 
     def _resolve_sources(self, store: Store) -> list[Watched]:
         if self.specs is None:
-            found = [Watched(sid, kind, Path(root), project) for sid, kind, root, project in store.sources()
+            found = [SourceRef(kind, root, project) for _sid, kind, root, project in store.sources()
                      if kind in WATCHED_KINDS]
         else:
-            found = []
-            for spec in self.specs:
-                root = spec.root.resolve()
-                found.append(Watched(store.source_id(spec.kind, str(root), spec.project), spec.kind, root,
-                                     spec.project))
+            found = [spec.ref() for spec in self.specs]
+            for ref in found:
+                store.source_id(ref.kind, ref.root, ref.project)  # known from now on, even if empty
         watched = []
-        for w in found:
-            if w.root.is_dir():
-                watched.append(Watched(w.source_id, w.kind, w.root.resolve(), w.project))
+        for ref in found:
+            if Path(ref.root).is_dir():
+                watched.append(Watched(ref, Path(ref.root).resolve()))
             else:
-                log.warning("not watching %s (%s): no such folder", w.root, w.kind)
+                log.warning("not watching %s (%s): no such folder", ref.root, ref.kind)
         return watched
 
     def _source_of(self, path: Path) -> Watched | None:
@@ -292,24 +295,24 @@ class Watcher:
                 best = w
         return best
 
-    def _process(self, indexer: Indexer, store: Store, paths: set[str], dirs: set[str]) -> BatchResult:
+    def _process(self, indexer: Indexer, paths: set[str], dirs: set[str]) -> BatchResult:
         t0 = time.perf_counter()
         stats = SyncStats()
         rescan = {w for w in self.watched for d in map(Path, dirs)
                   if w.root.is_relative_to(d) or d.is_relative_to(w.root)}
         for w in rescan:
-            self._sync_whole(indexer, store, w, stats)
+            self._sync_whole(indexer, w, stats)
         by_source: dict[Watched, set[Path]] = {}
         for p in map(Path, paths):
             owner = self._source_of(p)
             if owner is not None and owner not in rescan:
                 by_source.setdefault(owner, set()).add(p)
         for w, changed in by_source.items():
-            self._sync_paths(indexer, store, w, changed, stats)
+            self._sync_paths(indexer, w, changed, stats)
         rebuilt = bool(stats.added or stats.changed or stats.removed)
         if rebuilt:
             # One new generation for the whole batch: readers switch from before to after.
-            indexer.rebuild(int(self.app.config.get("index.approximate_from_chunks", 100_000)))
+            indexer.rebuild()
             self.rebuilds += 1
         self.batches += 1
         result = BatchResult(len(paths) + len(dirs), stats, rebuilt, time.perf_counter() - t0)
@@ -318,16 +321,15 @@ class Watcher:
         log.info("%s", result.summary())
         return result
 
-    def _sync_whole(self, indexer: Indexer, store: Store, w: Watched, stats: SyncStats) -> None:
+    def _sync_whole(self, indexer: Indexer, w: Watched, stats: SyncStats) -> None:
         if w.root.is_dir():
             # Hash-checked: unchanged files are read and hashed, not parsed or embedded.
             stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project)))
         else:  # the folder itself is gone: so are its notes
-            indexer.sync_notes(w.source_id, [], stats, remove_missing=True)
+            indexer.sync_notes(w.ref, [], stats, remove_missing=True)
 
-    def _sync_paths(self, indexer: Indexer, store: Store, w: Watched, paths: set[Path],
-                    stats: SyncStats) -> None:
-        existing = store.note_hashes(w.source_id)
+    def _sync_paths(self, indexer: Indexer, w: Watched, paths: set[Path], stats: SyncStats) -> None:
+        existing = indexer.store.note_hashes(w.ref)
         # The store may spell a path differently (a symlinked or relative root): match on
         # the real path, and keep the stored spelling so a note is never added twice.
         stored_as = {os.path.realpath(p): p for p in existing}
@@ -342,24 +344,24 @@ class Watcher:
                     notes.append(note)
                     continue
             if stored is not None:
-                gone.append(existing[stored][0])
+                gone.append(stored)
         if notes:
-            _, file_questions, restated = source_questions_file(SourceSpec(w.kind, w.root, w.project), stats)
-            indexer.sync_notes(w.source_id, notes, stats, remove_missing=False, file_questions=file_questions,
-                               restatements=restated)
+            questions = read_questions(SourceSpec(w.kind, w.root, w.project))
+            stats.problems.extend(questions.problems)
+            indexer.sync_notes(w.ref, notes, stats, remove_missing=False,
+                               file_questions=questions.file_questions, restatements=questions.restatements)
         if gone:
-            stats.removed += store.delete_notes(gone)
+            indexer.delete_notes(w.ref, gone, stats)
 
 
 def maybe_start_watcher(app: Recall) -> Watcher | None:
     """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
-    if not app.config.get("watch.enabled", False):
+    if not app.config.watch.enabled:
         return None
-    debounce = float(app.config.get("watch.debounce_ms", DEBOUNCE_S * 1000)) / 1000
-    return Watcher(app, debounce=debounce).start()
+    return Watcher(app).start()
 
 
-def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float = DEBOUNCE_S,
+def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float | None = None,
               echo: Callable[[str], None] | None = None) -> None:
     """Watch until Ctrl-C or SIGTERM (``recall watch``)."""
     stop = threading.Event()

@@ -110,9 +110,9 @@ def test_a_users_own_table_wins_as_a_unit(tmp_path, recall_home, hash_model):
     (recall_home / "config.toml").write_text('[thresholds."hash-256"]\ntop_floor = 0.123\n', encoding="utf-8")
     recall("index", "-q", str(folder))
     app = Recall()
-    s = app.settings()
-    assert s.top_floor == 0.123 and s.neg_weight == 0.0  # nothing of the calibration mixed in
-    assert s.thresholds_origin.endswith("config.toml")
+    t = app.rule().thresholds
+    assert t.top_floor == 0.123 and t.neg_weight == 0.0  # nothing of the calibration mixed in
+    assert t.origin.endswith("config.toml")
     app.store.close()
 
 
@@ -120,11 +120,11 @@ def test_a_running_process_takes_a_new_calibration(tmp_path, recall_home, hash_m
     folder = _collection(tmp_path)
     app = Recall()
     app.index([SourceSpec("dir", folder)])
-    before = app.query("feature flags via unleash please").settings.top_floor
+    before = app.query("feature flags via unleash please").rule.thresholds.top_floor
     other = Recall()  # another process's `recall calibrate`, with another target
     cal = other.calibrate(target=0.5)
     assert cal is not None and cal.top_floor != before
-    after = app.query("feature flags via unleash please").settings
+    after = app.query("feature flags via unleash please").rule.thresholds
     assert after.top_floor == pytest.approx(cal.top_floor, abs=1e-6)
     app.store.close()
     other.store.close()

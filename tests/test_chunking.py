@@ -1,12 +1,26 @@
-"""Chunk boundaries: exact 700/100 edges, the 6-chunk cap, CJK text."""
+"""Chunk boundaries: exact 700/100 edges, the 6-chunk cap, CJK text (the packaged
+[chunking] settings)."""
 
 import pytest
 
-from recall.chunking import CHUNK_CHARS, CHUNK_OVERLAP, MAX_CHUNKS, ChunkConfig, chunk_text
+from recall.chunking import ChunkConfig
+from recall.chunking import chunk_text as chunk_with
+from recall.config import packaged_settings
+
+PACKAGED = packaged_settings().chunking
+CHUNK_CHARS, CHUNK_OVERLAP, MAX_CHUNKS = PACKAGED.chars, PACKAGED.overlap, PACKAGED.max_chunks
+
+
+def chunk_text(name, desc, body, cfg=PACKAGED):
+    return chunk_with(name, desc, body, cfg)
 
 
 def header(name="N", desc="D"):
     return f"{name}\n{desc}\n\n"
+
+
+def test_packaged_sizes_are_the_original_design():
+    assert (CHUNK_CHARS, CHUNK_OVERLAP, MAX_CHUNKS) == (700, 100, 6)
 
 
 def test_short_note_is_one_chunk_with_name_description_body():
@@ -68,7 +82,7 @@ def test_long_header_later_pieces_are_body_only():
 
 def test_config_is_validated_and_used():
     with pytest.raises(ValueError):
-        ChunkConfig(chars=100, overlap=100)
+        ChunkConfig(chars=100, overlap=100, max_chunks=6)
     chunks = chunk_text("N", "D", "z" * 100, ChunkConfig(chars=50, overlap=10, max_chunks=3))
     assert len(chunks) == 3
     assert chunks[0] == (header() + "z" * 100)[:50]

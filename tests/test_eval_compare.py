@@ -4,6 +4,7 @@ held-out set, the command writes its report; one slow run on the real default mo
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,8 @@ def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
     dense = DenseIndex.build(corpus, emb, cache, note_question=with_questions)
     app = Recall(home=tmp_path / "home", config=effective_config("hash"), embedder=emb)
     app.index([source_spec(notes_dir, note_questions, use_questions=with_questions)])
-    app.searcher.lexical_weight = 0.0  # dense only: fusion is checked against eval in its own test
+    # dense only: fusion is checked against eval in its own test
+    app.replace_settings(replace(app.config, search=replace(app.config.search, lexical_weight=0.0)))
     for text in ("helm rollback in production", "請求書の税額の丸め", "celery retry policy",
                  corpus.note_questions["api-docs-urls"][0]):
         hits, _ = app.searcher.search(text, Scope(everything=True))
@@ -313,7 +315,7 @@ def test_core_lexical_module_matches_what_eval_measured(tmp_path):
         got = loaded.scores(text)
         assert np.allclose(np.where(np.isfinite(want), want, 0.0), got, atol=1e-5)
         # the fused order and the gate scores are those eval measured
-        order, gate = lex.fuse(d[qi], got, 0.6, k=20)
+        order, gate = lex.fuse(d[qi], got, lexical_weight=0.4, depth=50, k=20)
         fused = fuse_one([d[qi], want], "wsum", {"weights": [0.6, 0.4]}, ["min-max", "max"])
         assert order.tolist() == [int(j) for j in np.argsort(-fused, kind="stable")[: len(order)]]
         bench = C.Bench("s", corpus, [], [], "")

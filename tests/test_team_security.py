@@ -130,12 +130,15 @@ def index(server, schema, role: str):
 
 
 def put(idx, source, stem: str, text: str) -> None:
-    from recall.backends import NoteRecord
+    """One note of one chunk, written through the store contract."""
     from recall.embedders import get_embedder
+    from recall.stores import Chunk, NoteRecord, text_hash
 
     emb = get_embedder("hash")
-    idx.replace_note(source, NoteRecord(f"{source.root}/{stem}.md", stem, text, "", "feedback", f"h-{stem}"),
-                     [text], emb.embed_passages([text]))
+    chunk = Chunk(text, text_hash(text))
+    idx.put_vectors([chunk.hash], emb.embed_passages([text]))
+    idx.upsert_note(source, NoteRecord(f"{source.root}/{stem}.md", stem, text, "", "feedback", f"h-{stem}"),
+                    [chunk])
 
 
 def found(idx, text: str) -> set[str]:
@@ -201,7 +204,7 @@ def test_bob_cannot_read_change_or_forge_alices_rows_with_sql(server, schema, te
     import psycopg
     from psycopg import sql
 
-    from recall.backends import SourceRef
+    from recall.stores import SourceRef
 
     alice = index(server, schema, "alice")
     put(alice, SourceRef("memory", "/a/mem", "-a-proj", team=False), "private", "alice private kafka note")
@@ -254,7 +257,7 @@ def test_bob_cannot_read_change_or_forge_alices_rows_with_sql(server, schema, te
 
 
 def test_bob_cannot_delete_alices_notes_through_recall(server, schema, team):
-    from recall.backends import SourceRef
+    from recall.stores import SourceRef
 
     alice, bob = index(server, schema, "alice"), index(server, schema, "bob")
     try:
@@ -290,7 +293,7 @@ def test_read_only_role_searches_but_cannot_write(server, schema, team, tmp_path
     import psycopg
     from psycopg import sql
 
-    from recall.backends import SourceRef
+    from recall.stores import SourceRef
 
     alice = index(server, schema, "alice")
     put(alice, SourceRef("rule", "/rules", None, team=True), "t", "deploy on fridays never")
@@ -411,7 +414,7 @@ def test_a_non_superuser_administrator_is_held_by_the_policies_too(server, schem
     assert added.returncode == 0, added.stderr
     with server.pgpass.open("a") as f:
         f.write(f"*:*:*:{erin}:erin-Pw-31\n")
-    from recall.backends import SourceRef
+    from recall.stores import SourceRef
 
     alice, admin = index(server, schema, erin), index(server, schema, "dba")
     try:
@@ -475,7 +478,8 @@ def test_an_old_schema_is_detected_explained_and_upgraded(server, schema, team_e
     from psycopg import sql
 
     from recall.embedders import get_embedder
-    from recall.pgstore import MIGRATIONS, PgStoreError
+    from recall.pgconnect import PgStoreError
+    from recall.pgschema import MIGRATIONS
 
     emb = get_embedder("hash")
     shared_login = "team_" + uuid.uuid4().hex[:6]  # the one database user a team shared before
@@ -547,7 +551,7 @@ def test_an_old_schema_is_detected_explained_and_upgraded(server, schema, team_e
     ("postgresql://alice@/recall?host=/run/postgresql", None),
 ])
 def test_transport_warning(url, warns):
-    from recall.pgstore import transport_warning
+    from recall.pgconnect import transport_warning
 
     got = transport_warning(url)
     if warns is None:

