@@ -24,11 +24,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## Create the environment in .venv/ (recall and recall-eval land in .venv/bin/)
 
-test: $(STAMP) ## Run the test suite
+# The fast tier leaves out what pyproject's markers name as slow to start or run: real models
+# (slow), PostgreSQL (pg), Chromium (browser) and real recall processes (process); two
+# workers (pytest-xdist); nbmake's plugin is not loaded (2 s at start, only the notebooks use it).
+FAST := -m "not slow and not pg and not browser and not process" -n 2 -p no:nbmake
+
+test: $(STAMP) ## Run the test suite (every test, one process)
 	$(PY) -m pytest -q
 
-test-fast: $(STAMP) ## Run the tests that need no real model
-	$(PY) -m pytest -q -m "not slow"
+test-fast: $(STAMP) ## Run the tests that start nothing real (no model, PostgreSQL, browser or recall process), 2 workers
+	$(PY) -m pytest -q $(FAST)
 
 lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff check recall recall_eval tests

@@ -42,9 +42,9 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
     import httpx
-    from daemon_helpers import daemon_pids
-    from ui_helpers import UiServer, index_sample, ui_env
 
+    from helpers.daemon import daemon_pids
+    from helpers.ui import UiServer, index_sample, ui_env
     from recall.ui.security import csrf_value
 
     with tempfile.TemporaryDirectory() as tmp:

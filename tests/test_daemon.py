@@ -2,7 +2,7 @@
 
 Every test has its own RECALL_HOME (conftest) and the hash embedder, with thresholds
 in the test's config.toml that separate a matching question from chit-chat.
-Helpers shared with test_hook.py and test_install.py are in daemon_helpers.py; the
+Helpers shared with test_hook.py and test_install.py are in helpers/daemon.py; the
 ``daemons`` and ``indexed`` fixtures in conftest.py.
 """
 
@@ -18,8 +18,8 @@ import time
 
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_NOTES, write_note
-from daemon_helpers import (
+
+from helpers.daemon import (
     CHITCHAT,
     MATCHING,
     index_dirs,
@@ -29,7 +29,8 @@ from daemon_helpers import (
     wait_for,
     write_config,
 )
-
+from helpers.notes import write_note
+from helpers.paths import SAMPLE_NOTES
 from recall import client
 from recall.daemon import check_peer, peer_uid
 
@@ -47,6 +48,7 @@ def query(prompt: str, cwd: str = "/", timeout: float = 10.0) -> dict:
 # --- asking ------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_query_returns_decision_line_and_ranking(indexed, daemons):
     daemons.start()
     reply = query(MATCHING)
@@ -63,6 +65,7 @@ def test_query_returns_decision_line_and_ranking(indexed, daemons):
     assert quiet["ok"] and quiet["decision"]["decision"] == "nothing" and quiet["line"] == ""
 
 
+@pytest.mark.process
 def test_status_file_socket_and_folder_are_private(indexed, daemons):
     proc = daemons.start()
     run = indexed / "run"
@@ -81,6 +84,7 @@ def test_daemon_status_when_nothing_runs(recall_home):
     assert client.daemon_status() == {"running": False}
 
 
+@pytest.mark.process
 def test_bad_requests_get_an_error_and_the_daemon_keeps_serving(indexed, daemons):
     daemons.start()
     for raw in (b"this is not json\n", b"[1, 2]\n", b'{"cmd": "no_such"}\n', b'{"cmd": "query"}\n', b"\n"):
@@ -97,6 +101,7 @@ def test_bad_requests_get_an_error_and_the_daemon_keeps_serving(indexed, daemons
 # --- lifecycle ------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_recall_stop_removes_socket_and_status(indexed, daemons):
     from recall.cli.daemon import stop
 
@@ -111,6 +116,7 @@ def test_recall_stop_removes_socket_and_status(indexed, daemons):
     assert "not running" in result.output
 
 
+@pytest.mark.process
 def test_sigterm_removes_socket_and_status(indexed, daemons):
     proc = daemons.start()
     proc.send_signal(signal.SIGTERM)
@@ -119,6 +125,7 @@ def test_sigterm_removes_socket_and_status(indexed, daemons):
     assert not (indexed / "run" / "daemon.json").exists()
 
 
+@pytest.mark.process
 def test_one_daemon_per_user(indexed, daemons):
     first = daemons.start()
     second = daemons.start(ready=False)
@@ -126,6 +133,7 @@ def test_one_daemon_per_user(indexed, daemons):
     assert client.request({"cmd": "ping"})["pid"] == first.pid
 
 
+@pytest.mark.process
 def test_stale_pid_and_socket_files_are_not_trusted_and_get_cleaned(indexed, daemons):
     run = indexed / "run"
     plant_stale_daemon_files(indexed, model="hash-256", started=0)
@@ -138,6 +146,7 @@ def test_stale_pid_and_socket_files_are_not_trusted_and_get_cleaned(indexed, dae
     assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID
 
 
+@pytest.mark.process
 def test_idle_daemon_exits_by_itself(indexed, daemons):
     write_config(indexed, "[daemon]\nidle_exit_hours = 0.0003\n")  # ~1.1 s
     proc = daemons.start()
@@ -146,6 +155,7 @@ def test_idle_daemon_exits_by_itself(indexed, daemons):
     assert "idle for" in (indexed / "logs" / "daemon.log").read_text()
 
 
+@pytest.mark.process
 def test_a_rebuilt_index_is_picked_up_without_restart(indexed, daemons, tmp_path):
     proc = daemons.start()
     prompt = "zanzibar quokka telemetry for the marmalade pipeline"
@@ -173,6 +183,7 @@ def test_peer_uid_seam():
     assert not check_peer(os.getuid(), expected=os.getuid() + 1)
 
 
+@pytest.mark.process
 def test_daemon_refuses_a_peer_with_another_uid(indexed, daemons):
     # The daemon is told (test-only env) to expect another uid, so we are the stranger.
     daemons.start(ready=False, RECALL_DAEMON_EXPECTED_UID=str(os.getuid() + 1))
@@ -184,6 +195,7 @@ def test_daemon_refuses_a_peer_with_another_uid(indexed, daemons):
     assert "refused" in (indexed / "logs" / "daemon.log").read_text()
 
 
+@pytest.mark.process
 def test_tcp_transport_checks_the_secret_and_signs_replies(indexed, daemons):
     write_config(indexed, '[daemon]\ntransport = "tcp"\n')
     daemons.start()
@@ -233,6 +245,7 @@ def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
 # --- the log ---------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_log_records_decisions_not_prompts_rotates_and_stays_private(indexed, daemons):
     from recall.cli.daemon import log_cmd
 
@@ -258,6 +271,7 @@ def _in_model() -> int:
     return client.request({"cmd": "status"})["embedding"]
 
 
+@pytest.mark.process
 def test_questions_whose_asker_gave_up_are_skipped(indexed, daemons):
     """A burst must not snowball: a queued question past its deadline costs no embedding."""
     write_config(indexed, "[daemon]\ndebug_delay_ms = 800\n")
@@ -285,6 +299,7 @@ def test_questions_whose_asker_gave_up_are_skipped(indexed, daemons):
     assert client.request({"cmd": "status"})["model_calls"] == 1
 
 
+@pytest.mark.process
 def test_questions_that_arrive_while_the_model_runs_are_embedded_together(indexed, daemons):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 400\n")
     daemons.start()
@@ -309,6 +324,7 @@ def test_questions_that_arrive_while_the_model_runs_are_embedded_together(indexe
     assert client.request({"cmd": "status"})["model_calls"] == 2  # the first, then the ten together
 
 
+@pytest.mark.process
 def test_a_long_question_costs_one_window(indexed, daemons):
     """A pasted log is cut to what the model reads before it is embedded (the core's
     query path: the daemon, the MCP server and the CLI all go through it)."""
@@ -344,6 +360,7 @@ def test_real_model_reads_one_window_of_a_long_question():
     assert one_window < 30  # seconds at worst on a loaded machine; the whole text took ~60 s
 
 
+@pytest.mark.process
 def test_a_request_over_the_size_cap_gets_an_error_not_silence(indexed, daemons):
     from recall.daemon import MAX_REQUEST_BYTES
 
@@ -381,6 +398,7 @@ def _answers() -> bool:
         return False
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("how", ["deleted", "replaced by a file", "replaced by a dead socket"])
 def test_a_lost_socket_is_bound_again_within_a_second(indexed, daemons, how):
     proc = daemons.start()
@@ -401,6 +419,7 @@ def test_a_lost_socket_is_bound_again_within_a_second(indexed, daemons, how):
     assert "socket lost" in (indexed / "logs" / "daemon.log").read_text()
 
 
+@pytest.mark.process
 def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
     from recall.cli.daemon import stop
 
@@ -424,6 +443,7 @@ def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
     assert client.daemon_status() == {"running": False}
 
 
+@pytest.mark.process
 def test_a_deleted_lock_file_makes_the_daemon_exit(indexed, daemons):
     """Its lock no longer keeps a second daemon out: it leaves, and the next hook starts one."""
     proc = daemons.start()
@@ -435,6 +455,7 @@ def test_a_deleted_lock_file_makes_the_daemon_exit(indexed, daemons):
 # --- connections cannot starve or crash it -----------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_slow_sender_is_cut_off_by_a_whole_request_deadline(indexed, daemons):
     write_config(indexed, "[daemon]\nrequest_timeout_ms = 500\n")
     daemons.start()
@@ -459,6 +480,7 @@ def test_a_slow_sender_is_cut_off_by_a_whole_request_deadline(indexed, daemons):
     assert client.request({"cmd": "status"})["timed_out"] == 1
 
 
+@pytest.mark.process
 def test_an_idle_flood_cannot_hold_out_a_question(indexed, daemons):
     write_config(indexed, "[daemon]\nmax_connections = 16\nrequest_timeout_ms = 30000\n")
     daemons.start()
@@ -474,6 +496,7 @@ def test_an_idle_flood_cannot_hold_out_a_question(indexed, daemons):
             s.close()
 
 
+@pytest.mark.process
 def test_running_out_of_file_descriptors_does_not_kill_the_daemon(indexed, daemons):
     proc = daemons.start(nofile=64)
     spare = 64 - open_fds(proc.pid)

@@ -238,6 +238,7 @@ def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
     assert {r["set_id"] for r in rec[:5]} == {"set-a"}
 
 
+@pytest.mark.slow
 def test_cross_encoder_plumbing_with_a_tiny_random_model(tmp_path):
     from recall_eval.rerank import CrossReranker, build_random_cross_encoder
 

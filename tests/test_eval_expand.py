@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_note
-from fake_messages import serve
 
+from helpers.fake_messages import serve
+from helpers.notes import write_note
 from recall.questions import read_questions_file
 from recall_eval.cli import main
 from recall_eval.prompting import collection_hash

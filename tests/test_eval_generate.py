@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fake_messages import serve
 
+from helpers.fake_messages import serve
 from recall_eval.checks import LEAKAGE_THRESHOLD, normalise, parse_generated
 from recall_eval.cli import main
 from recall_eval.datasets import load_questions

@@ -84,6 +84,7 @@ def test_latency_figure_when_bench_data_is_present():
     assert "Hook latency" not in [t for t, _png in figures(data)]
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
 def test_html_renders_in_headless_chromium(run_dir, tmp_path):
     import matplotlib.image as mpimg

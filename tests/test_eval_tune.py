@@ -235,7 +235,7 @@ def test_unknown_benchmark_collection_is_one_line(tmp_path):
 
 
 def test_rules_120_skips_cleanly_when_absent():
-    from conftest import RULES_120
+    from helpers.paths import RULES_120
 
     if not RULES_120.is_dir():
         pytest.skip("rules-120 notes not present")

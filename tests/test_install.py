@@ -11,9 +11,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import env_with
-from daemon_helpers import write_config
 
+from helpers.daemon import write_config
+from helpers.env import env_with
 from recall import client
 from recall.cli.agents import install as install_cmd
 from recall.cli.agents import uninstall as uninstall_cmd
@@ -174,6 +174,7 @@ def test_cli_install_project(tmp_path, monkeypatch):
     assert not (repo / ".claude" / "settings.json").exists() and not (repo / ".mcp.json").exists()
 
 
+@pytest.mark.process
 def test_the_installed_command_runs_as_claude_code_would(tmp_path):
     """Spawn exactly what the settings say, without a shell, from a project folder that
     has its own ``recall`` package: -P keeps it from shadowing ours."""
@@ -187,6 +188,7 @@ def test_the_installed_command_runs_as_claude_code_would(tmp_path):
     assert proc.returncode == 0 and proc.stdout == b""
 
 
+@pytest.mark.process
 def test_cli_install_times_a_warm_question(indexed, daemons):
     # the daemon the install starts is killed by the `daemons` fixture
     result = CliRunner().invoke(install_cmd, [])
@@ -197,6 +199,7 @@ def test_cli_install_times_a_warm_question(indexed, daemons):
     assert client.daemon_status()["running"]
 
 
+@pytest.mark.process
 def test_cli_install_says_how_to_raise_the_cutoff_when_too_slow(indexed, daemons):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 350\n")  # every question takes > 300 ms
     result = CliRunner().invoke(install_cmd, [])

@@ -104,14 +104,10 @@ def test_learned_kind_without_a_table_says_what_to_run(tmp_path):
 
 
 def test_learned_kind_without_a_table_is_a_one_line_error(tmp_path, recall_home):
-    import subprocess
-    import sys
-
-    from conftest import env_with
+    from helpers.cli import run_cli
 
     cfg = tmp_path / "c.toml"
     cfg.write_text('[selector]\nkind = "learned"\n')
-    proc = subprocess.run([sys.executable, "-m", "recall.cli", "query", "a message long enough"],
-                          capture_output=True, text=True, env=env_with(RECALL_CONFIG=str(cfg), RECALL_MODEL="hash"))
+    proc = run_cli("query", "a message long enough", env={"RECALL_CONFIG": str(cfg), "RECALL_MODEL": "hash"})
     assert proc.returncode == 1
     assert "no [learned" in proc.stderr and "Traceback" not in proc.stderr

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import ROOT, write_note
 
+from helpers.notes import write_note
+from helpers.paths import ROOT
 from recall.api import Recall, project_key
 from recall.config import load_config
 from recall.embedders import get_embedder
@@ -82,6 +83,7 @@ def payload(result) -> dict:
     return data
 
 
+@pytest.mark.process
 def test_stdio_session(indexed, tmp_path):
     errlog = tmp_path / "server-stderr.log"
     try:
@@ -185,6 +187,7 @@ class RawSession:
         self.proc.wait(timeout=10)
 
 
+@pytest.mark.process
 def test_parse_errors_get_a_json_rpc_error_and_lone_surrogates_an_answer(indexed):
     s = RawSession(server_params(indexed))
     try:

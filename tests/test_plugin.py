@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from agent_helpers import CLAUDE_EVENT, mcp_calls, substitute
-from conftest import ROOT, SAMPLE_NOTES
-from daemon_helpers import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
 
+from helpers.agents import CLAUDE_EVENT, mcp_calls, substitute
+from helpers.daemon import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
+from helpers.paths import ROOT, SAMPLE_NOTES
 from recall import client
 from recall.paths import memory_dir
 
@@ -159,6 +159,7 @@ def plugin_env(tmp_path, hash_model, monkeypatch):
     daemons.kill_all()
 
 
+@pytest.mark.process
 def test_plugin_first_run_sets_up_and_then_answers_without_a_process_per_message(plugin_env, tmp_path):
     project, data, env = plugin_env["project"], plugin_env["data"], plugin_env["env"]
     hooks = load(HOOKS_JSON)["hooks"]
@@ -192,6 +193,7 @@ def test_plugin_first_run_sets_up_and_then_answers_without_a_process_per_message
     assert again.returncode == 0 and again.stdout == b""
 
 
+@pytest.mark.process
 def test_plugin_server_before_setup_serves_a_stand_in_that_answers_nothing(plugin_env):
     project, data, env = plugin_env["project"], plugin_env["data"], plugin_env["env"]
     env = {**env, "RECALL_PLUGIN_PYTHON": str(data / "no-such-python")}  # a setup that cannot finish

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_NOTES, write_note
 
+from helpers.notes import write_note
+from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
 from recall.config import load_config
 from recall.embedders import get_embedder

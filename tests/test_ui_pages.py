@@ -9,11 +9,11 @@ import socket
 
 import pytest
 from click.testing import CliRunner
-from conftest import write_note
-from daemon_helpers import index_dirs, write_config
 from starlette.testclient import TestClient
-from ui_helpers import write_report
 
+from helpers.daemon import index_dirs, write_config
+from helpers.notes import write_note
+from helpers.ui import write_report
 from recall import client
 from recall.cli import main
 from recall.ui.app import Settings, build_app
@@ -76,6 +76,7 @@ def test_note_text_is_escaped(tmp_path, recall_home, hash_model):
         assert "<b>body</b>" not in c.get(f"/notes/{pk}").text
 
 
+@pytest.mark.process
 def test_injections_come_from_the_daemons_log_and_opened_from_the_read_tracker(notes, daemons, recall_home,
                                                                               tmp_path):
     daemons.start()
@@ -119,6 +120,7 @@ def test_quality_finds_the_report_of_the_indexed_folder(notes, tmp_path):
         assert "script" not in policies[0]
 
 
+@pytest.mark.process
 def test_status_in_words(notes, daemons):
     with page_client() as c:
         r = c.get("/status").text
@@ -130,6 +132,7 @@ def test_status_in_words(notes, daemons):
         assert "The search daemon is <b>up</b>" in r and "running on" in r
 
 
+@pytest.mark.process
 def test_try_a_message_asks_the_daemon_and_explains(notes, daemons):
     daemons.start()
     with page_client() as c:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from ui_helpers import UiServer, index_sample, write_report
 
+from helpers.ui import UiServer, index_sample, write_report
 from recall.ui.security import csrf_value
+
+pytestmark = pytest.mark.process
 
 NOTE = "Feature flags via Unleash"
 MATCHING = "Feature flags via Unleash: how do we add a feature flag?"

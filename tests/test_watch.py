@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_note
 
+from helpers.notes import write_note
 from recall.api import Recall
 from recall.config import load_config
 from recall.embedders import get_embedder

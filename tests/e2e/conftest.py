@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from agents import CLAUDE, CODEX, GEMINI, NotAvailable, Scratch, install  # noqa: E402
 
-SAMPLE_NOTES = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "notes"
+from helpers.paths import SAMPLE_NOTES  # noqa: E402
 
 
 def _exe(agent):

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from fake_http import Reply, json_reply, serve, sse_reply
+from helpers.fake_http import Reply, json_reply, serve, sse_reply
 
 NOT_FOUND = json_reply({"error": {"message": "not found"}}, 404)
 

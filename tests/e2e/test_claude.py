@@ -17,7 +17,8 @@ from agents import (
     main_loop_requests,
     run_claude,
 )
-from fake_messages import start, text, tool_use
+
+from helpers.fake_messages import start, text, tool_use
 
 pytestmark = pytest.mark.e2e
 

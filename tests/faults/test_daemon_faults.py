@@ -18,8 +18,9 @@ import threading
 import time
 from pathlib import Path
 
-from daemon_helpers import MATCHING, PY, env_with, open_fds, raw_connect, wait_for, write_config
-
+from helpers.daemon import MATCHING, open_fds, raw_connect, wait_for, write_config
+from helpers.env import env_with
+from helpers.paths import PY
 from recall import client
 
 RECOVER_S = 2.0  # after a fault ends, a hook answers within this

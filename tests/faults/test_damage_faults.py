@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_NOTES, env_with
-from daemon_helpers import MATCHING, PY, write_config
 
+from helpers.daemon import MATCHING, write_config
+from helpers.env import env_with
+from helpers.paths import PY, SAMPLE_NOTES
 from recall import client
 
 HASH_DIR = "hash-256"

@@ -11,11 +11,12 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import SAMPLE_NOTES, env_with, write_note
-from daemon_helpers import CHITCHAT, MATCHING, PY, write_config
-from leaks import files_under, find_leaks
-from test_masking import build_corpus
-
+from helpers.corpora import build_corpus
+from helpers.daemon import CHITCHAT, MATCHING, write_config
+from helpers.env import env_with
+from helpers.leaks import files_under, find_leaks
+from helpers.notes import write_note
+from helpers.paths import PY, SAMPLE_NOTES
 from recall.paths import encode_project_path, projects_dir
 
 HOOK_TIMEOUT_S = 30
@@ -92,10 +93,10 @@ def test_hook_input_fuzzing(probe, indexed, daemons):
 
 def _secret_values(seed: int) -> list[tuple[str, str, str]]:
     """(kind, line, what must not survive) for many kinds of secrets with fresh values."""
-    from test_masking import _issue16_cases
+    from helpers.corpora import issue16_cases
 
     corpus = [(c.kind, c.line, c.random_part) for c in build_corpus(seed)]
-    return corpus + _issue16_cases(seed + 1)
+    return corpus + issue16_cases(seed + 1)
 
 
 def test_planted_secrets_and_prompt_canaries_never_reach_disk(probe, recall_home, hash_model, daemons, tmp_path):
@@ -116,7 +117,7 @@ def test_planted_secrets_and_prompt_canaries_never_reach_disk(probe, recall_home
     (memory / "questions.jsonl").write_text("".join(
         json.dumps({"note": f"cfg-{i:03d}", "questions": [f"where is {line}?"]}) + "\n"
         for i, (_, line, _) in enumerate(cases[:20])), encoding="utf-8")
-    from test_transcripts import Transcript, conversation
+    from helpers.corpora import Transcript, conversation
 
     canaries = ["Canary" + "".join(rng.choice(ALNUM) for _ in range(14)) for _ in range(6)]
     for i, (_, line, _) in enumerate(cases[:10]):

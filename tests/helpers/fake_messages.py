@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fake_http import Reply, json_reply, sse_reply
-from fake_http import serve as serve_http
+from helpers.fake_http import Reply, json_reply, sse_reply
+from helpers.fake_http import serve as serve_http
 
 Block = dict[str, Any]
 

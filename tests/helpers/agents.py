@@ -1,7 +1,7 @@
 """Run what an agent runs: a hook command with the agent's event JSON on stdin, or an MCP tool
 over a real stdio session (the SDK's own client), as Claude Code's mcp_tool hook does.
 
-Shared by test_agents.py and test_plugin.py; the e2e suite may use them too.
+Shared by test_agents.py and test_plugin.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from conftest import ROOT, env_with
+
+from helpers.env import env_with
+from helpers.paths import ROOT
 
 # The events each agent sends, field for field from its documented input schema.
 CLAUDE_EVENT = {"session_id": "s-claude", "transcript_path": "/nonexistent.jsonl", "cwd": "/",

@@ -1,9 +1,10 @@
 """A real ``recall ui`` in a subprocess, for test_ui_*.py.
 
-``UiServer.start`` indexes the sample into its own RECALL_HOME (a subprocess, so the
-module-scoped server does not depend on a test's environment), starts ``recall ui
---no-open`` and reads the address it prints. ``stop`` ends the page and every daemon
-of that RECALL_HOME (the page starts one).
+``index_sample`` indexes the sample into its own RECALL_HOME (in this process, with that
+home's environment set for the call only, so a module-scoped server does not depend on a
+test's environment); ``UiServer.start`` starts ``recall ui --no-open`` and reads the
+address it prints. ``stop`` ends the page and every daemon of that RECALL_HOME (the page
+starts one).
 """
 
 from __future__ import annotations
@@ -12,17 +13,15 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from conftest import SAMPLE_NOTES
-from daemon_helpers import HASH_CONFIG, daemon_pids
+from helpers.cli import run_cli
+from helpers.daemon import HASH_CONFIG, daemon_pids
+from helpers.paths import PY, ROOT, SAMPLE_NOTES
 
-PY = sys.executable
-ROOT = Path(__file__).resolve().parent.parent
 START_S = 60.0
 
 
@@ -39,8 +38,8 @@ def index_sample(home: Path, model: str = "hash") -> None:
     # A generous hook budget: the hook's message must reach the log on a busy test machine.
     config = "[daemon]\nhook_budget_ms = 20000\n" + (HASH_CONFIG if model == "hash" else "")
     (home / "config.toml").write_text(config, encoding="utf-8")
-    subprocess.run([PY, "-m", "recall.cli", "index", "-q", str(SAMPLE_NOTES)], env=ui_env(home, model),
-                   check=True, capture_output=True, cwd=str(home.parent))
+    run_cli("index", "-q", SAMPLE_NOTES, env=dict(ui_env(home, model), RECALL_CONFIG=None), cwd=home.parent,
+            check=True)
 
 
 def write_report(reports: Path, notes_dir: Path = SAMPLE_NOTES) -> Path:

@@ -1,4 +1,4 @@
-"""Daemon helpers shared by test_daemon.py, test_hook.py and test_install.py.
+"""Real daemons in subprocesses, and what tests of the daemon and the hook share.
 
 ``Daemons`` starts real daemon subprocesses and kills them all at teardown; the
 ``daemons`` and ``indexed`` fixtures built on it live in conftest.py.
@@ -9,21 +9,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from helpers.env import env_with
+from helpers.paths import PY
 from recall import client
 
-PY = sys.executable
-
-
-def env_with(**extra: str) -> dict[str, str]:
-    """This process's environment plus ``extra`` (the same as conftest.env_with; defined
-    here so that the fault suite, whose own conftest shadows tests/conftest.py, can use it)."""
-    env = dict(os.environ)
-    env.update(extra)
-    return env
 # Hash embedder (lexical): a question naming a note's words scores ~0.43 with a gap of
 # ~0.29; chit-chat tops out ~0.23. These thresholds split the two.
 HASH_CONFIG = """

@@ -1,0 +1,244 @@
+"""Built test data shared by several test modules: the secrets corpus (``build_corpus``,
+``issue16_cases``) and Claude Code transcripts (``Transcript``, ``conversation``).
+
+Each builder is seeded, so every run sees the same values."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+LOWER_HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+URLSAFE = ALNUM + "-_"
+PASSWORD_CHARS = ALNUM + "!*-_~"
+
+
+@dataclass
+class Case:
+    kind: str
+    line: str  # the secret inside a realistic sentence or config line
+    random_part: str  # what must not survive masking, not even 8 characters of it
+    token: str = ""  # set when the secret has a shape of its own (found with no keyword near)
+
+
+def _b64url(obj: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+
+
+def build_corpus(seed: int = 20261001) -> list[Case]:
+    rng = random.Random(seed)
+
+    def r(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    def pw() -> str:  # a password with at least one letter and one digit
+        return r(string.ascii_letters, 6) + r(string.digits, 2) + r(PASSWORD_CHARS, 8)
+
+    cases: list[Case] = []
+
+    def add(kind: str, template: str, random_part: str, secret: str | None = None) -> None:
+        value = secret if secret is not None else random_part
+        cases.append(Case(kind, template.format(s=value), random_part))
+
+    def prefixed(kind: str, template: str, prefix: str, body: str) -> None:
+        cases.append(Case(kind, template.format(s=prefix + body), body, prefix + body))
+
+    prefixed("aws-access-key-id", "aws_access_key_id = {s}", "AK" + "IA", r(UPPER_DIGITS, 16))
+    add("aws-secret-key", "aws_secret_access_key = {s}", r(B64, 40))
+    add("aws-secret-key", 'AWS_SECRET_ACCESS_KEY="{s}" aws s3 ls', r(B64, 40))
+    prefixed("anthropic", "I set the key to {s} and restarted the server.", "sk-" + "ant-api03-",
+             r(URLSAFE, 93) + "AA")
+    prefixed("openai", "The old key {s} was revoked yesterday.", "s" + "k-", r(ALNUM, 48))
+    prefixed("openai", "OPENAI_API_KEY: {s}", "sk-" + "proj-", r(URLSAFE, 156))
+    prefixed("github", "git clone https://{s}@github.com/acme/app.git", "gh" + "p_", r(ALNUM, 36))
+    prefixed("github", "Fine-grained PAT for CI: {s}", "github" + "_pat_", r(ALNUM, 22) + "_" + r(ALNUM, 59))
+    prefixed("github", "Authorization: token {s}", "gh" + "o_", r(ALNUM, 36))
+    prefixed("github", "the app installation token {s} expires in 1h", "gh" + "s_", r(ALNUM, 36))
+    prefixed("gitlab", "GITLAB_TOKEN={s} glab mr list", "gl" + "pat-", r(URLSAFE, 20))
+    prefixed("slack", "SLACK_BOT_TOKEN is {s} for the release bot", "xo" + "xb-",
+             r(string.digits, 12) + "-" + r(string.digits, 13) + "-" + r(ALNUM, 24))
+    prefixed("slack", "user token {s}", "xo" + "xp-", r(string.digits, 11) + "-" + r(string.digits, 12) + "-"
+             + r(string.digits, 13) + "-" + r(LOWER_HEX, 32))
+    hook = "T" + r(UPPER_DIGITS, 8) + "/B" + r(UPPER_DIGITS, 10) + "/" + r(ALNUM, 24)
+    add("slack-webhook", "curl -X POST https://hooks.slack.com/services/{s} -d @msg.json", hook)
+    prefixed("google-api-key", "maps key {s} restricted to our referrer", "AI" + "za", r(URLSAFE, 35))
+    prefixed("google-oauth", '"client_secret": "{s}",', "GOC" + "SPX-", r(URLSAFE, 28))
+    prefixed("stripe", "stripe.api_key = '{s}'", "sk" + "_live_", r(ALNUM, 99))
+    prefixed("stripe", "restricted key {s} for the billing job", "rk" + "_live_", r(ALNUM, 24))
+    prefixed("stripe", "test mode: {s}", "sk" + "_test_", r(ALNUM, 24))
+    header = _b64url({"alg": "HS256", "typ": "JWT"})
+    payload = _b64url({"sub": r(string.digits, 10), "name": "Alice", "iat": 1790000000})
+    sig = r(URLSAFE, 43)
+    jwt = header + "." + payload + "." + sig
+    cases.append(Case("jwt", f"Cookie: session={jwt}; Path=/", payload + "." + sig, jwt))
+    pem_kinds = (("RSA ", ""), ("OPENSSH ", "b3BlbnNzaC1rZXktdjEAAAAA"), ("EC ", "MHcCAQEEI"), ("", "MIIEvQ"))
+    for label, head in pem_kinds:
+        lines = [head + r(B64, 64 - len(head))] + [r(B64, 64) for _ in range(5)] + [r(B64, 20)]
+        body = "\n".join(lines)
+        block = f"-----BEGIN {label}PRIVATE KEY-----\n{body}\n-----END {label}PRIVATE KEY-----"
+        line = "Here is the key I pasted by mistake:\n" + block + "\nthanks"
+        cases.append(Case("private-key", line, body[len(head) :], block))
+    json_body = r(B64, 64) + "\\n" + r(B64, 64)
+    add("private-key-json", '{{"type": "service_account", "private_key": "{s}", "client_email": "x@y.iam"}}',
+        json_body, "-----BEGIN PRIVATE KEY-----\\n" + json_body + "\\n-----END PRIVATE KEY-----\\n")
+    for kind, template in (
+        ("postgres-url", "DATABASE_URL=postgres://app_user:{s}@db.internal:5432/app"),
+        ("mysql-url", "mysql://root:{s}@127.0.0.1:3306/shop?charset=utf8mb4"),
+        ("mongodb-url", "client = MongoClient('mongodb+srv://admin:{s}@cluster0.ab1cd.mongodb.net/test')"),
+        ("redis-url", "CELERY_BROKER_URL=redis://:{s}@cache.example.com:6379/0"),
+        ("password-assign", "psql 'host=db port=5432 password={s} sslmode=require'"),
+        ("yaml-password", "database:\n  user: app\n  password: {s}\n  host: db"),
+        ("yaml-passwd", "passwd: {s}"),
+        ("cli-password", "mysql -u root --password={s} shop"),
+        ("prose-password", "fyi the staging password is {s} until Friday"),
+    ):
+        add(kind, template, pw())
+    add("json-api-key", '{{"api_key": "{s}", "region": "us-east-1"}}', r(LOWER_HEX, 32))
+    add("export-token", "export TOKEN={s}", r(ALNUM, 40))
+    add("django-secret", 'SECRET_KEY = "{s}"', r(ALNUM + "!@#%^&*-_=+", 50).replace('"', "x"))
+    add("client-secret", '"client_secret": "{s}"', r(ALNUM, 40))
+    add("bearer", "curl -H 'Authorization: Bearer {s}' https://api.example.com/v1/me", r(URLSAFE, 30) + "42")
+    prefixed("npm", "//registry.npmjs.org/:_authToken={s}", "np" + "m_", r(ALNUM, 36))
+    prefixed("huggingface", "huggingface-cli login --token {s}", "h" + "f_", r(ALNUM, 34))
+    prefixed("sendgrid", "SENDGRID_API_KEY={s}", "S" + "G.", r(URLSAFE, 22) + "." + r(URLSAFE, 43))
+    prefixed("twilio", "twilio api key sid {s} for the SMS service", "S" + "K", r(LOWER_HEX, 32))
+    add("azure-storage", "DefaultEndpointsProtocol=https;AccountName=acmestore;AccountKey={s};"
+        "EndpointSuffix=core.windows.net", r(B64, 86) + "==")
+    prefixed("digitalocean", "doctl auth init -t {s}", "do" + "p_v1_", r(LOWER_HEX, 64))
+    prefixed("discord", "bot.run('{s}')", "M" + r(URLSAFE, 23) + ".", r(URLSAFE, 6) + "." + r(URLSAFE, 27))
+    prefixed("mailgun", "mailgun key {s} for the newsletter domain", "ke" + "y-", r(LOWER_HEX, 32))
+    prefixed("heroku", "HEROKU_API_KEY={s}", "HR" + "KU-", r(URLSAFE, 60))
+    prefixed("telegram", "curl https://api.telegram.org/bot{s}/getMe", r(string.digits, 10) + ":",
+             r(URLSAFE, 35))
+    return cases
+
+
+
+def issue16_cases(seed: int = 16) -> list[tuple[str, str, str]]:
+    """(kind, line, random part) for each reproduction, with fresh random values."""
+    rng = random.Random(seed)
+
+    def r(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    def pw() -> str:
+        return r(string.ascii_letters, 8) + r(string.digits, 4) + r(ALNUM, 8)
+
+    aws = r(B64, 40)
+    azure = r(ALNUM, 3) + "8" + "Q~" + r(ALNUM + "_~.-", 34)
+    return [
+        ("aws-secret-in-prose", f"the secret key for the backup bucket is {aws}, rotate it monthly", aws),
+        ("aws-secret-in-prose", f"key pair: id and then {aws}", aws),
+        ("pgpassword", f"PGPASSWORD={(p := pw())} psql -h db -U app", p),
+        ("mysql-pwd", f"MYSQL_PWD='{(p := pw())}' mysql -u root shop", p),
+        ("env-password", f"export REDIS_MASTER_PASSWORD={(p := pw())}", p),
+        ("env-token", f"CI_DEPLOY_TOKEN: {(p := pw())}", p),
+        ("env-secret", f"SECRET={(p := pw())} ./run.sh", p),
+        ("env-secret", f'  APP_SECRET_VALUE = "{(p := pw())}"', p),
+        ("facebook", f"graph api call with {(p := 'EAA' + 'B' + r(ALNUM, 120))} worked", p[4:]),
+        ("twilio-auth-token", f"Twilio auth token {(p := r(LOWER_HEX, 32))} (console)", p),
+        ("twilio-auth-token", f"TWILIO_AUTH_TOKEN={(p := r(LOWER_HEX, 32))}", p),
+        ("azure-client-secret", f"the app registration's client secret is now {azure}.", azure),
+        ("azure-client-secret", f"AZURE_CLIENT_SECRET={azure}", azure),
+        ("azure-client-secret", f"Azure AD secret: {(p := r(ALNUM + '~.-', 40))}", p),
+        ("datadog", f"datadog api key {(p := r(LOWER_HEX, 32))} for the agent", p),
+        ("datadog", f"Datadog application key: {(p := r(LOWER_HEX, 40))}", p),
+        ("datadog", f"DD_API_KEY={(p := r(LOWER_HEX, 32))} datadog-agent run", p),
+        ("unknown-random", f"use {(p := r(URLSAFE, 36))} to sign in to the vendor portal", p),
+        ("unknown-random", f"key={(p := r(B64, 64))}", p),
+    ]
+
+
+# --- Claude Code transcripts ------------------------------------------------------
+
+CWD = "/home/alice/work/shop"
+
+
+class Transcript:
+    """Builds one session's lines the way Claude Code writes them."""
+
+    def __init__(self, session_id: str | None = None, entrypoint: str | None = "cli",
+                 version: str = "2.1.3", start: str = "2026-10-01T09:00:00.000Z"):
+        self.session_id = session_id or str(uuid.uuid4())
+        self.entrypoint = entrypoint
+        self.version = version
+        self.lines: list[str] = []
+        self.parent: str | None = None
+        self.minute = 0
+        self.start = start
+
+    def _timestamp(self) -> str:
+        self.minute += 1
+        return self.start[:14] + f"{self.minute:02d}" + self.start[16:]
+
+    def _message(self, kind: str, content, **extra) -> Transcript:
+        line = {
+            "parentUuid": self.parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": CWD,
+            "sessionId": self.session_id,
+            "version": self.version,
+            "gitBranch": "main",
+            "type": kind,
+            "message": {"role": kind, "content": content},
+            "uuid": str(uuid.uuid4()),
+            "timestamp": self._timestamp(),
+        }
+        if kind == "assistant":
+            line["message"].update({"id": "msg_01", "model": "claude-sonnet-4-5", "type": "message"})
+        if self.entrypoint is not None:
+            line["entrypoint"] = self.entrypoint
+        line.update(extra)
+        self.parent = line["uuid"]
+        self.lines.append(json.dumps(line, ensure_ascii=False))
+        return self
+
+    def user(self, content, **extra) -> Transcript:
+        return self._message("user", content, **extra)
+
+    def assistant(self, text: str, **extra) -> Transcript:
+        return self._message("assistant", [{"type": "text", "text": text}], **extra)
+
+    def tool_use_and_result(self, output: str) -> Transcript:
+        tool_id = "toolu_" + uuid.uuid4().hex[:20]
+        self._message("assistant", [{"type": "tool_use", "id": tool_id, "name": "Bash",
+                                     "input": {"command": "ls"}}])
+        return self.user([{"type": "tool_result", "tool_use_id": tool_id, "content": output}],
+                         toolUseResult={"stdout": output, "stderr": ""})
+
+    def title(self, kind: str, value: str) -> Transcript:
+        field = {"custom-title": "customTitle", "ai-title": "aiTitle", "last-prompt": "lastPrompt"}[kind]
+        line = {"type": kind, field: value, "sessionId": self.session_id}
+        if kind == "last-prompt":
+            line["leafUuid"] = self.parent
+        self.lines.append(json.dumps(line, ensure_ascii=False))
+        return self
+
+    def summary(self, text: str) -> Transcript:
+        self.lines.append(json.dumps({"type": "summary", "summary": text, "leafUuid": str(uuid.uuid4())}))
+        return self
+
+    def raw(self, text: str) -> Transcript:
+        self.lines.append(text)
+        return self
+
+    def write(self, folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{self.session_id}.jsonl"
+        path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+        return path
+
+
+def conversation(**kwargs) -> Transcript:
+    return (Transcript(**kwargs).user("Add a retry to the payment webhook handler")
+            .assistant("I'll look at the handler.").tool_use_and_result("webhooks.py\n")
+            .assistant("Done: retries with backoff."))

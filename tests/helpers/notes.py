@@ -1,0 +1,13 @@
+"""Note files as an agent writes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write_note(folder: Path, stem: str, name: str, description: str, body: str, type_: str = "feedback") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}.md"
+    path.write_text(f"---\nname: {name}\ndescription: {description}\ntype: {type_}\n---\n\n{body}\n",
+                    encoding="utf-8")
+    return path
