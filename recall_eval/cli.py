@@ -1,6 +1,6 @@
 """``recall-eval``: the evaluation harness's command line.
 
-Each subcommand lives in its own module ``recall_eval/cmd_<name>.py`` exposing ``command``
+Each subcommand lives in its own module ``recall_eval/commands/<name>.py`` exposing ``command``
 (a click command); ``COMMANDS`` below maps names to modules, and modules are imported
 only when their command runs, so ``--help`` stays fast. Adding a subcommand is one
 module plus one line in ``COMMANDS``.
@@ -21,18 +21,18 @@ import click
 from recall import __version__
 
 COMMANDS: dict[str, str] = {
-    "generate": "recall_eval.cmd_generate",
-    "expand": "recall_eval.cmd_expand",
-    "score": "recall_eval.cmd_score",
-    "latency": "recall_eval.cmd_latency",
-    "clinc150": "recall_eval.cmd_clinc150",
-    "compare": "recall_eval.cmd_compare",
-    "export-beir": "recall_eval.cmd_beir",
-    "import-beir": "recall_eval.cmd_beir",
-    "report": "recall_eval.cmd_report",
-    "run": "recall_eval.cmd_run",
-    "tune": "recall_eval.cmd_tune",
-    "regress": "recall_eval.cmd_regress",
+    "generate": "recall_eval.commands.generate",
+    "expand": "recall_eval.commands.expand",
+    "score": "recall_eval.commands.score",
+    "latency": "recall_eval.commands.latency",
+    "clinc150": "recall_eval.commands.clinc150",
+    "compare": "recall_eval.commands.compare",
+    "export-beir": "recall_eval.commands.beir",
+    "import-beir": "recall_eval.commands.beir",
+    "report": "recall_eval.commands.report",
+    "run": "recall_eval.commands.run",
+    "tune": "recall_eval.commands.tune",
+    "regress": "recall_eval.commands.regress",
 }
 
 
@@ -43,14 +43,13 @@ class UserError(click.ClickException):
 def fail_cleanly(fn):
     """Turn the errors a user can fix (bad set, missing folder, no model) into one line."""
     from recall.cli import clean_errors
-
-    from .datasets import DatasetError
+    from recall_eval.datasets.collections import DatasetError
 
     return clean_errors(DatasetError, _generation_error)(fn)
 
 
 def _generation_error() -> type[Exception]:
-    from .generate import GenerationError
+    from recall_eval.generation.generate import GenerationError
 
     return GenerationError
 
@@ -74,7 +73,7 @@ def resolve_inputs(collection: str | None, notes: Path | None, questions: tuple[
     ``--collection NAME`` means ``datasets/NAME/{notes,questions/*.jsonl}``; ``--notes``
     and ``--questions`` override either half.
     """
-    from .datasets import collection_paths
+    from recall_eval.datasets.collections import collection_paths
 
     if collection is None and notes is None:
         raise UserError("give --notes DIR (or --collection NAME)")
@@ -115,7 +114,7 @@ def note_question_options(fn):
 def resolve_note_questions(collection: str | None, note_questions: Path | None, no_note_questions: bool
                        ) -> tuple[Path | None, bool]:
     """(note_questions file or None for the folder's own questions file, whether to index questions at all)."""
-    from .datasets import collection_note_questions
+    from recall_eval.datasets.collections import collection_note_questions
 
     if no_note_questions:
         if note_questions is not None:

@@ -11,12 +11,29 @@ import pytest
 from click.testing import CliRunner
 
 from recall.embedders import get_embedder
-from recall_eval import compare as C
 from recall_eval.cli import main
-from recall_eval.compare import load_bench, make_folds
-from recall_eval.datasets import read_notes
-from recall_eval.pipelines import BM25Index, Corpus, DenseIndex, EmbeddingCache, load_note_questions, note_max
-from recall_eval.rerank import MaxSim, combine, fuse, fuse_one, mrr, norm_for, prepare_row, sentences, tune_alpha
+from recall_eval.comparison import compare as C
+from recall_eval.comparison.compare import load_bench, make_folds
+from recall_eval.comparison.pipelines import (
+    BM25Index,
+    Corpus,
+    DenseIndex,
+    EmbeddingCache,
+    load_note_questions,
+    note_max,
+)
+from recall_eval.comparison.rerank import (
+    MaxSim,
+    combine,
+    fuse,
+    fuse_one,
+    mrr,
+    norm_for,
+    prepare_row,
+    sentences,
+    tune_alpha,
+)
+from recall_eval.datasets.collections import read_notes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
@@ -63,8 +80,8 @@ def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
     and scores: same chunks, same question chunks, best chunk per note."""
     from recall.api import Recall
     from recall.search import Scope
-    from recall_eval.pipelines import load_note_questions
-    from recall_eval.score import effective_config, source_spec
+    from recall_eval.comparison.pipelines import load_note_questions
+    from recall_eval.scoring.score import effective_config, source_spec
 
     emb = get_embedder("hash")
     sample = Path(__file__).resolve().parent.parent / "datasets" / "sample"
@@ -130,7 +147,7 @@ def test_normalisations():
 
 
 def test_bm25_component_matches_the_baseline():
-    from recall_eval.baselines import BM25Baseline
+    from recall_eval.scoring.baselines import BM25Baseline
 
     notes = read_notes(NOTES)
     mine = BM25Index(Corpus.build(notes))
@@ -237,7 +254,7 @@ def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
 
 
 def test_cross_encoder_plumbing_with_a_tiny_random_model(tmp_path):
-    from recall_eval.rerank import CrossReranker, build_random_cross_encoder
+    from recall_eval.comparison.rerank import CrossReranker, build_random_cross_encoder
 
     path = build_random_cross_encoder(tmp_path / "tiny-ce", "tiny")
     ce = CrossReranker(str(path))
@@ -290,8 +307,8 @@ def test_core_lexical_module_matches_what_eval_measured(tmp_path):
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     from recall import lexical as lex
-    from recall_eval.compare import hits_of
-    from recall_eval.pipelines import note_docs
+    from recall_eval.comparison.compare import hits_of
+    from recall_eval.comparison.pipelines import note_docs
     from recall_eval.text import bm25_tokens
 
     assert lex.STOPWORDS == ENGLISH_STOP_WORDS

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from recall.notes import read_folder
 from recall_eval.cli import main
-from recall_eval.datasets import (
+from recall_eval.datasets.collections import (
     DatasetError,
     check_expected,
     export_beir,

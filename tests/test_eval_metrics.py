@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from recall_eval import metrics as M
-from recall_eval.metrics import Record
+from recall_eval.scoring import metrics as M
+from recall_eval.scoring.metrics import Record
 
 
 def rec(qid, kind="paraphrase", ranked=(), expected=("a",), decision="nothing", injected=(), lang="en",

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from recall_eval.cli import main
-from recall_eval.regress import GATED, Check, check
+from recall_eval.reports.regress import GATED, Check, check
 
 ROOT = Path(__file__).resolve().parent.parent
 SILENT = """
@@ -77,7 +77,7 @@ def records(hits: list[int], silent: list[int]) -> dict:
 
 
 def fake_baseline(hits: list[int], silent: list[int], ids_suffix: str = "") -> dict:
-    from recall_eval.regress import per_question
+    from recall_eval.reports.regress import per_question
 
     pq = per_question(records(hits, silent)["pipelines"]["default"]["records"])
     pq = {m: {k + ids_suffix: v for k, v in d.items()} for m, d in pq.items()}
