@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import echo_json, fail_cleanly, notes_options, resolve_inputs
+from recall_eval.commands.common import echo_json, fail_cleanly, notes_options, resolve_inputs
 
 
 @click.command("export-beir")

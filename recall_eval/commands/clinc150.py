@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import echo_json, fail_cleanly, home_option, log, model_option, show_progress
+from recall_eval.commands.common import echo_json, fail_cleanly, home_option, log, model_option, show_progress
 
 
 @click.command("clinc150")

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import UserError, echo_json, fail_cleanly, home_option, log, notes_options, resolve_inputs
+from recall_eval.commands.common import (
+    UserError,
+    echo_json,
+    fail_cleanly,
+    home_option,
+    log,
+    notes_options,
+    resolve_inputs,
+)
 
 COLUMNS = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "balanced_accuracy")
 SHORT = {"hit_rate@1": "hit@1", "hit_rate@3": "hit@3", "mrr": "mrr", "injected_hit_rate": "injected",
@@ -196,7 +204,7 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
     import tempfile
 
     from recall_eval.comparison.compare import clinc_bench, compare, load_bench
-    from recall_eval.comparison.pipelines import EmbeddingCache
+    from recall_eval.comparison.components import EmbeddingCache
     from recall_eval.datasets.collections import PROJECT_ROOT
     from recall_eval.scoring import clinc150
     from recall_eval.scoring.score import effective_config

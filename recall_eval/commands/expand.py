@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import UserError, echo_json, fail_cleanly, log
+from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
 
 
 @click.command("expand")

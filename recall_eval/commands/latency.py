@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from recall_eval.cli import echo_json, log
+from recall_eval.commands.common import echo_json, log
 
 
 @click.command("latency")

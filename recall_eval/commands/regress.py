@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import (
+from recall_eval.commands.common import (
     UserError,
     echo_json,
     fail_cleanly,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import UserError
+from recall_eval.commands.common import UserError
 
 
 @click.command("report")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import (
+from recall_eval.commands.common import (
     fail_cleanly,
     log,
     resolve_inputs,

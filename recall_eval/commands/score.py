@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.cli import (
+from recall_eval.commands.common import (
     echo_json,
     fail_cleanly,
     log,

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -42,16 +42,8 @@ import numpy as np
 from recall.chunking import ChunkConfig
 from recall.embedders import model_id_of
 from recall.selector import Hit, Settings, decide
-from recall_eval.comparison.pipelines import (
-    K_NOTES,
-    Corpus,
-    EmbeddingCache,
-    Parts,
-    Spec,
-    load_note_questions,
-    make_specs,
-    top_depth,
-)
+from recall_eval.comparison.components import K_NOTES, Bench, Corpus, EmbeddingCache, load_note_questions, top_depth
+from recall_eval.comparison.pipelines import Parts, Spec, make_specs
 from recall_eval.comparison.rerank import CrossReranker, fuse_one, norm_for
 from recall_eval.datasets.collections import DatasetError, Question, note_text
 from recall_eval.scoring import metrics as M
@@ -65,15 +57,6 @@ LATENCY_QUESTIONS = 40
 REPEATS = 3  # each timed step runs this many times; the fastest counts
 TESTED = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "balanced_accuracy")
 RANKING = ("hit_rate@1", "hit_rate@3", "mrr")
-
-
-@dataclass
-class Bench:
-    name: str
-    corpus: Corpus
-    questions: list[Question]
-    folds: list[tuple[str, np.ndarray, np.ndarray]]  # (held-out name, train rows, test rows)
-    split: str
 
 
 def make_folds(questions: Sequence[Question], train: Sequence[str] = (), test: Sequence[str] = ()):

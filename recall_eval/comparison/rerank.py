@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recall_eval.comparison.pipelines import NEG, Corpus, EmbeddingCache, note_max, top_depth
+from recall_eval.comparison.components import NEG, Corpus, EmbeddingCache, note_max, top_depth
 
 # Notes per component handed to fusion. recall's search fetches 200 chunks (>= 33 notes);
 # 50 notes per list is what a core can afford for both lists, and min-max normalisation

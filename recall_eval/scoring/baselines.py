@@ -4,7 +4,7 @@
                    content words (recall_eval.text.content_words) occur in them, matched
                    case-insensitively as substrings, the way ``grep -i`` matches.
                    Ties keep file-name order.
-    bm25           Okapi BM25 (bm25s, Lucene variant) over recall_eval.text.bm25_tokens: word
+    bm25           Okapi BM25 (bm25s, Lucene variant) over the core's tokenizer (recall.lexical.tokens): word
                    tokens for Latin text, character bigrams for Japanese.
     original-rule  the original design's gap rule with its printed thresholds, applied to
                    the default model's scores (same ranking as the default pipeline; only
@@ -21,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from recall.lexical import tokens as bm25_tokens
 from recall.notes import Note
 from recall.selector import Decision, Hit, Settings, decide, line_bytes, render
 from recall_eval.datasets.collections import note_text
-from recall_eval.text import bm25_tokens, content_words
+from recall_eval.text import content_words
 
 # The original design's numbers, as printed in [thresholds.default] of
 # recall/default_config.toml when this harness was written (measured for BAAI/bge-m3).
