@@ -19,8 +19,9 @@ from recall.config import load_config, packaged_config_text
 from recall.selector import Hit, Settings
 from recall_eval.cli import main
 from recall_eval.datasets.collections import Question, collection_paths, load_sets
+from recall_eval.scoring.stats import paired_bootstrap
 from recall_eval.tuning.config_file import packaged_path, set_learned, set_thresholds, target_path
-from recall_eval.tuning.cv import folds, mcnemar, paired_bootstrap, run_protocol
+from recall_eval.tuning.cv import folds, mcnemar, run_protocol
 from recall_eval.tuning.tune import (
     KEYS,
     Objective,

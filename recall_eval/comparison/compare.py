@@ -45,18 +45,17 @@ from recall.selector import Hit, Settings, decide
 from recall_eval.comparison.components import K_NOTES, Bench, Corpus, EmbeddingCache, load_note_questions, top_depth
 from recall_eval.comparison.pipelines import Parts, Spec, make_specs
 from recall_eval.comparison.rerank import CrossReranker, fuse_one, norm_for
+from recall_eval.comparison.significance import SIGNIFICANCE, significance
 from recall_eval.datasets.collections import DatasetError, Question, note_text
 from recall_eval.scoring import metrics as M
+from recall_eval.scoring import stats
 from recall_eval.scoring.baselines import GrepBaseline, lexical_decision, note_dict
+from recall_eval.scoring.stats import PERMUTATIONS
 from recall_eval.text import detect_lang
 from recall_eval.tuning.tune import Objective, Outcomes, Ranked, gap_settings, margin_grid, search, to_config
 
-SIGNIFICANCE = 0.05
-PERMUTATIONS = 10_000
 LATENCY_QUESTIONS = 40
 REPEATS = 3  # each timed step runs this many times; the fastest counts
-TESTED = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "balanced_accuracy")
-RANKING = ("hit_rate@1", "hit_rate@3", "mrr")
 
 
 def make_folds(questions: Sequence[Question], train: Sequence[str] = (), test: Sequence[str] = ()):
@@ -148,79 +147,6 @@ def records_for(bench: Bench, spec: Spec, base: Settings, note_langs: dict[str, 
             dec = decide(q.text, hits, settings) if gate is not None else lexical_decision(q.text, hits, settings)
             out.append(make_record(q, hits, dec, note_langs))
     return out, params
-
-
-# --- significance ------------------------------------------------------------------------
-
-
-def per_question(records: Sequence[M.Record], metric: str) -> np.ndarray:
-    para = [r for r in records if r.kind == "paraphrase"]
-    if metric == "hit_rate@1":
-        return np.array([M.hit_at(r.ranked, r.expected, 1) for r in para])
-    if metric == "hit_rate@3":
-        return np.array([M.hit_at(r.ranked, r.expected, 3) for r in para])
-    if metric == "mrr":
-        return np.array([M.reciprocal_rank(r.ranked, r.expected) for r in para])
-    if metric == "injected_hit_rate":
-        return np.array([M.injected_hit(r.injected, r.expected) for r in para])
-    silent = np.array([r.decision == "nothing" for r in records if r.kind == "unrelated"], dtype=float)
-    if metric == "silence_rate":
-        return silent
-    # balanced accuracy as a mean of per-question terms, so a paired test applies to it
-    hits = per_question(records, "injected_hit_rate")
-    n = hits.size + silent.size
-    return np.r_[hits * n / (2 * max(1, hits.size)), silent * n / (2 * max(1, silent.size))]
-
-
-def randomization_p(a: np.ndarray, b: np.ndarray, n: int = PERMUTATIONS, seed: int = M.SEED) -> float:
-    """Two-sided paired randomization (sign-flip) test of mean(a - b) = 0: Fisher's test as
-    ranx runs it, seeded and in numpy."""
-    diff = np.asarray(a, float) - np.asarray(b, float)
-    if not diff.any():
-        return 1.0
-    signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=(n, diff.size))
-    return float((np.abs((signs * diff).mean(axis=1)) >= abs(diff.mean()) - 1e-12).mean())
-
-
-def ranx_pvalues(base: Sequence[M.Record], other: Sequence[M.Record]) -> dict[str, float]:
-    """ranx.compare (Fisher's randomization test) on the ranking metrics."""
-    from ranx import Qrels, Run, compare
-
-    para = [r for r in base if r.kind == "paraphrase"]
-    qrels = Qrels({r.id: {e: 1 for e in r.expected} for r in para})
-
-    def run(records, name):
-        return Run({r.id: {nid: float(len(r.ranked) - k) for k, nid in enumerate(r.ranked)} or {"-": 0.0}
-                    for r in records if r.kind == "paraphrase"}, name=name)
-
-    rep = compare(qrels, [run(base, "a"), run(other, "b")], list(RANKING), stat_test="fisher",
-                  n_permutations=PERMUTATIONS, max_p=SIGNIFICANCE, random_seed=M.SEED % 2**31,
-                  make_comparable=True)
-    return {m: float(rep.comparisons[frozenset(("a", "b"))][m]["p_value"]) for m in RANKING}
-
-
-def holm(pvalues: dict[str, float]) -> dict[str, float]:
-    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1)."""
-    order = sorted(pvalues, key=pvalues.__getitem__)
-    out, running = {}, 0.0
-    for k, name in enumerate(order):
-        running = max(running, min(1.0, (len(order) - k) * pvalues[name]))
-        out[name] = running
-    return out
-
-
-def significance(records: dict[str, list], default: str) -> dict[str, dict[str, float]]:
-    """Holm-adjusted p-value of each pipeline vs ``default``, per metric."""
-    raw: dict[str, dict[str, float]] = {m: {} for m in TESTED}
-    for name, recs in records.items():
-        if name == default:
-            continue
-        ranks = ranx_pvalues(records[default], recs)
-        for m in TESTED:
-            raw[m][name] = ranks[m] if m in ranks else randomization_p(
-                per_question(recs, m), per_question(records[default], m))
-    adjusted = {m: holm(ps) for m, ps in raw.items()}
-    return {name: {m: adjusted[m][name] for m in TESTED} for name in records if name != default}
 
 
 # --- costs -------------------------------------------------------------------------------
@@ -378,7 +304,7 @@ def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, cross
             "note_questions": sum(len(v) for v in bench.corpus.note_questions.values()),
             "significance": {"test": "paired randomization (ranx.compare fisher for ranking metrics)",
                              "permutations": PERMUTATIONS, "correction": "holm", "alpha": SIGNIFICANCE},
-            "bootstrap": {"resamples": M.N_RESAMPLES, "seed": seed, "level": M.LEVEL},
+            "bootstrap": {"resamples": stats.N_RESAMPLES, "seed": seed, "level": stats.LEVEL},
             "timing": {"questions": int(len(rows)), "repeats": REPEATS, "load_avg_1min": load_before,
                        "cpus": os.cpu_count()},
             "objective": objective.describe(),

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from recall_eval.comparison.components import NEG, Corpus, EmbeddingCache, note_max, top_depth
+from recall_eval.scoring.metrics import reciprocal_rank
 
 # Notes per component handed to fusion. recall's search fetches 200 chunks (>= 33 notes);
 # 50 notes per list is what a core can afford for both lists, and min-max normalisation
@@ -114,14 +115,11 @@ def combine(dense: np.ndarray, fine: np.ndarray, alpha: float, depth: int = RERA
 
 
 def mrr(matrix: np.ndarray, ids: Sequence[str], expected: Sequence[Sequence[str]]) -> float:
-    """Mean reciprocal rank of the first expected note (stable order on ties)."""
-    col = {nid: j for j, nid in enumerate(ids)}
-    total = 0.0
-    for qi, exp in enumerate(expected):
-        order = top_depth(matrix[qi], matrix.shape[1])
-        wanted = {col[e] for e in exp if e in col}
-        total += next((1.0 / (r + 1) for r, j in enumerate(order) if j in wanted), 0.0)
-    return total / max(1, len(expected))
+    """Mean reciprocal rank of the first expected note (stable order on ties): the metrics'
+    one definition (``recall_eval.scoring.metrics.reciprocal_rank``, checked against ranx)."""
+    rr = [reciprocal_rank([ids[j] for j in top_depth(matrix[qi], matrix.shape[1])], exp)
+          for qi, exp in enumerate(expected)]
+    return float(sum(rr)) / max(1, len(expected))
 
 
 def tune_alpha(dense: np.ndarray, fine: np.ndarray, ids: Sequence[str], expected: Sequence[Sequence[str]]) -> float:

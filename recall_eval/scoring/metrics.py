@@ -14,8 +14,9 @@ A ``Record`` is one question as one pipeline handled it. The metrics:
     balanced_accuracy        (injected_hit_rate + silence_rate) / 2: the primary metric,
                              because it cannot be gamed by always or never speaking
 
-Intervals: percentile bootstrap, 1,000 resamples, seeded, resampling questions (for
-balanced_accuracy, paraphrases and unrelated are resampled separately, as drawn).
+Intervals: percentile bootstrap (``recall_eval.scoring.stats``: scipy), 1,000 resamples,
+seeded, resampling questions (for balanced_accuracy, paraphrases and unrelated are
+resampled separately, as drawn).
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-N_RESAMPLES = 1000
-SEED = 20261129
-LEVEL = 0.95
+from recall_eval.scoring.stats import SEED, bootstrap_ci, two_sample_ci
+from recall_eval.scoring.stats import mean as _mean
+
 PRIMARY_METRIC = "balanced_accuracy"
 BYTES_PERCENTILE = 95
 HEADLINE = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
@@ -81,25 +82,8 @@ def injected_hit(injected: Sequence[str], expected: Sequence[str]) -> float:
 # --- bootstrap -----------------------------------------------------------------------
 
 
-def _mean(a: np.ndarray, axis: int | None = None):
-    return a.mean(axis=axis)
-
-
-def _p95(a: np.ndarray, axis: int | None = None):
+def _p95(a: np.ndarray, axis: int | None = -1):
     return np.percentile(a, BYTES_PERCENTILE, axis=axis)
-
-
-def bootstrap_ci(values: Sequence[float] | np.ndarray, stat: Callable = _mean, seed: int = SEED,
-                 n_resamples: int = N_RESAMPLES, level: float = LEVEL) -> tuple[float, float] | None:
-    """Percentile interval of ``stat`` over resamples of ``values``; None when empty."""
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    samples = arr[rng.integers(0, arr.size, size=(n_resamples, arr.size))]
-    stats = stat(samples, axis=1)
-    lo, hi = np.percentile(stats, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
-    return float(lo), float(hi)
 
 
 def _result(values: Sequence[float], stat: Callable = _mean, seed: int = SEED) -> dict:
@@ -109,14 +93,15 @@ def _result(values: Sequence[float], stat: Callable = _mean, seed: int = SEED) -
     return {"value": float(stat(arr)), "ci95": list(bootstrap_ci(arr, stat, seed) or ()), "n": int(arr.size)}
 
 
+def _balanced_stat(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return (a.mean(axis=axis) + b.mean(axis=axis)) / 2
+
+
 def _balanced(hits: Sequence[float], silences: Sequence[float], seed: int = SEED) -> dict:
     a, b = np.asarray(hits, float), np.asarray(silences, float)
     if a.size == 0 or b.size == 0:
         return {"value": None, "ci95": None, "n": int(a.size + b.size)}
-    rng = np.random.default_rng(seed)
-    ra = a[rng.integers(0, a.size, size=(N_RESAMPLES, a.size))].mean(axis=1)
-    rb = b[rng.integers(0, b.size, size=(N_RESAMPLES, b.size))].mean(axis=1)
-    lo, hi = np.percentile((ra + rb) / 2, [(1 - LEVEL) / 2 * 100, (1 + LEVEL) / 2 * 100])
+    lo, hi = two_sample_ci(a, b, _balanced_stat, seed)
     return {"value": float((a.mean() + b.mean()) / 2), "ci95": [float(lo), float(hi)],
             "n": int(a.size + b.size)}
 

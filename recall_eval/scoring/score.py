@@ -39,6 +39,7 @@ from recall.selector import Decision, Hit, Settings, decide
 from recall_eval.datasets.collections import Question, check_expected, load_sets, note_text, read_notes, read_provenance
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.baselines import lexical_baselines, lexical_decision, original_rule
+from recall_eval.scoring.stats import LEVEL, N_RESAMPLES
 from recall_eval.text import detect_lang
 
 if TYPE_CHECKING:
@@ -277,7 +278,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         "n_questions": len(questions),
         "n_paraphrase": sum(q.kind == "paraphrase" for q in questions),
         "n_unrelated": sum(q.kind == "unrelated" for q in questions),
-        "bootstrap": {"resamples": M.N_RESAMPLES, "seed": seed, "level": M.LEVEL, "method": "percentile"},
+        "bootstrap": {"resamples": N_RESAMPLES, "seed": seed, "level": LEVEL, "method": "percentile"},
         "metrics": default["metrics"],
         "by_lang": default["by_lang"],
         "cross_lang": default["cross_lang"],

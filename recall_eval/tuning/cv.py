@@ -28,6 +28,7 @@ import numpy as np
 
 from recall.selector import Settings
 from recall_eval.scoring import metrics as M
+from recall_eval.scoring.stats import paired_bootstrap
 from recall_eval.tuning.tune import (
     KEYS,
     Objective,
@@ -98,18 +99,6 @@ def mcnemar(a: np.ndarray, b: np.ndarray, names: tuple[str, str] = ("gap", "lear
     only_a, only_b = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
     p = 1.0 if only_a + only_b == 0 else float(binomtest(only_b, only_a + only_b, 0.5).pvalue)
     return {f"only_{names[0]}_correct": only_a, f"only_{names[1]}_correct": only_b, "p_value": p}
-
-
-def paired_bootstrap(a: np.ndarray, b: np.ndarray, seed: int = M.SEED) -> dict:
-    """Mean of b - a with a percentile 95% interval and a two-sided bootstrap p-value."""
-    d = np.asarray(b, float) - np.asarray(a, float)
-    if d.size == 0:
-        return {"diff": None, "ci95": [], "p_value": None}
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, d.size, size=(M.N_RESAMPLES, d.size))].mean(1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    p = 1.0 if not d.any() else min(1.0, 2 * min(float((means <= 0).mean()), float((means >= 0).mean())))
-    return {"diff": float(d.mean()), "ci95": [float(lo), float(hi)], "p_value": p}
 
 
 def compare(ranked: Sequence[Ranked], a: tuple, b: tuple, seed: int = M.SEED,
