@@ -1,21 +1,21 @@
 """Write a run's report: ``reports/<collection>/<run id>/{results.json, report.md, report.html}``.
 
-The HTML is self-contained (figures inlined as base64 PNG, CSS inline, no external
-``src``/``href``), so it can be mailed or attached to an issue as one file.
+The HTML (``recall_eval.reports.html``, template ``templates/report.html``) is self-contained
+(figures inlined as base64 PNG, CSS inline, no external ``src``/``href``), so it can be
+mailed or attached to an issue as one file.
 ``reports/<collection>/latest`` is a text file holding the newest run id (a text file
 rather than a symlink, which Windows checkouts do not always allow).
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import hashlib
-import html
 import json
 from pathlib import Path
 
 from recall_eval.reports import plots
+from recall_eval.reports.html import png_data_uri, render
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
 from recall_eval.scoring.latency import summary as latency_summary
@@ -23,15 +23,6 @@ from recall_eval.scoring.metrics import HEADLINE, RANKING
 
 PERCENT = {"hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
            "short_rate", "full_rate", "balanced_accuracy"}
-CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1150px}
-body{color:#222}
-h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-td,th{border:1px solid #ddd;padding:.25em .55em;text-align:right;vertical-align:top}
-th{background:#f4f4f4}td.l,th.l{text-align:left}
-img{max-width:100%;border:1px solid #eee;margin:.5em 0}.muted{color:#777;font-size:.85em}
-"""
 
 
 def run_id(results: dict, now: dt.datetime | None = None) -> str:
@@ -71,19 +62,6 @@ def summary_table(results: dict) -> str:
             lines.append(f"{metric:<18}" + "".join(
                 f"{fmt(metric, h['pipelines'][n]['metrics'][metric]):>{width}}" for n in hn))
     return "\n".join(lines)
-
-
-def _b64(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-
-def _table(head: list[str], rows: list[list[str]], left: int = 1) -> str:
-    def cell(tag: str, i: int, text: str) -> str:
-        cls = ' class="l"' if i < left else ""
-        return f"<{tag}{cls}>{html.escape(text)}</{tag}>"
-    out = ["<table><tr>" + "".join(cell("th", i, h) for i, h in enumerate(head)) + "</tr>"]
-    out += ["<tr>" + "".join(cell("td", i, c) for i, c in enumerate(r)) + "</tr>" for r in rows]
-    return "\n".join(out) + "</table>"
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
@@ -206,18 +184,10 @@ def baseline_note(results: dict) -> str:
 
 
 def render_html(results: dict) -> str:
-    body = [f"<h1>recall evaluation — {html.escape(str(results.get('collection', '')))}</h1>",
-            f"<p class='muted'>run {html.escape(str(results.get('run_id', '')))}, "
-            f"{html.escape(str(results.get('created', '')))}</p>"]
-    for title, png in figures(results):
-        body.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='{_b64(png)}'>")
-    for title, head, rows in _sections(results):
-        body += [f"<h2>{html.escape(title)}</h2>", _table(head, rows)]
-    body += ["<h2>Baselines</h2>", f"<p>{html.escape(baseline_note(results))}</p>",
-             "<h2>Questions (default pipeline)</h2><details><summary>show all</summary>",
-             _table(QUESTION_HEAD, _questions_rows(results), left=6), "</details>"]
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>recall evaluation</title>"
-            f"<style>{CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+    return render("report.html", title="recall evaluation", results=results,
+                  figures=[(title, png_data_uri(png)) for title, png in figures(results)],
+                  sections=_sections(results), baseline_note=baseline_note(results),
+                  question_head=QUESTION_HEAD, question_rows=_questions_rows(results))
 
 
 def write_report(results: dict, reports_root: Path, collection: str) -> Path:
