@@ -3,7 +3,6 @@ committed baseline (``make regress``, run by CI). The rule is in recall_eval/rep
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -34,7 +33,8 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     2 questions net (losses minus gains on the same questions)."""
     from recall_eval.datasets.collections import PROJECT_ROOT, load_sets, write_json
     from recall_eval.generation.prompting import collection_hash
-    from recall_eval.reports.regress import check, failure_message, make_baseline, table
+    from recall_eval.reports.regress import check, failure_message, load_baseline, make_baseline, table
+    from recall_eval.results import to_json
     from recall_eval.scoring.score import score_collection
 
     if collection is None and notes is None:
@@ -49,19 +49,19 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
                                use_questions=use_questions)
     model_id = results["model"]["model_id"]
     if update:
-        write_json(path, make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files]))
+        write_json(path, to_json(make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files])))
         click.echo(f"baseline written: {path} ({model_id}, {len(qs)} questions)")
         return
-    baseline = json.loads(path.read_text(encoding="utf-8"))
-    if baseline["model"]["model_id"] != model_id:
-        raise UserError(f"baseline {path} was made with {baseline['model']['model_id']}, this run uses {model_id}; "
+    baseline = load_baseline(path)
+    if baseline.model["model_id"] != model_id:
+        raise UserError(f"baseline {path} was made with {baseline.model['model_id']}, this run uses {model_id}; "
                         "pass --model, or rewrite it with --update")
     checks = check(baseline, results)
     if as_json:
         echo_json({"baseline": str(path), "model_id": model_id, "checks": [c.as_dict() for c in checks]})
     else:
         click.echo(f"{name} — {model_id}, thresholds [{results['thresholds_source']}], {len(qs)} questions; "
-                   f"baseline {path.name} ({baseline.get('created', '?')})")
+                   f"baseline {path.name} ({baseline.created})")
         click.echo(table(checks))
     if not all(c.ok for c in checks):
         raise UserError(failure_message(checks))

@@ -47,6 +47,7 @@ from recall_eval.comparison.pipelines import Parts, Spec, make_specs
 from recall_eval.comparison.rerank import CrossReranker, fuse_one, norm_for
 from recall_eval.comparison.significance import SIGNIFICANCE, significance
 from recall_eval.datasets.collections import DatasetError, Question, note_text
+from recall_eval.results import to_json
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring import stats
 from recall_eval.scoring.baselines import GrepBaseline, lexical_decision, note_dict
@@ -293,7 +294,7 @@ def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, cross
         recs = records[spec.name]
         pipelines[spec.name] = {
             "label": spec.label, "models": list(spec.models), "params": params[spec.name],
-            "metrics": M.summarize(recs, seed), **M.breakdowns(recs, seed),
+            "metrics": to_json(M.summarize(recs, seed)), **to_json(M.breakdowns(recs, seed)),
             "p_holm": sig.get(spec.name), "latency": latency(spec, ops), "memory": probes.get(spec.models),
             "build_s": build_seconds(spec, P, cache), "records": [r.as_dict() for r in recs]}
     return {"collection": bench.name, "split": bench.split, "default": models[0], "models": list(models),

@@ -19,10 +19,14 @@ question ids differ from the baseline's (a set was added or edited), run ``--upd
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from recall_eval.datasets.collections import DatasetError
+from recall_eval.results import Baseline, Metrics, from_json
 from recall_eval.scoring import metrics as M
 
 GATED = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate")
@@ -45,21 +49,22 @@ def per_question(records: list[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
-def make_baseline(results: dict, collection: str, collection_hash: str, sets: list[str]) -> dict:
+def make_baseline(results: dict, collection: str, collection_hash: str, sets: list[str]) -> Baseline:
+    """The baseline of a ``score_collection`` result (its JSON form)."""
     default = results["pipelines"]["default"]
-    return {
-        "collection": collection,
-        "collection_hash": collection_hash,
-        "sets": sets,
-        "created": dt.date.today().isoformat(),
-        "model": results["model"],
-        "thresholds": results["thresholds"],
-        "thresholds_source": results["thresholds_source"],
-        "pipeline": results.get("pipeline"),  # note questions, note_questions file, BM25 weight
-        "metrics": {m: results["metrics"][m] for m in M.HEADLINE},
-        "tolerance_rule": RULE,
-        "per_question": per_question(default["records"]),
-    }
+    return Baseline(
+        collection=collection,
+        collection_hash=collection_hash,
+        sets=sets,
+        created=dt.date.today().isoformat(),
+        model=results["model"],
+        thresholds=results["thresholds"],
+        thresholds_source=results["thresholds_source"],
+        pipeline=results.get("pipeline"),
+        metrics=from_json(Metrics, {m: results["metrics"][m] for m in M.HEADLINE}),
+        tolerance_rule=RULE,
+        per_question=per_question(default["records"]),
+    )
 
 
 @dataclass
@@ -87,18 +92,18 @@ def paired_diff_ci(now: dict[str, float], then: dict[str, float], seed: int = M.
     return [lo, hi]
 
 
-def check(baseline: dict, results: dict, seed: int = M.SEED) -> list[Check]:
+def check(baseline: Baseline, results: dict, seed: int = M.SEED) -> list[Check]:
     now = per_question(results["pipelines"]["default"]["records"])
     out = []
     for m in GATED:
-        then = baseline.get("per_question", {}).get(m, {})
+        then = baseline.per_question.get(m, {})
         n = max(1, len(now[m]))
         value = float(np.mean(list(now[m].values()))) if now[m] else 0.0
         if then and set(then) == set(now[m]):
             base_value = float(np.mean(list(then.values())))
             out.append(Check(m, value, base_value, MAX_NET_LOSS / n, True, paired_diff_ci(now[m], then, seed)))
         else:
-            base = baseline["metrics"].get(m, {}).get("value")
+            base = baseline.metrics[m].value if m in baseline.metrics else None
             out.append(Check(m, value, float(base if base is not None else 0.0), MAX_NET_LOSS / n, False, []))
     return out
 
@@ -116,3 +121,12 @@ def failure_message(checks: list[Check]) -> str:
     bad = [c for c in checks if not c.ok]
     return "regression: " + "; ".join(
         f"{c.metric} {c.value:.3f} < baseline {c.baseline:.3f} - tolerance {c.tolerance:.3f}" for c in bad)
+
+
+def load_baseline(path: Path) -> Baseline:
+    """A committed baseline; a file that does not parse is one line naming the repair."""
+    try:
+        return from_json(Baseline, json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError) as exc:  # json and pydantic errors are ValueErrors
+        raise DatasetError(f"baseline {path} is not a baseline ({str(exc).splitlines()[0]}); rewrite it with: "
+                           f"recall-eval regress --collection {path.stem} --update") from exc

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from recall_eval.results import Breakdowns, Metric, Metrics
 from recall_eval.scoring.stats import SEED, bootstrap_ci, two_sample_ci
 from recall_eval.scoring.stats import mean as _mean
 
@@ -86,30 +87,28 @@ def _p95(a: np.ndarray, axis: int | None = -1):
     return np.percentile(a, BYTES_PERCENTILE, axis=axis)
 
 
-def _result(values: Sequence[float], stat: Callable = _mean, seed: int = SEED) -> dict:
+def _result(values: Sequence[float], stat: Callable = _mean, seed: int = SEED) -> Metric:
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
-        return {"value": None, "ci95": None, "n": 0}
-    return {"value": float(stat(arr)), "ci95": list(bootstrap_ci(arr, stat, seed) or ()), "n": int(arr.size)}
+        return Metric.empty()
+    return Metric(float(stat(arr)), bootstrap_ci(arr, stat, seed), int(arr.size))
 
 
 def _balanced_stat(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
     return (a.mean(axis=axis) + b.mean(axis=axis)) / 2
 
 
-def _balanced(hits: Sequence[float], silences: Sequence[float], seed: int = SEED) -> dict:
+def _balanced(hits: Sequence[float], silences: Sequence[float], seed: int = SEED) -> Metric:
     a, b = np.asarray(hits, float), np.asarray(silences, float)
     if a.size == 0 or b.size == 0:
-        return {"value": None, "ci95": None, "n": int(a.size + b.size)}
-    lo, hi = two_sample_ci(a, b, _balanced_stat, seed)
-    return {"value": float((a.mean() + b.mean()) / 2), "ci95": [float(lo), float(hi)],
-            "n": int(a.size + b.size)}
+        return Metric.empty(int(a.size + b.size))
+    return Metric(float((a.mean() + b.mean()) / 2), two_sample_ci(a, b, _balanced_stat, seed), int(a.size + b.size))
 
 
 # --- summaries -----------------------------------------------------------------------
 
 
-def _ranking_metrics(para: Sequence[Record], seed: int) -> dict[str, dict]:
+def _ranking_metrics(para: Sequence[Record], seed: int) -> Metrics:
     return {
         "hit_rate@1": _result([hit_at(r.ranked, r.expected, 1) for r in para], seed=seed),
         "hit_rate@3": _result([hit_at(r.ranked, r.expected, 3) for r in para], seed=seed),
@@ -118,8 +117,8 @@ def _ranking_metrics(para: Sequence[Record], seed: int) -> dict[str, dict]:
     }
 
 
-def summarize(records: Sequence[Record], seed: int = SEED) -> dict[str, dict]:
-    """Every headline metric, as {value, ci95: [lo, hi], n}."""
+def summarize(records: Sequence[Record], seed: int = SEED) -> Metrics:
+    """Every headline metric, each a ``Metric`` (value, ci95, n)."""
     para = [r for r in records if r.kind == "paraphrase"]
     unrel = [r for r in records if r.kind == "unrelated"]
     out = _ranking_metrics(para, seed)
@@ -135,16 +134,16 @@ def summarize(records: Sequence[Record], seed: int = SEED) -> dict[str, dict]:
     return {name: out[name] for name in HEADLINE}
 
 
-def breakdowns(records: Sequence[Record], seed: int = SEED) -> dict[str, dict]:
+def breakdowns(records: Sequence[Record], seed: int = SEED) -> Breakdowns:
     """Per question language, and same- vs cross-language (question vs its note)."""
-    by_lang: dict[str, dict] = {}
+    by_lang: dict[str, Metrics] = {}
     for lang in sorted({r.lang for r in records}):
         mine = [r for r in records if r.lang == lang]
         para = [r for r in mine if r.kind == "paraphrase"]
         silent = [1.0 if r.decision == "nothing" else 0.0 for r in mine if r.kind == "unrelated"]
         by_lang[lang] = {**_ranking_metrics(para, seed), "silence_rate": _result(silent, seed=seed)}
     para = [r for r in records if r.kind == "paraphrase"]
-    by_style: dict[str, dict] = {}
+    by_style: dict[str, Metrics] = {}
     for style in sorted({r.style for r in records if r.style}):
         mine = [r for r in records if r.style == style]
         if mine[0].kind == "paraphrase":
@@ -156,13 +155,13 @@ def breakdowns(records: Sequence[Record], seed: int = SEED) -> dict[str, dict]:
         "same": _ranking_metrics([r for r in para if r.note_lang == r.lang], seed),
         "cross": _ranking_metrics([r for r in para if r.note_lang not in (None, r.lang)], seed),
     }
-    return {"by_lang": by_lang, "cross_lang": cross, "by_style": by_style}
+    return Breakdowns(by_lang=by_lang, cross_lang=cross, by_style=by_style)
 
 
-def flat(metrics: dict[str, dict], prefix: str = "") -> dict[str, float]:
+def flat(metrics: Metrics, prefix: str = "") -> dict[str, float]:
     """{name: value} as the evaluator contract returns it (None values dropped)."""
     pre = f"{prefix}_" if prefix else ""
-    return {pre + k: v["value"] for k, v in metrics.items() if v.get("value") is not None}
+    return {pre + k: v.value for k, v in metrics.items() if v.value is not None}
 
 
 # --- ranx as an oracle -----------------------------------------------------------------

@@ -37,6 +37,7 @@ from recall.indexer import SourceSpec
 from recall.search import Scope
 from recall.selector import Decision, Hit, Settings, decide
 from recall_eval.datasets.collections import Question, check_expected, load_sets, note_text, read_notes, read_provenance
+from recall_eval.results import Metrics, PipelineResult, from_json, to_json
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.baselines import lexical_baselines, lexical_decision, original_rule
 from recall_eval.scoring.stats import LEVEL, N_RESAMPLES
@@ -158,9 +159,10 @@ def tradeoff_curve(scored: Sequence[Scored], settings: Settings) -> dict:
                         "silence_rate": silence[current]}}
 
 
-def pipeline_result(records: list[M.Record], seed: int) -> dict:
-    return {"metrics": M.summarize(records, seed), **M.breakdowns(records, seed),
-            "records": [r.as_dict() for r in records]}
+def pipeline_result(label: str, records: list[M.Record], seed: int) -> PipelineResult:
+    b = M.breakdowns(records, seed)
+    return PipelineResult(label, M.summarize(records, seed), b.by_lang, b.cross_lang, b.by_style,
+                          [r.as_dict() for r in records])
 
 
 def source_spec(notes_dir: Path, note_questions: Path | None = None, use_questions: bool = True) -> SourceSpec:
@@ -257,10 +259,9 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
                 hits = base.rank(q.text)
                 rows.append(make_record(q, hits, lexical_decision(q.text, hits, settings, floor), note_langs))
             records[base.name] = rows
-    pipelines = {name: {"label": PIPELINES[name], **pipeline_result(rows, seed)}
-                 for name, rows in records.items()}
+    pipelines = {name: pipeline_result(PIPELINES[name], rows, seed) for name, rows in records.items()}
     times = [s.total_ms for s in scored if s.total_ms]
-    default = pipelines["default"]
+    default = to_json(pipelines["default"])
     return {
         "primary_metric": M.PRIMARY_METRIC,
         "greater_is_better": True,
@@ -283,7 +284,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         "by_lang": default["by_lang"],
         "cross_lang": default["cross_lang"],
         "by_style": default["by_style"],
-        "pipelines": pipelines,
+        "pipelines": {name: to_json(p) for name, p in pipelines.items()},
         "curve": tradeoff_curve(scored, settings),
         "timings": {"index_s": round(index_s, 3),
                     "query_ms_p50": round(statistics.median(times), 2) if times else None,
@@ -338,4 +339,4 @@ class Evaluator:
         self.last_result = score_collection(self.notes_dir, self.questions, model=spec, embedder=emb,
                                             home=self.home, baselines=self.baselines, seed=self.seed,
                                             note_questions=self.note_questions)
-        return M.flat(self.last_result["metrics"], self.name)
+        return M.flat(from_json(Metrics, self.last_result["metrics"]), self.name)
