@@ -10,6 +10,7 @@ import pytest
 from recall_eval.results import Metric
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.metrics import Record
+from recall_eval.scoring.stats import bootstrap_ci
 
 
 def rec(qid, kind="paraphrase", ranked=(), expected=("a",), decision="nothing", injected=(), lang="en",
@@ -86,16 +87,17 @@ def test_ranking_metrics_match_ranx(seed):
 
 def test_bootstrap_is_reproducible_with_its_seed():
     values = np.random.default_rng(0).integers(0, 2, size=80).astype(float)
-    a = M.bootstrap_ci(values, seed=7)
-    assert a == M.bootstrap_ci(values, seed=7)
-    assert a != M.bootstrap_ci(values, seed=8)
+    a = bootstrap_ci(values, seed=7)
+    assert a == bootstrap_ci(values, seed=7)
+    assert a != bootstrap_ci(values, seed=8)
     lo, hi = a
     assert lo < values.mean() < hi
     # 1,000 percentile resamples of a 0/1 mean: the interval is about +-2 standard errors.
     se = values.std() / np.sqrt(values.size)
     assert hi - lo == pytest.approx(4 * se, rel=0.25)
-    assert M.bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0)
-    assert M.bootstrap_ci([]) is None
+    assert bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0)
+    assert bootstrap_ci([]) is None
+    assert bootstrap_ci([0.7]) == (0.7, 0.7)  # one value: every resample is that value
     assert M.summarize(random_records(30, 5), seed=3) == M.summarize(random_records(30, 5), seed=3)
 
 

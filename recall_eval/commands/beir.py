@@ -16,7 +16,8 @@ from recall_eval.commands.common import echo_json, fail_cleanly, notes_options, 
 def export_beir_cmd(collection: str | None, notes: Path | None, questions: tuple[Path, ...],
                     out: Path) -> None:
     """Write corpus.jsonl, queries.jsonl and qrels/test.tsv (unrelated = no qrels)."""
-    from recall_eval.datasets.collections import check_expected, export_beir, load_sets, read_notes
+    from recall_eval.datasets.beir import export_beir
+    from recall_eval.datasets.collections import check_expected, load_sets, read_notes
 
     _name, notes_dir, files = resolve_inputs(collection, notes, questions)
     qs = load_sets(files)
@@ -35,7 +36,8 @@ def export_beir_cmd(collection: str | None, notes: Path | None, questions: tuple
 def import_beir_cmd(folder: Path, notes_out: Path, questions_out: Path, split: str) -> None:
     """Turn a BEIR folder into a note folder and a question set (queries without qrels
     become unrelated questions)."""
-    from recall_eval.datasets.collections import import_beir, write_corpus_as_notes, write_questions
+    from recall_eval.datasets.beir import import_beir, write_corpus_as_notes
+    from recall_eval.datasets.collections import write_questions
 
     corpus, qs = import_beir(folder, split)
     n = write_corpus_as_notes(corpus, notes_out)

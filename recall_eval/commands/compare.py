@@ -75,6 +75,8 @@ def cross_paths(specs: tuple[str, ...], base: Path) -> tuple[list[str], list[str
 def command(collection, notes, questions, models, extra, crosses, patterns, train, test, note_questions,
             no_note_questions, limit, per_intent, seed, latency_questions, no_memory, home, reports_root,
             as_json) -> None:
+    # Long because: one click command with 17 options; it only resolves them (collection or CLINC150, models,
+    # cross-encoders, cache) and hands over to comparison.compare.
     """Compare embedders, BM25 / text search, fusion and rerankers on one collection
     (--collection sample | rules-120 | clinc150), tuned on training sets only."""
     import os
@@ -82,9 +84,9 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
 
     from recall_eval.comparison.compare import clinc_bench, compare, load_bench
     from recall_eval.comparison.components import EmbeddingCache
+    from recall_eval.datasets import clinc150
     from recall_eval.datasets.collections import PROJECT_ROOT
     from recall_eval.reports.compare_report import RANDOM_NOTE, caption, text_table, write
-    from recall_eval.scoring import clinc150
     from recall_eval.scoring.score import effective_config
 
     config = effective_config(None)

@@ -44,6 +44,8 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
             written_by: str | None, out: Path | None, api_model: str | None, max_tokens: int, batch_size: int,
             n_per_note: int, share_ja: float, force: bool, no_negatives: bool, no_restatements: bool,
             import_negatives: Path | None, import_restatements: Path | None, dry_run: bool) -> None:
+    # Long because: one click command, three modes sharing their options (write questions, import an answer,
+    # negatives and restatements); each branch is a few calls into recall_eval.generation.
     """Write questions.jsonl (a few messages per note, indexed as extra chunks of it) and
     questions.provenance.json beside it; then negatives.jsonl (messages on the notes'
     topics that no note answers: `recall index` calibrates the thresholds on them) and each

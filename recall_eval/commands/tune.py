@@ -159,6 +159,8 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 def command(collection, notes, questions, note_questions, no_note_questions, model, home, tune_sets, test_sets, pool,
             objective, target, minimums, weights, before_kind, learned, keep_thresholds, packaged, config_path,
             dry_run, no_write, reports_root, seed, as_json) -> None:
+    # Long because: one click command that resolves 16 options, runs the protocol and writes config, report and
+    # provenance in order; the steps are helpers above, this is their sequence.
     """Tune the selector's thresholds per model, cross-validated across question sets."""
     from recall_eval.datasets.collections import PROJECT_ROOT, load_sets
     from recall_eval.generation.prompting import collection_hash

@@ -90,12 +90,12 @@ def load_bench(name: str, notes_dir: Path, files: Sequence[Path], *, chunking: C
 
 def clinc_bench(path: Path, where: Path, *, limit: int | None, per_intent: int | None, seed: int,
                 chunking: ChunkConfig | None = None) -> Bench:
-    """CLINC150 as a collection: one note per intent (``recall_eval.scoring.clinc150.write_notes``);
+    """CLINC150 as a collection: one note per intent (``recall_eval.datasets.clinc150.write_notes``);
     val + oos_val train the fold, test + oos_test are reported (seeded ``limit`` per split)."""
     import shutil
 
+    from recall_eval.datasets import clinc150
     from recall_eval.datasets.collections import read_notes
-    from recall_eval.scoring import clinc150
 
     data = clinc150.subsample(clinc150.load(path), limit, seed)
     notes_dir = where / f"clinc150-notes-{per_intent or 'all'}"

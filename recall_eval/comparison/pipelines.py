@@ -132,6 +132,8 @@ class Spec:
 
 
 def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[str] = ()) -> list[Spec]:
+    # Long because: the catalogue of every pipeline compared, in table order; read top to bottom, it is one
+    # list, and the small closures build the rows.
     """Every pipeline compared, in table order. Each ``run(train rows)`` returns (ranking,
     gate, parameters tuned on those rows)."""
     from recall.embedders import model_id_of

@@ -28,6 +28,7 @@ import numpy as np
 from recall_eval.datasets.collections import DatasetError
 from recall_eval.results import Baseline, Metrics, from_json
 from recall_eval.scoring import metrics as M
+from recall_eval.scoring.stats import bootstrap_ci
 
 GATED = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate")
 MAX_NET_LOSS = 2  # questions
@@ -88,7 +89,7 @@ class Check:
 def paired_diff_ci(now: dict[str, float], then: dict[str, float], seed: int = M.SEED) -> list[float]:
     """95% bootstrap interval of the per-question difference (shown, not gated)."""
     d = np.array([now[i] - then[i] for i in sorted(then)], float)
-    lo, hi = M.bootstrap_ci(d, seed=seed) or (0.0, 0.0)
+    lo, hi = bootstrap_ci(d, seed=seed) or (0.0, 0.0)
     return [lo, hi]
 
 

@@ -1,11 +1,6 @@
 """CLINC150 (Larson et al., EMNLP 2019): the standard out-of-scope benchmark, as notes.
 
-One note per intent, built from its ``train`` utterances:
-
-    file stem    the intent (``credit_limit_change``)
-    name         the intent with spaces (embeds better than snake_case)
-    description  the first DESCRIPTION_UTTERANCES utterances, joined by "; "
-    body         the other utterances, one per line (the chunker keeps 6 chunks)
+The notes (one per intent) are written by ``recall_eval.datasets.clinc150``.
 
 In-scope queries are ``test``; out-of-scope queries ``oos_test``; ``oos_train`` is the
 collection's ``negatives.jsonl``. The shipped pipeline runs unchanged: ``recall index``
@@ -23,7 +18,6 @@ set one system's silence beside another's).
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import sys
 import time
@@ -38,45 +32,13 @@ from recall.indexer import SourceSpec
 from recall.negatives import NEGATIVES_FILE as NEGATIVES
 from recall.search import Scope
 from recall.selector import evidence
-from recall_eval.datasets.collections import PROJECT_ROOT
-from recall_eval.scoring.metrics import bootstrap_ci
+from recall_eval.datasets.clinc150 import DEFAULT_PATH, QUERY_SPLITS, load, subsample, write_notes
 from recall_eval.scoring.score import effective_config, eval_home
+from recall_eval.scoring.stats import bootstrap_ci
 
-DEFAULT_PATH = PROJECT_ROOT.parent / "shared" / "benchmarks" / "clinc150" / "data_full.json"
 # Larson et al. 2019, Table 1, "Full" columns: (in-scope accuracy, out-of-scope recall).
 PUBLISHED = {"BERT": (0.962, 0.523), "MLP": (0.934, 0.491), "SVM": (0.882, 0.180),
              "FastText": (0.886, 0.283), "DialogFlow": (0.908, 0.267), "Rasa": (0.909, 0.312)}
-DESCRIPTION_UTTERANCES = 5
-QUERY_SPLITS = ("val", "oos_val", "test", "oos_test")
-
-
-def load(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def subsample(data: dict, limit: int | None, seed: int) -> dict:
-    """Each query split cut to ``limit`` items, drawn with a seeded RNG (train stays whole)."""
-    if not limit:
-        return data
-    rng = random.Random(seed)
-    return {k: (rng.sample(v, min(limit, len(v))) if k in QUERY_SPLITS else v) for k, v in data.items()}
-
-
-def write_notes(train: list, out: Path, per_intent: int | None = None) -> list[str]:
-    by_intent: dict[str, list[str]] = {}
-    for text, intent in train:
-        by_intent.setdefault(intent, []).append(" ".join(str(text).split()))
-    out.mkdir(parents=True, exist_ok=True)
-    for intent, utterances in sorted(by_intent.items()):
-        if per_intent:
-            utterances = utterances[:per_intent]
-        desc = "; ".join(utterances[:DESCRIPTION_UTTERANCES])
-        body = "\n".join(utterances[DESCRIPTION_UTTERANCES:])
-        name = intent.replace("_", " ")
-        (out / f"{intent}.md").write_text(
-            f"---\nname: {json.dumps(name)}\ndescription: {json.dumps(desc, ensure_ascii=False)}\n"
-            f"type: reference\n---\n\n{body}\n", encoding="utf-8")
-    return sorted(by_intent)
 
 
 def ask_split(app: Recall, texts: list[str], progress: Callable[[int], None]) -> list[dict]:
@@ -132,6 +94,8 @@ def _rate(values: np.ndarray, seed: int) -> dict:
 def evaluate(path: Path, *, model: str | None = None, limit: int | None = None, per_intent: int | None = None,
              home: Path | None = None, seed: int = 0, progress: bool = False,
              log: Callable[[str], None] = lambda _m: None) -> dict:
+    # Long because: one indexing session (a throwaway recall home) that asks both splits and builds the result;
+    # splitting it would pass the open app around.
     """Index one note per intent with ``oos_train`` as the collection's negatives, let
     ``recall index`` calibrate itself (no val split used), then ask ``test`` + ``oos_test``
     through the shipped pipeline."""

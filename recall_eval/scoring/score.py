@@ -197,10 +197,38 @@ def _ask(app: Recall, questions: Sequence[Question], progress: bool, desc: str) 
     return out
 
 
+def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Question], note_langs: dict,
+                      config, model_id: str, settings: Settings, spec: SourceSpec, lexical_floors: dict[str, float],
+                      progress: bool) -> dict[str, list[M.Record]]:
+    """The baselines' records: the packaged thresholds and the original rule on the default
+    ranking, then grep and BM25 with their own floors (written into ``lexical_floors``)."""
+    packaged = Settings.from_config(effective_config(config.model), model_id)
+    records = {
+        "packaged-thresholds": [make_record(s.question, s.hits, decide(s.question.text, s.hits, packaged), note_langs)
+                                for s in scored],
+        "original-rule": [make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings),
+                                      note_langs) for s in scored]}
+    from recall.negatives import collect
+
+    negatives = [n.text for n in collect([spec.negatives_file()])[0]]
+    target = float(config.get("selector.target_silence"))
+    for base in lexical_baselines(notes):
+        floor = lexical_floor(base, negatives, target)
+        lexical_floors[base.name] = floor
+        rows = []
+        for q in progress_bar(questions, progress, desc=base.name, unit="q"):
+            hits = base.rank(q.text)
+            rows.append(make_record(q, hits, lexical_decision(q.text, hits, settings, floor), note_langs))
+        records[base.name] = rows
+    return records
+
+
 def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: str | None = None,
                      embedder: Embedder | None = None, home: Path | None = None, baselines: bool = True,
                      progress: bool = False, seed: int = M.SEED, note_questions: Path | None = None,
                      use_questions: bool = True, log: Callable[[str], None] = lambda _m: None) -> dict:
+    # Long because: one indexing session: the app and its temporary home live across indexing, asking and the
+    # two variants; the dict it returns is results.json's top level, field by field.
     """Index ``notes_dir``, ask every question, and return results (JSON-ready).
 
     ``note_questions``: the notes' questions file (default: the folder's questions file, if any);
@@ -241,24 +269,8 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
     for name, asked in variants.items():
         records[name] = [make_record(s.question, s.hits, s.decision, note_langs) for s in asked]
     if baselines:
-        packaged = Settings.from_config(effective_config(config.model), app.embedder.model_id)
-        records["packaged-thresholds"] = [
-            make_record(s.question, s.hits, decide(s.question.text, s.hits, packaged), note_langs) for s in scored]
-        records["original-rule"] = [
-            make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings), note_langs)
-            for s in scored]
-        from recall.negatives import collect
-
-        negatives = [n.text for n in collect([spec.negatives_file()])[0]]
-        target = float(config.get("selector.target_silence"))
-        for base in lexical_baselines(notes):
-            floor = lexical_floor(base, negatives, target)
-            lexical_floors[base.name] = floor
-            rows = []
-            for q in progress_bar(questions, progress, desc=base.name, unit="q"):
-                hits = base.rank(q.text)
-                rows.append(make_record(q, hits, lexical_decision(q.text, hits, settings, floor), note_langs))
-            records[base.name] = rows
+        records.update(_baseline_records(scored, notes, questions, note_langs, config, app.embedder.model_id,
+                                         settings, spec, lexical_floors, progress))
     pipelines = {name: pipeline_result(PIPELINES[name], rows, seed) for name, rows in records.items()}
     times = [s.total_ms for s in scored if s.total_ms]
     default = to_json(pipelines["default"])

@@ -28,7 +28,7 @@ import numpy as np
 
 from recall.selector import Settings
 from recall_eval.scoring import metrics as M
-from recall_eval.scoring.stats import paired_bootstrap
+from recall_eval.scoring.stats import bootstrap_ci, paired_bootstrap
 from recall_eval.tuning.tune import (
     KEYS,
     Objective,
@@ -67,7 +67,7 @@ def summary(values: dict[str, np.ndarray], seed: int = M.SEED) -> dict[str, dict
     for name in TABLE:
         v = np.asarray(values[name], float)
         out[name] = {"value": float(v.mean()) if v.size else None,
-                     "ci95": list(M.bootstrap_ci(v, seed=seed) or ()), "n": int(v.size)}
+                     "ci95": list(bootstrap_ci(v, seed=seed) or ()), "n": int(v.size)}
     return out
 
 
@@ -118,6 +118,8 @@ def compare(ranked: Sequence[Ranked], a: tuple, b: tuple, seed: int = M.SEED,
 def run_protocol(ranked: Sequence[Ranked], base: Settings, objective: Objective, tune_sets: Sequence[str],
                  test_sets: Sequence[str], learned: bool = False, seed: int = M.SEED,
                  keep_thresholds: bool = False, before: Settings | None = None) -> dict:
+    # Long because: the tuning protocol in order (folds, per-fold search, learned fit, held-out test,
+    # comparison); each step is a helper, this is the sequence the report documents.
     """The whole protocol on rankings of every set; ``base`` holds the thresholds in force
     (kept with ``keep_thresholds``), ``before`` what the tuned ones are compared with."""
     ranked = list(ranked)
