@@ -3,6 +3,8 @@
     Metric          one figure: value, 95% interval, questions it is over
     PipelineResult  one pipeline on one collection: headline metrics, the breakdowns by
                     language / style, and its per-question records
+    ScoreReport     ``score_collection``'s result: the default pipeline's figures at the top
+                    (as results.json has them), every pipeline under ``pipelines``
     Baseline        ``reports/baseline/<collection>.json``: what ``recall-eval regress`` gates on
 
 ``to_json(obj)`` gives the JSON-ready dict, ``from_json(cls, data)`` the object back; both
@@ -52,6 +54,33 @@ class PipelineResult:
     cross_lang: dict[str, Metrics]
     by_style: dict[str, Metrics]
     records: list[dict[str, Any]] = field(default_factory=list)  # metrics.Record.as_dict() per question
+
+
+@dataclass
+class ScoreReport:
+    primary_metric: str
+    greater_is_better: bool
+    model: dict[str, Any]  # spec, model_id
+    thresholds: dict[str, Any]  # the four thresholds and neg_weight
+    thresholds_source: str
+    thresholds_origin: str | None
+    calibration: dict[str, Any] | None  # what the self-calibration saw and chose
+    notes_dir: str
+    pipeline: dict[str, Any]  # note questions, questions file, BM25 weight
+    n_notes: int
+    n_questions: int
+    n_paraphrase: int
+    n_unrelated: int
+    bootstrap: dict[str, Any]  # resamples, seed, level, method
+    metrics: Metrics  # the default pipeline's, as in pipelines["default"]
+    by_lang: dict[str, Metrics]
+    cross_lang: dict[str, Metrics]
+    by_style: dict[str, Metrics]
+    pipelines: dict[str, PipelineResult]
+    curve: dict[str, Any]  # silence vs hit as top_floor moves
+    timings: dict[str, Any]
+    lexical_rule: str | None
+    lexical_floors: dict[str, Any]
 
 
 @dataclass

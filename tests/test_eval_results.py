@@ -64,3 +64,18 @@ def test_a_broken_baseline_is_one_line_with_the_repair(tmp_path):
     with pytest.raises(DatasetError, match="recall-eval regress --collection sample --update"):
         load_baseline(bad)
     assert from_json(Metrics, {}) == {}
+
+
+def test_a_score_report_is_what_results_json_holds(tmp_path):
+    from recall_eval.datasets.collections import collection_paths, load_sets
+    from recall_eval.results import ScoreReport
+    from recall_eval.scoring.score import score_collection
+
+    sample = collection_paths("sample")
+    questions = load_sets(sample.question_files)[:24]
+    results = score_collection(sample.notes_dir, questions, model="hash", home=tmp_path, baselines=False)
+    report = from_json(ScoreReport, json.loads(json.dumps(results)))
+    assert isinstance(report.pipelines["default"], PipelineResult)
+    assert report.metrics == report.pipelines["default"].metrics and report.n_questions == 24
+    assert to_json(report) == results
+    assert json.dumps(to_json(report)) == json.dumps(results)  # same keys, same order

@@ -37,7 +37,7 @@ from recall.indexer import SourceSpec
 from recall.search import Scope
 from recall.selector import Decision, Hit, Settings, decide
 from recall_eval.datasets.collections import Question, check_expected, load_sets, note_text, read_notes, read_provenance
-from recall_eval.results import Metrics, PipelineResult, from_json, to_json
+from recall_eval.results import Metrics, PipelineResult, ScoreReport, from_json, to_json
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.baselines import lexical_baselines, lexical_decision, original_rule
 from recall_eval.scoring.stats import LEVEL, N_RESAMPLES
@@ -229,7 +229,8 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
                      use_questions: bool = True, log: Callable[[str], None] = lambda _m: None) -> dict:
     # Long because: one indexing session: the app and its temporary home live across indexing, asking and the
     # two variants; the dict it returns is results.json's top level, field by field.
-    """Index ``notes_dir``, ask every question, and return results (JSON-ready).
+    """Index ``notes_dir``, ask every question, and return results: a ``ScoreReport`` in its JSON
+    form (``recall_eval.results.to_json``), which is what results.json holds.
 
     ``note_questions``: the notes' questions file (default: the folder's questions file, if any);
     ``use_questions=False`` indexes the notes' text only."""
@@ -273,38 +274,38 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
                                          settings, spec, lexical_floors, progress))
     pipelines = {name: pipeline_result(PIPELINES[name], rows, seed) for name, rows in records.items()}
     times = [s.total_ms for s in scored if s.total_ms]
-    default = to_json(pipelines["default"])
-    return {
-        "primary_metric": M.PRIMARY_METRIC,
-        "greater_is_better": True,
-        "model": {"spec": config.model, "model_id": app.embedder.model_id},
-        "thresholds": {k: getattr(settings, k) for k in THRESHOLD_KEYS},
-        "thresholds_source": settings.thresholds_source,
-        "thresholds_origin": shown_path(Path(settings.thresholds_origin))
+    default = pipelines["default"]
+    return to_json(ScoreReport(
+        primary_metric=M.PRIMARY_METRIC,
+        greater_is_better=True,
+        model={"spec": config.model, "model_id": app.embedder.model_id},
+        thresholds={k: getattr(settings, k) for k in THRESHOLD_KEYS},
+        thresholds_source=settings.thresholds_source,
+        thresholds_origin=shown_path(Path(settings.thresholds_origin))
         if settings.thresholds_origin != "packaged" else "packaged",
-        "calibration": calibration_summary(calibration),
-        "notes_dir": str(notes_dir),
-        "pipeline": {"note_questions": n_questions,
+        calibration=calibration_summary(calibration),
+        notes_dir=str(notes_dir),
+        pipeline={"note_questions": n_questions,
                      "questions_file": shown_path(spec.questions_file()),
                      "lexical_weight": lexical_weight},
-        "n_notes": len(notes),
-        "n_questions": len(questions),
-        "n_paraphrase": sum(q.kind == "paraphrase" for q in questions),
-        "n_unrelated": sum(q.kind == "unrelated" for q in questions),
-        "bootstrap": {"resamples": N_RESAMPLES, "seed": seed, "level": LEVEL, "method": "percentile"},
-        "metrics": default["metrics"],
-        "by_lang": default["by_lang"],
-        "cross_lang": default["cross_lang"],
-        "by_style": default["by_style"],
-        "pipelines": {name: to_json(p) for name, p in pipelines.items()},
-        "curve": tradeoff_curve(scored, settings),
-        "timings": {"index_s": round(index_s, 3),
+        n_notes=len(notes),
+        n_questions=len(questions),
+        n_paraphrase=sum(q.kind == "paraphrase" for q in questions),
+        n_unrelated=sum(q.kind == "unrelated" for q in questions),
+        bootstrap={"resamples": N_RESAMPLES, "seed": seed, "level": LEVEL, "method": "percentile"},
+        metrics=default.metrics,
+        by_lang=default.by_lang,
+        cross_lang=default.cross_lang,
+        by_style=default.by_style,
+        pipelines=pipelines,
+        curve=tradeoff_curve(scored, settings),
+        timings={"index_s": round(index_s, 3),
                     "query_ms_p50": round(statistics.median(times), 2) if times else None,
                     "query_ms_max": round(max(times), 2) if times else None},
-        "lexical_rule": ("inject the top 3 when the top score exceeds the baseline's own floor, set on the "
+        lexical_rule=("inject the top 3 when the top score exceeds the baseline's own floor, set on the "
                          "same negatives as recall's calibration for the same target silence") if baselines else None,
-        "lexical_floors": lexical_floors,
-    }
+        lexical_floors=lexical_floors,
+    ))
 
 
 def describe_sets(paths: Sequence[Path]) -> list[dict]:
