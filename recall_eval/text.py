@@ -6,8 +6,8 @@ index finds them without a dictionary). Latin text is split into words.
 
     content_words   words >= 3 letters minus English stopwords, plus CJK bigrams minus
                     hiragana-only ones: what a person would call the *content* of a text.
-    bm25_tokens     every Latin word (minus stopwords) plus every CJK bigram: BM25's IDF
-                    already discounts frequent tokens, so no further filtering.
+
+BM25 tokenizes with the core's ``recall.lexical.tokens`` (one tokenizer for core and eval).
 """
 
 from __future__ import annotations
@@ -64,15 +64,6 @@ def content_words(text: str) -> set[str]:
         # the Japanese stopwords.
         out.update(b for b in bigrams(run) if not _HIRAGANA_ONLY.match(b))
     return out
-
-
-def bm25_tokens(text: str) -> list[str]:
-    words, runs = _split(text)
-    stop = stopwords()
-    tokens = [w for w in words if w not in stop]
-    for run in runs:
-        tokens.extend(bigrams(run))
-    return tokens
 
 
 def cjk_share(text: str) -> float:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recall.lexical import tokens as bm25_tokens
 from recall.selector import Hit, Settings
-from recall_eval.baselines import (
+from recall_eval.datasets.collections import read_notes
+from recall_eval.scoring.baselines import (
     ORIGINAL_THRESHOLDS,
     BM25Baseline,
     GrepBaseline,
     lexical_decision,
     original_settings,
 )
-from recall_eval.datasets import read_notes
-from recall_eval.text import bm25_tokens
 
 NOTES = read_notes(Path(__file__).parent / "fixtures" / "eval" / "notes")
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from recall.notes import read_folder
-from recall_eval import latency
 from recall_eval.cli import COMMANDS, main
+from recall_eval.scoring import latency
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from recall_eval.cli import main
-from recall_eval.clinc150 import DEFAULT_PATH, at_published_accuracy, curve, subsample, write_notes
+from recall_eval.datasets.clinc150 import DEFAULT_PATH, subsample, write_notes
+from recall_eval.scoring.clinc150 import at_published_accuracy, curve
 
 INTENTS = {
     "transfer": ["move money to my savings account", "send fifty dollars to my checking account",

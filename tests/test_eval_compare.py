@@ -12,12 +12,30 @@ import pytest
 from click.testing import CliRunner
 
 from recall.embedders import get_embedder
-from recall_eval import compare as C
 from recall_eval.cli import main
-from recall_eval.compare import load_bench, make_folds
-from recall_eval.datasets import read_notes
-from recall_eval.pipelines import BM25Index, Corpus, DenseIndex, EmbeddingCache, load_note_questions, note_max
-from recall_eval.rerank import MaxSim, combine, fuse, fuse_one, mrr, norm_for, prepare_row, sentences, tune_alpha
+from recall_eval.comparison import compare as C
+from recall_eval.comparison.compare import load_bench, make_folds
+from recall_eval.comparison.components import (
+    BM25Index,
+    Corpus,
+    DenseIndex,
+    EmbeddingCache,
+    load_note_questions,
+    note_max,
+)
+from recall_eval.comparison.rerank import (
+    MaxSim,
+    combine,
+    fuse,
+    fuse_one,
+    mrr,
+    norm_for,
+    prepare_row,
+    sentences,
+    tune_alpha,
+)
+from recall_eval.datasets.collections import read_notes
+from recall_eval.scoring.stats import holm, randomization_p
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
@@ -64,8 +82,8 @@ def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
     and scores: same chunks, same question chunks, best chunk per note."""
     from recall.api import Recall
     from recall.search import Scope
-    from recall_eval.pipelines import load_note_questions
-    from recall_eval.score import effective_config, source_spec
+    from recall_eval.comparison.components import load_note_questions
+    from recall_eval.scoring.score import effective_config, source_spec
 
     emb = get_embedder("hash")
     sample = Path(__file__).resolve().parent.parent / "datasets" / "sample"
@@ -132,7 +150,7 @@ def test_normalisations():
 
 
 def test_bm25_component_matches_the_baseline():
-    from recall_eval.baselines import BM25Baseline
+    from recall_eval.scoring.baselines import BM25Baseline
 
     notes = read_notes(NOTES)
     mine = BM25Index(Corpus.build(notes))
@@ -191,6 +209,22 @@ def test_maxsim_per_question_path_equals_the_batch_one(tmp_path):
     assert mrr(combine(d, fine, best), corpus.ids, exp) >= mrr(combine(d, fine, 1.0), corpus.ids, exp)
 
 
+def test_pipeline_mrr_is_rankxs_mrr():
+    """The MRR that tunes max-sim's alpha is the metrics' one, and ranx computes the same."""
+    from ranx import Qrels, Run, evaluate
+
+    rng = np.random.default_rng(3)
+    ids = [f"n{j}" for j in range(12)]
+    matrix = rng.random((30, 12))
+    matrix[rng.random((30, 12)) < 0.3] = -np.inf  # not retrieved
+    expected = [[ids[int(j)]] for j in rng.integers(0, 12, 30)]
+    qrels = Qrels({f"q{i}": {e[0]: 1} for i, e in enumerate(expected)})
+    run = Run({f"q{i}": {ids[j]: float(matrix[i, j]) for j in range(12) if np.isfinite(matrix[i, j])} or {"-": 0.0}
+               for i in range(30)})
+    want = evaluate(qrels, run, "mrr", make_comparable=True)
+    assert 0.1 < want < 0.9 and mrr(matrix, ids, expected) == pytest.approx(want, abs=1e-12)
+
+
 def test_folds_leave_one_set_out_or_follow_the_split(tmp_path):
     bench = load_bench("fx", NOTES, two_sets(tmp_path))
     assert [f for f, _, _ in bench.folds] == ["set-a", "set-b"]
@@ -205,12 +239,12 @@ def test_folds_leave_one_set_out_or_follow_the_split(tmp_path):
 
 
 def test_holm_and_randomization_test():
-    assert C.holm({"a": 0.01, "b": 0.04, "c": 0.03}) == pytest.approx({"a": 0.03, "b": 0.06, "c": 0.06})
+    assert holm({"a": 0.01, "b": 0.04, "c": 0.03}) == pytest.approx({"a": 0.03, "b": 0.06, "c": 0.06})
     same = np.array([1.0, 0, 1, 1, 0])
-    assert C.randomization_p(same, same) == 1.0
+    assert randomization_p(same, same) == 1.0
     a, b = np.ones(40), np.r_[np.zeros(30), np.ones(10)]
-    assert C.randomization_p(a, b) < 0.001
-    assert C.randomization_p(a[:4], np.r_[0.0, 1, 1, 1]) > 0.5
+    assert randomization_p(a, b) < 0.001
+    assert randomization_p(a[:4], np.r_[0.0, 1, 1, 1]) > 0.5
 
 
 def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
@@ -240,7 +274,7 @@ def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_cross_encoder_plumbing_with_a_tiny_random_model(tmp_path):
-    from recall_eval.rerank import CrossReranker, build_random_cross_encoder
+    from recall_eval.comparison.rerank import CrossReranker, build_random_cross_encoder
 
     path = build_random_cross_encoder(tmp_path / "tiny-ce", "tiny")
     ce = CrossReranker(str(path))
@@ -293,13 +327,16 @@ def test_core_lexical_module_matches_what_eval_measured(tmp_path):
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     from recall import lexical as lex
-    from recall_eval.compare import hits_of
-    from recall_eval.pipelines import note_docs
-    from recall_eval.text import bm25_tokens
+    from recall_eval.comparison.compare import hits_of
+    from recall_eval.comparison.components import note_docs
 
     assert lex.STOPWORDS == ENGLISH_STOP_WORDS
     texts = ["The Helm rollback, don't re-run due_date!", "請求書の税額は丸める", "mixed 日本語 and English 123"]
-    assert all(lex.tokens(t) == bm25_tokens(t) for t in texts)
+    assert [lex.tokens(t) for t in texts] == [  # the tokens eval measured (eval now tokenizes with lex.tokens)
+        ["helm", "rollback", "don't", "re-run", "due_date"],
+        ["請求", "求書", "書の", "の税", "税額", "額は", "は丸", "丸め", "める"],
+        ["mixed", "english", "123", "日本", "本語"],
+    ]
 
     corpus = Corpus.build(read_notes(Path(__file__).resolve().parent.parent / "datasets" / "sample" / "notes"))
     mine, ref = lex.Bm25.build(note_docs(corpus)), BM25Index(corpus)

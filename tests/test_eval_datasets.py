@@ -10,14 +10,12 @@ from click.testing import CliRunner
 
 from recall.notes import read_folder
 from recall_eval.cli import main
-from recall_eval.datasets import (
+from recall_eval.datasets.beir import export_beir, import_beir, write_corpus_as_notes
+from recall_eval.datasets.collections import (
     DatasetError,
     check_expected,
-    export_beir,
-    import_beir,
     load_questions,
     load_sets,
-    write_corpus_as_notes,
     write_questions,
 )
 

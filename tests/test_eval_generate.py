@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from helpers.fake_messages import serve
-from recall_eval.checks import LEAKAGE_THRESHOLD, normalise, parse_generated
 from recall_eval.cli import main
-from recall_eval.datasets import load_questions
-from recall_eval.prompting import collection_hash, template_hash
+from recall_eval.datasets.collections import load_questions
+from recall_eval.generation.checks import LEAKAGE_THRESHOLD, normalise, parse_generated
+from recall_eval.generation.prompting import collection_hash, template_hash
 from recall_eval.text import content_words, detect_lang, overlap
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"

@@ -7,8 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from recall_eval import metrics as M
-from recall_eval.metrics import Record
+from recall_eval.results import Metric
+from recall_eval.scoring import metrics as M
+from recall_eval.scoring.metrics import Record
+from recall_eval.scoring.stats import bootstrap_ci
 
 
 def rec(qid, kind="paraphrase", ranked=(), expected=("a",), decision="nothing", injected=(), lang="en",
@@ -41,26 +43,26 @@ def test_summary_by_hand():
         rec("u2", kind="unrelated", ranked=["a"], decision="short", injected=["a"], nbytes=700),
     ]
     m = M.summarize(records)
-    assert m["hit_rate@1"]["value"] == pytest.approx(1 / 4)
-    assert m["hit_rate@3"]["value"] == pytest.approx(2 / 4)
-    assert m["mrr"]["value"] == pytest.approx((1 + 0.5 + 0.25 + 0) / 4)
-    assert m["injected_hit_rate"]["value"] == pytest.approx(1 / 4)
-    assert m["silence_rate"]["value"] == pytest.approx(1 / 2)
-    assert m["balanced_accuracy"]["value"] == pytest.approx((0.25 + 0.5) / 2)
-    assert m["short_rate"]["value"] == pytest.approx(2 / 6)
-    assert m["full_rate"]["value"] == pytest.approx(1 / 6)
-    assert m["bytes_p95"]["value"] == pytest.approx(np.percentile([500, 900, 700], 95))
-    assert m["hit_rate@1"]["n"] == 4 and m["silence_rate"]["n"] == 2 and m["bytes_p95"]["n"] == 3
+    assert m["hit_rate@1"].value == pytest.approx(1 / 4)
+    assert m["hit_rate@3"].value == pytest.approx(2 / 4)
+    assert m["mrr"].value == pytest.approx((1 + 0.5 + 0.25 + 0) / 4)
+    assert m["injected_hit_rate"].value == pytest.approx(1 / 4)
+    assert m["silence_rate"].value == pytest.approx(1 / 2)
+    assert m["balanced_accuracy"].value == pytest.approx((0.25 + 0.5) / 2)
+    assert m["short_rate"].value == pytest.approx(2 / 6)
+    assert m["full_rate"].value == pytest.approx(1 / 6)
+    assert m["bytes_p95"].value == pytest.approx(np.percentile([500, 900, 700], 95))
+    assert m["hit_rate@1"].n == 4 and m["silence_rate"].n == 2 and m["bytes_p95"].n == 3
     for v in m.values():
-        lo, hi = v["ci95"]
-        assert lo <= v["value"] + 1e-9 and v["value"] <= hi + 1e-9
+        lo, hi = v.ci95
+        assert lo <= v.value + 1e-9 and v.value <= hi + 1e-9
 
 
 def test_empty_populations_give_none():
     m = M.summarize([rec("u1", kind="unrelated")])
-    assert m["hit_rate@1"] == {"value": None, "ci95": None, "n": 0}
-    assert m["bytes_p95"]["value"] is None
-    assert m["balanced_accuracy"]["value"] is None
+    assert m["hit_rate@1"] == Metric(None, None, 0)
+    assert m["bytes_p95"].value is None
+    assert m["balanced_accuracy"].value is None
     assert "hit_rate@1" not in M.flat(m)
 
 
@@ -80,21 +82,22 @@ def test_ranking_metrics_match_ranx(seed):
     ours = M.summarize(records)
     oracle = M.ranx_metrics(records)
     for name in ("hit_rate@1", "hit_rate@3", "mrr"):
-        assert ours[name]["value"] == pytest.approx(oracle[name], abs=1e-9), name
+        assert ours[name].value == pytest.approx(oracle[name], abs=1e-9), name
 
 
 def test_bootstrap_is_reproducible_with_its_seed():
     values = np.random.default_rng(0).integers(0, 2, size=80).astype(float)
-    a = M.bootstrap_ci(values, seed=7)
-    assert a == M.bootstrap_ci(values, seed=7)
-    assert a != M.bootstrap_ci(values, seed=8)
+    a = bootstrap_ci(values, seed=7)
+    assert a == bootstrap_ci(values, seed=7)
+    assert a != bootstrap_ci(values, seed=8)
     lo, hi = a
     assert lo < values.mean() < hi
     # 1,000 percentile resamples of a 0/1 mean: the interval is about +-2 standard errors.
     se = values.std() / np.sqrt(values.size)
     assert hi - lo == pytest.approx(4 * se, rel=0.25)
-    assert M.bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0)
-    assert M.bootstrap_ci([]) is None
+    assert bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0)
+    assert bootstrap_ci([]) is None
+    assert bootstrap_ci([0.7]) == (0.7, 0.7)  # one value: every resample is that value
     assert M.summarize(random_records(30, 5), seed=3) == M.summarize(random_records(30, 5), seed=3)
 
 
@@ -106,8 +109,8 @@ def test_language_breakdowns():
         rec("u1", kind="unrelated", lang="ja"),
     ]
     b = M.breakdowns(records)
-    assert set(b["by_lang"]) == {"en", "ja"}
-    assert b["by_lang"]["en"]["hit_rate@1"]["value"] == 0.5
-    assert b["by_lang"]["ja"]["silence_rate"]["value"] == 1.0
-    assert b["cross_lang"]["same"]["hit_rate@1"]["value"] == 1.0
-    assert b["cross_lang"]["cross"]["hit_rate@1"] == {"value": 0.0, "ci95": [0.0, 0.0], "n": 1}
+    assert set(b.by_lang) == {"en", "ja"}
+    assert b.by_lang["en"]["hit_rate@1"].value == 0.5
+    assert b.by_lang["ja"]["silence_rate"].value == 1.0
+    assert b.cross_lang["same"]["hit_rate@1"].value == 1.0
+    assert b.cross_lang["cross"]["hit_rate@1"] == Metric(0.0, (0.0, 0.0), 1)

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from recall_eval.cli import main
-from recall_eval.regress import GATED, Check, check
+from recall_eval.reports.regress import GATED, Check, check
+from recall_eval.results import Baseline, Metric
 
 ROOT = Path(__file__).resolve().parent.parent
 SILENT = """
@@ -76,14 +77,14 @@ def records(hits: list[int], silent: list[int]) -> dict:
     return {"pipelines": {"default": {"records": rows}}}
 
 
-def fake_baseline(hits: list[int], silent: list[int], ids_suffix: str = "") -> dict:
-    from recall_eval.regress import per_question
+def fake_baseline(hits: list[int], silent: list[int], ids_suffix: str = "") -> Baseline:
+    from recall_eval.reports.regress import per_question
 
     pq = per_question(records(hits, silent)["pipelines"]["default"]["records"])
     pq = {m: {k + ids_suffix: v for k, v in d.items()} for m, d in pq.items()}
     mean = {m: sum(d.values()) / len(d) for m, d in pq.items()}
-    return {"per_question": pq, "metrics": {m: {"value": mean[m], "ci95": [mean[m] - 0.1, mean[m] + 0.1]}
-                                            for m in GATED}}
+    return Baseline("fake", "0", ["fake"], "2026-11-30", {"spec": "hash", "model_id": "hash"}, {}, "default", None,
+                    {m: Metric(mean[m], (mean[m] - 0.1, mean[m] + 0.1), len(pq[m])) for m in GATED}, "", pq)
 
 
 def by_metric(checks: list[Check]) -> dict[str, Check]:

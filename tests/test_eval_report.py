@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from recall_eval.cli import main
-from recall_eval.report import run_id
+from recall_eval.reports.report import run_id
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
@@ -71,7 +71,7 @@ def test_run_id_is_timestamp_plus_hash():
 
 
 def test_latency_figure_when_bench_data_is_present():
-    from recall_eval.report import figures
+    from recall_eval.reports.report import figures
 
     res = CliRunner().invoke(main, ["score", "--notes", str(NOTES), "--questions", str(QUESTIONS),
                                     "--model", "hash", "--json", "--records", "--baselines"])

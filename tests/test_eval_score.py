@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from recall_eval import metrics as M
 from recall_eval.cli import main
-from recall_eval.datasets import load_questions
-from recall_eval.score import Evaluator, score_collection
+from recall_eval.datasets.collections import load_questions
+from recall_eval.scoring import metrics as M
+from recall_eval.scoring.score import Evaluator, score_collection
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"

@@ -18,8 +18,11 @@ from click.testing import CliRunner
 from recall.config import load_config, packaged_config_text
 from recall.selector import Hit, Settings
 from recall_eval.cli import main
-from recall_eval.datasets import Question, collection_paths, load_sets
-from recall_eval.tune import (
+from recall_eval.datasets.collections import Question, collection_paths, load_sets
+from recall_eval.scoring.stats import paired_bootstrap
+from recall_eval.tuning.config_file import packaged_path, set_learned, set_thresholds, target_path
+from recall_eval.tuning.cv import folds, mcnemar, run_protocol
+from recall_eval.tuning.tune import (
     KEYS,
     Objective,
     Outcomes,
@@ -32,8 +35,6 @@ from recall_eval.tune import (
     search,
     to_config,
 )
-from recall_eval.tune_config import packaged_path, set_learned, set_thresholds, target_path
-from recall_eval.tune_cv import folds, mcnemar, paired_bootstrap, run_protocol
 
 SAMPLE = collection_paths("sample")
 
@@ -192,7 +193,7 @@ def test_cli_dry_run_writes_nothing_and_a_real_run_feeds_score(monkeypatch, tmp_
     assert "cv_injected_hit_rate" in prov and "learned" in data
 
     # recall-eval score reads the effective config: the tuned table is what it applies
-    from recall_eval.score import score_collection
+    from recall_eval.scoring.score import score_collection
 
     res = score_collection(SAMPLE.notes_dir, load_sets(SAMPLE.question_files[:1]), model="hash", baselines=False)
     assert res["thresholds_source"] == "hash-256"

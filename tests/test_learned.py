@@ -11,8 +11,8 @@ import pytest
 from recall.config import load_config, packaged_config_text
 from recall.learned import FEATURES, LearnedSelector, features
 from recall.selector import Hit, decide
-from recall_eval.selector_fit import export, fit_pipeline
-from recall_eval.tune_config import set_learned
+from recall_eval.tuning.config_file import set_learned
+from recall_eval.tuning.selector_fit import export, fit_pipeline
 
 
 def random_data(n: int = 300, classes: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

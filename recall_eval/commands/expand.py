@@ -1,0 +1,138 @@
+"""``recall-eval expand``: write (or import) note-side note_questions with a context-free model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
+
+
+@click.command("expand")
+@click.option("--notes", type=click.Path(path_type=Path),
+              help="Folder of note files (the questions file goes to DIR/questions.jsonl, where recall reads it).")
+@click.option("--collection", help="datasets/NAME/notes (the questions file goes to datasets/NAME/questions.jsonl).")
+@click.option("--backend", type=click.Choice(["anthropic", "claude-cli"]),
+              help="anthropic: Messages API (ANTHROPIC_API_KEY); claude-cli: `claude -p` in an empty folder.")
+@click.option("--import", "import_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Instead of a backend: import an answer written elsewhere (e.g. to the --dry-run prompt).")
+@click.option("--written-by", help="With --import: who or what wrote it (free text, goes to provenance).")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Questions file to write (default: DIR/questions.jsonl for --notes, "
+                   "datasets/NAME/questions.jsonl for --collection).")
+@click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
+@click.option("--max-tokens", default=16000, show_default=True, help="anthropic backend: answer cap per request.")
+@click.option("--batch-size", default=40, show_default=True,
+              help="Notes per backend request (0: all in one).")
+@click.option("--n-per-note", default=3, show_default=True, help="Messages to ask for per note.")
+@click.option("--share-ja", default=0.3, show_default=True, help="Share of all messages in Japanese.")
+@click.option("--force", is_flag=True, help="Replace an existing questions file.")
+@click.option("--no-negatives", is_flag=True,
+              help="Do not also write negatives.jsonl (near-miss messages no note answers, for calibration).")
+@click.option("--no-restatements", is_flag=True,
+              help="Do not also add each note's name and description restated in the other language.")
+@click.option("--import-negatives", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --import: the negatives answer (to the negatives prompt) written elsewhere.")
+@click.option("--import-restatements", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --import: the restatements answer written elsewhere.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the prompt for the whole folder and exit; nothing is sent or written "
+                   "(hand it to any model, then --import its answer).")
+@fail_cleanly
+def command(notes: Path | None, collection: str | None, backend: str | None, import_from: Path | None,
+            written_by: str | None, out: Path | None, api_model: str | None, max_tokens: int, batch_size: int,
+            n_per_note: int, share_ja: float, force: bool, no_negatives: bool, no_restatements: bool,
+            import_negatives: Path | None, import_restatements: Path | None, dry_run: bool) -> None:
+    # Long because: one click command, three modes sharing their options (write questions, import an answer,
+    # negatives and restatements); each branch is a few calls into recall_eval.generation.
+    """Write questions.jsonl (a few messages per note, indexed as extra chunks of it) and
+    questions.provenance.json beside it; then negatives.jsonl (messages on the notes'
+    topics that no note answers: `recall index` calibrates the thresholds on them) and each
+    note's header restated in the other language (added to its note_questions line).
+
+    The model sees only recall_eval/generation/prompts/expand_notes.md with the note files inlined: the
+    notes are sent to the chosen backend. A backend gets --batch-size notes per request,
+    then one more request for the notes its answers left out. Lines that are not JSON
+    objects (prose, code fences) are skipped; a malformed line or one naming no note of
+    the folder fails the run. Notes left out are listed, and fail the run when more than
+    10% of the notes are left out. Nothing is written on failure; files are 0600.
+    """
+    from recall_eval.datasets.collections import PROJECT_ROOT
+    from recall_eval.generation.expand import (
+        ExpandSpec,
+        expand,
+        import_answer,
+        note_paths,
+        render_prompt,
+        write_note_questions,
+    )
+    from recall_eval.generation.generate import make_backend
+
+    if notes is None and collection is None:
+        raise UserError("give --notes DIR (or --collection NAME)")
+    notes_dir = notes or PROJECT_ROOT / "datasets" / str(collection) / "notes"
+    if not notes_dir.is_dir():
+        raise UserError(f"no such notes folder: {notes_dir}")
+    if n_per_note < 1 or not 0.0 <= share_ja <= 1.0:
+        raise UserError("--n-per-note must be at least 1 and --share-ja between 0 and 1")
+    spec = ExpandSpec(n_per_note, share_ja)
+    paths = note_paths(notes_dir)
+    if dry_run:
+        click.echo(render_prompt(paths, spec))
+        return
+    if (backend is None) == (import_from is None):
+        raise UserError("give either --backend NAME or --import FILE (with --written-by)")
+    if import_from is not None and not written_by:
+        raise UserError("--import needs --written-by TEXT (who or what wrote the file)")
+    if out is None:
+        base = notes if notes is not None else PROJECT_ROOT / "datasets" / str(collection)
+        out = base / "questions.jsonl"
+    if out.exists() and not force:
+        raise UserError(f"{out} exists; give --force to replace it")
+    if import_from is not None:
+        result = import_answer(notes_dir, spec, import_from, str(written_by))
+    else:
+        result = expand(notes_dir, spec, make_backend(str(backend), api_model, max_tokens), batch_size, log=log)
+    if result.skipped:
+        log(f"skipped {len(result.skipped)} line(s) that are not JSON objects, e.g. {result.skipped[0]!r}")
+    if result.missing:
+        log(f"{len(result.missing)} note(s) have no questions: {', '.join(result.missing)}")
+    from recall_eval.generation import negatives as more
+
+    negatives: list[dict] = []
+    restated: dict[str, list[str]] = {}
+    if import_from is not None:
+        if import_negatives is not None and not no_negatives:
+            negatives, _ = more.raw_negatives(import_negatives.read_text(encoding="utf-8"), str(import_negatives))
+        if import_restatements is not None and not no_restatements:
+            restated, problems = more.parse_restatements(import_restatements.read_text(encoding="utf-8"),
+                                                         [p.stem for p in paths], str(import_restatements))
+            if problems:
+                raise UserError(f"the restatements do not fit the notes: {'; '.join(problems[:3])}")
+        how = {"backend": "file", "written_by": written_by}
+    else:
+        bk = make_backend(str(backend), api_model, max_tokens)
+        if not no_negatives:
+            log(f"asking {bk.name} for {more.n_negatives(len(paths))} negatives")
+            negatives, _ = more.ask_negatives(paths, bk, share_ja)
+        if not no_restatements:
+            log(f"asking {bk.name} for restatements")
+            restated = more.ask_restatements(paths, bk, batch_size)
+        how = {"backend": bk.name, "model": bk.model}
+    written = write_note_questions(out, result, [p.stem for p in paths], force=force)
+    summary: dict = {"notes": len(paths), "expanded": len(result.questions),
+                     "questions": result.provenance["questions"], "missing": result.missing}
+    if restated:
+        summary["restated"] = more.merge_restatements(out, restated)
+    if negatives:
+        from recall.embedders import get_embedder
+        from recall_eval.scoring.score import effective_config
+
+        kept, dropped = more.drop_too_close(negatives, result.questions,
+                                            get_embedder(effective_config(None).model))
+        prov = more.provenance(notes_dir, more.NEGATIVES_PROMPT, **how, negatives=len(kept),
+                               dropped_too_close_to_a_question=dropped, too_close=more.TOO_CLOSE)
+        written += more.write_negatives(out.with_name("negatives.jsonl"), kept, prov)
+        summary.update(negatives=len(kept), negatives_dropped=dropped)
+    echo_json({"written": [str(p) for p in written], **summary})

@@ -1,0 +1,74 @@
+"""``recall-eval generate``: write (or import) a question set with a context-free model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
+
+
+@click.command("generate")
+@click.option("--backend", type=click.Choice(["anthropic", "claude-cli", "file"]), required=True,
+              help="anthropic: Messages API; claude-cli: `claude -p`; file: import a set written elsewhere.")
+@click.option("--notes", type=click.Path(path_type=Path), help="Folder of note files.")
+@click.option("--collection", help="datasets/NAME/notes (and the set goes to datasets/NAME/questions/).")
+@click.option("--set-id", help="Set id (ids become <set-id>-01...). Default: the output file's stem.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Set to write (default: datasets/NAME/questions/<set-id>.jsonl).")
+@click.option("--from", "from_file", type=click.Path(path_type=Path),
+              help="file backend: the JSONL to import.")
+@click.option("--written-by", help="file backend: who or what wrote it (free text, goes to provenance).")
+@click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
+@click.option("--max-tokens", default=16000, show_default=True, help="anthropic backend: answer cap.")
+@click.option("--paraphrases", default=20, show_default=True, help="Paraphrase messages to ask for.")
+@click.option("--unrelated", default=20, show_default=True, help="Unrelated messages to ask for.")
+@click.option("--share-ja", default=0.3, show_default=True, help="Share of all messages in Japanese.")
+@click.option("--share-cross", default=0.25, show_default=True,
+              help="Share of paraphrases in the other language than their note.")
+@click.option("--leakage-threshold", type=float, help="Flag paraphrases sharing more than this share of "
+                                                      "content words with their note (default 0.6).")
+@click.option("--no-retry", is_flag=True, help="Do not ask the model to reword leaky lines.")
+@click.option("--check-model", help="Model for the near-note check of unrelated lines (default: config's).")
+@click.option("--no-index-check", is_flag=True, help="Skip the near-note check (no model needed).")
+@fail_cleanly
+def command(backend: str, notes: Path | None, collection: str | None, set_id: str | None, out: Path | None,
+            from_file: Path | None, written_by: str | None, api_model: str | None, max_tokens: int,
+            paraphrases: int, unrelated: int, share_ja: float, share_cross: float,
+            leakage_threshold: float | None, no_retry: bool, check_model: str | None,
+            no_index_check: bool) -> None:
+    """Write SET.jsonl, SET.provenance.json and SET.checks.json (leakage and near-note flags)."""
+    from recall_eval.datasets.collections import PROJECT_ROOT
+    from recall_eval.generation.checks import LEAKAGE_THRESHOLD
+    from recall_eval.generation.generate import generate, import_file, index_top_scores, make_backend, write_outcome
+    from recall_eval.generation.prompting import GenerationSpec
+
+    notes_dir = notes or (PROJECT_ROOT / "datasets" / collection / "notes" if collection else None)
+    if notes_dir is None or not notes_dir.is_dir():
+        raise UserError(f"no such notes folder: {notes_dir} (give --notes DIR or --collection NAME)")
+    if out is None:
+        if not (collection and set_id):
+            raise UserError("give --out SET.jsonl (or --collection NAME and --set-id ID)")
+        out = PROJECT_ROOT / "datasets" / collection / "questions" / f"{set_id}.jsonl"
+    spec = GenerationSpec(set_id or out.stem, paraphrases, unrelated, share_ja, share_cross)
+    kwargs = {
+        "threshold": LEAKAGE_THRESHOLD if leakage_threshold is None else leakage_threshold,
+        "top_scores": None if no_index_check else index_top_scores(notes_dir, check_model),
+        "log": log,
+    }
+    if backend == "file":
+        if from_file is None or not written_by:
+            raise UserError("the file backend needs --from FILE and --written-by TEXT")
+        outcome = import_file(notes_dir, spec, from_file, written_by, **kwargs)
+    else:
+        log(f"asking {backend} for {paraphrases} paraphrases + {unrelated} unrelated messages")
+        outcome = generate(notes_dir, spec, make_backend(backend, api_model, max_tokens),
+                           retry=not no_retry, **kwargs)
+    if not outcome.questions:
+        raise UserError(f"no usable line in the answer; see {outcome.checks['rejected'][:3]}")
+    paths = write_outcome(out, outcome)
+    for row in outcome.checks["lines"]:
+        if row["flags"]:
+            log(f"flagged {row['id']} {row['flags']}: {row['text'][:80]}")
+    echo_json({"written": [str(p) for p in paths], **outcome.checks["summary"]})

@@ -1,0 +1,31 @@
+"""``recall-eval latency``: hook latency, measured by the project's hook benchmark."""
+
+from __future__ import annotations
+
+import click
+
+from recall_eval.commands.common import echo_json, log
+
+
+@click.command("latency")
+@click.option("--json", "as_json", is_flag=True, help="Print the benchmark's JSON on stdout.")
+@click.option("--reuse", is_flag=True, help="Read the last reports/bench/hook.json instead of running.")
+def command(as_json: bool, reuse: bool) -> None:
+    """Run bench/bench_hook.py (hook vs a warm daemon) and show its figures.
+
+    Exits 0 with a message when the benchmark module is not in this checkout.
+    """
+    from recall_eval.scoring.latency import load, run_bench, summary
+
+    if reuse:
+        data, message = load(), "read the last result"
+    else:
+        data, message = run_bench()
+    log(message)
+    if data is None:
+        return
+    if as_json:
+        echo_json(data)
+        return
+    for key, value in summary(data).items():
+        click.echo(f"{key:<32} {value:g}")

@@ -1,0 +1,68 @@
+"""``recall-eval regress``: fail (exit 1) when the effective config scores below the
+committed baseline (``make regress``, run by CI). The rule is in recall_eval/reports/regress.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from recall_eval.commands.common import (
+    UserError,
+    echo_json,
+    fail_cleanly,
+    log,
+    resolve_inputs,
+    resolve_note_questions,
+    scoring_options,
+)
+
+
+@click.command("regress")
+@scoring_options
+@click.option("--baseline", "baseline_path", type=click.Path(path_type=Path),
+              help="Baseline JSON (default: reports/baseline/<collection>.json).")
+@click.option("--update", is_flag=True, help="Rewrite the baseline from this run instead of checking.")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@fail_cleanly
+def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], note_questions: Path | None,
+            no_note_questions: bool, model: str | None, home: Path | None, baseline_path: Path | None, update: bool,
+            as_json: bool) -> None:
+    """Score the collection (default: sample, every set) and compare with the baseline:
+    hit_rate@1, hit_rate@3, MRR, injected_hit_rate and silence_rate may each lose at most
+    2 questions net (losses minus gains on the same questions)."""
+    from recall_eval.datasets.collections import PROJECT_ROOT, load_sets, write_json
+    from recall_eval.generation.prompting import collection_hash
+    from recall_eval.reports.regress import check, failure_message, load_baseline, make_baseline, table
+    from recall_eval.results import to_json
+    from recall_eval.scoring.score import score_collection
+
+    if collection is None and notes is None:
+        collection = "sample"
+    name, notes_dir, files = resolve_inputs(collection, notes, questions)
+    path = baseline_path or PROJECT_ROOT / "reports" / "baseline" / f"{name}.json"
+    if not update and not path.is_file():
+        raise UserError(f"no baseline at {path}; create it with: recall-eval regress --collection {name} --update")
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
+    qs = load_sets(files)
+    results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, note_questions=exp,
+                               use_questions=use_questions)
+    model_id = results["model"]["model_id"]
+    if update:
+        write_json(path, to_json(make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files])))
+        click.echo(f"baseline written: {path} ({model_id}, {len(qs)} questions)")
+        return
+    baseline = load_baseline(path)
+    if baseline.model["model_id"] != model_id:
+        raise UserError(f"baseline {path} was made with {baseline.model['model_id']}, this run uses {model_id}; "
+                        "pass --model, or rewrite it with --update")
+    checks = check(baseline, results)
+    if as_json:
+        echo_json({"baseline": str(path), "model_id": model_id, "checks": [c.as_dict() for c in checks]})
+    else:
+        click.echo(f"{name} — {model_id}, thresholds [{results['thresholds_source']}], {len(qs)} questions; "
+                   f"baseline {path.name} ({baseline.created})")
+        click.echo(table(checks))
+    if not all(c.ok for c in checks):
+        raise UserError(failure_message(checks))
+    click.echo("regression gate passed", err=as_json)

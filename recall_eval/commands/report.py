@@ -1,0 +1,32 @@
+"""``recall-eval report``: re-render a run's report.md and report.html from results.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from recall_eval.commands.common import UserError
+
+
+@click.command("report")
+@click.argument("run_dir", required=False, type=click.Path(path_type=Path))
+@click.option("--collection", default="sample", show_default=True,
+              help="With no RUN_DIR: re-render reports/COLLECTION/<latest run>.")
+@click.option("--reports", "reports_root", type=click.Path(path_type=Path),
+              help="Reports folder (default: <project>/reports).")
+def command(run_dir: Path | None, collection: str, reports_root: Path | None) -> None:
+    """Rewrite the report files of RUN_DIR (default: the latest run of --collection)."""
+    from recall_eval.datasets.collections import PROJECT_ROOT
+    from recall_eval.reports.report import rerender
+
+    root = reports_root or PROJECT_ROOT / "reports"
+    if run_dir is None:
+        latest = root / collection / "latest"
+        if not latest.exists():
+            raise UserError(f"no run yet for {collection!r} ({latest} missing): run `recall-eval run` first")
+        run_dir = root / collection / latest.read_text(encoding="utf-8").strip()
+    if not (run_dir / "results.json").exists():
+        raise UserError(f"{run_dir}: no results.json")
+    out = rerender(run_dir)
+    click.echo(out / "report.html")

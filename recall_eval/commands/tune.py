@@ -1,0 +1,255 @@
+"""``recall-eval tune``: cross-validated thresholds (and optionally a learned selector)
+for one model, written back into a recall config with provenance.
+
+    recall-eval tune --collection sample                      # tune a,b,c; test d; user config
+    recall-eval tune --collection sample --packaged --learned # ship them in recall/default_config.toml
+    recall-eval tune --collection sample --dry-run            # print the diff only
+    recall-eval tune --collection rules-120 --pool sample     # tune on both collections' tuning sets
+    recall-eval tune --collection sample --learned --keep-thresholds  # refit only the learned selector
+
+Objective (explicit, printed, stored in the provenance): by default maximise
+injected_hit_rate subject to silence_rate >= 0.85 (``--maximise``, ``--min METRIC=V``);
+``--objective weighted --weights injected_hit_rate=1,silence_rate=1`` maximises a
+weighted sum instead. Splits: by default the last set (by name) is the test set and
+the others are tuned on, leave-one-set-out (``--tune-sets`` / ``--test-sets``).
+"before" in the table is the original design's thresholds (``--before config``: the
+thresholds in force). With ``--learned``, selector.kind becomes "learned" only when
+recall_eval.tuning.cv.beats says so (significantly better on the held-out folds, not worse on
+the test sets); otherwise it is left alone (or set back to "gap").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+
+import click
+
+from recall_eval.commands.common import (
+    UserError,
+    echo_json,
+    fail_cleanly,
+    log,
+    resolve_inputs,
+    resolve_note_questions,
+    scoring_options,
+)
+
+
+def parse_pairs(items: tuple[str, ...] | list[str], what: str) -> dict[str, float]:
+    out = {}
+    for item in (p for chunk in items for p in chunk.split(",") if p.strip()):
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise UserError(f"{what}: expected METRIC=NUMBER, got {item!r}") from None
+        if not sep:
+            raise UserError(f"{what}: expected METRIC=NUMBER, got {item!r}")
+    return out
+
+
+def resolve_collection(collection: str | None, notes: Path | None, questions: tuple[Path, ...]):
+    """resolve_inputs, plus benchmark collections whose notes live in ../shared/benchmarks/NAME/notes."""
+    from recall_eval.datasets.collections import PROJECT_ROOT, collection_paths
+
+    if collection and notes is None and not collection_paths(collection).notes_dir.is_dir():
+        shared = PROJECT_ROOT.parent / "shared" / "benchmarks" / collection / "notes"
+        if not shared.is_dir():
+            raise UserError(f"{collection}: no notes at datasets/{collection}/notes or {shared}")
+        notes = shared
+    return resolve_inputs(collection, notes, questions)
+
+
+def _questions_of(note_questions: Path | None, use_questions: bool) -> str:
+    from recall_eval.scoring.score import shown_path
+
+    if not use_questions:
+        return "off"
+    return shown_path(note_questions) or "folder questions file, if any"
+
+
+def split_sets(ids: list[str], tune: str | None, test: str | None) -> tuple[list[str], list[str]]:
+    def pick(s: str) -> list[str]:
+        return [x.strip() for x in s.split(",") if x.strip()]
+
+    test_ids = pick(test) if test else ([] if tune or len(ids) < 2 else [ids[-1]])
+    tune_ids = pick(tune) if tune else [i for i in ids if i not in test_ids]
+    unknown = [s for s in tune_ids + test_ids if s not in ids]
+    if unknown:
+        raise UserError(f"unknown set {unknown[0]!r}; sets here: {', '.join(ids)}")
+    if set(tune_ids) & set(test_ids):
+        raise UserError("a set cannot be both tuned on and tested on")
+    if not tune_ids:
+        raise UserError("no sets left to tune on")
+    return tune_ids, test_ids
+
+
+def stamp(report: dict) -> str:
+    basis = json.dumps([report["model"], report["tuned"], report["tune_sets"]], sort_keys=True, default=str)
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + hashlib.sha256(basis.encode()).hexdigest()[:7]
+
+
+def provenance(report: dict, report_path: Path | None, learned: bool = False) -> dict:
+    """What the config records next to the numbers: when, on what, for what, and how well
+    they did on questions they were not tuned on."""
+    if learned:
+        cv, test = report["learned"]["cv"]["learned"], report["learned"].get("test", {}).get("learned", {})
+    else:
+        cv, test = report["cv"], report["tuned"].get("test", {})
+    p = {"tuned": dt.date.today().isoformat(), "model": report["model"]["spec"],
+         "collections": report["collections"], "tune_sets": report["tune_sets"], "test_sets": report["test_sets"],
+         "objective": report["objective"], "protocol": report["protocol"]}
+    if report.get("note_questions"):
+        p["note_questions"] = report["note_questions"]
+    for m in ("injected_hit_rate", "silence_rate"):
+        p[f"cv_{m}"] = round(cv[m]["value"], 4)
+        p[f"cv_{m}_ci95"] = [round(x, 4) for x in cv[m]["ci95"]]
+        if test.get(m, {}).get("value") is not None:
+            p[f"test_{m}"] = round(test[m]["value"], 4)
+    if learned:
+        p["mcnemar_p_vs_gap"] = round(report["learned"]["cv"]["mcnemar"]["p_value"], 4)
+    if report_path is not None:
+        p["report"] = report_path.name if report_path.parent.name != "baseline" else \
+            report_path.relative_to(report_path.parent.parent.parent).as_posix()
+    return p
+
+
+def write_reports(report: dict, root: Path, text: str, stem: str | None = None) -> Path:
+    """reports/<collection>/tune-<run id>.{json,md}; ``stem`` names a file in ``root`` itself."""
+    from recall_eval.datasets.collections import write_json
+
+    path = root / f"{stem}.json" if stem else root / report["collection"] / f"tune-{report['run_id']}.json"
+    write_json(path, report)
+    path.with_suffix(".md").write_text(
+        f"# recall-eval tune — {report['collection']}, {report['model']['model_id']}\n\n"
+        f"Objective: {report['objective']}. Protocol: {report['protocol']} over "
+        f"{', '.join(report['tune_sets'])}; test: {', '.join(report['test_sets']) or 'none'}. "
+        f"Values: value [95% bootstrap CI].\n\n```\n{text}\n```\n", encoding="utf-8")
+    return path
+
+
+@click.command("tune")
+@scoring_options
+@click.option("--tune-sets", help="Comma-separated set ids to tune on (default: all but the test sets).")
+@click.option("--test-sets", help="Comma-separated set ids tuning never sees (default: the last set by name).")
+@click.option("--pool", multiple=True, help="Another collection to tune on as well (its last set joins the tests).")
+@click.option("--objective", type=click.Choice(["constrained", "weighted"]), default="constrained", show_default=True)
+@click.option("--maximise", "--maximize", "target", default="injected_hit_rate", show_default=True)
+@click.option("--min", "minimums", multiple=True, default=("silence_rate=0.85",), show_default=True,
+              help="Constraint METRIC=VALUE for the constrained objective (repeatable).")
+@click.option("--weights", default="injected_hit_rate=1,silence_rate=1", show_default=True,
+              help="METRIC=W,... for the weighted objective.")
+@click.option("--learned", is_flag=True, help="Also fit the learned selector, compare it, write [learned.<model>].")
+@click.option("--before", "before_kind", type=click.Choice(["original", "config"]), default="original",
+              show_default=True, help="What the tuned thresholds are compared with: the original design's "
+              "numbers (recall_eval.scoring.baselines), or the thresholds in force in the effective config.")
+@click.option("--keep-thresholds", is_flag=True, help="Keep the thresholds in force (no search, not written): "
+              "with --learned, fit only the learned selector and compare it with the gap rule as configured.")
+@click.option("--packaged", is_flag=True, help="Write recall/default_config.toml (the shipped defaults).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Write this config file instead.")
+@click.option("--dry-run", is_flag=True, help="Print the config diff; write nothing to the config.")
+@click.option("--no-write", is_flag=True, help="Report only; leave every config alone.")
+@click.option("--reports", "reports_root", type=click.Path(path_type=Path), help="Default: <project>/reports.")
+@click.option("--seed", default=None, type=int, help="Bootstrap / fold seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tune report as JSON.")
+@fail_cleanly
+def command(collection, notes, questions, note_questions, no_note_questions, model, home, tune_sets, test_sets, pool,
+            objective, target, minimums, weights, before_kind, learned, keep_thresholds, packaged, config_path,
+            dry_run, no_write, reports_root, seed, as_json) -> None:
+    # Long because: one click command that resolves 16 options, runs the protocol and writes config, report and
+    # provenance in order; the steps are helpers above, this is their sequence.
+    """Tune the selector's thresholds per model, cross-validated across question sets."""
+    from recall_eval.datasets.collections import PROJECT_ROOT, load_sets
+    from recall_eval.generation.prompting import collection_hash
+    from recall_eval.scoring import metrics as M
+    from recall_eval.scoring.baselines import original_settings
+    from recall_eval.scoring.score import effective_config
+    from recall_eval.tuning import config_file as TC
+    from recall_eval.tuning.cv import beats, learned_text, run_protocol, table, tuned_text
+    from recall_eval.tuning.tune import Objective, gap_settings, rank_questions
+
+    seed = M.SEED if seed is None else seed
+    try:
+        obj = Objective(objective, target, parse_pairs(minimums, "--min"), parse_pairs((weights,), "--weights"))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    config = effective_config(model)
+    name, notes_dir, files = resolve_collection(collection, notes, questions)
+    ids = [f.stem for f in files]
+    tune_ids, test_ids = split_sets(ids, tune_sets, test_sets)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
+    groups = [(name, notes_dir, [f for f in files if f.stem in tune_ids + test_ids], exp)]
+    for extra in pool:
+        p_name, p_notes, p_files = resolve_collection(extra, None, ())
+        p_tune, p_test = split_sets([f.stem for f in p_files], None, None)
+        tune_ids, test_ids = tune_ids + p_tune, test_ids + p_test
+        groups.append((p_name, p_notes, p_files, resolve_note_questions(extra, None, no_note_questions)[0]))
+
+    ranked, model_id = [], ""
+    for g_name, g_notes, g_files, g_exp in groups:
+        qs = load_sets(g_files)
+        log(f"{g_name}: ranking {len(qs)} questions from {', '.join(f.stem for f in g_files)}"
+            + (f", notes with questions from {g_exp}" if g_exp else ""))
+        model_id, got = rank_questions(g_notes, qs, config, home, log=log, note_questions=g_exp,
+                                       use_questions=use_questions)
+        ranked += got
+    base = gap_settings(config, model_id)
+    before = original_settings(base) if before_kind == "original" else base
+    log(f"tuning {model_id}: {obj.describe()}")
+    try:
+        report = run_protocol(ranked, base, obj, tune_ids, test_ids, learned=learned, seed=seed,
+                              keep_thresholds=keep_thresholds, before=before)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    report.update({"collection": "+".join(g[0] for g in groups), "model": {"spec": config.model, "model_id": model_id},
+                   "collections": [f"{g[0]}:{collection_hash(g[1])}" for g in groups], "seed": seed,
+                   # which questions the notes carried while ranking (thresholds depend on it)
+                   "note_questions": [f"{g[0]}:{_questions_of(g[3], use_questions)}" for g in groups]})
+    report["run_id"] = stamp(report)
+    text = table(report) + "\n\n" + tuned_text(report) + ("\n\n" + learned_text(report) if learned else "")
+    switch = None
+    if learned:
+        wins = beats(report)
+        current = config.selector().get("kind", "gap")
+        switch = "learned" if wins else ("gap" if current == "learned" else None)
+        report["learned"]["selector_kind"] = "learned" if wins else "gap"
+        text += ("\n  -> selector.kind = learned (significantly better on held-out folds)" if wins else
+                 "\n  -> selector.kind stays gap (learned not significantly better on held-out folds)")
+    path = write_reports(report, reports_root or PROJECT_ROOT / "reports", text)
+
+    header = (f"{report['collection']} — model {model_id}; objective: {report['objective']}; "
+              f"{report['protocol']} over {', '.join(tune_ids)}; value [95% CI]"
+              + ("; thresholds KEPT as configured (the 'tuned' columns are the thresholds in force)"
+                 if keep_thresholds else ""))
+    if as_json:
+        echo_json(report)
+    else:
+        click.echo(header + "\n" + text + f"\n\nreport: {path}")
+    if no_write:
+        return
+    target_file = TC.target_path(packaged, config_path)
+    if packaged and not dry_run and config_path is None:
+        # Shipped defaults keep their evidence in the repository (reports/baseline/ is
+        # committed; reports/<collection>/ is not).
+        slug = "".join(c if c.isalnum() else "-" for c in model_id)
+        path = write_reports(report, PROJECT_ROOT / "reports" / "baseline", text,
+                             f"tune-{report['collection']}-{slug}")
+        log(f"shipped report: {path}")
+
+    def change(t: str) -> str:
+        if not keep_thresholds:
+            t = TC.set_thresholds(t, model_id, report["tuned"]["thresholds"], provenance(report, path))
+        if learned:
+            t = TC.set_learned(t, model_id, report["learned"]["selector"], provenance(report, path, True), switch)
+        return t
+
+    d = TC.update(target_file, change, dry_run)
+    if dry_run:
+        click.echo(d or "(no change)", err=as_json)
+    else:
+        tables = " and ".join(([] if keep_thresholds else [f'[thresholds."{model_id}"]'])
+                              + ([f'[learned."{model_id}"]'] if learned else [])) or "nothing"
+        log(f"wrote {tables} to {target_file}")

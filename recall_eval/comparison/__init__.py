@@ -1,0 +1,1 @@
+"""Comparison: embedders, lexical, fused and reranked pipelines on the same questions, with significance tests."""

@@ -1,0 +1,1 @@
+"""Data: note collections, question sets (JSONL) and their provenance, BEIR and CLINC150 layouts."""

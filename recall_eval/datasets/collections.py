@@ -1,0 +1,214 @@
+"""Data contracts: note collections, question sets (JSONL), provenance.
+
+A question set is JSONL, one object per line:
+
+    {"id": "sample-a-01", "kind": "paraphrase" | "unrelated", "text": "...",
+     "expected": ["<note id = file stem>", ...], "lang": "en"}
+
+``unrelated`` lines have ``expected: []``. Every command that reads sets reads this
+shape through ``load_questions``, which reports the first bad line by number.
+
+The BEIR layout is in ``recall_eval.datasets.beir``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from recall.notes import Note, read_folder
+
+KINDS = ("paraphrase", "unrelated")
+FIELDS = ("id", "kind", "text", "expected", "lang")
+# Optional: what kind of message it is, for breakdowns (task-start, cross-language, terse,
+# plain, near-miss, other); sets written under another brief carry it.
+OPTIONAL = ("style",)
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+class DatasetError(ValueError):
+    """A set or a folder that breaks the contract; the message names file and line."""
+
+
+@dataclass
+class Question:
+    id: str
+    kind: str
+    text: str
+    expected: list[str]
+    lang: str
+    set_id: str = ""  # which file it came from (not written back)
+    style: str = ""  # OPTIONAL field; "" when the set does not say
+
+    def as_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k in FIELDS or (k in OPTIONAL and v)}
+
+
+@dataclass
+class Collection:
+    name: str
+    notes_dir: Path
+    question_files: list[Path] = field(default_factory=list)
+
+
+SHARED_BENCHMARKS = PROJECT_ROOT.parent / "shared" / "benchmarks"
+
+
+def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:
+    """``datasets/NAME/notes`` (else ``../shared/benchmarks/NAME/notes``, where collections
+    that are not ours to copy live) and ``datasets/NAME/questions/*.jsonl``."""
+    base = root / "datasets" / name
+    qdir = base / "questions"
+    files = sorted(qdir.glob("*.jsonl")) if qdir.is_dir() else []
+    notes = base / "notes"
+    if not notes.is_dir() and (SHARED_BENCHMARKS / name / "notes").is_dir():
+        notes = SHARED_BENCHMARKS / name / "notes"
+    return Collection(name, notes, files)
+
+
+def heldout_sets(name: str | None, root: Path = PROJECT_ROOT) -> list[Path]:
+    """``datasets/NAME/heldout/*.jsonl``: sets written under other briefs, never used for
+    tuning; ``run`` reports each on its own."""
+    folder = root / "datasets" / name / "heldout" if name else None
+    return sorted(folder.glob("*.jsonl")) if folder is not None and folder.is_dir() else []
+
+
+def collection_note_questions(name: str | None, root: Path = PROJECT_ROOT) -> Path | None:
+    """``datasets/NAME/questions.jsonl``: the questions per note shipped for a collection
+    (``recall-eval expand`` writes them), or None."""
+    path = root / "datasets" / name / "questions.jsonl" if name else None
+    return path if path is not None and path.is_file() else None
+
+
+def read_notes(notes_dir: Path) -> list[Note]:
+    notes, _problems = read_folder(notes_dir)
+    if not notes:
+        raise DatasetError(f"{notes_dir}: no note files (*.md) found")
+    return notes
+
+
+def note_text(note: Note) -> str:
+    """What a note says: the same three parts the chunker embeds."""
+    return f"{note.name}\n{note.description}\n\n{note.body}"
+
+
+# --- question sets ---------------------------------------------------------------
+
+
+def parse_question(obj: object, where: str, set_id: str = "") -> Question:
+    """Validate one decoded line; raise ``DatasetError`` naming ``where`` on any breach."""
+    if not isinstance(obj, dict):
+        raise DatasetError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    missing = [k for k in FIELDS if k not in obj]
+    if missing:
+        raise DatasetError(f"{where}: missing field(s) {', '.join(missing)}")
+    extra = sorted(set(obj) - set(FIELDS) - set(OPTIONAL))
+    if extra:
+        raise DatasetError(f"{where}: unknown field(s) {', '.join(extra)}")
+    qid, kind, text, expected, lang = (obj[k] for k in FIELDS)
+    if not isinstance(qid, str) or not qid.strip():
+        raise DatasetError(f"{where}: 'id' must be a non-empty string")
+    if kind not in KINDS:
+        raise DatasetError(f"{where}: 'kind' must be one of {', '.join(KINDS)}, got {kind!r}")
+    if not isinstance(text, str) or not text.strip():
+        raise DatasetError(f"{where}: 'text' must be a non-empty string")
+    if not isinstance(expected, list) or not all(isinstance(e, str) and e for e in expected):
+        raise DatasetError(f"{where}: 'expected' must be a list of note ids (strings)")
+    if kind == "paraphrase" and not expected:
+        raise DatasetError(f"{where}: a paraphrase needs at least one expected note id")
+    if kind == "unrelated" and expected:
+        raise DatasetError(f"{where}: an unrelated question must have 'expected': []")
+    if not isinstance(lang, str) or not lang.strip():
+        raise DatasetError(f"{where}: 'lang' must be a language code such as 'en' or 'ja'")
+    style = obj.get("style", "")
+    if not isinstance(style, str):
+        raise DatasetError(f"{where}: 'style' must be a string")
+    return Question(qid, kind, text, list(expected), lang, set_id, style)
+
+
+def parse_lines(lines: Iterable[str], source: str, set_id: str = "") -> list[Question]:
+    questions: list[Question] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{source}, line {lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        q = parse_question(obj, where, set_id)
+        if q.id in seen:
+            raise DatasetError(f"{where}: duplicate id {q.id!r} (first on line {seen[q.id]})")
+        seen[q.id] = lineno
+        questions.append(q)
+    if not questions:
+        raise DatasetError(f"{source}: no questions")
+    return questions
+
+
+def load_questions(path: Path) -> list[Question]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such question set") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    return parse_lines(text.splitlines(), str(path), path.stem)
+
+
+def load_sets(paths: Sequence[Path]) -> list[Question]:
+    """Several sets as one list; ids must stay unique across them (they key the results)."""
+    out: list[Question] = []
+    owner: dict[str, Path] = {}
+    for path in paths:
+        for q in load_questions(path):
+            if q.id in owner:
+                raise DatasetError(f"{path}: id {q.id!r} already used in {owner[q.id]}")
+            owner[q.id] = path
+            out.append(q)
+    return out
+
+
+def check_expected(questions: Sequence[Question], note_ids: Iterable[str], source: str) -> None:
+    """Every expected id must name a note of the collection."""
+    known = set(note_ids)
+    for q in questions:
+        unknown = [e for e in q.expected if e not in known]
+        if unknown:
+            raise DatasetError(f"{source}: question {q.id!r} expects unknown note(s) {', '.join(unknown)}")
+
+
+def write_questions(path: Path, questions: Iterable[Question]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for q in questions:
+            fh.write(json.dumps(q.as_json(), ensure_ascii=False) + "\n")
+
+
+# --- provenance --------------------------------------------------------------------
+
+
+def provenance_path(set_path: Path) -> Path:
+    return set_path.with_name(set_path.stem + ".provenance.json")
+
+
+def checks_path(set_path: Path) -> Path:
+    return set_path.with_name(set_path.stem + ".checks.json")
+
+
+def read_provenance(set_path: Path) -> dict | None:
+    p = provenance_path(set_path)
+    if not p.exists():
+        return None
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise DatasetError(f"{p}: not valid JSON ({exc})") from None
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Generation: question sets, note questions, negatives and restatements written by a context-free model (prompts/)."""

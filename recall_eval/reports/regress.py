@@ -1,0 +1,133 @@
+"""The regression gate: the committed config must not score worse than the committed baseline.
+
+``recall-eval regress --collection sample`` scores every shipped set with the effective
+config and the default model, and compares five metrics with
+``reports/baseline/<collection>.json``:
+
+    hit_rate@1, hit_rate@3, mrr   the ranking (model, chunking, questions, fusion)
+    injected_hit_rate             ranking and selector together
+    silence_rate                  the selector's restraint on unrelated messages
+
+Tolerance: a net loss of at most ``MAX_NET_LOSS`` questions per metric (2 of 80 on the
+sample: the noise of float rounding on another CPU, never a systematic loss). The
+baseline stores every question's value, so the loss is counted on the same questions
+(losses minus gains; MRR counts reciprocal ranks). Switching off the notes' questions or
+BM25 fusion loses more than that, and fails (tests/test_eval_regress.py). When the
+question ids differ from the baseline's (a set was added or edited), run ``--update``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from recall_eval.datasets.collections import DatasetError
+from recall_eval.results import Baseline, Metrics, from_json
+from recall_eval.scoring import metrics as M
+from recall_eval.scoring.stats import bootstrap_ci
+
+GATED = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate")
+MAX_NET_LOSS = 2  # questions
+RULE = (f"fail when the net loss over the same questions (losses - gains) exceeds {MAX_NET_LOSS} questions "
+        "per metric: value < baseline - tolerance, tolerance = 2 / n")
+
+
+def per_question(records: list[dict]) -> dict[str, dict[str, float]]:
+    """{metric: {question id: 0/1}} from score_collection's per-question records."""
+    out: dict[str, dict[str, float]] = {m: {} for m in GATED}
+    for r in records:
+        if r["kind"] == "paraphrase":
+            out["hit_rate@1"][r["id"]] = M.hit_at(r["ranked"], r["expected"], 1)
+            out["hit_rate@3"][r["id"]] = M.hit_at(r["ranked"], r["expected"], 3)
+            out["mrr"][r["id"]] = M.reciprocal_rank(r["ranked"], r["expected"])
+            out["injected_hit_rate"][r["id"]] = M.injected_hit(r["injected"], r["expected"])
+        else:
+            out["silence_rate"][r["id"]] = 1.0 if r["decision"] == "nothing" else 0.0
+    return out
+
+
+def make_baseline(results: dict, collection: str, collection_hash: str, sets: list[str]) -> Baseline:
+    """The baseline of a ``score_collection`` result (its JSON form)."""
+    default = results["pipelines"]["default"]
+    return Baseline(
+        collection=collection,
+        collection_hash=collection_hash,
+        sets=sets,
+        created=dt.date.today().isoformat(),
+        model=results["model"],
+        thresholds=results["thresholds"],
+        thresholds_source=results["thresholds_source"],
+        pipeline=results.get("pipeline"),
+        metrics=from_json(Metrics, {m: results["metrics"][m] for m in M.HEADLINE}),
+        tolerance_rule=RULE,
+        per_question=per_question(default["records"]),
+    )
+
+
+@dataclass
+class Check:
+    metric: str
+    value: float
+    baseline: float
+    tolerance: float
+    paired: bool
+    diff_ci95: list[float]
+
+    @property
+    def ok(self) -> bool:
+        return self.value >= self.baseline - self.tolerance - 1e-12
+
+    def as_dict(self) -> dict:
+        return {"metric": self.metric, "value": self.value, "baseline": self.baseline, "tolerance": self.tolerance,
+                "paired": self.paired, "diff_ci95": self.diff_ci95, "ok": self.ok}
+
+
+def paired_diff_ci(now: dict[str, float], then: dict[str, float], seed: int = M.SEED) -> list[float]:
+    """95% bootstrap interval of the per-question difference (shown, not gated)."""
+    d = np.array([now[i] - then[i] for i in sorted(then)], float)
+    lo, hi = bootstrap_ci(d, seed=seed) or (0.0, 0.0)
+    return [lo, hi]
+
+
+def check(baseline: Baseline, results: dict, seed: int = M.SEED) -> list[Check]:
+    now = per_question(results["pipelines"]["default"]["records"])
+    out = []
+    for m in GATED:
+        then = baseline.per_question.get(m, {})
+        n = max(1, len(now[m]))
+        value = float(np.mean(list(now[m].values()))) if now[m] else 0.0
+        if then and set(then) == set(now[m]):
+            base_value = float(np.mean(list(then.values())))
+            out.append(Check(m, value, base_value, MAX_NET_LOSS / n, True, paired_diff_ci(now[m], then, seed)))
+        else:
+            base = baseline.metrics[m].value if m in baseline.metrics else None
+            out.append(Check(m, value, float(base if base is not None else 0.0), MAX_NET_LOSS / n, False, []))
+    return out
+
+
+def table(checks: list[Check]) -> str:
+    lines = [f"{'metric':<18}{'value':>8}{'baseline':>10}{'tolerance':>11}  {'diff 95% CI':<18}status"]
+    for c in checks:
+        ci = f"[{c.diff_ci95[0]:+.3f}, {c.diff_ci95[1]:+.3f}]" if c.paired else "(unpaired)"
+        lines.append(f"{c.metric:<18}{c.value:>8.3f}{c.baseline:>10.3f}{c.tolerance:>11.3f}  {ci:<18}"
+                     f"{'ok' if c.ok else 'FAIL'}")
+    return "\n".join(lines)
+
+
+def failure_message(checks: list[Check]) -> str:
+    bad = [c for c in checks if not c.ok]
+    return "regression: " + "; ".join(
+        f"{c.metric} {c.value:.3f} < baseline {c.baseline:.3f} - tolerance {c.tolerance:.3f}" for c in bad)
+
+
+def load_baseline(path: Path) -> Baseline:
+    """A committed baseline; a file that does not parse is one line naming the repair."""
+    try:
+        return from_json(Baseline, json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError) as exc:  # json and pydantic errors are ValueErrors
+        raise DatasetError(f"baseline {path} is not a baseline ({str(exc).splitlines()[0]}); rewrite it with: "
+                           f"recall-eval regress --collection {path.stem} --update") from exc

@@ -1,0 +1,213 @@
+"""Write a run's report: ``reports/<collection>/<run id>/{results.json, report.md, report.html}``.
+
+The HTML (``recall_eval.reports.html``, template ``templates/report.html``) is self-contained
+(figures inlined as base64 PNG, CSS inline, no external ``src``/``href``), so it can be
+mailed or attached to an issue as one file.
+``reports/<collection>/latest`` is a text file holding the newest run id (a text file
+rather than a symlink, which Windows checkouts do not always allow).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+
+from recall_eval.reports import plots
+from recall_eval.reports.html import png_data_uri, render
+from recall_eval.scoring.latency import percentiles as latency_percentiles
+from recall_eval.scoring.latency import samples as latency_samples
+from recall_eval.scoring.latency import summary as latency_summary
+from recall_eval.scoring.metrics import HEADLINE, RANKING
+
+PERCENT = {"hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
+           "short_rate", "full_rate", "balanced_accuracy"}
+
+
+def run_id(results: dict, now: dt.datetime | None = None) -> str:
+    """UTC timestamp + short hash of what was measured (model, sets, headline metrics)."""
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    basis = json.dumps([results.get("model"), results.get("sets"), results.get("metrics")], sort_keys=True,
+                       default=str)
+    return f"{stamp}-{hashlib.sha256(basis.encode()).hexdigest()[:7]}"
+
+
+def fmt(metric: str, v: dict | None) -> str:
+    if not v or v.get("value") is None:
+        return "–"
+    lo, hi = v["ci95"] or (v["value"], v["value"])
+    if metric in PERCENT:
+        return f"{v['value']:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"{v['value']:.0f} [{lo:.0f}, {hi:.0f}]"
+
+
+HELDOUT_STYLE_METRICS = ("hit_rate@3", "injected_hit_rate", "silence_rate")
+
+
+def summary_table(results: dict) -> str:
+    """Plain-text table: metric, then value [95% CI] per pipeline; then each held-out set's."""
+    names = list(results["pipelines"])
+    width = 27
+    lines = [f"{'metric':<18}" + "".join(f"{n:>{width}}" for n in names)]
+    for metric in HEADLINE:
+        lines.append(f"{metric:<18}" + "".join(
+            f"{fmt(metric, results['pipelines'][n]['metrics'][metric]):>{width}}" for n in names))
+    for set_id, h in (results.get("heldout") or {}).items():
+        lines += ["", f"held-out set {set_id} ({h['n_paraphrase']} related, {h['n_unrelated']} unrelated): "
+                      f"{(h.get('provenance') or {}).get('role', '')}"]
+        hn = list(h["pipelines"])
+        lines.append(f"{'metric':<18}" + "".join(f"{n:>{width}}" for n in hn))
+        for metric in HEADLINE:
+            lines.append(f"{metric:<18}" + "".join(
+                f"{fmt(metric, h['pipelines'][n]['metrics'][metric]):>{width}}" for n in hn))
+    return "\n".join(lines)
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _pipeline_rows(pipeline: dict | None) -> list[list[str]]:
+    if not pipeline:
+        return []
+    return [["note questions indexed", f"{pipeline['note_questions']} (from {pipeline['questions_file'] or 'none'})"],
+            ["BM25 weight in the order", f"{pipeline['lexical_weight']:g}"]]
+
+
+def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of every table, shared by the Markdown and the HTML."""
+    p = results["pipelines"]
+    names = list(p)
+    out = [("Headline metrics (value [95% bootstrap CI])", ["metric", *names],
+            [[m, *(fmt(m, p[n]["metrics"][m]) for n in names)] for m in HEADLINE])]
+    by_lang = results["by_lang"]
+    langs = list(by_lang)
+    out.append(("Default pipeline by question language", ["metric", *langs],
+                [[m, *(fmt(m, by_lang[lg].get(m)) for lg in langs)] for m in (*RANKING, "silence_rate")]))
+    cross = results["cross_lang"]
+    out.append(("Same- vs cross-language paraphrases (question language vs its note's)",
+                ["metric", "same", "cross"], [[m, fmt(m, cross["same"][m]), fmt(m, cross["cross"][m])]
+                                              for m in RANKING]))
+    t = results["thresholds"]
+    out.append(("Model and thresholds", ["setting", "value"], [
+        ["model", f"{results['model']['spec']} ({results['model']['model_id']})"],
+        ["thresholds from", results.get("thresholds_source", "")],
+        *[[k, f"{v:g}"] for k, v in t.items()],
+        *_pipeline_rows(results.get("pipeline")),
+        ["notes", str(results["n_notes"])],
+        ["questions", f"{results['n_questions']} ({results['n_paraphrase']} paraphrase, "
+                      f"{results['n_unrelated']} unrelated)"],
+        ["index time", f"{results['timings']['index_s']:.1f} s"],
+        ["query time p50 (in-process)", f"{results['timings']['query_ms_p50']} ms"],
+    ]))
+    sets = [[s["set_id"], (s.get("provenance") or {}).get("backend", "?"),
+             str((s.get("provenance") or {}).get("model", "?")), (s.get("provenance") or {}).get("date", "?"),
+             (s.get("provenance") or {}).get("prompt_hash", "?")] for s in results.get("sets", [])]
+    if sets:
+        out.append(("Question sets", ["set", "backend", "model", "date", "prompt hash"], sets))
+    for set_id, h in (results.get("heldout") or {}).items():
+        hp = h["pipelines"]
+        hn = list(hp)
+        role = (h.get("provenance") or {}).get("role", "held out")
+        out.append((f"Held-out set {set_id} ({h['n_paraphrase']} related, {h['n_unrelated']} unrelated; "
+                    f"{role}) — value [95% CI]", ["metric", *hn],
+                    [[m, *(fmt(m, hp[n]["metrics"][m]) for n in hn)] for m in HEADLINE]))
+        styles = h.get("by_style") or {}
+        if styles:
+            out.append((f"{set_id}: default pipeline by message style", ["style", *HELDOUT_STYLE_METRICS],
+                        [[st, *(fmt(m, styles[st].get(m)) for m in HELDOUT_STYLE_METRICS)] for st in styles]))
+        cross = h.get("cross_lang") or {}
+        if cross:
+            out.append((f"{set_id}: same- vs cross-language related messages", ["metric", "same", "cross"],
+                        [[m, fmt(m, cross["same"][m]), fmt(m, cross["cross"][m])] for m in RANKING]))
+    lat = latency_summary(results.get("latency"))
+    if lat:
+        out.append(("Hook latency (bench/bench_hook.py)", ["figure", "value"],
+                    [[k, f"{v:g}"] for k, v in lat.items()]))
+    return out
+
+
+def _questions_rows(results: dict) -> list[list[str]]:
+    rows = []
+    for r in results["pipelines"]["default"]["records"]:
+        rows.append([r["id"], r["kind"], r["lang"], r["text"], ", ".join(r["expected"]),
+                     ", ".join(r["ranked"][:3]), "–" if r["top"] is None else f"{r['top']:.3f}",
+                     "–" if r["gap"] is None else f"{r['gap']:.3f}", r["decision"], ", ".join(r["injected"])])
+    return rows
+
+
+QUESTION_HEAD = ["id", "kind", "lang", "text", "expected", "top 3", "top", "gap", "decision", "injected"]
+
+
+def figures(results: dict) -> list[tuple[str, bytes]]:
+    figs = [
+        ("Score and gap distributions", plots.distributions(results["pipelines"]["default"]["records"],
+                                                            results["thresholds"])),
+        ("Silence vs hit trade-off", plots.tradeoff(results["curve"])),
+        ("Pipelines compared", plots.pipelines(results)),
+    ]
+    found = latency_samples(results.get("latency"))
+    rows = latency_percentiles(results.get("latency"))
+    if found:
+        figs.append(("Hook latency", plots.latency(found[1], found[0])))
+    elif rows:
+        figs.append(("Hook latency", plots.latency_summaries(rows)))
+    return figs
+
+
+def render_markdown(results: dict) -> str:
+    parts = [f"# recall evaluation — {results.get('collection', '')} — {results.get('run_id', '')}", "",
+             "Figures are in report.html (self-contained).", ""]
+    for title, head, rows in _sections(results):
+        parts += [f"## {title}", "", _md_table(head, rows), ""]
+    parts += ["## Baselines", "", baseline_note(results), ""]
+    return "\n".join(parts)
+
+
+BASELINE_NOTE = ("default: thresholds self-calibrated on this collection's notes, their questions and its "
+                 "negatives (never on the question sets scored here). packaged-thresholds: the same ranking "
+                 "with the packaged per-model thresholds (the old default). no-questions and dense: the notes' "
+                 "text only (dense: no BM25 either), each re-calibrated for itself. original-rule: the original "
+                 "gap rule with its printed thresholds (gap_floor 0.025, top_floor 0.5, full_gap 0.11, "
+                 "full_margin 0.05). bm25 and grep: top 3 notes when the top score exceeds the baseline's own "
+                 "floor, set on the same negatives for the same target silence as recall's calibration.")
+
+
+def baseline_note(results: dict) -> str:
+    if results.get("thresholds_source") == "default":
+        return BASELINE_NOTE + (" The config has no tuned thresholds for this model, so the default pipeline "
+                                "runs the original rule too: their rows are identical by construction.")
+    return BASELINE_NOTE
+
+
+def render_html(results: dict) -> str:
+    return render("report.html", title="recall evaluation", results=results,
+                  figures=[(title, png_data_uri(png)) for title, png in figures(results)],
+                  sections=_sections(results), baseline_note=baseline_note(results),
+                  question_head=QUESTION_HEAD, question_rows=_questions_rows(results))
+
+
+def write_report(results: dict, reports_root: Path, collection: str) -> Path:
+    """Write the three files and refresh ``latest``; returns the run folder."""
+    results.setdefault("created", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+    results.setdefault("run_id", run_id(results))
+    results["collection"] = collection
+    out = reports_root / collection / results["run_id"]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n",
+                                      encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(results), encoding="utf-8")
+    (out / "report.html").write_text(render_html(results), encoding="utf-8")
+    (reports_root / collection / "latest").write_text(results["run_id"] + "\n", encoding="utf-8")
+    return out
+
+
+def rerender(run_dir: Path) -> Path:
+    """Rewrite report.md and report.html from a run's results.json."""
+    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    (run_dir / "report.md").write_text(render_markdown(results), encoding="utf-8")
+    (run_dir / "report.html").write_text(render_html(results), encoding="utf-8")
+    return run_dir

@@ -1,0 +1,88 @@
+"""Intervals and tests on per-question values, all from scipy.stats, all seeded.
+
+    bootstrap_ci      percentile bootstrap interval of a statistic (``scipy.stats.bootstrap``)
+    two_sample_ci     the same over two samples resampled independently (balanced accuracy:
+                      paraphrases and unrelated messages are resampled separately, as drawn)
+    paired_bootstrap  mean of b - a, its interval and a two-sided bootstrap p-value
+    randomization_p   paired randomization (sign-flip) test of mean(a - b) = 0
+                      (``scipy.stats.permutation_test``): Fisher's test, as ranx runs it
+    holm              Holm-Bonferroni adjusted p-values
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+N_RESAMPLES = 1000
+PERMUTATIONS = 10_000
+SEED = 20261129
+LEVEL = 0.95
+
+
+def mean(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(a, axis=axis)
+
+
+def _resampleable(a: np.ndarray) -> np.ndarray:
+    """scipy resamples two or more values; resampling one value always gives it back, as
+    resampling it twice over does."""
+    return np.repeat(a, 2) if a.size == 1 else a
+
+
+def _bootstrap(samples: Sequence[np.ndarray], stat: Callable, seed: int, n_resamples: int, level: float):
+    return stats.bootstrap(tuple(_resampleable(s) for s in samples), stat, n_resamples=n_resamples,
+                           vectorized=True, paired=False, confidence_level=level, method="percentile",
+                           rng=np.random.default_rng(seed))
+
+
+def bootstrap_ci(values: Sequence[float] | np.ndarray, stat: Callable = mean, seed: int = SEED,
+                 n_resamples: int = N_RESAMPLES, level: float = LEVEL) -> tuple[float, float] | None:
+    """Percentile interval of ``stat(values, axis=...)`` over resamples of ``values``; None when empty."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return None
+    ci = _bootstrap([arr], stat, seed, n_resamples, level).confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def two_sample_ci(a: np.ndarray, b: np.ndarray, stat: Callable, seed: int = SEED,
+                  n_resamples: int = N_RESAMPLES, level: float = LEVEL) -> tuple[float, float]:
+    """Percentile interval of ``stat(a, b, axis=...)``, each sample resampled on its own."""
+    ci = _bootstrap([np.asarray(a, float), np.asarray(b, float)], stat, seed, n_resamples, level).confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, seed: int = SEED) -> dict:
+    """Mean of b - a with a percentile 95% interval and a two-sided bootstrap p-value (twice
+    the smaller share of resampled means on either side of 0)."""
+    d = np.asarray(b, float) - np.asarray(a, float)
+    if d.size == 0:
+        return {"diff": None, "ci95": [], "p_value": None}
+    res = _bootstrap([d], mean, seed, N_RESAMPLES, LEVEL)
+    means = res.bootstrap_distribution
+    p = 1.0 if not d.any() else min(1.0, 2 * min(float((means <= 0).mean()), float((means >= 0).mean())))
+    ci = res.confidence_interval
+    return {"diff": float(d.mean()), "ci95": [float(ci.low), float(ci.high)], "p_value": p}
+
+
+def randomization_p(a: np.ndarray, b: np.ndarray, n: int = PERMUTATIONS, seed: int = SEED) -> float:
+    """Two-sided paired randomization (sign-flip) test of mean(a - b) = 0."""
+    diff = np.asarray(a, float) - np.asarray(b, float)
+    if not diff.any():
+        return 1.0
+    res = stats.permutation_test((diff,), mean, permutation_type="samples", vectorized=True, n_resamples=n,
+                                 alternative="two-sided", rng=np.random.default_rng(seed))
+    return float(res.pvalue)
+
+
+def holm(pvalues: dict[str, float]) -> dict[str, float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1)."""
+    order = sorted(pvalues, key=pvalues.__getitem__)
+    out, running = {}, 0.0
+    for k, name in enumerate(order):
+        running = max(running, min(1.0, (len(order) - k) * pvalues[name]))
+        out[name] = running
+    return out
