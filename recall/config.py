@@ -21,9 +21,6 @@ __all__ = ["PACKAGED", "ConfigError", "Settings", "apply_calibration_file", "cal
 
 Path_ = tuple[str, ...]  # a key's path: ("selector", "max_notes")
 
-# Transitional: recall_eval still imports ``Config`` (for annotations once adapted to
-# ``Settings``); remove when recall_eval says ``Settings`` (issue #12, settings part).
-Config = Settings
 
 
 def packaged_config_text() -> str:

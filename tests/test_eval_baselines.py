@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recall.config import packaged_settings
 from recall.lexical import tokens as bm25_tokens
-from recall.selector import Hit, Settings
+from recall.selector import Hit
 from recall_eval.datasets.collections import read_notes
 from recall_eval.scoring.baselines import (
     ORIGINAL_THRESHOLDS,
@@ -38,19 +39,20 @@ def test_bm25_tokenises_japanese_into_bigrams():
 
 
 def test_lexical_selection_rule():
-    s = Settings()
+    s = packaged_settings().rule("default")  # the [thresholds.default] table
     hits = GrepBaseline(NOTES).rank("celery retry decimal rollback migration helm")
     d = lexical_decision("celery retry decimal rollback migration helm", hits, s)
     assert d.kind == "short" and len(d.chosen) == 3 and ids(d.chosen) == ids(hits)[:3]
-    assert 0 < d.line_bytes <= s.short_max_bytes
+    assert 0 < d.line_bytes <= s.selector.short_max_bytes
     assert lexical_decision("banana bread", [], s).kind == "nothing"
     assert lexical_decision("ok", hits, s).kind == "nothing"  # under min_prompt_chars, like the hook
 
 
 def test_original_rule_keeps_the_printed_thresholds():
-    tuned = Settings(gap_floor=0.04, top_floor=0.8, full_gap=0.2, full_margin=0.01, max_notes=2)
+    tuned = packaged_settings().rule("default").replace(gap_floor=0.04, top_floor=0.8, full_gap=0.2, full_margin=0.01,
+                                                         max_notes=2)
     o = original_settings(tuned)
-    assert {k: getattr(o, k) for k in ORIGINAL_THRESHOLDS} == ORIGINAL_THRESHOLDS
-    assert o.max_notes == 2 and o.thresholds_source == "original"
+    assert {k: getattr(o.thresholds, k) for k in ORIGINAL_THRESHOLDS} == ORIGINAL_THRESHOLDS
+    assert o.selector.max_notes == 2 and o.thresholds.source == "original"
     assert ORIGINAL_THRESHOLDS == {"gap_floor": 0.025, "top_floor": 0.5, "full_gap": 0.11,
                                    "full_margin": 0.05}

@@ -8,15 +8,14 @@ import json
 import math
 import random
 import tomllib
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from recall.config import load_config, packaged_config_text
-from recall.selector import Hit, Settings
+from recall.config import load_config, packaged_config_text, packaged_settings
+from recall.selector import Hit
 from recall_eval.cli import main
 from recall_eval.datasets.collections import Question, collection_paths, load_sets
 from recall_eval.scoring.stats import paired_bootstrap
@@ -58,7 +57,7 @@ def synthetic(n: int = 200, seed: int = 0) -> list[Ranked]:
 
 def test_vectorised_outcomes_agree_with_decide():
     ranked = synthetic()
-    base = Settings()
+    base = packaged_settings().rule("default")  # the [thresholds.default] table
     out = Outcomes(ranked, base, margin_grid(ranked, base))
     rng = np.random.default_rng(1)
     C = 300
@@ -67,7 +66,7 @@ def test_vectorised_outcomes_agree_with_decide():
     t["gap_floor"][:10], t["full_gap"][10:20] = -math.inf, math.inf
     kind, hit = out.gap_rule(t)
     for c in range(C):
-        s = replace(base, **{k: float(t[k][c]) for k in KEYS})
+        s = base.replace(**{k: float(t[k][c]) for k in KEYS})
         k2, h2 = decide_all(ranked, s)
         assert (kind[c] == k2).all() and (hit[c] == h2).all(), c
 
@@ -86,10 +85,10 @@ def test_objective_constrained_prefers_any_feasible_point():
 
 def test_search_reports_what_the_written_thresholds_do():
     ranked = synthetic(seed=3)
-    base = Settings()
+    base = packaged_settings().rule("default")  # the [thresholds.default] table
     out = Outcomes(ranked, base, margin_grid(ranked, base))
     raw, train = search(out, Objective())
-    kind, hit = decide_all(ranked, replace(base, **to_config(raw)))
+    kind, hit = decide_all(ranked, base.replace(**to_config(raw)))
     got = rates(kind[None], hit[None], out.kinds)
     for m in train:
         assert got[m][0] == pytest.approx(train[m])
@@ -123,7 +122,7 @@ def test_paired_tests():
 @pytest.fixture(scope="module")
 def hash_ranked(tmp_path_factory):
     config = load_config(tmp_path_factory.mktemp("cfg") / "none.toml")
-    config.data["model"] = "hash"
+    config = config.with_model("hash", "test")
     qs = load_sets(SAMPLE.question_files[:3])
     model_id, ranked = rank_questions(SAMPLE.notes_dir, qs, config, home=tmp_path_factory.mktemp("home"))
     return model_id, ranked, gap_settings(config, model_id)

@@ -213,7 +213,7 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
     switch = None
     if learned:
         wins = beats(report)
-        current = config.selector().get("kind", "gap")
+        current = config.selector.kind
         switch = "learned" if wins else ("gap" if current == "learned" else None)
         report["learned"]["selector_kind"] = "learned" if wins else "gap"
         text += ("\n  -> selector.kind = learned (significantly better on held-out folds)" if wins else

@@ -34,14 +34,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from recall.chunking import ChunkConfig
 from recall.embedders import model_id_of
-from recall.selector import Hit, Settings, decide
+from recall.selector import Hit, decide
+from recall.settings import Rule
 from recall_eval.comparison.components import K_NOTES, Bench, Corpus, EmbeddingCache, load_note_questions, top_depth
 from recall_eval.comparison.pipelines import Parts, Spec, make_specs
 from recall_eval.comparison.rerank import CrossReranker, fuse_one, norm_for
@@ -123,16 +123,16 @@ def hits_of(bench: Bench, rank: np.ndarray, gate: np.ndarray | None, i: int) -> 
     return [Hit(note_dict(notes[j]), float(shape[min(k, shape.size - 1)])) for k, j in enumerate(order)]
 
 
-def tune_gate(bench: Bench, rank: np.ndarray, gate: np.ndarray, rows: np.ndarray, base: Settings,
-              objective: Objective) -> Settings:
+def tune_gate(bench: Bench, rank: np.ndarray, gate: np.ndarray, rows: np.ndarray, base: Rule,
+              objective: Objective) -> Rule:
     """The gap rule's four thresholds tuned on ``rows`` by ``recall_eval.tuning.tune`` (the search
     ``recall-eval tune`` runs), on this pipeline's gate scores."""
     ranked = [Ranked(bench.questions[i], hits_of(bench, rank, gate, i)) for i in rows]
     chosen, _train = search(Outcomes(ranked, base, margin_grid(ranked, base)), objective)
-    return replace(base, **to_config(chosen), thresholds_source="tuned on train")
+    return base.replace(**to_config(chosen), source="tuned on train")
 
 
-def records_for(bench: Bench, spec: Spec, base: Settings, note_langs: dict[str, str],
+def records_for(bench: Bench, spec: Spec, base: Rule, note_langs: dict[str, str],
                 objective: Objective) -> tuple[list, list]:
     from recall_eval.scoring.score import make_record
 
@@ -141,7 +141,8 @@ def records_for(bench: Bench, spec: Spec, base: Settings, note_langs: dict[str, 
         rank, gate, p = spec.run(tr)
         settings = tune_gate(bench, rank, gate, tr, base, objective) if gate is not None else base
         if gate is not None:
-            p = {**p, **{k: getattr(settings, k) for k in ("gap_floor", "top_floor", "full_gap", "full_margin")}}
+            t = settings.thresholds
+            p = {**p, **{k: getattr(t, k) for k in ("gap_floor", "top_floor", "full_gap", "full_margin")}}
         params.append({"held_out": fold, **p})
         for i in te:
             q, hits = bench.questions[i], hits_of(bench, rank, gate, i)

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from recall.chunking import ChunkConfig, chunk_text
+from recall.config import packaged_settings
 from recall.lexical import tokens as bm25_tokens
 from recall.masking import mask_secrets
 from recall.notes import Note
@@ -117,7 +118,7 @@ class Corpus:
     @classmethod
     def build(cls, notes: Sequence[Note], chunking: ChunkConfig | None = None,
               note_questions: dict[str, list[str]] | None = None) -> Corpus:
-        cfg = chunking or ChunkConfig()
+        cfg = chunking or packaged_settings().chunking
         chunks, owner, covered = [], [], []
         for i, note in enumerate(notes):
             # exactly recall.indexer.note_chunks: masked parts, recall's chunker

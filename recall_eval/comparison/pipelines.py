@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recall.config import packaged_settings
 from recall_eval.comparison.components import (
     K_NOTES,
     Bench,
@@ -34,7 +35,8 @@ from recall_eval.comparison.rerank import (
 
 # The fusion weights proposed for recall's core (dense, BM25): between the per-fold optima
 # on sample (0.6/0.4) and rules-120 (0.5/0.5); measured as a fixed, untuned pipeline.
-SHIPPED = {"weights": [0.6, 0.4]}
+_W = packaged_settings().search.lexical_weight  # [search] lexical_weight: BM25's share
+SHIPPED = {"weights": [1 - _W, _W]}
 SHIPPED_NAME = "0.6/0.4"
 
 

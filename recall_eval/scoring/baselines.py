@@ -19,11 +19,11 @@ only when nothing matched. Their silence rate is reported as it comes out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from recall.lexical import tokens as bm25_tokens
 from recall.notes import Note
-from recall.selector import Decision, Hit, Settings, decide, line_bytes, render
+from recall.selector import Decision, Hit, decide, line_bytes, render
+from recall.settings import Rule
 from recall_eval.datasets.collections import note_text
 from recall_eval.text import content_words
 
@@ -40,27 +40,27 @@ def note_dict(note: Note) -> dict:
             "kind": "dir", "project": None}
 
 
-def original_settings(settings: Settings) -> Settings:
+def original_settings(settings: Rule) -> Rule:
     """``settings`` (byte caps, max notes) with the original thresholds."""
     t = ORIGINAL_THRESHOLDS
-    return replace(settings, gap_floor=t["gap_floor"], top_floor=t["top_floor"], full_gap=t["full_gap"],
-                   full_margin=t["full_margin"], thresholds_source="original")
+    return settings.replace(gap_floor=t["gap_floor"], top_floor=t["top_floor"], full_gap=t["full_gap"],
+                            full_margin=t["full_margin"], source="original")
 
 
-def original_rule(text: str, hits: list[Hit], settings: Settings) -> Decision:
+def original_rule(text: str, hits: list[Hit], settings: Rule) -> Decision:
     return decide(text, hits, original_settings(settings))
 
 
-def lexical_decision(text: str, hits: list[Hit], settings: Settings, floor: float = 0.0) -> Decision:
+def lexical_decision(text: str, hits: list[Hit], settings: Rule, floor: float = 0.0) -> Decision:
     """Top ``max_notes`` when the best score is above ``floor`` (0: anything matched)."""
-    if len(text.strip()) < settings.min_prompt_chars:
+    if len(text.strip()) < settings.selector.min_prompt_chars:
         return Decision("nothing", "message too short")
     matched = [h for h in hits if h.score > 0]
     if not matched:
         return Decision("nothing", "no word matched", 0.0, None)
     if matched[0].score <= floor:
         return Decision("nothing", f"top {matched[0].score:.3f} <= floor {floor:.3f}", matched[0].score, None)
-    chosen_text, chosen = render(matched[: settings.max_notes], settings.short_max_bytes)
+    chosen_text, chosen = render(matched[: settings.selector.max_notes], settings.selector.short_max_bytes)
     if not chosen:
         return Decision("nothing", "nothing fits", matched[0].score, None)
     return Decision("short", "top matches", matched[0].score, None, chosen, chosen_text,

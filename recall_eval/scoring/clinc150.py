@@ -53,7 +53,8 @@ def ask_split(app: Recall, texts: list[str], progress: Callable[[int], None]) ->
         out.append({"top_id": res.hits[0].note["id"] if res.hits else None,
                     "ids3": [h.note["id"] for h in res.hits[:3]],
                     "top": d.top if d.top is not None else -1.0, "negative": d.negative,
-                    "spoke": d.kind != "nothing", "long_enough": len(text.strip()) >= res.settings.min_prompt_chars})
+                    "spoke": d.kind != "nothing",
+                    "long_enough": len(text.strip()) >= res.rule.selector.min_prompt_chars})
         progress(1)
     return out
 
@@ -119,7 +120,7 @@ def evaluate(path: Path, *, model: str | None = None, limit: int | None = None, 
                   leave=False) as bar:
             app.index([SourceSpec("dir", notes_dir)], progress=lambda n, _d: bar.update(n))
         index_s = time.perf_counter() - t0
-        settings = app.settings()
+        settings = app.rule().thresholds
         cal = app.calibration
         total = len(data["test"]) + len(data["oos_test"])
         with tqdm(total=total, unit="q", desc="queries", file=sys.stderr, disable=not progress,

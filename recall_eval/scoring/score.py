@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.api import Recall
-from recall.config import Config, load_config
+from recall.config import load_config
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
 from recall.search import Scope
-from recall.selector import Decision, Hit, Settings, decide
+from recall.selector import Decision, Hit, decide
+from recall.settings import Rule, Settings
 from recall_eval.datasets.collections import Question, check_expected, load_sets, note_text, read_notes, read_provenance
 from recall_eval.results import Metrics, PipelineResult, ScoreReport, from_json, to_json
 from recall_eval.scoring import metrics as M
@@ -106,15 +107,12 @@ def lexical_floor(base, negatives: Sequence[str], target: float) -> float:
     return float(np.quantile(tops, target, method="higher"))
 
 
-def effective_config(model: str | None) -> Config:
+def effective_config(model: str | None) -> Settings:
     """The user's effective config, with ``model`` overriding its model when given. Never
     the user's own calibration.toml: it was fitted on their notes, not on the collection
     being scored, which ``Recall.index`` calibrates for itself."""
     config = load_config(calibrated_layer=False)
-    if model:
-        config.data["model"] = model
-        config.origins["model"] = "--model"
-    return config
+    return config.with_model(model, "--model") if model else config
 
 
 @dataclass
@@ -137,25 +135,25 @@ def make_record(q: Question, hits: list[Hit], d: Decision, note_langs: dict[str,
     )
 
 
-def tradeoff_curve(scored: Sequence[Scored], settings: Settings) -> dict:
+def tradeoff_curve(scored: Sequence[Scored], settings: Rule) -> dict:
     """injected_hit_rate and silence_rate as top_floor moves, all else as configured (the
     calibrated neg_weight included): the trade-off the calibration picked a point on."""
     tops = [s.decision.top for s in scored if s.decision.top is not None]
     lo, hi = (min(tops), max(tops)) if tops else (0.0, 1.0)
     grid = sorted({round(lo + (hi - lo) * i / (CURVE_POINTS - 1), 6) for i in range(CURVE_POINTS)}
-                  | {round(settings.top_floor, 6)})
+                  | {round(settings.thresholds.top_floor, 6)})
     para = [s for s in scored if s.question.kind == "paraphrase"]
     unrel = [s for s in scored if s.question.kind == "unrelated"]
     hit, silence = [], []
     for t in grid:
-        s2 = replace(settings, top_floor=t)
+        s2 = settings.replace(top_floor=t)
         hit.append(sum(M.injected_hit([h.note["id"] for h in decide(s.question.text, s.hits, s2).chosen],
                                       s.question.expected) for s in para) / max(1, len(para)))
         silence.append(sum(decide(s.question.text, s.hits, s2).kind == "nothing" for s in unrel)
                        / max(1, len(unrel)))
-    current = grid.index(round(settings.top_floor, 6))
+    current = grid.index(round(settings.thresholds.top_floor, 6))
     return {"param": "top_floor", "values": grid, "injected_hit_rate": hit, "silence_rate": silence,
-            "current": {"value": settings.top_floor, "injected_hit_rate": hit[current],
+            "current": {"value": settings.thresholds.top_floor, "injected_hit_rate": hit[current],
                         "silence_rate": silence[current]}}
 
 
@@ -198,11 +196,11 @@ def _ask(app: Recall, questions: Sequence[Question], progress: bool, desc: str) 
 
 
 def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Question], note_langs: dict,
-                      config, model_id: str, settings: Settings, spec: SourceSpec, lexical_floors: dict[str, float],
+                      config, model_id: str, settings: Rule, spec: SourceSpec, lexical_floors: dict[str, float],
                       progress: bool) -> dict[str, list[M.Record]]:
     """The baselines' records: the packaged thresholds and the original rule on the default
     ranking, then grep and BM25 with their own floors (written into ``lexical_floors``)."""
-    packaged = Settings.from_config(effective_config(config.model), model_id)
+    packaged = effective_config(config.model).rule(model_id)
     records = {
         "packaged-thresholds": [make_record(s.question, s.hits, decide(s.question.text, s.hits, packaged), note_langs)
                                 for s in scored],
@@ -211,7 +209,7 @@ def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Que
     from recall.negatives import collect
 
     negatives = [n.text for n in collect([spec.negatives_file()])[0]]
-    target = float(config.get("selector.target_silence"))
+    target = config.selector.target_silence
     for base in lexical_baselines(notes):
         floor = lexical_floor(base, negatives, target)
         lexical_floors[base.name] = floor
@@ -253,16 +251,16 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
             log(f"warning: {problem}")
         index_s = time.perf_counter() - t0
         n_questions = app.store.counts()["questions"]
-        settings = app.settings()
+        settings = app.rule()
         calibration = app.calibration
         scored = _ask(app, questions, progress, "asking questions")
         if baselines and n_questions:
             # Same index, text only (the question chunks' vectors stay cached), then no BM25.
             app.index([replace(spec, questions=False)])
             variants["no-questions"] = _ask(app, questions, progress, "without questions")
-            app.searcher.lexical_weight = 0.0
+            app.replace_settings(replace(app.config, search=replace(app.config.search, lexical_weight=0.0)))
             variants["dense"] = _ask(app, questions, progress, "dense only")
-        lexical_weight = float(config.get("search.lexical_weight", 0.0))
+        lexical_weight = config.search.lexical_weight
         app.store.close()
 
     records = {"default": [make_record(s.question, s.hits, s.decision, note_langs) for s in scored]}
@@ -279,15 +277,15 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         primary_metric=M.PRIMARY_METRIC,
         greater_is_better=True,
         model={"spec": config.model, "model_id": app.embedder.model_id},
-        thresholds={k: getattr(settings, k) for k in THRESHOLD_KEYS},
-        thresholds_source=settings.thresholds_source,
-        thresholds_origin=shown_path(Path(settings.thresholds_origin))
-        if settings.thresholds_origin != "packaged" else "packaged",
+        thresholds={k: getattr(settings.thresholds, k) for k in THRESHOLD_KEYS},
+        thresholds_source=settings.thresholds.source,
+        thresholds_origin=shown_path(Path(settings.thresholds.origin))
+        if settings.thresholds.origin != "packaged" else "packaged",
         calibration=calibration_summary(calibration),
         notes_dir=str(notes_dir),
         pipeline={"note_questions": n_questions,
-                     "questions_file": shown_path(spec.questions_file()),
-                     "lexical_weight": lexical_weight},
+                  "questions_file": shown_path(spec.questions_file()),
+                  "lexical_weight": lexical_weight},
         n_notes=len(notes),
         n_questions=len(questions),
         n_paraphrase=sum(q.kind == "paraphrase" for q in questions),

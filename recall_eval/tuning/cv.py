@@ -22,11 +22,10 @@ in each rate.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 
-from recall.selector import Settings
+from recall.settings import Rule
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.stats import bootstrap_ci, paired_bootstrap
 from recall_eval.tuning.tune import (
@@ -76,13 +75,13 @@ def assess(ranked: Sequence[Ranked], kind: np.ndarray, hit: np.ndarray, seed: in
     return summary(per_question(kind, hit, kinds, ranked), seed)
 
 
-def tune_on(ranked: Sequence[Ranked], base: Settings, objective: Objective,
+def tune_on(ranked: Sequence[Ranked], base: Rule, objective: Objective,
             keep: bool = False) -> tuple[Outcomes, dict, dict]:
     """(outcomes of the training questions, config-ready thresholds, training metrics).
     ``keep``: no search, the thresholds in force (to fit only the learned selector)."""
     out = Outcomes(list(ranked), base, margin_grid(ranked, base))
     if keep:
-        thr = {k: getattr(base, k) for k in KEYS}
+        thr = {k: getattr(base.thresholds, k) for k in KEYS}
         kind, hit = out.gap_rule({k: np.array([v]) for k, v in thr.items()})
         return out, thr, {m: float(v[0]) for m, v in rates(kind, hit, out.kinds).items()}
     raw, train = search(out, objective)
@@ -115,9 +114,9 @@ def compare(ranked: Sequence[Ranked], a: tuple, b: tuple, seed: int = M.SEED,
 # --- the whole protocol -----------------------------------------------------------------
 
 
-def run_protocol(ranked: Sequence[Ranked], base: Settings, objective: Objective, tune_sets: Sequence[str],
+def run_protocol(ranked: Sequence[Ranked], base: Rule, objective: Objective, tune_sets: Sequence[str],
                  test_sets: Sequence[str], learned: bool = False, seed: int = M.SEED,
-                 keep_thresholds: bool = False, before: Settings | None = None) -> dict:
+                 keep_thresholds: bool = False, before: Rule | None = None) -> dict:
     # Long because: the tuning protocol in order (folds, per-fold search, learned fit, held-out test,
     # comparison); each step is a helper, this is the sequence the report documents.
     """The whole protocol on rankings of every set; ``base`` holds the thresholds in force
@@ -132,7 +131,7 @@ def run_protocol(ranked: Sequence[Ranked], base: Settings, objective: Objective,
         train = [ranked[i] for i in tr]
         held = [ranked[i] for i in te]
         out, thr, train_m = tune_on(train, base, objective, keep_thresholds)
-        s = replace(base, **thr, learned=None, thresholds_source="tuned")
+        s = base.replace(**thr, learned=None, source="tuned")
         cv_kind[te], cv_hit[te] = decide_all(held, s)
         row = {"held_out": name, "n_train": len(tr), "n_held_out": len(te), "thresholds": thr,
                "train": train_m, "held_out_metrics": assess(held, cv_kind[te], cv_hit[te], seed)}
@@ -149,15 +148,15 @@ def run_protocol(ranked: Sequence[Ranked], base: Settings, objective: Objective,
     tune_q = [ranked[i] for i in tune_ix]
     test_q = [ranked[i] for i in test_ix]
     out_all, final, final_train = tune_on(tune_q, base, objective, keep_thresholds)
-    tuned = replace(base, **final, learned=None, thresholds_source="tuned")
-    before = replace(before or base, learned=None)
+    tuned = base.replace(**final, learned=None, source="tuned")
+    before = (before or base).replace(learned=None)
     report: dict = {
         "objective": objective.describe(),
         "protocol": "leave-one-set-out" if len(tune_sets) >= 2 else f"stratified {K_FOLDS}-fold over questions",
         "thresholds_kept": keep_thresholds,
         "tune_sets": list(tune_sets), "test_sets": list(test_sets),
         "n_tune": len(tune_q), "n_test": len(test_q),
-        "before": {"thresholds": {k: getattr(before, k) for k in KEYS}, "source": before.thresholds_source,
+        "before": {"thresholds": {k: getattr(before.thresholds, k) for k in KEYS}, "source": before.thresholds.source,
                    "tune": assess(tune_q, *decide_all(tune_q, before), seed)},
         "cv": assess(tune_q, cv_kind[tune_ix], cv_hit[tune_ix], seed),
         "tuned_vs_before": {"cv": compare(tune_q, decide_all(tune_q, before), (cv_kind[tune_ix], cv_hit[tune_ix]),

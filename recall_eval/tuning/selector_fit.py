@@ -20,12 +20,11 @@ The final model is refitted on all training questions and keeps that threshold.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 
 from recall.learned import CLASSES, FEATURES, LearnedSelector, features
-from recall.selector import Settings
+from recall.settings import Rule
 from recall_eval.scoring import metrics as M
 from recall_eval.tuning.tune import Objective, Outcomes, Ranked, _neighbourhood_mean, rates
 
@@ -34,9 +33,9 @@ INNER_FOLDS = 5
 NO_CLASS_LOGIT = -50.0  # intercept of a class never seen in training: softmax weight ~e-22
 
 
-def usable(r: Ranked, s: Settings) -> bool:
+def usable(r: Ranked, s: Rule) -> bool:
     """decide() consults the learned model only for messages it searches and that have notes."""
-    return len(r.question.text.strip()) >= s.min_prompt_chars and bool(r.scores)
+    return len(r.question.text.strip()) >= s.selector.min_prompt_chars and bool(r.scores)
 
 
 def label(r: Ranked) -> int:
@@ -49,7 +48,7 @@ def label(r: Ranked) -> int:
     return 1 if expected & set(ids[:3]) else 0
 
 
-def matrix(ranked: Sequence[Ranked], s: Settings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def matrix(ranked: Sequence[Ranked], s: Rule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(X, y, usable mask); rows of unusable questions are zeros and never used."""
     ok = np.array([usable(r, s) for r in ranked], bool)
     X = np.array([features(r.question.text, r.scores) if u else [0.0] * len(FEATURES)
@@ -119,7 +118,7 @@ def best_threshold(out: Outcomes, p: np.ndarray, ok: np.ndarray, margin: float, 
     return float(cands[int(np.lexsort((smooth, score))[-1])])
 
 
-def fit_learned(out: Outcomes, base: Settings, margin: float, objective: Objective,
+def fit_learned(out: Outcomes, base: Rule, margin: float, objective: Objective,
                 seed: int = M.SEED) -> tuple[LearnedSelector, dict]:
     """Fit on ``out``'s questions; the threshold from out-of-fold probabilities."""
     X, y, ok = matrix(out.ranked, base)
@@ -139,6 +138,6 @@ def _oof_masked(X: np.ndarray, y: np.ndarray, ok: np.ndarray, seed: int) -> np.n
     return p
 
 
-def learned_settings(base: Settings, thresholds: dict[str, float], sel: LearnedSelector) -> Settings:
+def learned_settings(base: Rule, thresholds: dict[str, float], sel: LearnedSelector) -> Rule:
     """The settings the daemon would run with: the gap table (for full_margin) plus the model."""
-    return replace(base, **thresholds, learned=sel, thresholds_source="tuned")
+    return base.replace(**thresholds, learned=sel, source="tuned")

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from recall.config import Config
-from recall.selector import Hit, Settings, decide
+from recall.selector import Hit, decide
+from recall.settings import Rule, Settings
 from recall_eval.datasets.collections import Question
 from recall_eval.scoring import metrics as M
 
@@ -59,13 +59,12 @@ class Ranked:
         return [h.score for h in self.hits if not h.is_conversation]
 
 
-def gap_settings(config: Config, model_id: str) -> Settings:
+def gap_settings(config: Settings, model_id: str) -> Rule:
     """The config's settings for ``model_id`` as the gap rule (never the learned selector)."""
-    data = {**config.data, "selector": {**config.data.get("selector", {}), "kind": "gap"}}
-    return Settings.from_config(Config(data, config.origins), model_id)
+    return config.rule(model_id, kind="gap")
 
 
-def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Config, home: Path | None = None,
+def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Settings, home: Path | None = None,
                    embedder=None, log: Callable[[str], None] = lambda _m: None,
                    note_questions: Path | None = None, use_questions: bool = True) -> tuple[str, list[Ranked]]:
     """Index ``notes_dir`` (with its questions: ``note_questions`` or the folder's questions file) with
@@ -93,7 +92,7 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Confi
 # --- exact, vectorised outcomes ------------------------------------------------------
 
 
-def _answer(q: Question, hits: list[Hit], s: Settings) -> tuple[bool, bool, float, float]:
+def _answer(q: Question, hits: list[Hit], s: Rule) -> tuple[bool, bool, float, float]:
     """(something injected, expected note among it, top, gap) of one forced branch."""
     d = decide(q.text, hits, s)
     hit = bool(set(q.expected) & {h.note.get("id") for h in d.chosen})
@@ -107,7 +106,7 @@ class Outcomes:
     """Per-question answers of every branch the selector can take, for a margin grid."""
 
     ranked: list[Ranked]
-    base: Settings
+    base: Rule
     margins: list[float]
     top: np.ndarray = field(init=False)
     gap: np.ndarray = field(init=False)
@@ -118,7 +117,7 @@ class Outcomes:
 
     def __post_init__(self) -> None:
         inf = math.inf
-        short = replace(self.base, gap_floor=-inf, top_floor=-inf, full_gap=inf, learned=None)
+        short = self.base.replace(gap_floor=-inf, top_floor=-inf, full_gap=inf, learned=None)
         rows = [_answer(r.question, r.hits, short) for r in self.ranked]
         self.short_ok = np.array([r[0] for r in rows], bool)
         self.short_hit = np.array([r[1] for r in rows], bool)
@@ -126,7 +125,7 @@ class Outcomes:
         self.gap = np.array([r[3] for r in rows], float)
         full_ok, full_hit = [], []
         for m in self.margins:
-            full = replace(self.base, gap_floor=-inf, top_floor=-inf, full_gap=-inf, full_margin=m, learned=None)
+            full = self.base.replace(gap_floor=-inf, top_floor=-inf, full_gap=-inf, full_margin=m, learned=None)
             ans = [_answer(r.question, r.hits, full) for r in self.ranked]
             full_ok.append([a[0] for a in ans])
             full_hit.append([a[1] for a in ans])
@@ -226,11 +225,11 @@ def midpoints(values: np.ndarray, n: int) -> list[float]:
     return sorted({round(float(a + b) / 2, ROUND) for a, b in zip(qs[:-1], qs[1:], strict=True)})
 
 
-def margin_grid(ranked: Sequence[Ranked], base: Settings) -> list[float]:
+def margin_grid(ranked: Sequence[Ranked], base: Rule) -> list[float]:
     """full_margin candidates: 0, the configured one, and midpoints of the observed
     distances from the top to ranks 2 and 3 (what decides who joins a full list)."""
     d = [s[0] - s[k] for r in ranked for s in [r.scores] for k in (1, 2) if len(s) > k]
-    return sorted({0.0, round(base.full_margin, ROUND), *midpoints(np.array(d, float), N_MARGIN)})
+    return sorted({0.0, round(base.thresholds.full_margin, ROUND), *midpoints(np.array(d, float), N_MARGIN)})
 
 
 def grid_axes(out: Outcomes) -> dict[str, list[float]]:
@@ -288,7 +287,7 @@ def correct(kind: np.ndarray, hit: np.ndarray, kinds: np.ndarray) -> np.ndarray:
     return np.where(kinds == "paraphrase", hit, kind == 0).astype(int)
 
 
-def decide_all(ranked: Sequence[Ranked], s: Settings) -> tuple[np.ndarray, np.ndarray]:
+def decide_all(ranked: Sequence[Ranked], s: Rule) -> tuple[np.ndarray, np.ndarray]:
     """(kind code, injected hit) of the real selector, for the numbers that get reported."""
     codes = {"nothing": 0, "short": 1, "full": 2}
     kind, hit = [], []
