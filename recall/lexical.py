@@ -5,9 +5,9 @@ meaning but misses ones a message names by a rare literal word (a tool, an API, 
 BM25 finds those. Fusing the two lists (dense 0.6, BM25 0.4) raised MRR on both note
 collections measured, at no latency cost (about 0.1 ms) and no model.
 
-Plain Python + numpy, no new dependency; it mirrors what ``recall_eval`` measured
-(``recall_eval.text.bm25_tokens``, bm25s's Lucene BM25, ``recall_eval.rerank.fuse_one``), and
-tests/test_eval_compare.py checks the three agree.
+Plain Python + numpy, no new dependency. ``recall_eval`` tokenizes with ``tokens`` here and
+measures BM25 with bm25s's Lucene BM25; tests/test_eval_compare.py checks that this BM25 and
+fusion give what ``recall_eval.comparison`` measured.
 
     tokens(text)   Latin words minus English stopwords (scikit-learn's list), CJK bigrams
     Bm25           Okapi BM25, Lucene variant (k1 1.5, b 0.75), one document per note

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+from contextlib import closing
 from pathlib import Path
 
 import click
@@ -168,8 +169,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
         plan = [s for s in app.default_sources(cwd) if s.root.is_dir()]
     if not plan:
         raise UserError("nothing to push: give DIRs, or create this project's memory folder first")
-    index = _team_index(app, url)
-    try:
+    with closing(_team_index(app, url)) as index:
         # The one write path `recall index` takes (recall.indexer), into the team store.
         indexer = Indexer(index, app.embedder, app.config.chunking)
         for spec in plan:
@@ -181,8 +181,6 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
             click.echo(f"{spec.root.resolve()} ({spec.kind}, {'team' if visible else 'private'}): "
                        f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
                        f"unchanged {stats.unchanged}")
-    finally:
-        index.close()
 
 
 @team.command("search")
@@ -201,11 +199,8 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), repo, everything)
     qvec = app.embedder.embed_queries([text])  # only this vector is sent
-    index = _team_index(app, url)
-    try:
+    with closing(_team_index(app, url)) as index:
         hits = index.search(qvec, scope, k)
-    finally:
-        index.close()
     if as_json:
         click.echo(json.dumps([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
             "id", "name", "description", "path", "kind", "owner", "team")}} for h in hits],
@@ -225,12 +220,9 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
 def team_status(url: str | None) -> None:
     """Server, schema, model, your role and the counts you can see."""
     app = recall_app()
-    index = _team_index(app, url)
-    try:
+    with closing(_team_index(app, url)) as index:
         info = {"role": index.owner, "access": index.access(), "schema": index.schema,
                 "model_id": index.model_id, **index.counts()}
-    finally:
-        index.close()
     for key, value in info.items():
         click.echo(f"{key}: {value}")
 
@@ -242,8 +234,5 @@ def team_status(url: str | None) -> None:
 def team_forget(url: str | None) -> None:
     """Delete everything your role pushed (teammates' notes are untouched: the server refuses)."""
     app = recall_app()
-    index = _team_index(app, url)
-    try:
+    with closing(_team_index(app, url)) as index:
         click.echo(f"deleted {index.delete_own()} source(s) of {index.owner}")
-    finally:
-        index.close()

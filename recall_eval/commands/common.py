@@ -1,5 +1,5 @@
-"""What the ``recall-eval`` subcommands share: the one error type, output helpers, and the
-options several commands take, defined once so they read the same everywhere."""
+"""What the ``recall-eval`` subcommands share: the one error type (``recall``'s own), output
+helpers, and the options several commands take, defined once so they read the same everywhere."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import click
 
+from recall.cli.common import UserError
 
-class UserError(click.ClickException):
-    """One-line error for the user (exit 1), never a traceback."""
+__all__ = ["UserError", "fail_cleanly"]
 
 
 def fail_cleanly(fn):
     """Turn the errors a user can fix (bad set, missing folder, no model) into one line."""
-    from recall.cli import clean_errors
+    from recall.cli.common import clean_errors
     from recall_eval.datasets.collections import DatasetError
 
     return clean_errors(DatasetError, _generation_error)(fn)

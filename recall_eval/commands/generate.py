@@ -39,18 +39,11 @@ def command(backend: str, notes: Path | None, collection: str | None, set_id: st
             leakage_threshold: float | None, no_retry: bool, check_model: str | None,
             no_index_check: bool) -> None:
     """Write SET.jsonl, SET.provenance.json and SET.checks.json (leakage and near-note flags)."""
-    from recall_eval.datasets.collections import PROJECT_ROOT
     from recall_eval.generation.checks import LEAKAGE_THRESHOLD
     from recall_eval.generation.generate import generate, import_file, index_top_scores, make_backend, write_outcome
     from recall_eval.generation.prompting import GenerationSpec
 
-    notes_dir = notes or (PROJECT_ROOT / "datasets" / collection / "notes" if collection else None)
-    if notes_dir is None or not notes_dir.is_dir():
-        raise UserError(f"no such notes folder: {notes_dir} (give --notes DIR or --collection NAME)")
-    if out is None:
-        if not (collection and set_id):
-            raise UserError("give --out SET.jsonl (or --collection NAME and --set-id ID)")
-        out = PROJECT_ROOT / "datasets" / collection / "questions" / f"{set_id}.jsonl"
+    notes_dir, out = _where(notes, collection, set_id, out)
     spec = GenerationSpec(set_id or out.stem, paraphrases, unrelated, share_ja, share_cross)
     kwargs = {
         "threshold": LEAKAGE_THRESHOLD if leakage_threshold is None else leakage_threshold,
@@ -72,3 +65,17 @@ def command(backend: str, notes: Path | None, collection: str | None, set_id: st
         if row["flags"]:
             log(f"flagged {row['id']} {row['flags']}: {row['text'][:80]}")
     echo_json({"written": [str(p) for p in paths], **outcome.checks["summary"]})
+
+
+def _where(notes: Path | None, collection: str | None, set_id: str | None, out: Path | None) -> tuple[Path, Path]:
+    """(notes folder, the set's file): given, or the collection's under datasets/."""
+    from recall_eval.datasets.collections import PROJECT_ROOT
+
+    notes_dir = notes or (PROJECT_ROOT / "datasets" / collection / "notes" if collection else None)
+    if notes_dir is None or not notes_dir.is_dir():
+        raise UserError(f"no such notes folder: {notes_dir} (give --notes DIR or --collection NAME)")
+    if out is None:
+        if not (collection and set_id):
+            raise UserError("give --out SET.jsonl (or --collection NAME and --set-id ID)")
+        out = PROJECT_ROOT / "datasets" / collection / "questions" / f"{set_id}.jsonl"
+    return notes_dir, out
