@@ -14,6 +14,7 @@ import pytest
 
 from helpers.daemon import Daemons, index_dirs, write_config
 from helpers.paths import SAMPLE_NOTES
+from helpers.ui import UiServer, index_sample, write_report
 
 
 @pytest.fixture(autouse=True)
@@ -74,3 +75,15 @@ def indexed(recall_home, hash_model, indexed_template):
     ``indexed_template``: the same files an index in this home would write)."""
     shutil.copytree(indexed_template, recall_home, dirs_exist_ok=True)
     return recall_home
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    """``recall ui`` on an index of the sample and one evaluation report, for a module's tests."""
+    base = tmp_path_factory.mktemp("ui")
+    home = base / "home"
+    index_sample(home)
+    write_report(base / "reports")
+    server = UiServer.start(home, "--reports", str(base / "reports"))
+    yield server
+    server.stop()

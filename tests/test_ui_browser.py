@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.ui import UiServer, index_sample, write_report
+from helpers.ui import UiServer, index_sample
 from recall.selector import HEADER
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -158,15 +158,6 @@ def walk_through(ui: UiServer, driver, shots: Path, message: str, more: tuple[st
     return {"verdict": verdict, "reason": reason}
 
 
-@pytest.fixture(scope="module")
-def ui(tmp_path_factory):
-    base = tmp_path_factory.mktemp("ui-browser")
-    home = base / "home"
-    index_sample(home)
-    write_report(base / "reports")
-    server = UiServer.start(home, "--reports", str(base / "reports"))
-    yield server
-    server.stop()
 
 
 def test_every_page_in_a_browser(ui, browser, tmp_path):

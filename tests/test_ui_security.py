@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from helpers.ui import UiServer, index_sample, write_report
+from helpers.ui import UiServer, index_sample
 from recall.ui.security import csrf_value
 
 pytestmark = pytest.mark.process
@@ -18,15 +18,6 @@ NOTE = "Feature flags via Unleash"
 MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
 
 
-@pytest.fixture(scope="module")
-def ui(tmp_path_factory):
-    base = tmp_path_factory.mktemp("ui")
-    home = base / "home"
-    index_sample(home)
-    write_report(base / "reports")
-    server = UiServer.start(home, "--reports", str(base / "reports"))
-    yield server
-    server.stop()
 
 
 def client(ui: UiServer, cookie: bool = True) -> httpx.Client:

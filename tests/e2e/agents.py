@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from helpers.daemon import pids_where
+
 
 @dataclass(frozen=True)
 class Agent:
@@ -195,18 +197,7 @@ class Scratch:
         """recall's processes (cmdline holding one of ``marks``) whose RECALL_HOME or
         CLAUDE_PLUGIN_DATA lies under the scratch folder."""
         prefixes = tuple(f"{var}={self.root}/".encode() for var in ("RECALL_HOME", "CLAUDE_PLUGIN_DATA"))
-        pids = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                environ = (entry / "environ").read_bytes()
-            except OSError:
-                continue
-            if any(m in cmdline for m in marks) and any(v.startswith(prefixes) for v in environ.split(b"\0")):
-                pids.append(int(entry.name))
-        return pids
+        return pids_where(marks, lambda environ: any(v.startswith(prefixes) for v in environ))
 
     def start_daemon(self, timeout_s: float = 120) -> None:
         """``recall serve``: starts the daemon in the background and waits until it answers."""

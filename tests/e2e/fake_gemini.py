@@ -11,27 +11,18 @@ Every request body is recorded.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from helpers.fake_http import Reply, json_reply, serve, sse_reply
+from helpers.fake_http import Recorder, Reply, json_reply, serve, sse_reply
 
 NOT_FOUND = json_reply({"error": {"code": 404, "message": "not found"}}, 404)
 
 
-class FakeGemini:
-    def __init__(self, reply: Callable[[dict], str]) -> None:
-        self.requests: list[dict] = []
-        self.reply = reply
-        self.url = ""
-        self.lock = threading.Lock()
-
+class FakeGemini(Recorder):
     def bodies(self) -> list[dict]:
         """Bodies of the content-generating requests (not token counts)."""
-        with self.lock:
-            return [r["body"] for r in self.requests if "GenerateContent" in r["path"]
-                    or "generateContent" in r["path"]]
+        return self.bodies_where(lambda path: "GenerateContent" in path or "generateContent" in path)
 
 
 def response(text: str) -> dict:
@@ -46,8 +37,7 @@ def start(reply: Callable[[dict], str] = lambda body: "Sure, done.") -> Iterator
     state = FakeGemini(reply)
 
     def on_post(path: str, _headers: dict, body: dict) -> Reply:
-        with state.lock:
-            state.requests.append({"path": path, "body": body})
+        state.record(path, body)
         path = path.split("?")[0]
         if path.endswith(":countTokens"):
             return json_reply({"totalTokens": 1200})

@@ -11,25 +11,17 @@ sdk/typescript/tests/responsesProxy.ts). Every request body is recorded.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from helpers.fake_http import Reply, json_reply, serve, sse_reply
+from helpers.fake_http import Recorder, Reply, json_reply, serve, sse_reply
 
 NOT_FOUND = json_reply({"error": {"message": "not found"}}, 404)
 
 
-class FakeResponses:
-    def __init__(self, reply: Callable[[dict], str]) -> None:
-        self.requests: list[dict] = []
-        self.reply = reply
-        self.url = ""
-        self.lock = threading.Lock()
-
+class FakeResponses(Recorder):
     def bodies(self) -> list[dict]:
-        with self.lock:
-            return [r["body"] for r in self.requests if r["path"].split("?")[0].endswith("/responses")]
+        return self.bodies_where(lambda path: path.endswith("/responses"))
 
 
 def sse_events(text: str, n: int) -> list[dict]:
@@ -53,9 +45,7 @@ def start(reply: Callable[[dict], str] = lambda body: "Sure, done.") -> Iterator
     state = FakeResponses(reply)
 
     def on_post(path: str, _headers: dict, body: dict) -> Reply:
-        with state.lock:
-            state.requests.append({"path": path, "body": body})
-            n = len(state.requests)
+        n = state.record(path, body)
         if not path.split("?")[0].endswith("/responses"):
             return NOT_FOUND
         return sse_reply((e["type"], e) for e in sse_events(state.reply(body), n))

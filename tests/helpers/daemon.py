@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from helpers.env import env_with
@@ -51,6 +52,12 @@ def index_dirs(*dirs: Path) -> None:
 def daemon_pids(home: Path) -> list[int]:
     """Daemons of this test: processes running recall.daemon with this RECALL_HOME."""
     wanted = f"RECALL_HOME={home}".encode()
+    return pids_where((b"recall.daemon",), lambda environ: wanted in environ)
+
+
+def pids_where(marks: tuple[bytes, ...], env_ok: Callable[[list[bytes]], bool]) -> list[int]:
+    """Processes whose command line holds one of ``marks`` and whose environment (a list of
+    ``NAME=value`` bytes) passes ``env_ok``."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -60,7 +67,7 @@ def daemon_pids(home: Path) -> list[int]:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if b"recall.daemon" in cmdline and wanted in environ.split(b"\0"):
+        if any(m in cmdline for m in marks) and env_ok(environ.split(b"\0")):
             pids.append(int(entry.name))
     return pids
 

@@ -62,3 +62,25 @@ def serve(on_post: Callable[[str, dict, dict], Reply], not_found: Reply) -> Iter
     finally:
         server.shutdown()
         server.server_close()
+
+
+class Recorder:
+    """What a fake model API saw: every POST's path and JSON body, in order (thread-safe),
+    and the function that writes the model's answer from a request body."""
+
+    def __init__(self, reply: Callable[[dict], str]) -> None:
+        self.requests: list[dict] = []
+        self.reply = reply
+        self.url = ""
+        self.lock = threading.Lock()
+
+    def record(self, path: str, body: dict) -> int:
+        """Keep one request; returns how many there have been."""
+        with self.lock:
+            self.requests.append({"path": path, "body": body})
+            return len(self.requests)
+
+    def bodies_where(self, wanted: Callable[[str], bool]) -> list[dict]:
+        """The bodies of the requests whose path (without its query) ``wanted`` accepts."""
+        with self.lock:
+            return [r["body"] for r in self.requests if wanted(r["path"].split("?")[0])]
