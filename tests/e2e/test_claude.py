@@ -63,16 +63,23 @@ def install(scratch, *args: str) -> str:
     return out.stdout
 
 
-def test_command_hook_block_only_for_a_matching_message(claude_exe, scratch, notes):
-    scratch.bin_dirs.append(claude_exe.parent)
-    scratch.set_up_recall(notes)
-    assert "command" in install(scratch, "--form", "command")
+def three_messages(claude_exe, scratch):
+    """A started daemon, then a matching message, chit-chat and a too-short one in one
+    session: each answered, and a block only for the first. Returns (the run, the fake API)."""
     scratch.start_daemon()
     messages = [MATCHING, CHITCHAT, SHORT]
     with start(answer=answer_text) as api:
         run = run_claude(claude_exe, scratch, api.url, messages)
     assert_answered(run, 3)
     assert blocks_per_message(run, api.bodies(), messages) == [True, False, False]
+    return run, api
+
+
+def test_command_hook_block_only_for_a_matching_message(claude_exe, scratch, notes):
+    scratch.bin_dirs.append(claude_exe.parent)
+    scratch.set_up_recall(notes)
+    assert "command" in install(scratch, "--form", "command")
+    run, api = three_messages(claude_exe, scratch)
     first = next(b for b in main_loop_requests(api.bodies()) if last_user_text(b).endswith(MATCHING))
     assert NOTE in json.dumps(first) and CONTEXT_MARK in json.dumps(first)
     times = claude_hook_times(run.debug)
@@ -90,12 +97,7 @@ def test_mcp_tool_hook_block_only_for_a_matching_message(claude_exe, scratch, no
     settings = json.loads((scratch.project / ".claude" / "settings.json").read_text())
     entry = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert entry["type"] == "mcp_tool" and entry["tool"] == "recall_context"
-    scratch.start_daemon()
-    messages = [MATCHING, CHITCHAT, SHORT]
-    with start(answer=answer_text) as api:
-        run = run_claude(claude_exe, scratch, api.url, messages)
-    assert_answered(run, 3)
-    assert blocks_per_message(run, api.bodies(), messages) == [True, False, False]
+    run, api = three_messages(claude_exe, scratch)
     times = claude_hook_times(run.debug)
     assert len(times["mcp_tool"]) == 3 and not times["command"], times
     assert "mcp_tool calling recall/recall_context" in run.debug
@@ -271,12 +273,7 @@ def test_command_hook_on_the_default_model(claude_exe, scratch_e5, notes):
     scratch.bin_dirs.append(claude_exe.parent)
     scratch.set_up_recall(notes)
     install(scratch, "--form", "command")
-    scratch.start_daemon()
-    messages = [MATCHING, CHITCHAT, SHORT]
-    with start(answer=answer_text) as api:
-        run = run_claude(claude_exe, scratch, api.url, messages)
-    assert_answered(run, 3)
-    assert blocks_per_message(run, api.bodies(), messages) == [True, False, False]
+    three_messages(claude_exe, scratch)
 
 
 @pytest.mark.parametrize("form", ["command", "mcp_tool"])
