@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .config import apply_calibration_file, load_config
 from .embedders import Embedder, get_embedder
 from .masking import RULES_VERSION
-from .paths import encode_project_path, ensure_private_dir, make_tree_private, memory_dir, project_root, recall_home
+from .paths import ensure_private_dir, make_tree_private, memory_dir, project_key, recall_home
 from .search import Scope, Searcher
 from .selector import GAP_RANKS, Decision, Hit, decide
 from .settings import Rule, Settings
@@ -72,14 +72,6 @@ def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return [(k, r, p) for (k, r), p in found.items()]
-
-
-def project_key(cwd: Path | str) -> str:
-    return encode_project_path(project_root(cwd))
-
-
-def default_scope(cwd: Path | str) -> Scope:
-    return Scope.from_flags(cwd)
 
 
 class Recall:

@@ -213,14 +213,7 @@ def choose(pos: Features | None, neg: Features, target: float, weights: Sequence
     return thresholds, injected_best, silence_best
 
 
-def packaged_top_floor(model_id: str) -> float:
-    """The packaged top_floor for ``model_id`` (its own table, else the default one)."""
-    from .config import packaged_settings
-
-    return packaged_settings().thresholds_for(model_id).top_floor
-
-
-def calibrate(app: Recall, questions_files: Sequence[Path], target: float, seed: int = 0) -> Calibration | None:
+def calibrate(app: Recall, negatives_files: Sequence[Path], target: float, seed: int = 0) -> Calibration | None:
     """Fit the thresholds on the store's notes, their questions and the negatives; write
     ``negatives.npz`` for the searcher. None when the index holds no notes."""
     import numpy as np
@@ -228,7 +221,7 @@ def calibrate(app: Recall, questions_files: Sequence[Path], target: float, seed:
     model_id = app.embedder.model_id
     where = index_dir(model_id, app.home)
     where.mkdir(parents=True, exist_ok=True)
-    found, problems = negs.collect(questions_files)
+    found, problems = negs.collect(negatives_files)
     cache = _load_cache(where / CACHE)
     nv = embed_cached(app, [n.text for n in found], cache)
     negs.save(where / negs.FILE, [n.key for n in found], [n.origin for n in found], nv)
@@ -254,13 +247,16 @@ def calibrate(app: Recall, questions_files: Sequence[Path], target: float, seed:
     few = len(own) < MIN_OWN_NEGATIVES  # the margin over chit-chat alone says little: top alone
     neg = _negative_features(nv, own if not few else list(range(len(found))), matrix, chunk_note, seed)
     thresholds, injected, silence = choose(pos, neg, target, (0.0,) if few else ())
-    packaged = packaged_top_floor(model_id)
-    if few and packaged > thresholds["top_floor"]:
+    if few:
         # The bank alone proves silence on chit-chat, not on near misses of this collection:
         # never go below the packaged floor (measured on near misses) on its evidence only.
-        thresholds["top_floor"] = packaged
-        silence = 1 - float(np.mean(neg.top >= packaged))
-        injected = None if pos is None else float(np.mean((pos.top >= packaged) & pos.hit))
+        from .config import packaged_settings
+
+        packaged = packaged_settings().thresholds_for(model_id).top_floor
+        if packaged > thresholds["top_floor"]:
+            thresholds["top_floor"] = packaged
+            silence = 1 - float(np.mean(neg.top >= packaged))
+            injected = None if pos is None else float(np.mean((pos.top >= packaged) & pos.hit))
     return Calibration(model_id=model_id, target_silence=target, positives=0 if pos is None else len(pos.top),
                        negatives=len(found), negatives_by_origin=dict(Counter(n.origin for n in found)),
                        injected=injected, silence=silence,

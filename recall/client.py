@@ -291,9 +291,7 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
         return None  # the last start could not load its model: waiting would only cost time
     while time.monotonic() + START_POLL_S < deadline:
         time.sleep(START_POLL_S)
-        if read_status() is None:
-            continue
-        try:
+        try:  # no status file yet: request() says DaemonUnavailable at once
             return request(msg, deadline=deadline)
         except DaemonUnavailable:
             continue

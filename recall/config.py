@@ -16,12 +16,6 @@ from typing import Any
 from .paths import recall_home
 from .settings import PACKAGED, THRESHOLD_KEYS, ConfigError, Settings, parse, record_origin
 
-__all__ = ["PACKAGED", "ConfigError", "Settings", "apply_calibration_file", "calibration_path", "load_config",
-           "packaged_config_text", "packaged_settings", "user_config_path"]
-
-Path_ = tuple[str, ...]  # a key's path: ("selector", "max_notes")
-
-
 
 def packaged_config_text() -> str:
     return resources.files("recall").joinpath("default_config.toml").read_text(encoding="utf-8")
@@ -37,7 +31,8 @@ def calibration_path() -> Path:
     return recall_home() / "calibration.toml"
 
 
-def _merge(base: dict, over: dict, origin: str, origins: dict[Path_, str], prefix: Path_ = ()) -> dict:
+def _merge(base: dict, over: dict, origin: str, origins: dict[tuple[str, ...], str],
+           prefix: tuple[str, ...] = ()) -> dict:
     out = dict(base)
     for key, value in over.items():
         path = (*prefix, key)
@@ -59,12 +54,17 @@ def _read(path: Path) -> dict:
                           "to use the defaults (`recall config` then shows the settings in effect)") from exc
 
 
+def _packaged_layer() -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+    """The packaged TOML and the origin of each of its keys."""
+    data = tomllib.loads(packaged_config_text())
+    origins: dict[tuple[str, ...], str] = {}
+    record_origin(data, (), PACKAGED, origins)
+    return data, origins
+
+
 def packaged_settings() -> Settings:
     """The packaged file alone: no user file, no environment, no calibration."""
-    data = tomllib.loads(packaged_config_text())
-    origins: dict[Path_, str] = {}
-    record_origin(data, (), PACKAGED, origins)
-    return parse(data, origins)
+    return parse(*_packaged_layer())
 
 
 def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Settings:
@@ -72,9 +72,7 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     thresholds of ``calibration.toml`` for every model whose table the user did not set
     (unless ``calibrated_layer`` is False: what the thresholds would be without
     self-calibration)."""
-    origins: dict[Path_, str] = {}
-    data = tomllib.loads(packaged_config_text())
-    record_origin(data, (), PACKAGED, origins)
+    data, origins = _packaged_layer()
     user = path or user_config_path()
     if user.exists():
         data = _merge(data, _read(user), str(user), origins)

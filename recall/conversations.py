@@ -20,14 +20,14 @@ from pathlib import Path
 
 from .indexer import Indexer, SyncStats
 from .notes import Note, Problem
-from .paths import encode_project_path, project_root, projects_dir
+from .paths import project_key, projects_dir
 from .store import Store
 from .stores import SourceRef
 from .transcripts import PROMPT_SOURCES, read_project_titles
 
 
 def conversations_dir(cwd: Path | str) -> Path:
-    return projects_dir() / encode_project_path(project_root(cwd))
+    return projects_dir() / project_key(cwd)
 
 
 def purge_prompt_titles(store: Store, prompts: bool) -> int:
@@ -42,7 +42,7 @@ def purge_prompt_titles(store: Store, prompts: bool) -> int:
 def sync_conversations(indexer: Indexer, cwd: Path | str, keep_gone: bool = True,
                        prompts: bool = False) -> SyncStats:
     """The titles of the project containing ``cwd``."""
-    return sync_conversation_folder(indexer, conversations_dir(cwd), encode_project_path(project_root(cwd)),
+    return sync_conversation_folder(indexer, conversations_dir(cwd), project_key(cwd),
                                     keep_gone, prompts)
 
 

@@ -65,7 +65,7 @@ class SourceSpec:
     project: str | None = None
     # Questions per note (recall.questions): this file, else <root>/questions.jsonl if any.
     note_questions: Path | None = None
-    questions: bool = True  # False: index the notes' text only (no front-matter or questions file questions)
+    questions: bool = True  # False: index the notes' text only (no questions from the front matter or a questions file)
     # Known unrelated messages (recall.negatives): this file, else <root>/negatives.jsonl if any.
     negatives: Path | None = None
 

@@ -55,7 +55,7 @@ class Note:
     warnings: list[str] = field(default_factory=list)
     unchanged: bool = False  # bytes known to the caller: not parsed (see read_folder's skip)
     # Messages the note should answer (front matter ``questions:``, then the folder's
-    # note_questions questions file): indexed as extra chunks, see recall.questions.
+    # questions file): indexed as extra chunks, see recall.questions.
     questions: list[str] = field(default_factory=list)
 
 

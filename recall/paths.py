@@ -109,6 +109,11 @@ def project_root(cwd: Path | str) -> Path:
     return here
 
 
+def project_key(cwd: Path | str) -> str:
+    """The key of the project ``cwd`` is in: its git root, encoded as Claude Code does."""
+    return encode_project_path(project_root(cwd))
+
+
 def _auto_memory_override(root: Path) -> Path | None:
     for settings in (
         root / ".claude" / "settings.local.json",

@@ -1,4 +1,4 @@
-"""Note-side note questions: messages a note should answer, indexed as extra chunks of it.
+"""A note's questions: messages the note should answer, indexed as extra chunks of it.
 
 A note is written in the words of the person who learnt the lesson; the message that
 should bring it back is written in other words, often in another language. Indexing a
@@ -14,13 +14,13 @@ dropped, at most ``MAX_QUESTIONS``):
   ``{"note": "<file stem>", "questions": ["...", ...]}``: what ``recall-eval expand``
   writes, so generated questions never rewrite a user's notes.
 
-A questions file line may also carry ``"restatements": [...]``: the note's name and description
+A line of a questions file may also carry ``"restatements": [...]``: the note's name and description
 restated in the other language (English for a Japanese note, Japanese for an English
 one), written by the same context-free step. They are indexed like questions (role
 ``restatement``) but never serve as calibration positives (``recall.calibration``): they
 bridge languages, they are not messages.
 
-A bad questions file line is a ``Problem`` (one line, the rest is read), never a failure.
+A bad line of a questions file is a ``Problem`` (one line, the rest is read), never a failure.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def parse_line(text: str, field: str = "questions") -> tuple[str, list]:
 
 def read_questions_file(path: Path, known: Sequence[str] | None = None, field: str = "questions"
                  ) -> tuple[dict[str, list[str]], list[Problem]]:
-    """``{note stem: questions}`` from a questions file file, and a problem per bad line.
+    """``{note stem: questions}`` from a questions file, and a problem per bad line.
 
     With ``known`` (the folder's note stems), a line naming no note is a problem too
     (``unknown_notes``), and left out. ``field="restatements"``: the notes' restatements.
@@ -120,7 +120,7 @@ def merge(front_matter: Sequence[str], questions_file: Sequence[str]) -> list[st
 
 
 def questions_hash(questions: Sequence[str]) -> str:
-    """Short hash of a note's questions file questions: part of its fingerprint, so editing the
+    """Short hash of a note's questions from its questions file: part of its fingerprint, so editing the
     questions file re-indexes exactly the notes whose questions changed."""
     if not questions:
         return ""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .embedders import Embedder, fit_query
 from .errors import IndexDamaged
+from .paths import project_key
 from .selector import Hit, Ranking
 from .vector_index import LoadedIndex, current_marker, load_index
 
@@ -60,9 +61,7 @@ class Scope:
             return cls(everything=True)
         if repo:
             return cls(repo=repo, shared=False)
-        from .paths import encode_project_path, project_root
-
-        return cls(project=encode_project_path(project_root(cwd)))
+        return cls(project=project_key(cwd))
 
 
 def repo_key(name: str) -> str:

@@ -191,7 +191,7 @@ class Watcher:
                     if kind in ("deleted", "moved", "created"):
                         watcher._queue(dirs=found)
                     return
-                # The questions questions file changed: resync its folder (hash-checked, so only
+                # A questions file changed: resync its folder (hash-checked, so only
                 # the notes whose questions changed are re-embedded).
                 questions_files = [os.path.dirname(p) for p in found if os.path.basename(p) in QUESTIONS_FILE_NAMES]
                 watcher._queue(paths=[p for p in found if p.endswith(".md")], dirs=questions_files)

@@ -11,10 +11,11 @@ import pytest
 
 from helpers.notes import write_note
 from helpers.paths import ROOT
-from recall.api import Recall, project_key
+from recall.api import Recall
 from recall.config import load_config
 from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
+from recall.paths import project_key
 
 pytest.importorskip("mcp")
 

@@ -63,8 +63,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
 def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     """The folders to index: DIRs as ``kind``, else the project's memory and the rules
     that exist (a missing one is noted and skipped)."""
-    from ..api import project_key
     from ..indexer import SourceSpec
+    from ..paths import project_key
 
     if dirs:
         for d in dirs:

@@ -158,8 +158,8 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
-    from ..api import project_key
     from ..indexer import Indexer, SourceSpec
+    from ..paths import project_key
 
     app = recall_app()
     cwd = Path.cwd()

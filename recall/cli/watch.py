@@ -22,8 +22,8 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> Non
     Watches DIRs, or every folder already indexed under RECALL_HOME. A saved note is
     searchable within a second; searches never see it half-updated or twice.
     """
-    from ..api import project_key
     from ..indexer import SourceSpec
+    from ..paths import project_key
     from ..watch import run_watch
 
     sources = None

@@ -173,7 +173,7 @@ def note_max(sim: np.ndarray, owner: np.ndarray, n_notes: int) -> np.ndarray:
 
 @dataclass
 class DenseIndex:
-    """One model's vectors for a corpus: chunks (+ note questions questions)."""
+    """One model's vectors for a corpus: chunks (+ the notes' questions)."""
 
     model_id: str
     chunk_vecs: np.ndarray

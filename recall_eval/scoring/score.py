@@ -59,7 +59,6 @@ PIPELINES = {
 # Points on the silence-vs-hit curve: enough for a smooth line, cheap to recompute
 # (each point re-runs the selector on every question's stored ranking).
 CURVE_POINTS = 81
-THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
 
 
 def progress_bar(iterable, enabled: bool, **kwargs):
@@ -277,7 +276,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         primary_metric=M.PRIMARY_METRIC,
         greater_is_better=True,
         model={"spec": config.model, "model_id": app.embedder.model_id},
-        thresholds={k: getattr(settings.thresholds, k) for k in THRESHOLD_KEYS},
+        thresholds=settings.thresholds.as_dict(),
         thresholds_source=settings.thresholds.source,
         thresholds_origin=shown_path(Path(settings.thresholds.origin))
         if settings.thresholds.origin != "packaged" else "packaged",
