@@ -83,7 +83,7 @@ def add_claude_floor(scratch: Scratch) -> None:
 
 
 def claude_route(exe: Path, scratch: Scratch, form: str, messages: list[str]) -> tuple[list[float], list[float]]:
-    import fake_messages
+    from helpers import fake_messages
 
     scratch.recall("install", "--project", "--skip-check", "--form", form)
     add_claude_floor(scratch)
@@ -98,7 +98,7 @@ def claude_route(exe: Path, scratch: Scratch, form: str, messages: list[str]) ->
 
 
 def plugin_route(exe: Path, scratch: Scratch, messages: list[str], tmp: Path) -> tuple[list[float], list[float]]:
-    import fake_messages
+    from helpers import fake_messages
 
     clone = tmp / "recall-clone"
     for part in (".claude-plugin", "hooks", "scripts", "skills", ".mcp.json"):

@@ -52,7 +52,6 @@ class QueryBatcher:
         self.max_batch = max(1, max_batch)
         self.delay_s = delay_s  # test-only: every model call takes this much longer
         self.batches = 0  # model calls made
-        self.batched = 0  # questions embedded
         self.in_flight = 0  # questions in the model call running now
         self._cond = threading.Condition()
         self._queue: list[_Ask] = []
@@ -131,7 +130,6 @@ class QueryBatcher:
                     time.sleep(self.delay_s)
                 rows = self.inner.embed_queries([t for ask in live for t in ask.texts])
                 self.batches += 1
-                self.batched += len(live)
                 start = 0
                 for ask in live:
                     ask.rows = rows[start:start + len(ask.texts)]

@@ -45,7 +45,6 @@ class LocalStore:
         self.approximate_from = approximate_from
         self._owns_store = owns_store
         self._searcher: Searcher | None = None
-        self.generation = 0  # of the last rebuild by this object
 
     @classmethod
     def open(cls, db_path: Path, model_id: str, **kw) -> LocalStore:
@@ -86,7 +85,6 @@ class LocalStore:
         """One new FAISS generation from the store, swapped in: (generation, chunks)."""
         generation, chunks = build_index(self.store, self.model_id, home=self.home,
                                          approximate_from=self.approximate_from, keep_previous=keep_previous)
-        self.generation = generation
         return generation, chunks
 
     # --- the contract: reads ---------------------------------------------------

@@ -37,7 +37,7 @@ from recall.paths import ensure_private_dir, private_open, recall_home  # noqa: 
 INJECTED_WITHIN_S = 6 * 3600
 READ_TOOLS = ("Read",)
 DB_NAME = "recall.db"
-# "<date> <time>,<ms> INFO query {json}" (recall.daemon.setup_logging / log_event)
+# "<date> <time>,<ms> INFO query {json}" (recall.daemon.logs: setup_logging / log_event)
 _QUERY_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO query (\{.*\})\s*$")
 
 

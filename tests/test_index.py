@@ -258,7 +258,7 @@ def test_orphan_vectors_left_by_an_older_recall_are_pruned_at_the_next_index(rec
 
 # --- issue 16: damaged files get one line and a repair that works (8); modes fixed at start (9) ---------
 
-def _cli(*args, timeout=120):
+def _cli(*args):
     return run_cli(*args, env={"RECALL_MODEL": "hash"})
 
 
@@ -336,7 +336,7 @@ def test_a_broken_config_file_is_one_line_everywhere(recall_home):
     (recall_home / "config.toml").write_text("[daemon\nidle_exit_hours = 1\n")
     for args in (("serve", "--foreground"), ("serve",), ("status",), ("query", "hello there, recall"),
                  ("index", "-q"), ("config",)):
-        _one_line_error(_cli(*args, timeout=60), "config.toml is not valid TOML", "line 1")
+        _one_line_error(_cli(*args), "config.toml is not valid TOML", "line 1")
 
 
 @pytest.mark.process

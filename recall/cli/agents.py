@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..agents.shared import AGENTS, FORMS
 from .common import UserError
 
 
@@ -18,14 +19,14 @@ def _scope_option(fn):
                              ".gemini/).")(fn)
 
 
-_AGENT_CHOICE = click.Choice(["claude", "codex", "gemini"])
+_AGENT_CHOICE = click.Choice(AGENTS)
 
 
 @click.command()
 @_scope_option
 @click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
               help="Which agent's hook to register (each in its own format; one daemon serves all).")
-@click.option("--form", type=click.Choice(["mcp_tool", "command"]),
+@click.option("--form", type=click.Choice(FORMS),
               help="Claude Code only: the no-spawn mcp_tool hook (default where supported) or a "
                    "command hook (a process per message).")
 @click.option("--track-reads", is_flag=True,

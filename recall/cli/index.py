@@ -73,10 +73,11 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
             if not d.is_dir():
                 raise UserError(f"not a folder: {d}")
         return [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
-    for s in app.default_sources(cwd):
+    sources = app.default_sources(cwd)
+    for s in sources:
         if not s.root.exists():
             click.echo(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
-    return [s for s in app.default_sources(cwd) if s.root.exists()]
+    return [s for s in sources if s.root.exists()]
 
 
 def _calibration_line(cal) -> str:

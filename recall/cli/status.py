@@ -27,12 +27,9 @@ def status(as_json: bool) -> None:
     ]
     if st.problems:
         info["index_problems"] = st.problems
-    try:
-        from ..client import daemon_status
+    from ..client import daemon_status
 
-        info["daemon"] = daemon_status()
-    except ImportError:
-        pass
+    info["daemon"] = daemon_status()
     info["thresholds"] = _thresholds_in_force(app)
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))

@@ -28,7 +28,6 @@ REPLY_TIMEOUT_S = 1.0
 # How often the loop wakes to check the idle timer and its files (socket, status, lock):
 # a deleted socket is bound anew within this.
 POLL_S = 0.5
-# Connections the kernel holds for us between two accepts (a burst of hooks at once).
 # After running out of file descriptors, the listener rests this long before accepting again.
 FD_BACKOFF_S = 0.2
 _FD_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)

@@ -72,8 +72,10 @@ class RecallTools:
         Never raises: a hook tool that errors is shown to the user by some clients.
         """
         try:
+            from ..selector import hook_line
+
             text = self._context(prompt, cwd)
-            return text if as_text or not text else hook_json(text)
+            return text if as_text or not text else hook_line(text)
         except Exception as exc:  # noqa: BLE001 - fail open, like the command hook
             log.debug("recall_context: %s", type(exc).__name__)  # never the message itself
             return ""
@@ -123,13 +125,5 @@ class RecallTools:
                                for m, g, t, c in st.runs]},
             "project": str(self.cwd),
         }
-
-
-def hook_json(text: str) -> str:
-    """The command hook's line for ``text`` (``recall.selector.hook_line``, stdlib here)."""
-    import json
-
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
-                      ensure_ascii=False)
 
 

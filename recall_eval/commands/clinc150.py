@@ -26,7 +26,8 @@ def command(data: Path | None, model: str | None, home: Path | None, limit: int 
     itself on them and answers test + oos_test; the trade-off curve gives its out-of-scope
     recall at each published system's in-scope accuracy (Larson et al. 2019). Exits 0 with a
     message when the data file is absent."""
-    from recall_eval.scoring.clinc150 import DEFAULT_PATH, evaluate, table
+    from recall_eval.datasets.clinc150 import DEFAULT_PATH
+    from recall_eval.scoring.clinc150 import evaluate, table
 
     path = data or DEFAULT_PATH
     if not path.exists():

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from recall.paths import private_open
 from recall.questions import clean_questions, parse_line, read_questions_file
-from recall_eval.datasets.collections import DatasetError
+from recall_eval.datasets.collections import DatasetError, provenance_path
 from recall_eval.generation.generate import Backend, _display
 from recall_eval.generation.prompting import collection_hash, note_files
 
@@ -219,10 +219,6 @@ def import_answer(notes_dir: Path, spec: ExpandSpec, path: Path, written_by: str
     prov = _provenance(notes_dir, spec, ordered, missing, backend="file", model=None,
                        written_by=written_by, imported_from=_display(path))
     return NoteQuestions(ordered, missing, prov, skipped)
-
-
-def provenance_path(out: Path) -> Path:
-    return out.with_name(f"{out.stem}.provenance.json")
 
 
 def write_note_questions(out: Path, result: NoteQuestions, stems: Sequence[str], force: bool = False) -> list[Path]:

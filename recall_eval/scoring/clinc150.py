@@ -32,7 +32,7 @@ from recall.indexer import SourceSpec
 from recall.negatives import NEGATIVES_FILE as NEGATIVES
 from recall.search import Scope
 from recall.selector import evidence
-from recall_eval.datasets.clinc150 import DEFAULT_PATH, QUERY_SPLITS, load, subsample, write_notes
+from recall_eval.datasets.clinc150 import QUERY_SPLITS, load, subsample, write_notes
 from recall_eval.scoring.score import effective_config, eval_home
 from recall_eval.scoring.stats import bootstrap_ci
 
@@ -134,14 +134,12 @@ def evaluate(path: Path, *, model: str | None = None, limit: int | None = None, 
     correct = np.array([r["top_id"] == label for r, label in zip(rows, labels, strict=True)])
     correct3 = np.array([label in r["ids3"] for r, label in zip(rows, labels, strict=True)])
     c = curve(rows, labels, settings.neg_weight)
+    intervals = {"in_scope_accuracy": _rate((correct & spoke)[~is_oos], seed),
+                 "oos_recall": _rate((~spoke)[is_oos], seed),
+                 "hit_rate@1": _rate(correct[~is_oos], seed), "hit_rate@3": _rate(correct3[~is_oos], seed)}
     result = {
-        "in_scope_accuracy": _rate((correct & spoke)[~is_oos], seed)["value"],
-        "oos_recall": _rate((~spoke)[is_oos], seed)["value"],
-        "hit_rate@1": _rate(correct[~is_oos], seed)["value"],
-        "hit_rate@3": _rate(correct3[~is_oos], seed)["value"],
-        "intervals": {"in_scope_accuracy": _rate((correct & spoke)[~is_oos], seed),
-                      "oos_recall": _rate((~spoke)[is_oos], seed),
-                      "hit_rate@1": _rate(correct[~is_oos], seed), "hit_rate@3": _rate(correct3[~is_oos], seed)},
+        **{name: rate["value"] for name, rate in intervals.items()},
+        "intervals": intervals,
         "primary_metric": "accuracy_with_abstention",
         "accuracy_with_abstention": round(float(np.where(is_oos, ~spoke, spoke & correct).mean()), 4),
         "thresholds": {"top_floor": settings.top_floor, "neg_weight": settings.neg_weight,
@@ -174,19 +172,3 @@ def table(result: dict) -> str:
         lines.append(f"{name:<12} {pct(row['their_in_scope_accuracy']):>12} {pct(row['their_oos_recall']):>17} "
                      f"{pct(row['our_oos_recall']):>19}")
     return "\n".join(lines)
-
-
-class Clinc150Evaluator:
-    """The evaluator contract over CLINC150: ``evaluator(model) -> {name_metric: value}``."""
-
-    greater_is_better = True
-
-    def __init__(self, path: Path = DEFAULT_PATH, limit: int | None = None, name: str = "clinc150") -> None:
-        self.path, self.limit, self.name = path, limit, name
-        self.primary_metric = f"{name}_accuracy_with_abstention"
-        self.last_result: dict | None = None
-
-    def __call__(self, model: str | None = None) -> dict[str, float]:
-        self.last_result = r = evaluate(self.path, model=model, limit=self.limit)
-        keys = ("in_scope_accuracy", "oos_recall", "hit_rate@1", "hit_rate@3", "accuracy_with_abstention")
-        return {f"{self.name}_{k}": float(r[k]) for k in keys if r[k] is not None}

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from helpers.daemon import pids_where
+from helpers.daemon import HASH_CONFIG, pids_where
+from helpers.paths import ROOT
 
 
 @dataclass(frozen=True)
@@ -111,15 +112,13 @@ def version_of(exe: Path) -> str:
     return out.stdout.strip()
 
 
+# The messages every agent's test sends (MATCHING and CHITCHAT: helpers.daemon) and what the fake model answers.
+SHORT = "go on"  # under selector.min_prompt_chars (8)
+NOTE = "feature-flags-unleash.md"
+ANSWER = "Noted, thanks."
+
 # --- a scratch install of recall -----------------------------------------------------------
 
-HASH_THRESHOLDS = """
-[thresholds."hash-256"]
-gap_floor = 0.15
-top_floor = 0.35
-full_gap = 0.25
-full_margin = 0.05
-"""
 # `claude -p` runs with an automated entrypoint (sdk-cli) that recall skips by default.
 TEST_HOOK = """
 [hook]
@@ -156,7 +155,7 @@ class Scratch:
         env = {k: v for k, v in os.environ.items() if not _FOREIGN.match(k)}
         env.update(HOME=str(self.home), CLAUDE_CONFIG_DIR=str(self.claude_dir),
                    RECALL_HOME=str(self.recall_home), HF_HUB_OFFLINE="1", NO_COLOR="1",
-                   PYTHONPATH=os.pathsep.join(p for p in (str(repo_root()), env.get("PYTHONPATH")) if p),
+                   PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p),
                    PATH=os.pathsep.join([*map(str, self.bin_dirs), str(Path(sys.executable).parent),
                                          env.get("PATH", "")]))
         if self.model == "hash":
@@ -185,7 +184,7 @@ class Scratch:
     def set_up_recall(self, notes: Path, extra_config: str = "") -> None:
         """Notes in the project's Claude Code memory folder, config, ``recall index``."""
         shutil.copytree(notes, self.memory_dir())
-        config = (HASH_THRESHOLDS if self.model == "hash" else "") + TEST_HOOK + extra_config
+        config = (HASH_CONFIG if self.model == "hash" else "") + TEST_HOOK + extra_config
         (self.recall_home / "config.toml").write_text(config, encoding="utf-8")
         self.recall("index", "-q", "--no-conversations")
 
@@ -215,14 +214,6 @@ class Scratch:
         end = time.monotonic() + 10
         while self.daemon_pids() and time.monotonic() < end:
             time.sleep(0.05)
-
-
-def repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
-
-
-def python_hook_command() -> list[str]:
-    return [sys.executable, "-P", "-m", "recall.hook"]
 
 
 # --- Claude Code ---------------------------------------------------------------------------
@@ -384,15 +375,6 @@ def write_codex_config(scratch: Scratch, base_url: str) -> Path:
     kept = old.split("\n[hooks", 1)
     config.write_text(provider + ("\n[hooks" + kept[1] if len(kept) == 2 else ""), encoding="utf-8")
     return config
-
-
-def write_codex_hook(scratch: Scratch, command: str) -> Path:
-    """A UserPromptSubmit command hook in ``$CODEX_HOME/hooks.json``."""
-    path = scratch.home / ".codex" / "hooks.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": command, "timeout": 5}]}]}}, indent=2), encoding="utf-8")
-    return path
 
 
 class CodexAppServer:

@@ -10,7 +10,10 @@ import time
 
 import pytest
 from agents import (
+    ANSWER,
     BLOCK_HEAD,
+    NOTE,
+    SHORT,
     ClaudeRun,
     claude_hook_times,
     last_user_text,
@@ -18,15 +21,11 @@ from agents import (
     run_claude,
 )
 
+from helpers.daemon import CHITCHAT, MATCHING
 from helpers.fake_messages import start, text, tool_use
 
 pytestmark = pytest.mark.e2e
 
-MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
-CHITCHAT = "hello how are you doing today"
-SHORT = "go on"  # under selector.min_prompt_chars (8)
-NOTE = "feature-flags-unleash.md"
-ANSWER = "Noted, thanks."
 CONTEXT_MARK = "UserPromptSubmit hook additional context"
 
 
@@ -109,12 +108,12 @@ def install_plugin(claude_exe, scratch, notes, tmp_path) -> None:
     recall@recall` (the clone holds the plugin's files; `claude plugin validate` checks them).
     The Python that already has recall stands in for the plugin's venv + pip install (which
     needs PyPI): RECALL_PLUGIN_PYTHON, the plugin's own switch for that."""
-    from agents import repo_root
+    from helpers.paths import ROOT
 
     scratch.bin_dirs.append(claude_exe.parent)
     clone = tmp_path / "recall-clone"
     for part in (".claude-plugin", "hooks", "scripts", "skills", ".mcp.json"):
-        src = repo_root() / part
+        src = ROOT / part
         assert src.exists(), f"the plugin file {part} is missing from the repository"
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, clone / part)
     for args in (("plugin", "validate", str(clone)), ("plugin", "marketplace", "add", str(clone)),

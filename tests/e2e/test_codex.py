@@ -6,16 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from agents import BLOCK_HEAD, CodexAppServer, run_codex_exec, write_codex_config
+from agents import ANSWER, BLOCK_HEAD, NOTE, SHORT, CodexAppServer, run_codex_exec, write_codex_config
 from fake_responses import start
+
+from helpers.daemon import CHITCHAT, MATCHING
 
 pytestmark = pytest.mark.e2e
 
-MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
-CHITCHAT = "hello how are you doing today"
-SHORT = "go on"
-NOTE = "feature-flags-unleash.md"
-ANSWER = "Noted, thanks."
 
 
 def developer_context(body: dict) -> list[str]:

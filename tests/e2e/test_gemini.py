@@ -6,16 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from agents import BLOCK_HEAD, gemini_hook_times, run_gemini, write_gemini_settings
+from agents import ANSWER, BLOCK_HEAD, NOTE, SHORT, gemini_hook_times, run_gemini, write_gemini_settings
 from fake_gemini import start
+
+from helpers.daemon import CHITCHAT, MATCHING
 
 pytestmark = pytest.mark.e2e
 
-MATCHING = "Feature flags via Unleash: how do we add a feature flag?"
-CHITCHAT = "hello how are you doing today"
-SHORT = "go on"
-NOTE = "feature-flags-unleash.md"
-ANSWER = "Noted, thanks."
 
 
 def turn_parts(body: dict) -> str:
