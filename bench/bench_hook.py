@@ -262,6 +262,7 @@ def build_synthetic(home: Path) -> dict:
     from recall.embedders import get_embedder
     from recall.indexer import text_hash
     from recall.store import Store
+    from recall.stores import Chunk, NoteRecord
     from recall.vector_index import build_index
 
     t0 = time.perf_counter()
@@ -279,9 +280,8 @@ def build_synthetic(home: Path) -> dict:
         chunks = [f"{name}\n" + " ".join(sentence() for _ in range(6)) + f" (#{i}.{j})"
                   for j in range(SYN_CHUNKS_PER_NOTE)]
         pairs = [(c, text_hash(c)) for c in chunks]
-        store.upsert_note(source, path=f"{root}/note-{i:05d}.md", note_id=f"note-{i:05d}", name=name,
-                          description=sentence(), type="project", content_hash=f"synthetic-{i}",
-                          mtime=0.0, chunks=pairs)
+        store.upsert_note(source, NoteRecord(f"{root}/note-{i:05d}.md", f"note-{i:05d}", name, sentence(),
+                                             "project", f"synthetic-{i}"), [Chunk(c, h, "text") for c, h in pairs])
         vecs = nrng.standard_normal((len(pairs), embedder.dimension)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         store.put_vectors(embedder.model_id, [h for _, h in pairs], vecs)

@@ -65,16 +65,7 @@ class LocalStore:
         self.store.put_vectors(self.model_id, hashes, vectors)
 
     def upsert_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[Chunk]) -> None:
-        # Store.upsert_note is the choke point that masks every text (recall.stores.mask_note's rules).
-        by_role: dict[str, list[tuple[str, str]]] = {"text": [], "question": [], "restatement": []}
-        for chunk in chunks:
-            by_role[chunk.role].append((chunk.text, chunk.hash))
-        self.store.upsert_note(
-            self.source_id(source), path=note.path, note_id=note.note_id, name=note.name,
-            description=note.description, type=note.type, content_hash=note.content_hash, mtime=note.mtime,
-            chunks=by_role["text"], extra=note.extra, questions=by_role["question"],
-            restatements=by_role["restatement"],
-        )
+        self.store.upsert_note(self.source_id(source), note, chunks)  # the choke point that masks
 
     def delete_notes(self, source: SourceRef, paths: Iterable[str]) -> int:
         existing = self.store.note_hashes(self.source_id(source))

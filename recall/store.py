@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import DiskFull, StoreDamaged, is_disk_full
-from .masking import mask_secrets
 from .paths import FILE_MODE, ensure_private_dir
 from .store_schema import MIGRATIONS
-from .stores import Chunk, mask_chunks, mask_json
+from .stores import ROLE_ORDER, Chunk, NoteRecord, mask_note
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,43 +122,26 @@ class Store:
             )
         }
 
-    def upsert_note(
-        self,
-        source_id: int,
-        *,
-        path: str,
-        note_id: str,
-        name: str,
-        description: str,
-        type: str,
-        content_hash: str,
-        mtime: float,
-        chunks: Sequence[tuple[str, str]],
-        extra: dict | None = None,
-        questions: Sequence[tuple[str, str]] = (),
-        restatements: Sequence[tuple[str, str]] = (),
-    ) -> int:
-        """Replace a note and its chunks (text, then questions) in one transaction
-        (never half-updated). ``chunks`` and ``questions`` are (text, text hash).
+    def upsert_note(self, source_id: int, note: NoteRecord, chunks: Sequence[Chunk]) -> int:
+        """Replace a note and its chunks (text, then questions, then restatements) in one
+        transaction (never half-updated).
 
         The one way text enters the store, so the one place every text is masked
-        (``recall.masking``): name, description, chunks, questions and ``extra``'s strings.
+        (``recall.stores.mask_note``): name, description, chunks and ``extra``'s strings.
         Callers mask before chunking and embedding (a secret cut in two by chunking would
         escape a per-chunk mask), which makes this a no-op for them; a chunk it does change
         gets a new hash, so its vector is computed from the masked text at the next index.
         Everything else on disk (meta.json, lexical.npz, FAISS) is built from the store."""
-        name, description = mask_secrets(name), mask_secrets(description)
-        roles = {"text": chunks, "question": questions, "restatement": restatements}
-        rows = [masked for role, part in roles.items() for masked in mask_chunks(Chunk(t, h, role) for t, h in part)]
-        extra = mask_json(extra or {})
+        note, rows = mask_note(note, sorted(chunks, key=lambda c: ROLE_ORDER.index(c.role)))
+        path = note.path
         with self.transaction():
             old = self._chunk_hashes("n.source_id=? AND n.path=?", (source_id, path))
             self.db.execute("DELETE FROM notes WHERE source_id=? AND path=?", (source_id, path))
             cur = self.db.execute(
                 "INSERT INTO notes (source_id, path, note_id, name, description, type, content_hash,"
                 " mtime, indexed_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (source_id, path, note_id, name, description, type, content_hash, mtime, time.time(),
-                 json.dumps(extra or {}, ensure_ascii=False)),
+                (source_id, path, note.note_id, note.name, note.description, note.type, note.content_hash,
+                 note.mtime, time.time(), json.dumps(note.extra, ensure_ascii=False)),
             )
             pk = int(cur.lastrowid or 0)
             self.db.executemany(

@@ -56,6 +56,10 @@ class NoteRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+# The order of a note's chunks in the store: its text, then its questions, then its restatements.
+ROLE_ORDER = ("text", "question", "restatement")
+
+
 class Chunk(NamedTuple):
     """One searched piece of a note: its text, the text's hash (the key of its vector),
     and its role: ``text`` (a piece of the note, also in BM25), ``question`` (a message the

@@ -17,6 +17,7 @@ from recall.embedders import get_embedder
 from recall.indexer import SourceSpec
 from recall.search import Scope
 from recall.store import MIGRATIONS, Store
+from recall.stores import Chunk, NoteRecord
 from recall.vector_index import index_dir, load_index
 
 
@@ -211,9 +212,8 @@ def test_store_masks_what_a_caller_forgot(recall_home):
     sid = store.source_id("dir", "/notes", None)
     secret = "PGPASSWORD=Zq8vN2mKx7LpR4tW9yBc"
     raw = f"connect with {secret} psql"
-    store.upsert_note(sid, path="/notes/a.md", note_id="a", name=raw, description=raw, type="",
-                      content_hash="h", mtime=0, chunks=[(raw, hashlib.sha256(raw.encode()).hexdigest())],
-                      extra={"title": raw, "nested": [raw]}, questions=[(raw, "q")])
+    store.upsert_note(sid, NoteRecord("/notes/a.md", "a", raw, raw, "", "h", 0, {"title": raw, "nested": [raw]}),
+                      [Chunk(raw, hashlib.sha256(raw.encode()).hexdigest(), "text"), Chunk(raw, "q", "question")])
     rows = list(store.db.execute("SELECT name, description, extra FROM notes"))
     texts = [r[0] for r in store.db.execute("SELECT text FROM chunks")]
     hashes = [r[0] for r in store.db.execute("SELECT text_hash FROM chunks")]
