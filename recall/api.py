@@ -22,6 +22,7 @@ from .search import Scope, Searcher
 from .selector import GAP_RANKS, Decision, Hit, decide
 from .settings import Rule, Settings
 from .store import Store
+from .trust import require_home
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
     from .indexer import Indexer, SourceSpec, SyncStats
@@ -77,7 +78,9 @@ def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
 class Recall:
     def __init__(self, home: Path | None = None, config: Settings | None = None,
                  embedder: Embedder | None = None) -> None:
-        self.home = ensure_private_dir(home or recall_home())
+        # Another user's home, a read-only one, or one holding root's files after a `sudo recall`:
+        # one line (HomeUnusable) with the repair, before anything is read or written.
+        self.home = require_home(home or recall_home())
         make_tree_private(self.home)  # 0700/0600 whatever someone did to them since
         self.config = config or load_config()
         self._embedder = embedder
@@ -103,8 +106,24 @@ class Recall:
     @property
     def searcher(self) -> Searcher:
         if self._searcher is None:
-            self._searcher = Searcher(self.embedder, self.config.search, self.home)
+            searcher = Searcher(self.embedder, self.config.search, self.home)
+            if searcher.index is None:  # none on disk: none built, or its folder deleted
+                missing = self.missing_indexes(self.store.index_runs(), self.embedder.model_id)
+                if missing:
+                    from .errors import IndexDamaged
+                    from .vector_index import index_dir
+
+                    raise IndexDamaged(index_dir(self.embedder.model_id, self.home), missing[0][1])
+            self._searcher = searcher
         return self._searcher
+
+    def missing_indexes(self, runs: Sequence[tuple], model_id: str | None = None) -> list[tuple[Path, str]]:
+        """For each index ``recall.db`` says was built (``runs``: its index_runs rows) whose
+        folder holds no generation now: (its folder, what is wrong); only ``model_id``'s when given."""
+        from .vector_index import current_marker, index_dir
+
+        return [(index_dir(m, self.home), f"missing, though recall.db records generation {g} built there")
+                for m, g, *_ in runs if (model_id is None or m == model_id) and current_marker(m, self.home) is None]
 
     def rule(self) -> Rule:
         """The selector's input for this model (thresholds + ``[selector]``), built once per
@@ -127,6 +146,7 @@ class Recall:
 
         specs = [SourceSpec("memory", memory_dir(cwd), project_key(cwd))]
         specs += [SourceSpec("rule", Path(d).expanduser()) for d in self.config.sources.rules]
+        specs += [SourceSpec("library", Path(d).expanduser()) for d in self.config.sources.libraries]
         return specs
 
     def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None) -> Indexer:
@@ -137,7 +157,7 @@ class Recall:
 
         local = LocalStore(store or self.store, self.embedder.model_id, home=self.home,
                            approximate_from=self.config.index.approximate_from_chunks)
-        return Indexer(local, self.embedder, self.config.chunking, progress)
+        return Indexer(local, self.embedder, self.config.chunking, progress, documents=self.config.documents)
 
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
         """For ``recall index --rebuild``: when the store file is damaged, move it (and its
@@ -264,6 +284,9 @@ class Recall:
         (at least the gap rule's ranks). ``search_short``: rank even a message shorter than
         ``selector.min_prompt_chars`` (an agent asking on purpose); the decision stays "nothing".
         """
+        # A lone surrogate (JSON allows "\ud800"; a command line's undecodable bytes) cannot be
+        # encoded for the model: U+FFFD instead, and pairs become the character they encode.
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         self.refresh_calibration()
         rule = self.rule()
         if len(text.strip()) < rule.selector.min_prompt_chars and not search_short:
@@ -288,5 +311,8 @@ class Recall:
         finally:
             store.close()
         model = describe(self.config.model)
+        from .errors import IndexDamaged
+
+        missing = [str(IndexDamaged(path, what)) for path, what in self.missing_indexes(runs)]
         return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),
-                      check_indexes(self.home))
+                      check_indexes(self.home) + missing)

@@ -1,5 +1,7 @@
 """Talk to the recall daemon: find it, ask it one question, start it when it is absent.
 
+Long because: the hook imports one module for finding, trusting, asking and starting the daemon.
+
 The hook imports this module on every message, so it uses the standard library and
 ``recall.paths`` only, and imports anything slower (``subprocess``, ``hmac``, ``fcntl``)
 where it is used, not at the top.
@@ -15,6 +17,13 @@ bound and removed before it is closed:
 With TCP every request carries the secret and a fresh nonce, and every reply carries
 HMAC-SHA256(secret, nonce); a reply without the right HMAC is dropped, so another
 process that grabs the port after the daemon died cannot feed text into the prompt.
+
+Nothing is trusted that another user could have planted (``recall.trust``): before it reads
+the status file, the client checks that the run folder, the status file, the socket, the
+lock and the secret are this user's and closed to others, connects to its own socket path
+(never to a path named in the status file), and checks from the kernel that the daemon runs
+as this user. Anything else raises ``DaemonUntrusted`` before a byte of the prompt is sent,
+and no daemon is started into such a folder.
 """
 
 from __future__ import annotations
@@ -25,7 +34,9 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from . import trust
 from .paths import FILE_MODE, ensure_private_dir, run_dir
 
 SOCKET_NAME = "daemon.sock"
@@ -53,6 +64,26 @@ class DaemonUnavailable(Exception):
 
 class DaemonError(Exception):
     """A daemon is there but gave no valid answer in time (busy, killed, refused, forged)."""
+
+
+class DaemonUntrusted(DaemonError):
+    """The run folder, a daemon file or the daemon's process is not this user's: nothing was
+    sent, and no daemon is started there. ``str`` says which."""
+
+
+RUN_FILES = (STATUS_NAME, SOCKET_NAME, LOCK_NAME, SECRET_NAME, SPAWN_STAMP)
+
+
+def check_run_dir() -> None:
+    """Raise ``DaemonUntrusted`` unless the run folder and the daemon's files are this user's
+    and closed to others. A missing run folder is no daemon (``DaemonUnavailable``)."""
+    run = run_dir()
+    if not os.path.isdir(run):
+        raise DaemonUnavailable("no run folder")
+    # The home too: whoever can write it can swap the run folder between a check and a use.
+    problem = trust.run_files_problem(run.parent) or trust.run_files_problem(run, *RUN_FILES)
+    if problem:
+        raise DaemonUntrusted(problem)
 
 
 def status_path() -> Path:
@@ -91,15 +122,20 @@ def read_status() -> dict | None:
     """The status file, if it still describes a live daemon (pid alive, socket present).
 
     Not proof the daemon answers: only a request is. A stale file is left for the next
-    daemon to clean up, because only the holder of the lock may remove it safely.
+    daemon to clean up, because only the holder of the lock may remove it safely. Raises
+    ``DaemonUntrusted`` for files another user could have planted (``check_run_dir``).
     """
+    try:
+        check_run_dir()
+    except DaemonUnavailable:
+        return None
     try:
         data = json.loads(status_path().read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not pid_alive(data.get("pid")):
         return None
-    if data.get("transport", "unix") == "unix" and not os.path.exists(str(data.get("socket", ""))):
+    if data.get("transport", "unix") == "unix" and not os.path.exists(socket_path()):
         return None
     return data
 
@@ -152,6 +188,7 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -
     ``deadline`` (time.monotonic()) bounds the whole exchange: connect, send, receive.
     Raises DaemonUnavailable when no daemon listens, DaemonError for anything else.
     """
+    # Long because: one exchange read top to bottom (trust, connect, peer check, send, reply, HMAC).
     if deadline is None:
         deadline = time.monotonic() + timeout
     status = read_status()
@@ -177,13 +214,18 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -
         try:
             if secret is not None:
                 sock.connect(("127.0.0.1", int(status.get("port", 0))))
-            else:
-                connect_unix(sock, str(status["socket"]))
+            else:  # our own path: a status file could name anyone's socket
+                connect_unix(sock, str(socket_path()))
+                problem = trust.peer_problem(sock)
+                if problem:
+                    raise DaemonUntrusted(problem)
         except (FileNotFoundError, ConnectionRefusedError) as exc:
             raise DaemonUnavailable("daemon not listening") from exc
         _set_timeout(sock, deadline)
         sock.sendall(json.dumps(msg).encode("ascii") + b"\n")
         data = recv_line(sock, MAX_REPLY_BYTES, deadline)
+    except DaemonError:
+        raise
     except (OSError, ValueError) as exc:  # timeouts are OSError too
         raise DaemonError(type(exc).__name__) from exc
     finally:
@@ -213,15 +255,18 @@ def daemon_command() -> list[str]:
     return [sys.executable, "-P", "-m", "recall.daemon"]
 
 
-def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> bool:
+def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
     """Start the daemon detached, unless one was started less than ``cooldown_s`` ago.
 
     Concurrent hooks serialize on a lock around a timestamp file, so a burst of messages
-    starts one daemon. Returns whether this call started one. (The daemon's own lock is
+    starts one daemon. Returns the started process (``subprocess.Popen``), or None when this
+    call started none. (The daemon's own lock is
     what guarantees a single instance; this only avoids a storm of doomed starts.)
     """
     import subprocess
 
+    if os.path.isdir(run_dir()):
+        check_run_dir()  # never start a daemon into a folder another user controls
     stamp = ensure_private_dir(run_dir()) / SPAWN_STAMP
     fd = os.open(stamp, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
@@ -232,14 +277,14 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> bool:
         except ImportError:
             pass  # Windows: no flock; the daemon's own lock still keeps one instance
         except OSError:
-            return False  # another hook is starting it right now
+            return None  # another hook is starting it right now
         try:
             last = float(os.read(fd, 64) or b"0")
         except ValueError:
             last = 0.0
         now = time.time()
         if 0 <= now - last < cooldown_s:
-            return False
+            return None
         os.lseek(fd, 0, os.SEEK_SET)
         os.ftruncate(fd, 0)
         os.write(fd, repr(now).encode())
@@ -249,17 +294,19 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> bool:
             kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
         else:
             kwargs["start_new_session"] = True  # survives the hook and Claude Code's signals
-        subprocess.Popen(daemon_command(), **kwargs)
-        return True
+        return subprocess.Popen(daemon_command(), **kwargs)
     finally:
         os.close(fd)
 
 
-def wait_until_ready(timeout_s: float = 30.0, poll_s: float = 0.1) -> dict | None:
+def wait_until_ready(timeout_s: float = 30.0, poll_s: float = 0.1, started: Any = None) -> dict | None:
     """Poll with pings until a daemon answers with its model loaded; its ping reply, or
-    None after ``timeout_s``. (A daemon listens before its model is loaded.)"""
+    None after ``timeout_s`` or as soon as ``started`` (the process ``spawn_daemon`` gave)
+    has exited without one answering. (A daemon listens before its model is loaded.)"""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
+        if started is not None and started.poll() is not None and lock_holder() is None:
+            return None  # it exited, and no other daemon holds the lock
         try:
             reply = request({"cmd": "ping"}, timeout=1.0)
             if reply.get("ok") and reply.get("ready", True):
@@ -313,7 +360,11 @@ def lock_holder() -> int | None:
     except ImportError:  # Windows: the status file is all there is
         return None
     try:
-        fd = os.open(lock_path(), os.O_RDONLY)
+        check_run_dir()  # a lock another user planted names a pid that `recall stop` would signal
+    except DaemonUnavailable:
+        return None
+    try:
+        fd = os.open(lock_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:
@@ -341,7 +392,10 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
 
     Reads the status file and asks the daemon; never starts one.
     """
-    status = read_status()
+    try:
+        status = read_status()
+    except DaemonUntrusted as exc:
+        return {"running": False, "refused": str(exc)}
     if status is None:
         holder = lock_holder()
         if holder is None:
@@ -362,6 +416,9 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
         reply = request({"cmd": "status"}, timeout=timeout_s)
     except DaemonUnavailable:
         info["note"] = "status file is stale (the next daemon cleans it up)"
+        return info
+    except DaemonUntrusted as exc:
+        info["refused"] = str(exc)
         return info
     except DaemonError as exc:
         info["running"] = True

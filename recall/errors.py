@@ -40,3 +40,13 @@ def is_disk_full(exc: BaseException) -> bool:
         return True
     text = str(exc)
     return "database or disk is full" in text or "No space left" in text or "write error" in text
+
+
+class HomeUnusable(RecallError):
+    """RECALL_HOME cannot be used: another user's, read-only, not writable (``recall.trust``
+    says which and the repair)."""
+
+
+def is_unwritable(exc: BaseException) -> bool:
+    """EROFS, EACCES, EPERM: the OS refused a write (a read-only mount, another user's file)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)

@@ -5,7 +5,8 @@ Claude Code starts this as a new process for every message you send:
     <python> -P -m recall.hook          (exec form, what `recall install` registers)
     <python> /abs/path/recall/hook.py   (also works)
 
-Codex CLI and Gemini CLI run the same module with ``--agent codex`` / ``--agent gemini``:
+Codex CLI and Gemini CLI run the same module with ``--agent codex`` / ``--agent gemini``,
+and recall's OpenCode plugin with ``--agent opencode``:
 the same answer in that agent's event shape and within its context cap (see ``for_agent``).
 
 It reads the event JSON on stdin, asks the daemon within ``daemon.hook_budget_ms``
@@ -20,7 +21,7 @@ the budget (the daemon listens before it loads the model); if the start takes lo
 that message gets nothing and the daemon answers the next one.
 
 Start-up time is the cost of every message, so this imports the standard library,
-``recall.paths`` and ``recall.client`` only (no numpy, no model, no click; ``tomllib``
+``recall.paths``, ``recall.client`` and ``recall.safetext`` only (no numpy, no model, no click; ``tomllib``
 only when a user config file exists). The prompt is never written anywhere.
 """
 
@@ -65,6 +66,11 @@ def hook_settings() -> dict:
         return out  # no user config: the defaults
     key = [path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     cache = run_dir() / SETTINGS_CACHE
+    from recall import trust
+
+    # No run folder yet (a cold start): nothing cached, the config is read and the cache made.
+    if os.path.isdir(cache.parent) and trust.run_files_problem(cache.parent, SETTINGS_CACHE):
+        return out  # another user could have written it (a budget, a skip list): defaults only
     try:
         with open(cache, "rb") as fh:
             cached = json.load(fh)
@@ -140,7 +146,7 @@ def answer(stdin: bytes, entrypoint: str = "", agent: str = "claude") -> str | N
         return None
     line = reply.get("line")
     if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
-        return line if agent == "claude" else for_agent(line, agent)
+        return for_agent(line, agent)  # re-made here: the text is checked whoever wrote the line
     return None
 
 
@@ -152,8 +158,11 @@ def answer(stdin: bytes, entrypoint: str = "", agent: str = "claude") -> str | N
 #           so at most 2,500 characters here (one token per character in the worst case, CJK)
 #   gemini  BeforeAgent; stdout must be JSON only; hookSpecificOutput.additionalContext is
 #           appended to that turn's prompt (google-gemini/gemini-cli docs/hooks/reference.md)
-AGENT_EVENTS = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
-AGENT_MAX_CHARS = {"claude": 10_000, "codex": 2_500, "gemini": 10_000}
+#   opencode  recall's own plugin (recall.agents.opencode) reads additionalContext and adds it
+#           to the message as a hidden text part; OpenCode sets no cap, Claude Code's is kept
+AGENT_EVENTS = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent",
+                "opencode": "chat.message"}
+AGENT_MAX_CHARS = {"claude": 10_000, "codex": 2_500, "gemini": 10_000, "opencode": 10_000}
 
 
 def fit(text: str, max_chars: int) -> str:
@@ -167,10 +176,13 @@ def fit(text: str, max_chars: int) -> str:
 
 
 def context_of(line: str) -> str:
-    """The additionalContext of the daemon's (Claude Code shaped) line."""
+    """The additionalContext of the daemon's (Claude Code shaped) line, each of its lines one
+    line of printable text (``recall.safetext.agent_block``)."""
+    from recall.safetext import agent_block
+
     data = json.loads(line)
     text = data["hookSpecificOutput"]["additionalContext"]
-    return text if isinstance(text, str) else ""
+    return agent_block(text) if isinstance(text, str) else ""
 
 
 def for_agent(line: str, agent: str) -> str | None:

@@ -5,7 +5,8 @@ over any store of the contract (``recall.stores.NoteStore``: the local SQLite + 
 store, or the team's PostgreSQL):
 
   read the folder, its questions file and restatements (``read_source``)
-  -> masked note records and chunks (``prepare_note``)
+  -> masked note records and chunks (``prepare_note``; ids and paths masked too: a file
+     named after a key is stored, logged and shown as ``[REDACTED].md``)
   -> embed only the chunk texts the store has no vector for
   -> ``store.upsert_note``, one transaction per note; vanished notes deleted
   -> ``store.rebuild()`` once for the batch (a new FAISS generation, locally).
@@ -23,13 +24,18 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .chunking import ChunkConfig, chunk_text
+from .documents import LIBRARY, read_documents
 from .embedders import Embedder
 from .masking import RULES_VERSION, mask_secrets
-from .notes import Note, Problem, read_folder
+from .notes import Note, Problem, read_folder, shown_path
 from .questions import folder_questions_file, merge, questions_hash, read_questions_file, unknown_notes
-from .stores import Chunk, NoteRecord, NoteStore, SourceRef, text_hash
+from .stores import Chunk, NoteRecord, NoteRejected, NoteStore, SourceRef, text_hash
+
+if TYPE_CHECKING:
+    from .settings import DocumentsSettings
 
 # Embedding batch: large enough to amortise per-call overhead, small enough that the
 # progress bar moves and a crash loses little work (vectors are committed per batch).
@@ -68,6 +74,7 @@ class SourceSpec:
     questions: bool = True  # False: index the notes' text only (no questions from the front matter or a questions file)
     # Known unrelated messages (recall.negatives): this file, else <root>/negatives.jsonl if any.
     negatives: Path | None = None
+    documents: bool = True  # also read documents, images and recordings (recall.documents)
 
     def negatives_file(self) -> Path:
         from .negatives import NEGATIVES_FILE as NEGATIVES
@@ -112,8 +119,20 @@ def fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: Sequence[str] 
 
 def note_chunks(note: Note, cfg: ChunkConfig) -> list[tuple[str, str]]:
     """(masked chunk text, its hash) for a note. Secrets never reach the store."""
+    if note.segments is not None:
+        return [(t, text_hash(t)) for t in document_chunks(note, cfg).texts]
     texts = chunk_text(mask_secrets(note.name), mask_secrets(note.description), mask_secrets(note.body), cfg)
     return [(t, text_hash(t)) for t in texts]
+
+
+def document_chunks(note: Note, cfg: ChunkConfig):
+    """A document's masked chunks and where each came from (``recall.documents.chunks``):
+    every segment masked before it is cut, as a note's text is."""
+    from .documents.chunks import document_chunks as chunk_document
+
+    cap = replace(cfg, max_chunks=note.max_chunks or cfg.max_chunks)
+    segments = [(mask_secrets(loc), mask_secrets(text)) for loc, text in note.segments or []]
+    return chunk_document(mask_secrets(note.name), mask_secrets(note.description), segments, cap)
 
 
 def question_chunks(note: Note) -> list[tuple[str, str]]:
@@ -142,10 +161,15 @@ def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (
     restated = list(restatements) if questions else []
     fp = note_fingerprint(note, cfg, file_questions, restated, questions)
     note = replace(note, questions=merge(note.questions, file_questions) if questions else [])
-    record = NoteRecord(path=note.path, note_id=note.id, name=mask_secrets(note.name),
+    record = NoteRecord(path=shown_path(note.path), note_id=mask_secrets(note.id), name=mask_secrets(note.name),
                         description=mask_secrets(note.description), type=note.type, content_hash=fp,
-                        mtime=note.mtime)
-    chunks = [Chunk(t, h, "text") for t, h in note_chunks(note, cfg)]
+                        mtime=note.mtime, extra=dict(note.extra))
+    if note.segments is not None:  # which page, slide, section or time range each chunk is
+        doc = document_chunks(note, cfg)
+        record.extra["locations"] = doc.locations
+        chunks = [Chunk(t, text_hash(t), "text") for t in doc.texts]
+    else:
+        chunks = [Chunk(t, h, "text") for t, h in note_chunks(note, cfg)]
     chunks += [Chunk(t, h, "question") for t, h in question_chunks(note)]
     chunks += [Chunk(t, text_hash(t), "restatement") for t in dict.fromkeys(mask_secrets(r) for r in restated)]
     return record, chunks
@@ -161,9 +185,12 @@ def read_questions(spec: SourceSpec) -> SourceNotes:
     return SourceNotes([], file_questions, read_questions_file(path, field="restatements")[0], problems)
 
 
-def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str]) -> SourceNotes:
+def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
+                documents: DocumentsSettings | None = None) -> SourceNotes:
     """Read ``spec``'s folder and questions file; a note whose fingerprint is in ``known``
-    (path -> fingerprint) is hashed, not parsed. Bad lines and files become problems."""
+    (path -> fingerprint) is hashed, not parsed. Bad lines and files become problems.
+    ``documents``: also read the folder's documents, images and recordings with these
+    settings (``recall.documents``; a library source's markdown too)."""
     read = read_questions(spec)
     file_questions, restated = read.file_questions, read.restatements
 
@@ -172,8 +199,14 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str]) -> So
         key = _questions_file_key(file_questions.get(stem), restated.get(stem))
         return known.get(note_path) == fingerprint(digest, cfg, key, spec.questions)
 
-    read.notes, found = read_folder(spec.root.resolve(), skip=unchanged)
+    read.notes, found = read_folder(spec.root.resolve(), skip=unchanged) if spec.kind != LIBRARY else ([], [])
     read.problems += found
+    if spec.documents and documents is not None:
+        docs, found = read_documents(spec.root.resolve(), documents, spec.kind, unchanged=lambda path, rel, key:
+                                     known.get(path) == fingerprint(key, cfg, _questions_file_key(
+                                         file_questions.get(rel), restated.get(rel)), spec.questions))
+        read.notes += docs
+        read.problems += found
     path = spec.questions_file()
     if path is not None:
         read.problems += unknown_notes(path, file_questions, (n.id for n in read.notes))
@@ -184,7 +217,8 @@ class Indexer:
     """Writes notes into one store of the contract with one embedder (see the module doc)."""
 
     def __init__(self, store: NoteStore, embedder: Embedder, chunking: ChunkConfig | None = None,
-                 progress: Callable[[int, str], None] | None = None) -> None:
+                 progress: Callable[[int, str], None] | None = None,
+                 documents: DocumentsSettings | None = None) -> None:
         self.store = store
         self.embedder = embedder
         if chunking is None:
@@ -193,12 +227,17 @@ class Indexer:
             chunking = packaged_settings().chunking
         self.cfg = chunking
         self.progress = progress  # called with (chunks embedded, description)
+        if documents is None:
+            from .config import packaged_settings
+
+            documents = packaged_settings().documents
+        self.documents = documents  # [documents]: which files besides notes a folder gives
 
     def sync_source(self, spec: SourceSpec, team: bool = False) -> SyncStats:
         """Bring one folder up to date in the store (``team``: team store, shared rows)."""
         stats = SyncStats()
         source = spec.ref(team)
-        read = read_source(spec, self.cfg, self.store.note_hashes(source))
+        read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents)
         stats.problems.extend(read.problems)
         self.sync_notes(source, read.notes, stats, file_questions=read.file_questions,
                         questions=spec.questions, restatements=read.restatements)
@@ -214,21 +253,27 @@ class Indexer:
         seen: set[str] = set()
         pending: list[tuple[NoteRecord, list[Chunk], bool]] = []
         for note in notes:
-            seen.add(note.path)
+            path = shown_path(note.path)  # the store's key: a secret in a file name never reaches it
+            seen.add(path)
             asked, restated = (file_questions or {}).get(note.id, []), (restatements or {}).get(note.id, [])
-            old = existing.get(note.path)
+            old = existing.get(path)
             if note.unchanged or old == note_fingerprint(note, self.cfg, asked, restated, questions):
                 stats.unchanged += 1
                 continue
             record, chunks = prepare_note(note, self.cfg, asked, restated, questions)
-            record.extra = extra(note) if extra else {}
+            if extra:
+                record.extra = {**record.extra, **extra(note)}
             pending.append((record, chunks, old is None))
         # Embed what is missing, then write notes: a crash between the two only leaves
         # unused vectors behind, never a note without its vectors.
         texts = {c.hash: c.text for _, chunks, _ in pending for c in chunks}
         self.embed_missing(texts, stats)
         for record, chunks, is_new in pending:
-            self.store.upsert_note(source, record, chunks)
+            try:
+                self.store.upsert_note(source, record, chunks)
+            except NoteRejected as exc:  # this note alone: one line, the rest is written
+                stats.problems.append(Problem(record.path, f"{exc}; skipped"))
+                continue
             stats.added += is_new
             stats.changed += not is_new
             stats.chunks_total += len(chunks)

@@ -17,6 +17,7 @@ detect-secrets is optional at run time; without it our table alone is used.
 from __future__ import annotations
 
 import bisect
+import functools
 import importlib
 import math
 import re
@@ -26,7 +27,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.Store.scrub).
-RULES_VERSION = 2
+RULES_VERSION = 3
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -51,6 +52,7 @@ _ENV = (
 # (kind, pattern, group holding the secret (0 = whole match), options):
 #   b = must not start inside a word, l = lower-case pattern run on lowered text,
 #   q = the value must not be a placeholder or code ("${DB_PASS}", "os.environ"),
+#   u = the value must not be a port and a path (a URL's "host:8080/x@y" is no password),
 #   v = q, and unquoted it must not be a plain word or number either ("required", "57").
 _OWN: list[tuple[str, str, int, str]] = [
     ("anthropic", r"sk-ant-" + _T + r"{20,}", 0, "b"),
@@ -100,6 +102,22 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"[A-Za-z0-9+/=]{4,}(?=\r?\n|$))", 1, ""),  # PuTTY .ppk
     # scheme://user:PASSWORD@host (postgres, mysql, mongodb+srv, redis, amqp, https...).
     ("url-password", r"://[^\s:/?#@'\"]*:([^\s@/'\"]+)@", 1, "q"),
+    # ... and a password holding an unencoded "/" or "@": up to the last "@" before a host.
+    ("url-password", r"://[^\s:/?#@'\"]*:([^\s'\"]+)@[^\s@/'\"]+(?=[/?#:\s'\"]|$)", 1, "qu"),
+    # Passwords on command lines: curl -u user:PASS, sshpass -p PASS, docker login -p PASS,
+    # mysql -pPASS (glued: "-p NAME" is mysql's prompt, then a database name).
+    ("cli-password", r"\bcurl\b[^\n]{0,400}?\s(?:-u[ \t]*|--user[ \t=]+)[\"']?[^\s:\"']*:([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bsshpass\b[^\n]{0,200}?\s-p[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:docker|podman|nerdctl|buildah|helm registry|oras)\s+login\b[^\n]{0,300}?"
+     r"\s(?:-p[ \t]*|--password[= \t]+)[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b[^\n]{0,300}?"
+     r"\s-p[\"']?([^\s\"'-][^\s\"']*)", 1, "q"),
+    # A ~/.pgpass line: host:port:database:user:PASSWORD (docs/team-store.md).
+    ("pgpass", r"(?m)^[ \t]*[^\s:#][^\s:]*:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(\S+)[ \t]*$", 1, "q"),
+    # Hex keys named as keys ("encryption key: 9f86d0..."): hex alone is a digest, so not masked
+    # by the random-token rule; its name says otherwise here.
+    ("hex-key", r"(?:encryption|decryption|master|signing|hmac|aes|cipher|wrapping|data|secret|private)[ _\-]?key"
+     r"[^\n]{0,20}?[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
     # Authorization headers; the value must hold a digit ("Basic authentication/..." is prose).
     ("bearer", r"(?:bearer|basic)[ \t]+((?=[a-z_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)", 1, "bl"),
     # password=..., API_KEY: ..., "token": "..." (quoted, then unquoted: disjoint).
@@ -160,6 +178,7 @@ _PLACEHOLDER = re.compile(
     r"|password$|token$|env$|getpass|os\.|process\.env|self\.|settings\.)",
     re.I,
 )
+_PORT_PATH = re.compile(r"^\d{1,5}(?:/|$)")
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 # "required", "my_var", "ApiKey", "REQUIRED": a word or a name (letters only), not a secret.
 _PLAIN_WORD = re.compile(r"^[A-Za-z_\-]{1,20}$")
@@ -301,6 +320,8 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
                 continue
             if ("q" in opts or "v" in opts) and not _plausible_value(value, quoted="q" in opts):
                 continue
+            if "u" in opts and _PORT_PATH.match(value):
+                continue  # host:8080/path@x: a port and a path, not a password
             spans.append((start, end, kind))
     return _merge(spans)
 
@@ -335,3 +356,14 @@ def mask_secrets(text: str) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def mask_path(path: str) -> str:
+    """A file's path with every secret in it masked, one part at a time (a key in a folder or
+    file name, ``ghp_….md`` -> ``[REDACTED].md``), so the folders around it stay readable."""
+    return "/".join(_mask_part(part) if part else part for part in path.split("/"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _mask_part(part: str) -> str:  # folders repeat across a folder's files: masked once
+    return mask_secrets(part)

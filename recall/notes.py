@@ -20,6 +20,9 @@ from pathlib import Path
 
 import yaml
 
+from .masking import MASK, mask_path, mask_secrets
+from .safetext import one_line
+
 # libyaml's parser is ~10x faster than the pure-Python one; fall back where it is absent.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Front matter is a few lines. Past this it is not front matter (and a YAML document that
@@ -38,14 +41,14 @@ class Problem:
     path: str
     message: str
 
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+    def __str__(self) -> str:  # one terminal-safe line, whatever the file is called
+        return one_line(f"{self.path}: {self.message}")
 
 
 @dataclass
 class Note:
-    id: str  # file stem: what question sets name in ``expected``
-    path: str  # absolute path, shown to the agent so it can read the original
+    id: str  # file stem: what question sets name in ``expected`` (a secret in it masked)
+    path: str  # absolute path, shown to the agent so it can read the original (``shown_path``)
     name: str
     description: str
     type: str
@@ -57,6 +60,17 @@ class Note:
     # Messages the note should answer (front matter ``questions:``, then the folder's
     # questions file): indexed as extra chunks, see recall.questions.
     questions: list[str] = field(default_factory=list)
+    # A document, image or recording (recall.documents): its text as (location, text)
+    # segments, chunked by recall.documents.chunks up to ``max_chunks``; None for a note.
+    segments: list[tuple[str, str]] | None = None
+    max_chunks: int | None = None
+    extra: dict = field(default_factory=dict)  # kept with the note (a document's format)
+
+
+def shown_path(path: Path | str) -> str:
+    """A note file's path as recall keeps and shows it (store, index files, logs, the agent):
+    a secret in its name masked like text (``ghp_….md`` -> ``[REDACTED].md``)."""
+    return mask_path(str(path))
 
 
 def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
@@ -140,8 +154,8 @@ def parse_note(path: Path, raw: bytes) -> Note:
         warnings.append("front matter 'questions' is not a list of strings; ignored")
         questions = None
     return Note(
-        id=path.stem,
-        path=str(path),
+        id=mask_secrets(path.stem),
+        path=shown_path(path),
         name=name,
         description=description,
         type=note_type,
@@ -166,23 +180,24 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
     try:
         raw, size = _read_regular(path)
     except _NotAFile as exc:
-        return None, [Problem(str(path), f"{exc}; skipped")]
+        return None, [Problem(shown_path(path), f"{exc}; skipped")]
     except OSError as exc:
-        return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
+        return None, [Problem(shown_path(path), f"unreadable ({exc.strerror or exc}); skipped")]
     if b"\x00" in raw[:8192]:
-        return None, [Problem(str(path), "binary file; skipped")]
+        return None, [Problem(shown_path(path), "binary file; skipped")]
     if skip is not None:
         digest = hashlib.sha256(raw).hexdigest()
-        if skip(str(path), digest):
-            return Note(path.stem, str(path), "", "", "", "", digest, unchanged=True), []
+        shown = shown_path(path)
+        if skip(shown, digest):
+            return Note(mask_secrets(path.stem), shown, "", "", "", "", digest, unchanged=True), []
     if size > MAX_NOTE_BYTES:
-        problems.append(Problem(str(path), f"{size:,} bytes, over 1 MB; indexing its start only"))
+        problems.append(Problem(shown_path(path), f"{size:,} bytes, over 1 MB; indexing its start only"))
     note = parse_note(path, raw)
     try:
         note.mtime = path.stat().st_mtime
     except OSError:
         pass
-    problems.extend(Problem(str(path), w) for w in note.warnings)
+    problems.extend(Problem(shown_path(path), w) for w in note.warnings)
     return note, problems
 
 
@@ -232,10 +247,10 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
                 except (OSError, RuntimeError) as exc:  # a loop (ELOOP / RuntimeError), or dangling
                     why = "a symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", 0) == errno.ELOOP \
                         else "a broken symlink"
-                    yield None, Problem(str(path), f"{why}; skipped")
+                    yield None, Problem(shown_path(path), f"{why}; skipped")
                     continue
                 if not target.is_relative_to(root):
-                    yield None, Problem(str(path), "symlink leads outside the folder; skipped")
+                    yield None, Problem(shown_path(path), "symlink leads outside the folder; skipped")
                     continue
             yield path, None
 
@@ -259,7 +274,8 @@ def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], l
         if note is None:
             continue
         if note.id in seen:
-            problems.append(Problem(str(path), f"same file name as {seen[note.id]}; skipped"))
+            masked = " once the secret in it is masked; rename one" if MASK in note.id else ""
+            problems.append(Problem(shown_path(path), f"same file name as {seen[note.id]}{masked}; skipped"))
             continue
         seen[note.id] = note.path
         notes.append(note)

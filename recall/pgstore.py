@@ -33,7 +33,7 @@ from .pgconnect import DEFAULT_SCHEMA, PgStoreError, connect
 from .pgschema import HNSW_EF_CONSTRUCTION, HNSW_M, check_ready
 from .search import CHUNKS_PER_QUERY, SHARED_KINDS, Scope, repo_key
 from .selector import Hit
-from .stores import Chunk, NoteRecord, SourceRef, as_query_matrix, mask_note
+from .stores import Chunk, NoteRecord, NoteRejected, SourceRef, as_query_matrix, mask_note
 
 if TYPE_CHECKING:
     import numpy as np
@@ -197,8 +197,6 @@ class PgIndex:
         self._vectors.update(zip(hashes, matrix, strict=True))
 
     def upsert_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[Chunk]) -> None:
-        from psycopg.types.json import Jsonb
-
         note, masked = mask_note(note, chunks)
         lacking = [c for c in masked if c.hash not in self._vectors]
         if lacking:
@@ -206,6 +204,16 @@ class PgIndex:
             # masked text: refuse rather than send the vector of a secret.
             raise PgStoreError(f"{note.path}: {len(lacking)} chunk(s) without a vector of their masked text; "
                                "write notes through recall.indexer (recall team push)")
+        import psycopg
+
+        try:
+            self._write_note(source, note, masked)
+        except psycopg.DataError as exc:  # this note's text (a NUL, a bad encoding): it alone is refused
+            raise NoteRejected(f"the team store refused it ({str(exc).splitlines()[0]})") from None
+
+    def _write_note(self, source: SourceRef, note: NoteRecord, masked: Sequence[Chunk]) -> None:
+        from psycopg.types.json import Jsonb
+
         with self._lock, self.conn.transaction():
             sid, project, team = self._source_row(source)
             row = self.conn.execute(

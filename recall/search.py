@@ -29,6 +29,7 @@ CHUNKS_PER_QUERY = 200
 # chunks and 8 questions, so depth x 14 chunks always do.
 CHUNKS_PER_NOTE_MAX = 14
 SHARED_KINDS = ("rule", "dir")
+LIBRARY_KIND = "library"  # recall.documents.LIBRARY (not imported: the daemon's search stays light)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Scope:
     repo: str | None = None  # --repo NAME: one other project (matched on its key's tail)
     everything: bool = False  # --all
     shared: bool = True  # rules and indexed folders
+    library: bool = False  # mirrored repositories' docs (kind "library"): searched on request
 
     def admits(self, note: dict[str, Any]) -> bool:
         if self.everything:
@@ -46,22 +48,25 @@ class Scope:
             return kind in ("memory", "conversation") and repo_matches(proj, self.repo)
         if kind in SHARED_KINDS:
             return self.shared
+        if kind == LIBRARY_KIND:
+            return self.library
         return self.project is not None and proj == self.project
 
     @property
     def key(self) -> tuple:
-        return (self.project, self.repo, self.everything, self.shared)
+        return (self.project, self.repo, self.everything, self.shared, self.library)
 
     @classmethod
-    def from_flags(cls, cwd: Path | str, repo: str | None = None, everything: bool = False) -> Scope:
+    def from_flags(cls, cwd: Path | str, repo: str | None = None, everything: bool = False,
+                   library: bool = False) -> Scope:
         """What ``--all``, ``--repo NAME`` or neither ask for: every note; one other project's
         notes and titles; or the project at ``cwd`` (its memory and titles) with the shared
-        rules and folders."""
+        rules and folders (and the library folders with ``library``)."""
         if everything:
             return cls(everything=True)
         if repo:
             return cls(repo=repo, shared=False)
-        return cls(project=project_key(cwd))
+        return cls(project=project_key(cwd), library=library)
 
 
 def repo_key(name: str) -> str:
@@ -169,7 +174,8 @@ class Searcher:
 
         scope = scope or Scope(everything=True)
         depth = self.settings.fusion_depth
-        best = self._best_per_note(idx, qv, scope, depth * CHUNKS_PER_NOTE_MAX)
+        where: dict[int, int] = {}
+        best = self._best_per_note(idx, qv, scope, depth * CHUNKS_PER_NOTE_MAX, depth, where)
         t2 = time.perf_counter()
         dense = np.full(len(idx.notes), -np.inf)
         if best:
@@ -180,7 +186,8 @@ class Searcher:
         other = self._cjk_notes(idx) != mostly_cjk(text)
         order, gate = fuse(dense, lex, lexical_weight=self.lexical_weight, depth=depth, k=k_notes,
                            other_script=other)
-        hits = Ranking([Hit(idx.notes[int(n)], float(g)) for n, g in zip(order, gate, strict=True)], negative)
+        hits = Ranking([Hit(idx.notes[int(n)], float(g), self._chunk_of(idx, int(n), where))
+                        for n, g in zip(order, gate, strict=True)], negative)
         t3 = time.perf_counter()
         return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
 
@@ -189,22 +196,42 @@ class Searcher:
         idx = self.index
         if idx is None or idx.ntotal == 0:
             return []
-        best = self._best_per_note(idx, qv, scope or Scope(everything=True), CHUNKS_PER_QUERY)
+        where: dict[int, int] = {}
+        best = self._best_per_note(idx, qv, scope or Scope(everything=True), CHUNKS_PER_QUERY, k_notes, where)
         ranked = sorted(best.items(), key=lambda kv: -kv[1])[:k_notes]
-        return [Hit(idx.notes[n], s) for n, s in ranked]
+        return [Hit(idx.notes[n], s, self._chunk_of(idx, n, where)) for n, s in ranked]
 
-    def _best_per_note(self, idx: LoadedIndex, qv, scope: Scope, chunks: int) -> dict[int, float]:
-        """note position -> its best chunk's score, over the ``chunks`` best chunks in scope."""
+    @staticmethod
+    def _chunk_of(idx: LoadedIndex, note: int, where: dict[int, int]) -> int | None:
+        """The place of a note's best chunk among its chunks (a document's page: Hit.location)."""
+        import numpy as np
+
+        cid = where.get(note)
+        return None if cid is None else cid - int(np.searchsorted(idx.chunk_note, note, side="left"))
+
+    def _best_per_note(self, idx: LoadedIndex, qv, scope: Scope, chunks: int, notes_wanted: int = 0,
+                       where: dict[int, int] | None = None) -> dict[int, float]:
+        """note position -> its best chunk's score, over the ``chunks`` best chunks in scope;
+        fetched again with four times as many while they hold fewer than ``notes_wanted`` notes
+        (a long document's chunks can fill the first fetch). ``where``: note -> best chunk id."""
+        best, complete = self._best_chunks(idx, qv, scope, chunks, where)
+        while len(best) < notes_wanted and not complete:
+            chunks *= 4
+            best, complete = self._best_chunks(idx, qv, scope, chunks, where)
+        return best
+
+    def _best_chunks(self, idx: LoadedIndex, qv, scope: Scope, chunks: int,
+                     where: dict[int, int] | None) -> tuple[dict[int, float], bool]:
+        """``_best_per_note`` over one fetch, and whether it held every chunk in scope."""
         if idx.ntotal == 0:
-            return {}
-        k = min(chunks, idx.ntotal)
-        params = None
+            return {}, True
+        params, in_scope = None, idx.ntotal
         if not scope.everything:
             id_filter = self._id_filter(idx, scope)
             if id_filter is None:
-                return {}
-            params, allowed = id_filter
-            k = min(k, allowed)
+                return {}, True
+            params, in_scope = id_filter
+        k = min(chunks, in_scope)
         if params is None:
             scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
         else:
@@ -216,7 +243,9 @@ class Searcher:
             n = int(idx.chunk_note[cid])
             if n not in best:  # results come best first: the first is the note's best chunk
                 best[n] = float(score)
-        return best
+                if where is not None:
+                    where[n] = int(cid)
+        return best, k >= in_scope
 
     def _cjk_notes(self, idx: LoadedIndex):
         """Boolean mask over ``idx.notes``: which are written mainly in CJK script (cached)."""

@@ -30,6 +30,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .safetext import agent_block, agent_path, agent_text
+
 if TYPE_CHECKING:
     from .settings import Rule
 
@@ -42,6 +44,14 @@ ELLIPSIS = "…"
 class Hit:
     note: dict[str, Any]  # id, name, description, path, kind, project, ...
     score: float
+    chunk: int | None = None  # the best chunk's place among the note's chunks (None: not known)
+
+    @property
+    def location(self) -> str:
+        """Where in a document the best chunk is (page, slide, section, time range): "" for a
+        note, or when a question chunk matched."""
+        locations = (self.note.get("extra") or {}).get("locations") or []
+        return locations[self.chunk] if self.chunk is not None and 0 <= self.chunk < len(locations) else ""
 
     @property
     def is_conversation(self) -> bool:
@@ -96,9 +106,10 @@ def gap_of(scores: list[float]) -> float | None:
 
 
 def hook_line(text: str) -> str:
-    """The exact line the hook prints for ``text`` (without the newline)."""
+    """The exact line the hook prints for ``text`` (without the newline): each of its lines
+    one line of printable text (``recall.safetext.agent_block``), whoever built ``text``."""
     return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}},
+        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": agent_block(text)}},
         ensure_ascii=False,
     )
 
@@ -108,13 +119,18 @@ def line_bytes(text: str) -> int:
 
 
 def headline(hit: Hit) -> str:
+    """One line per note: every field one line of printable text (``recall.safetext``), the
+    path quoted where it holds more than path characters, and a teammate's note (team store:
+    the hit names its ``owner``) marked with its origin first."""
     n = hit.note
+    path = agent_path(n.get("path", ""))
     if hit.is_conversation:
-        date = (n.get("extra") or {}).get("date", "")
-        return f"conversation — {date} {n.get('name', '')} ({n.get('path', '')})".replace("  ", " ")
-    name = " ".join(str(n.get("name", "")).split())
-    desc = " ".join(str(n.get("description", "")).split())
-    return f"{name} — {desc} ({n.get('path', '')})" if desc else f"{name} ({n.get('path', '')})"
+        date = agent_text((n.get("extra") or {}).get("date", ""))
+        return f"conversation — {date} {agent_text(n.get('name', ''))} ({path})".replace("  ", " ")
+    origin = f"[team store, from {agent_text(n['owner'])}] " if n.get("owner") is not None else ""
+    name = agent_text(n.get("name", ""))
+    desc = agent_text(n.get("description", ""))
+    return f"{origin}{name} — {desc} ({path})" if desc else f"{origin}{name} ({path})"
 
 
 def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:

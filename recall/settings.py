@@ -35,6 +35,20 @@ class SourcesSettings:
     conversations: bool
     keep_gone_titles: bool
     prompt_titles: bool
+    libraries: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DocumentsSettings:
+    """``[documents]``: what recall.documents reads besides notes, and how."""
+
+    enabled: bool
+    max_chunks: int
+    max_file_mb: float
+    images: bool
+    recordings: bool
+    frame_every_s: float
+    library_per_message: bool
 
 
 @dataclass(frozen=True)
@@ -161,6 +175,7 @@ class Settings:
     model: str
     chunking: ChunkConfig
     sources: SourcesSettings
+    documents: DocumentsSettings
     search: SearchSettings
     index: IndexSettings
     selector: SelectorSettings

@@ -11,8 +11,9 @@ file and restatements; mask; chunk; embed what the store lacks; upsert), and bot
 with ``recall.selector.Hit`` (a note scores by its best chunk), so the same contract tests
 run against both (``tests/test_store_contract.py``).
 
-Masking is the store's choke point: ``upsert_note`` masks every text it keeps (name,
-description, chunks, ``extra``'s strings) with ``mask_note``, whatever the caller did.
+Masking is the store's choke point: ``upsert_note`` masks every text it keeps (path, note
+id, name, description, chunks, ``extra``'s strings) with ``mask_note``, whatever the caller
+did (``recall.indexer`` masks paths and ids before it looks them up, so keys agree).
 """
 
 from __future__ import annotations
@@ -22,13 +23,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from .masking import mask_secrets
+from .masking import mask_path, mask_secrets
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .search import Scope
     from .selector import Hit
+
+
+class NoteRejected(ValueError):
+    """The store refused this one note (PostgreSQL takes no NUL in text, for one): the note is
+    skipped with this one line and the rest is written (``recall.indexer``)."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,8 @@ class NoteStore(Protocol):
         ...
 
     def upsert_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[Chunk]) -> None:
-        """Replace the note and its chunks in one transaction, every text masked."""
+        """Replace the note and its chunks in one transaction, every text masked; raises
+        ``NoteRejected`` (nothing of the note written) for a note the store cannot hold."""
         ...
 
     def delete_notes(self, source: SourceRef, paths: Iterable[str]) -> int: ...
@@ -134,7 +141,8 @@ def mask_json(value: Any) -> Any:
 
 def mask_note(note: NoteRecord, chunks: Iterable[Chunk]) -> tuple[NoteRecord, list[Chunk]]:
     """Everything of a note a store keeps, masked (``recall.masking``): the stores' choke point."""
-    masked = replace(note, name=mask_secrets(note.name), description=mask_secrets(note.description),
+    masked = replace(note, path=mask_path(note.path), note_id=mask_secrets(note.note_id),
+                     name=mask_secrets(note.name), description=mask_secrets(note.description),
                      extra=mask_json(note.extra or {}))
     return masked, mask_chunks(chunks)
 

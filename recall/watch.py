@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .api import DB_NAME
+from .documents import LIBRARY, format_of, read_if_document
 from .indexer import Indexer, SourceSpec, SyncStats, read_questions
-from .notes import INDEX_FILE, read_note
+from .notes import INDEX_FILE, read_note, shown_path
 from .questions import QUESTIONS_FILE_NAMES
 from .store import Store
 from .stores import SourceRef
@@ -50,7 +51,7 @@ log = logging.getLogger("recall.watch")
 # A file rewritten continuously (a log, a script appending) is still indexed once a second.
 MAX_DELAY_S = 1.0
 RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout)
-WATCHED_KINDS = ("memory", "rule", "dir")  # conversations come from transcripts: `recall index`
+WATCHED_KINDS = ("memory", "rule", "dir", "library")  # conversations come from transcripts: `recall index`
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,9 @@ class Watcher:
                 # A questions file changed: resync its folder (hash-checked, so only
                 # the notes whose questions changed are re-embedded).
                 questions_files = [os.path.dirname(p) for p in found if os.path.basename(p) in QUESTIONS_FILE_NAMES]
-                watcher._queue(paths=[p for p in found if p.endswith(".md")], dirs=questions_files)
+                docs = watcher.app.config.documents  # documents, images, recordings: by extension
+                watcher._queue(paths=[p for p in found if p.endswith(".md") or format_of(Path(p), docs, LIBRARY)],
+                               dirs=questions_files)
 
         return Handler()
 
@@ -335,14 +338,14 @@ class Watcher:
         stored_as = {os.path.realpath(p): p for p in existing}
         notes, gone = [], []
         for path in paths:
-            stored = stored_as.get(os.path.realpath(path))
-            if is_note_path(w.root, path):
-                note, problems = read_note(path)
-                stats.problems.extend(problems)
-                if note is not None:
-                    note.path = stored or str(path)
-                    notes.append(note)
-                    continue
+            stored = stored_as.get(shown_path(os.path.realpath(path)))  # stored paths are masked
+            note, problems = (read_note(path) if is_note_path(w.root, path) and w.kind != LIBRARY
+                              else read_if_document(path, w.root, indexer.documents, w.kind))
+            stats.problems.extend(problems)
+            if note is not None:
+                note.path = stored or str(path)
+                notes.append(note)
+                continue
             if stored is not None:
                 gone.append(stored)
         if notes:

@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "run": "recall_eval.commands.run",
     "tune": "recall_eval.commands.tune",
     "regress": "recall_eval.commands.regress",
+    "versus": "recall_eval.commands.versus",
 }
 
 

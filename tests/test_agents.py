@@ -424,3 +424,31 @@ def test_a_server_you_registered_yourself_stays(indexed, project, tmp_path):
     cli(install_cmd, "--user", "--form", "mcp_tool", "--skip-check")
     cli(uninstall_cmd, "--user")
     assert read_json(state) == mine
+
+
+# --- OpenCode ------------------------------------------------------------------------------------
+
+
+def test_opencode_install_and_uninstall_leave_the_folder_as_it_was(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("RECALL_HOME", str(tmp_path / "rh"))
+    (project / ".opencode").mkdir()
+    (project / ".opencode" / "opencode.json").write_text('{"theme": "system"}\n')
+    before = sorted(str(p.relative_to(project)) for p in project.rglob("*") if ".git" not in p.parts)
+    out = cli(install_cmd, "--project", "--agent", "opencode", "--skip-check")
+    plugin = project / ".opencode" / "plugins" / "recall.js"
+    assert "added" in out and "recall-opencode-plugin" in plugin.read_text()
+    assert "unchanged" in cli(install_cmd, "--project", "--agent", "opencode", "--skip-check")
+    cli(uninstall_cmd, "--project", "--agent", "opencode")
+    after = sorted(str(p.relative_to(project)) for p in project.rglob("*") if ".git" not in p.parts)
+    assert after == before
+
+
+def test_opencode_leaves_a_plugin_of_the_same_name_that_is_not_ours(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("RECALL_HOME", str(tmp_path / "rh"))
+    mine = project / ".opencode" / "plugins" / "recall.js"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("export const Mine = async () => ({})\n")
+    result = CliRunner().invoke(install_cmd, ["--project", "--agent", "opencode", "--skip-check"])
+    assert result.exit_code == 1 and "not recall's plugin" in result.output
+    cli(uninstall_cmd, "--project", "--agent", "opencode")
+    assert mine.read_text() == "export const Mine = async () => ({})\n"

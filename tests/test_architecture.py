@@ -71,3 +71,26 @@ def test_the_size_check_sees_a_long_function():
     assert _long_functions(f"@staticmethod\ndef f():\n{body}\n") == ["f:2 (61 lines)"]
     assert _long_functions(f"def g():\n{body}\n    y = 0\n") == ["g:1 (61 lines)"]
     assert _long_functions(f"def g():\n    # {REASON} a table, read top to bottom\n{body}\n") == []
+
+
+def _printers(tree: ast.AST) -> list[str]:
+    """Calls that write to a terminal directly: print(), click.echo/secho, sys.std*.write."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else ast.unparse(f) if isinstance(f, ast.Attribute) else ""
+        if name in ("print", "click.echo", "click.secho", "sys.stdout.write", "sys.stderr.write") or \
+                name.endswith(("stdout.buffer.write", "stderr.buffer.write")):
+            found.append(f"line {node.lineno}: {name}")
+    return found
+
+
+def test_every_cli_printer_goes_through_say():
+    """Issue 25: text from notes reaches the terminal only through ``recall.cli.common.say``
+    (``recall.safetext.terminal_text``); a new printer that bypasses it fails here."""
+    bad = {p.name: _printers(ast.parse(p.read_text(encoding="utf-8")))
+           for p in sorted((ROOT / "recall" / "cli").glob("*.py")) if p.name != "common.py"}
+    assert {k: v for k, v in bad.items() if v} == {}
+    assert _printers(ast.parse("import click\nclick.echo('x')\nprint(1)")) == ["line 2: click.echo", "line 3: print"]

@@ -236,6 +236,8 @@ def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
     (run / "daemon.secret").write_text("s3cret")
     (run / "daemon.json").write_text(json.dumps({"pid": os.getpid(), "socket": f"127.0.0.1:{port}",
                                                  "transport": "tcp", "port": port}))
+    for name in ("daemon.secret", "daemon.json"):  # 0600, as a daemon writes them
+        (run / name).chmod(0o600)
     with pytest.raises(client.DaemonError, match="not signed"):
         client.request({"cmd": "query", "prompt": MATCHING, "cwd": "/"})
     t.join(5)
@@ -383,6 +385,7 @@ def test_recall_stop_cleans_stale_files(indexed):
     run = indexed / "run"
     run.mkdir(mode=0o700, exist_ok=True)
     (run / "daemon.json").write_text(json.dumps({"pid": 999_999_999, "socket": str(run / "daemon.sock")}))
+    (run / "daemon.json").chmod(0o600)  # as a daemon writes it
     result = CliRunner().invoke(stop, [])
     assert result.exit_code == 0 and "not running (stale files removed)" in result.output
     assert not (run / "daemon.json").exists()

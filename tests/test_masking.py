@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 
-from helpers.corpora import B64, Case, build_corpus, issue16_cases
+from helpers.corpora import B64, Case, build_corpus, issue16_cases, issue25_cases, issue25_file_names
 from recall.masking import MASK, find_secrets, mask_secrets
 
 PROSE = Path(__file__).parent / "fixtures" / "secrets" / "prose.txt"
@@ -218,3 +219,48 @@ def test_random_fallback_catches_random_keys_of_unknown_shape():
         caught += MASK in mask_secrets(f"use {token} for it")
     print(f"\n40-char random base64 caught by the fallback: {caught}/500")
     assert caught >= 490
+
+
+# --- issue 25: passwords on command lines, .pgpass, URLs with "/" or "@", named hex keys,
+# and secrets in file names --------------------------------------------------------------------
+
+ISSUE25 = [case for seed in range(25, 45) for case in issue25_cases(seed)]  # 20 fresh values of each
+
+
+@pytest.mark.parametrize("kind,line,part", ISSUE25, ids=[f"{i:03d}-{c[0]}" for i, c in enumerate(ISSUE25)])
+def test_issue25_secret_is_masked(kind: str, line: str, part: str):
+    masked = mask_secrets(line)
+    assert part not in masked and not any(
+        _leaks(masked, piece) for piece in re.split(r"[/@]", part) if len(piece) >= 6), f"{kind}: {masked!r}"
+    assert MASK in masked
+
+
+def test_issue25_rules_keep_what_is_not_a_secret():
+    for line in (
+        "git push -u origin main",
+        "docker run -u 1000:1000 --rm app",
+        "mysql -u root -p shop",  # -p alone: mysql prompts for it
+        "mysql -u root -p -h db shop",
+        "curl -u \"$USER:$TOKEN\" https://api",
+        "sshpass -p \"$SSHPASS\" ssh host",
+        "docker login -u ci -p $CI_REGISTRY_PASSWORD $CI_REGISTRY",
+        "https://example.com:8080/docs@v2",
+        "see https://github.com/org/repo/blob/main/a@b.md",
+        "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "cache key: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "the meeting ran 10:30:00:01:02",
+        "*:*:*:postgres:$PGPASS",
+    ):
+        assert mask_secrets(line) == line, line
+
+
+def test_issue25_file_names_are_masked_like_text():
+    from recall.notes import shown_path
+
+    for seed in range(20):
+        for stem, secret in issue25_file_names(seed):
+            shown = shown_path(f"/home/a/notes/{stem}.md")
+            assert secret not in shown and MASK in shown and shown.startswith("/home/a/notes/"), shown
+    for plain in ("/home/a/notes/deploy-checklist.md", "/tmp/pytest-of-ci/pytest-12/test_index0/notes/x.md",
+                  "/home/a/.claude/projects/-home-a-work-shop/memory/feedback_testing.md"):
+        assert shown_path(plain) == plain

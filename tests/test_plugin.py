@@ -218,3 +218,17 @@ def test_plugin_server_before_setup_serves_a_stand_in_that_answers_nothing(plugi
     assert wait_for(lambda: "setup failed" in (data / "setup.log").read_text()
                     if (data / "setup.log").exists() else False, 30)
     assert not (data / "env.json").exists()
+
+
+def test_search_command_front_matter_and_what_it_calls():
+    """/recall:search: a plugin command file (commands/search.md) whose arguments become the
+    query of the MCP tool the server really has, with the CLI as the fallback."""
+    text = (ROOT / "commands" / "search.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(text.split("---")[1])
+    assert set(front) <= {"description", "argument-hint", "allowed-tools", "model", "disable-model-invocation"}
+    assert front["description"] and front["argument-hint"]
+    assert "$ARGUMENTS" in text and "`recall_search`" in text and "cli search" in text
+    from recall.cli import main
+
+    assert "search" in main.commands
+    assert "def recall_search(" in (ROOT / "recall" / "mcp" / "server.py").read_text(encoding="utf-8")

@@ -90,8 +90,8 @@ def walk_through(ui: UiServer, driver, shots: Path, message: str, more: tuple[st
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    driver.get(ui.url)  # the address `recall ui` printed, with its token
-    assert driver.current_url == f"{ui.base}/notes"  # token swapped for the cookie
+    driver.get(ui.launcher.as_uri())  # the page `recall ui` opens: it goes on with a one-time code
+    WebDriverWait(driver, WAIT_S).until(lambda d: d.current_url == f"{ui.base}/notes")  # code swapped for the cookie
     assert NOTE in text(driver)
     rows = driver.find_elements(By.CSS_SELECTOR, "table.notes tbody tr")
     assert len(rows) == 51
@@ -179,7 +179,7 @@ def test_the_page_without_the_token_is_refused(ui, tmp_path):
         for path in ("/", "/notes", "/try"):
             fresh.get(ui.base + path)
             assert "refused" in text(fresh) and NOTE not in fresh.page_source
-        fresh.get(f"{ui.base}/notes?token=guess")
+        fresh.get(f"{ui.base}/notes?code=guess")
         assert "refused" in text(fresh)
         shot(fresh, tmp_path / "refused.png")
         fresh.get(ui.url)

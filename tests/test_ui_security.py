@@ -45,16 +45,44 @@ def test_listens_on_loopback_only(ui):
     assert listening_addresses(ui.port) == {"0100007F"}  # 127.0.0.1, nothing on 0.0.0.0 or ::
 
 
-def test_the_printed_address_swaps_its_token_for_a_strict_cookie(ui):
+def code_of(url: str) -> str:
+    return url.split("code=", 1)[1]
+
+
+def test_a_one_time_code_swaps_for_a_strict_cookie_once(ui):
+    code = code_of(ui.url)  # from the launcher file, as the browser reads it
     with client(ui, cookie=False) as c:
-        r = c.get(f"/notes?kind=dir&token={ui.token}")
+        r = c.get(f"/notes?kind=dir&code={code}")
         assert r.status_code == 303
-        assert r.headers["location"] == "/notes?kind=dir"  # the token leaves the address bar
+        assert r.headers["location"] == "/notes?kind=dir"  # the code leaves the address bar
         cookie = r.headers["set-cookie"]
         assert cookie.startswith(f"recall_ui_{ui.port}={ui.token};")
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
         r = c.get("/notes?kind=dir")  # httpx kept the cookie
         assert r.status_code == 200 and NOTE in r.text
+    with client(ui, cookie=False) as c:  # the same code again, from another browser: spent
+        r = c.get(f"/notes?code={code}")
+        assert r.status_code == 403 and "used already" in r.text and NOTE not in r.text
+        assert "set-cookie" not in r.headers
+    assert code_of(ui.url) != code  # the launcher file holds the next one
+
+
+def test_the_token_is_on_no_command_line_and_the_launcher_is_private(ui):
+    """Another local user reads /proc/*/cmdline and can open 0644 files: neither holds the
+    token or a live code; the launcher page is 0600 in a 0700 folder."""
+    import os
+    import stat
+
+    token, code = ui.token, code_of(ui.url)
+    assert token not in ui.launcher.read_text() and code in ui.launcher.read_text()
+    assert stat.S_IMODE(os.stat(ui.launcher).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(ui.launcher.parent).st_mode) == 0o700
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        assert token.encode() not in cmdline and code.encode() not in cmdline, entry
 
 
 def test_the_token_redirect_stays_on_this_site(ui):
@@ -62,18 +90,26 @@ def test_the_token_redirect_stays_on_this_site(ui):
     (raw request: HTTP clients normalise such a path away)."""
     import socket
 
-    with socket.create_connection(("127.0.0.1", ui.port), timeout=10) as sock:
-        sock.sendall(f"GET //evil.example/x?token={ui.token} HTTP/1.1\r\nHost: 127.0.0.1:{ui.port}\r\n"
-                     "Connection: close\r\n\r\n".encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            part = sock.recv(4096)
-            if not part:
-                break
-            head += part
-    lines = head.decode("latin-1").split("\r\n")
+    def raw_get(target: str) -> list[str]:
+        with socket.create_connection(("127.0.0.1", ui.port), timeout=10) as sock:
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{ui.port}\r\n"
+                         "Connection: close\r\n\r\n".encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                part = sock.recv(4096)
+                if not part:
+                    break
+                head += part
+        return head.decode("latin-1").split("\r\n")
+
+    lines = raw_get(f"//evil.example/x?code={code_of(ui.url)}")
     assert lines[0].split()[1] == "303"
     assert "location: /evil.example/x" in [line.lower() for line in lines]
+    # CR LF in the path (issue 25): percent-encoded in the Location, no header injected, no 500
+    lines = raw_get(f"/x%0d%0aSet-Cookie:%20evil=1%0d%0a?code={code_of(ui.url)}")
+    assert lines[0].split()[1] == "303", lines
+    assert "location: /x%0d%0aset-cookie:%20evil=1%0d%0a" in [line.lower() for line in lines]
+    assert not any(line.lower().startswith("set-cookie: evil") for line in lines)
 
 
 @pytest.mark.parametrize("path", ["/", "/notes", "/notes/1", "/try", "/injections", "/quality", "/status",
@@ -83,7 +119,7 @@ def test_every_path_needs_the_token(ui, path):
         r = c.get(path)
         assert r.status_code == 403
         assert "recall ui" in r.text and NOTE not in r.text
-        r = c.get(path, params={"token": "not-the-token"})
+        r = c.get(path, params={"code": "not-the-code"})
         assert r.status_code == 403
         r = c.get(path, cookies={f"recall_ui_{ui.port}": ui.token[:-1] + "x"})
         assert r.status_code == 403

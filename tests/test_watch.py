@@ -172,7 +172,7 @@ def test_bursts_are_coalesced_and_non_notes_ignored(app, folder):
         # Files that are not notes change nothing.
         (folder / "MEMORY.md").write_text("- [x](x.md) index\n")
         (folder / ".hidden.md").write_text("hidden\n")
-        (folder / "notes.txt").write_text("text\n")
+        (folder / "notes.log").write_text("text\n")  # .txt is a document now (recall.documents)
         time.sleep(0.4)
         assert watcher.wait_idle(5)
         assert watcher.rebuilds == rebuilt

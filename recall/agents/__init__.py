@@ -1,4 +1,4 @@
-"""`recall install --agent claude|codex|gemini`: each agent's prompt hook in its own format.
+"""`recall install --agent claude|codex|gemini|opencode`: each agent's prompt hook in its own format.
 
 One daemon serves every agent; only the hook entry differs. What each route writes:
 
@@ -21,6 +21,10 @@ gemini  .gemini/settings.json (--user: ~/.gemini/settings.json)
         hooks.BeforeAgent += {"type": "command", "name": "recall", "command": "<python> -P -m
         recall.hook --agent gemini", "timeout": 5000}  (milliseconds), and
         ``hooksConfig.enabled = true`` when unset (the stable channel needs it)
+opencode  .opencode/plugins/recall.js (--user: ~/.config/opencode/plugins/, or under
+        $XDG_CONFIG_HOME): a plugin whose ``chat.message`` hook runs ``<python> -P -m
+        recall.hook --agent opencode`` and adds its block as a hidden (synthetic) text part
+        of the message; see recall.agents.opencode
 --track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -P -m recall.track]}
 
 ``uninstall --agent X`` removes exactly these: our hook entries (recognised by what they run),
@@ -36,6 +40,7 @@ from ..install import InstallError
 from .claude import install_claude, uninstall_claude
 from .codex import install_codex, uninstall_codex
 from .gemini import install_gemini, uninstall_gemini
+from .opencode import install_opencode, uninstall_opencode
 from .shared import AGENTS, FORMS
 
 # --- one entry point ---------------------------------------------------------------------------
@@ -49,12 +54,16 @@ def install_agent(agent: str, project: bool, cwd: Path | None = None, form: str 
         raise InstallError(f"{agent}: only the command form is available (--form command)")
     if track_reads:
         raise InstallError(f"{agent}: --track-reads is for Claude Code's Read tool only")
+    if agent == "opencode":
+        return install_opencode(project, cwd)
     return install_codex(project, cwd) if agent == "codex" else install_gemini(project, cwd)
 
 
 def uninstall_agent(agent: str, project: bool, cwd: Path | None = None) -> list[str]:
     if agent == "claude":
         return uninstall_claude(project, cwd)
+    if agent == "opencode":
+        return uninstall_opencode(project, cwd)
     return uninstall_codex(project, cwd) if agent == "codex" else uninstall_gemini(project, cwd)
 
 

@@ -17,7 +17,7 @@ from ..install import (
 )
 from ..paths import claude_config_dir, ensure_private_dir, git_toplevel, private_open, project_root, recall_home
 
-AGENTS = ("claude", "codex", "gemini")
+AGENTS = ("claude", "codex", "gemini", "opencode")
 FORMS = ("mcp_tool", "command")
 SERVER_NAME = "recall"
 MCP_MODULE = "recall.mcp"

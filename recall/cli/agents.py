@@ -7,16 +7,16 @@ from pathlib import Path
 import click
 
 from ..agents.shared import AGENTS, FORMS
-from .common import UserError
+from .common import UserError, say
 
 
 def _scope_option(fn):
     fn = click.option("--user", "scope", flag_value="user", default=True,
                       help="Your own settings (default): Claude Code's $CLAUDE_CONFIG_DIR or ~/.claude, "
-                           "Codex's $CODEX_HOME or ~/.codex, ~/.gemini.")(fn)
+                           "Codex's $CODEX_HOME or ~/.codex, ~/.gemini, ~/.config/opencode.")(fn)
     return click.option("--project", "scope", flag_value="project",
                         help="This project's settings, at the git root (.claude/, .mcp.json, .codex/, "
-                             ".gemini/).")(fn)
+                             ".gemini/, .opencode/).")(fn)
 
 
 _AGENT_CHOICE = click.Choice(AGENTS)
@@ -38,7 +38,8 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
 
     Claude Code gets the mcp_tool hook (a tool call on recall's MCP server, no process per
     message) where its version and this environment allow, else the command hook; Codex CLI
-    a UserPromptSubmit command hook; Gemini CLI a BeforeAgent command hook. Idempotent: a
+    a UserPromptSubmit command hook; Gemini CLI a BeforeAgent command hook; OpenCode a plugin
+    file whose chat.message hook adds the block as a hidden part of the message. Idempotent: a
     second run leaves one entry. Then starts the daemon, times a warm question and says
     whether it fits in daemon.hook_budget_ms.
     """
@@ -51,20 +52,20 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     except (InstallError, OSError) as exc:
         raise UserError(str(exc)) from None
     for line in done:
-        click.echo(line)
+        say(line)
     if scope == "project":
-        click.echo("note: the entry holds this machine's Python path; teammates run `recall install` too")
+        say("note: the entry holds this machine's Python path; teammates run `recall install` too")
     if skip_check:
         return
     budget = load_config().daemon.hook_budget_ms
     try:
-        report = latency_check(budget, Path.cwd(), say=click.echo)
+        report = latency_check(budget, Path.cwd(), say=say)
     except (InstallError, OSError, RuntimeError) as exc:
         raise UserError(f"hook installed, but the check failed: {exc}") from None
     if report["fits"]:
-        click.echo(f"fits in the hook's budget of {budget:.0f} ms")
+        say(f"fits in the hook's budget of {budget:.0f} ms")
         return
-    click.echo(
+    say(
         f"a warm question took up to {report['exchange_max_ms']} ms, over the hook's budget of "
         f"{budget:.0f} ms: the hook would hand nothing over for such messages.\n"
         f"To raise the cutoff, set in {user_config_path()}:\n\n"
@@ -87,5 +88,5 @@ def uninstall(scope: str, agent: str) -> None:
     except (InstallError, OSError) as exc:
         raise UserError(str(exc)) from None
     for line in done:
-        click.echo(line)
+        say(line)
 

@@ -1,6 +1,10 @@
-"""What every ``recall`` command shares: the one error type, the error filter, the app.
+"""What every ``recall`` command shares: the one printer, the one error type, the error filter, the app.
 
-User errors print one line (``Error: ...``, exit 1), never a traceback."""
+User errors print one line (``Error: ...``, exit 1), never a traceback. Everything a command
+prints goes through ``say`` (and an error's message through ``UserError``): text from notes,
+file names and teammates is made safe for a terminal there (``recall.safetext.terminal_text``),
+so no note can send an escape sequence to the user's terminal (tests/test_architecture.py
+checks that no other printer is used under recall/cli)."""
 
 from __future__ import annotations
 
@@ -8,13 +12,23 @@ import sqlite3
 
 import click
 
+from ..client import DaemonUntrusted
 from ..config import ConfigError
 from ..embedders import EmbedderError
 from ..errors import RecallError
+from ..safetext import terminal_text
+
+
+def say(message: object = "", err: bool = False, nl: bool = True) -> None:
+    """Print ``message`` (to stderr with ``err``): the CLI's one printer, terminal-safe."""
+    click.echo(terminal_text("" if message is None else message), err=err, nl=nl)
 
 
 class UserError(click.ClickException):
-    """One-line error for the user (exit 1)."""
+    """One-line error for the user (exit 1), its message terminal-safe."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(terminal_text(message))
 
 
 def clean_errors(*extra):
@@ -32,7 +46,7 @@ def clean_errors(*extra):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             caught: tuple[type[BaseException], ...] = (
-                FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, PermissionError, RecallError,
+                FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, RecallError, DaemonUntrusted,
                 *(t if isinstance(t, type) else t() for t in extra))
             try:
                 return fn(*args, **kwargs)
@@ -49,11 +63,15 @@ def clean_errors(*extra):
 
 def _state_error(exc: BaseException) -> str | None:
     """One line for a SQLite error or a full disk met anywhere; None: not ours to explain."""
-    from ..errors import DiskFull, is_disk_full
+    from ..errors import DiskFull, is_disk_full, is_unwritable
     from ..paths import recall_home
 
     if is_disk_full(exc):
         return str(DiskFull(getattr(exc, "filename", None) or recall_home()))
+    if is_unwritable(exc):  # a read-only mount, another user's file: what and the repair
+        from ..trust import home_problem
+
+        return home_problem(recall_home()) or str(exc)
     if isinstance(exc, sqlite3.DatabaseError):
         from ..api import DB_NAME
         from ..store import store_error

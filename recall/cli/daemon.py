@@ -13,7 +13,8 @@ from collections import deque
 
 import click
 
-from .common import UserError
+from ..safetext import one_line
+from .common import UserError, fail_cleanly, say
 
 STOP_WAIT_S = 10.0
 
@@ -23,6 +24,7 @@ STOP_WAIT_S = 10.0
               help="Run in this terminal, logging to stderr too; Ctrl-C stops it.")
 @click.option("--wait", "wait_s", default=120.0, show_default=True,
               help="Seconds to wait for a background daemon to answer.")
+@fail_cleanly
 def serve(foreground: bool, wait_s: float) -> None:
     """Start the search daemon (the hook also starts it by itself when needed).
 
@@ -38,23 +40,29 @@ def serve(foreground: bool, wait_s: float) -> None:
         sys.exit(run_daemon(foreground=True))
     ready = client.wait_until_ready(timeout_s=0.3)
     if ready is None:
-        client.spawn_daemon(cooldown_s=0)
-        ready = client.wait_until_ready(timeout_s=wait_s)
+        started = client.spawn_daemon(cooldown_s=0)
+        ready = client.wait_until_ready(timeout_s=wait_s, started=started)
         if ready is None:
-            raise UserError("the daemon did not start; `recall serve --foreground` shows why")
-        click.echo(f"started: pid {ready.get('pid')}, model {ready.get('model')}")
+            code = getattr(started, "returncode", None)
+            how = f"exited with status {code}" if code is not None else f"did not answer within {wait_s:g} s"
+            raise UserError(f"the daemon {how}; `recall serve --foreground` shows why")
+        say(f"started: pid {ready.get('pid')}, model {ready.get('model')}")
         return
-    click.echo(f"already running: pid {ready.get('pid')}, model {ready.get('model')}")
+    say(f"already running: pid {ready.get('pid')}, model {ready.get('model')}")
 
 
 def _preflight() -> None:
     """What would make the daemon exit at start, said in one line before starting it (not
-    after `--wait` seconds of silence): a broken config file, a damaged index."""
+    after `--wait` seconds of silence): another user's or a read-only home, a broken config
+    file, a damaged index."""
     from ..config import ConfigError, load_config
     from ..embedders import model_id_of
     from ..errors import IndexDamaged
+    from ..paths import recall_home
+    from ..trust import require_home
     from ..vector_index import load_index
 
+    require_home(recall_home())  # another user's or read-only: HomeUnusable, its line
     try:
         config = load_config()
     except ConfigError as exc:
@@ -64,7 +72,12 @@ def _preflight() -> None:
     except Exception:  # noqa: BLE001 - an unknown model is the daemon's to report
         return
     try:
-        load_index(model_id)
+        if load_index(model_id) is None:  # none on disk: was one built (its folder deleted)?
+            from ..api import Recall
+
+            app = Recall(config=config)
+            for path, what in app.missing_indexes(app.store.index_runs(), model_id):
+                raise IndexDamaged(path, what)
     except IndexDamaged as exc:
         raise UserError(str(exc)) from None
 
@@ -82,6 +95,7 @@ def _wait_gone(timeout_s: float) -> bool:
 
 
 @click.command()
+@fail_cleanly
 def stop() -> None:
     """Stop the search daemon (it removes its socket and status file).
 
@@ -95,7 +109,7 @@ def stop() -> None:
     pid = int(status["pid"]) if status is not None else client.lock_holder()
     if pid is None:
         cleaned = clean_stale()
-        click.echo("not running" + (" (stale files removed)" if cleaned else ""))
+        say("not running" + (" (stale files removed)" if cleaned else ""))
         return
     try:
         if status is None:
@@ -105,13 +119,13 @@ def stop() -> None:
         holder = client.lock_holder()
         if holder is None:
             cleaned = clean_stale()
-            click.echo("not running" + (" (stale files removed)" if cleaned else ""))
+            say("not running" + (" (stale files removed)" if cleaned else ""))
             return
         pid = holder
         os.kill(pid, signal.SIGTERM)  # not answering: the signal handler cleans up too
     if not _wait_gone(STOP_WAIT_S):
         raise UserError(f"daemon pid {pid} did not exit within {STOP_WAIT_S:.0f} s")
-    click.echo(f"stopped (pid {pid})")
+    say(f"stopped (pid {pid})")
 
 
 @click.command("log")
@@ -139,9 +153,9 @@ def log_cmd(lines: int, stats: bool) -> None:
         except FileNotFoundError:
             continue
     if not tail:
-        click.echo(f"(no log yet at {path})", err=True)
+        say(f"(no log yet at {path})", err=True)
     for line in tail:
-        click.echo(line)
+        say(line)
 
 
 def _print_stats() -> None:
@@ -149,12 +163,13 @@ def _print_stats() -> None:
 
     rows = stats()
     if not rows:
-        click.echo("(nothing injected yet)", err=True)
+        say("(nothing injected yet)", err=True)
         return
-    width = max(len("note"), *(len(r["note"]) for r in rows))
-    click.echo(f"{'note':<{width}}  injected  opened  last injected")
-    for r in rows:
+    names = [one_line(r["note"]) for r in rows]  # a note id or path: written by whoever named the file
+    width = max(len("note"), *map(len, names))
+    say(f"{'note':<{width}}  injected  opened  last injected")
+    for r, name in zip(rows, names, strict=True):
         last = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["last_injected"])) if r["last_injected"] else "-"
-        click.echo(f"{r['note']:<{width}}  {r['injected']:>8}  {r['opened']:>6}  {last}")
+        say(f"{name:<{width}}  {r['injected']:>8}  {r['opened']:>6}  {last}")
     if not reads_path().exists():
-        click.echo("(no reads recorded: `recall install --track-reads` records them)", err=True)
+        say("(no reads recorded: `recall install --track-reads` records them)", err=True)

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
-from .common import UserError, fail_cleanly, recall_app
+from .common import UserError, fail_cleanly, recall_app, say
 
 
 @click.command()
 @click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
-              help="How DIRs are indexed: plain note folders, shared rules, or a project's memory.")
+@click.option("--kind", type=click.Choice(["dir", "rule", "memory", "library"]), default="dir", show_default=True,
+              help="How DIRs are indexed: plain note folders, shared rules, a project's memory, or a library "
+                   "(mirrored repositories' docs: searched on request, not on every message).")
 @click.option("--no-conversations", is_flag=True, help="Do not index past conversations' titles.")
 @click.option("--rebuild", is_flag=True,
               help="Repair: re-read every folder indexed before and write a fresh index; a damaged "
@@ -21,12 +22,14 @@ from .common import UserError, fail_cleanly, recall_app
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @fail_cleanly
 def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bool, quiet: bool) -> None:
-    """Index notes: DIRs given, or the current project's memory folder and shared rules.
+    """Index notes and documents: DIRs given, or the project's memory folder, shared rules and libraries.
 
     Only new or changed notes are embedded; removed ones are dropped. Each DIR given
     is searched by later queries against the same RECALL_HOME. A folder's
     questions.jsonl (questions per note, from `recall-eval expand`) and notes'
-    front-matter `questions:` are indexed as extra chunks of their note. With --rebuild,
+    front-matter `questions:` are indexed as extra chunks of their note. Besides markdown
+    notes, a folder's PDF, DOCX, PPTX, XLSX, HTML, EPUB and text files, screenshots and
+    recordings are indexed ([documents]; extras `docs` and `ocr`). With --rebuild,
     every folder indexed before is read again too, and a damaged index or store is replaced.
     """
     from tqdm import tqdm
@@ -37,8 +40,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     if rebuild:
         aside, salvaged = app.set_aside_damaged_store()
         if aside is not None:
-            click.echo(f"note: the damaged store was moved to {aside} (delete it once all is well); "
-                       f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
+            say(f"note: the damaged store was moved to {aside} (delete it once all is well); "
+                f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
     sources = _sources(app, dirs, kind, cwd)
     conversations_of = None if dirs or no_conversations else cwd
     bar = tqdm(total=None, unit="chunk", disable=quiet or not sys.stderr.isatty(), desc="embedding")
@@ -48,16 +51,16 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     finally:
         bar.close()
     for p in stats.problems:
-        click.echo(f"warning: {p}", err=True)
-    click.echo(
+        say(f"warning: {p}", err=True)
+    say(
         f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}; "
         f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
         + (f"; {stats.questions_total} note questions among the chunks written" if stats.questions_total else "")
     )
     if app.calibration is not None:
         for problem in app.calibration.problems:
-            click.echo(f"warning: {problem}", err=True)
-        click.echo(_calibration_line(app.calibration))
+            say(f"warning: {problem}", err=True)
+        say(_calibration_line(app.calibration))
 
 
 def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
@@ -76,7 +79,7 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     sources = app.default_sources(cwd)
     for s in sources:
         if not s.root.exists():
-            click.echo(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
+            say(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
     return [s for s in sources if s.root.exists()]
 
 
@@ -108,9 +111,9 @@ def calibrate(target_silence: float | None) -> None:
     if cal is None:
         raise UserError("nothing indexed yet: run `recall index` first")
     for problem in cal.problems:
-        click.echo(f"warning: {problem}", err=True)
-    click.echo(_calibration_line(cal))
+        say(f"warning: {problem}", err=True)
+    say(_calibration_line(cal))
     from ..calibration import FILE
 
-    click.echo(f"written to {app.home / FILE}")
+    say(f"written to {app.home / FILE}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import fail_cleanly
+from .common import fail_cleanly, say
 
 
 @click.command()
@@ -20,7 +20,7 @@ def models(name: str | None) -> None:
 
     if not name:
         for line in list_models():
-            click.echo(line)
+            say(line)
         return
-    click.echo(fetch(name))
+    say(fetch(name))
 

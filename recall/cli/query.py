@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from .common import fail_cleanly, recall_app
+from ..safetext import one_line
+from .common import fail_cleanly, recall_app, say
 
 
 @click.command()
@@ -26,7 +27,7 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
     res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything))
     d = res.decision
     if as_json:
-        click.echo(json.dumps({
+        say(json.dumps({
             "model": app.embedder.model_id,
             "thresholds": res.rule.as_dict(),
             **d.as_dict(),
@@ -38,28 +39,29 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
         return
     if explain:
         t = res.rule.thresholds
-        click.echo(f"model {app.embedder.model_id}; thresholds from [{t.source}] in "
-                   f"{t.origin}: top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}, "
-                   f"gap_floor {t.gap_floor}, full_gap {t.full_gap}, full_margin {t.full_margin}")
+        say(f"model {app.embedder.model_id}; thresholds from [{t.source}] in "
+            f"{t.origin}: top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}, "
+            f"gap_floor {t.gap_floor}, full_gap {t.full_gap}, full_margin {t.full_margin}")
         if d.negative is not None:
-            click.echo(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
-                       "evidence = top + neg_weight x (top - nearest unrelated)")
+            say(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
+                "evidence = top + neg_weight x (top - nearest unrelated)")
         if "lexical_ms" in res.timings:
-            click.echo(f"order: dense fused with BM25 (search.lexical_weight {app.searcher.lexical_weight}); "
-                       "each score is the dense ranking's score at that rank, which the gap rule reads")
+            say(f"order: dense fused with BM25 (search.lexical_weight {app.searcher.lexical_weight}); "
+                "each score is the dense ranking's score at that rank, which the gap rule reads")
         chosen = {id(h.note) for h in d.chosen}
         for rank, h in enumerate(res.hits[:k], 1):
             mark = "*" if id(h.note) in chosen else " "
-            click.echo(f"{mark}{rank:3d}  {h.score:.4f}  [{h.note['kind']}] {h.note['name']}  ({h.note['id']})")
+            say(f"{mark}{rank:3d}  {h.score:.4f}  [{h.note['kind']}] {one_line(h.note['name'])}  "
+                f"({one_line(h.note['id'])})")
         top = "-" if d.top is None else f"{d.top:.4f}"
         gap = "-" if d.gap is None else f"{d.gap:.4f}"
-        click.echo(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
+        say(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
         if res.timings:
-            click.echo("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
+            say("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
         if d.text:
-            click.echo(f"--- injected ({d.line_bytes} bytes) ---")
+            say(f"--- injected ({d.line_bytes} bytes) ---")
     if d.text:
-        click.echo(d.text)
+        say(d.text)
     elif not explain:
-        click.echo(f"(nothing: {d.reason})", err=True)
+        say(f"(nothing: {d.reason})", err=True)
 

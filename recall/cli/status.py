@@ -8,7 +8,7 @@ import time
 import click
 
 from ..config import load_config, user_config_path
-from .common import fail_cleanly, recall_app
+from .common import fail_cleanly, recall_app, say
 
 
 @click.command()
@@ -32,13 +32,13 @@ def status(as_json: bool) -> None:
     info["daemon"] = daemon_status()
     info["thresholds"] = _thresholds_in_force(app)
     if as_json:
-        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        say(json.dumps(info, indent=2, ensure_ascii=False))
         return
     for key, value in info.items():
         if key == "thresholds":
-            click.echo(f"thresholds: {value['words']}")
+            say(f"thresholds: {value['words']}")
             continue
-        click.echo(f"{key}: {value}")
+        say(f"{key}: {value}")
 
 
 def _thresholds_in_force(app) -> dict:
@@ -66,8 +66,8 @@ def _thresholds_in_force(app) -> dict:
 def config_cmd(show_path: bool) -> None:
     """Print the effective config, each value with the file it came from."""
     if show_path:
-        click.echo(user_config_path())
+        say(user_config_path())
         return
     for key, value, origin in load_config().entries():
-        click.echo(f"{key} = {json.dumps(value, ensure_ascii=False)}    # {origin}")
+        say(f"{key} = {json.dumps(value, ensure_ascii=False)}    # {origin}")
 

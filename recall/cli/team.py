@@ -15,7 +15,8 @@ from pathlib import Path
 
 import click
 
-from .common import UserError, clean_errors, pg_store_error, recall_app
+from ..safetext import one_line
+from .common import UserError, clean_errors, pg_store_error, recall_app, say
 
 
 def _server_error() -> type[Exception]:
@@ -53,7 +54,7 @@ def _url(app, url: str | None) -> str:
         raise PgStoreError(f"no team store configured: set {URL_ENV} or [team] url in config.toml")
     warning = transport_warning(url)
     if warning:
-        click.echo(warning, err=True)
+        say(warning, err=True)
     return url
 
 
@@ -63,8 +64,8 @@ def _team_index(app, url: str | None):
 
     label = legacy_owner_label(app.config)
     if label:
-        click.echo(f"note: RECALL_OWNER / [team] owner ({label}) is ignored: the server knows you as the "
-                   "database role you connect as", err=True)
+        say(f"note: RECALL_OWNER / [team] owner ({label}) is ignored: the server knows you as the "
+            "database role you connect as", err=True)
     emb = app.embedder
     return PgIndex(_url(app, url), emb.model_id, emb.dimension, schema=team_schema(app.config))
 
@@ -108,7 +109,7 @@ def team_init(adopt: tuple[str, ...], url: str | None) -> None:
     app = recall_app()
     emb = app.embedder
     for line in init_store(_url(app, url), team_schema(app.config), emb.model_id, emb.dimension, pairs):
-        click.echo(line)
+        say(line)
 
 
 @team.command("add-member")
@@ -141,7 +142,7 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
     app = recall_app()
     for line in add_member(_url(app, url), team_schema(app.config), name, read_only=read_only,
                            password=password):
-        click.echo(line)
+        say(line)
 
 
 @team.command("push")
@@ -177,10 +178,10 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
             stats = indexer.sync_source(spec, team=visible)
             indexer.rebuild()  # the server's index is already current: lets go of the vectors held
             for p in stats.problems:
-                click.echo(f"warning: {p}", err=True)
-            click.echo(f"{spec.root.resolve()} ({spec.kind}, {'team' if visible else 'private'}): "
-                       f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
-                       f"unchanged {stats.unchanged}")
+                say(f"warning: {p}", err=True)
+            say(f"{spec.root.resolve()} ({spec.kind}, {'team' if visible else 'private'}): "
+                f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
+                f"unchanged {stats.unchanged}")
 
 
 @team.command("search")
@@ -202,16 +203,16 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
     with closing(_team_index(app, url)) as index:
         hits = index.search(qvec, scope, k)
     if as_json:
-        click.echo(json.dumps([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
+        say(json.dumps([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
             "id", "name", "description", "path", "kind", "owner", "team")}} for h in hits],
             ensure_ascii=False, indent=2))
         return
     if not hits:
-        click.echo("(no notes)", err=True)
+        say("(no notes)", err=True)
     for rank, h in enumerate(hits, 1):
         n = h.note
-        click.echo(f"{rank:3d}  {h.score:.4f}  [{n['kind']}] {n['name']} — {n['description']}  "
-                   f"({n['owner']}: {n['path']})")
+        say(f"{rank:3d}  {h.score:.4f}  [{n['kind']}] [from {one_line(n['owner'])}] {one_line(n['name'])} — "
+            f"{one_line(n['description'])}  ({one_line(n['path'])})")
 
 
 @team.command("status")
@@ -224,7 +225,7 @@ def team_status(url: str | None) -> None:
         info = {"role": index.owner, "access": index.access(), "schema": index.schema,
                 "model_id": index.model_id, **index.counts()}
     for key, value in info.items():
-        click.echo(f"{key}: {value}")
+        say(f"{key}: {value}")
 
 
 @team.command("forget")
@@ -235,4 +236,4 @@ def team_forget(url: str | None) -> None:
     """Delete everything your role pushed (teammates' notes are untouched: the server refuses)."""
     app = recall_app()
     with closing(_team_index(app, url)) as index:
-        click.echo(f"deleted {index.delete_own()} source(s) of {index.owner}")
+        say(f"deleted {index.delete_own()} source(s) of {index.owner}")

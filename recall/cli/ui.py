@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import UserError
+from .common import UserError, say
 
 
 @click.command("ui")
@@ -16,20 +16,25 @@ from .common import UserError
 @click.option("--reports", type=click.Path(path_type=Path, file_okay=False),
               help="Evaluation reports folder (default: ./reports, the clone's reports/, RECALL_HOME/reports).")
 @click.option("--allow-writes", is_flag=True, help="Show the re-index button (a POST with this launch's token).")
-def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool) -> None:
+@click.option("--upload-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="With --allow-writes: uploaded files land in this folder, which is then indexed.")
+def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool, upload_dir: Path | None) -> None:
     """A local web page: notes, try a message, injections, quality, status.
 
     Serves on 127.0.0.1 only; the address it prints carries a token for this launch,
     which every request needs. Searches go to the daemon (started if down); the page
-    loads no model. Read-only unless --allow-writes.
+    loads no model. Read-only unless --allow-writes; uploads need --upload-dir too.
     """
+    if upload_dir is not None and not allow_writes:
+        raise UserError("--upload-dir needs --allow-writes (uploads write files)")
     try:
         from ..ui.server import serve
     except ImportError as exc:
         raise UserError(f"the page needs the ui extra ({exc.name} missing): pip install -e '.[ui]'") \
             from None
     try:
-        serve(port=port, open_browser=not no_open, reports=reports, allow_writes=allow_writes, say=click.echo)
+        serve(port=port, open_browser=not no_open, reports=reports, allow_writes=allow_writes, say=say,
+              upload_dir=upload_dir.expanduser().resolve() if upload_dir else None)
     except OSError as exc:
         raise UserError(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); "
                                    "try another --port, or 0 for a free one") from None

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from .common import clean_errors, pg_store_error, recall_app
+from .common import clean_errors, pg_store_error, recall_app, say
 
 
 @click.command("watch")
 @click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+@click.option("--kind", type=click.Choice(["dir", "rule", "memory", "library"]), default="dir", show_default=True,
               help="How DIRs are indexed (as in `recall index`).")
 @click.option("--debounce-ms", type=int, default=None,
               help="Quiet time after the last file event before re-indexing (default: [watch] debounce_ms).")
@@ -32,4 +32,4 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> Non
         sources = [SourceSpec(kind, d, project) for d in dirs]
     app = recall_app()
     debounce = (app.config.watch.debounce_ms if debounce_ms is None else debounce_ms) / 1000
-    run_watch(app, sources, debounce=debounce, echo=lambda line: click.echo(line, err=True))
+    run_watch(app, sources, debounce=debounce, echo=lambda line: say(line, err=True))

@@ -18,6 +18,9 @@ LISTEN_BACKLOG = 512
 
 
 def remove_files(*paths: Path) -> int:
+    """Remove the daemon's own files (only called while holding the lock); how many there were.
+    Something that is not a file where one belongs (a folder at the socket's path) is moved
+    aside to ``NAME.stray-TIME`` and logged, so that it cannot keep a daemon from starting."""
     removed = 0
     for p in paths:
         try:
@@ -25,6 +28,15 @@ def remove_files(*paths: Path) -> int:
             removed += 1
         except FileNotFoundError:
             pass
+        except (IsADirectoryError, PermissionError):
+            if not p.is_dir() or p.is_symlink():
+                raise
+            import time
+
+            aside = p.with_name(f"{p.name}.stray-{time.time_ns()}")
+            os.rename(p, aside)
+            log_event("moved aside", path=str(p), to=aside.name, why="a folder where a daemon file belongs")
+            removed += 1
     return removed
 
 

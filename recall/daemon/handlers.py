@@ -83,9 +83,10 @@ class Handlers(DaemonState):
         from ..embedders import QUERY_CHARS_MAX
         from ..search import Scope
 
-        scope = Scope.from_flags(cwd if isinstance(cwd, str) and cwd else Path.home())
-        project = str(scope.project)
         app = self.app
+        scope = Scope.from_flags(cwd if isinstance(cwd, str) and cwd else Path.home(),
+                                 library=app.config.documents.library_per_message)
+        project = str(scope.project)
         try:
             # The daemon's own cut (the core cuts again, exactly, to one window of the model).
             with app.embedder.give_up_at(give_up_at):

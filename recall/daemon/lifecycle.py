@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import client
+from ..errors import HomeUnusable
+from ..trust import require_home
 from ..paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
 from .files import remove_files
 from .logs import log_event, log_exception, setup_logging
@@ -137,6 +139,7 @@ def _new_daemon(config: Any, lock_fd: int) -> Daemon | None:
 def run_daemon(foreground: bool = False) -> int:
     """Run the daemon in this process until stopped. Exit status: 0 also when another
     daemon already runs (nothing to do), 1 when the model or config cannot be loaded."""
+    # Long because: the start in order (home check, lock, files, bind, loader, serve, clean-up).
     os.umask(0o077)  # every file this process creates is the user's only
     # OpenMP threads (the model's, FAISS's) sleep between questions instead of spinning: a
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
@@ -145,6 +148,11 @@ def run_daemon(foreground: bool = False) -> int:
     from ..config import load_config
 
     config = load_config()
+    try:  # another user's home, read-only, root's files in it: refuse before writing there
+        require_home(recall_home())
+    except HomeUnusable as exc:
+        print(f"recall: {exc}", file=sys.stderr)
+        return 1
     ensure_private_dir(run_dir())
     lock_fd = acquire_lock(client.lock_path())
     if lock_fd is None:

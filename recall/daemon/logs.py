@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import ensure_private_dir, private_open, recall_home
+from ..safetext import terminal_text
 
 log = logging.getLogger("recall.daemon")
 
@@ -45,7 +46,8 @@ def setup_logging(config: Any, foreground: bool) -> None:
 
 
 def log_event(event: str, **fields: Any) -> None:
-    log.info("%s %s", event, json.dumps(fields, ensure_ascii=False, sort_keys=True))
+    # terminal_text: a note id from a file name cannot put escape codes in a `tail -f` (still JSON).
+    log.info("%s %s", event, terminal_text(json.dumps(fields, ensure_ascii=False, sort_keys=True)))
 
 
 def log_exception(where: str, exc: BaseException) -> None:

@@ -1,4 +1,7 @@
-"""The MCP tools' logic (search, status, the hook's context), apart from the protocol."""
+"""The MCP tools' logic (search, status, the hook's context), apart from the protocol.
+
+Every answer reaches an agent: each string in it is one line of printable text
+(``recall.safetext.agent_json``; the context's block is ``recall.selector.hook_line``'s)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..safetext import agent_json
 
 if TYPE_CHECKING:
 
@@ -47,23 +52,24 @@ class RecallTools:
         from ..search import Scope
 
         k = max(1, min(int(k), MAX_K))
-        scope = Scope.from_flags(self.cwd, repo)
+        scope = Scope.from_flags(self.cwd, repo, library=True)  # asked on purpose: library folders too
         with self._lock:
             app = self.app
             res = app.query(query, scope, k_notes=k, search_short=True)  # asked on purpose: searched
         hits, timings, decision = res.hits, res.timings, res.decision
-        return {
+        return agent_json({
             "model": app.embedder.model_id,
-            "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared},
+            "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared,
+                      "library": scope.library},
             "results": [
                 {"rank": rank, "score": round(h.score, 4), "id": h.note.get("id"), "name": h.note.get("name"),
                  "description": h.note.get("description"), "path": h.note.get("path"),
-                 "kind": h.note.get("kind"), "type": h.note.get("type")}
+                 "kind": h.note.get("kind"), "type": h.note.get("type"), "location": h.location}
                 for rank, h in enumerate(hits[:k], 1)
             ],
             "selector": {**decision.as_dict(), "text": decision.text},
             "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
-        }
+        })
 
     def context(self, prompt: object, cwd: object = None, as_text: bool = False) -> str:
         """The hook's answer for ``prompt``: the command hook's JSON line (or, ``as_text``, the
@@ -116,7 +122,7 @@ class RecallTools:
 
     def status(self) -> dict[str, Any]:
         st = self.app.status()
-        return {
+        return agent_json({
             "recall_home": str(st.home),
             "model": st.model,
             "counts": st.counts,
@@ -124,6 +130,6 @@ class RecallTools:
                       "runs": [{"model_id": m, "generation": g, "built_at": t, "chunks": c}
                                for m, g, t, c in st.runs]},
             "project": str(self.cwd),
-        }
+        })
 
 

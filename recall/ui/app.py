@@ -26,8 +26,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from . import svg, views
-from .security import REPORT_CSP, Guard, csrf_value
+from . import svg, upload, views
+from .security import REPORT_CSP, Guard, OneTimeCode, csrf_value
 
 HERE = Path(__file__).resolve().parent
 DAEMON_START_S = 120.0  # a cold daemon loads its model and index first
@@ -45,6 +45,7 @@ class Settings:
     reports: Path | None = None
     allow_writes: bool = False
     home: Path | None = None
+    upload_dir: Path | None = None  # where uploads land (recall.ui.upload); None: no uploads
     reindex: subprocess.Popen | None = None
     reindex_started: float = 0.0
 
@@ -68,12 +69,15 @@ def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:
 
     req = {"cmd": "explain", "prompt": message, "cwd": str(cwd)}
     try:
-        return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
-    except client.DaemonUnavailable:
-        client.spawn_daemon(cooldown_s=0)
-        if client.wait_until_ready(timeout_s=DAEMON_START_S) is None:
-            return {"ok": False, "error": "the daemon did not start; `recall serve --foreground` shows why"}
-        return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
+        try:
+            return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
+        except client.DaemonUnavailable:
+            client.spawn_daemon(cooldown_s=0)
+            if client.wait_until_ready(timeout_s=DAEMON_START_S) is None:
+                return {"ok": False, "error": "the daemon did not start; `recall serve --foreground` shows why"}
+            return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
+    except (client.DaemonUnavailable, client.DaemonError) as exc:  # busy, refused (another user's), ...
+        return {"ok": False, "error": str(exc)}
 
 
 class Pages:
@@ -96,7 +100,7 @@ class Pages:
     def notes_page(self, request: Request) -> Response:
         p = request.query_params
         with recall_app(self.settings) as app:
-            data = views.notes(app, p.get("kind", ""), p.get("q", ""), p.get("project", ""))
+            data = views.notes(app, p.get("kind", ""), p.get("q", ""), p.get("project", ""), p.get("what", ""))
             return self.page(request, "notes.html", nav="notes", **data)
 
     def note_page(self, request: Request) -> Response:
@@ -161,6 +165,9 @@ class Pages:
             return self.page(request, "status.html", nav="status", s=views.status(app),
                              job=reindex_state(self.settings))
 
+    async def upload_page(self, request: Request) -> Response:
+        return await upload.handle(self, request, reindex_state)
+
     async def reindex(self, request: Request) -> Response:
         form = await request.form()
         if not self.settings.allow_writes:
@@ -177,7 +184,9 @@ class Pages:
         return RedirectResponse("/status", status_code=303)
 
 
-def build_app(settings: Settings) -> Guard:
+def build_app(settings: Settings, codes: OneTimeCode | None = None) -> Guard:
+    """The page behind its Guard; ``codes``: the launch's one-time codes (a fresh set, kept
+    in memory only, when not given)."""
     pages = Pages(settings)
     routes = [
         Route("/", lambda request: RedirectResponse("/notes", status_code=303)),
@@ -189,9 +198,10 @@ def build_app(settings: Settings) -> Guard:
         Route("/quality/report", pages.report_html),
         Route("/status", pages.status_page),
         Route("/reindex", pages.reindex, methods=["POST"]),
+        Route("/upload", pages.upload_page, methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    return Guard(Starlette(routes=routes), settings.token, settings.port)
+    return Guard(Starlette(routes=routes), settings.token, settings.port, codes)
 
 
 def reindex_state(settings: Settings) -> str:

@@ -11,13 +11,18 @@ import sys
 from pathlib import Path
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Every indexed folder; or, given folders (an upload's), those as ``recall index DIR`` would."""
     from ..api import Recall
     from ..indexer import SourceSpec
 
     app = Recall()
+    folders = sys.argv[1:] if argv is None else argv
     specs = [SourceSpec(kind, Path(root), project) for _, kind, root, project in app.store.sources()
-             if kind in ("memory", "rule", "dir") and Path(root).is_dir()]
+             if kind in ("memory", "rule", "dir", "library") and Path(root).is_dir()]
+    if folders:
+        known = {s.root.resolve(): s for s in specs}  # a folder indexed before keeps its kind
+        specs = [known.get(Path(f).resolve(), SourceSpec("dir", Path(f))) for f in folders]
     stats = app.index(specs)
     print(f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}")
     return 0

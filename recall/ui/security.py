@@ -5,9 +5,13 @@ opens, through the browser) can reach, so:
 
 * **Host** must be ``127.0.0.1:PORT`` or ``localhost:PORT``: a DNS-rebinding page
   (evil.example resolving to 127.0.0.1) sends its own name and is refused;
-* a **token**, random per launch, is required on every request: given once in the URL
-  that ``recall ui`` prints and opens, it is swapped for an HttpOnly, SameSite=Strict
-  cookie and the browser is sent to the same address without it;
+* a **token**, random per launch, is required on every request, as an HttpOnly,
+  SameSite=Strict cookie. It is never in an address: the browser gets it by opening an
+  address with a **one-time code** (``OneTimeCode``), good for one exchange and then
+  replaced. The current code lies only in a launcher file that only this user can read
+  (``RECALL_HOME/run/ui-PORT.html``, 0600 in a 0700 folder), and ``recall ui`` opens the
+  browser on that file, so neither the token nor a live code is on a command line
+  (``/proc/*/cmdline``) that another local user could read;
 * anything but GET/HEAD/POST is refused; a POST whose ``Origin`` or ``Sec-Fetch-Site``
   says another site sent it is refused (the form's CSRF field is checked by the page);
 * every reply carries a strict Content-Security-Policy (no script, no inline style, no
@@ -20,16 +24,19 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
+import html
+import os
 from http.cookies import SimpleCookie
+from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-TOKEN_PARAM = "token"
+CODE_PARAM = "code"
 CSP = ("default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self' data:; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 CSP_KEY = b"content-security-policy"
@@ -51,6 +58,45 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+class OneTimeCode:
+    """The code an address carries to open the page: it sets the launch's cookie once, and is
+    then replaced by a fresh one, written to ``launcher`` (a page that sends the browser on
+    with it) for the next browser; only this user can read that file."""
+
+    def __init__(self, port: int, launcher: Path | None = None) -> None:
+        self.port = port
+        self.launcher = launcher
+        self.current = ""
+        self.renew()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/?{CODE_PARAM}={self.current}"
+
+    def renew(self) -> None:
+        self.current = new_token()
+        if self.launcher is None:
+            return
+        from ..paths import private_open
+
+        url = html.escape(self.url())
+        tmp = self.launcher.with_name(self.launcher.name + ".tmp")
+        with private_open(tmp) as fh:  # 0600 in the run folder (0700)
+            fh.write(f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={url}">'
+                     f'<title>recall ui</title><a href="{url}">open recall ui</a>\n')
+        os.replace(tmp, self.launcher)
+
+    def redeem(self, given: str) -> bool:
+        """Whether ``given`` is the live code; if so it is spent (a fresh one replaces it)."""
+        if not hmac.compare_digest(given.encode(), self.current.encode()):
+            return False
+        self.renew()
+        return True
+
+    def remove(self) -> None:
+        if self.launcher is not None:
+            self.launcher.unlink(missing_ok=True)
+
+
 def csrf_value(token: str) -> str:
     """The hidden field every form carries: derived from the token, so a page that does
     not know the token cannot forge a POST even if a cookie were sent."""
@@ -65,10 +111,12 @@ def cookie_name(port: int) -> str:
 class Guard:
     """Wraps the app; refuses what the rules above refuse, adds the headers to the rest."""
 
-    def __init__(self, app: Callable[..., Awaitable[None]], token: str, port: int) -> None:
+    def __init__(self, app: Callable[..., Awaitable[None]], token: str, port: int,
+                 codes: OneTimeCode | None = None) -> None:
         self.app = app
         self.token = token
         self.port = port
+        self.codes = codes or OneTimeCode(port)
         self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
         self.origins = {f"http://{h}" for h in self.hosts}
 
@@ -91,11 +139,9 @@ class Guard:
             await _plain(send, 403, "refused: a form from another site")
             return
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        given = dict(query).get(TOKEN_PARAM)
-        if given is not None and method in ("GET", "HEAD") and self._valid(given):
-            rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAM])
-            # one leading slash: "//host" would send the browser to another site
-            location = "/" + scope.get("path", "/").lstrip("/") + (f"?{rest}" if rest else "")
+        given = dict(query).get(CODE_PARAM)
+        if given is not None and method in ("GET", "HEAD") and self.codes.redeem(given):
+            location = _same_site_location(scope.get("path", "/"), [(k, v) for k, v in query if k != CODE_PARAM])
             cookie = (f"{cookie_name(self.port)}={self.token}; Path=/; HttpOnly; SameSite=Strict").encode()
             await _plain(send, 303, "see " + location, [(b"location", location.encode()), (b"set-cookie", cookie)])
             return
@@ -106,8 +152,10 @@ class Guard:
             jar = SimpleCookie()
         morsel = jar.get(cookie_name(self.port))
         if morsel is None or not self._valid(morsel.value):
-            await _plain(send, 403, "refused: open the address that `recall ui` printed (it carries this "
-                                    "launch's token)")
+            spent = " (its one-time code was used already)" if given is not None else ""
+            where = f" ({self.codes.launcher.as_uri()})" if self.codes.launcher is not None else ""
+            await _plain(send, 403, f"refused{spent}: open the page that `recall ui` printed{where}; it holds "
+                                    "a fresh one-time code")
             return
 
         async def send_with_headers(message: Message) -> None:
@@ -128,6 +176,14 @@ class Guard:
         if origin is not None and origin not in self.origins:
             return False
         return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+
+
+def _same_site_location(path: str, query: list[tuple[str, str]]) -> str:
+    """A Location on this site for ``path`` (decoded) and ``query``: percent-encoded, so no
+    CR, LF or other byte of the address can reach the header; one leading slash, so
+    "//host" cannot send the browser to another site."""
+    rest = urlencode(query)
+    return "/" + quote(path.lstrip("/"), safe="/-._~!$&'()*+,;=:@") + (f"?{rest}" if rest else "")
 
 
 def _without_cors(headers: list) -> list:

@@ -1,5 +1,6 @@
-"""Start ``recall ui``: bind 127.0.0.1, make this launch's token, print the address,
-open the browser, serve until Ctrl-C.
+"""Start ``recall ui``: bind 127.0.0.1, make this launch's token and its first one-time code
+(in a launcher file only this user can read), print the address, open the browser on the
+launcher file, serve until Ctrl-C.
 
 The socket is bound here (port 0 = a free one) and handed to uvicorn, so the port the
 token and Host check name is the port served, with no window for another process to
@@ -15,7 +16,7 @@ import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 
-from .security import TOKEN_PARAM, new_token
+from .security import OneTimeCode, new_token
 
 HOST = "127.0.0.1"  # loopback only, by construction: there is no option to change it
 
@@ -42,23 +43,36 @@ def warm_daemon() -> str:
 
 
 def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None, allow_writes: bool = False,
-          say: Callable[[str], None] = print, start_daemon: bool = True) -> None:
+          say: Callable[[str], None] = print, start_daemon: bool = True, upload_dir: Path | None = None) -> None:
     import uvicorn
 
     from .app import Settings, build_app
 
+    from .. import client
+    from ..paths import ensure_private_dir, run_dir
+
     sock = bind(port)
     port = sock.getsockname()[1]
     token = new_token()
-    app = build_app(Settings(token=token, port=port, cwd=Path.cwd(), reports=reports, allow_writes=allow_writes))
-    url = f"http://{HOST}:{port}/?{TOKEN_PARAM}={token}"
+    ensure_private_dir(run_dir())
+    client.check_run_dir()  # the launcher file holds a live code: only in a folder that is the user's only
+    codes = OneTimeCode(port, run_dir() / f"ui-{port}.html")
+    app = build_app(Settings(token=token, port=port, cwd=Path.cwd(), reports=reports, allow_writes=allow_writes,
+                             upload_dir=upload_dir),
+                    codes)
     if start_daemon:
         say(warm_daemon())
-    say(f"recall ui: {url}")
-    say(("re-index allowed (POST with the token)" if allow_writes else "read-only") + "; Ctrl-C stops it")
+    say(f"recall ui: http://{HOST}:{port}/")
+    say(f"open it through {codes.launcher.as_uri()} (only you can read it; it holds a one-time code "  # type: ignore[union-attr]
+        "that signs this browser in, and a fresh one for the next)")
+    say(("re-index allowed (POST with the token)" if allow_writes else "read-only")
+        + (f"; uploads land in {upload_dir}" if upload_dir else "") + "; Ctrl-C stops it")
     config = uvicorn.Config(app, access_log=False, log_level="warning", server_header=False, date_header=False,
                             lifespan="off")
     server = uvicorn.Server(config)
-    if open_browser:
-        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
-    server.run(sockets=[sock])
+    if open_browser:  # the browser's command line names the file, never a code or the token
+        threading.Timer(0.5, webbrowser.open, args=(codes.launcher.as_uri(),)).start()  # type: ignore[union-attr]
+    try:
+        server.run(sockets=[sock])
+    finally:
+        codes.remove()

@@ -21,6 +21,7 @@ SOURCE_LABELS = {
     "rule": "shared rules",
     "dir": "other folders",
     "conversation": "conversation titles",
+    "library": "libraries (on request)",
     "team": "team",
 }
 NOTES_SHOWN = 500  # rows of the notes table; the count says how many matched
@@ -63,16 +64,28 @@ def when(ts: float | None) -> str:
 # --- notes ---------------------------------------------------------------------------
 
 
-def notes(app: Recall, kind: str = "", q: str = "", project: str = "") -> dict[str, Any]:
+# What a note is, as the "what" filter offers it: a note's type is one of the note types
+# (or none); recall.documents sets document, image or recording.
+FILE_TYPES = ("note", "document", "image", "recording")
+
+
+def file_type(row: Any) -> str:
+    return row.type if row.type in FILE_TYPES[1:] else "note"
+
+
+def notes(app: Recall, kind: str = "", q: str = "", project: str = "", what: str = "") -> dict[str, Any]:
     rows = app.store.notes()
     counts = Counter(r.kind for r in rows)
+    types = Counter(file_type(r) for r in rows)
     projects = sorted({r.project for r in rows if r.project})
     words = q.lower().split()
     picked = [r for r in rows if (not kind or r.kind == kind) and (not project or r.project == project)
+              and (not what or file_type(r) == what)
               and all(w in f"{r.name} {r.description} {r.path} {r.note_id}".lower() for w in words)]
     injected = injection_counts(app)
     return {"rows": picked[:NOTES_SHOWN], "matched": len(picked), "total": len(rows), "counts": counts,
-            "projects": projects, "injected": injected, "kind": kind, "q": q, "project": project}
+            "projects": projects, "injected": injected, "kind": kind, "q": q, "project": project,
+            "types": types, "what": what}
 
 
 def note_page(app: Recall, pk: int) -> dict[str, Any] | None:
@@ -83,7 +96,10 @@ def note_page(app: Recall, pk: int) -> dict[str, Any] | None:
     chunks = [t for role, t in detail["chunks"] if role == "text"]
     questions = [t for role, t in detail["chunks"] if role == "question"]
     log = read_injection_log(app)
-    return {"row": row, "chunks": chunks, "questions": questions,
+    # a document's page, slide, sheet or section per chunk; a recording's time range (its piece)
+    locations = list(row.extra.get("locations") or [])
+    return {"row": row, "chunks": chunks, "questions": questions, "what": file_type(row),
+            "locations": locations + [""] * (len(chunks) - len(locations)), "format": row.extra.get("format"),
             "negatives": negatives_of(Path(row.root), row.note_id),
             "indexed_at": detail["indexed_at"], "mtime": detail["mtime"],
             "injected": log.per_note.get(row.note_id, 0), "opened": read_reads_log(app).get(row.note_id),
@@ -219,7 +235,9 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
     runs = []
     for root in report_roots(app, extra):
         for latest in root.glob("*/latest"):
-            run = latest.parent / latest.read_text(encoding="utf-8").strip()
+            run = _run_named_by(latest, root)
+            if run is None:
+                continue
             try:
                 results = json.loads((run / "results.json").read_text(encoding="utf-8"))
             except (OSError, ValueError):
@@ -231,6 +249,27 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
         return None
     mine, _, run, results = max(runs, key=lambda r: (r[0], r[1]))
     return {"dir": run, "html": run / "report.html", "results": results, "matches_index": mine}
+
+
+def _run_named_by(latest: Path, root: Path) -> Path | None:
+    """The run folder ``<collection>/latest`` names, or None: ``latest`` must be a plain file
+    (not a folder, not a link) holding one folder name, and the run, its results.json and
+    report.html must lie inside ``root`` once links are followed. Nothing outside the
+    reports folder is ever read or served."""
+    try:
+        if not latest.is_file() or latest.is_symlink():
+            return None
+        name = latest.read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        return None
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return None
+    run = latest.parent / name
+    try:
+        inside = all(p.resolve().is_relative_to(root) for p in (run, run / "results.json", run / "report.html"))
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return run if inside and run.is_dir() else None
 
 
 # --- status --------------------------------------------------------------------------

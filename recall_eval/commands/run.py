@@ -37,7 +37,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     from recall_eval.datasets.collections import PROJECT_ROOT, heldout_sets, load_sets, read_provenance
     from recall_eval.reports.report import summary_table, write_report
     from recall_eval.scoring import latency as lat
-    from recall_eval.scoring.score import describe_sets, score_collection, strip_records
+    from recall_eval.scoring.score import describe_sets, score_collection
 
     if collection is None and notes is None:
         collection = "sample"
@@ -54,9 +54,9 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
         held = {}
         for f in ([] if questions else heldout_sets(collection)):
             log(f"held-out set {f.name}")
-            r = strip_records(score_collection(notes_dir, load_sets([f]), model=model, home=cache, baselines=True,
-                                               progress=show_progress(quiet), note_questions=exp,
-                                               use_questions=use_questions))
+            # Records kept: `recall-eval versus` tests two runs' held-out answers question by question.
+            r = score_collection(notes_dir, load_sets([f]), model=model, home=cache, baselines=True,
+                                 progress=show_progress(quiet), note_questions=exp, use_questions=use_questions)
             held[f.stem] = {k: r[k] for k in ("pipelines", "by_style", "cross_lang", "by_lang", "n_paraphrase",
                                               "n_unrelated", "calibration", "thresholds")}
             held[f.stem]["provenance"] = read_provenance(f)

@@ -215,9 +215,16 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
         specs.append(Spec(f"{d} +exp+bm25 wsum", "note questions, then fused with BM25", (d,),
                           (f"embed:{d}", f"exp:{d}", "bm25", "fuse:wsum"), (f"chunk:{d}", f"questions:{d}", "bm25"),
                           fused([f"exp:{d}", "bm25"], "wsum")))
-        specs.append(Spec(f"{d} +exp+bm25 {SHIPPED_NAME}", "note questions, then fused with BM25 at the core default",
-                          (d,), (f"embed:{d}", f"exp:{d}", "bm25", "fuse:wsum"),
-                          (f"chunk:{d}", f"questions:{d}", "bm25"), fused([f"exp:{d}", "bm25"], "wsum", SHIPPED)))
+        specs += [Spec(f"{m} +exp+bm25 {SHIPPED_NAME}", "note questions, then fused with BM25 at the core default",
+                       (m,), (f"embed:{m}", f"exp:{m}", "bm25", "fuse:wsum"),
+                       (f"chunk:{m}", f"questions:{m}", "bm25"), fused([f"exp:{m}", "bm25"], "wsum", SHIPPED))
+                  for m in models]
+        for m in models[1:]:  # two models' dense scores (note questions in both), fused with BM25
+            specs.append(Spec(f"{d}+{m} +exp+bm25 wsum", f"fusion of dense {d} and {m} (note questions in both) "
+                              "and BM25", (d, m), (f"embed:{d}", f"exp:{d}", f"embed:{m}", f"exp:{m}", "bm25",
+                                                   "fuse:wsum"),
+                              (f"chunk:{d}", f"questions:{d}", f"chunk:{m}", f"questions:{m}", "bm25"),
+                              fused([f"exp:{d}", f"exp:{m}", "bm25"], "wsum")))
     for path in crosses:
         name = Path(path).name or path
         specs.append(Spec(f"{d} ce:{name}", f"dense {d}, top {K_NOTES} reordered by cross-encoder {path}",

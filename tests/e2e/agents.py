@@ -22,6 +22,15 @@ What each agent needs to run offline (found with these versions; see README):
   which ``-p`` refuses), the folder trusted in ``~/.gemini/trustedFolders.json``, and a
   fixed ``-m`` (the default "auto" first asks a router model for JSON). ``--debug``
   logs "Hook execution for BeforeAgent: ... total duration: N ms".
+* OpenCode: the bundled Anthropic provider with ``provider.anthropic.options.baseURL`` set
+  to the fake Messages API (``$XDG_CONFIG_HOME/opencode/opencode.json``), models.dev,
+  autoupdate and LSP downloads off (``OPENCODE_DISABLE_*``). ``opencode serve`` is its
+  HTTP server (what its TUI and IDE clients talk to): ``POST /session``, then ``POST
+  /session/<id>/message`` per message, answered when the turn is done. recall's plugin logs
+  each hook run to OpenCode's log ("service=recall ... ms=N" with ``--print-logs``).
+* Cline CLI: the ``openai-compatible`` provider set with ``cline auth -b <url>`` (its
+  ``--baseurl`` is refused for the Anthropic provider) against the fake Chat Completions
+  API; ``--data-dir`` keeps its state in the scratch folder.
 """
 
 from __future__ import annotations
@@ -56,7 +65,9 @@ class Agent:
 CLAUDE = Agent("claude", "@anthropic-ai/claude-code", "2.1.332", "claude")
 CODEX = Agent("codex", "@openai/codex", "0.171.0", "codex")
 GEMINI = Agent("gemini", "@google/gemini-cli", "0.61.0", "gemini", min_node=20)
-AGENTS = {a.name: a for a in (CLAUDE, CODEX, GEMINI)}
+OPENCODE = Agent("opencode", "opencode-ai", "1.18.33", "opencode")
+CLINE = Agent("cline", "cline", "3.0.65", "cline", min_node=20)
+AGENTS = {a.name: a for a in (CLAUDE, CODEX, GEMINI, OPENCODE, CLINE)}
 
 CACHE_ENV = "RECALL_E2E_CACHE"
 INSTALL_TIMEOUT_S = 600
@@ -503,3 +514,98 @@ _GEMINI_HOOK = re.compile(r"Hook execution for BeforeAgent: (\d+) hooks? execute
 
 def gemini_hook_times(stderr: str) -> list[float]:
     return [float(m[2]) for m in _GEMINI_HOOK.finditer(stderr)]
+
+
+# --- OpenCode --------------------------------------------------------------------------------
+
+
+OPENCODE_MODEL = "claude-sonnet-4-5"
+
+
+def opencode_env(scratch: Scratch) -> dict[str, str]:
+    env = scratch.env
+    config = scratch.home / ".config"
+    env.update(XDG_CONFIG_HOME=str(config), XDG_DATA_HOME=str(scratch.home / ".local" / "share"),
+               XDG_CACHE_HOME=str(scratch.home / ".cache"), XDG_STATE_HOME=str(scratch.home / ".local" / "state"),
+               PWD=str(scratch.project), OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1",
+               OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_SHARE="1")
+    return env
+
+
+def write_opencode_config(scratch: Scratch, base_url: str) -> Path:
+    """The user's opencode.json: Anthropic's provider pointed at the fake Messages API."""
+    folder = scratch.home / ".config" / "opencode"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "opencode.json"
+    model = f"anthropic/{OPENCODE_MODEL}"
+    path.write_text(json.dumps({
+        "$schema": "https://opencode.ai/config.json", "model": model, "small_model": model,
+        "autoupdate": False, "share": "disabled",
+        "provider": {"anthropic": {"options": {"baseURL": f"{base_url}/v1", "apiKey": "sk-ant-test-not-a-real-key"}}},
+    }, indent=2), encoding="utf-8")
+    return path
+
+
+class OpencodeServer:
+    """``opencode serve`` on a free loopback port; one session, one message at a time."""
+
+    def __init__(self, exe: Path, scratch: Scratch, timeout: float = 120) -> None:
+        self.log = scratch.root / f"opencode-{time.monotonic_ns()}.log"
+        self._err = open(self.log, "w")
+        self.proc = subprocess.Popen([str(exe), "serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs",
+                                      "--log-level", "DEBUG"], cwd=scratch.project, env=opencode_env(scratch),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err, text=True)
+        self.url = ""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not self.url:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            m = re.search(r"listening on (http://\S+)", line)
+            self.url = m[1] if m else ""
+        if not self.url:
+            self.close()
+            raise AssertionError(f"opencode serve did not start: {self.log.read_text()[-3000:]}")
+
+    def call(self, method: str, path: str, body: dict | None = None, timeout: float = 180) -> dict:
+        import urllib.request
+
+        req = urllib.request.Request(self.url + path, method=method, headers={"content-type": "application/json"},
+                                     data=None if body is None else json.dumps(body).encode())
+        with urllib.request.urlopen(req, timeout=timeout) as reply:
+            return json.loads(reply.read() or b"null")
+
+    def session(self) -> str:
+        return self.call("POST", "/session", {})["id"]
+
+    def send(self, session: str, text: str) -> dict:
+        """One message; OpenCode answers when the turn is done (the assistant message)."""
+        return self.call("POST", f"/session/{session}/message", {"parts": [{"type": "text", "text": text}]})
+
+    def messages(self, session: str) -> list[dict]:
+        return self.call("GET", f"/session/{session}/message")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._err.close()
+
+    def hook_times(self) -> list[float]:
+        return opencode_hook_times(self.log.read_text(errors="replace"))
+
+
+_OPENCODE_HOOK = re.compile(r"message=\"chat\.message hook\" ms=(\d+(?:\.\d+)?)")
+
+
+def opencode_hook_times(log: str) -> list[float]:
+    """Each chat.message hook run's time in ms, as recall's plugin wrote it to OpenCode's log."""
+    return [float(m[1]) for m in _OPENCODE_HOOK.finditer(log)]
+
+
+def reply_text(reply: dict) -> str:
+    return "".join(p.get("text", "") for p in reply.get("parts", []) if p.get("type") == "text")

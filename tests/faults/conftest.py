@@ -1,6 +1,7 @@
 """The fault and fuzz suite (`make faults`): each probe attacks recall with inputs or faults
 it did not plan for and records what it tried in the ``probe`` fixture; the run ends with one
-table (probes, inputs tried, faults survived, data lost, secrets and prompts found on disk).
+table (probes, inputs tried, faults survived, unsafe text or secrets leaked to an agent or a
+terminal, data lost, secrets and prompts found on disk).
 
 A probe still asserts what it promises (nothing lost, nothing leaked, the next hook answers
 in time): the table summarises, the assertions decide. Bounded: every probe caps its loops
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-COLUMNS = ("inputs", "faults", "survived", "lost", "secrets", "prompts")
+COLUMNS = ("inputs", "faults", "survived", "leaked", "lost", "secrets", "prompts")
 _RECORDS: dict[str, ProbeRecord] = {}
 
 
@@ -23,7 +24,7 @@ class ProbeRecord:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COLUMNS, 0))
 
     def add(self, **counts: int) -> None:
-        """``probe.add(inputs=1, faults=1, survived=1)``; lost/secrets/prompts must stay 0."""
+        """``probe.add(inputs=1, faults=1, survived=1)``; leaked/lost/secrets/prompts must stay 0."""
         for key, value in counts.items():
             if key not in self.counts:
                 raise KeyError(f"unknown probe column {key!r}; one of {COLUMNS}")
@@ -57,5 +58,5 @@ def pytest_terminal_summary(terminalreporter):
             totals[c] += rec.counts[c]
     tr.write_line(f"{'TOTAL (' + str(len(_RECORDS)) + ' probes)':<{width}}"
                   + "".join(f"{totals[c]:>10}" for c in COLUMNS))
-    tr.write_line("lost, secrets and prompts must be 0: data lost, secrets and prompt canaries found "
-                  "in any byte under RECALL_HOME")
+    tr.write_line("leaked, lost, secrets and prompts must be 0: unsafe text or secrets that reached an agent or "
+                  "a terminal, data lost, secrets and prompt canaries found in any byte under RECALL_HOME")

@@ -1,5 +1,6 @@
 """Built test data shared by several test modules: the secrets corpus (``build_corpus``,
-``issue16_cases``) and Claude Code transcripts (``Transcript``, ``conversation``).
+``issue16_cases``, ``issue25_cases``, ``issue25_file_names``) and Claude Code transcripts
+(``Transcript``, ``conversation``).
 
 Each builder is seeded, so every run sees the same values."""
 
@@ -155,6 +156,45 @@ def issue16_cases(seed: int = 16) -> list[tuple[str, str, str]]:
         ("unknown-random", f"use {(p := r(URLSAFE, 36))} to sign in to the vendor portal", p),
         ("unknown-random", f"key={(p := r(B64, 64))}", p),
     ]
+
+
+def issue25_cases(seed: int = 25) -> list[tuple[str, str, str]]:
+    """(kind, line, secret) for each secret issue 25 found surviving masking, fresh values."""
+    rng = random.Random(seed)
+
+    def r(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    def pw() -> str:
+        return r(string.ascii_letters, 6) + r(string.digits, 3) + r(ALNUM, 7)
+
+    return [
+        ("curl-user", f"curl -u deploy:{(p := pw())} https://ci.example.com/api/jobs", p),
+        ("curl-user", f"curl -s --user 'admin:{(p := pw())}' -X POST https://api.internal/v1/reset", p),
+        ("sshpass", f"sshpass -p '{(p := pw())}' ssh ops@10.0.0.5 uptime", p),
+        ("sshpass", f"sshpass -p{(p := pw())} scp dump.sql backup:/srv", p),
+        ("docker-login", f"docker login -u ci -p {(p := pw())} registry.example.com", p),
+        ("docker-login", f"docker login registry.gitlab.com --username bot --password {(p := pw())}", p),
+        ("mysql", f"mysql -h db -u root -p{(p := pw())} shop < schema.sql", p),
+        ("mysql", f"mysqldump -uroot -p'{(p := pw())}' shop > shop.sql", p),
+        ("pgpass", f"db.internal:5432:recall:alice:{(p := pw())}", p),
+        ("pgpass", f"*:*:*:postgres:{(p := pw())}", p),
+        ("url-slash", f"DATABASE_URL is postgres://app:{(p := pw()[:8] + '/' + pw()[:8])}@db.internal:5432/shop", p),
+        ("url-at", f"the broker is amqp://svc:{(p := pw()[:8] + '@' + pw()[:8])}@mq.internal/vhost", p),
+        ("url-both", f"clone https://bot:{(p := pw()[:6] + '/' + pw()[:6] + '@' + pw()[:6])}@git.example.com/x", p),
+        ("hex-key", f"encryption key: {(p := r(LOWER_HEX, 64))}", p),
+        ("hex-key", f"Master key = {(p := r(LOWER_HEX, 64))} (vault unseal)", p),
+    ]
+
+
+def issue25_file_names(seed: int = 25) -> list[tuple[str, str]]:
+    """(file stem, secret in it) for note files named after a key (issue 25)."""
+    rng = random.Random(seed)
+    ghp = "ghp_" + "".join(rng.choice(ALNUM) for _ in range(36))
+    akia = "AKIA" + "".join(rng.choice(UPPER_DIGITS) for _ in range(16))
+    slack = "xoxb-" + "".join(rng.choice(string.digits) for _ in range(12)) + "-" + "".join(
+        rng.choice(ALNUM) for _ in range(24))
+    return [(ghp, ghp), (f"creds-{akia}", akia), (f"slack {slack} bot", slack)]
 
 
 # --- Claude Code transcripts ------------------------------------------------------

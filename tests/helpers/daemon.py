@@ -158,4 +158,6 @@ def plant_stale_daemon_files(home: Path, **status: object) -> int:
     stale.bind(str(run / "daemon.sock"))
     stale.close()
     (run / "daemon.json").write_text(json.dumps({"pid": dead.pid, "socket": str(run / "daemon.sock"), **status}))
+    for name in ("daemon.json", "daemon.sock"):  # as a daemon leaves them: 0600 (the client refuses others)
+        (run / name).chmod(0o600)
     return dead.pid

@@ -9,6 +9,7 @@ starts one).
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import signal
@@ -70,15 +71,32 @@ class UiServer:
     proc: subprocess.Popen
     out: Path
     model: str = "hash"
-    url: str = ""
+    address: str = ""  # what `recall ui` printed: http://127.0.0.1:PORT/
+    launcher: Path | None = None  # the 0600 page it opens the browser on (a one-time code in it)
+    _token: str = ""
+
+    @property
+    def url(self) -> str:
+        """An address with a fresh one-time code, read from the launcher file as a browser
+        would (each code signs in one browser; the server then writes the next)."""
+        assert self.launcher is not None
+        text = self.launcher.read_text(encoding="utf-8")
+        return html.unescape(text.split('href="', 1)[1].split('"', 1)[0])
 
     @property
     def token(self) -> str:
-        return self.url.split("token=", 1)[1]
+        """This launch's token, as the cookie a code was exchanged for carries it."""
+        if not self._token:
+            import httpx
+
+            r = httpx.get(self.url, follow_redirects=False)
+            assert r.status_code == 303, r.text
+            self._token = r.cookies[f"recall_ui_{self.port}"]
+        return self._token
 
     @property
     def port(self) -> int:
-        return int(urlsplit(self.url).port or 0)
+        return int(urlsplit(self.address).port or 0)
 
     @property
     def base(self) -> str:
@@ -103,7 +121,11 @@ class UiServer:
         while time.monotonic() < end:
             for line in server.output().splitlines():
                 if line.startswith("recall ui: http://"):
-                    server.url = line.split(" ", 2)[2].strip()
+                    server.address = line.split(" ", 2)[2].strip()
+                if line.startswith("open it through file://") and server.address:
+                    from urllib.parse import unquote
+
+                    server.launcher = Path(unquote(urlsplit(line.split(" ")[3]).path))
                     return server
             if proc.poll() is not None:
                 break

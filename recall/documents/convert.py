@@ -1,0 +1,173 @@
+"""A document's text, cut into located segments: a PDF's pages, a deck's slides, a
+spreadsheet's sheets, a DOCX/HTML/EPUB/text file's sections.
+
+Libraries (the ``docs`` extra; imported only when a file of their format is read):
+
+* PDF: ``pypdf`` (pure Python, no dependencies). markitdown's PDF path turns prose into
+  fake pipe tables and docling needs hub weights for every PDF (../shared/STACK.md).
+* DOCX, PPTX, XLSX, HTML, EPUB: ``markitdown``'s converters, called directly with the
+  format named by the file's extension (no ``MarkItDown()``: it loads magika's model to
+  guess a file's type, which the extension already tells).
+* text and markdown: read as UTF-8 (bad bytes replaced).
+
+Every reader returns an ``Extracted``; a file it cannot read raises ``Unreadable`` with
+one line saying why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# extension -> format name (what ``Extracted.format`` and the page say)
+TEXT_FORMATS = {".txt": "text", ".text": "text", ".rst": "text", ".md": "markdown", ".markdown": "markdown"}
+OFFICE_FORMATS = {".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx", ".html": "html", ".htm": "html",
+                  ".epub": "epub"}
+PDF_FORMATS = {".pdf": "pdf"}
+DOCUMENT_FORMATS = {**TEXT_FORMATS, **OFFICE_FORMATS, **PDF_FORMATS}
+
+
+class Unreadable(Exception):
+    """A file that cannot be converted: its message is the one line the user sees."""
+
+
+@dataclass
+class Extracted:
+    format: str
+    title: str  # from the file's metadata or its first heading; "" when it has none
+    segments: list[tuple[str, str]] = field(default_factory=list)  # (location, text), in order
+    notes: list[str] = field(default_factory=list)  # what the user should know (pages without text)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(t for _, t in self.segments)
+
+
+def extract(path: Path, fmt: str) -> Extracted:
+    """The located text of ``path`` read as ``fmt`` (a value of ``DOCUMENT_FORMATS``)."""
+    if fmt == "pdf":
+        return _pdf(path)
+    if fmt in ("text", "markdown"):
+        text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+        return Extracted(fmt, first_heading(text) if fmt == "markdown" else "", sections(text))
+    return _office(path, fmt)
+
+
+def _pdf(path: Path) -> Extracted:
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings on damaged files: our one line says it
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise Unreadable("encrypted PDF (needs a password); skipped")
+        meta = reader.metadata
+        title = str(meta.title).strip() if meta is not None and meta.title else ""
+        segments, empty = [], []
+        for n, page in enumerate(reader.pages, 1):
+            text = _tidy(page.extract_text() or "")
+            if text:
+                segments.append((f"p. {n}", text))
+            else:
+                empty.append(n)
+    except Unreadable:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+        raise Unreadable(f"not a PDF pypdf can read ({_first_line(exc)}); skipped") from exc
+    notes = [f"{len(empty)} page(s) without a text layer (scanned?) not indexed: p. {_ranges(empty)}"] if empty else []
+    return Extracted("pdf", title, segments, notes)
+
+
+def _office(path: Path, fmt: str) -> Extracted:
+    """DOCX, PPTX, XLSX, HTML and EPUB through markitdown's converter for the format."""
+    from markitdown import StreamInfo
+    from markitdown import converters as c
+
+    converter = {"docx": c.DocxConverter, "pptx": c.PptxConverter, "xlsx": c.XlsxConverter,
+                 "html": c.HtmlConverter, "epub": c.EpubConverter}[fmt]()
+    info = StreamInfo(extension=path.suffix.lower(), filename=path.name, local_path=str(path))
+    try:
+        with path.open("rb") as fh:
+            result = converter.convert(fh, info)
+    except Exception as exc:  # noqa: BLE001 - each library raises its own (zipfile, lxml, KeyError...)
+        raise Unreadable(f"not a {fmt.upper()} file markitdown can read ({_first_line(exc)}); skipped") from exc
+    text = result.markdown or ""
+    if fmt == "pptx":
+        segs = _split_on(text, re.compile(r"<!-- Slide number: (\d+) -->"), "slide {}")
+    elif fmt == "xlsx":  # sheets are "## name": not the workbook's title
+        return Extracted(fmt, (result.title or "").strip(), _split_on(text, re.compile(r"^## (.+)$", re.M), "sheet {}"))
+    else:
+        if fmt == "epub":  # markitdown puts the book's metadata first ("**Title:** ..."): not its text
+            text = re.sub(r"\A(?:\*\*\w+:\*\* .*\n?)+", "", text)
+        segs = sections(text)
+    title = (result.title or "").strip() or first_heading(text)
+    return Extracted(fmt, title, segs)
+
+
+def _split_on(text: str, marker: re.Pattern, label: str) -> list[tuple[str, str]]:
+    """Segments that start at each ``marker`` match, located by ``label`` with its group."""
+    out: list[tuple[str, str]] = []
+    matches = list(marker.finditer(text))
+    if matches and (head := _tidy(text[: matches[0].start()])):
+        out.append(("", head))
+    for m, nxt in zip(matches, [*matches[1:], None], strict=True):
+        body = _tidy(text[m.end() : nxt.start() if nxt else len(text)])
+        if body:
+            out.append((label.format(m.group(1).strip()), body))
+    return out or ([("", t)] if (t := _tidy(text)) else [])
+
+
+HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """Markdown cut at its headings (levels 1-3); each section is located by its heading
+    path ("Install > Linux"). Text before the first heading has no location."""
+    out: list[tuple[str, str]] = []
+    path: list[tuple[int, str]] = []  # the open headings: (level, title)
+    last, loc = 0, ""
+    for m in HEADING.finditer(text):
+        level = len(m.group(1))
+        if level > 3:
+            continue
+        body = _tidy(text[last : m.start()])
+        if body:
+            out.append((loc, body))
+        path = [*(h for h in path if h[0] < level), (level, m.group(2).strip())]
+        loc = " > ".join(title for _, title in path if title)
+        last = m.start()  # the heading stays in its section's text
+    body = _tidy(text[last:])
+    if body:
+        out.append((loc, body))
+    return out
+
+
+def first_heading(text: str) -> str:
+    m = HEADING.search(text[:20_000])
+    return m.group(2).strip() if m else ""
+
+
+def _tidy(text: str) -> str:
+    """Runs of blank lines and trailing spaces collapsed (converters leave many)."""
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:120] or type(exc).__name__
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 7] -> "1-3, 7"."""
+    out, start = [], None
+    for i, n in enumerate(numbers):
+        if start is None:
+            start = n
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            out.append(str(start) if start == n else f"{start}-{n}")
+            start = None
+    return ", ".join(out)

@@ -1,0 +1,100 @@
+"""Text that leaves recall: one sanitizer for what reaches an agent, one for a terminal.
+
+Notes, their file and folder names, and teammates' pushed notes are written by others:
+whatever they hold must neither add lines to what the agent reads nor send control codes
+to a terminal. Every place text leaves recall goes through one of these:
+
+* ``agent_text``  one line of printable text (the hook's block, MCP tools' answers):
+                  line breaks and other white space folded into one space; control, format
+                  (bidi overrides and isolates, zero-width), surrogate, private-use,
+                  unassigned and invisible "filler" characters removed.
+* ``agent_path``  ``agent_text`` of a path, quoted (POSIX shell quoting, ``shlex.quote``)
+                  when it holds anything but plain path characters, so that folded text in a
+                  file name reads as part of one quoted path, never as a header or an order.
+* ``terminal_text``  what the CLI prints: line feeds and tabs kept, every other character
+                  that is not printable escaped as ``\\uXXXX`` (JSON's spelling, so JSON output
+                  stays valid JSON and decodes to the original text): ESC, CSI/OSC (C0, C1),
+                  BEL, BS, DEL, CR, NUL, bidi and zero-width characters reach no terminal.
+* ``one_line``    a field of a terminal line: white space folded, then ``terminal_text``.
+
+"Printable" is Python's ``str.isprintable`` (Unicode categories L, M, N, P, S and the
+ASCII space), less a few characters that print as nothing (Hangul fillers, the combining
+grapheme joiner, Khmer inherent vowels). Pure standard library and cheap when there is
+nothing to do (one C-level ``isprintable`` check): the hook imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Printable by Unicode's categories, yet drawn as nothing: usable to hide text.
+INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+_PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+
+
+def visible(c: str) -> bool:
+    """Whether the character ``c`` may be shown as it is (to an agent or a terminal)."""
+    return c.isprintable() and c not in INVISIBLE
+
+
+def _clean(text: str) -> bool:
+    return text.isprintable() and INVISIBLE.isdisjoint(text)
+
+
+def agent_text(value: object) -> str:
+    """``value`` as one line of printable text, white space folded (see the module doc)."""
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    if _clean(text) and "  " not in text and text == text.strip():
+        return text
+    out = [c if visible(c) else " " if c.isspace() else "" for c in text]
+    return " ".join("".join(out).split())
+
+
+def agent_path(value: object) -> str:
+    """A path for an agent: one line, shell-quoted unless it is plain path characters."""
+    import shlex
+
+    text = agent_text(value)
+    return text if _PLAIN_PATH.issuperset(text) else shlex.quote(text)
+
+
+def agent_json(value: Any) -> Any:
+    """``value`` (an MCP tool's answer) with ``agent_text`` applied to every string in it."""
+    if isinstance(value, str):
+        return agent_text(value)
+    if isinstance(value, dict):
+        return {agent_text(k) if isinstance(k, str) else k: agent_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [agent_json(v) for v in value]
+    return value
+
+
+def agent_block(text: str) -> str:
+    """A block of lines for an agent: each line ``agent_text``; empty lines dropped."""
+    lines = (agent_text(line) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _escape(c: str) -> str:
+    cp = ord(c)
+    if cp <= 0xFFFF:
+        return f"\\u{cp:04x}"
+    cp -= 0x10000  # JSON spells an astral character as its surrogate pair
+    return f"\\u{0xD800 + (cp >> 10):04x}\\u{0xDC00 + (cp & 0x3FF):04x}"
+
+
+def terminal_text(value: object) -> str:
+    """``value`` safe to print: line feeds and tabs kept, anything else not printable escaped."""
+    text = value if isinstance(value, str) else str(value)
+    if _clean(text.replace("\n", "").replace("\t", "")):
+        return text
+    return "".join(c if c in "\n\t" or visible(c) else _escape(c) for c in text)
+
+
+def one_line(value: object) -> str:
+    """A field of a terminal line: line breaks and other white space folded into one space,
+    then ``terminal_text`` (the rest escaped, so the user sees what the note holds)."""
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    if _clean(text):
+        return text
+    return terminal_text(" ".join("".join(" " if c.isspace() else c for c in text).split()))

@@ -1,0 +1,138 @@
+"""Upload a file from the page (``recall ui --allow-writes --upload-dir DIR``): it lands
+in DIR, then DIR is indexed in a process of its own (``python -m recall.ui.reindex DIR``),
+as ``recall index DIR`` would.
+
+Only with both flags: the page is read-only by default, and a file lands only in the
+folder the user named. The POST carries the launch's CSRF field (``security.py`` already
+refused other origins and requests without the token). The name is the file's own base
+name, cut to what a file system takes (no folder part, no leading dot, no control
+characters); it never replaces a file already there ("name (2).pdf"). Only formats recall
+indexes are taken, and no more than ``[documents] max_file_mb``. The bytes go to a hidden
+temporary file in DIR (0600), then a rename: the watcher and the indexer see the whole file
+or nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..paths import FILE_MODE, ensure_private_dir
+
+if TYPE_CHECKING:
+    from starlette.datastructures import UploadFile
+
+NAME_MAX = 200  # characters of a saved name (file systems take 255 bytes)
+CHUNK = 1 << 20
+
+
+class Refused(Exception):
+    """Why an upload was not saved: the one line the page shows."""
+
+
+def safe_name(filename: str) -> str:
+    """The base name an upload is saved under; ``Refused`` when none is left."""
+    base = re.split(r"[\\/]", filename or "")[-1]
+    base = re.sub(r"[\x00-\x1f\x7f]", "", base).strip().lstrip(".")
+    if not base:
+        raise Refused("the file has no usable name")
+    stem, dot, ext = base.rpartition(".")
+    if dot and len(ext) <= 10:
+        return stem[: NAME_MAX - len(ext) - 1] + "." + ext
+    return base[:NAME_MAX]
+
+
+def accepted(name: str) -> bool:
+    """Whether recall indexes a file of this name (a markdown note, or a format of recall.documents)."""
+    from ..config import load_config
+    from ..documents import format_of
+
+    return name.lower().endswith(".md") or format_of(Path(name), load_config().documents) is not None
+
+
+def free_path(folder: Path, name: str) -> Path:
+    """``folder/name``, or ``name (2)``, ``name (3)``... : never a file already there."""
+    path = folder / name
+    stem, suffix = path.stem, path.suffix
+    n = 2
+    while path.exists() or path.is_symlink():
+        path = folder / f"{stem} ({n}){suffix}"
+        n += 1
+    return path
+
+
+async def save(folder: Path, upload: UploadFile, limit_bytes: int) -> Path:
+    """Write ``upload`` into ``folder`` (see the module doc); returns where it landed."""
+    name = safe_name(upload.filename or "")
+    if not accepted(name):
+        raise Refused(f"{name}: not a format recall indexes (notes, PDF, Office, HTML, EPUB, text, images, videos)")
+    ensure_private_dir(folder)
+    tmp = folder / f".upload-{os.getpid()}-{time.monotonic_ns()}.part"
+    written = 0
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        with os.fdopen(fd, "wb") as fh:
+            while block := await upload.read(CHUNK):
+                written += len(block)
+                if written > limit_bytes:
+                    raise Refused(f"{name}: over {limit_bytes / 1e6:g} MB ([documents] max_file_mb)")
+                fh.write(block)
+            fh.flush()
+            os.fsync(fh.fileno())
+        target = free_path(folder, name)
+        os.link(tmp, target)  # fails rather than replace a file that appeared meanwhile
+        return target
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def start_indexing(folder: Path) -> subprocess.Popen:
+    """``recall index FOLDER`` in its own process (the page never loads a model)."""
+    return subprocess.Popen([sys.executable, "-P", "-m", "recall.ui.reindex", str(folder)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ))
+
+
+def limit_bytes() -> int:
+    from ..config import load_config
+
+    return int(load_config().documents.max_file_mb * 1_000_000)
+
+
+async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
+    """GET: the form (or how to enable it); POST: save, start indexing, back to the form.
+    ``job``: the indexing job's state in words (``app.reindex_state``)."""
+    from starlette.responses import RedirectResponse
+
+    settings = pages.settings
+    folder = settings.upload_dir
+    if request.method == "GET":
+        return pages.page(request, "upload.html", nav="upload", folder=folder, saved=request.query_params.get("saved"),
+                          job=job(settings), error=None)
+    if not settings.allow_writes or folder is None:
+        return pages.page(request, "missing.html", 403, nav="upload",
+                          what="uploads need `recall ui --allow-writes --upload-dir DIR`")
+    form = await request.form(max_files=1, max_fields=4)
+    try:
+        if not pages.csrf_ok(form):
+            raise Refused("this form is from another launch: reload")
+        upload = form.get("file")
+        if upload is None or isinstance(upload, str):
+            raise Refused("no file chosen")
+        saved = await save(folder, upload, limit_bytes())
+    except Refused as exc:
+        return pages.page(request, "upload.html", 400, nav="upload", folder=folder, saved=None,
+                          job=job(settings), error=str(exc))
+    finally:
+        await form.close()
+    if settings.reindex is None or settings.reindex.poll() is not None:
+        settings.reindex, settings.reindex_started = start_indexing(folder), time.time()
+    from urllib.parse import quote
+
+    return RedirectResponse(f"/upload?saved={quote(saved.name)}", status_code=303)

@@ -1,0 +1,30 @@
+"""``recall-eval versus``: whole pipelines side by side (``recall_eval.comparison.versus``):
+two or more ``recall-eval run`` results on the same questions, tested question by question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from recall_eval.commands.common import echo_json, fail_cleanly
+
+
+@click.command("versus")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="Also write the table (Markdown) here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@fail_cleanly
+def command(runs: tuple[Path, ...], out: Path | None, as_json: bool) -> None:
+    """Compare RUNS (run folders or results.json of `recall-eval run`, e.g. one per --model;
+    the first is the reference) on the question sets they share, held-out sets included:
+    intervals per run, paired tests against the first (Holm-corrected)."""
+    from recall_eval.comparison.versus import compare_runs, load_run, markdown
+
+    result = compare_runs([load_run(p) for p in runs], [str(p) for p in runs])
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(markdown(result))
+    if out is not None:
+        out.write_text(markdown(result) + "\n", encoding="utf-8")

@@ -1,0 +1,155 @@
+"""Small documents made by the libraries that write each format (python-docx,
+python-pptx, openpyxl), by hand where a format is a few lines (PDF, EPUB, HTML), and
+screenshots rendered with Pillow: the tests' and benchmarks' fixtures, made fresh."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+
+def make_pdf(path: Path, pages: list[str], title: str = "") -> Path:
+    """A PDF with one line of Helvetica text per page line (ASCII), written by hand: no
+    PDF writer library is needed, and pypdf reads it back as any PDF."""
+    objs: list[bytes] = []
+    kids = []
+    font_obj = 3
+    for i, text in enumerate(pages):
+        lines = text.splitlines() or [""]
+        ops = ["BT", "/F1 11 Tf", "14 TL", "50 780 Td"]
+        for line in lines:
+            esc = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            ops.append(f"({esc}) Tj T*")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1")
+        page_no = 4 + 2 * i
+        kids.append(page_no)
+        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
+                    + f"/Contents {page_no + 1} 0 R >>".encode())
+        objs.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
+    info = f"<< /Title ({title}) >>".encode() if title else b"<< >>"
+    head = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>".encode(),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    assert font_obj == len(head)
+    every = [*head, *objs, info]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(every, 1):
+        offsets.append(len(out))
+        out += f"{n} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(every) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += (f"trailer\n<< /Size {len(every) + 1} /Root 1 0 R /Info {len(every)} 0 R >>\n"
+            f"startxref\n{xref}\n%%EOF\n").encode()
+    path.write_bytes(bytes(out))
+    return path
+
+
+def make_docx(path: Path, title: str, sections: list[tuple[str, str]]) -> Path:
+    import docx
+
+    doc = docx.Document()
+    doc.core_properties.title = title
+    doc.add_heading(title, level=1)
+    for heading, text in sections:
+        doc.add_heading(heading, level=2)
+        doc.add_paragraph(text)
+    doc.save(str(path))
+    return path
+
+
+def make_pptx(path: Path, slides: list[tuple[str, str]]) -> Path:
+    from pptx import Presentation
+
+    prs = Presentation()
+    for title, body in slides:
+        slide = prs.slides.add_slide(prs.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    prs.save(str(path))
+    return path
+
+
+def make_xlsx(path: Path, sheets: dict[str, list[list[object]]]) -> Path:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    wb.remove(wb.active)
+    for name, rows in sheets.items():
+        ws = wb.create_sheet(name)
+        for row in rows:
+            ws.append(row)
+    wb.save(str(path))
+    return path
+
+
+def make_html(path: Path, title: str, sections: list[tuple[str, str]]) -> Path:
+    body = "".join(f"<h2>{h}</h2><p>{t}</p>" for h, t in sections)
+    path.write_text(f"<html><head><title>{title}</title></head><body><h1>{title}</h1>{body}</body></html>",
+                    encoding="utf-8")
+    return path
+
+
+def make_epub(path: Path, title: str, chapters: list[tuple[str, str]]) -> Path:
+    """A minimal EPUB 3: mimetype, container, package document, one XHTML file per chapter."""
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        z.writestr("META-INF/container.xml",
+                   '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:'
+                   'container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/'
+                   'oebps-package+xml"/></rootfiles></container>')
+        items = "".join(f'<item id="c{i}" href="c{i}.xhtml" media-type="application/xhtml+xml"/>'
+                        for i in range(len(chapters)))
+        spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+        z.writestr("OEBPS/content.opf",
+                   '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
+                   'unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+                   f'<dc:title>{title}</dc:title><dc:identifier id="id">x</dc:identifier><dc:language>en'
+                   f'</dc:language></metadata><manifest>{items}</manifest><spine>{spine}</spine></package>')
+        for i, (heading, text) in enumerate(chapters):
+            z.writestr(f"OEBPS/c{i}.xhtml",
+                       '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>'
+                       f'{heading}</title></head><body><h2>{heading}</h2><p>{text}</p></body></html>')
+    return path
+
+
+def cjk_font() -> str | None:
+    """A font file with Japanese glyphs, if the machine has one (fonts-noto-cjk, fonts-ipafont...)."""
+    import glob
+
+    for pattern in ("/usr/share/fonts/**/NotoSansCJK*.tt*", "/usr/share/fonts/**/*ipag*.tt*",
+                    "/usr/share/fonts/**/*IPA*.tt*", "/usr/share/fonts/**/*DroidSansFallback*.tt*",
+                    "/usr/share/fonts/**/*wqy*.tt*", "/usr/share/fonts/**/*VL-Gothic*.tt*"):
+        found = sorted(glob.glob(pattern, recursive=True))
+        if found:
+            return found[0]
+    return None
+
+
+def latin_font() -> str | None:
+    import glob
+
+    for pattern in ("/usr/share/fonts/**/DejaVuSans.ttf", "/usr/share/fonts/**/LiberationSans-Regular.ttf"):
+        found = sorted(glob.glob(pattern, recursive=True))
+        if found:
+            return found[0]
+    return None
+
+
+def make_screenshot(path: Path, lines: list[str], font: str | None = None, size: tuple[int, int] = (1280, 800),
+                    font_px: int = 22) -> Path:
+    """A screenshot-like image: dark text lines on a light window with a title bar."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", size, (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    draw.rectangle([0, 0, size[0], 36], fill=(60, 63, 65))
+    face = ImageFont.truetype(font, font_px) if font else ImageFont.load_default(font_px)
+    y = 60
+    for line in lines:
+        draw.text((40, y), line, fill=(20, 20, 20), font=face)
+        y += int(font_px * 1.8)
+    img.save(path)
+    return path

@@ -1,0 +1,187 @@
+"""Documents as notes (recall/documents/): every format through `recall index DIR`, the
+page or section that matched, masking, one line per unreadable file, incremental re-index,
+library folders searched on request only, the watcher, and `recall search`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import run_cli
+from helpers.documents import make_docx, make_epub, make_html, make_pdf, make_pptx, make_xlsx
+from recall.api import Recall
+from recall.chunking import ChunkConfig
+from recall.config import load_config
+from recall.documents import read_documents
+from recall.documents.chunks import document_chunks
+from recall.embedders import get_embedder
+from recall.indexer import SourceSpec
+from recall.search import Scope
+
+pytest.importorskip("markitdown", reason="the docs extra (pip install 'recall-memory[docs]')")
+pytest.importorskip("pypdf", reason="the docs extra (pip install 'recall-memory[docs]')")
+
+FILLER = "General remarks about the product line and its history. " * 14  # > 700 chars: its own chunk
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def make_folder(folder: Path) -> Path:
+    """One file per format; each has a distinctive phrase in its second page/section/slide/sheet."""
+    folder.mkdir(parents=True, exist_ok=True)
+    make_pdf(folder / "router.pdf", [f"Router manual\n{FILLER[:600]}", f"{FILLER[:300]}\nhold the zinnober "
+                                     "reset button for thirty seconds"], title="Router Manual")
+    make_docx(folder / "runbook.docx", "Deploy Runbook", [("Overview", FILLER),
+                                                          ("Rollback", "the quokka rollback uses kubectl undo")])
+    make_pptx(folder / "review.pptx", [("Quarterly review", FILLER),
+                                       ("Roadmap", "ship the marzipan billing migration")])
+    make_xlsx(folder / "budget.xlsx", {"Costs": [["line", FILLER]], "Staff": [["name", "role"],
+                                                                             ["Aiko", "tamarind SRE lead"]]})
+    make_html(folder / "wiki.html", "Office wiki", [("Intro", FILLER), ("Parking", "xylophone parking permits")])
+    make_epub(folder / "guide.epub", "Field Guide", [("Birds", FILLER), ("Trees", "the quince tree sheds leaves")])
+    (folder / "backups.txt").write_text(f"Backups\n{FILLER}\n\nThe NAS runs the gondola backup at 2am.\n")
+    (folder / "note.md").write_text("---\nname: plain note\ndescription: a note\n---\nnotes still work\n")
+    return folder
+
+
+CASES = [  # (words, document id, location it must name)
+    ("zinnober reset button", "router.pdf", "p. 2"),
+    ("quokka rollback", "runbook.docx", "Rollback"),
+    ("marzipan billing migration", "review.pptx", "slide 2"),
+    ("tamarind SRE lead", "budget.xlsx", "sheet Staff"),
+    ("xylophone parking permits", "wiki.html", "Parking"),
+    ("quince tree sheds leaves", "guide.epub", "Trees"),
+    ("gondola backup", "backups.txt", ""),
+]
+
+
+@pytest.fixture
+def docs(tmp_path, hash_model) -> Path:
+    return make_folder(tmp_path / "docs")
+
+
+def search_json(*words: str, cwd: Path | None = None) -> list[dict]:
+    out = run_cli("search", "--json", "-k", "5", *words, cwd=cwd, check=True)
+    return json.loads(out.stdout)["results"]
+
+
+def test_every_format_is_indexed_and_search_names_the_page_or_section(docs):
+    out = run_cli("index", docs, check=True)
+    assert "added 8," in out.stdout, out.stdout + out.stderr
+    for words, doc_id, location in CASES:
+        top = search_json(*words.split())[0]
+        assert top["id"] == doc_id, (words, top)
+        assert location in top["location"], (words, top)
+        assert words.split()[0] in top["snippet"], (words, top)
+        assert top["type"] == "document"
+
+
+def test_name_and_description_come_from_title_and_first_lines(docs):
+    notes, problems = read_documents(docs, load_config().documents)
+    by_id = {n.id: n for n in notes}
+    assert problems == []
+    assert "note.md" not in by_id  # markdown in a note folder stays a note (recall.notes)
+    assert by_id["router.pdf"].name == "Router Manual"
+    assert by_id["runbook.docx"].name == "Deploy Runbook"
+    assert by_id["runbook.docx"].description.startswith("General remarks")
+    assert by_id["review.pptx"].name == "Quarterly review"
+    assert by_id["guide.epub"].name == "Field Guide" and by_id["wiki.html"].name == "Office wiki"
+    assert by_id["backups.txt"].name == "backups" and by_id["backups.txt"].description == "Backups"
+
+
+def test_secrets_in_documents_never_reach_disk(docs, recall_home):
+    make_docx(docs / "keys.docx", "Keys", [("GitHub", f"token {SECRET} for the CI bot")])
+    make_pdf(docs / "keys.pdf", [f"deploy key {SECRET}"])
+    run_cli("index", docs, check=True)
+    assert search_json("token", "CI", "bot")[0]["id"] == "keys.docx"
+    for path in recall_home.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_an_unreadable_file_is_one_line_and_the_rest_is_indexed(docs):
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (docs / "broken.docx").write_bytes(b"PK not a zip")
+    out = run_cli("index", docs)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if "broken." in line]
+    assert len(lines) == 2 and all(line.startswith("warning: ") and "skipped" in line for line in lines), out.stderr
+    assert "Traceback" not in out.stderr
+    assert "added 8," in out.stdout
+
+
+def test_only_changed_documents_are_read_again(docs):
+    run_cli("index", docs, check=True)
+    again = run_cli("index", docs, check=True)
+    assert "added 0, changed 0, removed 0, unchanged 8" in again.stdout, again.stdout
+    make_docx(docs / "runbook.docx", "Deploy Runbook", [("Rollback", "the wombat rollback uses helm")])
+    (docs / "wiki.html").unlink()
+    third = run_cli("index", docs, check=True)
+    assert "added 0, changed 1, removed 1, unchanged 6" in third.stdout, third.stdout
+    assert search_json("wombat", "rollback")[0]["id"] == "runbook.docx"
+
+
+def test_a_long_document_keeps_every_page_up_to_the_cap(tmp_path):
+    pages = [f"page {i} " + f"filler words for page number {i}. " * 30 for i in range(1, 41)]
+    segments = [(f"p. {i}", p) for i, p in enumerate(pages, 1)]
+    got = document_chunks("Manual", "", segments, ChunkConfig(700, 100, 1000))
+    assert len(got.texts) == len(got.locations) >= 40
+    assert got.locations[-1] == "p. 40" and not got.truncated
+    assert all(t.startswith("Manual · p. ") for t in got.texts)
+    capped = document_chunks("Manual", "", segments, ChunkConfig(700, 100, 10))
+    assert len(capped.texts) == 10 and capped.truncated
+
+
+def test_short_slides_are_merged_and_located_as_a_range():
+    got = document_chunks("Deck", "", [("slide 1", "one"), ("slide 2", "two"), ("slide 3", "x" * 697)],
+                          ChunkConfig(700, 100, 6))
+    assert got.locations[0] == "slide 1–2" and got.locations[1] == "slide 3"
+
+
+def test_a_library_is_searched_on_request_not_on_every_message(tmp_path, hash_model):
+    lib = tmp_path / "mirrors" / "acme-sdk"
+    (lib / "docs").mkdir(parents=True)
+    (lib / "README.md").write_text("# Acme SDK\n\nInstall with pip install acme-sdk.\n\n## Pelican retries\n\n"
+                                   "The client retries pelican requests three times.\n")
+    run_cli("index", "--kind", "library", tmp_path / "mirrors", check=True)
+    found = search_json("pelican", "retries", cwd=tmp_path)
+    assert found and found[0]["id"] == "acme-sdk/README.md" and found[0]["kind"] == "library"
+    assert "Pelican retries" in found[0]["location"]  # the two short sections share a chunk
+    app = Recall()
+    try:
+        hook_scope = Scope.from_flags(tmp_path, library=app.config.documents.library_per_message)
+        assert app.query("pelican retries in the client", hook_scope).hits == []
+        assert app.query("pelican retries in the client", Scope.from_flags(tmp_path, library=True)).hits
+    finally:
+        app.store.close()
+
+
+def test_the_watcher_indexes_a_document_dropped_into_the_folder(tmp_path, recall_home):
+    from recall.watch import Watcher
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "seed.txt").write_text("seed text file\n")
+    app = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
+    try:
+        app.index([SourceSpec("dir", folder)])
+        with Watcher(app, debounce=0.15):
+            make_docx(folder / "late.docx", "Late memo", [("Budget", "the ocelot budget was approved")])
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                hits = app.query("ocelot budget approved", Scope(everything=True)).hits
+                if hits and hits[0].note["id"] == "late.docx":
+                    break
+                time.sleep(0.05)
+        assert hits and hits[0].note["id"] == "late.docx" and hits[0].location.endswith("Budget")
+    finally:
+        app.store.close()
+
+
+def test_documents_can_be_turned_off(docs, recall_home):
+    (recall_home).mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[documents]\nenabled = false\n")
+    out = run_cli("index", docs, check=True)
+    assert "added 1," in out.stdout  # the markdown note only

@@ -1,0 +1,51 @@
+"""Screenshots become searchable by the text in them (rapidocr, offline, English and
+Japanese), keeping their path and file name; an image without text is found by its name,
+and one that cannot be decoded is one warning line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers.cli import run_cli
+from helpers.documents import cjk_font, latin_font, make_screenshot
+
+pytest.importorskip("rapidocr", reason="the ocr extra (pip install 'recall-memory[ocr]')")
+pytestmark = pytest.mark.slow  # loads the OCR models (~5 s, ~400 MB)
+
+
+@pytest.fixture
+def ocr_env(tmp_path, monkeypatch, hash_model):
+    """onnxruntime writes under ~/.cache: a HOME of the test's own."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def search_json(*words: str) -> list[dict]:
+    return json.loads(run_cli("search", "--json", "-k", "3", *words, check=True).stdout)["results"]
+
+
+def test_screenshots_in_english_and_japanese_are_searchable(ocr_env):
+    shots = ocr_env / "Screenshots"
+    shots.mkdir()
+    make_screenshot(shots / "deploy error.png", ["Error: connection refused on port 5432",
+                                                  "Retry the migration after the backup finishes"], latin_font())
+    make_screenshot(shots / "blank.jpg", [])
+    font = cjk_font()
+    if font:
+        make_screenshot(shots / "手順.png", ["バックアップは毎晩二時に実行されます",
+                                            "デプロイの手順を確認してください"], font)
+    (shots / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really")
+    out = run_cli("index", shots)
+    assert out.returncode == 0, out.stderr
+    assert [line for line in out.stderr.splitlines() if "broken.png" in line] == [
+        f"warning: {shots / 'broken.png'}: not an image Pillow can decode; skipped"]
+    top = search_json("connection", "refused", "port")[0]
+    assert top["id"] == "deploy error.png" and top["name"] == "deploy error.png" and top["type"] == "image"
+    assert top["path"] == str(shots / "deploy error.png") and "5432" in top["snippet"]
+    assert search_json("blank")[0]["id"] == "blank.jpg"  # no text: found by its file name
+    if font is None:
+        pytest.skip("no Japanese font on this machine (fonts-ipafont-gothic) to render the Japanese screenshot")
+    ja = search_json("バックアップ")[0]
+    assert ja["id"] == "手順.png" and "毎晩" in ja["snippet"]

@@ -1,0 +1,34 @@
+"""Recordings: 97 s pieces overlapping by 15 s, frames OCR'd, a hit names its time range."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from helpers.cli import run_cli
+from helpers.documents import latin_font, make_screenshot
+from recall.documents.recordings import pieces
+
+pytest.importorskip("rapidocr", reason="the ocr extra")
+
+
+def test_pieces_are_97_seconds_every_82():
+    assert pieces(200) == [(0, 97), (82, 179), (164, 200)]
+    assert pieces(50) == [(0, 50)]
+
+
+@pytest.mark.slow
+def test_a_recordings_text_is_found_with_its_time_range(tmp_path, monkeypatch, hash_model):
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg is not installed (apt install ffmpeg)")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    shot = make_screenshot(tmp_path / "frame.png", ["Error: connection refused on port 5432"], latin_font())
+    (tmp_path / "videos").mkdir()
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-loop", "1", "-t", "40", "-i", str(shot), "-vf",
+                    "format=yuv420p", "-r", "1", str(tmp_path / "videos" / "demo.mp4")], check=True)
+    run_cli("index", tmp_path / "videos", check=True)
+    top = json.loads(run_cli("search", "--json", "connection", "refused", check=True).stdout)["results"][0]
+    assert top["id"] == "demo.mp4" and top["type"] == "recording" and top["location"] == "00:00:00–00:00:40"

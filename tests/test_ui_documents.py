@@ -1,0 +1,84 @@
+"""The page and documents: browse by source and by what a file is, a document's chunks
+with the page or section each came from, and uploads (only with --allow-writes and an
+upload folder; the file lands there, whole, never over another, and is then indexed)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from starlette.testclient import TestClient
+
+from helpers.daemon import index_dirs, write_config
+from helpers.documents import make_docx, make_pdf
+from recall.ui.app import Settings, build_app
+from recall.ui.security import csrf_value
+
+pytest.importorskip("markitdown", reason="the docs extra")
+PORT = 8124
+FILLER = "General remarks about the product line and its history. " * 14
+
+
+def page_client(**kw) -> TestClient:
+    settings = Settings(token="t0ken", port=PORT, **kw)
+    return TestClient(build_app(settings), base_url=f"http://127.0.0.1:{PORT}",
+                      cookies={f"recall_ui_{PORT}": "t0ken"})
+
+
+@pytest.fixture
+def docs(tmp_path, recall_home, hash_model):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf(folder / "router.pdf", [f"Router manual\n{FILLER[:650]}", "hold the zinnober reset button"],
+             title="Router Manual")
+    (folder / "note.md").write_text("---\nname: plain note\ndescription: a note\n---\nnotes still work\n")
+    write_config(recall_home)
+    index_dirs(folder)
+    return folder
+
+
+def test_browse_by_what_and_a_documents_chunks_with_their_pages(docs):
+    with page_client() as c:
+        r = c.get("/notes", params={"what": "document"})
+        assert "Router Manual" in r.text and "plain note" not in r.text
+        assert "documents (1)" in r.text
+        r = c.get("/notes", params={"what": "note"})
+        assert "plain note" in r.text and "Router Manual" not in r.text
+        pk = c.get("/notes", params={"q": "router"}).text.split('href="/notes/')[1].split('"')[0]
+        page = c.get(f"/notes/{pk}").text
+        assert '<span class="loc">p. 1–2</span>' in page  # two short pages share one chunk
+        assert "document, pdf" in page and "zinnober" in page
+
+
+def test_uploads_are_off_unless_both_flags_say_so(docs, tmp_path):
+    files = {"file": ("memo.txt", b"text", "text/plain")}
+    with page_client() as c:
+        assert "Uploads are off" in c.get("/upload").text
+        r = c.post("/upload", data={"csrf": csrf_value("t0ken")}, files=files)
+        assert r.status_code == 403
+    with page_client(allow_writes=True) as c:  # no folder named
+        assert c.post("/upload", data={"csrf": csrf_value("t0ken")}, files=files).status_code == 403
+    assert not list(tmp_path.rglob("memo.txt"))
+
+
+def test_an_upload_lands_in_the_folder_and_is_indexed(docs, tmp_path, recall_home):
+    inbox = tmp_path / "inbox"
+    make_docx(tmp_path / "memo.docx", "Ocelot memo", [("Budget", "the ocelot budget was approved")])
+    data = (tmp_path / "memo.docx").read_bytes()
+    with page_client(allow_writes=True, upload_dir=inbox, home=recall_home) as c:
+        bad = c.post("/upload", data={"csrf": "forged"}, files={"file": ("x.docx", data, "application/octet-stream")})
+        assert bad.status_code == 400 and "another launch" in bad.text
+        odd = c.post("/upload", data={"csrf": csrf_value("t0ken")}, files={"file": ("run.sh", b"rm -rf /", "text/x")})
+        assert odd.status_code == 400 and "not a format recall indexes" in odd.text
+        for _ in range(2):
+            r = c.post("/upload", data={"csrf": csrf_value("t0ken")},
+                       files={"file": ("../../etc/memo.docx", data, "application/octet-stream")},
+                       follow_redirects=False)
+            assert r.status_code == 303, r.text
+        assert sorted(p.name for p in inbox.iterdir()) == ["memo (2).docx", "memo.docx"]  # no folder part, no overwrite
+        assert (inbox / "memo.docx").read_bytes() == data and (inbox / "memo.docx").stat().st_mode & 0o077 == 0
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and "Ocelot memo" not in c.get("/notes", params={"q": "ocelot"}).text:
+            time.sleep(0.5)
+        assert "Ocelot memo" in c.get("/notes", params={"q": "ocelot"}).text
+        assert "Saved as" in c.get("/upload", params={"saved": "memo.docx"}).text

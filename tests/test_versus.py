@@ -1,0 +1,50 @@
+"""recall-eval versus: two runs' answers compared question by question."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from recall_eval.cli import main
+from recall_eval.comparison.versus import compare_runs
+from recall_eval.datasets.collections import DatasetError
+from recall_eval.scoring import metrics as M
+
+
+def record(i: int, kind: str, right: bool) -> dict:
+    exp = [f"n{i}"] if kind == "paraphrase" else []
+    got = exp if right else ["other"]
+    return M.Record(id=f"q{i}", set_id="s", kind=kind, lang="en", text=f"q{i}", expected=exp, note_lang="en",
+                    ranked=got, injected=got if right or kind == "unrelated" else [],
+                    decision="short" if (right and kind == "paraphrase") or (not right and kind == "unrelated")
+                    else "nothing").as_dict()
+
+
+def run(spec: str, right: int, n: int = 40) -> dict:
+    recs = [record(i, "paraphrase", i < right) for i in range(n)] + \
+        [record(n + i, "unrelated", True) for i in range(n)]
+    summary = M.summarize([M.Record(**r) for r in recs])
+    metrics = {k: {"value": v.value, "ci95": list(v.ci95 or []), "n": v.n} for k, v in summary.items()}
+    return {"model": {"spec": spec, "model_id": spec}, "timings": {"query_ms_p50": 1.0, "index_s": 2.0},
+            "pipelines": {"default": {"metrics": metrics, "records": recs}}}
+
+
+def test_a_clearly_better_run_is_marked_and_an_equal_one_is_not(tmp_path):
+    result = compare_runs([run("a", 10), run("b", 38), run("c", 10)], ["a", "b", "c"])
+    p = result["sets"]["main"]["p_values"]
+    assert p["b"]["hit_rate@1"] < 0.05 and p["c"]["hit_rate@1"] == 1.0
+    for name, data in (("a", run("a", 10)), ("b", run("b", 38))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(data))
+    out = CliRunner().invoke(main, ["versus", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert out.exit_code == 0, out.output
+    assert "| main (80) | b | 0.950" in out.output and "†" in out.output
+
+
+def test_runs_over_different_questions_are_refused():
+    other = run("b", 20)
+    other["pipelines"]["default"]["records"][0]["id"] = "elsewhere"
+    with pytest.raises(DatasetError, match="different questions"):
+        compare_runs([run("a", 10), other], ["a", "b"])
