@@ -100,6 +100,20 @@ THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weig
 
 
 @dataclass(frozen=True)
+class QuestionsSettings:
+    """``[questions]``: whether and how an agent CLI writes the notes' questions (recall.agentcli)."""
+
+    generate: str
+    batch_notes: int
+    timeout_s: float
+
+    def __post_init__(self) -> None:
+        choices = ("ask", "off", "auto", "claude", "codex", "gemini")
+        if self.generate not in choices:
+            raise ValueError(f"generate must be one of {', '.join(choices)}, not {self.generate!r}")
+
+
+@dataclass(frozen=True)
 class DaemonSettings:
     transport: str
     idle_exit_hours: float
@@ -181,6 +195,7 @@ class Settings:
     selector: SelectorSettings
     thresholds: Mapping[str, Thresholds]  # by model id; "default" for any model without its own
     learned: Mapping[str, Mapping[str, Any]]  # by model id: a LearnedSelector's plain numbers
+    questions: QuestionsSettings
     daemon: DaemonSettings
     hook: HookSettings
     watch: WatchSettings

@@ -61,6 +61,12 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         for problem in app.calibration.problems:
             say(f"warning: {problem}", err=True)
         say(_calibration_line(app.calibration))
+    if not rebuild:
+        from .questions import start_after_index
+
+        line = start_after_index(app, dirs, kind, cwd, sources)
+        if line and not quiet:
+            say(line, err=True)
 
 
 def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:

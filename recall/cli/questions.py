@@ -1,0 +1,162 @@
+"""`recall questions`: an agent CLI you already have writes your notes' questions (recall.agentcli)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import UserError, fail_cleanly, recall_app, say
+
+_DIRS = click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+_KIND = click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+                     help="How DIRs are indexed (as `recall index --kind`).")
+
+
+def _sources(app, dirs: tuple[Path, ...], kind: str) -> list:
+    from .index import _sources as index_sources
+
+    return index_sources(app, dirs, kind, Path.cwd())
+
+
+def pending_line(app, sources) -> str:
+    """What a run would send and cost now, or that nothing is pending."""
+    from ..agentcli import describe, find_agent, plan
+
+    states, cost = plan(sources, app.config.questions.batch_notes)
+    if not states:
+        return "every note has its questions; nothing to send"
+    return describe(cost, sum(len(s.pending) for s in states), find_agent(app.config.questions.generate))
+
+
+@click.group("questions", invoke_without_command=True)
+@click.pass_context
+@fail_cleanly
+def questions(ctx: click.Context) -> None:
+    """Let an agent CLI you have (claude, codex, gemini) write each note's questions.
+
+    Without a subcommand: whether it is allowed ([questions] generate), which agent, and
+    what the project's new or changed notes would cost in tokens. Nothing is sent before
+    `recall questions on`; then `recall index` starts it in the background for new and
+    changed notes only. The agent sees only recall's prompts and the notes' text, from an
+    empty temporary folder; results go to each folder's questions.jsonl and
+    negatives.jsonl, and are indexed.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..agentcli import consented, find_agent
+
+    app = recall_app()
+    choice = app.config.questions.generate
+    agent = find_agent(choice)
+    state = "allowed" if consented(choice) else "not allowed (`recall questions on` allows it)" \
+        if choice == "ask" else "off"
+    say(f"generate = {choice}: {state}; agent: {agent.name + ' (' + agent.exe + ')' if agent else 'none on PATH'}")
+    say(pending_line(app, _sources(app, (), "dir")))
+
+
+@questions.command("on")
+@click.option("--agent", "agent_name", type=click.Choice(["auto", "claude", "codex", "gemini"]), default="auto",
+              show_default=True, help="Which agent CLI writes them (auto: the first of claude, codex, gemini).")
+@fail_cleanly
+def on(agent_name: str) -> None:
+    """Allow it: writes [questions] generate to config.toml, after showing the cost."""
+    from ..agentcli import find_agent
+
+    app = recall_app()
+    if find_agent(agent_name) is None:
+        raise UserError(f"no agent CLI for {agent_name!r} on PATH: install Claude Code (claude), Codex (codex) "
+                        "or Gemini CLI (gemini), then run `recall questions on` again")
+    say(pending_line(app, _sources(app, (), "dir")))
+    path = set_generate(agent_name)
+    say(f"allowed: [questions] generate = \"{agent_name}\" in {path}; `recall index` starts it in the background "
+        "(`recall questions off` stops it)")
+
+
+@questions.command("off")
+@fail_cleanly
+def off() -> None:
+    """Never send notes to an agent: writes [questions] generate = "off" to config.toml."""
+    say(f"[questions] generate = \"off\" in {set_generate('off')}")
+
+
+@questions.command("run")
+@_DIRS
+@_KIND
+@click.option("--quiet", "-q", is_flag=True, help="Only errors.")
+@fail_cleanly
+def run(dirs: tuple[Path, ...], kind: str, quiet: bool) -> None:
+    """Write the pending notes' questions now (in the foreground), then index them.
+
+    What `recall index` starts in the background once allowed; DIRs as for `recall index`.
+    """
+    from ..agentcli import AgentError, consented, find_agent, generate_folder, plan, run_lock
+
+    app = recall_app()
+    choice = app.config.questions.generate
+    if not consented(choice):
+        raise UserError(f"[questions] generate is {choice!r}: nothing is sent; `recall questions on` allows it")
+    agent = find_agent(choice)
+    if agent is None:
+        raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
+    sources = _sources(app, dirs, kind)
+    log = (lambda _m: None) if quiet else (lambda m: say(m, err=True))
+    with run_lock(app.home) as mine:
+        if not mine:
+            say("another `recall questions run` is under way; nothing done", err=True)
+            return
+        states, cost = plan(sources, app.config.questions.batch_notes)
+        if not states:
+            log("every note has its questions; nothing to send")
+            return
+        log(f"{sum(len(s.pending) for s in states)} note(s): about {cost.total:,} tokens with {agent.name}")
+        try:
+            for state in states:
+                out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
+                                      app.config.questions.timeout_s, log)
+                say(f"{state.folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
+                    f"negatives ({out.negatives_dropped} too close to a question dropped)"
+                    + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
+        except AgentError as exc:
+            raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
+    stats = app.index(sources)
+    say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
+
+
+def set_generate(value: str) -> Path:
+    """Write ``[questions] generate = value`` to the user's config.toml (comments kept), 0600."""
+    import tomlkit
+
+    from ..config import user_config_path
+    from ..paths import private_open
+
+    path = user_config_path()
+    doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    if "questions" not in doc:
+        doc["questions"] = tomlkit.table()
+    doc["questions"]["generate"] = value  # type: ignore[index]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with private_open(path) as fh:
+        fh.write(tomlkit.dumps(doc))
+    return path
+
+
+def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources) -> str | None:
+    """After `recall index`: start the background run when allowed and something is pending;
+    returns the line to print (or None)."""
+    from ..agentcli import consented, describe, find_agent, plan, start_background
+
+    choice = app.config.questions.generate
+    agent = find_agent(choice)
+    if agent is None or choice == "off":
+        return None
+    states, cost = plan(sources, app.config.questions.batch_notes)
+    if not states:
+        return None
+    line = describe(cost, sum(len(s.pending) for s in states), agent)
+    if not consented(choice):
+        return f"questions: {line}; `recall questions on` allows it (once), `recall questions off` hides this"
+    argv = [*(str(d) for d in dirs), "--kind", kind, "--quiet"] if dirs else ["--quiet"]
+    if start_background(app.home, argv, cwd):
+        return f"questions: writing them in the background; {line} (log: {app.home / 'questions.log'})"
+    return None
