@@ -38,8 +38,13 @@ CHOICES = ("ask", "off", *CONSENTED)
 GENERATING_ENV = "RECALL_GENERATING"  # set in every process a run starts: no hook search, no second run
 LOCK_FILE = "questions.lock"
 LOG_FILE = "questions.log"
+OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to show once before consent
 # Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
 NOTE_KINDS = ("memory", "rule", "dir")
+SYSTEM_PROMPT = "You answer with exactly the output the message asks for, nothing else."
+# Tokens each request carries besides the prompt: Claude Code with the flags above, measured
+# against the fake Messages API (tests/e2e); the others' own instructions are not measured.
+REQUEST_OVERHEAD = {"claude": 500}
 
 
 class AgentError(RuntimeError):
@@ -50,14 +55,22 @@ class AgentError(RuntimeError):
 class Agent:
     name: str
     exe: str
+    model: str = ""  # [questions] model; empty: the agent's own default
 
     def command(self, out_file: Path, prompt: str) -> tuple[list[str], str | None]:
         """(argv, stdin text) for one prompt."""
         if self.name == "claude":
-            return [self.exe, "-p", "--output-format", "json"], prompt
+            # No tools, no MCP servers, no skills, no saved session, a one-line system prompt:
+            # the model has the prompt and nothing else, and Claude Code's own ~12k-token system
+            # prompt and tool list are not sent with every request (~500 tokens instead).
+            return [self.exe, "-p", "--output-format", "json", "--tools", "", "--strict-mcp-config",
+                    "--no-session-persistence", "--disable-slash-commands", "--system-prompt", SYSTEM_PROMPT,
+                    *(["--model", self.model] if self.model else [])], prompt
+        model = ["-m", self.model] if self.model else []
         if self.name == "codex":
-            return [self.exe, "exec", "--skip-git-repo-check", "--output-last-message", str(out_file), "-"], prompt
-        return [self.exe, "-p", prompt], None
+            return [self.exe, "exec", "--skip-git-repo-check", *model, "--output-last-message", str(out_file),
+                    "-"], prompt
+        return [self.exe, *model, "-p", prompt], None
 
     def answer(self, proc: subprocess.CompletedProcess, out_file: Path) -> str:
         if proc.returncode != 0:
@@ -79,13 +92,13 @@ def consented(choice: str) -> bool:
     return choice in CONSENTED
 
 
-def find_agent(choice: str) -> Agent | None:
+def find_agent(choice: str, model: str = "") -> Agent | None:
     """The agent CLI ``choice`` names (``auto``: the first of claude, codex, gemini) on PATH."""
     names = AGENTS if choice in ("auto", "ask") else (choice,) if choice in AGENTS else ()
     for name in names:
         exe = shutil.which(name)
         if exe:
-            return Agent(name, exe)
+            return Agent(name, exe, model)
     return None
 
 
@@ -199,6 +212,46 @@ def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
 def describe(cost: notegen.Cost, n_notes: int, agent: Agent | None) -> str:
     """One line: what a run would send and cost."""
     who = agent.name if agent else "an agent CLI (none found: install claude, codex or gemini)"
+    extra = REQUEST_OVERHEAD.get(agent.name) if agent else None
+    tokens_in = cost.input_tokens + (extra or 0) * cost.requests
     return (f"{n_notes} new or changed note(s): {who} would be asked {cost.requests} time(s), "
-            f"about {cost.total:,} tokens ({cost.input_tokens:,} in, {cost.output_tokens:,} out); "
+            f"about {tokens_in + cost.output_tokens:,} tokens ({tokens_in:,} in, {cost.output_tokens:,} out"
+            + ("" if extra is not None else ", plus the agent's own instructions per request") + "); "
             "only the notes' text is sent")
+
+
+def set_generate(value: str) -> Path:
+    """Write ``[questions] generate = value`` to the user's config.toml (comments kept), 0600:
+    the consent ``recall questions on``/``off`` and the web page give."""
+    import tomlkit
+
+    from .config import user_config_path
+    from .paths import private_open
+
+    if value not in CHOICES:
+        raise ValueError(f"generate must be one of {', '.join(CHOICES)}")
+    path = user_config_path()
+    doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    if "questions" not in doc:
+        doc["questions"] = tomlkit.table()
+    doc["questions"]["generate"] = value  # type: ignore[index]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with private_open(path) as fh:
+        fh.write(tomlkit.dumps(doc))
+    return path
+
+
+def indexed_sources(app) -> list:
+    """The note folders ``app``'s store has indexed, as ``SourceSpec`` (the web page's view)."""
+    from .indexer import SourceSpec
+
+    return [SourceSpec(kind, Path(root), project) for _, kind, root, project in app.store.sources()
+            if kind in NOTE_KINDS and Path(root).is_dir()]
+
+
+def offer(home: Path, line: str) -> None:
+    """Leave the not-yet-allowed line for the plugin to show once (``questions-offer.txt``)."""
+    from .paths import private_open
+
+    with private_open(home / OFFER_FILE) as fh:
+        fh.write(line + "\n")

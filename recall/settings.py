@@ -104,6 +104,7 @@ class QuestionsSettings:
     """``[questions]``: whether and how an agent CLI writes the notes' questions (recall.agentcli)."""
 
     generate: str
+    model: str
     batch_notes: int
     timeout_s: float
 

@@ -26,7 +26,8 @@ def pending_line(app, sources) -> str:
     states, cost = plan(sources, app.config.questions.batch_notes)
     if not states:
         return "every note has its questions; nothing to send"
-    return describe(cost, sum(len(s.pending) for s in states), find_agent(app.config.questions.generate))
+    q = app.config.questions
+    return describe(cost, sum(len(s.pending) for s in states), find_agent(q.generate, q.model))
 
 
 @click.group("questions", invoke_without_command=True)
@@ -48,7 +49,7 @@ def questions(ctx: click.Context) -> None:
 
     app = recall_app()
     choice = app.config.questions.generate
-    agent = find_agent(choice)
+    agent = find_agent(choice, app.config.questions.model)
     state = "allowed" if consented(choice) else "not allowed (`recall questions on` allows it)" \
         if choice == "ask" else "off"
     say(f"generate = {choice}: {state}; agent: {agent.name + ' (' + agent.exe + ')' if agent else 'none on PATH'}")
@@ -61,7 +62,7 @@ def questions(ctx: click.Context) -> None:
 @fail_cleanly
 def on(agent_name: str) -> None:
     """Allow it: writes [questions] generate to config.toml, after showing the cost."""
-    from ..agentcli import find_agent
+    from ..agentcli import find_agent, set_generate
 
     app = recall_app()
     if find_agent(agent_name) is None:
@@ -77,6 +78,8 @@ def on(agent_name: str) -> None:
 @fail_cleanly
 def off() -> None:
     """Never send notes to an agent: writes [questions] generate = "off" to config.toml."""
+    from ..agentcli import set_generate
+
     say(f"[questions] generate = \"off\" in {set_generate('off')}")
 
 
@@ -96,7 +99,7 @@ def run(dirs: tuple[Path, ...], kind: str, quiet: bool) -> None:
     choice = app.config.questions.generate
     if not consented(choice):
         raise UserError(f"[questions] generate is {choice!r}: nothing is sent; `recall questions on` allows it")
-    agent = find_agent(choice)
+    agent = find_agent(choice, app.config.questions.model)
     if agent is None:
         raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
     sources = _sources(app, dirs, kind)
@@ -123,31 +126,13 @@ def run(dirs: tuple[Path, ...], kind: str, quiet: bool) -> None:
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
 
 
-def set_generate(value: str) -> Path:
-    """Write ``[questions] generate = value`` to the user's config.toml (comments kept), 0600."""
-    import tomlkit
-
-    from ..config import user_config_path
-    from ..paths import private_open
-
-    path = user_config_path()
-    doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
-    if "questions" not in doc:
-        doc["questions"] = tomlkit.table()
-    doc["questions"]["generate"] = value  # type: ignore[index]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with private_open(path) as fh:
-        fh.write(tomlkit.dumps(doc))
-    return path
-
-
 def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources) -> str | None:
     """After `recall index`: start the background run when allowed and something is pending;
     returns the line to print (or None)."""
-    from ..agentcli import consented, describe, find_agent, plan, start_background
+    from ..agentcli import consented, describe, find_agent, offer, plan, start_background
 
     choice = app.config.questions.generate
-    agent = find_agent(choice)
+    agent = find_agent(choice, app.config.questions.model)
     if agent is None or choice == "off":
         return None
     states, cost = plan(sources, app.config.questions.batch_notes)
@@ -155,6 +140,7 @@ def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources
         return None
     line = describe(cost, sum(len(s.pending) for s in states), agent)
     if not consented(choice):
+        offer(app.home, line)
         return f"questions: {line}; `recall questions on` allows it (once), `recall questions off` hides this"
     argv = [*(str(d) for d in dirs), "--kind", kind, "--quiet"] if dirs else ["--quiet"]
     if start_background(app.home, argv, cwd):
