@@ -19,6 +19,16 @@ def _sources(app, dirs: tuple[Path, ...], kind: str) -> list:
     return index_sources(app, dirs, kind, Path.cwd())
 
 
+def _known_sources(app) -> list:
+    """This project's folders (as `recall index` takes them) and every note folder indexed before."""
+    from ..agentcli import indexed_sources
+
+    out = {s.root.resolve(): s for s in _sources(app, (), "dir")}
+    for spec in indexed_sources(app):
+        out.setdefault(spec.root.resolve(), spec)
+    return list(out.values())
+
+
 def pending_line(app, sources) -> str:
     """What a run would send and cost now, or that nothing is pending."""
     from ..agentcli import describe, find_agent, plan
@@ -53,7 +63,7 @@ def questions(ctx: click.Context) -> None:
     state = "allowed" if consented(choice) else "not allowed (`recall questions on` allows it)" \
         if choice == "ask" else "off"
     say(f"generate = {choice}: {state}; agent: {agent.name + ' (' + agent.exe + ')' if agent else 'none on PATH'}")
-    say(pending_line(app, _sources(app, (), "dir")))
+    say(pending_line(app, _known_sources(app)))
 
 
 @questions.command("on")
@@ -68,7 +78,7 @@ def on(agent_name: str) -> None:
     if find_agent(agent_name) is None:
         raise UserError(f"no agent CLI for {agent_name!r} on PATH: install Claude Code (claude), Codex (codex) "
                         "or Gemini CLI (gemini), then run `recall questions on` again")
-    say(pending_line(app, _sources(app, (), "dir")))
+    say(pending_line(app, _known_sources(app)))
     path = set_generate(agent_name)
     say(f"allowed: [questions] generate = \"{agent_name}\" in {path}; `recall index` starts it in the background "
         "(`recall questions off` stops it)")
@@ -124,25 +134,3 @@ def run(dirs: tuple[Path, ...], kind: str, quiet: bool) -> None:
             raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
-
-
-def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources) -> str | None:
-    """After `recall index`: start the background run when allowed and something is pending;
-    returns the line to print (or None)."""
-    from ..agentcli import consented, describe, find_agent, offer, plan, start_background
-
-    choice = app.config.questions.generate
-    agent = find_agent(choice, app.config.questions.model)
-    if agent is None or choice == "off":
-        return None
-    states, cost = plan(sources, app.config.questions.batch_notes)
-    if not states:
-        return None
-    line = describe(cost, sum(len(s.pending) for s in states), agent)
-    if not consented(choice):
-        offer(app.home, line)
-        return f"questions: {line}; `recall questions on` allows it (once), `recall questions off` hides this"
-    argv = [*(str(d) for d in dirs), "--kind", kind, "--quiet"] if dirs else ["--quiet"]
-    if start_background(app.home, argv, cwd):
-        return f"questions: writing them in the background; {line} (log: {app.home / 'questions.log'})"
-    return None
