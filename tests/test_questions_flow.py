@@ -181,3 +181,22 @@ def test_the_plugin_shows_the_cost_once_while_its_option_is_ask(tmp_path):
     assert plugin("session-start", env={**env, "CLAUDE_PLUGIN_OPTION_GENERATE_QUESTIONS": "no"}).stdout == ""
     generating = plugin("session-start", env={**env, "RECALL_GENERATING": "1"})
     assert generating.returncode == 0 and generating.stdout == ""
+
+
+def test_recall_install_asks_once_with_the_cost(folder, tmp_path, recall_home, hash_model):
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "claude").write_text("#!/bin/sh\nexit 3\n")
+    (fake_bin / "claude").chmod(0o755)
+    env = {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    assert run_cli("index", str(folder), env=env).returncode == 0
+    out = run_cli("install", "--project", "--form", "command", "--skip-check", cwd=project, env=env)
+    assert out.returncode == 0, out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("questions:"))
+    assert "3 new or changed note(s)" in line and "tokens" in line and "`recall questions on --agent claude`" in line
+    run_cli("questions", "off")
+    out = run_cli("install", "--project", "--form", "command", "--skip-check", cwd=project, env=env)
+    assert "questions:" not in out.stdout

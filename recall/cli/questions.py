@@ -134,3 +134,23 @@ def run(dirs: tuple[Path, ...], kind: str, quiet: bool) -> None:
             raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
+
+
+def install_line(agent_name: str) -> str | None:
+    """`recall install`'s line about questions: the one-time question with its cost (not
+    allowed yet), or who writes them (allowed); nothing once declined or with no agent CLI."""
+    from ..agentcli import AGENTS, consented, find_agent
+
+    app = recall_app()
+    q = app.config.questions
+    if q.generate == "off":
+        return None
+    wanted = agent_name if q.generate == "ask" and agent_name in AGENTS else q.generate
+    agent = find_agent(wanted, q.model) or find_agent("auto", q.model)
+    if agent is None:
+        return None
+    if consented(q.generate):
+        return f"questions: {agent.name} writes new and changed notes' questions in the background after `recall index`"
+    return (f"questions: {agent.name} can write your notes' questions in the background, which finds the right "
+            f"note far more often ({pending_line(app, _known_sources(app))}). Allow it once with "
+            f"`recall questions on --agent {agent.name}`; `recall questions off` declines")
