@@ -200,3 +200,44 @@ def test_recall_install_asks_once_with_the_cost(folder, tmp_path, recall_home, h
     run_cli("questions", "off")
     out = run_cli("install", "--project", "--form", "command", "--skip-check", cwd=project, env=env)
     assert "questions:" not in out.stdout
+
+
+FAKE_CLAUDE = r'''#!{python}
+"""A stand-in for `claude -p` at the process boundary: records where and how it ran, and
+answers recall's three prompts the way a model would."""
+import json, os, re, sys
+prompt = sys.stdin.read()
+with open({record!r}, "a") as fh:
+    fh.write(json.dumps({{"cwd": os.getcwd(), "files": os.listdir("."), "argv": sys.argv[1:],
+                         "generating": os.environ.get("RECALL_GENERATING"), "prompt": prompt}}) + "\n")
+stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
+if "for which NONE of the notes is relevant" in prompt:
+    lines = [json.dumps({{"text": t, "lang": "en", "kind": "general"}}) for t in ["rename a git branch?", "thanks"]]
+elif "restate its header" in prompt:
+    lines = [json.dumps({{"note": s, "restatements": [s + " restated"]}}) for s in stems]
+else:
+    lines = [json.dumps({{"note": s, "questions": ["zq " + s + " when does this apply?"]}}) for s in stems]
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": "\n".join(lines)}}))
+'''
+
+
+def test_a_run_asks_from_an_empty_folder_and_indexes_what_comes_back(folder, tmp_path, recall_home, hash_model):
+    fake_bin, record = tmp_path / "bin", tmp_path / "record.jsonl"
+    fake_bin.mkdir()
+    (fake_bin / "claude").write_text(FAKE_CLAUDE.format(python=sys.executable, record=str(record)))
+    (fake_bin / "claude").chmod(0o755)
+    env = {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "RECALL_QUESTIONS_GENERATE": "claude"}
+    out = run_cli("questions", "run", str(folder), env=env)
+    assert out.returncode == 0, out.stderr
+    assert "questions for 3 note(s) (3), 2 negatives" in out.stdout and "indexed:" in out.stdout
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(calls) == 3
+    for call in calls:
+        assert os.path.basename(call["cwd"]).startswith("recall-gen-") and call["files"] == []
+        assert call["generating"] == "1" and str(folder) not in call["cwd"]
+        assert call["argv"][:3] == ["-p", "--output-format", "json"] and ["--tools", ""] == call["argv"][3:5]
+        assert "We froze deploys" in call["prompt"] and str(folder) not in call["prompt"]
+    hit = run_cli("query", "--json", "zq decimal-money when does this apply?", cwd=folder)
+    assert json.loads(hit.stdout)["ranked"][0]["path"].endswith("decimal-money.md")
+    again = run_cli("questions", "run", str(folder), env=env)
+    assert again.returncode == 0 and len(record.read_text().splitlines()) == 3  # nothing pending: nothing asked

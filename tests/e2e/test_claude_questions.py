@@ -9,19 +9,25 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
+import threading
 import time
 
 import pytest
 from agents import claude_env
 
+from helpers.daemon import MATCHING
 from helpers.fake_messages import start, text
 from helpers.paths import SAMPLE_NOTES
 
 pytestmark = pytest.mark.e2e
 
-STEMS = ["alembic-migrations-reversible", "api-docs-urls", "async-function-naming"]
-EXPAND_MARK = "write {n} short messages"
+STEMS = ["alembic-migrations-reversible", "api-docs-urls", "feature-flags-unleash"]
 WAIT_S = 240
+# The model's first answer is held until the test releases it: what happens meanwhile is
+# what a user sees while the agent writes (nothing waits for it).
+RELEASE = threading.Event()
 
 
 def user_text(body: dict) -> str:
@@ -53,6 +59,8 @@ def answer(body: dict) -> list[dict]:
     prompt = user_text(body)
     stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
     kind = which_prompt(body)
+    if kind is not None:
+        RELEASE.wait(WAIT_S)
     if kind == "questions":
         lines = [json.dumps({"note": s, "questions": [f"zq {s} what should I watch out for?",
                                                       f"{s} のときはどうする?"]}, ensure_ascii=False) for s in stems]
@@ -64,6 +72,11 @@ def answer(body: dict) -> list[dict]:
     else:
         return [text("ok")]
     return [text("```jsonl\n" + "\n".join(lines) + "\n```")]
+
+
+def hook_event(scratch) -> bytes:
+    return json.dumps({"session_id": "s1", "transcript_path": "/nonexistent.jsonl", "cwd": str(scratch.project),
+                       "hook_event_name": "UserPromptSubmit", "prompt": MATCHING}).encode()
 
 
 def wait_for_run(scratch, since: int) -> str:
@@ -99,10 +112,20 @@ def test_claude_writes_new_and_changed_notes_questions_in_the_background(claude_
         assert api.bodies() == [] and not (memory / "questions.jsonl").exists()
 
         scratch.recall("questions", "on", "--agent", "claude")
-        t0 = time.monotonic()
+        scratch.start_daemon()
+        RELEASE.clear()
         out = scratch.recall("index", "--no-conversations")
         assert "writing them in the background" in out.stderr, out.stderr
-        assert time.monotonic() - t0 < 30  # `recall index` does not wait for the agent
+        # `recall index` is back and the hook answers from the daemon while the model has not answered yet.
+        deadline = time.monotonic() + WAIT_S
+        while not any(which_prompt(b) for b in api.bodies()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert any(which_prompt(b) for b in api.bodies()), "the agent never asked the model"
+        hook = subprocess.run([sys.executable, "-m", "recall.hook"], input=hook_event(scratch), capture_output=True,
+                              env={**scratch.env, "CLAUDE_CODE_ENTRYPOINT": "cli"}, timeout=30, check=False)
+        assert hook.returncode == 0 and "feature-flags-unleash.md" in hook.stdout.decode(), hook
+        assert not (memory / "questions.jsonl").exists()
+        RELEASE.set()
         log = wait_for_run(scratch, 0)
         assert "indexed:" in log, log
 
@@ -120,7 +143,9 @@ def test_claude_writes_new_and_changed_notes_questions_in_the_background(claude_
         bodies = [b for b in api.bodies() if which_prompt(b)]
         assert sorted(which_prompt(b) for b in bodies) == ["negatives", "questions", "restatements"]
         sent = json.dumps(api.bodies(), ensure_ascii=False)
-        assert str(scratch.project) not in sent and "recall-gen-" in sent
+        assert str(scratch.project) not in sent and MATCHING not in sent  # never the user's message
+        assert all(not b.get("tools") for b in bodies)  # no tools: the prompt and nothing else
+        assert all(len(json.dumps(b.get("system", ""))) < 2000 for b in bodies)  # not Claude Code's own prompt
         note_words = (notes / f"{STEMS[0]}.md").read_text(encoding="utf-8").split("\n---\n", 1)[-1].strip()[:60]
         assert note_words in user_text(bodies[0]) or note_words in user_text(bodies[1])
 
