@@ -255,3 +255,15 @@ def offer(home: Path, line: str) -> None:
 
     with private_open(home / OFFER_FILE) as fh:
         fh.write(line + "\n")
+
+
+def after_watch_batch(app, stats) -> bool:
+    """The daemon's watcher re-indexed saved notes: once allowed, start a background run over
+    every indexed note folder (only new or changed notes are asked for). Never raises."""
+    if not (stats.added or stats.changed) or not consented(app.config.questions.generate):
+        return False
+    try:
+        states, _cost = plan(indexed_sources(app), app.config.questions.batch_notes)
+        return bool(states) and start_background(app.home, ["--indexed", "--quiet"], app.home)
+    except Exception:  # noqa: BLE001 - the watcher keeps watching whatever happens here
+        return False

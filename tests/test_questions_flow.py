@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 import tomllib
 
 import pytest
@@ -221,12 +223,16 @@ print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "r
 '''
 
 
-def test_a_run_asks_from_an_empty_folder_and_indexes_what_comes_back(folder, tmp_path, recall_home, hash_model):
+def fake_claude(tmp_path):
     fake_bin, record = tmp_path / "bin", tmp_path / "record.jsonl"
     fake_bin.mkdir()
     (fake_bin / "claude").write_text(FAKE_CLAUDE.format(python=sys.executable, record=str(record)))
     (fake_bin / "claude").chmod(0o755)
-    env = {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "RECALL_QUESTIONS_GENERATE": "claude"}
+    return record, {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "RECALL_QUESTIONS_GENERATE": "claude"}
+
+
+def test_a_run_asks_from_an_empty_folder_and_indexes_what_comes_back(folder, tmp_path, recall_home, hash_model):
+    record, env = fake_claude(tmp_path)
     out = run_cli("questions", "run", str(folder), env=env)
     assert out.returncode == 0, out.stderr
     assert "questions for 3 note(s) (3), 2 negatives" in out.stdout and "indexed:" in out.stdout
@@ -241,3 +247,26 @@ def test_a_run_asks_from_an_empty_folder_and_indexes_what_comes_back(folder, tmp
     assert json.loads(hit.stdout)["ranked"][0]["path"].endswith("decimal-money.md")
     again = run_cli("questions", "run", str(folder), env=env)
     assert again.returncode == 0 and len(record.read_text().splitlines()) == 3  # nothing pending: nothing asked
+
+
+@pytest.mark.process
+def test_the_daemons_watcher_starts_a_run_for_a_saved_note(folder, tmp_path, recall_home, hash_model, daemons):
+    record, env = fake_claude(tmp_path)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text('model = "hash"\n[watch]\nenabled = true\ndebounce_ms = 50\n')
+    assert run_cli("index", str(folder), env=env).returncode == 0  # allowed: a run starts in the background
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and notegen.folder_state(folder).pending:
+        time.sleep(0.2)
+    assert notegen.folder_state(folder).pending == []
+    daemons.start(**env)
+    write_note(folder, "saved-later", "Retries", "Retry idempotent calls only", "Never retry a POST blindly.")
+    while time.monotonic() < deadline and not (record.exists() and "saved-later" in record.read_text()):
+        time.sleep(0.2)
+    lines = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    while time.monotonic() < deadline and "saved-later" not in {o["note"] for o in lines}:
+        time.sleep(0.2)
+        lines = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    asked = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
+    assert "saved-later" in {o["note"] for o in lines}
+    assert re.findall(r"^### (.+)\.md$", asked[-2], flags=re.M) == ["saved-later"]  # only the new note

@@ -96,9 +96,10 @@ def off() -> None:
 @questions.command("run")
 @_DIRS
 @_KIND
+@click.option("--indexed", is_flag=True, help="Every note folder indexed before (what the daemon's watcher starts).")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors.")
 @fail_cleanly
-def run(dirs: tuple[Path, ...], kind: str, quiet: bool) -> None:
+def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     """Write the pending notes' questions now (in the foreground), then index them.
 
     What `recall index` starts in the background once allowed; DIRs as for `recall index`.
@@ -112,7 +113,9 @@ def run(dirs: tuple[Path, ...], kind: str, quiet: bool) -> None:
     agent = find_agent(choice, app.config.questions.model)
     if agent is None:
         raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
-    sources = _sources(app, dirs, kind)
+    from ..agentcli import indexed_sources
+
+    sources = indexed_sources(app) if indexed else _sources(app, dirs, kind)
     log = (lambda _m: None) if quiet else (lambda m: say(m, err=True))
     with run_lock(app.home) as mine:
         if not mine:
