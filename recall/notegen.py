@@ -4,7 +4,7 @@ The prompts live in ``recall/prompts/`` (``expand_notes.md``, ``restate_notes.md
 ``negatives.md``): the same text whether ``recall-eval expand`` sends them (the harness
 imports them from here) or recall's own background step (``recall.agentcli``) hands them to
 an agent CLI the user already has. The model sees the prompt with the note files inlined
-and nothing else: never a message the user typed.
+(secrets masked) and nothing else: never a message the user typed.
 
 What comes back lands where recall already reads it:
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from .masking import mask_secrets
 from .negatives import NEGATIVES_FILE
 from .negatives import parse_line as parse_negative
 from .notes import iter_note_files
@@ -66,7 +67,9 @@ def template_hash(name: str) -> str:
 
 
 def note_text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace").strip()
+    """A note file's text as a prompt shows it: secrets masked (``recall.masking``), as they are
+    before anything is indexed; a key pasted into a note never reaches a model."""
+    return mask_secrets(path.read_bytes().decode("utf-8", errors="replace").strip())
 
 
 def render(name: str, paths: Sequence[Path], **fields: object) -> str:

@@ -94,6 +94,13 @@ def test_answers_are_read_leniently_and_negatives_appended_where_recall_reads_th
     assert problems == [] and [n.text for n in found] == ["rename a branch?", "thanks", "rename a branch?"]
 
 
+def test_a_secret_in_a_note_never_reaches_the_prompt(folder):
+    key = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 4
+    write_note(folder, "api-key", "The staging key", "Where the staging key lives", f"ANTHROPIC_API_KEY={key}")
+    prompt = notegen.expand_prompt(notegen.folder_state(folder).pending)
+    assert "### api-key.md" in prompt and key not in prompt and key[:20] not in prompt
+
+
 def test_the_cost_is_estimated_from_the_prompts_that_would_be_sent(folder):
     state = notegen.folder_state(folder)
     cost = notegen.cost(state, batch_notes=20)
