@@ -90,7 +90,7 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
 def _calibration_line(cal) -> str:
     how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
            if cal.mode != "negatives only" else
-           f"{cal.negatives} known unrelated messages (no note questions: `recall-eval expand` writes them)")
+           f"{cal.negatives} known unrelated messages (no note questions: `recall questions on` writes them)")
     got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
             f"(silence {cal.silence:.2f} on the negatives, target {cal.target_silence:g}{got})")
