@@ -52,6 +52,19 @@ class DocumentsSettings:
 
 
 @dataclass(frozen=True)
+class GeminiSettings:
+    """``[gemini]``: the optional cloud embedder (``recall.gemini``), used only when
+    ``model = "gemini"``."""
+
+    endpoint: str
+    api_key_env: str
+    dimensions: int
+    media: bool
+    send_messages: bool
+    timeout_s: float
+
+
+@dataclass(frozen=True)
 class SearchSettings:
     lexical_weight: float  # BM25's share of the fused order, passed unchanged to recall.lexical.fuse
     fusion_depth: int
@@ -191,6 +204,7 @@ class Settings:
     chunking: ChunkConfig
     sources: SourcesSettings
     documents: DocumentsSettings
+    gemini: GeminiSettings
     search: SearchSettings
     index: IndexSettings
     selector: SelectorSettings

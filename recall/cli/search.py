@@ -35,7 +35,7 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     text = " ".join(words)
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), repo, everything, library=True)
-    res = app.query(text, scope, k_notes=k, search_short=True)
+    res = app.query(text, scope, k_notes=k, search_short=True, typed=True)
     rows = [_row(app, rank, h, text) for rank, h in enumerate(res.hits[:k], 1)]
     if as_json:
         say(json.dumps({"model": app.embedder.model_id, "query_chars": len(text), "results": rows},
