@@ -205,3 +205,28 @@ def test_a_recording_is_sent_in_silent_pieces_of_at_most_120_seconds(gemini_home
         assert float(probe["format"]["duration"]) <= 120
     top = json.loads(run_cli("search", "--json", "connection", "refused", check=True).stdout)["results"][0]
     assert top["type"] == "recording" and top["location"].startswith("00:00:00–00:01:37")
+
+
+@pytest.mark.process
+def test_the_hook_through_a_real_daemon_sends_no_message_and_says_nothing(gemini_home, tmp_path):
+    """The per-message path end to end: hook process -> daemon over its socket -> Recall.query."""
+    from helpers.daemon import Daemons, index_dirs, wait_for
+    from helpers.env import env_with
+    from helpers.paths import PY
+
+    _, api = gemini_home
+    index_dirs(notes_folder(tmp_path))
+    daemons = Daemons(gemini_home[0], tmp_path)
+    try:
+        daemons.start(wait_s=30)
+        message = "how do I promote the postgres replica after failover?"
+        stdin = json.dumps({"session_id": "s1", "transcript_path": "/nonexistent.jsonl", "cwd": "/",
+                            "hook_event_name": "UserPromptSubmit", "prompt": message}).encode()
+        proc = subprocess.run([PY, "-P", "-m", "recall.hook"], input=stdin, capture_output=True,
+                              env=env_with(), timeout=30)
+        assert proc.returncode == 0 and proc.stdout == b""
+        # the daemon answers after the hook gives up, too: give it time to send, if it would
+        assert not wait_for(lambda: api.saw("promote the postgres replica"), 3.0)
+        assert api.inputs()  # the daemon's model is the cloud one (indexing went through it)
+    finally:
+        daemons.kill_all()
