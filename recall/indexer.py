@@ -343,6 +343,7 @@ class Indexer:
     def embed_missing(self, texts: dict[str, str], stats: SyncStats, media: dict | None = None) -> None:
         """Embed the texts (keyed by hash) the store has no vector for yet, in batches;
         those in ``media`` (hash -> ``recall.gemini.Media``) with their picture or video."""
+        media = media or {}
         missing = self.store.missing_vectors(texts)
         order = [h for h in texts if h in missing]
         embed_media = media_embedder(self.embedder) if media else None
