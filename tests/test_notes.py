@@ -137,3 +137,22 @@ def test_oversized_and_deeply_nested_front_matter(tmp_path):
     messages = {Path(p.path).name: p.message for p in problems}
     assert messages["big.md"] == "front matter over 64 KB; reading the file as plain text"
     assert "deep.md" in messages
+
+
+def test_a_file_name_that_is_not_utf8_is_one_problem_and_the_rest_is_read(tmp_path):
+    """Undecodable bytes in a file or folder name (a Latin-1 name on a UTF-8 system) come
+    back from the file system as lone surrogates, which no store or terminal can carry."""
+    import os
+
+    root = os.fsencode(tmp_path)
+    (tmp_path / "ok.md").write_text("---\nname: fine\n---\nbody\n", encoding="utf-8")
+    with open(os.path.join(root, b"caf\xe9.md"), "wb") as fh:
+        fh.write(b"---\nname: latin\n---\nbody\n")
+    os.mkdir(os.path.join(root, b"d\xff"))
+    with open(os.path.join(root, b"d\xff", b"inner.md"), "wb") as fh:
+        fh.write(b"body\n")
+    notes, problems = read_folder(tmp_path)
+    assert [n.id for n in notes] == ["ok"]
+    assert len(problems) == 2 and all("not valid UTF-8" in p.message and "skipped" in p.message for p in problems)
+    for p in problems:
+        p.path.encode("utf-8")  # shown with U+FFFD, printable anywhere
