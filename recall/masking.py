@@ -1,5 +1,8 @@
 """Mask secrets (API keys, tokens, passwords, private keys) before text is indexed.
 
+Long because: one table of rules read top to bottom; split, a rule and those it overlaps
+(whose spans are merged) would lie in different files.
+
 Notes and transcripts sometimes hold a pasted key; the index and the context injected
 into prompts must never carry it. Two sources of regexes, run over the whole text:
 

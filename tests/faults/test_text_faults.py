@@ -4,7 +4,8 @@
            its line into what an agent reads: the real hook (a real daemon behind it) and the
            real MCP server through the MCP SDK's client;
 * class 2  escape sequences reaching the terminal: every `recall` printer a note's text
-           reaches (`query`, `--explain`, `--json`, `index`'s warnings, `log`, `log --stats`);
+           reaches (`query`, `--explain`, `--json`, `search` and its `--json`, `index`'s
+           warnings, `log`, `log --stats`);
 * class 6  secrets on command lines (the issue's tools and 20 more forms: redis-cli -a,
            ldapsearch -w, keytool, openssl, smbclient, pipes into sudo -S, .netrc, headers,
            URL queries, ...), in .pgpass lines, in URLs with "/" or "@", named hex keys, and
@@ -175,6 +176,10 @@ def test_class2_escape_sequences_never_reach_the_terminal(probe, recall_home, ha
         js = recall("query", "--all", "--json", question)
         json.loads(js.stdout)  # still JSON, escapes and all
         runs.append(js)
+        runs.append(recall("search", "--all", "-k", "3", question))
+        found = recall("search", "--all", "-k", "3", "--json", question)
+        json.loads(found.stdout)
+        runs.append(found)
     runs += [recall("log", "-n", "200"), recall("log", "--stats"), recall("status")]
     leaked = 0
     for proc in runs:
