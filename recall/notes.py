@@ -242,8 +242,8 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
                 continue
             path = Path(dirpath) / fname
             if not _utf8_name(str(path.relative_to(folder))):  # undecodable bytes: no key to store it under
-                yield None, Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; "
-                                    "rename it to a UTF-8 name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
+                yield None, Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; rename "
+                                    "it to a UTF-8 name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
                 continue
             if path.is_symlink():
                 try:
