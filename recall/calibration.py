@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -118,7 +119,7 @@ def _load_cache(path: Path) -> dict:
     try:
         with np.load(path, allow_pickle=False) as data:
             return dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged: as if absent
         return {}
 
 

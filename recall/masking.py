@@ -1,5 +1,8 @@
 """Mask secrets (API keys, tokens, passwords, private keys) before text is indexed.
 
+Long because: one table of rules read top to bottom; split, a rule and those it overlaps
+(whose spans are merged) would lie in different files.
+
 Notes and transcripts sometimes hold a pasted key; the index and the context injected
 into prompts must never carry it. Two sources of regexes, run over the whole text:
 
@@ -27,7 +30,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.Store.scrub).
-RULES_VERSION = 3
+RULES_VERSION = 4
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -36,7 +39,7 @@ RULES_VERSION = 3
 # rules are written in lower case and run on an ASCII-lowercased copy (option "l").
 _T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
 _KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
-    r"(?:pass(?:word|wd|phrase)?|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
+    r"(?:pass(?:word|wd|phrase)?|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
     r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
     r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|==?|:)[ \t]*"
 )
@@ -112,19 +115,66 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"\s(?:-p[ \t]*|--password[= \t]+)[\"']?([^\s\"']+)", 1, "q"),
     ("cli-password", r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b[^\n]{0,300}?"
      r"\s-p[\"']?([^\s\"'-][^\s\"']*)", 1, "q"),
+    # The rest of the class: tools whose option (or a fixed place) takes the password itself.
+    ("cli-password", r"\bredis-cli\b[^\n]{0,300}?\s-a[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,300}?"
+     r"\s-w[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,300}?\s-P[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n]{0,300}?"
+     r"\s-p[ \t]+[\"']?([^\s\"'-][^\s\"']*)", 1, "q"),
+    ("cli-password", r"\bkeytool\b[^\n]{0,300}?\s-(?:src|dest|new)?(?:store|key)pass[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bopenssl\b[^\n]{0,300}?\s-k[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\s-pass(?:in|out|word)?[ \t]+[\"']?pass:([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:smbclient|rpcclient|smbmap|smbget|net)\b[^\n]{0,300}?\s(?:-U[ \t]*|--user(?:name)?[= \t]+)"
+     r"[\"']?[^\s%\"']+%([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bssh-keygen\b[^\n]{0,300}?\s-[NP][ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\baz\s+login\b[^\n]{0,300}?\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bhtpasswd(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*b[a-zA-Z]*(?:\s+-[a-zA-Z]+)*\s+\S+\s+\S+\s+"
+     r"[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bvault\s+login\s+(?:-\S+\s+)*[\"']?([^\s\"'-][^\s\"']*)", 1, "v"),
+    # Typed into a pipe: echo PASS | sudo -S / docker login --password-stdin / chpasswd; sudo -S <<< PASS.
+    ("cli-password", r"\b(?:echo|printf)[ \t]+(?:-[en]+[ \t]+)?[\"']?([^\s\"'|]+)[\"']?[ \t]*\|[ \t]*"
+     r"(?:sudo\b[^\n|]*\s-S\b|[^\n|]*--password-stdin|chpasswd|passwd\b)", 1, "q"),
+    ("cli-password", r"\bsudo\b[^\n]{0,100}?\s-S\b[^\n]{0,200}?<<<[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    # user:PASS@host with no scheme (impacket, sqlmap, hydra targets): a host with a dot.
+    ("cli-password", r"(?<![\w.:@-])(?!mailto:|tel:|sip:|xmpp:|urn:)[A-Za-z0-9_.\-]{1,64}:([^\s:@/'\"]{4,})@"
+     r"(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)(?![\w.])", 1, "v"),
+    # A ~/.netrc entry: machine HOST login USER password PASS (one line or several).
+    ("netrc", r"\blogin[ \t]+\S+\s+password[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    # HTTP headers whose value is the credential, with or without a scheme word.
+    ("bearer", r"authorization:[ \t]*(?:bearer|basic|token|digest|apikey)?[ \t]*[\"']?([^\s\"']{6,})", 1, "lq"),
+    # Credentials in a URL's query: ?api_key=..., &access_token=..., &password=...
+    ("url-query", r"[?&;](?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|id[_\-]?token|token|secret"
+     r"|client[_\-]?secret|password|passwd|pwd|pass|key|sig|signature|auth)=([^&\s#\"'`]{4,200})", 1, "lv"),
+    # Kubernetes / compose env lists: name: DB_PASS, then value: on the next line.
+    ("assignment", r"name:[ \t]*[\"']?[A-Za-z0-9_]*(?:PASS|PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)"
+     r"[A-Za-z0-9_]*[\"']?[ \t]*\r?\n[ \t]*value:[ \t]*[\"']?([^\s\"']+)", 1, "v"),
+    # secret_key_base:, password_hash=, token_value: (a secret word, then more of a name).
+    ("assignment", r"(?:secret|password|passphrase|token|credential)s?(?:_[a-z0-9]+){1,3}[\"']?[ \t]*"
+     r"(?::=|=>|==?|:)[ \t]*[\"']?([^\s\"'`,;]{8,200})", 1, "blv"),
     # A ~/.pgpass line: host:port:database:user:PASSWORD (docs/team-store.md).
     ("pgpass", r"(?m)^[ \t]*[^\s:#][^\s:]*:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(\S+)[ \t]*$", 1, "q"),
     # Hex keys named as keys ("encryption key: 9f86d0..."): hex alone is a digest, so not masked
     # by the random-token rule; its name says otherwise here.
     ("hex-key", r"(?:encryption|decryption|master|signing|hmac|aes|cipher|wrapping|data|secret|private)[ _\-]?key"
      r"[^\n]{0,20}?[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
+    # ... and by "secret", "salt", "token" ("HMAC secret 0f0f..."), or a field named just "key"
+    # ("key: 9f86..." at the start of a line; a "cache key: <sha256>" in prose is a digest).
+    ("hex-key", r"(?<![a-z0-9_])(?:secret|salt|token|passphrase)s?[^\n]{0,20}?[:=\s][ \t]*[\"'`]?(?:0x)?"
+     r"([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
+    ("hex-key", r"(?m)^[ \t]*(?:- )?[\"']?key[\"']?[ \t]*[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])",
+     1, "l"),
     # Authorization headers; the value must hold a digit ("Basic authentication/..." is prose).
     ("bearer", r"(?:bearer|basic)[ \t]+((?=[a-z_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)", 1, "bl"),
     # password=..., API_KEY: ..., "token": "..." (quoted, then unquoted: disjoint).
     ("assignment", _KW + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "blq"),
     ("assignment", _KW + r"([^\s\"'`,;]{5,200})", 1, "blv"),
     # CLI flags (--password X, --token=X) and prose ("the password is Xy7!kq9zz").
-    ("assignment", r"--(?:password|passwd|token|api-key|secret)[= ]([^\s\"'`]{5,200})", 1, "lv"),
+    ("assignment", r"--(?:[a-z]+-)*(?:password|passwd|pass|pw|pwd|passphrase|token|api-key|secret|secret-key"
+     r"|client-secret|storepass|keypass)[= ]([^\s\"'`]{5,200})", 1, "lv"),
+    ("assignment", r"(?<![\w-])-(?:password|passwd|storepass|keypass|srcstorepass|deststorepass)[= ]"
+     r"([^\s\"'`]{5,200})", 1, "lv"),
     ("assignment", r"(?:password|passwd|passphrase|token|api key|secret)[ \t]+(?:is|was)[ \t]+"
      r"[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
     # Environment-style names (PGPASSWORD=, MYSQL_PWD=, TWILIO_AUTH_TOKEN:, DD_API_KEY=...): an

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
@@ -133,5 +134,5 @@ def load(path: Path):
     try:
         with np.load(path, allow_pickle=False) as data:
             return list(data["keys"]), list(data["origins"]), data["vectors"].astype(np.float32)
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged: as if absent
         return None

@@ -253,6 +253,10 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
             if not fname.endswith(".md") or fname == INDEX_FILE or fname.startswith("."):
                 continue
             path = Path(dirpath) / fname
+            if not _utf8_name(str(path.relative_to(folder))):  # undecodable bytes: no key to store it under
+                yield None, Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; rename "
+                                    "it to a UTF-8 name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
+                continue
             if path.is_symlink():
                 try:
                     target = path.resolve(strict=True)
@@ -265,6 +269,21 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
                     yield None, Problem(shown_path(path), "symlink leads outside the folder; skipped")
                     continue
             yield path, None
+
+
+def _utf8_name(name: str) -> bool:
+    """Whether a name from the file system decoded as UTF-8 (undecodable bytes come back as
+    lone surrogates, which no store, JSON line or terminal can carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _readable(path: Path) -> str:
+    """``path`` with its undecodable bytes shown as U+FFFD."""
+    return os.fsencode(path).decode("utf-8", "replace")
 
 
 def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], list[Problem]]:

@@ -102,11 +102,14 @@ def project_root(cwd: Path | str) -> Path:
     Walks up looking for ``.git`` instead of running git: the hook calls this on every
     message and a subprocess would cost ~5 ms.
     """
-    here = Path(cwd).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return here
+    try:
+        here = Path(cwd).resolve()
+        for candidate in (here, *here.parents):
+            if (candidate / ".git").exists():
+                return candidate
+        return here
+    except (ValueError, OSError, RuntimeError):  # a NUL, a lone surrogate, a loop: no path, so no project
+        return Path("/")
 
 
 def project_key(cwd: Path | str) -> str:

@@ -6,8 +6,9 @@ to a terminal. Every place text leaves recall goes through one of these:
 
 * ``agent_text``  one line of printable text (the hook's block, MCP tools' answers):
                   line breaks and other white space folded into one space; control, format
-                  (bidi overrides and isolates, zero-width), surrogate, private-use,
-                  unassigned and invisible "filler" characters removed.
+                  (bidi overrides and isolates, zero-width, Unicode tags), surrogate,
+                  private-use, unassigned, variation selectors and invisible "filler"
+                  characters removed.
 * ``agent_path``  ``agent_text`` of a path, quoted (POSIX shell quoting, ``shlex.quote``)
                   when it holds anything but plain path characters, so that folded text in a
                   file name reads as part of one quoted path, never as a header or an order.
@@ -19,16 +20,21 @@ to a terminal. Every place text leaves recall goes through one of these:
 
 "Printable" is Python's ``str.isprintable`` (Unicode categories L, M, N, P, S and the
 ASCII space), less a few characters that print as nothing (Hangul fillers, the combining
-grapheme joiner, Khmer inherent vowels). Pure standard library and cheap when there is
+grapheme joiner, Khmer inherent vowels, the blank braille pattern). Pure standard library and cheap when there is
 nothing to do (one C-level ``isprintable`` check): the hook imports it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Printable by Unicode's categories, yet drawn as nothing: usable to hide text.
-INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+# Variation selectors (Mn, so "printable"): drawn as nothing, and a run of them after one
+# character can carry any bytes to a model that reads them ("emoji smuggling"). Only an agent
+# is spared them: a terminal shows them as what they are, a glyph's variant.
+HIDDEN = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 
@@ -44,6 +50,8 @@ def _clean(text: str) -> bool:
 def agent_text(value: object) -> str:
     """``value`` as one line of printable text, white space folded (see the module doc)."""
     text = value if isinstance(value, str) else "" if value is None else str(value)
+    if HIDDEN.search(text):
+        text = HIDDEN.sub("", text)
     if _clean(text) and "  " not in text and text == text.strip():
         return text
     out = [c if visible(c) else " " if c.isspace() else "" for c in text]

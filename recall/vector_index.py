@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,21 @@ def slug(model_id: str) -> str:
 
 def index_dir(model_id: str, home: Path | None = None) -> Path:
     return (home or recall_home()) / "index" / slug(model_id)
+
+
+def _set_aside_non_folders(root: Path) -> None:
+    """A file, pipe or link where the index folders go (``index/``, ``index/<model>/``) holds
+    no index: moved aside to ``NAME.stray-TIME`` so that the build the user asked for can
+    run (nothing is deleted)."""
+    for p in (root.parent, root):
+        try:
+            folder = stat.S_ISDIR(os.stat(p).st_mode)  # a link to a folder is a folder
+        except FileNotFoundError:
+            folder = not os.path.islink(p)  # missing is fine; a dangling link is not
+        except NotADirectoryError:
+            return  # the parent was no folder and has just been moved aside
+        if not folder:
+            os.replace(p, p.with_name(f"{p.name}.stray-{time.time_ns()}"))
 
 
 def _fsync_write(path: Path, data: bytes) -> None:
@@ -83,7 +99,9 @@ def build_index(store: Store, model_id: str, *, home: Path | None = None,
         from .config import packaged_settings
 
         approximate_from = packaged_settings().index.approximate_from_chunks
-    root = ensure_private_dir(index_dir(model_id, home))
+    root = index_dir(model_id, home)
+    _set_aside_non_folders(root)
+    root = ensure_private_dir(root)
     with _BuildLock(root):
         try:
             return _build(store, model_id, root, approximate_from, KEEP_GENERATIONS if keep_previous else 1)
@@ -282,6 +300,7 @@ def remove_damaged(model_id: str, home: Path | None = None) -> None:
     """Before a rebuild: a ``current`` that names no loadable generation goes (the next
     build writes a new one past every generation on disk)."""
     root = index_dir(model_id, home)
+    _set_aside_non_folders(root)
     try:
         read_current(root, strict=True)
     except IndexDamaged:

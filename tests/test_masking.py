@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.corpora import B64, Case, build_corpus, issue16_cases, issue25_cases, issue25_file_names
+from helpers.corpora import B64, Case, build_corpus, harden_cases, issue16_cases, issue25_cases, issue25_file_names
 from recall.masking import MASK, find_secrets, mask_secrets
 
 PROSE = Path(__file__).parent / "fixtures" / "secrets" / "prose.txt"
@@ -250,6 +250,35 @@ def test_issue25_rules_keep_what_is_not_a_secret():
         "cache key: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "the meeting ran 10:30:00:01:02",
         "*:*:*:postgres:$PGPASS",
+    ):
+        assert mask_secrets(line) == line, line
+
+
+HARDEN = [case for seed in range(25, 45) for case in harden_cases(seed)]  # the class, beyond the issue's examples
+
+
+@pytest.mark.parametrize("kind,line,part", HARDEN, ids=[f"{i:03d}-{c[0]}" for i, c in enumerate(HARDEN)])
+def test_command_line_secrets_beyond_the_issue_are_masked(kind: str, line: str, part: str):
+    masked = mask_secrets(line)
+    assert part not in masked and MASK in masked, f"{kind}: {masked!r}"
+
+
+def test_command_line_rules_keep_what_is_not_a_secret():
+    for line in (
+        "redis-cli -a $REDIS_PASSWORD ping",
+        "ssh-keygen -t ed25519 -N '' -f deploy_key",
+        "echo $REGISTRY_TOKEN | docker login -u ci --password-stdin ghcr.io",
+        "write to mailto:alice2@example.com",
+        "image: nginx:1.25@sha256:abc",
+        "vault login -method=github",
+        "curl -H 'Authorization: Bearer $TOKEN' https://api",
+        "GET /search?q=hello&token=<token>&page=2",
+        "token_count: 4096",
+        "password_policy: strict",
+        "htpasswd -c /etc/nginx/.htpasswd admin",
+        "openssl enc -d -aes-256-cbc -pass env:BACKUP_PASS -in a",
+        "cache key: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "git@github.com:org/repo.git",
     ):
         assert mask_secrets(line) == line, line
 

@@ -147,3 +147,22 @@ def test_markdown_without_a_header_is_named_by_its_first_heading(tmp_path):
     assert (notes["readme"].name, notes["readme"].description) == ("Garden watering", "Water the tomatoes before nine.")
     assert (notes["plain"].name, notes["plain"].description) == ("plain", "just a line")
     assert notes["hashtag"].name == "hashtag"  # a tag, not a heading
+
+
+def test_a_file_name_that_is_not_utf8_is_one_problem_and_the_rest_is_read(tmp_path):
+    """Undecodable bytes in a file or folder name (a Latin-1 name on a UTF-8 system) come
+    back from the file system as lone surrogates, which no store or terminal can carry."""
+    import os
+
+    root = os.fsencode(tmp_path)
+    (tmp_path / "ok.md").write_text("---\nname: fine\n---\nbody\n", encoding="utf-8")
+    with open(os.path.join(root, b"caf\xe9.md"), "wb") as fh:
+        fh.write(b"---\nname: latin\n---\nbody\n")
+    os.mkdir(os.path.join(root, b"d\xff"))
+    with open(os.path.join(root, b"d\xff", b"inner.md"), "wb") as fh:
+        fh.write(b"body\n")
+    notes, problems = read_folder(tmp_path)
+    assert [n.id for n in notes] == ["ok"]
+    assert len(problems) == 2 and all("not valid UTF-8" in p.message and "skipped" in p.message for p in problems)
+    for p in problems:
+        p.path.encode("utf-8")  # shown with U+FFFD, printable anywhere

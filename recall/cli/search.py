@@ -37,18 +37,17 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     scope = Scope.from_flags(Path.cwd(), repo, everything, library=True)
     res = app.query(text, scope, k_notes=k, search_short=True, typed=True)
     rows = [_row(app, rank, h, text) for rank, h in enumerate(res.hits[:k], 1)]
-    if as_json:
+    if as_json:  # terminal-safe: control characters escaped as JSON spells them, still valid JSON
         say(json.dumps({"model": app.embedder.model_id, "query_chars": len(text), "results": rows},
-                              ensure_ascii=False, indent=2))
+                       ensure_ascii=False, indent=2))
         return
     if not rows:
         say("(nothing indexed matches: run `recall index DIR` first, or widen with --all)", err=True)
         return
-    for r in rows:
-        where = f" · {r['location']}" if r["location"] else ""
+    for r in rows:  # every field from a note or document: one line, nothing a terminal obeys
+        where = f" · {one_line(r['location'])}" if r["location"] else ""
         what = r["type"] if r["type"] in ("document", "image", "recording") else "note"
-        # name, path and snippet come from files others may have named and written: one line each
-        say(f"{r['rank']:3d}  {r['score']:.4f}  {one_line(r['name'])}{one_line(where)}  [{r['kind']} {what}]")
+        say(f"{r['rank']:3d}  {r['score']:.4f}  {one_line(r['name'])}{where}  [{one_line(r['kind'])} {what}]")
         say(f"     {one_line(r['path'])}")
         if r["snippet"]:
             say(f"     {one_line(r['snippet'])}")

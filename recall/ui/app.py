@@ -142,14 +142,17 @@ class Pages:
             model_id = model_id_of(app.config.model)
             t = app.config.thresholds_for(model_id)
             provenance = t.provenance
-            curve = None
-            if report and isinstance(report["results"].get("curve"), dict):
-                c = report["results"]["curve"]
-                curve = Markup(svg.tradeoff(c, getattr(t, c.get("param", "gap_floor"), None)))
-            return self.page(request, "quality.html", nav="quality", report=report, curve=curve, thresholds=t,
-                        origin=views.origin_words(t.origins.get("gap_floor", "")),
-                        user_config=user_config_path(),
-                        provenance=provenance, model_id=model_id, roots=views.report_roots(app, self.settings.reports))
+            ctx = dict(nav="quality", thresholds=t, origin=views.origin_words(t.origins.get("gap_floor", "")),
+                       user_config=user_config_path(), provenance=provenance, model_id=model_id,
+                       roots=views.report_roots(app, self.settings.reports))
+            try:  # results.json is the harness's, or whatever a cloned repository's reports/ holds
+                curve = None
+                if report and isinstance(report["results"].get("curve"), dict):
+                    c = report["results"]["curve"]
+                    curve = Markup(svg.tradeoff(c, getattr(t, str(c.get("param", "gap_floor")), None)))
+                return self.page(request, "quality.html", report=report, curve=curve, **ctx)
+            except Exception:  # noqa: BLE001 - a report of another shape: the page without it
+                return self.page(request, "quality.html", report=None, curve=None, **ctx)
 
     def report_html(self, request: Request) -> Response:
         """The latest report's own HTML, as the harness wrote it, sandboxed (no script)."""
@@ -157,8 +160,10 @@ class Pages:
             report = views.latest_report(app, self.settings.reports)
         if report is None or not report["html"].is_file():
             return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
-        return HTMLResponse(report["html"].read_text(encoding="utf-8"),
-                            headers={"content-security-policy": REPORT_CSP})
+        text = views.read_regular(report["html"])
+        if text is None:
+            return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
+        return HTMLResponse(text, headers={"content-security-policy": REPORT_CSP})
 
     def status_page(self, request: Request) -> Response:
         with recall_app(self.settings) as app:

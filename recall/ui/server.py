@@ -72,7 +72,22 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
     server = uvicorn.Server(config)
     if open_browser:  # the browser's command line names the file, never a code or the token
         threading.Timer(0.5, webbrowser.open, args=(codes.launcher.as_uri(),)).start()  # type: ignore[union-attr]
+    _exit_on_signals()
     try:
         server.run(sockets=[sock])
     finally:
         codes.remove()
+
+
+def _exit_on_signals() -> None:
+    """SIGTERM and SIGHUP end the page through ``SystemExit``, so that the launcher file (a
+    live code) is removed: uvicorn shuts down on them, then raises the signal again with the
+    handler it found installed, which without this one would end the process on the spot."""
+    import signal
+
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None and signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, leave)

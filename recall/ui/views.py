@@ -6,7 +6,9 @@ config and the daemon's status. Nothing here loads a model or writes a file.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -239,8 +241,10 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
             if run is None:
                 continue
             try:
-                results = json.loads((run / "results.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                results = json.loads(read_regular(run / "results.json") or "")
+            except ValueError:
+                continue
+            if not isinstance(results, dict):
                 continue
             notes_dir = str(results.get("notes_dir") or "")
             mine = bool(notes_dir) and str(Path(notes_dir).resolve()) in indexed
@@ -249,6 +253,27 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
         return None
     mine, _, run, results = max(runs, key=lambda r: (r[0], r[1]))
     return {"dir": run, "html": run / "report.html", "results": results, "matches_index": mine}
+
+
+REPORT_MAX_BYTES = 64 << 20
+
+
+def read_regular(path: Path) -> str | None:
+    """The UTF-8 text of ``path`` if it is a regular file of at most ``REPORT_MAX_BYTES``, else
+    None. Opened without blocking, then checked: a named pipe or a device where a report
+    should be never holds the page."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > REPORT_MAX_BYTES:
+            return None
+        try:
+            return fh.read(REPORT_MAX_BYTES + 1).decode("utf-8")
+        except (OSError, ValueError):
+            return None
 
 
 def _run_named_by(latest: Path, root: Path) -> Path | None:

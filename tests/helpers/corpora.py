@@ -1,5 +1,5 @@
 """Built test data shared by several test modules: the secrets corpus (``build_corpus``,
-``issue16_cases``, ``issue25_cases``, ``issue25_file_names``) and Claude Code transcripts
+``issue16_cases``, ``issue25_cases``, ``harden_cases``, ``issue25_file_names``) and Claude Code transcripts
 (``Transcript``, ``conversation``).
 
 Each builder is seeded, so every run sees the same values."""
@@ -184,6 +184,48 @@ def issue25_cases(seed: int = 25) -> list[tuple[str, str, str]]:
         ("url-both", f"clone https://bot:{(p := pw()[:6] + '/' + pw()[:6] + '@' + pw()[:6])}@git.example.com/x", p),
         ("hex-key", f"encryption key: {(p := r(LOWER_HEX, 64))}", p),
         ("hex-key", f"Master key = {(p := r(LOWER_HEX, 64))} (vault unseal)", p),
+    ]
+
+
+def harden_cases(seed: int = 25) -> list[tuple[str, str, str]]:
+    """(kind, line, secret): the rest of issue 25's class 6, beyond its own examples: other
+    tools that take a password as an option or in a fixed place, typed into a pipe, .netrc,
+    HTTP headers, URL queries, env lists, compound names, hex keys by a bare name."""
+    rng = random.Random(seed)
+
+    def r(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    def pw() -> str:
+        return r(string.ascii_letters, 5) + r(string.digits, 2) + r(ALNUM, 5)
+
+    return [
+        ("redis-cli", f"redis-cli -h cache.internal -a {(p := pw())} FLUSHALL", p),
+        ("ldapsearch", f"ldapsearch -x -D cn=admin,dc=corp -w '{(p := pw())}' -b dc=corp", p),
+        ("sqlcmd", f"sqlcmd -S db01 -U sa -P {(p := pw())} -Q 'select 1'", p),
+        ("mongosh", f"mongosh --host rs0/db1 -u root -p {(p := pw())} admin", p),
+        ("keytool", f"keytool -importcert -keystore app.jks -storepass {(p := pw())} -file ca.pem", p),
+        ("openssl", f"openssl enc -aes-256-cbc -k {(p := pw())} -in dump.sql -out dump.enc", p),
+        ("openssl", f"openssl pkcs12 -export -in c.pem -passout pass:{(p := pw())} -out c.p12", p),
+        ("smbclient", f"smbclient //files/share -U ops%{(p := pw())} -c ls", p),
+        ("ssh-keygen", f"ssh-keygen -t ed25519 -N {(p := pw())} -f deploy_key", p),
+        ("az-login", f"az login -u ci@corp.example -p {(p := pw())}", p),
+        ("htpasswd", f"htpasswd -b -c /etc/nginx/.htpasswd admin {(p := pw())}", p),
+        ("rabbitmqctl", f"rabbitmqctl add_user svc {(p := pw())}", p),
+        ("vault-login", f"vault login {(p := pw())}", p),
+        ("sudo-pipe", f"echo '{(p := pw())}' | sudo -S systemctl restart app", p),
+        ("stdin-login", f"echo {(p := pw())} | docker login -u ci --password-stdin ghcr.io", p),
+        ("here-string", f"sudo -S <<< {(p := pw())} apt-get update", p),
+        ("user-at-ip", f"psexec.py corp/admin:{(p := pw())}@10.1.2.3", p),
+        ("netrc", f"machine api.corp.example login bot password {(p := pw())}", p),
+        ("auth-header", f"curl -H 'Authorization: Bearer {(p := pw())}' https://api.corp.example/v2", p),
+        ("url-query", f"GET https://api.corp.example/v1/items?api_key={(p := pw())}&page=2", p),
+        ("k8s-env", f"- name: DB_PASSWORD\n  value: {(p := pw())}", p),
+        ("compound-name", f"secret_key_base: {(p := pw())}", p),
+        ("long-flag", f"wget --http-password={(p := pw())} https://files.corp.example/a.tgz", p),
+        ("pw-field", f"pw: {(p := pw())}", p),
+        ("hex-secret", f"HMAC secret {(p := r(LOWER_HEX, 64))}", p),
+        ("hex-field", f"key: {(p := r(LOWER_HEX, 64))}", p),
     ]
 
 
