@@ -317,7 +317,8 @@ def test_codex_mcp_tool_form_installs_and_uninstalls_cleanly(indexed, project, t
     if own_server:
         assert servers["recall"] == {"command": "/opt/recall/bin/python", "args": ["-m", "recall.mcp"]}
     else:
-        assert servers["recall"]["args"] == ["-P", "-m", "recall.mcp"] and "RECALL_HOME" in servers["recall"]["env_vars"]
+        assert servers["recall"]["args"] == ["-P", "-m", "recall.mcp"]
+        assert "RECALL_HOME" in servers["recall"]["env_vars"]
     cli(uninstall_cmd, "--agent", "codex")
     assert config.read_text() == config_text
     assert not (tmp_path / "cx" / "hooks.json").exists()
