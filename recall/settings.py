@@ -142,6 +142,7 @@ class DaemonSettings:
 @dataclass(frozen=True)
 class HookSettings:
     skip_entrypoints: tuple[str, ...]
+    skip_prompt_tags: tuple[str, ...]
 
 
 @dataclass(frozen=True)

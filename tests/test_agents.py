@@ -288,9 +288,40 @@ def test_one_daemon_serves_every_agent(indexed, daemons, project, tmp_path, monk
 
 
 @pytest.mark.process
-def test_other_agents_take_the_command_form_only(indexed, project):
-    result = CliRunner().invoke(install_cmd, ["--agent", "codex", "--form", "mcp_tool", "--skip-check"])
+@pytest.mark.parametrize("agent", ["gemini", "opencode"])
+def test_other_agents_take_the_command_form_only(indexed, project, agent):
+    result = CliRunner().invoke(install_cmd, ["--agent", agent, "--form", "mcp_tool", "--skip-check"])
     assert result.exit_code == 1 and "only the command form" in result.output
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("own_server", [False, True], ids=["no-recall-server", "the-users-recall-server"])
+def test_codex_mcp_tool_form_installs_and_uninstalls_cleanly(indexed, project, tmp_path, monkeypatch, own_server):
+    """--form mcp_tool: the mcp_tool hook and [mcp_servers.recall] (unless the user has one,
+    which stays as it is); uninstall gives config.toml back as it was, comments and all."""
+    import tomllib
+
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    (tmp_path / "cx").mkdir()
+    config = tmp_path / "cx" / "config.toml"
+    config_text = '# mine\nmodel = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"  # keep\n'
+    if own_server:
+        config_text += '\n[mcp_servers.recall]\ncommand = "/opt/recall/bin/python"\nargs = ["-m", "recall.mcp"]\n'
+    config.write_text(config_text)
+    cli(install_cmd, "--agent", "codex", "--form", "mcp_tool", "--skip-check")
+    [entry] = hook_calls(read_json(tmp_path / "cx" / "hooks.json"))
+    assert entry == {"type": "mcp_tool", "server": "recall", "tool": "recall_context",
+                     "input": {"prompt": "${prompt}"}, "timeout": 5}
+    servers = tomllib.loads(config.read_text())["mcp_servers"]
+    assert servers["docs"] == {"command": "docs-mcp"}
+    if own_server:
+        assert servers["recall"] == {"command": "/opt/recall/bin/python", "args": ["-m", "recall.mcp"]}
+    else:
+        assert servers["recall"]["args"] == ["-P", "-m", "recall.mcp"]
+        assert "RECALL_HOME" in servers["recall"]["env_vars"]
+    cli(uninstall_cmd, "--agent", "codex")
+    assert config.read_text() == config_text
+    assert not (tmp_path / "cx" / "hooks.json").exists()
 
 
 # --- did the agent use it? ------------------------------------------------------------------------

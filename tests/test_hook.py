@@ -123,6 +123,43 @@ def test_non_interactive_sessions_do_not_contact_a_running_daemon(indexed, daemo
     assert run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="cli")[0].stdout  # interactive: answered
 
 
+NOTIFICATION = ("<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
+                f"<summary>Monitor \"job\" stream ended</summary>\n<event>{MATCHING}</event>\n</task-notification>")
+
+
+@pytest.mark.process
+def test_a_message_nobody_typed_gets_nothing_and_asks_nothing(indexed, daemons):
+    """A turn Claude Code made itself (its text opens with an envelope tag) is not searched,
+    even when what it carries matches a note; the same words typed are answered."""
+    daemons.start()
+    assert_silent(run_hook(event(NOTIFICATION))[0])
+    assert_silent(run_hook(event(f'  <agent-message from="reviewer">{MATCHING}</agent-message>'))[0])
+    assert client.request({"cmd": "status"})["queries"] == 0
+    assert run_hook(event(MATCHING))[0].stdout
+
+
+@pytest.mark.parametrize("prompt, skipped", [
+    (NOTIFICATION, True),
+    ("\n <cross-session-message from=\"main\">merge it</cross-session-message>", True),
+    ("<tick/>", True),
+    (MATCHING, False),
+    ("<div> in our templates: how do we add a feature flag?", False),  # a tag someone typed
+    ('<channel source="telegram">how do we add a feature flag?</channel>', False),  # a person, elsewhere
+    ("<task-notificationx> not one of them", False),
+])
+def test_which_messages_count_as_nobody_typed(prompt, skipped):
+    conf = {"skip_tags": list(hook.SKIP_PROMPT_TAGS)}
+    assert hook.nobody_typed(prompt, conf) is skipped
+
+
+@pytest.mark.process
+def test_the_skipped_tags_come_from_the_config(indexed, daemons):
+    daemons.start()
+    write_config(indexed, '[hook]\nskip_prompt_tags = ["my-bot"]\n')
+    assert_silent(run_hook(event(f"<my-bot>{MATCHING}</my-bot>"))[0])
+    assert run_hook(event(f"<tick>{MATCHING}</tick>"))[0].stdout  # no longer in the list: searched
+
+
 # --- never blocking ---------------------------------------------------------------------------
 
 
@@ -350,6 +387,7 @@ def test_hook_defaults_match_the_packaged_config():
     packaged = tomllib.loads(resources.files("recall").joinpath("default_config.toml").read_text())
     assert hook.HOOK_BUDGET_MS == packaged["daemon"]["hook_budget_ms"]
     assert list(hook.SKIP_ENTRYPOINTS) == packaged["hook"]["skip_entrypoints"]
+    assert list(hook.SKIP_PROMPT_TAGS) == packaged["hook"]["skip_prompt_tags"]
     assert hook.MIN_PROMPT_CHARS == packaged["selector"]["min_prompt_chars"]
 
 

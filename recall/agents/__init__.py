@@ -17,6 +17,9 @@ codex   hooks.json (~/.codex or $CODEX_HOME; --project: <root>/.codex/hooks.json
         --agent codex", "timeout": 5}, and ``[features] hooks = true`` in config.toml when no
         value is set (older releases need it). Codex runs a new user hook only after the user
         trusts it (``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust``).
+codex, form ``mcp_tool`` (--form mcp_tool): hooks.UserPromptSubmit += {"type": "mcp_tool",
+        "server": "recall", "tool": "recall_context", "input": {"prompt": "${prompt}"}}, and
+        [mcp_servers.recall] (command <python>, args -P -m recall.mcp) in config.toml
 gemini  .gemini/settings.json (--user: ~/.gemini/settings.json)
         hooks.BeforeAgent += {"type": "command", "name": "recall", "command": "<python> -P -m
         recall.hook --agent gemini", "timeout": 5000}  (milliseconds), and
@@ -50,13 +53,13 @@ def install_agent(agent: str, project: bool, cwd: Path | None = None, form: str 
                   track_reads: bool = False) -> list[str]:
     if agent == "claude":
         return install_claude(project, cwd, form, track_reads)
-    if form == "mcp_tool":
+    if form == "mcp_tool" and agent != "codex":
         raise InstallError(f"{agent}: only the command form is available (--form command)")
     if track_reads:
         raise InstallError(f"{agent}: --track-reads is for Claude Code's Read tool only")
     if agent == "opencode":
         return install_opencode(project, cwd)
-    return install_codex(project, cwd) if agent == "codex" else install_gemini(project, cwd)
+    return install_codex(project, cwd, form) if agent == "codex" else install_gemini(project, cwd)
 
 
 def uninstall_agent(agent: str, project: bool, cwd: Path | None = None) -> list[str]:

@@ -1,10 +1,20 @@
-"""Codex CLI: a UserPromptSubmit command hook in hooks.json, and ``[features] hooks = true``."""
+"""Codex CLI: a UserPromptSubmit hook in hooks.json, and ``[features] hooks = true``.
+
+Form ``command`` (the default): ``<python> -P -m recall.hook --agent codex``, a process per
+message. Form ``mcp_tool`` (``--form mcp_tool``): ``{"type": "mcp_tool", "server": "recall",
+"tool": "recall_context", "input": {"prompt": "${prompt}"}}`` and recall's MCP server as
+``[mcp_servers.recall]`` in config.toml; Codex 0.171.0 calls it on UserPromptSubmit (under
+``codex exec`` and its app server; tests/e2e/test_codex.py), no process per message. The
+server runs in Codex's working folder (the project), so no ``cwd`` is passed.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..install import (
+    CONTEXT_TOOL,
+    HOOK_TIMEOUT_S,
     InstallError,
     add_hook,
     load_settings,
@@ -12,10 +22,13 @@ from ..install import (
     write_settings,
 )
 from .shared import (
+    MCP_MODULE,
+    SERVER_NAME,
     codex_dir,
     codex_entry,
     drop_if_created_and_empty,
     note_created,
+    python,
     state_note,
     we_added,
     write_text,
@@ -24,20 +37,90 @@ from .shared import (
 # --- Codex CLI ---------------------------------------------------------------------------------
 
 
-def install_codex(project: bool, cwd: Path | None = None) -> list[str]:
+# recall's own variables, passed through to the server when set where Codex runs (Codex starts
+# an MCP server with HOME, PATH and a few more only); PYTHONPATH for a checkout run without install.
+SERVER_ENV_VARS = ("RECALL_HOME", "RECALL_CONFIG", "RECALL_MODEL", "RECALL_PG_URL", "RECALL_LOG_LEVEL",
+                   "RECALL_THREADS", "PYTHONPATH")
+
+
+def codex_mcp_tool_entry() -> dict:
+    return {"type": "mcp_tool", "server": SERVER_NAME, "tool": CONTEXT_TOOL, "input": {"prompt": "${prompt}"},
+            "timeout": HOOK_TIMEOUT_S}
+
+
+def install_codex(project: bool, cwd: Path | None = None, form: str | None = None) -> list[str]:
     folder = codex_dir(project, cwd)
     path = folder / "hooks.json"
+    config = folder / "config.toml"
+    done = []
+    if form == "mcp_tool" and _codex_server(config, enable=True):
+        done.append(f"added recall's MCP server [mcp_servers.{SERVER_NAME}] to {config}")
     settings = load_settings(path)
-    result = add_hook(settings, codex_entry())
+    result = add_hook(settings, codex_mcp_tool_entry() if form == "mcp_tool" else codex_entry())
     note_created(path)
     write_settings(path, settings)
-    done = [f"{result}: the recall hook (UserPromptSubmit, --agent codex) in {path}"]
-    config = folder / "config.toml"
+    kind = "mcp_tool recall_context" if form == "mcp_tool" else "--agent codex"
+    done.append(f"{result}: the recall hook (UserPromptSubmit, {kind}) in {path}")
     if _codex_feature(config, enable=True):
         done.append(f"set [features] hooks = true in {config}")
     done.append("Codex runs a new hook once you trust it: open `codex`, review it under /hooks "
                 "(or run `codex exec --dangerously-bypass-hook-trust` in scripts)")
     return done
+
+
+def _read_toml(config: Path):
+    import tomlkit
+
+    try:
+        return tomlkit.parse(config.read_text(encoding="utf-8")) if config.exists() else tomlkit.document()
+    except (OSError, ValueError) as exc:
+        raise InstallError(f"{config}: cannot read it as TOML ({exc}); fix or move it first") from exc
+
+
+def _write_toml(config: Path, doc, removed: bool) -> None:
+    import tomlkit
+
+    config.parent.mkdir(parents=True, exist_ok=True)
+    text = tomlkit.dumps(doc)
+    if removed:  # tomlkit keeps the blank line it put before our table; the file ended in one newline
+        text = text.rstrip("\n") + "\n" if text.strip() else ""
+    write_text(config, text)
+    if removed:
+        drop_if_created_and_empty(config)
+
+
+def _codex_server(config: Path, enable: bool) -> bool:
+    """Add ``[mcp_servers.recall]`` (enable) unless one is there, or remove the one install
+    added. Returns whether the file changed."""
+    import tomlkit
+
+    key = f"mcp_servers.{SERVER_NAME}"
+    if not enable and not we_added(config, key):
+        return False
+    doc = _read_toml(config)
+    servers = doc.get("mcp_servers")
+    if enable:
+        if servers is not None and SERVER_NAME in servers:
+            return False  # the user's own entry stays as it is
+        note_created(config)
+        if servers is None:
+            doc["mcp_servers"] = tomlkit.table(is_super_table=True)
+            state_note(config, "mcp_servers", True)
+        table = tomlkit.table()
+        table["command"] = python()
+        table["args"] = ["-P", "-m", MCP_MODULE]
+        table["env_vars"] = list(SERVER_ENV_VARS)  # Codex passes an MCP server only a few variables
+        doc["mcp_servers"][SERVER_NAME] = table
+        state_note(config, key, True)
+    else:
+        if servers is not None and SERVER_NAME in servers:
+            del servers[SERVER_NAME]
+            if we_added(config, "mcp_servers") and not servers:
+                del doc["mcp_servers"]
+        state_note(config, key, False)
+        state_note(config, "mcp_servers", False)
+    _write_toml(config, doc, removed=not enable)
+    return True
 
 
 def _codex_feature(config: Path, enable: bool) -> bool:
@@ -47,10 +130,7 @@ def _codex_feature(config: Path, enable: bool) -> bool:
 
     if not enable and not we_added(config, "features.hooks"):
         return False
-    try:
-        doc = tomlkit.parse(config.read_text(encoding="utf-8")) if config.exists() else tomlkit.document()
-    except (OSError, ValueError) as exc:
-        raise InstallError(f"{config}: cannot read it as TOML ({exc}); fix or move it first") from exc
+    doc = _read_toml(config)
     features = doc.get("features")
     if enable:
         if features is not None and ("hooks" in features or "codex_hooks" in features):
@@ -68,13 +148,7 @@ def _codex_feature(config: Path, enable: bool) -> bool:
                 del doc["features"]
         state_note(config, "features.hooks", False)
         state_note(config, "features", False)
-    config.parent.mkdir(parents=True, exist_ok=True)
-    text = tomlkit.dumps(doc)
-    if not enable:  # tomlkit keeps the blank line it put before our table; the file ended in one newline
-        text = text.rstrip("\n") + "\n" if text.strip() else ""
-    write_text(config, text)
-    if not enable:
-        drop_if_created_and_empty(config)
+    _write_toml(config, doc, removed=not enable)
     return True
 
 
@@ -92,4 +166,6 @@ def uninstall_codex(project: bool, cwd: Path | None = None) -> list[str]:
     done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
     if _codex_feature(folder / "config.toml", enable=False):
         done.append(f"removed [features] hooks = true (added by recall install) from {folder / 'config.toml'}")
+    if _codex_server(folder / "config.toml", enable=False):
+        done.append(f"removed recall's MCP server (added by recall install) from {folder / 'config.toml'}")
     return done

@@ -94,8 +94,9 @@ export const RecallPlugin = async ({ client, directory }) => {
         const line = await ask({ hook_event_name: "chat.message", session_id: input.sessionID, cwd: directory,
                                  prompt: typed.map((p) => p.text).join("\\n") });
         const ms = Math.round((performance.now() - started) * 10) / 10;
-        Promise.resolve(client?.app?.log?.({ body: { service: "recall", level: "debug",
-          message: "chat.message hook", extra: { ms, context: line.trim() !== "" } } })).catch(() => {});
+        Promise.resolve(client?.app?.log?.({ body: { service: __SERVICE__, level: "debug",
+          message: "chat.message hook", extra: { ms, context: line.trim() !== "", hook: __SERVICE__ } } }))
+          .catch(() => {});
         if (!line.trim()) return;
         const text = JSON.parse(line)?.hookSpecificOutput?.additionalContext;
         const id = nextPartId(parts[parts.length - 1]?.id);
@@ -111,10 +112,12 @@ export const RecallPlugin = async ({ client, directory }) => {
 """
 
 
-def plugin_text(command: list[str] | None = None) -> str:
-    """The plugin file; ``command`` replaces the hook's (the benchmark's do-nothing floor)."""
+def plugin_text(command: list[str] | None = None, service: str = "recall") -> str:
+    """The plugin file; ``command`` replaces the hook's and ``service`` names its lines in
+    OpenCode's log (the benchmark's do-nothing floor, loaded beside recall's)."""
     argv = command or [python(), "-P", "-m", HOOK_MODULE, "--agent", "opencode"]
     return (PLUGIN.replace("__MARK__", MARK).replace("__COMMAND__", json.dumps(argv))
+            .replace("__SERVICE__", json.dumps(service))
             .replace("__TIMEOUT_MS__", str(HOOK_TIMEOUT_S * 1000)))
 
 

@@ -27,8 +27,8 @@ _AGENT_CHOICE = click.Choice(AGENTS)
 @click.option("--agent", type=_AGENT_CHOICE, default="claude", show_default=True,
               help="Which agent's hook to register (each in its own format; one daemon serves all).")
 @click.option("--form", type=click.Choice(FORMS),
-              help="Claude Code only: the no-spawn mcp_tool hook (default where supported) or a "
-                   "command hook (a process per message).")
+              help="Claude Code and Codex: the no-spawn mcp_tool hook (Claude Code's default where "
+                   "supported; Codex: opt-in) or a command hook (a process per message).")
 @click.option("--track-reads", is_flag=True,
               help="Claude Code only: also record when the agent opens a note recall injected "
                    "(`recall log --stats`).")

@@ -97,6 +97,7 @@ class RecallTools:
             context_of,
             fit,
             hook_settings,
+            nobody_typed,
             skipped_session,
             worth_searching,
         )
@@ -108,6 +109,8 @@ class RecallTools:
         if not worth_searching(prompt, conf):
             return ""
         assert isinstance(prompt, str)
+        if nobody_typed(prompt, conf):
+            return ""
         where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
         try:
             # No daemon: start one and wait for it within what is left of the budget (the

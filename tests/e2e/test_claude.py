@@ -291,3 +291,54 @@ def test_automated_session_gets_nothing_with_the_default_config(claude_exe, scra
     assert_answered(run, 1)
     assert blocks_per_message(run, api.bodies(), [MATCHING]) == [False]
     assert len(claude_hook_times(run.debug)[form]) == 1  # the hook ran, and chose to say nothing
+
+
+NOTIFIED = "<task-notification>"
+
+
+def background_job_answer(body: dict) -> list[dict]:
+    """The model's side of a session with a background job: the first message starts a
+    Monitor whose command prints lines that match a note (each line an event); Claude Code
+    then reports them in a `<task-notification>` user turn that nobody typed."""
+    sent = json.dumps(body.get("messages", []), ensure_ascii=False)
+    if body.get("tools") and "start the nightly job" in sent and "toolu_bg" not in sent:
+        lines = "\\n".join([MATCHING] * 4)
+        return [tool_use("Monitor", {"description": "nightly job", "timeout_ms": 30000,
+                                     "command": f"printf '{lines}\\n'"}, "toolu_bg")]
+    return [text(ANSWER)]
+
+
+@pytest.mark.parametrize("form", ["command", "mcp_tool"])
+def test_a_message_nobody_typed_gets_nothing(claude_exe, scratch, notes, form):
+    """Claude Code runs the prompt hook on the `<task-notification>` turn it makes when a
+    background job ends, with nothing in the hook's input that sets it apart from a typed
+    message (anthropics/claude-code#94675). recall reads the envelope tag at the start of the
+    prompt and stays silent there; the typed message after it still gets the block."""
+    scratch.bin_dirs.append(claude_exe.parent)
+    scratch.set_up_recall(notes)
+    install(scratch, "--form", form)
+    scratch.start_daemon()
+
+    def notified(bodies: list[dict]) -> dict | None:
+        return next((b for b in main_loop_requests(bodies) if NOTIFIED in last_user_text(b)),
+                    None)
+
+    def wait_for_the_notification(i: int) -> None:
+        end = time.monotonic() + 60
+        while notified(api.bodies()) is None and time.monotonic() < end:
+            time.sleep(0.2)
+        time.sleep(1)  # its answer goes out before the next typed message
+
+    with start(answer=background_job_answer) as api:
+        run = run_claude(claude_exe, scratch, api.url, ["please start the nightly job", MATCHING],
+                         between=wait_for_the_notification, extra_args=("--allowedTools", "Monitor"))
+    reqs = main_loop_requests(api.bodies())
+    note_req = notified(reqs)
+    assert note_req is not None, f"Claude Code made no task-notification turn: {run.events[-5:]}"
+    assert last_user_text(note_req).count(MATCHING) == 4  # the job's output: recall would match it
+    counts = [json.dumps(b, ensure_ascii=False).count(BLOCK_HEAD) for b in reqs]
+    at = reqs.index(note_req)
+    assert counts[at] == counts[at - 1], "recall's block came with the task-notification turn"
+    typed = next(b for b in reqs if last_user_text(b).endswith(MATCHING))
+    assert reqs.index(typed) > at and counts[reqs.index(typed)] > counts[at]  # the typed one still gets it
+    assert len(claude_hook_times(run.debug)[form]) >= 3  # the hook ran on all three turns

@@ -127,3 +127,30 @@ def test_daemon_that_never_starts(codex_exe, scratch, notes):
     assert out.returncode == 0 and ANSWER in out.stdout, out.stderr
     assert "hook: UserPromptSubmit Completed" in out.stderr
     assert not with_block(api.bodies()[-1]) and MATCHING in json.dumps(api.bodies()[-1])
+
+
+def test_mcp_tool_form_is_called_on_user_prompt_submit(codex_exe, scratch, notes):
+    """`recall install --agent codex --form mcp_tool`: Codex 0.171.0 calls the tool of the
+    recall MCP server it connected (no process per message), the block reaches the model for
+    the matching message only; uninstall takes its server, hook and flag away again."""
+    with start(lambda body: ANSWER) as api:
+        scratch.set_up_recall(notes)
+        config = write_codex_config(scratch, api.url)
+        before = config.read_text()
+        out = scratch.recall("install", "--agent", "codex", "--form", "mcp_tool", "--skip-check")
+        assert "mcp_servers.recall" in out.stdout, out.stdout
+        scratch.start_daemon()
+        server = CodexAppServer(codex_exe, scratch)
+        try:
+            hooks = server.trust_all(scratch.project)
+            turns = server.turns(scratch.project, [MATCHING, CHITCHAT])
+        finally:
+            server.close()
+        assert [h["handlerType"] for h in hooks] == ["mcpTool"]
+        runs = [t["hooks"] for t in turns]
+        assert [[(r["handlerType"], r["status"]) for r in t] for t in runs] == [[("mcpTool", "completed")]] * 2
+        assert [sum(BLOCK_HEAD in t for t in developer_context(b)) for b in api.bodies()] == [1, 1]
+        scratch.recall("uninstall", "--agent", "codex")
+        # what is left is Codex's own: the trust it recorded for the hook
+        assert config.read_text().split("\n[hooks.state]", 1)[0] == before
+        assert not (scratch.home / ".codex" / "hooks.json").exists()
