@@ -35,6 +35,7 @@ from .questions import folder_questions_file, merge, questions_hash, read_questi
 from .stores import Chunk, NoteRecord, NoteRejected, NoteStore, SourceRef, text_hash
 
 if TYPE_CHECKING:
+    from .progress import IndexProgress
     from .settings import DocumentsSettings
 
 # Embedding batch: large enough to amortise per-call overhead, small enough that the
@@ -55,6 +56,7 @@ class SyncStats:
     purged: int = 0  # notes removed because they must not be kept (a past prompt): scrub after
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    calibrate_seconds: float = 0.0  # of seconds, fitting the thresholds (Recall.index)
 
     def merge(self, other: SyncStats) -> None:
         for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total",
@@ -218,8 +220,12 @@ class Indexer:
 
     def __init__(self, store: NoteStore, embedder: Embedder, chunking: ChunkConfig | None = None,
                  progress: Callable[[int, str], None] | None = None,
-                 documents: DocumentsSettings | None = None) -> None:
+                 documents: DocumentsSettings | None = None, defer: bool = False, delay_s: float = 0.0) -> None:
         self.store = store
+        # defer: ``sync_notes`` writes notes and leaves embedding to the caller
+        # (``embed_phased``, as ``Recall.index`` does: every note's text first).
+        self.defer = defer
+        self.delay_s = delay_s  # tests only ([index] debug_delay_ms): each batch takes this much longer
         self.embedder = embedder
         if chunking is None:
             from .config import packaged_settings
@@ -265,9 +271,11 @@ class Indexer:
                 record.extra = {**record.extra, **extra(note)}
             pending.append((record, chunks, old is None))
         # Embed what is missing, then write notes: a crash between the two only leaves
-        # unused vectors behind, never a note without its vectors.
+        # unused vectors behind, never a note without its vectors. Deferred: notes first
+        # (a crash leaves notes whose missing vectors the next index embeds: it resumes).
         texts = {c.hash: c.text for _, chunks, _ in pending for c in chunks}
-        self.embed_missing(texts, stats)
+        if not self.defer:
+            self.embed_missing(texts, stats)
         for record, chunks, is_new in pending:
             try:
                 self.store.upsert_note(source, record, chunks)
@@ -282,23 +290,48 @@ class Indexer:
             stats.removed += self.store.delete_notes(source, [p for p in existing if p not in seen])
         # Replacing a note drops the vectors its old text alone used; text moved from one
         # note of this batch to another lost its vector that way: embed it again (rare).
-        self.embed_missing(texts, stats)
+        if not self.defer:
+            self.embed_missing(texts, stats)
 
     def delete_notes(self, source: SourceRef, paths: Iterable[str], stats: SyncStats) -> None:
         stats.removed += self.store.delete_notes(source, paths)
 
-    def embed_missing(self, texts: dict[str, str], stats: SyncStats) -> None:
-        """Embed the texts (keyed by hash) the store has no vector for yet, in batches."""
+    def embed_missing(self, texts: dict[str, str], stats: SyncStats,
+                      publish: Callable[[], object] | None = None, every_s: float = 0.0) -> None:
+        """Embed the texts (keyed by hash) the store has no vector for yet, in batches;
+        ``publish`` is called after a batch at most every ``every_s`` seconds (0: never)."""
         missing = self.store.missing_vectors(texts)
         order = [h for h in texts if h in missing]
-        t0 = time.perf_counter()
+        t0 = last = time.perf_counter()
         for i in range(0, len(order), EMBED_BATCH):
             batch = order[i : i + EMBED_BATCH]
+            if self.delay_s:
+                time.sleep(self.delay_s)
             self.store.put_vectors(batch, self.embedder.embed_passages([texts[h] for h in batch]))
             stats.chunks_embedded += len(batch)
             if self.progress:
                 self.progress(len(batch), "embedding")
+            if publish is not None and every_s > 0 and time.perf_counter() - last >= every_s \
+                    and i + EMBED_BATCH < len(order):
+                publish()
+                last = time.perf_counter()
         stats.embed_seconds += time.perf_counter() - t0
+
+    def embed_phased(self, chunks: dict[str, tuple[str, str]], stats: SyncStats, progress: IndexProgress,
+                     publish: Callable[[], object], every_s: float) -> None:
+        """Embed ``chunks`` (hash -> (text, role)) in two phases: every note's text, made
+        searchable as it goes (``publish`` at most every ``every_s`` seconds, and at the
+        phase's end), then the questions and restatements (the caller publishes after)."""
+        phases = (("notes", {h: t for h, (t, role) in chunks.items() if role == "text"}),
+                  ("questions", {h: t for h, (t, role) in chunks.items() if role != "text"}))
+        for phase, texts in phases:
+            progress.begin(phase, len(texts))
+            if phase == "notes":
+                self.embed_missing(texts, stats, publish, every_s)
+                if texts and phases[1][1]:  # the notes are searchable before their questions are embedded
+                    publish()
+            else:
+                self.embed_missing(texts, stats)
 
     def rebuild(self, keep_previous: bool = True):
         """Make this batch's writes searchable: the one rebuild (a FAISS generation, locally)."""

@@ -31,6 +31,10 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     notes, a folder's PDF, DOCX, PPTX, XLSX, HTML, EPUB and text files, screenshots and
     recordings are indexed ([documents]; extras `docs` and `ocr`). With --rebuild,
     every folder indexed before is read again too, and a damaged index or store is replaced.
+
+    Every note's text is embedded before its questions, and notes are searchable as they
+    are embedded; `recall status` shows the progress. An index interrupted (Ctrl-C, a
+    crash) is resumed by the next `recall index`: only what is missing is embedded.
     """
     from tqdm import tqdm
 
@@ -44,10 +48,15 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
                 f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
     sources = _sources(app, dirs, kind, cwd)
     conversations_of = None if dirs or no_conversations else cwd
-    bar = tqdm(total=None, unit="chunk", disable=quiet or not sys.stderr.isatty(), desc="embedding")
+    bar = tqdm(total=None, unit="passage", disable=quiet or not sys.stderr.isatty(), desc="reading")
+
+    def plan(phase: str, passages: int) -> None:  # notes' text (searchable as it goes), questions, calibrating
+        bar.reset(total=passages or None)
+        bar.set_description(phase)
+
     try:
         stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of,
-                          rebuild=rebuild, salvaged=salvaged)
+                          rebuild=rebuild, salvaged=salvaged, plan=plan)
     finally:
         bar.close()
     for p in stats.problems:
