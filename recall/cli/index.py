@@ -51,7 +51,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     bar = tqdm(total=None, unit="passage", disable=quiet or not sys.stderr.isatty(), desc="reading")
 
     def plan(phase: str, passages: int) -> None:  # notes' text (searchable as it goes), questions, calibrating
-        bar.reset(total=passages or None)
+        bar.reset()
+        bar.total = passages or None  # none: a count without a bar (calibrating)
         bar.set_description(phase)
 
     try:
