@@ -328,7 +328,9 @@ class Indexer:
             progress.begin(phase, len(texts))
             if phase == "notes":
                 self.embed_missing(texts, stats, publish, every_s)
-                if texts and phases[1][1]:  # the notes are searchable before their questions are embedded
+                # The notes searchable before their questions are embedded, unless those are
+                # few (an edit: one rebuild at the end is enough).
+                if texts and len(phases[1][1]) > EMBED_BATCH:
                     publish()
             else:
                 self.embed_missing(texts, stats)

@@ -209,6 +209,21 @@ class Store:
                 ],
             )
 
+    def vectors_of(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """text hash -> stored vector for ``model_id``, for those of ``hashes`` it has."""
+        import numpy as np
+
+        out: dict[str, np.ndarray] = {}
+        items = list(dict.fromkeys(hashes))
+        for i in range(0, len(items), 500):
+            part = items[i : i + 500]
+            q = ",".join("?" * len(part))
+            for h, blob in self.db.execute(
+                f"SELECT text_hash, vector FROM vectors WHERE model_id=? AND text_hash IN ({q})", (model_id, *part)
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
     def drop_orphan_vectors(self) -> int:
         """Vectors no chunk uses (left by an older recall, or by a crash between embedding
         and writing a note); ``Recall.index`` calls it before embedding what is missing."""
