@@ -47,7 +47,7 @@ def build_collection(folder: Path, n_notes: int, rules: Path) -> int:
     for src, qfile, nfile in ((rules, SETS / "rules-120" / "questions.jsonl", SETS / "rules-120" / "negatives.jsonl"),
                               (SETS / "sample" / "notes", SETS / "sample" / "questions.jsonl",
                                SETS / "sample" / "negatives.jsonl")):
-        for note in sorted(src.glob("*.md")):
+        for note in sorted(src.glob("*.md"))[:max(0, n_notes - len(list(folder.glob("*.md"))))]:
             shutil.copy(note, folder / note.name)
         questions += _jsonl(qfile)
         negatives += _jsonl(nfile)
