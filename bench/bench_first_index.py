@@ -135,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  recall index     {r['index_s']:7.1f} s   (target <= {r['target_s']:.0f} s; embedding {r['embed_s']:.1f} s"
           + (f", calibration {r['calibrate_s']:.1f} s" if r["calibrate_s"] is not None else "") + ")")
     print(f"  ratio index/raw  {r['index_s'] / r['raw_s']:7.2f}")
+    said = {"notes": "first batch of notes' text embedded", "searchable": "first notes searchable",
+            "questions": "first batch of questions embedded"}
     for what, at in r["events_s"].items():
-        print(f"  first '{what}' at {at:6.1f} s")
+        print(f"  {said.get(what, what):<38} at {at:6.1f} s")
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
     (out / "first_index.json").write_text(json.dumps(r, indent=2))

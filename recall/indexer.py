@@ -16,6 +16,11 @@ in the folder's questions file, and the masking rules) are unchanged is skipped
 (``fingerprint``); a changed note is re-chunked, and only chunks whose text has no vector
 yet for this model are embedded. A crash mid-index leaves the previous FAISS index live
 and the store consistent.
+
+``Recall.index`` defers the embedding (``defer``): every note is written first, then
+``embed_phased`` embeds every note's text (publishing generations as it goes, so notes
+are searchable as they are embedded), then the questions and restatements. A crash then
+leaves notes without some vectors, which the next index embeds: it resumes.
 """
 
 from __future__ import annotations
