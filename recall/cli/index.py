@@ -36,8 +36,6 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     are embedded; `recall status` shows the progress. An index interrupted (Ctrl-C, a
     crash) is resumed by the next `recall index`: only what is missing is embedded.
     """
-    from tqdm import tqdm
-
     app = recall_app()
     cwd = Path.cwd()
     salvaged: list = []
@@ -48,13 +46,7 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
                 f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
     sources = _sources(app, dirs, kind, cwd)
     conversations_of = None if dirs or no_conversations else cwd
-    bar = tqdm(total=None, unit="passage", disable=quiet or not sys.stderr.isatty(), desc="reading")
-
-    def plan(phase: str, passages: int) -> None:  # notes' text (searchable as it goes), questions, calibrating
-        bar.reset()
-        bar.total = passages or None  # none: a count without a bar (calibrating)
-        bar.set_description(phase)
-
+    bar, plan = _progress_bar(quiet)
     try:
         stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of,
                           rebuild=rebuild, salvaged=salvaged, plan=plan)
@@ -71,6 +63,21 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         for problem in app.calibration.problems:
             say(f"warning: {problem}", err=True)
         say(_calibration_line(app.calibration))
+
+
+def _progress_bar(quiet: bool):
+    """The bar on a terminal, and what ``Recall.index`` calls at each phase's start: notes'
+    text (searchable as it goes), questions, calibrating."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, unit="passage", disable=quiet or not sys.stderr.isatty(), desc="reading")
+
+    def plan(phase: str, passages: int) -> None:
+        bar.reset()
+        bar.total = passages or None  # none: a count without a bar (calibrating)
+        bar.set_description(phase)
+
+    return bar, plan
 
 
 def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
