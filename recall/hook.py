@@ -108,8 +108,9 @@ def hook_settings() -> dict:
 
 
 def skipped_session(entrypoint: str, conf: dict) -> bool:
-    """An automated session (``claude -p``, the SDKs): searched for nothing, no daemon started."""
-    return entrypoint in conf["skip"]
+    """An automated session (``claude -p``, the SDKs), or one recall's own question writer
+    started (``RECALL_GENERATING``, recall.agentcli): searched for nothing, no daemon started."""
+    return entrypoint in conf["skip"] or bool(os.environ.get("RECALL_GENERATING"))
 
 
 def worth_searching(prompt: object, conf: dict) -> bool:

@@ -7,7 +7,9 @@ store, or the team's PostgreSQL):
   read the folder, its questions file and restatements (``read_source``)
   -> masked note records and chunks (``prepare_note``; ids and paths masked too: a file
      named after a key is stored, logged and shown as ``[REDACTED].md``)
-  -> embed only the chunk texts the store has no vector for
+  -> embed only the chunk texts the store has no vector for (with a cloud multimodal
+     embedder, ``recall.gemini``, a screenshot's or recording piece's chunks are embedded
+     with the picture or video itself: ``media_of``)
   -> ``store.upsert_note``, one transaction per note; vanished notes deleted
   -> ``store.rebuild()`` once for the batch (a new FAISS generation, locally).
 
@@ -15,12 +17,8 @@ Incremental: a note whose bytes (and chunking settings, its questions and restat
 in the folder's questions file, and the masking rules) are unchanged is skipped
 (``fingerprint``); a changed note is re-chunked, and only chunks whose text has no vector
 yet for this model are embedded. A crash mid-index leaves the previous FAISS index live
-and the store consistent.
-
-``Recall.index`` defers the embedding (``defer``): every note is written first, then
-``embed_phased`` embeds every note's text (publishing generations as it goes, so notes
-are searchable as they are embedded), then the questions and restatements. A crash then
-leaves notes without some vectors, which the next index embeds: it resumes.
+and the store consistent. ``Recall.index`` writes notes first (``defer``) and embeds after
+(``embed_phased``: text, then questions), so that a crash there is resumed.
 """
 
 from __future__ import annotations
@@ -42,6 +40,43 @@ from .stores import Chunk, NoteRecord, NoteRejected, NoteStore, SourceRef, text_
 if TYPE_CHECKING:
     from .progress import IndexProgress
     from .settings import DocumentsSettings
+
+MEDIA_TYPES = ("image", "recording")
+MEDIA_SALT = ":media1"  # in the fingerprint of an image or recording embedded with its media
+
+
+def media_embedder(embedder: Embedder):
+    """The embedder's ``embed_media`` (recall.gemini, with [gemini] media on), else None."""
+    inner = getattr(embedder, "inner", embedder)  # the daemon's QueryBatcher wraps the model
+    settings = getattr(inner, "settings", None)
+    return getattr(inner, "embed_media", None) if getattr(settings, "media", False) else None
+
+
+def media_of(note: Note, record: NoteRecord, chunks: list[Chunk]) -> tuple[list[Chunk], dict]:
+    """An image's or recording's text chunks keyed by their media too, and hash -> ``Media``.
+
+    A chunk's hash then covers the file's bytes and its time range as well as its text (a
+    picture that changed but reads the same is embedded again). A chunk whose OCR text held
+    a secret gets no media: the picture would show what the masked text hides."""
+    from .gemini import Media, parse_range
+
+    tainted = [parse_range(loc) or (0.0, float("inf")) for loc, text in note.segments or []
+               if mask_secrets(text) != text]
+    media: dict[str, Media] = {}
+    out = list(chunks)
+    for i, loc in enumerate(record.extra.get("locations") or [""]):
+        if i >= len(out) or out[i].role != "text":
+            break
+        span = parse_range(loc) if note.type == "recording" else None
+        if note.type == "recording" and span is None:  # a recording without text: its first piece
+            span = (0.0, 97.0)
+        if any(span is None or (a < span[1] and span[0] < b) for a, b in tainted):
+            continue
+        h = text_hash(f"{out[i].text}\0media:{note.content_hash}:{loc}")
+        out[i] = Chunk(out[i].text, h, "text")
+        media[h] = Media(note.path, note.type, *(span or (0.0, 0.0)))
+    return out, media
+
 
 # Embedding batch: large enough to amortise per-call overhead, small enough that the
 # progress bar moves and a crash loses little work (vectors are committed per batch).
@@ -193,11 +228,12 @@ def read_questions(spec: SourceSpec) -> SourceNotes:
 
 
 def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
-                documents: DocumentsSettings | None = None) -> SourceNotes:
+                documents: DocumentsSettings | None = None, media: bool = False) -> SourceNotes:
     """Read ``spec``'s folder and questions file; a note whose fingerprint is in ``known``
     (path -> fingerprint) is hashed, not parsed. Bad lines and files become problems.
     ``documents``: also read the folder's documents, images and recordings with these
-    settings (``recall.documents``; a library source's markdown too)."""
+    settings (``recall.documents``; a library source's markdown too). ``media``: images and
+    recordings are embedded with their media (their fingerprints carry ``MEDIA_SALT``)."""
     read = read_questions(spec)
     file_questions, restated = read.file_questions, read.restatements
 
@@ -209,9 +245,14 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
     read.notes, found = read_folder(spec.root.resolve(), skip=unchanged) if spec.kind != LIBRARY else ([], [])
     read.problems += found
     if spec.documents and documents is not None:
+        from .documents import IMAGE_FORMATS, RECORDING_FORMATS
+
+        salted = {*IMAGE_FORMATS.values(), *RECORDING_FORMATS.values()} if media else set()
         docs, found = read_documents(spec.root.resolve(), documents, spec.kind, unchanged=lambda path, rel, key:
-                                     known.get(path) == fingerprint(key, cfg, _questions_file_key(
-                                         file_questions.get(rel), restated.get(rel)), spec.questions))
+                                     known.get(path) == fingerprint(
+                                         key + (MEDIA_SALT if key.split(":")[2] in salted else ""), cfg,
+                                         _questions_file_key(file_questions.get(rel), restated.get(rel)),
+                                         spec.questions))
         read.notes += docs
         read.problems += found
     path = spec.questions_file()
@@ -227,9 +268,7 @@ class Indexer:
                  progress: Callable[[int, str], None] | None = None,
                  documents: DocumentsSettings | None = None, defer: bool = False, delay_s: float = 0.0) -> None:
         self.store = store
-        # defer: ``sync_notes`` writes notes and leaves embedding to the caller
-        # (``embed_phased``, as ``Recall.index`` does: every note's text first).
-        self.defer = defer
+        self.defer = defer  # sync_notes writes notes, the caller embeds (embed_phased)
         self.delay_s = delay_s  # tests only ([index] debug_delay_ms): each batch takes this much longer
         self.embedder = embedder
         if chunking is None:
@@ -248,7 +287,8 @@ class Indexer:
         """Bring one folder up to date in the store (``team``: team store, shared rows)."""
         stats = SyncStats()
         source = spec.ref(team)
-        read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents)
+        read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents,
+                           media=media_embedder(self.embedder) is not None)
         stats.problems.extend(read.problems)
         self.sync_notes(source, read.notes, stats, file_questions=read.file_questions,
                         questions=spec.questions, restatements=read.restatements)
@@ -263,7 +303,11 @@ class Indexer:
         existing = self.store.note_hashes(source)
         seen: set[str] = set()
         pending: list[tuple[NoteRecord, list[Chunk], bool]] = []
+        with_media = media_embedder(self.embedder) is not None
+        media: dict = {}  # chunk hash -> recall.gemini.Media
         for note in notes:
+            if with_media and note.type in MEDIA_TYPES and not note.unchanged:
+                note = replace(note, content_hash=note.content_hash + MEDIA_SALT)
             path = shown_path(note.path)  # the store's key: a secret in a file name never reaches it
             seen.add(path)
             asked, restated = (file_questions or {}).get(note.id, []), (restatements or {}).get(note.id, [])
@@ -272,6 +316,9 @@ class Indexer:
                 stats.unchanged += 1
                 continue
             record, chunks = prepare_note(note, self.cfg, asked, restated, questions)
+            if with_media and note.type in MEDIA_TYPES:
+                chunks, found = media_of(note, record, chunks)
+                media.update(found)
             if extra:
                 record.extra = {**record.extra, **extra(note)}
             pending.append((record, chunks, old is None))
@@ -280,7 +327,9 @@ class Indexer:
         # (a crash leaves notes whose missing vectors the next index embeds: it resumes).
         texts = {c.hash: c.text for _, chunks, _ in pending for c in chunks}
         if not self.defer:
-            self.embed_missing(texts, stats)
+            self.embed_missing(texts, stats, media)
+        elif media:  # pictures and videos now, with their media: what resumes later has only their text
+            self.embed_missing({h: texts[h] for h in media if h in texts}, stats, media)
         for record, chunks, is_new in pending:
             try:
                 self.store.upsert_note(source, record, chunks)
@@ -296,23 +345,30 @@ class Indexer:
         # Replacing a note drops the vectors its old text alone used; text moved from one
         # note of this batch to another lost its vector that way: embed it again (rare).
         if not self.defer:
-            self.embed_missing(texts, stats)
+            self.embed_missing(texts, stats, media)
 
     def delete_notes(self, source: SourceRef, paths: Iterable[str], stats: SyncStats) -> None:
         stats.removed += self.store.delete_notes(source, paths)
 
-    def embed_missing(self, texts: dict[str, str], stats: SyncStats,
+    def embed_missing(self, texts: dict[str, str], stats: SyncStats, media: dict | None = None,
                       publish: Callable[[], object] | None = None, every_s: float = 0.0) -> None:
         """Embed the texts (keyed by hash) the store has no vector for yet, in batches;
+        those in ``media`` (hash -> ``recall.gemini.Media``) with their picture or video.
         ``publish`` is called after a batch at most every ``every_s`` seconds (0: never)."""
+        media = media or {}
         missing = self.store.missing_vectors(texts)
         order = [h for h in texts if h in missing]
+        embed_media = media_embedder(self.embedder) if media else None
         t0 = last = time.perf_counter()
         for i in range(0, len(order), EMBED_BATCH):
             batch = order[i : i + EMBED_BATCH]
             if self.delay_s:
                 time.sleep(self.delay_s)
-            self.store.put_vectors(batch, self.embedder.embed_passages([texts[h] for h in batch]))
+            if embed_media is not None and any(h in media for h in batch):
+                vectors = embed_media([(texts[h], media.get(h)) for h in batch])
+            else:
+                vectors = self.embedder.embed_passages([texts[h] for h in batch])
+            self.store.put_vectors(batch, vectors)
             stats.chunks_embedded += len(batch)
             if self.progress:
                 self.progress(len(batch), "embedding")
@@ -332,10 +388,8 @@ class Indexer:
         for phase, texts in phases:
             progress.begin(phase, len(texts))
             if phase == "notes":
-                self.embed_missing(texts, stats, publish, every_s)
-                # The notes searchable before their questions are embedded, unless those are
-                # few (an edit: one rebuild at the end is enough).
-                if texts and len(phases[1][1]) > EMBED_BATCH:
+                self.embed_missing(texts, stats, publish=publish, every_s=every_s)
+                if texts and len(phases[1][1]) > EMBED_BATCH:  # searchable before many questions
                     publish()
             else:
                 self.embed_missing(texts, stats)

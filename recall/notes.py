@@ -2,7 +2,8 @@
 
 Front matter is ``name``, ``description``, ``type`` (user | feedback | project |
 reference), either at the top level or nested under ``metadata:`` (newer Claude Code).
-A file without front matter gets name = file stem, description = first non-empty line.
+A file without front matter gets name = its first line when that is a heading ("# Title"),
+else the file stem; description = its first non-empty line that is not a heading.
 
 Bad input never stops a folder from being read: each problem becomes a ``Problem``
 with a one-line message, and every other file is still returned.
@@ -111,12 +112,21 @@ def _has_alias(header: str) -> bool:
     return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(header, Loader=_Loader))
 
 
-def _first_line(body: str) -> str:
+def _first_line(body: str, skip_headings: bool = False) -> str:
     for line in body.splitlines():
+        if skip_headings and line.lstrip().startswith("#"):
+            continue
         stripped = line.strip().lstrip("#").strip()
         if stripped:
             return stripped
     return ""
+
+
+def _heading_title(body: str) -> str:
+    """The title of a file without front matter whose first line is a markdown heading
+    ("# Install guide"): its name, as a document's title is (the file stem otherwise)."""
+    first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    return first.lstrip("#").strip() if first.startswith("#") and first.lstrip("#")[:1] in (" ", "\t") else ""
 
 
 def _text_field(meta: dict, key: str) -> str:
@@ -141,6 +151,8 @@ def parse_note(path: Path, raw: bytes) -> Note:
     meta = meta or {}
     name = _text_field(meta, "name") or path.stem
     description = _text_field(meta, "description") or _first_line(body)
+    if not meta and not error and (title := _heading_title(body)):  # markdown without a header
+        name, description = title, _first_line(body, skip_headings=True)
     note_type = _text_field(meta, "type").lower()
     if note_type and note_type not in NOTE_TYPES:
         warnings.append(f"unknown type {note_type!r}")

@@ -52,6 +52,19 @@ class DocumentsSettings:
 
 
 @dataclass(frozen=True)
+class GeminiSettings:
+    """``[gemini]``: the optional cloud embedder (``recall.gemini``), used only when
+    ``model = "gemini"``."""
+
+    endpoint: str
+    api_key_env: str
+    dimensions: int
+    media: bool
+    send_messages: bool
+    timeout_s: float
+
+
+@dataclass(frozen=True)
 class SearchSettings:
     lexical_weight: float  # BM25's share of the fused order, passed unchanged to recall.lexical.fuse
     fusion_depth: int
@@ -99,6 +112,21 @@ class Thresholds:
 
 
 THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
+
+
+@dataclass(frozen=True)
+class QuestionsSettings:
+    """``[questions]``: whether and how an agent CLI writes the notes' questions (recall.agentcli)."""
+
+    generate: str
+    model: str
+    batch_notes: int
+    timeout_s: float
+
+    def __post_init__(self) -> None:
+        choices = ("ask", "off", "auto", "claude", "codex", "gemini")
+        if self.generate not in choices:
+            raise ValueError(f"generate must be one of {', '.join(choices)}, not {self.generate!r}")
 
 
 @dataclass(frozen=True)
@@ -178,11 +206,13 @@ class Settings:
     chunking: ChunkConfig
     sources: SourcesSettings
     documents: DocumentsSettings
+    gemini: GeminiSettings
     search: SearchSettings
     index: IndexSettings
     selector: SelectorSettings
     thresholds: Mapping[str, Thresholds]  # by model id; "default" for any model without its own
     learned: Mapping[str, Mapping[str, Any]]  # by model id: a LearnedSelector's plain numbers
+    questions: QuestionsSettings
     daemon: DaemonSettings
     hook: HookSettings
     watch: WatchSettings

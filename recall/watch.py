@@ -361,7 +361,9 @@ def maybe_start_watcher(app: Recall) -> Watcher | None:
     """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
     if not app.config.watch.enabled:
         return None
-    return Watcher(app).start()
+    from .agentcli import after_watch_batch  # saved notes get their questions too, once allowed
+
+    return Watcher(app, on_batch=lambda result: after_watch_batch(app, result.stats)).start()
 
 
 def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float | None = None,

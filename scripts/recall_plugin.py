@@ -86,11 +86,33 @@ def ready(data: Path) -> bool:
     return info.get("version") == plugin_version() and Path(info.get("python", "")).exists()
 
 
+# The plugin's option generate_questions (.claude-plugin/plugin.json userConfig), which Claude
+# Code hands a hook as CLAUDE_PLUGIN_OPTION_GENERATE_QUESTIONS, as recall's [questions] generate.
+OPTION = "CLAUDE_PLUGIN_OPTION_GENERATE_QUESTIONS"
+GENERATE = {"yes": "claude", "no": "off"}
+OFFER, OFFER_SHOWN = "questions-offer.txt", "questions-offer.shown"
+
+
 def recall_env(data: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["RECALL_HOME"] = str(private_dir(data / "home"))
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if os.environ.get(OPTION) in GENERATE:
+        env["RECALL_QUESTIONS_GENERATE"] = GENERATE[os.environ[OPTION]]
     return env
+
+
+def questions_offer(data: Path) -> str | None:
+    """Once, while the option is "ask": what writing the notes' questions would cost (the line
+    the last `recall index` left), and how to allow it."""
+    home = data / "home"
+    offer, shown = home / OFFER, home / OFFER_SHOWN
+    if os.environ.get(OPTION, "ask") != "ask" or not offer.is_file() or shown.exists():
+        return None
+    line = offer.read_text(encoding="utf-8", errors="replace").strip()[:500]
+    shown.touch(mode=0o600)
+    return (f"recall can have Claude Code write your notes' questions in the background: {line}. "
+            "Allow it: /plugin, recall, Configure options, generate_questions = yes (or `recall questions on`).")
 
 
 def setup_running(data: Path) -> bool:
@@ -174,11 +196,17 @@ def session_start(data: Path) -> int:
     except ValueError:
         event = {}
     cwd = event.get("cwd") if isinstance(event, dict) and isinstance(event.get("cwd"), str) else os.getcwd()
+    if os.environ.get("RECALL_GENERATING"):
+        return 0  # a session recall started to write questions (empty folder): nothing to index
     if ready(data):
-        # Re-index this project's notes in the background: only changed notes are embedded.
+        # Re-index this project's notes in the background: only changed notes are embedded
+        # (and, once allowed, new or changed notes get their questions: recall.agentcli).
         subprocess.Popen([str(env_python(data)), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd,
                          env=recall_env(data), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
+        offer = questions_offer(data)
+        if offer:
+            print(json.dumps({"systemMessage": offer}))
         return 0
     started = start_setup(data, cwd)
     what = "setting up" if started else "still setting up"

@@ -107,6 +107,15 @@ def test_non_interactive_sessions_get_nothing_and_start_nothing(recall_home, has
 
 
 @pytest.mark.process
+def test_a_session_recall_started_to_write_questions_is_not_searched(indexed, daemons):
+    """recall.agentcli runs the agent CLI with RECALL_GENERATING set: its prompt (the notes)
+    is not a message, even where the session counts as interactive."""
+    daemons.start()
+    assert_silent(run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="cli", RECALL_GENERATING="1")[0])
+    assert client.request({"cmd": "status"})["queries"] == 0
+
+
+@pytest.mark.process
 def test_non_interactive_sessions_do_not_contact_a_running_daemon(indexed, daemons):
     daemons.start()
     assert_silent(run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="sdk-py")[0])

@@ -19,7 +19,7 @@ def test_front_matter_top_level_and_metadata_layouts(tmp_path):
     assert set(by) == {"a", "b", "c"}
     assert (by["a"].name, by["a"].description, by["a"].type, by["a"].body) == ("A", "about a", "feedback", "body a")
     assert (by["b"].name, by["b"].description, by["b"].type) == ("B", "about b", "project")
-    assert (by["c"].name, by["c"].description) == ("c", "Plain title")
+    assert (by["c"].name, by["c"].description) == ("Plain title", "more text")  # #26: titled like a document
     assert problems == []
 
 
@@ -137,3 +137,13 @@ def test_oversized_and_deeply_nested_front_matter(tmp_path):
     messages = {Path(p.path).name: p.message for p in problems}
     assert messages["big.md"] == "front matter over 64 KB; reading the file as plain text"
     assert "deep.md" in messages
+
+
+def test_markdown_without_a_header_is_named_by_its_first_heading(tmp_path):
+    (tmp_path / "readme.md").write_text("# Garden watering\n\n## When\nWater the tomatoes before nine.\n")
+    (tmp_path / "plain.md").write_text("just a line\nand another\n")
+    (tmp_path / "hashtag.md").write_text("#todo buy seeds\n")
+    notes = {n.id: n for n in read_folder(tmp_path)[0]}
+    assert (notes["readme"].name, notes["readme"].description) == ("Garden watering", "Water the tomatoes before nine.")
+    assert (notes["plain"].name, notes["plain"].description) == ("plain", "just a line")
+    assert notes["hashtag"].name == "hashtag"  # a tag, not a heading

@@ -35,7 +35,11 @@ SKILL_MD = ROOT / "skills" / "recall" / "SKILL.md"
 # (kebab-case, no spaces); metadata fields and component path fields are optional.
 PLUGIN_REQUIRED = {"name"}
 PLUGIN_ALLOWED = {"name", "version", "description", "author", "homepage", "repository", "license", "keywords",
-                  "commands", "agents", "skills", "hooks", "mcpServers", "outputStyles", "lspServers"}
+                  "commands", "agents", "skills", "hooks", "mcpServers", "outputStyles", "lspServers", "userConfig"}
+# A userConfig field (Claude Code's plugin manifest schema): a string field with options has its
+# default among them; the key becomes CLAUDE_PLUGIN_OPTION_<KEY> in a hook's environment.
+OPTION_ALLOWED = {"type", "title", "description", "required", "default", "multiple", "sensitive", "min", "max",
+                  "options"}
 AUTHOR_ALLOWED = {"name", "email", "url"}
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 # code.claude.com/docs/en/plugins/marketplace-reference, "Top-level fields" and "Plugin entries":
@@ -80,6 +84,15 @@ def test_plugin_manifest_follows_the_schema():
     import tomllib
 
     assert plugin["version"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_plugin_option_asks_once_whether_claude_writes_the_questions():
+    options = load(PLUGIN_JSON)["userConfig"]
+    for key, field in options.items():
+        assert re.match(r"^[A-Za-z_]\w*$", key) and set(field) <= OPTION_ALLOWED
+        assert field["type"] == "string" and field["default"] in field["options"]
+    assert options["generate_questions"]["options"] == ["ask", "yes", "no"]
+    assert "tokens" in options["generate_questions"]["description"]
 
 
 def test_marketplace_follows_the_schema_and_points_at_the_plugin():

@@ -50,6 +50,15 @@ def test_browse_by_what_and_a_documents_chunks_with_their_pages(docs):
         assert "document, pdf" in page and "zinnober" in page
 
 
+@pytest.mark.process
+def test_trying_a_message_names_the_page_that_matched(docs, daemons):
+    daemons.start()
+    with page_client() as c:
+        r = c.post("/try", data={"csrf": csrf_value("t0ken"), "message": "how do I hold the zinnober reset button?"})
+    row = r.text.split('<table class="ranked">')[1].split("</tr>")[1]  # the first ranked note
+    assert "Router Manual" in row and '<span class="loc">p. 1–2</span>' in row
+
+
 def test_uploads_are_off_unless_both_flags_say_so(docs, tmp_path):
     files = {"file": ("memo.txt", b"text", "text/plain")}
     with page_client() as c:

@@ -5,6 +5,7 @@ The app runs in-process (Starlette's test client) over a real store and a real d
 from __future__ import annotations
 
 import json
+import os
 import socket
 
 import pytest
@@ -157,3 +158,22 @@ def test_a_taken_port_is_one_clear_line(recall_home):
     assert result.exit_code == 1
     assert f"cannot serve on 127.0.0.1:{port}" in result.output and "--port" in result.output
     assert "Traceback" not in result.output
+
+
+def test_status_asks_once_whether_an_agent_writes_the_questions(notes, tmp_path, recall_home, monkeypatch):
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "claude").write_text("#!/bin/sh\nexit 3\n")  # found on PATH, never run by the page
+    (fake_bin / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
+    with page_client() as c:
+        r = c.get("/status").text
+        assert "Questions: not allowed yet" in r and "2 new or changed note(s): claude would be asked" in r
+        assert "tokens" in r and 'action="/questions"' not in r  # read-only: no button
+    with page_client(allow_writes=True) as c:
+        assert 'value="claude">Allow claude to write them' in c.get("/status").text
+        origin = {"origin": f"http://127.0.0.1:{PORT}"}
+        assert c.post("/questions", data={"generate": "claude", "csrf": "nope"}, headers=origin).status_code == 403
+        r = c.post("/questions", data={"generate": "claude", "csrf": csrf_value("t0ken")}, headers=origin)
+        assert r.status_code == 200 and "Questions: <b>claude</b> writes" in r.text
+    assert 'generate = "claude"' in (recall_home / "config.toml").read_text()

@@ -63,6 +63,10 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         for problem in app.calibration.problems:
             say(f"warning: {problem}", err=True)
         say(_calibration_line(app.calibration))
+    if not rebuild:
+        line = start_after_index(app, dirs, kind, cwd, sources)
+        if line and not quiet:
+            say(line, err=True)
 
 
 def _progress_bar(quiet: bool):
@@ -103,7 +107,7 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
 def _calibration_line(cal) -> str:
     how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
            if cal.mode != "negatives only" else
-           f"{cal.negatives} known unrelated messages (no note questions: `recall-eval expand` writes them)")
+           f"{cal.negatives} known unrelated messages (no note questions: `recall questions on` writes them)")
     got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
             f"(silence {cal.silence:.2f} on the negatives, target {cal.target_silence:g}{got})")
@@ -134,3 +138,24 @@ def calibrate(target_silence: float | None) -> None:
 
     say(f"written to {app.home / FILE}")
 
+
+def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources) -> str | None:
+    """After `recall index`: start the background run when allowed and something is pending;
+    returns the line to print (or None)."""
+    from ..agentcli import consented, describe, find_agent, offer, plan, start_background
+
+    choice = app.config.questions.generate
+    agent = find_agent(choice, app.config.questions.model)
+    if agent is None or choice == "off" or (dirs and kind == "library"):
+        return None
+    states, cost = plan(sources, app.config.questions.batch_notes)
+    if not states:
+        return None
+    line = describe(cost, sum(len(s.pending) for s in states), agent)
+    if not consented(choice):
+        offer(app.home, line)
+        return f"questions: {line}; `recall questions on` allows it (once), `recall questions off` hides this"
+    argv = [*(str(d) for d in dirs), "--kind", kind, "--quiet"] if dirs else ["--quiet"]
+    if start_background(app.home, argv, cwd):
+        return f"questions: writing them in the background; {line} (log: {app.home / 'questions.log'})"
+    return None

@@ -22,11 +22,11 @@ def main() -> None:
 
 def _register(group: click.Group) -> None:
     """Every command, one module per concept; each imports its heavy modules when it runs."""
-    from . import agents, daemon, index, mcp, models, query, search, status, team, ui, watch
+    from . import agents, daemon, index, mcp, models, query, questions, search, status, team, ui, watch
 
     for command in (index.index, index.calibrate, query.query, search.search,
                     status.status, status.config_cmd, models.models,
-                    daemon.serve, daemon.stop, daemon.log_cmd, agents.install, agents.uninstall,
+                    daemon.serve, daemon.stop, daemon.log_cmd, agents.install, agents.uninstall, questions.questions,
                     watch.watch_cmd, mcp.mcp_cmd, team.team, ui.ui_cmd):
         group.add_command(command)
 

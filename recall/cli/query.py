@@ -24,7 +24,7 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
     from ..search import Scope
 
     app = recall_app()
-    res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything))
+    res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything), typed=True)
     d = res.decision
     if as_json:
         say(json.dumps({

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from .common import fail_cleanly, recall_app
+from ..safetext import one_line
+from .common import fail_cleanly, recall_app, say
 
 SNIPPET_CHARS = 240
 
@@ -34,22 +35,23 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     text = " ".join(words)
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), repo, everything, library=True)
-    res = app.query(text, scope, k_notes=k, search_short=True)
+    res = app.query(text, scope, k_notes=k, search_short=True, typed=True)
     rows = [_row(app, rank, h, text) for rank, h in enumerate(res.hits[:k], 1)]
     if as_json:
-        click.echo(json.dumps({"model": app.embedder.model_id, "query_chars": len(text), "results": rows},
+        say(json.dumps({"model": app.embedder.model_id, "query_chars": len(text), "results": rows},
                               ensure_ascii=False, indent=2))
         return
     if not rows:
-        click.echo("(nothing indexed matches: run `recall index DIR` first, or widen with --all)", err=True)
+        say("(nothing indexed matches: run `recall index DIR` first, or widen with --all)", err=True)
         return
     for r in rows:
         where = f" · {r['location']}" if r["location"] else ""
         what = r["type"] if r["type"] in ("document", "image", "recording") else "note"
-        click.echo(f"{r['rank']:3d}  {r['score']:.4f}  {r['name']}{where}  [{r['kind']} {what}]")
-        click.echo(f"     {r['path']}")
+        # name, path and snippet come from files others may have named and written: one line each
+        say(f"{r['rank']:3d}  {r['score']:.4f}  {one_line(r['name'])}{one_line(where)}  [{r['kind']} {what}]")
+        say(f"     {one_line(r['path'])}")
         if r["snippet"]:
-            click.echo(f"     {r['snippet']}")
+            say(f"     {one_line(r['snippet'])}")
 
 
 def _row(app, rank: int, hit, query: str) -> dict:

@@ -141,7 +141,8 @@ class Handlers(DaemonState):
             "ok": True, "model": self.model_id, "device": self.device, "project": project,
             "decision": {**d.as_dict(), "text": d.text}, "line": hook_line(d.text) if d.text else "",
             "ranked": [{key: h.note.get(key) for key in ("id", "name", "description", "kind", "path", "project")}
-                       | {"score": round(h.score, 4), "chosen": (h.note.get("id"), h.note.get("path")) in chosen}
+                       | {"score": round(h.score, 4), "chosen": (h.note.get("id"), h.note.get("path")) in chosen,
+                          "location": h.location}  # a document's page, section or time range that matched
                        for h in res.hits],
             "settings": s.as_dict() | {"selector": "learned" if s.learned is not None else "gap"},
             "origins": dict(s.thresholds.origins),

@@ -69,6 +69,9 @@ class RecallTools:
             ],
             "selector": {**decision.as_dict(), "text": decision.text},
             "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
+            **({"withheld": "not searched: the index is a cloud model's and [gemini] send_messages is false, "
+                            "so an agent's query is not sent; the user can run `recall search` themselves"}
+               if "withheld" in timings else {}),
         })
 
     def context(self, prompt: object, cwd: object = None, as_text: bool = False) -> str:

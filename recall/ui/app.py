@@ -163,7 +163,7 @@ class Pages:
     def status_page(self, request: Request) -> Response:
         with recall_app(self.settings) as app:
             return self.page(request, "status.html", nav="status", s=views.status(app),
-                             job=reindex_state(self.settings))
+                             job=reindex_state(self.settings), q=views.questions(app))
 
     async def upload_page(self, request: Request) -> Response:
         return await upload.handle(self, request, reindex_state)
@@ -184,6 +184,24 @@ class Pages:
         return RedirectResponse("/status", status_code=303)
 
 
+    async def questions(self, request: Request) -> Response:
+        """Allow or decline the notes' questions by an agent CLI ([questions] generate)."""
+        form = await request.form()
+        if not self.settings.allow_writes:
+            return self.page(request, "missing.html", 403, nav="status",
+                             what="this page was started read-only; `recall ui --allow-writes` allows it")
+        if not self.csrf_ok(form):
+            return self.page(request, "missing.html", 403, nav="status",
+                             what="this form is from another launch: reload")
+        from ..agentcli import CHOICES, set_generate
+
+        choice = str(form.get("generate", ""))
+        if choice not in CHOICES:
+            return self.page(request, "missing.html", 400, nav="status", what=f"not a choice: {choice[:40]}")
+        set_generate(choice)
+        return RedirectResponse("/status", status_code=303)
+
+
 def build_app(settings: Settings, codes: OneTimeCode | None = None) -> Guard:
     """The page behind its Guard; ``codes``: the launch's one-time codes (a fresh set, kept
     in memory only, when not given)."""
@@ -198,6 +216,7 @@ def build_app(settings: Settings, codes: OneTimeCode | None = None) -> Guard:
         Route("/quality/report", pages.report_html),
         Route("/status", pages.status_page),
         Route("/reindex", pages.reindex, methods=["POST"]),
+        Route("/questions", pages.questions, methods=["POST"]),
         Route("/upload", pages.upload_page, methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

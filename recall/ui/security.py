@@ -143,7 +143,7 @@ class Guard:
         if given is not None and method in ("GET", "HEAD") and self.codes.redeem(given):
             location = _same_site_location(scope.get("path", "/"), [(k, v) for k, v in query if k != CODE_PARAM])
             cookie = (f"{cookie_name(self.port)}={self.token}; Path=/; HttpOnly; SameSite=Strict").encode()
-            await _plain(send, 303, "see " + location, [(b"location", location.encode()), (b"set-cookie", cookie)])
+            await _landing(send, location, cookie)
             return
         jar = SimpleCookie()
         try:
@@ -188,6 +188,23 @@ def _same_site_location(path: str, query: list[tuple[str, str]]) -> str:
 
 def _without_cors(headers: list) -> list:
     return [(k, v) for k, v in headers if not k.lower().startswith(b"access-control-")]
+
+
+async def _landing(send: Send, location: str, cookie: bytes) -> None:
+    """The answer to a redeemed code: the cookie, and a page that goes on to ``location``.
+
+    Not a redirect: the launcher is a file:// page, so the navigation it starts is
+    cross-site, and a browser sends no SameSite=Strict cookie anywhere along that
+    navigation's redirects (the next page would be refused). A refresh from this page is a
+    navigation of this site's own, which carries the cookie (and needs no script: the CSP
+    allows none)."""
+    url = html.escape(location, quote=True)
+    body = (f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={url}">'
+            f'<title>recall ui</title><a href="{url}">continue</a>\n').encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+                            (b"set-cookie", cookie), (b"cache-control", b"no-store"), *SECURITY_HEADERS]})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _plain(send: Send, status: int, text: str, extra: list | None = None) -> None:

@@ -296,3 +296,16 @@ def status(app: Recall) -> dict[str, Any]:
         "daemon": daemon, "watch_enabled": watch_on, "watcher_running": watch_on and daemon.get("running", False),
         "device": daemon.get("device") or "",
     }
+
+
+def questions(app: Recall) -> dict[str, Any]:
+    """Whether an agent CLI may write the notes' questions, and what the indexed folders' new or
+    changed notes would cost (recall.agentcli): shown before the page's "allow" button."""
+    from ..agentcli import consented, describe, find_agent, indexed_sources, plan
+
+    q = app.config.questions
+    agent = find_agent(q.generate, q.model)
+    states, cost = plan(indexed_sources(app), q.batch_notes)
+    pending = sum(len(s.pending) for s in states)
+    return {"generate": q.generate, "allowed": consented(q.generate), "agent": agent.name if agent else "",
+            "pending": pending, "line": describe(cost, pending, agent) if pending else ""}

@@ -51,7 +51,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     topics that no note answers: `recall index` calibrates the thresholds on them) and each
     note's header restated in the other language (added to its note_questions line).
 
-    The model sees only recall_eval/generation/prompts/expand_notes.md with the note files inlined: the
+    The model sees only recall/prompts/expand_notes.md with the note files inlined: the
     notes are sent to the chosen backend. A backend gets --batch-size notes per request,
     then one more request for the notes its answers left out. Lines that are not JSON
     objects (prose, code fences) are skipped; a malformed line or one naming no note of
@@ -129,10 +129,10 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         from recall.embedders import get_embedder
         from recall_eval.scoring.score import effective_config
 
-        kept, dropped = more.drop_too_close(negatives, result.questions,
-                                            get_embedder(effective_config(None).model))
+        emb = get_embedder(effective_config(None).model)
+        kept, dropped = more.drop_too_close(negatives, result.questions, emb)
         prov = more.provenance(notes_dir, more.NEGATIVES_PROMPT, **how, negatives=len(kept),
-                               dropped_too_close_to_a_question=dropped, too_close=more.TOO_CLOSE)
+                               dropped_too_close_to_a_question=dropped, too_close=more.too_close_for(emb.model_id))
         written += more.write_negatives(out.with_name("negatives.jsonl"), kept, prov)
         summary.update(negatives=len(kept), negatives_dropped=dropped)
     echo_json({"written": [str(p) for p in written], **summary})

