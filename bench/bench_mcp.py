@@ -13,12 +13,17 @@ answers are timed; the table counts those the real 300 ms budget lets through.
 Loads:
 * sequential: 100 messages, one session, one after another;
 * 10 at once: 10 sessions (10 Claude Code windows, each with its own server), 10 rounds in
-  which all 10 send a message at the same moment.
+  which all 10 send a message at the same moment (every session answered one message
+  before: a session's first message is timed apart, ``first_message``);
+* busy core: 100 sequential messages again while another process spins on one core.
 
 The floor, measured in the same run, interleaved with the sequential messages: a bare MCP
 round trip on the same session (``ping``), a daemon ping over its socket, and the daemon's
 own answer to the same question asked directly over the socket (embedding + search).
-floor = MCP ping + direct daemon answer; ratio = p50 / floor.
+floor = MCP ping + direct daemon answer; ratio = p50 / floor. And the model's own
+embedding time, the daemon's ``embed_ms`` of those direct answers (issue #22's targets:
+path p95 <= 1.2 x embedding p95; sequential p95 <= 25 ms; 10 at once p95 <= 3 x
+sequential p95; busy core p95 <= 2 x quiet p95).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +48,9 @@ PY = sys.executable
 SEQUENTIAL = 100
 CONCURRENT, ROUNDS = 10, 10
 BUDGET_MS = 300
-TARGETS = {"p95_sequential_ms": 25, "p95_concurrent_ms": 60}
+TARGETS = {"p95_sequential_ms": 25, "p95_concurrent_ms": 60, "p95_over_embed_p95": 1.2,
+           "concurrent_over_sequential_p95": 3.0, "busy_over_quiet_p95": 2.0}
+SPIN = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end: pass"
 
 
 def summary(walls: list[float], answered: int) -> dict:
@@ -87,6 +95,7 @@ async def measure(env: dict, texts: list[str]) -> dict:
         async with AsyncExitStack() as stack:
             sessions = await open_sessions(stack, env, CONCURRENT, errlog)
             first = sessions[0]
+            firsts = [(await timed_call(session, texts[k % len(texts)]))[0] for k, session in enumerate(sessions)]
             for p in texts[:5]:  # warm the server, the daemon's caches and the page cache
                 await timed_call(first, p)
 
@@ -121,18 +130,33 @@ async def measure(env: dict, texts: list[str]) -> dict:
                         tg.start_soon(one, session, texts[(r * CONCURRENT + k) % len(texts)])
                 conc += [ms for ms, _ in results]
                 conc_answered += sum(said for _, said in results)
+            busy: list[float] = []
+            spinner = subprocess.Popen([PY, "-c", SPIN])  # another process holding one core
+            try:
+                time.sleep(0.5)
+                for i in range(SEQUENTIAL):
+                    busy.append((await timed_call(first, texts[i % len(texts)]))[0])
+            finally:
+                spinner.kill()
+                spinner.wait()
             status = client.request({"cmd": "status"})
 
     mcp_ping = statistics.median(mcp_pings)
     direct_ms = statistics.median(direct)
     sequential = summary(seq, answered)
     floor = mcp_ping + direct_ms
+    concurrent, busy_core = summary(conc, conc_answered), summary(busy, 0)
     return {
         "model": status.get("model"), "device": status.get("device"),
         "mcp_ping_ms": round(mcp_ping, 2), "daemon_ping_ms": round(statistics.median(daemon_pings), 2),
         "daemon_direct_ms": round(direct_ms, 2), "embed_ms": round(statistics.median(embeds), 2),
+        "embed_p95_ms": round(pct(embeds, 95), 2),
         "floor_ms": round(floor, 2), "ratio_p50_floor": round(sequential["p50_ms"] / floor, 2),
-        "sequential": sequential, "concurrent": summary(conc, conc_answered),
+        "ratio_p95_embed_p95": round(sequential["p95_ms"] / pct(embeds, 95), 2),
+        "ratio_concurrent_sequential_p95": round(concurrent["p95_ms"] / sequential["p95_ms"], 2),
+        "ratio_busy_quiet_p95": round(busy_core["p95_ms"] / sequential["p95_ms"], 2),
+        "sequential": sequential, "concurrent": concurrent, "busy_core": busy_core,
+        "first_message": summary(firsts, 0),
     }
 
 
@@ -140,7 +164,8 @@ def render(result: dict) -> str:
     ix = result["index"]
     head = f"{'load':<22}{'n':>5}{'p50':>9}{'p95':>9}{'max':>9}{'answered':>10}{'<=300ms':>9}"
     rows = [head, "-" * len(head)]
-    for label, key in (("sequential", "sequential"), (f"{CONCURRENT} sessions at once", "concurrent")):
+    for label, key in (("sequential", "sequential"), (f"{CONCURRENT} sessions at once", "concurrent"),
+                       ("busy core, sequential", "busy_core"), ("a session's first", "first_message")):
         s = result[key]
         rows.append(f"{label:<22}{s['n']:>5}{s['p50_ms']:>9.1f}{s['p95_ms']:>9.1f}{s['max_ms']:>9.1f}"
                     f"{s['answered']:>10}{s['within_300ms']:>9}")
@@ -153,6 +178,12 @@ def render(result: dict) -> str:
         f"floor (same run, interleaved): MCP ping {result['mcp_ping_ms']} + daemon answer asked directly "
         f"{result['daemon_direct_ms']} (embedding {result['embed_ms']}, daemon ping {result['daemon_ping_ms']}) "
         f"= {result['floor_ms']}; p50/floor {result['ratio_p50_floor']}",
+        f"the model's own embedding (same run, in the daemon): p50 {result['embed_ms']}, p95 "
+        f"{result['embed_p95_ms']} ms; sequential p95 / embedding p95 {result['ratio_p95_embed_p95']} "
+        f"(target <= {t['p95_over_embed_p95']})",
+        f"{CONCURRENT} at once p95 / sequential p95 {result['ratio_concurrent_sequential_p95']} (target <= "
+        f"{t['concurrent_over_sequential_p95']}); busy core p95 / quiet p95 {result['ratio_busy_quiet_p95']} "
+        f"(target <= {t['busy_over_quiet_p95']})",
         f"targets: p95 <= {t['p95_sequential_ms']} ms sequential, <= {t['p95_concurrent_ms']} ms with "
         f"{CONCURRENT} at once",
     ])

@@ -27,6 +27,7 @@ from .trust import require_home
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
     from .indexer import Indexer, SourceSpec, SyncStats
+    from .progress import IndexProgress
 
 DB_NAME = "recall.db"
 
@@ -49,6 +50,7 @@ class Status:
     runs: list[tuple]  # (model_id, generation, built at in epoch seconds, chunks), one per index built
     generation: int | None  # the live index generation of the configured model
     problems: list[str]  # the indexes that cannot be loaded, one line each
+    indexing: dict | None = None  # an index running or interrupted (recall.progress.read_progress)
 
 
 def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
@@ -153,15 +155,18 @@ class Recall:
         specs += [SourceSpec("library", Path(d).expanduser()) for d in self.config.sources.libraries]
         return specs
 
-    def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None) -> Indexer:
+    def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None,
+                defer: bool = False) -> Indexer:
         """The one write path into the local store (``recall.indexer``); ``store``: another
-        connection to it (SQLite connections belong to the thread that opened them)."""
+        connection to it (SQLite connections belong to the thread that opened them);
+        ``defer``: notes are written, their embedding left to ``Indexer.embed_phased``."""
         from .indexer import Indexer
         from .local_store import LocalStore
 
         local = LocalStore(store or self.store, self.embedder.model_id, home=self.home,
                            approximate_from=self.config.index.approximate_from_chunks)
-        return Indexer(local, self.embedder, self.config.chunking, progress, documents=self.config.documents)
+        return Indexer(local, self.embedder, self.config.chunking, progress, documents=self.config.documents,
+                       defer=defer, delay_s=self.config.index.debug_delay_ms / 1000)
 
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
         """For ``recall index --rebuild``: when the store file is damaged, move it (and its
@@ -182,16 +187,79 @@ class Recall:
     def index(self, sources: Sequence[SourceSpec],
               progress: Callable[[int, str], None] | None = None,
               conversations_of: Path | str | None = None, rebuild: bool = False,
-              salvaged: Sequence[tuple[str, str, str | None]] = ()) -> SyncStats:
-        """Sync each source into the store, then rebuild and swap the index.
+              salvaged: Sequence[tuple[str, str, str | None]] = (),
+              plan: Callable[[str, int], None] | None = None) -> SyncStats:
+        """Sync each source into the store, then embed what has no vector, then rebuild
+        and swap the index, then calibrate.
+
+        Notes are written first and embedded after, every note's text before any question
+        (``Indexer.embed_phased``): notes become searchable as their text is embedded (a
+        new generation every ``[index] publish_every_s``), and an index interrupted at any
+        point is resumed by the next one, which embeds only what is missing. Its progress
+        is in ``$RECALL_HOME/indexing.json`` while it runs (``recall.progress``);
+        ``progress(n, phase)`` is told of each batch, ``plan(phase, passages)`` of each phase.
 
         ``rebuild``: also re-sync every source the store knows (and ``salvaged`` ones, read
         from a store set aside), and write a fresh generation that replaces all others, even
         when the current one is damaged."""
+        from .progress import IndexProgress
+
+        report = IndexProgress(self.home, progress, plan)
+        report.write(force=True)
+        try:
+            total = self._index(sources, report, conversations_of, rebuild, salvaged)
+        except BaseException:
+            report.stop()  # the file stays: `recall status` says the index was interrupted
+            raise
+        report.finish()
+        return total
+
+    def _index(self, sources: Sequence[SourceSpec], report: IndexProgress, conversations_of: Path | str | None,
+               rebuild: bool, salvaged: Sequence[tuple[str, str, str | None]]) -> SyncStats:
+        t0 = time.perf_counter()
+        indexer = self.indexer(progress=lambda n, _: report.advance(n), defer=True)
+        sources, total = self._sync_sources(indexer, sources, conversations_of, rebuild, salvaged)
+        self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
+        model_id = self.embedder.model_id
+
+        def publish() -> None:  # what is embedded so far becomes searchable
+            indexer.rebuild()
+            report.published(self.store.notes_searchable(model_id), self.store.counts()["notes"])
+
+        # This run's notes, vectors new to this model, what an interrupted index left: text first.
+        report.notes = self.store.counts()["notes"]
+        indexer.embed_phased(self.store.unembedded(model_id), total, report, publish,
+                             self.config.index.publish_every_s)
+        # Text that must not be kept was removed (a past prompt), or the store holds text
+        # masked by older rules: rewrite the SQLite file and keep no older generation.
+        scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
+        if scrub:
+            self.store.scrub()
+        if rebuild:
+            from .vector_index import remove_damaged
+
+            remove_damaged(self.embedder.model_id, self.home)
+        indexer.rebuild(keep_previous=not (scrub or rebuild))
+        report.published(self.store.notes_searchable(model_id), self.store.counts()["notes"])
+        if scrub and not self.store.notes_masked_before(RULES_VERSION):
+            self.store.set_setting("mask_rules", str(RULES_VERSION))  # every note re-read since
+        if self.config.selector.calibrate:
+            report.begin("calibrating", 0)
+            t1 = time.perf_counter()
+            self.calibration = self.calibrate(sources)
+            total.calibrate_seconds = time.perf_counter() - t1
+        if self._searcher is not None:
+            self._searcher.refresh()
+        total.seconds = time.perf_counter() - t0
+        return total
+
+    def _sync_sources(self, indexer: Indexer, sources: Sequence[SourceSpec], conversations_of: Path | str | None,
+                      rebuild: bool, salvaged: Sequence[tuple[str, str, str | None]]
+                      ) -> tuple[list[SourceSpec], SyncStats]:
+        """Write the sources' new and changed notes (and, with ``rebuild``, every known
+        source's); returns the sources synced and what was done."""
         from .indexer import SourceSpec, SyncStats
 
-        t0 = time.perf_counter()
-        indexer = self.indexer(progress=progress)
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
         conv_folders: dict[str, str | None] = {}
@@ -218,26 +286,7 @@ class Recall:
                 total.merge(sync_conversations(indexer, conversations_of, keep_gone=keep_gone, prompts=prompts))
             for folder, project in conv_folders.items():
                 total.merge(sync_conversation_folder(indexer, Path(folder), project, keep_gone, prompts))
-        self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
-        indexer.embed_missing(self.store.chunk_texts_by_hash(), total)  # vectors new to this model
-        # Text that must not be kept was removed (a past prompt), or the store holds text
-        # masked by older rules: rewrite the SQLite file and keep no older generation.
-        scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
-        if scrub:
-            self.store.scrub()
-        if rebuild:
-            from .vector_index import remove_damaged
-
-            remove_damaged(self.embedder.model_id, self.home)
-        indexer.rebuild(keep_previous=not (scrub or rebuild))
-        if scrub and not self.store.notes_masked_before(RULES_VERSION):
-            self.store.set_setting("mask_rules", str(RULES_VERSION))  # every note re-read since
-        if self.config.selector.calibrate:
-            self.calibration = self.calibrate(sources)
-        if self._searcher is not None:
-            self._searcher.refresh()
-        total.seconds = time.perf_counter() - t0
-        return total
+        return list(sources), total
 
     def calibrate(self, sources: Sequence[SourceSpec] = (), target: float | None = None):
         """Fit the thresholds on the indexed notes, their questions and the negatives
@@ -324,5 +373,7 @@ class Recall:
         from .errors import IndexDamaged
 
         missing = [str(IndexDamaged(path, what)) for path, what in self.missing_indexes(runs)]
+        from .progress import read_progress
+
         return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),
-                      check_indexes(self.home) + missing)
+                      check_indexes(self.home) + missing, read_progress(self.home))

@@ -49,6 +49,7 @@ class QueryBatcher:
         self.inner = embedder
         self.dimension = embedder.dimension
         self.device = embedder.device
+        self.symmetric = getattr(embedder, "symmetric", False)  # recall.calibration reuses stored vectors
         self.max_batch = max(1, max_batch)
         self.delay_s = delay_s  # test-only: every model call takes this much longer
         self.batches = 0  # model calls made

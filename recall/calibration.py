@@ -99,10 +99,20 @@ def _hash(text: str) -> str:
 
 
 def embed_cached(app: Recall, texts: Sequence[str], cache: dict[str, np.ndarray]):
-    """Query-side vectors for ``texts``, embedding only those not in ``cache`` (updated)."""
+    """Query-side vectors for ``texts``, embedding only those not in ``cache`` (updated).
+    A model that embeds queries as passages (``symmetric``: USE-m3, the hash embedder)
+    reuses the store's vectors: a note's questions were embedded when it was indexed."""
     import numpy as np
 
     missing = list(dict.fromkeys(t for t in texts if _hash(t) not in cache))
+    if missing and getattr(app.embedder, "symmetric", False):
+        from .stores import text_hash
+
+        stored = app.store.vectors_of(app.embedder.model_id, [text_hash(t) for t in missing])
+        for text in missing:
+            if (vec := stored.get(text_hash(text))) is not None:
+                cache[_hash(text)] = vec
+        missing = [t for t in missing if _hash(t) not in cache]
     for i in range(0, len(missing), 32):
         batch = missing[i:i + 32]
         for text, vec in zip(batch, app.embedder.embed_queries(batch), strict=True):

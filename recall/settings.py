@@ -73,6 +73,8 @@ class SearchSettings:
 @dataclass(frozen=True)
 class IndexSettings:
     approximate_from_chunks: int
+    publish_every_s: float
+    debug_delay_ms: float
 
 
 @dataclass(frozen=True)

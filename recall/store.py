@@ -209,6 +209,21 @@ class Store:
                 ],
             )
 
+    def vectors_of(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """text hash -> stored vector for ``model_id``, for those of ``hashes`` it has."""
+        import numpy as np
+
+        out: dict[str, np.ndarray] = {}
+        items = list(dict.fromkeys(hashes))
+        for i in range(0, len(items), 500):
+            part = items[i : i + 500]
+            q = ",".join("?" * len(part))
+            for h, blob in self.db.execute(
+                f"SELECT text_hash, vector FROM vectors WHERE model_id=? AND text_hash IN ({q})", (model_id, *part)
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
     def drop_orphan_vectors(self) -> int:
         """Vectors no chunk uses (left by an older recall, or by a crash between embedding
         and writing a note); ``Recall.index`` calls it before embedding what is missing."""
@@ -252,6 +267,26 @@ class Store:
     def chunk_texts_by_hash(self) -> dict[str, str]:
         """text hash -> text of every chunk (to embed the ones a new model has no vector for)."""
         return dict(self.db.execute("SELECT text_hash, text FROM chunks"))
+
+    def unembedded(self, model_id: str) -> dict[str, tuple[str, str]]:
+        """text hash -> (text, role) of the chunks with no vector for ``model_id``: every
+        note's text first (what makes a note searchable), then questions, then restatements."""
+        order = " ".join(f"WHEN '{r}' THEN {i}" for i, r in enumerate(ROLE_ORDER))
+        out: dict[str, tuple[str, str]] = {}
+        for h, text, role in self.db.execute(
+            "SELECT c.text_hash, c.text, c.role FROM chunks c LEFT JOIN vectors v"
+            " ON v.text_hash = c.text_hash AND v.model_id = ? WHERE v.text_hash IS NULL"
+            f" ORDER BY CASE c.role {order} ELSE {len(ROLE_ORDER)} END, c.note_id, c.ord",
+            (model_id,),
+        ):
+            out.setdefault(h, (text, role))
+        return out
+
+    def notes_searchable(self, model_id: str) -> int:
+        """Notes with at least one chunk of their text embedded for ``model_id``."""
+        return int(self.db.execute(
+            "SELECT COUNT(DISTINCT c.note_id) FROM chunks c JOIN vectors v"
+            " ON v.text_hash = c.text_hash AND v.model_id = ? WHERE c.role = 'text'", (model_id,)).fetchone()[0])
 
     def note_detail(self, pk: int) -> dict | None:
         """One note's file mtime, when it was indexed, and its chunks as (role, text) in

@@ -126,10 +126,13 @@ def test_crash_mid_index_leaves_previous_index_usable(recall_home, sample_notes,
     assert load_index("hash-256", recall_home).generation == gen_before
     hits, _ = fresh.searcher.search("alpaca alpaca", Scope(everything=True))
     assert [h.note["id"] for h in hits] == ["alpha"]
-    # The next run finishes the job, reusing the vectors committed before the crash.
+    # The next run resumes: the notes were written before the crash, and only the chunks
+    # that had no vector yet are embedded (the batch committed before the crash is reused).
     stats = fresh.index([SourceSpec("dir", small), SourceSpec("dir", sample_notes)])
-    assert stats.added == len(list(sample_notes.glob("*.md")))
-    assert 0 < stats.chunks_embedded < fresh.store.counts()["chunks"]
+    assert (stats.added, stats.unchanged) == (0, len(list(sample_notes.glob("*.md"))) + 1)
+    counts = fresh.store.counts()
+    assert 0 < stats.chunks_embedded < counts["chunks"]
+    assert not fresh.store.unembedded("hash-256")
 
 
 def test_scopes(recall_home, tmp_path):

@@ -31,9 +31,11 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     notes, a folder's PDF, DOCX, PPTX, XLSX, HTML, EPUB and text files, screenshots and
     recordings are indexed ([documents]; extras `docs` and `ocr`). With --rebuild,
     every folder indexed before is read again too, and a damaged index or store is replaced.
-    """
-    from tqdm import tqdm
 
+    Every note's text is embedded before its questions, and notes are searchable as they
+    are embedded; `recall status` shows the progress. An index interrupted (Ctrl-C, a
+    crash) is resumed by the next `recall index`: only what is missing is embedded.
+    """
     app = recall_app()
     cwd = Path.cwd()
     salvaged: list = []
@@ -44,10 +46,10 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
                 f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
     sources = _sources(app, dirs, kind, cwd)
     conversations_of = None if dirs or no_conversations else cwd
-    bar = tqdm(total=None, unit="chunk", disable=quiet or not sys.stderr.isatty(), desc="embedding")
+    bar, plan = _progress_bar(quiet)
     try:
         stats = app.index(sources, progress=lambda n, _: bar.update(n), conversations_of=conversations_of,
-                          rebuild=rebuild, salvaged=salvaged)
+                          rebuild=rebuild, salvaged=salvaged, plan=plan)
     finally:
         bar.close()
     for p in stats.problems:
@@ -65,6 +67,21 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         line = start_after_index(app, dirs, kind, cwd, sources)
         if line and not quiet:
             say(line, err=True)
+
+
+def _progress_bar(quiet: bool):
+    """The bar on a terminal, and what ``Recall.index`` calls at each phase's start: notes'
+    text (searchable as it goes), questions, calibrating."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, unit="passage", disable=quiet or not sys.stderr.isatty(), desc="reading")
+
+    def plan(phase: str, passages: int) -> None:
+        bar.reset()
+        bar.total = passages or None  # none: a count without a bar (calibrating)
+        bar.set_description(phase)
+
+    return bar, plan
 
 
 def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:

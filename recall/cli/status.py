@@ -27,6 +27,10 @@ def status(as_json: bool) -> None:
     ]
     if st.problems:
         info["index_problems"] = st.problems
+    if st.indexing is not None:
+        from ..progress import describe
+
+        info["indexing"] = st.indexing if as_json else describe(st.indexing)
     from ..client import daemon_status
 
     info["daemon"] = daemon_status()

@@ -135,6 +135,7 @@ class RecallTools:
             "index": {"generation": st.generation,
                       "runs": [{"model_id": m, "generation": g, "built_at": t, "chunks": c}
                                for m, g, t, c in st.runs]},
+            "indexing": st.indexing,
             "project": str(self.cwd),
         })
 

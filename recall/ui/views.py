@@ -310,7 +310,12 @@ def status(app: Recall) -> dict[str, Any]:
     built = runs.get(model["model_id"])
     daemon = client.daemon_status()
     watch_on = app.config.watch.enabled
+    from ..progress import describe, read_progress
+
+    indexing = read_progress(app.home)
     return {
+        "indexing": describe(indexing) if indexing else None,
+        "indexing_running": bool(indexing and indexing["running"]),
         "home": str(app.home), "model": model, "counts": counts,
         "index_built": built[1] if built else None, "index_chunks": built[2] if built else 0,
         "daemon": daemon, "watch_enabled": watch_on, "watcher_running": watch_on and daemon.get("running", False),

@@ -1,0 +1,170 @@
+"""A first index is useful before it ends (issue #22): a real ``recall index`` process,
+slowed by ``[index] debug_delay_ms`` (the deterministic hash embedder is instant), watched
+from outside through ``recall status`` and ``recall query``.
+
+* notes are searchable as they are embedded, every note's text before any question;
+* progress shows: the progress bar on a terminal, ``recall status`` while it runs;
+* an index killed midway is reported as interrupted and resumed by the next
+  ``recall index``, which embeds only what is missing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import run_cli, run_cli_process
+from helpers.daemon import write_config
+
+pytestmark = pytest.mark.process
+
+NOTES = 160  # one chunk each: 5 batches of note text, then 5 of questions
+WORDS = ("amber basalt cobalt dune ember fjord garnet harbor indigo jasper kelp lagoon marble nectar "
+         "onyx pewter quartz russet sierra tundra umber velvet willow xenon yarrow zephyr").split()
+
+
+def unique_words(i: int) -> str:
+    return f"{WORDS[i % 26]}{i} {WORDS[(i * 7) % 26]}{i} {WORDS[(i * 11) % 26]}{i}"
+
+
+def write_collection(folder: Path) -> None:
+    folder.mkdir()
+    with (folder / "questions.jsonl").open("w", encoding="utf-8") as fh:
+        for i in range(NOTES):
+            (folder / f"note-{i:03d}.md").write_text(
+                f"---\nname: Note {i}\ndescription: about {unique_words(i)}\ntype: project\n---\n\n"
+                f"The {unique_words(i)} procedure, written down once.\n", encoding="utf-8")
+            fh.write(json.dumps({"note": f"note-{i:03d}", "questions": [f"how do I run the {WORDS[i % 26]}{i} job?"]})
+                     + "\n")
+
+
+@pytest.fixture
+def slow_home(recall_home, hash_model, tmp_path):
+    """A home whose index embeds one batch per 0.4 s, publishing every 0.5 s."""
+    write_config(recall_home, "\n[index]\ndebug_delay_ms = 400\npublish_every_s = 0.5\n")
+    folder = tmp_path / "collection"
+    write_collection(folder)
+    return folder
+
+
+def status() -> dict:
+    return json.loads(run_cli("status", "--json", check=True).stdout)
+
+
+def start_index(folder: Path, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "recall.cli", "index", str(folder)],
+                            env={**os.environ}, **kw)
+
+
+def status_page() -> str:
+    """The web page's status, in this process over the same home (as test_ui_pages does)."""
+    from starlette.testclient import TestClient
+
+    from recall.ui.app import Settings, build_app
+
+    with TestClient(build_app(Settings(token="t0ken", port=8123)), base_url="http://127.0.0.1:8123",
+                    cookies={"recall_ui_8123": "t0ken"}) as c:
+        return c.get("/status").text
+
+
+def ranked_ids(text: str) -> list[str]:
+    out = run_cli("query", "--all", "--json", text)
+    return [h["id"] for h in json.loads(out.stdout)["ranked"]] if out.returncode == 0 else []
+
+
+def test_notes_are_searchable_while_the_first_index_runs(slow_home):
+    master, slave = pty.openpty()  # a terminal, so that the progress bar is drawn
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 100 columns wide
+    proc = start_index(slow_home, stdout=slave, stderr=slave)
+    os.close(slave)
+    seen: list[dict] = []
+    found_mid_index, page = False, ""
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            st = status().get("indexing")
+            if st and st["running"]:
+                seen.append(st)
+                if st["phase"] == "questions" and not page:
+                    page = status_page()
+                if st["searchable"] and not found_mid_index:
+                    # The first notes' text is in the live index while the rest is embedded.
+                    found_mid_index = ranked_ids(unique_words(0))[:1] == ["note-000"] \
+                        and status().get("indexing", {}).get("running", False)
+            time.sleep(0.1)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        output = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        os.close(master)
+    text = output.decode("utf-8", "replace")
+    # Progress: the bar on the terminal names the phases and counts passages.
+    assert "notes:" in text and "questions:" in text and "passage" in text, text[-2000:]
+    assert f"added {NOTES}" in text
+    # recall status showed the index running: notes first, searchable as they were embedded.
+    phases = [s["phase"] for s in seen]
+    assert "notes" in phases and "questions" in phases
+    assert phases.index("notes") < phases.index("questions")
+    partly = [s for s in seen if s["phase"] == "notes" and 0 < s["searchable"] < s["notes"]]
+    assert partly, seen
+    assert all(s["searchable"] == s["notes"] == NOTES for s in seen if s["phase"] == "questions")
+    assert found_mid_index
+    assert "Index: indexing (questions: " in page and f"{NOTES:,} of {NOTES:,} notes searchable" in page
+    # Once done, nothing is left to report, and every note is found.
+    assert "indexing" not in status()
+    assert ranked_ids(unique_words(NOTES - 1))[:1] == [f"note-{NOTES - 1:03d}"]
+
+
+def test_a_killed_first_index_is_resumed_not_restarted(slow_home):
+    proc = start_index(slow_home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            st = status().get("indexing")
+            if st and st["phase"] == "notes" and st["embedded"] >= 64:
+                break
+            assert proc.poll() is None, "the index ended before it could be killed"
+            time.sleep(0.05)
+        else:
+            pytest.fail("the index never reached its notes phase")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    # recall status says it was interrupted and how to resume.
+    st = status()["indexing"]
+    assert st["running"] is False and 0 < st["embedded"] < NOTES
+    assert "interrupted" in run_cli("status", check=True).stdout
+    assert "recall index` to resume" in run_cli("status", check=True).stdout
+    assert "Index: interrupted (notes: " in status_page()
+    chunks = status()["counts"]["chunks"]
+    embedded_before = status()["counts"]["vectors"]
+    assert 0 < embedded_before < chunks
+
+    # The next run embeds only what was missing; nothing is embedded twice.
+    again = run_cli_process("index", slow_home)
+    assert again.returncode == 0, again.stderr
+    assert f"added 0, changed 0, removed 0, unchanged {NOTES}" in again.stdout, again.stdout
+    assert f"embedded {chunks - embedded_before} chunks" in again.stdout, again.stdout
+    after = status()
+    assert "indexing" not in after and after["counts"]["vectors"] == chunks
+    assert ranked_ids(unique_words(NOTES - 1))[:1] == [f"note-{NOTES - 1:03d}"]
