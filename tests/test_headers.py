@@ -27,7 +27,8 @@ def test_a_file_name_like_name_reads_as_words_and_any_other_name_is_kept():
 
 
 def test_header_text_is_readable_name_then_description_and_empty_without_either():
-    assert header_text("feature-flags-unleash", "Flags live in Unleash") == "feature flags unleash\nFlags live in Unleash"
+    got = header_text("feature-flags-unleash", "Flags live in Unleash")
+    assert got == "feature flags unleash\nFlags live in Unleash"
     assert header_text("", "only a description") == "only a description"
     assert header_text("  ", "") == ""
 
