@@ -166,7 +166,7 @@ class Searcher:
         negative = self.negative_score(qv)
         if not fusing:
             hits = self.search_vector(qv, scope, k_notes)
-            if self._headers_on(idx):
+            if idx is not None and self._headers_on(idx):
                 hits = self._reorder_by_headers(idx, qv, hits)
             return Ranking(hits, negative), {"embed_ms": (t1 - t0) * 1000,
                                              "search_ms": (time.perf_counter() - t1) * 1000}
