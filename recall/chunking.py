@@ -5,6 +5,9 @@
     chunk i = name + "\\n" + body piece of ``chars`` characters that starts
               ``overlap`` characters before the previous piece ended
     at most ``max_chunks`` chunks; a note scores by its best chunk (``search``).
+    header  = the name, made readable (``readable_name``) + "\n" + description: one more
+              vector per note (role "header", ``header_text``), which reorders the notes
+              (``[search] header_weight``) but never decides whether to speak.
 
 Characters are Python ``str`` characters (code points), so CJK text is cut by
 characters, never inside a UTF-8 sequence. The sizes are ``[chunking]`` in
@@ -13,7 +16,11 @@ characters, never inside a UTF-8 sequence. The sizes are ``[chunking]`` in
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_SLUG = re.compile(r"[^\s]+")
+_SEPARATORS = re.compile(r"[-_]+")
 
 
 @dataclass(frozen=True)
@@ -43,3 +50,20 @@ def chunk_text(name: str, description: str, body: str, cfg: ChunkConfig) -> list
         chunks.append(f"{name}\n{piece}")
         end = start + len(piece)
     return chunks
+
+
+def readable_name(name: str) -> str:
+    """A file-name-like name (``angular-typescript-accessibility-guidelines``, one word with
+    hyphens or underscores and no space) as words; any other name as it is."""
+    stripped = name.strip()
+    if _SLUG.fullmatch(stripped) and _SEPARATORS.search(stripped):
+        return " ".join(p for p in _SEPARATORS.split(stripped) if p)
+    return name
+
+
+def header_text(name: str, description: str) -> str:
+    """What a note is about in one line or two: its readable name and its description ("" when
+    it has neither). Embedded on its own, the header of a short message's note scores closer
+    to the message than a 700-character chunk whose body says much else."""
+    parts = [p for p in (readable_name(name).strip(), description.strip()) if p]
+    return "\n".join(parts)

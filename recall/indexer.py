@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .chunking import ChunkConfig, chunk_text
+from .chunking import ChunkConfig, chunk_text, header_text
 from .documents import LIBRARY, read_documents
 from .embedders import Embedder
 from .masking import RULES_VERSION, mask_secrets
@@ -154,9 +154,11 @@ def fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: Sequence[str] 
     note's questions from the questions file (front-matter ones are in the note's bytes).
     The ":q" marks fingerprints written since notes have questions: an index from before
     re-reads every note once (re-embedding only the new question chunks). The masking
-    rules' version too: notes masked by older rules are masked again."""
+    rules' version too: notes masked by older rules are masked again. ":h" marks notes
+    written with their header vector (``header_chunk``): an older index re-reads each note
+    once and embeds only its header."""
     q = questions_hash(list(file_questions or [])) if questions else "-off"
-    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}"
+    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}:h"
 
 
 def note_chunks(note: Note, cfg: ChunkConfig) -> list[tuple[str, str]]:
@@ -175,6 +177,14 @@ def document_chunks(note: Note, cfg: ChunkConfig):
     cap = replace(cfg, max_chunks=note.max_chunks or cfg.max_chunks)
     segments = [(mask_secrets(loc), mask_secrets(text)) for loc, text in note.segments or []]
     return chunk_document(mask_secrets(note.name), mask_secrets(note.description), segments, cap)
+
+
+def header_chunk(note: Note) -> list[tuple[str, str]]:
+    """(masked header, its hash): the note's readable name and description as one chunk of
+    its own (role "header"), outside ``max_chunks``; none when the note has neither. Search
+    keeps it out of the best-chunk score and uses it to order notes (``[search] header_weight``)."""
+    text = header_text(mask_secrets(note.name), mask_secrets(note.description))
+    return [(text, text_hash(text))] if text else []
 
 
 def question_chunks(note: Note) -> list[tuple[str, str]]:
@@ -198,8 +208,9 @@ def note_fingerprint(note: Note, cfg: ChunkConfig, file_questions: Sequence[str]
 
 def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (),
                  restatements: Sequence[str] = (), questions: bool = True) -> tuple[NoteRecord, list[Chunk]]:
-    """The masked record and chunks of a parsed note: its text, then its questions (front
-    matter + questions file), then its restatements; ``questions=False``: its text only."""
+    """The masked record and chunks of a parsed note: its text, its header, then its questions
+    (front matter + questions file), then its restatements; ``questions=False``: its text and
+    header only."""
     restated = list(restatements) if questions else []
     fp = note_fingerprint(note, cfg, file_questions, restated, questions)
     note = replace(note, questions=merge(note.questions, file_questions) if questions else [])
@@ -212,6 +223,7 @@ def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (
         chunks = [Chunk(t, text_hash(t), "text") for t in doc.texts]
     else:
         chunks = [Chunk(t, h, "text") for t, h in note_chunks(note, cfg)]
+    chunks += [Chunk(t, h, "header") for t, h in header_chunk(note)]
     chunks += [Chunk(t, h, "question") for t, h in question_chunks(note)]
     chunks += [Chunk(t, text_hash(t), "restatement") for t in dict.fromkeys(mask_secrets(r) for r in restated)]
     return record, chunks

@@ -160,7 +160,8 @@ def mostly_cjk(text: str) -> bool:
 
 
 def fuse(dense: np.ndarray, lexical: np.ndarray, *, lexical_weight: float, depth: int,
-         k: int = 20, other_script: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+         k: int = 20, other_script: np.ndarray | None = None,
+         gate_scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(note indices best first, the score to show the gap rule for each), at most ``k``.
 
     ``dense``: best-chunk cosine per note, -inf where the note was not retrieved (or is out
@@ -176,6 +177,10 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, *, lexical_weight: float, depth
     them at all, so their lexical share is their dense share (BM25 abstains) instead of 0:
     fusion then reorders within a language without pushing the message's own script ahead
     of the right note in the other one (cross-language hit@3 halved without this).
+
+    ``gate_scores``: the dense scores whose shape the gate sees, when ``dense`` (the order's
+    dense side) is not them: the best chunks' cosines, while the order also weighs each note's
+    header (``recall.search``). Default: ``dense``.
     """
     lex = np.where(lexical > 0, lexical, -np.inf)
     d, b = _prepare(dense, "min-max", depth), _prepare(lex, "max", depth)
@@ -185,7 +190,8 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, *, lexical_weight: float, depth
     fused = (1 - lexical_weight) * np.nan_to_num(d) + lexical_weight * np.nan_to_num(b)
     cand = np.flatnonzero(present)
     order = cand[np.argsort(-fused[cand], kind="stable")][:k]
-    shape = np.sort(dense[np.isfinite(dense)])[::-1]
+    shaped = dense if gate_scores is None else gate_scores
+    shape = np.sort(shaped[np.isfinite(shaped)])[::-1]
     if shape.size == 0:
         return order[:0], np.zeros(0)
     gate = shape[np.minimum(np.arange(order.size), shape.size - 1)]

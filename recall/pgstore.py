@@ -197,7 +197,9 @@ class PgIndex:
         self._vectors.update(zip(hashes, matrix, strict=True))
 
     def upsert_note(self, source: SourceRef, note: NoteRecord, chunks: Sequence[Chunk]) -> None:
-        note, masked = mask_note(note, chunks)
+        # The team search scores a note by its best chunk in SQL: a header chunk (which only
+        # reorders notes locally, recall.search) is not pushed.
+        note, masked = mask_note(note, [c for c in chunks if c.role != "header"])
         lacking = [c for c in masked if c.hash not in self._vectors]
         if lacking:
             # A chunk masking changed (its caller skipped recall.indexer) has no vector of its

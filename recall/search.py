@@ -165,8 +165,11 @@ class Searcher:
         fusing = self.lexical_weight > 0 and idx is not None and idx.lexical is not None
         negative = self.negative_score(qv)
         if not fusing:
-            hits = Ranking(self.search_vector(qv, scope, k_notes), negative)
-            return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (time.perf_counter() - t1) * 1000}
+            hits = self.search_vector(qv, scope, k_notes)
+            if idx is not None and self._headers_on(idx):
+                hits = self._reorder_by_headers(idx, qv, hits)
+            return Ranking(hits, negative), {"embed_ms": (t1 - t0) * 1000,
+                                             "search_ms": (time.perf_counter() - t1) * 1000}
         assert idx is not None and idx.lexical is not None
         import numpy as np
 
@@ -184,15 +187,50 @@ class Searcher:
         if not scope.everything:
             lex[~self._admitted(idx, scope)] = 0.0
         other = self._cjk_notes(idx) != mostly_cjk(text)
-        order, gate = fuse(dense, lex, lexical_weight=self.lexical_weight, depth=depth, k=k_notes,
-                           other_script=other)
+        ordering = self._with_headers(idx, qv, dense) if self._headers_on(idx) else dense
+        order, gate = fuse(ordering, lex, lexical_weight=self.lexical_weight, depth=depth, k=k_notes,
+                           other_script=other, gate_scores=dense)
         hits = Ranking([Hit(idx.notes[int(n)], float(g), self._chunk_of(idx, int(n), where))
                         for n, g in zip(order, gate, strict=True)], negative)
         t3 = time.perf_counter()
         return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
 
+    def _headers_on(self, idx: LoadedIndex | None) -> bool:
+        return self.settings.header_weight > 0 and idx is not None and idx.headers is not None
+
+    def _with_headers(self, idx: LoadedIndex, qv, dense):
+        """The dense scores that order the notes: ``(1 - w) * best chunk + w * header`` for each
+        retrieved note with a header (``[search] header_weight`` = w), its best chunk alone
+        otherwise. Only the order: whether to speak stays the best chunks' call."""
+        import numpy as np
+
+        assert idx.headers is not None
+        w = self.settings.header_weight
+        found = np.flatnonzero(np.isfinite(dense))
+        rows = idx.headers[found]
+        has = rows.any(axis=1)
+        out = dense.copy()
+        out[found[has]] = (1 - w) * dense[found[has]] + w * (rows[has] @ qv[0])
+        return out
+
+    def _reorder_by_headers(self, idx: LoadedIndex, qv, hits: list[Hit]) -> list[Hit]:
+        """Dense-only hits in the order ``_with_headers`` gives; the i-th keeps the i-th best
+        chunk score, so the gap rule sees exactly what it would without headers."""
+        import numpy as np
+
+        if len(hits) < 2:
+            return hits
+        pos = {id(n): i for i, n in enumerate(idx.notes)}
+        dense = np.full(len(idx.notes), -np.inf)
+        where = [pos[id(h.note)] for h in hits]
+        dense[where] = [h.score for h in hits]
+        ordering = self._with_headers(idx, qv, dense)[where]
+        order = np.argsort(-ordering, kind="stable")
+        return [Hit(hits[i].note, hits[r].score, hits[i].chunk) for r, i in enumerate(order)]
+
     def search_vector(self, qv, scope: Scope | None, k_notes: int = 20) -> list[Hit]:
-        """Dense only: notes by their best chunk's cosine."""
+        """Dense only: notes by their best chunk's cosine (what a store's contract search
+        returns: headers play no part)."""
         idx = self.index
         if idx is None or idx.ntotal == 0:
             return []

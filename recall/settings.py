@@ -68,6 +68,7 @@ class GeminiSettings:
 class SearchSettings:
     lexical_weight: float  # BM25's share of the fused order, passed unchanged to recall.lexical.fuse
     fusion_depth: int
+    header_weight: float  # the header vector's share of a note's dense score in the order (recall.search)
 
 
 @dataclass(frozen=True)

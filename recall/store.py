@@ -243,13 +243,15 @@ class Store:
         )
         return [NoteRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], json.loads(r[10])) for r in rows]
 
-    def chunk_vectors(self, model_id: str) -> tuple[list[int], list[bytes]]:
-        """(note pk, vector bytes) for every chunk that has a vector for ``model_id``."""
+    def chunk_vectors(self, model_id: str, headers: bool = False) -> tuple[list[int], list[bytes]]:
+        """(note pk, vector bytes) for every chunk that has a vector for ``model_id``, headers
+        left out; ``headers``: the headers alone (``recall.indexer.header_chunk``)."""
         pks: list[int] = []
         blobs: list[bytes] = []
         for pk, blob in self.db.execute(
             "SELECT c.note_id, v.vector FROM chunks c JOIN vectors v"
-            " ON v.text_hash = c.text_hash AND v.model_id = ? ORDER BY c.note_id, c.ord",
+            " ON v.text_hash = c.text_hash AND v.model_id = ?"
+            f" WHERE c.role {'=' if headers else '!='} 'header' ORDER BY c.note_id, c.ord",
             (model_id,),
         ):
             pks.append(int(pk))

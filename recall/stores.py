@@ -62,14 +62,15 @@ class NoteRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-# The order of a note's chunks in the store: its text, then its questions, then its restatements.
-ROLE_ORDER = ("text", "question", "restatement")
+# The order of a note's chunks in the store: its text, its header, then its questions, then its restatements.
+ROLE_ORDER = ("text", "header", "question", "restatement")
 
 
 class Chunk(NamedTuple):
     """One searched piece of a note: its text, the text's hash (the key of its vector),
-    and its role: ``text`` (a piece of the note, also in BM25), ``question`` (a message the
-    note answers) or ``restatement`` (recall.questions)."""
+    and its role: ``text`` (a piece of the note, also in BM25), ``header`` (its name and
+    description, ``recall.indexer.header_chunk``: orders notes, kept out of their best-chunk
+    score), ``question`` (a message the note answers) or ``restatement`` (recall.questions)."""
 
     text: str
     hash: str

@@ -119,6 +119,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     try:
         notes = store.notes()
         pks, blobs = store.chunk_vectors(model_id)
+        header_pks, header_blobs = store.chunk_vectors(model_id, headers=True)
         texts = store.chunk_texts(role="text")  # BM25 reads the note, not its questions
     finally:
         store.db.execute("COMMIT")
@@ -129,6 +130,10 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
         if blobs else np.zeros((0, 1), dtype=np.float32)
     )
     chunk_note = [pos_of[pk] for pk in pks]
+    headers = np.zeros((len(notes), dim), dtype=np.float32)  # a note without a header: zeros
+    for pk, blob in zip(header_pks, header_blobs, strict=True):
+        if len(blob) == dim * 4:
+            headers[pos_of[pk]] = np.frombuffer(blob, dtype=np.float32)
 
     # Past every generation on disk, not just `current`: a damaged or missing marker must
     # not make the new generation older than the ones beside it (they would outlive it).
@@ -140,7 +145,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     ensure_private_dir(gen_dir)
     try:
         _write_generation(gen_dir, model_id, generation, notes, matrix, blobs, chunk_note, texts, dim,
-                          approximate_from)
+                          approximate_from, headers)
     except BaseException:
         shutil.rmtree(gen_dir, ignore_errors=True)  # a generation half written (disk full, killed)
         raise
@@ -154,8 +159,10 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
 
 
 def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,
-                      blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int) -> None:
+                      blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int,
+                      headers: Any = None) -> None:
     import faiss
+    import numpy as np
 
     index: Any
     if len(blobs) >= approximate_from:
@@ -179,6 +186,12 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
         bm25.save_to(fh)
         fh.flush()
         os.fsync(fh.fileno())
+
+    if headers is not None and headers.any():  # no header at all (an index of titles): no file
+        with private_open(gen_dir / "headers.npy", "wb") as fh:
+            np.save(fh, headers, allow_pickle=False)
+            fh.flush()
+            os.fsync(fh.fileno())
 
     meta = {
         "model_id": model_id,
@@ -226,6 +239,7 @@ class LoadedIndex:
     chunk_note: np.ndarray
     path: Path
     lexical: Bm25 | None = None  # None for a generation built before BM25 existed
+    headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
     _scope_cache: dict = field(default_factory=dict)
 
     @property
@@ -266,6 +280,12 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             lexical = Bm25.load(path)
             if lexical.n_docs != len(notes):
                 raise ValueError("its notes do not match the index")
+        headers = None
+        path = gen_dir / "headers.npy"
+        if path.exists():
+            headers = np.load(path, allow_pickle=False)
+            if headers.ndim != 2 or headers.shape[0] != len(notes) or headers.shape[1] != index.d:
+                raise ValueError("its headers do not match the notes")
     except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
         if isinstance(exc, OSError) and exc.strerror:
             detail = exc.strerror
@@ -275,7 +295,7 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
         raise IndexDamaged(path, detail) from exc
     return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
-                       path=gen_dir, lexical=lexical)
+                       path=gen_dir, lexical=lexical, headers=headers)
 
 
 def check_indexes(home: Path | None = None) -> list[str]:

@@ -94,8 +94,9 @@ def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
     dense = DenseIndex.build(corpus, emb, cache, note_question=with_questions)
     app = Recall(home=tmp_path / "home", config=effective_config("hash"), embedder=emb)
     app.index([source_spec(notes_dir, note_questions, use_questions=with_questions)])
-    # dense only: fusion is checked against eval in its own test
-    app.replace_settings(replace(app.config, search=replace(app.config.search, lexical_weight=0.0)))
+    # dense only: fusion is checked against eval in its own test, the header's share in test_headers
+    app.replace_settings(replace(app.config, search=replace(app.config.search, lexical_weight=0.0,
+                                                             header_weight=0.0)))
     for text in ("helm rollback in production", "請求書の税額の丸め", "celery retry policy",
                  corpus.note_questions["api-docs-urls"][0]):
         hits, _ = app.searcher.search(text, Scope(everything=True))
