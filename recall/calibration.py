@@ -152,7 +152,7 @@ def _chunks(app: Recall):
         "SELECT c.note_id, c.role, v.vector FROM chunks c JOIN vectors v"
         " ON v.text_hash = c.text_hash AND v.model_id = ?"
         " JOIN notes n ON n.id = c.note_id JOIN sources s ON s.id = n.source_id"
-        " WHERE s.kind != 'conversation' ORDER BY c.note_id, c.ord",
+        " WHERE s.kind != 'conversation' AND c.role != 'header' ORDER BY c.note_id, c.ord",
         (app.embedder.model_id,),
     ).fetchall()
     if not rows:
