@@ -28,9 +28,12 @@ from recall_eval.scoring import metrics as M
 from recall_eval.scoring.score import effective_config, eval_home, source_spec
 
 
-def fitted(app: Recall, target: float, loo: bool, one_question: bool = False) -> tuple[dict, float, float | None, C.Features, C.Features]:
-    """Thresholds as recall.calibration fits them; ``loo``: each negative sees every other one
-    as the known negatives (as a real message does at search time) instead of half of them."""
+def fitted(app: Recall, target: float, loo: bool, one_question: bool = False) -> tuple:
+    """(thresholds, estimated silence, estimated injected, learned gate) as recall.calibration
+    fits them; ``loo``: each negative sees every other one as the known negatives (as a real
+    message does at search time) instead of half of them; ``one_question``: a positive holds
+    out only its own question chunk, not all of its note's; the gate: a logistic regression
+    over each of the top 3 candidates (``learn_gate``), its threshold set on the negatives."""
     from recall import negatives as negs
 
     found, _ = negs.collect([app_negatives(app)])

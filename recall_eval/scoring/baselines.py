@@ -19,7 +19,6 @@ only when nothing matched. Their silence rate is reported as it comes out.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 
 from recall.lexical import tokens as bm25_tokens
