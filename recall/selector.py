@@ -6,6 +6,14 @@
     gap < full_gap                          -> "short": top max_notes, <= short_max_bytes
     otherwise                               -> "full": up to max_notes within full_margin
                                                of the top, <= full_max_bytes
+    then each headline after the first      -> kept only if it passes its own test: its
+                                               score within headline_margin of the top, and
+                                               its own evidence (its score against the same
+                                               nearest negative) >= top_floor
+
+Why a test per headline: the short list used to hand over the top three whatever their
+own scores, and most of what reached the agent was wrong; a second note rarely is the
+right one unless it scores about as high as the top (issue #23, bench/headline_gate.py).
 
 Why the negatives (recall.negatives): a message that is closer to a known unrelated
 message than to any note is not about the notes, whatever its absolute score; the
@@ -27,6 +35,7 @@ Pure Python: the daemon and the learned selector share it without numpy.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -157,6 +166,18 @@ def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:
     return "", []
 
 
+def earns_its_place(hit: Hit, top: float, negative: float | None, rule: Rule) -> bool:
+    """A headline after the first: within ``headline_margin`` of the top and, under the gap
+    rule, its own evidence (its score against the message's nearest negative) >= top_floor.
+    An infinite ``headline_margin`` turns the test off (the list is handed over whole)."""
+    t = rule.thresholds
+    if math.isinf(rule.selector.headline_margin):
+        return True
+    if hit.score < top - rule.selector.headline_margin - 1e-9:
+        return False
+    return rule.learned is not None or evidence(hit.score, negative, t.neg_weight) >= t.top_floor
+
+
 def decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = None) -> Decision:
     """Apply the gap rule to ``ranked`` (best first, one entry per note; a ``Ranking``
     also carries the nearest negative's score)."""
@@ -209,6 +230,11 @@ def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = No
                 and h.score >= top - s.project_first_margin]
         if mine and mine[0] is not candidates[0]:
             candidates = [mine[0], *(h for h in candidates if h is not mine[0])][: s.max_notes]
+    # The first headline passed the decision above; every other one passes its own test.
+    kept = [candidates[0], *(h for h in candidates[1:] if earns_its_place(h, top, negative, rule))]
+    if len(kept) < len(candidates):
+        reason += f"; {len(candidates) - len(kept)} more below the headline test"
+    candidates = kept
 
     text, chosen = render(candidates, cap)
     if not chosen:

@@ -86,6 +86,7 @@ class SelectorSettings:
     short_max_bytes: int
     full_max_bytes: int
     project_first_margin: float
+    headline_margin: float
     calibrate: bool
     target_silence: float
 
@@ -193,7 +194,8 @@ class Rule:
         sel = self.selector
         return {**self.thresholds.as_dict(), "min_prompt_chars": sel.min_prompt_chars, "max_notes": sel.max_notes,
                 "short_max_bytes": sel.short_max_bytes, "full_max_bytes": sel.full_max_bytes,
-                "project_first_margin": sel.project_first_margin, "thresholds_source": self.thresholds.source,
+                "project_first_margin": sel.project_first_margin, "headline_margin": sel.headline_margin,
+                "thresholds_source": self.thresholds.source,
                 "thresholds_origin": self.thresholds.origin}
 
 

@@ -16,7 +16,7 @@ from helpers.cli import run_cli
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
-from recall.calibration import FILE, Features, choose
+from recall.calibration import FILE, Features, _negative_features, choose
 from recall.indexer import SourceSpec
 from recall.negatives import bank, read_negatives_file
 
@@ -50,6 +50,28 @@ def test_choose_uses_the_margin_over_the_nearest_negative_when_it_separates():
     neg = feats([0.8] * 30, [0.79] * 30)
     th, injected, silence = choose(pos, neg, 0.9)
     assert th["neg_weight"] > 0 and injected == 1.0 and silence == 1.0
+
+
+def test_each_negative_sees_every_other_negative_as_known_as_a_message_does():
+    """Leave one out: a negative's nearest known negative is the best of all the others (the
+    bank's included), never itself; two folds hid half of them and inflated the margin."""
+    rng = np.random.default_rng(0)
+    nv = rng.normal(size=(9, 6)).astype(np.float32)
+    nv[1] = nv[0] + 0.01  # a near-duplicate pair: each is the other's nearest negative
+    nv /= np.linalg.norm(nv, axis=1, keepdims=True)
+    notes = rng.normal(size=(4, 6)).astype(np.float32)
+    notes /= np.linalg.norm(notes, axis=1, keepdims=True)
+    asked = [0, 1, 2, 3, 4, 5]  # the collection's own; 6..8 play the bank: known, never asked
+    f = _negative_features(nv, asked, notes, np.arange(4))
+    sims = nv @ nv.T
+    for row, i in enumerate(asked):
+        others = np.delete(sims[i], i)
+        assert f.neg[row] == pytest.approx(others.max(), abs=1e-6)
+        assert f.top[row] == pytest.approx((notes @ nv[i]).max(), abs=1e-6)
+    assert f.neg[0] == pytest.approx(sims[0, 1], abs=1e-6) and f.neg[0] > 0.99
+    # One negative alone has no other to compare with: -1, the lowest cosine, not -inf.
+    alone = _negative_features(nv[:1], [0], notes, np.arange(4))
+    assert alone.neg[0] == -1.0 and np.isfinite(alone.margin).all()
 
 
 def test_without_questions_only_the_negatives_decide():

@@ -58,6 +58,27 @@ def test_summary_by_hand():
         assert lo <= v.value + 1e-9 and v.value <= hi + 1e-9
 
 
+def test_headline_precision_and_headlines_per_message_by_hand():
+    records = [
+        rec("p1", ranked=["a", "b", "c"], decision="short", injected=["a", "b", "c"]),  # 1 of 3 right
+        rec("p2", ranked=["a", "b"], decision="short", injected=["a"]),  # 1 of 1 right
+        rec("p3", ranked=["b", "a"], decision="short", injected=["b", "c"]),  # 0 of 2 right
+        rec("p4", ranked=["a"]),  # silent: not counted in precision
+        rec("u1", kind="unrelated", ranked=["a"], decision="short", injected=["a", "b"]),
+        rec("u2", kind="unrelated", ranked=["a"]),
+    ]
+    m = M.summarize(records)
+    # pooled over headlines, related messages only: (1 + 1 + 0) / (3 + 1 + 2)
+    assert m["headline_precision"].value == pytest.approx(2 / 6)
+    assert m["headline_precision"].n == 3
+    lo, hi = m["headline_precision"].ci95
+    assert 0.0 <= lo <= 2 / 6 <= hi <= 1.0 and lo < hi
+    # every message counts, a silent one as 0 headlines: (3 + 1 + 2 + 0 + 2 + 0) / 6
+    assert m["headlines_per_message"].value == pytest.approx(8 / 6)
+    assert m["headlines_per_message"].n == 6
+    assert M.right_headlines(["a", "b", "a"], ["a"]) == 2
+
+
 def test_empty_populations_give_none():
     m = M.summarize([rec("u1", kind="unrelated")])
     assert m["hit_rate@1"] == Metric(None, None, 0)

@@ -1,11 +1,12 @@
 """The gap rule at its boundaries, and the byte caps over the hook's whole line."""
 
 import json
+from math import inf
 
 import pytest
 
 from recall.config import packaged_settings
-from recall.selector import HEADER, Hit, decide, gap_of, hook_line, line_bytes
+from recall.selector import HEADER, Hit, Ranking, decide, gap_of, hook_line, line_bytes
 
 # The packaged [thresholds.default] table, for a model without its own: the original
 # design's numbers (0.025 / 0.5 / 0.11 / 0.05), and the packaged [selector] section.
@@ -53,15 +54,42 @@ def test_thresholds_at_their_edges(top, gap, expected):
 
 
 def test_short_list_is_top_3_and_full_list_within_margin():
-    ranked = hits([0.90, 0.89, 0.88, 0.87] + [0.82] * 7)
+    ranked = hits([0.90, 0.895, 0.89, 0.87] + [0.82] * 7)
     d = decide("a message long enough", ranked, S)
     assert d.kind == "short"
     assert [h.note["id"] for h in d.chosen] == ["n0", "n1", "n2"]
 
-    ranked = hits([0.95, 0.92, 0.85, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6])
+    ranked = hits([0.95, 0.94, 0.85, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6])
     d = decide("a message long enough", ranked, S)
     assert d.kind == "full"
     assert [h.note["id"] for h in d.chosen] == ["n0", "n1"]  # 0.85 is not within 0.05 of 0.95
+
+
+def test_each_headline_after_the_first_earns_its_place():
+    assert S.selector.headline_margin == pytest.approx(0.02)  # the packaged value
+    # Short tier: the third is 0.03 below the top, outside headline_margin: dropped.
+    d = decide("a message long enough", hits([0.90, 0.89, 0.87, 0.86] + [0.82] * 7), S)
+    assert d.kind == "short" and [h.note["id"] for h in d.chosen] == ["n0", "n1"]
+    assert "1 more below the headline test" in d.reason
+    # Full tier: within full_margin (0.05) but not within headline_margin.
+    d = decide("a message long enough", hits([0.95, 0.92] + [0.6] * 9), S)
+    assert d.kind == "full" and [h.note["id"] for h in d.chosen] == ["n0"]
+    # headline_margin 0: the top alone; inf: the list whole, as the original rule had it.
+    assert [h.note["id"] for h in decide("a message long enough", hits([0.90, 0.895] + [0.82] * 9),
+                                         S.replace(headline_margin=0.0)).chosen] == ["n0"]
+    whole = decide("a message long enough", hits([0.90, 0.85, 0.80] + [0.79] * 8), S.replace(headline_margin=inf))
+    assert [h.note["id"] for h in whole.chosen] == ["n0", "n1", "n2"]
+
+
+def test_each_headline_passes_its_own_evidence_against_the_nearest_negative():
+    rule = S.replace(top_floor=1.0, neg_weight=4.0, gap_floor=-2.0)
+    ranked = Ranking(hits([0.90, 0.89, 0.60, 0.6] + [0.5] * 7), negative=0.87)
+    # top: 0.90 + 4 x 0.03 = 1.02 >= 1.0 speaks; second: 0.89 + 4 x 0.02 = 0.97 < 1.0, dropped
+    # although it is within headline_margin of the top.
+    d = decide("a message long enough", ranked, rule)
+    assert d.kind != "nothing" and [h.note["id"] for h in d.chosen] == ["n0"]
+    ranked.negative = 0.85  # second: 0.89 + 4 x 0.04 = 1.05: kept
+    assert [h.note["id"] for h in decide("a message long enough", ranked, rule).chosen] == ["n0", "n1"]
 
 
 def test_output_text_format():

@@ -22,7 +22,7 @@ from recall_eval.comparison.significance import SIGNIFICANCE, significance
 from recall_eval.datasets.collections import DatasetError
 from recall_eval.scoring import metrics as M
 
-SHOWN = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
+SHOWN = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "headline_precision",
          "balanced_accuracy")
 PIPELINE = "default"
 

@@ -2,8 +2,8 @@
 
     distributions  top score and gap of related vs unrelated messages, thresholds drawn:
                    the key figure, it shows whether silence is possible at all
-    tradeoff       silence rate vs injected hit rate as gap_floor moves; the configured
-                   operating point marked
+    tradeoff       silence rate vs injected hit rate (and headline precision, dashed) as
+                   the floor moves; the configured operating point marked
     pipelines      headline metrics per pipeline with their 95% intervals
     latency        hook latency histogram (only when the benchmark's data is present)
 """
@@ -17,8 +17,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-RELATED, UNRELATED = "#1f77b4", "#d62728"
-BAR_METRICS = ("hit_rate@1", "hit_rate@3", "injected_hit_rate", "silence_rate", "balanced_accuracy")
+RELATED, UNRELATED, PRECISION = "#1f77b4", "#d62728", "#2ca02c"
+BAR_METRICS = ("hit_rate@1", "hit_rate@3", "injected_hit_rate", "silence_rate", "headline_precision",
+               "balanced_accuracy")
 DPI = 110
 
 
@@ -64,14 +65,21 @@ def tradeoff(curve: dict) -> bytes:
         if last is None or ((x - last[0]) ** 2 + (y - last[1]) ** 2) ** 0.5 > 0.09:
             ax.annotate(f"{g:.3f}", (x, y), fontsize=7, color="gray", textcoords="offset points", xytext=(4, 4))
             last = (x, y)
+    precision = curve.get("headline_precision")
+    if precision:
+        pts = [(x, y) for x, y in zip(curve["silence_rate"], precision, strict=True) if y is not None]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], "--", color=PRECISION, linewidth=1.5,
+                label="headline precision (related messages)")
     cur = curve["current"]
     ax.plot([cur["silence_rate"]], [cur["injected_hit_rate"]], "o", color=UNRELATED, markersize=9,
             label=f"configured ({param} {cur.get('value', cur.get(param)):g})")
+    if cur.get("headline_precision") is not None:
+        ax.plot([cur["silence_rate"]], [cur["headline_precision"]], "s", color=UNRELATED, markersize=7)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("silence rate (unrelated messages that get nothing)")
-    ax.set_ylabel("injected hit rate (paraphrases)")
-    ax.set_title(f"Silence vs hit as {param} moves")
+    ax.set_ylabel("injected hit rate / headline precision (related)")
+    ax.set_title(f"Silence vs hit and precision as {param} moves")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
@@ -86,8 +94,8 @@ def pipelines(results: dict) -> bytes:
         m = results["pipelines"][name]["metrics"]
         xs, ys, err_lo, err_hi = [], [], [], []
         for j, metric in enumerate(BAR_METRICS):
-            v = m[metric]
-            if v["value"] is None:
+            v = m.get(metric)
+            if not v or v["value"] is None:
                 continue
             xs.append(j + (i - (len(names) - 1) / 2) * width)
             ys.append(v["value"])

@@ -21,8 +21,9 @@ from recall_eval.scoring.latency import samples as latency_samples
 from recall_eval.scoring.latency import summary as latency_summary
 from recall_eval.scoring.metrics import HEADLINE, RANKING
 
-PERCENT = {"hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
+PERCENT = {"hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "headline_precision",
            "short_rate", "full_rate", "balanced_accuracy"}
+DECIMAL = {"headlines_per_message"}
 
 
 def run_id(results: dict, now: dt.datetime | None = None) -> str:
@@ -39,6 +40,8 @@ def fmt(metric: str, v: dict | None) -> str:
     lo, hi = v["ci95"] or (v["value"], v["value"])
     if metric in PERCENT:
         return f"{v['value']:.3f} [{lo:.3f}, {hi:.3f}]"
+    if metric in DECIMAL:
+        return f"{v['value']:.2f} [{lo:.2f}, {hi:.2f}]"
     return f"{v['value']:.0f} [{lo:.0f}, {hi:.0f}]"
 
 
@@ -52,7 +55,7 @@ def summary_table(results: dict) -> str:
     lines = [f"{'metric':<18}" + "".join(f"{n:>{width}}" for n in names)]
     for metric in HEADLINE:
         lines.append(f"{metric:<18}" + "".join(
-            f"{fmt(metric, results['pipelines'][n]['metrics'][metric]):>{width}}" for n in names))
+            f"{fmt(metric, results['pipelines'][n]['metrics'].get(metric)):>{width}}" for n in names))
     for set_id, h in (results.get("heldout") or {}).items():
         lines += ["", f"held-out set {set_id} ({h['n_paraphrase']} related, {h['n_unrelated']} unrelated): "
                       f"{(h.get('provenance') or {}).get('role', '')}"]
@@ -60,7 +63,12 @@ def summary_table(results: dict) -> str:
         lines.append(f"{'metric':<18}" + "".join(f"{n:>{width}}" for n in hn))
         for metric in HEADLINE:
             lines.append(f"{metric:<18}" + "".join(
-                f"{fmt(metric, h['pipelines'][n]['metrics'][metric]):>{width}}" for n in hn))
+                f"{fmt(metric, h['pipelines'][n]['metrics'].get(metric)):>{width}}" for n in hn))
+    landing = calibration_rows(results)
+    if landing:
+        lines += ["", "calibration (default pipeline): set, target silence, calibrated silence, measured silence, "
+                      "calibrated injected, measured injected"]
+        lines += ["  " + " | ".join(row) for row in landing]
     return "\n".join(lines)
 
 
@@ -82,14 +90,19 @@ def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     p = results["pipelines"]
     names = list(p)
     out = [("Headline metrics (value [95% bootstrap CI])", ["metric", *names],
-            [[m, *(fmt(m, p[n]["metrics"][m]) for n in names)] for m in HEADLINE])]
+            [[m, *(fmt(m, p[n]["metrics"].get(m)) for n in names)] for m in HEADLINE])]
+    landing = calibration_rows(results)
+    if landing:
+        out.append(("Calibration: its own estimate beside what was measured (default pipeline)",
+                    ["set", "target silence", "calibrated silence", "measured silence", "calibrated injected",
+                     "measured injected"], landing))
     by_lang = results["by_lang"]
     langs = list(by_lang)
     out.append(("Default pipeline by question language", ["metric", *langs],
                 [[m, *(fmt(m, by_lang[lg].get(m)) for lg in langs)] for m in (*RANKING, "silence_rate")]))
     cross = results["cross_lang"]
     out.append(("Same- vs cross-language paraphrases (question language vs its note's)",
-                ["metric", "same", "cross"], [[m, fmt(m, cross["same"][m]), fmt(m, cross["cross"][m])]
+                ["metric", "same", "cross"], [[m, fmt(m, cross["same"].get(m)), fmt(m, cross["cross"].get(m))]
                                               for m in RANKING]))
     t = results["thresholds"]
     out.append(("Model and thresholds", ["setting", "value"], [
@@ -114,7 +127,7 @@ def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
         role = (h.get("provenance") or {}).get("role", "held out")
         out.append((f"Held-out set {set_id} ({h['n_paraphrase']} related, {h['n_unrelated']} unrelated; "
                     f"{role}) — value [95% CI]", ["metric", *hn],
-                    [[m, *(fmt(m, hp[n]["metrics"][m]) for n in hn)] for m in HEADLINE]))
+                    [[m, *(fmt(m, hp[n]["metrics"].get(m)) for n in hn)] for m in HEADLINE]))
         styles = h.get("by_style") or {}
         if styles:
             out.append((f"{set_id}: default pipeline by message style", ["style", *HELDOUT_STYLE_METRICS],
@@ -122,12 +135,31 @@ def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
         cross = h.get("cross_lang") or {}
         if cross:
             out.append((f"{set_id}: same- vs cross-language related messages", ["metric", "same", "cross"],
-                        [[m, fmt(m, cross["same"][m]), fmt(m, cross["cross"][m])] for m in RANKING]))
+                        [[m, fmt(m, cross["same"].get(m)), fmt(m, cross["cross"].get(m))] for m in RANKING]))
     lat = latency_summary(results.get("latency"))
     if lat:
         out.append(("Hook latency (bench/bench_hook.py)", ["figure", "value"],
                     [[k, f"{v:g}"] for k, v in lat.items()]))
     return out
+
+
+def calibration_rows(results: dict) -> list[list[str]]:
+    """One row per scored set (the shipped sets, then each held-out set): the silence and
+    injected hit rate the self-calibration predicted on the collection's own questions and
+    negatives, beside the default pipeline's measured figures. Empty when it did not run."""
+    rows = []
+    blocks = [("shipped sets", results), *((set_id, h) for set_id, h in (results.get("heldout") or {}).items())]
+    for name, block in blocks:
+        cal = block.get("calibration")
+        metrics = ((block.get("pipelines") or {}).get("default") or {}).get("metrics") or block.get("metrics") or {}
+        if not cal:
+            continue
+        injected = cal.get("injected")
+        rows.append([name, f"{cal['target_silence']:g}", f"{cal['silence']:.3f}",
+                     fmt("silence_rate", metrics.get("silence_rate")),
+                     "–" if injected is None else f"{injected:.3f}", fmt("injected_hit_rate",
+                                                                         metrics.get("injected_hit_rate"))])
+    return rows
 
 
 def _questions_rows(results: dict) -> list[list[str]]:

@@ -18,6 +18,7 @@ only when nothing matched. Their silence rate is reported as it comes out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from recall.lexical import tokens as bm25_tokens
@@ -41,10 +42,11 @@ def note_dict(note: Note) -> dict:
 
 
 def original_settings(settings: Rule) -> Rule:
-    """``settings`` (byte caps, max notes) with the original thresholds."""
+    """``settings`` (byte caps, max notes) with the original thresholds, and no test per
+    headline (the original rule handed over its list whole)."""
     t = ORIGINAL_THRESHOLDS
     return settings.replace(gap_floor=t["gap_floor"], top_floor=t["top_floor"], full_gap=t["full_gap"],
-                            full_margin=t["full_margin"], source="original")
+                            full_margin=t["full_margin"], headline_margin=math.inf, source="original")
 
 
 def original_rule(text: str, hits: list[Hit], settings: Rule) -> Decision:

@@ -9,6 +9,11 @@ A ``Record`` is one question as one pipeline handled it. The metrics:
     injected_hit_rate        share of paraphrases whose expected note is among the notes
                              actually injected (ranking right AND the selector spoke)
     silence_rate             share of unrelated messages that get nothing
+    headline_precision       of the headlines handed over for related messages, the share
+                             that are the note the message needed (pooled over headlines;
+                             an injection of three with one right counts 1/3)
+    headlines_per_message    mean number of headlines handed over per message, related and
+                             unrelated together (0 for a silent one)
     short_rate, full_rate    share of all messages that get a short / full list
     bytes_p95                95th percentile of the hook line's bytes, over injections
     balanced_accuracy        (injected_hit_rate + silence_rate) / 2: the primary metric,
@@ -16,7 +21,8 @@ A ``Record`` is one question as one pipeline handled it. The metrics:
 
 Intervals: percentile bootstrap (``recall_eval.scoring.stats``: scipy), 1,000 resamples,
 seeded, resampling questions (for balanced_accuracy, paraphrases and unrelated are
-resampled separately, as drawn).
+resampled separately, as drawn; for headline_precision, messages are resampled with their
+headlines).
 """
 
 from __future__ import annotations
@@ -27,14 +33,14 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from recall_eval.results import Breakdowns, Metric, Metrics
-from recall_eval.scoring.stats import SEED, bootstrap_ci, two_sample_ci
+from recall_eval.scoring.stats import SEED, bootstrap_ci, ratio_ci, two_sample_ci
 from recall_eval.scoring.stats import mean as _mean
 
 PRIMARY_METRIC = "balanced_accuracy"
 BYTES_PERCENTILE = 95
-HEADLINE = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "injected_precision",
-            "balanced_accuracy", "short_rate", "full_rate", "bytes_p95")
-RANKING = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate")
+HEADLINE = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "headline_precision",
+            "headlines_per_message", "balanced_accuracy", "short_rate", "full_rate", "bytes_p95")
+RANKING = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "headline_precision")
 
 
 @dataclass
@@ -80,6 +86,23 @@ def injected_hit(injected: Sequence[str], expected: Sequence[str]) -> float:
     return 1.0 if set(injected) & set(expected) else 0.0
 
 
+def right_headlines(injected: Sequence[str], expected: Sequence[str]) -> int:
+    """How many of the headlines handed over are an expected note."""
+    wanted = set(expected)
+    return sum(1 for note_id in injected if note_id in wanted)
+
+
+def headline_precision(records: Sequence[Record], seed: int = SEED) -> Metric:
+    """Right headlines over headlines handed over, for the related messages that got any;
+    ``n`` counts those messages."""
+    spoke = [r for r in records if r.kind == "paraphrase" and r.injected]
+    if not spoke:
+        return Metric.empty()
+    num = [right_headlines(r.injected, r.expected) for r in spoke]
+    den = [len(r.injected) for r in spoke]
+    return Metric(sum(num) / sum(den), ratio_ci(num, den, seed), len(spoke))
+
+
 # --- bootstrap -----------------------------------------------------------------------
 
 
@@ -114,6 +137,7 @@ def _ranking_metrics(para: Sequence[Record], seed: int) -> Metrics:
         "hit_rate@3": _result([hit_at(r.ranked, r.expected, 3) for r in para], seed=seed),
         "mrr": _result([reciprocal_rank(r.ranked, r.expected) for r in para], seed=seed),
         "injected_hit_rate": _result([injected_hit(r.injected, r.expected) for r in para], seed=seed),
+        "headline_precision": headline_precision(para, seed),
     }
 
 
@@ -128,9 +152,8 @@ def summarize(records: Sequence[Record], seed: int = SEED) -> Metrics:
     out["short_rate"] = _result([1.0 if r.decision == "short" else 0.0 for r in records], seed=seed)
     out["full_rate"] = _result([1.0 if r.decision == "full" else 0.0 for r in records], seed=seed)
     out["bytes_p95"] = _result([r.bytes for r in records if r.decision != "nothing"], _p95, seed)
-    # Of the headlines handed over for paraphrases, the share that are the expected note.
-    out["injected_precision"] = _result([len(set(r.injected) & set(r.expected)) / len(r.injected)
-                                         for r in para if r.injected], seed=seed)
+    out["headline_precision"] = headline_precision(para, seed)
+    out["headlines_per_message"] = _result([len(r.injected) for r in records], seed=seed)
     return {name: out[name] for name in HEADLINE}
 
 

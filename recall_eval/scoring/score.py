@@ -135,25 +135,31 @@ def make_record(q: Question, hits: list[Hit], d: Decision, note_langs: dict[str,
 
 
 def tradeoff_curve(scored: Sequence[Scored], settings: Rule) -> dict:
-    """injected_hit_rate and silence_rate as top_floor moves, all else as configured (the
-    calibrated neg_weight included): the trade-off the calibration picked a point on."""
+    """injected_hit_rate, silence_rate and headline_precision as top_floor moves, all else as
+    configured (the calibrated neg_weight included): the trade-off the calibration picked a
+    point on. Precision is None at a point where no related message gets anything."""
     tops = [s.decision.top for s in scored if s.decision.top is not None]
     lo, hi = (min(tops), max(tops)) if tops else (0.0, 1.0)
     grid = sorted({round(lo + (hi - lo) * i / (CURVE_POINTS - 1), 6) for i in range(CURVE_POINTS)}
                   | {round(settings.thresholds.top_floor, 6)})
     para = [s for s in scored if s.question.kind == "paraphrase"]
     unrel = [s for s in scored if s.question.kind == "unrelated"]
-    hit, silence = [], []
+    hit, silence, precision = [], [], []
     for t in grid:
         s2 = settings.replace(top_floor=t)
-        hit.append(sum(M.injected_hit([h.note["id"] for h in decide(s.question.text, s.hits, s2).chosen],
-                                      s.question.expected) for s in para) / max(1, len(para)))
+        chosen = [[h.note["id"] for h in decide(s.question.text, s.hits, s2).chosen] for s in para]
+        hit.append(sum(M.injected_hit(c, s.question.expected) for c, s in zip(chosen, para, strict=True))
+                   / max(1, len(para)))
+        handed = sum(len(c) for c in chosen)
+        precision.append(sum(M.right_headlines(c, s.question.expected) for c, s in zip(chosen, para, strict=True))
+                         / handed if handed else None)
         silence.append(sum(decide(s.question.text, s.hits, s2).kind == "nothing" for s in unrel)
                        / max(1, len(unrel)))
     current = grid.index(round(settings.thresholds.top_floor, 6))
     return {"param": "top_floor", "values": grid, "injected_hit_rate": hit, "silence_rate": silence,
+            "headline_precision": precision,
             "current": {"value": settings.thresholds.top_floor, "injected_hit_rate": hit[current],
-                        "silence_rate": silence[current]}}
+                        "silence_rate": silence[current], "headline_precision": precision[current]}}
 
 
 def pipeline_result(label: str, records: list[M.Record], seed: int) -> PipelineResult:

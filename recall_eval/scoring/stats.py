@@ -3,6 +3,8 @@
     bootstrap_ci      percentile bootstrap interval of a statistic (``scipy.stats.bootstrap``)
     two_sample_ci     the same over two samples resampled independently (balanced accuracy:
                       paraphrases and unrelated messages are resampled separately, as drawn)
+    ratio_ci          sum(num) / sum(den) with messages resampled as pairs (headline precision:
+                      right headlines over headlines handed over, a message at a time)
     paired_bootstrap  mean of b - a, its interval and a two-sided bootstrap p-value
     randomization_p   paired randomization (sign-flip) test of mean(a - b) = 0
                       (``scipy.stats.permutation_test``): Fisher's test, as ranx runs it
@@ -52,6 +54,22 @@ def two_sample_ci(a: np.ndarray, b: np.ndarray, stat: Callable, seed: int = SEED
                   n_resamples: int = N_RESAMPLES, level: float = LEVEL) -> tuple[float, float]:
     """Percentile interval of ``stat(a, b, axis=...)``, each sample resampled on its own."""
     ci = _bootstrap([np.asarray(a, float), np.asarray(b, float)], stat, seed, n_resamples, level).confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.sum(num, axis=axis) / np.maximum(np.sum(den, axis=axis), 1e-12)
+
+
+def ratio_ci(num: Sequence[float], den: Sequence[float], seed: int = SEED, n_resamples: int = N_RESAMPLES,
+             level: float = LEVEL) -> tuple[float, float] | None:
+    """Percentile interval of ``sum(num) / sum(den)``, resampling (num, den) pairs; None when empty."""
+    a, b = np.asarray(num, float), np.asarray(den, float)
+    if a.size == 0:
+        return None
+    ci = stats.bootstrap((_resampleable(a), _resampleable(b)), _ratio, n_resamples=n_resamples, vectorized=True,
+                         paired=True, confidence_level=level, method="percentile",
+                         rng=np.random.default_rng(seed)).confidence_interval
     return float(ci.low), float(ci.high)
 
 
