@@ -357,6 +357,19 @@ class Recall:
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return QueryResult(hits, decision, timings, rule)
 
+    def switched_from(self, runs: Sequence[tuple] | None = None) -> str | None:
+        """The model id the notes were last indexed with, when the configured model has no
+        index yet although another one has (``model`` changed in config.toml): then the notes
+        must be embedded again and the thresholds fitted again, which ``index([])`` does.
+        None otherwise (nothing indexed yet, or this model has its index). Loads no model."""
+        from .embedders import model_id_of
+
+        runs = self.store.index_runs() if runs is None else runs
+        model_id = model_id_of(self.config.model)
+        if not runs or any(m == model_id for m, *_ in runs):
+            return None
+        return str(max(runs, key=lambda r: r[2])[0])
+
     # --- status --------------------------------------------------------------
     def status(self) -> Status:
         """Model, counts, index runs and generation, damaged indexes; loads no model. Reads

@@ -432,4 +432,6 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
     for key in ("uptime_s", "queries", "index_generation", "idle_exit_s", "ready", "load_s", "busy"):
         if key in reply:
             info[key] = reply[key]
+    if reply.get("model_switch"):  # the daemon embeds the notes again for a new model
+        info["model_switch"] = reply["model_switch"]
     return info

@@ -48,3 +48,36 @@ def test_runs_over_different_questions_are_refused():
     other["pipelines"]["default"]["records"][0]["id"] = "elsewhere"
     with pytest.raises(DatasetError, match="different questions"):
         compare_runs([run("a", 10), other], ["a", "b"])
+
+
+def scored_run(spec: str, related_top: list[float], unrelated_top: list[float], neg_weight: float = 0.0) -> dict:
+    """Every related question has its note first; ``*_top``: the gate's top scores."""
+    recs = [M.Record(id=f"r{i}", set_id="s", kind="paraphrase", lang="en", text="t", expected=[f"n{i}"],
+                     note_lang="en", ranked=[f"n{i}", "x"], top=t, negative=t - 0.1).as_dict()
+            for i, t in enumerate(related_top)]
+    recs += [M.Record(id=f"u{i}", set_id="s", kind="unrelated", lang="en", text="t", expected=[], note_lang=None,
+                      ranked=["x"], top=t, negative=t - 0.1).as_dict() for i, t in enumerate(unrelated_top)]
+    summary = M.summarize([M.Record(**r) for r in recs])
+    metrics = {k: {"value": v.value, "ci95": list(v.ci95 or []), "n": v.n} for k, v in summary.items()}
+    return {"model": {"spec": spec, "model_id": spec}, "thresholds": {"neg_weight": neg_weight},
+            "pipelines": {"default": {"metrics": metrics, "records": recs}}}
+
+
+def test_separation_is_the_trade_off_area_whatever_the_floor_and_is_tested_paired():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    mixed = rng.uniform(0, 1, 40)
+    apart = scored_run("apart", list(0.6 + 0.4 * mixed[:20]), list(0.5 * mixed[20:]))  # every related above
+    overlap = scored_run("overlap", list(mixed[:20]), list(mixed[20:]))
+    result = compare_runs([overlap, apart], ["overlap", "apart"])["sets"]["main"]
+    sep = {k: v["metrics"]["separation"] for k, v in result["runs"].items()}
+    assert sep["apart"]["value"] == 1.0 and sep["apart"]["ci95"] == [1.0, 1.0]
+    assert 0.3 < sep["overlap"]["value"] < 0.7 and sep["overlap"]["ci95"][0] < sep["overlap"]["value"]
+    assert result["p_values"]["apart"]["separation"] < 0.05
+    # a related question whose note is not in the top 3 can never be handed over: it counts below any unrelated one
+    missed = scored_run("missed", [0.9] * 20, [0.1] * 20)
+    for r in missed["pipelines"]["default"]["records"][:10]:
+        r["ranked"] = ["a", "b", "c", r["expected"][0]]
+    got = compare_runs([missed, apart], ["missed", "apart"])["sets"]["main"]["runs"]["missed"]
+    assert got["metrics"]["separation"]["value"] == 0.5

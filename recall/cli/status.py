@@ -31,6 +31,10 @@ def status(as_json: bool) -> None:
         from ..progress import describe
 
         info["indexing"] = st.indexing if as_json else describe(st.indexing)
+    old = app.switched_from(st.runs)
+    if old is not None:
+        info["model_switch"] = (f"the notes are indexed with {old}, not yet with {st.model['model_id']}: "
+                                "the daemon embeds them again when it starts (`recall index` does it now)")
     from ..client import daemon_status
 
     info["daemon"] = daemon_status()

@@ -56,6 +56,7 @@ class Handlers(DaemonState):
             "index_generation": None if idx is None else idx.generation,
             "model_calls": getattr(batcher, "batches", None), "embedding": getattr(batcher, "in_flight", 0),
             "busy": self.busy, "timed_out": self.timed_out,
+            "model_switch": None if self.model_switch is None else dict(self.model_switch),
         }
 
     def cmd_stop(self, req: dict) -> dict:
@@ -122,7 +123,29 @@ class Handlers(DaemonState):
             "ranked": [{"id": h.note.get("id"), "name": h.note.get("name"), "kind": h.note.get("kind"),
                         "score": round(h.score, 4)} for h in res.hits[:RANKED_IN_REPLY]],
             "timings_ms": timings,
-        }
+        } | self._model_changed()
+
+    def _model_changed(self) -> dict:
+        """One stat of config.toml per question: when it now names another model, this
+        daemon stops after this answer, and the next question starts one with the new model
+        (which embeds the notes again: ``lifecycle.switch_model``). Adds ``restarting`` to
+        the reply then."""
+        from ..config import load_config, user_config_path
+        from ..embedders import model_id_of
+
+        stamp = config_stamp(user_config_path())
+        if stamp == self.config_stamp:
+            return {}
+        self.config_stamp = stamp
+        try:
+            model_id = model_id_of(load_config().model)
+        except Exception:  # noqa: BLE001 - a broken config: the next `recall` command says what is wrong
+            return {}
+        if model_id == self.model_id:
+            return {}
+        log_event("stop", by="model changed in config.toml", model=model_id)
+        self.request_stop()
+        return {"restarting": model_id}
 
     def cmd_explain(self, req: dict) -> dict:
         """What ``query`` would hand over, with everything behind the decision (for
@@ -150,3 +173,11 @@ class Handlers(DaemonState):
             "timings_ms": {k: round(v, 2) for k, v in res.timings.items()},
         }
 
+
+def config_stamp(path: Path) -> tuple[int, int] | None:
+    """(mtime, size) of the user's config file, None when there is none."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size

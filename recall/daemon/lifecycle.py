@@ -110,6 +110,46 @@ def load_app(daemon: Daemon, config: Any) -> None:
         daemon.watcher = maybe_start_watcher(app)
     except Exception as exc:  # noqa: BLE001 - searching matters more than watching
         log_exception("starting the watcher", exc)
+    switched_from = app.switched_from()
+    if switched_from is not None:
+        threading.Thread(target=switch_model, args=(daemon, app, config, switched_from),
+                         name="recall-switch", daemon=True).start()
+
+
+def switch_model(daemon: Daemon, app: Any, config: Any, switched_from: str) -> None:
+    """``model`` changed in config.toml: the notes were indexed with another model, whose
+    vectors and thresholds mean nothing to this one. Embed every chunk again with this model,
+    build its index and fit its thresholds (``Recall.index`` with no new source), through a
+    store connection of this thread; progress goes to the log and ``recall status``. Until
+    the new generation is live, questions get nothing; then the searcher and the
+    calibration are picked up by the next question (``Recall.query`` refreshes both)."""
+    from ..api import Recall
+
+    progress: dict[str, Any] = {"from": switched_from, "to": daemon.model_id, "stage": "embedding"}
+    daemon.model_switch = progress
+    worker = Recall(home=app.home, config=config, embedder=app.embedder)
+    try:
+        texts = worker.store.chunk_texts_by_hash()
+        progress.update(embedded=0, chunks=len(worker.store.missing_vectors(daemon.model_id, texts)))
+        log_event("model switch", **progress)
+        step = max(1, progress["chunks"] // 10)
+
+        def advance(n: int, _what: str) -> None:
+            before = progress["embedded"]
+            progress["embedded"] = before + n
+            if progress["embedded"] >= progress["chunks"]:
+                progress["stage"] = "indexing and calibrating"
+            if progress["embedded"] // step != before // step:
+                log_event("model switch", **progress)
+
+        stats = worker.index([], progress=advance)
+        progress.update(stage="done", seconds=round(stats.seconds, 1))
+        log_event("model switched", **progress)
+    except Exception as exc:  # noqa: BLE001 - the daemon keeps answering (nothing) either way
+        progress["stage"] = "failed (`recall index` embeds the notes again)"
+        log_exception("switching the model", exc)
+    finally:
+        worker.store.close()
 
 
 def _new_daemon(config: Any, lock_fd: int) -> Daemon | None:
@@ -145,8 +185,10 @@ def run_daemon(foreground: bool = False) -> int:
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from ..config import load_config
+    from ..config import load_config, user_config_path
+    from .handlers import config_stamp
 
+    stamp = config_stamp(user_config_path())  # before reading it: an edit meanwhile is seen
     config = load_config()
     try:  # another user's home, read-only, root's files in it: refuse before writing there
         require_home(recall_home())
@@ -179,6 +221,7 @@ def run_daemon(foreground: bool = False) -> int:
         daemon = _new_daemon(config, lock_fd)
         if daemon is None:
             return 1
+        daemon.config_stamp = stamp
         # Listening before anything heavy is imported: a question that arrives during the
         # load waits for the model instead of finding no daemon.
         daemon.bind()

@@ -30,6 +30,8 @@ class DaemonState:
                  workers: int = 32, lock_fd: int | None = None) -> None:
         self.app: Any = None  # set by set_ready() once the model and the index are loaded
         self.watcher: Any = None  # [watch] enabled: started by the loader once ready
+        self.model_switch: dict | None = None  # a switch of model in progress (lifecycle.switch_model)
+        self.config_stamp: tuple[int, int] | None = None  # config.toml when loaded (handlers._model_changed)
         self.ready = threading.Event()
         self.failed = False
         self.transport = transport

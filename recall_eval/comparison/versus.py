@@ -18,13 +18,18 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from recall_eval.comparison.significance import SIGNIFICANCE, significance
 from recall_eval.datasets.collections import DatasetError
 from recall_eval.scoring import metrics as M
+from recall_eval.scoring import stats
 
 SHOWN = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "headline_precision",
          "balanced_accuracy")
 PIPELINE = "default"
+SEPARATION = "separation"
+SEPARATION_RESAMPLES = 2000
 
 
 def load_run(path: Path) -> dict:
@@ -41,6 +46,56 @@ def _records(block: dict, what: str) -> list[M.Record]:
         raise DatasetError(f"{what}: no per-question records (rerun it with this version of `recall-eval run`)")
     fields = set(M.Record.__dataclass_fields__)
     return [M.Record(**{k: v for k, v in r.items() if k in fields}) for r in rows]
+
+
+def evidence(r: M.Record, neg_weight: float) -> float:
+    """What the gate compares with its floor (``recall.selector``): the top score plus
+    ``neg_weight`` times its margin over the nearest known unrelated message; -inf for a
+    related question whose note is not in the top 3 (no floor makes it an injected hit)."""
+    if r.top is None or (r.kind == "paraphrase" and not M.hit_at(r.ranked, r.expected, 3)):
+        return float("-inf")
+    return r.top + (neg_weight * (r.top - r.negative) if r.negative is not None else 0.0)
+
+
+def _auc(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """P(a related question's evidence > an unrelated one's), ties half; rows of ``pos``
+    and ``neg`` are resamples (the last axis is the questions)."""
+    gt = (pos[..., :, None] > neg[..., None, :]).mean(axis=(-1, -2))
+    eq = (pos[..., :, None] == neg[..., None, :]).mean(axis=(-1, -2))
+    return gt + 0.5 * eq
+
+
+def separation(recs: dict[str, list[M.Record]], weights: dict[str, float], reference: str) -> dict:
+    """Separation of each run: the area under its trade-off curve (injected hits against
+    silence as the floor moves), so independent of where calibration put the floor, with a
+    bootstrap interval over questions; against ``reference``, a paired bootstrap p-value
+    (the same resampled questions for both), Holm-corrected over the runs."""
+    rng = np.random.default_rng(stats.SEED)
+    ids = {k: sorted(rs, key=lambda r: r.id) for k, rs in recs.items()}
+    ev = {k: np.array([evidence(r, weights[k]) for r in rs]) for k, rs in ids.items()}
+    related = np.array([r.kind == "paraphrase" for r in ids[reference]])
+    pi, ni = np.flatnonzero(related), np.flatnonzero(~related)
+    if not pi.size or not ni.size:
+        return {}
+    bp = rng.integers(0, pi.size, (SEPARATION_RESAMPLES, pi.size))
+    bn = rng.integers(0, ni.size, (SEPARATION_RESAMPLES, ni.size))
+    boot = {k: _auc(e[pi][bp], e[ni][bn]) for k, e in ev.items()}
+    out: dict = {"values": {}, "p_values": {}}
+    for k, e in ev.items():
+        lo, hi = np.percentile(boot[k], [2.5, 97.5])
+        out["values"][k] = {"value": float(_auc(e[pi], e[ni])), "ci95": [float(lo), float(hi)], "n": int(e.size)}
+    raw = {}
+    for k in ev:
+        if k != reference:
+            diff = boot[k] - boot[reference]
+            raw[k] = min(1.0, 2 * min(float(np.mean(diff <= 0)), float(np.mean(diff >= 0))))
+    out["p_values"] = stats.holm(raw) if raw else {}
+    return out
+
+
+def _neg_weight(run: dict, block: dict) -> float:
+    t = block.get("thresholds") or run.get("thresholds") or {}
+    return float(t.get("neg_weight") or 0.0)
 
 
 def blocks(run: dict) -> dict[str, dict]:
@@ -76,7 +131,13 @@ def compare_runs(runs: Sequence[dict], names: Sequence[str]) -> dict:
                          "model_id": r["model"]["model_id"],
                          "query_ms_p50": (r.get("timings") or {}).get("query_ms_p50"),
                          "index_s": (r.get("timings") or {}).get("index_s")}
-        out["sets"][s] = {"n": len(ids[0]), "runs": by_run, "p_values": significance(recs, keys[0])}
+        p_values = significance(recs, keys[0])
+        sep = separation(recs, {k: _neg_weight(r, blocks(r)[s]) for k, r in zip(keys, runs, strict=True)}, keys[0])
+        for k in keys:
+            by_run[k]["metrics"][SEPARATION] = (sep.get("values") or {}).get(k)
+            if k in (sep.get("p_values") or {}):
+                p_values[k][SEPARATION] = sep["p_values"][k]
+        out["sets"][s] = {"n": len(ids[0]), "runs": by_run, "p_values": p_values}
     return out
 
 
@@ -89,16 +150,18 @@ def _cell(v: dict | None, p: float | None) -> str:
 
 
 def markdown(result: dict) -> str:
-    head = ["set", "run", *SHOWN, "query p50 ms", "index s"]
+    head = ["set", "run", *SHOWN, SEPARATION, "query p50 ms", "index s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s, block in result["sets"].items():
         for k, row in block["runs"].items():
             ps = block["p_values"].get(k, {})
-            cells = [_cell(row["metrics"].get(m), ps.get(m)) for m in SHOWN]
+            cells = [_cell(row["metrics"].get(m), ps.get(m)) for m in (*SHOWN, SEPARATION)]
             speed = [str(row["query_ms_p50"] or "-"), str(row["index_s"] or "-")]
             lines.append("| " + " | ".join([f"{s} ({block['n']})", k, *cells, *speed]) + " |")
     lines.append(f"\nvalue [95% bootstrap CI]; † = differs from {result['reference']} on the same questions, "
                  f"p < {SIGNIFICANCE} (paired randomization test, Holm-corrected over the runs). "
+                 f"{SEPARATION}: area under the injected-hits / silence curve as the floor moves (the "
+                 "calibrated neg_weight kept), whatever the floor calibration chose; paired bootstrap test. "
                  "query p50 / index s: the run's own timings (main sets' run), on a shared machine.")
     if result.get("skipped"):
         lines.append(f"not compared (a run without per-question records; rerun it): {', '.join(result['skipped'])}")

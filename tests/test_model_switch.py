@@ -1,0 +1,96 @@
+"""A switch of model (``model`` changed in config.toml) re-embeds and re-calibrates by itself.
+
+Real daemons in subprocesses over a real socket, real SQLite and FAISS files; the two
+models are the hash embedder at two sizes (hash-256 and hash-64: two model ids whose
+vectors and thresholds do not mix), so the test runs without a real model.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from helpers.cli import run_cli
+from helpers.daemon import HASH_CONFIG, MATCHING, Daemons, index_dirs, wait_for, write_config
+from recall import client
+
+MATCHING_ID = "feature-flags-unleash"
+
+
+def query(prompt: str) -> dict:
+    return client.request({"cmd": "query", "prompt": prompt, "cwd": "/"}, timeout=10.0)
+
+
+def use_model(home, spec: str) -> None:
+    write_config(home)
+    (home / "config.toml").write_text(f'model = "{spec}"\n' + HASH_CONFIG, encoding="utf-8")
+
+
+@pytest.mark.process
+def test_a_new_model_in_config_is_embedded_and_calibrated_by_the_daemon(recall_home, sample_notes, tmp_path):
+    use_model(recall_home, "hash")
+    index_dirs(sample_notes)
+    daemons = Daemons(recall_home, tmp_path)
+    try:
+        first = daemons.start()
+        before = query(MATCHING)
+        assert before["model"] == "hash-256" and before["ranked"][0]["id"] == MATCHING_ID
+        assert "restarting" not in before
+
+        use_model(recall_home, "hash-64")
+        # `recall status` says the notes are not indexed with the new model yet
+        said = run_cli("status", check=True).stdout
+        assert "indexed with hash-256, not yet with hash-64" in said
+
+        # The running daemon answers with its model, then stops: the next question starts one with hash-64.
+        reply = query(MATCHING)
+        assert reply["model"] == "hash-256" and reply["restarting"] == "hash-64"
+        assert wait_for(lambda: first.poll() is not None, 10), "the old daemon did not stop"
+
+        second = daemons.start()
+        assert client.request({"cmd": "ping"})["model"] == "hash-64"
+
+        def switched() -> dict | None:
+            st = client.request({"cmd": "status"})["model_switch"]
+            return st if st and st["stage"] == "done" else None
+
+        assert wait_for(switched, 30), client.request({"cmd": "status"})
+        done = switched()
+        assert done["from"] == "hash-256" and done["to"] == "hash-64"
+        assert done["embedded"] == done["chunks"] > 0  # every chunk again, with progress counted
+        after = query(MATCHING)
+        assert after["model"] == "hash-64" and after["ranked"][0]["id"] == MATCHING_ID
+        assert "restarting" not in after and second.poll() is None
+
+        # its own index and its own fitted thresholds, beside the old model's
+        from recall.api import Recall
+
+        app = Recall()
+        assert {m for m, *_ in app.store.index_runs()} == {"hash-256", "hash-64"}
+        assert app.switched_from() is None
+        app.store.close()
+        calibrated = tomllib.loads((recall_home / "calibration.toml").read_text(encoding="utf-8"))
+        assert "hash-64" in calibrated["thresholds"]
+        log = (recall_home / "logs" / "daemon.log").read_text(encoding="utf-8")
+        assert "model switch" in log and "model switched" in log
+        assert "model_switch: the notes" not in run_cli("status", check=True).stdout
+    finally:
+        daemons.kill_all()
+
+
+def test_nothing_to_switch_before_the_first_index_or_with_the_same_model(recall_home, sample_notes):
+    from recall.api import Recall
+
+    use_model(recall_home, "hash")
+    app = Recall()
+    assert app.switched_from() is None  # nothing indexed yet: the first index is not a switch
+    app.store.close()
+    index_dirs(sample_notes)
+    app = Recall()
+    assert app.switched_from() is None
+    app.store.close()
+    use_model(recall_home, "hash-64")
+    app = Recall()
+    assert app.switched_from() == "hash-256"
+    app.store.close()
