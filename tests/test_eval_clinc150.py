@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers.models import DEFAULT_ID
 from recall_eval.cli import main
 from recall_eval.datasets.clinc150 import DEFAULT_PATH, subsample, write_notes
 from recall_eval.scoring.clinc150 import at_published_accuracy, curve
@@ -109,6 +110,6 @@ def test_real_clinc150_limited():
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["n"]["intents"] == 150 and data["n"]["test"] == 60
-    assert data["model"]["model_id"] == "intfloat/multilingual-e5-small"
+    assert data["model"]["model_id"] == DEFAULT_ID
     assert data["hit_rate@1"] >= 0.5  # 150 intents: chance is 0.7%
     assert 0.0 <= data["oos_recall"] <= 1.0

