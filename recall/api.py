@@ -18,7 +18,7 @@ from .config import apply_calibration_file, load_config
 from .embedders import Embedder, backend_of, get_embedder
 from .gemini import GeminiEmbedder, messages_allowed
 from .masking import RULES_VERSION
-from .paths import ensure_private_dir, make_tree_private, memory_dir, project_key, recall_home
+from .paths import make_tree_private, memory_dir, project_key, recall_home
 from .search import Scope, Searcher
 from .selector import GAP_RANKS, Decision, Hit, decide
 from .settings import Rule, Settings

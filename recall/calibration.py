@@ -291,10 +291,10 @@ def _negative_features(nv, asked: Sequence[int], matrix, chunk_note) -> Features
     bank stays among the known negatives either way."""
     import numpy as np
 
-    asked = np.asarray(asked, dtype=int)
-    known = nv[asked] @ nv.T
-    known[np.arange(len(asked)), asked] = -np.inf
-    return features(note_scores(nv[asked], matrix, chunk_note), known)
+    rows = np.asarray(asked, dtype=int)
+    known = nv[rows] @ nv.T
+    known[np.arange(len(rows)), rows] = -np.inf
+    return features(note_scores(nv[rows], matrix, chunk_note), known)
 
 
 def write(home: Path, cal: Calibration) -> Path:

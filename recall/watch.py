@@ -363,7 +363,9 @@ def maybe_start_watcher(app: Recall) -> Watcher | None:
         return None
     from .agentcli import after_watch_batch  # saved notes get their questions too, once allowed
 
-    return Watcher(app, on_batch=lambda result: after_watch_batch(app, result.stats)).start()
+    def on_batch(result: BatchResult) -> None:
+        after_watch_batch(app, result.stats)
+    return Watcher(app, on_batch=on_batch).start()
 
 
 def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float | None = None,

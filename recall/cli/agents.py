@@ -57,9 +57,9 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
         say("note: the entry holds this machine's Python path; teammates run `recall install` too")
     from .questions import install_line
 
-    line = install_line(agent)
-    if line:
-        say(line)
+    consent = install_line(agent)
+    if consent:
+        say(consent)
     if skip_check:
         return
     budget = load_config().daemon.hook_budget_ms

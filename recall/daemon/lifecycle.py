@@ -13,8 +13,8 @@ from typing import Any
 
 from .. import client
 from ..errors import HomeUnusable
-from ..trust import require_home
 from ..paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
+from ..trust import require_home
 from .files import remove_files
 from .logs import log_event, log_exception, setup_logging
 from .server import Daemon

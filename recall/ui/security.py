@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
 import html
 import os
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
@@ -202,8 +202,9 @@ async def _landing(send: Send, location: str, cookie: bytes) -> None:
     body = (f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={url}">'
             f'<title>recall ui</title><a href="{url}">continue</a>\n').encode()
     await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode()),
-                            (b"set-cookie", cookie), (b"cache-control", b"no-store"), *SECURITY_HEADERS]})
+                "headers": [(b"content-type", b"text/html; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()), (b"set-cookie", cookie),
+                            (b"cache-control", b"no-store"), *SECURITY_HEADERS]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -46,10 +46,9 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
           say: Callable[[str], None] = print, start_daemon: bool = True, upload_dir: Path | None = None) -> None:
     import uvicorn
 
-    from .app import Settings, build_app
-
     from .. import client
     from ..paths import ensure_private_dir, run_dir
+    from .app import Settings, build_app
 
     sock = bind(port)
     port = sock.getsockname()[1]

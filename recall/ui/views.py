@@ -302,9 +302,9 @@ def _run_named_by(latest: Path, root: Path) -> Path | None:
 
 def status(app: Recall) -> dict[str, Any]:
     from .. import client
-    from ..embedders import describe
+    from ..embedders import describe as describe_model
 
-    model = describe(app.config.model)
+    model = describe_model(app.config.model)
     counts = app.store.counts()
     runs = {m: (g, t, c) for m, g, t, c in app.store.index_runs()}
     built = runs.get(model["model_id"])
