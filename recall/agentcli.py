@@ -263,7 +263,16 @@ def after_watch_batch(app, stats) -> bool:
     if not (stats.added or stats.changed) or not consented(app.config.questions.generate):
         return False
     try:
-        states, _cost = plan(indexed_sources(app), app.config.questions.batch_notes)
+        from .api import Recall
+
+        # The watcher's thread: a store connection of its own (SQLite's are per thread; the
+        # daemon's app.store belongs to the thread that opened it first).
+        mine = Recall(home=app.home, config=app.config, embedder=app.embedder)
+        try:
+            sources = indexed_sources(mine)
+        finally:
+            mine.store.close()
+        states, _cost = plan(sources, app.config.questions.batch_notes)
         return bool(states) and start_background(app.home, ["--indexed", "--quiet"], app.home)
     except Exception:  # noqa: BLE001 - the watcher keeps watching whatever happens here
         return False

@@ -103,13 +103,14 @@ def load_app(daemon: Daemon, config: Any) -> None:
     load_s = time.perf_counter() - t0
     # Logged before it says so to a ping: whoever saw "ready" finds the line in the log.
     log_event("ready", load_s=round(load_s, 3), device=str(getattr(app.embedder, "device", "")))
-    daemon.set_ready(app, load_s)
-    try:  # [watch] enabled: re-index notes as they are saved, in this process
+    try:  # [watch] enabled: re-index notes as they are saved, in this process; watching before
+        # "ready", so that a note saved just after a client saw the daemon ready is not missed
         from ..watch import maybe_start_watcher
 
         daemon.watcher = maybe_start_watcher(app)
     except Exception as exc:  # noqa: BLE001 - searching matters more than watching
         log_exception("starting the watcher", exc)
+    daemon.set_ready(app, load_s)
     switched_from = app.switched_from()
     if switched_from is not None:
         threading.Thread(target=switch_model, args=(daemon, app, config, switched_from),

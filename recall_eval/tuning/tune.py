@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recall.selector import Hit, decide
+from recall.selector import Hit, decide, evidence
 from recall.settings import Rule, Settings
 from recall_eval.datasets.collections import Question
 from recall_eval.scoring import metrics as M
@@ -92,13 +92,22 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Setti
 # --- exact, vectorised outcomes ------------------------------------------------------
 
 
-def _answer(q: Question, hits: list[Hit], s: Rule) -> tuple[bool, bool, float, float]:
-    """(something injected, expected note among it, top, gap) of one forced branch."""
+def _answer(q: Question, hits: list[Hit], s: Rule) -> tuple[bool, bool, float, float, float]:
+    """(something injected, expected note among it, top, gap, hit floor) of one forced branch.
+
+    The hit floor is the highest ``top_floor`` under which the hit stays: a headline after
+    the first is kept only if its own evidence reaches ``top_floor`` (the selector's
+    per-headline test), so an expected note found only there needs that much; the first
+    headline needs nothing more (inf), and no hit needs -inf."""
     d = decide(q.text, hits, s)
-    hit = bool(set(q.expected) & {h.note.get("id") for h in d.chosen})
+    negative = getattr(hits, "negative", None)
+    floor = -math.inf
+    for i, h in enumerate(d.chosen):
+        if h.note.get("id") in set(q.expected):
+            floor = max(floor, math.inf if i == 0 else evidence(h.score, negative, s.thresholds.neg_weight))
     top = math.nan if d.top is None else d.top
     gap = math.nan if d.gap is None else d.gap
-    return d.kind != "nothing", hit, top, gap
+    return d.kind != "nothing", floor > -math.inf, top, gap, floor
 
 
 @dataclass
@@ -112,8 +121,10 @@ class Outcomes:
     gap: np.ndarray = field(init=False)
     short_ok: np.ndarray = field(init=False)
     short_hit: np.ndarray = field(init=False)
+    short_floor: np.ndarray = field(init=False)  # the hit floor (``_answer``) per question
     full_ok: np.ndarray = field(init=False)  # (margins, questions)
     full_hit: np.ndarray = field(init=False)
+    full_floor: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         inf = math.inf
@@ -123,26 +134,37 @@ class Outcomes:
         self.short_hit = np.array([r[1] for r in rows], bool)
         self.top = np.array([r[2] for r in rows], float)
         self.gap = np.array([r[3] for r in rows], float)
-        full_ok, full_hit = [], []
+        self.short_floor = np.array([r[4] for r in rows], float)
+        full_ok, full_hit, full_floor = [], [], []
         for m in self.margins:
             full = self.base.replace(gap_floor=-inf, top_floor=-inf, full_gap=-inf, full_margin=m, learned=None)
             ans = [_answer(r.question, r.hits, full) for r in self.ranked]
             full_ok.append([a[0] for a in ans])
             full_hit.append([a[1] for a in ans])
+            full_floor.append([a[4] for a in ans])
         self.full_ok = np.array(full_ok, bool).reshape(len(self.margins), len(self.ranked))
         self.full_hit = np.array(full_hit, bool).reshape(len(self.margins), len(self.ranked))
+        self.full_floor = np.array(full_floor, float).reshape(len(self.margins), len(self.ranked))
 
     @property
     def kinds(self) -> np.ndarray:
         return np.array([r.question.kind for r in self.ranked])
 
-    def combine(self, inject: np.ndarray, full: np.ndarray, margin_ix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(kind code 0 nothing / 1 short / 2 full, injected hit) for masks of shape (C, n)."""
+    def combine(self, inject: np.ndarray, full: np.ndarray, margin_ix: np.ndarray,
+                top_floor: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(kind code 0 nothing / 1 short / 2 full, injected hit) for masks of shape (C, n);
+        ``top_floor`` (C,): the per-headline test of the gap rule (None: a learned selector,
+        whose later headlines pass on the margin alone)."""
         f_ok, f_hit = self.full_ok[margin_ix], self.full_hit[margin_ix]  # (C, n)
+        s_hit = self.short_hit[None]
+        if top_floor is not None:
+            floor = np.asarray(top_floor, float)[:, None]
+            f_hit = f_hit & (self.full_floor[margin_ix] >= floor)
+            s_hit = s_hit & (self.short_floor[None] >= floor)
         is_full = inject & full & f_ok
         is_short = inject & ~full & self.short_ok
         kind = is_short.astype(np.int8) + 2 * is_full.astype(np.int8)
-        hit = (is_full & f_hit) | (is_short & self.short_hit)
+        hit = (is_full & f_hit) | (is_short & s_hit)
         return kind, hit
 
     def gap_rule(self, t: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -151,7 +173,7 @@ class Outcomes:
         with np.errstate(invalid="ignore"):  # nan top/gap (message not searched): compares False
             inject = (self.top[None] >= col["top_floor"]) & (self.gap[None] >= col["gap_floor"])
             full = self.gap[None] >= col["full_gap"]
-        return self.combine(inject, full, self.margin_index(t["full_margin"]))
+        return self.combine(inject, full, self.margin_index(t["full_margin"]), t["top_floor"])
 
     def margin_index(self, values) -> np.ndarray:
         vals = np.atleast_1d(np.asarray(values, float))
