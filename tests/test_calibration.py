@@ -206,3 +206,19 @@ def test_a_hand_broken_calibration_file_never_breaks_a_command(tmp_path, recall_
     assert recall("status").returncode == 0
     assert "calibrated on" in recall("calibrate").stdout  # rewritten
     assert tomllib.loads(path.read_text(encoding="utf-8"))["thresholds"]["hash-256"]["top_floor"]
+
+
+def test_with_only_the_shipped_bank_the_packaged_rule_decides(tmp_path, recall_home, hash_model):
+    """Notes alone (no questions, no negatives of their own): the bank's chit-chat says nothing
+    about this collection's near misses, so the packaged rule (tuned on near misses) is the
+    calibration, its gap floor included: not a floor fitted on the bank (issue #23)."""
+    from recall.config import packaged_settings
+
+    folder = _collection(tmp_path)
+    (folder / "questions.jsonl").unlink()
+    (folder / "negatives.jsonl").unlink()
+    recall("index", "-q", str(folder))
+    prov = tomllib.loads((recall_home / FILE).read_text(encoding="utf-8"))["thresholds"]["hash-256"]
+    packaged = packaged_settings().thresholds_for("hash-256")
+    assert prov["provenance"]["mode"] == "negatives only"
+    assert (prov["top_floor"], prov["gap_floor"], prov["neg_weight"]) == (packaged.top_floor, packaged.gap_floor, 0.0)
