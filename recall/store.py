@@ -58,6 +58,11 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA synchronous=NORMAL")
+            # The write-ahead log kept small (checkpoint every 256 pages, truncated to 1 MB): a
+            # first index writes every note, then every vector, and the log would otherwise
+            # grow to several times the database before SQLite's default checkpoint.
+            self.db.execute("PRAGMA wal_autocheckpoint=256")
+            self.db.execute("PRAGMA journal_size_limit=1048576")
             # Deleted rows are overwritten with zeros, not left in free pages: a purged title or
             # a secret masked by newer rules must not survive in the file's unused space.
             self.db.execute("PRAGMA secure_delete=ON")

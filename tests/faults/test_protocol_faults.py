@@ -213,6 +213,14 @@ def _readable_by_others(root: Path, needles: list[str]) -> list[str]:
     return found
 
 
+def landing(page: str) -> str:
+    """Where the page a redeemed code answers with goes on to (its refresh address)."""
+    import html
+    import re
+
+    found = re.search(r'content="0;url=([^"]*)"', page)
+    return html.unescape(found.group(1)) if found else ""
+
 def test_class4_the_page_token_reaches_no_one_else(probe, tmp_path):
     import secrets
 
@@ -229,7 +237,7 @@ def test_class4_the_page_token_reaches_no_one_else(probe, tmp_path):
         base = server.base
         with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as c:
             r = c.get(f"/?code={first}")
-            assert r.status_code == 303 and "code" not in r.headers["location"], (r.status_code, r.headers)
+            assert r.status_code == 200 and "code" not in landing(r.text), (r.status_code, r.headers)
             token = r.cookies[f"recall_ui_{server.port}"]
         live = server.url.split("code=", 1)[1]
         assert live != first
@@ -268,11 +276,12 @@ def test_class4_the_page_token_reaches_no_one_else(probe, tmp_path):
                 leaked += int(bad)
                 probe.add(survived=int(not bad))
             ok = c.get(f"/notes?code={live}")
-            lost += int(ok.status_code != 303)
+            signed_in = ok.status_code == 200 and "set-cookie" in ok.headers
+            lost += int(not signed_in)
         with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as c:  # another browser
             again = c.get(f"/notes?code={live}")
             leaked += int(again.status_code != 403)
-        probe.add(inputs=2, faults=1, survived=int(ok.status_code == 303 and again.status_code == 403))
+        probe.add(inputs=2, faults=1, survived=int(signed_in and again.status_code == 403))
     finally:
         launcher = server.launcher
         server.stop()
@@ -553,7 +562,7 @@ def test_class9_the_quality_page_reads_nothing_outside_and_never_fails(probe, tm
                     probe.add(survived=int(not bad_status and not canary))
                     if bad_status or canary:
                         print(f"{kind} {path}: {r.status_code} {'canary' if canary else ''}")
-        # Redirect addresses: the code's 303 goes to this site only, one header per line.
+        # Landing addresses: the page a code answers with goes on to this site only, one header per line.
         for path in ("/x%0d%0aSet-Cookie:%20evil=1", "/%0aLocation:%20http://evil.example", "/x%00y",
                      "/%e2%80%a8x", "//evil.example/", "/\\evil.example", "/%2f%2fevil.example", "/%5c%5cevil",
                      "/..%2f..%2fetc", "/" + "a" * 6000):
@@ -562,15 +571,13 @@ def test_class9_the_quality_page_reads_nothing_outside_and_never_fails(probe, tm
                 s.sendall(f"GET {path}?code={code} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
                           "Connection: close\r\n\r\n".encode())
                 data = b""
-                while b"\r\n\r\n" not in data:
-                    part = s.recv(65536)
-                    if not part:
-                        break
+                while part := s.recv(65536):  # Connection: close: the whole answer
                     data += part
-            head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+            head_raw, _, body = data.partition(b"\r\n\r\n")
+            head = head_raw.decode("latin-1").split("\r\n")
             probe.add(inputs=1, faults=1)
             status = head[0].split(" ")[1] if head and len(head[0].split(" ")) > 1 else "?"
-            location = next((h.split(":", 1)[1].strip() for h in head if h.lower().startswith("location:")), "")
+            location = landing(body.decode("utf-8", "replace")) if status == "200" else "/"
             forged = any(h.lower().startswith("set-cookie: evil") or h.lower().startswith("location: http")
                          for h in head)
             offsite = not location.startswith("/") or location.startswith(("//", "/\\"))
