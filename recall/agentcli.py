@@ -79,13 +79,19 @@ class Agent:
             return out_file.read_text(encoding="utf-8") if out_file.exists() else ""
         if self.name == "gemini":
             return proc.stdout
-        try:
-            data = json.loads(proc.stdout)
-        except json.JSONDecodeError as exc:
-            raise AgentError(f"claude -p did not print JSON: {proc.stdout[:200]!r}") from exc
-        if data.get("is_error") or data.get("subtype", "success") != "success":
-            raise AgentError(f"claude -p reported an error: {str(data.get('result'))[:300]}")
-        return str(data.get("result", ""))
+        return claude_result(proc.stdout)
+
+
+def claude_result(stdout: str) -> str:
+    """The answer in what ``claude -p --output-format json`` printed; ``AgentError`` when it
+    printed no JSON or reports an error (also read by the harness's claude-cli backend)."""
+    try:
+        data = json.loads(stdout)
+    except json.JSONDecodeError as exc:
+        raise AgentError(f"claude -p did not print JSON: {stdout[:200]!r}") from exc
+    if data.get("is_error") or data.get("subtype", "success") != "success":
+        raise AgentError(f"claude -p reported an error: {str(data.get('result'))[:300]}")
+    return str(data.get("result", ""))
 
 
 def consented(choice: str) -> bool:

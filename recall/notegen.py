@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from .masking import mask_secrets
 from .negatives import NEGATIVES_FILE
 from .negatives import parse_line as parse_negative
 from .notes import iter_note_files
-from .paths import private_open
+from .paths import replace_private
 from .questions import QUESTIONS_FILE, clean_questions, folder_questions_file
 
 EXPAND_PROMPT = "expand_notes.md"
@@ -269,16 +268,6 @@ class Written:
     skipped: list[str] = field(default_factory=list)
 
 
-def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with private_open(tmp) as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_questions(folder: Path, questions: dict[str, list[str]], restatements: dict[str, list[str]],
                     hashes: dict[str, str], by: str) -> int:
     """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
@@ -294,7 +283,7 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
         if restatements.get(stem):
             obj["restatements"] = restatements[stem]
         new.append({**obj, "note_hash": digest, "by": by})
-    _replace(target, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in [*kept, *new]))
+    replace_private(target, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in [*kept, *new]))
     return len(new)
 
 
@@ -308,4 +297,4 @@ def append_negatives(folder: Path, negatives: list[dict], by: str) -> None:
     before = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
     if before and not before.endswith("\n"):
         before += "\n"
-    _replace(path, before + "".join(json.dumps({**n, "by": by}, ensure_ascii=False) + "\n" for n in negatives))
+    replace_private(path, before + "".join(json.dumps({**n, "by": by}, ensure_ascii=False) + "\n" for n in negatives))

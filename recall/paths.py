@@ -78,6 +78,18 @@ def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
     return os.fdopen(fd, mode, encoding=encoding)
 
 
+def replace_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a 0600 temporary file beside it, then a rename):
+    a reader sees the old file or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with private_open(tmp) as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def run_dir() -> Path:
     """Folder of the daemon's socket, lock and status file."""
     return recall_home() / "run"

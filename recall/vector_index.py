@@ -251,7 +251,8 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
     """The current generation, or None if none was built yet. Raises ``IndexDamaged``
     (one line naming the file and the repair) when a file of it cannot be read back."""
     root = index_dir(model_id, home)
-    for _attempt in range(5):
+    tries = 5
+    while True:
         gen = read_current(root, strict=True)
         if gen is None:
             return None
@@ -261,9 +262,9 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
             # An index running beside this reader may have published newer generations and
             # pruned this one between reading `current` and opening it: read `current` again.
             # Damage that stays (the same generation, still missing or unreadable) is raised.
-            if read_current(root, strict=True) == gen:
+            tries -= 1
+            if not tries or read_current(root, strict=True) == gen:
                 raise
-    return _load_generation(model_id, gen, root / f"gen-{gen:06d}")
 
 
 def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:

@@ -19,7 +19,6 @@ model backends), and the near-note check of unrelated lines against the index.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 import subprocess
@@ -120,13 +119,12 @@ class ClaudeCliBackend:
                 raise GenerationError(f"claude -p took longer than {CLI_TIMEOUT_S} s") from exc
         if proc.returncode != 0:
             raise GenerationError(f"claude -p exited {proc.returncode}: {proc.stderr.strip()[:500]}")
+        from recall.agentcli import AgentError, claude_result
+
         try:
-            data = json.loads(proc.stdout)
-        except json.JSONDecodeError as exc:
-            raise GenerationError(f"claude -p did not print JSON: {proc.stdout[:200]!r}") from exc
-        if data.get("is_error") or data.get("subtype", "success") != "success":
-            raise GenerationError(f"claude -p reported an error: {str(data.get('result'))[:500]}")
-        return str(data.get("result", ""))
+            return claude_result(proc.stdout)
+        except AgentError as exc:
+            raise GenerationError(str(exc)) from exc
 
 
 def make_backend(name: str, model: str | None = None, max_tokens: int = MAX_TOKENS) -> Backend:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from recall.notegen import (  # noqa: F401  (the prompts and their readers live 
     template_hash,
     too_close_for,
 )
-from recall.paths import private_open
+from recall.paths import replace_private
 from recall_eval.generation.expand import QuestionsError, batches
 from recall_eval.generation.generate import Backend, _display
 from recall_eval.generation.prompting import collection_hash
@@ -85,20 +84,10 @@ def provenance(notes_dir: Path, prompt: str, **fields: object) -> dict:
             "collection_hash": collection_hash(notes_dir)}
 
 
-def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with private_open(tmp) as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_negatives(out: Path, negatives: list[dict], prov: dict) -> list[Path]:
-    _replace(out, "".join(json.dumps(n, ensure_ascii=False) + "\n" for n in negatives))
+    replace_private(out, "".join(json.dumps(n, ensure_ascii=False) + "\n" for n in negatives))
     prov_path = out.with_name(f"{out.stem}.provenance.json")
-    _replace(prov_path, json.dumps(prov, ensure_ascii=False, indent=2) + "\n")
+    replace_private(prov_path, json.dumps(prov, ensure_ascii=False, indent=2) + "\n")
     return [out, prov_path]
 
 
@@ -112,7 +101,7 @@ def merge_restatements(questions_file: Path, restatements: dict[str, list[str]])
             obj["restatements"] = restatements[obj["note"]]
             changed += 1
     lines += [{"note": s, "questions": [], "restatements": r} for s, r in restatements.items() if s not in have]
-    _replace(questions_file, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines))
+    replace_private(questions_file, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines))
     return changed + len(restatements.keys() - have)
 
 
