@@ -38,7 +38,7 @@ def env_for(root: Path, home: Path, model: str | None) -> dict:
 
 
 def build(env: dict) -> None:
-    code = ("from pathlib import Path\nfrom recall.indexer import SourceSpec\nfrom recall.api import Recall\n"
+    code = ("from pathlib import Path\nfrom recall.indexing.indexer import SourceSpec\nfrom recall.api import Recall\n"
             f"app = Recall()\napp.index([SourceSpec('dir', Path({str(SAMPLE)!r}))])\napp.store.close()\n")
     subprocess.run([PY, "-c", code], env=env, check=True)
 
@@ -90,7 +90,7 @@ def daemon_pids(home: str) -> list[int]:
 
 
 def hook(env: dict, prompt: str) -> tuple[float, bool]:
-    wall, _, out = time_process([PY, "-P", "-m", "recall.hook"], hook_event(prompt), env)
+    wall, _, out = time_process([PY, "-P", "-m", "recall.agents.hook"], hook_event(prompt), env)
     return wall, bool(out.strip())
 
 

@@ -1,5 +1,5 @@
 """Documents: pages per second and peak memory per format, recall's reader
-(``recall.documents.read_document``: convert + locate + name) beside the raw converter in the
+(``recall.notes.documents.read_document``: convert + locate + name) beside the raw converter in the
 same run; images per second through OCR the same way. Fixtures are made fresh
 (tests/helpers/documents.py): PDF, DOCX, PPTX, XLSX, HTML, EPUB, plain text, markdown
 without a header, 1280x800 screenshots.
@@ -69,7 +69,7 @@ def _import_library(fmt: str) -> None:
     if fmt == "pdf":
         import pypdf  # noqa: F401
     elif fmt == "png":
-        from recall.documents.images import engine
+        from recall.notes.documents.images import engine
 
         engine()  # the OCR models load here, before the baseline: both readers share them
     elif fmt not in ("text", "markdown"):
@@ -84,7 +84,7 @@ def _raw_reader(fmt: str):
     if fmt in ("text", "markdown"):
         return lambda p: p.read_bytes().decode("utf-8", errors="replace")
     if fmt == "png":
-        from recall.documents.images import engine, load_rgb
+        from recall.notes.documents.images import engine, load_rgb
 
         return lambda p: engine()(load_rgb(p)[:, :, ::-1])
     from markitdown import StreamInfo
@@ -101,12 +101,12 @@ def _raw_reader(fmt: str):
 
 
 def _recall_reader(fmt: str):
-    from recall.config import packaged_settings
-    from recall.documents import read_document
+    from recall.config.load import packaged_settings
+    from recall.notes.documents import read_document
 
     opts = packaged_settings().documents
 
-    kind = "library" if fmt == "markdown" else "dir"  # elsewhere markdown is a note (recall.notes)
+    kind = "library" if fmt == "markdown" else "dir"  # elsewhere markdown is a note (recall.notes.files)
 
     def read(p: Path):
         note, problems = read_document(p, p.parent, opts, kind)

@@ -75,8 +75,8 @@ def build_collection(folder: Path, n_notes: int, rules: Path) -> int:
 
 def passages(folder: Path) -> list[str]:
     """The texts the first index embeds (every chunk of every note, once per text)."""
-    from recall.config import packaged_settings
-    from recall.indexer import SourceSpec, prepare_note, read_source
+    from recall.config.load import packaged_settings
+    from recall.indexing.indexer import SourceSpec, prepare_note, read_source
 
     cfg = packaged_settings().chunking
     read = read_source(SourceSpec("dir", folder), cfg, {})
@@ -89,8 +89,8 @@ def passages(folder: Path) -> list[str]:
 
 def run(model: str, n_notes: int, rules: Path) -> dict:
     from recall.api import Recall
-    from recall.embedders import get_embedder
-    from recall.indexer import SourceSpec
+    from recall.embedding.models import get_embedder
+    from recall.indexing.indexer import SourceSpec
 
     embedder = get_embedder(model)
     with tempfile.TemporaryDirectory() as tmp:

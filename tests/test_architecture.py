@@ -89,7 +89,7 @@ def _printers(tree: ast.AST) -> list[str]:
 
 def test_every_cli_printer_goes_through_say():
     """Issue 25: text from notes reaches the terminal only through ``recall.cli.common.say``
-    (``recall.safetext.terminal_text``); a new printer that bypasses it fails here."""
+    (``recall.privacy.safetext.terminal_text``); a new printer that bypasses it fails here."""
     bad = {p.name: _printers(ast.parse(p.read_text(encoding="utf-8")))
            for p in sorted((ROOT / "recall" / "cli").glob("*.py")) if p.name != "common.py"}
     assert {k: v for k, v in bad.items() if v} == {}

@@ -1,4 +1,4 @@
-"""Self-calibration (recall.calibration) and negatives (recall.negatives), through the
+"""Self-calibration (recall.ranking.calibration) and negatives (recall.ranking.negatives), through the
 public API and the CLI: what `recall index` fits, where it writes it, who wins."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from helpers.models import DEFAULT_ID
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
-from recall.calibration import FILE, Features, _negative_features, choose
-from recall.indexer import SourceSpec
-from recall.negatives import bank, read_negatives_file
+from recall.indexing.indexer import SourceSpec
+from recall.ranking.calibration import FILE, Features, _negative_features, choose
+from recall.ranking.negatives import bank, read_negatives_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -212,7 +212,7 @@ def test_with_only_the_shipped_bank_the_packaged_rule_decides(tmp_path, recall_h
     """Notes alone (no questions, no negatives of their own): the bank's chit-chat says nothing
     about this collection's near misses, so the packaged rule (tuned on near misses) is the
     calibration, its gap floor included: not a floor fitted on the bank (issue #23)."""
-    from recall.config import packaged_settings
+    from recall.config.load import packaged_settings
 
     folder = _collection(tmp_path)
     (folder / "questions.jsonl").unlink()

@@ -3,9 +3,9 @@
 
 import pytest
 
-from recall.chunking import ChunkConfig
-from recall.chunking import chunk_text as chunk_with
-from recall.config import packaged_settings
+from recall.config.load import packaged_settings
+from recall.config.settings import ChunkConfig
+from recall.notes.chunking import chunk_text as chunk_with
 
 PACKAGED = packaged_settings().chunking
 CHUNK_CHARS, CHUNK_OVERLAP, MAX_CHUNKS = PACKAGED.chars, PACKAGED.overlap, PACKAGED.max_chunks

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from helpers.models import DEFAULT_ID, DEFAULT_MODEL
-from recall.config import ConfigError, load_config, packaged_config_text, packaged_settings
-from recall.settings import LEARNED_KEYS, THRESHOLD_KEYS, Settings
+from recall.config.load import ConfigError, load_config, packaged_config_text, packaged_settings
+from recall.config.settings import LEARNED_KEYS, THRESHOLD_KEYS, Settings
 
 
 def _toml_fields(cls) -> list[dataclasses.Field]:
@@ -133,9 +133,9 @@ def test_rule_is_the_selector_input_built_from_one_model_table():
 
 def test_other_search_settings_reach_the_searcher_and_its_weight_is_read_only(recall_home, sample_notes):
     from recall.api import Recall
-    from recall.embedders import get_embedder
-    from recall.indexer import SourceSpec
-    from recall.search import Scope
+    from recall.embedding.models import get_embedder
+    from recall.indexing.indexer import SourceSpec
+    from recall.ranking.search import Scope
 
     app = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
     app.index([SourceSpec("dir", sample_notes)])
@@ -155,8 +155,8 @@ def test_other_search_settings_reach_the_searcher_and_its_weight_is_read_only(re
 def test_real_model_query_uses_its_packaged_table_and_weight(recall_home, sample_notes):
     """The default model end to end: the TOML's e5 table is the rule, the TOML's weight the order."""
     from recall.api import Recall
-    from recall.indexer import SourceSpec
-    from recall.search import Scope
+    from recall.indexing.indexer import SourceSpec
+    from recall.ranking.search import Scope
 
     recall_home.mkdir(parents=True, exist_ok=True)
     (recall_home / "config.toml").write_text("[selector]\ncalibrate = false\n", encoding="utf-8")

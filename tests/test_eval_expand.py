@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from helpers.fake_messages import serve
 from helpers.notes import write_note
-from recall.questions import read_questions_file
+from recall.notes.questions import read_questions_file
 from recall_eval.cli import main
 from recall_eval.generation.prompting import collection_hash
 
@@ -38,9 +38,9 @@ def answer_for(prompt: str, extra: str = "") -> str:
     """A well-behaved model's answer to each of the three prompts, inside a code fence:
     questions (one line per note shown), negatives, or restatements."""
     stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
-    if "for which NONE of the notes is relevant" in prompt:  # recall/prompts/negatives.md
+    if "for which NONE of the notes is relevant" in prompt:  # recall/authoring/prompts/negatives.md
         lines = [json.dumps({"text": t, "lang": "en", "kind": "near-miss"}) for t in NEGATIVES]
-    elif "restate its header" in prompt:  # recall/prompts/restate_notes.md
+    elif "restate its header" in prompt:  # recall/authoring/prompts/restate_notes.md
         lines = [json.dumps({"note": s, "restatements": [f"{s} を言い換えると"]}, ensure_ascii=False) for s in stems]
     else:
         lines = [json.dumps({"note": s, "questions": [f"when is {s} relevant?", f"{s} の件どうする？",
@@ -85,17 +85,17 @@ def test_api_backend_writes_a_sidecar_the_core_reads(fake_api, notes, hash_model
     prov = json.loads((notes / "questions.provenance.json").read_text(encoding="utf-8"))
     assert prov["backend"] == "anthropic" and prov["model"] == "claude-test-model"
     # negatives beside it, the one that repeats a question dropped and counted
-    from recall.negatives import read_negatives_file as read_negatives
+    from recall.ranking.negatives import read_negatives_file as read_negatives
 
     negs, problems = read_negatives(notes / "negatives.jsonl")
     assert problems == [] and [n.text for n in negs] == NEGATIVES[:3]
     nprov = json.loads((notes / "negatives.provenance.json").read_text(encoding="utf-8"))
     assert nprov["dropped_too_close_to_a_question"] == 1
-    assert nprov["prompt"] == "recall/prompts/negatives.md"
+    assert nprov["prompt"] == "recall/authoring/prompts/negatives.md"
     # restatements merged into each note's line, read by the core
     restated, _ = read_questions_file(questions_file, field="restatements")
     assert restated["zeitzone-utc"] == ["zeitzone-utc を言い換えると"]
-    assert prov["prompt"] == "recall/prompts/expand_notes.md" and len(prov["prompt_hash"]) == 16
+    assert prov["prompt"] == "recall/authoring/prompts/expand_notes.md" and len(prov["prompt_hash"]) == 16
     assert prov["collection_hash"] == collection_hash(notes)
     assert (prov["n_per_note"], prov["share_ja"], prov["questions"], prov["missing"]) == (3, 0.3, 9, [])
     summary = json.loads(res.stdout)

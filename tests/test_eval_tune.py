@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from recall.config import load_config, packaged_config_text, packaged_settings
-from recall.selector import Hit
+from recall.config.load import load_config, packaged_config_text, packaged_settings
+from recall.ranking.selector import Hit
 from recall_eval.cli import main
 from recall_eval.datasets.collections import Question, collection_paths, load_sets
 from recall_eval.scoring.stats import paired_bootstrap

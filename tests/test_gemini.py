@@ -1,4 +1,4 @@
-"""The optional Gemini Embedding backend (recall/gemini.py), against a fake API on loopback
+"""The optional Gemini Embedding backend (recall/embedding/gemini.py), against a fake API on loopback
 that checks every request's shape (tests/helpers/fake_gemini_embed.py): off by default,
 the key from the environment, what is sent said before the first request, the user's
 messages never sent unless they opt in, images and recording pieces sent with their text."""
@@ -14,7 +14,7 @@ import pytest
 from helpers.cli import run_cli, run_cli_process
 from helpers.documents import latin_font, make_screenshot
 from helpers.fake_gemini_embed import KEY, fake_gemini, gemini_config
-from recall.gemini import GeminiError
+from recall.embedding.gemini import GeminiError
 
 NOTE = """---
 name: Postgres failover runbook
@@ -47,7 +47,7 @@ def notes_folder(tmp_path):
 
 
 def test_off_by_default_nothing_is_sent(recall_home, tmp_path, monkeypatch, hash_model):
-    from recall.config import packaged_settings
+    from recall.config.load import packaged_settings
 
     assert packaged_settings().model != "gemini" and not packaged_settings().gemini.send_messages
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
@@ -115,8 +115,8 @@ def test_what_is_sent_is_said_before_the_first_request(recall_home, tmp_path):
 
 
 def test_a_missing_key_or_a_plain_http_endpoint_is_one_line(recall_home, tmp_path, monkeypatch):
-    from recall.config import load_config
-    from recall.gemini import GeminiEmbedder
+    from recall.config.load import load_config
+    from recall.embedding.gemini import GeminiEmbedder
 
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     set_config(recall_home, 'model = "gemini"\n')
@@ -129,8 +129,8 @@ def test_a_missing_key_or_a_plain_http_endpoint_is_one_line(recall_home, tmp_pat
 
 
 def test_rate_limits_are_retried_and_errors_are_one_line(recall_home, monkeypatch):
-    from recall.config import load_config
-    from recall.gemini import GeminiEmbedder
+    from recall.config.load import load_config
+    from recall.embedding.gemini import GeminiEmbedder
 
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     with fake_gemini(status_plan=[429, 503]) as api:
@@ -146,8 +146,8 @@ def test_rate_limits_are_retried_and_errors_are_one_line(recall_home, monkeypatc
 
 
 def test_gemini_embedding_001_takes_its_task_as_task_type(recall_home, monkeypatch):
-    from recall.config import load_config
-    from recall.gemini import GeminiEmbedder
+    from recall.config.load import load_config
+    from recall.embedding.gemini import GeminiEmbedder
 
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     with fake_gemini(model="gemini-embedding-001") as api:
@@ -222,7 +222,7 @@ def test_the_hook_through_a_real_daemon_sends_no_message_and_says_nothing(gemini
         message = "how do I promote the postgres replica after failover?"
         stdin = json.dumps({"session_id": "s1", "transcript_path": "/nonexistent.jsonl", "cwd": "/",
                             "hook_event_name": "UserPromptSubmit", "prompt": message}).encode()
-        proc = subprocess.run([PY, "-P", "-m", "recall.hook"], input=stdin, capture_output=True,
+        proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=stdin, capture_output=True,
                               env=env_with(), timeout=30)
         assert proc.returncode == 0 and proc.stdout == b""
         # the daemon answers after the hook gives up, too: give it time to send, if it would

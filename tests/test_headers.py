@@ -9,13 +9,13 @@ import pytest
 
 from helpers.notes import write_note
 from recall.api import Recall
-from recall.chunking import chunk_text, header_text, readable_name
-from recall.config import load_config, packaged_settings
-from recall.embedders import get_embedder
+from recall.config.load import load_config, packaged_settings
+from recall.embedding.models import get_embedder
 from recall.errors import IndexDamaged
-from recall.indexer import SourceSpec
-from recall.search import Scope
-from recall.vector_index import index_dir, load_index
+from recall.indexing.indexer import SourceSpec
+from recall.notes.chunking import chunk_text, header_text, readable_name
+from recall.ranking.search import Scope
+from recall.store.vectors import index_dir, load_index
 
 
 def test_a_file_name_like_name_reads_as_words_and_any_other_name_is_kept():
@@ -76,7 +76,7 @@ def test_every_note_gets_one_header_chunk_outside_faiss_and_a_header_row(recall_
 def _expected_order(notes_dir, message: str, weight: float) -> tuple[list[str], list[float]]:
     """The order the setting says, computed here from the note files with the same model:
     (1 - w) * best chunk + w * header; and the best chunk scores, best first."""
-    from recall.notes import read_folder
+    from recall.notes.files import read_folder
 
     emb = get_embedder("hash")
     cfg = packaged_settings().chunking

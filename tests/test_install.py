@@ -14,10 +14,7 @@ from click.testing import CliRunner
 
 from helpers.daemon import write_config
 from helpers.env import env_with
-from recall import client
-from recall.cli.agents import install as install_cmd
-from recall.cli.agents import uninstall as uninstall_cmd
-from recall.install import (
+from recall.agents.install import (
     InstallError,
     add_hook,
     hook_entry,
@@ -27,6 +24,9 @@ from recall.install import (
     settings_path,
     uninstall,
 )
+from recall.cli.agents import install as install_cmd
+from recall.cli.agents import uninstall as uninstall_cmd
+from recall.ipc import client
 
 EXISTING = {
     "model": "opus",
@@ -51,11 +51,24 @@ def ours(settings: dict) -> list[dict]:
 def test_entry_is_exec_form_with_this_python():
     entry = hook_entry()
     assert entry == {"type": "command", "command": os.path.abspath(sys.executable),
-                     "args": ["-P", "-m", "recall.hook"], "timeout": 5}
+                     "args": ["-P", "-m", "recall.agents.hook"], "timeout": 5}
     assert is_ours(entry)
-    assert is_ours({"type": "command", "command": "/usr/bin/python3 -m recall.hook"})  # shell form
+    assert is_ours({"type": "command", "command": "/usr/bin/python3 -m recall.agents.hook"})  # shell form
     assert not is_ours({"type": "command", "command": "~/bin/prompt-logger.sh"})
     assert not is_ours({"type": "command", "command": "python", "args": ["-m", "recall.hooks"]})
+
+
+def test_an_entry_of_a_release_before_the_packages_is_replaced_and_removed(tmp_path):
+    """``-m recall.hook`` was the hook's module before recall/ was split into packages: an
+    upgrade's ``recall install`` leaves one entry, the current one; ``uninstall`` takes it out."""
+    former = {"type": "command", "command": "/usr/bin/python3", "args": ["-P", "-m", "recall.hook"], "timeout": 5}
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [former]}]}}))
+    assert is_ours(former)
+    assert install(path) == "updated"
+    assert ours(json.loads(path.read_text())) == [hook_entry()]
+    uninstall(path)
+    assert ours(json.loads(path.read_text())) == []
 
 
 def test_install_merges_is_idempotent_and_uninstall_restores_exactly(tmp_path):
@@ -90,7 +103,7 @@ def test_install_into_a_missing_file_and_remove_it_again(tmp_path):
 
 def test_reinstall_refreshes_a_stale_entry_and_drops_duplicates():
     settings = copy.deepcopy(EXISTING)
-    stale = {"type": "command", "command": "/old/venv/bin/python", "args": ["-m", "recall.hook"],
+    stale = {"type": "command", "command": "/old/venv/bin/python", "args": ["-m", "recall.agents.hook"],
              "timeout": 5}
     settings["hooks"]["UserPromptSubmit"].append({"hooks": [stale]})
     settings["hooks"]["UserPromptSubmit"].append({"hooks": [dict(stale)]})

@@ -8,9 +8,9 @@ import tomllib
 import numpy as np
 import pytest
 
-from recall.config import load_config, packaged_config_text
-from recall.learned import FEATURES, LearnedSelector, features
-from recall.selector import Hit, decide
+from recall.config.load import load_config, packaged_config_text
+from recall.ranking.learned import FEATURES, LearnedSelector, features
+from recall.ranking.selector import Hit, decide
 from recall_eval.tuning.config_file import set_learned
 from recall_eval.tuning.selector_fit import export, fit_pipeline
 
@@ -84,7 +84,7 @@ def test_decide_uses_the_learned_selector_when_configured(tmp_path):
     d = decide(prompt, ranked, never)
     assert d.kind == "nothing" and d.reason.startswith("learned selector")
     # the daemon's decision is the selector's decision
-    kind, p = never.learned.decide(prompt, [h.score for h in ranked])
+    kind, p = LearnedSelector.from_dict(never.learned).decide(prompt, [h.score for h in ranked])
     assert kind == "nothing" and 0.0 <= p <= 1.0
     assert len(features(prompt, [h.score for h in ranked])) == len(FEATURES)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers.corpora import B64, Case, build_corpus, harden_cases, issue16_cases, issue25_cases, issue25_file_names
-from recall.masking import MASK, find_secrets, mask_secrets
+from recall.privacy.masking import MASK, find_secrets, mask_secrets
 
 PROSE = Path(__file__).parent / "fixtures" / "secrets" / "prose.txt"
 MAX_FALSE_POSITIVE_RATE = 0.05
@@ -52,7 +52,7 @@ def test_token_is_found_by_its_shape_alone(case: Case):
 
 
 def test_own_rules_suffice_without_detect_secrets(monkeypatch):
-    import recall.masking as secrets_module
+    import recall.privacy.masking as secrets_module
 
     monkeypatch.setattr(secrets_module, "_rules", None)
     monkeypatch.setattr(secrets_module, "_detect_secrets_rules", lambda: [])
@@ -284,7 +284,7 @@ def test_command_line_rules_keep_what_is_not_a_secret():
 
 
 def test_issue25_file_names_are_masked_like_text():
-    from recall.notes import shown_path
+    from recall.notes.files import shown_path
 
     for seed in range(20):
         for stem, secret in issue25_file_names(seed):

@@ -12,10 +12,10 @@ import pytest
 from helpers.notes import write_note
 from helpers.paths import ROOT
 from recall.api import Recall
-from recall.config import load_config
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec
-from recall.paths import project_key
+from recall.config.load import load_config
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.privacy.paths import project_key
 
 pytest.importorskip("mcp")
 

@@ -13,7 +13,7 @@ import pytest
 
 from helpers.cli import run_cli
 from helpers.daemon import HASH_CONFIG, MATCHING, Daemons, index_dirs, wait_for, write_config
-from recall import client
+from recall.ipc import client
 
 MATCHING_ID = "feature-flags-unleash"
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from recall.notes import MAX_NOTE_BYTES, read_folder
+from recall.notes.files import MAX_NOTE_BYTES, read_folder
 
 
 def test_front_matter_top_level_and_metadata_layouts(tmp_path):

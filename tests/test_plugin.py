@@ -19,8 +19,8 @@ import yaml
 from helpers.agents import CLAUDE_EVENT, mcp_calls, substitute
 from helpers.daemon import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
 from helpers.paths import ROOT, SAMPLE_NOTES
-from recall import client
-from recall.paths import memory_dir
+from recall.ipc import client
+from recall.privacy.paths import memory_dir
 
 pytest.importorskip("mcp")
 

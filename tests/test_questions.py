@@ -12,13 +12,13 @@ from helpers.models import DEFAULT_MODEL
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
-from recall.config import load_config
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec
-from recall.notes import parse_note
-from recall.questions import MAX_QUESTION_CHARS, MAX_QUESTIONS, QUESTIONS_FILE, clean_questions
-from recall.search import Scope
-from recall.vector_index import index_dir, load_index
+from recall.config.load import load_config
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.notes.files import parse_note
+from recall.notes.questions import MAX_QUESTION_CHARS, MAX_QUESTIONS, QUESTIONS_FILE, clean_questions
+from recall.ranking.search import Scope
+from recall.store.vectors import index_dir, load_index
 
 SAMPLE_EXPANSIONS = Path(__file__).resolve().parent.parent / "datasets" / "sample" / "questions.jsonl"
 

@@ -17,11 +17,11 @@ import pytest
 from helpers.cli import run_cli
 from helpers.notes import write_note
 from helpers.paths import ROOT
-from recall import notegen
-from recall.config import load_config
-from recall.negatives import read_negatives_file
-from recall.notes import parse_note
-from recall.questions import read_questions_file
+from recall.authoring import notegen
+from recall.config.load import load_config
+from recall.notes.files import parse_note
+from recall.notes.questions import read_questions_file
+from recall.ranking.negatives import read_negatives_file
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from helpers.cli import run_cli
 from helpers.documents import latin_font, make_screenshot
-from recall.documents.recordings import pieces
+from recall.notes.documents.recordings import pieces
 
 pytest.importorskip("rapidocr", reason="the ocr extra")
 

@@ -1,4 +1,4 @@
-"""recall.safetext: every code point that is not printable, tried through each sanitizer
+"""recall.privacy.safetext: every code point that is not printable, tried through each sanitizer
 (exhaustively, in blocks), then seeded random mixtures for the properties (one line,
 nothing unsafe left, the visible text kept in order, JSON still decodes to the original)."""
 
@@ -10,8 +10,17 @@ import shlex
 
 import pytest
 
-from recall.safetext import INVISIBLE, agent_block, agent_json, agent_path, agent_text, one_line, terminal_text, visible
-from recall.selector import HEADER, Hit, headline, hook_line, render
+from recall.privacy.safetext import (
+    INVISIBLE,
+    agent_block,
+    agent_json,
+    agent_path,
+    agent_text,
+    one_line,
+    terminal_text,
+    visible,
+)
+from recall.ranking.selector import HEADER, Hit, headline, hook_line, render
 
 # Every code point no sanitizer may let through as it is (C0, C1, DEL, bidi, zero-width,
 # surrogates, private use, unassigned, line and paragraph separators, invisible fillers).

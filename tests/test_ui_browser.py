@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers.ui import UiServer, index_sample
-from recall.selector import HEADER
+from recall.ranking.selector import HEADER
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")

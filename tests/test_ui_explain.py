@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from helpers.daemon import CHITCHAT, MATCHING
-from recall import client
 from recall.daemon import log_path
-from recall.selector import line_bytes
+from recall.ipc import client
+from recall.ranking.selector import line_bytes
 
 pytestmark = pytest.mark.process
 

@@ -15,8 +15,8 @@ from starlette.testclient import TestClient
 from helpers.daemon import index_dirs, write_config
 from helpers.notes import write_note
 from helpers.ui import write_report
-from recall import client
 from recall.cli import main
+from recall.ipc import client
 from recall.ui.app import Settings, build_app
 from recall.ui.security import csrf_value
 

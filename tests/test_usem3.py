@@ -2,7 +2,7 @@
 
 import pytest
 
-from recall.embedders import USEM3_MODEL_ID, get_embedder, model_id_of
+from recall.embedding.models import USEM3_MODEL_ID, get_embedder, model_id_of
 
 pytestmark = pytest.mark.slow
 

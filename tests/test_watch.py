@@ -15,12 +15,12 @@ import pytest
 
 from helpers.notes import write_note
 from recall.api import Recall
-from recall.config import load_config
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec
-from recall.questions import QUESTIONS_FILE
-from recall.search import Scope
-from recall.vector_index import current_marker
+from recall.config.load import load_config
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.notes.questions import QUESTIONS_FILE
+from recall.ranking.search import Scope
+from recall.store.vectors import current_marker
 from recall.watch import Watcher, is_note_path
 
 EVERYTHING = Scope(everything=True)
@@ -172,7 +172,7 @@ def test_bursts_are_coalesced_and_non_notes_ignored(app, folder):
         # Files that are not notes change nothing.
         (folder / "MEMORY.md").write_text("- [x](x.md) index\n")
         (folder / ".hidden.md").write_text("hidden\n")
-        (folder / "notes.log").write_text("text\n")  # .txt is a document now (recall.documents)
+        (folder / "notes.log").write_text("text\n")  # .txt is a document now (recall.notes.documents)
         time.sleep(0.4)
         assert watcher.wait_idle(5)
         assert watcher.rebuilds == rebuilt

@@ -11,9 +11,9 @@ package importable here)
                     .claude/settings.json enabledMcpjsonServers (project servers need approval);
                     --user: mcpServers.recall in ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json),
                     where `claude mcp add --scope user` writes it
-claude, form ``command`` (the fallback): the exec-form command hook of ``recall.install``
+claude, form ``command`` (the fallback): the exec-form command hook of ``recall.agents.install``
 codex   hooks.json (~/.codex or $CODEX_HOME; --project: <root>/.codex/hooks.json)
-        hooks.UserPromptSubmit += {"type": "command", "command": "<python> -P -m recall.hook
+        hooks.UserPromptSubmit += {"type": "command", "command": "<python> -P -m recall.agents.hook
         --agent codex", "timeout": 5}, and ``[features] hooks = true`` in config.toml when no
         value is set (older releases need it). Codex runs a new user hook only after the user
         trusts it (``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust``).
@@ -22,52 +22,15 @@ codex, form ``mcp_tool`` (--form mcp_tool): hooks.UserPromptSubmit += {"type": "
         [mcp_servers.recall] (command <python>, args -P -m recall.mcp) in config.toml
 gemini  .gemini/settings.json (--user: ~/.gemini/settings.json)
         hooks.BeforeAgent += {"type": "command", "name": "recall", "command": "<python> -P -m
-        recall.hook --agent gemini", "timeout": 5000}  (milliseconds), and
+        recall.agents.hook --agent gemini", "timeout": 5000}  (milliseconds), and
         ``hooksConfig.enabled = true`` when unset (the stable channel needs it)
 opencode  .opencode/plugins/recall.js (--user: ~/.config/opencode/plugins/, or under
         $XDG_CONFIG_HOME): a plugin whose ``chat.message`` hook runs ``<python> -P -m
-        recall.hook --agent opencode`` and adds its block as a hidden (synthetic) text part
+        recall.agents.hook --agent opencode`` and adds its block as a hidden (synthetic) text part
         of the message; see recall.agents.opencode
---track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -P -m recall.track]}
+--track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -P -m recall.agents.track]}
 
 ``uninstall --agent X`` removes exactly these: our hook entries (recognised by what they run),
 and the MCP server entry, approvals, flags and files install added, which it notes in
 ``RECALL_HOME/installed.json`` (so a server you registered or a flag you set yourself stays).
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-
-from ..install import InstallError
-from .claude import install_claude, uninstall_claude
-from .codex import install_codex, uninstall_codex
-from .gemini import install_gemini, uninstall_gemini
-from .opencode import install_opencode, uninstall_opencode
-from .shared import AGENTS, FORMS
-
-# --- one entry point ---------------------------------------------------------------------------
-
-
-def install_agent(agent: str, project: bool, cwd: Path | None = None, form: str | None = None,
-                  track_reads: bool = False) -> list[str]:
-    if agent == "claude":
-        return install_claude(project, cwd, form, track_reads)
-    if form == "mcp_tool" and agent != "codex":
-        raise InstallError(f"{agent}: only the command form is available (--form command)")
-    if track_reads:
-        raise InstallError(f"{agent}: --track-reads is for Claude Code's Read tool only")
-    if agent == "opencode":
-        return install_opencode(project, cwd)
-    return install_codex(project, cwd, form) if agent == "codex" else install_gemini(project, cwd)
-
-
-def uninstall_agent(agent: str, project: bool, cwd: Path | None = None) -> list[str]:
-    if agent == "claude":
-        return uninstall_claude(project, cwd)
-    if agent == "opencode":
-        return uninstall_opencode(project, cwd)
-    return uninstall_codex(project, cwd) if agent == "codex" else uninstall_gemini(project, cwd)
-
-
-__all__ = ["AGENTS", "FORMS", "install_agent", "uninstall_agent"]

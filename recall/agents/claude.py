@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from ..install import (
+from recall.agents.install import (
     InstallError,
     add_hook,
     hook_entry,
@@ -14,7 +14,7 @@ from ..install import (
     remove_hook,
     write_settings,
 )
-from .shared import (
+from recall.agents.shared import (
     MCP_MODULE,
     MCP_TOOL_SINCE,
     SERVER_NAME,

@@ -1,6 +1,6 @@
 """Codex CLI: a UserPromptSubmit hook in hooks.json, and ``[features] hooks = true``.
 
-Form ``command`` (the default): ``<python> -P -m recall.hook --agent codex``, a process per
+Form ``command`` (the default): ``<python> -P -m recall.agents.hook --agent codex``, a process per
 message. Form ``mcp_tool`` (``--form mcp_tool``): ``{"type": "mcp_tool", "server": "recall",
 "tool": "recall_context", "input": {"prompt": "${prompt}"}}`` and recall's MCP server as
 ``[mcp_servers.recall]`` in config.toml; Codex 0.171.0 calls it on UserPromptSubmit (under
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..install import (
+from recall.agents.install import (
     CONTEXT_TOOL,
     HOOK_TIMEOUT_S,
     InstallError,
@@ -21,7 +21,7 @@ from ..install import (
     remove_hook,
     write_settings,
 )
-from .shared import (
+from recall.agents.shared import (
     MCP_MODULE,
     SERVER_NAME,
     codex_dir,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..install import (
+from recall.agents.install import (
     add_hook,
     load_settings,
     remove_hook,
     write_settings,
 )
-from .shared import (
+from recall.agents.shared import (
     drop_if_created_and_empty,
     gemini_entry,
     gemini_settings,

@@ -9,7 +9,7 @@ A pushed part needs its own ``id`` (OpenCode rejects the message otherwise: "Sch
 Missing key part.id", found with 1.18.33); part ids sort by time, so ours is the last part's
 id plus one in its time field.
 
-The plugin runs the same hook process as Codex and Gemini (``<python> -P -m recall.hook
+The plugin runs the same hook process as Codex and Gemini (``<python> -P -m recall.agents.hook
 --agent opencode``: the daemon's budget, the start of a missing daemon, fail-open), so recall's
 logic stays in Python; it adds nothing when the hook prints nothing, the hook fails, or it runs
 past ``HOOK_TIMEOUT_S``, and it never throws into OpenCode. Skipped, as nobody typed them:
@@ -28,8 +28,8 @@ import json
 import os
 from pathlib import Path
 
-from ..install import HOOK_MODULE, HOOK_TIMEOUT_S, InstallError
-from .shared import (
+from recall.agents.install import HOOK_MODULE, HOOK_TIMEOUT_S, InstallError
+from recall.agents.shared import (
     python,
     root_of,
     state_note,

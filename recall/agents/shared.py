@@ -10,18 +10,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..install import (
+from recall.agents.install import (
     CONTEXT_TOOL,
     HOOK_MODULE,
     HOOK_TIMEOUT_S,
 )
-from ..paths import claude_config_dir, ensure_private_dir, git_toplevel, private_open, project_root, recall_home
+from recall.privacy.paths import (
+    claude_config_dir,
+    ensure_private_dir,
+    git_toplevel,
+    private_open,
+    project_root,
+    recall_home,
+)
 
 AGENTS = ("claude", "codex", "gemini", "opencode")
 FORMS = ("mcp_tool", "command")
 SERVER_NAME = "recall"
 MCP_MODULE = "recall.mcp"
-TRACK_MODULE = "recall.track"
+TRACK_MODULE = "recall.agents.track"
 # Claude Code added the mcp_tool hook type in v2.1.118 (its changelog, 2026-04-23).
 MCP_TOOL_SINCE = (2, 1, 118)
 GEMINI_TIMEOUT_MS = 5000

@@ -5,7 +5,7 @@ User errors print one line, never a traceback (``common.clean_errors``). Heavy m
 so ``recall --help`` stays fast.
 """
 
-from .common import UserError, clean_errors
-from .main import main, run
+from recall.cli.common import UserError, clean_errors
+from recall.cli.main import main, run
 
 __all__ = ["UserError", "clean_errors", "main", "run"]

@@ -2,7 +2,7 @@
 
 import os
 
-from .main import run
+from recall.cli.main import run
 
 if __name__ == "__main__":
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..agents.shared import AGENTS, FORMS
-from .common import UserError, say
+from recall.agents.shared import AGENTS, FORMS
+from recall.cli.common import UserError, say
 
 
 def _scope_option(fn):
@@ -43,9 +43,9 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     second run leaves one entry. Then starts the daemon, times a warm question and says
     whether it fits in daemon.hook_budget_ms.
     """
-    from ..agents import install_agent
-    from ..config import load_config, user_config_path
-    from ..install import InstallError, latency_check
+    from recall.agents.install import InstallError, latency_check
+    from recall.agents.registry import install_agent
+    from recall.config.load import load_config, user_config_path
 
     try:
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
@@ -55,7 +55,7 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
         say(line)
     if scope == "project":
         say("note: the entry holds this machine's Python path; teammates run `recall install` too")
-    from .questions import install_line
+    from recall.cli.questions import install_line
 
     consent = install_line(agent)
     if consent:
@@ -85,8 +85,8 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
               help="Whose hook to remove.")
 def uninstall(scope: str, agent: str) -> None:
     """Remove exactly what `recall install` added for that agent (hook, MCP server entry, flags)."""
-    from ..agents import uninstall_agent
-    from ..install import InstallError
+    from recall.agents.install import InstallError
+    from recall.agents.registry import uninstall_agent
 
     try:
         done = uninstall_agent(agent, scope == "project", Path.cwd())

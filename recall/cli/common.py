@@ -2,7 +2,7 @@
 
 User errors print one line (``Error: ...``, exit 1), never a traceback. Everything a command
 prints goes through ``say`` (and an error's message through ``UserError``): text from notes,
-file names and teammates is made safe for a terminal there (``recall.safetext.terminal_text``),
+file names and teammates is made safe for a terminal there (``recall.privacy.safetext.terminal_text``),
 so no note can send an escape sequence to the user's terminal (tests/test_architecture.py
 checks that no other printer is used under recall/cli)."""
 
@@ -12,11 +12,11 @@ import sqlite3
 
 import click
 
-from ..client import DaemonUntrusted
-from ..config import ConfigError
-from ..embedders import EmbedderError
-from ..errors import RecallError
-from ..safetext import terminal_text
+from recall.config.load import ConfigError
+from recall.embedding.models import EmbedderError
+from recall.errors import RecallError
+from recall.ipc.client import DaemonUntrusted
+from recall.privacy.safetext import terminal_text
 
 
 def say(message: object = "", err: bool = False, nl: bool = True) -> None:
@@ -63,18 +63,18 @@ def clean_errors(*extra):
 
 def _state_error(exc: BaseException) -> str | None:
     """One line for a SQLite error or a full disk met anywhere; None: not ours to explain."""
-    from ..errors import DiskFull, is_disk_full, is_unwritable
-    from ..paths import recall_home
+    from recall.errors import DiskFull, is_disk_full, is_unwritable
+    from recall.privacy.paths import recall_home
 
     if is_disk_full(exc):
         return str(DiskFull(getattr(exc, "filename", None) or recall_home()))
     if is_unwritable(exc):  # a read-only mount, another user's file: what and the repair
-        from ..trust import home_problem
+        from recall.privacy.trust import home_problem
 
         return home_problem(recall_home()) or str(exc)
     if isinstance(exc, sqlite3.DatabaseError):
-        from ..api import DB_NAME
-        from ..store import store_error
+        from recall.api import DB_NAME
+        from recall.store.sqlite import store_error
 
         err = store_error(recall_home() / DB_NAME, exc)
         return str(err) if isinstance(err, RecallError) else f"SQLite: {exc} ({recall_home() / DB_NAME})"
@@ -86,13 +86,13 @@ fail_cleanly = clean_errors()
 
 def pg_store_error() -> type[Exception]:
     """The team store's error, for ``clean_errors``: psycopg is imported only when it is raised."""
-    from ..pgstore import PgStoreError
+    from recall.team.store import PgStoreError
 
     return PgStoreError
 
 
 def recall_app():
     """The core (``recall.api.Recall``) under RECALL_HOME, built when a command runs."""
-    from ..api import Recall
+    from recall.api import Recall
 
     return Recall()

@@ -13,8 +13,8 @@ from collections import deque
 
 import click
 
-from ..safetext import one_line
-from .common import UserError, fail_cleanly, say
+from recall.cli.common import UserError, fail_cleanly, say
+from recall.privacy.safetext import one_line
 
 STOP_WAIT_S = 10.0
 
@@ -31,11 +31,11 @@ def serve(foreground: bool, wait_s: float) -> None:
     It loads the model and the index once and answers the hook over a private socket;
     it exits after daemon.idle_exit_hours without a question, or on `recall stop`.
     """
-    from .. import client
+    from recall.ipc import client
 
     _preflight()
     if foreground:
-        from ..daemon import run_daemon
+        from recall.daemon import run_daemon
 
         sys.exit(run_daemon(foreground=True))
     ready = client.wait_until_ready(timeout_s=0.3)
@@ -55,12 +55,12 @@ def _preflight() -> None:
     """What would make the daemon exit at start, said in one line before starting it (not
     after `--wait` seconds of silence): another user's or a read-only home, a broken config
     file, a damaged index."""
-    from ..config import ConfigError, load_config
-    from ..embedders import model_id_of
-    from ..errors import IndexDamaged
-    from ..paths import recall_home
-    from ..trust import require_home
-    from ..vector_index import load_index
+    from recall.config.load import ConfigError, load_config
+    from recall.embedding.models import model_id_of
+    from recall.errors import IndexDamaged
+    from recall.privacy.paths import recall_home
+    from recall.privacy.trust import require_home
+    from recall.store.vectors import load_index
 
     require_home(recall_home())  # another user's or read-only: HomeUnusable, its line
     try:
@@ -73,7 +73,7 @@ def _preflight() -> None:
         return
     try:
         if load_index(model_id) is None:  # none on disk: was one built (its folder deleted)?
-            from ..api import Recall
+            from recall.api import Recall
 
             app = Recall(config=config)
             for path, what in app.missing_indexes(app.store.index_runs(), model_id):
@@ -84,7 +84,7 @@ def _preflight() -> None:
 
 def _wait_gone(timeout_s: float) -> bool:
     """Wait until the daemon's lock is free, i.e. its process has exited."""
-    from ..daemon import lock_is_free
+    from recall.daemon import lock_is_free
 
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
@@ -102,8 +102,8 @@ def stop() -> None:
     Found by its status file, or else by its lock file (a daemon whose socket or status
     file was deleted under it), and asked to stop; one that does not answer gets SIGTERM.
     """
-    from .. import client
-    from ..daemon import clean_stale
+    from recall.daemon import clean_stale
+    from recall.ipc import client
 
     status = client.read_status()
     pid = int(status["pid"]) if status is not None else client.lock_holder()
@@ -135,7 +135,7 @@ def stop() -> None:
                    "(needs `recall install --track-reads`).")
 def log_cmd(lines: int, stats: bool) -> None:
     """Show the end of the daemon's log: what was handed over (never the prompts)."""
-    from ..daemon import log_path
+    from recall.daemon import log_path
 
     if stats:
         _print_stats()
@@ -159,7 +159,7 @@ def log_cmd(lines: int, stats: bool) -> None:
 
 
 def _print_stats() -> None:
-    from ..track import reads_path, stats
+    from recall.agents.track import reads_path, stats
 
     rows = stats()
     if not rows:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import UserError, fail_cleanly, recall_app, say
+from recall.cli.common import UserError, fail_cleanly, recall_app, say
 
 
 @click.command()
@@ -87,8 +87,8 @@ def _progress_bar(quiet: bool):
 def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     """The folders to index: DIRs as ``kind``, else the project's memory and the rules
     that exist (a missing one is noted and skipped)."""
-    from ..indexer import SourceSpec
-    from ..paths import project_key
+    from recall.indexing.indexer import SourceSpec
+    from recall.privacy.paths import project_key
 
     if dirs:
         for d in dirs:
@@ -134,7 +134,7 @@ def calibrate(target_silence: float | None) -> None:
     for problem in cal.problems:
         say(f"warning: {problem}", err=True)
     say(_calibration_line(cal))
-    from ..calibration import FILE
+    from recall.ranking.calibration import FILE
 
     say(f"written to {app.home / FILE}")
 
@@ -142,7 +142,7 @@ def calibrate(target_silence: float | None) -> None:
 def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources) -> str | None:
     """After `recall index`: start the background run when allowed and something is pending;
     returns the line to print (or None)."""
-    from ..agentcli import consented, describe, find_agent, offer, plan, start_background
+    from recall.authoring.agentcli import consented, describe, find_agent, offer, plan, start_background
 
     choice = app.config.questions.generate
     agent = find_agent(choice, app.config.questions.model)

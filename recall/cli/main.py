@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .. import __version__
+from recall import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,7 +22,7 @@ def main() -> None:
 
 def _register(group: click.Group) -> None:
     """Every command, one module per concept; each imports its heavy modules when it runs."""
-    from . import agents, daemon, index, mcp, models, query, questions, search, status, team, ui, watch
+    from recall.cli import agents, daemon, index, mcp, models, query, questions, search, status, team, ui, watch
 
     for command in (index.index, index.calibrate, query.query, search.search,
                     status.status, status.config_cmd, models.models,

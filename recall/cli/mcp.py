@@ -11,6 +11,6 @@ def mcp_cmd() -> None:
 
     Register it with: claude mcp add --scope user --transport stdio recall -- PYTHON -m recall.mcp
     """
-    from ..mcp.server import main as serve
+    from recall.mcp.server import main as serve
 
     serve()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import fail_cleanly, say
+from recall.cli.common import fail_cleanly, say
 
 
 @click.command()
@@ -16,7 +16,7 @@ def models(name: str | None) -> None:
     Downloads happen here and only here: indexing, the hook and the daemon never
     download anything.
     """
-    from ..model_files import fetch, list_models
+    from recall.embedding.files import fetch, list_models
 
     if not name:
         for line in list_models():

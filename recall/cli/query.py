@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..safetext import one_line
-from .common import fail_cleanly, recall_app, say
+from recall.cli.common import fail_cleanly, recall_app, say
+from recall.privacy.safetext import one_line
 
 
 @click.command()
@@ -21,7 +21,7 @@ from .common import fail_cleanly, recall_app, say
 @fail_cleanly
 def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
     """Search the notes for TEXT and show what the hook would hand over."""
-    from ..search import Scope
+    from recall.ranking.search import Scope
 
     app = recall_app()
     res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything), typed=True)

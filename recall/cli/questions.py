@@ -1,4 +1,4 @@
-"""`recall questions`: an agent CLI you already have writes your notes' questions (recall.agentcli)."""
+"""`recall questions`: an agent CLI you already have writes your notes' questions (recall.authoring.agentcli)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import UserError, fail_cleanly, recall_app, say
+from recall.cli.common import UserError, fail_cleanly, recall_app, say
 
 _DIRS = click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
 _KIND = click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
@@ -14,14 +14,14 @@ _KIND = click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), def
 
 
 def _sources(app, dirs: tuple[Path, ...], kind: str) -> list:
-    from .index import _sources as index_sources
+    from recall.cli.index import _sources as index_sources
 
     return index_sources(app, dirs, kind, Path.cwd())
 
 
 def _known_sources(app) -> list:
     """This project's folders (as `recall index` takes them) and every note folder indexed before."""
-    from ..agentcli import indexed_sources
+    from recall.authoring.agentcli import indexed_sources
 
     out = {s.root.resolve(): s for s in _sources(app, (), "dir")}
     for spec in indexed_sources(app):
@@ -31,7 +31,7 @@ def _known_sources(app) -> list:
 
 def pending_line(app, sources) -> str:
     """What a run would send and cost now, or that nothing is pending."""
-    from ..agentcli import describe, find_agent, plan
+    from recall.authoring.agentcli import describe, find_agent, plan
 
     states, cost = plan(sources, app.config.questions.batch_notes)
     if not states:
@@ -55,7 +55,7 @@ def questions(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from ..agentcli import consented, find_agent
+    from recall.authoring.agentcli import consented, find_agent
 
     app = recall_app()
     choice = app.config.questions.generate
@@ -72,7 +72,7 @@ def questions(ctx: click.Context) -> None:
 @fail_cleanly
 def on(agent_name: str) -> None:
     """Allow it: writes [questions] generate to config.toml, after showing the cost."""
-    from ..agentcli import find_agent, set_generate
+    from recall.authoring.agentcli import find_agent, set_generate
 
     app = recall_app()
     if find_agent(agent_name) is None:
@@ -88,7 +88,7 @@ def on(agent_name: str) -> None:
 @fail_cleanly
 def off() -> None:
     """Never send notes to an agent: writes [questions] generate = "off" to config.toml."""
-    from ..agentcli import set_generate
+    from recall.authoring.agentcli import set_generate
 
     say(f"[questions] generate = \"off\" in {set_generate('off')}")
 
@@ -104,7 +104,7 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
 
     What `recall index` starts in the background once allowed; DIRs as for `recall index`.
     """
-    from ..agentcli import AgentError, consented, find_agent, generate_folder, plan, run_lock
+    from recall.authoring.agentcli import AgentError, consented, find_agent, generate_folder, plan, run_lock
 
     app = recall_app()
     choice = app.config.questions.generate
@@ -113,7 +113,7 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     agent = find_agent(choice, app.config.questions.model)
     if agent is None:
         raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
-    from ..agentcli import indexed_sources
+    from recall.authoring.agentcli import indexed_sources
 
     sources = indexed_sources(app) if indexed else _sources(app, dirs, kind)
     log = (lambda _m: None) if quiet else (lambda m: say(m, err=True))
@@ -142,7 +142,7 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
 def install_line(agent_name: str) -> str | None:
     """`recall install`'s line about questions: the one-time question with its cost (not
     allowed yet), or who writes them (allowed); nothing once declined or with no agent CLI."""
-    from ..agentcli import AGENTS, consented, find_agent
+    from recall.authoring.agentcli import AGENTS, consented, find_agent
 
     app = recall_app()
     q = app.config.questions

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..safetext import one_line
-from .common import fail_cleanly, recall_app, say
+from recall.cli.common import fail_cleanly, recall_app, say
+from recall.privacy.safetext import one_line
 
 SNIPPET_CHARS = 240
 
@@ -30,7 +30,7 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     the hook leaves out). A document's result names the page, slide, sheet, section or
     time range that matched, with the matching text.
     """
-    from ..search import Scope
+    from recall.ranking.search import Scope
 
     text = " ".join(words)
     app = recall_app()

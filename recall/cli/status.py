@@ -7,8 +7,8 @@ import time
 
 import click
 
-from ..config import load_config, user_config_path
-from .common import fail_cleanly, recall_app, say
+from recall.cli.common import fail_cleanly, recall_app, say
+from recall.config.load import load_config, user_config_path
 
 
 @click.command()
@@ -28,14 +28,14 @@ def status(as_json: bool) -> None:
     if st.problems:
         info["index_problems"] = st.problems
     if st.indexing is not None:
-        from ..progress import describe
+        from recall.indexing.progress import describe
 
         info["indexing"] = st.indexing if as_json else describe(st.indexing)
     old = app.switched_from(st.runs)
     if old is not None:
         info["model_switch"] = (f"the notes are indexed with {old}, not yet with {st.model['model_id']}: "
                                 "the daemon embeds them again when it starts (`recall index` does it now)")
-    from ..client import daemon_status
+    from recall.ipc.client import daemon_status
 
     info["daemon"] = daemon_status()
     info["thresholds"] = _thresholds_in_force(app)
@@ -51,7 +51,7 @@ def status(as_json: bool) -> None:
 
 def _thresholds_in_force(app) -> dict:
     """Which thresholds the selector uses for the configured model, and where they came from."""
-    from ..embedders import model_id_of
+    from recall.embedding.models import model_id_of
 
     model_id = model_id_of(app.config.model)
     t = app.config.thresholds_for(model_id)

@@ -1,7 +1,7 @@
-"""``recall team ...``: the team store (PostgreSQL + pgvector, ``recall.pgstore``).
+"""``recall team ...``: the team store (PostgreSQL + pgvector, ``recall.team.store``).
 
 Members push, search, look and forget; the database administrator sets the store up
-(``init``) and lets people in (``add-member``, ``recall.pgadmin``). Who may read and
+(``init``) and lets people in (``add-member``, ``recall.team.admin``). Who may read and
 change what is decided by the server (roles and row-level security), not here.
 ``recall.cli.main`` adds the group; psycopg is imported inside the commands.
 """
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import click
 
-from ..safetext import one_line
-from .common import UserError, clean_errors, pg_store_error, recall_app, say
+from recall.cli.common import UserError, clean_errors, pg_store_error, recall_app, say
+from recall.privacy.safetext import one_line
 
 
 def _server_error() -> type[Exception]:
     """psycopg's base error (a row policy or a privilege the server refused), if installed."""
-    from ..pgstore import PgStoreError
+    from recall.team.store import PgStoreError
 
     try:
         import psycopg
@@ -47,7 +47,7 @@ def _clean_errors(fn):
 
 
 def _url(app, url: str | None) -> str:
-    from ..pgconnect import URL_ENV, PgStoreError, team_url, transport_warning
+    from recall.team.connect import URL_ENV, PgStoreError, team_url, transport_warning
 
     url = url or team_url(app.config)
     if not url:
@@ -59,8 +59,8 @@ def _url(app, url: str | None) -> str:
 
 
 def _team_index(app, url: str | None):
-    from ..pgconnect import legacy_owner_label, team_schema
-    from ..pgstore import PgIndex
+    from recall.team.connect import legacy_owner_label, team_schema
+    from recall.team.store import PgIndex
 
     label = legacy_owner_label(app.config)
     if label:
@@ -97,8 +97,8 @@ def team_init(adopt: tuple[str, ...], url: str | None) -> None:
     SCHEMA_reader (read only), and their grants; upgrades a schema made by an older
     recall. Prints what it did. Uses this machine's model (config `model`).
     """
-    from ..pgadmin import init_store
-    from ..pgconnect import team_schema
+    from recall.team.admin import init_store
+    from recall.team.connect import team_schema
 
     pairs = {}
     for item in adopt:
@@ -127,8 +127,8 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
     shows NAME only team rows and its own. The password goes to the server as a SCRAM
     hash; NAME keeps it in ~/.pgpass.
     """
-    from ..pgadmin import add_member
-    from ..pgconnect import team_schema
+    from recall.team.admin import add_member
+    from recall.team.connect import team_schema
 
     if password_file is not None and no_password:
         raise UserError("--password-file and --no-password exclude each other")
@@ -159,8 +159,8 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
-    from ..indexer import Indexer, SourceSpec
-    from ..paths import project_key
+    from recall.indexing.indexer import Indexer, SourceSpec
+    from recall.privacy.paths import project_key
 
     app = recall_app()
     cwd = Path.cwd()
@@ -171,7 +171,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
     if not plan:
         raise UserError("nothing to push: give DIRs, or create this project's memory folder first")
     with closing(_team_index(app, url)) as index:
-        # The one write path `recall index` takes (recall.indexer), into the team store.
+        # The one write path `recall index` takes (recall.indexing.indexer), into the team store.
         indexer = Indexer(index, app.embedder, app.config.chunking)
         for spec in plan:
             visible = shared if shared is not None else spec.kind != "memory"
@@ -195,7 +195,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
                 url: str | None) -> None:
     """Search your notes and the team's on the server (the question stays here)."""
-    from ..search import Scope
+    from recall.ranking.search import Scope
 
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), repo, everything)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import UserError, say
+from recall.cli.common import UserError, say
 
 
 @click.command("ui")
@@ -28,7 +28,7 @@ def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool, u
     if upload_dir is not None and not allow_writes:
         raise UserError("--upload-dir needs --allow-writes (uploads write files)")
     try:
-        from ..ui.server import serve
+        from recall.ui.server import serve
     except ImportError as exc:
         raise UserError(f"the page needs the ui extra ({exc.name} missing): pip install -e '.[ui]'") \
             from None

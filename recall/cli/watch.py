@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import clean_errors, pg_store_error, recall_app, say
+from recall.cli.common import clean_errors, pg_store_error, recall_app, say
 
 
 @click.command("watch")
@@ -22,9 +22,9 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> Non
     Watches DIRs, or every folder already indexed under RECALL_HOME. A saved note is
     searchable within a second; searches never see it half-updated or twice.
     """
-    from ..indexer import SourceSpec
-    from ..paths import project_key
-    from ..watch import run_watch
+    from recall.indexing.indexer import SourceSpec
+    from recall.privacy.paths import project_key
+    from recall.watch import run_watch
 
     sources = None
     if dirs:

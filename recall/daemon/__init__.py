@@ -21,9 +21,9 @@ Never starved, never wedged (every bound is in ``[daemon]`` of the config):
   answered "busy" and closed, so an idle or slow flood cannot hold out a live hook;
 * whole requests go to ``workers`` threads through a queue of ``max_queued``; when it is
   full the request is answered "busy" at once (the hook then prints nothing, in time);
-* questions are embedded in batches (``recall.batcher``): those that arrive while the
+* questions are embedded in batches (``recall.embedding.batcher``): those that arrive while the
   model runs go in its next call together, each cut to one window of the model
-  (``recall.embedders.fit_query``); a question whose asker gave up is dropped unembedded;
+  (``recall.embedding.models.fit_query``); a question whose asker gave up is dropped unembedded;
 * running out of file descriptors in ``accept()`` logs one line, refuses the waiting
   connection through a spare descriptor, backs off briefly and keeps serving;
 * its files are checked every ``POLL_S``: a deleted or replaced socket is bound anew, a
@@ -38,7 +38,7 @@ Private by construction:
 * on a UNIX socket the peer's uid is read from the kernel (SO_PEERCRED on Linux,
   LOCAL_PEERCRED on macOS/BSD) and anyone but this user is refused without a reply;
 * with ``daemon.transport = "tcp"`` (Windows) it listens on 127.0.0.1 only, requests
-  must carry the secret, and replies are signed (see ``recall.client``);
+  must carry the secret, and replies are signed (see ``recall.ipc.client``);
 * the log (0600, rotated) records what was handed over: note ids, scores, bytes,
   timings, the decision. Never the prompt, and never an exception's message (which
   could quote it).
@@ -49,11 +49,11 @@ removing its socket and status file. A re-built index is picked up without a res
 ``Recall.query`` checks the index's ``current`` marker on every question.
 """
 
-from .files import remove_files
-from .lifecycle import acquire_lock, clean_stale, lock_is_free, main, run_daemon
-from .logs import log_path
-from .peer import check_peer, expected_uid, peer_uid
-from .server import MAX_REQUEST_BYTES, Daemon
+from recall.daemon.files import remove_files
+from recall.daemon.lifecycle import acquire_lock, clean_stale, lock_is_free, main, run_daemon
+from recall.daemon.logs import log_path
+from recall.daemon.peer import check_peer, expected_uid, peer_uid
+from recall.daemon.server import MAX_REQUEST_BYTES, Daemon
 
 __all__ = ["MAX_REQUEST_BYTES", "Daemon", "acquire_lock", "check_peer", "clean_stale", "expected_uid",
            "lock_is_free", "log_path", "main", "peer_uid", "remove_files", "run_daemon"]

@@ -1,6 +1,6 @@
 """``python -m recall.daemon [--foreground]``: what the hook starts, detached."""
 
-from .lifecycle import main
+from recall.daemon.lifecycle import main
 
 if __name__ == "__main__":
     main()

@@ -8,10 +8,10 @@ import selectors
 import socket
 from pathlib import Path
 
-from .. import client
-from ..paths import FILE_MODE, ensure_private_dir, private_open
-from .logs import log_event, log_exception
-from .state import DaemonState
+from recall.daemon.logs import log_event, log_exception
+from recall.daemon.state import DaemonState
+from recall.ipc import client
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open
 
 # Connections the kernel holds for us between two accepts (a burst of hooks at once).
 LISTEN_BACKLOG = 512

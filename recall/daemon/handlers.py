@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .logs import log_event, log_exception
-from .state import DaemonState
+from recall.daemon.logs import log_event, log_exception
+from recall.daemon.state import DaemonState
 
 COMMANDS = ("query", "status", "stop", "ping", "explain")
 INLINE = ("status", "stop", "ping")  # answered by the reading thread at once, never queued
@@ -80,9 +80,9 @@ class Handlers(DaemonState):
             if not self.ready.wait(max(0.0, wait)):
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)
                 raise _NotNow("loading")
-        from ..batcher import Expired
-        from ..embedders import QUERY_CHARS_MAX
-        from ..search import Scope
+        from recall.embedding.batcher import Expired
+        from recall.embedding.models import QUERY_CHARS_MAX
+        from recall.ranking.search import Scope
 
         app = self.app
         scope = Scope.from_flags(cwd if isinstance(cwd, str) and cwd else Path.home(),
@@ -99,7 +99,7 @@ class Handlers(DaemonState):
             raise _NotNow("expired") from None
 
     def cmd_query(self, req: dict) -> dict:
-        from ..selector import hook_line
+        from recall.ranking.selector import hook_line
 
         t0 = time.perf_counter()
         try:
@@ -130,8 +130,8 @@ class Handlers(DaemonState):
         daemon stops after this answer, and the next question starts one with the new model
         (which embeds the notes again: ``lifecycle.switch_model``). Adds ``restarting`` to
         the reply then."""
-        from ..config import load_config, user_config_path
-        from ..embedders import model_id_of
+        from recall.config.load import load_config, user_config_path
+        from recall.embedding.models import model_id_of
 
         stamp = config_stamp(user_config_path())
         if stamp == self.config_stamp:
@@ -152,7 +152,7 @@ class Handlers(DaemonState):
         ``recall ui``'s "try a message"): every ranked note, the settings in force and the
         config file each came from. Not an injection: nothing is logged, not even the
         decision, and the prompt never is."""
-        from ..selector import hook_line
+        from recall.ranking.selector import hook_line
 
         try:
             res, project = self._ask(req)

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import client
-from ..errors import HomeUnusable
-from ..paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
-from ..trust import require_home
-from .files import remove_files
-from .logs import log_event, log_exception, setup_logging
-from .server import Daemon
+from recall.daemon.files import remove_files
+from recall.daemon.logs import log_event, log_exception, setup_logging
+from recall.daemon.server import Daemon
+from recall.errors import HomeUnusable
+from recall.ipc import client
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
+from recall.privacy.trust import require_home
 
 
 def acquire_lock(path: Path) -> int | None:
@@ -83,9 +83,9 @@ def load_app(daemon: Daemon, config: Any) -> None:
     cannot load stops the daemon (exit status 1)."""
     t0 = time.perf_counter()
     try:
-        from ..api import Recall
-        from ..batcher import QueryBatcher
-        from ..embedders import backend_of, get_embedder
+        from recall.api import Recall
+        from recall.embedding.batcher import QueryBatcher
+        from recall.embedding.models import backend_of, get_embedder
 
         model = get_embedder(config.model)
         # One message's embedding before "ready": some models load their weights on first use
@@ -108,7 +108,7 @@ def load_app(daemon: Daemon, config: Any) -> None:
     log_event("ready", load_s=round(load_s, 3), device=str(getattr(app.embedder, "device", "")))
     try:  # [watch] enabled: re-index notes as they are saved, in this process; watching before
         # "ready", so that a note saved just after a client saw the daemon ready is not missed
-        from ..watch import maybe_start_watcher
+        from recall.watch import maybe_start_watcher
 
         daemon.watcher = maybe_start_watcher(app)
     except Exception as exc:  # noqa: BLE001 - searching matters more than watching
@@ -127,7 +127,7 @@ def switch_model(daemon: Daemon, app: Any, config: Any, switched_from: str) -> N
     store connection of this thread; progress goes to the log and ``recall status``. Until
     the new generation is live, questions get nothing; then the searcher and the
     calibration are picked up by the next question (``Recall.query`` refreshes both)."""
-    from ..api import Recall
+    from recall.api import Recall
 
     progress: dict[str, Any] = {"from": switched_from, "to": daemon.model_id, "stage": "embedding"}
     daemon.model_switch = progress
@@ -162,7 +162,7 @@ def _new_daemon(config: Any, lock_fd: int) -> Daemon | None:
     transport = config.daemon.transport
     if sys.platform == "win32" or not hasattr(socket, "AF_UNIX"):
         transport = "tcp"  # no peer credentials on Windows: loopback + secret instead
-    from ..embedders import model_id_of
+    from recall.embedding.models import model_id_of
 
     try:
         model_id = model_id_of(config.model)
@@ -189,8 +189,8 @@ def run_daemon(foreground: bool = False) -> int:
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from ..config import load_config, user_config_path
-    from .handlers import config_stamp
+    from recall.config.load import load_config, user_config_path
+    from recall.daemon.handlers import config_stamp
 
     stamp = config_stamp(user_config_path())  # before reading it: an edit meanwhile is seen
     config = load_config()

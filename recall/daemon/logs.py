@@ -10,8 +10,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..paths import ensure_private_dir, private_open, recall_home
-from ..safetext import terminal_text
+from recall.privacy.paths import ensure_private_dir, private_open, recall_home
+from recall.privacy.safetext import terminal_text
 
 log = logging.getLogger("recall.daemon")
 

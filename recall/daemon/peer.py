@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..trust import peer_uid
+from recall.privacy.trust import peer_uid
 
 __all__ = ["check_peer", "expected_uid", "peer_uid"]
 

@@ -12,12 +12,12 @@ import threading
 import time
 from typing import Any
 
-from .. import client
-from .files import DaemonFiles
-from .handlers import COMMANDS, INLINE, Handlers
-from .logs import log_event, log_exception
-from .peer import check_peer, peer_uid
-from .state import Conn
+from recall.daemon.files import DaemonFiles
+from recall.daemon.handlers import COMMANDS, INLINE, Handlers
+from recall.daemon.logs import log_event, log_exception
+from recall.daemon.peer import check_peer, peer_uid
+from recall.daemon.state import Conn
+from recall.ipc import client
 
 # A request is a prompt as JSON with \\u escapes; the hook cuts prompts to a few thousand
 # characters, so 1 MiB is far above any real one. A bigger one is answered "too long".

@@ -17,7 +17,7 @@ Tools:
   model but not plain text from an ``mcp_tool`` hook (``claude -p --debug``: "provided
   additionalContext" for one, nothing for the other). It asks the warm daemon over its private socket (no model is
   loaded here), within the hook's budget (``daemon.hook_budget_ms``), skips short
-  messages and automated sessions exactly as ``recall.hook`` does, never answers with
+  messages and automated sessions exactly as ``recall.agents.hook`` does, never answers with
   an error, and never writes the message anywhere. This is the hook path with no
   process per message::
 
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 
-from .stdio import serve_stdio
-from .tools import RecallTools
+from recall.mcp.stdio import serve_stdio
+from recall.mcp.tools import RecallTools
 
 
 def build_server(tools: RecallTools | None = None) -> MCPServer:

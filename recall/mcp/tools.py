@@ -1,7 +1,7 @@
 """The MCP tools' logic (search, status, the hook's context), apart from the protocol.
 
 Every answer reaches an agent: each string in it is one line of printable text
-(``recall.safetext.agent_json``; the context's block is ``recall.selector.hook_line``'s)."""
+(``recall.privacy.safetext.agent_json``; the context's block is ``recall.ranking.selector.hook_line``'s)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..safetext import agent_json
+from recall.privacy.safetext import agent_json
 
 if TYPE_CHECKING:
 
-    from ..api import Recall
+    from recall.api import Recall
 
 
 log = logging.getLogger("recall.mcp")
@@ -43,13 +43,13 @@ class RecallTools:
     @property
     def app(self) -> Recall:
         if self._app is None:
-            from ..api import Recall
+            from recall.api import Recall
 
             self._app = Recall()
         return self._app
 
     def search(self, query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
-        from ..search import Scope
+        from recall.ranking.search import Scope
 
         k = max(1, min(int(k), MAX_K))
         scope = Scope.from_flags(self.cwd, repo, library=True)  # asked on purpose: library folders too
@@ -81,7 +81,7 @@ class RecallTools:
         Never raises: a hook tool that errors is shown to the user by some clients.
         """
         try:
-            from ..selector import hook_line
+            from recall.ranking.selector import hook_line
 
             text = self._context(prompt, cwd)
             return text if as_text or not text else hook_line(text)
@@ -90,8 +90,7 @@ class RecallTools:
             return ""
 
     def _context(self, prompt: object, cwd: object) -> str:
-        from .. import client
-        from ..hook import (
+        from recall.agents.hook import (
             AGENT_MAX_CHARS,
             MAX_PROMPT_CHARS,
             context_of,
@@ -101,6 +100,7 @@ class RecallTools:
             skipped_session,
             worth_searching,
         )
+        from recall.ipc import client
 
         conf = hook_settings()
         deadline = time.monotonic() + conf["budget_ms"] / 1000.0

@@ -26,8 +26,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from . import svg, upload, views
-from .security import REPORT_CSP, Guard, OneTimeCode, csrf_value
+from recall.ui import svg, upload, views
+from recall.ui.security import REPORT_CSP, Guard, OneTimeCode, csrf_value
 
 HERE = Path(__file__).resolve().parent
 DAEMON_START_S = 120.0  # a cold daemon loads its model and index first
@@ -53,7 +53,7 @@ class Settings:
 @contextmanager
 def recall_app(settings: Settings):
     """A ``Recall`` for one request (SQLite connections stay in their thread)."""
-    from ..api import Recall
+    from recall.api import Recall
 
     app = Recall(settings.home)
     try:
@@ -65,7 +65,7 @@ def recall_app(settings: Settings):
 
 def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:
     """The daemon's ``explain`` reply; starts the daemon when none runs."""
-    from .. import client
+    from recall.ipc import client
 
     req = {"cmd": "explain", "prompt": message, "cwd": str(cwd)}
     try:
@@ -136,8 +136,8 @@ class Pages:
     def quality_page(self, request: Request) -> Response:
         with recall_app(self.settings) as app:
             report = views.latest_report(app, self.settings.reports)
-            from ..config import user_config_path
-            from ..embedders import model_id_of
+            from recall.config.load import user_config_path
+            from recall.embedding.models import model_id_of
 
             model_id = model_id_of(app.config.model)
             t = app.config.thresholds_for(model_id)
@@ -198,7 +198,7 @@ class Pages:
         if not self.csrf_ok(form):
             return self.page(request, "missing.html", 403, nav="status",
                              what="this form is from another launch: reload")
-        from ..agentcli import CHOICES, set_generate
+        from recall.authoring.agentcli import CHOICES, set_generate
 
         choice = str(form.get("generate", ""))
         if choice not in CHOICES:

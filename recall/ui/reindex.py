@@ -13,8 +13,8 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     """Every indexed folder; or, given folders (an upload's), those as ``recall index DIR`` would."""
-    from ..api import Recall
-    from ..indexer import SourceSpec
+    from recall.api import Recall
+    from recall.indexing.indexer import SourceSpec
 
     app = Recall()
     folders = sys.argv[1:] if argv is None else argv

@@ -76,7 +76,7 @@ class OneTimeCode:
         self.current = new_token()
         if self.launcher is None:
             return
-        from ..paths import private_open
+        from recall.privacy.paths import private_open
 
         url = html.escape(self.url())
         tmp = self.launcher.with_name(self.launcher.name + ".tmp")

@@ -16,7 +16,7 @@ import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 
-from .security import OneTimeCode, new_token
+from recall.ui.security import OneTimeCode, new_token
 
 HOST = "127.0.0.1"  # loopback only, by construction: there is no option to change it
 
@@ -31,7 +31,7 @@ def bind(port: int) -> socket.socket:
 
 def warm_daemon() -> str:
     """Start the daemon in the background if none answers (searches need it)."""
-    from .. import client
+    from recall.ipc import client
 
     try:
         if client.request({"cmd": "ping"}, timeout=1.0).get("ok"):
@@ -46,9 +46,9 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
           say: Callable[[str], None] = print, start_daemon: bool = True, upload_dir: Path | None = None) -> None:
     import uvicorn
 
-    from .. import client
-    from ..paths import ensure_private_dir, run_dir
-    from .app import Settings, build_app
+    from recall.ipc import client
+    from recall.privacy.paths import ensure_private_dir, run_dir
+    from recall.ui.app import Settings, build_app
 
     sock = bind(port)
     port = sock.getsockname()[1]

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..paths import FILE_MODE, ensure_private_dir
+from recall.privacy.paths import FILE_MODE, ensure_private_dir
 
 if TYPE_CHECKING:
     from starlette.datastructures import UploadFile
@@ -49,9 +49,9 @@ def safe_name(filename: str) -> str:
 
 
 def accepted(name: str) -> bool:
-    """Whether recall indexes a file of this name (a markdown note, or a format of recall.documents)."""
-    from ..config import load_config
-    from ..documents import format_of
+    """Whether recall indexes a file of this name (a markdown note, or a format of recall.notes.documents)."""
+    from recall.config.load import load_config
+    from recall.notes.documents import format_of
 
     return name.lower().endswith(".md") or format_of(Path(name), load_config().documents) is not None
 
@@ -100,7 +100,7 @@ def start_indexing(folder: Path) -> subprocess.Popen:
 
 
 def limit_bytes() -> int:
-    from ..config import load_config
+    from recall.config.load import load_config
 
     return int(load_config().documents.max_file_mb * 1_000_000)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..api import Recall
+from recall.api import Recall
 
 # How a source kind reads on the page, in the order of the tabs.
 SOURCE_LABELS = {
@@ -36,7 +36,7 @@ _LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d+ INFO (\w+) (\{.*\
 
 def origin_words(origin: str) -> str:
     """Where a config value came from, as the page says it."""
-    return "packaged defaults (recall/default_config.toml)" if origin == "packaged" else origin
+    return "packaged defaults (recall/config/default_config.toml)" if origin == "packaged" else origin
 
 
 # --- time in words -------------------------------------------------------------------
@@ -67,7 +67,7 @@ def when(ts: float | None) -> str:
 
 
 # What a note is, as the "what" filter offers it: a note's type is one of the note types
-# (or none); recall.documents sets document, image or recording.
+# (or none); recall.notes.documents sets document, image or recording.
 FILE_TYPES = ("note", "document", "image", "recording")
 
 
@@ -301,8 +301,8 @@ def _run_named_by(latest: Path, root: Path) -> Path | None:
 
 
 def status(app: Recall) -> dict[str, Any]:
-    from .. import client
-    from ..embedders import describe as describe_model
+    from recall.embedding.models import describe as describe_model
+    from recall.ipc import client
 
     model = describe_model(app.config.model)
     counts = app.store.counts()
@@ -310,7 +310,7 @@ def status(app: Recall) -> dict[str, Any]:
     built = runs.get(model["model_id"])
     daemon = client.daemon_status()
     watch_on = app.config.watch.enabled
-    from ..progress import describe, read_progress
+    from recall.indexing.progress import describe, read_progress
 
     indexing = read_progress(app.home)
     return {
@@ -325,8 +325,8 @@ def status(app: Recall) -> dict[str, Any]:
 
 def questions(app: Recall) -> dict[str, Any]:
     """Whether an agent CLI may write the notes' questions, and what the indexed folders' new or
-    changed notes would cost (recall.agentcli): shown before the page's "allow" button."""
-    from ..agentcli import consented, describe, find_agent, indexed_sources, plan
+    changed notes would cost (recall.authoring.agentcli): shown before the page's "allow" button."""
+    from recall.authoring.agentcli import consented, describe, find_agent, indexed_sources, plan
 
     q = app.config.questions
     agent = find_agent(q.generate, q.model)

@@ -75,7 +75,7 @@ def notes_options(fn):
 
 
 def note_question_options(fn):
-    """--note-questions / --no-note-questions: which questions the notes carry (recall.questions)."""
+    """--note-questions / --no-note-questions: which questions the notes carry (recall.notes.questions)."""
     fn = click.option("--no-note-questions", is_flag=True,
                       help="Index the notes' text only: no questions from front matter or any questions file.")(fn)
     fn = click.option("--note-questions", type=click.Path(path_type=Path, dir_okay=False),

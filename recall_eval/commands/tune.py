@@ -2,7 +2,7 @@
 for one model, written back into a recall config with provenance.
 
     recall-eval tune --collection sample                      # tune a,b,c; test d; user config
-    recall-eval tune --collection sample --packaged --learned # ship them in recall/default_config.toml
+    recall-eval tune --collection sample --packaged --learned # ship them in recall/config/default_config.toml
     recall-eval tune --collection sample --dry-run            # print the diff only
     recall-eval tune --collection rules-120 --pool sample     # tune on both collections' tuning sets
     recall-eval tune --collection sample --learned --keep-thresholds  # refit only the learned selector
@@ -148,7 +148,7 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
               "numbers (recall_eval.scoring.baselines), or the thresholds in force in the effective config.")
 @click.option("--keep-thresholds", is_flag=True, help="Keep the thresholds in force (no search, not written): "
               "with --learned, fit only the learned selector and compare it with the gap rule as configured.")
-@click.option("--packaged", is_flag=True, help="Write recall/default_config.toml (the shipped defaults).")
+@click.option("--packaged", is_flag=True, help="Write recall/config/default_config.toml (the shipped defaults).")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Write this config file instead.")
 @click.option("--dry-run", is_flag=True, help="Print the config diff; write nothing to the config.")
 @click.option("--no-write", is_flag=True, help="Report only; leave every config alone.")

@@ -38,10 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from recall.chunking import ChunkConfig
-from recall.embedders import model_id_of
-from recall.selector import Hit, decide
-from recall.settings import Rule
+from recall.config.settings import ChunkConfig, Rule
+from recall.embedding.models import model_id_of
+from recall.ranking.selector import Hit, decide
 from recall_eval.comparison.components import K_NOTES, Bench, Corpus, EmbeddingCache, load_note_questions, top_depth
 from recall_eval.comparison.pipelines import Parts, Spec, make_specs
 from recall_eval.comparison.rerank import CrossReranker, fuse_one, norm_for
@@ -185,7 +184,7 @@ def _probe(models: Sequence[str]) -> None:
         if spec.startswith("cross:"):
             CrossReranker(spec[6:]).scores("warm up", ["a note"])
         else:
-            from recall.embedders import get_embedder
+            from recall.embedding.models import get_embedder
 
             get_embedder(spec).embed_queries(["warm up"])
     after, peak = rss_mb()

@@ -10,7 +10,7 @@ operations and one matrix feeds every pipeline built from it:
     exp        dense plus note-side note questions: generated questions a note answers, as
                extra chunks of their note (the note still scores by its best chunk)
     bm25       Okapi BM25 (bm25s, Lucene variant) over the core's tokenizer
-               (``recall.lexical.tokens``: words, CJK bigrams), as the BM25 baseline, one
+               (``recall.store.bm25.tokens``: words, CJK bigrams), as the BM25 baseline, one
                document per note from its stored chunks; unmatched notes are not retrieved
     grep       ``recall_eval.scoring.baselines.GrepBaseline`` (content words found in the note)
 
@@ -30,11 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from recall.chunking import ChunkConfig, chunk_text
-from recall.config import packaged_settings
-from recall.lexical import tokens as bm25_tokens
-from recall.masking import mask_secrets
-from recall.notes import Note
+from recall.config.load import packaged_settings
+from recall.config.settings import ChunkConfig
+from recall.notes.chunking import chunk_text
+from recall.notes.files import Note
+from recall.privacy.masking import mask_secrets
+from recall.store.bm25 import tokens as bm25_tokens
 from recall_eval.datasets.collections import DatasetError, Question
 from recall_eval.scoring.baselines import GrepBaseline
 
@@ -121,7 +122,7 @@ class Corpus:
         cfg = chunking or packaged_settings().chunking
         chunks, owner, covered = [], [], []
         for i, note in enumerate(notes):
-            # exactly recall.indexer.note_chunks: masked parts, recall's chunker
+            # exactly recall.indexing.indexer.note_chunks: masked parts, recall's chunker
             name, desc, body = (mask_secrets(x) for x in (note.name, note.description, note.body))
             mine = chunk_text(name, desc, body, cfg)
             chunks += mine
@@ -143,10 +144,10 @@ class Corpus:
 
 
 def load_note_questions(path: Path, note_ids: Sequence[str]) -> dict[str, list[str]]:
-    """The core's questions file reader (``recall.questions.read_questions_file``, so eval measures the
+    """The core's questions file reader (``recall.notes.questions.read_questions_file``, so eval measures the
     questions the core would index), strict: any bad line or unknown note is an error (a
     mismatched file would silently measure nothing)."""
-    from recall.questions import read_questions_file
+    from recall.notes.questions import read_questions_file
 
     out, problems = read_questions_file(path, known=list(note_ids))
     if problems:

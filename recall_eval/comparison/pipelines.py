@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recall.config import packaged_settings
+from recall.config.load import packaged_settings
 from recall_eval.comparison.components import (
     K_NOTES,
     Bench,
@@ -64,7 +64,7 @@ class Parts:
 
     def embedder(self, m: str):
         if m not in self.embedders:
-            from recall.embedders import get_embedder
+            from recall.embedding.models import get_embedder
 
             self.log(f"{self.bench.name}: loading {m}")
             self.embedders[m] = get_embedder(m)
@@ -138,7 +138,7 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
     # list, and the small closures build the rows.
     """Every pipeline compared, in table order. Each ``run(train rows)`` returns (ranking,
     gate, parameters tuned on those rows)."""
-    from recall.embedders import model_id_of
+    from recall.embedding.models import model_id_of
 
     ids = bench.corpus.ids
     d = models[0]

@@ -146,7 +146,7 @@ class CrossReranker:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import CrossEncoder
 
-        from recall.embedders import EmbedderError
+        from recall.embedding.models import EmbedderError
 
         try:
             self.model = CrossEncoder(name_or_path, device="cpu")
@@ -183,7 +183,7 @@ def build_random_cross_encoder(out: Path, shape: str = "tiny", seed: int = 0) ->
     import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
-    from recall.embedders import minilm_path
+    from recall.embedding.models import minilm_path
 
     tok = BertTokenizerFast.from_pretrained(minilm_path())
     torch.manual_seed(seed)

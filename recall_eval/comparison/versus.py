@@ -49,7 +49,7 @@ def _records(block: dict, what: str) -> list[M.Record]:
 
 
 def evidence(r: M.Record, neg_weight: float) -> float:
-    """What the gate compares with its floor (``recall.selector``): the top score plus
+    """What the gate compares with its floor (``recall.ranking.selector``): the top score plus
     ``neg_weight`` times its margin over the nearest known unrelated message; -inf for a
     related question whose note is not in the top 3 (no floor makes it an injected hit)."""
     if r.top is None or (r.kind == "paraphrase" and not M.hit_at(r.ranked, r.expected, 3)):

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from recall.notes import Note, read_folder
+from recall.notes.files import Note, read_folder
 
 KINDS = ("paraphrase", "unrelated")
 FIELDS = ("id", "kind", "text", "expected", "lang")

@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from recall.notes import Note
+from recall.notes.files import Note
 from recall_eval.datasets.collections import DatasetError, Question, note_text, parse_question
 from recall_eval.text import overlap
 

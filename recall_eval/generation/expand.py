@@ -1,11 +1,11 @@
 """Write note-side note_questions: a few messages per note, by a model that sees only the notes.
 
-The questions file is what ``recall.questions`` reads: ``questions.jsonl``, one line per note,
+The questions file is what ``recall.notes.questions`` reads: ``questions.jsonl``, one line per note,
 ``{"note": "<file stem>", "questions": ["...", ...]}``. Written beside it,
 ``questions.provenance.json`` names the backend, model, prompt (by hash) and the
 collection (by hash), like ``datasets/sample/questions.provenance.json``.
 
-The model sees ``recall/prompts/expand_notes.md`` (the core's prompt, ``recall.notegen``)
+The model sees ``recall/authoring/prompts/expand_notes.md`` (the core's prompt, ``recall.authoring.notegen``)
 with the note files inlined and nothing else. A backend is asked for ``batch_size`` notes
 per request (the answer for a large folder would not fit one reply), then once more for the notes its answers left out.
 An answer file written elsewhere (a context-free helper session given the
@@ -27,15 +27,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall import notegen
-from recall.paths import private_open
-from recall.questions import clean_questions, parse_line, read_questions_file
+from recall.authoring import notegen
+from recall.notes.questions import clean_questions, parse_line, read_questions_file
+from recall.privacy.paths import private_open
 from recall_eval.datasets.collections import DatasetError, provenance_path
 from recall_eval.generation.generate import Backend, _display
 from recall_eval.generation.prompting import collection_hash, note_files
 
 PROMPT_NAME = notegen.EXPAND_PROMPT
-PROMPT_PATH = f"recall/prompts/{PROMPT_NAME}"
+PROMPT_PATH = f"recall/authoring/prompts/{PROMPT_NAME}"
 DEFAULT_N_PER_NOTE = 3
 DEFAULT_SHARE_JA = 0.3
 # Notes per request: 40 notes x 3 questions is ~6k output tokens, well under MAX_TOKENS
@@ -98,7 +98,7 @@ def parse_answer(raw: str, known: Sequence[str], source: str
                  ) -> tuple[dict[str, list[str]], list[str], list[str]]:
     """(questions per note, problems, skipped lines) from a model's JSONL answer.
 
-    Same rules as ``recall.questions.read_questions_file`` with ``known``: a JSON line must be
+    Same rules as ``recall.notes.questions.read_questions_file`` with ``known``: a JSON line must be
     ``{"note": str, "questions": list}`` naming a note of the folder; repeated lines for
     a note are merged. Blank lines, code fences and prose (lines not starting with
     ``{``) are skipped, not problems.
@@ -215,7 +215,7 @@ def import_answer(notes_dir: Path, spec: ExpandSpec, path: Path, written_by: str
 def write_note_questions(out: Path, result: NoteQuestions, stems: Sequence[str], force: bool = False) -> list[Path]:
     """Write the questions file and its provenance atomically (temp file + rename), files 0600.
 
-    The questions file is read back with ``recall.questions.read_questions_file`` before it replaces
+    The questions file is read back with ``recall.notes.questions.read_questions_file`` before it replaces
     anything: what the core would complain about is never written.
     """
     if out.exists() and not force:

@@ -119,7 +119,7 @@ class ClaudeCliBackend:
                 raise GenerationError(f"claude -p took longer than {CLI_TIMEOUT_S} s") from exc
         if proc.returncode != 0:
             raise GenerationError(f"claude -p exited {proc.returncode}: {proc.stderr.strip()[:500]}")
-        from recall.agentcli import AgentError, claude_result
+        from recall.authoring.agentcli import AgentError, claude_result
 
         try:
             return claude_result(proc.stdout)

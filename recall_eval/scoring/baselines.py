@@ -4,7 +4,7 @@
                    content words (recall_eval.text.content_words) occur in them, matched
                    case-insensitively as substrings, the way ``grep -i`` matches.
                    Ties keep file-name order.
-    bm25           Okapi BM25 (bm25s, Lucene variant) over the core's tokenizer (recall.lexical.tokens): word
+    bm25           Okapi BM25 (bm25s, Lucene variant) over the core's tokenizer (recall.store.bm25.tokens): word
                    tokens for Latin text, character bigrams for Japanese.
     original-rule  the original design's gap rule with its printed thresholds, applied to
                    the default model's scores (same ranking as the default pipeline; only
@@ -21,15 +21,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from recall.lexical import tokens as bm25_tokens
-from recall.notes import Note
-from recall.selector import Decision, Hit, decide, line_bytes, render
-from recall.settings import Rule
+from recall.config.settings import Rule
+from recall.notes.files import Note
+from recall.ranking.selector import Decision, Hit, decide, line_bytes, render
+from recall.store.bm25 import tokens as bm25_tokens
 from recall_eval.datasets.collections import note_text
 from recall_eval.text import content_words
 
 # The original design's numbers, as printed in [thresholds.default] of
-# recall/default_config.toml when this harness was written (measured for BAAI/bge-m3).
+# recall/config/default_config.toml when this harness was written (measured for BAAI/bge-m3).
 # Kept here as constants so the baseline stays the *original* rule even after the
 # packaged defaults are retuned.
 ORIGINAL_THRESHOLDS = {"gap_floor": 0.025, "top_floor": 0.5, "full_gap": 0.11, "full_margin": 0.05}

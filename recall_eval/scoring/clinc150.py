@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from recall.api import Recall
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec
-from recall.negatives import NEGATIVES_FILE as NEGATIVES
-from recall.search import Scope
-from recall.selector import evidence
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
+from recall.ranking.search import Scope
+from recall.ranking.selector import evidence
 from recall_eval.datasets.clinc150 import QUERY_SPLITS, load, subsample, write_notes
 from recall_eval.scoring.score import effective_config, eval_home
 from recall_eval.scoring.stats import bootstrap_ci

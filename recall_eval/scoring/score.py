@@ -4,7 +4,7 @@ The default pipeline is recall itself: ``recall.api.Recall`` indexes the notes i
 throwaway RECALL_HOME (or a cache folder under a given one) and answers each question with
 ``query(text, Scope(everything=True))``, so the harness measures exactly what the hook
 would do, thresholds and byte caps included. Notes carry their questions (note-side
-note questions, ``recall.questions``) when the collection has them.
+note questions, ``recall.notes.questions``) when the collection has them.
 
 When it does, two more rows show what each part of the pipeline is worth, on the same
 questions and thresholds: ``no-questions`` (the notes' text only, still fused with
@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.api import Recall
-from recall.config import load_config
-from recall.embedders import get_embedder
-from recall.indexer import SourceSpec
-from recall.search import Scope
-from recall.selector import Decision, Hit, decide
-from recall.settings import Rule, Settings
+from recall.config.load import load_config
+from recall.config.settings import Rule, Settings
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.ranking.search import Scope
+from recall.ranking.selector import Decision, Hit, decide
 from recall_eval.datasets.collections import Question, check_expected, load_sets, note_text, read_notes, read_provenance
 from recall_eval.results import Metrics, PipelineResult, ScoreReport, from_json, to_json
 from recall_eval.scoring import metrics as M
@@ -45,7 +45,7 @@ from recall_eval.scoring.stats import LEVEL, N_RESAMPLES
 from recall_eval.text import detect_lang
 
 if TYPE_CHECKING:
-    from recall.embedders import Embedder
+    from recall.embedding.models import Embedder
 
 PIPELINES = {
     "default": "recall (effective config, self-calibrated)",
@@ -175,7 +175,7 @@ def source_spec(notes_dir: Path, note_questions: Path | None = None, use_questio
     without one, the folder's own questions files are read, exactly as ``recall index`` would."""
     negatives = None
     if note_questions is not None and use_questions:
-        from recall.negatives import NEGATIVES_FILE
+        from recall.ranking.negatives import NEGATIVES_FILE
 
         negatives = note_questions.parent / NEGATIVES_FILE
     return SourceSpec("dir", notes_dir.resolve(), note_questions=note_questions, questions=use_questions,
@@ -211,7 +211,7 @@ def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Que
                                 for s in scored],
         "original-rule": [make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings),
                                       note_langs) for s in scored]}
-    from recall.negatives import collect
+    from recall.ranking.negatives import collect
 
     negatives = [n.text for n in collect([spec.negatives_file()])[0]]
     target = config.selector.target_silence

@@ -1,12 +1,12 @@
 """Write tuned values into a recall config file, keeping its comments (tomlkit).
 
-Targets: the user's config (``recall.config.user_config_path()``: RECALL_CONFIG, else
+Targets: the user's config (``recall.config.load.user_config_path()``: RECALL_CONFIG, else
 ``$RECALL_HOME/config.toml``), which overrides the packaged defaults, or with
-``--packaged`` recall/default_config.toml itself (how the project ships defaults).
+``--packaged`` recall/config/default_config.toml itself (how the project ships defaults).
 
 Only the model's own tables change: ``[thresholds."<model id>"]`` (the four tuned keys
 plus a ``provenance`` sub-table) and ``[learned."<model id>"]``; every other key and
-comment stays as it was. recall.config reads just the keys it knows, so provenance
+comment stays as it was. recall.config.load reads just the keys it knows, so provenance
 travels with the numbers without affecting them.
 """
 
@@ -18,15 +18,15 @@ from pathlib import Path
 import tomlkit
 from tomlkit.items import Table
 
-from recall.config import user_config_path
+from recall.config.load import user_config_path
 
 HEADER = "# recall settings (same keys as the packaged defaults; anything set here wins).\n"
 
 
 def packaged_path() -> Path:
-    import recall
+    import recall.config
 
-    return Path(recall.__file__).resolve().parent / "default_config.toml"
+    return Path(recall.config.__file__).resolve().parent / "default_config.toml"
 
 
 def target_path(packaged: bool = False, explicit: Path | None = None) -> Path:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from recall.settings import Rule
+from recall.config.settings import Rule
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.stats import bootstrap_ci, paired_bootstrap
 from recall_eval.tuning.tune import (

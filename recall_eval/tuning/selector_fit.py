@@ -1,6 +1,6 @@
-"""Fit the learned selector (recall/learned.py applies it, without scikit-learn).
+"""Fit the learned selector (recall/ranking/learned.py applies it, without scikit-learn).
 
-Model: StandardScaler + multinomial LogisticRegression on ``recall.learned.features``
+Model: StandardScaler + multinomial LogisticRegression on ``recall.ranking.learned.features``
 (score shape and message shape). Labels, from what the right answer would have been:
 
     unrelated                                  -> nothing
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from recall.learned import CLASSES, FEATURES, LearnedSelector, features
-from recall.settings import Rule
+from recall.config.settings import Rule
+from recall.ranking.learned import CLASSES, FEATURES, LearnedSelector, features
 from recall_eval.scoring import metrics as M
 from recall_eval.tuning.tune import Objective, Outcomes, Ranked, _neighbourhood_mean, rates
 
@@ -140,4 +140,4 @@ def _oof_masked(X: np.ndarray, y: np.ndarray, ok: np.ndarray, seed: int) -> np.n
 
 def learned_settings(base: Rule, thresholds: dict[str, float], sel: LearnedSelector) -> Rule:
     """The settings the daemon would run with: the gap table (for full_margin) plus the model."""
-    return base.replace(**thresholds, learned=sel, source="tuned")
+    return base.replace(**thresholds, learned=sel.to_dict(), source="tuned")

@@ -7,7 +7,7 @@ the cached rankings.
 
 Exactness: the selector's outcome for a question depends on the thresholds only
 through two comparisons and one branch, so ``Outcomes`` asks the real
-``recall.selector.decide`` once per question for each branch it could take ("short",
+``recall.ranking.selector.decide`` once per question for each branch it could take ("short",
 and "full" for each candidate full_margin, floors switched off), and the sweep then
 combines those answers with numpy:
 
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from recall.selector import Hit, decide, evidence
-from recall.settings import Rule, Settings
+from recall.config.settings import Rule, Settings
+from recall.ranking.selector import Hit, decide, evidence
 from recall_eval.datasets.collections import Question
 from recall_eval.scoring import metrics as M
 
@@ -70,8 +70,8 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Setti
     """Index ``notes_dir`` (with its questions: ``note_questions`` or the folder's questions file) with
     the config's model and rank every question once."""
     from recall.api import Recall
-    from recall.embedders import get_embedder
-    from recall.search import Scope
+    from recall.embedding.models import get_embedder
+    from recall.ranking.search import Scope
     from recall_eval.datasets.collections import check_expected, read_notes
     from recall_eval.scoring.score import eval_home, source_spec
 

@@ -1,6 +1,6 @@
 """The recommended flow without a manual step, end to end: the real Claude Code CLI (pinned in
 agents.py), started by recall in the background after `recall index`, offline against the fake
-Messages API that answers recall's own prompts (recall/prompts/) as a model would. Nothing is
+Messages API that answers recall's own prompts (recall/authoring/prompts/) as a model would. Nothing is
 sent before consent; then the new notes' questions, restatements and negatives land in the
 memory folder and are indexed; a changed note alone is asked for again."""
 
@@ -121,8 +121,9 @@ def test_claude_writes_new_and_changed_notes_questions_in_the_background(claude_
         while not any(which_prompt(b) for b in api.bodies()) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert any(which_prompt(b) for b in api.bodies()), "the agent never asked the model"
-        hook = subprocess.run([sys.executable, "-m", "recall.hook"], input=hook_event(scratch), capture_output=True,
-                              env={**scratch.env, "CLAUDE_CODE_ENTRYPOINT": "cli"}, timeout=30, check=False)
+        hook = subprocess.run([sys.executable, "-m", "recall.agents.hook"], input=hook_event(scratch),
+                              capture_output=True, env={**scratch.env, "CLAUDE_CODE_ENTRYPOINT": "cli"},
+                              timeout=30, check=False)
         assert hook.returncode == 0 and "feature-flags-unleash.md" in hook.stdout.decode(), hook
         assert not (memory / "questions.jsonl").exists()
         RELEASE.set()

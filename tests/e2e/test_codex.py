@@ -51,7 +51,7 @@ def test_untrusted_hook_is_skipped_then_trusted_hook_hands_over_the_block(codex_
             server.close()
         assert [h["trustStatus"] for h in before] == ["untrusted"]
         assert [h["trustStatus"] for h in hooks] == ["trusted"]
-        assert "recall.hook --agent codex" in hooks[0]["command"]
+        assert "recall.agents.hook --agent codex" in hooks[0]["command"]
         config = (scratch.home / ".codex" / "config.toml").read_text()
         assert f'trusted_hash = "{hooks[0]["currentHash"]}"' in config
 

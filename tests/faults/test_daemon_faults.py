@@ -21,7 +21,7 @@ from pathlib import Path
 from helpers.daemon import MATCHING, open_fds, raw_connect, wait_for, write_config
 from helpers.env import env_with
 from helpers.paths import PY
-from recall import client
+from recall.ipc import client
 
 RECOVER_S = 2.0  # after a fault ends, a hook answers within this
 SEED = 20261130
@@ -34,7 +34,7 @@ def event(prompt: str) -> bytes:
 
 def run_hook(prompt: str = MATCHING, timeout: float = 10) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.monotonic()
-    proc = subprocess.run([PY, "-P", "-m", "recall.hook"], input=event(prompt), capture_output=True,
+    proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event(prompt), capture_output=True,
                           env=env_with(), timeout=timeout)
     return proc, time.monotonic() - t0
 
@@ -189,7 +189,7 @@ def test_socket_file_deleted_or_replaced(indexed, daemons, probe):
 def test_sigkill_during_a_query(indexed, daemons, probe):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 2000\n")
     proc = daemons.start()
-    hook = subprocess.Popen([PY, "-P", "-m", "recall.hook"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    hook = subprocess.Popen([PY, "-P", "-m", "recall.agents.hook"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env_with())
     assert hook.stdin is not None and hook.stdout is not None
     hook.stdin.write(event(MATCHING))

@@ -22,7 +22,7 @@ import pytest
 from helpers.daemon import MATCHING, write_config
 from helpers.env import env_with
 from helpers.paths import PY, SAMPLE_NOTES
-from recall import client
+from recall.ipc import client
 
 HASH_DIR = "hash-256"
 
@@ -36,7 +36,7 @@ def hook(prompt: str, **env: str) -> tuple[subprocess.CompletedProcess, float]:
     stdin = json.dumps({"session_id": "s", "cwd": "/", "hook_event_name": "UserPromptSubmit",
                         "prompt": prompt}).encode()
     t0 = time.monotonic()
-    proc = subprocess.run([PY, "-P", "-m", "recall.hook"], input=stdin, capture_output=True,
+    proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=stdin, capture_output=True,
                           env=env_with(RECALL_MODEL="hash", **env), timeout=30)
     return proc, time.monotonic() - t0
 
@@ -156,7 +156,7 @@ def _store_vs_disk(home: Path, folder: Path) -> dict[str, int]:
     vectors = con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
     con.close()
     stored = {p: h.split(":", 1)[0] for p, h in rows}
-    from recall.vector_index import load_index
+    from recall.store.vectors import load_index
 
     idx = load_index(HASH_DIR, home)
     return {

@@ -32,7 +32,7 @@ PROMPT = f"{MATCHING} {CANARY}"
 def hook(env: dict[str, str] | None = None, user: int | None = None) -> tuple[subprocess.CompletedProcess, float]:
     stdin = json.dumps({"session_id": "s", "cwd": "/", "hook_event_name": "UserPromptSubmit",
                         "prompt": PROMPT}).encode()
-    cmd = [PY, "-P", "-m", "recall.hook"]
+    cmd = [PY, "-P", "-m", "recall.agents.hook"]
     t0 = time.monotonic()
     proc = subprocess.run(as_user(user, *cmd) if user is not None else cmd, input=stdin,
                           capture_output=True, env=env or env_with(), timeout=30)
@@ -202,7 +202,7 @@ def test_class7_read_only_home(indexed, daemons, probe):
         probe.add(survived=1)
     t0 = time.monotonic()
     stdin = json.dumps({"prompt": PROMPT, "cwd": "/"}).encode()
-    hooked = subprocess.run([*ro, PY, "-P", "-m", "recall.hook"], input=stdin, capture_output=True,
+    hooked = subprocess.run([*ro, PY, "-P", "-m", "recall.agents.hook"], input=stdin, capture_output=True,
                             timeout=30)
     wall = time.monotonic() - t0
     probe.add(inputs=1, faults=1)

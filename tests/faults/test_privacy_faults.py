@@ -17,14 +17,14 @@ from helpers.env import env_with
 from helpers.leaks import files_under, find_leaks
 from helpers.notes import write_note
 from helpers.paths import PY, SAMPLE_NOTES
-from recall.paths import encode_project_path, projects_dir
+from recall.privacy.paths import encode_project_path, projects_dir
 
 HOOK_TIMEOUT_S = 30
 ALNUM = string.ascii_letters + string.digits
 
 
 def run_hook(stdin: bytes, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "-P", "-m", "recall.hook"], input=stdin, capture_output=True,
+    return subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=stdin, capture_output=True,
                           env=env_with(**env), timeout=HOOK_TIMEOUT_S)
 
 

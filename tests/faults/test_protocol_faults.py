@@ -300,7 +300,7 @@ def hook_event(prompt: object, cwd: object = "/") -> bytes:
 
 def run_hook_raw(stdin: bytes) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.monotonic()
-    proc = subprocess.run([PY, "-P", "-m", "recall.hook"], input=stdin, capture_output=True, env=env_with(),
+    proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=stdin, capture_output=True, env=env_with(),
                           timeout=30)
     return proc, time.monotonic() - t0
 

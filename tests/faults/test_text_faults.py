@@ -35,8 +35,8 @@ from helpers.env import env_with
 from helpers.leaks import find_leaks
 from helpers.notes import write_note
 from helpers.paths import PY, ROOT
-from recall.safetext import HIDDEN, visible
-from recall.selector import HEADER
+from recall.privacy.safetext import HIDDEN, visible
+from recall.ranking.selector import HEADER
 
 # The characters the issue saw pass, and a few of their kin.
 ESCAPES = {
@@ -77,7 +77,7 @@ def recall(*args: str, cwd: Path | None = None, timeout: float = 300, **env: str
 
 def run_hook(prompt: str, cwd: str = "/") -> subprocess.CompletedProcess:
     stdin = json.dumps({"session_id": "s", "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
-    return subprocess.run([PY, "-P", "-m", "recall.hook"], input=stdin.encode(), capture_output=True,
+    return subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=stdin.encode(), capture_output=True,
                           env=env_with(RECALL_MODEL="hash"), timeout=30)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from helpers.env import env_with
 from helpers.paths import PY
-from recall import client
+from recall.ipc import client
 
 # Hash embedder (lexical): a question naming a note's words scores ~0.43 with a gap of
 # ~0.29; chit-chat tops out ~0.23. These thresholds split the two.
@@ -40,7 +40,7 @@ def write_config(home: Path, extra: str = "") -> Path:
 def index_dirs(*dirs: Path) -> None:
     """Index folders in this process (same RECALL_HOME and model as the daemon)."""
     from recall.api import Recall
-    from recall.indexer import SourceSpec
+    from recall.indexing.indexer import SourceSpec
 
     app = Recall()
     try:

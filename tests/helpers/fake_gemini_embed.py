@@ -107,7 +107,7 @@ class FakeGemini:
 
     @staticmethod
     def vector(request: dict) -> list[float]:
-        from recall.embedders import HashEmbedder
+        from recall.embedding.models import HashEmbedder
 
         dim = request["output_dimensionality"]
         text = " ".join(p["text"].removeprefix(QUERY_PREFIX).removeprefix(DOC_PREFIX)

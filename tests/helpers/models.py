@@ -1,8 +1,8 @@
 """The packaged default model, as tests about "the default" name it (one place, so a switch of
-default is one line of recall/default_config.toml; tests of a named model name it)."""
+default is one line of recall/config/default_config.toml; tests of a named model name it)."""
 
-from recall.config import packaged_settings
-from recall.embedders import model_id_of
+from recall.config.load import packaged_settings
+from recall.embedding.models import model_id_of
 
 DEFAULT_MODEL = packaged_settings().model
 DEFAULT_ID = model_id_of(DEFAULT_MODEL)

@@ -136,8 +136,8 @@ class UiServer:
     def hook(self, prompt: str, cwd: Path | None = None) -> str:
         """One message through the real hook (what the agent would do)."""
         event = json.dumps({"prompt": prompt, "cwd": str(cwd or self.home.parent)})
-        out = subprocess.run([PY, "-P", "-m", "recall.hook"], input=event.encode(), env=ui_env(self.home, self.model),
-                             capture_output=True, timeout=30)
+        out = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event.encode(),
+                             env=ui_env(self.home, self.model), capture_output=True, timeout=30)
         return out.stdout.decode()
 
     def wait_daemon(self, timeout_s: float = 60.0) -> None:

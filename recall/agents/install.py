@@ -1,0 +1,273 @@
+"""Register the hook in Claude Code's settings (``recall install``) and take it out again
+(``recall uninstall``), then check that a warm question fits in the hook's budget.
+
+The entry is in exec form, which Claude Code spawns directly without a shell, so a
+Python path with spaces or quotes needs no quoting:
+
+    {"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "/abs/.venv/bin/python",
+         "args": ["-P", "-m", "recall.agents.hook"], "timeout": 5}]}]}}
+
+``-P`` keeps the project folder (Claude Code's cwd) off ``sys.path``, so a project
+that has its own ``recall`` folder cannot shadow this package. ``timeout`` is Claude
+Code's limit for the process; the hook itself gives up after ``daemon.hook_budget_ms``.
+
+Our entry is recognised by its arguments (``-m recall.agents.hook`` at the end), so installing
+twice leaves one entry (updated to the current interpreter), and uninstalling removes
+exactly that entry, plus the group, event list or ``hooks`` object only if removing it
+left them empty. Everything else in the file is kept, in order; the file is written
+atomically (temporary file + rename) with 2-space indentation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from recall.privacy.paths import claude_config_dir, git_toplevel, project_root
+
+EVENT = "UserPromptSubmit"
+HOOK_MODULE = "recall.agents.hook"
+# What releases before the packages by layer ran (``-m recall.hook``, ``-m recall.track``): still
+# our entries, so ``recall install`` replaces them and ``recall uninstall`` takes them out.
+FORMER_MODULES = {"recall.agents.hook": "recall.hook", "recall.agents.track": "recall.track"}
+HOOK_TIMEOUT_S = 5
+# A question close to everyday work, for timing only (its answer is not shown).
+PROBE_PROMPT = "how do we roll back a failed deploy to production without losing data?"
+PROBE_ROUNDS = 5
+
+
+class InstallError(RuntimeError):
+    """Settings that cannot be read or written; the message says which file and why."""
+
+
+def hook_entry() -> dict[str, Any]:
+    return {
+        "type": "command",
+        "command": os.path.abspath(sys.executable),  # not resolved: a venv's python is a symlink
+        "args": ["-P", "-m", HOOK_MODULE],
+        "timeout": HOOK_TIMEOUT_S,
+    }
+
+
+CONTEXT_TOOL = "recall_context"  # the MCP tool of the no-spawn hook (recall.mcp.tools)
+
+
+def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:
+    """Our entry: a command hook running ``-m <module>`` (exec or shell form, with or without
+    ``--agent X`` after it), or, for the prompt hook, an ``mcp_tool`` hook calling recall_context."""
+    if not isinstance(hook, dict):
+        return False
+    if hook.get("type") == "mcp_tool":
+        return module == HOOK_MODULE and hook.get("tool") == CONTEXT_TOOL
+    if hook.get("type") != "command":
+        return False
+    args = hook.get("args")
+    if isinstance(args, list):
+        words = [str(a) for a in args]
+    else:
+        command = hook.get("command")
+        if not isinstance(command, str):
+            return False
+        import shlex
+
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+    for i in range(len(words) - 1):
+        if words[i] == "-m" and words[i + 1] in (module, FORMER_MODULES.get(module)):
+            rest = words[i + 2:]
+            return rest == [] or (len(rest) == 2 and rest[0] == "--agent")
+    return False
+
+
+def settings_path(project: bool, cwd: Path | str | None = None) -> Path:
+    """``<git root>/.claude/settings.json`` or ``$CLAUDE_CONFIG_DIR/settings.json``."""
+    if project:
+        here = Path(cwd or Path.cwd())
+        root = git_toplevel(here) or project_root(here)
+        return root / ".claude" / "settings.json"
+    return claude_config_dir() / "settings.json"
+
+
+def load_settings(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if text.strip() else {}
+    except (OSError, ValueError) as exc:
+        raise InstallError(f"{path}: cannot read it as JSON ({exc}); fix or move it first") from exc
+    if not isinstance(data, dict):
+        raise InstallError(f"{path}: not a JSON object; fix or move it first")
+    return data
+
+
+def write_settings(path: Path, settings: dict[str, Any]) -> None:
+    """Write atomically; keep the file's permissions; write through a symlink, not over it."""
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _event_groups(settings: dict[str, Any], create: bool, event: str = EVENT) -> list | None:
+    hooks = settings.get("hooks")
+    if hooks is None and create:
+        hooks = settings["hooks"] = {}
+    if not isinstance(hooks, dict):
+        if hooks is None:
+            return None
+        raise InstallError("settings: 'hooks' is not an object")
+    groups = hooks.get(event)
+    if groups is None and create:
+        groups = hooks[event] = []
+    if groups is not None and not isinstance(groups, list):
+        raise InstallError(f"settings: 'hooks.{event}' is not a list")
+    return groups
+
+
+def add_hook(settings: dict[str, Any], entry: dict[str, Any] | None = None, event: str = EVENT,
+             module: str = HOOK_MODULE, matcher: str | None = None) -> str:
+    """Add (or refresh) our entry in place. Returns "added", "updated" or "unchanged".
+
+    Any entry of ours for ``module`` (command or mcp_tool form) is replaced by ``entry``, so
+    switching forms leaves one entry. ``matcher`` goes on a new group (e.g. "Read").
+    """
+    groups = _event_groups(settings, create=True, event=event)
+    assert groups is not None
+    entry = entry or hook_entry()
+    found = False
+    result = "added"
+    for group in list(groups):
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        kept = []
+        for hook in group["hooks"]:
+            if not is_ours(hook, module):
+                kept.append(hook)
+            elif not found:  # the first of ours is refreshed in place; duplicates go
+                found = True
+                result = "unchanged" if hook == entry else "updated"
+                kept.append(entry)
+            else:
+                result = "updated"
+        if kept or not group["hooks"]:
+            group["hooks"] = kept
+        else:
+            groups.remove(group)  # held only a duplicate of ours
+    if not found:
+        groups.append({"matcher": matcher, "hooks": [entry]} if matcher else {"hooks": [entry]})
+    return result
+
+
+def remove_hook(settings: dict[str, Any], event: str = EVENT, module: str = HOOK_MODULE) -> int:
+    """Remove our entries in place; drop containers only our removal emptied. Returns count."""
+    groups = _event_groups(settings, create=False, event=event)
+    if groups is None:
+        return 0
+    removed = 0
+    for group in list(groups):
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        kept = [h for h in group["hooks"] if not is_ours(h, module)]
+        if len(kept) == len(group["hooks"]):
+            continue
+        removed += len(group["hooks"]) - len(kept)
+        if kept:
+            group["hooks"] = kept
+        else:
+            groups.remove(group)
+    if removed and not groups:
+        del settings["hooks"][event]
+        if not settings["hooks"]:
+            del settings["hooks"]
+    return removed
+
+
+def install(path: Path, entry: dict[str, Any] | None = None) -> str:
+    settings = load_settings(path)
+    result = add_hook(settings, entry)
+    if result != "unchanged":
+        write_settings(path, settings)
+    return result
+
+
+def uninstall(path: Path) -> int:
+    if not path.exists():
+        return 0
+    settings = load_settings(path)
+    removed = remove_hook(settings)
+    if removed:
+        write_settings(path, settings)
+    return removed
+
+
+# --- the latency check after installing ---------------------------------------------------
+
+
+def latency_check(budget_ms: float, cwd: Path, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Start the daemon if needed, time warm questions through it and whole hook processes.
+
+    Returns the measurements; ``fits`` says whether a warm exchange fits in the budget.
+    """
+    from recall.ipc import client
+
+    report: dict[str, Any] = {"budget_ms": budget_ms, "started_daemon": False}
+    if client.wait_until_ready(timeout_s=0.5) is None:
+        say("starting the daemon (it loads the model once)...")
+        t0 = time.perf_counter()
+        client.spawn_daemon(cooldown_s=0)
+        if client.wait_until_ready(timeout_s=120) is None:
+            raise InstallError("the daemon did not start; `recall serve --foreground` shows why")
+        report["started_daemon"] = True
+        report["start_s"] = round(time.perf_counter() - t0, 2)
+    status = client.request({"cmd": "status"}, timeout=10)
+    report.update(model=status.get("model"), device=status.get("device"))
+    say(f"model: {status.get('model')} on {status.get('device')}")
+
+    query = {"cmd": "query", "prompt": PROBE_PROMPT, "cwd": str(cwd)}
+    client.request(query, timeout=30)  # the first question warms caches
+    exchanges, embeds = [], []
+    for _ in range(PROBE_ROUNDS):
+        t0 = time.perf_counter()
+        reply = client.request(query, timeout=30)
+        exchanges.append((time.perf_counter() - t0) * 1000)
+        embeds.append(float(reply.get("timings_ms", {}).get("embed_ms", 0.0)))
+    hook_runs = []
+    event = json.dumps({"prompt": PROBE_PROMPT, "cwd": str(cwd), "hook_event_name": EVENT}).encode()
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-P", "-m", HOOK_MODULE], input=event, capture_output=True,
+                       timeout=30, check=False)
+        hook_runs.append((time.perf_counter() - t0) * 1000)
+    report.update(
+        exchange_ms=round(statistics.median(exchanges), 1),
+        exchange_max_ms=round(max(exchanges), 1),
+        embed_ms=round(statistics.median(embeds), 1),
+        hook_process_ms=round(statistics.median(hook_runs), 1),
+    )
+    report["fits"] = max(exchanges) <= budget_ms
+    say(f"warm question through the daemon: median {report['exchange_ms']} ms, worst "
+        f"{report['exchange_max_ms']} ms (embedding {report['embed_ms']} ms); whole hook process "
+        f"{report['hook_process_ms']} ms")
+    return report

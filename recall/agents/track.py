@@ -1,0 +1,153 @@
+"""Did the agent use it? An opt-in ``PostToolUse`` hook on Claude Code's ``Read`` tool.
+
+``recall install --track-reads`` registers, next to the prompt hook:
+
+    {"hooks": {"PostToolUse": [{"matcher": "Read", "hooks": [
+        {"type": "command", "command": "<python>", "args": ["-P", "-m", "recall.agents.track"], "timeout": 5}]}]}}
+
+For each file the agent reads, this looks the path up among the indexed notes (SQLite,
+read-only) and, when recall injected that note within ``INJECTED_WITHIN_S`` before (the
+daemon's log says which notes each answer chose), appends one line to
+``RECALL_HOME/usage/reads.jsonl`` (0600):
+
+    {"note": "<note id>", "path": "<note path>", "time": <epoch s>, "session": "<session id>",
+     "injected_at": <epoch s of the latest injection before the read>}
+
+Never the message, never the file's content. ``recall log --stats`` shows per note how often
+it was injected and how often it was then opened.
+
+Like the prompt hook: standard library only, prints nothing, always exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+if not __package__:  # run as a file: import the package from its parent folder
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from recall.privacy.paths import ensure_private_dir, private_open, recall_home  # noqa: E402
+
+# A read counts as "opened after injection" when recall injected that note this long before
+# (a session rarely spans more; the daemon's log holds no session ids, only times).
+INJECTED_WITHIN_S = 6 * 3600
+READ_TOOLS = ("Read",)
+DB_NAME = "recall.db"
+# "<date> <time>,<ms> INFO query {json}" (recall.daemon.logs: setup_logging / log_event)
+_QUERY_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO query (\{.*\})\s*$")
+
+
+def reads_path():
+    return recall_home() / "usage" / "reads.jsonl"
+
+
+def daemon_logs() -> list:
+    """The daemon's log files, oldest first (backups .N ... .1, then the live file)."""
+    live = recall_home() / "logs" / "daemon.log"
+    backups = [p for p in live.parent.glob(live.name + ".*") if p.suffix[1:].isdigit()]
+    return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [live]
+
+
+def injections():
+    """(epoch seconds, note id) for every note the daemon chose, oldest first."""
+    for path in daemon_logs():
+        try:
+            fh = open(path, encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        with fh:
+            for line in fh:
+                m = _QUERY_LINE.match(line)
+                if not m:
+                    continue
+                try:
+                    fields = json.loads(m.group(3))
+                    when = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) + int(m.group(2)) / 1000
+                except (ValueError, OverflowError):
+                    continue
+                for chosen in fields.get("chosen") or ():
+                    if isinstance(chosen, dict) and isinstance(chosen.get("id"), str):
+                        yield when, chosen["id"]
+
+
+def note_for_path(path: str) -> str | None:
+    """The note id of an indexed note at ``path`` (absolute, resolved), else None."""
+    import sqlite3
+
+    db = recall_home() / DB_NAME
+    if not db.exists():
+        return None
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    try:
+        row = con.execute("SELECT note_id FROM notes WHERE path = ? LIMIT 1", (path,)).fetchone()
+    finally:
+        con.close()
+    return row[0] if row else None
+
+
+def record(event: dict, now: float | None = None) -> dict | None:
+    """Append the read to reads.jsonl when it opens a note recall injected; the record or None."""
+    if event.get("tool_name") not in READ_TOOLS:
+        return None
+    tool_input = event.get("tool_input")
+    file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not isinstance(file_path, str) or not file_path:
+        return None
+    path = os.path.realpath(file_path)
+    note = note_for_path(path)
+    if note is None:
+        return None
+    now = time.time() if now is None else now
+    latest = max((t for t, n in injections() if n == note and now - INJECTED_WITHIN_S <= t <= now + 1),
+                 default=None)
+    if latest is None:
+        return None
+    session = event.get("session_id")
+    entry = {"note": note, "path": path, "time": round(now, 3),
+             "session": session if isinstance(session, str) else None, "injected_at": round(latest, 3)}
+    out = reads_path()
+    ensure_private_dir(out.parent)
+    with private_open(out, "a") as fh:
+        fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    return entry
+
+
+def stats() -> list[dict]:
+    """Per note: times injected (daemon log), times opened after injection (reads.jsonl)."""
+    rows: dict[str, dict] = {}
+    for when, note in injections():
+        row = rows.setdefault(note, {"note": note, "injected": 0, "opened": 0, "last_injected": None})
+        row["injected"] += 1
+        row["last_injected"] = when
+    try:
+        with open(reads_path(), encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                note = entry.get("note") if isinstance(entry, dict) else None
+                if isinstance(note, str):
+                    row = rows.setdefault(note, {"note": note, "injected": 0, "opened": 0, "last_injected": None})
+                    row["opened"] += 1
+    except OSError:
+        pass
+    return sorted(rows.values(), key=lambda r: (-r["injected"], -r["opened"], r["note"]))
+
+
+def main() -> None:
+    try:
+        event = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+        if isinstance(event, dict):
+            record(event)
+    except BaseException:  # noqa: BLE001 - fail open: nothing printed, exit 0
+        pass
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

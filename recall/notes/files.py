@@ -1,0 +1,313 @@
+"""Read note files: one note per markdown file, YAML front matter on top.
+
+Front matter is ``name``, ``description``, ``type`` (user | feedback | project |
+reference), either at the top level or nested under ``metadata:`` (newer Claude Code).
+A file without front matter gets name = its first line when that is a heading ("# Title"),
+else the file stem; description = its first non-empty line that is not a heading.
+
+Bad input never stops a folder from being read: each problem becomes a ``Problem``
+with a one-line message, and every other file is still returned.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from recall.privacy.masking import MASK, mask_path, mask_secrets
+from recall.privacy.safetext import one_line
+
+# libyaml's parser is ~10x faster than the pure-Python one; fall back where it is absent.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Front matter is a few lines. Past this it is not front matter (and a YAML document that
+# size could be built to exhaust memory): the file is read as plain text.
+MAX_FRONT_MATTER_BYTES = 64_000
+
+# A note is a few hundred bytes; 1 MB is a log or a dump pasted by mistake. Past it we
+# read only the first MAX_NOTE_BYTES (enough for the 6 chunks we keep) and warn.
+MAX_NOTE_BYTES = 1_000_000
+NOTE_TYPES = ("user", "feedback", "project", "reference")
+INDEX_FILE = "MEMORY.md"  # Claude Code's index of the memory folder: not a note.
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+
+    def __str__(self) -> str:  # one terminal-safe line, whatever the file is called
+        return one_line(f"{self.path}: {self.message}")
+
+
+@dataclass
+class Note:
+    id: str  # file stem: what question sets name in ``expected`` (a secret in it masked)
+    path: str  # absolute path, shown to the agent so it can read the original (``shown_path``)
+    name: str
+    description: str
+    type: str
+    body: str
+    content_hash: str  # of the raw bytes read: decides whether to re-embed
+    mtime: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    unchanged: bool = False  # bytes known to the caller: not parsed (see read_folder's skip)
+    # Messages the note should answer (front matter ``questions:``, then the folder's
+    # questions file): indexed as extra chunks, see recall.notes.questions.
+    questions: list[str] = field(default_factory=list)
+    # A document, image or recording (recall.notes.documents): its text as (location, text)
+    # segments, chunked by recall.notes.documents.chunks up to ``max_chunks``; None for a note.
+    segments: list[tuple[str, str]] | None = None
+    max_chunks: int | None = None
+    extra: dict = field(default_factory=dict)  # kept with the note (a document's format)
+
+
+def shown_path(path: Path | str) -> str:
+    """A note file's path as recall keeps and shows it (store, index files, logs, the agent):
+    a secret in its name masked like text (``ghp_….md`` -> ``[REDACTED].md``)."""
+    return mask_path(str(path))
+
+
+def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
+    """Return (front matter dict or None, body, error message or None)."""
+    if not text.startswith("---"):
+        return None, text, None
+    lines = text.splitlines(keepends=True)
+    if lines[0].strip() != "---":
+        return None, text, None
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            header = "".join(lines[1:i])
+            body = "".join(lines[i + 1 :])
+            if len(header) > MAX_FRONT_MATTER_BYTES:
+                return None, text, "front matter over 64 KB; reading the file as plain text"
+            try:
+                if "*" in header and _has_alias(header):
+                    # An alias repeats a node: nested ones grow exponentially (a "billion
+                    # laughs" reaches gigabytes). Notes never need them.
+                    return None, body, "front matter uses YAML aliases (*name); using file name as title"
+                data = yaml.load(header, Loader=_Loader)  # noqa: S506 - a safe loader
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" (line {mark.line + 2})" if mark is not None else ""
+                return None, body, f"broken front matter{where}; using file name as title"
+            except RecursionError:
+                return None, body, "front matter nested too deep; using file name as title"
+            if data is None:
+                return {}, body, None
+            if not isinstance(data, dict):
+                return None, body, "front matter is not a mapping; using file name as title"
+            return data, body, None
+    return None, text, "front matter has no closing '---'; reading the file as plain text"
+
+
+def _has_alias(header: str) -> bool:
+    """Whether the YAML text uses an alias (parse events only: nothing is built)."""
+    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(header, Loader=_Loader))
+
+
+def _first_line(body: str, skip_headings: bool = False) -> str:
+    for line in body.splitlines():
+        if skip_headings and line.lstrip().startswith("#"):
+            continue
+        stripped = line.strip().lstrip("#").strip()
+        if stripped:
+            return stripped
+    return ""
+
+
+def _heading_title(body: str) -> str:
+    """The title of a file without front matter whose first line is a markdown heading
+    ("# Install guide"): its name, as a document's title is (the file stem otherwise)."""
+    first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    return first.lstrip("#").strip() if first.startswith("#") and first.lstrip("#")[:1] in (" ", "\t") else ""
+
+
+def _text_field(meta: dict, key: str) -> str:
+    value = meta.get(key)
+    if value is None and isinstance(meta.get("metadata"), dict):
+        value = meta["metadata"].get(key)
+    return "" if value is None else str(value).strip()
+
+
+def parse_note(path: Path, raw: bytes) -> Note:
+    """Parse the bytes of one note file. Never raises on content."""
+    warnings: list[str] = []
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        warnings.append(f"invalid UTF-8 at byte {exc.start}; bad bytes replaced")
+    text = text.lstrip("\ufeff")
+    meta, body, error = split_front_matter(text)
+    if error:
+        warnings.append(error)
+    meta = meta or {}
+    name = _text_field(meta, "name") or path.stem
+    description = _text_field(meta, "description") or _first_line(body)
+    if not meta and not error and (title := _heading_title(body)):  # markdown without a header
+        name, description = title, _first_line(body, skip_headings=True)
+    note_type = _text_field(meta, "type").lower()
+    if note_type and note_type not in NOTE_TYPES:
+        warnings.append(f"unknown type {note_type!r}")
+    questions = meta.get("questions")
+    if questions is None and isinstance(meta.get("metadata"), dict):
+        questions = meta["metadata"].get("questions")
+    if isinstance(questions, str):
+        questions = [questions]
+    if questions is not None and (not isinstance(questions, list)
+                                  or not all(isinstance(q, str) for q in questions)):
+        warnings.append("front matter 'questions' is not a list of strings; ignored")
+        questions = None
+    return Note(
+        id=mask_secrets(path.stem),
+        path=shown_path(path),
+        name=name,
+        description=description,
+        type=note_type,
+        body=body.strip(),
+        content_hash=hashlib.sha256(raw).hexdigest(),
+        warnings=warnings,
+        questions=list(questions or []),
+    )
+
+
+SkipFn = Callable[[str, str], bool]
+
+
+def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list[Problem]]:
+    """Read one file; (None, problems) when it cannot be a note.
+
+    ``skip(path, content_hash)`` returning True means the caller already has this exact
+    file: it comes back unparsed (``unchanged=True``), which keeps a re-index of a large
+    folder to one read and one hash per file.
+    """
+    problems: list[Problem] = []
+    try:
+        raw, size = _read_regular(path)
+    except _NotAFile as exc:
+        return None, [Problem(shown_path(path), f"{exc}; skipped")]
+    except OSError as exc:
+        return None, [Problem(shown_path(path), f"unreadable ({exc.strerror or exc}); skipped")]
+    if b"\x00" in raw[:8192]:
+        return None, [Problem(shown_path(path), "binary file; skipped")]
+    if skip is not None:
+        digest = hashlib.sha256(raw).hexdigest()
+        shown = shown_path(path)
+        if skip(shown, digest):
+            return Note(mask_secrets(path.stem), shown, "", "", "", "", digest, unchanged=True), []
+    if size > MAX_NOTE_BYTES:
+        problems.append(Problem(shown_path(path), f"{size:,} bytes, over 1 MB; indexing its start only"))
+    note = parse_note(path, raw)
+    try:
+        note.mtime = path.stat().st_mtime
+    except OSError:
+        pass
+    problems.extend(Problem(shown_path(path), w) for w in note.warnings)
+    return note, problems
+
+
+class _NotAFile(Exception):
+    pass
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read_regular(path: Path) -> tuple[bytes, int]:
+    """The first MAX_NOTE_BYTES of a regular file and its size. Anything else (a named
+    pipe, a socket, a device) is refused before it is opened, and opened non-blocking so
+    that one swapped in meanwhile cannot hang the read."""
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise _NotAFile(_kind(st.st_mode))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotAFile(_kind(st.st_mode))
+        return fh.read(MAX_NOTE_BYTES), st.st_size
+
+
+def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]]:
+    """Yield the ``*.md`` files under ``folder`` (recursively), sorted.
+
+    Symlinks that lead outside the folder are skipped with a problem: a note folder
+    should not become a way to index (and show an agent) arbitrary files.
+    """
+    root = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fname in sorted(filenames):
+            if not fname.endswith(".md") or fname == INDEX_FILE or fname.startswith("."):
+                continue
+            path = Path(dirpath) / fname
+            if not _utf8_name(str(path.relative_to(folder))):  # undecodable bytes: no key to store it under
+                yield None, Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; rename "
+                                    "it to a UTF-8 name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
+                continue
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError) as exc:  # a loop (ELOOP / RuntimeError), or dangling
+                    why = "a symlink loop" if isinstance(exc, RuntimeError) or getattr(exc, "errno", 0) == errno.ELOOP \
+                        else "a broken symlink"
+                    yield None, Problem(shown_path(path), f"{why}; skipped")
+                    continue
+                if not target.is_relative_to(root):
+                    yield None, Problem(shown_path(path), "symlink leads outside the folder; skipped")
+                    continue
+            yield path, None
+
+
+def _utf8_name(name: str) -> bool:
+    """Whether a name from the file system decoded as UTF-8 (undecodable bytes come back as
+    lone surrogates, which no store, JSON line or terminal can carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _readable(path: Path) -> str:
+    """``path`` with its undecodable bytes shown as U+FFFD."""
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
+def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], list[Problem]]:
+    """All notes of a folder. Raises ``FileNotFoundError`` if the folder is missing."""
+    if not folder.exists():
+        raise FileNotFoundError(f"no such folder: {folder}")
+    if not folder.is_dir():
+        raise NotADirectoryError(f"not a folder: {folder}")
+    notes: list[Note] = []
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for path, problem in iter_note_files(folder):
+        if problem is not None:
+            problems.append(problem)
+            continue
+        assert path is not None
+        note, found = read_note(path, skip)
+        problems.extend(found)
+        if note is None:
+            continue
+        if note.id in seen:
+            masked = " once the secret in it is masked; rename one" if MASK in note.id else ""
+            problems.append(Problem(shown_path(path), f"same file name as {seen[note.id]}{masked}; skipped"))
+            continue
+        seen[note.id] = note.path
+        notes.append(note)
+    return notes, problems

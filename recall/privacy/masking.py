@@ -1,0 +1,419 @@
+"""Mask secrets (API keys, tokens, passwords, private keys) before text is indexed.
+
+Long because: one table of rules read top to bottom; split, a rule and those it overlaps
+(whose spans are merged) would lie in different files.
+
+Notes and transcripts sometimes hold a pasted key; the index and the context injected
+into prompts must never carry it. Two sources of regexes, run over the whole text:
+
+* the plugins of ``detect-secrets`` (kept dependency) whose regexes match a token by
+  its own shape: we reuse their ``denylist`` patterns, not ``analyze_line``, because a
+  per-line, per-plugin call is far slower on a 1 MB note and gives no positions;
+* our own table for what those plugins miss or match only in part (Anthropic, new
+  OpenAI, GitHub fine-grained, Google, PEM blocks, URLs with passwords, assignments...).
+
+Spans from both are merged (union), so a partial match from one source is widened by
+the other. The entropy plugins are not used: they flag git hashes, UUIDs and digests.
+detect-secrets is optional at run time; without it our table alone is used.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import importlib
+import math
+import re
+from collections import Counter
+
+MASK = "[REDACTED]"
+# Bumped whenever the rules find more: every note indexed under an older version is read
+# and masked again at the next `recall index` (it is part of each note's fingerprint), and
+# the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
+RULES_VERSION = 4
+
+# Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
+# starts with a literal by a fast substring search, but not one that starts with a
+# look-behind or is case-insensitive. So the "not inside a word" check ("task-..." is
+# not an "sk-" key) is done in Python on each match (option "b"), and case-insensitive
+# rules are written in lower case and run on an ASCII-lowercased copy (option "l").
+_T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
+_KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
+    r"(?:pass(?:word|wd|phrase)?|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
+    r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
+    r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|==?|:)[ \t]*"
+)
+
+# NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
+# secret word (not "PWD" alone: the shell's working directory).
+_ENV = (
+    r"(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
+    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY)[A-Z0-9_]*"
+    r"(?![a-z0-9_])[\"']?[ \t]*(?::=|=|:)[ \t]*"
+)
+
+# (kind, pattern, group holding the secret (0 = whole match), options):
+#   b = must not start inside a word, l = lower-case pattern run on lowered text,
+#   q = the value must not be a placeholder or code ("${DB_PASS}", "os.environ"),
+#   u = the value must not be a port and a path (a URL's "host:8080/x@y" is no password),
+#   v = q, and unquoted it must not be a plain word or number either ("required", "57").
+_OWN: list[tuple[str, str, int, str]] = [
+    ("anthropic", r"sk-ant-" + _T + r"{20,}", 0, "b"),
+    ("openai", r"sk-(?:proj|svcacct|admin|None)-" + _T + r"{20,}", 0, "b"),
+    # Legacy OpenAI keys have no '-' in the body: a long unbroken run, never prose.
+    ("openai", r"sk-[A-Za-z0-9]{32,}", 0, "b"),
+    ("github", r"gh[pousr]_[A-Za-z0-9]{30,}", 0, "b"),
+    ("github", r"github_pat_[A-Za-z0-9_]{22,}", 0, "b"),
+    ("gitlab", r"gl(?:pat|dt|ft|soat|rt|cbt|ptt|agent|oas|imt|ffct)-" + _T + r"{20,}", 0, "b"),
+    ("google-api-key", r"AIza" + _T + r"{35}", 0, "b"),
+    ("google-oauth", r"GOCSPX-" + _T + r"{20,}", 0, "b"),
+    ("google-oauth", r"ya29\." + _T + r"{20,}", 0, "b"),
+    # detect-secrets' Slack regex stops at the first capital letter of the last part.
+    ("slack", r"xox[abposrce]-[A-Za-z0-9\-]{10,}", 0, "b"),
+    ("slack", r"xapp-[A-Za-z0-9\-]{10,}", 0, "b"),
+    ("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/]{8,})", 1, ""),
+    ("discord-webhook", r"discord(?:app)?\.com/api/webhooks/\d+/(" + _T + r"{20,})", 1, ""),
+    ("stripe", r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", 0, "b"),
+    ("stripe", r"whsec_[A-Za-z0-9]{20,}", 0, "b"),
+    ("jwt", r"eyJ" + _T + r"{5,}\.eyJ" + _T + r"{5,}\.[A-Za-z0-9_\-+/=]*", 0, "b"),
+    ("aws-access-key-id", r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])", 0, "b"),
+    ("aws-secret-key", r"aws.{0,24}?(?:secret|key)[\w\-]{0,24}[\"']?[ \t]*[=:][ \t]*[\"']?"
+     r"([a-z0-9/+]{40})(?![a-z0-9/+])", 1, "l"),
+    ("npm", r"npm_[A-Za-z0-9]{36}", 0, "b"),
+    ("npm", r"_authToken[ \t]*=[ \t]*[\"']?([^\s\"']{8,})", 1, ""),
+    ("azure-storage", r"(?:accountkey|sharedaccesskey)=([a-z0-9+/]{30,}={0,2})", 1, "l"),
+    ("azure-sas", r"[?&]sig=([A-Za-z0-9%+/]{30,}={0,2})", 1, ""),
+    ("sendgrid", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", 0, "b"),
+    ("twilio", r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", 0, "b"),
+    ("huggingface", r"hf_[A-Za-z0-9]{30,}", 0, "b"),
+    ("discord", r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}", 0, "b"),
+    ("mailgun", r"key-[0-9a-zA-Z]{32}(?![A-Za-z0-9])", 0, "b"),
+    ("heroku", r"HRKU-" + _T + r"{20,}", 0, "b"),
+    ("digitalocean", r"do[opr]_v1_[a-f0-9]{64}", 0, "b"),
+    ("pypi", r"pypi-AgE" + _T + r"{50,}", 0, "b"),
+    ("shopify", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", 0, "b"),
+    ("atlassian", r"ATATT3[A-Za-z0-9_\-=]{50,}", 0, "b"),
+    ("linear", r"lin_api_[A-Za-z0-9]{32,}", 0, "b"),
+    ("notion", r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})", 0, "b"),
+    ("databricks", r"dapi[a-f0-9]{32}", 0, "b"),
+    ("vault", r"hv[sbr]\." + _T + r"{20,}", 0, "b"),
+    ("doppler", r"dp\.(?:st|pt|ct|sa|scim|audit)\." + _T + r"{20,}", 0, "b"),
+    ("llm-api-key", r"(?:gsk_|r8_|xai-|pplx-)[A-Za-z0-9]{30,}", 0, "b"),
+    ("telegram", r"(?<![0-9])\d{8,10}:[A-Za-z0-9_\-]{35}(?![A-Za-z0-9_\-])", 0, ""),
+    ("age", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", 0, ""),
+    ("private-key", r"Private-Lines:[ \t]*\d+[ \t]*\r?\n((?:[A-Za-z0-9+/=]{4,}\r?\n)*"
+     r"[A-Za-z0-9+/=]{4,}(?=\r?\n|$))", 1, ""),  # PuTTY .ppk
+    # scheme://user:PASSWORD@host (postgres, mysql, mongodb+srv, redis, amqp, https...).
+    ("url-password", r"://[^\s:/?#@'\"]*:([^\s@/'\"]+)@", 1, "q"),
+    # ... and a password holding an unencoded "/" or "@": up to the last "@" before a host.
+    ("url-password", r"://[^\s:/?#@'\"]*:([^\s'\"]+)@[^\s@/'\"]+(?=[/?#:\s'\"]|$)", 1, "qu"),
+    # Passwords on command lines: curl -u user:PASS, sshpass -p PASS, docker login -p PASS,
+    # mysql -pPASS (glued: "-p NAME" is mysql's prompt, then a database name).
+    ("cli-password", r"\bcurl\b[^\n]{0,400}?\s(?:-u[ \t]*|--user[ \t=]+)[\"']?[^\s:\"']*:([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bsshpass\b[^\n]{0,200}?\s-p[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:docker|podman|nerdctl|buildah|helm registry|oras)\s+login\b[^\n]{0,300}?"
+     r"\s(?:-p[ \t]*|--password[= \t]+)[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b[^\n]{0,300}?"
+     r"\s-p[\"']?([^\s\"'-][^\s\"']*)", 1, "q"),
+    # The rest of the class: tools whose option (or a fixed place) takes the password itself.
+    ("cli-password", r"\bredis-cli\b[^\n]{0,300}?\s-a[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,300}?"
+     r"\s-w[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,300}?\s-P[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n]{0,300}?"
+     r"\s-p[ \t]+[\"']?([^\s\"'-][^\s\"']*)", 1, "q"),
+    ("cli-password", r"\bkeytool\b[^\n]{0,300}?\s-(?:src|dest|new)?(?:store|key)pass[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bopenssl\b[^\n]{0,300}?\s-k[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\s-pass(?:in|out|word)?[ \t]+[\"']?pass:([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:smbclient|rpcclient|smbmap|smbget|net)\b[^\n]{0,300}?\s(?:-U[ \t]*|--user(?:name)?[= \t]+)"
+     r"[\"']?[^\s%\"']+%([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bssh-keygen\b[^\n]{0,300}?\s-[NP][ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\baz\s+login\b[^\n]{0,300}?\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bhtpasswd(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*b[a-zA-Z]*(?:\s+-[a-zA-Z]+)*\s+\S+\s+\S+\s+"
+     r"[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bvault\s+login\s+(?:-\S+\s+)*[\"']?([^\s\"'-][^\s\"']*)", 1, "v"),
+    # Typed into a pipe: echo PASS | sudo -S / docker login --password-stdin / chpasswd; sudo -S <<< PASS.
+    ("cli-password", r"\b(?:echo|printf)[ \t]+(?:-[en]+[ \t]+)?[\"']?([^\s\"'|]+)[\"']?[ \t]*\|[ \t]*"
+     r"(?:sudo\b[^\n|]*\s-S\b|[^\n|]*--password-stdin|chpasswd|passwd\b)", 1, "q"),
+    ("cli-password", r"\bsudo\b[^\n]{0,100}?\s-S\b[^\n]{0,200}?<<<[ \t]*[\"']?([^\s\"']+)", 1, "q"),
+    # user:PASS@host with no scheme (impacket, sqlmap, hydra targets): a host with a dot.
+    ("cli-password", r"(?<![\w.:@-])(?!mailto:|tel:|sip:|xmpp:|urn:)[A-Za-z0-9_.\-]{1,64}:([^\s:@/'\"]{4,})@"
+     r"(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)(?![\w.])", 1, "v"),
+    # A ~/.netrc entry: machine HOST login USER password PASS (one line or several).
+    ("netrc", r"\blogin[ \t]+\S+\s+password[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    # HTTP headers whose value is the credential, with or without a scheme word.
+    ("bearer", r"authorization:[ \t]*(?:bearer|basic|token|digest|apikey)?[ \t]*[\"']?([^\s\"']{6,})", 1, "lq"),
+    # Credentials in a URL's query: ?api_key=..., &access_token=..., &password=...
+    ("url-query", r"[?&;](?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|id[_\-]?token|token|secret"
+     r"|client[_\-]?secret|password|passwd|pwd|pass|key|sig|signature|auth)=([^&\s#\"'`]{4,200})", 1, "lv"),
+    # Kubernetes / compose env lists: name: DB_PASS, then value: on the next line.
+    ("assignment", r"name:[ \t]*[\"']?[A-Za-z0-9_]*(?:PASS|PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)"
+     r"[A-Za-z0-9_]*[\"']?[ \t]*\r?\n[ \t]*value:[ \t]*[\"']?([^\s\"']+)", 1, "v"),
+    # secret_key_base:, password_hash=, token_value: (a secret word, then more of a name).
+    ("assignment", r"(?:secret|password|passphrase|token|credential)s?(?:_[a-z0-9]+){1,3}[\"']?[ \t]*"
+     r"(?::=|=>|==?|:)[ \t]*[\"']?([^\s\"'`,;]{8,200})", 1, "blv"),
+    # A ~/.pgpass line: host:port:database:user:PASSWORD (docs/team-store.md).
+    ("pgpass", r"(?m)^[ \t]*[^\s:#][^\s:]*:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(\S+)[ \t]*$", 1, "q"),
+    # Hex keys named as keys ("encryption key: 9f86d0..."): hex alone is a digest, so not masked
+    # by the random-token rule; its name says otherwise here.
+    ("hex-key", r"(?:encryption|decryption|master|signing|hmac|aes|cipher|wrapping|data|secret|private)[ _\-]?key"
+     r"[^\n]{0,20}?[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
+    # ... and by "secret", "salt", "token" ("HMAC secret 0f0f..."), or a field named just "key"
+    # ("key: 9f86..." at the start of a line; a "cache key: <sha256>" in prose is a digest).
+    ("hex-key", r"(?<![a-z0-9_])(?:secret|salt|token|passphrase)s?[^\n]{0,20}?[:=\s][ \t]*[\"'`]?(?:0x)?"
+     r"([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
+    ("hex-key", r"(?m)^[ \t]*(?:- )?[\"']?key[\"']?[ \t]*[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])",
+     1, "l"),
+    # Authorization headers; the value must hold a digit ("Basic authentication/..." is prose).
+    ("bearer", r"(?:bearer|basic)[ \t]+((?=[a-z_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)", 1, "bl"),
+    # password=..., API_KEY: ..., "token": "..." (quoted, then unquoted: disjoint).
+    ("assignment", _KW + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "blq"),
+    ("assignment", _KW + r"([^\s\"'`,;]{5,200})", 1, "blv"),
+    # CLI flags (--password X, --token=X) and prose ("the password is Xy7!kq9zz").
+    ("assignment", r"--(?:[a-z]+-)*(?:password|passwd|pass|pw|pwd|passphrase|token|api-key|secret|secret-key"
+     r"|client-secret|storepass|keypass)[= ]([^\s\"'`]{5,200})", 1, "lv"),
+    ("assignment", r"(?<![\w-])-(?:password|passwd|storepass|keypass|srcstorepass|deststorepass)[= ]"
+     r"([^\s\"'`]{5,200})", 1, "lv"),
+    ("assignment", r"(?:password|passwd|passphrase|token|api key|secret)[ \t]+(?:is|was)[ \t]+"
+     r"[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+    # Environment-style names (PGPASSWORD=, MYSQL_PWD=, TWILIO_AUTH_TOKEN:, DD_API_KEY=...): an
+    # upper-case name holding a secret word anywhere in it, which _KW misses after a letter.
+    ("assignment", _ENV + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "bq"),
+    ("assignment", _ENV + r"([^\s\"'`,;]{5,200})", 1, "bv"),
+    ("facebook", r"EAA[A-Za-z0-9]{30,}", 0, "b"),
+    # Azure AD client secrets: 3 chars, a digit, "Q~", then 31-34 more.
+    ("azure-client-secret", r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", 0, "b"),
+    # Hex keys that look like digests, known by a vendor's name near them.
+    ("twilio", r"twilio[^\n]{0,60}?(?<![0-9a-f])([0-9a-f]{32})(?![0-9a-z])", 1, "l"),
+    ("datadog", r"(?:datadog|dd[_\- ]?(?:api|app))[^\n]{0,60}?(?<![0-9a-f])([0-9a-f]{40}|[0-9a-f]{32})"
+     r"(?![0-9a-z])", 1, "l"),
+    ("azure-client-secret", r"azure[^\n]{0,40}?secret[^\n]{0,20}?[ \t:=\"'`]"
+     r"([A-Za-z0-9_~.\-]{30,44})(?![A-Za-z0-9_~.\-])", 1, ""),
+]
+
+# PEM private keys: the whole block from BEGIN to END, however the newlines are written
+# (real, or "\n" inside JSON). Found in Python, not by one lazy ".*?END" regex: that one
+# rescans up to the block limit for every BEGIN without an END (seconds on a bad note).
+_PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----")
+# A block cut short (no END line) is masked to the end of its base64 body.
+_PEM_BODY = re.compile(r"(?:(?:\\n|\s)+[A-Za-z0-9+/=][A-Za-z0-9+/=:,\-]{7,})*")
+_PEM_MAX = 40_000  # a 4096-bit RSA key is ~3.3 KB; PGP key blocks are larger
+
+
+def _pem_spans(text: str) -> list[tuple[int, int, str]]:
+    if "PRIVATE KEY" not in text:
+        return []
+    ends = [(m.start(), m.end()) for m in _PEM_END.finditer(text)]
+    spans: list[tuple[int, int, str]] = []
+    covered = 0
+    for m in _PEM_BEGIN.finditer(text):
+        if m.start() < covered:
+            continue  # inside the block just masked
+        i = bisect.bisect_left(ends, (m.end(), 0))
+        if i < len(ends) and ends[i][0] - m.end() <= _PEM_MAX:
+            covered = ends[i][1]
+        else:
+            body = _PEM_BODY.match(text, m.end())  # matches the empty string at worst
+            covered = body.end() if body else m.end()
+        spans.append((m.start(), covered, "private-key"))
+    return spans
+
+
+# Values that are clearly not secrets: placeholders, code, types, booleans, paths.
+_PLACEHOLDER = re.compile(
+    r"^(?:\$|%\(|\{|<|/|~/|\./|\*+$|x+$|\.{3}|your[_\-]|changeme$|example|dummy|redacted|none$|null$"
+    r"|nil$|true$|false$|undefined$|required$|optional$|string$|str$|bytes$|int$|secret$"
+    r"|password$|token$|env$|getpass|os\.|process\.env|self\.|settings\.)",
+    re.I,
+)
+_PORT_PATH = re.compile(r"^\d{1,5}(?:/|$)")
+_DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+# "required", "my_var", "ApiKey", "REQUIRED": a word or a name (letters only), not a secret.
+_PLAIN_WORD = re.compile(r"^[A-Za-z_\-]{1,20}$")
+# "3600s", "30d", "1.5GB", "90%": a quantity (TOKEN_TTL=3600s), not a secret.
+_QUANTITY = re.compile(r"^\d+(?:\.\d+)?(?:ms|s|secs?|m|mins?|h|hrs?|d|days?|w|y|[kmgt]i?b?|chars|%)?$", re.I)
+
+
+def _plausible_value(value: str, quoted: bool) -> bool:
+    v = value.rstrip(".,;:)]}")
+    if len(v) < 4 or MASK in v or _PLACEHOLDER.match(v) or "://" in v:
+        return False  # "://": a reference (vault://, https://...), not the secret itself
+    if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):
+        return False  # a call, a subscript, a type, an attribute: code, not a value
+    if not quoted and (_PLAIN_WORD.match(v) or _QUANTITY.match(v) or len(v) < 5 or not any(c.isalpha() for c in v)
+                       or "=" in v.rstrip("=")):
+        return False  # unquoted: words, counts ("12/12"), nested "helper=osxkeychain"
+    return True
+
+
+# detect-secrets plugins whose regexes we reuse (whole match = the token). Left out on
+# purpose: keyword (too loose in code: flags `password = get_password()`), basic-auth,
+# npm, azure and private-key (ours mask a better span), artifactory (its match eats the
+# char before the token), telegram (ours also accepts ".../bot<token>"), public IP (not
+# a secret), the entropy ones (flag hashes), and the case-insensitive keyword regexes
+# (aws secret, slack, cloudant, ibm, softlayer): slow under re.IGNORECASE and covered by
+# our own rules above.
+_DS_PLUGINS = (
+    "aws.AWSKeyDetector", "discord.DiscordBotTokenDetector", "github_token.GitHubTokenDetector",
+    "gitlab_token.GitLabTokenDetector", "jwt.JwtTokenDetector", "mailchimp.MailchimpDetector",
+    "openai.OpenAIDetector", "pypi_token.PypiTokenDetector", "sendgrid.SendGridDetector",
+    "square_oauth.SquareOAuthDetector", "stripe.StripeDetector", "twilio.TwilioKeyDetector",
+)
+
+_Rule = tuple[str, "re.Pattern[str]", int, str]
+_rules: list[_Rule] | None = None
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _detect_secrets_rules() -> list[_Rule]:
+    try:
+        import detect_secrets.plugins  # noqa: F401  (fails fast when not installed)
+    except Exception:  # not installed: our own table still applies
+        return []
+    rules = []
+    for name in _DS_PLUGINS:
+        module, cls_name = name.split(".")
+        try:
+            cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls_name)
+            kind = cls.secret_type.lower().replace(" ", "-")
+            rules += [(kind, rx, 0, "b") for rx in cls.denylist if not rx.flags & re.IGNORECASE]
+        except Exception:  # a plugin renamed or changed in another version: skip it alone
+            continue
+    return rules
+
+
+def _all_rules() -> list[_Rule]:
+    global _rules
+    if _rules is None:
+        own = [(kind, re.compile(p), g, opts) for kind, p, g, opts in _OWN]
+        _rules = own + _detect_secrets_rules()
+    return _rules
+
+
+def _ascii_lower(text: str) -> str:
+    # str.lower() is fast but may change the length (e.g. "İ"); offsets must line up.
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_LOWER)
+
+
+# The fallback for tokens no rule knows: a run of base64/URL-safe characters that looks
+# drawn at random. Measured on prose and real notes (tests/test_masking.py, README):
+# identifiers, paths, versions, UUIDs and hex digests (git hashes, trace ids) stay.
+_CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-~]{20,}={0,2}")
+# A part between separators that reads as a word, a number or an acronym.
+_WORDY = re.compile(r"[A-Z]?[a-z]*|[A-Z]+s?|[0-9]+")
+_SEPARATORS = re.compile(r"[-_/~]+")
+_HEXISH = re.compile(r"[0-9a-fA-F\-]+")
+RANDOM_MIN_CHARS = 20
+RANDOM_MIN_BITS = 3.6  # Shannon entropy per character, at 20 characters (raised for longer)
+RANDOM_MIN_SWITCHES = 0.36  # share of neighbours in different classes (lower/upper/digit/other)
+# Mean length of its "words" (Capitalised runs, acronyms, numbers, single symbols): ~1.8
+# in random strings (3.3 at the 99th percentile of 20-char ones), 3.7+ in CamelCase names.
+RANDOM_MAX_PART = 3.4
+_CAMEL_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|.")
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _class(c: str) -> int:
+    return 0 if c.islower() else 1 if c.isupper() else 2 if c.isdigit() else 3
+
+
+def looks_random(token: str) -> bool:
+    """Whether ``token`` (20+ token characters) looks like a random key: letters of both
+    cases and digits, thoroughly mixed, with close to maximal entropy; never a hex string."""
+    t = token.strip("=-_/+~")
+    n = len(t)
+    if n < RANDOM_MIN_CHARS or _HEXISH.fullmatch(t):
+        return False
+    if not (any(c.islower() for c in t) and any(c.isupper() for c in t) and any(c.isdigit() for c in t)):
+        return False
+    if t.startswith(("sha1-", "sha256-", "sha384-", "sha512-")):
+        return False  # a digest (subresource integrity, lockfiles), not a key
+    if all(_WORDY.fullmatch(part) for part in _SEPARATORS.split(t)):
+        return False  # words, numbers and acronyms joined: a path, a branch, a slug, a name
+    switches = sum(_class(a) != _class(b) for a, b in zip(t, t[1:])) / (n - 1)
+    if switches < RANDOM_MIN_SWITCHES or n / len(_CAMEL_PARTS.findall(t)) > RANDOM_MAX_PART:
+        return False  # CamelCase names, words with a number
+    # The entropy 99% of random strings of n characters (62-64 symbols) reach, less a margin:
+    # 3.6 bits a character at 20 characters, 4.34 at 40, 4.85 at 64 (tests/test_masking.py).
+    return _entropy(t) >= min(RANDOM_MIN_BITS + 0.744 * math.log2(n / RANDOM_MIN_CHARS), 5.0)
+
+
+def _random_spans(text: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for m in _CANDIDATE.finditer(text):
+        if looks_random(m.group()):
+            spans.append((m.start(), m.end(), "random-token"))
+    return spans
+
+
+def find_secrets(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret value in ``text``: sorted, non-overlapping."""
+    spans = _pem_spans(text) + _random_spans(text)
+    low: str | None = None
+    for kind, rx, group, opts in _all_rules():
+        if "l" in opts:
+            low = _ascii_lower(text) if low is None else low
+        for m in rx.finditer(low if low is not None and "l" in opts else text):
+            if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:
+                continue
+            start, end = m.span(group)
+            value = text[start:end]
+            if end <= start or value == MASK:
+                continue
+            if ("q" in opts or "v" in opts) and not _plausible_value(value, quoted="q" in opts):
+                continue
+            if "u" in opts and _PORT_PATH.match(value):
+                continue  # host:8080/path@x: a port and a path, not a password
+            spans.append((start, end, kind))
+    return _merge(spans)
+
+
+def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    # Union of overlapping or touching spans. The merged span is named after its most
+    # specific part: a token shape ("github") beats the generic "assignment", then length.
+    merged: list[tuple[int, int, str]] = []
+    best = (False, 0)
+    for start, end, kind in sorted(spans):
+        rank = (kind != "assignment", end - start)
+        if merged and start <= merged[-1][1]:
+            s, e, k = merged[-1]
+            if rank > best:
+                k, best = kind, rank
+            merged[-1] = (s, max(e, end), k)
+        else:
+            merged.append((start, end, kind))
+            best = rank
+    return merged
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every secret value replaced by MASK; everything around it kept."""
+    spans = find_secrets(text)
+    if not spans:
+        return text
+    out, pos = [], 0
+    for start, end, _kind in spans:
+        out.append(text[pos:start])
+        out.append(MASK)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def mask_path(path: str) -> str:
+    """A file's path with every secret in it masked, one part at a time (a key in a folder or
+    file name, ``ghp_….md`` -> ``[REDACTED].md``), so the folders around it stay readable."""
+    return "/".join(_mask_part(part) if part else part for part in path.split("/"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _mask_part(part: str) -> str:  # folders repeat across a folder's files: masked once
+    return mask_secrets(part)

@@ -1,0 +1,225 @@
+"""Whose files, whose daemon: the checks made before recall trusts anything under RECALL_HOME.
+
+Two questions, one module, so every front end asks them the same way:
+
+* **May a client trust this daemon?** (``run_files_problem``, ``peer_creds``; used by
+  ``recall.ipc.client`` for every request, so by the hook, the MCP tool, ``status``, ``stop``.)
+  The run folder, the status file, the socket, the lock and the secret must be this user's
+  and closed to others; the process at the other end of the socket must run as this user
+  (SO_PEERCRED / LOCAL_PEERCRED, from the kernel). A planted ``daemon.json`` or socket in a
+  shared or pre-created home is refused, and the prompt never leaves this process.
+* **Can recall use this home?** (``home_problem``, ``require_home``; used by ``Recall``, the
+  daemon's start and ``recall serve``.) The home must be this user's, on a writable file
+  system, and hold nothing another user owns (what one ``sudo recall serve`` leaves). The
+  answer is one line that says what is wrong and the command that repairs it
+  (``recall.errors.HomeUnusable``).
+
+Imported by the hook on every message: standard library only, and ``pwd`` only for a message.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+
+# Write or read bits for group and others.
+OTHERS_WRITE = 0o022
+OTHERS_ANY = 0o077
+# The folders under RECALL_HOME a front end walks for entries another user owns (recall writes
+# there); the user's own files beside them (config.toml, notes) are checked one level deep.
+WALKED = ("run", "logs", "index")
+
+# Linux: struct ucred {pid_t pid; uid_t uid; gid_t gid}
+_UCRED = struct.Struct("3i")
+# macOS/BSD: struct xucred {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]}
+_XUCRED_PREFIX = struct.Struct("2I")
+_XUCRED_SIZE = 4 + 4 + 2 + 2 + 16 * 4  # with the padding after cr_ngroups
+SOL_LOCAL, LOCAL_PEERCRED = 0, 1
+
+
+def my_uid() -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else 0
+
+
+def user_name(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def peer_creds(conn: socket.socket) -> tuple[int | None, int | None]:
+    """(pid, uid) of the process at the other end of a UNIX socket, from the kernel; the pid
+    is None where the kernel does not say (macOS), both None when it cannot be read."""
+    try:
+        if hasattr(socket, "SO_PEERCRED"):  # Linux
+            raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
+            pid, uid, _gid = _UCRED.unpack(raw)
+            return int(pid), int(uid)
+        raw = conn.getsockopt(SOL_LOCAL, LOCAL_PEERCRED, _XUCRED_SIZE)  # macOS, BSD (getpeereid)
+        return None, int(_XUCRED_PREFIX.unpack(raw[: _XUCRED_PREFIX.size])[1])
+    except (OSError, struct.error):
+        return None, None
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    return peer_creds(conn)[1]
+
+
+def not_mine(path: Path | str, st: os.stat_result, *, private: bool) -> str | None:
+    """Why ``path`` (its ``lstat``) cannot be trusted, or None: another user's, a link, open
+    to others (writable for a folder; any access for a private file or socket)."""
+    if sys.platform == "win32":
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link, so recall will not use it; repair: `rm {path}` (recall makes it again)"
+    if st.st_uid != my_uid():
+        from recall.privacy.paths import recall_home
+
+        return (f"{path} belongs to {user_name(st.st_uid)}, not to you, {user_name(my_uid())}, so recall "
+                f"will not use it; {repair_for(Path(path), st.st_uid, recall_home())}")
+    if st.st_mode & (OTHERS_ANY if private else OTHERS_WRITE):
+        return (f"{path} is open to other users (mode {stat.S_IMODE(st.st_mode):o}), so recall will not use it; "
+                f"repair: `chmod go-rwx {path}`")
+    return None
+
+
+def run_files_problem(run: Path, *names: str) -> str | None:
+    """Why the daemon's files in ``run`` cannot be trusted, or None. Missing files are no
+    problem here (no daemon); the folder itself must exist to be trusted."""
+    try:
+        problem = not_mine(run, os.stat(run), private=False)  # the folder may be reached by a link
+    except OSError as exc:
+        return f"{run}: {exc.strerror}"
+    if problem:
+        return problem
+    for name in names:
+        try:
+            st = os.lstat(run / name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{run / name}: {exc.strerror}"
+        problem = not_mine(run / name, st, private=True)
+        if problem:
+            return problem
+    return None
+
+
+def peer_problem(conn: socket.socket) -> str | None:
+    """Why the daemon at the other end of ``conn`` cannot be trusted, or None."""
+    if sys.platform == "win32":
+        return None
+    pid, uid = peer_creds(conn)
+    if uid == my_uid():
+        return None
+    who = "an unknown user" if uid is None else user_name(uid)
+    stop = f"`sudo kill {pid}`" if uid == 0 else f"`kill {pid}` as its user"
+    return (f"the daemon on recall's socket (pid {pid}) runs as {who}, not as you ({user_name(my_uid())}), so "
+            f"nothing was sent to it; repair: stop it ({stop}), then `recall serve`")
+
+
+# --- can recall use this home? ------------------------------------------------------------
+
+
+def repair_for(problem_path: Path, owner: int | None, home: Path) -> str:
+    """The command that repairs a home holding ``problem_path`` owned by ``owner``."""
+    me = user_name(my_uid()).split(" ")[0]
+    sudo = "sudo " if my_uid() != 0 else ""
+    if owner is not None and owner != my_uid() and (owner == 0 or Path(problem_path) != Path(home)):
+        # root's files (a `sudo recall ...`), or another user's inside your own home
+        return f"repair: `{sudo}chown -R {me} {home}`"
+    if owner is not None and owner != my_uid():  # the home itself is someone else's
+        return ("repair: give recall a folder of your own (`export RECALL_HOME=$HOME/.local/share/recall`) "
+                "or unset RECALL_HOME")
+    return f"repair: `chmod -R go-rwx {home}`"
+
+
+def _walk_foreign(home: Path) -> tuple[Path, int] | None:
+    """The first entry under ``home`` (one level, and all of ``WALKED``) owned by another user."""
+    me = my_uid()
+    try:
+        top = list(os.scandir(home))
+    except OSError:
+        return None
+    for entry in top:
+        try:
+            uid = entry.stat(follow_symlinks=False).st_uid
+        except OSError:
+            continue
+        if uid != me:
+            return Path(entry.path), uid
+        if entry.name in WALKED and entry.is_dir(follow_symlinks=False):
+            for dirpath, dirnames, filenames in os.walk(entry.path, followlinks=False):
+                for name in (*dirnames, *filenames):
+                    try:
+                        uid = os.lstat(os.path.join(dirpath, name)).st_uid
+                    except OSError:
+                        continue
+                    if uid != me:
+                        return Path(dirpath, name), uid
+    return None
+
+
+def _writable_problem(home: Path) -> str | None:
+    try:
+        st = os.statvfs(home)
+        if st.f_flag & getattr(os, "ST_RDONLY", 1):
+            return (f"RECALL_HOME {home} is on a read-only file system, and recall writes its index, log and "
+                    f"socket there; repair: remount it read-write, or point RECALL_HOME at a writable folder "
+                    f"(`export RECALL_HOME=$HOME/.local/share/recall`)")
+    except (OSError, AttributeError):
+        pass
+    effective = os.access in os.supports_effective_ids  # the ids recall writes with
+    if not os.access(home, os.W_OK | os.X_OK, effective_ids=effective):
+        return f"RECALL_HOME {home} is not writable by you; repair: `chmod u+rwx {home}`"
+    return None
+
+
+def home_problem(home: Path) -> str | None:
+    """One line saying why recall cannot use ``home`` and the command that repairs it, or
+    None. A home that does not exist yet is no problem if it can be created."""
+    if sys.platform == "win32":
+        return None
+    try:
+        st = os.stat(home)
+    except FileNotFoundError:
+        parent = next((p for p in home.parents if p.exists()), None)
+        if parent is None or _writable_problem(parent) is None:
+            return None
+        return (f"cannot create RECALL_HOME {home}: {parent} is not writable (read-only or not yours); "
+                f"repair: `mkdir -p {home}` as its owner, or point RECALL_HOME at a writable folder")
+    except OSError as exc:
+        return f"cannot read RECALL_HOME {home} ({exc.strerror}); repair: `chmod u+rwx {home}`"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"RECALL_HOME {home} is not a folder; repair: move it aside (`mv {home} {home}.old`)"
+    if st.st_uid != my_uid():
+        return (f"RECALL_HOME {home} belongs to {user_name(st.st_uid)}, not to you, {user_name(my_uid())}, "
+                f"so recall will not use it; {repair_for(home, st.st_uid, home)}")
+    found = _walk_foreign(home)
+    if found is not None:
+        path, uid = found
+        return (f"{path} belongs to {user_name(uid)}, not to you, {user_name(my_uid())}: recall cannot trust "
+                f"or write it; {repair_for(path, uid, home)}")
+    return _writable_problem(home)
+
+
+def require_home(home: Path) -> Path:
+    """``home``, created 0700 if missing, after ``home_problem`` found nothing; raises
+    ``recall.errors.HomeUnusable`` with its line otherwise."""
+    from recall.errors import HomeUnusable
+    from recall.privacy.paths import ensure_private_dir
+
+    problem = home_problem(home)
+    if problem is None:
+        try:
+            return ensure_private_dir(home)
+        except OSError as exc:
+            problem = home_problem(home) or f"cannot create RECALL_HOME {home} ({exc.strerror})"
+    raise HomeUnusable(problem)

@@ -1,0 +1,335 @@
+"""Search: embed the question, scan the index, score each note by its best chunk, then
+fuse that ranking with BM25 over each note's text (``recall.store.bm25``).
+
+A ``Scope`` says which notes a question may see: the hook's scope is the current
+project's memory (and its conversation titles) plus shared rules and indexed folders;
+``--repo`` names one other project; ``--all`` sees everything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall.embedding.models import Embedder, fit_query
+from recall.errors import IndexDamaged
+from recall.privacy.paths import project_key
+from recall.ranking.selector import Hit, Ranking
+from recall.store.vectors import LoadedIndex, current_marker, load_index
+
+if TYPE_CHECKING:
+    from recall.config.settings import SearchSettings
+
+# Chunks fetched per question before grouping by note. A note has at most 6 chunks, so
+# 200 chunks always hold the 11 distinct notes the gap needs, with room to spare.
+CHUNKS_PER_QUERY = 200
+# With fusion, the dense list must hold ``fusion_depth`` notes: a note has at most 6 text
+# chunks and 8 questions, so depth x 14 chunks always do.
+CHUNKS_PER_NOTE_MAX = 14
+SHARED_KINDS = ("rule", "dir")
+LIBRARY_KIND = "library"  # recall.notes.documents.LIBRARY (not imported: the daemon's search stays light)
+
+
+@dataclass(frozen=True)
+class Scope:
+    project: str | None = None  # current project's key: its memory + conversation titles
+    repo: str | None = None  # --repo NAME: one other project (matched on its key's tail)
+    everything: bool = False  # --all
+    shared: bool = True  # rules and indexed folders
+    library: bool = False  # mirrored repositories' docs (kind "library"): searched on request
+
+    def admits(self, note: dict[str, Any]) -> bool:
+        if self.everything:
+            return True
+        kind, proj = note.get("kind"), note.get("project") or ""
+        if self.repo is not None:
+            return kind in ("memory", "conversation") and repo_matches(proj, self.repo)
+        if kind in SHARED_KINDS:
+            return self.shared
+        if kind == LIBRARY_KIND:
+            return self.library
+        return self.project is not None and proj == self.project
+
+    @property
+    def key(self) -> tuple:
+        return (self.project, self.repo, self.everything, self.shared, self.library)
+
+    @classmethod
+    def from_flags(cls, cwd: Path | str, repo: str | None = None, everything: bool = False,
+                   library: bool = False) -> Scope:
+        """What ``--all``, ``--repo NAME`` or neither ask for: every note; one other project's
+        notes and titles; or the project at ``cwd`` (its memory and titles) with the shared
+        rules and folders (and the library folders with ``library``)."""
+        if everything:
+            return cls(everything=True)
+        if repo:
+            return cls(repo=repo, shared=False)
+        return cls(project=project_key(cwd), library=library)
+
+
+def repo_key(name: str) -> str:
+    """``--repo NAME`` as a project key spells it (recall.privacy.paths.encode_project_path)."""
+    return "".join(c if c.isalnum() else "-" for c in name)
+
+
+def repo_matches(project_key: str, name: str) -> bool:
+    """``--repo NAME`` matches a project key (its encoded path) equal to or ending in NAME."""
+    wanted = repo_key(name)
+    return project_key == wanted or project_key.endswith("-" + wanted)
+
+
+class Searcher:
+    """Holds one model and its index; reloads the index when a new generation is live.
+    ``settings``: the ``[search]`` section (``Settings.search``)."""
+
+    def __init__(self, embedder: Embedder, settings: SearchSettings, home: Path | None = None) -> None:
+        self.embedder = embedder
+        self.home = home
+        self.settings = settings
+        self.index: LoadedIndex | None = load_index(embedder.model_id, home)
+        self._unloadable: int | None = None  # a generation that failed to load: not retried
+        self.negatives = None  # (n x dim) query-side vectors of known unrelated messages
+        self._negatives_stamp: tuple | None = None
+        self._load_negatives()
+        import faiss
+
+        # One question at a time: OpenMP threads cost more to wake than the scan itself
+        # (10-36 ms with 2 threads vs 0.6 ms with 1 over 10k chunks, bench_store).
+        faiss.omp_set_num_threads(1)
+
+    @property
+    def lexical_weight(self) -> float:
+        """BM25's share of the order (read-only: a different weight is a different
+        ``SearchSettings``, e.g. ``Recall.replace_settings``)."""
+        return self.settings.lexical_weight
+
+    def _negatives_file(self) -> Path:
+        from recall.ranking.negatives import FILE
+        from recall.store.vectors import index_dir
+
+        return index_dir(self.embedder.model_id, self.home) / FILE
+
+    def _load_negatives(self) -> bool:
+        """(Re)load ``negatives.npz`` when it changed. One stat per call."""
+        path = self._negatives_file()
+        try:
+            st = path.stat()
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if stamp == self._negatives_stamp:
+            return False
+        self._negatives_stamp = stamp
+        from recall.ranking.negatives import load
+
+        loaded = load(path) if stamp is not None else None
+        self.negatives = loaded[2] if loaded is not None and len(loaded[2]) else None
+        return True
+
+    def negative_score(self, qv) -> float | None:
+        """The best cosine between the question and a known unrelated message."""
+        neg = self.negatives
+        if neg is None or neg.shape[1] != qv.shape[1]:
+            return None
+        return float((neg @ qv[0]).max())
+
+    def refresh(self) -> bool:
+        """Load a newer generation if ``recall index`` built one, and newer negatives.
+        Two stats per call."""
+        self._load_negatives()
+        marker = current_marker(self.embedder.model_id, self.home)
+        stale = self.index is None or marker != self.index.generation
+        if marker is not None and marker != self._unloadable and stale:
+            try:
+                self.index = load_index(self.embedder.model_id, self.home)
+            except IndexDamaged:
+                if self.index is None:
+                    raise
+                self._unloadable = marker  # keep answering from the generation already loaded
+                return False
+            return True
+        return False
+
+    def search(self, text: str, scope: Scope | None = None, k_notes: int = 20) -> tuple[Ranking, dict]:
+        """Ranked notes and timings in ms. With ``lexical_weight`` > 0 (and a generation that
+        has BM25), the order is the fusion of dense and BM25; each hit's score is then the
+        dense list's score at that rank, so the gap rule decides exactly as dense would."""
+        t0 = time.perf_counter()
+        # Whoever asks (hook, daemon, MCP server, CLI), a question costs the model one window.
+        text = fit_query(self.embedder, text)
+        qv = self.embedder.embed_queries([text])
+        t1 = time.perf_counter()
+        idx = self.index
+        fusing = self.lexical_weight > 0 and idx is not None and idx.lexical is not None
+        negative = self.negative_score(qv)
+        if not fusing:
+            hits = self.search_vector(qv, scope, k_notes)
+            if idx is not None and self._headers_on(idx):
+                hits = self._reorder_by_headers(idx, qv, hits)
+            return Ranking(hits, negative), {"embed_ms": (t1 - t0) * 1000,
+                                             "search_ms": (time.perf_counter() - t1) * 1000}
+        assert idx is not None and idx.lexical is not None
+        import numpy as np
+
+        from recall.ranking.fusion import fuse, mostly_cjk
+
+        scope = scope or Scope(everything=True)
+        depth = self.settings.fusion_depth
+        where: dict[int, int] = {}
+        best = self._best_per_note(idx, qv, scope, depth * CHUNKS_PER_NOTE_MAX, depth, where)
+        t2 = time.perf_counter()
+        dense = np.full(len(idx.notes), -np.inf)
+        if best:
+            dense[list(best)] = list(best.values())
+        lex = idx.lexical.scores(text)
+        if not scope.everything:
+            lex[~self._admitted(idx, scope)] = 0.0
+        other = self._cjk_notes(idx) != mostly_cjk(text)
+        ordering = self._with_headers(idx, qv, dense) if self._headers_on(idx) else dense
+        order, gate = fuse(ordering, lex, lexical_weight=self.lexical_weight, depth=depth, k=k_notes,
+                           other_script=other, gate_scores=dense)
+        hits = Ranking([Hit(idx.notes[int(n)], float(g), self._chunk_of(idx, int(n), where))
+                        for n, g in zip(order, gate, strict=True)], negative)
+        t3 = time.perf_counter()
+        return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
+
+    def _headers_on(self, idx: LoadedIndex | None) -> bool:
+        return self.settings.header_weight > 0 and idx is not None and idx.headers is not None
+
+    def _with_headers(self, idx: LoadedIndex, qv, dense):
+        """The dense scores that order the notes: ``(1 - w) * best chunk + w * header`` for each
+        retrieved note with a header (``[search] header_weight`` = w), its best chunk alone
+        otherwise. Only the order: whether to speak stays the best chunks' call."""
+        import numpy as np
+
+        assert idx.headers is not None
+        w = self.settings.header_weight
+        found = np.flatnonzero(np.isfinite(dense))
+        rows = idx.headers[found]
+        has = rows.any(axis=1)
+        out = dense.copy()
+        out[found[has]] = (1 - w) * dense[found[has]] + w * (rows[has] @ qv[0])
+        return out
+
+    def _reorder_by_headers(self, idx: LoadedIndex, qv, hits: list[Hit]) -> list[Hit]:
+        """Dense-only hits in the order ``_with_headers`` gives; the i-th keeps the i-th best
+        chunk score, so the gap rule sees exactly what it would without headers."""
+        import numpy as np
+
+        if len(hits) < 2:
+            return hits
+        pos = {id(n): i for i, n in enumerate(idx.notes)}
+        dense = np.full(len(idx.notes), -np.inf)
+        where = [pos[id(h.note)] for h in hits]
+        dense[where] = [h.score for h in hits]
+        ordering = self._with_headers(idx, qv, dense)[where]
+        order = np.argsort(-ordering, kind="stable")
+        return [Hit(hits[i].note, hits[r].score, hits[i].chunk) for r, i in enumerate(order)]
+
+    def search_vector(self, qv, scope: Scope | None, k_notes: int = 20) -> list[Hit]:
+        """Dense only: notes by their best chunk's cosine (what a store's contract search
+        returns: headers play no part)."""
+        idx = self.index
+        if idx is None or idx.ntotal == 0:
+            return []
+        where: dict[int, int] = {}
+        best = self._best_per_note(idx, qv, scope or Scope(everything=True), CHUNKS_PER_QUERY, k_notes, where)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1])[:k_notes]
+        return [Hit(idx.notes[n], s, self._chunk_of(idx, n, where)) for n, s in ranked]
+
+    @staticmethod
+    def _chunk_of(idx: LoadedIndex, note: int, where: dict[int, int]) -> int | None:
+        """The place of a note's best chunk among its chunks (a document's page: Hit.location)."""
+        import numpy as np
+
+        cid = where.get(note)
+        return None if cid is None else cid - int(np.searchsorted(idx.chunk_note, note, side="left"))
+
+    def _best_per_note(self, idx: LoadedIndex, qv, scope: Scope, chunks: int, notes_wanted: int = 0,
+                       where: dict[int, int] | None = None) -> dict[int, float]:
+        """note position -> its best chunk's score, over the ``chunks`` best chunks in scope;
+        fetched again with four times as many while they hold fewer than ``notes_wanted`` notes
+        (a long document's chunks can fill the first fetch). ``where``: note -> best chunk id."""
+        best, complete = self._best_chunks(idx, qv, scope, chunks, where)
+        while len(best) < notes_wanted and not complete:
+            chunks *= 4
+            best, complete = self._best_chunks(idx, qv, scope, chunks, where)
+        return best
+
+    def _best_chunks(self, idx: LoadedIndex, qv, scope: Scope, chunks: int,
+                     where: dict[int, int] | None) -> tuple[dict[int, float], bool]:
+        """``_best_per_note`` over one fetch, and whether it held every chunk in scope."""
+        if idx.ntotal == 0:
+            return {}, True
+        params, in_scope = None, idx.ntotal
+        if not scope.everything:
+            id_filter = self._id_filter(idx, scope)
+            if id_filter is None:
+                return {}, True
+            params, in_scope = id_filter
+        k = min(chunks, in_scope)
+        if params is None:
+            scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
+        else:
+            scores, ids = idx.index.search(qv, k, params=params)  # type: ignore[attr-defined]
+        best: dict[int, float] = {}
+        for score, cid in zip(scores[0], ids[0], strict=True):
+            if cid < 0:
+                continue
+            n = int(idx.chunk_note[cid])
+            if n not in best:  # results come best first: the first is the note's best chunk
+                best[n] = float(score)
+                if where is not None:
+                    where[n] = int(cid)
+        return best, k >= in_scope
+
+    def _cjk_notes(self, idx: LoadedIndex):
+        """Boolean mask over ``idx.notes``: which are written mainly in CJK script (cached)."""
+        import numpy as np
+
+        from recall.ranking.fusion import mostly_cjk
+
+        mask = idx._scope_cache.get("cjk")
+        if mask is None:
+            mask = np.array([mostly_cjk(f"{n.get('name', '')} {n.get('description', '')}") for n in idx.notes],
+                            dtype=bool)
+            idx._scope_cache["cjk"] = mask
+        return mask
+
+    def _admitted(self, idx: LoadedIndex, scope: Scope):
+        """Boolean mask over ``idx.notes``: which notes the scope may see (cached)."""
+        import numpy as np
+
+        key = (scope.key, "notes")
+        mask = idx._scope_cache.get(key)
+        if mask is None:
+            mask = np.array([scope.admits(n) for n in idx.notes], dtype=bool)
+            idx._scope_cache[key] = mask
+        return mask
+
+    def _id_filter(self, idx: LoadedIndex, scope: Scope):
+        """FAISS search parameters that admit only the scope's chunks, and how many there are
+        (cached per scope); None when the scope admits none."""
+        import faiss
+        import numpy as np
+
+        cached = idx._scope_cache.get(scope.key)
+        if cached is not None:
+            return cached if cached != "empty" else None
+        allowed_notes = self._admitted(idx, scope)
+        chunk_ids = np.nonzero(allowed_notes[idx.chunk_note])[0].astype(np.int64)
+        if chunk_ids.size == 0:
+            idx._scope_cache[scope.key] = "empty"
+            return None
+        sel = faiss.IDSelectorBatch(chunk_ids)
+        if isinstance(idx.index, faiss.IndexHNSWFlat):
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=128)  # type: ignore[attr-defined]
+        else:
+            params = faiss.SearchParameters(sel=sel)  # type: ignore[call-arg]
+        value = (params, int(chunk_ids.size), sel, chunk_ids)
+        idx._scope_cache[scope.key] = value[:2]
+        # keep FAISS's id selector and its array alive as long as the params use them
+        idx._scope_cache[(scope.key, "keep")] = value[2:]
+        return value[:2]

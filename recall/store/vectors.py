@@ -1,0 +1,337 @@
+"""The FAISS index of one model, built from the store and swapped in atomically.
+
+On disk, under ``$RECALL_HOME/index/<model slug>/``:
+
+    gen-000007/index.faiss    inner product over unit vectors (= cosine)
+    gen-000007/meta.json      the notes, and which note each vector belongs to
+    gen-000007/lexical.npz    BM25 postings over each note's text (recall.store.bm25)
+    current                   the name of the live generation, replaced by os.replace
+
+A generation is written completely (and fsynced) before ``current`` points at it, so
+a reader never sees a half-written index, and a crash mid-build leaves the previous
+generation live. The daemon checks ``current`` on every question (one stat) and loads
+a new generation when it changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall.errors import DiskFull, IndexDamaged, is_disk_full
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, recall_home
+from recall.store.sqlite import Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from recall.store.bm25 import Bm25
+
+HNSW_M = 32
+KEEP_GENERATIONS = 2
+
+
+def slug(model_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", model_id)
+
+
+def index_dir(model_id: str, home: Path | None = None) -> Path:
+    return (home or recall_home()) / "index" / slug(model_id)
+
+
+def _set_aside_non_folders(root: Path) -> None:
+    """A file, pipe or link where the index folders go (``index/``, ``index/<model>/``) holds
+    no index: moved aside to ``NAME.stray-TIME`` so that the build the user asked for can
+    run (nothing is deleted)."""
+    for p in (root.parent, root):
+        try:
+            folder = stat.S_ISDIR(os.stat(p).st_mode)  # a link to a folder is a folder
+        except FileNotFoundError:
+            folder = not os.path.islink(p)  # missing is fine; a dangling link is not
+        except NotADirectoryError:
+            return  # the parent was no folder and has just been moved aside
+        if not folder:
+            os.replace(p, p.with_name(f"{p.name}.stray-{time.time_ns()}"))
+
+
+def _fsync_write(path: Path, data: bytes) -> None:
+    with private_open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+class _BuildLock:
+    """One build per model at a time (`recall index`, the watcher, the daemon): two
+    builders would otherwise pick the same generation number."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / "build.lock"
+
+    def __enter__(self) -> _BuildLock:
+        self.fh = private_open(self.path, "a")
+        if os.name == "posix":
+            import fcntl
+
+            fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.fh.close()  # closing releases the lock
+
+
+def build_index(store: Store, model_id: str, *, home: Path | None = None,
+                approximate_from: int | None = None, keep_previous: bool = True) -> tuple[int, int]:
+    """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks).
+    ``approximate_from``: ``[index] approximate_from_chunks`` (None: the packaged value).
+
+    ``keep_previous=False`` removes every older generation (and anything else in the
+    model's folder that is not the new one): after text was purged from the store (a past
+    prompt, a secret masked by older rules), no earlier file may still hold it."""
+    if approximate_from is None:
+        from recall.config.load import packaged_settings
+
+        approximate_from = packaged_settings().index.approximate_from_chunks
+    root = index_dir(model_id, home)
+    _set_aside_non_folders(root)
+    root = ensure_private_dir(root)
+    with _BuildLock(root):
+        try:
+            return _build(store, model_id, root, approximate_from, KEEP_GENERATIONS if keep_previous else 1)
+        except (OSError, RuntimeError) as exc:
+            if is_disk_full(exc):
+                raise DiskFull(root) from exc
+            raise
+
+
+def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep: int) -> tuple[int, int]:
+    import numpy as np
+
+    # Notes and vectors read in one snapshot: a writer cannot slip in between.
+    store.db.execute("BEGIN")
+    try:
+        notes = store.notes()
+        pks, blobs = store.chunk_vectors(model_id)
+        header_pks, header_blobs = store.chunk_vectors(model_id, headers=True)
+        texts = store.chunk_texts(role="text")  # BM25 reads the note, not its questions
+    finally:
+        store.db.execute("COMMIT")
+    pos_of = {n.pk: i for i, n in enumerate(notes)}
+    dim = len(blobs[0]) // 4 if blobs else 0
+    matrix = (
+        np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+        if blobs else np.zeros((0, 1), dtype=np.float32)
+    )
+    chunk_note = [pos_of[pk] for pk in pks]
+    headers = np.zeros((len(notes), dim), dtype=np.float32)  # a note without a header: zeros
+    for pk, blob in zip(header_pks, header_blobs, strict=True):
+        if len(blob) == dim * 4:
+            headers[pos_of[pk]] = np.frombuffer(blob, dtype=np.float32)
+
+    # Past every generation on disk, not just `current`: a damaged or missing marker must
+    # not make the new generation older than the ones beside it (they would outlive it).
+    numbers = [int(m.group(1)) for p in root.glob("gen-*") if (m := re.fullmatch(r"gen-(\d+)", p.name))]
+    generation = max([read_current(root) or 0, *numbers]) + 1
+    gen_dir = root / f"gen-{generation:06d}"
+    if gen_dir.exists():
+        shutil.rmtree(gen_dir)
+    ensure_private_dir(gen_dir)
+    try:
+        _write_generation(gen_dir, model_id, generation, notes, matrix, blobs, chunk_note, texts, dim,
+                          approximate_from, headers)
+    except BaseException:
+        shutil.rmtree(gen_dir, ignore_errors=True)  # a generation half written (disk full, killed)
+        raise
+    # The switch: one atomic rename.
+    _fsync_write(root / "current.tmp", f"gen-{generation:06d}".encode())
+    os.replace(root / "current.tmp", root / "current")
+    store.record_index_run(model_id, generation, len(blobs))
+    for old in sorted(root.glob("gen-*"))[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return generation, len(blobs)
+
+
+def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,
+                      blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int,
+                      headers: Any = None) -> None:
+    import faiss
+    import numpy as np
+
+    index: Any
+    if len(blobs) >= approximate_from:
+        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = 80
+        index.hnsw.efSearch = 128
+    else:
+        index = faiss.IndexFlatIP(max(dim, 1))
+    if len(blobs):
+        index.add(matrix)
+    tmp = gen_dir / "index.faiss.tmp"
+    faiss.write_index(index, str(tmp))
+    os.chmod(tmp, FILE_MODE)
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, gen_dir / "index.faiss")
+    from recall.store.bm25 import Bm25
+
+    bm25 = Bm25.build(["\n".join(texts.get(n.pk, [])) for n in notes])
+    with private_open(gen_dir / "lexical.npz", "wb") as fh:
+        bm25.save_to(fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+    if headers is not None and headers.any():  # no header at all (an index of titles): no file
+        with private_open(gen_dir / "headers.npy", "wb") as fh:
+            np.save(fh, headers, allow_pickle=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    meta = {
+        "model_id": model_id,
+        "generation": generation,
+        "built_at": time.time(),
+        "dim": dim,
+        "chunk_note": chunk_note,
+        "notes": [
+            {
+                "pk": n.pk, "kind": n.kind, "project": n.project, "root": n.root, "path": n.path,
+                "id": n.note_id, "name": n.name, "description": n.description, "type": n.type,
+                "extra": n.extra,
+            }
+            for n in notes
+        ],
+    }
+    _fsync_write(gen_dir / "meta.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+
+
+def read_current(root: Path, strict: bool = False) -> int | None:
+    """The live generation's number; None when there is none yet. A ``current`` file that
+    names no generation is None, or with ``strict`` raises ``IndexDamaged``."""
+    try:
+        raw = (root / "current").read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if strict:
+            raise IndexDamaged(root / "current", exc.strerror or str(exc)) from exc
+        return None
+    m = re.fullmatch(rb"gen-(\d+)", raw.strip())
+    if m is None:
+        if strict:
+            raise IndexDamaged(root / "current", "does not name a generation")
+        return None
+    return int(m.group(1))
+
+
+@dataclass
+class LoadedIndex:
+    model_id: str
+    generation: int
+    index: object
+    notes: list[dict]
+    chunk_note: np.ndarray
+    path: Path
+    lexical: Bm25 | None = None  # None for a generation built before BM25 existed
+    headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
+    _scope_cache: dict = field(default_factory=dict)
+
+    @property
+    def ntotal(self) -> int:
+        return int(self.index.ntotal)  # type: ignore[attr-defined]
+
+
+def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
+    """The current generation, or None if none was built yet. Raises ``IndexDamaged``
+    (one line naming the file and the repair) when a file of it cannot be read back."""
+    root = index_dir(model_id, home)
+    tries = 5
+    while True:
+        gen = read_current(root, strict=True)
+        if gen is None:
+            return None
+        try:
+            return _load_generation(model_id, gen, root / f"gen-{gen:06d}")
+        except IndexDamaged:
+            # An index running beside this reader may have published newer generations and
+            # pruned this one between reading `current` and opening it: read `current` again.
+            # Damage that stays (the same generation, still missing or unreadable) is raised.
+            tries -= 1
+            if not tries or read_current(root, strict=True) == gen:
+                raise
+
+
+def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
+    import faiss
+    import numpy as np
+
+    if not gen_dir.is_dir():
+        raise IndexDamaged(gen_dir.parent / "current", f"names {gen_dir.name}, which is missing")
+    path = gen_dir / "index.faiss"
+    try:
+        index = faiss.read_index(str(path))
+        path = gen_dir / "meta.json"
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        notes, chunk_note = meta["notes"], np.asarray(meta["chunk_note"], dtype=np.int64)
+        if not isinstance(notes, list) or chunk_note.ndim != 1 or len(chunk_note) != index.ntotal \
+                or (len(chunk_note) and (chunk_note.min() < 0 or chunk_note.max() >= len(notes))):
+            raise ValueError("its notes do not match the vectors")
+        lexical = None
+        path = gen_dir / "lexical.npz"
+        if path.exists():
+            from recall.store.bm25 import Bm25
+
+            lexical = Bm25.load(path)
+            if lexical.n_docs != len(notes):
+                raise ValueError("its notes do not match the index")
+        headers = None
+        path = gen_dir / "headers.npy"
+        if path.exists():
+            headers = np.load(path, allow_pickle=False)
+            if headers.ndim != 2 or headers.shape[0] != len(notes) or headers.shape[1] != index.d:
+                raise ValueError("its headers do not match the notes")
+    except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
+        if isinstance(exc, OSError) and exc.strerror:
+            detail = exc.strerror
+        elif path.name == "index.faiss":
+            detail = "not a FAISS index faiss can read"  # its own message is a C++ signature
+        else:
+            detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
+        raise IndexDamaged(path, detail) from exc
+    return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
+                       path=gen_dir, lexical=lexical, headers=headers)
+
+
+def check_indexes(home: Path | None = None) -> list[str]:
+    """One line per model index under ``home`` that cannot be loaded (empty: all sound)."""
+    problems = []
+    for root in sorted(((home or recall_home()) / "index").glob("*/")):
+        gen = None
+        try:
+            gen = read_current(root, strict=True)
+            if gen is not None:
+                _load_generation(root.name, gen, root / f"gen-{gen:06d}")
+        except IndexDamaged as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def current_marker(model_id: str, home: Path | None = None) -> int | None:
+    return read_current(index_dir(model_id, home))
+
+
+def remove_damaged(model_id: str, home: Path | None = None) -> None:
+    """Before a rebuild: a ``current`` that names no loadable generation goes (the next
+    build writes a new one past every generation on disk)."""
+    root = index_dir(model_id, home)
+    _set_aside_non_folders(root)
+    try:
+        read_current(root, strict=True)
+    except IndexDamaged:
+        (root / "current").unlink(missing_ok=True)

@@ -1,0 +1,356 @@
+"""Setting up a team store on the server: ``recall team init`` and ``recall team add-member``.
+
+Run by whoever administers the database: a superuser, or a role with CREATEROLE that may
+create the schema (CREATE on the database) and owns what is in it. ``init`` does, in one
+transaction (all or nothing), whatever is missing of:
+
+* the ``vector`` extension (only a superuser may create it: pgvector is not a trusted
+  extension);
+* the schema and its tables (``recall.team.schema.MIGRATIONS``), with row-level security
+  enabled and forced on every table recall writes; a schema made by a recall from before
+  roles is detected and upgraded;
+* two group roles, ``<schema>_member`` (read team rows and one's own, write one's own) and
+  ``<schema>_reader`` (read only), and their grants.
+
+It returns one line per thing done or found, and says why where it refuses.
+``add-member`` creates a login role (or takes an existing one) and grants it one group.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recall.team.connect import PgStoreError, connect
+from recall.team.schema import HNSW_EF_CONSTRUCTION, HNSW_M, MIGRATIONS, POLICIES, RLS_TABLES, schema_state
+
+ROLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.@-]{0,62}$")
+ADMIN_HINT = ("connect as the database administrator (a superuser, or a role with CREATEROLE that "
+              "owns this database) with --url or RECALL_PG_URL")
+
+
+def group_roles(schema: str) -> tuple[str, str]:
+    """(member group, read-only group) of a schema: ``recall_member``, ``recall_reader``."""
+    return f"{schema}_member", f"{schema}_reader"
+
+
+@dataclass
+class _Me:
+    name: str
+    superuser: bool
+    createrole: bool
+
+
+def _me(conn) -> _Me:
+    row = conn.execute("SELECT current_user, rolsuper, rolcreaterole FROM pg_roles"
+                       " WHERE rolname = current_user").fetchone()
+    return _Me(str(row[0]), bool(row[1]), bool(row[2]))
+
+
+def _refuse(me: _Me, reason: str) -> PgStoreError:
+    return PgStoreError(f"role {me.name!r} may not set up the team store: {reason}; {ADMIN_HINT}")
+
+
+def _sql_errors(me: _Me):
+    """psycopg errors met half-way (the transaction is rolled back) as one clean line."""
+    import contextlib
+
+    import psycopg
+
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise _refuse(me, str(exc).strip().splitlines()[0]) from exc
+        except psycopg.Error as exc:
+            raise PgStoreError(f"the server refused: {str(exc).strip().splitlines()[0]} (nothing was changed)") from exc
+    return guard()
+
+
+def init_store(url: str, schema: str, model_id: str, dim: int, adopt: dict[str, str] | None = None) -> list[str]:
+    """Create or upgrade the team store in ``schema``; the lines say what was done."""
+    conn = connect(url)
+    try:
+        me = _me(conn)
+        _check_init_rights(conn, me, schema)
+        with _sql_errors(me), conn.transaction():
+            return _init(conn, me, schema, model_id, int(dim), adopt or {})
+    finally:
+        conn.close()
+
+
+def _check_init_rights(conn, me: _Me, schema: str) -> None:
+    """Refuse before changing anything when this role cannot finish the job."""
+    if me.superuser:
+        return
+    if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        raise _refuse(me, "the pgvector extension is not installed in this database and only a superuser "
+                          "may install it (CREATE EXTENSION vector)")
+    owner = conn.execute("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = %s",
+                         (schema,)).fetchone()
+    if owner is None:
+        if not conn.execute("SELECT has_database_privilege(current_database(), 'CREATE')").fetchone()[0]:
+            raise _refuse(me, f"it may not create schema {schema!r} (no CREATE on this database)")
+    else:
+        others = [r[0] for r in conn.execute(
+            "SELECT DISTINCT pg_get_userbyid(relowner) FROM pg_class"
+            " WHERE relnamespace = to_regnamespace(%s) AND relkind IN ('r', 'S', 'i')", (schema,))
+            if r[0] != me.name]
+        if owner[0] != me.name or others:
+            raise _refuse(me, f"schema {schema!r} or its tables belong to "
+                              f"{', '.join(sorted({owner[0], *others} - {me.name}))}")
+    member, reader = group_roles(schema)
+    present = {r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)",
+                                          ([member, reader],))}
+    if len(present) < 2 and not me.createrole:
+        raise _refuse(me, f"it may not create the roles {member} and {reader} (no CREATEROLE)")
+
+
+def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, str]) -> list[str]:
+    from psycopg import sql
+
+    lines: list[str] = []
+    s = sql.Identifier(schema)
+    # Two administrators at once: one sets up, the other waits and then finds it done.
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"recall-migrate:{schema}",))
+
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        lines.append("extension vector: present")
+    else:
+        conn.execute("CREATE EXTENSION vector")
+        lines.append("extension vector: created")
+
+    if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone():
+        lines.append(f"schema {schema}: present")
+    else:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(s))
+        lines.append(f"schema {schema}: created")
+    conn.execute(sql.SQL("SET LOCAL search_path TO {}, public").format(s))
+    lines += _migrate(conn, me, schema, dim)
+    lines += _restore_policies(conn, schema)
+    lines += _record_model(conn, schema, model_id, dim)
+    lines += _grant(conn, schema)
+    lines += _legacy_owners(conn, schema, adopt)
+    return lines
+
+
+def _migrate(conn, me: _Me, schema: str, dim: int) -> list[str]:
+    """The tables (``recall.team.schema.MIGRATIONS``), upgrading a schema from before roles."""
+    lines: list[str] = []
+    state = schema_state(conn, schema)
+    if state == "legacy":
+        lines.append(f"schema {schema}: tables without row-level security found (made by recall before roles: "
+                     "every row readable and changeable by anyone with the URL); upgrading them")
+        lines += _take_ownership(conn, me, schema)
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
+    if state == "legacy" and not conn.execute("SELECT 1 FROM migrations").fetchone():
+        # The very first recall versions recorded nothing; their tables are 0001's.
+        conn.execute("INSERT INTO migrations VALUES ('0001_initial', now())")
+    applied = {r[0] for r in conn.execute("SELECT name FROM migrations")}
+    for name, ddl in MIGRATIONS:
+        if name in applied:
+            continue
+        conn.execute(ddl.format(dim=dim, m=HNSW_M, efc=HNSW_EF_CONSTRUCTION))
+        conn.execute("INSERT INTO migrations VALUES (%s, now())", (name,))
+        lines.append(f"migration {name}: applied")
+    if all(name in applied for name, _ in MIGRATIONS):
+        lines.append("tables and row-level security policies: up to date")
+    return lines
+
+
+def _restore_policies(conn, schema: str) -> list[str]:
+    """Row-level security on and every policy present, also where someone switched it off
+    or dropped a policy by hand since."""
+    from psycopg import sql
+
+    lines: list[str] = []
+    for t in RLS_TABLES:
+        for what in ("ENABLE", "FORCE"):
+            conn.execute(sql.SQL("ALTER TABLE {} {} ROW LEVEL SECURITY").format(sql.Identifier(t), sql.SQL(what)))
+    present = {r[0] for r in conn.execute("SELECT policyname FROM pg_policies WHERE schemaname = %s", (schema,))}
+    for t in RLS_TABLES:
+        for name, rule in POLICIES.items():
+            if f"{t}_{name}" not in present:
+                conn.execute(sql.SQL("CREATE POLICY {} ON {} " + rule).format(sql.Identifier(f"{t}_{name}"),
+                                                                             sql.Identifier(t)))
+                lines.append(f"policy {t}_{name}: restored (it was missing)")
+    return lines
+
+
+def _record_model(conn, schema: str, model_id: str, dim: int) -> list[str]:
+    """One embedding model per schema: recorded once, then checked."""
+    conn.execute("INSERT INTO meta VALUES ('model_id', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
+                 (model_id, str(dim)))
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    if meta.get("model_id") != model_id or int(meta.get("dim", 0)) != dim:
+        raise PgStoreError(f"schema {schema!r} holds vectors of {meta.get('model_id')} ({meta.get('dim')} dims), "
+                           f"not {model_id} ({dim}): run init with the team's model, or use another [team] schema")
+    return [f"model: {model_id} ({dim} dims)"]
+
+
+def _grant(conn, schema: str) -> list[str]:
+    """The two group roles and what each may do."""
+    from psycopg import sql
+
+    lines: list[str] = []
+    s = sql.Identifier(schema)
+    member, reader = group_roles(schema)
+    for role, what in ((member, "reads team rows and its own, writes its own"), (reader, "reads team rows only")):
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            lines.append(f"role {role}: present ({what})")
+        else:
+            conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(role)))
+            lines.append(f"role {role}: created ({what})")
+    m, r = sql.Identifier(member), sql.Identifier(reader)
+    rls = sql.SQL(", ").join(sql.Identifier(schema, t) for t in RLS_TABLES)
+    admin_only = sql.SQL(", ").join(sql.Identifier(schema, t) for t in ("meta", "migrations"))
+    for stmt in (
+        sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA {} FROM PUBLIC").format(s),
+        sql.SQL("GRANT USAGE ON SCHEMA {} TO {}, {}").format(s, m, r),
+        sql.SQL("GRANT SELECT ON {} TO {}, {}").format(admin_only, m, r),
+        sql.SQL("GRANT SELECT ON {} TO {}").format(rls, r),
+        # No TRUNCATE, REFERENCES or TRIGGER: TRUNCATE would skip the row policies.
+        sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(rls, m),
+        sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(s, m),
+    ):
+        conn.execute(stmt)
+    lines.append(f"grants: {member} may read and write (own rows), {reader} may read; "
+                 "row-level security on " + ", ".join(RLS_TABLES))
+    return lines
+
+
+def _take_ownership(conn, me: _Me, schema: str) -> list[str]:
+    """An old schema's tables belong to whichever role first connected: often one user the
+    whole team shared. An owner may switch the policies off, so the administrator takes
+    them (only a superuser gets here with tables of another owner)."""
+    from psycopg import sql
+
+    rows = conn.execute(
+        "SELECT c.relname, c.relkind, pg_get_userbyid(c.relowner) FROM pg_class c"
+        " WHERE c.relnamespace = to_regnamespace(%s) AND c.relkind IN ('r', 'S')"
+        " AND pg_get_userbyid(c.relowner) <> current_user", (schema,)).fetchall()
+    previous = sorted({r[2] for r in rows})
+    for name, kind, _ in rows:
+        if kind == "S" and conn.execute("SELECT 1 FROM pg_depend d JOIN pg_class c ON c.oid = d.objid"
+                                        " WHERE c.relname = %s AND c.relnamespace = to_regnamespace(%s)"
+                                        " AND d.deptype = 'a'", (name, schema)).fetchone():
+            continue  # a serial's sequence follows its table
+        what = "SEQUENCE" if kind == "S" else "TABLE"
+        conn.execute(sql.SQL("ALTER {} {} OWNER TO CURRENT_USER").format(sql.SQL(what),
+                                                                         sql.Identifier(schema, name)))
+    owner = conn.execute("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = %s",
+                         (schema,)).fetchone()[0]
+    if owner != me.name:
+        conn.execute(sql.SQL("ALTER SCHEMA {} OWNER TO CURRENT_USER").format(sql.Identifier(schema)))
+        previous = sorted({*previous, owner})
+    if not previous:
+        return []
+    return [f"ownership: schema {schema} and its tables now belong to {me.name} (were {', '.join(previous)}); "
+            "if teammates shared that login, give each their own role (recall team add-member NAME) and change "
+            "its password or ALTER ROLE ... NOLOGIN"]
+
+
+def _legacy_owners(conn, schema: str, adopt: dict[str, str]) -> list[str]:
+    """Rows pushed before roles carry a ``user@host`` label as owner: no role matches it, so
+    no member can see their private rows or change any of them. ``adopt`` hands a label's
+    rows to a role (notes and chunks follow by ON UPDATE CASCADE)."""
+    from psycopg import sql
+
+    lines = []
+    src = sql.Identifier(schema, "sources")
+    # The administrator may own the tables without bypassing the forced policies: lift
+    # FORCE for this transaction only (other sessions wait on the table lock).
+    for t in RLS_TABLES:
+        conn.execute(sql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(sql.Identifier(schema, t)))
+    try:
+        for label, role in adopt.items():
+            if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                raise PgStoreError(f"--adopt {label}={role}: there is no role {role!r}; "
+                                   f"create it first: recall team add-member {role}")
+            n = conn.execute(sql.SQL("UPDATE {} SET owner = %s WHERE owner = %s").format(src),
+                             (role, label)).rowcount
+            lines.append(f"adopted: {n} source(s) of {label!r} now belong to role {role}")
+        rows = conn.execute(sql.SQL(
+            "SELECT owner, count(*), count(*) FILTER (WHERE NOT team) FROM {} "
+            "WHERE owner NOT IN (SELECT rolname FROM pg_roles) GROUP BY owner ORDER BY owner").format(src)).fetchall()
+    finally:
+        for t in RLS_TABLES:
+            conn.execute(sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(sql.Identifier(schema, t)))
+    for label, n, private in rows:
+        lines.append(f"legacy owner {label!r}: {n} source(s) ({private} private) pushed before roles; no member can "
+                     f"change them and only the administrator reads the private ones: give them to a role with "
+                     f"`recall team init --adopt '{label}=ROLE'`, or that teammate pushes again and you delete them")
+    return lines
+
+
+def add_member(url: str, schema: str, name: str, *, read_only: bool = False,
+               password: str | None = None) -> list[str]:
+    """Create login role ``name`` (or take the existing one), set its password if given
+    (sent as a SCRAM hash, never in clear), and make it a member or a reader of ``schema``."""
+    from psycopg import sql
+
+    if not ROLE_NAME.match(name) or name.startswith("pg_"):
+        raise PgStoreError(f"{name!r} is not a usable role name: letters, digits, _ . @ - (63 at most), "
+                           "not starting with a digit or pg_")
+    conn = connect(url)
+    try:
+        me = _me(conn)
+        member, reader = group_roles(schema)
+        groups = {r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)",
+                                             ([member, reader],))}
+        if schema_state(conn, schema) != "ready" or len(groups) < 2:
+            raise PgStoreError(f"schema {schema!r} is not set up for members yet: run `recall team init` first")
+        if not (me.superuser or me.createrole):
+            raise PgStoreError(f"role {me.name!r} may not create or grant roles (no CREATEROLE); {ADMIN_HINT}")
+        lines: list[str] = []
+        ident = sql.Identifier(name)
+        with _sql_errors(me), conn.transaction():
+            row = conn.execute("SELECT rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = %s",
+                               (name,)).fetchone()
+            if row is None:
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(ident))
+                lines.append(f"role {name}: created (login)")
+            else:
+                lines.append(f"role {name}: present")
+                if row[0] or row[1]:
+                    lines.append(f"warning: {name} is a superuser or has BYPASSRLS: the server applies no "
+                                 "row policies to it")
+                if not row[2]:
+                    lines.append(f"note: {name} cannot log in (NOLOGIN); ALTER ROLE {name} LOGIN if it should")
+            if password is not None:
+                hashed = conn.pgconn.encrypt_password(password.encode(), name.encode(), b"scram-sha-256")
+                conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(ident, sql.Literal(hashed.decode())))
+                lines.append(f"role {name}: password set (sent to the server as a SCRAM hash)")
+            want, other = (reader, member) if read_only else (member, reader)
+            inside = {r[0] for r in conn.execute(
+                "SELECT g.rolname FROM pg_auth_members a JOIN pg_roles g ON g.oid = a.roleid"
+                " JOIN pg_roles u ON u.oid = a.member WHERE u.rolname = %s", (name,))}
+            if want in inside:
+                lines.append(f"role {name}: already in {want}")
+            else:
+                conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(want), ident))
+                lines.append(f"role {name}: granted {want} ({'read only' if read_only else 'read and write own rows'})")
+            if other in inside:
+                conn.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(other), ident))
+                lines.append(f"role {name}: revoked {other}")
+        lines.append(_connect_hint(conn, name))
+        return lines
+    finally:
+        conn.close()
+
+
+def _connect_hint(conn, name: str) -> str:
+    from urllib.parse import quote
+
+    info = conn.info
+    host, port, db = info.host, info.port, info.dbname
+    user = quote(name, safe="")  # alice@corp -> alice%40corp
+    if host.startswith("/"):
+        url = f"postgresql://{user}@/{db}?host={host}&port={port}"
+        pgpass = f"{host}:{port}:{db}:{name}:PASSWORD"  # a socket folder stands for the host
+    else:
+        url = f"postgresql://{user}@{host}:{port}/{db}?sslmode=verify-full"
+        pgpass = f"{host}:{port}:{db}:{name}:PASSWORD"
+    return (f"{name} connects with RECALL_PG_URL={url} and keeps the password in ~/.pgpass "
+            f"(chmod 600), one line: {pgpass}")

@@ -1,0 +1,93 @@
+"""Reaching the team store: where it is, how safely, and as whom.
+
+Configuration: ``RECALL_PG_URL`` (env) or ``[team] url = "postgresql://role@host/db?sslmode=verify-full"``
+in ``$RECALL_HOME/config.toml``; the env var wins. Keep the password out of the URL and
+in ``~/.pgpass`` (libpq reads it). ``[team] schema`` names the schema (default ``recall``).
+
+Every failure to reach or use it is a ``PgStoreError`` with one line that says what to do.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recall.config.settings import Settings
+
+URL_ENV = "RECALL_PG_URL"
+DEFAULT_SCHEMA = "recall"
+SECURE_SSLMODES = {"verify-full", "verify-ca"}
+
+
+class PgStoreError(RuntimeError):
+    """A team store that cannot be used, with a message saying what to do."""
+
+
+def team_url(config: Settings | None = None) -> str | None:
+    """``RECALL_PG_URL``, else ``[team] url`` of the config, else None."""
+    url = os.environ.get(URL_ENV)
+    if url:
+        return url
+    return (config.team.url if config is not None else None) or None
+
+
+def team_schema(config: Settings | None = None) -> str:
+    return (config.team.schema if config is not None else None) or DEFAULT_SCHEMA
+
+
+def transport_warning(url: str) -> str | None:
+    """A warning line when ``url`` reaches a host over the network without verified TLS.
+
+    libpq's default ``sslmode=prefer`` falls back to clear text and checks no certificate;
+    ``verify-full`` (the documented default for a real server) refuses both. Unix sockets
+    and loopback addresses need no TLS.
+    """
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        params = conninfo_to_dict(url)
+    except Exception:  # no psycopg, or a malformed URL: connecting says which, in one line
+        return None
+    hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
+    remote = [h for h in hosts if h and not h.startswith("/") and not _loopback(h)]
+    if not remote:
+        return None
+    mode = str(params.get("sslmode") or os.environ.get("PGSSLMODE") or "prefer")
+    if mode in SECURE_SSLMODES:
+        return None
+    what = ("TLS without checking the server's certificate" if mode == "require"
+            else f"no guaranteed TLS (sslmode={mode})")
+    return (f"warning: the team store at {', '.join(remote)} is reached with {what}; "
+            "add sslmode=verify-full to the URL (docs/team-store.md, Transport)")
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def legacy_owner_label(config: Settings | None = None) -> str | None:
+    """``RECALL_OWNER`` or ``[team] owner`` if set: settings that named the owner before the
+    server did. They are ignored now; the CLI says so."""
+    value = os.environ.get("RECALL_OWNER") or (config.team.owner if config is not None else None)
+    return str(value) if value else None
+
+
+def connect(url: str, connect_timeout: int = 10):
+    """An autocommit psycopg connection, or PgStoreError with the server's reason."""
+    try:
+        import pgvector.psycopg  # noqa: F401  (the search needs it; fail here, with the hint)
+        import psycopg
+    except ImportError as exc:
+        raise PgStoreError("the team store needs: pip install 'recall-memory[pg]'") from exc
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
+    except psycopg.Error as exc:
+        raise PgStoreError(f"cannot connect to the team store: {str(exc).strip()}") from exc

@@ -1,0 +1,169 @@
+"""The team store's schema on the server: tables, row-level security, migrations.
+
+``recall.team.admin`` applies it (``recall team init``); ``recall.team.store`` refuses a schema
+that lacks it (``check_ready``).
+
+Schema (``<schema>.*``; one embedding model per schema, recorded in ``meta``)::
+
+    sources (id, owner, kind, root, project, team)      UNIQUE (owner, kind, root)
+    notes   (id, source_id, owner, team -> sources (id, owner, team), path, note_id, name,
+             description, type, content_hash, mtime, extra jsonb, pushed_at)
+                                                        UNIQUE (source_id, path)
+    chunks  (note_pk, owner, team -> notes (id, owner, team), ord, text, text_hash,
+             embedding vector(dim), source_id, kind, project)
+    chunks_embedding_hnsw: USING hnsw (embedding vector_cosine_ops)
+
+``owner`` and ``team`` are copied down to notes and chunks so that every policy and the
+search filter need no join; the composite foreign keys (``ON UPDATE CASCADE``) keep the
+copies equal to the source's and tie every note and chunk to a source of the same owner.
+
+Backup and restore (the schema only; the ``vector`` extension must exist in the target)::
+
+    pg_dump --format=custom --schema=recall --file=recall-team.dump "$RECALL_PG_URL"
+    pg_restore --clean --if-exists --no-owner --dbname="$RECALL_PG_URL" recall-team.dump
+
+Nothing here is irreplaceable: every member can push their notes again
+(``recall team push``), so a lost server costs one push per teammate.
+"""
+
+from __future__ import annotations
+
+from recall.team.connect import PgStoreError
+
+# pgvector's build defaults (m=16, ef_construction=64). Raising them buys recall with
+# build time; `python -m bench.bench_store` measures both against exact search.
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+
+# The tables recall writes, all under the policies below (meta and migrations are
+# written by `recall team init` only; members get SELECT on them).
+RLS_TABLES = ("sources", "notes", "chunks")
+# Row-level security, the same on each of RLS_TABLES: a role reads its own rows and team
+# rows, and writes only rows it owns. session_user is the login role (SET ROLE cannot
+# change it). `recall team init` restores any of these found missing.
+POLICIES = {
+    "read": "FOR SELECT USING (owner = session_user OR team)",
+    "insert": "FOR INSERT WITH CHECK (owner = session_user)",
+    "update": "FOR UPDATE USING (owner = session_user) WITH CHECK (owner = session_user)",
+    "delete": "FOR DELETE USING (owner = session_user)",
+}
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE sources (
+            id BIGSERIAL PRIMARY KEY,
+            owner TEXT NOT NULL,             -- the pushing role (0002; a user@host label before)
+            kind TEXT NOT NULL,              -- memory | rule | dir | conversation
+            root TEXT NOT NULL,
+            project TEXT,
+            team BOOLEAN NOT NULL DEFAULT FALSE,  -- visible to every machine
+            UNIQUE (owner, kind, root)
+        );
+        CREATE TABLE notes (
+            id BIGSERIAL PRIMARY KEY,
+            source_id BIGINT NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            note_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            type TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            mtime DOUBLE PRECISION NOT NULL,
+            extra JSONB NOT NULL DEFAULT '{{}}',
+            pushed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+            UNIQUE (source_id, path)
+        );
+        CREATE TABLE chunks (
+            note_pk BIGINT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            text TEXT NOT NULL,              -- secrets masked
+            text_hash TEXT NOT NULL,
+            embedding vector({dim}) NOT NULL,
+            source_id BIGINT NOT NULL,
+            owner TEXT NOT NULL,
+            team BOOLEAN NOT NULL,
+            kind TEXT NOT NULL,
+            project TEXT,
+            PRIMARY KEY (note_pk, ord)
+        );
+        CREATE INDEX chunks_source ON chunks (source_id);
+        CREATE INDEX chunks_owner ON chunks (owner);
+        CREATE INDEX chunks_project ON chunks (project);
+        CREATE INDEX chunks_embedding_hnsw ON chunks
+            USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {efc});
+        """,
+    ),
+    (
+        # Identity and row-level security. The owner is the connecting role, set by the
+        # server; a role reads its own rows and team rows, and writes only its own. Old
+        # schemas (0001 only) get here through `recall team init` (recall.team.admin).
+        "0002_row_security",
+        """
+        ALTER TABLE sources ALTER COLUMN owner SET DEFAULT session_user;
+        ALTER TABLE sources ADD CONSTRAINT sources_id_owner_team UNIQUE (id, owner, team);
+        ALTER TABLE notes ADD COLUMN owner TEXT, ADD COLUMN team BOOLEAN;
+        UPDATE notes n SET owner = s.owner, team = s.team FROM sources s WHERE s.id = n.source_id;
+        ALTER TABLE notes ALTER COLUMN owner SET NOT NULL, ALTER COLUMN owner SET DEFAULT session_user,
+            ALTER COLUMN team SET NOT NULL, ALTER COLUMN team SET DEFAULT FALSE;
+        ALTER TABLE notes ADD CONSTRAINT notes_id_owner_team UNIQUE (id, owner, team);
+        ALTER TABLE notes ADD CONSTRAINT notes_source_owner FOREIGN KEY (source_id, owner, team)
+            REFERENCES sources (id, owner, team) ON DELETE CASCADE ON UPDATE CASCADE;
+        UPDATE chunks c SET owner = n.owner, team = n.team FROM notes n
+            WHERE n.id = c.note_pk AND (c.owner <> n.owner OR c.team <> n.team);
+        ALTER TABLE chunks ALTER COLUMN owner SET DEFAULT session_user,
+            ALTER COLUMN team SET DEFAULT FALSE;
+        ALTER TABLE chunks ADD CONSTRAINT chunks_note_owner FOREIGN KEY (note_pk, owner, team)
+            REFERENCES notes (id, owner, team) ON DELETE CASCADE ON UPDATE CASCADE;
+        CREATE INDEX notes_owner ON notes (owner);
+        """ + "".join(f"""
+        ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE {t} FORCE ROW LEVEL SECURITY;
+        """ + "".join(f"CREATE POLICY {t}_{name} ON {t} {rule};\n" for name, rule in POLICIES.items())
+            for t in RLS_TABLES),
+    ),
+]
+
+def schema_state(conn, schema: str) -> str:
+    """``missing`` (no recall tables), ``legacy`` (tables without row-level security:
+    recall before roles), ``partial`` (some migration pending) or ``ready``. The first two
+    come from the catalog, which every role may read, so a member is told either way."""
+    from psycopg import sql
+
+    guarded = dict(conn.execute(
+        "SELECT relname, relrowsecurity AND relforcerowsecurity FROM pg_class WHERE relkind = 'r'"
+        " AND relnamespace = to_regnamespace(%s) AND relname = ANY(%s)", (schema, list(RLS_TABLES))).fetchall())
+    if "sources" not in guarded:
+        return "missing"
+    if not any(guarded.values()):
+        return "legacy"
+    if len(guarded) < len(RLS_TABLES) or not all(guarded.values()):
+        return "partial"  # row-level security switched off by hand on some table
+    done = {r[0] for r in conn.execute(sql.SQL("SELECT name FROM {}").format(sql.Identifier(schema, "migrations")))}
+    return "ready" if done >= {name for name, _ in MIGRATIONS} else "partial"
+
+
+def check_ready(conn, schema: str) -> None:
+    """PgStoreError unless ``schema`` is set up with row-level security and usable by this role."""
+    import psycopg
+
+    try:
+        state = schema_state(conn, schema)
+    except psycopg.errors.InsufficientPrivilege:
+        state = "no-access"
+    if state == "missing":
+        raise PgStoreError(f"schema {schema!r} is not set up on this server: the database administrator "
+                           "runs `recall team init` (docs/team-store.md)")
+    if state == "legacy":
+        raise PgStoreError(f"schema {schema!r} was made by an older recall without row-level security "
+                           "(anyone with the URL can read and change every row): the database administrator "
+                           "runs `recall team init` to upgrade it")
+    if state == "partial":
+        raise PgStoreError(f"schema {schema!r} needs an upgrade or a repair (a migration pending, or row-level "
+                           "security off on a table): the database administrator runs `recall team init`")
+    if state == "no-access":
+        who = conn.execute("SELECT session_user").fetchone()[0]
+        raise PgStoreError(f"role {who!r} may not use schema {schema!r}: the database administrator runs "
+                           f"`recall team add-member {who}`")
