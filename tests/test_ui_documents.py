@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from helpers.daemon import index_dirs, write_config
 from helpers.documents import make_docx, make_pdf
-from recall.ui.app import Settings, build_app
+from recall.ui.app import Launch, build_app
 from recall.ui.security import csrf_value
 
 pytest.importorskip("markitdown", reason="the docs extra")
@@ -20,7 +20,7 @@ FILLER = "General remarks about the product line and its history. " * 14
 
 
 def page_client(**kw) -> TestClient:
-    settings = Settings(token="t0ken", port=PORT, **kw)
+    settings = Launch(token="t0ken", port=PORT, **kw)
     return TestClient(build_app(settings), base_url=f"http://127.0.0.1:{PORT}",
                       cookies={f"recall_ui_{PORT}": "t0ken"})
 

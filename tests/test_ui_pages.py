@@ -17,14 +17,14 @@ from helpers.notes import write_note
 from helpers.ui import write_report
 from recall.cli import main
 from recall.ipc import client
-from recall.ui.app import Settings, build_app
+from recall.ui.app import Launch, build_app
 from recall.ui.security import csrf_value
 
 PORT = 8123
 
 
 def page_client(**kw) -> TestClient:
-    settings = Settings(token="t0ken", port=PORT, **kw)
+    settings = Launch(token="t0ken", port=PORT, **kw)
     return TestClient(build_app(settings), base_url=f"http://127.0.0.1:{PORT}",
                       cookies={f"recall_ui_{PORT}": "t0ken"})
 

@@ -36,7 +36,7 @@ MAX_MESSAGE_CHARS = 16_000  # what the hook sends at most
 
 
 @dataclass
-class Settings:
+class Launch:
     """One launch: where it looks, what it may do."""
 
     token: str
@@ -51,11 +51,11 @@ class Settings:
 
 
 @contextmanager
-def recall_app(settings: Settings):
+def recall_app(launch: Launch):
     """A ``Recall`` for one request (SQLite connections stay in their thread)."""
     from recall.api import Recall
 
-    app = Recall(settings.home)
+    app = Recall(launch.home)
     try:
         yield app
     finally:
@@ -84,27 +84,27 @@ class Pages:
     """The page handlers of one launch: its settings (token, cwd, reports, write access) and
     its templates."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         env = self.templates.env
         env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, since=views.since, when=views.when,
-                           csrf=csrf_value(settings.token), allow_writes=settings.allow_writes)
+                           csrf=csrf_value(launch.token), allow_writes=launch.allow_writes)
 
     def page(self, request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
         return self.templates.TemplateResponse(request, name, ctx, status_code=status_code)
 
     def csrf_ok(self, form: Any) -> bool:
-        return hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf_value(self.settings.token).encode())
+        return hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf_value(self.launch.token).encode())
 
     def notes_page(self, request: Request) -> Response:
         p = request.query_params
-        with recall_app(self.settings) as app:
+        with recall_app(self.launch) as app:
             data = views.notes(app, p.get("kind", ""), p.get("q", ""), p.get("project", ""), p.get("what", ""))
             return self.page(request, "notes.html", nav="notes", **data)
 
     def note_page(self, request: Request) -> Response:
-        with recall_app(self.settings) as app:
+        with recall_app(self.launch) as app:
             data = views.note_page(app, int(request.path_params["pk"]))
             if data is None:
                 return self.page(request, "missing.html", 404, nav="notes", what="no such note (re-indexed since?)")
@@ -112,19 +112,19 @@ class Pages:
 
     async def try_page(self, request: Request) -> Response:
         if request.method == "GET":
-            return self.page(request, "try.html", nav="try", message="", result=None, cwd=self.settings.cwd)
+            return self.page(request, "try.html", nav="try", message="", result=None, cwd=self.launch.cwd)
         form = await request.form()
         if not self.csrf_ok(form):
             return self.page(request, "missing.html", 403, nav="try", what="this form is from another launch: reload")
         message = str(form.get("message", ""))[:MAX_MESSAGE_CHARS]
         from starlette.concurrency import run_in_threadpool
 
-        reply = await run_in_threadpool(ask_daemon, message, self.settings.cwd)
+        reply = await run_in_threadpool(ask_daemon, message, self.launch.cwd)
         return self.page(request, "try.html", nav="try", message=message, result=explain_view(reply),
-                         cwd=self.settings.cwd)
+                         cwd=self.launch.cwd)
 
     def injections_page(self, request: Request) -> Response:
-        with recall_app(self.settings) as app:
+        with recall_app(self.launch) as app:
             log = views.read_injection_log(app)
             opened = views.read_reads_log(app)
             names = {r.note_id: (r.pk, r.name) for r in app.store.notes()}
@@ -134,8 +134,8 @@ class Pages:
                         log_path=app.home / "logs" / "daemon.log")
 
     def quality_page(self, request: Request) -> Response:
-        with recall_app(self.settings) as app:
-            report = views.latest_report(app, self.settings.reports)
+        with recall_app(self.launch) as app:
+            report = views.latest_report(app, self.launch.reports)
             from recall.config.load import user_config_path
             from recall.embedding.models import model_id_of
 
@@ -144,7 +144,7 @@ class Pages:
             provenance = t.provenance
             ctx = dict(nav="quality", thresholds=t, origin=views.origin_words(t.origins.get("gap_floor", "")),
                        user_config=user_config_path(), provenance=provenance, model_id=model_id,
-                       roots=views.report_roots(app, self.settings.reports))
+                       roots=views.report_roots(app, self.launch.reports))
             try:  # results.json is the harness's, or whatever a cloned repository's reports/ holds
                 curve = None
                 if report and isinstance(report["results"].get("curve"), dict):
@@ -156,8 +156,8 @@ class Pages:
 
     def report_html(self, request: Request) -> Response:
         """The latest report's own HTML, as the harness wrote it, sandboxed (no script)."""
-        with recall_app(self.settings) as app:
-            report = views.latest_report(app, self.settings.reports)
+        with recall_app(self.launch) as app:
+            report = views.latest_report(app, self.launch.reports)
         if report is None or not report["html"].is_file():
             return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
         text = views.read_regular(report["html"])
@@ -166,33 +166,33 @@ class Pages:
         return HTMLResponse(text, headers={"content-security-policy": REPORT_CSP})
 
     def status_page(self, request: Request) -> Response:
-        with recall_app(self.settings) as app:
+        with recall_app(self.launch) as app:
             return self.page(request, "status.html", nav="status", s=views.status(app),
-                             job=reindex_state(self.settings), q=views.questions(app))
+                             job=reindex_state(self.launch), q=views.questions(app))
 
     async def upload_page(self, request: Request) -> Response:
         return await upload.handle(self, request, reindex_state)
 
     async def reindex(self, request: Request) -> Response:
         form = await request.form()
-        if not self.settings.allow_writes:
+        if not self.launch.allow_writes:
             return self.page(request, "missing.html", 403, nav="status",
                         what="this page was started read-only; `recall ui --allow-writes` allows re-indexing")
         if not self.csrf_ok(form):
             return self.page(request, "missing.html", 403, nav="status",
                              what="this form is from another launch: reload")
-        if self.settings.reindex is None or self.settings.reindex.poll() is not None:
-            self.settings.reindex = subprocess.Popen(
+        if self.launch.reindex is None or self.launch.reindex.poll() is not None:
+            self.launch.reindex = subprocess.Popen(
                 [sys.executable, "-P", "-m", "recall.ui.reindex"], stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
-            self.settings.reindex_started = time.time()
+            self.launch.reindex_started = time.time()
         return RedirectResponse("/status", status_code=303)
 
 
     async def questions(self, request: Request) -> Response:
         """Allow or decline the notes' questions by an agent CLI ([questions] generate)."""
         form = await request.form()
-        if not self.settings.allow_writes:
+        if not self.launch.allow_writes:
             return self.page(request, "missing.html", 403, nav="status",
                              what="this page was started read-only; `recall ui --allow-writes` allows it")
         if not self.csrf_ok(form):
@@ -207,10 +207,10 @@ class Pages:
         return RedirectResponse("/status", status_code=303)
 
 
-def build_app(settings: Settings, codes: OneTimeCode | None = None) -> Guard:
+def build_app(launch: Launch, codes: OneTimeCode | None = None) -> Guard:
     """The page behind its Guard; ``codes``: the launch's one-time codes (a fresh set, kept
     in memory only, when not given)."""
-    pages = Pages(settings)
+    pages = Pages(launch)
     routes = [
         Route("/", lambda request: RedirectResponse("/notes", status_code=303)),
         Route("/notes", pages.notes_page),
@@ -225,16 +225,16 @@ def build_app(settings: Settings, codes: OneTimeCode | None = None) -> Guard:
         Route("/upload", pages.upload_page, methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    return Guard(Starlette(routes=routes), settings.token, settings.port, codes)
+    return Guard(Starlette(routes=routes), launch.token, launch.port, codes)
 
 
-def reindex_state(settings: Settings) -> str:
-    job = settings.reindex
+def reindex_state(launch: Launch) -> str:
+    job = launch.reindex
     if job is None:
         return ""
     code = job.poll()
     if code is None:
-        return f"re-indexing since {views.ago(settings.reindex_started)}"
+        return f"re-indexing since {views.ago(launch.reindex_started)}"
     return "re-index finished" if code == 0 else f"re-index failed (exit {code}); `recall index` shows why"
 
 

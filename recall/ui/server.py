@@ -48,7 +48,7 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
 
     from recall.ipc import client
     from recall.privacy.paths import ensure_private_dir, run_dir
-    from recall.ui.app import Settings, build_app
+    from recall.ui.app import Launch, build_app
 
     sock = bind(port)
     port = sock.getsockname()[1]
@@ -56,7 +56,7 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
     ensure_private_dir(run_dir())
     client.check_run_dir()  # the launcher file holds a live code: only in a folder that is the user's only
     codes = OneTimeCode(port, run_dir() / f"ui-{port}.html")
-    app = build_app(Settings(token=token, port=port, cwd=Path.cwd(), reports=reports, allow_writes=allow_writes,
+    app = build_app(Launch(token=token, port=port, cwd=Path.cwd(), reports=reports, allow_writes=allow_writes,
                              upload_dir=upload_dir),
                     codes)
     if start_daemon:

@@ -110,12 +110,12 @@ async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
     ``job``: the indexing job's state in words (``app.reindex_state``)."""
     from starlette.responses import RedirectResponse
 
-    settings = pages.settings
-    folder = settings.upload_dir
+    launch = pages.launch
+    folder = launch.upload_dir
     if request.method == "GET":
         return pages.page(request, "upload.html", nav="upload", folder=folder, saved=request.query_params.get("saved"),
-                          job=job(settings), error=None)
-    if not settings.allow_writes or folder is None:
+                          job=job(launch), error=None)
+    if not launch.allow_writes or folder is None:
         return pages.page(request, "missing.html", 403, nav="upload",
                           what="uploads need `recall ui --allow-writes --upload-dir DIR`")
     form = await request.form(max_files=1, max_fields=4)
@@ -128,11 +128,11 @@ async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
         saved = await save(folder, upload, limit_bytes())
     except Refused as exc:
         return pages.page(request, "upload.html", 400, nav="upload", folder=folder, saved=None,
-                          job=job(settings), error=str(exc))
+                          job=job(launch), error=str(exc))
     finally:
         await form.close()
-    if settings.reindex is None or settings.reindex.poll() is not None:
-        settings.reindex, settings.reindex_started = start_indexing(folder), time.time()
+    if launch.reindex is None or launch.reindex.poll() is not None:
+        launch.reindex, launch.reindex_started = start_indexing(folder), time.time()
     from urllib.parse import quote
 
     return RedirectResponse(f"/upload?saved={quote(saved.name)}", status_code=303)
