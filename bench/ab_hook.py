@@ -49,7 +49,7 @@ def daemon(env: dict) -> subprocess.Popen:
 
 
 def ask(env: dict, msg: dict) -> dict | None:
-    code = ("import json, sys\nfrom recall import client\n"
+    code = ("import json, sys\nfrom recall.ipc import client\n"
             "try:\n    print(json.dumps(client.request(json.loads(sys.argv[1]), timeout=2)))\n"
             "except Exception:\n    print('null')\n")
     out = subprocess.run([PY, "-c", code, json.dumps(msg)], env=env, capture_output=True, text=True)

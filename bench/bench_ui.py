@@ -66,7 +66,7 @@ def main() -> None:
                 t = time.perf_counter()
                 assert c.get("/notes").status_code == 200
                 pages.append((time.perf_counter() - t) * 1000)
-            code = ("import json, time; from recall import client; out = []\n"
+            code = ("import json, time; from recall.ipc import client; out = []\n"
                     f"for _ in range({args.n}):\n"
                     "    t = time.perf_counter()\n"
                     f"    client.request({{'cmd': 'explain', 'prompt': {MESSAGE!r}, 'cwd': '/'}}, timeout=30)\n"

@@ -142,7 +142,7 @@ class UiServer:
 
     def wait_daemon(self, timeout_s: float = 60.0) -> None:
         """Block until this home's daemon answers (the page started it)."""
-        code = ("import sys; from recall import client; "
+        code = ("import sys; from recall.ipc import client; "
                 f"sys.exit(0 if client.wait_until_ready(timeout_s={timeout_s}) else 1)")
         subprocess.run([PY, "-c", code], env=ui_env(self.home, self.model), check=True, timeout=timeout_s + 10)
 
