@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from recall.errors import RecallError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -58,7 +60,7 @@ class Embedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(RecallError):
     """A model that cannot be loaded, with a message saying what to do."""
 
 
