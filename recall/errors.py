@@ -14,7 +14,7 @@ from pathlib import Path
 REBUILD = "recall index --rebuild"
 
 
-class RecallError(RuntimeError):
+class RecallError(Exception):
     """The one root of recall's errors: ``str`` is one line saying what is wrong and the
     command that repairs it. Every exception recall defines derives from it (those that code
     catches as ``ValueError`` too keep that base: ``ConfigError``, ``NoteRejected``), so a front
