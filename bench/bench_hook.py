@@ -258,7 +258,7 @@ def build_sample(home: Path) -> dict:
 def build_synthetic(home: Path) -> dict:
     import numpy as np
 
-    from recall.config.load import load_config
+    from recall.config.load import load_config, packaged_settings
     from recall.embedding.models import get_embedder
     from recall.indexing.indexer import text_hash
     from recall.store.records import Chunk, NoteRecord
@@ -285,7 +285,8 @@ def build_synthetic(home: Path) -> dict:
         vecs = nrng.standard_normal((len(pairs), embedder.dimension)).astype("float32")
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         store.put_vectors(embedder.model_id, [h for _, h in pairs], vecs)
-    _, n_chunks = build_index(store, embedder.model_id, home=home)
+    _, n_chunks = build_index(store, embedder.model_id, home=home,
+                              approximate_from=packaged_settings().index.approximate_from_chunks)
     store.close()
     return {"name": "synthetic", "notes": SYN_NOTES, "chunks": n_chunks,
             "vectors": "random unit vectors (not embedded; see the module docstring)",

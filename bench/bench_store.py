@@ -35,6 +35,7 @@ import numpy as np
 
 from recall.api import DB_NAME
 from recall.backends.local import LocalStore
+from recall.config.load import packaged_settings
 from recall.ranking.search import Scope
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ def make_data(n: int, dim: int, queries: int, seed: int) -> tuple[np.ndarray, np
 
 def load_sqlite(home: Path, x: np.ndarray) -> None:
     """Sources, notes, chunks and vectors straight into the store, one transaction."""
-    lx = LocalStore.open(home / DB_NAME, MODEL_ID)
+    lx = LocalStore.open(home / DB_NAME, MODEL_ID, approximate_from=packaged_settings().index.approximate_from_chunks)
     store = lx.store
     n_notes = len(x) // CHUNKS_PER_NOTE
     with store.transaction():

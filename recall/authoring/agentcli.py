@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.authoring import notegen
+from recall.errors import RecallError
 
 AGENTS = ("claude", "codex", "gemini")
 CONSENTED = ("auto", *AGENTS)
@@ -47,7 +48,7 @@ SYSTEM_PROMPT = "You answer with exactly the output the message asks for, nothin
 REQUEST_OVERHEAD = {"claude": 500}
 
 
-class AgentError(RuntimeError):
+class AgentError(RecallError):
     """The agent CLI could not answer; the message says what to fix."""
 
 

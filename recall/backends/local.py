@@ -37,8 +37,8 @@ class LocalStore:
     the FAISS generations of ``model_id`` under ``home`` (default: the store's folder).
     ``close`` closes the SQLite store only when this object opened it (``open``)."""
 
-    def __init__(self, store: Store, model_id: str, *, home: Path | None = None,
-                 approximate_from: int | None = None, owns_store: bool = False) -> None:
+    def __init__(self, store: Store, model_id: str, *, approximate_from: int, home: Path | None = None,
+                 owns_store: bool = False) -> None:
         self.store = store
         self.model_id = model_id
         self.home = Path(home) if home is not None else store.path.parent

@@ -12,10 +12,7 @@ import sqlite3
 
 import click
 
-from recall.config.load import ConfigError
-from recall.embedding.models import EmbedderError
 from recall.errors import RecallError
-from recall.ipc.client import DaemonUntrusted
 from recall.privacy.safetext import terminal_text
 
 
@@ -34,9 +31,11 @@ class UserError(click.ClickException):
 def clean_errors(*extra):
     """Decorator: errors a user can fix become one ``Error: ...`` line (exit 1), no traceback.
 
-    Always catches missing files or folders, bad config, no model and permission errors,
-    and damaged or impossible state (``recall.errors``: a damaged index or store, a full
-    disk), each told with the command that repairs it; ``extra`` adds exception classes, or
+    Always catches missing files or folders, and every error of recall's own: one root,
+    ``recall.errors.RecallError`` (bad config, no model, a damaged index or store, a full
+    disk, an untrusted daemon, a team store that cannot be used, ...), each told with the
+    command that repairs it; SQLite errors and a full or read-only disk met anywhere are
+    told the same way. ``extra`` adds exception classes (the harness's own), or
     zero-argument functions returning one, called when the command runs, so a heavy module
     is imported only then. Shared by every ``recall`` command and ``recall_eval.cli``.
     """
@@ -46,7 +45,7 @@ def clean_errors(*extra):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             caught: tuple[type[BaseException], ...] = (
-                FileNotFoundError, NotADirectoryError, ConfigError, EmbedderError, RecallError, DaemonUntrusted,
+                FileNotFoundError, NotADirectoryError, RecallError,
                 *(t if isinstance(t, type) else t() for t in extra))
             try:
                 return fn(*args, **kwargs)
@@ -82,13 +81,6 @@ def _state_error(exc: BaseException) -> str | None:
 
 
 fail_cleanly = clean_errors()
-
-
-def pg_store_error() -> type[Exception]:
-    """The team store's error, for ``clean_errors``: psycopg is imported only when it is raised."""
-    from recall.team.store import PgStoreError
-
-    return PgStoreError
 
 
 def recall_app():

@@ -35,8 +35,17 @@ _register(main)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def run() -> None:  # console-script entry point that also hides KeyboardInterrupt
+def run() -> None:
+    """The console script: ``main``, with Ctrl-C as exit 130 and any of recall's own errors
+    (one root, ``recall.errors.RecallError``) that a command did not catch as one
+    ``Error: ...`` line (exit 1), as ``common.clean_errors`` prints them."""
+    from recall.cli.common import UserError
+    from recall.errors import RecallError
+
     try:
         main()
     except KeyboardInterrupt:
         sys.exit(130)
+    except RecallError as exc:
+        UserError(str(exc)).show()
+        sys.exit(1)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import UserError, clean_errors, pg_store_error, recall_app, say
+from recall.cli.common import UserError, fail_cleanly, recall_app, say
 from recall.privacy.safetext import one_line
 
 
@@ -31,9 +31,9 @@ def _server_error() -> type[Exception]:
 
 
 def _clean_errors(fn):
-    """``clean_errors`` plus PgStoreError, and the server's refusals as one line in the
-    server's words."""
-    cleaned = clean_errors(pg_store_error)(fn)
+    """``fail_cleanly`` (PgStoreError is a ``RecallError``), and the server's refusals as one
+    line in the server's words."""
+    cleaned = fail_cleanly(fn)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import clean_errors, pg_store_error, recall_app, say
+from recall.cli.common import fail_cleanly, recall_app, say
 
 
 @click.command("watch")
@@ -15,7 +15,7 @@ from recall.cli.common import clean_errors, pg_store_error, recall_app, say
               help="How DIRs are indexed (as in `recall index`).")
 @click.option("--debounce-ms", type=int, default=None,
               help="Quiet time after the last file event before re-indexing (default: [watch] debounce_ms).")
-@clean_errors(pg_store_error)
+@fail_cleanly
 def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> None:
     """Re-index notes as they are saved, until Ctrl-C.
 

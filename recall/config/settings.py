@@ -20,11 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
 
+from recall.errors import RecallError
+
 PACKAGED = "packaged"
 NOT_TOML = {"toml": False}  # field metadata: not a key of the TOML (where a value came from)
 
 
-class ConfigError(ValueError):
+class ConfigError(RecallError, ValueError):
     pass
 
 

@@ -2,9 +2,21 @@
 
 The hook is a new process per message; loading a model there would cost seconds. The
 daemon loads it once and answers each question in milliseconds. Its shape is mypy's
-dmypy: one JSON request and one JSON reply per connection, dispatched to
-``cmd_<name>`` (query, status, stop, ping); a status file that clients check before
-they trust it; a foreground mode for debugging (``recall serve --foreground``).
+dmypy: one JSON request and one JSON reply per connection; a status file that clients
+check before they trust it; a foreground mode for debugging (``recall serve --foreground``).
+
+Three parts, each with one job, composed in one place (``loop.Loop``) over one typed state
+(``state.DaemonState``; the loaded model as ``state.Loaded``, the facade typed ``Recall``):
+
+* ``listener.Listener``: the socket (bound, re-bound when lost), accepting, the peer's uid,
+  reading whole requests in time (framing), the TCP secret; each whole request becomes an
+  ``Exchange`` handed to
+* ``dispatcher.Dispatcher``: a request's ``cmd`` -> its handler (``handlers.Commands``:
+  query, explain, status, stop, ping), quick ones at once, questions through a queue to
+  worker threads;
+* ``loop.Loop``: the life of one daemon: start (bind, status file), ready, idle exit, its
+  files checked, stop, clean-up. ``lifecycle`` holds the lock, loads the model (a thread)
+  and switches models.
 
 Fast to answer its first question: the socket is bound and the status file written
 before anything heavy is imported; the model and the index load in a thread meanwhile,
@@ -51,9 +63,10 @@ removing its socket and status file. A re-built index is picked up without a res
 
 from recall.daemon.files import remove_files
 from recall.daemon.lifecycle import acquire_lock, clean_stale, lock_is_free, main, run_daemon
+from recall.daemon.listener import MAX_REQUEST_BYTES
 from recall.daemon.logs import log_path
+from recall.daemon.loop import Loop
 from recall.daemon.peer import check_peer, expected_uid, peer_uid
-from recall.daemon.server import MAX_REQUEST_BYTES, Daemon
 
-__all__ = ["MAX_REQUEST_BYTES", "Daemon", "acquire_lock", "check_peer", "clean_stale", "expected_uid",
+__all__ = ["MAX_REQUEST_BYTES", "Loop", "acquire_lock", "check_peer", "clean_stale", "expected_uid",
            "lock_is_free", "log_path", "main", "peer_uid", "remove_files", "run_daemon"]

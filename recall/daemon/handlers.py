@@ -1,17 +1,21 @@
-"""The daemon's commands: each request's ``cmd`` is answered by ``cmd_<name>``."""
+"""The daemon's commands (ping, status, stop, query, explain): ``Commands.table`` names each
+handler for the dispatcher (``recall.daemon.dispatcher``)."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from recall.daemon.logs import log_event, log_exception
+from recall.daemon.logs import log_event
 from recall.daemon.state import DaemonState
 
-COMMANDS = ("query", "status", "stop", "ping", "explain")
-INLINE = ("status", "stop", "ping")  # answered by the reading thread at once, never queued
+if TYPE_CHECKING:
+    from recall.api import QueryResult
+
+INLINE = frozenset({"status", "stop", "ping"})  # answered by the reading thread at once, never queued
 # Questions asked without a deadline wait at most this long for the model to load.
 LOAD_WAIT_S = 120.0
 RANKED_IN_REPLY = 11  # the ranks the gap rule looks at
@@ -28,35 +32,43 @@ def _r4(x: float | None) -> float | None:
     return None if x is None else round(float(x), 4)
 
 
-class Handlers(DaemonState):
-    """The part of ``server.Daemon`` that answers requests: ``cmd_<name>`` for each command."""
+class Commands:
+    """The handlers, over the daemon's typed state; ``stop`` asks the loop to end."""
 
-    def dispatch(self, req: dict) -> dict:
-        cmd = req.get("cmd")
-        if cmd not in COMMANDS:
-            return {"ok": False, "error": "unknown command"}
-        try:
-            return getattr(self, f"cmd_{cmd}")(req)
-        except Exception as exc:  # noqa: BLE001
-            log_exception(f"cmd_{cmd}", exc)
-            return {"ok": False, "error": type(exc).__name__}
+    def __init__(self, state: DaemonState, stop: Callable[[], None]) -> None:
+        self.state = state
+        self.request_stop = stop
+        self.queries = 0  # questions answered
+
+    def table(self) -> dict[str, Callable[[dict], dict]]:
+        return {"query": self.cmd_query, "status": self.cmd_status, "stop": self.cmd_stop,
+                "ping": self.cmd_ping, "explain": self.cmd_explain}
+
+    @property
+    def model_id(self) -> str:
+        return self.state.model_id
+
+    @property
+    def device(self) -> str:
+        return self.state.device
 
     # commands
     def cmd_ping(self, req: dict) -> dict:
-        return {"ok": True, "pid": os.getpid(), "model": self.model_id, "ready": self.ready.is_set()}
+        return {"ok": True, "pid": os.getpid(), "model": self.model_id, "ready": self.state.ready.is_set()}
 
     def cmd_status(self, req: dict) -> dict:
-        idx = self.app.searcher.index if self.app is not None else None
-        batcher = getattr(self.app, "embedder", None)
+        s, loaded = self.state, self.state.loaded
+        idx = loaded.app.searcher.index if loaded is not None else None
         return {
             "ok": True, "pid": os.getpid(), "model": self.model_id, "device": self.device,
-            "transport": self.transport, "socket": self.address, "started": self.started,
-            "uptime_s": round(time.time() - self.started, 1), "queries": self.queries,
-            "idle_exit_s": self.idle_exit_s, "ready": self.ready.is_set(), "load_s": self.load_s,
+            "transport": s.transport, "socket": s.address, "started": s.started,
+            "uptime_s": round(time.time() - s.started, 1), "queries": self.queries,
+            "idle_exit_s": s.idle_exit_s, "ready": s.ready.is_set(), "load_s": s.load_s,
             "index_generation": None if idx is None else idx.generation,
-            "model_calls": getattr(batcher, "batches", None), "embedding": getattr(batcher, "in_flight", 0),
-            "busy": self.busy, "timed_out": self.timed_out,
-            "model_switch": None if self.model_switch is None else dict(self.model_switch),
+            "model_calls": None if loaded is None else loaded.batcher.batches,
+            "embedding": 0 if loaded is None else loaded.batcher.in_flight,
+            "busy": s.busy, "timed_out": s.timed_out,
+            "model_switch": None if s.model_switch is None else dict(s.model_switch),
         }
 
     def cmd_stop(self, req: dict) -> dict:
@@ -64,33 +76,35 @@ class Handlers(DaemonState):
         self.request_stop()
         return {"ok": True, "stopping": True}
 
-    def _ask(self, req: dict) -> tuple[Any, str]:
+    def _ask(self, req: dict) -> tuple[QueryResult, str]:
         """Run one question through the core: waits for the model while it loads, within the
         asker's deadline; embedded in a batch with the questions that arrive meanwhile."""
         prompt, cwd = req.get("prompt"), req.get("cwd")
         if not isinstance(prompt, str):
             raise _NotNow("no prompt")
-        self.last_question = time.monotonic()
+        self.state.last_question = time.monotonic()
         give_up_at = req.get("give_up_at")  # the asker's deadline (epoch seconds), if any
         if not isinstance(give_up_at, int | float) or isinstance(give_up_at, bool):
             give_up_at = None
         t0 = time.perf_counter()
-        if not self.ready.is_set():  # still loading: wait, within the asker's time
+        if not self.state.ready.is_set():  # still loading: wait, within the asker's time
             wait = LOAD_WAIT_S if give_up_at is None else give_up_at - time.time()
-            if not self.ready.wait(max(0.0, wait)):
+            if not self.state.ready.wait(max(0.0, wait)):
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)
                 raise _NotNow("loading")
         from recall.embedding.batcher import Expired
         from recall.embedding.models import QUERY_CHARS_MAX
         from recall.ranking.search import Scope
 
-        app = self.app
+        loaded = self.state.loaded
+        assert loaded is not None  # ready is set only once it is
+        app = loaded.app
         scope = Scope.from_flags(cwd if isinstance(cwd, str) and cwd else Path.home(),
                                  library=app.config.documents.library_per_message)
         project = str(scope.project)
         try:
             # The daemon's own cut (the core cuts again, exactly, to one window of the model).
-            with app.embedder.give_up_at(give_up_at):
+            with loaded.batcher.give_up_at(give_up_at):
                 return app.query(prompt[:QUERY_CHARS_MAX], scope), project
         except Expired:
             # Under a burst, questions queue for the model; one whose asker has already
@@ -134,9 +148,9 @@ class Handlers(DaemonState):
         from recall.embedding.models import model_id_of
 
         stamp = config_stamp(user_config_path())
-        if stamp == self.config_stamp:
+        if stamp == self.state.config_stamp:
             return {}
-        self.config_stamp = stamp
+        self.state.config_stamp = stamp
         try:
             model_id = model_id_of(load_config().model)
         except Exception:  # noqa: BLE001 - a broken config: the next `recall` command says what is wrong

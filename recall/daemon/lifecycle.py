@@ -9,15 +9,20 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall.daemon.files import remove_files
 from recall.daemon.logs import log_event, log_exception, setup_logging
-from recall.daemon.server import Daemon
+from recall.daemon.loop import Loop
+from recall.daemon.state import DaemonState, Loaded
 from recall.errors import HomeUnusable
 from recall.ipc import client
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
 from recall.privacy.trust import require_home
+
+if TYPE_CHECKING:
+    from recall.api import Recall
+    from recall.config.settings import Settings
 
 
 def acquire_lock(path: Path) -> int | None:
@@ -78,7 +83,7 @@ def mark_failed(exc: BaseException) -> None:
         pass
 
 
-def load_app(daemon: Daemon, config: Any) -> None:
+def load_app(loop: Loop, config: Settings) -> None:
     """The loader thread: the model, then the index; questions wait for it. A model that
     cannot load stops the daemon (exit status 1)."""
     t0 = time.perf_counter()
@@ -98,29 +103,30 @@ def load_app(daemon: Daemon, config: Any) -> None:
         app.searcher  # noqa: B018 - loads the index now, not on the first question
     except Exception as exc:  # noqa: BLE001
         log_exception("loading the model", exc)
-        daemon.failed = True
+        loop.state.failed = True
         mark_failed(exc)
-        daemon.request_stop()
+        loop.request_stop()
         return
     remove_files(run_dir() / client.FAILED_NAME)
     load_s = time.perf_counter() - t0
     # Logged before it says so to a ping: whoever saw "ready" finds the line in the log.
-    log_event("ready", load_s=round(load_s, 3), device=str(getattr(app.embedder, "device", "")))
+    device = str(embedder.device)
+    log_event("ready", load_s=round(load_s, 3), device=device)
     try:  # [watch] enabled: re-index notes as they are saved, in this process; watching before
         # "ready", so that a note saved just after a client saw the daemon ready is not missed
         from recall.watch import maybe_start_watcher
 
-        daemon.watcher = maybe_start_watcher(app)
+        loop.state.watcher = maybe_start_watcher(app)
     except Exception as exc:  # noqa: BLE001 - searching matters more than watching
         log_exception("starting the watcher", exc)
-    daemon.set_ready(app, load_s)
+    loop.set_ready(Loaded(app=app, batcher=embedder, device=device, load_s=load_s))
     switched_from = app.switched_from()
     if switched_from is not None:
-        threading.Thread(target=switch_model, args=(daemon, app, config, switched_from),
+        threading.Thread(target=switch_model, args=(loop.state, app, config, switched_from),
                          name="recall-switch", daemon=True).start()
 
 
-def switch_model(daemon: Daemon, app: Any, config: Any, switched_from: str) -> None:
+def switch_model(state: DaemonState, app: Recall, config: Settings, switched_from: str) -> None:
     """``model`` changed in config.toml: the notes were indexed with another model, whose
     vectors and thresholds mean nothing to this one. Embed every chunk again with this model,
     build its index and fit its thresholds (``Recall.index`` with no new source), through a
@@ -129,12 +135,12 @@ def switch_model(daemon: Daemon, app: Any, config: Any, switched_from: str) -> N
     calibration are picked up by the next question (``Recall.query`` refreshes both)."""
     from recall.api import Recall
 
-    progress: dict[str, Any] = {"from": switched_from, "to": daemon.model_id, "stage": "embedding"}
-    daemon.model_switch = progress
+    progress: dict[str, Any] = {"from": switched_from, "to": state.model_id, "stage": "embedding"}
+    state.model_switch = progress
     worker = Recall(home=app.home, config=config, embedder=app.embedder)
     try:
         texts = worker.store.chunk_texts_by_hash()
-        progress.update(embedded=0, chunks=len(worker.store.missing_vectors(daemon.model_id, texts)))
+        progress.update(embedded=0, chunks=len(worker.store.missing_vectors(state.model_id, texts)))
         log_event("model switch", **progress)
         step = max(1, progress["chunks"] // 10)
 
@@ -156,7 +162,7 @@ def switch_model(daemon: Daemon, app: Any, config: Any, switched_from: str) -> N
         worker.store.close()
 
 
-def _new_daemon(config: Any, lock_fd: int) -> Daemon | None:
+def _new_daemon(config: Settings, lock_fd: int) -> Loop | None:
     """The daemon the config asks for, not yet bound; None (and ``run/daemon.failed``) when
     the model's name cannot be read."""
     transport = config.daemon.transport
@@ -170,14 +176,7 @@ def _new_daemon(config: Any, lock_fd: int) -> Daemon | None:
         log_exception("reading the model name", exc)
         mark_failed(exc)
         return None
-    return Daemon(
-        model_id, transport=transport, lock_fd=lock_fd,
-        idle_exit_s=config.daemon.idle_exit_hours * 3600,
-        request_timeout_s=config.daemon.request_timeout_ms / 1000,
-        max_connections=config.daemon.max_connections,
-        max_queued=config.daemon.max_queued,
-        workers=config.daemon.batch_max,
-    )
+    return Loop(model_id, config.daemon, transport=transport, lock_fd=lock_fd)
 
 
 def run_daemon(foreground: bool = False) -> int:
@@ -210,11 +209,11 @@ def run_daemon(foreground: bool = False) -> int:
     # Do not pin the folder it was started from; keep RECALL_HOME valid if it was relative.
     os.environ["RECALL_HOME"] = str(recall_home().resolve())
     os.chdir(run_dir())
-    daemon: Daemon | None = None
+    loop: Loop | None = None
 
     def on_signal(signum, frame):  # noqa: ARG001
-        if daemon is not None:
-            daemon.request_stop()
+        if loop is not None:
+            loop.request_stop()
 
     for sig in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
         if sig is not None:
@@ -222,29 +221,29 @@ def run_daemon(foreground: bool = False) -> int:
     try:
         # Whatever is left in run_dir is a dead daemon's: we hold the lock.
         remove_files(client.status_path(), client.socket_path(), client.secret_path())
-        daemon = _new_daemon(config, lock_fd)
-        if daemon is None:
+        loop = _new_daemon(config, lock_fd)
+        if loop is None:
             return 1
-        daemon.config_stamp = stamp
+        state = loop.state
+        state.config_stamp = stamp
         # Listening before anything heavy is imported: a question that arrives during the
         # load waits for the model instead of finding no daemon.
-        daemon.bind()
-        daemon.write_status()
-        log_event("start", pid=os.getpid(), model=daemon.model_id, transport=daemon.transport,
-                  address=daemon.address)
-        threading.Thread(target=load_app, args=(daemon, config), name="recall-load", daemon=True).start()
+        loop.start()
+        log_event("start", pid=os.getpid(), model=state.model_id, transport=state.transport,
+                  address=state.address)
+        threading.Thread(target=load_app, args=(loop, config), name="recall-load", daemon=True).start()
         try:
-            reason = daemon.serve_forever()
+            reason = loop.serve_forever()
         finally:
-            if daemon.watcher is not None:
-                daemon.watcher.stop()
-        if daemon.failed:
+            if state.watcher is not None:
+                state.watcher.stop()
+        if state.failed:
             return 1
-        log_event("exit", why=reason, queries=daemon.queries)
+        log_event("exit", why=reason, queries=loop.commands.queries)
         return 0
     finally:
-        if daemon is not None:
-            daemon.close()
+        if loop is not None:
+            loop.close()
         os.close(lock_fd)
 
 

@@ -1,83 +1,75 @@
-"""The daemon's state, shared by its parts: files (``files``), commands (``handlers``), loop (``server``)."""
+"""What the daemon's parts share, typed: who it is, whether its model is loaded, its counters.
+
+The listener (``listener``), the dispatcher (``dispatcher``) and the commands (``handlers``)
+each keep their own working state; this is what more than one of them reads, set in one
+place (``loop.compose``) and passed to each part, never inherited.
+"""
 
 from __future__ import annotations
 
-import os
-import queue
-import selectors
-import socket
 import threading
 import time
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from recall.daemon.logs import log_event
+
+if TYPE_CHECKING:  # the facade imports numpy: the daemon binds its socket before loading it
+    from recall.api import Recall
+    from recall.embedding.batcher import QueryBatcher
+    from recall.watch import Watcher
 
 
-class Conn:
-    """A connection whose request is still being read."""
+@dataclass(frozen=True)
+class Loaded:
+    """The model and the index, loaded (``lifecycle.load_app``): handed over once, whole.
+    ``batcher`` is ``app.embedder``: the model behind the queue that batches questions."""
 
-    __slots__ = ("sock", "buf", "deadline")
-
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self.sock = sock
-        self.buf = bytearray()
-        self.deadline = deadline
+    app: Recall
+    batcher: QueryBatcher
+    device: str
+    load_s: float
 
 
+@dataclass
 class DaemonState:
-    """Everything the daemon knows, set once here; ``server.Daemon`` is this plus its parts."""
+    """The daemon's shared state. ``idle_exit_s`` is ``[daemon] idle_exit_hours`` in seconds."""
 
-    def __init__(self, model_id: str, *, transport: str = "unix", idle_exit_s: float = 6 * 3600,
-                 request_timeout_s: float = 1.0, max_connections: int = 128, max_queued: int = 64,
-                 workers: int = 32, lock_fd: int | None = None) -> None:
-        self.app: Any = None  # set by set_ready() once the model and the index are loaded
-        self.watcher: Any = None  # [watch] enabled: started by the loader once ready
-        self.model_switch: dict | None = None  # a switch of model in progress (lifecycle.switch_model)
-        self.config_stamp: tuple[int, int] | None = None  # config.toml when loaded (handlers._model_changed)
-        self.ready = threading.Event()
-        self.failed = False
-        self.transport = transport
-        self.idle_exit_s = idle_exit_s
-        self.request_timeout_s = request_timeout_s
-        self.max_connections = max(1, max_connections)
-        self.n_workers = max(1, workers)
-        self.lock_fd = lock_fd
-        self.model_id = model_id
-        self.device = ""
-        self.started = time.time()
-        self.load_s: float | None = None
-        self.last_question = time.monotonic()
-        self.queries = 0
-        self.busy = 0  # requests answered "busy" (full queue, too many connections)
-        self.timed_out = 0  # connections that did not send a whole request in time
-        self.secret: str | None = None
-        self.listener: socket.socket | None = None
-        self.address = ""
-        self.port = 0
-        self._socket_id: tuple[int, int] | None = None
-        self._status_id: tuple[int, int] | None = None
-        self._jobs: queue.Queue = queue.Queue(maxsize=max(1, max_queued))
-        self._conns: dict[socket.socket, Conn] = {}  # insertion order = oldest first
-        self._sel: selectors.BaseSelector | None = None
-        self._listening = False
-        self._fd_short_until = 0.0  # listener resting after EMFILE until this (monotonic)
-        self._fd_refused = 0
-        self._spare_fd: int | None = self._open_spare()
-        self._last_busy_log = 0.0
-        self._stop = threading.Event()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
+    model_id: str
+    transport: str
+    idle_exit_s: float
+    lock_fd: int | None
+    loaded: Loaded | None = None  # set once by Loop.set_ready; read by every command after ``ready``
+    ready: threading.Event = field(default_factory=threading.Event)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    failed: bool = False  # the model could not load: exit status 1
+    watcher: Watcher | None = None  # [watch] enabled: started by the loader once ready
+    model_switch: dict[str, Any] | None = None  # a switch of model in progress (lifecycle.switch_model)
+    config_stamp: tuple[int, int] | None = None  # config.toml when loaded (handlers.Commands._model_changed)
+    started: float = field(default_factory=time.time)
+    last_question: float = field(default_factory=time.monotonic)
+    address: str = ""  # the socket's path, or 127.0.0.1:PORT
+    port: int = 0
+    busy: int = 0  # requests answered "busy" (full queue, too many connections)
+    timed_out: int = 0  # connections that did not send a whole request in time
+    _last_busy_log: float = 0.0
 
-    def request_stop(self) -> None:
-        self._stop.set()
-        try:
-            self._wake_w.send(b"x")
-        except OSError:
-            pass
+    def count_busy(self, why: str) -> None:
+        """One more request answered "busy"; logged one line a second at most, under a flood."""
+        self.busy += 1
+        now = time.monotonic()
+        if now - self._last_busy_log >= 1.0:
+            self._last_busy_log = now
+            log_event("busy", why=why, busy_total=self.busy)
 
-    @staticmethod
-    def _open_spare() -> int | None:
-        try:
-            return os.open(os.devnull, os.O_RDONLY)
-        except OSError:
-            return None
+    @property
+    def app(self) -> Recall | None:
+        return None if self.loaded is None else self.loaded.app
 
+    @property
+    def device(self) -> str:
+        return "" if self.loaded is None else self.loaded.device
+
+    @property
+    def load_s(self) -> float | None:
+        return None if self.loaded is None else self.loaded.load_s

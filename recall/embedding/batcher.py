@@ -45,7 +45,8 @@ class _Ask:
 class QueryBatcher:
     """An ``Embedder`` whose ``embed_queries`` calls, from any threads, are batched."""
 
-    def __init__(self, embedder: Embedder, max_batch: int = 32, delay_s: float = 0.0) -> None:
+    def __init__(self, embedder: Embedder, *, max_batch: int, delay_s: float) -> None:
+        """``max_batch``: ``[daemon] batch_max``; ``delay_s``: ``[daemon] debug_delay_ms`` / 1000."""
         self.inner = embedder
         self.dimension = embedder.dimension
         self.device = embedder.device

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from recall.errors import EmbedderError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -56,10 +58,6 @@ class Embedder(Protocol):
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-class EmbedderError(RuntimeError):
-    """A model that cannot be loaded, with a message saying what to do."""
 
 
 _REGISTRY: dict[str, Callable[[str], Embedder]] = {}

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from recall.errors import RecallError
 from recall.privacy import trust
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, run_dir
 
@@ -58,11 +59,11 @@ SPAWN_COOLDOWN_S = 20.0
 SUN_PATH_MAX = 100
 
 
-class DaemonUnavailable(Exception):
+class DaemonUnavailable(RecallError):
     """No daemon to talk to: not started, or its files are stale."""
 
 
-class DaemonError(Exception):
+class DaemonError(RecallError):
     """A daemon is there but gave no valid answer in time (busy, killed, refused, forged)."""
 
 

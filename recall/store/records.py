@@ -16,13 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from recall.errors import RecallError
 from recall.privacy.masking import mask_path, mask_secrets
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-class NoteRejected(ValueError):
+class NoteRejected(RecallError, ValueError):
     """The store refused this one note (PostgreSQL takes no NUL in text, for one): the note is
     skipped with this one line and the rest is written (``recall.indexing.indexer``)."""
 

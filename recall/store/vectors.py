@@ -87,18 +87,14 @@ class _BuildLock:
         self.fh.close()  # closing releases the lock
 
 
-def build_index(store: Store, model_id: str, *, home: Path | None = None,
-                approximate_from: int | None = None, keep_previous: bool = True) -> tuple[int, int]:
+def build_index(store: Store, model_id: str, *, approximate_from: int, home: Path | None = None,
+                keep_previous: bool = True) -> tuple[int, int]:
     """Write a new generation for ``model_id`` and make it current. Returns (generation, chunks).
-    ``approximate_from``: ``[index] approximate_from_chunks`` (None: the packaged value).
+    ``approximate_from``: ``[index] approximate_from_chunks`` (``Settings.index``).
 
     ``keep_previous=False`` removes every older generation (and anything else in the
     model's folder that is not the new one): after text was purged from the store (a past
     prompt, a secret masked by older rules), no earlier file may still hold it."""
-    if approximate_from is None:
-        from recall.config.load import packaged_settings
-
-        approximate_from = packaged_settings().index.approximate_from_chunks
     root = index_dir(model_id, home)
     _set_aside_non_folders(root)
     root = ensure_private_dir(root)

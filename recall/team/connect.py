@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from recall.errors import RecallError
+
 if TYPE_CHECKING:
     from recall.config.settings import Settings
 
@@ -20,7 +22,7 @@ DEFAULT_SCHEMA = "recall"
 SECURE_SSLMODES = {"verify-full", "verify-ca"}
 
 
-class PgStoreError(RuntimeError):
+class PgStoreError(RecallError):
     """A team store that cannot be used, with a message saying what to do."""
 
 

@@ -59,8 +59,7 @@ def recall_app(launch: Launch):
     try:
         yield app
     finally:
-        if app._store is not None:
-            app.store.close()
+        app.close()
 
 
 def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:

@@ -1,0 +1,55 @@
+"""The daemon's dispatcher on its own, over real sockets (the whole daemon: tests/test_daemon.py)."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from recall.daemon.dispatcher import Dispatcher
+from recall.daemon.listener import Exchange
+from recall.daemon.state import DaemonState
+
+
+def _state() -> DaemonState:
+    return DaemonState(model_id="hash-256", transport="unix", idle_exit_s=60.0, lock_fd=None)
+
+
+def _ask(dispatcher: Dispatcher, body: dict) -> socket.socket:
+    ours, theirs = socket.socketpair()
+    dispatcher.submit(Exchange(body, theirs, None, None))
+    return ours
+
+
+def _reply(sock: socket.socket) -> dict:
+    sock.settimeout(5)
+    with sock:
+        return json.loads(sock.makefile("rb").readline())
+
+
+def _boom(req: dict) -> dict:
+    raise ValueError("a message that may quote the prompt")
+
+
+HANDLERS = {"ping": lambda req: {"ok": True, "pong": req.get("n")}, "boom": _boom,
+            "slow": lambda req: {"ok": True}}
+
+
+def test_commands_are_routed_by_name_and_failures_say_only_their_type():
+    d = Dispatcher(_state(), HANDLERS, frozenset({"ping", "boom"}), workers=1, max_queued=1)
+    assert _reply(_ask(d, {"cmd": "ping", "n": 3})) == {"ok": True, "pong": 3}
+    assert _reply(_ask(d, {"cmd": "boom"})) == {"ok": False, "error": "ValueError"}
+    for cmd in ("nope", ["ping"], {"a": 1}, None, 7):
+        assert _reply(_ask(d, {"cmd": cmd})) == {"ok": False, "error": "unknown command"}
+
+
+def test_a_full_queue_answers_busy_at_once_and_workers_answer_the_rest():
+    state = _state()
+    d = Dispatcher(state, HANDLERS, frozenset({"ping"}), workers=1, max_queued=1)
+    queued = _ask(d, {"cmd": "slow"})  # no worker yet: it waits in the queue
+    assert _reply(_ask(d, {"cmd": "slow"})) == {"ok": False, "error": "busy"}
+    assert state.busy == 1
+    d.start()
+    try:
+        assert _reply(queued) == {"ok": True}
+    finally:
+        d.stop()
