@@ -28,12 +28,18 @@ setup: $(STAMP) ## Create the environment in .venv/ (recall and recall-eval land
 # (slow), PostgreSQL (pg), Chromium (browser) and real recall processes (process); two
 # workers (pytest-xdist); nbmake's plugin is not loaded (2 s at start, only the notebooks use it).
 FAST := -m "not slow and not pg and not browser and not process" -n 2 -p no:nbmake
+# The core tier: the fast tier less the harness's tests (modules that import recall_eval, marked
+# `eval` by tests/conftest.py); under 60 s on two cores.
+CORE := -m "not eval and not slow and not pg and not browser and not process" -n 2 -p no:nbmake
 
 test: $(STAMP) ## Run the test suite (every test, one process)
 	$(PY) -m pytest -q
 
 test-fast: $(STAMP) ## Run the tests that start nothing real (no model, PostgreSQL, browser or recall process), 2 workers
 	$(PY) -m pytest -q $(FAST)
+
+test-core: $(STAMP) ## The core's tests of test-fast, without the harness's (under 60 s on 2 cores), 2 workers
+	$(PY) -m pytest -q $(CORE)
 
 lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff check recall recall_eval tests
@@ -69,4 +75,4 @@ bench-ui: $(STAMP) ## recall ui: the page's memory against the daemon's, /try ro
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample
 
-.PHONY: help setup test test-fast lint eval regress e2e faults bench bench-hook bench-ui clean
+.PHONY: help setup test test-fast test-core lint eval regress e2e faults bench bench-hook bench-ui clean
