@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 .DEFAULT_GOAL := help
 
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -40,6 +40,9 @@ test-fast: $(STAMP) ## Run the tests that start nothing real (no model, PostgreS
 
 test-core: $(STAMP) ## The core's tests of test-fast, without the harness's (under 60 s on 2 cores), 2 workers
 	$(PY) -m pytest -q $(CORE)
+
+docs: $(STAMP) ## Rewrite README.md's generated blocks: --help texts, these targets, figure tables from committed results
+	$(PY) scripts/readme_figures.py
 
 lint: $(STAMP) ## ruff and mypy
 	$(VENV)/bin/ruff check recall recall_eval tests
@@ -75,4 +78,4 @@ bench-ui: $(STAMP) ## recall ui: the page's memory against the daemon's, /try ro
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample
 
-.PHONY: help setup test test-fast test-core lint eval regress e2e faults bench bench-hook bench-ui clean
+.PHONY: help setup test test-fast test-core docs lint eval regress e2e faults bench bench-hook bench-ui clean
