@@ -45,7 +45,7 @@ docs: $(STAMP) ## Rewrite README.md's generated blocks: --help texts, these targ
 	$(PY) scripts/readme_figures.py
 
 lint: $(STAMP) ## ruff and mypy
-	$(VENV)/bin/ruff check recall recall_eval tests
+	$(VENV)/bin/ruff check recall recall_eval tests bench scripts
 	$(VENV)/bin/mypy recall
 
 eval: $(STAMP) ## The main job: score the sample (+ rules-120 and CLINC150 where ../shared has them), write reports
