@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 .DEFAULT_GOAL := help
 
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,6 +28,9 @@ setup: $(STAMP) ## Create the environment in .venv/ (recall and recall-eval land
 # (slow), PostgreSQL (pg), Chromium (browser) and real recall processes (process); two
 # workers (pytest-xdist); nbmake's plugin is not loaded (2 s at start, only the notebooks use it).
 FAST := -m "not slow and not pg and not browser and not process" -n 2 -p no:nbmake
+# The core tier: the fast tier less the harness's tests (modules that import recall_eval, marked
+# `eval` by tests/conftest.py); under 60 s on two cores.
+CORE := -m "not eval and not slow and not pg and not browser and not process" -n 2 -p no:nbmake
 
 test: $(STAMP) ## Run the test suite (every test, one process)
 	$(PY) -m pytest -q
@@ -35,8 +38,14 @@ test: $(STAMP) ## Run the test suite (every test, one process)
 test-fast: $(STAMP) ## Run the tests that start nothing real (no model, PostgreSQL, browser or recall process), 2 workers
 	$(PY) -m pytest -q $(FAST)
 
+test-core: $(STAMP) ## The core's tests of test-fast, without the harness's (under 60 s on 2 cores), 2 workers
+	$(PY) -m pytest -q $(CORE)
+
+docs: $(STAMP) ## Rewrite README.md's generated blocks: --help texts, these targets, figure tables from committed results
+	$(PY) scripts/readme_figures.py
+
 lint: $(STAMP) ## ruff and mypy
-	$(VENV)/bin/ruff check recall recall_eval tests
+	$(VENV)/bin/ruff check recall recall_eval tests bench scripts
 	$(VENV)/bin/mypy recall
 
 eval: $(STAMP) ## The main job: score the sample (+ rules-120 and CLINC150 where ../shared has them), write reports
@@ -69,4 +78,4 @@ bench-ui: $(STAMP) ## recall ui: the page's memory against the daemon's, /try ro
 clean: ## Remove the environment and generated reports
 	rm -rf $(VENV) reports/sample
 
-.PHONY: help setup test test-fast lint eval regress e2e faults bench bench-hook bench-ui clean
+.PHONY: help setup test test-fast test-core docs lint eval regress e2e faults bench bench-hook bench-ui clean

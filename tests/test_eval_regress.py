@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers.paths import committed as committed_file
 from recall_eval.cli import main
 from recall_eval.reports.regress import GATED, Check, check
 from recall_eval.results import Baseline, Metric
@@ -141,7 +142,6 @@ def test_switching_off_questions_or_fusion_fails_the_real_gate(change, eval_cach
 @pytest.mark.slow
 def test_the_real_gate_passes_with_the_committed_config_and_baseline():
     committed = ROOT / "reports" / "baseline" / "sample.json"
-    if not committed.is_file():
-        pytest.skip("no committed baseline")
+    committed_file(committed)
     res = CliRunner().invoke(main, ["regress", "--collection", "sample"])
     assert res.exit_code == 0, res.output

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.paths import committed
 from recall_eval.reports.regress import load_baseline
 from recall_eval.results import Baseline, Metric, Metrics, PipelineResult, from_json, to_json
 from recall_eval.scoring import metrics as M
@@ -46,8 +47,8 @@ def test_a_pipeline_result_keeps_the_results_json_shape():
     assert from_json(PipelineResult, json.loads(json.dumps(data))) == result
 
 
-@pytest.mark.skipif(not COMMITTED.is_file(), reason="no committed baseline")
 def test_the_committed_baseline_loads_and_round_trips_unchanged():
+    committed(COMMITTED)
     data = json.loads(COMMITTED.read_text(encoding="utf-8"))
     baseline = load_baseline(COMMITTED)
     assert isinstance(baseline, Baseline) and baseline.collection == "sample"

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers.models import DEFAULT_ID
+from helpers.paths import committed
 from recall_eval.cli import main
 from recall_eval.datasets.collections import load_questions
 from recall_eval.scoring import metrics as M
@@ -119,8 +120,7 @@ def test_missing_inputs_are_one_line_errors(tmp_path):
 @pytest.mark.slow
 def test_real_default_model_on_the_sample(tmp_path):
     """`recall-eval score ... --json` exactly as documented, the default model, one shipped set."""
-    if not SAMPLE_SETS:
-        pytest.skip("no shipped question set in datasets/sample/questions")
+    committed(ROOT / "datasets" / "sample" / "questions", "*.jsonl")
     env = {k: v for k, v in os.environ.items() if k not in ("RECALL_HOME", "RECALL_MODEL")}
     exe = Path(sys.executable).with_name("recall-eval")
     cmd = [str(exe), "score", "--notes", str(SAMPLE_NOTES), "--questions", str(SAMPLE_SETS[0]), "--json"]
