@@ -365,15 +365,21 @@ def test_read_tracking_counts_an_injected_note_opened(indexed, daemons, project,
 
 
 def test_agent_outputs_fit_their_caps():
-    from recall.agents.hook import AGENT_MAX_CHARS, fit, for_agent
-    from recall.ranking.selector import hook_line
+    from recall.agents.registry import AGENTS, get
+    from recall.agents.wire import fit
 
     text = "Possibly related past records:\n" + "\n".join(f"note {i} — " + "x" * 200 for i in range(80))
-    for agent, cap in AGENT_MAX_CHARS.items():
-        out = for_agent(hook_line(text), agent)
+    caps = {"claude": 10_000, "codex": 2_500, "gemini": 10_000, "opencode": 10_000}
+    events = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent",
+              "opencode": "chat.message"}
+    assert set(AGENTS) == set(caps)
+    for agent, cap in caps.items():
+        out = get(agent).output(text)
         assert out is not None
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == events[agent]
         assert len(context) <= cap and context.startswith("Possibly related past records:\nnote 0")
+        assert get(agent).output("") is None
     assert fit("short", 10) == "short"
 
 
@@ -384,7 +390,7 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
     daemon decides for each of the sample's first questions (a generous budget: the point is
     the path, not this busy machine's speed), and at least one of them gets notes."""
     from helpers.daemon import Daemons, index_dirs
-    from recall.agents.hook import context_of
+    from recall.agents.registry import get
 
     index_dirs(SAMPLE_NOTES)
     recall_home.joinpath("config.toml").write_text("[daemon]\nhook_budget_ms = 5000\n")
@@ -399,9 +405,11 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
         for q, r in zip(questions, results, strict=True):
             reply = client.request({"cmd": "query", "prompt": q, "cwd": str(project)}, timeout=30)
             assert not r["is_error"]
-            want = json.loads(reply["line"]) if reply["line"] else ""
+            block = reply["decision"]["text"]
+            want = json.loads(get("claude").output(block)) if block else ""
             assert (json.loads(r["text"]) if r["text"] else "") == want, q
-        assert any(context_of(r["text"]).startswith("Possibly related past records") for r in results if r["text"])
+        assert any(json.loads(r["text"])["hookSpecificOutput"]["additionalContext"].startswith(
+            "Possibly related past records") for r in results if r["text"])
     finally:
         d.kill_all()
 
