@@ -414,6 +414,33 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
         d.kill_all()
 
 
+def test_install_writes_the_hooks_settings_snapshot_in_a_fresh_home(recall_home, project):
+    """A fresh install answers its first message without loading the settings in the hook:
+    `recall install` writes RECALL_HOME/hook.json (0600) from the settings in force."""
+    write_config(recall_home, "[daemon]\nhook_budget_ms = 777\n")
+    assert not (recall_home / "hook.json").exists()
+    cli(install_cmd, "--project", "--agent", "opencode", "--skip-check")
+    snap = recall_home / "hook.json"
+    assert json.loads(snap.read_text())["settings"]["budget_ms"] == 777
+    assert snap.stat().st_mode & 0o777 == 0o600
+
+
+def test_every_agent_in_the_registry_speaks_the_same_interface():
+    """What the hook, the MCP tool and `recall install` ask of an agent module: a new agent is
+    one module with these names and one line in the registry."""
+    from recall.agents import registry
+
+    for name in registry.AGENTS:
+        agent = registry.get(name)
+        assert agent.NAME == name and isinstance(agent.EVENT, str) and agent.MAX_CHARS > 0
+        assert agent.read_event({"prompt": "how do we deploy?", "cwd": "/x"}) == ("how do we deploy?", "/x")
+        assert agent.read_event({"cwd": "/x"}) is None and agent.read_event([]) is None
+        line = agent.output("block")
+        assert len(line.encode()) + 1 == agent.envelope() + len(json.dumps("block"))
+        assert callable(agent.install) and callable(agent.uninstall) and agent.FORMS
+    assert registry.widest_envelope() == max(registry.get(n).envelope() for n in registry.AGENTS)
+
+
 @pytest.mark.process
 def test_the_message_is_never_written_anywhere_on_the_mcp_path(indexed, daemons, project, tmp_path):
     canary = "CANARY-91d2-do-not-store"

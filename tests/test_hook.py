@@ -329,12 +329,12 @@ def test_the_socket_carries_all_the_model_reads():
 # --- staying light and private ------------------------------------------------------------------
 
 
-def _imported(stderr: bytes) -> set[str]:
+def _imported(stderr: bytes, full: bool = False) -> set[str]:
     names = set()
     for line in stderr.decode(errors="replace").splitlines():
         m = re.match(r"import time:\s+\d+ \|\s+\d+ \|\s*(\S+)", line)
         if m:
-            names.add(m.group(1).split(".")[0])
+            names.add(m.group(1) if full else m.group(1).split(".")[0])
     return names
 
 
@@ -353,6 +353,26 @@ def test_the_hook_imports_nothing_heavy(indexed, daemons, file_form):
     mods = _imported(proc.stderr)
     assert not mods & set(HEAVY), mods & set(HEAVY)
     assert "paths" not in mods  # the file form loads recall.privacy.paths, never the folder's paths.py as top-level
+    # The settings come from the snapshot (no TOML parser, no settings loader), and the agent's
+    # module comes without its installer's dependencies.
+    full = _imported(proc.stderr, full=True)
+    assert "recall.agents.wire" in full and "recall.config.snapshot" in full
+    unwanted = {"tomllib", "tomlkit", "statistics", "tempfile", "recall.config.load", "recall.config.settings",
+                "recall.ranking"}
+    assert not full & unwanted, full & unwanted
+
+
+def test_the_hook_loads_only_the_asking_agents_module(recall_home):
+    hook.hook_settings()  # the snapshot, as any recall command leaves it
+    code = ("import json, sys; from recall.agents import hook; hook.answer(b'{\"prompt\": \"ok\"}', '', 'codex'); "
+            "print(json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([PY, "-P", "-c", code], capture_output=True, env=env_with(), timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    mods = set(json.loads(proc.stdout))
+    assert {"recall.agents.codex", "recall.agents.registry", "recall.config.snapshot"} <= mods
+    unwanted = {"recall.agents.claude", "recall.agents.gemini", "recall.agents.opencode", "tomllib", "tomlkit",
+                "statistics", "recall.config.load", "recall.config.settings", "recall.ipc.client"}
+    assert not mods & unwanted, mods & unwanted  # "ok" is too short: not even the client
 
 
 @pytest.mark.process

@@ -58,10 +58,9 @@ def hook_settings() -> dict | None:
     if conf is not None:
         return conf
     try:
-        from recall.config.load import load_config, user_config_path
+        from recall.config.load import refresh_snapshot
 
-        stamp = snapshot.config_stamp(user_config_path())
-        snapshot.write(load_config(), stamp, create=True)
+        refresh_snapshot()
     except Exception:  # noqa: BLE001 - a broken config file must not break prompts
         pass
     return snapshot.read(stale_ok=True)
@@ -88,7 +87,7 @@ def nobody_typed(prompt: str, conf: dict) -> bool:
 
 def worth_searching(prompt: object, conf: dict) -> bool:
     """A message long enough to search ("ok", "go on" are not). Shared with the MCP tool."""
-    return isinstance(prompt, str) and len(prompt.strip()) >= conf["min_chars"]
+    return isinstance(prompt, str) and not snapshot.too_short(prompt, conf["min_chars"])
 
 
 def block_of(reply: dict | None) -> str:

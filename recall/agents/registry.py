@@ -44,7 +44,14 @@ def widest_envelope() -> int:
 
 def install_agent(agent: str, project: bool, cwd: Path | None = None, form: str | None = None,
                   track_reads: bool = False) -> list[str]:
-    return get(agent).install(project, cwd, form, track_reads)
+    done = get(agent).install(project, cwd, form, track_reads)
+    from recall.config.load import refresh_snapshot
+
+    try:  # the hook's settings ready for the first message (recall.config.snapshot)
+        refresh_snapshot()
+    except (ValueError, OSError):  # a config that cannot be read: the next `recall` command says why
+        pass
+    return done
 
 
 def uninstall_agent(agent: str, project: bool, cwd: Path | None = None) -> list[str]:

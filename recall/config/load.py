@@ -93,6 +93,14 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     return settings
 
 
+def refresh_snapshot() -> None:
+    """Load the user's settings, which writes the hook's snapshot, making RECALL_HOME if needed
+    (the hook after a config edit, ``recall install``). Raises ``ConfigError`` for a config
+    file that cannot be read."""
+    stamp = snapshot.config_stamp(user_config_path())  # before reading: an edit meanwhile makes it stale
+    snapshot.write(load_config(), stamp, create=True)
+
+
 def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
     """``settings`` with every model table of a ``calibration.toml`` applied
     (``Settings.with_calibration``); None when the file cannot be read. Only numbers are

@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 NAME = "hook.json"
 
 
+def too_short(prompt: str, min_chars: int) -> bool:
+    """The one test of ``[selector] min_prompt_chars``: a message this short ("ok", "go on") is
+    not searched. The hook and the MCP tool ask it with the snapshot's value before they ask the
+    daemon, the facade before it searches, the selector before it decides."""
+    return len(prompt.strip()) < min_chars
+
+
 def snapshot_path() -> Path:
     return recall_home() / NAME
 

@@ -43,6 +43,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recall.config.snapshot import too_short
 from recall.privacy.safetext import agent_block, agent_path, agent_text
 from recall.ranking.learned import LearnedSelector
 
@@ -200,7 +201,7 @@ def decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = Non
 
 def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = None) -> Decision:
     s, t = rule.selector, rule.thresholds
-    if len(prompt.strip()) < s.min_prompt_chars:
+    if too_short(prompt, s.min_prompt_chars):
         return Decision("nothing", f"message shorter than {s.min_prompt_chars} characters")
     notes = [h for h in ranked if not h.is_conversation]
     if not notes:
