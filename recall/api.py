@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from recall.config.load import apply_calibration_file, load_config
 from recall.config.settings import Rule, Settings
+from recall.config.snapshot import too_short
 from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.privacy.masking import RULES_VERSION
@@ -351,7 +352,7 @@ class Recall:
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         self.refresh_calibration()
         rule = self.rule()
-        if len(text.strip()) < rule.selector.min_prompt_chars and not search_short:
+        if not search_short and too_short(text, rule.selector.min_prompt_chars):
             return QueryResult([], decide(text, [], rule), {}, rule)
         if not typed and not messages_allowed(self.embedder):
             return QueryResult([], decide(text, [], rule), {"withheld": 1.0}, rule)

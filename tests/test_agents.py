@@ -365,15 +365,21 @@ def test_read_tracking_counts_an_injected_note_opened(indexed, daemons, project,
 
 
 def test_agent_outputs_fit_their_caps():
-    from recall.agents.hook import AGENT_MAX_CHARS, fit, for_agent
-    from recall.ranking.selector import hook_line
+    from recall.agents.registry import AGENTS, get
+    from recall.agents.wire import fit
 
     text = "Possibly related past records:\n" + "\n".join(f"note {i} — " + "x" * 200 for i in range(80))
-    for agent, cap in AGENT_MAX_CHARS.items():
-        out = for_agent(hook_line(text), agent)
+    caps = {"claude": 10_000, "codex": 2_500, "gemini": 10_000, "opencode": 10_000}
+    events = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent",
+              "opencode": "chat.message"}
+    assert set(AGENTS) == set(caps)
+    for agent, cap in caps.items():
+        out = get(agent).output(text)
         assert out is not None
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert json.loads(out)["hookSpecificOutput"]["hookEventName"] == events[agent]
         assert len(context) <= cap and context.startswith("Possibly related past records:\nnote 0")
+        assert get(agent).output("") is None
     assert fit("short", 10) == "short"
 
 
@@ -384,7 +390,7 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
     daemon decides for each of the sample's first questions (a generous budget: the point is
     the path, not this busy machine's speed), and at least one of them gets notes."""
     from helpers.daemon import Daemons, index_dirs
-    from recall.agents.hook import context_of
+    from recall.agents.registry import get
 
     index_dirs(SAMPLE_NOTES)
     recall_home.joinpath("config.toml").write_text("[daemon]\nhook_budget_ms = 5000\n")
@@ -399,11 +405,40 @@ def test_mcp_tool_route_on_the_real_model(project, tmp_path, recall_home):
         for q, r in zip(questions, results, strict=True):
             reply = client.request({"cmd": "query", "prompt": q, "cwd": str(project)}, timeout=30)
             assert not r["is_error"]
-            want = json.loads(reply["line"]) if reply["line"] else ""
+            block = reply["decision"]["text"]
+            want = json.loads(get("claude").output(block)) if block else ""
             assert (json.loads(r["text"]) if r["text"] else "") == want, q
-        assert any(context_of(r["text"]).startswith("Possibly related past records") for r in results if r["text"])
+        assert any(json.loads(r["text"])["hookSpecificOutput"]["additionalContext"].startswith(
+            "Possibly related past records") for r in results if r["text"])
     finally:
         d.kill_all()
+
+
+def test_install_writes_the_hooks_settings_snapshot_in_a_fresh_home(recall_home, project):
+    """A fresh install answers its first message without loading the settings in the hook:
+    `recall install` writes RECALL_HOME/hook.json (0600) from the settings in force."""
+    write_config(recall_home, "[daemon]\nhook_budget_ms = 777\n")
+    assert not (recall_home / "hook.json").exists()
+    cli(install_cmd, "--project", "--agent", "opencode", "--skip-check")
+    snap = recall_home / "hook.json"
+    assert json.loads(snap.read_text())["settings"]["budget_ms"] == 777
+    assert snap.stat().st_mode & 0o777 == 0o600
+
+
+def test_every_agent_in_the_registry_speaks_the_same_interface():
+    """What the hook, the MCP tool and `recall install` ask of an agent module: a new agent is
+    one module with these names and one line in the registry."""
+    from recall.agents import registry
+
+    for name in registry.AGENTS:
+        agent = registry.get(name)
+        assert agent.NAME == name and isinstance(agent.EVENT, str) and agent.MAX_CHARS > 0
+        assert agent.read_event({"prompt": "how do we deploy?", "cwd": "/x"}) == ("how do we deploy?", "/x")
+        assert agent.read_event({"cwd": "/x"}) is None and agent.read_event([]) is None
+        line = agent.output("block")
+        assert len(line.encode()) + 1 == agent.envelope() + len(json.dumps("block"))
+        assert callable(agent.install) and callable(agent.uninstall) and agent.FORMS
+    assert registry.widest_envelope() == max(registry.get(n).envelope() for n in registry.AGENTS)
 
 
 @pytest.mark.process

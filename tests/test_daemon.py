@@ -33,6 +33,7 @@ from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.daemon import check_peer, peer_uid
 from recall.ipc import client
+from recall.ranking.selector import HEADER, line_bytes
 
 MATCHING_ID = "feature-flags-unleash"
 
@@ -49,20 +50,20 @@ def query(prompt: str, cwd: str = "/", timeout: float = 10.0) -> dict:
 
 
 @pytest.mark.process
-def test_query_returns_decision_line_and_ranking(indexed, daemons):
+def test_query_returns_decision_block_and_ranking(indexed, daemons):
     daemons.start()
     reply = query(MATCHING)
     assert reply["ok"] and reply["model"] == "hash-256"
     assert reply["ranked"][0]["id"] == MATCHING_ID
     assert reply["decision"]["decision"] in ("short", "full")
-    line = json.loads(reply["line"])
-    ctx = line["hookSpecificOutput"]["additionalContext"]
-    assert line["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "line" not in reply  # the decision, no agent's envelope: each agent module wraps the block
+    ctx = reply["decision"]["text"]
+    assert ctx.startswith(HEADER) and reply["decision"]["bytes"] == line_bytes(ctx)
     assert "Feature flags via Unleash" in ctx
     assert {"embed_ms", "search_ms", "daemon_ms"} <= set(reply["timings_ms"])
 
     quiet = query(CHITCHAT)
-    assert quiet["ok"] and quiet["decision"]["decision"] == "nothing" and quiet["line"] == ""
+    assert quiet["ok"] and quiet["decision"]["decision"] == "nothing" and quiet["decision"]["text"] == ""
 
 
 @pytest.mark.process

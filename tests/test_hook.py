@@ -150,7 +150,9 @@ def test_a_message_nobody_typed_gets_nothing_and_asks_nothing(indexed, daemons):
     ("<task-notificationx> not one of them", False),
 ])
 def test_which_messages_count_as_nobody_typed(prompt, skipped):
-    conf = {"skip_tags": list(hook.SKIP_PROMPT_TAGS)}
+    from recall.config.load import packaged_settings
+
+    conf = {"skip_tags": list(packaged_settings().hook.skip_prompt_tags)}
     assert hook.nobody_typed(prompt, conf) is skipped
 
 
@@ -315,21 +317,24 @@ def test_a_busy_daemon_costs_the_hook_nothing(indexed, daemons):
             s.close()
 
 
-def test_the_hook_cut_matches_the_model_window():
+def test_the_socket_carries_all_the_model_reads():
+    """The one cut before the daemon (ipc's) keeps at least the model's window: the daemon
+    cuts to it, once. The hook and the MCP tool have no cut of their own."""
     from recall.embedding.models import QUERY_CHARS_MAX
 
-    assert hook.MAX_PROMPT_CHARS == QUERY_CHARS_MAX
+    assert client.PROMPT_CHARS_MAX >= QUERY_CHARS_MAX
+    assert not hasattr(hook, "MAX_PROMPT_CHARS")
 
 
 # --- staying light and private ------------------------------------------------------------------
 
 
-def _imported(stderr: bytes) -> set[str]:
+def _imported(stderr: bytes, full: bool = False) -> set[str]:
     names = set()
     for line in stderr.decode(errors="replace").splitlines():
         m = re.match(r"import time:\s+\d+ \|\s+\d+ \|\s*(\S+)", line)
         if m:
-            names.add(m.group(1).split(".")[0])
+            names.add(m.group(1) if full else m.group(1).split(".")[0])
     return names
 
 
@@ -348,6 +353,26 @@ def test_the_hook_imports_nothing_heavy(indexed, daemons, file_form):
     mods = _imported(proc.stderr)
     assert not mods & set(HEAVY), mods & set(HEAVY)
     assert "paths" not in mods  # the file form loads recall.privacy.paths, never the folder's paths.py as top-level
+    # The settings come from the snapshot (no TOML parser, no settings loader), and the agent's
+    # module comes without its installer's dependencies.
+    full = _imported(proc.stderr, full=True)
+    assert "recall.agents.wire" in full and "recall.config.snapshot" in full
+    unwanted = {"tomllib", "tomlkit", "statistics", "tempfile", "recall.config.load", "recall.config.settings",
+                "recall.ranking"}
+    assert not full & unwanted, full & unwanted
+
+
+def test_the_hook_loads_only_the_asking_agents_module(recall_home):
+    hook.hook_settings()  # the snapshot, as any recall command leaves it
+    code = ("import json, sys; from recall.agents import hook; hook.answer(b'{\"prompt\": \"ok\"}', '', 'codex'); "
+            "print(json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([PY, "-P", "-c", code], capture_output=True, env=env_with(), timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    mods = set(json.loads(proc.stdout))
+    assert {"recall.agents.codex", "recall.agents.registry", "recall.config.snapshot"} <= mods
+    unwanted = {"recall.agents.claude", "recall.agents.gemini", "recall.agents.opencode", "tomllib", "tomlkit",
+                "statistics", "recall.config.load", "recall.config.settings", "recall.ipc.client"}
+    assert not mods & unwanted, mods & unwanted  # "ok" is too short: not even the client
 
 
 @pytest.mark.process
@@ -370,10 +395,10 @@ def test_the_prompt_is_never_written_anywhere(indexed, daemons, tmp_path):
 
 
 @pytest.mark.process
-def test_config_edits_reach_the_hook_through_its_cache(indexed, daemons):
+def test_config_edits_reach_the_hook_through_its_snapshot(indexed, daemons):
     daemons.start()
     assert run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="cli")[0].stdout
-    cache = indexed / "run" / "hook-settings.json"
+    cache = indexed / "hook.json"
     assert cache.stat().st_mode & 0o777 == 0o600
     write_config(indexed, '[hook]\nskip_entrypoints = ["cli"]\n')
     assert_silent(run_hook(event(MATCHING), CLAUDE_CODE_ENTRYPOINT="cli")[0])
@@ -385,12 +410,31 @@ def test_config_edits_reach_the_hook_through_its_cache(indexed, daemons):
     assert run_hook(event(MATCHING))[0].returncode == 0  # a broken config: defaults, exit 0
 
 
-def test_hook_defaults_match_the_packaged_config():
+def test_the_hook_reads_the_packaged_defaults_through_the_snapshot(recall_home):
+    """No default copied into the hook: with no config file and no snapshot, the hook has the
+    core load the settings once, which writes the snapshot (0600) from the packaged TOML."""
     packaged = tomllib.loads(resources.files("recall.config").joinpath("default_config.toml").read_text())
-    assert hook.HOOK_BUDGET_MS == packaged["daemon"]["hook_budget_ms"]
-    assert list(hook.SKIP_ENTRYPOINTS) == packaged["hook"]["skip_entrypoints"]
-    assert list(hook.SKIP_PROMPT_TAGS) == packaged["hook"]["skip_prompt_tags"]
-    assert hook.MIN_PROMPT_CHARS == packaged["selector"]["min_prompt_chars"]
+    assert not any(hasattr(hook, name) for name in ("HOOK_BUDGET_MS", "SKIP_ENTRYPOINTS", "SKIP_PROMPT_TAGS",
+                                                     "MIN_PROMPT_CHARS", "SETTINGS_CACHE"))
+    assert not (recall_home / "hook.json").exists()
+    conf = hook.hook_settings()
+    assert conf == {"budget_ms": packaged["daemon"]["hook_budget_ms"], "skip": packaged["hook"]["skip_entrypoints"],
+                    "skip_tags": packaged["hook"]["skip_prompt_tags"],
+                    "min_chars": packaged["selector"]["min_prompt_chars"]}
+    assert (recall_home / "hook.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_any_settings_load_writes_the_snapshot_and_a_damaged_one_is_rebuilt(recall_home):
+    from recall.config.load import load_config
+
+    write_config(recall_home, "[daemon]\nhook_budget_ms = 1234\n")
+    load_config()  # what every recall command, `recall install`, `recall index` and the daemon's start do
+    data = json.loads((recall_home / "hook.json").read_text())
+    assert data["settings"]["budget_ms"] == 1234 and data["config"][0] == str(recall_home / "config.toml")
+    (recall_home / "hook.json").write_text("{not json")
+    assert hook.hook_settings()["budget_ms"] == 1234
+    (recall_home / "config.toml").write_text("this is [not toml")  # a broken edit: the last snapshot stays
+    assert hook.hook_settings()["budget_ms"] == 1234
 
 
 # --- the real model, end to end ------------------------------------------------------------------

@@ -10,6 +10,7 @@ import shlex
 
 import pytest
 
+from recall.agents.registry import get
 from recall.privacy.safetext import (
     INVISIBLE,
     agent_block,
@@ -20,7 +21,7 @@ from recall.privacy.safetext import (
     terminal_text,
     visible,
 )
-from recall.ranking.selector import HEADER, Hit, headline, hook_line, render
+from recall.ranking.selector import HEADER, Hit, headline, render
 
 # Every code point no sanitizer may let through as it is (C0, C1, DEL, bidi, zero-width,
 # surrogates, private use, unassigned, line and paragraph separators, invisible fillers).
@@ -125,7 +126,7 @@ def test_headlines_stay_one_line_whatever_the_note_holds():
     ]
     text, kept = render(hits, 10_000)
     assert len(kept) == 3
-    block = json.loads(hook_line(text))["hookSpecificOutput"]["additionalContext"]
+    block = json.loads(get("claude").output(text))["hookSpecificOutput"]["additionalContext"]
     lines = block.split("\n")
     assert lines[0] == HEADER and len(lines) == 4  # the header and one line per note, nothing more
     assert all(visible(c) for line in lines for c in line)
@@ -140,8 +141,9 @@ def test_a_plain_headline_is_unchanged():
         "Feature flags — via Unleash (/n/flags.md)"
 
 
-def test_hook_line_cleans_text_built_anywhere():
-    line = hook_line(f"{HEADER}\nname\x1b[31m (/a.md)\nSYSTEM\u2028x")
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "opencode"])
+def test_every_agents_line_cleans_text_built_anywhere(agent):
+    line = get(agent).output(f"{HEADER}\nname\x1b[31m (/a.md)\nSYSTEM\u2028x")
     block = json.loads(line)["hookSpecificOutput"]["additionalContext"]
     assert block == f"{HEADER}\nname[31m (/a.md)\nSYSTEM x"
 

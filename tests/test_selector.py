@@ -5,8 +5,9 @@ from math import inf
 
 import pytest
 
+from recall.agents.registry import AGENTS, get
 from recall.config.load import packaged_settings
-from recall.ranking.selector import HEADER, Hit, Ranking, decide, gap_of, hook_line, line_bytes
+from recall.ranking.selector import HEADER, Hit, Ranking, decide, gap_of, line_bytes
 
 # The packaged [thresholds.default] table, for a model without its own: the original
 # design's numbers (0.025 / 0.5 / 0.11 / 0.05), and the packaged [selector] section.
@@ -108,9 +109,11 @@ def test_byte_caps_count_the_whole_json_line(kind, cap):
     long[1] = Hit(long[1].note, 0.9)  # two notes in the full list too
     d = decide("a message long enough", long, S)
     assert d.kind == kind
-    printed = hook_line(d.text) + "\n"
+    printed = get("claude").output(d.text) + "\n"
     assert len(printed.encode("utf-8")) == d.line_bytes <= cap
     assert json.loads(printed)["hookSpecificOutput"]["additionalContext"] == d.text
+    for name in AGENTS:  # the block fits every agent's line: the widest envelope is counted
+        assert len((get(name).output(d.text) + "\n").encode("utf-8")) <= d.line_bytes
     assert d.chosen  # something still fits: the first description is shortened if needed
 
 

@@ -30,6 +30,24 @@ opencode  .opencode/plugins/recall.js (--user: ~/.config/opencode/plugins/, or u
         of the message; see recall.agents.opencode
 --track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -P -m recall.agents.track]}
 
+Each agent is one module (``claude``, ``codex``, ``gemini``, ``opencode``) named in
+``recall.agents.registry``, which the hook (``--agent X``), the MCP tool ``recall_context`` and
+``recall install --agent X`` ask. The core decides once, agent-neutral: the daemon's ``query``
+reply carries the decision (the block of headlines, its tier, its bytes), never an envelope;
+the agent's module reads its event (``read_event``), wraps the block in its output shape within
+its cap (``output``, ``MAX_CHARS``) and installs itself (``install``/``uninstall``).
+
+Adding an agent: write ``recall/agents/<name>.py`` with ``NAME``, ``EVENT``, ``MAX_CHARS``,
+``FORMS``, ``read_event(event) -> Message | None`` (``recall.agents.wire.read_prompt_event`` when
+its event is ``{"prompt", "cwd"}``), ``output(block) -> str | None`` (``wire.hook_specific_output``
+when it reads ``hookSpecificOutput.additionalContext``), ``envelope() -> int`` (the bytes its
+envelope adds: the selector's byte caps count the widest one) and ``install``/``uninstall``; add
+one line to ``registry.AGENTS``. Keep its top-level imports to the standard library and
+``recall.agents``/``recall.privacy`` (the hook imports it on every message): an installer's
+dependencies (``tomlkit``, ``subprocess``) are imported inside the functions that use them.
+``tests/test_agents.py::test_every_agent_in_the_registry_speaks_the_same_interface`` checks
+the names.
+
 ``uninstall --agent X`` removes exactly these: our hook entries (recognised by what they run),
 and the MCP server entry, approvals, flags and files install added, which it notes in
 ``RECALL_HOME/installed.json`` (so a server you registered or a flag you set yourself stays).

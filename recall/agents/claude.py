@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 from recall.agents.install import (
@@ -13,6 +12,9 @@ from recall.agents.install import (
     load_settings,
     remove_hook,
     write_settings,
+)
+from recall.agents.shared import (
+    FORMS as ALL_FORMS,
 )
 from recall.agents.shared import (
     MCP_MODULE,
@@ -30,12 +32,35 @@ from recall.agents.shared import (
     track_entry,
     we_added,
 )
+from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+
+# --- on the wire --------------------------------------------------------------------------------
+NAME = "claude"
+EVENT = "UserPromptSubmit"
+# additionalContext over 10,000 characters becomes a file preview
+MAX_CHARS = 10_000
+FORMS = ALL_FORMS
+read_event = read_prompt_event  # {prompt, cwd, session_id, ...}
+
+
+def output(block: str) -> str | None:
+    """The line the hook prints for the core's ``block``:
+    ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``."""
+    return hook_specific_output(EVENT, block, MAX_CHARS)
+
+
+def envelope() -> int:
+    """Bytes the envelope adds around the block (as a JSON string), newline included."""
+    return envelope_bytes(EVENT)
+
 
 # --- Claude Code -------------------------------------------------------------------------------
 
 
 def claude_version() -> tuple[int, ...] | None:
     """``claude --version`` as numbers, or None when the CLI is not on PATH or says nothing usable."""
+    import subprocess
+
     try:
         out = subprocess.run(["claude", "--version"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
@@ -160,3 +185,11 @@ def uninstall_claude(project: bool, cwd: Path | None = None) -> list[str]:
     if _drop_server(server_file):
         done.append(f"removed the recall MCP server from {server_file}")
     return done
+
+
+def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
+    return install_claude(project, cwd, form, track_reads)
+
+
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
+    return uninstall_claude(project, cwd)

@@ -22,10 +22,14 @@ from recall.agents.install import (
     write_settings,
 )
 from recall.agents.shared import (
+    FORMS as ALL_FORMS,
+)
+from recall.agents.shared import (
     MCP_MODULE,
     SERVER_NAME,
     codex_dir,
     codex_entry,
+    command_only,
     drop_if_created_and_empty,
     note_created,
     python,
@@ -33,6 +37,27 @@ from recall.agents.shared import (
     we_added,
     write_text,
 )
+from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+
+# --- on the wire --------------------------------------------------------------------------------
+NAME = "codex"
+EVENT = "UserPromptSubmit"
+# the same JSON shape as Claude Code's (codex-rs/hooks/schema/generated/user-prompt-submit.command.output.schema.json);
+# context capped near 2,500 tokens, so at most 2,500 characters (one token per character in the worst case, CJK)
+MAX_CHARS = 2_500
+FORMS = ALL_FORMS
+read_event = read_prompt_event  # {prompt, cwd, session_id, ...}, as Claude Code's
+
+
+def output(block: str) -> str | None:
+    """The line the hook prints for the core's ``block``: Claude Code's shape, within Codex's cap."""
+    return hook_specific_output(EVENT, block, MAX_CHARS)
+
+
+def envelope() -> int:
+    """Bytes the envelope adds around the block (as a JSON string), newline included."""
+    return envelope_bytes(EVENT)
+
 
 # --- Codex CLI ---------------------------------------------------------------------------------
 
@@ -169,3 +194,12 @@ def uninstall_codex(project: bool, cwd: Path | None = None) -> list[str]:
     if _codex_server(folder / "config.toml", enable=False):
         done.append(f"removed recall's MCP server (added by recall install) from {folder / 'config.toml'}")
     return done
+
+
+def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
+    command_only(NAME, None, track_reads)
+    return install_codex(project, cwd, form)
+
+
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
+    return uninstall_codex(project, cwd)

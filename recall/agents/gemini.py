@@ -11,6 +11,7 @@ from recall.agents.install import (
     write_settings,
 )
 from recall.agents.shared import (
+    command_only,
     drop_if_created_and_empty,
     gemini_entry,
     gemini_settings,
@@ -18,6 +19,27 @@ from recall.agents.shared import (
     state_note,
     we_added,
 )
+from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+
+# --- on the wire --------------------------------------------------------------------------------
+NAME = "gemini"
+EVENT = "BeforeAgent"
+# stdout must be JSON only; hookSpecificOutput.additionalContext is appended to that turn's prompt
+# (google-gemini/gemini-cli docs/hooks/reference.md); Claude Code's cap is kept
+MAX_CHARS = 10_000
+FORMS = ("command",)
+read_event = read_prompt_event  # BeforeAgent: {prompt, cwd, session_id, ...}
+
+
+def output(block: str) -> str | None:
+    """The line the hook prints for the core's ``block``: ``hookSpecificOutput`` of ``BeforeAgent``."""
+    return hook_specific_output(EVENT, block, MAX_CHARS)
+
+
+def envelope() -> int:
+    """Bytes the envelope adds around the block (as a JSON string), newline included."""
+    return envelope_bytes(EVENT)
+
 
 # --- Gemini CLI --------------------------------------------------------------------------------
 
@@ -58,3 +80,12 @@ def uninstall_gemini(project: bool, cwd: Path | None = None) -> list[str]:
         write_settings(path, settings)
         drop_if_created_and_empty(path)
     return done
+
+
+def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
+    command_only(NAME, form, track_reads)
+    return install_gemini(project, cwd)
+
+
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
+    return uninstall_gemini(project, cwd)

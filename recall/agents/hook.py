@@ -6,11 +6,13 @@ Claude Code starts this as a new process for every message you send:
     <python> /abs/path/recall/agents/hook.py   (also works)
 
 Codex CLI and Gemini CLI run the same module with ``--agent codex`` / ``--agent gemini``,
-and recall's OpenCode plugin with ``--agent opencode``:
-the same answer in that agent's event shape and within its context cap (see ``for_agent``).
+and recall's OpenCode plugin with ``--agent opencode``. The agent's module, from
+``recall.agents.registry``, reads its event and wraps the daemon's block in its envelope,
+within its cap; the daemon's answer is the same for every agent.
 
-It reads the event JSON on stdin, asks the daemon within ``daemon.hook_budget_ms``
-(300 ms) for the whole exchange, and prints at most one line:
+It reads the event JSON on stdin, asks the daemon within ``daemon.hook_budget_ms`` for the
+whole exchange (the settings come from the snapshot the core writes, ``recall.config.snapshot``),
+and prints at most one line, for Claude Code:
 
     {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}
 
@@ -24,8 +26,9 @@ the budget (the daemon listens before it loads the model); if the start takes lo
 that message gets nothing and the daemon answers the next one.
 
 Start-up time is the cost of every message, so this imports the standard library,
-``recall.privacy.paths``, ``recall.ipc.client`` and ``recall.privacy.safetext`` only (no numpy,
-no model, no click; ``tomllib`` only when a user config file exists). The prompt is never written anywhere.
+``recall.privacy``, ``recall.config.snapshot``, ``recall.ipc.client`` and its agent's module only
+(no numpy, no model, no click, no TOML parser; the core's settings loader only when the snapshot
+is missing or older than the config file). The prompt is never written anywhere.
 """
 
 from __future__ import annotations
@@ -41,86 +44,26 @@ if not __package__:  # run as a file: import the package from its parent folder
     # never as top-level modules that could shadow the standard library's.
     sys.path[0] = os.path.dirname(os.path.dirname(_here))
 
-from recall.privacy.paths import ensure_private_dir, private_open, recall_home, run_dir  # noqa: E402
-
-# Defaults, the same as default_config.toml (a test keeps them in step).
-HOOK_BUDGET_MS = 300
-SKIP_ENTRYPOINTS = ("sdk-cli", "sdk-py", "sdk-ts")
-# Messages nobody typed: Claude Code runs the prompt hook on turns it makes itself (a background
-# job's end, another agent's or session's message, a scheduled tick...) with nothing in the
-# hook's input to mark them (anthropics/claude-code#94675); their text starts with one of
-# these tags, the ones Claude Code 2.1.332 itself calls "harness envelope" tags.
-SKIP_PROMPT_TAGS = ("task-notification", "agent-message", "teammate-message", "cross-session-message",
-                    "remote-review", "slack-ping", "slack-tag-message", "tick", "fetched-web-content",
-                    "untrusted-widget-state", "coordinator-relay", "artifact-type-instructions",
-                    "cowritten-artifact-html", "artifact-file-content", "artifact-origin-notes",
-                    "artifact-stored-declaration")
-MIN_PROMPT_CHARS = 8
-# The model reads one window of 512 tokens (~2,000-3,000 characters of prose) of a question;
-# the daemon cuts exactly (recall.embedding.models.fit_query), this cheap cut keeps a pasted
-# megabyte off the socket. The same as recall.embedding.models.QUERY_CHARS_MAX (a test checks).
-MAX_PROMPT_CHARS = 4096
-SETTINGS_CACHE = "hook-settings.json"
+from recall.agents import registry  # noqa: E402
+from recall.config import snapshot  # noqa: E402
 
 
-def hook_settings() -> dict:
-    """What the hook needs from the user's config, over the packaged defaults.
-
-    Importing tomllib and parsing costs ~8 ms of CPU, a quarter of the hook's start, so
-    the four values are cached as JSON in run_dir(), keyed by the config file's
-    identity (path, inode, size, mtime, ctime): any edit of the file re-reads it.
-    """
-    out = {"budget_ms": HOOK_BUDGET_MS, "skip": list(SKIP_ENTRYPOINTS), "min_chars": MIN_PROMPT_CHARS,
-           "skip_tags": list(SKIP_PROMPT_TAGS)}
-    path = os.environ.get("RECALL_CONFIG") or os.path.join(recall_home(), "config.toml")
+def hook_settings() -> dict | None:
+    """What the hook needs of the settings (budget, skip lists, minimum length): the snapshot
+    the core writes whenever it loads them (``recall.config.snapshot``). After a config edit,
+    or before any ``recall`` command ran, the core loads the settings here once (and writes the
+    snapshot); a config that cannot be read leaves the last snapshot in force, and with none
+    the hook hands nothing over. Shared with the MCP tool."""
+    conf = snapshot.read()
+    if conf is not None:
+        return conf
     try:
-        st = os.stat(path)
-    except OSError:
-        return out  # no user config: the defaults
-    key = [path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-    cache = run_dir() / SETTINGS_CACHE
-    from recall.privacy import trust
+        from recall.config.load import refresh_snapshot
 
-    # No run folder yet (a cold start): nothing cached, the config is read and the cache made.
-    if os.path.isdir(cache.parent) and trust.run_files_problem(cache.parent, SETTINGS_CACHE):
-        return out  # another user could have written it (a budget, a skip list): defaults only
-    try:
-        with open(cache, "rb") as fh:
-            cached = json.load(fh)
-        if cached["key"] == key:
-            out.update(cached["settings"])
-            return out
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    try:
-        import tomllib
-
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-        budget = data.get("daemon", {}).get("hook_budget_ms")
-        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
-            out["budget_ms"] = budget
-        skip = data.get("hook", {}).get("skip_entrypoints")
-        if isinstance(skip, list):
-            out["skip"] = [str(s) for s in skip]
-        tags = data.get("hook", {}).get("skip_prompt_tags")
-        if isinstance(tags, list):
-            out["skip_tags"] = [str(s) for s in tags]
-        min_chars = data.get("selector", {}).get("min_prompt_chars")
-        if isinstance(min_chars, int) and not isinstance(min_chars, bool):
-            out["min_chars"] = min_chars
+        refresh_snapshot()
     except Exception:  # noqa: BLE001 - a broken config file must not break prompts
-        return out
-    try:  # config values only: nothing of the prompt goes into this file
-        ensure_private_dir(cache.parent)
-        # pid + a live object's id: unique also between threads (the MCP server's tool calls)
-        tmp = cache.with_name(f"{SETTINGS_CACHE}.{os.getpid()}.{id(out)}.tmp")
-        with private_open(tmp) as fh:
-            json.dump({"key": key, "settings": out}, fh)
-        os.replace(tmp, cache)
-    except OSError:
         pass
-    return out
+    return snapshot.read(stale_ok=True)
 
 
 def skipped_session(entrypoint: str, conf: dict) -> bool:
@@ -131,96 +74,56 @@ def skipped_session(entrypoint: str, conf: dict) -> bool:
 
 def nobody_typed(prompt: str, conf: dict) -> bool:
     """A turn the agent made itself: the message starts with one of ``[hook] skip_prompt_tags``
-    (``<task-notification>``, ``<agent-message from=...>``...). Shared with the MCP tool."""
+    (``<task-notification>``, ``<agent-message from=...>``...). Claude Code runs the prompt hook
+    on turns it makes itself (a background job's end, another agent's message, a scheduled
+    tick...) with nothing in the hook's input to mark them (anthropics/claude-code#94675); their
+    text starts with one of these tags. Shared with the MCP tool."""
     head = prompt.lstrip()[:80]
     if not head.startswith("<"):
         return False
     name = head[1:].split(">", 1)[0].split(None, 1)
-    return bool(name) and name[0].rstrip("/") in conf.get("skip_tags", SKIP_PROMPT_TAGS)
+    return bool(name) and name[0].rstrip("/") in conf["skip_tags"]
 
 
 def worth_searching(prompt: object, conf: dict) -> bool:
     """A message long enough to search ("ok", "go on" are not). Shared with the MCP tool."""
-    return isinstance(prompt, str) and len(prompt.strip()) >= conf["min_chars"]
+    return isinstance(prompt, str) and not snapshot.too_short(prompt, conf["min_chars"])
 
 
-def answer(stdin: bytes, entrypoint: str = "", agent: str = "claude") -> str | None:
-    """The line to print for one event, or None. May raise; main() swallows it."""
-    conf = hook_settings()
-    if skipped_session(entrypoint, conf):
-        return None
-    event = json.loads(stdin.decode("utf-8"))  # strict: invalid UTF-8 means nothing
-    if not isinstance(event, dict):
-        return None
-    prompt = event.get("prompt")
-    if not worth_searching(prompt, conf):
-        return None
-    assert isinstance(prompt, str)
-    if nobody_typed(prompt, conf):
-        return None
-    cwd = event.get("cwd")
-    if not isinstance(cwd, str) or not cwd:
-        cwd = os.getcwd()
+def block_of(reply: dict | None) -> str:
+    """The block of the daemon's answer to ``query`` (agent-neutral: no envelope), or ""."""
+    if not isinstance(reply, dict) or reply.get("ok") is not True:
+        return ""
+    decision = reply.get("decision")
+    text = decision.get("text") if isinstance(decision, dict) else None
+    return text if isinstance(text, str) else ""
 
+
+def ask(prompt: str, cwd: str, conf: dict) -> str:
+    """The daemon's block for ``prompt`` within ``conf``'s budget ("" when none, late or no
+    daemon). The prompt goes up as it is (``recall.ipc.client`` bounds what a socket carries;
+    the daemon cuts it to the model's window)."""
     from recall.ipc import client
 
     deadline = time.monotonic() + conf["budget_ms"] / 1000.0
     try:
         # No daemon: start one and wait for its answer within what is left of the budget.
-        reply = client.ask_or_start({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": cwd},
-                                    deadline)
+        return block_of(client.ask_or_start({"cmd": "query", "prompt": prompt, "cwd": cwd}, deadline))
     except client.DaemonError:
+        return ""
+
+
+def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT) -> str | None:
+    """The line to print for one event, or None. May raise; main() swallows it."""
+    conf = hook_settings()
+    if conf is None or skipped_session(entrypoint, conf):
         return None
-    if reply is None:
+    speaker = registry.get(agent)
+    message = speaker.read_event(json.loads(stdin.decode("utf-8")))  # strict: invalid UTF-8 means nothing
+    if message is None or not worth_searching(message.prompt, conf) or nobody_typed(message.prompt, conf):
         return None
-    line = reply.get("line")
-    if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
-        return for_agent(line, agent)  # re-made here: the text is checked whoever wrote the line
-    return None
-
-
-# --- other agents' output formats ---------------------------------------------------------
-# Each agent's event and cap (checked against their docs, 2026-11):
-#   claude  UserPromptSubmit; additionalContext over 10,000 characters becomes a file preview
-#   codex   UserPromptSubmit, the same JSON shape (codex-rs/hooks/schema/generated/
-#           user-prompt-submit.command.output.schema.json); context capped near 2,500 tokens,
-#           so at most 2,500 characters here (one token per character in the worst case, CJK)
-#   gemini  BeforeAgent; stdout must be JSON only; hookSpecificOutput.additionalContext is
-#           appended to that turn's prompt (google-gemini/gemini-cli docs/hooks/reference.md)
-#   opencode  recall's own plugin (recall.agents.opencode) reads additionalContext and adds it
-#           to the message as a hidden text part; OpenCode sets no cap, Claude Code's is kept
-AGENT_EVENTS = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent",
-                "opencode": "chat.message"}
-AGENT_MAX_CHARS = {"claude": 10_000, "codex": 2_500, "gemini": 10_000, "opencode": 10_000}
-
-
-def fit(text: str, max_chars: int) -> str:
-    """``text`` cut at a line boundary to at most ``max_chars`` characters (the header stays)."""
-    if len(text) <= max_chars:
-        return text
-    lines = text.split("\n")
-    while len(lines) > 2 and len("\n".join(lines)) > max_chars:
-        lines.pop()
-    return "\n".join(lines)[:max_chars]
-
-
-def context_of(line: str) -> str:
-    """The additionalContext of the daemon's (Claude Code shaped) line, each of its lines one
-    line of printable text (``recall.privacy.safetext.agent_block``)."""
-    from recall.privacy.safetext import agent_block
-
-    data = json.loads(line)
-    text = data["hookSpecificOutput"]["additionalContext"]
-    return agent_block(text) if isinstance(text, str) else ""
-
-
-def for_agent(line: str, agent: str) -> str | None:
-    """The daemon's line rewritten for ``agent``: its event name, within its cap."""
-    text = fit(context_of(line), AGENT_MAX_CHARS[agent])
-    if not text:
-        return None
-    return json.dumps({"hookSpecificOutput": {"hookEventName": AGENT_EVENTS[agent], "additionalContext": text}},
-                      ensure_ascii=False)
+    block = ask(message.prompt, message.cwd, conf)
+    return speaker.output(block) if block else None  # the agent's envelope, within its cap
 
 
 def agent_arg(argv: list[str]) -> str:
@@ -228,9 +131,9 @@ def agent_arg(argv: list[str]) -> str:
     for i, arg in enumerate(argv):
         value = argv[i + 1] if arg == "--agent" and i + 1 < len(argv) else (
             arg.split("=", 1)[1] if arg.startswith("--agent=") else None)
-        if value in AGENT_EVENTS:
+        if value in registry.AGENTS:
             return value
-    return "claude"
+    return registry.DEFAULT
 
 
 def main() -> None:

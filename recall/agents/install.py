@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -118,6 +115,8 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
+    import tempfile  # here, not at the top: the hook imports this module on every message
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -231,6 +230,9 @@ def latency_check(budget_ms: float, cwd: Path, say: Callable[[str], None] = prin
 
     Returns the measurements; ``fits`` says whether a warm exchange fits in the budget.
     """
+    import statistics
+    import subprocess
+
     from recall.ipc import client
 
     report: dict[str, Any] = {"budget_ms": budget_ms, "started_daemon": False}

@@ -30,12 +30,34 @@ from pathlib import Path
 
 from recall.agents.install import HOOK_MODULE, HOOK_TIMEOUT_S, InstallError
 from recall.agents.shared import (
+    command_only,
     python,
     root_of,
     state_note,
     we_added,
     write_text,
 )
+from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+
+# --- on the wire --------------------------------------------------------------------------------
+NAME = "opencode"
+EVENT = "chat.message"
+# recall's own plugin (PLUGIN below) reads additionalContext and adds it to the message as a hidden
+# text part; OpenCode sets no cap, Claude Code's is kept
+MAX_CHARS = 10_000
+FORMS = ("command",)
+read_event = read_prompt_event  # the plugin sends {hook_event_name, session_id, cwd, prompt}
+
+
+def output(block: str) -> str | None:
+    """The line the hook prints for the core's ``block``: the plugin reads ``hookSpecificOutput.additionalContext``."""
+    return hook_specific_output(EVENT, block, MAX_CHARS)
+
+
+def envelope() -> int:
+    """Bytes the envelope adds around the block (as a JSON string), newline included."""
+    return envelope_bytes(EVENT)
+
 
 PLUGIN_NAME = "recall.js"
 MARK = "recall-opencode-plugin"
@@ -173,3 +195,12 @@ def uninstall_opencode(project: bool, cwd: Path | None = None) -> list[str]:
             except OSError:
                 break
     return done
+
+
+def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
+    command_only(NAME, form, track_reads)
+    return install_opencode(project, cwd)
+
+
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
+    return uninstall_opencode(project, cwd)

@@ -14,6 +14,7 @@ from recall.agents.install import (
     CONTEXT_TOOL,
     HOOK_MODULE,
     HOOK_TIMEOUT_S,
+    InstallError,
 )
 from recall.privacy.paths import (
     claude_config_dir,
@@ -24,7 +25,6 @@ from recall.privacy.paths import (
     recall_home,
 )
 
-AGENTS = ("claude", "codex", "gemini", "opencode")
 FORMS = ("mcp_tool", "command")
 SERVER_NAME = "recall"
 MCP_MODULE = "recall.mcp"
@@ -33,6 +33,14 @@ TRACK_MODULE = "recall.agents.track"
 MCP_TOOL_SINCE = (2, 1, 118)
 GEMINI_TIMEOUT_MS = 5000
 STATE_NAME = "installed.json"
+
+
+def command_only(agent: str, form: str | None, track_reads: bool) -> None:
+    """An agent whose only route is the command hook: ``--form mcp_tool`` and ``--track-reads`` are refused."""
+    if form == "mcp_tool":
+        raise InstallError(f"{agent}: only the command form is available (--form command)")
+    if track_reads:
+        raise InstallError(f"{agent}: --track-reads is for Claude Code's Read tool only")
 
 
 def python() -> str:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from recall.agents.shared import AGENTS, FORMS
+from recall.agents.registry import AGENTS
+from recall.agents.shared import FORMS
 from recall.cli.common import UserError, say
 
 
@@ -19,7 +20,7 @@ def _scope_option(fn):
                              ".gemini/, .opencode/).")(fn)
 
 
-_AGENT_CHOICE = click.Choice(AGENTS)
+_AGENT_CHOICE = click.Choice(list(AGENTS))
 
 
 @click.command()

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from recall.config import snapshot
 from recall.config.settings import PACKAGED, THRESHOLD_KEYS, ConfigError, Settings, parse, record_origin
 from recall.privacy.paths import recall_home
 
@@ -22,7 +23,7 @@ def packaged_config_text() -> str:
 
 
 def user_config_path() -> Path:
-    return Path(os.environ.get("RECALL_CONFIG") or recall_home() / "config.toml")
+    return snapshot.user_config_path()
 
 
 def calibration_path() -> Path:
@@ -74,6 +75,7 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     self-calibration)."""
     data, origins = _packaged_layer()
     user = path or user_config_path()
+    stamp = snapshot.config_stamp(user)  # before reading: an edit meanwhile makes the snapshot stale
     if user.exists():
         data = _merge(data, _read(user), str(user), origins)
     if os.environ.get("RECALL_MODEL"):
@@ -86,7 +88,17 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     if calibrated_layer and calibration_path().exists():
         # never over a model table the user set; a damaged file is ignored
         settings = apply_calibration_file(settings, calibration_path()) or settings
+    if path is None:  # the user's settings: the hook's snapshot follows them (recall.config.snapshot)
+        snapshot.write(settings, stamp)
     return settings
+
+
+def refresh_snapshot() -> None:
+    """Load the user's settings, which writes the hook's snapshot, making RECALL_HOME if needed
+    (the hook after a config edit, ``recall install``). Raises ``ConfigError`` for a config
+    file that cannot be read."""
+    stamp = snapshot.config_stamp(user_config_path())  # before reading: an edit meanwhile makes it stale
+    snapshot.write(load_config(), stamp, create=True)
 
 
 def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:

@@ -113,8 +113,6 @@ class Commands:
             raise _NotNow("expired") from None
 
     def cmd_query(self, req: dict) -> dict:
-        from recall.ranking.selector import hook_line
-
         t0 = time.perf_counter()
         try:
             res, project = self._ask(req)
@@ -129,11 +127,10 @@ class Commands:
         chosen = [{"id": c["id"], "score": c["score"]} for c in decision["chosen"]]
         log_event("query", decision=d.kind, reason=d.reason, top=_r4(d.top), gap=_r4(d.gap),
                   bytes=d.line_bytes, chosen=chosen, timings_ms=timings, project=project)
-        return {
+        return {  # the decision, block text included: each agent's module wraps it (recall.agents.registry)
             "ok": True,
             "model": self.model_id,
-            "decision": decision,
-            "line": hook_line(d.text) if d.text else "",
+            "decision": decision | {"text": d.text},
             "ranked": [{"id": h.note.get("id"), "name": h.note.get("name"), "kind": h.note.get("kind"),
                         "score": round(h.score, 4)} for h in res.hits[:RANKED_IN_REPLY]],
             "timings_ms": timings,
@@ -166,8 +163,6 @@ class Commands:
         ``recall ui``'s "try a message"): every ranked note, the settings in force and the
         config file each came from. Not an injection: nothing is logged, not even the
         decision, and the prompt never is."""
-        from recall.ranking.selector import hook_line
-
         try:
             res, project = self._ask(req)
         except _NotNow as exc:
@@ -176,7 +171,7 @@ class Commands:
         chosen = {(h.note.get("id"), h.note.get("path")) for h in d.chosen}  # render() may copy a hit
         return {
             "ok": True, "model": self.model_id, "device": self.device, "project": project,
-            "decision": {**d.as_dict(), "text": d.text}, "line": hook_line(d.text) if d.text else "",
+            "decision": {**d.as_dict(), "text": d.text},
             "ranked": [{key: h.note.get(key) for key in ("id", "name", "description", "kind", "path", "project")}
                        | {"score": round(h.score, 4), "chosen": (h.note.get("id"), h.note.get("path")) in chosen,
                           "location": h.location}  # a document's page, section or time range that matched

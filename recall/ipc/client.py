@@ -51,6 +51,11 @@ PROTOCOL = 1
 # A reply holds at most ~2 KB of context plus a ranked list; 1 MiB is a generous cap
 # that still stops a runaway peer from filling memory.
 MAX_REPLY_BYTES = 1 << 20
+# The most of a message a request carries: the one cut before the daemon (the hook and the MCP
+# tool send the message as it is; the daemon cuts it to the model's window, QUERY_CHARS_MAX).
+# A pasted megabyte stays off the socket, and at 6 bytes per character (JSON's \uXXXX) a
+# request stays well under the daemon's MAX_REQUEST_BYTES.
+PROMPT_CHARS_MAX = 1 << 16
 # A daemon loading its model takes seconds; hooks arriving meanwhile must not start
 # another. One start per this many seconds, across all concurrent hooks.
 SPAWN_COOLDOWN_S = 20.0
@@ -199,6 +204,8 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -
     # not comparable across processes everywhere), so the daemon can skip a question
     # whose asker has already given up.
     msg = {**msg, "v": PROTOCOL, "give_up_at": time.time() + (deadline - time.monotonic())}
+    if isinstance(msg.get("prompt"), str):
+        msg["prompt"] = msg["prompt"][:PROMPT_CHARS_MAX]
     secret = nonce = None
     if status.get("transport") == "tcp":
         try:

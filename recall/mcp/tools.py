@@ -1,14 +1,14 @@
 """The MCP tools' logic (search, status, the hook's context), apart from the protocol.
 
 Every answer reaches an agent: each string in it is one line of printable text
-(``recall.privacy.safetext.agent_json``; the context's block is ``recall.ranking.selector.hook_line``'s)."""
+(``recall.privacy.safetext.agent_json``; the context's block is wrapped by Claude Code's agent module,
+``recall.agents.claude``, which cleans it)."""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,30 +81,23 @@ class RecallTools:
         Never raises: a hook tool that errors is shown to the user by some clients.
         """
         try:
-            from recall.ranking.selector import hook_line
+            from recall.agents import registry
+            from recall.agents.wire import agent_context
 
-            text = self._context(prompt, cwd)
-            return text if as_text or not text else hook_line(text)
+            claude = registry.get("claude")  # Claude Code's envelope and cap (Codex reads the same shape)
+            block = self._context(prompt, cwd)
+            if not block:
+                return ""
+            return agent_context(block, claude.MAX_CHARS) if as_text else claude.output(block) or ""
         except Exception as exc:  # noqa: BLE001 - fail open, like the command hook
             log.debug("recall_context: %s", type(exc).__name__)  # never the message itself
             return ""
 
     def _context(self, prompt: object, cwd: object) -> str:
-        from recall.agents.hook import (
-            AGENT_MAX_CHARS,
-            MAX_PROMPT_CHARS,
-            context_of,
-            fit,
-            hook_settings,
-            nobody_typed,
-            skipped_session,
-            worth_searching,
-        )
-        from recall.ipc import client
+        from recall.agents.hook import ask, hook_settings, nobody_typed, skipped_session, worth_searching
 
         conf = hook_settings()
-        deadline = time.monotonic() + conf["budget_ms"] / 1000.0
-        if skipped_session(os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), conf):
+        if conf is None or skipped_session(os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), conf):
             return ""
         if not worth_searching(prompt, conf):
             return ""
@@ -112,19 +105,9 @@ class RecallTools:
         if nobody_typed(prompt, conf):
             return ""
         where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
-        try:
-            # No daemon: start one and wait for it within what is left of the budget (the
-            # first message after a cold start is answered when the start fits in it).
-            reply = client.ask_or_start({"cmd": "query", "prompt": prompt[:MAX_PROMPT_CHARS], "cwd": where},
-                                        deadline)
-        except client.DaemonError:
-            return ""
-        if reply is None:
-            return ""
-        line = reply.get("line")
-        if reply.get("ok") is True and isinstance(line, str) and line.startswith("{"):
-            return fit(context_of(line), AGENT_MAX_CHARS["claude"])  # Claude Code's 10,000-character cap
-        return ""
+        # No daemon: start one and wait for it within the budget (the first message after a
+        # cold start is answered when the start fits in it).
+        return ask(prompt, where, conf)
 
     def status(self) -> dict[str, Any]:
         st = self.app.status()

@@ -28,7 +28,11 @@ give every pair a similar baseline, e5 sits in 0.65-0.85), so the top alone says
 The numbers come from ``recall.config.settings.Rule``: a model's ``[thresholds]`` table and the
 ``[selector]`` section of ``recall/config/default_config.toml``, built once per settings.
 
-Byte caps count UTF-8 bytes of the whole line the hook prints (its JSON plus newline).
+The decision is agent-neutral: the block of text, the tier, the headlines and their bytes,
+never an agent's envelope (each agent module wraps the block: ``recall.agents.registry``).
+Byte caps count UTF-8 bytes of the whole line an agent's hook prints: the block as a JSON
+string, plus the widest envelope of any registered agent (its JSON and the newline), so the
+block fits whichever agent asked; ``render`` fits the block to the budget that leaves.
 Pure Python: the daemon and the learned selector share it without numpy.
 """
 
@@ -39,6 +43,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recall.config.snapshot import too_short
 from recall.privacy.safetext import agent_block, agent_path, agent_text
 from recall.ranking.learned import LearnedSelector
 
@@ -87,8 +92,8 @@ class Decision:
     top: float | None = None
     gap: float | None = None
     chosen: list[Hit] = field(default_factory=list)
-    text: str = ""  # additionalContext; "" when nothing
-    line_bytes: int = 0  # bytes of the hook's whole output line; 0 when nothing
+    text: str = ""  # the block handed over (no agent envelope); "" when nothing
+    line_bytes: int = 0  # bytes of the line an agent prints for it (widest envelope); 0 when nothing
     negative: float | None = None  # score of the nearest known unrelated message, if any
 
     def as_dict(self) -> dict[str, Any]:
@@ -115,17 +120,22 @@ def gap_of(scores: list[float]) -> float | None:
     return scores[0] - sum(rest) / len(rest)
 
 
-def hook_line(text: str) -> str:
-    """The exact line the hook prints for ``text`` (without the newline): each of its lines
-    one line of printable text (``recall.privacy.safetext.agent_block``), whoever built ``text``."""
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": agent_block(text)}},
-        ensure_ascii=False,
-    )
+def block_bytes(text: str) -> int:
+    """UTF-8 bytes of the block as every agent carries it: a JSON string, each of its lines
+    one line of printable text (``recall.privacy.safetext.agent_block``), whoever built it."""
+    return len(json.dumps(agent_block(text), ensure_ascii=False).encode("utf-8"))
+
+
+def envelope_bytes() -> int:
+    """What the widest agent envelope adds to the block (``recall.agents.registry``)."""
+    from recall.agents.registry import widest_envelope
+
+    return widest_envelope()
 
 
 def line_bytes(text: str) -> int:
-    return len(hook_line(text).encode("utf-8")) + 1  # + newline
+    """Bytes of the whole line an agent prints for ``text``: the block and the widest envelope."""
+    return block_bytes(text) + envelope_bytes()
 
 
 def headline(hit: Hit) -> str:
@@ -145,11 +155,13 @@ def headline(hit: Hit) -> str:
 
 def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:
     """Header + one line per hit, dropping hits from the end (and shortening the first
-    one's description if it alone is too long) until the hook line fits ``max_bytes``."""
+    one's description if it alone is too long) until an agent's line fits ``max_bytes``:
+    the block within ``max_bytes`` less the widest envelope. Never wraps the block."""
+    budget = max_bytes - envelope_bytes()
     kept = list(hits)
     while kept:
         text = "\n".join([HEADER, *(headline(h) for h in kept)])
-        if line_bytes(text) <= max_bytes:
+        if block_bytes(text) <= budget:
             return text, kept
         if len(kept) > 1:
             kept.pop()
@@ -157,11 +169,11 @@ def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:
         # One hit that is too long on its own: shorten the description.
         hit = kept[0]
         desc = str(hit.note.get("description", ""))
-        while desc and line_bytes("\n".join([HEADER, headline(hit)])) > max_bytes:
+        while desc and block_bytes("\n".join([HEADER, headline(hit)])) > budget:
             desc = desc[: max(0, len(desc) - max(8, len(desc) // 8))]
             hit = Hit({**hit.note, "description": desc.rstrip() + ELLIPSIS if desc else ""}, hit.score)
         text = "\n".join([HEADER, headline(hit)])
-        if line_bytes(text) <= max_bytes:
+        if block_bytes(text) <= budget:
             return text, [hit]
         return "", []
     return "", []
@@ -189,7 +201,7 @@ def decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = Non
 
 def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = None) -> Decision:
     s, t = rule.selector, rule.thresholds
-    if len(prompt.strip()) < s.min_prompt_chars:
+    if too_short(prompt, s.min_prompt_chars):
         return Decision("nothing", f"message shorter than {s.min_prompt_chars} characters")
     notes = [h for h in ranked if not h.is_conversation]
     if not notes:

@@ -262,5 +262,13 @@ def explain_view(reply: dict[str, Any]) -> dict[str, Any]:
     d["text_bytes"] = len(str(d.get("text", "")).encode("utf-8"))
     d["cap"] = s["full_max_bytes"] if d.get("decision") == "full" else s["short_max_bytes"]
     return {"ok": True, "ranked": ranked, "decision": d, "mean": mean, "settings": s, "origins": origins,
-            "provenance": reply.get("provenance"), "line": reply.get("line", ""), "model": reply.get("model"),
+            "provenance": reply.get("provenance"), "line": _claude_line(str(d.get("text") or "")),
+            "model": reply.get("model"),
             "timings": reply.get("timings_ms", {}), "project": reply.get("project", "")}
+
+
+def _claude_line(block: str) -> str:
+    """The line Claude Code's hook prints for the daemon's block ("" for none)."""
+    from recall.agents.registry import get
+
+    return (get("claude").output(block) or "") if block else ""

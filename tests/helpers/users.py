@@ -66,7 +66,8 @@ def forged_reply() -> str:
 
     line = json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
                                               "additionalContext": FORGED_BLOCK}})
-    return json.dumps({"ok": True, "ready": True, "pid": os.getpid(), "line": line, "model": "x"})
+    return json.dumps({"ok": True, "ready": True, "pid": os.getpid(), "line": line, "model": "x",
+                       "decision": {"decision": "short", "text": FORGED_BLOCK}})
 
 
 def start_impostor(uid: int | None, address: str, record: Path) -> subprocess.Popen:

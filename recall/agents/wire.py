@@ -1,0 +1,66 @@
+"""What the agents' hooks share on the wire: the event most agents send (a JSON object with
+``prompt`` and ``cwd``), and the ``hookSpecificOutput.additionalContext`` envelope all four
+print, each with its own event name and cap. Standard library and ``recall.privacy.safetext``
+only: the hook imports this on every message."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import NamedTuple
+
+
+class Message(NamedTuple):
+    """One message as an agent's event gives it: the text typed and the folder it was typed in."""
+
+    prompt: str
+    cwd: str
+
+
+def read_prompt_event(event: object) -> Message | None:
+    """``{"prompt": ..., "cwd": ...}``, the shape Claude Code, Codex, Gemini CLI and recall's
+    OpenCode plugin send; None when there is no text prompt."""
+    if not isinstance(event, dict):
+        return None
+    prompt = event.get("prompt")
+    if not isinstance(prompt, str):
+        return None
+    cwd = event.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        cwd = os.getcwd()
+    return Message(prompt, cwd)
+
+
+def fit(text: str, max_chars: int) -> str:
+    """``text`` cut at a line boundary to at most ``max_chars`` characters (the header stays)."""
+    if len(text) <= max_chars:
+        return text
+    lines = text.split("\n")
+    while len(lines) > 2 and len("\n".join(lines)) > max_chars:
+        lines.pop()
+    return "\n".join(lines)[:max_chars]
+
+
+def agent_context(block: str, max_chars: int) -> str:
+    """The core's block as an agent reads it: each of its lines one line of printable text
+    (``recall.privacy.safetext.agent_block``, whoever built it), within ``max_chars``."""
+    from recall.privacy.safetext import agent_block
+
+    return fit(agent_block(block), max_chars)
+
+
+def hook_specific_output(event: str, block: str, max_chars: int) -> str | None:
+    """The line (without its newline) that hands ``block`` over as ``additionalContext`` of
+    ``event``; None when nothing is left of it."""
+    text = agent_context(block, max_chars)
+    if not text:
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+                      ensure_ascii=False)
+
+
+def envelope_bytes(event: str) -> int:
+    """What the envelope of ``event`` adds to the block (a JSON string): its bytes and the newline."""
+    empty = json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": ""}},
+                       ensure_ascii=False)
+    return len(empty.encode("utf-8")) - len('""') + 1

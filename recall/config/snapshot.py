@@ -1,0 +1,114 @@
+"""The hook's settings snapshot: ``RECALL_HOME/hook.json`` (0600), the few settings the
+per-message hook reads, written by ``recall.config.load.load_config`` whenever the user's
+settings are loaded (every ``recall`` command, the daemon's start, its re-read after a config
+edit), so the hook never parses TOML and no default is copied into it.
+
+    {"config": [path, inode, size, mtime_ns, ctime_ns] | null,   the config file it was made from
+     "settings": {"budget_ms": ..., "skip": [...], "skip_tags": [...], "min_chars": ...}}
+
+The hook trusts a snapshot whose ``config`` is the config file as it is now; after an edit
+(or with none yet) it has the core load the settings once, which writes a new one. Standard
+library only: the hook imports this on every message. Nothing of a message goes into it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall.privacy.paths import ensure_private_dir, private_open, recall_home
+
+if TYPE_CHECKING:
+    from recall.config.settings import Settings
+
+NAME = "hook.json"
+
+
+def too_short(prompt: str, min_chars: int) -> bool:
+    """The one test of ``[selector] min_prompt_chars``: a message this short ("ok", "go on") is
+    not searched. The hook and the MCP tool ask it with the snapshot's value before they ask the
+    daemon, the facade before it searches, the selector before it decides."""
+    return len(prompt.strip()) < min_chars
+
+
+def snapshot_path() -> Path:
+    return recall_home() / NAME
+
+
+def user_config_path() -> Path:
+    """The user's config file: ``RECALL_CONFIG``, else ``RECALL_HOME/config.toml``."""
+    return Path(os.environ.get("RECALL_CONFIG") or recall_home() / "config.toml")
+
+
+def config_stamp(path: Path) -> list | None:
+    """The config file's identity: any edit changes it. None when there is no file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def values(settings: Settings) -> dict[str, Any]:
+    """What the hook reads of ``settings``."""
+    return {"budget_ms": settings.daemon.hook_budget_ms, "skip": list(settings.hook.skip_entrypoints),
+            "skip_tags": list(settings.hook.skip_prompt_tags), "min_chars": settings.selector.min_prompt_chars}
+
+
+def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
+    """Write the snapshot of ``settings`` (made from the config file ``stamp``) when it differs
+    from the one there. ``create``: make RECALL_HOME if missing (else a home not made yet is
+    left alone). Never raises: a read-only home only costs the hook a settings load."""
+    data = {"config": stamp, "settings": values(settings)}
+    path = snapshot_path()
+    try:
+        if not create and not path.parent.is_dir():
+            return
+        try:
+            if json.loads(path.read_text(encoding="utf-8")) == data and _trusted(path):
+                return
+        except (OSError, ValueError):
+            pass
+        ensure_private_dir(path.parent)
+        # pid + thread: unique between processes and between the MCP server's threads
+        tmp = path.with_name(f".{NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with private_open(tmp) as fh:
+                json.dump(data, fh)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _trusted(path: Path) -> bool:
+    """Ours and writable by nobody else (another user could set a budget or a skip list)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & 0o022
+
+
+def read(stale_ok: bool = False) -> dict[str, Any] | None:
+    """The snapshot's settings; None when it is missing, damaged, not trusted, or (unless
+    ``stale_ok``) made from another state of the config file than the one there now."""
+    path = snapshot_path()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not _trusted(path):
+            return None
+        settings = data["settings"]
+        if not stale_ok and data["config"] != config_stamp(user_config_path()):
+            return None
+        if not (isinstance(settings["budget_ms"], int | float) and isinstance(settings["min_chars"], int)
+                and isinstance(settings["skip"], list) and isinstance(settings["skip_tags"], list)):
+            return None
+        return settings
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
