@@ -70,10 +70,7 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
     out += _axes(px, py, x0, y0, (left, top, pw, ph), height, bool(prec))
     pts = " ".join(f"{_f(px(x))},{_f(py(y))}" for x, y in zip(xs, ys, strict=True))
     out.append(f'<polyline points="{pts}" fill="none" stroke="{BLUE}" stroke-width="2"/>')
-    if prec:
-        pts = " ".join(f"{_f(px(x))},{_f(py(p))}" for x, p in prec)
-        out.append(f'<polyline class="precision" points="{pts}" fill="none" stroke="{GREEN}" stroke-width="1.5" '
-                   'stroke-dasharray="5,3"/>')
+    legend = [_precision(out, prec, px, py)] if prec else []
     mark = (px(cur["silence_rate"]), py(cur["injected_hit_rate"])) if "silence_rate" in cur else (-99.0, -99.0)
     last = None
     for g, x, y in zip(gs, xs, ys, strict=True):  # label gap floors where the points spread out (pixels)
@@ -84,21 +81,26 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
                        f'font-size="9">{g:.3f}</text>')
             last = p
     # A legend in the bottom-left corner, which a trade-off curve leaves empty.
-    legend: list[str] = []
     if "silence_rate" in cur:
         out.append(f'<circle cx="{_f(mark[0])}" cy="{_f(mark[1])}" r="6" fill="{RED}"/>')
         legend.append(f'<circle cx="0" cy="-4" r="5" fill="{RED}"/><text x="12" y="0" fill="{RED}" font-weight="600">'
                       + escape(f'report: {param} {cur["value"]:g} → silence {cur["silence_rate"]:.2f}, '
                                f'hit {cur["injected_hit_rate"]:.2f}') + "</text>")
-    if prec:
-        legend.append(f'<line x1="-6" x2="6" y1="-4" y2="-4" stroke="{GREEN}" stroke-width="1.5" '
-                      f'stroke-dasharray="5,3"/><text x="12" y="0" fill="{GREEN}">headline precision</text>')
     if config_value is not None and cur.get("value") != config_value and gs:
         legend.append(_config_point(out, config_value, param, gs, xs, ys, px, py))
     for k, item in enumerate(reversed(legend)):
         out.append(f'<g transform="translate({left + 14} {top + ph - 12 - 18 * k})">{item}</g>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _precision(out: list[str], prec: list[tuple[float, float]], px, py) -> str:
+    """Headline precision along the curve (dashed green) appended to ``out``; returns its legend entry."""
+    pts = " ".join(f"{_f(px(x))},{_f(py(p))}" for x, p in prec)
+    out.append(f'<polyline class="precision" points="{pts}" fill="none" stroke="{GREEN}" stroke-width="1.5" '
+               'stroke-dasharray="5,3"/>')
+    return (f'<line x1="-6" x2="6" y1="-4" y2="-4" stroke="{GREEN}" stroke-width="1.5" stroke-dasharray="5,3"/>'
+            f'<text x="12" y="0" fill="{GREEN}">headline precision</text>')
 
 
 def _axes(px, py, x0: float, y0: float, box: tuple[float, float, float, float], height: int,

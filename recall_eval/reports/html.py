@@ -22,6 +22,9 @@ def png_data_uri(png: bytes) -> str:
 
 
 def svg_data_uri(svg: str) -> str:
+    """An inline SVG (the page's, which HTML needs no namespace for) as an image of its own."""
+    if "xmlns=" not in svg.split(">", 1)[0]:
+        svg = svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
