@@ -2,8 +2,9 @@
 
 The default pipeline is recall itself: ``recall.api.Recall`` indexes the notes into a
 throwaway RECALL_HOME (or a cache folder under a given one) and answers each question with
-``query(text, Scope(everything=True))``, so the harness measures exactly what the hook
-would do, thresholds and byte caps included. Notes carry their questions (note-side
+``query(text, Scope(everything=True))`` (``recall_eval.scoring.retrievers.CoreRetriever``,
+the baselines being retrievers of the same interface), so the harness measures exactly
+what the hook would do, thresholds and byte caps included. Notes carry their questions (note-side
 note questions, ``recall.notes.questions``) when the collection has them.
 
 When it does, two more rows show what each part of the pipeline is worth, on the same
