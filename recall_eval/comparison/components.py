@@ -183,6 +183,26 @@ class Ranked:
     chunk: np.ndarray
 
 
+class QueryMemo:
+    """An embedder (``inner``) that remembers its query vectors while ``on``: a grid asks the core
+    the same questions at every BM25 weight, and a question's vector does not depend on the
+    weight. Off (indexing, timing a question), every query is embedded live."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.on, self.memo = inner, False, {}
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not self.on:
+            return self.inner.embed_queries(texts)
+        key = tuple(texts)
+        if key not in self.memo:
+            self.memo[key] = self.inner.embed_queries(texts)
+        return self.memo[key]
+
+
 class CoreIndex:
     """The collection indexed by recall (``Recall.index``) in ``home``, with one model, its
     notes' questions on or off: every number read from it comes from ``recall.api``."""
@@ -208,7 +228,14 @@ class CoreIndex:
 
     def ranked(self, texts: Sequence[str], ids: Sequence[str], k_notes: int = K_NOTES) -> Ranked:
         core = CoreRetriever(self.app, decide=False, k_notes=k_notes)
-        core.search({str(i): t for i, t in enumerate(texts)})
+        memo = self.app.embedder if isinstance(self.app.embedder, QueryMemo) else None
+        if memo is not None:
+            memo.on = True
+        try:
+            core.search({str(i): t for i, t in enumerate(texts)})
+        finally:
+            if memo is not None:
+                memo.on = False
         col = {nid: j for j, nid in enumerate(ids)}
         shape = (len(texts), len(ids))
         order, gate, chunk = np.full(shape, NEG), np.full(shape, NEG), np.full(shape, -1, dtype=np.int64)

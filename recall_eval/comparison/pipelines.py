@@ -21,6 +21,7 @@ from recall_eval.comparison.components import (
     Bench,
     CoreIndex,
     EmbeddingCache,
+    QueryMemo,
     Ranked,
     bm25_scores,
     grep_scores,
@@ -60,6 +61,7 @@ class Parts:
         self.R: dict[str, Ranked] = {}
         self.embedders: dict = {}
         self.cores: dict[tuple[str, str], CoreIndex] = {}
+        self.memos: dict[str, QueryMemo] = {}
         self.maxsim: dict[str, MaxSim] = {}
         self.crosses: dict[str, CrossReranker] = {}
         self.sizes: dict[str, int] = {}  # texts embedded per build step
@@ -89,8 +91,10 @@ class Parts:
             b = self.bench
             key = hashlib.sha256(f"{b.notes_dir.resolve()}|{b.questions_file}".encode()).hexdigest()[:12]
             self.log(f"{b.name}: recall indexes the notes ({m}, {variant})")
+            if m not in self.memos:  # one per model: both variants ask the same questions
+                self.memos[m] = QueryMemo(self.embedder(m))
             self.cores[m, variant] = CoreIndex(self.home / key / f"{m}-{variant}", b.notes_dir, self.config(m),
-                                               self.embedder(m), b.questions_file, variant == "questions")
+                                               self.memos[m], b.questions_file, variant == "questions")
         return self.cores[m, variant]
 
     def ranked(self, m: str, variant: str = "text", weight: float = 0.0) -> Ranked:
