@@ -23,7 +23,7 @@ from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
 from recall.privacy.trust import require_home
 from recall.ranking.search import Scope, Searcher
-from recall.ranking.selector import GAP_RANKS, Decision, Hit, decide
+from recall.ranking.selector import GAP_RANKS, Decision, Hit, Ranking, decide
 from recall.store.sqlite import Store
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
@@ -362,6 +362,12 @@ class Recall:
         decision = decide(text, hits, rule, project=project if project else (scope.project if scope else None))
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return QueryResult(hits, decision, timings, rule)
+
+    def rank(self, text: str, scope: Scope | None = None, *, k_notes: int = 20) -> Ranking:
+        """The ranking ``query`` hands the selector (fusion, nearest negative), undecided: for a caller
+        that applies its own rules to it (``recall-eval``'s grids). The text is the caller's own."""
+        self.searcher.refresh()
+        return self.searcher.search(text, scope, k_notes=max(k_notes, GAP_RANKS[1]))[0]
 
     def switched_from(self, runs: Sequence[tuple] | None = None) -> str | None:
         """The model id the notes were last indexed with, when the configured model has no

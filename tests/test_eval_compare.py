@@ -1,10 +1,9 @@
-"""``recall-eval compare``: components agree with recall and with ranx, tuning never sees the
+"""``recall-eval compare``: the core's rows are recall's own answers, tuning never sees the
 held-out set, the command writes its report; one slow run on the real default model."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,21 +15,16 @@ from recall_eval.cli import main
 from recall_eval.comparison import compare as C
 from recall_eval.comparison.compare import load_bench, make_folds
 from recall_eval.comparison.components import (
-    BM25Index,
     Corpus,
-    DenseIndex,
     EmbeddingCache,
     load_note_questions,
     note_max,
 )
+from recall_eval.comparison.pipelines import Parts
 from recall_eval.comparison.rerank import (
     MaxSim,
     combine,
-    fuse,
-    fuse_one,
     mrr,
-    norm_for,
-    prepare_row,
     sentences,
     tune_alpha,
 )
@@ -76,36 +70,24 @@ def test_note_max_takes_each_notes_best_unit():
     assert out[1].tolist() == [0.5, -np.inf, 0.8]
 
 
-@pytest.mark.parametrize("with_questions", [False, True])
-def test_dense_scores_are_what_recall_search_returns(tmp_path, with_questions):
-    """The dense component (and its note questions variant) reproduces the core's dense ranking
-    and scores: same chunks, same question chunks, best chunk per note."""
-    from recall.api import Recall
-    from recall.ranking.search import Scope
-    from recall_eval.comparison.components import load_note_questions
-    from recall_eval.scoring.score import effective_config, source_spec
-
-    emb = get_embedder("hash")
+@pytest.mark.parametrize("variant", ["text", "questions"])
+def test_core_rows_are_recalls_own_answers(tmp_path, variant):
+    """compare keeps no copy of the core's ranking or fusion: its core component is Recall.rank,
+    and the hits a row hands the gate (hits_of) are exactly the core's, at any BM25 weight."""
     sample = Path(__file__).resolve().parent.parent / "datasets" / "sample"
-    note_questions, notes_dir = sample / "questions.jsonl", sample / "notes"
-    notes = read_notes(notes_dir)
-    corpus = Corpus.build(notes, note_questions=load_note_questions(note_questions, [n.id for n in notes]))
-    cache = EmbeddingCache(tmp_path / "cache.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache, note_question=with_questions)
-    app = Recall(home=tmp_path / "home", config=effective_config("hash"), embedder=emb)
-    app.index([source_spec(notes_dir, note_questions, use_questions=with_questions)])
-    # dense only: fusion is checked against eval in its own test, the header's share in test_headers
-    app.replace_settings(replace(app.config, search=replace(app.config.search, lexical_weight=0.0,
-                                                             header_weight=0.0)))
-    for text in ("helm rollback in production", "請求書の税額の丸め", "celery retry policy",
-                 corpus.note_questions["api-docs-urls"][0]):
-        hits, _ = app.searcher.search(text, Scope(everything=True))
-        row = dense.scores(cache.embed(emb, [text], "query", "query"), corpus, note_question=with_questions)[0]
-        mine = {corpus.ids[j]: row[j] for j in range(len(corpus.ids))}
-        assert [h.note["id"] for h in hits][:3] == sorted(mine, key=lambda k: -mine[k])[:3]
-        for h in hits:
-            assert mine[h.note["id"]] == pytest.approx(h.score, abs=1e-5)
-    app.store.close()
+    files = sorted((sample / "questions").glob("sample-*.jsonl"))[:2]
+    bench = load_bench("sample", sample / "notes", files, note_questions=sample / "questions.jsonl")
+    P = Parts(bench, ["hash"], EmbeddingCache(tmp_path / "c.sqlite"))
+    core = P.core("hash", variant)
+    for weight in (0.0, 0.4, 1.0):
+        R = P.ranked("hash", variant, weight)
+        core.with_weight(weight)
+        for i in (0, 7, len(bench.questions) - 1):
+            want = core.app.rank(bench.questions[i].text)
+            got = C.hits_of(bench, R.order, R.gate, i)
+            assert [h.note["id"] for h in got] == [h.note["id"] for h in want]
+            assert [h.score for h in got] == [h.score for h in want]
+    core.close()
 
 
 def test_embedding_cache_embeds_each_text_once(tmp_path):
@@ -121,59 +103,16 @@ def test_embedding_cache_embeds_each_text_once(tmp_path):
     assert cache.seconds_per_text(emb.model_id, "sentence") is None
 
 
-@pytest.mark.parametrize("method,params", [("wsum", {"weights": [0.3, 0.7]}), ("max", {}), ("mnz", {}),
-                                           ("sum", {}), ("rrf", {"k": 20})])
-def test_numpy_fusion_equals_ranx(method, params):
-    rng = np.random.default_rng(1)
-    ids = [f"n{j}" for j in range(30)]
-    dense = rng.uniform(0.6, 0.9, size=(6, 30))
-    lexical = np.where(rng.uniform(size=(6, 30)) < 0.4, rng.uniform(0, 12, size=(6, 30)), -np.inf)
-    lexical[2] = -np.inf  # a question nothing matched lexically
-    lexical[3, :] = np.where(np.isfinite(lexical[3]), 2.0, -np.inf)  # ties: rrf must see one order
-    norms = [norm_for("dense", method), norm_for("bm25", method)]
-    ranx_scores = fuse([dense, lexical], ids, method, params, norms, depth=20)
-    for qi in range(6):
-        mine = fuse_one([dense[qi], lexical[qi]], method, params, norms, depth=20)
-        keep = np.isfinite(ranx_scores[qi])
-        assert np.array_equal(keep, np.isfinite(mine))
-        assert np.allclose(ranx_scores[qi][keep], mine[keep])
-
-
-def test_normalisations():
-    row = np.array([0.8, 0.7, -np.inf, 0.9, 0.75])
-    assert np.allclose(prepare_row(row, "min-max", depth=3), [1 / 3, -np.inf, -np.inf, 1.0, 0.0])
-    one = np.array([-np.inf, 4.0, -np.inf])  # a single BM25 match keeps its weight
-    assert prepare_row(one, "max").tolist() == [-np.inf, 1.0, -np.inf]
-    assert prepare_row(one, "min-max").tolist() == [-np.inf, 0.0, -np.inf]
-    assert prepare_row(np.array([0.1, 0.5, 0.5]), "rank", depth=3).tolist() == [1.0, 3.0, 2.0]
-    assert norm_for("bm25", "wsum") == "max" and norm_for("dense:x", "wsum") == "min-max"
-    assert norm_for("bm25", "rrf") == "rank"
-
-
-def test_bm25_component_matches_the_baseline():
-    from recall_eval.scoring.baselines import BM25Baseline
-
-    notes = read_notes(NOTES)
-    mine = BM25Index(Corpus.build(notes))
-    row = mine.score_one("税額の丸め方")
-    base = BM25Baseline(notes).rank("税額の丸め方")
-    ids = [n.id for n in notes]
-    assert [h.note["id"] for h in base] == [ids[j] for j in np.argsort(-row, kind="stable")[: len(base)]]
-    assert not np.isfinite(mine.score_one("zzzz qqqq")).any()
-
-
 def test_note_questions_are_extra_chunks_of_their_note(tmp_path):
     notes = read_notes(NOTES)
     path = tmp_path / "questions.jsonl"
     path.write_text(json.dumps({"note": "user-editor-neovim", "questions": ["which text editor do I use?"]}) + "\n")
     exp = load_note_questions(path, [n.id for n in notes])
-    corpus = Corpus.build(notes, note_questions=exp)
-    emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache, note_question=True)
-    qv = cache.embed(emb, ["which text editor do I use?"], "query", "query")
-    plain, expanded = dense.scores(qv, corpus), dense.scores(qv, corpus, note_question=True)
-    j = corpus.ids.index("user-editor-neovim")
-    assert expanded[0, j] == pytest.approx(1.0, abs=1e-5) and np.all(expanded >= plain - 1e-9)
+    bench = C.Bench("fx", Corpus.build(notes, note_questions=exp), [], [], "", NOTES, path)
+    P = Parts(bench, ["hash"], EmbeddingCache(tmp_path / "c.sqlite"))
+    plain, expanded = (P.core("hash", v).rank_one("which text editor do I use?") for v in ("text", "questions"))
+    assert expanded[0].note["id"] == "user-editor-neovim" and expanded[0].score == pytest.approx(1.0, abs=1e-5)
+    assert expanded[0].score >= plain[0].score - 1e-9
     path.write_text(json.dumps({"note": "no-such-note", "questions": ["x"]}) + "\n")
     with pytest.raises(ValueError, match="no note named"):
         load_note_questions(path, [n.id for n in notes])
@@ -195,10 +134,13 @@ def test_sentences_come_from_the_indexed_text():
 def test_maxsim_per_question_path_equals_the_batch_one(tmp_path):
     corpus = Corpus.build(read_notes(NOTES))
     emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache)
+    texts = ["rounding tax per line", "force push to main"]
+    bench = C.Bench("fx", corpus, [C.Question(f"q{i}", "paraphrase", t, [], "en", "s") for i, t in enumerate(texts)],
+                    [], "", NOTES)
+    d = Parts(bench, ["hash"], cache).ranked("hash").gate  # the core's dense list
     ms = MaxSim.build(corpus, emb, cache)
-    qv = cache.embed(emb, ["rounding tax per line", "force push to main"], "query", "query")
-    d, fine = dense.scores(qv, corpus), ms.sentence_scores(qv)
+    qv = cache.embed(emb, texts, "query", "query")
+    fine = ms.sentence_scores(qv)
     batch = combine(d, fine, 0.4, depth=5)
     for qi in range(2):
         one = ms.rerank_one(qv[qi], d[qi], 0.4, depth=5)
@@ -262,7 +204,8 @@ def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
     results = C.compare(bench, ["hash", "hash-64"], cache, memory=False, latency_questions=4)
     assert seen and all(len(s) == 1 for s in seen)  # one set per fold's training rows
     names = list(results["pipelines"])
-    assert names[0] == "hash" and {"bm25", "grep", "hash+bm25 wsum", "hash maxsim", "hash+hash-64 wsum"} <= set(names)
+    assert names[0] == "hash" and {"bm25", "grep", "hash+bm25 wsum", "hash maxsim", "hash-64+bm25 wsum",
+                                   "hash+bm25 0.6/0.4"} <= set(names)
     for name, p in results["pipelines"].items():
         assert len(p["records"]) == 10, name
         assert [x["held_out"] for x in p["params"]] == ["set-a", "set-b"]
@@ -280,13 +223,11 @@ def test_cross_encoder_plumbing_with_a_tiny_random_model(tmp_path):
     path = build_random_cross_encoder(tmp_path / "tiny-ce", "tiny")
     ce = CrossReranker(str(path))
     corpus = Corpus.build(read_notes(NOTES))
-    emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache)
-    qv = cache.embed(emb, ["helm rollback"], "query", "query")
-    row = dense.scores(qv, corpus)[0]
-    out = ce.rerank_one("helm rollback", qv[0], row, dense.chunk_vecs, corpus, depth=4)
+    bench = C.Bench("fx", corpus, [C.Question("q", "paraphrase", "helm rollback", [], "en", "s")], [], "", NOTES)
+    R = Parts(bench, ["hash"], EmbeddingCache(tmp_path / "c.sqlite")).ranked("hash")  # the core's dense list
+    out = ce.rerank_one("helm rollback", R.order[0], R.chunk[0], corpus, depth=4)
     assert np.isfinite(out).sum() == 4
-    assert set(np.flatnonzero(np.isfinite(out))) == set(np.argsort(-row)[:4])
+    assert set(np.flatnonzero(np.isfinite(out))) == set(np.argsort(-R.order[0])[:4])
     mem = C.probe_memory([f"cross:{path}"])
     assert mem is not None and mem["rss_mb"] > 0
 
@@ -298,7 +239,7 @@ def test_command_writes_a_self_contained_report(tmp_path):
             "--reports", str(tmp_path / "reports"), "--home", str(tmp_path / "home")]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    assert "hash+bm25 rrf" in res.output and "hash maxsim" not in res.output
+    assert "hash+bm25 wsum" in res.output and "hash+bm25 0.6/0.4" in res.output and "hash maxsim" not in res.output
     run = next((tmp_path / "reports").glob("*/compare-*"))
     page = (run / "compare.html").read_text(encoding="utf-8")
     assert "data:image/png;base64," in page and "http" not in page.replace("http-equiv", "")
@@ -323,40 +264,18 @@ def test_real_default_model_on_the_sample(tmp_path):
     assert dense["latency"]["p50_ms"] > 1 and dense["latency"]["n"] == 5  # no upper bound: the machine is shared
 
 
-def test_core_lexical_module_matches_what_eval_measured(tmp_path):
-    """recall.store.bm25 and recall.ranking.fusion (the core's BM25 + fusion) is what eval's compare measured."""
+def test_core_tokenizer_is_what_the_baseline_reads():
+    """recall.store.bm25's tokens (scikit-learn's stopwords, CJK bigrams): the bm25s baseline tokenizes with them."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from recall.ranking.fusion import fuse
     from recall.store import bm25 as lex
-    from recall_eval.comparison.compare import hits_of
-    from recall_eval.comparison.components import note_docs
 
     assert lex.STOPWORDS == ENGLISH_STOP_WORDS
     texts = ["The Helm rollback, don't re-run due_date!", "請求書の税額は丸める", "mixed 日本語 and English 123"]
-    assert [lex.tokens(t) for t in texts] == [  # the tokens eval measured (eval now tokenizes with lex.tokens)
+    assert [lex.tokens(t) for t in texts] == [
         ["helm", "rollback", "don't", "re-run", "due_date"],
         ["請求", "求書", "書の", "の税", "税額", "額は", "は丸", "丸め", "める"],
         ["mixed", "english", "123", "日本", "本語"],
     ]
 
-    corpus = Corpus.build(read_notes(Path(__file__).resolve().parent.parent / "datasets" / "sample" / "notes"))
-    mine, ref = lex.Bm25.build(note_docs(corpus)), BM25Index(corpus)
-    mine.save(tmp_path / "lexical.npz")
-    loaded = lex.Bm25.load(tmp_path / "lexical.npz")
-    emb, cache = get_embedder("hash"), EmbeddingCache(tmp_path / "c.sqlite")
-    dense = DenseIndex.build(corpus, emb, cache)
-    questions = ["helm rollback in production", "税額の丸め方を教えて", "celery retry celery retry", "zzzz qqqq"]
-    qv = cache.embed(emb, questions, "query", "query")
-    d = dense.scores(qv, corpus)
-    for qi, text in enumerate(questions):
-        want = ref.score_one(text)
-        got = loaded.scores(text)
-        assert np.allclose(np.where(np.isfinite(want), want, 0.0), got, atol=1e-5)
-        # the fused order and the gate scores are those eval measured
-        order, gate = fuse(d[qi], got, lexical_weight=0.4, depth=50, k=20)
-        fused = fuse_one([d[qi], want], "wsum", {"weights": [0.6, 0.4]}, ["min-max", "max"])
-        assert order.tolist() == [int(j) for j in np.argsort(-fused, kind="stable")[: len(order)]]
-        bench = C.Bench("s", corpus, [], [], "")
-        hits = hits_of(bench, fused[None, :], d[qi : qi + 1], 0)
-        assert np.allclose(gate, [h.score for h in hits])
+

@@ -47,7 +47,8 @@ def test_run_writes_the_three_files(run_dir):
 def test_html_is_self_contained(run_dir):
     page = (run_dir / "report.html").read_text()
     srcs = re.findall(r"""src\s*=\s*['"]([^'"]*)""", page)
-    assert len(srcs) >= 3 and all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert len(srcs) >= 3 and all(s.startswith(("data:image/png;base64,", "data:image/svg+xml;base64,"))
+                                  for s in srcs)
     assert not re.search(r"""href\s*=""", page)
     assert "<link" not in page and "@import" not in page and "url(" not in page
     for title in ("Score and gap distributions", "Silence vs hit trade-off", "Pipelines compared"):
@@ -103,3 +104,21 @@ def test_html_renders_in_headless_chromium(run_dir, tmp_path):
     rgb = img[..., :3]
     colourful = (rgb.max(axis=2) - rgb.min(axis=2)) > 0.25
     assert colourful.mean() > 0.01
+
+
+def test_the_tradeoff_is_the_pages_own_plot(run_dir):
+    """One drawing of the silence vs hit plot: the report inlines recall.ui.svg.tradeoff (the page's),
+    with headline precision dashed; no second (matplotlib) version."""
+    import base64
+
+    from recall.ui import svg
+    from recall_eval.reports import plots
+
+    results = json.loads((run_dir / "results.json").read_text())
+    drawn = svg.tradeoff(results["curve"], precision=True)
+    alone = drawn.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)  # an <img> needs the namespace
+    page = (run_dir / "report.html").read_text()
+    assert "data:image/svg+xml;base64," + base64.b64encode(alone.encode()).decode() in page
+    assert 'class="precision"' in drawn and 'class="precision"' not in svg.tradeoff(results["curve"])
+    assert not hasattr(plots, "tradeoff")
+

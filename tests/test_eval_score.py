@@ -168,3 +168,37 @@ def test_score_indexes_the_notes_questions_and_shows_what_each_part_is_worth(tmp
     assert bad.exit_code == 1 and "contradict" in bad.output
     missing = CliRunner().invoke(main, [*args, "--note-questions", str(tmp_path / "nope.jsonl")])
     assert missing.exit_code == 1 and "no such note_questions file" in missing.output
+
+
+def test_every_system_is_a_retriever_with_beirs_run_shape(tmp_path):
+    """The core (through recall.api only) and the lexical baselines answer one interface:
+    search({qid: text}) -> {qid: {note id: score}}, plus the hits and decision the gate saw."""
+    from recall.api import Recall
+    from recall.embedding.models import get_embedder
+    from recall.ranking.search import Scope
+    from recall_eval.datasets.collections import read_notes
+    from recall_eval.scoring.baselines import BM25Baseline
+    from recall_eval.scoring.retrievers import CoreRetriever, LexicalRetriever
+    from recall_eval.scoring.score import effective_config, source_spec
+
+    app = Recall(home=tmp_path / "home", config=effective_config("hash"), embedder=get_embedder("hash"))
+    app.index([source_spec(NOTES)])
+    queries = {"a": "helm rollback in production", "b": "請求書の税額の丸め", "short": "hi"}
+    core = CoreRetriever(app)
+    run = core.search(queries)
+    assert set(run) == set(queries)
+    for qid, text in queries.items():
+        res = app.query(text, Scope(everything=True))  # the hook's own answer, asked directly
+        assert run[qid] == {h.note["id"]: h.score for h in res.hits}
+        assert core.answer(qid).decision.kind == res.decision.kind
+    assert run["short"] == {} and core.answer("short").decision.kind == "nothing"
+    ranked = CoreRetriever(app, decide=False)  # Recall.rank: the same list, no decision (grids decide)
+    assert ranked.search(queries)["a"] == run["a"] and ranked.answer("a").decision is None
+    assert ranked.search({"s": "hi"})["s"]  # rank() ranks even a short message: the caller decides
+    app.store.close()
+
+    lex = LexicalRetriever(BM25Baseline(read_notes(NOTES)), app.rule(), floor=0.0)
+    run = lex.search({"ja": "請求書の税額の丸め方を教えて", "none": "zzzz qqqq zzzz qqqq"})
+    assert run["none"] == {} and lex.answer("none").decision.kind == "nothing"
+    assert run["ja"] and all(s > 0 for s in run["ja"].values())
+    assert lex.answer("ja").decision.kind == "short"

@@ -37,10 +37,13 @@ def score_bar(score: float, lo: float, hi: float, floor: float | None, chosen: b
     return "".join(parts)
 
 
-def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, height: int = 440) -> str:
+def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, height: int = 440,
+             precision: bool = False) -> str:
     """Silence rate (x) vs injected hit rate (y) as one threshold moves (the curve's
     ``param``: top_floor, or gap_floor in older reports); the report's operating point in
-    red, and the value configured now (if it differs) on the curve in green."""
+    red, and the value configured now (if it differs) on the curve in green. The one
+    drawing of this plot: the page (``recall ui``) and ``recall-eval``'s report both call it.
+    ``precision``: also headline precision at each point (dashed green, the report's)."""
     left, right, top, bottom = 56, 24, 16, 48
     pw, ph = width - left - right, height - top - bottom
     param = curve.get("param", "gap_floor")
@@ -48,9 +51,11 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
     gs = list(curve.get("values") or curve.get(param) or [])
     cur = dict(curve.get("current") or {})
     cur.setdefault("value", cur.get(param))
+    prec = [(x, p) for x, p in zip(xs, curve.get("headline_precision") or [], strict=False) if p is not None]
+    prec = prec if precision else []
     # Zoom on the data (in quarters, up to 1): a curve bunched in a corner reads badly.
     x0 = _axis_start([*xs, cur.get("silence_rate", 1.0)])
-    y0 = _axis_start([*ys, cur.get("injected_hit_rate", 1.0)])
+    y0 = _axis_start([*ys, *(p for _, p in prec), cur.get("injected_hit_rate", 1.0)])
 
     def px(s: float) -> float:
         return left + (s - x0) / (1 - x0) * pw
@@ -62,9 +67,10 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
            'aria-label="silence rate against injected hit rate as a threshold moves" '
            'font-family="system-ui, sans-serif" font-size="11">',
            f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafbfc" stroke="#d0d5db"/>']
-    out += _axes(px, py, x0, y0, (left, top, pw, ph), height)
+    out += _axes(px, py, x0, y0, (left, top, pw, ph), height, bool(prec))
     pts = " ".join(f"{_f(px(x))},{_f(py(y))}" for x, y in zip(xs, ys, strict=True))
     out.append(f'<polyline points="{pts}" fill="none" stroke="{BLUE}" stroke-width="2"/>')
+    legend = [_precision(out, prec, px, py)] if prec else []
     mark = (px(cur["silence_rate"]), py(cur["injected_hit_rate"])) if "silence_rate" in cur else (-99.0, -99.0)
     last = None
     for g, x, y in zip(gs, xs, ys, strict=True):  # label gap floors where the points spread out (pixels)
@@ -75,7 +81,6 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
                        f'font-size="9">{g:.3f}</text>')
             last = p
     # A legend in the bottom-left corner, which a trade-off curve leaves empty.
-    legend: list[str] = []
     if "silence_rate" in cur:
         out.append(f'<circle cx="{_f(mark[0])}" cy="{_f(mark[1])}" r="6" fill="{RED}"/>')
         legend.append(f'<circle cx="0" cy="-4" r="5" fill="{RED}"/><text x="12" y="0" fill="{RED}" font-weight="600">'
@@ -89,7 +94,17 @@ def tradeoff(curve: dict, config_value: float | None = None, width: int = 640, h
     return "".join(out)
 
 
-def _axes(px, py, x0: float, y0: float, box: tuple[float, float, float, float], height: int) -> list[str]:
+def _precision(out: list[str], prec: list[tuple[float, float]], px, py) -> str:
+    """Headline precision along the curve (dashed green) appended to ``out``; returns its legend entry."""
+    pts = " ".join(f"{_f(px(x))},{_f(py(p))}" for x, p in prec)
+    out.append(f'<polyline class="precision" points="{pts}" fill="none" stroke="{GREEN}" stroke-width="1.5" '
+               'stroke-dasharray="5,3"/>')
+    return (f'<line x1="-6" x2="6" y1="-4" y2="-4" stroke="{GREEN}" stroke-width="1.5" stroke-dasharray="5,3"/>'
+            f'<text x="12" y="0" fill="{GREEN}">headline precision</text>')
+
+
+def _axes(px, py, x0: float, y0: float, box: tuple[float, float, float, float], height: int,
+          precision: bool = False) -> list[str]:
     """Grid lines, tick labels and axis titles of the trade-off plot."""
     left, top, pw, ph = box
     out: list[str] = []
@@ -102,7 +117,8 @@ def _axes(px, py, x0: float, y0: float, box: tuple[float, float, float, float], 
     out.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle" fill="#222">'
                'silence rate (unrelated messages that get nothing)</text>')
     out.append(f'<text transform="translate(14 {top + ph / 2}) rotate(-90)" text-anchor="middle" fill="#222">'
-               'injected hit rate (right note handed over)</text>')
+               + ('injected hit rate / headline precision' if precision else
+                  'injected hit rate (right note handed over)') + '</text>')
     return out
 
 

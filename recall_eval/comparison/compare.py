@@ -1,29 +1,35 @@
-"""``recall-eval compare``: embedders, lexical, hybrid and reranked pipelines on the same questions.
+"""``recall-eval compare``: the core's configurations, lexical baselines and rerankers on the same questions.
 
 Protocol
-  * Each component scores every question once (``recall_eval.comparison.pipelines``,
-    ``recall_eval.comparison.rerank``). A pipeline turns those matrices into a ranking (which
-    notes, in what order) and a *gate*:
-    the scores the gap rule sees, always on a model's cosine scale so that thresholds keep
-    their meaning. Dense and max-sim rankings are their own gate. Fusion and cross-encoder
-    only reorder a list, so they keep that list's score shape (``hits_of``): whether to
-    speak is the dense model's call, which notes to inject is the new order's. Lexical
-    pipelines use the baselines' rule (top 3 when anything matched).
-  * Whatever is tuned (fusion weights with ``ranx.optimize_fusion``, the max-sim alpha, the
-    gap rule's four thresholds with ``recall_eval.tuning.tune``'s grid and objective, by default the most
-    injected hits with silence >= 0.85) is tuned on a fold's training questions and applied
-    to its held-out set. Folds: leave one question set out
-    (each set is reported once, by parameters that never saw it) or ``--train/--test``;
-    CLINC150: val + oos_val, then test + oos_test.
+  * Every pipeline is a retriever (``recall_eval.scoring.retrievers``): the core through
+    ``recall.api`` only (``recall_eval.comparison.components.CoreIndex``: one index per model,
+    the notes' questions on or off, BM25's weight in its fusion a setting), the bm25s and grep
+    baselines, and rerankers of the core's dense list (``recall_eval.comparison.rerank``).
+    Each component answers every question once (``recall_eval.comparison.pipelines``); a
+    pipeline turns its answers into a ranking (which notes, in what order) and a *gate*: the
+    scores the gap rule sees, always on a model's cosine scale so that thresholds keep their
+    meaning. The core's gate is its own (its fused list keeps the dense list's score shape);
+    max-sim rankings are their own gate; a cross-encoder only reorders the dense list, so it
+    keeps that list's score shape (``hits_of``): whether to speak is the dense model's call,
+    which notes to inject is the new order's. Lexical pipelines use the baselines' rule (top 3
+    when anything matched).
+  * Whatever is tuned (BM25's weight in the core's fusion on a 0.1 grid, the max-sim alpha,
+    the gap rule's four thresholds with ``recall_eval.tuning.tune``'s grid and objective, by
+    default the most injected hits with silence >= 0.85) is tuned on a fold's training
+    questions and applied to its held-out set: the core's ranked lists are computed once per
+    configuration and ``recall.ranking.selector.decide`` applied with the rules tried. Folds:
+    leave one question set out (each set is reported once, by parameters that never saw it)
+    or ``--train/--test``; CLINC150: val + oos_val, then test + oos_test.
   * Held-out results of all folds are pooled; metrics and 95% bootstrap intervals come from
     ``recall_eval.scoring.metrics``. Every pipeline is compared with the default (the configured model,
-    dense) on the same questions: ranking metrics with ``ranx.compare`` (Fisher's
+    no BM25) on the same questions: ranking metrics with ``ranx.compare`` (Fisher's
     randomization test), operating-point rates with the same paired randomization test in
     numpy; Holm-corrected over the pipelines; † = p < 0.05 after correction.
-  * Costs in the same run: latency per question = query embedding (live, one question at a
-    time) + every step of the pipeline, each timed on the same LATENCY_QUESTIONS questions;
-    memory = RSS growth when the pipeline's models load, in a fresh process; index build =
-    texts embedded x seconds per text measured when they were embedded, + BM25's build.
+  * Costs in the same run: latency per question = every step of the pipeline (the core's:
+    one ``Recall.rank``, the query embedded live), one question at a time, each timed on the
+    same LATENCY_QUESTIONS questions; memory = RSS growth when the pipeline's models load, in
+    a fresh process; index build = ``Recall.index`` as timed, + the texts a reranker embeds x
+    seconds per text measured when they were embedded, + BM25's build.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from recall.embedding.models import model_id_of
 from recall.ranking.selector import Hit, decide
 from recall_eval.comparison.components import K_NOTES, Bench, Corpus, EmbeddingCache, load_note_questions, top_depth
 from recall_eval.comparison.pipelines import Parts, Spec, make_specs
-from recall_eval.comparison.rerank import CrossReranker, fuse_one, norm_for
+from recall_eval.comparison.rerank import CrossReranker
 from recall_eval.comparison.significance import SIGNIFICANCE, significance
 from recall_eval.datasets.collections import DatasetError, Question, note_text
 from recall_eval.results import to_json
@@ -84,7 +90,7 @@ def load_bench(name: str, notes_dir: Path, files: Sequence[Path], *, chunking: C
     check_expected(questions, [n.id for n in notes], str(notes_dir))
     exp = load_note_questions(note_questions, [n.id for n in notes]) if note_questions else None
     folds, split = make_folds(questions, train, test)
-    return Bench(name, Corpus.build(notes, chunking, exp), questions, folds, split)
+    return Bench(name, Corpus.build(notes, chunking, exp), questions, folds, split, notes_dir, note_questions)
 
 
 def clinc_bench(path: Path, where: Path, *, limit: int | None, per_intent: int | None, seed: int,
@@ -104,7 +110,7 @@ def clinc_bench(path: Path, where: Path, *, limit: int | None, per_intent: int |
                           [] if split.startswith("oos") else [intent], "en", split)
                  for split in clinc150.QUERY_SPLITS for i, (text, intent) in enumerate(data[split])]
     folds, split = make_folds(questions, ["val", "oos_val"], ["test", "oos_test"])
-    return Bench("clinc150", Corpus.build(read_notes(notes_dir), chunking), questions, folds, split)
+    return Bench("clinc150", Corpus.build(read_notes(notes_dir), chunking), questions, folds, split, notes_dir)
 
 
 # --- operating point ---------------------------------------------------------------------
@@ -193,11 +199,11 @@ def _probe(models: Sequence[str]) -> None:
 
 def time_ops(bench: Bench, P: Parts, specs: Sequence[Spec], rows: np.ndarray) -> dict[str, list[float]]:
     """Milliseconds of every step the pipelines use, per question, the way a hook runs
-    them: one question at a time, the query embedded live (never from the cache), each
-    step the fastest of REPEATS runs."""
+    them: one question at a time, each step the fastest of REPEATS runs. The core's steps
+    (``rank:VARIANT:M``) are one ``Recall.rank``: the query embedded live, search, fusion
+    at the configured BM25 weight; a reranker's query vector (``embed:M``) is embedded live too."""
     c, d, out = bench.corpus, P.models[0], {}
     needed = {o for s in specs for o in s.ops}
-    models = [m for m in P.models if any(m in s.models for s in specs)]
 
     def clock(key, fn, *args):
         # the fastest of REPEATS runs: the machine is shared, and a step that lost the CPU
@@ -210,32 +216,27 @@ def time_ops(bench: Bench, P: Parts, specs: Sequence[Spec], rows: np.ndarray) ->
         out.setdefault(key, []).append(best * 1000)
         return value
 
-    for m in models:
-        P.embedder(m).embed_queries(["warm up"])
+    cores = sorted({tuple(o.split(":")[1:]) for o in needed if o.startswith("rank:")})
+    for variant, m in cores:
+        P.core(m, variant).with_weight(None).rank_one("warm up")
     grep = GrepBaseline(c.notes)
-    if "bm25" in needed:
-        P["bm25"]  # builds the index
+    bm25 = P.lexical() if "bm25" in needed else None
     for i in rows:
-        text, qv, row = bench.questions[i].text, {}, {}
-        for m in models:
-            qv[m] = clock(f"embed:{m}", P.embedder(m).embed_queries, [text])
-            row[m] = clock(f"dense:{m}", P.index(m).scores, qv[m], c)[0]
-            if f"exp:{m}" in needed:
-                clock(f"exp:{m}", P.index(m).scores, qv[m], c, True)
+        text = bench.questions[i].text
+        for variant, m in cores:
+            clock(f"rank:{variant}:{m}", P.core(m, variant).rank_one, text)
+        for m in P.models:
+            if f"embed:{m}" in needed:
+                qv = clock(f"embed:{m}", P.embedder(m).embed_queries, [text])
             if f"maxsim:{m}" in needed:
-                clock(f"maxsim:{m}", P.sentences(f"sentence:{m}").rerank_one, qv[m], row[m], 0.5)
-            if f"embed-sym:{m}" in needed:
-                clock(f"embed-sym:{m}", P.embedder(m).embed_passages, [text])
-        lex = clock("bm25", P.bm25.score_one, text) if P.bm25 and "bm25" in needed else None
+                clock(f"maxsim:{m}", P.sentences(f"sentence:{m}").rerank_one, qv, P.ranked(m).gate[i], 0.5)
+        if bm25 is not None:
+            clock("bm25", bm25.rank, text)
         if "grep" in needed:
             clock("grep", grep.rank, text)
-        for k in ("wsum", "rrf", "max", "mnz"):
-            if f"fuse:{k}" in needed and d in row:
-                other = lex if lex is not None else row[d]
-                clock(f"fuse:{k}", fuse_one, [row[d], other], k, {"weights": [0.5, 0.5]} if k == "wsum" else {},
-                      [norm_for("", k), norm_for("bm25", k)])
         for o in sorted(x for x in needed if x.startswith("cross:")):
-            clock(o, P.cross(o[6:]).rerank_one, text, qv[d][0], row[d], P.index(d).chunk_vecs, c)
+            R = P.ranked(d)
+            clock(o, P.cross(o[6:]).rerank_one, text, R.order[i], R.chunk[i], c)
     return out
 
 
@@ -247,10 +248,16 @@ def latency(spec: Spec, ops: dict[str, list[float]]) -> dict:
 
 
 def build_seconds(spec: Spec, P: Parts, cache: EmbeddingCache) -> float | None:
+    """Index build: ``Recall.index`` as timed (chunks, questions, calibration), + the texts a
+    reranker embeds x seconds per text when they were embedded, + BM25's build."""
     total = 0.0
     for part in spec.build:
         if part == "bm25":
-            total += P.bm25.build_s if P.bm25 else 0.0
+            total += P.bm25_build_s
+            continue
+        if part.startswith("core:"):
+            _, variant, model = part.split(":", 2)
+            total += P.core(model, variant).build_s
             continue
         kind, model = part.split(":", 1)
         rate = cache.seconds_per_text(model_id_of(model), kind)
@@ -267,12 +274,11 @@ def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, cross
     """Measure every pipeline on ``bench``; JSON-ready results."""
     import fnmatch
 
-    from recall_eval.scoring.score import effective_config
 
     P = Parts(bench, models, cache, log)
     specs = [s for s in make_specs(bench, P, models, crosses)
              if not patterns or s.name == models[0] or any(fnmatch.fnmatch(s.name, p) for p in patterns)]
-    base = gap_settings(effective_config(models[0]), P.embedder(models[0]).model_id)
+    base = gap_settings(P.config(models[0]), P.embedder(models[0]).model_id)
     objective = objective or Objective()
     note_langs = {n.id: detect_lang(note_text(n)) for n in bench.corpus.notes}
     records, params = {}, {}
@@ -297,6 +303,8 @@ def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, cross
             "metrics": to_json(M.summarize(recs, seed)), **to_json(M.breakdowns(recs, seed)),
             "p_holm": sig.get(spec.name), "latency": latency(spec, ops), "memory": probes.get(spec.models),
             "build_s": build_seconds(spec, P, cache), "records": [r.as_dict() for r in recs]}
+    for core in P.cores.values():
+        core.close()
     return {"collection": bench.name, "split": bench.split, "default": models[0], "models": list(models),
             "model_ids": {m: model_id_of(m) for m in models}, "cross_encoders": list(crosses),
             "n_notes": len(bench.corpus.notes), "n_chunks": len(bench.corpus.chunks),

@@ -2,21 +2,21 @@
 the components that score it.
 
 A component scores every question against every note of a collection: a matrix
-``(questions x notes)``, ``-inf`` = not retrieved, so metrics, fusion and tuning are array
+``(questions x notes)``, ``-inf`` = not retrieved, so metrics and tuning are array
 operations and one matrix feeds every pipeline built from it:
 
-    dense      best-chunk cosine, chunks exactly as recall indexes them (masked, recall's
-               chunker): the hook's own ranking (a test checks it against recall's search)
-    exp        dense plus note-side note questions: generated questions a note answers, as
-               extra chunks of their note (the note still scores by its best chunk)
-    bm25       Okapi BM25 (bm25s, Lucene variant) over the core's tokenizer
-               (``recall.store.bm25.tokens``: words, CJK bigrams), as the BM25 baseline, one
-               document per note from its stored chunks; unmatched notes are not retrieved
+    core       recall itself, only through ``recall.api`` (``CoreIndex``: the collection indexed
+               by ``Recall.index`` in a home of its own per model, each question ranked by
+               ``Recall.rank`` through ``recall_eval.scoring.retrievers.CoreRetriever``): an
+               *order* (the core's, best first) and the *gate* scores the selector reads. Its
+               configurations (BM25's weight in the fusion, the notes' questions on or off) are
+               the core's settings, never a copy of its ranking or fusion
+    bm25       the bm25s baseline (``recall_eval.scoring.baselines.BM25Baseline``)
     grep       ``recall_eval.scoring.baselines.GrepBaseline`` (content words found in the note)
 
-Embeddings go through ``EmbeddingCache`` (SQLite): a re-run embeds only texts it has not
-seen for that model and role, and keeps the seconds each kind of text took to embed, so an
-index build time can be reported from cache.
+Embeddings the rerankers need (sentences, query vectors) go through ``EmbeddingCache`` (SQLite):
+a re-run embeds only texts it has not seen for that model and role, and keeps the seconds each
+kind of text took to embed, so a reranker's index build time can be reported from cache.
 """
 
 from __future__ import annotations
@@ -25,19 +25,19 @@ import hashlib
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from recall.config.load import packaged_settings
-from recall.config.settings import ChunkConfig
-from recall.notes.chunking import chunk_text
+from recall.config.settings import ChunkConfig, Settings
+from recall.indexing.indexer import note_chunks
 from recall.notes.files import Note
 from recall.privacy.masking import mask_secrets
-from recall.store.bm25 import tokens as bm25_tokens
 from recall_eval.datasets.collections import DatasetError, Question
-from recall_eval.scoring.baselines import GrepBaseline
+from recall_eval.scoring.baselines import BM25Baseline, GrepBaseline
+from recall_eval.scoring.retrievers import CoreRetriever
 
 EMBED_BATCH = 32
 NEG = -np.inf
@@ -52,6 +52,7 @@ class EmbeddingCache:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
         self.db = sqlite3.connect(str(path), isolation_level=None)
         self.db.execute("CREATE TABLE IF NOT EXISTS vec (model TEXT, role TEXT, hash TEXT, v BLOB,"
                         " PRIMARY KEY (model, role, hash))")
@@ -122,11 +123,10 @@ class Corpus:
         cfg = chunking or packaged_settings().chunking
         chunks, owner, covered = [], [], []
         for i, note in enumerate(notes):
-            # exactly recall.indexing.indexer.note_chunks: masked parts, recall's chunker
-            name, desc, body = (mask_secrets(x) for x in (note.name, note.description, note.body))
-            mine = chunk_text(name, desc, body, cfg)
+            mine = [text for text, _hash in note_chunks(note, cfg)]  # the core's chunks of this note
             chunks += mine
             owner += [i] * len(mine)
+            name, desc, body = (mask_secrets(x) for x in (note.name, note.description, note.body))
             header = f"{name}\n{desc}\n\n"
             end = len(mine[0])
             for c in mine[1:]:  # replay the chunker's stride to find where the last chunk ends
@@ -173,62 +173,95 @@ def note_max(sim: np.ndarray, owner: np.ndarray, n_notes: int) -> np.ndarray:
 
 
 @dataclass
-class DenseIndex:
-    """One model's vectors for a corpus: chunks (+ the notes' questions)."""
+class Ranked:
+    """A component's answers as matrices (questions x notes): ``order`` (the rank order, best
+    first, as decreasing values), ``gate`` (the score the selector reads at that note), and
+    ``chunk`` (the best chunk's place among the note's chunks, -1 where unknown)."""
 
-    model_id: str
-    chunk_vecs: np.ndarray
-    exp_vecs: np.ndarray | None
-    exp_owner: np.ndarray | None
-
-    @classmethod
-    def build(cls, corpus: Corpus, embedder, cache: EmbeddingCache, note_question: bool = False) -> DenseIndex:
-        vecs = cache.embed(embedder, corpus.chunks, "passage", "chunk")
-        exp_v = exp_o = None
-        if note_question and corpus.note_questions:
-            texts, exp_o = corpus.question_units()
-            exp_v = cache.embed(embedder, texts, "passage", "note questions")
-        return cls(embedder.model_id, vecs, exp_v, exp_o)
-
-    def scores(self, qv: np.ndarray, corpus: Corpus, note_question: bool = False) -> np.ndarray:
-        out = note_max(qv @ self.chunk_vecs.T, corpus.chunk_note, len(corpus.notes))
-        if note_question and self.exp_vecs is not None and self.exp_owner is not None:
-            out = np.maximum(out, note_max(qv @ self.exp_vecs.T, self.exp_owner, len(corpus.notes)))
-        return out
+    order: np.ndarray
+    gate: np.ndarray
+    chunk: np.ndarray
 
 
-def note_docs(corpus: Corpus) -> list[str]:
-    """One BM25 document per note: its stored chunks joined, the text a core can read back
-    from its store (masked; the 100-character overlaps count twice, harmlessly)."""
-    docs: list[list[str]] = [[] for _ in corpus.notes]
-    for text, owner in zip(corpus.chunks, corpus.chunk_note, strict=True):
-        docs[int(owner)].append(text)
-    return ["\n".join(d) for d in docs]
+class QueryMemo:
+    """An embedder (``inner``) that remembers its query vectors while ``on``: a grid asks the core
+    the same questions at every BM25 weight, and a question's vector does not depend on the
+    weight. Off (indexing, timing a question), every query is embedded live."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.on, self.memo = inner, False, {}
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not self.on:
+            return self.inner.embed_queries(texts)
+        key = tuple(texts)
+        if key not in self.memo:
+            self.memo[key] = self.inner.embed_queries(texts)
+        return self.memo[key]
 
 
-class BM25Index:
-    """BM25 over whole notes."""
+class CoreIndex:
+    """The collection indexed by recall (``Recall.index``) in ``home``, with one model, its
+    notes' questions on or off: every number read from it comes from ``recall.api``."""
 
-    def __init__(self, corpus: Corpus) -> None:
-        import bm25s
+    def __init__(self, home: Path, notes_dir: Path, config: Settings, embedder, note_questions: Path | None,
+                 questions: bool) -> None:
+        from recall.api import Recall
+        from recall_eval.scoring.score import source_spec
 
+        self.app = Recall(home=home, config=config, embedder=embedder)
         t0 = time.perf_counter()
-        self._bm25 = bm25s.BM25()
-        self._bm25.index([bm25_tokens(d) for d in note_docs(corpus)], show_progress=False)
-        self._vocab = set(self._bm25.vocab_dict)
-        self.n = len(corpus.notes)
+        self.app.index([source_spec(notes_dir, note_questions, use_questions=questions)])
         self.build_s = time.perf_counter() - t0
+        self.config = config
 
-    def score_one(self, text: str) -> np.ndarray:
-        """BM25 per note; -inf where no token matched (not retrieved, as the baseline)."""
-        tokens = [t for t in bm25_tokens(text) if t in self._vocab]
-        if not tokens:
-            return np.full(self.n, NEG)
-        scores = np.asarray(self._bm25.get_scores(tokens), dtype=np.float64)
-        return np.where(scores > 0, scores, NEG)
+    def with_weight(self, lexical_weight: float | None) -> CoreIndex:
+        """BM25's share in the core's fusion (``[search] lexical_weight``); None: as configured."""
+        search = self.config.search
+        w = search.lexical_weight if lexical_weight is None else lexical_weight
+        if self.app.config.search.lexical_weight != w:
+            self.app.replace_settings(replace(self.config, search=replace(search, lexical_weight=w)))
+        return self
 
-    def scores(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.score_one(t) for t in texts]) if texts else np.zeros((0, self.n))
+    def ranked(self, texts: Sequence[str], ids: Sequence[str], k_notes: int = K_NOTES) -> Ranked:
+        core = CoreRetriever(self.app, decide=False, k_notes=k_notes)
+        memo = self.app.embedder if isinstance(self.app.embedder, QueryMemo) else None
+        if memo is not None:
+            memo.on = True
+        try:
+            core.search({str(i): t for i, t in enumerate(texts)})
+        finally:
+            if memo is not None:
+                memo.on = False
+        col = {nid: j for j, nid in enumerate(ids)}
+        shape = (len(texts), len(ids))
+        order, gate, chunk = np.full(shape, NEG), np.full(shape, NEG), np.full(shape, -1, dtype=np.int64)
+        for qi in range(len(texts)):
+            hits = core.answer(str(qi)).hits
+            for r, h in enumerate(hits):
+                j = col[h.note["id"]]
+                order[qi, j], gate[qi, j] = len(hits) - r, h.score
+                chunk[qi, j] = -1 if h.chunk is None else h.chunk
+        return Ranked(order, gate, chunk)
+
+    def rank_one(self, text: str, k_notes: int = K_NOTES):
+        return self.app.rank(text, k_notes=k_notes)
+
+    def close(self) -> None:
+        self.app.store.close()
+
+
+def bm25_scores(base: BM25Baseline, n_notes: int, texts: Sequence[str], ids: Sequence[str]) -> np.ndarray:
+    """The bm25s baseline's scores (questions x notes); -inf where no token matched."""
+    col = {nid: j for j, nid in enumerate(ids)}
+    out = np.full((len(texts), n_notes), NEG)
+    for qi, text in enumerate(texts):
+        for h in base.rank(text, k=n_notes):
+            out[qi, col[h.note["id"]]] = h.score
+    return out
 
 
 def grep_scores(corpus: Corpus, texts: Sequence[str]) -> np.ndarray:
@@ -257,3 +290,5 @@ class Bench:
     questions: list[Question]
     folds: list[tuple[str, np.ndarray, np.ndarray]]  # (held-out name, train rows, test rows)
     split: str
+    notes_dir: Path  # what the core indexes
+    questions_file: Path | None = None  # the notes' questions file (None: the folder's own, if any)

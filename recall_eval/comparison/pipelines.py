@@ -1,8 +1,10 @@
-"""The pipelines ``recall-eval compare`` measures, built from the components of
-``recall_eval.comparison.components`` and the second stages of ``recall_eval.comparison.rerank``
-(fusion, max-sim, cross-encoder).
+"""The pipelines ``recall-eval compare`` measures: the core (through ``recall.api``) in its
+configurations, the lexical baselines, and the rerankers of ``recall_eval.comparison.rerank``
+(max-sim, cross-encoder) over the core's dense list.
 
-``Parts`` computes each component's matrix on first use; ``make_specs`` lists every pipeline.
+``Parts`` computes each component on first use; ``make_specs`` lists every pipeline. BM25's
+weight in the core's fusion is read from the core's settings when the pipelines are made
+(``[search] lexical_weight``), and the rows that use it are labelled with its value.
 """
 
 from __future__ import annotations
@@ -13,54 +15,65 @@ from pathlib import Path
 
 import numpy as np
 
-from recall.config.load import packaged_settings
+from recall.config.settings import Settings
 from recall_eval.comparison.components import (
     K_NOTES,
     Bench,
-    BM25Index,
-    DenseIndex,
+    CoreIndex,
     EmbeddingCache,
+    QueryMemo,
+    Ranked,
+    bm25_scores,
     grep_scores,
 )
-from recall_eval.comparison.rerank import (
-    CrossReranker,
-    MaxSim,
-    combine,
-    fuse,
-    norm_for,
-    optimize,
-    sentences,
-    tune_alpha,
-)
+from recall_eval.comparison.rerank import CrossReranker, MaxSim, combine, mrr, sentences, tune_alpha
+from recall_eval.scoring.baselines import BM25Baseline
 
-# The fusion weights proposed for recall's core (dense, BM25): between the per-fold optima
-# on sample (0.6/0.4) and rules-120 (0.5/0.5); measured as a fixed, untuned pipeline.
-_W = packaged_settings().search.lexical_weight  # [search] lexical_weight: BM25's share
-SHIPPED = {"weights": [1 - _W, _W]}
-SHIPPED_NAME = "0.6/0.4"
+# BM25's weights tried when the core's fusion is tuned on a fold (the 0.1 grid ranx's
+# optimize_fusion searched for two lists).
+WEIGHTS = tuple(round(w * 0.1, 1) for w in range(11))
+
+
+def weight_label(w: float) -> str:
+    """Dense/BM25 shares, from BM25's weight: 0.4 -> "0.6/0.4"."""
+    return f"{1 - w:g}/{w:g}"
 
 
 # --- components and pipelines ------------------------------------------------------------
 
 
 class Parts:
-    """Score matrices (questions x notes) by component key, each computed on first use,
-    so a run restricted with --pipelines embeds only what its pipelines read.
+    """Components by key, each computed on first use, so a run restricted with --pipelines
+    indexes and embeds only what its pipelines read.
 
-        dense:M  exp:M  sym:M  sentence:M  sentence-ctx:M  bm25  grep  cross:PATH
+        core:VARIANT:M@W   the core (``CoreIndex``), VARIANT text or questions, BM25 weight W
+        sentence:M  sentence-ctx:M  bm25  grep  cross:PATH
     """
 
     def __init__(self, bench: Bench, models: Sequence[str], cache: EmbeddingCache,
-                 log: Callable[[str], None] = lambda _m: None) -> None:
+                 log: Callable[[str], None] = lambda _m: None, home: Path | None = None,
+                 configs: dict[str, Settings] | None = None) -> None:
         self.bench, self.models, self.cache, self.log = bench, list(models), cache, log
+        self.home = home or cache.path.parent / "core"
+        self.configs = dict(configs or {})
         self.texts = [q.text for q in bench.questions]
         self.M: dict[str, np.ndarray] = {}
+        self.R: dict[str, Ranked] = {}
         self.embedders: dict = {}
-        self.dense: dict[str, DenseIndex] = {}
+        self.cores: dict[tuple[str, str], CoreIndex] = {}
+        self.memos: dict[str, QueryMemo] = {}
         self.maxsim: dict[str, MaxSim] = {}
         self.crosses: dict[str, CrossReranker] = {}
         self.sizes: dict[str, int] = {}  # texts embedded per build step
-        self.bm25: BM25Index | None = None
+        self.bm25: BM25Baseline | None = None
+        self.bm25_build_s = 0.0
+
+    def config(self, m: str) -> Settings:
+        if m not in self.configs:
+            from recall_eval.scoring.score import effective_config
+
+            self.configs[m] = effective_config(m)
+        return self.configs[m]
 
     def embedder(self, m: str):
         if m not in self.embedders:
@@ -70,16 +83,29 @@ class Parts:
             self.embedders[m] = get_embedder(m)
         return self.embedders[m]
 
-    def index(self, m: str) -> DenseIndex:
-        if m not in self.dense:
-            c = self.bench.corpus
-            self.dense[m] = DenseIndex.build(c, self.embedder(m), self.cache, note_question=bool(c.note_questions))
-            self.sizes[f"chunk:{m}"] = len(c.chunks)
-            self.sizes[f"questions:{m}"] = len(c.question_units()[0])
-        return self.dense[m]
+    def core(self, m: str, variant: str = "text") -> CoreIndex:
+        """The collection indexed by recall with model ``m``: its text only, or with its questions."""
+        if (m, variant) not in self.cores:
+            import hashlib
 
-    def qv(self, m: str, role: str = "query") -> np.ndarray:
-        return self.cache.embed(self.embedder(m), self.texts, role, "query")
+            b = self.bench
+            key = hashlib.sha256(f"{b.notes_dir.resolve()}|{b.questions_file}".encode()).hexdigest()[:12]
+            self.log(f"{b.name}: recall indexes the notes ({m}, {variant})")
+            if m not in self.memos:  # one per model: both variants ask the same questions
+                self.memos[m] = QueryMemo(self.embedder(m))
+            self.cores[m, variant] = CoreIndex(self.home / key / f"{m}-{variant}", b.notes_dir, self.config(m),
+                                               self.memos[m], b.questions_file, variant == "questions")
+        return self.cores[m, variant]
+
+    def ranked(self, m: str, variant: str = "text", weight: float = 0.0) -> Ranked:
+        key = f"core:{variant}:{m}@{weight:g}"
+        if key not in self.R:
+            self.log(f"{self.bench.name}: ranking with {key}")
+            self.R[key] = self.core(m, variant).with_weight(weight).ranked(self.texts, self.bench.corpus.ids)
+        return self.R[key]
+
+    def qv(self, m: str) -> np.ndarray:
+        return self.cache.embed(self.embedder(m), self.texts, "query", "query")
 
     def sentences(self, key: str) -> MaxSim:
         if key not in self.maxsim:
@@ -93,6 +119,15 @@ class Parts:
             self.crosses[path] = CrossReranker(path)
         return self.crosses[path]
 
+    def lexical(self) -> BM25Baseline:
+        if self.bm25 is None:
+            import time
+
+            t0 = time.perf_counter()
+            self.bm25 = BM25Baseline(self.bench.corpus.notes)
+            self.bm25_build_s = time.perf_counter() - t0
+        return self.bm25
+
     def __getitem__(self, key: str) -> np.ndarray:
         if key not in self.M:
             self.M[key] = self._compute(key)
@@ -102,23 +137,15 @@ class Parts:
         c = self.bench.corpus
         kind, _, m = key.partition(":")
         self.log(f"{self.bench.name}: scoring {key}")
-        if kind == "dense":
-            return self.index(m).scores(self.qv(m), c)
-        if kind == "exp":
-            return self.index(m).scores(self.qv(m), c, note_question=True)
-        if kind == "sym":  # e5 prompt variant: the question embedded with the passage prompt
-            return self.index(m).scores(self.qv(m, "passage"), c)
         if kind in ("sentence", "sentence-ctx"):
             return self.sentences(key).sentence_scores(self.qv(m))
         if key == "bm25":
-            self.bm25 = self.bm25 or BM25Index(c)
-            return self.bm25.scores(self.texts)
+            return bm25_scores(self.lexical(), len(c.notes), self.texts, c.ids)
         if key == "grep":
             return grep_scores(c, self.texts)
-        if kind == "cross":  # reorders the default model's dense top
-            d = self.models[0]
-            ce, qv, dense = self.cross(m), self.qv(d), self["dense:" + d]
-            return np.stack([ce.rerank_one(t, qv[i], dense[i], self.index(d).chunk_vecs, c)
+        if kind == "cross":  # reorders the default model's dense top (the core's)
+            R = self.ranked(self.models[0])
+            return np.stack([self.cross(m).rerank_one(t, R.order[i], R.chunk[i], c)
                              for i, t in enumerate(self.texts)])
         raise KeyError(key)
 
@@ -138,10 +165,10 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
     # list, and the small closures build the rows.
     """Every pipeline compared, in table order. Each ``run(train rows)`` returns (ranking,
     gate, parameters tuned on those rows)."""
-    from recall.embedding.models import model_id_of
-
     ids = bench.corpus.ids
     d = models[0]
+    w = P.config(d).search.lexical_weight  # [search] lexical_weight, read now, through the core's settings
+    shipped = weight_label(w)
 
     def train_para(tr: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
         rows = np.array([i for i in tr if bench.questions[i].kind == "paraphrase"], dtype=np.int64)
@@ -150,84 +177,70 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
     def single(key: str, gate: bool = True):
         return lambda tr: (P[key], P[key] if gate else None, {})
 
+    def core(m: str, variant: str, weight: float | None = 0.0):
+        """The core as it ranks: its order, its gate scores (``weight`` None: as configured)."""
+        def run(tr):
+            R = P.ranked(m, variant, P.config(m).search.lexical_weight if weight is None else weight)
+            return R.order, R.gate, {}
+        return run
+
+    def tuned(m: str, variant: str):
+        """The core's fusion with BM25's weight tuned on the fold's training questions (best MRR;
+        on ties the weight nearest the configured one)."""
+        def run(tr):
+            rows, exp = train_para(tr)
+            now = P.config(m).search.lexical_weight
+            best = max(WEIGHTS, key=lambda x: (round(mrr(P.ranked(m, variant, x).order[rows], ids, exp), 9),
+                                               -abs(x - now)))
+            R = P.ranked(m, variant, best)
+            return R.order, R.gate, {"lexical_weight": best}
+        return run
+
     def maxsim(m: str, ctx: bool = False):
         def run(tr):
             rows, exp = train_para(tr)
-            fine = P[f"sentence{'-ctx' if ctx else ''}:{m}"]
-            alpha = tune_alpha(P[f"dense:{m}"][rows], fine[rows], ids, exp)
-            ranked = combine(P[f"dense:{m}"], fine, alpha)
+            dense, fine = P.ranked(m).gate, P[f"sentence{'-ctx' if ctx else ''}:{m}"]
+            alpha = tune_alpha(dense[rows], fine[rows], ids, exp)
+            ranked = combine(dense, fine, alpha)
             return ranked, ranked, {"alpha": alpha}
         return run
 
-    def fused(parts: Sequence[str | Callable], method: str, fixed: dict | None = None):
-        """Fusion of components (keys, or pipelines run per fold); the gate is the first's.
-        Parameters tuned per fold, or ``fixed`` (then nothing here is tuned)."""
-        norms = [norm_for(p if isinstance(p, str) else "", method) for p in parts]
+    def rank(m: str, variant: str = "text") -> tuple[str, ...]:
+        return (f"rank:{variant}:{m}",)
 
-        def run(tr):
-            outs = [(P[p], P[p], {}) if isinstance(p, str) else p(tr) for p in parts]
-            rows, exp = train_para(tr)
-            params = fixed or optimize([o[0][rows] for o in outs], ids, exp, method, norms)
-            inner = {k: v for o in outs for k, v in o[2].items()}
-            return fuse([o[0] for o in outs], ids, method, params, norms), outs[0][1], {**inner, **params}
-        return run
-
-    def dense_ops(m: str) -> tuple[str, ...]:
-        return (f"embed:{m}", f"dense:{m}")
-
-    specs = [Spec(m, f"dense {m}: best chunk", (m,), dense_ops(m), (f"chunk:{m}",), single(f"dense:{m}"))
-             for m in models]
-    specs += [Spec("bm25", "BM25, CJK bigrams (top 3 when anything matched)", (), ("bm25",), ("bm25",),
+    text, quest = ("core:text",), ("core:questions",)
+    specs = [Spec(m, f"recall {m} without BM25: best chunk, the header's share as configured", (m,), rank(m),
+                  tuple(f"{p}:{m}" for p in text), core(m, "text")) for m in models]
+    specs += [Spec("bm25", "BM25 (bm25s), CJK bigrams (top 3 when anything matched)", (), ("bm25",), ("bm25",),
                    single("bm25", gate=False)),
               Spec("grep", "text search: content words (top 3 when anything matched)", (), ("grep",), (),
                    single("grep", gate=False))]
     for m in models:
-        methods = ("wsum", "rrf", "max", "mnz") if m == d else ("wsum",)
-        specs += [Spec(f"{m}+bm25 {k}", f"fusion {k} of dense {m} and BM25", (m,),
-                       (*dense_ops(m), "bm25", f"fuse:{k}"), (f"chunk:{m}", "bm25"),
-                       fused([f"dense:{m}", "bm25"], k)) for k in methods]
+        specs.append(Spec(f"{m}+bm25 wsum", f"recall {m}, its fusion with BM25, the weight tuned per fold", (m,),
+                          rank(m), (f"core:text:{m}",), tuned(m, "text")))
         if m == d:
-            specs.append(Spec(f"{m}+bm25 {SHIPPED_NAME}", f"fusion of dense {m} and BM25 with the proposed core "
-                              f"default weights {SHIPPED['weights']} (not tuned on this collection)", (m,),
-                              (*dense_ops(m), "bm25", "fuse:wsum"), (f"chunk:{m}", "bm25"),
-                              fused([f"dense:{m}", "bm25"], "wsum", SHIPPED)))
+            specs.append(Spec(f"{m}+bm25 {shipped}", f"recall {m}, its fusion with BM25 at [search] lexical_weight "
+                              f"{w:g} (dense/BM25 {shipped}, not tuned on this collection)", (m,), rank(m),
+                              (f"core:text:{m}",), core(m, "text", None)))
     for m in models:
-        specs.append(Spec(f"{m} maxsim", f"dense {m}, top {K_NOTES} rescored by best sentence", (m,),
-                          (*dense_ops(m), f"maxsim:{m}"), (f"chunk:{m}", f"sentence:{m}"), maxsim(m)))
+        specs.append(Spec(f"{m} maxsim", f"recall {m} without BM25, top {K_NOTES} rescored by best sentence", (m,),
+                          (*rank(m), f"embed:{m}", f"maxsim:{m}"), (f"core:text:{m}", f"sentence:{m}"), maxsim(m)))
     specs.append(Spec(f"{d} maxsim-ctx", "max-sim over sentences prefixed with the note's name", (d,),
-                      (*dense_ops(d), f"maxsim:{d}"), (f"chunk:{d}", f"sentence-ctx:{d}"), maxsim(d, True)))
-    specs.append(Spec(f"{d} maxsim+bm25 wsum", f"max-sim {d}, then fused with BM25", (d,),
-                      (*dense_ops(d), f"maxsim:{d}", "bm25", "fuse:wsum"), (f"chunk:{d}", f"sentence:{d}", "bm25"),
-                      fused([maxsim(d), "bm25"], "wsum")))
-    for m in models[1:]:
-        for lex in ((), ("bm25",)):
-            keys = [f"dense:{d}", f"dense:{m}", *lex]
-            specs.append(Spec("+".join([d, m, *lex]) + " wsum", f"fusion of dense {d}, {m}{' and BM25' * bool(lex)}",
-                              (d, m), (*dense_ops(d), *dense_ops(m), *lex, "fuse:wsum"),
-                              (f"chunk:{d}", f"chunk:{m}", *lex), fused(keys, "wsum")))
-    if "e5" in model_id_of(d).lower():
-        specs.append(Spec(f"{d} sym", "query embedded with the passage prompt", (d,), (f"embed-sym:{d}", f"dense:{d}"),
-                          (f"chunk:{d}",), single(f"sym:{d}")))
+                      (*rank(d), f"embed:{d}", f"maxsim:{d}"), (f"core:text:{d}", f"sentence-ctx:{d}"),
+                      maxsim(d, True)))
     if bench.corpus.note_questions:
-        specs += [Spec(f"{m} +exp", f"dense {m}, generated questions as extra chunks", (m,),
-                       (f"embed:{m}", f"exp:{m}"), (f"chunk:{m}", f"questions:{m}"), single(f"exp:{m}"))
+        specs += [Spec(f"{m} +exp", f"recall {m} without BM25, the notes' questions as extra chunks", (m,),
+                       rank(m, "questions"), tuple(f"{p}:{m}" for p in quest), core(m, "questions"))
                   for m in models]
-        specs.append(Spec(f"{d} +exp+bm25 wsum", "note questions, then fused with BM25", (d,),
-                          (f"embed:{d}", f"exp:{d}", "bm25", "fuse:wsum"), (f"chunk:{d}", f"questions:{d}", "bm25"),
-                          fused([f"exp:{d}", "bm25"], "wsum")))
-        specs += [Spec(f"{m} +exp+bm25 {SHIPPED_NAME}", "note questions, then fused with BM25 at the core default",
-                       (m,), (f"embed:{m}", f"exp:{m}", "bm25", "fuse:wsum"),
-                       (f"chunk:{m}", f"questions:{m}", "bm25"), fused([f"exp:{m}", "bm25"], "wsum", SHIPPED))
-                  for m in models]
-        for m in models[1:]:  # two models' dense scores (note questions in both), fused with BM25
-            specs.append(Spec(f"{d}+{m} +exp+bm25 wsum", f"fusion of dense {d} and {m} (note questions in both) "
-                              "and BM25", (d, m), (f"embed:{d}", f"exp:{d}", f"embed:{m}", f"exp:{m}", "bm25",
-                                                   "fuse:wsum"),
-                              (f"chunk:{d}", f"questions:{d}", f"chunk:{m}", f"questions:{m}", "bm25"),
-                              fused([f"exp:{d}", f"exp:{m}", "bm25"], "wsum")))
+        specs.append(Spec(f"{d} +exp+bm25 wsum", "recall with the notes' questions, its fusion with BM25, the weight "
+                          "tuned per fold", (d,), rank(d, "questions"), (f"core:questions:{d}",),
+                          tuned(d, "questions")))
+        specs += [Spec(f"{m} +exp+bm25 {shipped}", f"recall {m} with the notes' questions and its fusion with BM25 "
+                       f"at [search] lexical_weight {w:g}: the shipped pipeline", (m,), rank(m, "questions"),
+                       (f"core:questions:{m}",), core(m, "questions", None)) for m in models]
     for path in crosses:
         name = Path(path).name or path
-        specs.append(Spec(f"{d} ce:{name}", f"dense {d}, top {K_NOTES} reordered by cross-encoder {path}",
-                          (d, f"cross:{path}"), (*dense_ops(d), f"cross:{path}"), (f"chunk:{d}",),
-                          lambda tr, k=f"cross:{path}": (P[k], P[f"dense:{d}"], {})))
+        specs.append(Spec(f"{d} ce:{name}", f"recall {d} without BM25, top {K_NOTES} reordered by cross-encoder "
+                          f"{path}", (d, f"cross:{path}"), (*rank(d), f"cross:{path}"), (f"core:text:{d}",),
+                          lambda tr, k=f"cross:{path}": (P[k], P.ranked(d).gate, {})))
     return specs

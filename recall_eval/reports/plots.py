@@ -2,8 +2,8 @@
 
     distributions  top score and gap of related vs unrelated messages, thresholds drawn:
                    the key figure, it shows whether silence is possible at all
-    tradeoff       silence rate vs injected hit rate (and headline precision, dashed) as
-                   the floor moves; the configured operating point marked
+    (the silence vs hit trade-off is drawn by the core's page, ``recall.ui.svg.tradeoff``:
+     one drawing for the page and the report)
     pipelines      headline metrics per pipeline with their 95% intervals
     latency        hook latency histogram (only when the benchmark's data is present)
 """
@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-RELATED, UNRELATED, PRECISION = "#1f77b4", "#d62728", "#2ca02c"
+RELATED, UNRELATED = "#1f77b4", "#d62728"
 BAR_METRICS = ("hit_rate@1", "hit_rate@3", "injected_hit_rate", "silence_rate", "headline_precision",
                "balanced_accuracy")
 DPI = 110
@@ -48,40 +48,6 @@ def distributions(records: list[dict], thresholds: dict) -> bytes:
         ax.legend(fontsize=8)
     axes[0].set_title("Top score: related vs unrelated messages")
     axes[1].set_title("Gap: related vs unrelated messages")
-    fig.tight_layout()
-    return _png(fig)
-
-
-def tradeoff(curve: dict) -> bytes:
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    param = curve.get("param", "gap_floor")
-    values = curve.get("values", curve.get(param))
-    ax.plot(curve["silence_rate"], curve["injected_hit_rate"], "-", color=RELATED, linewidth=1.5,
-            label=f"{param} from low (left) upward")
-    # Label gap_floor values along the curve, skipping points too close to the last label
-    # (the curve bunches up where every message is already silenced).
-    last = None
-    for g, x, y in zip(values, curve["silence_rate"], curve["injected_hit_rate"], strict=True):
-        if last is None or ((x - last[0]) ** 2 + (y - last[1]) ** 2) ** 0.5 > 0.09:
-            ax.annotate(f"{g:.3f}", (x, y), fontsize=7, color="gray", textcoords="offset points", xytext=(4, 4))
-            last = (x, y)
-    precision = curve.get("headline_precision")
-    if precision:
-        pts = [(x, y) for x, y in zip(curve["silence_rate"], precision, strict=True) if y is not None]
-        ax.plot([x for x, _ in pts], [y for _, y in pts], "--", color=PRECISION, linewidth=1.5,
-                label="headline precision (related messages)")
-    cur = curve["current"]
-    ax.plot([cur["silence_rate"]], [cur["injected_hit_rate"]], "o", color=UNRELATED, markersize=9,
-            label=f"configured ({param} {cur.get('value', cur.get(param)):g})")
-    if cur.get("headline_precision") is not None:
-        ax.plot([cur["silence_rate"]], [cur["headline_precision"]], "s", color=UNRELATED, markersize=7)
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("silence rate (unrelated messages that get nothing)")
-    ax.set_ylabel("injected hit rate / headline precision (related)")
-    ax.set_title(f"Silence vs hit and precision as {param} moves")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     return _png(fig)
 

@@ -1,7 +1,7 @@
 """Write a run's report: ``reports/<collection>/<run id>/{results.json, report.md, report.html}``.
 
 The HTML (``recall_eval.reports.html``, template ``templates/report.html``) is self-contained
-(figures inlined as base64 PNG, CSS inline, no external ``src``/``href``), so it can be
+(figures inlined as base64 PNG, the trade-off as the page's SVG, CSS inline, no external ``src``/``href``), so it can be
 mailed or attached to an issue as one file.
 ``reports/<collection>/latest`` is a text file holding the newest run id (a text file
 rather than a symlink, which Windows checkouts do not always allow).
@@ -14,8 +14,9 @@ import hashlib
 import json
 from pathlib import Path
 
+from recall.ui import svg
 from recall_eval.reports import plots
-from recall_eval.reports.html import png_data_uri, render
+from recall_eval.reports.html import png_data_uri, render, svg_data_uri
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
 from recall_eval.scoring.latency import summary as latency_summary
@@ -174,19 +175,21 @@ def _questions_rows(results: dict) -> list[list[str]]:
 QUESTION_HEAD = ["id", "kind", "lang", "text", "expected", "top 3", "top", "gap", "decision", "injected"]
 
 
-def figures(results: dict) -> list[tuple[str, bytes]]:
+def figures(results: dict) -> list[tuple[str, str]]:
+    """(title, data URI) of each figure. The trade-off is the page's own plot (``recall.ui.svg.tradeoff``,
+    one drawing for both), the others matplotlib's PNGs."""
     figs = [
-        ("Score and gap distributions", plots.distributions(results["pipelines"]["default"]["records"],
-                                                            results["thresholds"])),
-        ("Silence vs hit trade-off", plots.tradeoff(results["curve"])),
-        ("Pipelines compared", plots.pipelines(results)),
+        ("Score and gap distributions", png_data_uri(plots.distributions(results["pipelines"]["default"]["records"],
+                                                                         results["thresholds"]))),
+        ("Silence vs hit trade-off", svg_data_uri(svg.tradeoff(results["curve"], precision=True))),
+        ("Pipelines compared", png_data_uri(plots.pipelines(results))),
     ]
     found = latency_samples(results.get("latency"))
     rows = latency_percentiles(results.get("latency"))
     if found:
-        figs.append(("Hook latency", plots.latency(found[1], found[0])))
+        figs.append(("Hook latency", png_data_uri(plots.latency(found[1], found[0]))))
     elif rows:
-        figs.append(("Hook latency", plots.latency_summaries(rows)))
+        figs.append(("Hook latency", png_data_uri(plots.latency_summaries(rows))))
     return figs
 
 
@@ -217,7 +220,7 @@ def baseline_note(results: dict) -> str:
 
 def render_html(results: dict) -> str:
     return render("report.html", title="recall evaluation", results=results,
-                  figures=[(title, png_data_uri(png)) for title, png in figures(results)],
+                  figures=figures(results),
                   sections=_sections(results), baseline_note=baseline_note(results),
                   question_head=QUESTION_HEAD, question_rows=_questions_rows(results))
 

@@ -33,6 +33,7 @@ from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
 from recall.ranking.search import Scope
 from recall.ranking.selector import evidence
 from recall_eval.datasets.clinc150 import QUERY_SPLITS, load, subsample, write_notes
+from recall_eval.scoring.retrievers import CoreRetriever
 from recall_eval.scoring.score import effective_config, eval_home
 from recall_eval.scoring.stats import bootstrap_ci
 
@@ -42,19 +43,21 @@ PUBLISHED = {"BERT": (0.962, 0.523), "MLP": (0.934, 0.491), "SVM": (0.882, 0.180
 
 
 def ask_split(app: Recall, texts: list[str], progress: Callable[[int], None]) -> list[dict]:
-    """What the shipped pipeline makes of each text (``Recall.query``: fusion, negatives,
+    """What the shipped pipeline makes of each text (``CoreRetriever``: ``Recall.query``, fusion, negatives,
     calibrated thresholds): the top note, the dense top score, the nearest negative's score
     and whether it spoke."""
     out = []
-    scope = Scope(everything=True)
+    core = CoreRetriever(app, scope=Scope(everything=True))
     for text in texts:
-        res = app.query(text, scope)
-        d = res.decision
-        out.append({"top_id": res.hits[0].note["id"] if res.hits else None,
-                    "ids3": [h.note["id"] for h in res.hits[:3]],
+        core.search({"q": text})
+        a = core.answer("q")
+        d = a.decision
+        assert d is not None  # query() always decides
+        out.append({"top_id": a.hits[0].note["id"] if a.hits else None,
+                    "ids3": [h.note["id"] for h in a.hits[:3]],
                     "top": d.top if d.top is not None else -1.0, "negative": d.negative,
                     "spoke": d.kind != "nothing",
-                    "long_enough": len(text.strip()) >= res.rule.selector.min_prompt_chars})
+                    "long_enough": len(text.strip()) >= app.rule().selector.min_prompt_chars})
         progress(1)
     return out
 

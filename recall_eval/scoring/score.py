@@ -2,8 +2,9 @@
 
 The default pipeline is recall itself: ``recall.api.Recall`` indexes the notes into a
 throwaway RECALL_HOME (or a cache folder under a given one) and answers each question with
-``query(text, Scope(everything=True))``, so the harness measures exactly what the hook
-would do, thresholds and byte caps included. Notes carry their questions (note-side
+``query(text, Scope(everything=True))`` (``recall_eval.scoring.retrievers.CoreRetriever``,
+the baselines being retrievers of the same interface), so the harness measures exactly
+what the hook would do, thresholds and byte caps included. Notes carry their questions (note-side
 note questions, ``recall.notes.questions``) when the collection has them.
 
 When it does, two more rows show what each part of the pipeline is worth, on the same
@@ -35,12 +36,12 @@ from recall.config.load import load_config
 from recall.config.settings import Rule, Settings
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
-from recall.ranking.search import Scope
 from recall.ranking.selector import Decision, Hit, decide
 from recall_eval.datasets.collections import Question, check_expected, load_sets, note_text, read_notes, read_provenance
 from recall_eval.results import Metrics, PipelineResult, ScoreReport, from_json, to_json
 from recall_eval.scoring import metrics as M
-from recall_eval.scoring.baselines import lexical_baselines, lexical_decision, original_rule
+from recall_eval.scoring.baselines import lexical_baselines, original_rule
+from recall_eval.scoring.retrievers import CoreRetriever, LexicalRetriever
 from recall_eval.scoring.stats import LEVEL, N_RESAMPLES
 from recall_eval.text import detect_lang
 
@@ -193,10 +194,14 @@ def shown_path(path: Path | None) -> str | None:
 
 
 def _ask(app: Recall, questions: Sequence[Question], progress: bool, desc: str) -> list[Scored]:
+    """Every question through the core (``CoreRetriever``: ``Recall.query``, the hook's answer)."""
+    core = CoreRetriever(app, progress=lambda it: progress_bar(it, progress, desc=desc, unit="q"))
+    core.search({str(i): q.text for i, q in enumerate(questions)})
     out = []
-    for q in progress_bar(questions, progress, desc=desc, unit="q"):
-        res = app.query(q.text, Scope(everything=True))
-        out.append(Scored(q, res.hits, res.decision, res.timings.get("total_ms", 0.0)))
+    for i, q in enumerate(questions):
+        a = core.answer(str(i))
+        assert a.decision is not None  # query() always decides
+        out.append(Scored(q, a.hits, a.decision, a.total_ms))
     return out
 
 
@@ -204,7 +209,8 @@ def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Que
                       config, model_id: str, settings: Rule, spec: SourceSpec, lexical_floors: dict[str, float],
                       progress: bool) -> dict[str, list[M.Record]]:
     """The baselines' records: the packaged thresholds and the original rule on the default
-    ranking, then grep and BM25 with their own floors (written into ``lexical_floors``)."""
+    ranking, then grep and BM25 (``LexicalRetriever``) with their own floors (written into
+    ``lexical_floors``)."""
     packaged = effective_config(config.model).rule(model_id)
     records = {
         "packaged-thresholds": [make_record(s.question, s.hits, decide(s.question.text, s.hits, packaged), note_langs)
@@ -215,13 +221,18 @@ def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Que
 
     negatives = [n.text for n in collect([spec.negatives_file()])[0]]
     target = config.selector.target_silence
+    queries = {str(i): q.text for i, q in enumerate(questions)}
     for base in lexical_baselines(notes):
         floor = lexical_floor(base, negatives, target)
         lexical_floors[base.name] = floor
+        lex = LexicalRetriever(base, settings, floor,
+                               progress=lambda it, n=base.name: progress_bar(it, progress, desc=n, unit="q"))
+        lex.search(queries)
         rows = []
-        for q in progress_bar(questions, progress, desc=base.name, unit="q"):
-            hits = base.rank(q.text)
-            rows.append(make_record(q, hits, lexical_decision(q.text, hits, settings, floor), note_langs))
+        for i, q in enumerate(questions):
+            a = lex.answer(str(i))
+            assert a.decision is not None
+            rows.append(make_record(q, a.hits, a.decision, note_langs))
         records[base.name] = rows
     return records
 

@@ -71,8 +71,8 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Setti
     the config's model and rank every question once."""
     from recall.api import Recall
     from recall.embedding.models import get_embedder
-    from recall.ranking.search import Scope
     from recall_eval.datasets.collections import check_expected, read_notes
+    from recall_eval.scoring.retrievers import CoreRetriever
     from recall_eval.scoring.score import eval_home, source_spec
 
     check_expected(questions, [n.id for n in read_notes(notes_dir)], str(notes_dir))
@@ -80,10 +80,11 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Setti
         app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
         log(f"indexing {notes_dir} with {app.embedder.model_id}")
         app.index([source_spec(notes_dir, note_questions, use_questions)])
-        app.searcher.refresh()
-        # search() directly, not query(): query() would apply the configured selector,
-        # which may be a learned one that does not exist yet.
-        out = [Ranked(q, app.searcher.search(q.text, Scope(everything=True))[0]) for q in questions]
+        # rank(), not query(): query() would apply the configured selector, which may be a
+        # learned one that does not exist yet; the grid applies its own rules to these lists.
+        core = CoreRetriever(app, decide=False)
+        core.search({str(i): q.text for i, q in enumerate(questions)})
+        out = [Ranked(q, core.answer(str(i)).hits) for i, q in enumerate(questions)]
         model_id = app.embedder.model_id
         app.store.close()
     return model_id, out
