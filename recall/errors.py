@@ -18,7 +18,7 @@ class RecallError(Exception):
     """The one root of recall's errors: ``str`` is one line saying what is wrong and the
     command that repairs it. Every exception recall defines derives from it (those that code
     catches as ``ValueError`` too keep that base: ``ConfigError``, ``NoteRejected``), so a front
-    end catches this one class (``recall.cli.common.clean_errors``); tests/test_errors.py checks."""
+    end catches this one class (``recall.cli.common.clean_errors``); tests/core/errors/test_errors.py checks."""
 
 
 class IndexDamaged(RecallError):

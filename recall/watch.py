@@ -16,7 +16,7 @@ still picked up), then handles the batch in one go:
 * then ONE FAISS rebuild for the whole batch (``Indexer.rebuild``), swapped in atomically.
 
 Searches read FAISS generations only, so they see the index before the batch or after
-it: never a note half-updated, missing, or twice (``tests/test_watch.py`` hammers this).
+it: never a note half-updated, missing, or twice (``tests/core/watch/test_watch.py`` hammers this).
 
 Threads: watchdog's observer thread only queues paths; one worker thread owns its own
 SQLite connection (sqlite3 connections belong to the thread that opened them) and does

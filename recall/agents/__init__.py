@@ -45,7 +45,7 @@ envelope adds: the selector's byte caps count the widest one) and ``install``/``
 one line to ``registry.AGENTS``. Keep its top-level imports to the standard library and
 ``recall.agents``/``recall.privacy`` (the hook imports it on every message): an installer's
 dependencies (``tomlkit``, ``subprocess``) are imported inside the functions that use them.
-``tests/test_agents.py::test_every_agent_in_the_registry_speaks_the_same_interface`` checks
+``tests/core/agents/test_agents.py::test_every_agent_in_the_registry_speaks_the_same_interface`` checks
 the names.
 
 ``uninstall --agent X`` removes exactly these: our hook entries (recognised by what they run),

@@ -3,7 +3,7 @@
 User errors print one line (``Error: ...``, exit 1), never a traceback. Everything a command
 prints goes through ``say`` (and an error's message through ``UserError``): text from notes,
 file names and teammates is made safe for a terminal there (``recall.privacy.safetext.terminal_text``),
-so no note can send an escape sequence to the user's terminal (tests/test_architecture.py
+so no note can send an escape sequence to the user's terminal (tests/project/test_architecture.py
 checks that no other printer is used under recall/cli)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ parsed once (``recall.config.load.load_config`` reads the layered files).
 Long because: one frozen dataclass per TOML section, and the one parser that checks them.
 
 The packaged TOML is the only source of defaults: no field below has a default value
-for a TOML key, and ``tests/test_config.py`` checks that every key of the packaged file
+for a TOML key, and ``tests/core/config/test_config.py`` checks that every key of the packaged file
 maps to a field and every field to a key. Fields that are not TOML keys (where a value
 came from) say so with ``metadata={"toml": False}``.
 

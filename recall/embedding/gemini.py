@@ -21,7 +21,7 @@ with header ``x-goog-api-key``, body ``{"requests": [{"model": "models/{model}",
 "output_dimensionality": N}]}``, answer ``{"embeddings": [{"values": [...]}, ...]}`` in
 order. gemini-embedding-2 takes its task as a text prefix ("task: search result | query:
 ..."); gemini-embedding-001 as ``taskType``. One ``httpx.Client`` per embedder keeps its
-connection. ``tests/test_gemini.py`` runs it against a fake API on loopback that checks
+connection. ``tests/core/embedding/test_gemini.py`` runs it against a fake API on loopback that checks
 every request's shape.
 """
 

@@ -300,7 +300,7 @@ def _ascii_lower(text: str) -> str:
 
 
 # The fallback for tokens no rule knows: a run of base64/URL-safe characters that looks
-# drawn at random. Measured on prose and real notes (tests/test_masking.py, README):
+# drawn at random. Measured on prose and real notes (tests/core/privacy/test_masking.py, README):
 # identifiers, paths, versions, UUIDs and hex digests (git hashes, trace ids) stay.
 _CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-~]{20,}={0,2}")
 # A part between separators that reads as a word, a number or an acronym.
@@ -342,7 +342,7 @@ def looks_random(token: str) -> bool:
     if switches < RANDOM_MIN_SWITCHES or n / len(_CAMEL_PARTS.findall(t)) > RANDOM_MAX_PART:
         return False  # CamelCase names, words with a number
     # The entropy 99% of random strings of n characters (62-64 symbols) reach, less a margin:
-    # 3.6 bits a character at 20 characters, 4.34 at 40, 4.85 at 64 (tests/test_masking.py).
+    # 3.6 bits a character at 20 characters, 4.34 at 40, 4.85 at 64 (tests/core/privacy/test_masking.py).
     return _entropy(t) >= min(RANDOM_MIN_BITS + 0.744 * math.log2(n / RANDOM_MIN_CHARS), 5.0)
 
 

@@ -12,7 +12,7 @@ Tolerance: a net loss of at most ``MAX_NET_LOSS`` questions per metric (2 of 80 
 sample: the noise of float rounding on another CPU, never a systematic loss). The
 baseline stores every question's value, so the loss is counted on the same questions
 (losses minus gains; MRR counts reciprocal ranks). Switching off the notes' questions or
-BM25 fusion loses more than that, and fails (tests/test_eval_regress.py). When the
+BM25 fusion loses more than that, and fails (tests/eval/reports/test_eval_regress.py). When the
 question ids differ from the baseline's (a set was added or edited), run ``--update``.
 """
 

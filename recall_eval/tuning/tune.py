@@ -15,7 +15,7 @@ combines those answers with numpy:
     kind   = full if gap >= full_gap else short
     result = the branch's precomputed answer (which may be "nothing fits")
 
-tests/test_eval_tune.py checks this agrees with ``decide`` on random thresholds.
+tests/eval/tuning/test_eval_tune.py checks this agrees with ``decide`` on random thresholds.
 
 Grid: candidate thresholds are midpoints between consecutive quantiles of the tuning
 questions' own tops and gaps (plus "no floor" / "never full"), so the same code works

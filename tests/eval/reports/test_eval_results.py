@@ -15,7 +15,7 @@ from recall_eval.scoring import metrics as M
 from recall_eval.scoring.metrics import Record
 from recall_eval.scoring.score import pipeline_result
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 COMMITTED = ROOT / "reports" / "baseline" / "sample.json"
 
 

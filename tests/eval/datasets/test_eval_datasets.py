@@ -19,7 +19,7 @@ from recall_eval.datasets.collections import (
     write_questions,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
 QUESTIONS = FIXTURES / "questions.jsonl"
 GOOD = {"id": "x-01", "kind": "paraphrase", "text": "hello there", "expected": ["a"], "lang": "en"}

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from recall_eval.cli import main
 from recall_eval.reports.report import run_id
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
 QUESTIONS = FIXTURES / "questions.jsonl"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

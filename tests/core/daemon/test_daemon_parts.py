@@ -1,4 +1,4 @@
-"""The daemon's dispatcher on its own, over real sockets (the whole daemon: tests/test_daemon.py)."""
+"""The daemon's dispatcher on its own, over real sockets (the whole daemon: tests/core/daemon/test_daemon.py)."""
 
 from __future__ import annotations
 

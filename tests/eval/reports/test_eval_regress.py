@@ -14,7 +14,7 @@ from recall_eval.cli import main
 from recall_eval.reports.regress import GATED, Check, check
 from recall_eval.results import Baseline, Metric
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SILENT = """
 [thresholds."hash-256"]
 gap_floor = 0.025

@@ -19,8 +19,8 @@ from recall_eval.datasets.collections import load_questions
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.score import Evaluator, score_collection
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
 QUESTIONS = FIXTURES / "questions.jsonl"
 SAMPLE_NOTES = ROOT / "datasets" / "sample" / "notes"

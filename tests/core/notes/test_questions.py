@@ -20,7 +20,7 @@ from recall.notes.questions import MAX_QUESTION_CHARS, MAX_QUESTIONS, QUESTIONS_
 from recall.ranking.search import Scope
 from recall.store.vectors import index_dir, load_index
 
-SAMPLE_EXPANSIONS = Path(__file__).resolve().parent.parent / "datasets" / "sample" / "questions.jsonl"
+SAMPLE_EXPANSIONS = Path(__file__).resolve().parents[3] / "datasets" / "sample" / "questions.jsonl"
 
 
 def app_for(home, model="hash", lexical_weight=None):

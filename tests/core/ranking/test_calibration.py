@@ -21,7 +21,7 @@ from recall.indexing.indexer import SourceSpec
 from recall.ranking.calibration import FILE, Features, _negative_features, choose
 from recall.ranking.negatives import bank, read_negatives_file
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def recall(*args: str, check: bool = True) -> subprocess.CompletedProcess:

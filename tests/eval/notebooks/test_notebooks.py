@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[3] / "notebooks"
 
 
 @pytest.mark.slow

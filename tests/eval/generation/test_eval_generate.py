@@ -19,7 +19,7 @@ from recall_eval.generation.checks import LEAKAGE_THRESHOLD, normalise, parse_ge
 from recall_eval.generation.prompting import collection_hash, template_hash
 from recall_eval.text import content_words, detect_lang, overlap
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 NOTES = FIXTURES / "notes"
 LEAKY = ("Amounts of money are stored and computed as Decimal with explicit quantize, "
          "never as binary floating point")

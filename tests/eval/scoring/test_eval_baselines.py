@@ -16,7 +16,7 @@ from recall_eval.scoring.baselines import (
     original_settings,
 )
 
-NOTES = read_notes(Path(__file__).parent / "fixtures" / "eval" / "notes")
+NOTES = read_notes(Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "notes")
 
 
 def ids(hits: list[Hit]) -> list[str]:

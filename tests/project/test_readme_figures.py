@@ -10,7 +10,7 @@ from pathlib import Path
 
 from helpers.paths import PY, ROOT
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "readme_figures.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "readme_figures.py"
 
 
 def _metric(value: float, n: int) -> dict:

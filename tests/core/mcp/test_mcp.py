@@ -95,7 +95,7 @@ def test_stdio_session(indexed, tmp_path):
     assert out["server"] == "recall"
     assert set(out["tools"]) == {"recall_search", "recall_status", "recall_context"}
     hook_tool = out["tools"]["recall_context"].input_schema["properties"]
-    assert {"prompt", "cwd"} <= set(hook_tool)  # what an mcp_tool hook passes (tests/test_agents.py)
+    assert {"prompt", "cwd"} <= set(hook_tool)  # what an mcp_tool hook passes (tests/core/agents/test_agents.py)
     schema = out["tools"]["recall_search"].input_schema
     assert schema["required"] == ["query"] and {"k", "repo"} <= set(schema["properties"])
 

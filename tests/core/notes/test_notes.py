@@ -62,7 +62,7 @@ def test_missing_folder_raises_clear_error(tmp_path):
 
 
 def test_sample_collection_parses_cleanly():
-    root = Path(__file__).resolve().parent.parent / "datasets" / "sample" / "notes"
+    root = Path(__file__).resolve().parents[3] / "datasets" / "sample" / "notes"
     notes, problems = read_folder(root)
     assert len(notes) >= 45 and problems == []
     assert {n.type for n in notes} == {"user", "feedback", "project", "reference"}

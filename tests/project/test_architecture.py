@@ -14,7 +14,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("recall", "recall_eval")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
