@@ -6,8 +6,6 @@ an embedder and a searcher together; every file it touches lives under one ``REC
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,31 +50,6 @@ class Status:
     generation: int | None  # the live index generation of the configured model
     problems: list[str]  # the indexes that cannot be loaded, one line each
     indexing: dict | None = None  # an index running or interrupted (recall.indexing.progress.read_progress)
-
-
-def _salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
-    """The folders a damaged store had indexed (kind, folder, project): from its sources
-    table as far as it can still be read, and from the notes of every index generation
-    beside it (meta.json names each note's source)."""
-    import json
-
-    found: dict[tuple[str, str], str | None] = {}
-    try:
-        con = sqlite3.connect(str(path), timeout=5)
-        try:
-            for k, r, p in con.execute("SELECT kind, root, project FROM sources"):
-                found[(str(k), str(r))] = p
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        pass
-    for meta in sorted((path.parent / "index").glob("*/gen-*/meta.json")):
-        try:
-            for note in json.loads(meta.read_text(encoding="utf-8"))["notes"]:
-                found.setdefault((str(note["kind"]), str(note["root"])), note.get("project"))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return [(k, r, p) for (k, r), p in found.items()]
 
 
 class Recall:
@@ -175,20 +148,13 @@ class Recall:
                        defer=defer, delay_s=self.config.index.debug_delay_ms / 1000)
 
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
-        """For ``recall index --rebuild``: when the store file is damaged, move it (and its
-        -wal and -shm) aside, 0600 as it was; returns where, and the sources (kind, folder,
-        project) still readable from it, so that they are indexed again."""
-        from recall.store.sqlite import check_store
+        """For ``recall index --rebuild``: when the store file is damaged, move it aside
+        (``recall.store.salvage``); returns where, and the sources still readable from it."""
+        from recall.store.salvage import set_aside
 
-        path = self.home / DB_NAME
-        if self._store is not None or not path.exists() or check_store(path) is None:
+        if self._store is not None:
             return None, []
-        sources = _salvage_sources(path)
-        aside = path.with_name(f"{DB_NAME}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-        for suffix in ("", "-wal", "-shm"):
-            if Path(str(path) + suffix).exists():
-                os.replace(str(path) + suffix, str(aside) + suffix)
-        return aside, sources
+        return set_aside(self.home / DB_NAME)
 
     def index(self, sources: Sequence[SourceSpec],
               progress: Callable[[int, str], None] | None = None,

@@ -1,0 +1,49 @@
+"""A damaged store set aside for ``recall index --rebuild``, and what can still be read of it:
+the folders it had indexed, so they are indexed again."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from recall.store.sqlite import check_store
+
+
+def set_aside(path: Path) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
+    """When the store file at ``path`` is damaged, move it (and its -wal and -shm) aside,
+    0600 as it was; returns where, and the sources (kind, folder, project) still readable
+    from it. ``(None, [])`` when there is no file or it is sound."""
+    if not path.exists() or check_store(path) is None:
+        return None, []
+    sources = salvage_sources(path)
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        if Path(str(path) + suffix).exists():
+            os.replace(str(path) + suffix, str(aside) + suffix)
+    return aside, sources
+
+
+def salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
+    """The folders a damaged store had indexed (kind, folder, project): from its sources
+    table as far as it can still be read, and from the notes of every index generation
+    beside it (meta.json names each note's source)."""
+    found: dict[tuple[str, str], str | None] = {}
+    try:
+        con = sqlite3.connect(str(path), timeout=5)
+        try:
+            for k, r, p in con.execute("SELECT kind, root, project FROM sources"):
+                found[(str(k), str(r))] = p
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        pass
+    for meta in sorted((path.parent / "index").glob("*/gen-*/meta.json")):
+        try:
+            for note in json.loads(meta.read_text(encoding="utf-8"))["notes"]:
+                found.setdefault((str(note["kind"]), str(note["root"])), note.get("project"))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return [(k, r, p) for (k, r), p in found.items()]
