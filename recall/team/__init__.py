@@ -1,1 +1,2 @@
-""""""
+"""The team store: PostgreSQL + pgvector shared by a team (``store``), its schema and roles (``schema``,
+``admin``) and the connection (``connect``)."""
