@@ -182,6 +182,8 @@ def test_agent_writes_new_and_changed_notes_questions_in_the_background(route, r
         if route.name == "claude":  # recall's flags for claude: no tools, a one-line system prompt
             assert all(not b.get("tools") for b in bodies)
             assert all(len(json.dumps(b.get("system", ""))) < 2000 for b in bodies)
+        else:  # Codex and Gemini CLI tell the model their folder: recall's empty one
+            assert all("recall-gen-" in json.dumps(b) for b in bodies)
         note_words = (notes / f"{STEMS[0]}.md").read_text(encoding="utf-8").split("\n---\n", 1)[-1].strip()[:60]
         assert any(note_words in route.prompt_of(b) for b in bodies)
 
