@@ -6,7 +6,8 @@ questions, restatements and negatives (``recall.authoring.notegen``), in the bac
   ``auto``): ``recall questions on`` writes it after showing the cost in tokens, the
   plugin's option ``generate_questions`` sets it for the plugin's runs, the web page has a
   button. ``ask`` (the default) and ``off`` send nothing.
-* **Context-free.** Each prompt goes to the CLI on stdin (Gemini: as its ``-p`` text), run
+* **Context-free.** Each prompt goes to the CLI on stdin (never in argv: a batch of notes
+  can pass Linux's 128 KiB limit on one argument), run
   in an empty temporary folder (no project file, no CLAUDE.md in reach), with
   ``RECALL_GENERATING=1`` in its environment so recall's own hooks in that session neither
   search nor start another run. Only note text is sent; never a message the user typed.
@@ -58,7 +59,7 @@ class Agent:
     exe: str
     model: str = ""  # [questions] model; empty: the agent's own default
 
-    def command(self, out_file: Path, prompt: str) -> tuple[list[str], str | None]:
+    def command(self, out_file: Path, prompt: str) -> tuple[list[str], str]:
         """(argv, stdin text) for one prompt."""
         if self.name == "claude":
             # No tools, no MCP servers, no skills, no saved session, a one-line system prompt:
@@ -71,7 +72,18 @@ class Agent:
         if self.name == "codex":
             return [self.exe, "exec", "--skip-git-repo-check", *model, "--output-last-message", str(out_file),
                     "-"], prompt
-        return [self.exe, *model, "-p", prompt], None
+        # Gemini CLI runs headless when stdin is not a terminal and takes stdin as the prompt
+        # (``-p`` text would only be appended to it).
+        return [self.exe, *model], prompt
+
+    def env(self) -> dict[str, str]:
+        """What the CLI needs in its environment besides the caller's."""
+        if self.name == "gemini":
+            # Gemini CLI 0.61 refuses a folder the user never trusted when headless (exit 55):
+            # the empty temporary folder is trusted for this run only (what --skip-trust sets;
+            # an older CLI ignores the variable).
+            return {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+        return {}
 
     def answer(self, proc: subprocess.CompletedProcess, out_file: Path) -> str:
         if proc.returncode != 0:
@@ -111,13 +123,13 @@ def find_agent(choice: str, model: str = "") -> Agent | None:
 
 def complete(agent: Agent, prompt: str, timeout_s: float) -> str:
     """The agent's answer to ``prompt`` alone, asked from an empty temporary folder."""
-    env = {**os.environ, GENERATING_ENV: "1"}
+    env = {**os.environ, **agent.env(), GENERATING_ENV: "1"}
     with tempfile.TemporaryDirectory(prefix="recall-gen-") as cwd, \
             tempfile.TemporaryDirectory(prefix="recall-out-") as out_dir:
         out_file = Path(out_dir) / "answer.txt"
         argv, stdin = agent.command(out_file, prompt)
         try:
-            proc = subprocess.run(argv, input=stdin if stdin is not None else "", capture_output=True, text=True,
+            proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
                                   cwd=cwd, env=env, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired as exc:
             raise AgentError(f"{agent.name} took longer than {timeout_s:g} s") from exc

@@ -1,6 +1,6 @@
 """The recommended flow's parts that need no agent: which notes are pending, what a run would
 cost, how answers are read and written where recall reads them, consent, and the plugin's
-option. (The agent itself, the real Claude Code CLI, is tests/e2e/test_claude_questions.py.)"""
+option. (The agents themselves, the real Claude Code, Codex and Gemini CLIs, are tests/e2e/test_agent_questions.py.)"""
 
 from __future__ import annotations
 
