@@ -70,8 +70,11 @@ class Agent:
                     *(["--model", self.model] if self.model else [])], prompt
         model = ["-m", self.model] if self.model else []
         if self.name == "codex":
-            return [self.exe, "exec", "--skip-git-repo-check", *model, "--output-last-message", str(out_file),
-                    "-"], prompt
+            # A note's text must not be able to steer the run: no shell (Codex's only way to act),
+            # and a read-only sandbox whatever the user's own config.toml grants.
+            return [self.exe, "exec", "--skip-git-repo-check", "--sandbox", "read-only",
+                    "-c", "features.shell_tool=false", "-c", "features.unified_exec=false", *model,
+                    "--output-last-message", str(out_file), "-"], prompt
         # Gemini CLI runs headless when stdin is not a terminal and takes stdin as the prompt
         # (``-p`` text would only be appended to it).
         return [self.exe, *model], prompt

@@ -39,6 +39,9 @@ def _texts(content) -> list[str]:
     return [c.get("text", "") for c in content or [] if isinstance(c, dict)]
 
 
+# Codex's tools that run commands (the shell, its PTY-backed successor, and their older names).
+SHELL_TOOLS = {"shell", "local_shell", "shell_command", "exec_command", "write_stdin", "unified_exec"}
+
 def claude_prompt(body: dict) -> str:
     """The last user turn of a Messages request."""
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
@@ -184,6 +187,9 @@ def test_agent_writes_new_and_changed_notes_questions_in_the_background(route, r
             assert all(len(json.dumps(b.get("system", ""))) < 2000 for b in bodies)
         else:  # Codex and Gemini CLI tell the model their folder: recall's empty one
             assert all("recall-gen-" in json.dumps(b) for b in bodies)
+        if route.name == "codex":  # no shell: a note's text cannot make Codex run anything
+            names = {str(tool.get("name") or tool.get("type")) for b in bodies for tool in b.get("tools", [])}
+            assert not names & SHELL_TOOLS, names
         note_words = (notes / f"{STEMS[0]}.md").read_text(encoding="utf-8").split("\n---\n", 1)[-1].strip()[:60]
         assert any(note_words in route.prompt_of(b) for b in bodies)
 
