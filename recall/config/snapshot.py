@@ -3,10 +3,11 @@ per-message hook reads, written by ``recall.config.load.load_config`` whenever t
 settings are loaded (every ``recall`` command, the daemon's start, its re-read after a config
 edit), so the hook never parses TOML and no default is copied into it.
 
-    {"config": [path, inode, size, mtime_ns, ctime_ns] | null,   the config file it was made from
+    {"version": recall's version (a new release may ship other defaults),
+     "config": [path, inode, size, mtime_ns, ctime_ns] | null,   the config file it was made from
      "settings": {"budget_ms": ..., "skip": [...], "skip_tags": [...], "min_chars": ...}}
 
-The hook trusts a snapshot whose ``config`` is the config file as it is now; after an edit
+The hook trusts a snapshot of this release whose ``config`` is the config file as it is now; after an edit
 (or with none yet) it has the core load the settings once, which writes a new one. Standard
 library only: the hook imports this on every message. Nothing of a message goes into it.
 """
@@ -19,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall import __version__
 from recall.privacy.paths import ensure_private_dir, private_open, recall_home
 
 if TYPE_CHECKING:
@@ -62,7 +64,7 @@ def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
     """Write the snapshot of ``settings`` (made from the config file ``stamp``) when it differs
     from the one there. ``create``: make RECALL_HOME if missing (else a home not made yet is
     left alone). Never raises: a read-only home only costs the hook a settings load."""
-    data = {"config": stamp, "settings": values(settings)}
+    data = {"version": __version__, "config": stamp, "settings": values(settings)}
     path = snapshot_path()
     try:
         if not create and not path.parent.is_dir():
@@ -104,7 +106,7 @@ def read(stale_ok: bool = False) -> dict[str, Any] | None:
         if not _trusted(path):
             return None
         settings = data["settings"]
-        if not stale_ok and data["config"] != config_stamp(user_config_path()):
+        if not stale_ok and (data.get("version") != __version__ or data["config"] != config_stamp(user_config_path())):
             return None
         if not (isinstance(settings["budget_ms"], int | float) and isinstance(settings["min_chars"], int)
                 and isinstance(settings["skip"], list) and isinstance(settings["skip_tags"], list)):

@@ -437,6 +437,21 @@ def test_any_settings_load_writes_the_snapshot_and_a_damaged_one_is_rebuilt(reca
     assert hook.hook_settings()["budget_ms"] == 1234
 
 
+
+def test_a_snapshot_of_another_release_is_made_again(recall_home):
+    """An upgrade may ship other defaults: a snapshot another release wrote is rebuilt from this
+    release's packaged TOML on the next message, not trusted."""
+    from recall.config.load import load_config
+
+    recall_home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    load_config()
+    data = json.loads((recall_home / "hook.json").read_text())
+    data["version"], data["settings"]["min_chars"] = "0.0.1", 999
+    (recall_home / "hook.json").write_text(json.dumps(data))
+    packaged = tomllib.loads(resources.files("recall.config").joinpath("default_config.toml").read_text())
+    assert hook.hook_settings()["min_chars"] == packaged["selector"]["min_prompt_chars"]
+    assert json.loads((recall_home / "hook.json").read_text())["settings"]["min_chars"] != 999
+
 # --- the real model, end to end ------------------------------------------------------------------
 
 
