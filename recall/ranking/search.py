@@ -274,16 +274,7 @@ class Searcher:
             scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
         else:
             scores, ids = idx.index.search(qv, k, params=params)  # type: ignore[attr-defined]
-        best: dict[int, float] = {}
-        for score, cid in zip(scores[0], ids[0], strict=True):
-            if cid < 0:
-                continue
-            n = int(idx.chunk_note[cid])
-            if n not in best:  # results come best first: the first is the note's best chunk
-                best[n] = float(score)
-                if where is not None:
-                    where[n] = int(cid)
-        return best, k >= in_scope
+        return _first_per_note(idx.chunk_note, scores[0], ids[0], where), k >= in_scope
 
     def _cjk_notes(self, idx: LoadedIndex):
         """Boolean mask over ``idx.notes``: which are written mainly in CJK script (cached)."""
@@ -333,3 +324,20 @@ class Searcher:
         # keep FAISS's id selector and its array alive as long as the params use them
         idx._scope_cache[(scope.key, "keep")] = value[2:]
         return value[:2]
+
+
+def _first_per_note(chunk_note, scores, ids, where: dict[int, int] | None) -> dict[int, float]:
+    """note -> the score of its first chunk in ``ids`` (FAISS's results, best first, -1 for
+    none), in that order; ``where``: note -> that chunk. numpy's ``unique`` finds each note's
+    first place, so the dict is the one a loop over the results would build."""
+    import numpy as np
+
+    keep = ids >= 0
+    ids, scores = ids[keep], scores[keep]
+    notes = chunk_note[ids]
+    _, first = np.unique(notes, return_index=True)
+    first.sort()  # rank order: the dict keeps the order the loop gave
+    order = notes[first].tolist()
+    if where is not None:
+        where.update(zip(order, ids[first].tolist(), strict=True))
+    return dict(zip(order, scores[first].tolist(), strict=True))
