@@ -24,6 +24,11 @@ floor = MCP ping + direct daemon answer; ratio = p50 / floor. And the model's ow
 embedding time, the daemon's ``embed_ms`` of those direct answers (issue #22's targets:
 path p95 <= 1.2 x embedding p95; sequential p95 <= 25 ms; 10 at once p95 <= 3 x
 sequential p95; busy core p95 <= 2 x quiet p95).
+
+Where the time goes (Linux): the CPU per message of the daemon and of the MCP servers (all
+sessions together), from /proc, over the 10-at-once rounds and over 100 more sequential
+messages without the floor's probes: on 2 cores, 10 at once cannot end before
+10 x (daemon + servers) / 2.
 """
 
 from __future__ import annotations
