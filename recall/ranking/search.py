@@ -301,9 +301,8 @@ class Searcher:
         return mask
 
     def _id_filter(self, idx: LoadedIndex, scope: Scope):
-        """FAISS search parameters that admit only the scope's chunks (None for a flat index
-        when the scope admits them all), and how many there are (cached per scope); None when
-        the scope admits none."""
+        """FAISS search parameters that admit only the scope's chunks, and how many there are
+        (cached per scope); None when the scope admits none."""
         import faiss
         import numpy as np
 
@@ -316,11 +315,11 @@ class Searcher:
             idx._scope_cache[scope.key] = "empty"
             return None
         hnsw = isinstance(idx.index, faiss.IndexHNSWFlat)
-        if count == allowed.size and not hnsw:  # every chunk: a flat scan needs no selector
-            idx._scope_cache[scope.key] = (None, count)
-            return None, count
-        # A bitmap: the same chunks as a set of ids, cheaper to test per vector (0.29 ms for
-        # half of 10,000 chunks against 0.53 with IDSelectorBatch's hash set; same results).
+        # A selector even when the scope admits every chunk: without one, FAISS's scan took 2-3 ms
+        # instead of 1 in the daemon's worker threads (bench_mcp; likely its OpenMP path, whose
+        # thread count omp_set_num_threads(1) sets per thread). A bitmap: the same chunks as a
+        # set of ids, cheaper to test per vector (0.29 ms for half of 10,000 chunks against 0.53
+        # with IDSelectorBatch's hash set; the same results).
         bits = np.packbits(allowed, bitorder="little")
         sel = faiss.IDSelectorBitmap(bits)
         if hnsw:

@@ -1,6 +1,5 @@
-"""A scope's dense scan (FAISS with the scope's chunks as a bitmap, or no selector when the
-scope admits every chunk) ranks exactly what a scan of every chunk keeps of the scope's: the
-same notes, the same order, the same scores to the bit."""
+"""A scope's dense scan (FAISS with the scope's chunks as a bitmap) ranks exactly what a scan
+of every chunk keeps of the scope's: the same notes, the same order, the same scores to the bit."""
 
 from __future__ import annotations
 
