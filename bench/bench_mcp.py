@@ -24,6 +24,11 @@ floor = MCP ping + direct daemon answer; ratio = p50 / floor. And the model's ow
 embedding time, the daemon's ``embed_ms`` of those direct answers (issue #22's targets:
 path p95 <= 1.2 x embedding p95; sequential p95 <= 25 ms; 10 at once p95 <= 3 x
 sequential p95; busy core p95 <= 2 x quiet p95).
+
+Where the time goes (Linux): the CPU per message of the daemon and of the MCP servers (all
+sessions together), from /proc, over the 10-at-once rounds and over 100 more sequential
+messages without the floor's probes: on 2 cores, 10 at once cannot end before
+10 x (daemon + servers) / 2.
 """
 
 from __future__ import annotations
@@ -51,6 +56,36 @@ BUDGET_MS = 300
 TARGETS = {"p95_sequential_ms": 25, "p95_concurrent_ms": 60, "p95_over_embed_p95": 1.2,
            "concurrent_over_sequential_p95": 3.0, "busy_over_quiet_p95": 2.0}
 SPIN = "import time\nend = time.monotonic() + 600\nwhile time.monotonic() < end: pass"
+
+
+def children_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of each live child of this process (Linux /proc; {} elsewhere):
+    the daemon and the MCP servers, to say where a load's time goes."""
+    out: dict[int, float] = {}
+    me, tick = os.getpid(), os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == me:  # ppid
+            out[int(name)] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return out
+
+
+def cpu_split(before: dict[int, float], after: dict[int, float], daemon_pid: int, messages: int) -> dict:
+    """CPU ms per message spent in the daemon and in the MCP servers between two ``children_cpu``."""
+    used = {pid: after[pid] - before.get(pid, 0.0) for pid in after}
+    daemon = used.pop(daemon_pid, 0.0)
+    return {"daemon_cpu_ms": round(daemon * 1000 / messages, 2),
+            "servers_cpu_ms": round(sum(used.values()) * 1000 / messages, 2)}
 
 
 def summary(walls: list[float], answered: int) -> dict:
@@ -99,6 +134,7 @@ async def measure(env: dict, texts: list[str]) -> dict:
             for p in texts[:5]:  # warm the server, the daemon's caches and the page cache
                 await timed_call(first, p)
 
+            daemon_pid = client.request({"cmd": "ping"})["pid"]
             seq, mcp_pings, daemon_pings, direct, embeds = [], [], [], [], []
             answered = 0
             for i in range(SEQUENTIAL):
@@ -119,6 +155,7 @@ async def measure(env: dict, texts: list[str]) -> dict:
 
             conc: list[float] = []
             conc_answered = 0
+            cpu_before = children_cpu()
             for r in range(ROUNDS):
                 results: list[tuple[float, bool]] = []
 
@@ -130,6 +167,11 @@ async def measure(env: dict, texts: list[str]) -> dict:
                         tg.start_soon(one, session, texts[(r * CONCURRENT + k) % len(texts)])
                 conc += [ms for ms, _ in results]
                 conc_answered += sum(said for _, said in results)
+            conc_cpu = cpu_split(cpu_before, children_cpu(), daemon_pid, len(conc))
+            cpu_before = children_cpu()
+            for i in range(SEQUENTIAL):  # CPU per message alone, without the floor's probes
+                await timed_call(first, texts[i % len(texts)])
+            seq_cpu = cpu_split(cpu_before, children_cpu(), daemon_pid, SEQUENTIAL)
             busy: list[float] = []
             spinner = subprocess.Popen([PY, "-c", SPIN])  # another process holding one core
             try:
@@ -145,7 +187,8 @@ async def measure(env: dict, texts: list[str]) -> dict:
     direct_ms = statistics.median(direct)
     sequential = summary(seq, answered)
     floor = mcp_ping + direct_ms
-    concurrent, busy_core = summary(conc, conc_answered), summary(busy, 0)
+    concurrent, busy_core = summary(conc, conc_answered) | conc_cpu, summary(busy, 0)
+    sequential |= seq_cpu
     return {
         "model": status.get("model"), "device": status.get("device"),
         "mcp_ping_ms": round(mcp_ping, 2), "daemon_ping_ms": round(statistics.median(daemon_pings), 2),
@@ -184,6 +227,9 @@ def render(result: dict) -> str:
         f"{CONCURRENT} at once p95 / sequential p95 {result['ratio_concurrent_sequential_p95']} (target <= "
         f"{t['concurrent_over_sequential_p95']}); busy core p95 / quiet p95 {result['ratio_busy_quiet_p95']} "
         f"(target <= {t['busy_over_quiet_p95']})",
+        f"CPU per message (daemon + MCP servers, ms): sequential {result['sequential'].get('daemon_cpu_ms')} + "
+        f"{result['sequential'].get('servers_cpu_ms')}; {CONCURRENT} at once "
+        f"{result['concurrent'].get('daemon_cpu_ms')} + {result['concurrent'].get('servers_cpu_ms')}",
         f"targets: p95 <= {t['p95_sequential_ms']} ms sequential, <= {t['p95_concurrent_ms']} ms with "
         f"{CONCURRENT} at once",
     ])

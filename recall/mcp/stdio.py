@@ -14,7 +14,10 @@ which by construction cannot raise and cannot recurse without bound:
 * lone surrogates in strings                 -> U+FFFD, then served
 * anything else that goes wrong in ``screen`` -> -32603, id null
 
-The SDK keeps the writing side (stdout, its claim on fd 1) and the session.
+Neither side costs a worker-thread hop per message (bench/bench_mcp.py): lines are read on the
+event loop (``PipeLines``; a worker thread per line only when stdin is a regular file), and
+replies are written to a private duplicate of fd 1 while fd 1 itself points at stderr, so a
+stray print cannot corrupt the stream (the SDK's own claim, done here). The SDK keeps the session.
 """
 
 from __future__ import annotations
@@ -119,18 +122,128 @@ def screen(raw: bytes) -> tuple[Any, Any]:
             return None, None
 
 
-def read_line(stream: Any) -> tuple[bytes, bool]:
-    """The next line of ``stream`` (binary), at most ``MAX_LINE_BYTES + 1`` bytes kept; the
-    rest of a longer line is read and dropped. (b"", True) at end of input."""
-    line = stream.readline(MAX_LINE_BYTES + 1)
+def read_line(stream: Any, limit: int = MAX_LINE_BYTES) -> tuple[bytes, bool]:
+    """The next line of ``stream`` (binary), at most ``limit + 1`` bytes kept; the rest of a
+    longer line is read and dropped. (b"", True) at end of input."""
+    line = stream.readline(limit + 1)
     if not line:
         return b"", True
-    if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+    if len(line) > limit and not line.endswith(b"\n"):
         while True:
             rest = stream.readline(1 << 20)
             if not rest or rest.endswith(b"\n"):
                 break
     return line, False
+
+
+class PipeLines:
+    """``read_line`` on the event loop: the lines of a pipe as they arrive, no worker-thread
+    hop per line, the same bounds (a line longer than ``MAX_LINE_BYTES`` comes as its first
+    ``MAX_LINE_BYTES + 1`` bytes and the rest of it is dropped: ``read_line``'s lines exactly)."""
+
+    def __init__(self, read: Any, limit: int = MAX_LINE_BYTES) -> None:
+        self._read = read  # async (n) -> bytes, b"" at end of input
+        self._limit = limit
+        self._buf = bytearray()
+        self._scanned = 0  # no newline in _buf[:_scanned]
+        self._skipping = False  # dropping the rest of a line too long
+
+    async def next(self) -> tuple[bytes, bool]:
+        buf = self._buf
+        while True:
+            if self._skipping:
+                end = buf.find(b"\n")
+                if end >= 0:
+                    del buf[:end + 1]
+                    self._skipping = False
+                else:
+                    buf.clear()
+                self._scanned = 0
+            if not self._skipping:
+                end = buf.find(b"\n", self._scanned, self._limit + 1)
+                if end >= 0:
+                    line = bytes(buf[:end + 1])
+                    del buf[:end + 1]
+                    self._scanned = 0
+                    return line, False
+                if len(buf) > self._limit:
+                    line = bytes(buf[:self._limit + 1])
+                    del buf[:self._limit + 1]
+                    self._skipping, self._scanned = True, 0
+                    return line, False
+                self._scanned = len(buf)
+            chunk = await self._read(1 << 16)
+            if not chunk:
+                if buf and not self._skipping:
+                    line = bytes(buf)
+                    buf.clear()
+                    self._scanned = 0
+                    return line, False
+                return b"", True
+            buf += chunk
+
+
+async def _lines_of(stdin: Any) -> Any:
+    """An async ``() -> (line, eof)`` over ``stdin``: on the event loop when it is a pipe,
+    socket or terminal under asyncio; else ``read_line`` in a worker thread per line (a regular
+    file, another event loop)."""
+    import anyio
+
+    try:
+        import asyncio
+
+        import sniffio
+
+        if sniffio.current_async_library() != "asyncio":
+            raise RuntimeError("not asyncio")
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 16, loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except (ValueError, OSError, RuntimeError, ImportError):  # a regular file: no pipe transport
+        async def threaded() -> tuple[bytes, bool]:
+            return await anyio.to_thread.run_sync(read_line, stdin, abandon_on_cancel=True)
+
+        return threaded
+    return PipeLines(reader.read).next
+
+
+class _Stdout:
+    """The SDK's writer, without its thread hops: each reply is one ``os.write`` loop on the
+    event loop, to a private duplicate of fd 1. (The SDK's own stdout costs two worker-thread
+    hops per reply, write and flush; a reply is a few KB and a pipe holds 64 KB.)"""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def write(self, text: str) -> None:
+        import os
+
+        view = memoryview(text.encode("utf-8"))
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    async def flush(self) -> None:
+        return None
+
+
+def _claim_stdout() -> int:
+    """A private descriptor for the protocol's output; fd 1 points at stderr meanwhile, so a
+    stray print (ours, a library's, a child's) cannot corrupt the stream (the SDK's own claim,
+    which it skips when it is given a stdout)."""
+    import os
+    import sys
+
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    return fd
+
+
+def _release_stdout(fd: int) -> None:
+    import os
+
+    os.dup2(fd, 1)
+    os.close(fd)
 
 
 class _NoInput:
@@ -147,19 +260,29 @@ async def serve_stdio(server: MCPServer) -> None:
     """``server.run("stdio")``, except that every line goes through ``screen``."""
     import sys
 
+    stdin = sys.stdin.buffer
+    out = _claim_stdout()
+    try:
+        await _serve(server, stdin, out)
+    finally:
+        _release_stdout(out)
+
+
+async def _serve(server: MCPServer, stdin: Any, out: int) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
     from mcp.shared._context_streams import create_context_streams
 
     low = server._lowlevel_server
-    stdin = sys.stdin.buffer
-    async with stdio_server(stdin=_NoInput()) as (_unused, write_stream):  # type: ignore[arg-type]
+    async with stdio_server(stdin=_NoInput(), stdout=_Stdout(out)) as (_unused, write_stream):  # type: ignore[arg-type]
         send, recv = create_context_streams[Any](0)
+
+        next_line = await _lines_of(stdin)
 
         async def pump() -> None:
             async with send:
                 while True:
-                    raw, eof = await anyio.to_thread.run_sync(read_line, stdin, abandon_on_cancel=True)
+                    raw, eof = await next_line()
                     if eof:
                         return
                     message, reply = screen(raw)
