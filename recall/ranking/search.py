@@ -96,7 +96,8 @@ class Searcher:
         import faiss
 
         # One question at a time: OpenMP threads cost more to wake than the scan itself
-        # (10-36 ms with 2 threads vs 0.6 ms with 1 over 10k chunks, bench_store).
+        # (10-36 ms with 2 threads vs 0.6 ms with 1 over 10k chunks, bench_store). Per thread:
+        # set again before every search (_best_chunks), for the threads that ask.
         faiss.omp_set_num_threads(1)
 
     @property
@@ -261,6 +262,8 @@ class Searcher:
     def _best_chunks(self, idx: LoadedIndex, qv, scope: Scope, chunks: int,
                      where: dict[int, int] | None) -> tuple[dict[int, float], bool]:
         """``_best_per_note`` over one fetch, and whether it held every chunk in scope."""
+        import faiss
+
         if idx.ntotal == 0:
             return {}, True
         params, in_scope = None, idx.ntotal
@@ -270,6 +273,10 @@ class Searcher:
                 return {}, True
             params, in_scope = id_filter
         k = min(chunks, in_scope)
+        # OpenMP's thread count is per thread: the daemon's workers (and the MCP server's) would
+        # each wake a team of threads for one question (p95 10 ms instead of 0.7 over 10,000
+        # chunks, bench_mcp); setting it costs nothing.
+        faiss.omp_set_num_threads(1)
         if params is None:
             scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
         else:
@@ -315,11 +322,10 @@ class Searcher:
             idx._scope_cache[scope.key] = "empty"
             return None
         hnsw = isinstance(idx.index, faiss.IndexHNSWFlat)
-        # A selector even when the scope admits every chunk: without one, FAISS's scan took 2-3 ms
-        # instead of 1 in the daemon's worker threads (bench_mcp; likely its OpenMP path, whose
-        # thread count omp_set_num_threads(1) sets per thread). A bitmap: the same chunks as a
-        # set of ids, cheaper to test per vector (0.29 ms for half of 10,000 chunks against 0.53
-        # with IDSelectorBatch's hash set; the same results).
+        # A selector even when the scope admits every chunk (measured faster in the daemon's workers
+        # before their OpenMP thread count was set per search; kept: the same results). A bitmap:
+        # the same chunks as a set of ids, cheaper to test per vector (0.29 ms for half of 10,000
+        # chunks against 0.53 with IDSelectorBatch's hash set; the same results).
         bits = np.packbits(allowed, bitorder="little")
         sel = faiss.IDSelectorBitmap(bits)
         if hnsw:
