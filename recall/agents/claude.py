@@ -32,7 +32,7 @@ from recall.agents.shared import (
     track_entry,
     we_added,
 )
-from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+from recall.agents.wire import additional_context, read_prompt_event
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "claude"
@@ -41,17 +41,7 @@ EVENT = "UserPromptSubmit"
 MAX_CHARS = 10_000
 FORMS = ALL_FORMS
 read_event = read_prompt_event  # {prompt, cwd, session_id, ...}
-
-
-def output(block: str) -> str | None:
-    """The line the hook prints for the core's ``block``:
-    ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``."""
-    return hook_specific_output(EVENT, block, MAX_CHARS)
-
-
-def envelope() -> int:
-    """Bytes the envelope adds around the block (as a JSON string), newline included."""
-    return envelope_bytes(EVENT)
+output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 
 # --- Claude Code -------------------------------------------------------------------------------
@@ -131,8 +121,8 @@ def _drop_server(path: Path) -> bool:
     return True
 
 
-def install_claude(project: bool, cwd: Path | None = None, form: str | None = None,
-                   track_reads: bool = False) -> list[str]:
+def install(project: bool, cwd: Path | None = None, form: str | None = None,
+            track_reads: bool = False) -> list[str]:
     form, why = pick_claude_form(form)
     path = claude_settings(project, cwd)
     done = []
@@ -158,7 +148,7 @@ def install_claude(project: bool, cwd: Path | None = None, form: str | None = No
     return done
 
 
-def uninstall_claude(project: bool, cwd: Path | None = None) -> list[str]:
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     path = claude_settings(project, cwd)
     done = []
     if path.exists():
@@ -185,11 +175,3 @@ def uninstall_claude(project: bool, cwd: Path | None = None) -> list[str]:
     if _drop_server(server_file):
         done.append(f"removed the recall MCP server from {server_file}")
     return done
-
-
-def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
-    return install_claude(project, cwd, form, track_reads)
-
-
-def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
-    return uninstall_claude(project, cwd)

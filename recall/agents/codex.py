@@ -37,7 +37,7 @@ from recall.agents.shared import (
     we_added,
     write_text,
 )
-from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+from recall.agents.wire import additional_context, read_prompt_event
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "codex"
@@ -47,16 +47,7 @@ EVENT = "UserPromptSubmit"
 MAX_CHARS = 2_500
 FORMS = ALL_FORMS
 read_event = read_prompt_event  # {prompt, cwd, session_id, ...}, as Claude Code's
-
-
-def output(block: str) -> str | None:
-    """The line the hook prints for the core's ``block``: Claude Code's shape, within Codex's cap."""
-    return hook_specific_output(EVENT, block, MAX_CHARS)
-
-
-def envelope() -> int:
-    """Bytes the envelope adds around the block (as a JSON string), newline included."""
-    return envelope_bytes(EVENT)
+output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 
 # --- Codex CLI ---------------------------------------------------------------------------------
@@ -73,7 +64,9 @@ def codex_mcp_tool_entry() -> dict:
             "timeout": HOOK_TIMEOUT_S}
 
 
-def install_codex(project: bool, cwd: Path | None = None, form: str | None = None) -> list[str]:
+def install(project: bool, cwd: Path | None = None, form: str | None = None,
+            track_reads: bool = False) -> list[str]:
+    command_only(NAME, None, track_reads)
     folder = codex_dir(project, cwd)
     path = folder / "hooks.json"
     config = folder / "config.toml"
@@ -177,7 +170,7 @@ def _codex_feature(config: Path, enable: bool) -> bool:
     return True
 
 
-def uninstall_codex(project: bool, cwd: Path | None = None) -> list[str]:
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     folder = codex_dir(project, cwd)
     path = folder / "hooks.json"
     done = []
@@ -194,12 +187,3 @@ def uninstall_codex(project: bool, cwd: Path | None = None) -> list[str]:
     if _codex_server(folder / "config.toml", enable=False):
         done.append(f"removed recall's MCP server (added by recall install) from {folder / 'config.toml'}")
     return done
-
-
-def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
-    command_only(NAME, None, track_reads)
-    return install_codex(project, cwd, form)
-
-
-def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
-    return uninstall_codex(project, cwd)

@@ -19,7 +19,7 @@ from recall.agents.shared import (
     state_note,
     we_added,
 )
-from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+from recall.agents.wire import additional_context, read_prompt_event
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "gemini"
@@ -29,22 +29,15 @@ EVENT = "BeforeAgent"
 MAX_CHARS = 10_000
 FORMS = ("command",)
 read_event = read_prompt_event  # BeforeAgent: {prompt, cwd, session_id, ...}
-
-
-def output(block: str) -> str | None:
-    """The line the hook prints for the core's ``block``: ``hookSpecificOutput`` of ``BeforeAgent``."""
-    return hook_specific_output(EVENT, block, MAX_CHARS)
-
-
-def envelope() -> int:
-    """Bytes the envelope adds around the block (as a JSON string), newline included."""
-    return envelope_bytes(EVENT)
+output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 
 # --- Gemini CLI --------------------------------------------------------------------------------
 
 
-def install_gemini(project: bool, cwd: Path | None = None) -> list[str]:
+def install(project: bool, cwd: Path | None = None, form: str | None = None,
+            track_reads: bool = False) -> list[str]:
+    command_only(NAME, form, track_reads)
     path = gemini_settings(project, cwd)
     settings = load_settings(path)
     result = add_hook(settings, gemini_entry(), event="BeforeAgent")
@@ -61,7 +54,7 @@ def install_gemini(project: bool, cwd: Path | None = None) -> list[str]:
     return done
 
 
-def uninstall_gemini(project: bool, cwd: Path | None = None) -> list[str]:
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     path = gemini_settings(project, cwd)
     if not path.exists():
         return [f"no recall hook in {path}"]
@@ -80,12 +73,3 @@ def uninstall_gemini(project: bool, cwd: Path | None = None) -> list[str]:
         write_settings(path, settings)
         drop_if_created_and_empty(path)
     return done
-
-
-def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
-    command_only(NAME, form, track_reads)
-    return install_gemini(project, cwd)
-
-
-def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
-    return uninstall_gemini(project, cwd)

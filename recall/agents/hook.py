@@ -113,24 +113,33 @@ def ask(prompt: str, cwd: str, conf: dict) -> str:
         return ""
 
 
+def context_block(prompt: object, cwd: str, entrypoint: str) -> str:
+    """The daemon's block for one message, or "": skipped sessions, messages too short to search
+    and turns nobody typed get nothing and wake no daemon. Shared with the MCP tool."""
+    conf = hook_settings()
+    if conf is None or skipped_session(entrypoint, conf) or not worth_searching(prompt, conf):
+        return ""
+    assert isinstance(prompt, str)  # worth_searching: a str
+    return "" if nobody_typed(prompt, conf) else ask(prompt, cwd, conf)
+
+
 def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT) -> str | None:
     """The line to print for one event, or None. May raise; main() swallows it."""
-    conf = hook_settings()
-    if conf is None or skipped_session(entrypoint, conf):
-        return None
     speaker = registry.get(agent)
     message = speaker.read_event(json.loads(stdin.decode("utf-8")))  # strict: invalid UTF-8 means nothing
-    if message is None or not worth_searching(message.prompt, conf) or nobody_typed(message.prompt, conf):
-        return None
-    block = ask(message.prompt, message.cwd, conf)
+    block = context_block(message.prompt, message.cwd, entrypoint) if message else ""
     return speaker.output(block) if block else None  # the agent's envelope, within its cap
 
 
 def agent_arg(argv: list[str]) -> str:
     """``--agent NAME`` (or ``--agent=NAME``) from the command line; claude when absent or unknown."""
     for i, arg in enumerate(argv):
-        value = argv[i + 1] if arg == "--agent" and i + 1 < len(argv) else (
-            arg.split("=", 1)[1] if arg.startswith("--agent=") else None)
+        if arg == "--agent" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--agent="):
+            value = arg.split("=", 1)[1]
+        else:
+            continue
         if value in registry.AGENTS:
             return value
     return registry.DEFAULT

@@ -37,7 +37,7 @@ from recall.agents.shared import (
     we_added,
     write_text,
 )
-from recall.agents.wire import envelope_bytes, hook_specific_output, read_prompt_event
+from recall.agents.wire import additional_context, read_prompt_event
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "opencode"
@@ -47,16 +47,7 @@ EVENT = "chat.message"
 MAX_CHARS = 10_000
 FORMS = ("command",)
 read_event = read_prompt_event  # the plugin sends {hook_event_name, session_id, cwd, prompt}
-
-
-def output(block: str) -> str | None:
-    """The line the hook prints for the core's ``block``: the plugin reads ``hookSpecificOutput.additionalContext``."""
-    return hook_specific_output(EVENT, block, MAX_CHARS)
-
-
-def envelope() -> int:
-    """Bytes the envelope adds around the block (as a JSON string), newline included."""
-    return envelope_bytes(EVENT)
+output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 
 PLUGIN_NAME = "recall.js"
@@ -158,7 +149,9 @@ def _is_ours(path: Path) -> bool:
         return False
 
 
-def install_opencode(project: bool, cwd: Path | None = None) -> list[str]:
+def install(project: bool, cwd: Path | None = None, form: str | None = None,
+            track_reads: bool = False) -> list[str]:
+    command_only(NAME, form, track_reads)
     folder = opencode_plugins(project, cwd)
     path = folder / PLUGIN_NAME
     if path.exists() and not _is_ours(path):
@@ -178,7 +171,7 @@ def install_opencode(project: bool, cwd: Path | None = None) -> list[str]:
             "OpenCode loads it when it starts: restart a running OpenCode"]
 
 
-def uninstall_opencode(project: bool, cwd: Path | None = None) -> list[str]:
+def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     folder = opencode_plugins(project, cwd)
     path = folder / PLUGIN_NAME
     if not path.exists() or not _is_ours(path):
@@ -195,12 +188,3 @@ def uninstall_opencode(project: bool, cwd: Path | None = None) -> list[str]:
             except OSError:
                 break
     return done
-
-
-def install(project: bool, cwd: Path | None = None, form: str | None = None, track_reads: bool = False) -> list[str]:
-    command_only(NAME, form, track_reads)
-    return install_opencode(project, cwd)
-
-
-def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
-    return uninstall_opencode(project, cwd)

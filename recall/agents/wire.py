@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import NamedTuple
 
 
@@ -64,3 +65,9 @@ def envelope_bytes(event: str) -> int:
     empty = json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": ""}},
                        ensure_ascii=False)
     return len(empty.encode("utf-8")) - len('""') + 1
+
+
+def additional_context(event: str, max_chars: int) -> tuple[Callable[[str], str | None], Callable[[], int]]:
+    """``(output, envelope)`` for an agent that reads ``hookSpecificOutput.additionalContext`` of
+    ``event``: the line for a block within ``max_chars``, and the bytes that envelope adds."""
+    return (lambda block: hook_specific_output(event, block, max_chars)), (lambda: envelope_bytes(event))

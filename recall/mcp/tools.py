@@ -94,20 +94,12 @@ class RecallTools:
             return ""
 
     def _context(self, prompt: object, cwd: object) -> str:
-        from recall.agents.hook import ask, hook_settings, nobody_typed, skipped_session, worth_searching
+        from recall.agents.hook import context_block
 
-        conf = hook_settings()
-        if conf is None or skipped_session(os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), conf):
-            return ""
-        if not worth_searching(prompt, conf):
-            return ""
-        assert isinstance(prompt, str)
-        if nobody_typed(prompt, conf):
-            return ""
+        # No daemon: the hook's path starts one and waits for it within the budget (the first
+        # message after a cold start is answered when the start fits in it).
         where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
-        # No daemon: start one and wait for it within the budget (the first message after a
-        # cold start is answered when the start fits in it).
-        return ask(prompt, where, conf)
+        return context_block(prompt, where, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""))
 
     def status(self) -> dict[str, Any]:
         st = self.app.status()
