@@ -1,4 +1,5 @@
-"""A real ``recall ui`` in a subprocess, for test_ui_*.py.
+"""A real ``recall ui`` in a subprocess, for test_ui_*.py; ``page_client``, the page in this
+process (starlette's TestClient, signed in).
 
 ``index_sample`` indexes the sample into its own RECALL_HOME (in this process, with that
 home's environment set for the call only, so a module-scoped server does not depend on a
@@ -24,6 +25,18 @@ from helpers.daemon import HASH_CONFIG, daemon_pids
 from helpers.paths import PY, ROOT, SAMPLE_NOTES
 
 START_S = 60.0
+TOKEN = "t0ken"
+
+
+def page_client(port: int, **launch):
+    """The page in this process over the environment's RECALL_HOME, signed in with its token;
+    ``launch``: the rest of ``recall.ui.app.Launch`` (reports, allow_writes, upload_dir...)."""
+    from starlette.testclient import TestClient
+
+    from recall.ui.app import Launch, build_app
+
+    return TestClient(build_app(Launch(token=TOKEN, port=port, **launch)), base_url=f"http://127.0.0.1:{port}",
+                      cookies={f"recall_ui_{port}": TOKEN})
 
 
 def ui_env(home: Path, model: str = "hash", **extra: str) -> dict[str, str]:

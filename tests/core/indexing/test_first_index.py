@@ -69,12 +69,9 @@ def start_index(folder: Path, **kw) -> subprocess.Popen:
 
 def status_page() -> str:
     """The web page's status, in this process over the same home (as test_ui_pages does)."""
-    from starlette.testclient import TestClient
+    from helpers.ui import page_client
 
-    from recall.ui.app import Launch, build_app
-
-    with TestClient(build_app(Launch(token="t0ken", port=8123)), base_url="http://127.0.0.1:8123",
-                    cookies={"recall_ui_8123": "t0ken"}) as c:
+    with page_client(8123) as c:
         return c.get("/status").text
 
 

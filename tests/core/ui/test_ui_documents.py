@@ -7,11 +7,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from starlette.testclient import TestClient
 
+from helpers import ui
 from helpers.daemon import index_dirs, write_config
 from helpers.documents import make_docx, make_pdf
-from recall.ui.app import Launch, build_app
 from recall.ui.security import csrf_value
 
 pytest.importorskip("markitdown", reason="the docs extra")
@@ -19,10 +18,8 @@ PORT = 8124
 FILLER = "General remarks about the product line and its history. " * 14
 
 
-def page_client(**kw) -> TestClient:
-    settings = Launch(token="t0ken", port=PORT, **kw)
-    return TestClient(build_app(settings), base_url=f"http://127.0.0.1:{PORT}",
-                      cookies={f"recall_ui_{PORT}": "t0ken"})
+def page_client(**launch):
+    return ui.page_client(PORT, **launch)
 
 
 @pytest.fixture

@@ -10,23 +10,20 @@ import socket
 
 import pytest
 from click.testing import CliRunner
-from starlette.testclient import TestClient
 
+from helpers import ui
 from helpers.daemon import index_dirs, write_config
 from helpers.notes import write_note
 from helpers.ui import write_report
 from recall.cli import main
 from recall.ipc import client
-from recall.ui.app import Launch, build_app
 from recall.ui.security import csrf_value
 
 PORT = 8123
 
 
-def page_client(**kw) -> TestClient:
-    settings = Launch(token="t0ken", port=PORT, **kw)
-    return TestClient(build_app(settings), base_url=f"http://127.0.0.1:{PORT}",
-                      cookies={f"recall_ui_{PORT}": "t0ken"})
+def page_client(**launch):
+    return ui.page_client(PORT, **launch)
 
 
 @pytest.fixture
