@@ -247,8 +247,7 @@ def set_generate(value: str) -> Path:
     the consent ``recall questions on``/``off`` and the web page give."""
     import tomlkit
 
-    from recall.config.load import user_config_path
-    from recall.privacy.paths import private_open
+    from recall.privacy.paths import private_open, user_config_path
 
     if value not in CHOICES:
         raise ValueError(f"generate must be one of {', '.join(CHOICES)}")

@@ -46,7 +46,8 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     """
     from recall.agents.install import InstallError, latency_check
     from recall.agents.registry import install_agent
-    from recall.config.load import load_config, user_config_path
+    from recall.config.load import load_config
+    from recall.privacy.paths import user_config_path
 
     try:
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)

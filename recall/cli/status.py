@@ -8,7 +8,8 @@ import time
 import click
 
 from recall.cli.common import fail_cleanly, recall_app, say
-from recall.config.load import load_config, user_config_path
+from recall.config.load import load_config
+from recall.privacy.paths import user_config_path
 
 
 @click.command()

@@ -15,15 +15,11 @@ from typing import Any
 
 from recall.config import snapshot
 from recall.config.settings import PACKAGED, THRESHOLD_KEYS, ConfigError, Settings, parse, record_origin
-from recall.privacy.paths import recall_home
+from recall.privacy.paths import recall_home, user_config_path
 
 
 def packaged_config_text() -> str:
     return resources.files("recall.config").joinpath("default_config.toml").read_text(encoding="utf-8")
-
-
-def user_config_path() -> Path:
-    return snapshot.user_config_path()
 
 
 def calibration_path() -> Path:
@@ -98,7 +94,9 @@ def refresh_snapshot() -> None:
     (the hook after a config edit, ``recall install``). Raises ``ConfigError`` for a config
     file that cannot be read."""
     stamp = snapshot.config_stamp(user_config_path())  # before reading: an edit meanwhile makes it stale
-    snapshot.write(load_config(), stamp, create=True)
+    settings = load_config()  # writes the snapshot where RECALL_HOME already exists
+    if not snapshot.snapshot_path().parent.is_dir():
+        snapshot.write(settings, stamp, create=True)
 
 
 def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:

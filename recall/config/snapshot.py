@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall import __version__
-from recall.privacy.paths import ensure_private_dir, private_open, recall_home
+from recall.privacy.paths import ensure_private_dir, private_open, recall_home, user_config_path
 
 if TYPE_CHECKING:
     from recall.config.settings import Settings
@@ -38,11 +38,6 @@ def too_short(prompt: str, min_chars: int) -> bool:
 
 def snapshot_path() -> Path:
     return recall_home() / NAME
-
-
-def user_config_path() -> Path:
-    """The user's config file: ``RECALL_CONFIG``, else ``RECALL_HOME/config.toml``."""
-    return Path(os.environ.get("RECALL_CONFIG") or recall_home() / "config.toml")
 
 
 def config_stamp(path: Path) -> list | None:

@@ -141,8 +141,10 @@ class Commands:
         daemon stops after this answer, and the next question starts one with the new model
         (which embeds the notes again: ``lifecycle.switch_model``). Adds ``restarting`` to
         the reply then."""
-        from recall.config.load import load_config, user_config_path
+        from recall.config.load import load_config
+        from recall.config.snapshot import config_stamp
         from recall.embedding.models import model_id_of
+        from recall.privacy.paths import user_config_path
 
         stamp = config_stamp(user_config_path())
         if stamp == self.state.config_stamp:
@@ -182,11 +184,3 @@ class Commands:
             "timings_ms": {k: round(v, 2) for k, v in res.timings.items()},
         }
 
-
-def config_stamp(path: Path) -> tuple[int, int] | None:
-    """(mtime, size) of the user's config file, None when there is none."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size

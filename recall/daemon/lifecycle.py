@@ -188,8 +188,9 @@ def run_daemon(foreground: bool = False) -> int:
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from recall.config.load import load_config, user_config_path
-    from recall.daemon.handlers import config_stamp
+    from recall.config.load import load_config
+    from recall.config.snapshot import config_stamp
+    from recall.privacy.paths import user_config_path
 
     stamp = config_stamp(user_config_path())  # before reading it: an edit meanwhile is seen
     config = load_config()

@@ -33,6 +33,11 @@ def recall_home() -> Path:
     return base / "recall"
 
 
+def user_config_path() -> Path:
+    """The user's config file: ``RECALL_CONFIG``, else ``RECALL_HOME/config.toml``."""
+    return Path(os.environ.get("RECALL_CONFIG") or recall_home() / "config.toml")
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` (and any missing parents) 0700, whatever the umask was."""
     missing = [p for p in (path, *path.parents) if not p.exists()]

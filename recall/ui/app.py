@@ -135,8 +135,8 @@ class Pages:
     def quality_page(self, request: Request) -> Response:
         with recall_app(self.launch) as app:
             report = views.latest_report(app, self.launch.reports)
-            from recall.config.load import user_config_path
             from recall.embedding.models import model_id_of
+            from recall.privacy.paths import user_config_path
 
             model_id = model_id_of(app.config.model)
             t = app.config.thresholds_for(model_id)

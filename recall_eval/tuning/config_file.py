@@ -1,6 +1,6 @@
 """Write tuned values into a recall config file, keeping its comments (tomlkit).
 
-Targets: the user's config (``recall.config.load.user_config_path()``: RECALL_CONFIG, else
+Targets: the user's config (``recall.privacy.paths.user_config_path()``: RECALL_CONFIG, else
 ``$RECALL_HOME/config.toml``), which overrides the packaged defaults, or with
 ``--packaged`` recall/config/default_config.toml itself (how the project ships defaults).
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import tomlkit
 from tomlkit.items import Table
 
-from recall.config.load import user_config_path
+from recall.privacy.paths import user_config_path
 
 HEADER = "# recall settings (same keys as the packaged defaults; anything set here wins).\n"
 
