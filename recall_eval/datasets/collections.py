@@ -65,7 +65,27 @@ def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:
     notes = base / "notes"
     if not notes.is_dir() and (SHARED_BENCHMARKS / name / "notes").is_dir():
         notes = SHARED_BENCHMARKS / name / "notes"
+    if not notes.is_dir() and name in BUILT:
+        notes = built_notes(name)
     return Collection(name, notes, files)
+
+
+# Collections kept upstream in another shape: their notes are written at run time into the
+# user's cache (nothing of the upstream text enters this repository), the same files each time.
+BUILT = ("kinopeee",)
+
+
+def built_notes(name: str) -> Path:
+    """The notes folder of a ``BUILT`` collection, written from ``../shared/benchmarks`` into
+    the cache; a folder that does not exist when the upstream data is absent."""
+    import platformdirs
+
+    from recall_eval.datasets import kinopeee
+
+    dest = Path(platformdirs.user_cache_dir("recall-eval")) / name / "notes"
+    if kinopeee.SOURCE.is_file():
+        kinopeee.build_notes(dest)
+    return dest
 
 
 def heldout_sets(name: str | None, root: Path = PROJECT_ROOT) -> list[Path]:
