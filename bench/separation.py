@@ -69,11 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, required=True, help="a scratch RECALL_HOME (the index goes there)")
     ap.add_argument("--extra-negatives", type=Path)
     ap.add_argument("--target", type=float, default=0.9)
+    ap.add_argument("--model", help="model spec (default: the effective config's)")
+    ap.add_argument("--dump", type=Path, help="write each message's features here (JSONL, ids and features only)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
     questions = [q for path in args.questions for q in load_questions(path)]
-    config = effective_config(None)
+    config = effective_config(args.model)
     with tempfile.TemporaryDirectory() as tmp:
         nq = args.note_questions
         if args.extra_negatives:  # a copy of the questions file with more negatives beside it
@@ -94,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((q, f, bool(set(ids[:3]) & set(q.expected)), bool(set(chosen) & set(q.expected)), bool(chosen)))
         app.store.close()
 
+    if args.dump:
+        args.dump.write_text("".join(json.dumps({"id": q.id, "kind": q.kind, "hit3": h, "injected": i, "spoke": sp,
+                                                 "features": f}) + "\n" for q, f, h, i, sp in rows))
     pos = [(f, hit3, inj) for q, f, hit3, inj, _s in rows if q.kind == "paraphrase" and f is not None]
     neg = [(f, spoke) for q, f, _h, _i, spoke in rows if q.kind == "unrelated" and f is not None]
     n_pos = sum(1 for q, *_ in rows if q.kind == "paraphrase")
