@@ -20,12 +20,13 @@ from pathlib import Path
 
 from recall.notes.files import Note, read_folder
 
+from .paths import PROJECT_ROOT, SHARED_BENCHMARKS
+
 KINDS = ("paraphrase", "unrelated")
 FIELDS = ("id", "kind", "text", "expected", "lang")
 # Optional: what kind of message it is, for breakdowns (task-start, cross-language, terse,
 # plain, near-miss, other); sets written under another brief carry it.
 OPTIONAL = ("style",)
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 class DatasetError(ValueError):
@@ -51,9 +52,6 @@ class Collection:
     name: str
     notes_dir: Path
     question_files: list[Path] = field(default_factory=list)
-
-
-SHARED_BENCHMARKS = PROJECT_ROOT.parent / "shared" / "benchmarks"
 
 
 def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:

@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from .collections import SHARED_BENCHMARKS
+from .paths import SHARED_BENCHMARKS
 
 SOURCE = SHARED_BENCHMARKS / "kinopeee" / "notes_sections_ja_en.jsonl"
 
