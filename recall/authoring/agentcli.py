@@ -44,9 +44,15 @@ OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to s
 # Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
 NOTE_KINDS = ("memory", "rule", "dir")
 SYSTEM_PROMPT = "You answer with exactly the output the message asks for, nothing else."
-# Tokens each request carries besides the prompt: Claude Code with the flags above, measured
-# against the fake Messages API (tests/e2e); the others' own instructions are not measured.
-REQUEST_OVERHEAD = {"claude": 500}
+# Tokens each model request carries besides recall's prompt (the CLI's own instructions, tool
+# schemas, envelope), one entry per request a prompt makes, each request carrying the prompt:
+# `python -m bench.bench_questions` (the real CLIs run by ``complete`` as below, against the fake
+# model APIs of tests/e2e) with Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0 on
+# 2026-12-02, rounded up to the next 500. Claude Code with the flags below: 491. Codex: 9,622
+# (its instructions and 7 tool schemas; one request per `exec`). Gemini CLI: 9,771 and, with no
+# model named (its default "auto"), first a router request of 865 that sends the prompt again to
+# pick the model (``request_overheads``).
+REQUEST_OVERHEAD: dict[str, tuple[int, ...]] = {"claude": (500,), "codex": (10_000,), "gemini": (1_000, 10_000)}
 
 
 class AgentError(RecallError):
@@ -231,14 +237,33 @@ def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
     return True
 
 
+def request_overheads(agent: Agent) -> tuple[int, ...]:
+    """Tokens besides the prompt of each model request one prompt to ``agent`` makes
+    (``REQUEST_OVERHEAD``); Gemini CLI asks its router only when no model is named."""
+    per = REQUEST_OVERHEAD[agent.name]
+    if agent.name == "gemini" and agent.model not in ("", "auto"):
+        return per[1:]
+    return per
+
+
+def agent_cost(cost: notegen.Cost, agent: Agent) -> notegen.Cost:
+    """``cost`` (recall's prompts, ``notegen.cost``) as ``agent`` sends it: each model request a
+    prompt makes carries the prompt and the agent's own tokens (``request_overheads``)."""
+    per = request_overheads(agent)
+    return notegen.Cost(requests=cost.requests * len(per),
+                        input_tokens=cost.input_tokens * len(per) + sum(per) * cost.requests,
+                        output_tokens=cost.output_tokens)
+
+
 def describe(cost: notegen.Cost, n_notes: int, agent: Agent | None) -> str:
-    """One line: what a run would send and cost."""
+    """One line: what a run would send and cost, the agent's own tokens per request included."""
     who = agent.name if agent else "an agent CLI (none found: install claude, codex or gemini)"
-    extra = REQUEST_OVERHEAD.get(agent.name) if agent else None
-    tokens_in = cost.input_tokens + (extra or 0) * cost.requests
-    return (f"{n_notes} new or changed note(s): {who} would be asked {cost.requests} time(s), "
-            f"about {tokens_in + cost.output_tokens:,} tokens ({tokens_in:,} in, {cost.output_tokens:,} out"
-            + ("" if extra is not None else ", plus the agent's own instructions per request") + "); "
+    sent = agent_cost(cost, agent) if agent else cost
+    asked = f"{cost.requests} time(s)" + (f" ({sent.requests} model requests)" if sent.requests != cost.requests
+                                          else "")
+    return (f"{n_notes} new or changed note(s): {who} would be asked {asked}, "
+            f"about {sent.total:,} tokens ({sent.input_tokens:,} in, {sent.output_tokens:,} out"
+            + ("" if agent else ", plus the agent's own instructions per request") + "); "
             "only the notes' text is sent")
 
 

@@ -112,6 +112,26 @@ def test_the_cost_is_estimated_from_the_prompts_that_would_be_sent(folder):
     assert notegen.estimate_tokens("表示のときだけ") == 7 and notegen.estimate_tokens("abcdefgh") == 2
 
 
+# 3 prompts of 1,000 tokens in all, 600 out. Per model request each CLI adds its own tokens
+# (measured by bench/bench_questions.py): Claude Code with recall's flags ~500, Codex ~10,000;
+# Gemini CLI ~10,000, and with no model named a router request first (~1,000, and the prompt again).
+@pytest.mark.parametrize(("name", "model", "asked", "tokens_in"), [
+    ("claude", "", "3 time(s),", 1_000 + 3 * 500),
+    ("codex", "", "3 time(s),", 1_000 + 3 * 10_000),
+    ("gemini", "", "3 time(s) (6 model requests),", 2 * 1_000 + 3 * (1_000 + 10_000)),
+    ("gemini", "gemini-2.5-flash", "3 time(s),", 1_000 + 3 * 10_000),
+])
+def test_the_cost_shown_counts_each_agents_own_tokens_per_request(name, model, asked, tokens_in):
+    from recall.authoring.agentcli import Agent, describe
+
+    line = describe(notegen.Cost(requests=3, input_tokens=1_000, output_tokens=600), 2, Agent(name, name, model))
+    assert line.startswith(f"2 new or changed note(s): {name} would be asked {asked} ")
+    assert f"about {tokens_in + 600:,} tokens ({tokens_in:,} in, 600 out)" in line, line
+    assert "own instructions" not in line
+    unknown = describe(notegen.Cost(requests=3, input_tokens=1_000, output_tokens=600), 2, None)
+    assert "about 1,600 tokens (1,000 in, 600 out, plus the agent's own instructions per request)" in unknown
+
+
 def test_nothing_is_sent_before_consent_and_consent_is_written_once(folder, tmp_path, recall_home, hash_model):
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
