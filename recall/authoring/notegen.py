@@ -42,9 +42,13 @@ RESTATE_PROMPT = "restate_notes.md"
 NEGATIVES_PROMPT = "negatives.md"
 N_PER_NOTE = 3
 SHARE_JA = 0.3
-# Negatives asked for: two per note, at least 40 for a folder that has none yet (too few to
-# calibrate on otherwise), at most 200 per request (an answer's length).
-PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 2, 40, 200
+# Negatives asked for: four per note, at least 80 for a folder that has none yet (too few to
+# calibrate on otherwise), at most 400 (what calibration reads from one file,
+# recall.ranking.negatives.MAX_PER_SOURCE; one answer of ~10k tokens). The margin over the
+# nearest negative separates related from unrelated messages better the denser the negatives:
+# rules-120's dev sets, 160 -> 400 negatives, AUC 0.883 -> 0.910 (`python -m bench.separation`,
+# docs/decision.md, issue #23).
+PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 4, 80, 400
 # A negative whose query-side cosine with one of the notes' questions reaches this is all
 # but the same message as one a note answers: dropped. Per model (scores of different models
 # are not comparable), set above every shipped negative of the sample and rules-120 sets: with
