@@ -34,7 +34,7 @@ from recall.notes.files import iter_note_files
 from recall.notes.questions import QUESTIONS_FILE, clean_questions, folder_questions_file
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import replace_private
-from recall.ranking.negatives import NEGATIVES_FILE
+from recall.ranking.negatives import MAX_PER_SOURCE, NEGATIVES_FILE
 from recall.ranking.negatives import parse_line as parse_negative
 
 EXPAND_PROMPT = "expand_notes.md"
@@ -43,12 +43,12 @@ NEGATIVES_PROMPT = "negatives.md"
 N_PER_NOTE = 3
 SHARE_JA = 0.3
 # Negatives asked for: four per note, at least 80 for a folder that has none yet (too few to
-# calibrate on otherwise), at most 400 (what calibration reads from one file,
-# recall.ranking.negatives.MAX_PER_SOURCE; one answer of ~10k tokens). The margin over the
+# calibrate on otherwise), at most what calibration reads from one file (400; one answer of
+# ~10k tokens). The margin over the
 # nearest negative separates related from unrelated messages better the denser the negatives:
 # rules-120's dev sets, 160 -> 400 negatives, AUC 0.883 -> 0.910 (`python -m bench.separation`,
 # docs/decision.md, issue #23).
-PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 4, 80, 400
+PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 4, 80, MAX_PER_SOURCE
 # A negative whose query-side cosine with one of the notes' questions reaches this is all
 # but the same message as one a note answers: dropped. Per model (scores of different models
 # are not comparable), set above every shipped negative of the sample and rules-120 sets: with

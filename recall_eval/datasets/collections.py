@@ -20,6 +20,7 @@ from pathlib import Path
 
 from recall.notes.files import Note, read_folder
 
+from . import kinopeee
 from .paths import PROJECT_ROOT, SHARED_BENCHMARKS
 
 KINDS = ("paraphrase", "unrelated")
@@ -56,7 +57,8 @@ class Collection:
 
 def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:
     """``datasets/NAME/notes`` (else ``../shared/benchmarks/NAME/notes``, where collections
-    that are not ours to copy live) and ``datasets/NAME/questions/*.jsonl``."""
+    that are not ours to copy live, else a ``BUILT`` collection's) and
+    ``datasets/NAME/questions/*.jsonl``."""
     base = root / "datasets" / name
     qdir = base / "questions"
     files = sorted(qdir.glob("*.jsonl")) if qdir.is_dir() else []
@@ -68,9 +70,10 @@ def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:
     return Collection(name, notes, files)
 
 
-# Collections kept upstream in another shape: their notes are written at run time into the
-# user's cache (nothing of the upstream text enters this repository), the same files each time.
-BUILT = ("kinopeee",)
+# Collections kept upstream in another shape (a module with ``SOURCE`` and ``build_notes``):
+# their notes are written at run time into the user's cache, the same files each time, so
+# nothing of the upstream text enters this repository.
+BUILT = {"kinopeee": kinopeee}
 
 
 def built_notes(name: str) -> Path:
@@ -78,11 +81,9 @@ def built_notes(name: str) -> Path:
     the cache; a folder that does not exist when the upstream data is absent."""
     import platformdirs
 
-    from recall_eval.datasets import kinopeee
-
     dest = Path(platformdirs.user_cache_dir("recall-eval")) / name / "notes"
-    if kinopeee.SOURCE.is_file():
-        kinopeee.build_notes(dest)
+    if BUILT[name].SOURCE.is_file():
+        BUILT[name].build_notes(dest)
     return dest
 
 
