@@ -8,6 +8,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_NOTES = ROOT / "datasets" / "sample" / "notes"
+# The harness tests' small collection: a few notes and a question set written for them.
+EVAL_FIXTURES = ROOT / "tests" / "fixtures" / "eval"
+EVAL_NOTES = EVAL_FIXTURES / "notes"
+EVAL_QUESTIONS = EVAL_FIXTURES / "questions.jsonl"
 SHARED = Path(os.environ.get("RECALL_SHARED") or ROOT.parent / "shared")  # ../shared, or where the env says
 RULES_120 = SHARED / "benchmarks" / "rules-120" / "notes"
 PY = sys.executable

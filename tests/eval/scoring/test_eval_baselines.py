@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from helpers.paths import EVAL_NOTES
 from recall.config.load import packaged_settings
 from recall.ranking.selector import Hit
 from recall.store.bm25 import tokens as bm25_tokens
@@ -16,7 +15,7 @@ from recall_eval.scoring.baselines import (
     original_settings,
 )
 
-NOTES = read_notes(Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "notes")
+NOTES = read_notes(EVAL_NOTES)
 
 
 def ids(hits: list[Hit]) -> list[str]:

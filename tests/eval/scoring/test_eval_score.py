@@ -13,17 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from helpers.models import DEFAULT_ID
-from helpers.paths import committed
+from helpers.paths import EVAL_NOTES as NOTES
+from helpers.paths import EVAL_QUESTIONS as QUESTIONS
+from helpers.paths import ROOT, SAMPLE_NOTES, committed
 from recall_eval.cli import main
 from recall_eval.datasets.collections import load_questions
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.score import Evaluator, score_collection
 
-ROOT = Path(__file__).resolve().parents[3]
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
-NOTES = FIXTURES / "notes"
-QUESTIONS = FIXTURES / "questions.jsonl"
-SAMPLE_NOTES = ROOT / "datasets" / "sample" / "notes"
 SAMPLE_SETS = sorted((ROOT / "datasets" / "sample" / "questions").glob("*.jsonl"))
 
 
