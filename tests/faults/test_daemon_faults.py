@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from helpers.daemon import MATCHING, open_fds, raw_connect, wait_for, write_config
+from helpers.daemon import LOST_SOCKET, MATCHING, lose_socket, open_fds, raw_connect, wait_for, write_config
 from helpers.env import env_with
 from helpers.paths import PY
 from recall.ipc import client
@@ -173,14 +173,8 @@ def test_fd_exhaustion(indexed, daemons, probe):
 def test_socket_file_deleted_or_replaced(indexed, daemons, probe):
     proc = daemons.start()
     sock = indexed / "run" / "daemon.sock"
-    for how in ("deleted", "regular file", "dead socket"):
-        sock.unlink()
-        if how == "regular file":
-            sock.write_text("x")
-        elif how == "dead socket":
-            s = socket.socket(socket.AF_UNIX)
-            s.bind(str(sock))
-            s.close()
+    for how in LOST_SOCKET:
+        lose_socket(sock, how)
         hook_recovers(time.monotonic())
         assert client.request({"cmd": "ping"})["pid"] == proc.pid  # the same daemon, bound again
         probe.add(faults=1, survived=1)

@@ -144,19 +144,38 @@ class Daemons:
                 pass
 
 
+def dead_socket(path: Path) -> None:
+    """A socket file at ``path`` that nobody listens on (what a killed daemon leaves)."""
+    import socket
+
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    s.close()
+
+
+# The ways a live daemon's socket file can go: each is answered by binding it again.
+LOST_SOCKET = ("deleted", "replaced by a file", "replaced by a dead socket")
+
+
+def lose_socket(sock: Path, how: str) -> None:
+    """Take ``sock`` from under its daemon in one of the ``LOST_SOCKET`` ways."""
+    sock.unlink()
+    if how == "replaced by a file":
+        sock.write_text("not a socket")
+    elif how == "replaced by a dead socket":
+        dead_socket(sock)
+
+
 def plant_stale_daemon_files(home: Path, **status: object) -> int:
     """What a killed daemon leaves behind: a socket file nobody listens on and a status
     file naming a dead pid (returned). ``status`` adds keys to the status file."""
     import json
-    import socket
 
     run = home / "run"
     run.mkdir(mode=0o700, exist_ok=True)
     dead = subprocess.Popen([PY, "-c", "pass"])
     dead.wait()
-    stale = socket.socket(socket.AF_UNIX)
-    stale.bind(str(run / "daemon.sock"))
-    stale.close()
+    dead_socket(run / "daemon.sock")
     (run / "daemon.json").write_text(json.dumps({"pid": dead.pid, "socket": str(run / "daemon.sock"), **status}))
     for name in ("daemon.json", "daemon.sock"):  # as a daemon leaves them: 0600 (the client refuses others)
         (run / name).chmod(0o600)

@@ -21,8 +21,10 @@ from click.testing import CliRunner
 
 from helpers.daemon import (
     CHITCHAT,
+    LOST_SOCKET,
     MATCHING,
     index_dirs,
+    lose_socket,
     open_fds,
     plant_stale_daemon_files,
     raw_connect,
@@ -409,17 +411,11 @@ def _answers() -> bool:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("how", ["deleted", "replaced by a file", "replaced by a dead socket"])
+@pytest.mark.parametrize("how", LOST_SOCKET)
 def test_a_lost_socket_is_bound_again_within_a_second(indexed, daemons, how):
     proc = daemons.start()
     sock = indexed / "run" / "daemon.sock"
-    sock.unlink()
-    if how == "replaced by a file":
-        sock.write_text("not a socket")
-    elif how == "replaced by a dead socket":
-        s = socket.socket(socket.AF_UNIX)
-        s.bind(str(sock))
-        s.close()
+    lose_socket(sock, how)
     t0 = time.monotonic()
     assert wait_for(_answers, 3, 0.02)
     assert time.monotonic() - t0 < 1.5
