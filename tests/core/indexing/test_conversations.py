@@ -103,10 +103,26 @@ def test_repo_and_all_search_other_projects(tmp_path, recall_home):
 PROMPT_CANARY = "Canaryprompt7Qx9Wv please fix the flaky login test"
 
 
-def _prompt_sessions(folder: Path) -> None:
+def _project_with_a_note(tmp_path: Path) -> tuple[Path, Path]:
+    """(project, its transcripts folder): a project whose memory holds one note."""
+    project, memory, folder = make_project(tmp_path / "shop")
+    write_note(memory, "n", "A note", "about webhooks", "retries")
+    return project, folder
+
+
+def _project_with_prompt_sessions(tmp_path: Path) -> tuple[Path, Path]:
+    """The same, with sessions whose only title would be the user's prompt (p1, p2) and one
+    with an AI title (t1)."""
+    project, folder = _project_with_a_note(tmp_path)
     Transcript(session_id="p1").user(PROMPT_CANARY).assistant("ok").write(folder)
     conversation(session_id="p2").title("last-prompt", PROMPT_CANARY).write(folder)
     conversation(session_id="t1").title("ai-title", "Fix invoice rounding").write(folder)
+    return project, folder
+
+
+def _opt_in_to_prompt_titles(recall_home: Path) -> None:
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[sources]\nprompt_titles = true\n")
 
 
 def _bytes_with(home: Path, needle: str) -> list[str]:
@@ -116,9 +132,7 @@ def _bytes_with(home: Path, needle: str) -> list[str]:
 
 
 def test_past_prompts_are_not_indexed_by_default(tmp_path, recall_home):
-    project, memory, folder = make_project(tmp_path / "shop")
-    write_note(memory, "n", "A note", "about webhooks", "retries")
-    _prompt_sessions(folder)
+    project, folder = _project_with_prompt_sessions(tmp_path)
     recall(project, "index", "-q")
     recall(project, "query", PROMPT_CANARY, check=False)
     assert stored_titles(recall_home) == {"t1": "Fix invoice rounding"}
@@ -126,12 +140,10 @@ def test_past_prompts_are_not_indexed_by_default(tmp_path, recall_home):
 
 
 def test_prompt_titles_opt_in_is_said_in_config_and_masked(tmp_path, recall_home):
-    project, memory, folder = make_project(tmp_path / "shop")
-    write_note(memory, "n", "A note", "about webhooks", "retries")
+    project, folder = _project_with_a_note(tmp_path)
     key = "PGPASSWORD=" + "Zq8vN2mKx7LpR4tW9yBc"
     Transcript(session_id="p1").user(f"connect with {key} and check").assistant("ok").write(folder)
-    recall_home.mkdir(parents=True, exist_ok=True)
-    (recall_home / "config.toml").write_text("[sources]\nprompt_titles = true\n")
+    _opt_in_to_prompt_titles(recall_home)
     shown = recall(project, "config").stdout
     assert "sources.prompt_titles = true" in shown
     recall(project, "index", "-q")
@@ -140,13 +152,10 @@ def test_prompt_titles_opt_in_is_said_in_config_and_masked(tmp_path, recall_home
 
 
 def test_titles_from_prompts_stored_by_an_older_recall_are_removed_at_the_next_index(tmp_path, recall_home):
-    project, memory, folder = make_project(tmp_path / "shop")
-    write_note(memory, "n", "A note", "about webhooks", "retries")
-    _prompt_sessions(folder)
+    project, folder = _project_with_prompt_sessions(tmp_path)
     # What an older recall left: prompt titles indexed (opt-in here only to produce them),
     # with no record of where each title came from, and a generation built from them.
-    recall_home.mkdir(parents=True, exist_ok=True)
-    (recall_home / "config.toml").write_text("[sources]\nprompt_titles = true\n")
+    _opt_in_to_prompt_titles(recall_home)
     recall(project, "index", "-q")
     recall(project, "index", "-q")  # a second generation that also holds them
     con = sqlite3.connect(recall_home / "recall.db")
@@ -162,11 +171,8 @@ def test_titles_from_prompts_stored_by_an_older_recall_are_removed_at_the_next_i
 
 
 def test_an_index_run_anywhere_removes_prompt_titles_of_every_project(tmp_path, recall_home):
-    project, memory, folder = make_project(tmp_path / "shop")
-    write_note(memory, "n", "A note", "about webhooks", "retries")
-    _prompt_sessions(folder)
-    recall_home.mkdir(parents=True, exist_ok=True)
-    (recall_home / "config.toml").write_text("[sources]\nprompt_titles = true\n")
+    project, folder = _project_with_prompt_sessions(tmp_path)
+    _opt_in_to_prompt_titles(recall_home)
     recall(project, "index", "-q")
     assert "p1" in stored_titles(recall_home)
     (recall_home / "config.toml").unlink()
