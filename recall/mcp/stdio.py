@@ -15,7 +15,7 @@ which by construction cannot raise and cannot recurse without bound:
 * anything else that goes wrong in ``screen`` -> -32603, id null
 
 Neither side costs a worker-thread hop per message (bench/bench_mcp.py): lines are read on the
-event loop (``PipeLines``; a worker thread per line only when stdin is a regular file), and
+event loop (``stream_lines``; a worker thread per line only when stdin is a regular file), and
 replies are written to a private duplicate of fd 1 while fd 1 itself points at stderr, so a
 stray print cannot corrupt the stream (the SDK's own claim, done here). The SDK keeps the session.
 """
@@ -136,51 +136,30 @@ def read_line(stream: Any, limit: int = MAX_LINE_BYTES) -> tuple[bytes, bool]:
     return line, False
 
 
-class PipeLines:
-    """``read_line`` on the event loop: the lines of a pipe as they arrive, no worker-thread
-    hop per line, the same bounds (a line longer than ``MAX_LINE_BYTES`` comes as its first
-    ``MAX_LINE_BYTES + 1`` bytes and the rest of it is dropped: ``read_line``'s lines exactly)."""
+def stream_lines(reader: Any, limit: int = MAX_LINE_BYTES) -> Any:
+    """``read_line`` on the event loop: an async ``() -> (line, eof)`` over an
+    ``asyncio.StreamReader`` made with ``limit=limit``, no worker-thread hop per line, the same
+    bounds (a line longer than ``limit`` comes as its first ``limit + 1`` bytes and the rest of
+    it is dropped: ``read_line``'s lines exactly)."""
+    import asyncio
 
-    def __init__(self, read: Any, limit: int = MAX_LINE_BYTES) -> None:
-        self._read = read  # async (n) -> bytes, b"" at end of input
-        self._limit = limit
-        self._buf = bytearray()
-        self._scanned = 0  # no newline in _buf[:_scanned]
-        self._skipping = False  # dropping the rest of a line too long
-
-    async def next(self) -> tuple[bytes, bool]:
-        buf = self._buf
+    async def next_line() -> tuple[bytes, bool]:
+        try:
+            return await reader.readuntil(b"\n"), False
+        except asyncio.IncompleteReadError as exc:  # end of input: the last line, if any
+            return (exc.partial, False) if exc.partial else (b"", True)
+        except asyncio.LimitOverrunError:  # too long: its first limit + 1 bytes, the rest dropped
+            line = await reader.readexactly(limit + 1)
         while True:
-            if self._skipping:
-                end = buf.find(b"\n")
-                if end >= 0:
-                    del buf[:end + 1]
-                    self._skipping = False
-                else:
-                    buf.clear()
-                self._scanned = 0
-            if not self._skipping:
-                end = buf.find(b"\n", self._scanned, self._limit + 1)
-                if end >= 0:
-                    line = bytes(buf[:end + 1])
-                    del buf[:end + 1]
-                    self._scanned = 0
-                    return line, False
-                if len(buf) > self._limit:
-                    line = bytes(buf[:self._limit + 1])
-                    del buf[:self._limit + 1]
-                    self._skipping, self._scanned = True, 0
-                    return line, False
-                self._scanned = len(buf)
-            chunk = await self._read(1 << 16)
-            if not chunk:
-                if buf and not self._skipping:
-                    line = bytes(buf)
-                    buf.clear()
-                    self._scanned = 0
-                    return line, False
-                return b"", True
-            buf += chunk
+            try:
+                await reader.readuntil(b"\n")
+                return line, False
+            except asyncio.IncompleteReadError:
+                return line, False
+            except asyncio.LimitOverrunError as exc:
+                await reader.readexactly(exc.consumed)
+
+    return next_line
 
 
 async def _lines_of(stdin: Any) -> Any:
@@ -197,14 +176,14 @@ async def _lines_of(stdin: Any) -> Any:
         if sniffio.current_async_library() != "asyncio":
             raise RuntimeError("not asyncio")
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=1 << 16, loop=loop)
+        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES, loop=loop)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     except (ValueError, OSError, RuntimeError, ImportError):  # a regular file: no pipe transport
         async def threaded() -> tuple[bytes, bool]:
             return await anyio.to_thread.run_sync(read_line, stdin, abandon_on_cancel=True)
 
         return threaded
-    return PipeLines(reader.read).next
+    return stream_lines(reader)
 
 
 class _Stdout:

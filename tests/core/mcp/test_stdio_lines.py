@@ -1,15 +1,14 @@
-"""The MCP server's stdin reader on the event loop (``PipeLines``) gives ``read_line``'s lines
+"""The MCP server's stdin reader on the event loop (``stream_lines``) gives ``read_line``'s lines
 exactly: the same lines, the same cut of a line too long, the same end of input, whatever
 sizes the pipe delivers them in."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import random
 
-import anyio
-
-from recall.mcp.stdio import PipeLines, read_line
+from recall.mcp.stdio import read_line, stream_lines
 
 LIMIT = 16
 
@@ -24,23 +23,28 @@ def _threaded(data: bytes) -> list[bytes]:
 
 
 def _on_loop(data: bytes, sizes: random.Random) -> list[bytes]:
-    pos = 0
-
-    async def read(n: int) -> bytes:  # a pipe hands over whatever has arrived, up to n bytes
-        nonlocal pos
-        take = min(n, sizes.randint(1, 3 * LIMIT))
-        part, pos = data[pos:pos + take], pos + take
-        return part
-
     async def run() -> list[bytes]:
-        lines, reader = [], PipeLines(read, LIMIT)
+        reader = asyncio.StreamReader(limit=LIMIT)
+
+        async def pipe() -> None:  # a pipe hands over whatever has arrived, in pieces of any size
+            pos = 0
+            while pos < len(data):
+                take = sizes.randint(1, 3 * LIMIT)
+                reader.feed_data(data[pos:pos + take])
+                pos += take
+                await asyncio.sleep(0)
+            reader.feed_eof()
+
+        feeding = asyncio.create_task(pipe())
+        lines, next_line = [], stream_lines(reader, LIMIT)
         while True:
-            line, eof = await reader.next()
+            line, eof = await next_line()
             if eof:
+                await feeding
                 return lines
             lines.append(line)
 
-    return anyio.run(run)
+    return asyncio.run(run())
 
 
 def _stream(rng: random.Random) -> bytes:
