@@ -45,6 +45,19 @@ def test_choose_meets_the_target_and_takes_the_most_hits():
     assert silence == 1.0 and th["top_floor"] > 0.75 and injected == pytest.approx(2 / 3)
 
 
+def test_the_floor_lands_on_the_target_not_beyond_it():
+    """A higher floor that hands over no fewer held-out questions is not taken: silence stops at
+    the target, as promised, instead of spending real messages the positives did not show."""
+    pos = feats([0.95] * 30, [0.0] * 30, [True] * 30)
+    values = np.linspace(0.3, 0.7, 50)
+    neg = feats(list(values), [0.0] * 50)
+    th, injected, silence = choose(pos, neg, 0.9, weights=(0.0,))
+    assert injected == 1.0 and silence == pytest.approx(0.9)
+    assert values[44] < th["top_floor"] < values[45]
+    # without positives the same floor
+    assert choose(None, neg, 0.9)[0]["top_floor"] == th["top_floor"]
+
+
 def test_choose_uses_the_margin_over_the_nearest_negative_when_it_separates():
     # same top scores for both; only the nearest negative tells them apart
     pos = feats([0.8] * 30, [0.5] * 30, [True] * 30)
