@@ -36,9 +36,9 @@ from recall_eval.generation.prompting import collection_hash, note_files
 
 PROMPT_NAME = notegen.EXPAND_PROMPT
 PROMPT_PATH = f"recall/authoring/prompts/{PROMPT_NAME}"
-DEFAULT_N_PER_NOTE = 3
-DEFAULT_SHARE_JA = 0.3
-# Notes per request: 40 notes x 3 questions is ~6k output tokens, well under MAX_TOKENS
+DEFAULT_N_PER_NOTE = notegen.N_PER_NOTE
+DEFAULT_SHARE_JA = notegen.SHARE_JA
+# Notes per request: 40 notes x 4 questions is ~8k output tokens, well under MAX_TOKENS
 # even in Japanese; a whole 120-note folder in one reply would brush against it.
 DEFAULT_BATCH_SIZE = 40
 # More notes than this left out of the answer (after the one retry round): the run fails.
