@@ -40,11 +40,12 @@ from recall.ranking.negatives import parse_line as parse_negative
 EXPAND_PROMPT = "expand_notes.md"
 RESTATE_PROMPT = "restate_notes.md"
 NEGATIVES_PROMPT = "negatives.md"
-# Four messages per note, one of them the opening of a piece of work where the note will
-# matter later: with that fourth one, injected hits on the dev sets rose on all three
-# collections (rules-120 25 questions won / 1 lost, kinopeee 8 / 0, sample 13 / 1), task-start
-# messages most (docs/decision.md, issue #23).
-N_PER_NOTE = 4
+# Five messages per note: three of any kind, the opening of a piece of work where the note
+# will matter later, and a terse one. Each of the last two raised injected hits on the dev
+# sets of all three collections (the opening: won / lost rules-120 25 / 1, kinopeee 8 / 0,
+# sample 13 / 1; then the terse one: 5 / 1, 3 / 0, 5 / 0), silence unchanged
+# (docs/decision.md, issue #23).
+N_PER_NOTE = 5
 SHARE_JA = 0.3
 # Negatives asked for: four per note, at least 80 for a folder that has none yet (too few to
 # calibrate on otherwise), at most what calibration reads from one file (400; one answer of
@@ -66,9 +67,9 @@ TOO_CLOSE_BY_MODEL = {"intfloat/multilingual-e5-small": 0.94, "google/universal-
 def too_close_for(model_id: str) -> float:
     return TOO_CLOSE_BY_MODEL.get(model_id, TOO_CLOSE)
 # What a model writes per note, in tokens, for the cost shown before anything is sent:
-# 4 questions of ~20 tokens with JSON around them; a restatement line. (Negatives: per
+# 5 questions of ~20 tokens (one of them shorter) with JSON around them; a restatement line. (Negatives: per
 # negative, NEGATIVE_OUT_TOKENS.)
-OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 115, RESTATE_PROMPT: 45}
+OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 130, RESTATE_PROMPT: 45}
 NEGATIVE_OUT_TOKENS = 25
 _FENCE = re.compile(r"^```")
 _WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")

@@ -37,7 +37,8 @@ QUESTIONS_FILE = "questions.jsonl"
 # questions.jsonl is beside it.
 LEGACY_QUESTIONS_FILE = "expansions.jsonl"
 QUESTIONS_FILE_NAMES = (QUESTIONS_FILE, LEGACY_QUESTIONS_FILE)
-# Three generated questions per note were measured; a hand-written list may be longer.
+# Five generated questions per note (three, the opening of a piece of work, a terse one: issue #23);
+# a hand-written list may be longer.
 # Past eight, extra chunks mostly add ways to match the wrong message.
 MAX_QUESTIONS = 8
 # A question is a message, not a document: longer text is cut (a pasted paragraph
