@@ -22,9 +22,11 @@ top_floor = 0.99    # nothing scores this high: the selector never speaks
 full_gap = 0.11
 full_margin = 0.05
 """
-NO_FUSION = """
+# BM25's order alone. (Switching fusion *off* is no longer a regression on the sample: with
+# five questions per note the dense order alone scores as well there, docs/decision.md.)
+BM25_ORDER = """
 [search]
-lexical_weight = 0.0
+lexical_weight = 1.0
 """
 
 
@@ -123,15 +125,15 @@ def eval_cache(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("change", ["no-note_questions", "no-fusion"])
-def test_switching_off_questions_or_fusion_fails_the_real_gate(change, eval_cache, tmp_path, monkeypatch):
+@pytest.mark.parametrize("change", ["no-note_questions", "bm25-order"])
+def test_switching_off_questions_or_the_dense_order_fails_the_real_gate(change, eval_cache, tmp_path, monkeypatch):
     committed = ROOT / "reports" / "baseline" / "sample.json"
     args = ["regress", "--collection", "sample", "--home", str(eval_cache)]
     if change == "no-note_questions":
         args.append("--no-note-questions")
     else:
         cfg = tmp_path / "config.toml"
-        cfg.write_text(NO_FUSION, encoding="utf-8")
+        cfg.write_text(BM25_ORDER, encoding="utf-8")
         monkeypatch.setenv("RECALL_CONFIG", str(cfg))
     res = CliRunner().invoke(main, args)
     assert committed.is_file()
