@@ -263,6 +263,10 @@ class Store:
             blobs.append(blob)
         return pks, blobs
 
+    def notes_with_questions(self) -> set[int]:
+        """pks of the notes that have at least one question chunk."""
+        return {int(pk) for (pk,) in self.db.execute("SELECT DISTINCT note_id FROM chunks WHERE role = 'question'")}
+
     def chunk_texts(self, role: str | None = None) -> dict[int, list[str]]:
         """note pk -> its chunk texts in order; ``role`` keeps only 'text' or 'question'."""
         out: dict[int, list[str]] = {}

@@ -116,6 +116,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
         notes = store.notes()
         pks, blobs = store.chunk_vectors(model_id)
         header_pks, header_blobs = store.chunk_vectors(model_id, headers=True)
+        asked = store.notes_with_questions()
         texts = store.chunk_texts(role="text")  # BM25 reads the note, not its questions
     finally:
         store.db.execute("COMMIT")
@@ -126,9 +127,12 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
         if blobs else np.zeros((0, 1), dtype=np.float32)
     )
     chunk_note = [pos_of[pk] for pk in pks]
-    headers = np.zeros((len(notes), dim), dtype=np.float32)  # a note without a header: zeros
+    # A note without a header: zeros. So is a note with questions: the header stands in for
+    # questions where a note has none; beside them it cost hit@1 on every dev collection but
+    # the sample (docs/decision.md, issue #23), and the order is then its best chunk's.
+    headers = np.zeros((len(notes), dim), dtype=np.float32)
     for pk, blob in zip(header_pks, header_blobs, strict=True):
-        if len(blob) == dim * 4:
+        if len(blob) == dim * 4 and pk not in asked:
             headers[pos_of[pk]] = np.frombuffer(blob, dtype=np.float32)
 
     # Past every generation on disk, not just `current`: a damaged or missing marker must
