@@ -119,7 +119,7 @@ class Recall:
 
     def replace_settings(self, config: Settings) -> None:
         """Use other settings from now on (the same store and model): e.g. eval's dense-only
-        run, ``dataclasses.replace(app.config, search=replace(app.config.search, lexical_weight=0))``."""
+        run, ``dataclasses.replace(app.config, search=app.config.search.with_lexical_weight(0))``."""
         self.config = config
         self._rule = None
         if self._searcher is not None:

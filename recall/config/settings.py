@@ -82,9 +82,14 @@ class GeminiSettings:
 
 @dataclass(frozen=True)
 class SearchSettings:
-    lexical_weight: float  # BM25's share of the fused order, passed unchanged to recall.ranking.fusion.fuse
+    lexical_weight: float  # BM25's share of the fused order for a note without questions (recall.ranking.fusion)
+    lexical_weight_with_questions: float  # the same for a note with questions of its own
     fusion_depth: int
     header_weight: float  # the header vector's share of a note's dense score in the order (recall.ranking.search)
+
+    def with_lexical_weight(self, weight: float) -> SearchSettings:
+        """Both of BM25's shares set to ``weight`` (0: dense only), for a run that compares weights."""
+        return dataclasses.replace(self, lexical_weight=weight, lexical_weight_with_questions=weight)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The fused ranking: the dense list and BM25's, one order, and the scores the gate sees.
 
-Fusing the two lists (dense 0.6, BM25 0.4 then; 0.8 / 0.2 since notes have five questions each)
+Fusing the two lists (dense 0.6, BM25 0.4; 0.8 / 0.2 for a note with questions of its own)
 raised MRR on both note collections measured, at no latency cost (about 0.1 ms) and no model
 (docs/decision.md).
 
@@ -43,16 +43,17 @@ def mostly_cjk(text: str) -> bool:
     return cjk / len(letters) > CJK_SHARE
 
 
-def fuse(dense: np.ndarray, lexical: np.ndarray, *, lexical_weight: float, depth: int,
+def fuse(dense: np.ndarray, lexical: np.ndarray, *, lexical_weight: float | np.ndarray, depth: int,
          k: int = 20, other_script: np.ndarray | None = None,
          gate_scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(note indices best first, the score to show the gap rule for each), at most ``k``.
 
     ``dense``: best-chunk cosine per note, -inf where the note was not retrieved (or is out
     of scope); ``lexical``: ``Bm25.scores`` with out-of-scope notes set to 0. Order: the
-    weighted sum of the normalised lists, BM25's with ``lexical_weight`` and dense's with the
-    rest (a note in one list only gets 0 from the other); each list gives its ``depth`` best
-    notes (``[search] lexical_weight`` and ``fusion_depth``).
+    weighted sum of the normalised lists, BM25's with ``lexical_weight`` (one share, or one per
+    note) and dense's with the rest (a note in one list only gets 0 from the other); each list
+    gives its ``depth`` best notes (``[search] lexical_weight``, ``lexical_weight_with_questions``
+    and ``fusion_depth``).
     Scores: the fused list keeps the *dense list's* score shape: its i-th note carries the
     i-th best dense score. Whether to speak (top, gap) is then exactly the dense model's
     call, so the per-model thresholds stay valid; only which notes are injected changes.

@@ -102,9 +102,17 @@ class Searcher:
 
     @property
     def lexical_weight(self) -> float:
-        """BM25's share of the order (read-only: a different weight is a different
-        ``SearchSettings``, e.g. ``Recall.replace_settings``)."""
+        """BM25's share of the order for a note without questions (read-only: a different
+        weight is a different ``SearchSettings``, e.g. ``Recall.replace_settings``)."""
         return self.settings.lexical_weight
+
+    def _lexical_weights(self, idx: LoadedIndex):
+        """BM25's share per note: ``lexical_weight_with_questions`` for a note with questions
+        of its own, ``lexical_weight`` for the others."""
+        import numpy as np
+
+        asked = idx.asked if idx.asked is not None else np.zeros(len(idx.notes), dtype=bool)
+        return np.where(asked, self.settings.lexical_weight_with_questions, self.settings.lexical_weight)
 
     def _negatives_file(self) -> Path:
         from recall.ranking.negatives import FILE
@@ -163,7 +171,8 @@ class Searcher:
         qv = self.embedder.embed_queries([text])
         t1 = time.perf_counter()
         idx = self.index
-        fusing = self.lexical_weight > 0 and idx is not None and idx.lexical is not None
+        fusing = (self.settings.lexical_weight > 0 or self.settings.lexical_weight_with_questions > 0) \
+            and idx is not None and idx.lexical is not None
         negative = self.negative_score(qv)
         if not fusing:
             hits = self.search_vector(qv, scope, k_notes)
@@ -189,7 +198,7 @@ class Searcher:
             lex[~self._admitted(idx, scope)] = 0.0
         other = self._cjk_notes(idx) != mostly_cjk(text)
         ordering = self._with_headers(idx, qv, dense) if self._headers_on(idx) else dense
-        order, gate = fuse(ordering, lex, lexical_weight=self.lexical_weight, depth=depth, k=k_notes,
+        order, gate = fuse(ordering, lex, lexical_weight=self._lexical_weights(idx), depth=depth, k=k_notes,
                            other_script=other, gate_scores=dense)
         hits = Ranking([Hit(idx.notes[int(n)], float(g), self._chunk_of(idx, int(n), where))
                         for n, g in zip(order, gate, strict=True)], negative)

@@ -145,7 +145,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     ensure_private_dir(gen_dir)
     try:
         _write_generation(gen_dir, model_id, generation, notes, matrix, blobs, chunk_note, texts, dim,
-                          approximate_from, headers)
+                          approximate_from, headers, [i for i, n in enumerate(notes) if n.pk in asked])
     except BaseException:
         shutil.rmtree(gen_dir, ignore_errors=True)  # a generation half written (disk full, killed)
         raise
@@ -160,7 +160,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
 
 def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,
                       blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int,
-                      headers: Any = None) -> None:
+                      headers: Any = None, asked: list[int] | None = None) -> None:
     import faiss
     import numpy as np
 
@@ -199,6 +199,7 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
         "built_at": time.time(),
         "dim": dim,
         "chunk_note": chunk_note,
+        "asked": asked or [],  # positions of the notes with questions of their own
         "notes": [
             {
                 "pk": n.pk, "kind": n.kind, "project": n.project, "root": n.root, "path": n.path,
@@ -240,6 +241,7 @@ class LoadedIndex:
     path: Path
     lexical: Bm25 | None = None  # None for a generation built before BM25 existed
     headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
+    asked: np.ndarray | None = None  # per note: has questions of its own (None: not known, as none)
     _scope_cache: dict = field(default_factory=dict)
 
     @property
@@ -282,6 +284,11 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
         if not isinstance(notes, list) or chunk_note.ndim != 1 or len(chunk_note) != index.ntotal \
                 or (len(chunk_note) and (chunk_note.min() < 0 or chunk_note.max() >= len(notes))):
             raise ValueError("its notes do not match the vectors")
+        asked = np.zeros(len(notes), dtype=bool)  # a generation from before: none known
+        positions = meta.get("asked", [])
+        if not isinstance(positions, list) or not all(isinstance(i, int) and 0 <= i < len(notes) for i in positions):
+            raise ValueError("its notes with questions do not match the notes")
+        asked[positions] = True
         lexical = None
         path = gen_dir / "lexical.npz"
         if path.exists():
@@ -305,7 +312,7 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
         raise IndexDamaged(path, detail) from exc
     return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
-                       path=gen_dir, lexical=lexical, headers=headers)
+                       path=gen_dir, lexical=lexical, headers=headers, asked=asked)
 
 
 def check_indexes(home: Path | None = None) -> list[str]:

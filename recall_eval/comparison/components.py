@@ -219,11 +219,13 @@ class CoreIndex:
         self.config = config
 
     def with_weight(self, lexical_weight: float | None) -> CoreIndex:
-        """BM25's share in the core's fusion (``[search] lexical_weight``); None: as configured."""
+        """BM25's share in the core's fusion, for every note (``[search] lexical_weight`` and
+        ``lexical_weight_with_questions``); None: as configured."""
         search = self.config.search
-        w = search.lexical_weight if lexical_weight is None else lexical_weight
-        if self.app.config.search.lexical_weight != w:
-            self.app.replace_settings(replace(self.config, search=replace(search, lexical_weight=w)))
+        if lexical_weight is not None:
+            search = search.with_lexical_weight(lexical_weight)
+        if self.app.config.search != search:
+            self.app.replace_settings(replace(self.config, search=search))
         return self
 
     def ranked(self, texts: Sequence[str], ids: Sequence[str], k_notes: int = K_NOTES) -> Ranked:

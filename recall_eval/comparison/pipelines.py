@@ -97,8 +97,9 @@ class Parts:
                                                self.memos[m], b.questions_file, variant == "questions")
         return self.cores[m, variant]
 
-    def ranked(self, m: str, variant: str = "text", weight: float = 0.0) -> Ranked:
-        key = f"core:{variant}:{m}@{weight:g}"
+    def ranked(self, m: str, variant: str = "text", weight: float | None = 0.0) -> Ranked:
+        """The core's ranking; ``weight``: BM25's share for every note, None: as configured."""
+        key = f"core:{variant}:{m}@{'configured' if weight is None else format(weight, 'g')}"
         if key not in self.R:
             self.log(f"{self.bench.name}: ranking with {key}")
             self.R[key] = self.core(m, variant).with_weight(weight).ranked(self.texts, self.bench.corpus.ids)
@@ -167,8 +168,10 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
     gate, parameters tuned on those rows)."""
     ids = bench.corpus.ids
     d = models[0]
-    w = P.config(d).search.lexical_weight  # [search] lexical_weight, read now, through the core's settings
-    shipped = weight_label(w)
+    # [search] lexical_weight (notes without questions) and lexical_weight_with_questions, read
+    # now, through the core's settings
+    w, wq = P.config(d).search.lexical_weight, P.config(d).search.lexical_weight_with_questions
+    shipped, shipped_q = weight_label(w), weight_label(wq)
 
     def train_para(tr: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
         rows = np.array([i for i in tr if bench.questions[i].kind == "paraphrase"], dtype=np.int64)
@@ -180,7 +183,7 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
     def core(m: str, variant: str, weight: float | None = 0.0):
         """The core as it ranks: its order, its gate scores (``weight`` None: as configured)."""
         def run(tr):
-            R = P.ranked(m, variant, P.config(m).search.lexical_weight if weight is None else weight)
+            R = P.ranked(m, variant, weight)
             return R.order, R.gate, {}
         return run
 
@@ -235,8 +238,9 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
         specs.append(Spec(f"{d} +exp+bm25 wsum", "recall with the notes' questions, its fusion with BM25, the weight "
                           "tuned per fold", (d,), rank(d, "questions"), (f"core:questions:{d}",),
                           tuned(d, "questions")))
-        specs += [Spec(f"{m} +exp+bm25 {shipped}", f"recall {m} with the notes' questions and its fusion with BM25 "
-                       f"at [search] lexical_weight {w:g}: the shipped pipeline", (m,), rank(m, "questions"),
+        specs += [Spec(f"{m} +exp+bm25 {shipped_q}", f"recall {m} with the notes' questions and its fusion with BM25 "
+                       f"at [search] lexical_weight_with_questions {wq:g}: the shipped pipeline", (m,),
+                       rank(m, "questions"),
                        (f"core:questions:{m}",), core(m, "questions", None)) for m in models]
     for path in crosses:
         name = Path(path).name or path

@@ -274,7 +274,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
             # Same index, text only (the question chunks' vectors stay cached), then no BM25.
             app.index([replace(spec, questions=False)])
             variants["no-questions"] = _ask(app, questions, progress, "without questions")
-            app.replace_settings(replace(app.config, search=replace(app.config.search, lexical_weight=0.0)))
+            app.replace_settings(replace(app.config, search=app.config.search.with_lexical_weight(0.0)))
             variants["dense"] = _ask(app, questions, progress, "dense only")
         lexical_weight = config.search.lexical_weight
         app.store.close()

@@ -49,7 +49,8 @@ def test_no_field_has_a_default_for_a_toml_key():
 
 def test_packaged_values_come_through_typed():
     s = packaged_settings()
-    assert s.search.lexical_weight == 0.2 and s.search.fusion_depth == 50
+    assert s.search.lexical_weight == 0.4 and s.search.lexical_weight_with_questions == 0.2
+    assert s.search.fusion_depth == 50
     assert (s.chunking.chars, s.chunking.overlap, s.chunking.max_chunks) == (700, 100, 6)
     assert s.hook.skip_entrypoints == ("sdk-cli", "sdk-py", "sdk-ts")
     t = s.thresholds_for("a model without its own table")
@@ -141,11 +142,10 @@ def test_other_search_settings_reach_the_searcher_and_its_weight_is_read_only(re
     app.index([SourceSpec("dir", sample_notes)])
     text = "how do we roll back a helm release in production?"
     fused = app.query(text, Scope(everything=True))
-    assert "lexical_ms" in fused.timings and app.searcher.lexical_weight == 0.2  # the TOML's, unchanged
+    assert "lexical_ms" in fused.timings and app.searcher.lexical_weight == 0.4  # the TOML's, unchanged
     with pytest.raises(AttributeError):
         app.searcher.lexical_weight = 0.0  # type: ignore[misc]
-    app.replace_settings(dataclasses.replace(app.config, search=dataclasses.replace(app.config.search,
-                                                                                    lexical_weight=0.0)))
+    app.replace_settings(dataclasses.replace(app.config, search=app.config.search.with_lexical_weight(0.0)))
     dense = app.query(text, Scope(everything=True))
     assert "lexical_ms" not in dense.timings and dense.rule == fused.rule
     app.store.close()

@@ -39,7 +39,7 @@ def _app(home, weight: float | None = None, lexical: float | None = None) -> Rec
     if weight is not None:
         search = dataclasses.replace(search, header_weight=weight)
     if lexical is not None:
-        search = dataclasses.replace(search, lexical_weight=lexical)
+        search = search.with_lexical_weight(lexical)
     return Recall(home=home, config=dataclasses.replace(config, search=search), embedder=get_embedder("hash"))
 
 

@@ -26,7 +26,7 @@ SAMPLE_EXPANSIONS = Path(__file__).resolve().parents[3] / "datasets" / "sample" 
 def app_for(home, model="hash", lexical_weight=None):
     config = load_config()
     if lexical_weight is not None:
-        config = replace(config, search=replace(config.search, lexical_weight=lexical_weight))
+        config = replace(config, search=config.search.with_lexical_weight(lexical_weight))
     return Recall(home=home, config=config, embedder=get_embedder(model))
 
 
@@ -142,14 +142,16 @@ def test_bm25_reads_the_notes_text_not_their_questions(recall_home, notes):
     assert [idx.notes[i]["id"] for i in np.flatnonzero(ledger)] == ["invoice-rounding"]
 
 
+FUSION_QS = ["helm rollback in production", "invoice tax rounding per line", "celery retry policy",
+             "本番のロールバック手順"]
+
+
 def test_fusion_reorders_but_the_gap_rule_sees_the_dense_scores(recall_home, sample_notes):
     fused = app_for(recall_home, lexical_weight=0.4)
     fused.index([SourceSpec("dir", sample_notes)])
     dense = app_for(recall_home, lexical_weight=0.0)
-    questions = ["helm rollback in production", "invoice tax rounding per line", "celery retry policy",
-                 "本番のロールバック手順"]
     reordered = 0
-    for q in questions:
+    for q in FUSION_QS:
         f_hits, f_t = fused.searcher.search(q, Scope(everything=True))
         d_hits, d_t = dense.searcher.search(q, Scope(everything=True))
         assert "lexical_ms" in f_t and "lexical_ms" not in d_t
@@ -158,6 +160,31 @@ def test_fusion_reorders_but_the_gap_rule_sees_the_dense_scores(recall_home, sam
         assert fused.query(q, everything).decision.kind == dense.query(q, everything).decision.kind
         reordered += [h.note["id"] for h in f_hits] != [h.note["id"] for h in d_hits]
     assert reordered >= 1  # BM25 changes some order, else the fusion would be a no-op
+
+
+def test_a_note_with_questions_takes_bm25s_share_for_notes_with_questions(recall_home, sample_notes):
+    """``lexical_weight_with_questions`` is BM25's share for a note with questions of its own,
+    ``lexical_weight`` for the others: with every note asked about and the first at 0, the order
+    is the dense one whatever the second says, and the index knows which notes are asked about."""
+    app = app_for(recall_home)
+    app.index([SourceSpec("dir", sample_notes, note_questions=SAMPLE_EXPANSIONS)])
+    idx = app.searcher.index
+    asked = {n["id"] for n, a in zip(idx.notes, idx.asked, strict=True) if a}
+    assert asked == {json.loads(line)["note"] for line in SAMPLE_EXPANSIONS.read_text(encoding="utf-8").splitlines()}
+    app.store.close()
+
+    def order(lexical: float, with_questions: float) -> list[list[str]]:
+        cfg = load_config()
+        search = replace(cfg.search, lexical_weight=lexical, lexical_weight_with_questions=with_questions)
+        other = Recall(home=recall_home, config=replace(cfg, search=search), embedder=get_embedder("hash"))
+        try:
+            return [[h.note["id"] for h in other.searcher.search(q, Scope(everything=True))[0]] for q in FUSION_QS]
+        finally:
+            other.store.close()
+
+    dense = order(0.0, 0.0)
+    assert order(0.9, 0.0) == dense  # every note has questions: the notes-without share plays no part
+    assert order(0.0, 0.9) != dense  # and the with-questions share does
 
 
 def test_fusion_never_brings_in_a_note_outside_the_scope(recall_home, tmp_path):

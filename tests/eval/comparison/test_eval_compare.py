@@ -205,7 +205,7 @@ def test_compare_tunes_on_training_questions_only(tmp_path, monkeypatch):
     assert seen and all(len(s) == 1 for s in seen)  # one set per fold's training rows
     names = list(results["pipelines"])
     assert names[0] == "hash" and {"bm25", "grep", "hash+bm25 wsum", "hash maxsim", "hash-64+bm25 wsum",
-                                   "hash+bm25 0.8/0.2"} <= set(names)
+                                   "hash+bm25 0.6/0.4"} <= set(names)
     for name, p in results["pipelines"].items():
         assert len(p["records"]) == 10, name
         assert [x["held_out"] for x in p["params"]] == ["set-a", "set-b"]
@@ -239,7 +239,7 @@ def test_command_writes_a_self_contained_report(tmp_path):
             "--reports", str(tmp_path / "reports"), "--home", str(tmp_path / "home")]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    assert "hash+bm25 wsum" in res.output and "hash+bm25 0.8/0.2" in res.output and "hash maxsim" not in res.output
+    assert "hash+bm25 wsum" in res.output and "hash+bm25 0.6/0.4" in res.output and "hash maxsim" not in res.output
     run = next((tmp_path / "reports").glob("*/compare-*"))
     page = (run / "compare.html").read_text(encoding="utf-8")
     assert "data:image/png;base64," in page and "http" not in page.replace("http-equiv", "")
