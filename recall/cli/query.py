@@ -46,7 +46,9 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
             say(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
                 "evidence = top + neg_weight x (top - nearest unrelated)")
         if "lexical_ms" in res.timings:
-            say(f"order: dense fused with BM25 (search.lexical_weight {app.searcher.lexical_weight}); "
+            search = app.config.search
+            say(f"order: dense fused with BM25 (search.lexical_weight {search.lexical_weight}, "
+                f"{search.lexical_weight_with_questions} for a note with questions); "
                 "each score is the dense ranking's score at that rank, which the gap rule reads")
         chosen = {id(h.note) for h in d.chosen}
         for rank, h in enumerate(res.hits[:k], 1):

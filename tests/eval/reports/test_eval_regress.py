@@ -27,6 +27,7 @@ full_margin = 0.05
 BM25_ORDER = """
 [search]
 lexical_weight = 1.0
+lexical_weight_with_questions = 1.0
 """
 
 
