@@ -108,11 +108,15 @@ class Searcher:
 
     def _lexical_weights(self, idx: LoadedIndex):
         """BM25's share per note: ``lexical_weight_with_questions`` for a note with questions
-        of its own, ``lexical_weight`` for the others."""
+        of its own, ``lexical_weight`` for the others (cached per generation and weights)."""
         import numpy as np
 
-        asked = idx.asked if idx.asked is not None else np.zeros(len(idx.notes), dtype=bool)
-        return np.where(asked, self.settings.lexical_weight_with_questions, self.settings.lexical_weight)
+        s = self.settings
+        key = ("lexical", s.lexical_weight, s.lexical_weight_with_questions)
+        weights = idx._scope_cache.get(key)
+        if weights is None:
+            weights = idx._scope_cache[key] = np.where(idx.asked, s.lexical_weight_with_questions, s.lexical_weight)
+        return weights
 
     def _negatives_file(self) -> Path:
         from recall.ranking.negatives import FILE
@@ -210,15 +214,17 @@ class Searcher:
 
     def _with_headers(self, idx: LoadedIndex, qv, dense):
         """The dense scores that order the notes: ``(1 - w) * best chunk + w * header`` for each
-        retrieved note with a header (``[search] header_weight`` = w), its best chunk alone
-        otherwise. Only the order: whether to speak stays the best chunks' call."""
+        retrieved note with a header and no questions of its own (``[search] header_weight`` = w),
+        its best chunk alone otherwise: the header stands in for questions where a note has none;
+        beside them it cost hit@1 on every dev collection but the sample (docs/decision.md, issue
+        #23). Only the order: whether to speak stays the best chunks' call."""
         import numpy as np
 
         assert idx.headers is not None
         w = self.settings.header_weight
         found = np.flatnonzero(np.isfinite(dense))
         rows = idx.headers[found]
-        has = rows.any(axis=1)
+        has = rows.any(axis=1) & ~idx.asked[found]
         out = dense.copy()
         out[found[has]] = (1 - w) * dense[found[has]] + w * (rows[has] @ qv[0])
         return out

@@ -127,12 +127,9 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
         if blobs else np.zeros((0, 1), dtype=np.float32)
     )
     chunk_note = [pos_of[pk] for pk in pks]
-    # A note without a header: zeros. So is a note with questions: the header stands in for
-    # questions where a note has none; beside them it cost hit@1 on every dev collection but
-    # the sample (docs/decision.md, issue #23), and the order is then its best chunk's.
-    headers = np.zeros((len(notes), dim), dtype=np.float32)
+    headers = np.zeros((len(notes), dim), dtype=np.float32)  # a note without a header: zeros
     for pk, blob in zip(header_pks, header_blobs, strict=True):
-        if len(blob) == dim * 4 and pk not in asked:
+        if len(blob) == dim * 4:
             headers[pos_of[pk]] = np.frombuffer(blob, dtype=np.float32)
 
     # Past every generation on disk, not just `current`: a damaged or missing marker must
@@ -239,9 +236,9 @@ class LoadedIndex:
     notes: list[dict]
     chunk_note: np.ndarray
     path: Path
+    asked: np.ndarray  # per note: has questions of its own (a generation from before: none)
     lexical: Bm25 | None = None  # None for a generation built before BM25 existed
     headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
-    asked: np.ndarray | None = None  # per note: has questions of its own (None: not known, as none)
     _scope_cache: dict = field(default_factory=dict)
 
     @property
@@ -312,7 +309,7 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
         raise IndexDamaged(path, detail) from exc
     return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
-                       path=gen_dir, lexical=lexical, headers=headers, asked=asked)
+                       path=gen_dir, asked=asked, lexical=lexical, headers=headers)
 
 
 def check_indexes(home: Path | None = None) -> list[str]:

@@ -114,9 +114,10 @@ def test_the_header_reorders_notes_but_the_gate_sees_the_best_chunks(recall_home
 
 
 def test_a_note_with_questions_orders_by_its_best_chunk_alone(recall_home, tmp_path):
-    """The header stands in for questions where a note has none: a note with questions of its
-    own has no header row (its questions already say, in a user's words, what it is about; the
-    header's share cost hit@1 there, docs/decision.md), and the order is its best chunk's."""
+    """The header stands in for questions where a note has none: the index knows which notes
+    have questions of their own (their questions already say, in a user's words, what they are
+    about; the header's share cost hit@1 there, docs/decision.md), and their order is their best
+    chunk's, header row or not."""
     notes = _folder(tmp_path)
     (notes / "questions.jsonl").write_text('{"note": "ledger", "questions": ["how do we round money?"]}\n'
                                            '{"note": "zebra-feeding", "questions": ["when do the zebras eat?"]}\n',
@@ -125,8 +126,8 @@ def test_a_note_with_questions_orders_by_its_best_chunk_alone(recall_home, tmp_p
     app.index([SourceSpec("dir", notes)])
     idx = load_index("hash-256", recall_home)
     assert idx is not None and idx.headers is not None
-    rows = {n["id"]: idx.headers[i] for i, n in enumerate(idx.notes)}
-    assert not rows["ledger"].any() and not rows["zebra-feeding"].any() and rows["tabs"].any()
+    assert {n["id"] for n, a in zip(idx.notes, idx.asked, strict=True) if a} == {"ledger", "zebra-feeding"}
+    assert idx.headers.any(axis=1).all()  # every note keeps its header vector
     # ledger's body wins on its best chunk, as with no header at all (the weight is 0.6)
     assert app.query("zebra feeding schedule", Scope(everything=True)).hits[0].note["id"] == "ledger"
     app.store.close()
