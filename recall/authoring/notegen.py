@@ -67,8 +67,8 @@ TOO_CLOSE_BY_MODEL = {"intfloat/multilingual-e5-small": 0.94, "google/universal-
 def too_close_for(model_id: str) -> float:
     return TOO_CLOSE_BY_MODEL.get(model_id, TOO_CLOSE)
 # What a model writes per note, in tokens, for the cost shown before anything is sent:
-# 5 questions of ~20 tokens (one of them shorter) with JSON around them; a restatement line. (Negatives: per
-# negative, NEGATIVE_OUT_TOKENS.)
+# 5 questions of ~20 tokens (one of them shorter) with JSON around them; a restatement line.
+# (Negatives: NEGATIVE_OUT_TOKENS each.)
 OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 130, RESTATE_PROMPT: 45}
 NEGATIVE_OUT_TOKENS = 25
 _FENCE = re.compile(r"^```")
