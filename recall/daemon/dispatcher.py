@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -65,13 +66,19 @@ class Dispatcher:
         for thread in self._threads:
             thread.start()
 
-    def stop(self) -> None:
-        """Tell the workers to end once the queue is empty (not waited for: daemon threads)."""
+    def stop(self, wait_s: float) -> None:
+        """Tell the workers to end once the queue is empty, and wait up to ``wait_s`` for them:
+        the questions already taken are answered before the process ends (the workers are
+        daemon threads, which an exiting process would cut mid-reply). A question still
+        queued whose asker has given up costs nothing (``Expired``)."""
+        end = time.monotonic() + wait_s
         for _ in self._threads:
             try:
-                self._jobs.put_nowait(None)
+                self._jobs.put(None, timeout=max(0.0, end - time.monotonic()))
             except queue.Full:
                 break
+        for thread in self._threads:
+            thread.join(max(0.0, end - time.monotonic()))
 
     def _work(self) -> None:
         while (exchange := self._jobs.get()) is not None:

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 # How often the loop wakes to check the idle timer and its files (socket, status, lock):
 # a deleted socket is bound anew within this.
 POLL_S = 0.5
+# How long a stopping daemon waits for its workers to send the answers they hold (a question
+# takes milliseconds; this bounds a stuck one, so a stop is never held up for long).
+DRAIN_S = 3.0
 
 
 class Loop:
@@ -86,7 +89,7 @@ class Loop:
                 listener.poll(min(idle_left, next_check - now))
         finally:
             listener.shut()
-            self.dispatcher.stop()
+            self.dispatcher.stop(DRAIN_S)
         return reason
 
     def _check_files(self) -> str | None:

@@ -131,6 +131,24 @@ def test_sigterm_removes_socket_and_status(indexed, daemons):
 
 
 @pytest.mark.process
+@pytest.mark.parametrize("how", ["stop", "SIGTERM"])
+def test_a_question_being_answered_when_the_daemon_stops_still_gets_its_answer(indexed, daemons, how):
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 600\n")
+    proc = daemons.start()
+    replies: list = []
+    asker = threading.Thread(target=lambda: replies.append(query(MATCHING)))
+    asker.start()
+    assert wait_for(lambda: _in_model() == 1, 5, 0.01)  # the question holds the model
+    if how == "stop":
+        assert client.request({"cmd": "stop"})["ok"]
+    else:
+        proc.send_signal(signal.SIGTERM)
+    asker.join(10)
+    assert replies and replies[0]["ok"] and replies[0]["ranked"][0]["id"] == MATCHING_ID
+    assert proc.wait(timeout=10) == 0
+
+
+@pytest.mark.process
 def test_one_daemon_per_user(indexed, daemons):
     first = daemons.start()
     second = daemons.start(ready=False)

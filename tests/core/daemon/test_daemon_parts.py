@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 from recall.daemon.dispatcher import Dispatcher
 from recall.daemon.listener import Exchange
@@ -30,8 +31,12 @@ def _boom(req: dict) -> dict:
     raise ValueError("a message that may quote the prompt")
 
 
-HANDLERS = {"ping": lambda req: {"ok": True, "pong": req.get("n")}, "boom": _boom,
-            "slow": lambda req: {"ok": True}}
+def _slow(req: dict) -> dict:
+    time.sleep(req.get("s", 0))
+    return {"ok": True}
+
+
+HANDLERS = {"ping": lambda req: {"ok": True, "pong": req.get("n")}, "boom": _boom, "slow": _slow}
 
 
 def test_commands_are_routed_by_name_and_failures_say_only_their_type():
@@ -52,4 +57,28 @@ def test_a_full_queue_answers_busy_at_once_and_workers_answer_the_rest():
     try:
         assert _reply(queued) == {"ok": True}
     finally:
-        d.stop()
+        d.stop(wait_s=5.0)
+
+
+def test_stop_waits_for_the_answers_already_taken():
+    """A daemon stopping (recall stop, SIGTERM, a model changed in config.toml) still answers
+    the questions its workers hold: the process must not end with a reply unsent."""
+    d = Dispatcher(_state(), HANDLERS, frozenset({"ping"}), workers=2, max_queued=4)
+    d.start()
+    asked = [_ask(d, {"cmd": "slow", "s": 0.3}) for _ in range(3)]
+    time.sleep(0.05)  # two in the workers, one queued
+    d.stop(wait_s=5.0)
+    for sock in asked:
+        sock.setblocking(False)  # already there when stop returns: no waiting here
+        assert json.loads(sock.recv(4096)) == {"ok": True}
+        sock.close()
+
+
+def test_stop_gives_up_on_a_stuck_handler_after_its_bound():
+    d = Dispatcher(_state(), HANDLERS, frozenset(), workers=1, max_queued=1)
+    d.start()
+    stuck = _ask(d, {"cmd": "slow", "s": 3})
+    t0 = time.monotonic()
+    d.stop(wait_s=0.2)
+    assert time.monotonic() - t0 < 1.0
+    stuck.close()
