@@ -109,7 +109,7 @@ def test_the_header_reorders_notes_but_the_gate_sees_the_best_chunks(recall_home
     assert after.hits[0].note["id"] == "zebra-feeding" == order[0]
     # The gate's scores are the best chunks', rank by rank, with or without the header.
     assert [h.score for h in after.hits] == pytest.approx([h.score for h in before.hits])
-    assert [h.score for h in after.hits] == pytest.approx(best, abs=1e-5)
+    assert [h.score for h in after.hits] == pytest.approx(best, abs=5e-4)  # half-precision index
     assert after.decision.kind == before.decision.kind
 
 
