@@ -111,7 +111,8 @@ def test_note_questions_are_extra_chunks_of_their_note(tmp_path):
     bench = C.Bench("fx", Corpus.build(notes, note_questions=exp), [], [], "", NOTES, path)
     P = Parts(bench, ["hash"], EmbeddingCache(tmp_path / "c.sqlite"))
     plain, expanded = (P.core("hash", v).rank_one("which text editor do I use?") for v in ("text", "questions"))
-    assert expanded[0].note["id"] == "user-editor-neovim" and expanded[0].score == pytest.approx(1.0, abs=5e-4)  # a half-precision index
+    assert expanded[0].note["id"] == "user-editor-neovim"
+    assert expanded[0].score == pytest.approx(1.0, abs=5e-4)  # a half-precision index
     assert expanded[0].score >= plain[0].score - 1e-9
     path.write_text(json.dumps({"note": "no-such-note", "questions": ["x"]}) + "\n")
     with pytest.raises(ValueError, match="no note named"):
