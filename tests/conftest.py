@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,14 +42,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def recall_home(tmp_path, monkeypatch) -> Path:
+def recall_home(tmp_path, monkeypatch, request) -> Iterator[Path]:
     home = tmp_path / "recall-home"
     monkeypatch.setenv("RECALL_HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.delenv("RECALL_MODEL", raising=False)
     monkeypatch.delenv("RECALL_CONFIG", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return home
+    yield home
+    if request.node.get_closest_marker("process"):
+        # A hook, an MCP server or a CLI command may have started a daemon in this home by
+        # itself (as it does for a user): none outlives its test, whichever fixtures it used.
+        Daemons(home, tmp_path).kill_all()
 
 
 @pytest.fixture
