@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from recall.store.bm25 import Bm25
 
 HNSW_M = 32
+# The most a cosine moves in the exact index, whose vectors are half precision: each component
+# is rounded to 11 bits and the vectors have unit length (a store contract's tolerance).
+COSINE_ERROR_MAX = 2.0 ** -11
 KEEP_GENERATIONS = 2
 
 
@@ -170,7 +173,7 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
         # Exact search over half-precision copies: FAISS scans 16-bit floats with SIMD, so the
         # store's search costs 1.74 ms median instead of 2.71 with 32-bit vectors (`python -m
         # bench.bench_store --sizes 10000 --dim 512`, one core), with half the memory and file;
-        # a cosine moves by at most 2^-11, and thresholds are fitted on these same scores.
+        # a cosine moves by at most COSINE_ERROR_MAX, and thresholds are fitted on these scores.
         index = faiss.IndexScalarQuantizer(max(dim, 1), faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
     if len(blobs):
         index.add(matrix)

@@ -170,7 +170,8 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
     d = models[0]
     # [search] lexical_weight (notes without questions) and lexical_weight_with_questions, read
     # now, through the core's settings
-    w, wq = P.config(d).search.lexical_weight, P.config(d).search.lexical_weight_with_questions
+    search = P.config(d).search
+    w, wq = search.lexical_weight, search.lexical_weight_with_questions
     shipped, shipped_q = weight_label(w), weight_label(wq)
 
     def train_para(tr: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:

@@ -28,6 +28,7 @@ from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, prepare_note
 from recall.notes.files import read_folder
 from recall.ranking.search import Scope
 from recall.store.records import Chunk, NoteRecord, SourceRef, text_hash
+from recall.store.vectors import COSINE_ERROR_MAX
 
 EMB = get_embedder("hash")
 FAKE_SECRET = "sk-ant-api03-" + "Zq7" * 16  # the shape mask_secrets must catch
@@ -194,11 +195,6 @@ def test_scope_filtering(index):
     assert set(ids(query(index, text, Scope(everything=True)))) == {"a", "b", "r"}
 
 
-# The local store keeps vectors in half precision (recall.store.vectors): a cosine is within
-# 2^-11 (the precision of a 16-bit float) of the 32-bit one; PostgreSQL keeps 32 bits.
-COSINE_TOL = 5e-4
-
-
 def test_note_scores_by_its_best_chunk(index):
     chunks = ["ordinary words about nothing", "terraform state locking with dynamodb", "more filler"]
     put(index, DIRS, "/notes/shared/tf.md", "infra", chunks)
@@ -207,10 +203,10 @@ def test_note_scores_by_its_best_chunk(index):
     hits = index.search(q, Scope(everything=True), 10)
     assert ids(hits) == ["tf", "other"]  # one entry per note, best first
     expected = float(np.max(EMB.embed_passages(chunks) @ q[0]))
-    assert hits[0].score == pytest.approx(expected, abs=COSINE_TOL)
-    assert hits[0].score == pytest.approx(1.0, abs=COSINE_TOL)  # that chunk is the query itself
+    assert hits[0].score == pytest.approx(expected, abs=COSINE_ERROR_MAX)
+    assert hits[0].score == pytest.approx(1.0, abs=COSINE_ERROR_MAX)  # that chunk is the query itself
     assert hits[1].score == pytest.approx(float(EMB.embed_passages(["terraform modules layout"])[0] @ q[0]),
-                                          abs=COSINE_TOL)
+                                          abs=COSINE_ERROR_MAX)
 
 
 def test_k_limits_notes_not_chunks(index):
@@ -271,7 +267,7 @@ def test_questions_and_restatements_are_searched_in_both_stores(index, tmp_path)
     assert stats.added == 2 and stats.questions_total == 1
     for text in (asked, restated):
         hits = query(index, text)
-        assert ids(hits)[0] == "pager" and hits[0].score == pytest.approx(1.0, abs=COSINE_TOL)
+        assert ids(hits)[0] == "pager" and hits[0].score == pytest.approx(1.0, abs=COSINE_ERROR_MAX)
 
 
 def test_sync_is_idempotent_and_reuses_vectors(index, tmp_path):

@@ -15,7 +15,7 @@ from recall.errors import IndexDamaged
 from recall.indexing.indexer import SourceSpec
 from recall.notes.chunking import chunk_text, header_text, readable_name
 from recall.ranking.search import Scope
-from recall.store.vectors import index_dir, load_index
+from recall.store.vectors import COSINE_ERROR_MAX, index_dir, load_index
 
 
 def test_a_file_name_like_name_reads_as_words_and_any_other_name_is_kept():
@@ -109,7 +109,7 @@ def test_the_header_reorders_notes_but_the_gate_sees_the_best_chunks(recall_home
     assert after.hits[0].note["id"] == "zebra-feeding" == order[0]
     # The gate's scores are the best chunks', rank by rank, with or without the header.
     assert [h.score for h in after.hits] == pytest.approx([h.score for h in before.hits])
-    assert [h.score for h in after.hits] == pytest.approx(best, abs=5e-4)  # half-precision index
+    assert [h.score for h in after.hits] == pytest.approx(best, abs=COSINE_ERROR_MAX)
     assert after.decision.kind == before.decision.kind
 
 

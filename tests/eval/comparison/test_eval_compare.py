@@ -14,6 +14,7 @@ from helpers.paths import EVAL_FIXTURES as FIXTURES
 from helpers.paths import EVAL_NOTES as NOTES
 from helpers.paths import SAMPLE_NOTES
 from recall.embedding.models import get_embedder
+from recall.store.vectors import COSINE_ERROR_MAX
 from recall_eval.cli import main
 from recall_eval.comparison import compare as C
 from recall_eval.comparison.compare import load_bench, make_folds
@@ -112,7 +113,7 @@ def test_note_questions_are_extra_chunks_of_their_note(tmp_path):
     P = Parts(bench, ["hash"], EmbeddingCache(tmp_path / "c.sqlite"))
     plain, expanded = (P.core("hash", v).rank_one("which text editor do I use?") for v in ("text", "questions"))
     assert expanded[0].note["id"] == "user-editor-neovim"
-    assert expanded[0].score == pytest.approx(1.0, abs=5e-4)  # a half-precision index
+    assert expanded[0].score == pytest.approx(1.0, abs=COSINE_ERROR_MAX)
     assert expanded[0].score >= plain[0].score - 1e-9
     path.write_text(json.dumps({"note": "no-such-note", "questions": ["x"]}) + "\n")
     with pytest.raises(ValueError, match="no note named"):
