@@ -50,6 +50,9 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
             say(f"order: dense fused with BM25 (search.lexical_weight {search.lexical_weight}, "
                 f"{search.lexical_weight_with_questions} for a note with questions); "
                 "each score is the dense ranking's score at that rank, which the gap rule reads")
+        if "sentences_ms" in res.timings:
+            say(f"order: also each sentence searched on its own, fused by rank (search.sentence_weight "
+                f"{app.config.search.sentence_weight:g}); the scores stay the whole message's")
         chosen = {id(h.note) for h in d.chosen}
         for rank, h in enumerate(res.hits[:k], 1):
             mark = "*" if id(h.note) in chosen else " "

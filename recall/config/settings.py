@@ -86,6 +86,10 @@ class SearchSettings:
     lexical_weight_with_questions: float  # the same for a note with questions of its own
     fusion_depth: int
     header_weight: float  # the header vector's share of a note's dense score in the order (recall.ranking.search)
+    sentence_weight: float  # the per-sentence list's weight in the rank fusion of the order (recall.ranking.sentences)
+    sentence_rank_k: int  # the rank fusion's constant k: a note at rank r scores weight / (k + r)
+    sentence_min_chars: int  # shorter pieces of a message are not searched on their own
+    sentences_max: int  # at most this many pieces of one message are searched on their own
 
     def with_lexical_weight(self, weight: float) -> SearchSettings:
         """Both of BM25's shares set to ``weight`` (0: dense only), for a run that compares weights."""

@@ -1,5 +1,6 @@
 """Search: embed the question, scan the index, score each note by its best chunk, then
-fuse that ranking with BM25 over each note's text (``recall.store.bm25``).
+fuse that ranking with BM25 over each note's text (``recall.store.bm25``) and, for a message
+of several sentences, with each sentence's own ranking (``recall.ranking.sentences``).
 
 A ``Scope`` says which notes a question may see: the hook's scope is the current
 project's memory (and its conversation titles) plus shared rules and indexed folders;
@@ -168,15 +169,19 @@ class Searcher:
     def search(self, text: str, scope: Scope | None = None, k_notes: int = 20) -> tuple[Ranking, dict]:
         """Ranked notes and timings in ms. With ``lexical_weight`` > 0 (and a generation that
         has BM25), the order is the fusion of dense and BM25; each hit's score is then the
-        dense list's score at that rank, so the gap rule decides exactly as dense would."""
+        dense list's score at that rank, so the gap rule decides exactly as dense would. A
+        message of several sentences also has each searched on its own, for the fused order
+        only (``_with_sentences``); dense alone orders by the whole message."""
         t0 = time.perf_counter()
         # Whoever asks (hook, daemon, MCP server, CLI), a question costs the model one window.
         text = fit_query(self.embedder, text)
-        qv = self.embedder.embed_queries([text])
-        t1 = time.perf_counter()
         idx = self.index
         fusing = (self.settings.lexical_weight > 0 or self.settings.lexical_weight_with_questions > 0) \
             and idx is not None and idx.lexical is not None
+        pieces = self._sentences(text) if fusing else []
+        vectors = self.embedder.embed_queries([text, *pieces])  # one model call for all of them
+        qv = vectors[:1]
+        t1 = time.perf_counter()
         negative = self.negative_score(qv)
         if not fusing:
             hits = self.search_vector(qv, scope, k_notes)
@@ -204,10 +209,44 @@ class Searcher:
         ordering = self._with_headers(idx, qv, dense) if self._headers_on(idx) else dense
         order, gate = fuse(ordering, lex, lexical_weight=self._lexical_weights(idx), depth=depth, k=k_notes,
                            other_script=other, gate_scores=dense)
-        hits = Ranking([Hit(idx.notes[int(n)], float(g), self._chunk_of(idx, int(n), where))
-                        for n, g in zip(order, gate, strict=True)], negative)
         t3 = time.perf_counter()
-        return hits, {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
+        timings = {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
+        notes = self._with_sentences(idx, vectors[1:], scope, [int(n) for n in order], where, timings)
+        hits = Ranking([Hit(idx.notes[n], float(g), self._chunk_of(idx, n, where))
+                        for n, g in zip(notes, gate, strict=True)], negative)
+        return hits, timings
+
+    def _sentences(self, text: str) -> list[str]:
+        """The pieces of a message searched on their own (``[search] sentence_*``); [] for a
+        message of one sentence, or with ``sentence_weight`` 0."""
+        from recall.ranking import sentences
+
+        s = self.settings
+        return sentences.split(text, s.sentence_min_chars, s.sentences_max) if s.sentence_weight > 0 else []
+
+    def _with_sentences(self, idx: LoadedIndex, vectors, scope: Scope, order: list[int],
+                        where: dict[int, int], timings: dict) -> list[int]:
+        """``order`` below its first note fused by rank with the notes' best scores over the
+        message's sentences (``vectors``, one row each, searched on their own:
+        ``recall.ranking.sentences``); as long as ``order``, whose i-th gate score the i-th note
+        keeps. ``order`` itself without sentences. A note found only by a sentence gets that
+        chunk in ``where``; ``timings["sentences_ms"]``: the extra scan and fusion (their
+        embedding is in ``embed_ms``: one model call with the whole message)."""
+        from recall.ranking import sentences
+
+        if not len(vectors) or not order:
+            return order
+        t0 = time.perf_counter()
+        s = self.settings
+        found: dict[int, int] = {}
+        best = self._best_over_rows(idx, vectors, scope, s.fusion_depth * CHUNKS_PER_NOTE_MAX, found)
+        ranked = sorted(best, key=lambda note: -best[note])
+        fused = sentences.below_top(order, ranked, k=s.sentence_rank_k, weight=s.sentence_weight)
+        for note in fused:
+            if note not in where and note in found:
+                where[note] = found[note]
+        timings["sentences_ms"] = (time.perf_counter() - t0) * 1000
+        return fused
 
     def _headers_on(self, idx: LoadedIndex | None) -> bool:
         return self.settings.header_weight > 0 and idx is not None and idx.headers is not None
@@ -277,15 +316,40 @@ class Searcher:
     def _best_chunks(self, idx: LoadedIndex, qv, scope: Scope, chunks: int,
                      where: dict[int, int] | None) -> tuple[dict[int, float], bool]:
         """``_best_per_note`` over one fetch, and whether it held every chunk in scope."""
+        found = self._scan(idx, qv, scope, chunks)
+        if found is None:
+            return {}, True
+        scores, ids, complete = found
+        return _first_per_note(idx.chunk_note, scores[0], ids[0], where), complete
+
+    def _best_over_rows(self, idx: LoadedIndex, vectors, scope: Scope, chunks: int,
+                        where: dict[int, int]) -> dict[int, float]:
+        """note position -> its best chunk's score over every row of ``vectors`` (one scan for
+        all of them), among each row's ``chunks`` best chunks in scope; ``where``: that chunk."""
+        found = self._scan(idx, vectors, scope, chunks)
+        best: dict[int, float] = {}
+        if found is None:
+            return best
+        scores, ids, _ = found
+        for row_scores, row_ids in zip(scores, ids, strict=True):
+            row_where: dict[int, int] = {}
+            for note, score in _first_per_note(idx.chunk_note, row_scores, row_ids, row_where).items():
+                if score > best.get(note, float("-inf")):
+                    best[note], where[note] = score, row_where[note]
+        return best
+
+    def _scan(self, idx: LoadedIndex, vectors, scope: Scope, chunks: int):
+        """FAISS's ``chunks`` best chunks in scope for each row of ``vectors``: (scores, ids,
+        whether that held every chunk in scope); None when the scope admits no chunk."""
         import faiss
 
         if idx.ntotal == 0:
-            return {}, True
+            return None
         params, in_scope = None, idx.ntotal
         if not scope.everything:
             id_filter = self._id_filter(idx, scope)
             if id_filter is None:
-                return {}, True
+                return None
             params, in_scope = id_filter
         k = min(chunks, in_scope)
         # OpenMP's thread count is per thread: the daemon's workers (and the MCP server's) would
@@ -293,10 +357,10 @@ class Searcher:
         # chunks, bench_mcp); setting it costs nothing.
         faiss.omp_set_num_threads(1)
         if params is None:
-            scores, ids = idx.index.search(qv, k)  # type: ignore[attr-defined]
+            scores, ids = idx.index.search(vectors, k)  # type: ignore[attr-defined]
         else:
-            scores, ids = idx.index.search(qv, k, params=params)  # type: ignore[attr-defined]
-        return _first_per_note(idx.chunk_note, scores[0], ids[0], where), k >= in_scope
+            scores, ids = idx.index.search(vectors, k, params=params)  # type: ignore[attr-defined]
+        return scores, ids, k >= in_scope
 
     def _cjk_notes(self, idx: LoadedIndex):
         """Boolean mask over ``idx.notes``: which are written mainly in CJK script (cached)."""
