@@ -18,6 +18,7 @@ import numpy as np
 from recall.config.settings import Settings
 from recall_eval.comparison.components import (
     K_NOTES,
+    NEG,
     Bench,
     CoreIndex,
     EmbeddingCache,
@@ -25,6 +26,7 @@ from recall_eval.comparison.components import (
     Ranked,
     bm25_scores,
     grep_scores,
+    top_depth,
 )
 from recall_eval.comparison.rerank import CrossReranker, MaxSim, combine, mrr, sentences, tune_alpha
 from recall_eval.scoring.baselines import BM25Baseline
@@ -32,6 +34,21 @@ from recall_eval.scoring.baselines import BM25Baseline
 # BM25's weights tried when the core's fusion is tuned on a fold (the 0.1 grid ranx's
 # optimize_fusion searched for two lists).
 WEIGHTS = tuple(round(w * 0.1, 1) for w in range(11))
+
+
+def by_reciprocal_rank(orders: Sequence[np.ndarray], depth: int = K_NOTES, k: int = 60) -> np.ndarray:
+    """Several rankings (questions x notes, decreasing values) fused by reciprocal rank: each of
+    a list's ``depth`` best notes scores 1 / (k + its rank), summed over the lists; -inf where no
+    list holds the note. (Not ``ranx.fuse``: it requires every question in every list, and a
+    question one model retrieves nothing for is one it leaves out.)"""
+    out = np.zeros(orders[0].shape)
+    held = np.zeros(orders[0].shape, dtype=bool)
+    for o in orders:
+        for qi in range(o.shape[0]):
+            top = top_depth(o[qi], depth)
+            out[qi, top] += 1.0 / (k + np.arange(1, top.size + 1))
+            held[qi, top] = True
+    return np.where(held, out, NEG)
 
 
 def weight_label(w: float) -> str:
@@ -243,6 +260,14 @@ def make_specs(bench: Bench, P: Parts, models: Sequence[str], crosses: Sequence[
                        f"at [search] lexical_weight_with_questions {wq:g}: the shipped pipeline", (m,),
                        rank(m, "questions"),
                        (f"core:questions:{m}",), core(m, "questions", None)) for m in models]
+    if bench.corpus.note_questions and len(models) > 1:
+        both = tuple(models[:2])
+        specs.append(Spec(f"{'+'.join(both)} +exp+bm25 rrf", f"the shipped pipeline with {both[0]} and with "
+                          f"{both[1]}, their orders fused by reciprocal rank (k 60); the gate reads "
+                          f"{both[0]}'s scores", both, tuple(o for m in both for o in rank(m, "questions")),
+                          tuple(f"core:questions:{m}" for m in both),
+                          lambda tr: (by_reciprocal_rank([P.ranked(m, "questions", None).order for m in both]),
+                                      P.ranked(both[0], "questions", None).gate, {})))
     for path in crosses:
         name = Path(path).name or path
         specs.append(Spec(f"{d} ce:{name}", f"recall {d} without BM25, top {K_NOTES} reordered by cross-encoder "
