@@ -78,6 +78,10 @@ def test_query_explain_and_json(sample_notes):
     assert data["ranked"][0]["id"] == "decimal-not-float"
     assert "lexical_ms" in data["timings_ms"]
     assert data["decision"] in ("nothing", "short", "full") and data["reason"]
+    assert "order: also each sentence" not in out  # one sentence: searched once
+    two = recall("query", "--all", "--explain", "I am new to the billing code. Decimal not float for money?").stdout
+    assert "order: also each sentence searched on its own, fused by rank (search.sentence_weight 1)" in two
+    assert "sentences_ms" in two
 
 
 def test_user_errors_are_one_line(tmp_path):
