@@ -91,6 +91,22 @@ class SearchSettings:
     sentence_min_chars: int  # shorter pieces of a message are not searched on their own
     sentences_max: int  # at most this many pieces of one message are searched on their own
 
+    def __post_init__(self) -> None:
+        shares = {"lexical_weight": self.lexical_weight, "header_weight": self.header_weight,
+                  "lexical_weight_with_questions": self.lexical_weight_with_questions}
+        for key, value in shares.items():
+            if not 0 <= value <= 1:
+                raise ValueError(f"{key} must be a share from 0 to 1, not {value}")
+        if self.sentence_weight < 0:
+            raise ValueError(f"sentence_weight must be 0 (off) or more, not {self.sentence_weight}")
+        counts = {"fusion_depth": self.fusion_depth, "sentence_rank_k": self.sentence_rank_k,
+                  "sentence_min_chars": self.sentence_min_chars}
+        for key, number in counts.items():
+            if number < 1:
+                raise ValueError(f"{key} must be 1 or more, not {number}")
+        if self.sentences_max < 0:
+            raise ValueError(f"sentences_max must be 0 (off) or more, not {self.sentences_max}")
+
     def with_lexical_weight(self, weight: float) -> SearchSettings:
         """Both of BM25's shares set to ``weight`` (0: dense only), for a run that compares weights."""
         return dataclasses.replace(self, lexical_weight=weight, lexical_weight_with_questions=weight)

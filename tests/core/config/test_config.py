@@ -80,6 +80,9 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('[selector]\nmax_notes = "3"\n', "selector.max_notes in {path}: expected a whole number, got '3'"),
     ('[hook]\nskip_entrypoints = "sdk-cli"\n', "hook.skip_entrypoints in {path}: expected a list of strings"),
     ('[chunking]\noverlap = 900\n', "chunking in {path}: chunk overlap must be >= 0 and smaller"),
+    ('[search]\nsentence_rank_k = 0\n', "search in {path}: sentence_rank_k must be 1 or more, not 0"),
+    ('[search]\nlexical_weight = 1.5\n', "search in {path}: lexical_weight must be a share from 0 to 1"),
+    ('[search]\nsentence_weight = -1\n', "search in {path}: sentence_weight must be 0 (off) or more"),
 ])
 def test_a_bad_key_is_one_line_naming_the_key_and_the_file(tmp_path, text, words):
     path = tmp_path / "config.toml"
