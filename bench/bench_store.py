@@ -36,7 +36,7 @@ import numpy as np
 from recall.api import DB_NAME
 from recall.backends.local import LocalStore
 from recall.config.load import packaged_settings
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_ID = "bench-random-384"

@@ -20,7 +20,8 @@ from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
 from recall.privacy.trust import require_home
-from recall.ranking.search import Scope, Searcher
+from recall.ranking.scope import Scope
+from recall.ranking.search import Searcher
 from recall.ranking.selector import GAP_RANKS, Decision, Hit, Ranking, decide
 from recall.store.sqlite import Store
 

@@ -22,7 +22,7 @@ from recall.store.records import Chunk, NoteRecord, SourceRef
 if TYPE_CHECKING:
     import numpy as np
 
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
     from recall.ranking.selector import Hit
 
 

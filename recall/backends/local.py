@@ -21,7 +21,8 @@ from recall.store.vectors import build_index
 if TYPE_CHECKING:
     import numpy as np
 
-    from recall.ranking.search import Scope, Searcher
+    from recall.ranking.scope import Scope
+    from recall.ranking.search import Searcher
     from recall.ranking.selector import Hit
 
 

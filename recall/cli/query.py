@@ -21,7 +21,7 @@ from recall.privacy.safetext import one_line
 @fail_cleanly
 def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
     """Search the notes for TEXT and show what the hook would hand over."""
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
 
     app = recall_app()
     res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything), typed=True)

@@ -30,7 +30,7 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     the hook leaves out). A document's result names the page, slide, sheet, section or
     time range that matched, with the matching text.
     """
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
 
     text = " ".join(words)
     app = recall_app()

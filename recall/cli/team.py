@@ -195,7 +195,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
                 url: str | None) -> None:
     """Search your notes and the team's on the server (the question stays here)."""
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
 
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), repo, everything)

@@ -94,7 +94,7 @@ class Commands:
                 raise _NotNow("loading")
         from recall.embedding.batcher import Expired
         from recall.embedding.models import QUERY_CHARS_MAX
-        from recall.ranking.search import Scope
+        from recall.ranking.scope import Scope
 
         loaded = self.state.loaded
         assert loaded is not None  # ready is set only once it is

@@ -49,7 +49,7 @@ class RecallTools:
         return self._app
 
     def search(self, query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
-        from recall.ranking.search import Scope
+        from recall.ranking.scope import Scope
 
         k = max(1, min(int(k), MAX_K))
         scope = Scope.from_flags(self.cwd, repo, library=True)  # asked on purpose: library folders too

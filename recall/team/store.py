@@ -29,7 +29,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from recall.ranking.search import CHUNKS_PER_QUERY, SHARED_KINDS, Scope, repo_key
+from recall.ranking.scope import SHARED_KINDS, Scope, repo_key
+from recall.ranking.search import CHUNKS_PER_QUERY
 from recall.ranking.selector import Hit
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, as_query_matrix, mask_note
 from recall.team.connect import DEFAULT_SCHEMA, PgStoreError, connect

@@ -30,7 +30,7 @@ from recall.api import Recall
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
 from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 from recall.ranking.selector import evidence
 from recall_eval.datasets.clinc150 import QUERY_SPLITS, load, subsample, write_notes
 from recall_eval.scoring.retrievers import CoreRetriever

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 from recall.ranking.selector import Decision, Hit
 from recall_eval.scoring.baselines import BM25Baseline, GrepBaseline, lexical_decision
 

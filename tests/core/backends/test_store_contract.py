@@ -26,7 +26,7 @@ from recall.config.load import packaged_settings
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, prepare_note
 from recall.notes.files import read_folder
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 from recall.store.records import Chunk, NoteRecord, SourceRef, text_hash
 from recall.store.vectors import COSINE_ERROR_MAX
 

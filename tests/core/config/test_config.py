@@ -139,7 +139,7 @@ def test_other_search_settings_reach_the_searcher_and_its_weight_is_read_only(re
     from recall.api import Recall
     from recall.embedding.models import get_embedder
     from recall.indexing.indexer import SourceSpec
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
 
     app = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
     app.index([SourceSpec("dir", sample_notes)])
@@ -159,7 +159,7 @@ def test_real_model_query_uses_its_packaged_table_and_weight(recall_home, sample
     """The default model end to end: the TOML's e5 table is the rule, the TOML's weight the order."""
     from recall.api import Recall
     from recall.indexing.indexer import SourceSpec
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
 
     recall_home.mkdir(parents=True, exist_ok=True)
     (recall_home / "config.toml").write_text("[selector]\ncalibrate = false\n", encoding="utf-8")

@@ -17,7 +17,7 @@ from recall.api import Recall
 from recall.config.load import packaged_settings
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 from recall.store.records import Chunk, NoteRecord
 from recall.store.sqlite import MIGRATIONS, Store
 from recall.store.vectors import index_dir, load_index

@@ -19,7 +19,7 @@ from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
 from recall.notes.documents import read_documents
 from recall.notes.documents.chunks import document_chunks
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 
 pytest.importorskip("markitdown", reason="the docs extra (pip install 'recall-memory[docs]')")
 pytest.importorskip("pypdf", reason="the docs extra (pip install 'recall-memory[docs]')")

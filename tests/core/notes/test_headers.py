@@ -14,7 +14,7 @@ from recall.embedding.models import get_embedder
 from recall.errors import IndexDamaged
 from recall.indexing.indexer import SourceSpec
 from recall.notes.chunking import chunk_text, header_text, readable_name
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 from recall.store.vectors import COSINE_ERROR_MAX, index_dir, load_index
 
 

@@ -17,7 +17,7 @@ from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
 from recall.notes.files import parse_note
 from recall.notes.questions import MAX_QUESTION_CHARS, MAX_QUESTIONS, QUESTIONS_FILE, clean_questions
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 from recall.store.vectors import index_dir, load_index
 
 SAMPLE_EXPANSIONS = Path(__file__).resolve().parents[3] / "datasets" / "sample" / "questions.jsonl"

@@ -9,7 +9,7 @@ from helpers.notes import write_note
 from recall.api import Recall
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 
 WORDS = "deploy staging server money rounding decimal kiwi zebra cache token branch review".split()
 

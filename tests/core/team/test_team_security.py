@@ -143,7 +143,7 @@ def put(idx, source, stem: str, text: str) -> None:
 
 def found(idx, text: str) -> set[str]:
     from recall.embedding.models import get_embedder
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
 
     return {h.note["id"] for h in idx.search(get_embedder("hash").embed_queries([text]), Scope(everything=True))}
 

@@ -19,7 +19,7 @@ from recall.config.load import load_config
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
 from recall.notes.questions import QUESTIONS_FILE
-from recall.ranking.search import Scope
+from recall.ranking.scope import Scope
 from recall.store.vectors import current_marker
 from recall.watch import Watcher, is_note_path
 

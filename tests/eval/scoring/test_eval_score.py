@@ -172,7 +172,7 @@ def test_every_system_is_a_retriever_with_beirs_run_shape(tmp_path):
     search({qid: text}) -> {qid: {note id: score}}, plus the hits and decision the gate saw."""
     from recall.api import Recall
     from recall.embedding.models import get_embedder
-    from recall.ranking.search import Scope
+    from recall.ranking.scope import Scope
     from recall_eval.datasets.collections import read_notes
     from recall_eval.scoring.baselines import BM25Baseline
     from recall_eval.scoring.retrievers import CoreRetriever, LexicalRetriever
