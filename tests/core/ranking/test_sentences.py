@@ -118,3 +118,34 @@ def test_a_message_of_one_sentence_is_ranked_as_before(tmp_path, notes):
     off, on = _ask(tmp_path / "off", notes, 0.0, text), _ask(tmp_path / "on", notes, 1.0, text)
     assert [h.note["id"] for h in on.hits] == [h.note["id"] for h in off.hits]
     assert "sentences_ms" not in on.timings
+
+
+def _random_message(rng) -> str:
+    alphabet = ("ledger zebra money report rounding hay tabs 帳簿 丸め 。！？.!? \n\t\u200b\ufeff é ß 🙂 "
+                "v1.2 config.toml http://x.y/z?a=1 ... -- ** ## `code`")
+    parts = [rng.choice(alphabet.split(" ")) or " " for _ in range(rng.randrange(1, 120))]
+    return " ".join(parts) if rng.random() < 0.7 else "".join(parts)
+
+
+def test_for_any_message_only_the_order_below_the_first_note_changes(tmp_path, notes):
+    """Seeded random messages (sentence ends, line breaks, CJK, emoji, invisible characters,
+    names with dots): the same first note, the same gate scores and decision, the same notes."""
+    import random
+
+    on, off = _app(tmp_path / "on", 1.0), _app(tmp_path / "off", 0.0)
+    for app in (on, off):
+        app.index([SourceSpec("dir", notes)])
+    rng = random.Random(34)
+    moved = 0
+    for _ in range(150):
+        text = _random_message(rng)
+        a, b = on.query(text, search_short=True), off.query(text, search_short=True)
+        ids_a, ids_b = [h.note["id"] for h in a.hits], [h.note["id"] for h in b.hits]
+        assert ids_a[:1] == ids_b[:1] and sorted(ids_a) == sorted(ids_b), text
+        assert [h.score for h in a.hits] == [h.score for h in b.hits], text
+        assert (a.decision.kind, [h.note["id"] for h in a.decision.chosen][:1]) == \
+            (b.decision.kind, [h.note["id"] for h in b.decision.chosen][:1]), text
+        moved += ids_a != ids_b
+    assert moved > 0  # the random messages did exercise the sentence search
+    for app in (on, off):
+        app.store.close()
