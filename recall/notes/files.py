@@ -40,7 +40,11 @@ INDEX_FILE = "MEMORY.md"  # Claude Code's index of the memory folder: not a note
 @dataclass(frozen=True)
 class Problem:
     path: str
-    message: str
+    message: str  # both masked as they are made: a problem is printed and logged, never indexed
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", mask_path(str(self.path)))
+        object.__setattr__(self, "message", mask_secrets(str(self.message)))
 
     def __str__(self) -> str:  # one terminal-safe line, whatever the file is called
         return one_line(f"{self.path}: {self.message}")

@@ -30,7 +30,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 4
+RULES_VERSION = 5
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -41,7 +41,19 @@ _T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
 _KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
     r"(?:pass(?:word|wd|phrase)?|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
     r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
-    r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|==?|:)[ \t]*"
+    r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|->|==?|:)[ \t]*"
+)
+# dbPassword =, accessToken:, adminPass: the same names in camelCase (option "c": the name
+# starts right after a lower-case letter or a digit). "maxTokens" is a count, not a token.
+_CAMEL = (
+    r"(?:Password|Passwd|Passphrase|Pass|Secret|Token|ApiKey|AccessKey|PrivateKey|ClientSecret|Credentials?)"
+    r"(?![a-z])[\"']?[ \t]*(?::=|=>|->|==?|:)[ \t]*"
+)
+# "Password" in other languages, then ":" / "=" or Japanese "は" / "が": the value must hold an
+# ASCII letter or digit (option "a"), so "パスワードは必須です" stays.
+_LABELS = (
+    r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|passwort|kennwort|mot de passe|contraseña|senha|пароль|Пароль"
+    r"|ПАРОЛЬ)[ \t]*(?:[:=]|->|は|が)[ \t]*[\"'「『]?([^\s\"'」』、。,，]{4,200})"
 )
 
 # NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
@@ -49,11 +61,13 @@ _KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell c
 _ENV = (
     r"(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
     r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY)[A-Z0-9_]*"
-    r"(?![a-z0-9_])[\"']?[ \t]*(?::=|=|:)[ \t]*"
+    r"(?![a-z0-9_])[\"']?[ \t]*(?::=|->|=|:)[ \t]*"
 )
 
 # (kind, pattern, group holding the secret (0 = whole match), options):
-#   b = must not start inside a word, l = lower-case pattern run on lowered text,
+#   b = must not start inside a word, c = must start right after a lower-case letter or a digit
+#   (a camelCase name's second word), l = lower-case pattern run on lowered text,
+#   a = the value must hold an ASCII letter or digit,
 #   q = the value must not be a placeholder or code ("${DB_PASS}", "os.environ"),
 #   u = the value must not be a port and a path (a URL's "host:8080/x@y" is no password),
 #   v = q, and unquoted it must not be a plain word or number either ("required", "57").
@@ -161,7 +175,7 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"[^\n]{0,20}?[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
     # ... and by "secret", "salt", "token" ("HMAC secret 0f0f..."), or a field named just "key"
     # ("key: 9f86..." at the start of a line; a "cache key: <sha256>" in prose is a digest).
-    ("hex-key", r"(?<![a-z0-9_])(?:secret|salt|token|passphrase)s?[^\n]{0,20}?[:=\s][ \t]*[\"'`]?(?:0x)?"
+    ("hex-key", r"(?<![a-z0-9_])(?:secret|salt|token|passphrase|api[ _\-]?key)s?[^\n]{0,20}?[:=\s][ \t]*[\"'`]?(?:0x)?"
      r"([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
     ("hex-key", r"(?m)^[ \t]*(?:- )?[\"']?key[\"']?[ \t]*[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])",
      1, "l"),
@@ -181,6 +195,27 @@ _OWN: list[tuple[str, str, int, str]] = [
     # upper-case name holding a secret word anywhere in it, which _KW misses after a letter.
     ("assignment", _ENV + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "bq"),
     ("assignment", _ENV + r"([^\s\"'`,;]{5,200})", 1, "bv"),
+    ("assignment", _CAMEL + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "cq"),
+    ("assignment", _CAMEL + r"([^\s\"'`,;]{5,200})", 1, "cv"),
+    # A quoted password with spaces in it ("correct horse battery staple").
+    ("assignment", r"(?:pass(?:word|wd|phrase)?|secret)(?![a-z0-9_])[\"']?[ \t]*(?::=|=>|->|==?|:)[ \t]*"
+     r"([\"'])([^\"'\n]{4,200})\1", 2, "blq"),
+    ("assignment", _LABELS, 1, "lva"),
+    # The value alone on the line after its name ("Password:" then the password).
+    ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
+     r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
+    # Markup: <password>X</password>, <add key="ApiKey" value="X"/>, <input type="password" value="X">.
+    ("assignment", r"<(?:password|passwd|secret|token|api[_\-]?key|apikey|client[_\-]?secret|access[_\-]?key)>"
+     r"([^<\s]{4,200})</", 1, "lq"),
+    ("assignment", r"key=[\"'][^\"'<>]{0,40}?(?:password|passwd|secret|token|api[_\-]?key|apikey|connectionstring)"
+     r"[^\"'<>]{0,40}[\"'][ \t]+value=[\"']([^\"']{4,200})[\"']", 1, "lq"),
+    ("assignment", r"type=[\"']password[\"'][^>]{0,200}?value=[\"']([^\"']{4,200})[\"']", 1, "lq"),
+    ("assignment", r"value=[\"']([^\"']{4,200})[\"'][^>]{0,200}?type=[\"']password[\"']", 1, "lq"),
+    # A private key in base64 (kubeconfig's client-key-data; "LS0tLS1CRUdJTi" is "-----BEGIN").
+    ("private-key", r"(?:client-key-data|private-key-data|key-data)[ \t]*:[ \t]*([A-Za-z0-9+/=]{20,})", 1, ""),
+    ("private-key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{8,}", 0, "b"),
+    # A key as a URL's user name (Sentry's DSN: https://<32 hex>@o1.ingest.sentry.io/2).
+    ("url-key", r"://([0-9a-f]{32,64})(?::[0-9a-f]{32,64})?@", 1, "l"),
     ("facebook", r"EAA[A-Za-z0-9]{30,}", 0, "b"),
     # Azure AD client secrets: 3 chars, a digit, "Q~", then 31-34 more.
     ("azure-client-secret", r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", 0, "b"),
@@ -355,7 +390,21 @@ def _random_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def find_secrets(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of every secret value in ``text``: sorted, non-overlapping."""
+    """(start, end, kind) of every secret value in ``text``: sorted, non-overlapping.
+
+    The rules read a plain view of ``text``: characters that draw as nothing (soft hyphen,
+    zero-width, word joiner, BOM, variation selectors, Unicode tags) removed, other white space
+    read as a space and compatibility forms (full-width ``：``, ``＝``) as their plain letter.
+    An agent is shown text with those characters gone (``safetext.agent_text``), so a secret
+    they split must be found whole; each span found is mapped back onto ``text``."""
+    view = _plain_view(text)
+    if view is None:
+        return _find(text)
+    plain, back = view
+    return _merge([(back(start), back(end - 1) + 1, kind) for start, end, kind in _find(plain)])
+
+
+def _find(text: str) -> list[tuple[int, int, str]]:
     spans = _pem_spans(text) + _random_spans(text)
     low: str | None = None
     for kind, rx, group, opts in _all_rules():
@@ -363,6 +412,8 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
             low = _ascii_lower(text) if low is None else low
         for m in rx.finditer(low if low is not None and "l" in opts else text):
             if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:
+                continue
+            if "c" in opts and (m.start() == 0 or not (text[m.start() - 1].islower() or text[m.start() - 1].isdigit())):
                 continue
             start, end = m.span(group)
             value = text[start:end]
@@ -372,8 +423,61 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
                 continue
             if "u" in opts and _PORT_PATH.match(value):
                 continue  # host:8080/path@x: a port and a path, not a password
+            if "a" in opts and not any(c in _ALNUM for c in value):
+                continue
             spans.append((start, end, kind))
     return _merge(spans)
+
+
+@functools.lru_cache(maxsize=8192)
+def _plain_char(c: str) -> str | None:
+    """What the plain view reads for ``c``: None when ``c`` itself (every ASCII character)."""
+    import unicodedata
+
+    from recall.privacy.safetext import HIDDEN, visible
+
+    if c.isascii():
+        return None
+    if c.isspace():
+        return " "
+    if not visible(c) or HIDDEN.match(c):
+        return ""
+    plain = unicodedata.normalize("NFKC", c)
+    return None if plain == c else plain
+
+
+def _plain_view(text: str):
+    """(plain text, a function from a position in it to one in ``text``), or None when the
+    plain view is ``text`` itself (checked once per distinct character: cheap on long text)."""
+    odd = sorted(c for c in set(text) if _plain_char(c) is not None)
+    if not odd:
+        return None
+    parts: list[str] = []
+    starts: list[int] = []  # where each piece begins in the plain text...
+    origins: list[int] = []  # ... and in ``text``
+    whole: list[bool] = []  # a piece that stands for one character of ``text``
+
+    def piece(part: str, origin: int, one: bool) -> None:
+        starts.append(sum(map(len, parts)) if not starts else starts[-1] + len(parts[-1]))
+        parts.append(part)
+        origins.append(origin)
+        whole.append(one)
+
+    pos = 0
+    for m in re.finditer("[" + "".join(re.escape(c) for c in odd) + "]", text):
+        if m.start() > pos:
+            piece(text[pos:m.start()], pos, False)
+        plain = _plain_char(m.group()) or ""
+        if plain:
+            piece(plain, m.start(), True)
+        pos = m.end()
+    piece(text[pos:], pos, False)
+
+    def back(i: int) -> int:
+        k = bisect.bisect_right(starts, i) - 1
+        return origins[k] if whole[k] else origins[k] + i - starts[k]
+
+    return "".join(parts), back
 
 
 def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

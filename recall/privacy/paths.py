@@ -106,6 +106,7 @@ def claude_config_dir() -> Path:
 
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+PATH_MAX = 4096  # Linux's; macOS's is 1024
 
 
 def encode_project_path(path: Path | str) -> str:
@@ -113,18 +114,32 @@ def encode_project_path(path: Path | str) -> str:
     return _NON_ALNUM.sub("-", str(Path(path).resolve()))
 
 
+def shown_project_key(cwd: Path | str) -> str:
+    """``project_key`` for a log line or a page: a secret in a folder's name masked before the
+    path is encoded (encoded, a token's shape is lost, ``ghp_`` becoming ``ghp-``)."""
+    from recall.privacy.masking import mask_path
+
+    return encode_project_path(mask_path(str(project_root(cwd))))
+
+
 def project_root(cwd: Path | str) -> Path:
     """The git root above ``cwd`` (what Claude Code keys memory by), else ``cwd``.
 
     Walks up looking for ``.git`` instead of running git: the hook calls this on every
-    message and a subprocess would cost ~5 ms.
+    message and a subprocess would cost ~5 ms. A ``cwd`` longer than any path the system
+    takes (``PATH_MAX``) names no folder: no project, without walking it (every parent of a
+    100,000-character path is a copy of most of it).
     """
+    if len(str(cwd)) > PATH_MAX:
+        return Path("/")
     try:
-        here = Path(cwd).resolve()
-        for candidate in (here, *here.parents):
+        here = candidate = Path(cwd).resolve()
+        while True:
             if (candidate / ".git").exists():
                 return candidate
-        return here
+            if candidate.parent == candidate:
+                return here
+            candidate = candidate.parent
     except (ValueError, OSError, RuntimeError):  # a NUL, a lone surrogate, a loop: no path, so no project
         return Path("/")
 

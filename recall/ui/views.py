@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.api import Recall
+from recall.privacy.masking import mask_path, mask_secrets
 
 # How a source kind reads on the page, in the order of the tabs.
 SOURCE_LABELS = {
@@ -102,7 +103,7 @@ def note_page(app: Recall, pk: int) -> dict[str, Any] | None:
     locations = list(row.extra.get("locations") or [])
     return {"row": row, "chunks": chunks, "questions": questions, "what": file_type(row),
             "locations": locations + [""] * (len(chunks) - len(locations)), "format": row.extra.get("format"),
-            "negatives": negatives_of(Path(row.root), row.note_id),
+            "negatives": negatives_of(Path(row.root), row.note_id), "folder": mask_path(row.root),
             "indexed_at": detail["indexed_at"], "mtime": detail["mtime"],
             "injected": log.per_note.get(row.note_id, 0), "opened": read_reads_log(app).get(row.note_id),
             "last": [e for e in log.injections if row.note_id in e["ids"]][:10]}
@@ -111,7 +112,7 @@ def note_page(app: Recall, pk: int) -> dict[str, Any] | None:
 def negatives_of(root: Path, stem: str) -> list[str]:
     """Near-miss negatives of a notes folder, where the collection has them: the
     folder's ``negatives.jsonl`` (a string or {"text": ...} per line, or {"negatives": [...]}),
-    and a ``negatives`` list on this note's line of ``questions.jsonl``."""
+    and a ``negatives`` list on this note's line of ``questions.jsonl``; secrets masked."""
     out: list[str] = []
     for name, mine_only in ((NEGATIVES_FILE, False), ("questions.jsonl", True)):
         try:
@@ -133,7 +134,8 @@ def negatives_of(root: Path, stem: str) -> list[str]:
                 negs = obj.get("negatives")
                 if isinstance(negs, list):
                     out += [n for n in negs if isinstance(n, str)]
-    return list(dict.fromkeys(out))
+    # Read from the user's files as they are: masked like everything the index holds.
+    return list(dict.fromkeys(mask_secrets(n) for n in out))
 
 
 # --- the injection log ---------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Built test data shared by several test modules: the secrets corpus (``build_corpus``,
-``issue16_cases``, ``issue25_cases``, ``harden_cases``, ``issue25_file_names``) and Claude Code transcripts
+``issue16_cases``, ``issue25_cases``, ``harden_cases``, ``spelling_cases``,
+``issue25_file_names``) and Claude Code transcripts
 (``Transcript``, ``conversation``).
 
 Each builder is seeded, so every run sees the same values."""
@@ -227,6 +228,52 @@ def harden_cases(seed: int = 25) -> list[tuple[str, str, str]]:
         ("hex-secret", f"HMAC secret {(p := r(LOWER_HEX, 64))}", p),
         ("hex-field", f"key: {(p := r(LOWER_HEX, 64))}", p),
     ]
+
+
+def spelling_cases(seed: int = 35) -> list[tuple[str, str, str]]:
+    """(kind, line, secret): secrets in spellings the first rules missed (stop 35's attack):
+    camelCase names, quoted values with spaces, labels in other languages, markup, the value on
+    the next line, full-width and no-break punctuation, base64 of a PEM key, a Sentry DSN."""
+    rng = random.Random(seed)
+
+    def r(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+
+    def pw() -> str:
+        return r(string.ascii_letters, 5) + r(string.digits, 2) + r(ALNUM, 5)
+
+    words = " ".join(rng.choice(["amber", "falcon", "quietly", "river", "staple", "horse", "lantern"])
+                     for _ in range(4))
+    pem_b64 = base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\n" + r(B64, 48).encode()).decode()
+    return [
+        ("camel-password", f'const dbPassword = "{(p := pw())}";', p),
+        ("camel-token", f"accessToken: '{(p := pw())}'", p),
+        ("camel-token", f"refreshToken={(p := pw())}", p),
+        ("camel-pass", f"adminPass: {(p := pw())}", p),
+        ("quoted-spaces", f'PASSWORD="{(p := words)}"', p),
+        ("quoted-spaces", f'{{"password": "{(p := words + " 77")}"}}', p),
+        ("quoted-spaces", f"db_password: '{(p := words)}'", p),
+        ("ja-label", f"パスワード: {(p := pw())}", p),
+        ("ja-label", f"本番のパスワードは{(p := pw())}です", p),
+        ("ja-label", f"管理画面のパスワード：{(p := pw())}", p),
+        ("de-label", f"Passwort: {(p := pw())}", p),
+        ("fr-label", f"mot de passe : {(p := pw())}", p),
+        ("ru-label", f"пароль: {(p := pw())}", p),
+        ("xml-element", f"<password>{(p := pw())}</password>", p),
+        ("xml-add", f'<add key="ApiKey" value="{(p := pw())}" />', p),
+        ("html-input", f'<input type="password" name="pw" value="{(p := pw())}">', p),
+        ("next-line", f"Password:\n    {(p := pw())}", p),
+        ("arrow", f"password -> {(p := pw())}", p),
+        ("api-key-hex", f"api key {(p := r(LOWER_HEX, 64))}", p),
+        ("full-width", f"password＝{(p := pw())}", p),
+        ("no-break-space", f"password\u00a0=\u00a0{(p := pw())}", p),
+        ("kubeconfig", f"    client-key-data: {(p := pem_b64)}", p),
+        ("sentry-dsn", f"SENTRY_DSN=https://{(p := r(LOWER_HEX, 32))}@o4504.ingest.sentry.io/45", p),
+    ]
+
+
+INVISIBLE_IN_WORDS = ("\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\ufe0f", "\u034f",
+                      "\U000e0020", "\u180e", "\u2063")
 
 
 def issue25_file_names(seed: int = 25) -> list[tuple[str, str]]:

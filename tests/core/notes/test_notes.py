@@ -166,3 +166,17 @@ def test_a_file_name_that_is_not_utf8_is_one_problem_and_the_rest_is_read(tmp_pa
     assert len(problems) == 2 and all("not valid UTF-8" in p.message and "skipped" in p.message for p in problems)
     for p in problems:
         p.path.encode("utf-8")  # shown with U+FFFD, printable anywhere
+
+
+def test_a_secret_in_a_warning_is_masked(tmp_path):
+    """A warning names what it read (a note id from a questions file, a path): it is printed,
+    and a plugin's setup writes it to a log, so it is masked like indexed text."""
+    from recall.indexing.indexer import SourceSpec, read_questions
+    from recall.notes.questions import unknown_notes
+
+    token = "ghp_" + "Xy3Vb7Nm1Qw5Er9Ty2Ui6Op0As4Df8Gh3Jk7L"
+    qfile = tmp_path / "questions.jsonl"
+    qfile.write_text('{"note": "%s", "questions": ["how?"]}\n' % token, encoding="utf-8")
+    read = read_questions(SourceSpec("dir", tmp_path))
+    problems = unknown_notes(qfile, read.file_questions, [])
+    assert problems and all(token[4:16] not in str(p) and "[REDACTED]" in str(p) for p in problems)

@@ -14,7 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from helpers.corpora import B64, Case, build_corpus, harden_cases, issue16_cases, issue25_cases, issue25_file_names
+from helpers.corpora import (
+    B64,
+    INVISIBLE_IN_WORDS,
+    Case,
+    build_corpus,
+    harden_cases,
+    issue16_cases,
+    issue25_cases,
+    issue25_file_names,
+    spelling_cases,
+)
 from recall.privacy.masking import MASK, find_secrets, mask_secrets
 
 PROSE = Path(__file__).resolve().parents[2] / "fixtures" / "secrets" / "prose.txt"
@@ -293,3 +303,51 @@ def test_issue25_file_names_are_masked_like_text():
     for plain in ("/home/a/notes/deploy-checklist.md", "/tmp/pytest-of-ci/pytest-12/test_index0/notes/x.md",
                   "/home/a/.claude/projects/-home-a-work-shop/memory/feedback_testing.md"):
         assert shown_path(plain) == plain
+
+
+# other spellings, and characters that draw as nothing inside a secret ------------------------
+
+SPELLINGS = [case for seed in range(35, 45) for case in spelling_cases(seed)]
+
+
+@pytest.mark.parametrize("kind,line,part", SPELLINGS, ids=[f"{i:03d}-{c[0]}" for i, c in enumerate(SPELLINGS)])
+def test_secrets_in_other_spellings_are_masked(kind: str, line: str, part: str):
+    masked = mask_secrets(line)
+    assert MASK in masked and not _leaks(masked, part), f"{kind}: {masked!r}"
+
+
+def test_other_spellings_keep_what_is_not_a_secret():
+    for line in (
+        "const maxTokens = 4096;",
+        'primaryKey: "user_id"',
+        "the password field is required",
+        "パスワードを忘れた場合はリセットしてください",
+        "<password>{{ secret }}</password>",
+        '<input type="password" name="pw" placeholder="Password">',
+        "Password:\n\nSee the vault.",
+        "tokenizer: cl100k_base",
+        "client-key-data: <base64>",
+        "https://docs.sentry.io/platforms/python/",
+        "Passwort-Richtlinie: mindestens zwölf Zeichen",
+        "sentence with a soft\u00adhyphen in it",
+    ):
+        assert mask_secrets(line) == line, line
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_invisible_characters_inside_a_secret_do_not_hide_it(seed: int):
+    """A character that draws as nothing (soft hyphen, zero-width, word joiner, BOM, variation
+    selector, tag space...) put anywhere inside a secret must not split it: the agent's text
+    (safetext.agent_text) removes them, so what masking missed would reach the agent whole."""
+    from recall.privacy.safetext import agent_text
+
+    rng = random.Random(seed)
+    cases = [(c.kind, c.line, c.random_part) for c in CORPUS if c.token] + HARDEN[:26] + SPELLINGS[:23]
+    for kind, line, part in rng.sample(cases, 25):
+        at = line.index(part)
+        cut = sorted(rng.sample(range(1, len(part)), min(3, len(part) - 1)))
+        hidden = "".join(part[a:b] + rng.choice(INVISIBLE_IN_WORDS) for a, b in zip([0, *cut], cut)) + part[cut[-1]:]
+        disguised = line[:at] + hidden + line[at + len(part):]
+        masked = mask_secrets(disguised)
+        shown = agent_text(masked)
+        assert MASK in masked and not _leaks(shown, part) and part not in shown, f"{kind}: {shown!r}"

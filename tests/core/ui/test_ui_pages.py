@@ -74,6 +74,27 @@ def test_note_text_is_escaped(tmp_path, recall_home, hash_model):
         assert "<b>body</b>" not in c.get(f"/notes/{pk}").text
 
 
+def test_the_page_masks_secrets_in_negatives_and_folder_names(tmp_path, recall_home, hash_model):
+    """The page reads the folder's negatives.jsonl and questions.jsonl from disk, and shows the
+    folder's path: a secret in either is masked as it is in the store."""
+    token = "xoxb-2048-4096-" + "Qm7Rz3Kp9Lw2Nx5Tb8Vc1Hd6"
+    ghp = "ghp_" + "Tk4Lm8Np2Qr6St0Uv3Wx7Yz1Ab5Cd9Ef2Gh6"
+    folder = tmp_path / f"proj-{ghp}" / "notes"
+    write_note(folder, "flags", "Feature flags via Unleash", "How features are gated", "Ship dark behind flags.")
+    (folder / "negatives.jsonl").write_text(json.dumps({"text": f"the staging token is {token}"}) + "\n",
+                                            encoding="utf-8")
+    (folder / "questions.jsonl").write_text(json.dumps({"note": "flags", "questions": ["how do flags work?"],
+                                                        "negatives": [f"export GITHUB_TOKEN={ghp}"]}) + "\n",
+                                            encoding="utf-8")
+    write_config(recall_home)
+    index_dirs(folder)
+    with page_client() as c:
+        pk = c.get("/notes").text.split('href="/notes/')[1].split('"')[0]
+        page = c.get(f"/notes/{pk}").text
+    assert "the staging token is" in page and "export GITHUB_TOKEN=" in page  # the negatives are shown
+    assert "Qm7Rz3Kp9Lw2" not in page and "Tk4Lm8Np2Qr6" not in page and "[REDACTED]" in page
+
+
 @pytest.mark.process
 def test_injections_come_from_the_daemons_log_and_opened_from_the_read_tracker(notes, daemons, recall_home,
                                                                               tmp_path):

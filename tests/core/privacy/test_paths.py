@@ -1,0 +1,32 @@
+"""Which project a folder is in (``recall.privacy.paths``), whatever the agent sends as its cwd."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recall.privacy.paths import PATH_MAX, project_key, project_root, shown_project_key
+
+
+def test_the_git_root_above_the_folder_is_the_project(tmp_path: Path):
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    deep = tmp_path / "repo" / "src" / "a" / "b"
+    deep.mkdir(parents=True)
+    assert project_root(deep) == (tmp_path / "repo").resolve()
+    assert project_root(tmp_path / "elsewhere") == (tmp_path / "elsewhere").resolve()
+
+
+def test_a_cwd_longer_than_any_path_is_no_project():
+    """Every parent of a 100,000-character path is a copy of most of it: walking them all took
+    seconds and gigabytes per message. A cwd no system accepts names no folder."""
+    for cwd in ("/a" * (PATH_MAX // 2 + 1), "/" + "x" * 200_000, "/a" * 100_000):
+        assert project_root(cwd) == Path("/")
+    assert project_root("/a" * 100) == Path("/a" * 100)
+
+
+def test_a_secret_in_a_folder_name_is_masked_in_the_key_that_is_shown(tmp_path: Path):
+    token = "ghp_" + "Tk4Lm8Np2Qr6St0Uv3Wx7Yz1Ab5Cd9Ef2Gh6"
+    folder = tmp_path / f"proj-{token}" / "notes"
+    folder.mkdir(parents=True)
+    assert "Tk4Lm8Np2Qr6" in project_key(folder)  # the real key: what scopes the notes
+    shown = shown_project_key(folder)
+    assert "Tk4Lm8Np2Qr6" not in shown and "REDACTED" in shown
