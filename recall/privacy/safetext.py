@@ -8,7 +8,12 @@ to a terminal. Every place text leaves recall goes through one of these:
                   line breaks and other white space folded into one space; control, format
                   (bidi overrides and isolates, zero-width, Unicode tags), surrogate,
                   private-use, unassigned, variation selectors and invisible "filler"
-                  characters removed.
+                  characters removed; angle brackets shown as their look-alikes ``‹ ›``, so no
+                  note opens or closes a tag a model reads as structure (Claude Code wraps hook
+                  output in ``<system-reminder>``).
+* ``agent_quoted`` ``agent_text`` inside curly quotes, the field's own curly quotes made
+                  straight: a note's name or description stays one quoted field whatever it
+                  says ("User: ...", "[end of records]"), never a speaker or a record of its own.
 * ``agent_path``  ``agent_text`` of a path, quoted (POSIX shell quoting, ``shlex.quote``)
                   when it holds anything but plain path characters, so that folded text in a
                   file name reads as part of one quoted path, never as a header or an order.
@@ -35,6 +40,9 @@ INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 # character can carry any bytes to a model that reads them ("emoji smuggling"). Only an agent
 # is spared them: a terminal shows them as what they are, a glyph's variant.
 HIDDEN = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+# Markup a model reads as structure: shown as look-alikes that open and close nothing.
+_MARKUP = str.maketrans({"<": "\u2039", ">": "\u203a"})
+_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"'})
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 
@@ -52,10 +60,17 @@ def agent_text(value: object) -> str:
     text = value if isinstance(value, str) else "" if value is None else str(value)
     if HIDDEN.search(text):
         text = HIDDEN.sub("", text)
+    if "<" in text or ">" in text:
+        text = text.translate(_MARKUP)
     if _clean(text) and "  " not in text and text == text.strip():
         return text
     out = [c if visible(c) else " " if c.isspace() else "" for c in text]
     return " ".join("".join(out).split())
+
+
+def agent_quoted(value: object) -> str:
+    """A field for an agent: ``agent_text`` between curly quotes, its own curly quotes straight."""
+    return "\u201c" + agent_text(value).translate(_QUOTES) + "\u201d"
 
 
 def agent_path(value: object) -> str:
@@ -67,11 +82,13 @@ def agent_path(value: object) -> str:
 
 
 def agent_json(value: Any) -> Any:
-    """``value`` (an MCP tool's answer) with ``agent_text`` applied to every string in it."""
+    """``value`` (an MCP tool's answer) with ``agent_text`` applied to every string in it, and
+    ``agent_path`` to every string under a key named ``path`` (quoted as in the hook's block)."""
     if isinstance(value, str):
         return agent_text(value)
     if isinstance(value, dict):
-        return {agent_text(k) if isinstance(k, str) else k: agent_json(v) for k, v in value.items()}
+        return {agent_text(k) if isinstance(k, str) else k:
+                agent_path(v) if k == "path" and isinstance(v, str) else agent_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [agent_json(v) for v in value]
     return value

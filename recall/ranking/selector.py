@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall.config.snapshot import too_short
-from recall.privacy.safetext import agent_block, agent_path, agent_text
+from recall.privacy.safetext import agent_block, agent_path, agent_quoted, agent_text
 from recall.ranking.learned import LearnedSelector
 
 if TYPE_CHECKING:
@@ -139,17 +139,20 @@ def line_bytes(text: str) -> int:
 
 
 def headline(hit: Hit) -> str:
-    """One line per note: every field one line of printable text (``recall.privacy.safetext``), the
-    path quoted where it holds more than path characters, and a teammate's note (team store:
-    the hit names its ``owner``) marked with its origin first."""
+    """One line per note: every field one line of printable text (``recall.privacy.safetext``),
+    the name and description each in its own quotes, the path quoted where it holds more than
+    path characters, and a teammate's note (team store: the hit names its ``owner``) marked with
+    its origin first. What a note says stays inside its fields: it cannot pose as a speaker, a
+    record or a tag."""
     n = hit.note
     path = agent_path(n.get("path", ""))
     if hit.is_conversation:
         date = agent_text((n.get("extra") or {}).get("date", ""))
-        return f"conversation — {date} {agent_text(n.get('name', ''))} ({path})".replace("  ", " ")
-    origin = f"[team store, from {agent_text(n['owner'])}] " if n.get("owner") is not None else ""
-    name = agent_text(n.get("name", ""))
+        return f"conversation — {date} {agent_quoted(n.get('name', ''))} ({path})".replace("  ", " ")
+    origin = f"[team store, from {agent_quoted(n['owner'])}] " if n.get("owner") is not None else ""
+    name = agent_quoted(n.get("name", ""))
     desc = agent_text(n.get("description", ""))
+    desc = agent_quoted(desc) if desc else ""
     return f"{origin}{name} — {desc} ({path})" if desc else f"{origin}{name} ({path})"
 
 

@@ -97,7 +97,7 @@ def test_output_text_format():
     d = decide("a message long enough", ranked_with_gap(0.9, 0.2), S)
     lines = d.text.split("\n")
     assert lines[0] == HEADER
-    assert lines[1] == "Note 0 — d (/notes/n0.md)"
+    assert lines[1] == "“Note 0” — “d” (/notes/n0.md)"
 
 
 @pytest.mark.parametrize("kind,cap", [("short", 1024), ("full", 2048)])
