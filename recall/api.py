@@ -111,6 +111,21 @@ class Recall:
         return [(index_dir(m, self.home), f"missing, though recall.db records generation {g} built there")
                 for m, g, *_ in runs if (model_id is None or m == model_id) and current_marker(m, self.home) is None]
 
+    def emptied_store(self, counts: dict, runs: Sequence[tuple]) -> list[str]:
+        """One line when ``recall.db`` records no index at all while an index is on disk: the
+        store was emptied, deleted or replaced, and with it the list of indexed folders."""
+        from recall.store.vectors import read_current
+
+        if runs or counts.get("notes"):
+            return []
+        built = sorted(p.parent.name for p in (self.home / "index").glob("*/current")
+                       if read_current(p.parent) is not None)
+        if not built:
+            return []
+        return [f"{self.home / DB_NAME}: holds no notes, yet an index is built under "
+                f"{self.home / 'index' / built[0]}: the store was emptied or replaced; `recall index --rebuild` "
+                "indexes again the folders that index names"]
+
     def rule(self) -> Rule:
         """The selector's input for this model (thresholds + ``[selector]``), built once per
         settings: again only after a new calibration."""
@@ -150,12 +165,14 @@ class Recall:
 
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
         """For ``recall index --rebuild``: when the store file is damaged, move it aside
-        (``recall.store.salvage``); returns where, and the sources still readable from it."""
-        from recall.store.salvage import set_aside
+        (``recall.store.salvage``); returns where, and the sources still readable from it. A
+        sound store also gets the folders its index names (one emptied or deleted lost them)."""
+        from recall.store.salvage import index_sources, set_aside
 
         if self._store is not None:
             return None, []
-        return set_aside(self.home / DB_NAME)
+        aside, sources = set_aside(self.home / DB_NAME)
+        return (aside, sources) if aside is not None else (None, index_sources(self.home))
 
     def index(self, sources: Sequence[SourceSpec],
               progress: Callable[[int, str], None] | None = None,
@@ -365,6 +382,7 @@ class Recall:
         from recall.errors import IndexDamaged
 
         missing = [str(IndexDamaged(path, what)) for path, what in self.missing_indexes(runs)]
+        missing += self.emptied_store(counts, runs)
         from recall.indexing.progress import read_progress
 
         return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),

@@ -180,7 +180,10 @@ def setup(data: Path, cwd: str) -> int:
             env = recall_env(data)
             run([str(python), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env)
             tmp = data / "env.json.tmp"
-            tmp.write_text(json.dumps({"version": plugin_version(), "python": str(python)}))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the user's only, whatever the umask
+            os.fchmod(fd, 0o600)  # a leftover .tmp from an older setup keeps its mode through O_CREAT
+            with os.fdopen(fd, "w") as out:
+                out.write(json.dumps({"version": plugin_version(), "python": str(python)}))
             os.replace(tmp, data / "env.json")
             run([str(python), "-P", "-m", "recall.cli", "serve"], cwd=cwd, env=env)
             log.write("recall: ready\n")

@@ -45,14 +45,15 @@ def clean_errors(*extra):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             caught: tuple[type[BaseException], ...] = (
-                FileNotFoundError, NotADirectoryError, RecallError,
-                *(t if isinstance(t, type) else t() for t in extra))
+                FileNotFoundError, RecallError, *(t if isinstance(t, type) else t() for t in extra))
             try:
                 return fn(*args, **kwargs)
             except caught as exc:
                 raise UserError(str(exc)) from None
             except (sqlite3.DatabaseError, OSError) as exc:
                 line = _state_error(exc)
+                if line is None and isinstance(exc, OSError):
+                    line = os_error_line(exc)
                 if line is None:
                     raise
                 raise UserError(line) from None
@@ -78,6 +79,38 @@ def _state_error(exc: BaseException) -> str | None:
         err = store_error(recall_home() / DB_NAME, exc)
         return str(err) if isinstance(err, RecallError) else f"SQLite: {exc} ({recall_home() / DB_NAME})"
     return None
+
+
+class FolderPath(click.Path):
+    """A folder argument: ``click.Path``, but "" (an unset shell variable, ``"$NOTES"``) is
+    refused, not read as ``.``: ``recall index ''`` from your home would index all of it."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty folder name (an unset variable?): name the folder, or `.` for this one", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a file or folder recall cannot use: which, what is wrong, what to do."""
+    import errno
+
+    from recall.privacy.masking import mask_path
+
+    # A rename onto a folder (``x.tmp`` -> ``x``) fails at its destination: name that one.
+    where = exc.filename2 if exc.filename2 and exc.errno in (errno.EISDIR, errno.ENOTEMPTY) else exc.filename
+    path = mask_path(str(where)) if where else "a file under RECALL_HOME"
+    repair = {
+        errno.EISDIR: "a folder is where recall keeps a file: move it aside (`mv` it) and run the command again",
+        errno.ENOTDIR: "a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside (`mv` it) "
+                       "or point RECALL_HOME at a folder",
+        errno.EACCES: "you cannot read or write it: `ls -l` it, then `chown` or `chmod u+rw` it, or point "
+                      "RECALL_HOME elsewhere",
+        errno.EPERM: "the system refuses the change (immutable? `lsattr` it, `chattr -i` it)",
+        errno.ELOOP: "a loop of symbolic links: remove the link",
+        errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter RECALL_HOME",
+    }.get(exc.errno or 0, "`recall status` says what else is wrong")
+    return f"{path}: {exc.strerror or type(exc).__name__}; {repair}"
 
 
 fail_cleanly = clean_errors()

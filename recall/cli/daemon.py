@@ -133,6 +133,7 @@ def stop() -> None:
 @click.option("--stats", is_flag=True,
               help="Per note: how often it was injected, and how often the agent then opened it "
                    "(needs `recall install --track-reads`).")
+@fail_cleanly
 def log_cmd(lines: int, stats: bool) -> None:
     """Show the end of the daemon's log: what was handed over (never the prompts)."""
     from recall.daemon import log_path

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import UserError, fail_cleanly, recall_app, say
+from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say
 
 
 @click.command()
-@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("dirs", nargs=-1, type=FolderPath(path_type=Path))
 @click.option("--kind", type=click.Choice(["dir", "rule", "memory", "library"]), default="dir", show_default=True,
               help="How DIRs are indexed: plain note folders, shared rules, a project's memory, or a library "
                    "(mirrored repositories' docs: searched on request, not on every message).")

@@ -37,8 +37,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 def run() -> None:
     """The console script: ``main``, with Ctrl-C as exit 130 and any of recall's own errors
-    (one root, ``recall.errors.RecallError``) that a command did not catch as one
-    ``Error: ...`` line (exit 1), as ``common.clean_errors`` prints them."""
+    (one root, ``recall.errors.RecallError``) and file errors that a command did not catch as
+    one ``Error: ...`` line (exit 1), as ``common.clean_errors`` prints them."""
     from recall.cli.common import UserError
     from recall.errors import RecallError
 
@@ -48,4 +48,9 @@ def run() -> None:
         sys.exit(130)
     except RecallError as exc:
         UserError(str(exc)).show()
+        sys.exit(1)
+    except OSError as exc:  # met before a command's own wrapper (reading config.toml, say)
+        from recall.cli.common import os_error_line
+
+        UserError(os_error_line(exc)).show()
         sys.exit(1)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import UserError, fail_cleanly, recall_app, say
+from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say
 
-_DIRS = click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+_DIRS = click.argument("dirs", nargs=-1, type=FolderPath(path_type=Path))
 _KIND = click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
                      help="How DIRs are indexed (as `recall index --kind`).")
 

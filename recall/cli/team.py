@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import UserError, fail_cleanly, recall_app, say
+from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say
 from recall.privacy.safetext import one_line
 
 
@@ -146,7 +146,7 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
 
 
 @team.command("push")
-@click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("dirs", nargs=-1, type=FolderPath(exists=True, file_okay=False, path_type=Path))
 @click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
               help="What DIRs hold.")
 @click.option("--team/--private", "shared", default=None,

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say
+from recall.cli.common import FolderPath, fail_cleanly, recall_app, say
 
 
 @click.command("watch")
-@click.argument("dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("dirs", nargs=-1, type=FolderPath(exists=True, file_okay=False, path_type=Path))
 @click.option("--kind", type=click.Choice(["dir", "rule", "memory", "library"]), default="dir", show_default=True,
               help="How DIRs are indexed (as in `recall index`).")
 @click.option("--debounce-ms", type=int, default=None,

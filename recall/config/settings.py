@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
@@ -28,6 +29,16 @@ NOT_TOML = {"toml": False}  # field metadata: not a key of the TOML (where a val
 
 class ConfigError(RecallError, ValueError):
     pass
+
+
+def check_ranges(section: object, ranges: Mapping[str, tuple[float, float]]) -> None:
+    """Each named number of ``section`` within its (low, high), both included: one line naming
+    the key and the range otherwise (NaN is in no range). A budget of -5 ms or nan would leave
+    the hook never answering; 10^8 ms, waiting for a day."""
+    for key, (low, high) in ranges.items():
+        value = getattr(section, key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            raise ValueError(f"{key} must be a number from {low:g} to {high:g}, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -118,6 +129,10 @@ class IndexSettings:
     publish_every_s: float
     debug_delay_ms: float
 
+    def __post_init__(self) -> None:
+        check_ranges(self, {"approximate_from_chunks": (1, 1e12), "publish_every_s": (0, 86_400),
+                             "debug_delay_ms": (0, 600_000)})
+
 
 @dataclass(frozen=True)
 class SelectorSettings:
@@ -130,6 +145,12 @@ class SelectorSettings:
     headline_margin: float
     calibrate: bool
     target_silence: float
+
+    def __post_init__(self) -> None:
+        check_ranges(self, {"min_prompt_chars": (0, 100_000), "max_notes": (1, 50),
+                             "short_max_bytes": (64, 1_000_000), "full_max_bytes": (64, 1_000_000),
+                             "project_first_margin": (-1, 1), "headline_margin": (0, math.inf),
+                             "target_silence": (0, 1)})
 
 
 @dataclass(frozen=True)
@@ -170,6 +191,7 @@ class QuestionsSettings:
         choices = ("ask", "off", "auto", "claude", "codex", "gemini")
         if self.generate not in choices:
             raise ValueError(f"generate must be one of {', '.join(choices)}, not {self.generate!r}")
+        check_ranges(self, {"batch_notes": (1, 1000), "timeout_s": (1, 86_400)})
 
 
 @dataclass(frozen=True)
@@ -183,6 +205,11 @@ class DaemonSettings:
     batch_max: int
     debug_delay_ms: float
 
+    def __post_init__(self) -> None:
+        check_ranges(self, {"idle_exit_hours": (0, 8760), "hook_budget_ms": (1, 60_000),
+                             "request_timeout_ms": (1, 600_000), "max_connections": (1, 100_000),
+                             "max_queued": (1, 100_000), "batch_max": (1, 4096), "debug_delay_ms": (0, 600_000)})
+
 
 @dataclass(frozen=True)
 class HookSettings:
@@ -194,6 +221,9 @@ class HookSettings:
 class WatchSettings:
     enabled: bool
     debounce_ms: float
+
+    def __post_init__(self) -> None:
+        check_ranges(self, {"debounce_ms": (0, 600_000)})
 
 
 @dataclass(frozen=True)
@@ -207,6 +237,9 @@ class TeamSettings:
 class LogSettings:
     max_bytes: int
     backups: int
+
+    def __post_init__(self) -> None:
+        check_ranges(self, {"max_bytes": (100, 1e12), "backups": (0, 1000)})
 
 
 @dataclass(frozen=True)

@@ -287,8 +287,8 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
         except OSError:
             return None  # another hook is starting it right now
         try:
-            last = float(os.read(fd, 64) or b"0")
-        except ValueError:
+            last = float((os.read(fd, 64) or b"0").split()[0])
+        except (ValueError, IndexError):
             last = 0.0
         now = time.time()
         if 0 <= now - last < cooldown_s:
@@ -302,7 +302,9 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
             kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
         else:
             kwargs["start_new_session"] = True  # survives the hook and Claude Code's signals
-        return subprocess.Popen(daemon_command(), **kwargs)
+        started = subprocess.Popen(daemon_command(), **kwargs)
+        os.pwrite(fd, f" {started.pid}".encode(), len(repr(now)))  # "time pid": see _started_daemon_died
+        return started
     finally:
         os.close(fd)
 
@@ -344,6 +346,8 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
     started = spawn_daemon()  # or another hook just did: wait for that one
     if not started and _failed_recently():
         return None  # the last start could not load its model: waiting would only cost time
+    if not started and _started_daemon_died():
+        started = spawn_daemon(cooldown_s=0.0)  # killed after it listened: no doomed start, so no cooldown
     while time.monotonic() + START_POLL_S < deadline:
         time.sleep(START_POLL_S)
         try:  # no status file yet: request() says DaemonUnavailable at once
@@ -351,6 +355,19 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
         except DaemonUnavailable:
             continue
     return None
+
+
+def _started_daemon_died() -> bool:
+    """Whether the daemon the last spawn started got as far as listening (the status file
+    names its pid) and has since died, with no daemon holding the lock: killed (``kill -9``,
+    the OOM killer), not a start that fails (that one leaves ``daemon.failed`` or never
+    writes its status), so the cooldown that stops a storm of doomed starts does not apply."""
+    try:
+        pid = int((run_dir() / SPAWN_STAMP).read_bytes().split()[1])
+        status = json.loads(status_path().read_bytes())
+    except (OSError, ValueError, IndexError):
+        return False
+    return isinstance(status, dict) and status.get("pid") == pid and not pid_alive(pid) and lock_holder() is None
 
 
 def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:

@@ -73,8 +73,8 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
         return tools.status()
 
     @server.tool(structured_output=False)
-    def recall_context(prompt: str = "", cwd: str = "", format: str = "hook", message: str = "",
-                       query: str = "", session_id: str = "") -> str:
+    def recall_context(prompt: Any = "", cwd: Any = "", format: Any = "hook", message: Any = "",
+                       query: Any = "", session_id: Any = "") -> str:
         """For the UserPromptSubmit hook: past notes related to the user's message.
 
         prompt: the user's message (``${prompt}``); message/query are accepted as aliases.
@@ -84,6 +84,8 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
         Answers empty text when nothing clearly matches, for short messages, and when the
         daemon does not answer within the hook's budget.
         """
+        # Any: a hook's tool must answer whatever it is sent (a number, null, a list: nothing
+        # to say, never a validation error shown to the user); tools.context checks each value.
         del session_id  # accepted so a hook may pass it; not used and never stored
         return tools.context(prompt or message or query, cwd, as_text=format == "text")
 

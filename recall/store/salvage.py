@@ -40,7 +40,16 @@ def salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
             con.close()
     except sqlite3.DatabaseError:
         pass
-    for meta in sorted((path.parent / "index").glob("*/gen-*/meta.json")):
+    for k, r, p in index_sources(path.parent):
+        found.setdefault((k, r), p)
+    return [(k, r, p) for (k, r), p in found.items()]
+
+
+def index_sources(home: Path) -> list[tuple[str, str, str | None]]:
+    """The folders the index generations under ``home`` hold notes of (kind, folder, project),
+    from each generation's meta.json: what a store emptied or deleted no longer knows."""
+    found: dict[tuple[str, str], str | None] = {}
+    for meta in sorted((home / "index").glob("*/gen-*/meta.json")):
         try:
             for note in json.loads(meta.read_text(encoding="utf-8"))["notes"]:
                 found.setdefault((str(note["kind"]), str(note["root"])), note.get("project"))

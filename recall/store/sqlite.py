@@ -355,10 +355,13 @@ class Store:
 
 
 def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
-    """What a SQLite error means for the user: a full disk, a damaged file, or (anything
-    else: locked, unopenable) the error itself."""
+    """What a SQLite error means for the user: a full disk, a damaged file (or something
+    that is no file where the store goes), or (anything else: locked, unopenable) the error
+    itself."""
     if is_disk_full(exc):
         return DiskFull(path)
+    if os.path.lexists(path) and not os.path.isfile(path):  # a folder, a pipe: --rebuild moves it aside
+        return StoreDamaged(path, "not a file")
     if not isinstance(exc, sqlite3.OperationalError) or "malformed" in str(exc):
         return StoreDamaged(path, str(exc))
     return exc

@@ -134,6 +134,30 @@ def test_damaged_files_of_each_kind_get_one_line_and_the_repair_works(probe, rec
     probe.add(survived=1, inputs=3)
 
 
+@pytest.mark.parametrize("how", ["emptied", "deleted"])
+def test_a_store_emptied_or_deleted_is_said_and_the_rebuild_finds_its_folders(probe, recall_home, hash_model, how):
+    """recall.db emptied (``: > recall.db``) or deleted while the index stays: a blank store was
+    made in its place without a word, and with it went the list of indexed folders, so
+    ``--rebuild`` knew none. Now ``status`` names the repair and the rebuild reads the folders
+    back from the index."""
+    assert recall("index", "-q", str(SAMPLE_NOTES)).returncode == 0
+    db = recall_home / "recall.db"
+    for extra in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        extra.unlink(missing_ok=True)
+    db.write_bytes(b"") if how == "emptied" else db.unlink()
+    probe.add(faults=1)
+    said = recall("status")
+    assert said.returncode == 0 and "Traceback" not in said.stderr
+    lines = [line for line in (said.stdout + said.stderr).splitlines() if "recall index --rebuild" in line]
+    assert len(lines) == 1 and "recall.db" in lines[0], said.stdout + said.stderr
+    fixed = recall("index", "-q", "--rebuild")  # no folder named: the ones the index holds
+    assert fixed.returncode == 0, fixed.stderr
+    assert finds("feature-flags-unleash")
+    notes = sqlite3.connect(db).execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+    assert notes == len(list(SAMPLE_NOTES.glob("*.md"))) - ((SAMPLE_NOTES / "MEMORY.md").exists())
+    probe.add(survived=1, inputs=2)
+
+
 # --- SIGKILL during `recall index` -----------------------------------------------------------------
 
 

@@ -254,3 +254,46 @@ def test_class7_home_after_sudo_serve(indexed, tmp_path, probe):
     lost = 0 if found.returncode == 0 and "feature" in found.stdout.lower() else 1
     probe.add(lost=lost)
     assert not lost, found.stdout + found.stderr
+
+
+# --- class 7, beyond the issue: a file where a folder goes, a folder where a file goes ---------
+
+MISPLACED = [
+    # (what is put where, what it is done to the home, the commands, words of the one line)
+    ("config.toml is a folder", lambda h: ((h / "config.toml").unlink(missing_ok=True), (h / "config.toml").mkdir()),
+     [("status",), ("query", MATCHING)],
+     ("config.toml", "move it aside")),
+    ("calibration.toml is a folder", lambda h: ((h / "calibration.toml").unlink(missing_ok=True),
+                                                (h / "calibration.toml").mkdir()),
+     [("index", "-q", "--rebuild", str(SAMPLE_NOTES))], ("calibration.toml", "move it aside")),
+    ("recall.db is a folder", lambda h: ([Path(f"{h / 'recall.db'}{s}").unlink(missing_ok=True)
+                                          for s in ("", "-wal", "-shm")], (h / "recall.db").mkdir()),
+     [("status",), ("index", "-q", str(SAMPLE_NOTES))], ("recall.db", "recall index --rebuild")),
+]
+
+
+@pytest.mark.parametrize("case", MISPLACED, ids=[c[0] for c in MISPLACED])
+def test_class7_a_folder_where_a_file_goes_is_one_line_with_its_repair(indexed, probe, case):
+    """Every command meeting a folder where recall keeps a file (or the other way round)
+    says which, and what to do, in one line: no traceback, however deep the error rose from."""
+    _name, misplace, commands, words = case
+    misplace(indexed)
+    for args in commands:
+        probe.add(inputs=1, faults=1)
+        one_line_error(recall(*args), *words)
+        probe.add(survived=1)
+
+
+def test_class7_recall_home_that_is_a_file_and_an_empty_folder_name(tmp_path, probe):
+    home = tmp_path / "home-file"
+    home.write_text("not a folder")
+    env = env_with(RECALL_HOME=str(home))
+    for args in (("log",), ("stop",), ("status",), ("query", MATCHING)):
+        probe.add(inputs=1, faults=1)
+        one_line_error(recall(*args, env=env), str(home), "move it aside")
+        probe.add(survived=1)
+    # "" (an unset variable) is no folder: read as ".", it indexed everything below the cwd.
+    empty = recall("index", "-q", "")
+    probe.add(inputs=1, faults=1)
+    assert empty.returncode == 2 and "empty folder name" in empty.stderr and "Traceback" not in empty.stderr
+    probe.add(survived=1)

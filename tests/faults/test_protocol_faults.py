@@ -315,8 +315,9 @@ def answered(proc: subprocess.CompletedProcess) -> bool:
 
 
 def test_class9_odd_prompts_and_cwds_never_break_the_daemon(probe, indexed, daemons):
-    """Lone surrogates (one, reversed pairs, nothing else), surrogates, NUL and 6,000-char
-    paths in the cwd, a cwd of the wrong type: the hook exits 0 in time with at most one JSON
+    """Lone surrogates (one, reversed pairs, nothing else), surrogates, NUL and 6,000- and
+    200,000-char paths in the cwd (each parent of such a path is a copy of it: walked, the
+    daemon's memory grew to tens of GB), a cwd of the wrong type: the hook exits 0 in time with at most one JSON
     line, the daemon logs no failure, and a matching message still gets its block."""
     with open(indexed / "config.toml", "a", encoding="utf-8") as fh:
         fh.write("\n[daemon]\nhook_budget_ms = 3000\n")  # a busy test machine: an answer, not a race
@@ -332,6 +333,7 @@ def test_class9_odd_prompts_and_cwds_never_break_the_daemon(probe, indexed, daem
         ("cwd-surrogate-escape", hook_event(MATCHING, "/tmp/\udcff"), True),
         ("cwd-nul", hook_event(MATCHING, "/tmp/\u0000x"), True),
         ("cwd-6000-chars", hook_event(MATCHING, "/a" * 3000), True),
+        ("cwd-200k-chars", hook_event(MATCHING, "/a" * 100_000), True),  # no project: never walked
         ("cwd-number", hook_event(MATCHING, 123), True),
         ("cwd-object", hook_event(MATCHING, {"a": [1]}), True),
         ("prompt-list", hook_event([MATCHING]), False),

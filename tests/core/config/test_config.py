@@ -83,6 +83,18 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('[search]\nsentence_rank_k = 0\n', "search in {path}: sentence_rank_k must be 1 or more, not 0"),
     ('[search]\nlexical_weight = 1.5\n', "search in {path}: lexical_weight must be a share from 0 to 1"),
     ('[search]\nsentence_weight = -1\n', "search in {path}: sentence_weight must be 0 (off) or more"),
+    # Every number of every section has its range: a budget of -5 ms or nan never answered.
+    ('[daemon]\nhook_budget_ms = -5\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60000"),
+    ('[daemon]\nhook_budget_ms = nan\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60000, not nan"),
+    ('[daemon]\nhook_budget_ms = 1e308\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60000"),
+    ('[daemon]\nmax_queued = -1\n', "daemon in {path}: max_queued must be a number from 1 to 100000"),
+    ('[daemon]\nmax_connections = 0\n', "daemon in {path}: max_connections must be a number from 1 to 100000"),
+    ('[index]\npublish_every_s = -1\n', "index in {path}: publish_every_s must be a number from 0 to 86400"),
+    ('[watch]\ndebounce_ms = inf\n', "watch in {path}: debounce_ms must be a number from 0 to 600000"),
+    ('[log]\nbackups = -2\n', "log in {path}: backups must be a number from 0 to 1000"),
+    ('[selector]\ntarget_silence = 1.5\n', "selector in {path}: target_silence must be a number from 0 to 1"),
+    ('[selector]\nmax_notes = 0\n', "selector in {path}: max_notes must be a number from 1 to 50"),
+    ('[questions]\ntimeout_s = 0\n', "questions in {path}: timeout_s must be a number from 1 to 86400"),
 ])
 def test_a_bad_key_is_one_line_naming_the_key_and_the_file(tmp_path, text, words):
     path = tmp_path / "config.toml"

@@ -73,6 +73,10 @@ async def _session_calls(params: StdioServerParameters, errlog_path: Path) -> di
                 out["repo"] = await session.call_tool("recall_search",
                                                       {"query": "grpc deadline", "k": 3, "repo": "otherrepo"})
                 out["status"] = await session.call_tool("recall_status", {})
+                # What a hook may send in place of a message: nothing to say, never an error.
+                out["odd"] = [await session.call_tool("recall_context", args) for args in (
+                    {"prompt": None}, {"prompt": 5}, {"prompt": ["celery task retry backoff"]},
+                    {"prompt": {"text": "x"}, "cwd": 7, "format": None, "session_id": 3})]
     return out
 
 
@@ -118,6 +122,9 @@ def test_stdio_session(indexed, tmp_path):
     # repo=...: that project's notes only, no shared ones.
     repo = payload(out["repo"])
     assert [r["id"] for r in repo["results"]] == ["other-secret-sauce"]
+
+    for odd in out["odd"]:
+        assert not odd.is_error and [c.text for c in odd.content] in ([], [""]), odd.content
 
     status = payload(out["status"])
     assert status["model"]["model_id"] == "hash-256"
