@@ -17,6 +17,7 @@ from recall.config.settings import Rule, Settings
 from recall.config.snapshot import too_short
 from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
+from recall.errors import EmbedderError
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
 from recall.privacy.trust import require_home
@@ -84,9 +85,13 @@ class Recall:
     def embedder(self) -> Embedder:
         if self._embedder is None:
             spec = self.config.model
+            try:
+                backend = backend_of(spec)
+            except EmbedderError as exc:  # say where the unknown name was set
+                origin = self.config.origins.get(("model",), "packaged")
+                raise EmbedderError(f"{exc} (model is set by {origin}: fix it there)") from None
             # the cloud model reads this object's [gemini] settings; one client per Recall
-            self._embedder = (GeminiEmbedder(spec, self.config.gemini) if backend_of(spec) == "gemini"
-                              else get_embedder(spec))
+            self._embedder = GeminiEmbedder(spec, self.config.gemini) if backend == "gemini" else get_embedder(spec)
         return self._embedder
 
     @property

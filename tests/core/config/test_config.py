@@ -120,6 +120,22 @@ def test_a_bad_key_through_the_cli_is_one_line_and_exit_1(tmp_path):
     assert len(lines) == 1 and f"daemon.batch in {home / 'config.toml'}: unknown setting" in lines[0]
 
 
+@pytest.mark.process
+def test_an_unknown_model_names_where_it_was_set(tmp_path):
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('model = "no-such-model"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "RECALL_MODEL"} | {"RECALL_HOME": str(home)}
+    recall = str(Path(sys.executable).with_name("recall"))
+    out = subprocess.run([recall, "query", "how do we ship feature flags"], env=env, capture_output=True,
+                         text=True, timeout=60)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 1 and len(lines) == 1, out.stderr
+    assert "unknown model 'no-such-model'" in lines[0] and str(home / "config.toml") in lines[0]
+
+
 def test_calibration_is_taken_as_a_unit_unless_the_user_set_the_table(tmp_path):
     s = load_config(tmp_path / "none.toml", calibrated_layer=False)
     cal = s.with_calibration("hash-256", {"top_floor": 0.7, "neg_weight": 1.0, "provenance": {"mode": "x"}},

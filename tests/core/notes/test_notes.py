@@ -1,5 +1,6 @@
 """Reading note files: both front-matter layouts, and bad input that never stops a folder."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -176,7 +177,7 @@ def test_a_secret_in_a_warning_is_masked(tmp_path):
 
     token = "ghp_" + "Xy3Vb7Nm1Qw5Er9Ty2Ui6Op0As4Df8Gh3Jk7L"
     qfile = tmp_path / "questions.jsonl"
-    qfile.write_text('{"note": "%s", "questions": ["how?"]}\n' % token, encoding="utf-8")
+    qfile.write_text(json.dumps({"note": token, "questions": ["how?"]}) + "\n", encoding="utf-8")
     read = read_questions(SourceSpec("dir", tmp_path))
     problems = unknown_notes(qfile, read.file_questions, [])
     assert problems and all(token[4:16] not in str(p) and "[REDACTED]" in str(p) for p in problems)
