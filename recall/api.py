@@ -171,13 +171,21 @@ class Recall:
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
         """For ``recall index --rebuild``: when the store file is damaged, move it aside
         (``recall.store.salvage``); returns where, and the sources still readable from it. A
-        sound store also gets the folders its index names (one emptied or deleted lost them)."""
+        sound store that knows no folder gets those its index names (emptied or deleted, it
+        lost them)."""
         from recall.store.salvage import index_sources, set_aside
 
         if self._store is not None:
             return None, []
         aside, sources = set_aside(self.home / DB_NAME)
-        return (aside, sources) if aside is not None else (None, index_sources(self.home))
+        if aside is not None:
+            return aside, sources
+        store = Store(self.home / DB_NAME)
+        try:
+            knows_none = store.counts()["sources"] == 0
+        finally:
+            store.close()
+        return None, index_sources(self.home) if knows_none else []
 
     def index(self, sources: Sequence[SourceSpec],
               progress: Callable[[int, str], None] | None = None,
