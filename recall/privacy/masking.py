@@ -30,7 +30,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 5
+RULES_VERSION = 6
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -39,7 +39,7 @@ RULES_VERSION = 5
 # rules are written in lower case and run on an ASCII-lowercased copy (option "l").
 _T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
 _KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
-    r"(?:pass(?:word|wd|phrase)?|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
+    r"(?:pass(?:word|wd|phrase|code)?|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
     r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
     r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|->|==?|:)[ \t]*"
 )
@@ -204,6 +204,19 @@ _OWN: list[tuple[str, str, int, str]] = [
     # The value alone on the line after its name ("Password:" then the password).
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
+    # ... and alone on its line, the value on a later one (a converted document, a form).
+    ("assignment", r"(?m)^[ \t>#\-]*(?:password|passwd|passphrase|passcode|secret|token|api[ _\-]?key)[ \t]*:?"
+     r"[ \t]*(?:\r?\n[ \t]*){1,3}([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
+    # A table row: | Password | X |, | DB_PASSWORD | X |, | API key | X |.
+    ("assignment", r"\|[ \t]*(?:password|passwd|passphrase|passcode|pw|secret|token|api[ _\-]?key"
+     r"|[a-z0-9_]*_(?:password|passwd|token|secret|key))[ \t]*\|[ \t]*([^\s|]{4,200})[ \t]*\|", 1, "lv"),
+    # Password (prod): X, Password for prod: X, Password<TAB>X, Password - X, password → X,
+    # the password for prod is X, and a label then the value after a space (OCR of a form).
+    ("assignment", r"(?:password|passwd|passphrase|passcode)(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+for[ \t]+[^\s:]{1,30})?"
+     r"[ \t]*(?:\t|[ \t]-[ \t]|\u2192|:)[ \t]*([^\s\"'`,;]{5,200})", 1, "blv"),
+    ("assignment", r"(?:password|passwd|passphrase|passcode|token|api key|secret)[ \t]+for[ \t]+[^\s]{1,30}[ \t]+"
+     r"(?:is|was)[ \t]+[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+    ("assignment", r"(?:password|passwd|passcode)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "blv"),
     # Markup: <password>X</password>, <add key="ApiKey" value="X"/>, <input type="password" value="X">.
     ("assignment", r"<(?:password|passwd|secret|token|api[_\-]?key|apikey|client[_\-]?secret|access[_\-]?key)>"
      r"([^<\s]{4,200})</", 1, "lq"),
@@ -393,8 +406,9 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret value in ``text``: sorted, non-overlapping.
 
     The rules read a plain view of ``text``: characters that draw as nothing (soft hyphen,
-    zero-width, word joiner, BOM, variation selectors, Unicode tags) removed, other white space
-    read as a space and compatibility forms (full-width ``：``, ``＝``) as their plain letter.
+    zero-width, word joiner, BOM, variation selectors, Unicode tags) and markdown's ``**`` and
+    backticks removed, other white space read as a space and compatibility forms (full-width
+    ``：``, ``＝``) as their plain letter.
     An agent is shown text with those characters gone (``safetext.agent_text``), so a secret
     they split must be found whole; each span found is mapped back onto ``text``."""
     view = _plain_view(text)
@@ -436,6 +450,8 @@ def _plain_char(c: str) -> str | None:
 
     from recall.privacy.safetext import HIDDEN, visible
 
+    if c == "`":
+        return ""  # markdown's code marks: `password`: X
     if c.isascii():
         return None
     if c.isspace():
@@ -450,7 +466,8 @@ def _plain_view(text: str):
     """(plain text, a function from a position in it to one in ``text``), or None when the
     plain view is ``text`` itself (checked once per distinct character: cheap on long text)."""
     odd = sorted(c for c in set(text) if _plain_char(c) is not None)
-    if not odd:
+    bold = "**" in text  # markdown's bold: **Password:** X, **DB_PASSWORD**=X (a lone * is a wildcard)
+    if not odd and not bold:
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
@@ -464,10 +481,11 @@ def _plain_view(text: str):
         whole.append(one)
 
     pos = 0
-    for m in re.finditer("[" + "".join(re.escape(c) for c in odd) + "]", text):
+    marks = ([r"\*\*"] if bold else []) + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
+    for m in re.finditer("|".join(marks), text):
         if m.start() > pos:
             piece(text[pos:m.start()], pos, False)
-        plain = _plain_char(m.group()) or ""
+        plain = "" if m.group() == "**" else _plain_char(m.group()) or ""
         if plain:
             piece(plain, m.start(), True)
         pos = m.end()

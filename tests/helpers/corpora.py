@@ -269,6 +269,22 @@ def spelling_cases(seed: int = 35) -> list[tuple[str, str, str]]:
         ("no-break-space", f"password\u00a0=\u00a0{(p := pw())}", p),
         ("kubeconfig", f"    client-key-data: {(p := pem_b64)}", p),
         ("sentry-dsn", f"SENTRY_DSN=https://{(p := r(LOWER_HEX, 32))}@o4504.ingest.sentry.io/45", p),
+        # the second attack: labels in markdown, tables, other separators, documents and OCR
+        ("md-bold", f"**Password:** {(p := pw())}", p),
+        ("md-bold", f"- **DB_PASSWORD**={(p := pw())}", p),
+        ("md-code", f"- `password`: {(p := pw())}", p),
+        ("md-table", f"| Password | {(p := pw())} |", p),
+        ("md-table", f"| DB_PASSWORD | {(p := pw())} |", p),
+        ("md-table", f"| API key | {(p := pw())} |", p),
+        ("tab", f"Password\t{(p := pw())}", p),
+        ("dash", f"Password - {(p := pw())}", p),
+        ("arrow", f"password \u2192 {(p := pw())}", p),
+        ("qualified", f"Password (prod): {(p := pw())}", p),
+        ("qualified", f"Password for prod: {(p := pw())}", p),
+        ("qualified", f"the password for prod is {(p := pw())}", p),
+        ("passcode", f"Passcode: {(p := pw())}", p),
+        ("later-line", f"Password\n\n\n{(p := pw())}", p),
+        ("ocr", f"Password {(p := pw())}", p),
     ]
 
 
