@@ -8,12 +8,15 @@ to a terminal. Every place text leaves recall goes through one of these:
                   line breaks and other white space folded into one space; control, format
                   (bidi overrides and isolates, zero-width, Unicode tags), surrogate,
                   private-use, unassigned, variation selectors and invisible "filler"
-                  characters removed; angle brackets shown as their look-alikes ``‹ ›``, so no
-                  note opens or closes a tag a model reads as structure (Claude Code wraps hook
-                  output in ``<system-reminder>``).
-* ``agent_quoted`` ``agent_text`` inside curly quotes, the field's own curly quotes made
-                  straight: a note's name or description stays one quoted field whatever it
-                  says ("User: ...", "[end of records]"), never a speaker or a record of its own.
+                  characters removed; angle brackets and their look-alikes (full-width,
+                  small, mathematical, CJK) shown as ``‹ ›``, so no note opens or closes a tag
+                  a model reads as structure (Claude Code wraps hook output in
+                  ``<system-reminder>``).
+* ``agent_quoted`` ``agent_text`` inside curly quotes, every double quotation mark in the
+                  field (curly, low, primes, full-width, ornamental, guillemets) made a straight
+                  one: a note's
+                  name or description stays one quoted field whatever it says ("User: ...",
+                  "[end of records]"), never a speaker or a record of its own.
 * ``agent_path``  ``agent_text`` of a path, quoted (POSIX shell quoting, ``shlex.quote``)
                   when it holds anything but plain path characters, so that folded text in a
                   file name reads as part of one quoted path, never as a header or an order.
@@ -40,9 +43,12 @@ INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 # character can carry any bytes to a model that reads them ("emoji smuggling"). Only an agent
 # is spared them: a terminal shows them as what they are, a glyph's variant.
 HIDDEN = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-# Markup a model reads as structure: shown as look-alikes that open and close nothing.
-_MARKUP = str.maketrans({"<": "\u2039", ">": "\u203a"})
-_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"'})
+# Markup a model reads as structure: angle brackets and their look-alikes (full-width, small,
+# mathematical, CJK, APL, ornamental) shown as single guillemets that open and close nothing.
+_OPENING = "<\uff1c\ufe64\u27e8\u3008\u2329\u276c\u276e\u29fc\u2991\u27ea\u300a"
+_CLOSING = ">\uff1e\ufe65\u27e9\u3009\u232a\u276d\u276f\u29fd\u2992\u27eb\u300b"
+_MARKUP = str.maketrans({**dict.fromkeys(_OPENING, "\u2039"), **dict.fromkeys(_CLOSING, "\u203a")})
+_MARKUP_CHARS = frozenset(_OPENING + _CLOSING)
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 
@@ -60,7 +66,7 @@ def agent_text(value: object) -> str:
     text = value if isinstance(value, str) else "" if value is None else str(value)
     if HIDDEN.search(text):
         text = HIDDEN.sub("", text)
-    if "<" in text or ">" in text:
+    if not _MARKUP_CHARS.isdisjoint(text):
         text = text.translate(_MARKUP)
     if _clean(text) and "  " not in text and text == text.strip():
         return text
@@ -68,9 +74,19 @@ def agent_text(value: object) -> str:
     return " ".join("".join(out).split())
 
 
+# Double quotation marks and what reads as one (curly, low, reversed, primes, full-width,
+# ornamental, CJK double primes, guillemets): inside a field each becomes a straight quote, so
+# none reads as the field's end. Single quotes stay ("don’t"), as do CJK corner brackets.
+_DOUBLE_QUOTES = str.maketrans(dict.fromkeys(
+    "\u201c\u201d\u201e\u201f\u00ab\u00bb\u2033\u2036\u2034\u2057\uff02\u275d\u275e\u2760\u301d\u301e\u301f"
+    "\u2e42\u02dd\u02ba\u030b\u030e", '"'))
+
+
 def agent_quoted(value: object) -> str:
-    """A field for an agent: ``agent_text`` between curly quotes, its own curly quotes straight."""
-    return "\u201c" + agent_text(value).translate(_QUOTES) + "\u201d"
+    """A field for an agent: ``agent_text`` between curly quotes, every double quotation mark
+    in it made a straight one (``_DOUBLE_QUOTES``), so nothing in a field reads as its end."""
+    text = agent_text(value)
+    return "\u201c" + (text if text.isascii() else text.translate(_DOUBLE_QUOTES)) + "\u201d"
 
 
 def agent_path(value: object) -> str:
