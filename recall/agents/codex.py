@@ -98,7 +98,9 @@ def _read_toml(config: Path):
 def _write_toml(config: Path, doc, removed: bool) -> None:
     import tomlkit
 
-    config.parent.mkdir(parents=True, exist_ok=True)
+    from recall.privacy.paths import make_missing_dirs
+
+    make_missing_dirs(config.parent)
     text = tomlkit.dumps(doc)
     if removed:  # tomlkit keeps the blank line it put before our table; the file ended in one newline
         text = text.rstrip("\n") + "\n" if text.strip() else ""

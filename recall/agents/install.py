@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.errors import RecallError
-from recall.privacy.paths import claude_config_dir, git_toplevel, project_root
+from recall.privacy.paths import claude_config_dir, git_toplevel, make_missing_dirs, project_root
 
 EVENT = "UserPromptSubmit"
 HOOK_MODULE = "recall.agents.hook"
@@ -113,7 +113,7 @@ def load_settings(path: Path) -> dict[str, Any]:
 def write_settings(path: Path, settings: dict[str, Any]) -> None:
     """Write atomically; keep the file's permissions; write through a symlink, not over it."""
     target = path.resolve() if path.is_symlink() else path
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_missing_dirs(target.parent)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
     import tempfile  # here, not at the top: the hook imports this module on every message
 

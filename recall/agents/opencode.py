@@ -165,7 +165,9 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
         while not top.parent.exists():
             top = top.parent
         state_note(top, "dir", True)  # the highest folder install creates (uninstall's limit)
-        folder.mkdir(parents=True, mode=0o700)
+        from recall.privacy.paths import make_missing_dirs
+
+        make_missing_dirs(folder)
     write_text(path, text)
     return [f"{result}: the recall plugin (chat.message) in {path}",
             "OpenCode loads it when it starts: restart a running OpenCode"]

@@ -48,6 +48,18 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+def make_missing_dirs(path: Path) -> Path:
+    """Create ``path`` and any missing parents 0700 whatever the umask, leaving the folders that
+    already exist as they are (an agent's settings folder: under umask 000 a plain ``mkdir``
+    made ``~/.codex`` 0777, and anyone could plant a hook in it)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    if sys.platform != "win32":
+        for p in missing:
+            os.chmod(p, DIR_MODE)
+    return path
+
+
 _made_private: set[str] = set()
 
 

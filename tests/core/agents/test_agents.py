@@ -519,3 +519,19 @@ def test_opencode_leaves_a_plugin_of_the_same_name_that_is_not_ours(project, tmp
     assert result.exit_code == 1 and "not recall's plugin" in result.output
     cli(uninstall_cmd, "--project", "--agent", "opencode")
     assert mine.read_text() == "export const Mine = async () => ({})\n"
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "opencode"])
+def test_install_makes_the_folders_it_creates_private_whatever_the_umask(agent, project, tmp_path, monkeypatch):
+    """Under umask 000 a plain mkdir made `.codex/` (and `~/.codex`, `~/.config/opencode`) 0777:
+    anyone could then plant a hook that runs as the user. What install creates is 0700."""
+    monkeypatch.setenv("RECALL_HOME", str(tmp_path / "rh"))
+    before = {p for p in project.rglob("*") if p.is_dir()}
+    old = os.umask(0)
+    try:
+        cli(install_cmd, "--project", "--agent", agent, "--form", "command", "--skip-check")
+    finally:
+        os.umask(old)
+    made = [p for p in project.rglob("*") if p.is_dir() and p not in before and ".git" not in p.parts]
+    assert made, "install created no folder"
+    assert all(p.stat().st_mode & 0o777 == 0o700 for p in made), {str(p): oct(p.stat().st_mode) for p in made}
