@@ -77,6 +77,8 @@ def config_cmd(show_path: bool) -> None:
     if show_path:
         say(user_config_path())
         return
-    for key, value, origin in load_config().entries():
-        say(f"{key} = {json.dumps(value, ensure_ascii=False)}    # {origin}")
+    from recall.privacy.masking import mask_secrets
+
+    for key, value, origin in load_config().entries():  # pasted into bug reports: a [team] url's password masked
+        say(f"{key} = {mask_secrets(json.dumps(value, ensure_ascii=False))}    # {origin}")
 

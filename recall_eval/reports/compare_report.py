@@ -9,6 +9,7 @@ import io
 import json
 from pathlib import Path
 
+from recall_eval.reports.files import masked, private_folder, write_private
 from recall_eval.reports.html import png_data_uri, render
 
 COLUMNS = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "balanced_accuracy")
@@ -108,12 +109,12 @@ def write(results: dict, root: Path) -> Path:
     digest = hashlib.sha256(json.dumps({k: v["metrics"] for k, v in results["pipelines"].items()},
                                        sort_keys=True).encode()).hexdigest()[:7]
     results.setdefault("run_id", dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + digest)
-    out = root / results["collection"] / f"compare-{results['run_id']}"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    out = private_folder(root / results["collection"] / f"compare-{results['run_id']}")
+    results = masked(results)  # the messages and names in it: masked like indexed text
+    write_private(out / "results.json", json.dumps(results, ensure_ascii=False, indent=1) + "\n")
     notes = "\n\n".join([caption(results)] + ([RANDOM_NOTE] if results.get("random_cross_encoders") else []))
-    (out / "compare.md").write_text(f"{md_table(results)}\n\n{notes}\n", encoding="utf-8")
+    write_private(out / "compare.md", f"{md_table(results)}\n\n{notes}\n")
     png = bar_plot(results)
-    (out / "compare.png").write_bytes(png)
-    (out / "compare.html").write_text(render_html({**results, "_png": png}), encoding="utf-8")
+    write_private(out / "compare.png", png)
+    write_private(out / "compare.html", render_html({**results, "_png": png}))
     return out

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from recall.ui import svg
 from recall_eval.reports import plots
+from recall_eval.reports.files import masked, private_folder, write_private
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
@@ -230,19 +231,18 @@ def write_report(results: dict, reports_root: Path, collection: str) -> Path:
     results.setdefault("created", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     results.setdefault("run_id", run_id(results))
     results["collection"] = collection
-    out = reports_root / collection / results["run_id"]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n",
-                                      encoding="utf-8")
-    (out / "report.md").write_text(render_markdown(results), encoding="utf-8")
-    (out / "report.html").write_text(render_html(results), encoding="utf-8")
-    (reports_root / collection / "latest").write_text(results["run_id"] + "\n", encoding="utf-8")
+    shown = masked(results)  # the messages and names in it: masked like indexed text
+    out = private_folder(reports_root / collection / results["run_id"])
+    write_private(out / "results.json", json.dumps(shown, ensure_ascii=False, indent=1) + "\n")
+    write_private(out / "report.md", render_markdown(shown))
+    write_private(out / "report.html", render_html(shown))
+    write_private(reports_root / collection / "latest", results["run_id"] + "\n")
     return out
 
 
 def rerender(run_dir: Path) -> Path:
     """Rewrite report.md and report.html from a run's results.json."""
-    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
-    (run_dir / "report.md").write_text(render_markdown(results), encoding="utf-8")
-    (run_dir / "report.html").write_text(render_html(results), encoding="utf-8")
+    results = masked(json.loads((run_dir / "results.json").read_text(encoding="utf-8")))
+    write_private(run_dir / "report.md", render_markdown(results))
+    write_private(run_dir / "report.html", render_html(results))
     return run_dir

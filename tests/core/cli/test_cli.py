@@ -100,6 +100,15 @@ def test_config_shows_value_origins(recall_home):
     assert "chunking.chars = 700    # packaged" in out
 
 
+def test_config_masks_a_password_in_the_team_url(recall_home):
+    """`recall config` is pasted into bug reports: the team store's URL keeps its user, not its password."""
+    recall_home.mkdir(parents=True, exist_ok=True)
+    secret = "CanaryPw9" + "QzX77"
+    (recall_home / "config.toml").write_text(f'[team]\nurl = "postgresql://alice:{secret}@db.example.com:5432/n"\n')
+    out = recall("config", model=None).stdout
+    assert "team.url" in out and "alice:[REDACTED]@db.example.com" in out and secret not in out
+
+
 def test_status_reports_model_and_counts(sample_notes):
     recall("index", "-q", str(sample_notes))
     data = json.loads(recall("status", "--json").stdout)

@@ -121,3 +121,30 @@ def test_the_tradeoff_is_the_pages_own_plot(run_dir):
     assert 'class="precision"' in drawn and 'class="precision"' not in svg.tradeoff(results["curve"])
     assert not hasattr(plots, "tradeoff")
 
+
+
+def test_a_report_masks_secrets_in_messages_and_is_the_users_only(tmp_path):
+    """A question set holds a user's messages: a secret in one is masked in every file of the
+    report, and the files and folders a run creates are 0600 / 0700 under umask 000."""
+    import os
+
+    secret = "sk-ant-api03-" + "UserMsgSecret7731zzQQ" * 2
+    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["text"] = f"{first['text']} my password is Canary7731xx and the key {secret}"
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    old = os.umask(0)
+    try:
+        res = CliRunner().invoke(main, ["run", "--notes", str(NOTES), "--questions", str(questions), "--model",
+                                        "hash", "--reports", str(tmp_path / "reports"), "--collection", "fixture"])
+    finally:
+        os.umask(old)
+    assert res.exit_code == 0, res.output
+    made = [p for p in (tmp_path / "reports").rglob("*")]
+    assert made and all(p.stat().st_mode & 0o777 == (0o700 if p.is_dir() else 0o600) for p in made), \
+        {str(p): oct(p.stat().st_mode & 0o777) for p in made}
+    for path in (p for p in made if p.is_file()):
+        data = path.read_bytes()
+        assert b"Canary7731xx" not in data and b"UserMsgSecret7731" not in data, path
+    assert "[REDACTED]" in next(p for p in made if p.name == "results.json").read_text(encoding="utf-8")
