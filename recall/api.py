@@ -116,21 +116,6 @@ class Recall:
         return [(index_dir(m, self.home), f"missing, though recall.db records generation {g} built there")
                 for m, g, *_ in runs if (model_id is None or m == model_id) and current_marker(m, self.home) is None]
 
-    def emptied_store(self, counts: dict, runs: Sequence[tuple]) -> list[str]:
-        """One line when ``recall.db`` records no index at all while an index is on disk: the
-        store was emptied, deleted or replaced, and with it the list of indexed folders."""
-        from recall.store.vectors import read_current
-
-        if runs or counts.get("notes"):
-            return []
-        built = sorted(p.parent.name for p in (self.home / "index").glob("*/current")
-                       if read_current(p.parent) is not None)
-        if not built:
-            return []
-        return [f"{self.home / DB_NAME}: holds no notes, yet an index is built under "
-                f"{self.home / 'index' / built[0]}: the store was emptied or replaced; `recall index --rebuild` "
-                "indexes again the folders that index names"]
-
     def rule(self) -> Rule:
         """The selector's input for this model (thresholds + ``[selector]``), built once per
         settings: again only after a new calibration."""
@@ -395,7 +380,9 @@ class Recall:
         from recall.errors import IndexDamaged
 
         missing = [str(IndexDamaged(path, what)) for path, what in self.missing_indexes(runs)]
-        missing += self.emptied_store(counts, runs)
+        from recall.store.salvage import emptied_store
+
+        missing += emptied_store(self.home, DB_NAME, counts, runs)
         from recall.indexing.progress import read_progress
 
         return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),

@@ -56,3 +56,18 @@ def index_sources(home: Path) -> list[tuple[str, str, str | None]]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return [(k, r, p) for (k, r), p in found.items()]
+
+
+def emptied_store(home: Path, db_name: str, counts: dict, runs: list | tuple) -> list[str]:
+    """One line when the store (``counts``, ``runs``: its notes and index runs) records no index
+    at all while one is on disk under ``home``: the store was emptied, deleted or replaced, and
+    with it the list of indexed folders (``recall index --rebuild`` reads them back from it)."""
+    from recall.store.vectors import read_current
+
+    if runs or counts.get("notes"):
+        return []
+    built = sorted(p.parent.name for p in (home / "index").glob("*/current") if read_current(p.parent) is not None)
+    if not built:
+        return []
+    return [f"{home / db_name}: holds no notes, yet an index is built under {home / 'index' / built[0]}: the "
+            "store was emptied or replaced; `recall index --rebuild` indexes again the folders that index names"]
