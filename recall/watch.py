@@ -1,6 +1,9 @@
 """Re-index notes as they are saved (``recall watch``, or the daemon with
 ``[watch] enabled = true``).
 
+Long because: the observer's events, the worker's batches and the watched folders share one
+lock and one state; split, each part would reach into the others'.
+
 Editors save in bursts: a temp file written and renamed over the note (VS Code, vim
 with ``backupcopy=no``, JetBrains), or several writes to the note itself. The watcher
 collects the paths it hears about until the folder has been quiet for ``debounce``
@@ -51,6 +54,7 @@ log = logging.getLogger("recall.watch")
 # A file rewritten continuously (a log, a script appending) is still indexed once a second.
 MAX_DELAY_S = 1.0
 RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout)
+ROOT_CHECK_S = 1.0  # how often a quiet watcher looks whether a watched folder was made again
 WATCHED_KINDS = ("memory", "rule", "dir", "library")  # conversations come from transcripts: `recall index`
 
 
@@ -80,6 +84,15 @@ class BatchResult:
         return (f"{self.paths} path(s): added {s.added}, changed {s.changed}, removed {s.removed}, "
                 f"unchanged {s.unchanged}{'; index rebuilt' if self.rebuilt else ''} "
                 f"in {self.seconds * 1000:.0f} ms")
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``folder``; None while it does not exist."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def is_note_path(root: Path, path: Path) -> bool:
@@ -125,6 +138,8 @@ class Watcher:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._observer: Any = None
+        self._event_handler: Any = None
+        self._roots: dict[Path, tuple[tuple[int, int] | None, Any]] = {}  # root -> (its identity, its watch)
 
     # --- lifecycle -----------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Watcher:
@@ -211,9 +226,10 @@ class Watcher:
             indexer = self.app.indexer(store)
             self.watched = self._resolve_sources(store)
             observer = Observer()
-            handler = self._handler()
+            self._event_handler = self._handler()
             for w in self.watched:
-                observer.schedule(handler, str(w.root), recursive=True)
+                self._roots[w.root] = (_identity(w.root), observer.schedule(self._event_handler, str(w.root),
+                                                                            recursive=True))
             observer.start()
             self._observer = observer
             with self._cond:
@@ -260,7 +276,8 @@ class Watcher:
         """Wait for events, then for ``debounce`` s of quiet; take everything queued."""
         with self._cond:
             while not (self._paths or self._dirs or self._stopping):
-                self._cond.wait()
+                self._cond.wait(ROOT_CHECK_S)
+                self._check_roots()
             while not self._stopping:
                 now = time.monotonic()
                 wait = min(self._last + self.debounce, self._first + self.max_delay) - now
@@ -273,6 +290,23 @@ class Watcher:
             self._paths, self._dirs = set(), set()
             self._busy = True
             return batch
+
+    def _check_roots(self) -> None:
+        """A watched folder deleted and made again (a checkout, an rsync, a re-clone) is a new
+        folder the old watch never hears from: watch it again, and sync it."""
+        for root, (seen, watch) in list(self._roots.items()):
+            now = _identity(root)
+            if now == seen:
+                continue
+            if now is not None and self._observer is not None:
+                try:
+                    self._observer.unschedule(watch)
+                except Exception:  # noqa: BLE001 - the old watch died with its folder
+                    pass
+                watch = self._observer.schedule(self._event_handler, str(root), recursive=True)
+                log.warning("%s was made again: watching it again", root)
+                self._queue(dirs=[str(root)])
+            self._roots[root] = (now, watch)
 
     def _resolve_sources(self, store: Store) -> list[Watched]:
         if self.specs is None:

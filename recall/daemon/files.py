@@ -72,6 +72,8 @@ class StatusFile:
             json.dump(status, fh)
         os.replace(tmp, client.status_path())
         self._id = file_id(client.status_path())
+        with private_open(client.run_dir() / client.LISTENED_NAME) as fh:  # kept when this daemon ends
+            fh.write(str(os.getpid()))
 
     def rewrite_if_lost(self, stale: bool = False) -> None:
         """Deleted or replaced (or ``stale``: the socket it names was bound anew): written again."""

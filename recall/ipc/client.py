@@ -42,6 +42,7 @@ from recall.privacy.paths import FILE_MODE, ensure_private_dir, run_dir
 
 SOCKET_NAME = "daemon.sock"
 STATUS_NAME = "daemon.json"
+LISTENED_NAME = "daemon.listened"  # the pid of the last daemon that listened; kept when it exits
 LOCK_NAME = "daemon.lock"
 SECRET_NAME = "daemon.secret"
 SPAWN_STAMP = "spawn.stamp"
@@ -77,7 +78,7 @@ class DaemonUntrusted(DaemonError):
     sent, and no daemon is started there. ``str`` says which."""
 
 
-RUN_FILES = (STATUS_NAME, SOCKET_NAME, LOCK_NAME, SECRET_NAME, SPAWN_STAMP)
+RUN_FILES = (STATUS_NAME, SOCKET_NAME, LOCK_NAME, SECRET_NAME, SPAWN_STAMP, LISTENED_NAME)
 
 
 def check_run_dir() -> None:
@@ -358,16 +359,17 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
 
 
 def _started_daemon_died() -> bool:
-    """Whether the daemon the last spawn started got as far as listening (the status file
-    names its pid) and has since died, with no daemon holding the lock: killed (``kill -9``,
-    the OOM killer), not a start that fails (that one leaves ``daemon.failed`` or never
-    writes its status), so the cooldown that stops a storm of doomed starts does not apply."""
+    """Whether the daemon the last spawn started got as far as listening (``daemon.listened``
+    names its pid) and has since ended, with no daemon holding the lock: killed (``kill -9``,
+    the OOM killer), stopped (``recall stop``, SIGTERM) or gone for a model switch, not a
+    start that fails (that one leaves ``daemon.failed``, or never listens), so the cooldown
+    that stops a storm of doomed starts does not apply."""
     try:
         pid = int((run_dir() / SPAWN_STAMP).read_bytes().split()[1])
-        status = json.loads(status_path().read_bytes())
+        listened = int((run_dir() / LISTENED_NAME).read_bytes().split()[0])
     except (OSError, ValueError, IndexError):
         return False
-    return isinstance(status, dict) and status.get("pid") == pid and not pid_alive(pid) and lock_holder() is None
+    return listened == pid and not pid_alive(pid) and lock_holder() is None
 
 
 def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:

@@ -50,6 +50,23 @@ class Problem:
         return one_line(f"{self.path}: {self.message}")
 
 
+MAX_LINE_PROBLEMS = 3  # per file: beyond, one line counts the rest
+
+
+def capped(problems: list[Problem], path: Path | str, keep: int = MAX_LINE_PROBLEMS) -> list[Problem]:
+    """``problems`` with at most ``keep`` about single lines of ``path`` (named ``path:N``); the
+    rest counted in one: a file of 100,000 lines in the wrong shape is four lines, not 100,000."""
+    prefix = f"{mask_path(str(path))}:"
+    per_line = [p for p in problems if p.path.startswith(prefix)]
+    if len(per_line) <= keep:
+        return problems
+    dropped = set(map(id, per_line[keep:]))
+    rest = [p for p in problems if id(p) not in dropped]
+    first, last = per_line[keep].path[len(prefix):], per_line[-1].path[len(prefix):]
+    return rest + [Problem(str(path), f"{len(per_line) - keep:,} more lines skipped like those "
+                                      f"(lines {first} to {last}); fix them there")]
+
+
 @dataclass
 class Note:
     id: str  # file stem: what question sets name in ``expected`` (a secret in it masked)

@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from recall.notes.files import Problem
+from recall.notes.files import Problem, capped
 
 QUESTIONS_FILE = "questions.jsonl"
 # The name this file had before 0.3 (`recall-eval expand` wrote it): still read where no
@@ -105,7 +105,7 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
     if known is not None:
         problems.extend(unknown_notes(path, out, known))
         out = {stem: qs for stem, qs in out.items() if stem in known}
-    return out, problems
+    return out, capped(problems, path)
 
 
 def unknown_notes(path: Path, questions_file: dict[str, list[str]], stems: Iterable[str]) -> list[Problem]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from recall.notes.files import Problem
+from recall.notes.files import Problem, capped
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import private_open
 
@@ -86,7 +86,7 @@ def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:
             problems.append(Problem(f"{path}:{i}", f"{exc}; line skipped"))
     if len(out) > MAX_PER_SOURCE:
         problems.append(Problem(str(path), f"{len(out)} negatives; the first {MAX_PER_SOURCE} are used"))
-    return out[:MAX_PER_SOURCE], problems
+    return out[:MAX_PER_SOURCE], capped(problems, path)
 
 
 def bank() -> list[Negative]:

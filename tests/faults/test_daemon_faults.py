@@ -18,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from helpers.daemon import LOST_SOCKET, MATCHING, lose_socket, open_fds, raw_connect, wait_for, write_config
 from helpers.env import env_with
 from helpers.paths import PY
@@ -198,17 +200,22 @@ def test_sigkill_during_a_query(indexed, daemons, probe):
     hook_recovers(ended)
 
 
-def test_a_daemon_killed_soon_after_a_hook_started_it_is_started_again(indexed, daemons, probe):
-    """A daemon a hook started, killed (``kill -9``, the OOM killer) within the 20 s that
-    guard against a storm of doomed starts: it had listened, so it was no doomed start, and
-    the next hooks start another at once instead of each spending its budget on nothing."""
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "recall stop"])
+def test_a_daemon_killed_soon_after_a_hook_started_it_is_started_again(indexed, daemons, probe, how):
+    """A daemon a hook started, killed (``kill -9``, the OOM killer) or stopped within the 20 s
+    that guard against a storm of doomed starts: it had listened, so it was no doomed start,
+    and the next hooks start another at once instead of each spending its budget on nothing."""
     first, _ = run_hook()  # no daemon: this hook starts one
     assert first.returncode == 0
     assert wait_for(lambda: (client.read_status() or {}).get("pid") is not None, 30, 0.05)
     assert wait_for(lambda: client.request({"cmd": "ping"}, timeout=0.5).get("ready", True), 30, 0.05)
     pid = client.read_status()["pid"]
-    os.kill(pid, signal.SIGKILL)
-    assert wait_for(lambda: not client.pid_alive(pid), 5, 0.01)
+    if how == "recall stop":
+        assert subprocess.run([PY, "-m", "recall.cli", "stop"], env=env_with(), capture_output=True,
+                              timeout=30).returncode == 0
+    else:
+        os.kill(pid, getattr(signal, how))
+    assert wait_for(lambda: not client.pid_alive(pid), 10, 0.01)
     ended = time.monotonic()
     probe.add(faults=1, survived=1)
     hook_recovers(ended)

@@ -181,3 +181,14 @@ def test_a_secret_in_a_warning_is_masked(tmp_path):
     read = read_questions(SourceSpec("dir", tmp_path))
     problems = unknown_notes(qfile, read.file_questions, [])
     assert problems and all(token[4:16] not in str(p) and "[REDACTED]" in str(p) for p in problems)
+
+
+def test_a_file_of_badly_shaped_lines_is_a_few_warnings_not_one_per_line(tmp_path):
+    """100,000 lines in the wrong shape printed 15,319 warnings; now three, and one that counts the rest."""
+    from recall.ranking.negatives import read_negatives_file
+
+    path = tmp_path / "negatives.jsonl"
+    path.write_text("".join(json.dumps({"message": f"line {i}"}) + "\n" for i in range(5000)), encoding="utf-8")
+    negatives, problems = read_negatives_file(path)
+    assert negatives == [] and len(problems) == 4
+    assert "4,997 more lines skipped like those (lines 4 to 5000)" in str(problems[-1])

@@ -131,6 +131,23 @@ def test_delete_removes_the_note(app, folder):
     assert app.store.counts()["notes"] == 5
 
 
+def test_a_watched_folder_deleted_and_made_again_is_watched_again(app, folder, tmp_path):
+    """`git checkout`, rsync or a re-clone delete the notes folder and make it again: a new
+    folder the old watch never sees. It is watched again, synced, and later saves are indexed."""
+    import shutil
+
+    keep = tmp_path / "keep"
+    shutil.copytree(folder, keep)
+    with Watcher(app, debounce=0.15):
+        shutil.rmtree(folder)
+        assert wait_for(lambda: app.store.counts()["notes"] == 0, 5.0) is not None
+        shutil.copytree(keep, folder)
+        back = wait_for(lambda: app.store.counts()["notes"] == 6, 10.0)
+        assert back is not None, app.store.counts()
+        editor_save(folder / "target.md", note_text(f"{TOKEN} target note", "version 9", "edited after"))
+        assert wait_for(lambda: description_of(app, "target") == "version 9", 5.0) is not None
+
+
 def test_moves_inside_out_of_and_into_the_folder(app, folder, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
