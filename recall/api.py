@@ -155,22 +155,12 @@ class Recall:
 
     def set_aside_damaged_store(self) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
         """For ``recall index --rebuild``: when the store file is damaged, move it aside
-        (``recall.store.salvage``); returns where, and the sources still readable from it. A
-        sound store that knows no folder gets those its index names (emptied or deleted, it
-        lost them)."""
-        from recall.store.salvage import index_sources, set_aside
+        (``recall.store.salvage``); returns where, and the sources still readable from it."""
+        from recall.store.salvage import set_aside
 
         if self._store is not None:
             return None, []
-        aside, sources = set_aside(self.home / DB_NAME)
-        if aside is not None:
-            return aside, sources
-        store = Store(self.home / DB_NAME)
-        try:
-            knows_none = store.counts()["sources"] == 0
-        finally:
-            store.close()
-        return None, index_sources(self.home) if knows_none else []
+        return set_aside(self.home / DB_NAME)
 
     def index(self, sources: Sequence[SourceSpec],
               progress: Callable[[int, str], None] | None = None,
@@ -254,6 +244,10 @@ class Recall:
         if rebuild:
             given = {(s.kind, str(s.root.resolve())) for s in sources}
             known = [(k, r, p) for _, k, r, p in self.store.sources()] + list(salvaged)
+            if not known:  # a store emptied or deleted lost its folders: its index still names them
+                from recall.store.salvage import index_sources
+
+                known = index_sources(self.home)
             extra = [SourceSpec(k, Path(r), p) for k, r, p in known
                      if k != "conversation" and (k, r) not in given and Path(r).is_dir()]
             sources = [*sources, *{(s.kind, str(s.root)): s for s in extra}.values()]

@@ -43,6 +43,7 @@ from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questio
 from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.files import INDEX_FILE, read_note, shown_path
 from recall.notes.questions import QUESTIONS_FILE_NAMES
+from recall.privacy.paths import file_id
 from recall.store.records import SourceRef
 from recall.store.sqlite import Store
 
@@ -84,15 +85,6 @@ class BatchResult:
         return (f"{self.paths} path(s): added {s.added}, changed {s.changed}, removed {s.removed}, "
                 f"unchanged {s.unchanged}{'; index rebuilt' if self.rebuilt else ''} "
                 f"in {self.seconds * 1000:.0f} ms")
-
-
-def _identity(folder: Path) -> tuple[int, int] | None:
-    """(device, inode) of ``folder``; None while it does not exist."""
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def is_note_path(root: Path, path: Path) -> bool:
@@ -228,7 +220,7 @@ class Watcher:
             observer = Observer()
             self._event_handler = self._handler()
             for w in self.watched:
-                self._roots[w.root] = (_identity(w.root), observer.schedule(self._event_handler, str(w.root),
+                self._roots[w.root] = (file_id(w.root), observer.schedule(self._event_handler, str(w.root),
                                                                             recursive=True))
             observer.start()
             self._observer = observer
@@ -295,7 +287,7 @@ class Watcher:
         """A watched folder deleted and made again (a checkout, an rsync, a re-clone) is a new
         folder the old watch never hears from: watch it again, and sync it."""
         for root, (seen, watch) in list(self._roots.items()):
-            now = _identity(root)
+            now = file_id(root)
             if now == seen:
                 continue
             if now is not None and self._observer is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from recall.daemon.logs import log_event, log_exception
 from recall.daemon.state import DaemonState
 from recall.ipc import client
-from recall.privacy.paths import private_open
+from recall.privacy.paths import file_id, private_open
 
 
 def remove_files(*paths: Path) -> int:
@@ -34,15 +34,6 @@ def remove_files(*paths: Path) -> int:
             log_event("moved aside", path=str(p), to=aside.name, why="a folder where a daemon file belongs")
             removed += 1
     return removed
-
-
-def file_id(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of ``path``, None when absent: a file deleted or replaced is another."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def lock_lost(lock_fd: int) -> bool:

@@ -94,15 +94,15 @@ class Commands:
                 raise _NotNow("loading")
         from recall.embedding.batcher import Expired
         from recall.embedding.models import QUERY_CHARS_MAX
-        from recall.privacy.paths import shown_project_key
+        from recall.privacy.paths import encode_project_path, project_root, shown_project_key
         from recall.ranking.scope import Scope
 
         loaded = self.state.loaded
         assert loaded is not None  # ready is set only once it is
         app = loaded.app
-        where = cwd if isinstance(cwd, str) and cwd else Path.home()
-        scope = Scope.from_flags(where, library=app.config.documents.library_per_message)
-        project = shown_project_key(where)  # what is logged and shown: a secret in a folder name masked
+        root = project_root(cwd if isinstance(cwd, str) and cwd else Path.home())  # walked once
+        scope = Scope(project=encode_project_path(root), library=app.config.documents.library_per_message)
+        project = shown_project_key(root)  # what is logged and shown: a secret in a folder name masked
         try:
             # The daemon's own cut (the core cuts again, exactly, to one window of the model).
             with loaded.batcher.give_up_at(give_up_at):

@@ -19,12 +19,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from recall.daemon.files import file_id, remove_files
+from recall.daemon.files import remove_files
 from recall.daemon.logs import log_event, log_exception
 from recall.daemon.peer import check_peer, peer_uid
 from recall.daemon.state import DaemonState
 from recall.ipc import client
-from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, file_id, private_open
 
 # A request is a prompt as JSON with \\u escapes; the hook cuts prompts to a few thousand
 # characters, so 1 MiB is far above any real one. A bigger one is answered "too long".

@@ -189,8 +189,8 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"|client-secret|storepass|keypass)[= ]([^\s\"'`]{5,200})", 1, "lv"),
     ("assignment", r"(?<![\w-])-(?:password|passwd|storepass|keypass|srcstorepass|deststorepass)[= ]"
      r"([^\s\"'`]{5,200})", 1, "lv"),
-    ("assignment", r"(?:password|passwd|passphrase|token|api key|secret)[ \t]+(?:is|was)[ \t]+"
-     r"[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+    ("assignment", r"(?:password|passwd|passphrase|passcode|token|api key|secret)(?:[ \t]+for[ \t]+[^\s]{1,30})?"
+     r"[ \t]+(?:is|was)[ \t]+[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
     # Environment-style names (PGPASSWORD=, MYSQL_PWD=, TWILIO_AUTH_TOKEN:, DD_API_KEY=...): an
     # upper-case name holding a secret word anywhere in it, which _KW misses after a letter.
     ("assignment", _ENV + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "bq"),
@@ -211,11 +211,9 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"\|[ \t]*(?:password|passwd|passphrase|passcode|pw|secret|token|api[ _\-]?key"
      r"|[a-z0-9_]*_(?:password|passwd|token|secret|key))[ \t]*\|[ \t]*([^\s|]{4,200})[ \t]*\|", 1, "lv"),
     # Password (prod): X, Password for prod: X, Password<TAB>X, Password - X, password → X,
-    # the password for prod is X, and a label then the value after a space (OCR of a form).
+    # and a label then the value after a space (OCR of a form).
     ("assignment", r"(?:password|passwd|passphrase|passcode)(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+for[ \t]+[^\s:]{1,30})?"
      r"[ \t]*(?:\t|[ \t]-[ \t]|\u2192|:)[ \t]*([^\s\"'`,;]{5,200})", 1, "blv"),
-    ("assignment", r"(?:password|passwd|passphrase|passcode|token|api key|secret)[ \t]+for[ \t]+[^\s]{1,30}[ \t]+"
-     r"(?:is|was)[ \t]+[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
     ("assignment", r"(?:password|passwd|passcode)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "blv"),
     # Markup: <password>X</password>, <add key="ApiKey" value="X"/>, <input type="password" value="X">.
     ("assignment", r"<(?:password|passwd|secret|token|api[_\-]?key|apikey|client[_\-]?secret|access[_\-]?key)>"
@@ -475,7 +473,7 @@ def _plain_view(text: str):
     whole: list[bool] = []  # a piece that stands for one character of ``text``
 
     def piece(part: str, origin: int, one: bool) -> None:
-        starts.append(sum(map(len, parts)) if not starts else starts[-1] + len(parts[-1]))
+        starts.append(starts[-1] + len(parts[-1]) if parts else 0)
         parts.append(part)
         origins.append(origin)
         whole.append(one)

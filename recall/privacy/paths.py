@@ -48,6 +48,16 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+def file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``path``, None when absent: a file or folder deleted, replaced or made
+    again is another."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def make_missing_dirs(path: Path) -> Path:
     """Create ``path`` and any missing parents 0700 whatever the umask, leaving the folders that
     already exist as they are (an agent's settings folder: under umask 000 a plain ``mkdir``
@@ -126,12 +136,13 @@ def encode_project_path(path: Path | str) -> str:
     return _NON_ALNUM.sub("-", str(Path(path).resolve()))
 
 
-def shown_project_key(cwd: Path | str) -> str:
-    """``project_key`` for a log line or a page: a secret in a folder's name masked before the
-    path is encoded (encoded, a token's shape is lost, ``ghp_`` becoming ``ghp-``)."""
+def shown_project_key(root: Path) -> str:
+    """The key of the project at ``root`` (``project_root``'s answer) for a log line or a page:
+    a secret in a folder's name masked before the path is encoded (encoded, a token's shape is
+    lost, ``ghp_`` becoming ``ghp-``)."""
     from recall.privacy.masking import mask_path
 
-    return encode_project_path(mask_path(str(project_root(cwd))))
+    return _NON_ALNUM.sub("-", mask_path(str(root)))
 
 
 def project_root(cwd: Path | str) -> Path:

@@ -9,7 +9,8 @@ import io
 import json
 from pathlib import Path
 
-from recall_eval.reports.files import masked, private_folder, write_private
+from recall.privacy.paths import make_missing_dirs
+from recall_eval.reports.files import masked, write_private
 from recall_eval.reports.html import png_data_uri, render
 
 COLUMNS = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "balanced_accuracy")
@@ -109,7 +110,7 @@ def write(results: dict, root: Path) -> Path:
     digest = hashlib.sha256(json.dumps({k: v["metrics"] for k, v in results["pipelines"].items()},
                                        sort_keys=True).encode()).hexdigest()[:7]
     results.setdefault("run_id", dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + digest)
-    out = private_folder(root / results["collection"] / f"compare-{results['run_id']}")
+    out = make_missing_dirs(root / results["collection"] / f"compare-{results['run_id']}")
     results = masked(results)  # the messages and names in it: masked like indexed text
     write_private(out / "results.json", json.dumps(results, ensure_ascii=False, indent=1) + "\n")
     notes = "\n\n".join([caption(results)] + ([RANDOM_NOTE] if results.get("random_cross_encoders") else []))

@@ -9,12 +9,11 @@ rewrite a report.html the user opens, or the results.json the page renders).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from recall.privacy.masking import mask_secrets
-from recall.privacy.paths import make_missing_dirs
+from recall.privacy.paths import private_open
 
 
 def masked(value: Any) -> Any:
@@ -28,18 +27,7 @@ def masked(value: Any) -> Any:
     return value
 
 
-def private_folder(path: Path) -> Path:
-    return make_missing_dirs(path)
-
-
 def write_private(path: Path, data: str | bytes) -> None:
-    """``data`` to ``path``, 0600 whatever the umask (an existing file is closed up too)."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        view = memoryview(raw)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
+    """``data`` to ``path``, 0600 whatever the umask (``recall.privacy.paths.private_open``)."""
+    with private_open(path, "wb" if isinstance(data, bytes) else "w") as fh:
+        fh.write(data)

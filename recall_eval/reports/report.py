@@ -14,9 +14,10 @@ import hashlib
 import json
 from pathlib import Path
 
+from recall.privacy.paths import make_missing_dirs
 from recall.ui import svg
 from recall_eval.reports import plots
-from recall_eval.reports.files import masked, private_folder, write_private
+from recall_eval.reports.files import masked, write_private
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
@@ -232,7 +233,7 @@ def write_report(results: dict, reports_root: Path, collection: str) -> Path:
     results.setdefault("run_id", run_id(results))
     results["collection"] = collection
     shown = masked(results)  # the messages and names in it: masked like indexed text
-    out = private_folder(reports_root / collection / results["run_id"])
+    out = make_missing_dirs(reports_root / collection / results["run_id"])
     write_private(out / "results.json", json.dumps(shown, ensure_ascii=False, indent=1) + "\n")
     write_private(out / "report.md", render_markdown(shown))
     write_private(out / "report.html", render_html(shown))

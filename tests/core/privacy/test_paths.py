@@ -28,5 +28,5 @@ def test_a_secret_in_a_folder_name_is_masked_in_the_key_that_is_shown(tmp_path: 
     folder = tmp_path / f"proj-{token}" / "notes"
     folder.mkdir(parents=True)
     assert "Tk4Lm8Np2Qr6" in project_key(folder)  # the real key: what scopes the notes
-    shown = shown_project_key(folder)
+    shown = shown_project_key(project_root(folder))
     assert "Tk4Lm8Np2Qr6" not in shown and "REDACTED" in shown
