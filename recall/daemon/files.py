@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 from recall.daemon.logs import log_event, log_exception
 from recall.daemon.state import DaemonState
 from recall.ipc import client
-from recall.privacy.paths import file_id, private_open
+from recall.privacy.paths import DIR_MODE, FILE_MODE, file_id, private_open
 
 
 def remove_files(*paths: Path) -> int:
@@ -34,6 +35,20 @@ def remove_files(*paths: Path) -> int:
             log_event("moved aside", path=str(p), to=aside.name, why="a folder where a daemon file belongs")
             removed += 1
     return removed
+
+
+def keep_private_mode(socket_path: Path) -> None:
+    """The socket 0600 and its folder 0700 again when their mode was changed under the daemon
+    (``chmod 000`` shuts every hook out, ``chmod 777`` opens them to all); logged."""
+    for where, mode in ((socket_path.parent, DIR_MODE), (socket_path, FILE_MODE)):
+        try:
+            if stat.S_IMODE(os.stat(where).st_mode) == mode:
+                continue
+            os.chmod(where, mode)
+        except OSError as exc:
+            log_exception("setting the socket's mode back", exc)
+            return
+        log_event("socket mode changed", action=f"set back to {mode:04o}")
 
 
 def lock_lost(lock_fd: int) -> bool:

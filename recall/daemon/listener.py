@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from recall.daemon.files import remove_files
+from recall.daemon.files import keep_private_mode, remove_files
 from recall.daemon.logs import log_event, log_exception
 from recall.daemon.peer import check_peer, peer_uid
 from recall.daemon.state import DaemonState
@@ -165,8 +165,14 @@ class Listener:
         return sock
 
     def rebind_if_lost(self) -> bool:
-        """A deleted or replaced socket file is bound anew; True when it was."""
-        if self.transport != "unix" or file_id(client.socket_path()) == self._socket_id:
+        """A deleted or replaced socket file is bound anew; True when it was. Our own socket
+        (or its folder) whose mode was changed (``chmod 000`` shuts every hook out, ``chmod
+        777`` opens it to all) gets 0600 (0700) back."""
+        if self.transport != "unix":
+            return False
+        path = client.socket_path()
+        if file_id(path) == self._socket_id:
+            keep_private_mode(path)
             return False
         try:
             new = self._bind_unix()

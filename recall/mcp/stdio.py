@@ -5,7 +5,8 @@ type parses as a notification) and leaves others to a repair that could raise (a
 nested 1,000 deep). So the server reads stdin itself and runs each line through ``screen``,
 which by construction cannot raise and cannot recurse without bound:
 
-* a line longer than ``MAX_LINE_BYTES``      -> -32600 (the rest of the line is skipped)
+* a line longer than ``MAX_LINE_BYTES``      -> -32600 (the rest of the line is skipped), with
+                                               the id when its start holds one (``leading_id``)
 * nesting deeper than ``MAX_DEPTH``          -> -32600, found by a flat scan, before parsing
 * not JSON                                   -> -32700, id null
 * not an object, an id that is not an
@@ -48,6 +49,33 @@ def nesting_depth(line: str) -> int:
         depth += 1 if ch in "[{" else -1
         deepest = max(deepest, depth)
     return deepest
+
+
+# A line too long to read still has its id answered when the id comes early (as clients write it).
+ID_SCAN_BYTES = 64 << 10
+_KEY_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_ID_VALUE = re.compile(r'[ \t\r\n]*:[ \t\r\n]*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,200}")')
+
+
+def leading_id(prefix: str) -> Any:
+    """The ``id`` of the message whose first characters are ``prefix``: the value of an ``"id"``
+    key of the outer object (not one nested in ``params``), if it is an integer or a string
+    and stands in ``prefix`` whole; else None. Without recursion, in one scan."""
+    import json
+
+    depth = 0
+    for m in _KEY_OR_BRACKET.finditer(prefix):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+        elif depth == 1 and token == '"id"' and (value := _ID_VALUE.match(prefix, m.end())):
+            try:
+                return json.loads(value.group(1))
+            except ValueError:
+                return None
+    return None
 
 
 def _clean_surrogates(value: Any) -> Any:
@@ -110,7 +138,8 @@ def screen(raw: bytes) -> tuple[Any, Any]:
     """
     try:
         if len(raw) > MAX_LINE_BYTES:
-            return None, _error(INVALID_REQUEST, f"Invalid Request: longer than {MAX_LINE_BYTES} bytes")
+            return None, _error(INVALID_REQUEST, f"Invalid Request: longer than {MAX_LINE_BYTES} bytes",
+                                leading_id(raw[:ID_SCAN_BYTES].decode("utf-8", errors="replace")))
         line = raw.decode("utf-8", errors="replace").strip()
         if not line:
             return None, None

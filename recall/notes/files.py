@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Front matter is a few lines. Past this it is not front matter (and a YAML document that
 # size could be built to exhaust memory): the file is read as plain text.
 MAX_FRONT_MATTER_BYTES = 64_000
+_SALVAGE_LINES = 200  # a header YAML cannot read: its name and description are in its first lines
 
 # A note is a few hundred bytes; 1 MB is a log or a dump pasted by mistake. Past it we
 # read only the first MAX_NOTE_BYTES (enough for the 6 chunks we keep) and warn.
@@ -96,7 +98,11 @@ def shown_path(path: Path | str) -> str:
 
 
 def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
-    """Return (front matter dict or None, body, error message or None)."""
+    """Return (front matter dict or None, body, error message or None).
+
+    A header YAML cannot read (a colon in a description, a tab, aliases, over 64 KB, no
+    closing line, cut by the 1 MB cap) still names the note: its top-level ``name``,
+    ``description`` and ``type`` lines are read line by line (``_header_lines``)."""
     if not text.startswith("---"):
         return None, text, None
     lines = text.splitlines(keepends=True)
@@ -107,25 +113,59 @@ def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
             header = "".join(lines[1:i])
             body = "".join(lines[i + 1 :])
             if len(header) > MAX_FRONT_MATTER_BYTES:
-                return None, text, "front matter over 64 KB; reading the file as plain text"
-            try:
-                if "*" in header and _has_alias(header):
-                    # An alias repeats a node: nested ones grow exponentially (a "billion
-                    # laughs" reaches gigabytes). Notes never need them.
-                    return None, body, "front matter uses YAML aliases (*name); using file name as title"
-                data = yaml.load(header, Loader=_Loader)  # noqa: S506 - a safe loader
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f" (line {mark.line + 2})" if mark is not None else ""
-                return None, body, f"broken front matter{where}; using file name as title"
-            except RecursionError:
-                return None, body, "front matter nested too deep; using file name as title"
+                return _salvaged(lines[1:i], text, "front matter over 64 KB", "reading the file as plain text")
+            data, error = _parse_header(header)
+            if error:
+                return _salvaged(lines[1:i], body, error, "using file name as title")
             if data is None:
                 return {}, body, None
             if not isinstance(data, dict):
                 return None, body, "front matter is not a mapping; using file name as title"
             return data, body, None
-    return None, text, "front matter has no closing '---'; reading the file as plain text"
+    return _salvaged(lines[1:], text, "front matter has no closing '---'", "reading the file as plain text")
+
+
+def _parse_header(header: str) -> tuple[object, str | None]:
+    """(what the YAML header holds, None), or (None, what is wrong with it)."""
+    try:
+        if "*" in header and _has_alias(header):
+            # An alias repeats a node: nested ones grow exponentially (a "billion laughs"
+            # reaches gigabytes). Notes never need them.
+            return None, "front matter uses YAML aliases (*name)"
+        return yaml.load(header, Loader=_Loader), None  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return None, "broken front matter" + (f" (line {mark.line + 2})" if mark is not None else "")
+    except RecursionError:
+        return None, "front matter nested too deep"
+
+
+_HEADER_LINE = re.compile(r"(name|description|type):[ \t]*([^\s\[{&*!|>#][^\n]*?)[ \t]*(?:\r?\n|$)")
+
+
+def _header_lines(lines: list[str]) -> dict[str, str]:
+    """The top-level ``name:``, ``description:`` and ``type:`` lines of a header YAML could not
+    read, each value as written (surrounding quotes removed); flow values and blocks skipped."""
+    found: dict[str, str] = {}
+    for line in lines[:_SALVAGE_LINES]:
+        if line.strip() in ("---", "..."):
+            break
+        m = _HEADER_LINE.match(line.lstrip("\t") if line.startswith("\t") else line)
+        if m and m.group(1) not in found:
+            value = m.group(2)
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            found[m.group(1)] = value.strip()
+    return {k: v for k, v in found.items() if v}
+
+
+def _salvaged(header: list[str], body: str, what: str, otherwise: str) -> tuple[dict | None, str, str]:
+    found = _header_lines(header)
+    if not found:
+        return None, body, f"{what}; {otherwise}"
+    if otherwise.startswith("reading"):
+        return found, body, f"{what}; {otherwise} (name, description and type read line by line)"
+    return found, body, f"{what}; name, description and type read line by line"
 
 
 def _has_alias(header: str) -> bool:
@@ -154,7 +194,9 @@ def _text_field(meta: dict, key: str) -> str:
     value = meta.get(key)
     if value is None and isinstance(meta.get("metadata"), dict):
         value = meta["metadata"].get(key)
-    return "" if value is None else str(value).strip()
+    if isinstance(value, (list, tuple)):  # name: [a, b] -> "a, b", not its Python repr
+        return ", ".join(str(v).strip() for v in value if v is not None and not isinstance(v, (dict, list)))
+    return "" if value is None or isinstance(value, dict) else str(value).strip()
 
 
 def parse_note(path: Path, raw: bytes) -> Note:

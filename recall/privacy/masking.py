@@ -26,11 +26,14 @@ import math
 import re
 from collections import Counter
 
+from recall.privacy.columns import column_spans
+from recall.privacy.safetext import LATIN_LOOK_ALIKES
+
 MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 6
+RULES_VERSION = 7
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -406,18 +409,34 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     The rules read a plain view of ``text``: characters that draw as nothing (soft hyphen,
     zero-width, word joiner, BOM, variation selectors, Unicode tags) and markdown's ``**`` and
     backticks removed, other white space read as a space and compatibility forms (full-width
-    ``：``, ``＝``) as their plain letter.
+    ``：``, ``＝``) as their plain letter; then again with letters of other scripts that draw
+    like Latin ones read as those (``safetext.LATIN_LOOK_ALIKES``: "pаssword" with a Cyrillic
+    "а"). A table's column whose header names a secret is read by ``columns.column_spans``.
     An agent is shown text with those characters gone (``safetext.agent_text``), so a secret
     they split must be found whole; each span found is mapped back onto ``text``."""
     view = _plain_view(text)
+    plain = text if view is None else view[0]
+    spans = _find(plain)
+    if _MIXED_SCRIPT.search(plain):  # "pаssword" with a Cyrillic "а" reads as "password"
+        spans = _merge(spans + _find(plain.translate(LATIN_LOOK_ALIKES)))
     if view is None:
-        return _find(text)
-    plain, back = view
-    return _merge([(back(start), back(end - 1) + 1, kind) for start, end, kind in _find(plain)])
+        return spans
+    back = view[1]
+    return _merge([(back(start), back(end - 1) + 1, kind) for start, end, kind in spans])
+
+
+_LOOK = re.escape("".join(map(chr, LATIN_LOOK_ALIKES)))
+# A look-alike beside a Latin letter or digit: a word of mixed scripts (Russian or Greek text
+# alone is read once).
+_MIXED_SCRIPT = re.compile(f"[A-Za-z0-9_][{_LOOK}]|[{_LOOK}][A-Za-z0-9_]")
+
+
+def _plausible_cell(value: str) -> bool:
+    return _plausible_value(value, quoted=False)
 
 
 def _find(text: str) -> list[tuple[int, int, str]]:
-    spans = _pem_spans(text) + _random_spans(text)
+    spans = _pem_spans(text) + _random_spans(text) + column_spans(text, _plausible_cell)
     low: str | None = None
     for kind, rx, group, opts in _all_rules():
         if "l" in opts:

@@ -49,6 +49,20 @@ _OPENING = "<\uff1c\ufe64\u27e8\u3008\u2329\u276c\u276e\u29fc\u2991\u27ea\u300a"
 _CLOSING = ">\uff1e\ufe65\u27e9\u3009\u232a\u276d\u276f\u29fd\u2992\u27eb\u300b"
 _MARKUP = str.maketrans({**dict.fromkeys(_OPENING, "\u2039"), **dict.fromkeys(_CLOSING, "\u203a")})
 _MARKUP_CHARS = frozenset(_OPENING + _CLOSING)
+# Letters of other scripts drawn like Latin ones in common fonts (Cyrillic, Greek, Armenian,
+# dotless i): "pаssword" with a Cyrillic "а" reads as "password" to a person and a model, so
+# masking reads it so too (``masking.find_secrets``). Unicode's confusables.txt holds
+# thousands, most of them symbols; these are the letters that stand in a word unnoticed.
+LATIN_LOOK_ALIKES = str.maketrans({
+    **dict(zip("асеіјорѕхуһԁԛԝӏ",
+               "aceijopsxyhdqwl")),
+    **dict(zip("АВСЕНІЈКМОРЅТХУ",
+               "ABCEHIJKMOPSTXY")),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+               "ABEZHIKMNOPTYX")),
+    **dict(zip("αικνορυıȷօսհ",
+               "aikvopuijouh")),
+})
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 

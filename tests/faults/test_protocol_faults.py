@@ -162,6 +162,8 @@ def test_class5_nothing_a_client_sends_ends_the_mcp_server(probe, indexed, tmp_p
                 print(f"a reply to the notification {kind}: {got}")
             elif owed and "error" in got[0]:
                 assert got[0]["error"]["code"] in (-32700, -32600, -32601, -32602, -32603), (kind, got)
+                if kind == "too-long":  # its id was readable: the client is told which request failed
+                    assert got[0]["id"] == 407, got
             probe.add(survived=int(server.proc.poll() is None))
             assert server.proc.poll() is None, f"the server ended after {kind}"
         # Still serving: a real search is answered, and finds the note.

@@ -387,3 +387,43 @@ def conversation(**kwargs) -> Transcript:
     return (Transcript(**kwargs).user("Add a retry to the payment webhook handler")
             .assistant("I'll look at the handler.").tool_use_and_result("webhooks.py\n")
             .assistant("Done: retries with backoff."))
+
+
+# Letters of other scripts that draw like Latin ones (Cyrillic, Greek, Latin small capitals'
+# neighbours): an attacker's spelling of "pаssword" or "ѕk-ant-" that a reader cannot tell apart.
+LOOK_ALIKES = {
+    "a": "\u0430", "c": "\u0441", "e": "\u0435", "i": "\u0456", "j": "\u0458", "o": "\u043e",
+    "p": "\u0440", "s": "\u0455", "x": "\u0445", "y": "\u0443", "h": "\u04bb", "d": "\u0501",
+    "A": "\u0391", "B": "\u0392", "E": "\u0395", "H": "\u0397", "I": "\u0399", "K": "\u039a",
+    "M": "\u039c", "N": "\u039d", "O": "\u039f", "P": "\u03a1", "T": "\u03a4", "X": "\u03a7",
+    "Y": "\u03a5", "Z": "\u0396", "C": "\u0421", "S": "\u0405",
+}
+
+
+def column_cases(seed: int = 50) -> list[tuple[str, str, str]]:
+    """(kind, text, secret): a secret in a table's column whose header names it (a CSV
+    export, a spreadsheet pasted as markdown, a TSV), not in a row's own label."""
+    rng = random.Random(seed)
+
+    def pw() -> str:
+        return "".join(rng.choice(string.ascii_letters) for _ in range(5)) + str(rng.randrange(10, 99)) + "!x"
+
+    out = []
+    for kind, header in (("md-password", "| Service | User | Password |\n|---|---|---|"),
+                         ("md-api-key", "| name | API key | owner |\n| :-- | :-- | --: |"),
+                         ("md-bold", "| **Host** | **Login** | **Passwort** |\n|---|---|---|")):
+        p, q = pw(), pw()
+        cells = [f"| db | admin | {p} |", f"| cache | ops | {q} |"] if kind != "md-api-key" else \
+            [f"| billing | {p} | ana |", f"| search | {q} | li |"]
+        out.append((kind, header + "\n" + "\n".join(cells), p))
+        out.append((kind + "-2", header + "\n" + "\n".join(cells), q))
+    p, q = pw(), pw()
+    out.append(("csv", f"host,user,password,port\ndb1,admin,{p},5432\ndb2,ro,\"{q}\",5433", p))
+    out.append(("csv-quoted", f"host,user,password,port\ndb1,admin,{p},5432\ndb2,ro,\"{q}\",5433", q))
+    p = pw()
+    out.append(("tsv", f"account\tclient_secret\tnotes\nprod\t{p}\trotated", p))
+    p = pw()
+    out.append(("csv-semicolon", f"Benutzer;Kennwort\nmax;{p}", p))
+    p = pw()
+    out.append(("csv-ja", f"ユーザー,パスワード\nyamada,{p}", p))
+    return out

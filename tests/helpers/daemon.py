@@ -154,11 +154,18 @@ def dead_socket(path: Path) -> None:
 
 
 # The ways a live daemon's socket file can go: each is answered by binding it again.
-LOST_SOCKET = ("deleted", "replaced by a file", "replaced by a dead socket")
+LOST_SOCKET = ("deleted", "replaced by a file", "replaced by a dead socket", "chmod 000", "chmod 777",
+               "its folder chmod 000")
 
 
 def lose_socket(sock: Path, how: str) -> None:
     """Take ``sock`` from under its daemon in one of the ``LOST_SOCKET`` ways."""
+    if how.startswith("chmod"):
+        sock.chmod(int(how.split()[1], 8))
+        return
+    if how == "its folder chmod 000":
+        sock.parent.chmod(0)
+        return
     sock.unlink()
     if how == "replaced by a file":
         sock.write_text("not a socket")

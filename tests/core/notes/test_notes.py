@@ -136,7 +136,9 @@ def test_oversized_and_deeply_nested_front_matter(tmp_path):
     notes, problems = read_folder(tmp_path)
     assert {n.id for n in notes} == {"big", "deep"}
     messages = {Path(p.path).name: p.message for p in problems}
-    assert messages["big.md"] == "front matter over 64 KB; reading the file as plain text"
+    assert messages["big.md"] == ("front matter over 64 KB; reading the file as plain text "
+                                  "(name, description and type read line by line)")
+    assert next(n for n in notes if n.id == "big").name == "Big"
     assert "deep.md" in messages
 
 
@@ -192,3 +194,32 @@ def test_a_file_of_badly_shaped_lines_is_a_few_warnings_not_one_per_line(tmp_pat
     negatives, problems = read_negatives_file(path)
     assert negatives == [] and len(problems) == 4
     assert "4,997 more lines skipped like those (lines 4 to 5000)" in str(problems[-1])
+
+
+def test_a_broken_or_cut_header_keeps_its_name_and_description(tmp_path):
+    """YAML a person breaks (a colon in a description, a tab), a header over 64 KB, and one the
+    1 MB cap cuts off: the note is read as before, and its own name, description and type
+    lines still name it (not the file stem), with the warning saying so."""
+    (tmp_path / "colon.md").write_text(
+        "---\nname: Deploy order\ndescription: Note: migrate first, then deploy\ntype: feedback\n---\nbody\n")
+    (tmp_path / "tab.md").write_text("---\nname: 'Tabbed'\n\tdescription: x\n---\nbody\n")
+    (tmp_path / "huge.md").write_text("---\nname: Huge header\ndescription: many questions\nquestions:\n"
+                                      + "  - a question that repeats\n" * 3000 + "---\nbody\n")
+    (tmp_path / "cut.md").write_text("---\nname: Cut header\ndescription: cut by the cap\nquestions:\n"
+                                     + "  - q\n" * (MAX_NOTE_BYTES // 6 + 10) + "---\nbody\n")
+    notes, problems = read_folder(tmp_path)
+    by = {n.id: n for n in notes}
+    assert (by["colon"].name, by["colon"].description, by["colon"].type) == \
+        ("Deploy order", "Note: migrate first, then deploy", "feedback")
+    assert by["tab"].name == "Tabbed"
+    assert (by["huge"].name, by["huge"].description) == ("Huge header", "many questions")
+    assert (by["cut"].name, by["cut"].description) == ("Cut header", "cut by the cap")
+    messages = {Path(p.path).name: p.message for p in problems if "front matter" in p.message}
+    assert set(messages) == {"colon.md", "tab.md", "huge.md", "cut.md"}
+    assert all("name, description and type read line by line" in m for m in messages.values()), messages
+
+
+def test_a_list_or_a_mapping_as_a_name_reads_as_text(tmp_path):
+    (tmp_path / "listed.md").write_text("---\nname: [deploy, order]\ndescription: {a: 1}\n---\nMigrate first.\n")
+    notes, _ = read_folder(tmp_path)
+    assert (notes[0].name, notes[0].description) == ("deploy, order", "Migrate first.")

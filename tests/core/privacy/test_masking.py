@@ -17,8 +17,10 @@ import pytest
 from helpers.corpora import (
     B64,
     INVISIBLE_IN_WORDS,
+    LOOK_ALIKES,
     Case,
     build_corpus,
+    column_cases,
     harden_cases,
     issue16_cases,
     issue25_cases,
@@ -357,3 +359,52 @@ def test_invisible_characters_inside_a_secret_do_not_hide_it(seed: int):
         masked = mask_secrets(disguised)
         shown = agent_text(masked)
         assert MASK in masked and not _leaks(shown, part) and part not in shown, f"{kind}: {shown!r}"
+
+
+# letters that draw like Latin ones, and a column's header naming the secret ----------------
+
+@pytest.mark.parametrize("seed", range(8))
+def test_look_alike_letters_do_not_hide_a_secret(seed: int):
+    """'pаssword: X' with a Cyrillic а, 'ѕk-ant-…' with a Cyrillic ѕ: a reader (and a model)
+    sees the Latin word, so the rules must too."""
+    rng = random.Random(seed)
+    cases = [(c.kind, c.line, c.random_part) for c in CORPUS if c.token] + ISSUE25[:40] + SPELLINGS
+
+    def disguise(s: str) -> str:
+        return "".join(LOOK_ALIKES[c] if c in LOOK_ALIKES and rng.random() < 0.4 else c for c in s)
+
+    for kind, line, part in rng.sample(cases, 30):
+        at = line.index(part)
+        before, after = disguise(line[:at]), disguise(line[at + len(part):])
+        for body in (part, disguise(part)):
+            masked = mask_secrets(before + body + after)
+            assert MASK in masked and body not in masked and not _leaks(masked, part), f"{kind}: {masked!r}"
+
+
+def test_look_alike_letters_keep_what_is_not_a_secret():
+    for line in ("Пароль должен быть длинным", "пароль: обязательно", "Το password είναι υποχρεωτικό",
+                 "рassword reset flow", "Сlient рrofile loaded"):
+        assert mask_secrets(line) == line, line
+
+
+COLUMNS = column_cases()
+
+
+@pytest.mark.parametrize("kind,text,part", COLUMNS, ids=[f"{i:02d}-{c[0]}" for i, c in enumerate(COLUMNS)])
+def test_a_secret_under_a_column_header_that_names_it_is_masked(kind: str, text: str, part: str):
+    masked = mask_secrets(text)
+    assert part not in masked and MASK in masked, f"{kind}: {masked!r}"
+    assert masked.splitlines()[0] == text.splitlines()[0], "the header row stays"
+
+
+def test_columns_keep_what_is_not_a_secret():
+    for text in (
+        "| Service | Password |\n|---|---|\n| db | see the vault |\n| cache | *** |\n| web | — |",
+        "| Setting | Password policy |\n|---|---|\n| length | twelve |",
+        "token,count\nthe,5012\nof,4011\nand,3302",
+        "token,kind\nfunction,keyword\nreturn,keyword",
+        "name,password_required\nalice,true\nbob,false",
+        "password, user name and host are asked first,\nthen the port, and the database",
+        "| Service | User | Password |\n|---|---|---|\n| db | admin | ${DB_PASSWORD} |",
+    ):
+        assert mask_secrets(text) == text, text

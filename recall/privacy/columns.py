@@ -1,0 +1,117 @@
+"""Secrets a table's header names: a CSV export, a TSV, a spreadsheet pasted as markdown.
+
+``| Service | User | Password |`` then ``| db | admin | X |``: no row says "password", the
+column's header does, so the rules of ``masking`` (which read a label beside its value) miss
+X. Here each line that could be a header (a label word in it, then two or more cells split by
+``|``, ``,``, ``;`` or a tab) is read as one; when one of its cells names a secret, that
+cell's column in the rows below it, up to the first line that is not a row of the same table,
+is a secret wherever ``masking`` would call the value plausible (not a placeholder, a word or
+a count: "see the vault", "***", "${DB_PASSWORD}" stay).
+
+Hand-written rather than ``csv``: the spans of the cells are needed, and a markdown table is no
+CSV. Pure standard library, and cheap on text with no label word (one regex scan).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# A header cell that names a secret, whole: qualifiers, then the secret's name.
+_QUALIFIER = (r"(?:db|database|admin|root|user|account|app|api|access|client|private|auth|bearer|service|prod"
+              r"|production|staging|dev|login|master|secret|refresh|personal|initial|temp|temporary|default)")
+_NAME = (r"(?:password|passwd|passphrase|passcode|pass|pw|pwd|secret|secret[ _.\-]?key|api[ _.\-]?key|apikey"
+         r"|access[ _.\-]?key|private[ _.\-]?key|token|credentials?|パスワード|暗証番号|密码|密碼|口令|비밀번호"
+         r"|passwort|kennwort|mot de passe|contraseña|senha|пароль)")
+_HEADER_CELL = re.compile(rf"(?:{_QUALIFIER}[ _.\-]?)*{_NAME}s?")
+# Where a header could be: a line holding one of the names (checked on lowered text).
+_WORD = re.compile(r"pass|pw|secret|key|token|credential|パスワード|暗証番号|密码|密碼|口令|비밀번호|kennwort|senha"
+                   r"|contraseña|пароль")
+_SEPARATOR_ROW = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*(?::?-{2,}:?[ \t]*)?$")
+_CELL_MAX = 60  # a header cell is a label, not a sentence
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+Span = tuple[int, int, str]
+
+
+def _cells(line: str, at: int, sep: str) -> list[tuple[int, int]]:
+    """(start, end) in the text of each cell of ``line`` (which starts at ``at``), split at
+    ``sep`` outside double quotes; a markdown row's outer pipes open and close no cell."""
+    cells, start, quoted = [], 0, False
+    for i, c in enumerate(line):
+        if c == '"':
+            quoted = not quoted
+        elif c == sep and not quoted and not (sep == "|" and i > 0 and line[i - 1] == "\\"):
+            cells.append((start, i))
+            start = i + 1
+    cells.append((start, len(line)))
+    if sep == "|":
+        if cells and not line[: cells[0][1]].strip():
+            cells = cells[1:]
+        if cells and not line[cells[-1][0]:].strip():
+            cells = cells[:-1]
+    return [(at + s, at + e) for s, e in cells]
+
+
+def _bare(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """``span`` less the white space, quotes and markdown marks around the cell's value."""
+    s, e = span
+    while s < e and text[s] in " \t\"'`*":
+        s += 1
+    while e > s and text[e - 1] in " \t\"'`*\r":
+        e -= 1
+    return s, e
+
+
+def _secret_columns(text: str, low: str, cells: list[tuple[int, int]], sep: str) -> list[int]:
+    names = [low[s:e] for s, e in (_bare(text, c) for c in cells)]
+    if len(cells) < 2 or (sep != "|" and any(len(n) > _CELL_MAX or n.count(" ") > 3 for n in names)):
+        return []
+    return [i for i, n in enumerate(names) if _HEADER_CELL.fullmatch(n)]
+
+
+def column_spans(text: str, plausible: Callable[[str], bool]) -> list[Span]:
+    """(start, end, "column") of each value under a header cell that names a secret."""
+    low = text.lower()
+    if len(low) != len(text):  # "İ" lowers to two characters: offsets must line up
+        low = text.translate(_ASCII_LOWER)
+    spans: list[Span] = []
+    done = -1  # the end of the last table read: its rows are no headers
+    for m in _WORD.finditer(low):
+        if m.start() < done:
+            continue
+        head = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end < 0 else end
+        done = end
+        for sep in "|,;\t":
+            if sep not in text[head:end]:
+                continue
+            columns = _secret_columns(text, low, _cells(text[head:end], head, sep), sep)
+            if columns:
+                done = _rows(text, end, sep, len(_cells(text[head:end], head, sep)), columns, plausible, spans)
+                break
+    return spans
+
+
+def _rows(text: str, pos: int, sep: str, width: int, columns: list[int], plausible: Callable[[str], bool],
+          spans: list[Span]) -> int:
+    """Adds the secret cells of the rows after a header (ending at ``pos``); returns where the
+    table ends."""
+    while pos < len(text):
+        start = pos + 1
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if sep == "|" and _SEPARATOR_ROW.match(line):
+            pos = end
+            continue
+        cells = _cells(line, start, sep) if sep in line else []
+        if not line.strip() or len(cells) != width and (sep != "|" or len(cells) < 2):
+            break
+        for i in columns:
+            if i < len(cells):
+                s, e = _bare(text, cells[i])
+                if e > s and not any(c.isspace() for c in text[s:e]) and plausible(text[s:e]):
+                    spans.append((s, e, "column"))
+        pos = end
+    return pos
