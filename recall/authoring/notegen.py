@@ -32,7 +32,7 @@ from pathlib import Path
 
 from recall.notes.files import iter_note_files
 from recall.notes.questions import QUESTIONS_FILE, clean_questions, folder_questions_file
-from recall.privacy.masking import mask_secrets
+from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import replace_private
 from recall.ranking.negatives import MAX_PER_SOURCE, NEGATIVES_FILE
 from recall.ranking.negatives import parse_line as parse_negative
@@ -90,8 +90,9 @@ def note_text(path: Path) -> str:
 
 
 def render(name: str, paths: Sequence[Path], **fields: object) -> str:
-    """The prompt ``name`` with these note files inlined (``### stem.md`` then the file)."""
-    notes = "\n\n".join(f"### {p.stem}.md\n{note_text(p)}" for p in paths)
+    """The prompt ``name`` with these note files inlined (``### stem.md`` then the file), a
+    secret in a file name masked as in its text (``parse_per_note`` reads either name back)."""
+    notes = "\n\n".join(f"### {mask_path(p.stem)}.md\n{note_text(p)}" for p in paths)
     text = template(name)
     for key, value in fields.items():
         text = text.replace("{" + key + "}", str(value))
@@ -142,7 +143,7 @@ def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
                    ) -> tuple[dict[str, list[str]], list[str]]:
     """``{stem: values}`` from lines ``{"note": stem, field_name: [...]}``, and a problem per
     line that is not one or names no note of ``stems``; repeated lines for a note are merged."""
-    names = set(stems)
+    names = {**{mask_path(s): s for s in reversed(stems)}, **{s: s for s in stems}}  # as the prompt named it
     out: dict[str, list[str]] = {}
     problems: list[str] = []
     for i, text in json_lines(raw):
@@ -155,6 +156,7 @@ def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
         if not isinstance(stem, str) or stem not in names or not isinstance(values, list):
             problems.append(f"{source}, line {i}: no note named {stem!r} in this folder")
             continue
+        stem = names[stem]
         out[stem] = clean_questions([*out.get(stem, []), *values])
     return {k: v for k, v in out.items() if v}, problems
 

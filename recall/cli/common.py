@@ -22,10 +22,13 @@ def say(message: object = "", err: bool = False, nl: bool = True) -> None:
 
 
 class UserError(click.ClickException):
-    """One-line error for the user (exit 1), its message terminal-safe."""
+    """One-line error for the user (exit 1), its message masked (a secret in a file name or a
+    set's id it names) and terminal-safe."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(terminal_text(message))
+        from recall.privacy.masking import mask_secrets
+
+        super().__init__(terminal_text(mask_secrets(message)))
 
 
 def clean_errors(*extra):

@@ -59,11 +59,16 @@ _LABELS = (
     r"|ПАРОЛЬ)[ \t]*(?:[:=]|->|は|が)[ \t]*[\"'「『]?([^\s\"'」』、。,，]{4,200})"
 )
 
+# A label as documents and forms write it: up to three words or name parts, then the secret's
+# name ("Admin password", "Prod DB password", "spring.datasource.password", "db_password").
+_QUALIFIED = (r"(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}(?:password|passwd|passphrase|passcode|pw|secret|token"
+              r"|api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|client[ _\-]?secret|credentials?)")
+
 # NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
 # secret word (not "PWD" alone: the shell's working directory).
 _ENV = (
     r"(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
-    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY)[A-Z0-9_]*"
+    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY|PASS)[A-Z0-9_]*"
     r"(?![a-z0-9_])[\"']?[ \t]*(?::=|->|=|:)[ \t]*"
 )
 
@@ -208,11 +213,17 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
     # ... and alone on its line, the value on a later one (a converted document, a form).
-    ("assignment", r"(?m)^[ \t>#\-]*(?:password|passwd|passphrase|passcode|secret|token|api[ _\-]?key)[ \t]*:?"
+    ("assignment", r"(?m)^[ \t>#\-]*" + _QUALIFIED + r"[ \t]*:?"
      r"[ \t]*(?:\r?\n[ \t]*){1,3}([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
-    # A table row: | Password | X |, | DB_PASSWORD | X |, | API key | X |.
-    ("assignment", r"\|[ \t]*(?:password|passwd|passphrase|passcode|pw|secret|token|api[ _\-]?key"
-     r"|[a-z0-9_]*_(?:password|passwd|token|secret|key))[ \t]*\|[ \t]*([^\s|]{4,200})[ \t]*\|", 1, "lv"),
+    # A YAML block value: "password: |" (or ">-") then the value indented on the next line.
+    ("assignment", r"(?:password|passwd|passphrase|secret|token|api[_\-]?key)[\w.\-]{0,30}[\"']?[ \t]*:[ \t]*"
+     r"[|>][-+0-9]{0,2}[ \t]*\r?\n[ \t]+([^\s]{4,200})", 1, "blq"),
+    # A table row: | Password | X |, | Admin password | X |, | DB_PASSWORD | X |, and a converted
+    # sheet's "Prod DB password | X"; a key,value row: "db_password,X".
+    ("assignment", r"(?m)(?:^|\|)[ \t]*(?:" + _QUALIFIED + r"|[a-z0-9_]*_(?:password|passwd|token|secret|key))"
+     r"[ \t]*\|[ \t]*([^\s|]{4,200})[ \t]*(?=\||\r?$)", 1, "lv"),
+    ("assignment", r"(?m)^[ \t]*[\"']?" + _QUALIFIED + r"[\"']?[ \t]*[,;][ \t]*[\"']?([^\s,;\"']{4,200})[\"']?"
+     r"[ \t]*(?=[,;]|\r?$)", 1, "lv"),
     # Password (prod): X, Password for prod: X, Password<TAB>X, Password - X, password → X,
     # and a label then the value after a space (OCR of a form).
     ("assignment", r"(?:password|passwd|passphrase|passcode)(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+for[ \t]+[^\s:]{1,30})?"
@@ -221,8 +232,10 @@ _OWN: list[tuple[str, str, int, str]] = [
     # Markup: <password>X</password>, <add key="ApiKey" value="X"/>, <input type="password" value="X">.
     ("assignment", r"<(?:password|passwd|secret|token|api[_\-]?key|apikey|client[_\-]?secret|access[_\-]?key)>"
      r"([^<\s]{4,200})</", 1, "lq"),
-    ("assignment", r"key=[\"'][^\"'<>]{0,40}?(?:password|passwd|secret|token|api[_\-]?key|apikey|connectionstring)"
-     r"[^\"'<>]{0,40}[\"'][ \t]+value=[\"']([^\"']{4,200})[\"']", 1, "lq"),
+    ("assignment", r"(?:key|name)=[\"'][^\"'<>]{0,40}?(?:password|passwd|secret|token|api[_\-]?key|apikey"
+     r"|connectionstring)[^\"'<>]{0,40}[\"'][ \t]+value=[\"']([^\"']{4,200})[\"']", 1, "lq"),
+    ("assignment", r"(?:key|name)=[\"'][^\"'<>]{0,40}?(?:password|passwd|secret|token|api[_\-]?key|apikey)"
+     r"[^\"'<>]{0,40}[\"'][^>]{0,100}>([^<\s]{4,200})</", 1, "lq"),
     ("assignment", r"type=[\"']password[\"'][^>]{0,200}?value=[\"']([^\"']{4,200})[\"']", 1, "lq"),
     ("assignment", r"value=[\"']([^\"']{4,200})[\"'][^>]{0,200}?type=[\"']password[\"']", 1, "lq"),
     # A private key in base64 (kubeconfig's client-key-data; "LS0tLS1CRUdJTi" is "-----BEGIN").
@@ -408,10 +421,11 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
 
     The rules read a plain view of ``text``: characters that draw as nothing (soft hyphen,
     zero-width, word joiner, BOM, variation selectors, Unicode tags) and markdown's ``**`` and
-    backticks removed, other white space read as a space and compatibility forms (full-width
-    ``：``, ``＝``) as their plain letter; then again with letters of other scripts that draw
-    like Latin ones read as those (``safetext.LATIN_LOOK_ALIKES``: "pаssword" with a Cyrillic
-    "а"). A table's column whose header names a secret is read by ``columns.column_spans``.
+    backticks removed, other white space read as a space, compatibility forms (full-width
+    ``：``, ``＝``) and URL-encoded punctuation (``%3D``) as their plain character; then again
+    with letters of other scripts that draw like Latin ones read as those
+    (``safetext.LATIN_LOOK_ALIKES``: "pаssword" with a Cyrillic "а"). A table's column whose
+    header names a secret is read by ``columns.column_spans``.
     An agent is shown text with those characters gone (``safetext.agent_text``), so a secret
     they split must be found whole; each span found is mapped back onto ``text``."""
     view = _plain_view(text)
@@ -479,12 +493,18 @@ def _plain_char(c: str) -> str | None:
     return None if plain == c else plain
 
 
+# A URL-encoded ASCII character that is not a letter or a digit (%3D "=", %5F "_", %3A ":"):
+# read as that character.
+_PERCENT = re.compile(r"%(?:2[1-9A-Fa-f]|3[A-Fa-f]|40|5[B-Fb-f]|60|7[B-Eb-e])")
+
+
 def _plain_view(text: str):
     """(plain text, a function from a position in it to one in ``text``), or None when the
     plain view is ``text`` itself (checked once per distinct character: cheap on long text)."""
     odd = sorted(c for c in set(text) if _plain_char(c) is not None)
     bold = "**" in text  # markdown's bold: **Password:** X, **DB_PASSWORD**=X (a lone * is a wildcard)
-    if not odd and not bold:
+    encoded = "%" in text and _PERCENT.search(text) is not None  # password%3DX, client%5Fsecret=X
+    if not odd and not bold and not encoded:
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
@@ -498,11 +518,13 @@ def _plain_view(text: str):
         whole.append(one)
 
     pos = 0
-    marks = ([r"\*\*"] if bold else []) + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
+    marks = ([r"\*\*"] if bold else []) + ([_PERCENT.pattern] if encoded else []) \
+        + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
     for m in re.finditer("|".join(marks), text):
         if m.start() > pos:
             piece(text[pos:m.start()], pos, False)
-        plain = "" if m.group() == "**" else _plain_char(m.group()) or ""
+        found = m.group()
+        plain = "" if found == "**" else chr(int(found[1:], 16)) if found[0] == "%" else _plain_char(found) or ""
         if plain:
             piece(plain, m.start(), True)
         pos = m.end()
@@ -553,6 +575,14 @@ def mask_path(path: str) -> str:
     return "/".join(_mask_part(part) if part else part for part in path.split("/"))
 
 
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
+
+
 @functools.lru_cache(maxsize=4096)
 def _mask_part(part: str) -> str:  # folders repeat across a folder's files: masked once
-    return mask_secrets(part)
+    """One part of a path: its name masked apart from its extension, which would make the value
+    before it read as a dotted code name (``DB_PASSWORD=X.md``)."""
+    ext = _EXTENSION.search(part)
+    if ext is None or ext.start() == 0:
+        return mask_secrets(part)
+    return mask_secrets(part[:ext.start()]) + part[ext.start():]

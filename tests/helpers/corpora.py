@@ -427,3 +427,46 @@ def column_cases(seed: int = 50) -> list[tuple[str, str, str]]:
     p = pw()
     out.append(("csv-ja", f"ユーザー,パスワード\nyamada,{p}", p))
     return out
+
+
+def converted_cases(seed: int = 60) -> list[tuple[str, str, str]]:
+    """(kind, line, secret): a secret in the shapes converters and OCR give documents (stop 36's
+    attack): a qualified label in a table or beside its value, a label alone then its value, a
+    YAML block, URL-encoded names, key,value rows, XML properties, PGPASS."""
+    rng = random.Random(seed)
+
+    def pw() -> str:
+        return "".join(rng.choice(string.ascii_letters) for _ in range(6)) + str(rng.randrange(10, 99)) + "Zq"
+
+    return [
+        ("table-qualified", f"| Admin password | {(p := pw())} |", p),
+        ("table-qualified", f"| Wifi Password | {(p := pw())} |", p),
+        ("table-dotted", f"| spring.datasource.password | {(p := pw())} |", p),
+        ("pipe-row", f"Prod DB password | {(p := pw())}", p),
+        ("pipe-row", f"db.password | {(p := pw())}", p),
+        ("ocr-label", f"Admin password\n{(p := pw())}", p),
+        ("ocr-label", f"Root Password:\n\n{(p := pw())}", p),
+        ("yaml-block", f"password: |\n  {(p := pw())}", p),
+        ("yaml-block", f"db_password: >-\n    {(p := pw())}", p),
+        ("url-encoded", f"a=1&password%3D{(p := pw())}", p),
+        ("url-encoded", f"client%5Fsecret={(p := pw())}", p),
+        ("url-encoded", f"DB_PASSWORD%3D{(p := pw())}", p),
+        ("key-value-csv", f"db_password,{(p := pw())}", p),
+        ("key-value-csv", f"password;{(p := pw())}", p),
+        ("xml-property", f'<property name="password" value="{(p := pw())}"/>', p),
+        ("xml-entry", f'<entry key="db.password">{(p := pw())}</entry>', p),
+        ("env-pgpass", f"export PGPASS={(p := pw())}", p),
+    ]
+
+
+CONVERTED_KEEP = (
+    "| Password | Policy |",
+    "| Admin password | rotated monthly |",
+    "Reset the password\nSee-the-docs",
+    "## Rotating the API key\n\n```bash\nrecall index\n```",
+    "password,required,string",
+    "the token%20bucket limits requests",
+    "BYPASS=true",
+    '<property name="password" value="${db.password}"/>',
+    "password: |\n  ${DB_PASSWORD}",
+)

@@ -101,6 +101,18 @@ def test_a_secret_in_a_note_never_reaches_the_prompt(folder):
     assert "### api-key.md" in prompt and key not in prompt and key[:20] not in prompt
 
 
+
+def test_a_secret_in_a_file_name_never_reaches_the_prompt_and_the_answer_still_finds_its_note(folder):
+    secret = "ghp_" + "QnAb12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr"
+    write_note(folder, f"deploy-token={secret}", "Deploy token", "Where the deploy token lives", "In the vault.")
+    pending = notegen.folder_state(folder).pending
+    prompt = notegen.expand_prompt(pending)
+    assert secret not in prompt and "### deploy-token=[REDACTED].md" in prompt
+    answer = json.dumps({"note": "deploy-token=[REDACTED]", "questions": ["where is the deploy token kept?"]})
+    got, problems = notegen.parse_per_note(answer, [p.stem for p in pending], "questions", "test")
+    assert problems == [] and got == {f"deploy-token={secret}": ["where is the deploy token kept?"]}
+
+
 def test_the_cost_is_estimated_from_the_prompts_that_would_be_sent(folder):
     state = notegen.folder_state(folder)
     cost = notegen.cost(state, batch_notes=20)

@@ -16,11 +16,13 @@ import pytest
 
 from helpers.corpora import (
     B64,
+    CONVERTED_KEEP,
     INVISIBLE_IN_WORDS,
     LOOK_ALIKES,
     Case,
     build_corpus,
     column_cases,
+    converted_cases,
     harden_cases,
     issue16_cases,
     issue25_cases,
@@ -408,3 +410,28 @@ def test_columns_keep_what_is_not_a_secret():
         "| Service | User | Password |\n|---|---|---|\n| db | admin | ${DB_PASSWORD} |",
     ):
         assert mask_secrets(text) == text, text
+
+
+CONVERTED = [case for seed in range(60, 64) for case in converted_cases(seed)]
+
+
+@pytest.mark.parametrize("kind,line,part", CONVERTED, ids=[f"{i:02d}-{c[0]}" for i, c in enumerate(CONVERTED)])
+def test_secrets_in_the_shapes_documents_and_ocr_give_are_masked(kind: str, line: str, part: str):
+    masked = mask_secrets(line)
+    assert part not in masked and MASK in masked, f"{kind}: {masked!r}"
+
+
+def test_the_shapes_documents_give_keep_what_is_not_a_secret():
+    for text in CONVERTED_KEEP:
+        assert mask_secrets(text) == text, text
+
+
+def test_a_file_name_whose_extension_follows_a_secret_is_masked():
+    from recall.privacy.masking import mask_path
+
+    rng = random.Random(7)
+    for stem, ext in (("DB_PASSWORD={}", ".md"), ("wifi password {}", ".md"), ("api_key={}", ".html"),
+                      ("password={}", ".png")):
+        secret = "".join(rng.choice("abcdefghkmnpqrstuvwxyzABCDEFGH") for _ in range(8)) + "7Qz"
+        shown = mask_path(f"/home/a/notes/{stem.format(secret)}{ext}")
+        assert secret not in shown and shown.endswith(MASK + ext), shown

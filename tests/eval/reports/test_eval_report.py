@@ -148,3 +148,37 @@ def test_a_report_masks_secrets_in_messages_and_is_the_users_only(tmp_path):
         data = path.read_bytes()
         assert b"Canary7731xx" not in data and b"UserMsgSecret7731" not in data, path
     assert "[REDACTED]" in next(p for p in made if p.name == "results.json").read_text(encoding="utf-8")
+
+
+def test_tune_and_versus_reports_and_error_lines_mask_secrets_and_are_the_users_only(tmp_path):
+    """Every file recall-eval writes as a report (tune's JSON and Markdown, versus --out), and its
+    error lines, mask a secret in a set's name, and are 0600 in 0700 folders under umask 000."""
+    import os
+
+    secret = "sk-ant-api03-" + "SetNameSecret4411zzQQ" * 2
+    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
+    sets = [tmp_path / f"ta-{secret}.jsonl", tmp_path / "tb.jsonl"]
+    for i, path in enumerate(sets):
+        rows = [json.loads(line) for line in lines]
+        path.write_text("".join(json.dumps({**r, "id": f"{r['id']}-{i}"}) + "\n" for r in rows), encoding="utf-8")
+    reports = tmp_path / "reports"
+    old = os.umask(0)
+    try:
+        args = ["--notes", str(NOTES), "-q", str(sets[0]), "-q", str(sets[1]), "--model", "hash"]
+        tuned = CliRunner().invoke(main, ["tune", *args, "--reports", str(reports), "--no-write",
+                                          "--collection", "fixture"])
+        run = CliRunner().invoke(main, ["run", *args, "--reports", str(reports), "--collection", "fixture"])
+        run_dir = next(p for p in (reports / "fixture").iterdir() if p.is_dir())
+        versus = CliRunner().invoke(main, ["versus", str(run_dir), str(run_dir), "--out", str(reports / "vs.md")])
+        clash = CliRunner().invoke(main, ["run", "--notes", str(NOTES), "-q", str(sets[0]), "-q", str(sets[0]),
+                                          "--model", "hash", "--reports", str(reports)])
+    finally:
+        os.umask(old)
+    assert tuned.exit_code == 0 and run.exit_code == 0 and versus.exit_code == 0, tuned.output + versus.output
+    made = list(reports.rglob("*"))
+    assert any(p.name.startswith("tune-") for p in made) and (reports / "vs.md").exists()
+    assert all(p.stat().st_mode & 0o777 == (0o700 if p.is_dir() else 0o600) for p in made), \
+        {str(p): oct(p.stat().st_mode & 0o777) for p in made}
+    for path in (p for p in made if p.is_file()):
+        assert b"SetNameSecret4411" not in path.read_bytes(), path
+    assert clash.exit_code != 0 and "SetNameSecret4411" not in clash.output, clash.output
