@@ -119,15 +119,18 @@ def provenance(report: dict, report_path: Path | None, learned: bool = False) ->
 
 def write_reports(report: dict, root: Path, text: str, stem: str | None = None) -> Path:
     """reports/<collection>/tune-<run id>.{json,md}; ``stem`` names a file in ``root`` itself."""
-    from recall_eval.datasets.collections import write_json
+    from recall.privacy.paths import make_missing_dirs
+    from recall_eval.reports.files import masked, write_private
 
     path = root / f"{stem}.json" if stem else root / report["collection"] / f"tune-{report['run_id']}.json"
-    write_json(path, report)
-    path.with_suffix(".md").write_text(
-        f"# recall-eval tune — {report['collection']}, {report['model']['model_id']}\n\n"
-        f"Objective: {report['objective']}. Protocol: {report['protocol']} over "
-        f"{', '.join(report['tune_sets'])}; test: {', '.join(report['test_sets']) or 'none'}. "
-        f"Values: value [95% bootstrap CI].\n\n```\n{text}\n```\n", encoding="utf-8")
+    make_missing_dirs(path.parent)
+    shown = masked(report)  # set ids and names as a run's report shows them: masked, the user's only
+    write_private(path, json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
+    write_private(path.with_suffix(".md"), masked(
+        f"# recall-eval tune — {shown['collection']}, {shown['model']['model_id']}\n\n"
+        f"Objective: {shown['objective']}. Protocol: {shown['protocol']} over "
+        f"{', '.join(shown['tune_sets'])}; test: {', '.join(shown['test_sets']) or 'none'}. "
+        f"Values: value [95% bootstrap CI].\n\n```\n{text}\n```\n"))
     return path
 
 

@@ -27,4 +27,6 @@ def command(runs: tuple[Path, ...], out: Path | None, as_json: bool) -> None:
     else:
         click.echo(markdown(result))
     if out is not None:
-        out.write_text(markdown(result) + "\n", encoding="utf-8")
+        from recall_eval.reports.files import masked, write_private
+
+        write_private(out, masked(markdown(result) + "\n"))
