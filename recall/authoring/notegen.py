@@ -132,7 +132,7 @@ def batches(paths: Sequence[Path], size: int) -> list[list[Path]]:
 def json_lines(raw: str) -> list[tuple[int, str]]:
     """(line number, text) of the lines that look like JSON objects (prose and fences skipped)."""
     out = []
-    for i, line in enumerate(raw.splitlines(), 1):
+    for i, line in enumerate(raw.split("\n"), 1):
         text = line.strip()
         if text and not _FENCE.match(text) and text.startswith("{"):
             out.append((i, text))
@@ -150,7 +150,7 @@ def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
         try:
             obj = json.loads(text)
             stem, values = obj["note"], obj[field_name]
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             problems.append(f"{source}, line {i}: expected {{\"note\": stem, \"{field_name}\": [...]}} ({exc})")
             continue
         if not isinstance(stem, str) or stem not in names or not isinstance(values, list):
@@ -207,18 +207,25 @@ def note_paths(folder: Path) -> list[Path]:
     return list(seen.values())
 
 
-def _read_lines(path: Path | None) -> list[dict]:
+def _lines(path: Path | None) -> list[tuple[dict | None, str]]:
+    """Each non-blank line of a questions file: (its object, or None when it is no note's line,
+    the line as written). Split at line feeds only: a question may hold U+2028."""
     if path is None or not path.is_file():
         return []
-    out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    out: list[tuple[dict | None, str]] = []
+    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
+        if not line.strip():
+            continue
         try:
             obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and isinstance(obj.get("note"), str):
-            out.append(obj)
+        except (ValueError, RecursionError):
+            obj = None
+        out.append((obj if isinstance(obj, dict) and isinstance(obj.get("note"), str) else None, line))
     return out
+
+
+def _read_lines(path: Path | None) -> list[dict]:
+    return [obj for obj, _ in _lines(path) if obj is not None]
 
 
 @dataclass
@@ -284,19 +291,20 @@ class Written:
 def write_questions(folder: Path, questions: dict[str, list[str]], restatements: dict[str, list[str]],
                     hashes: dict[str, str], by: str) -> int:
     """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
-    kept, in order; generated lines of notes no longer in the folder dropped). Returns the
-    lines written."""
+    kept as written, in order, lines recall cannot read included; generated lines of notes no
+    longer in the folder dropped). Returns the lines written."""
     target = folder_questions_file(folder) or folder / QUESTIONS_FILE
     stems = {p.stem for p in note_paths(folder)}
-    kept = [obj for obj in _read_lines(target)
-            if obj["note"] not in hashes and not ("note_hash" in obj and obj["note"] not in stems)]
+    kept = [line.rstrip("\r") for obj, line in _lines(target)
+            if obj is None or obj["note"] not in hashes and not ("note_hash" in obj and obj["note"] not in stems)]
     new = []
     for stem, digest in hashes.items():
         obj: dict = {"note": stem, "questions": questions.get(stem, [])}
         if restatements.get(stem):
             obj["restatements"] = restatements[stem]
         new.append({**obj, "note_hash": digest, "by": by})
-    replace_private(target, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in [*kept, *new]))
+    replace_private(target, "".join(line + "\n" for line in kept)
+                    + "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in new))
     return len(new)
 
 

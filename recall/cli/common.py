@@ -53,6 +53,8 @@ def clean_errors(*extra):
                 return fn(*args, **kwargs)
             except caught as exc:
                 raise UserError(str(exc)) from None
+            except BrokenPipeError:
+                raise  # the reader went away (`| head`): click ends quietly; no file is wrong
             except (sqlite3.DatabaseError, OSError) as exc:
                 line = _state_error(exc)
                 if line is None and isinstance(exc, OSError):

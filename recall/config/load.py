@@ -7,6 +7,7 @@ model whose thresholds the user did not set. Each effective value remembers its 
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from importlib import resources
@@ -113,8 +114,8 @@ def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
         return None
     for model_id, table in tables.items():
         if isinstance(table, dict):
-            values: dict[str, Any] = {k: float(v) for k, v in table.items()
-                                      if k in THRESHOLD_KEYS and isinstance(v, int | float) and not isinstance(v, bool)}
+            values: dict[str, Any] = {k: float(v) for k, v in table.items() if k in THRESHOLD_KEYS
+                                      and isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
             if isinstance(table.get("provenance"), dict):
                 values["provenance"] = table["provenance"]
             settings = settings.with_calibration(model_id, values, str(path))

@@ -147,6 +147,8 @@ class SelectorSettings:
     target_silence: float
 
     def __post_init__(self) -> None:
+        if self.kind not in ("gap", "learned"):
+            raise ValueError(f"kind must be \"gap\" or \"learned\", not {self.kind!r}")
         check_ranges(self, {"min_prompt_chars": (0, 100_000), "max_notes": (1, 50),
                              "short_max_bytes": (64, 1_000_000), "full_max_bytes": (64, 1_000_000),
                              "project_first_margin": (-1, 1), "headline_margin": (0, math.inf),
@@ -165,6 +167,11 @@ class Thresholds:
     provenance: Mapping[str, Any] | None  # how they were tuned; None where the table says nothing
     source: str = field(metadata=NOT_TOML)  # the table's name: a model id, or "default"
     origins: Mapping[str, str] = field(metadata=NOT_TOML)  # key -> file that set it
+
+    def __post_init__(self) -> None:
+        # nan or inf would switch a gate off (nothing is below nan): a number, within reason.
+        check_ranges(self, {"gap_floor": (-100, 100), "top_floor": (-100, 100), "full_gap": (-100, 100),
+                            "full_margin": (-100, 100), "neg_weight": (0, 100)})
 
     @property
     def origin(self) -> str:
@@ -206,6 +213,8 @@ class DaemonSettings:
     debug_delay_ms: float
 
     def __post_init__(self) -> None:
+        if self.transport not in ("unix", "tcp"):
+            raise ValueError(f"transport must be \"unix\" or \"tcp\", not {self.transport!r}")
         check_ranges(self, {"idle_exit_hours": (0, 8760), "hook_budget_ms": (1, 60_000),
                              "request_timeout_ms": (1, 600_000), "max_connections": (1, 100_000),
                              "max_queued": (1, 100_000), "batch_max": (1, 4096), "debug_delay_ms": (0, 600_000)})
@@ -459,7 +468,10 @@ def _thresholds(tables: Mapping[str, Any], origins) -> dict[str, Thresholds]:
             raise _fail((*path, "provenance"), "expected a table", origins)
         mine = {k: origins.get((*path, k), origins.get(("thresholds", "default", k), PACKAGED))
                 for k in THRESHOLD_KEYS}
-        out[name] = Thresholds(**values, provenance=prov, source=name, origins=mine)
+        try:
+            out[name] = Thresholds(**values, provenance=prov, source=name, origins=mine)
+        except ValueError as exc:  # nan, inf: a gate switched off
+            raise _fail(path, str(exc), origins) from None
     return out
 
 

@@ -193,7 +193,12 @@ def run_daemon(foreground: bool = False) -> int:
     from recall.privacy.paths import user_config_path
 
     stamp = config_stamp(user_config_path())  # before reading it: an edit meanwhile is seen
-    config = load_config()
+    try:
+        config = load_config()
+    except Exception as exc:  # noqa: BLE001 - a broken config.toml: hooks stop waiting for us
+        mark_failed(exc)
+        print(f"recall: {exc}", file=sys.stderr)
+        return 1
     try:  # another user's home, read-only, root's files in it: refuse before writing there
         require_home(recall_home())
     except HomeUnusable as exc:

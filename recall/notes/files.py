@@ -138,6 +138,8 @@ def _parse_header(header: str) -> tuple[object, str | None]:
         return None, "broken front matter" + (f" (line {mark.line + 2})" if mark is not None else "")
     except RecursionError:
         return None, "front matter nested too deep"
+    except Exception:  # noqa: BLE001 - a value the loader cannot build (a 5,000-digit integer)
+        return None, "broken front matter (a value that cannot be read)"
 
 
 _HEADER_LINE = re.compile(r"(name|description|type):[ \t]*([^\s\[{&*!|>#][^\n]*?)[ \t]*(?:\r?\n|$)")

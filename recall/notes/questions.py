@@ -67,8 +67,9 @@ def parse_line(text: str, field: str = "questions") -> tuple[str, list]:
         obj = json.loads(text)
         stem = obj["note"]
         questions = obj[field] if field == "questions" else obj.get(field, [])
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"expected {shape} ({exc})") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        why = "nested too deep" if isinstance(exc, RecursionError) else exc
+        raise ValueError(f"expected {shape} ({why})") from None
     if not isinstance(stem, str) or not isinstance(questions, list):
         raise ValueError(f"expected {shape} (note must be a string and questions a list)")
     return stem, questions
@@ -90,7 +91,7 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         problems.append(Problem(str(path), "invalid UTF-8; bad bytes replaced"))
     out: dict[str, list[str]] = {}
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split("\n"), 1):  # line feeds only: a question may hold U+2028
         if not line.strip():
             continue
         try:

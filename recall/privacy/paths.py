@@ -23,7 +23,11 @@ FILE_MODE = 0o600
 def recall_home() -> Path:
     env = os.environ.get("RECALL_HOME")
     if env:
-        return Path(env).expanduser()
+        home = Path(env).expanduser()
+        if not home.is_absolute():  # read from where the command runs, once: the daemon it
+            home = home.absolute()  # starts (in run/) and every child see the same folder
+            os.environ["RECALL_HOME"] = str(home)
+        return home
     if sys.platform == "darwin":
         base = Path.home() / "Library" / "Application Support"
     elif sys.platform == "win32":

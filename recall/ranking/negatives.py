@@ -59,8 +59,9 @@ def parse_line(line: str) -> str:
     try:
         obj = json.loads(line)
         text = obj["text"] if isinstance(obj, dict) else None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f'expected {{"text": "..."}} ({exc})') from None
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        why = "nested too deep" if isinstance(exc, RecursionError) else exc
+        raise ValueError(f'expected {{"text": "..."}} ({why})') from None
     if not isinstance(text, str) or not text.strip():
         raise ValueError('expected {"text": "..."} with a non-empty string')
     return " ".join(text.split())[:MAX_CHARS]
@@ -77,7 +78,7 @@ def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:
         raw = raw[:MAX_FILE_BYTES].rsplit(b"\n", 1)[0]
         problems.append(Problem(str(path), f"larger than {MAX_FILE_BYTES:,} bytes; only its start is read"))
     out: list[Negative] = []
-    for i, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+    for i, line in enumerate(raw.decode("utf-8", errors="replace").split("\n"), 1):  # not at U+2028
         if not line.strip():
             continue
         try:

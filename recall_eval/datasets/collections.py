@@ -158,6 +158,8 @@ def parse_lines(lines: Iterable[str], source: str, set_id: str = "") -> list[Que
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:  # nested too deep; an integer of 5,000 digits
+            raise DatasetError(f"{where}: not readable JSON ({type(exc).__name__})") from None
         q = parse_question(obj, where, set_id)
         if q.id in seen:
             raise DatasetError(f"{where}: duplicate id {q.id!r} (first on line {seen[q.id]})")
@@ -175,7 +177,7 @@ def load_questions(path: Path) -> list[Question]:
         raise DatasetError(f"{path}: no such question set") from None
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path}: not UTF-8 (byte {exc.start})") from None
-    return parse_lines(text.splitlines(), str(path), path.stem)
+    return parse_lines(text.split("\n"), str(path), path.stem)  # line feeds only: not at U+2028
 
 
 def load_sets(paths: Sequence[Path]) -> list[Question]:

@@ -280,9 +280,13 @@ def test_stale_socket_and_pid_files_then_the_hook_starts_a_fresh_daemon(indexed,
 
 
 @pytest.mark.process
-def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, daemons):
+@pytest.mark.parametrize("cause", ["an unknown model", "a broken config.toml"])
+def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, daemons, cause):
     write_config(indexed, "[daemon]\nhook_budget_ms = 3000\n")
-    broken = {"RECALL_MODEL": "no-such-model"}
+    broken = {"RECALL_MODEL": "no-such-model"} if cause == "an unknown model" else {}
+    if not broken:  # the hook keeps the last settings it read; the daemon cannot start on these
+        assert_silent(run_hook(event("hi"))[0])
+        write_config(indexed, "[daemon]\nhook_budget_ms = 3000\nhook_budget_ms = 3000\n")
     first, _ = run_hook(event(MATCHING), **broken)  # starts a daemon, which fails; the hook waits
     assert_silent(first)
     assert wait_for(lambda: (indexed / "run" / "daemon.failed").exists(), 10)

@@ -309,3 +309,18 @@ def test_the_daemons_watcher_starts_a_run_for_a_saved_note(folder, tmp_path, rec
     asked = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
     assert "saved-later" in {o["note"] for o in lines}
     assert re.findall(r"^### (.+)\.md$", asked[-2], flags=re.M) == ["saved-later"]  # only the new note
+
+
+def test_lines_recall_cannot_read_are_kept_when_it_writes_and_u2028_splits_no_line(folder):
+    """A hand-written line with a typo, one nested 100,000 deep, and a question holding U+2028:
+    writing another note's questions keeps the first two as written, and the third is read."""
+    target = folder / "questions.jsonl"
+    odd = json.dumps({"note": "decimal-money", "questions": ["money\u2028in cents?"]}, ensure_ascii=False)
+    target.write_text('{"note": "zeitzone-utc", "questions": ["typo"}\n' + "[" * 100_000 + "\n" + odd + "\n",
+                      encoding="utf-8")
+    notegen.write_questions(folder, {"deploy-freeze": ["can I deploy now?"]}, {}, {"deploy-freeze": "h"}, "test")
+    text = target.read_text(encoding="utf-8")
+    assert '{"note": "zeitzone-utc", "questions": ["typo"}' in text and "[" * 100_000 in text
+    got, problems = read_questions_file(target)
+    assert got["decimal-money"] == ["money in cents?"] and got["deploy-freeze"] == ["can I deploy now?"]
+    assert len(problems) == 2 and all("line skipped" in p.message for p in problems), problems

@@ -95,6 +95,11 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('[selector]\ntarget_silence = 1.5\n', "selector in {path}: target_silence must be a number from 0 to 1"),
     ('[selector]\nmax_notes = 0\n', "selector in {path}: max_notes must be a number from 1 to 50"),
     ('[questions]\ntimeout_s = 0\n', "questions in {path}: timeout_s must be a number from 1 to 86400"),
+    # A threshold of nan or -inf switches a gate off; a word outside its choices did something else.
+    ('[thresholds.default]\ntop_floor = nan\n', "thresholds.default in {path}: top_floor must be a number"),
+    ('[thresholds.default]\ngap_floor = -inf\n', "thresholds.default in {path}: gap_floor must be a number"),
+    ('[daemon]\ntransport = "carrier-pigeon"\n', 'daemon in {path}: transport must be "unix" or "tcp"'),
+    ('[selector]\nkind = "bogus"\n', 'selector in {path}: kind must be "gap" or "learned"'),
 ])
 def test_a_bad_key_is_one_line_naming_the_key_and_the_file(tmp_path, text, words):
     path = tmp_path / "config.toml"

@@ -223,3 +223,16 @@ def test_a_list_or_a_mapping_as_a_name_reads_as_text(tmp_path):
     (tmp_path / "listed.md").write_text("---\nname: [deploy, order]\ndescription: {a: 1}\n---\nMigrate first.\n")
     notes, _ = read_folder(tmp_path)
     assert (notes[0].name, notes[0].description) == ("deploy, order", "Migrate first.")
+
+
+def test_a_value_yaml_cannot_build_is_one_warning_and_the_rest_is_indexed(tmp_path):
+    """A 5,000-digit integer (Python's int limit), a bad timestamp: one note's warning, not a
+    traceback that stops the folder."""
+    _good(tmp_path)
+    (tmp_path / "digits.md").write_text("---\nname: " + "9" * 5000 + "\ndescription: many digits\n---\nbody\n")
+    (tmp_path / "date.md").write_text("---\nname: Dated\ncreated: 2024-13-45\n---\nbody\n")
+    notes, problems = read_folder(tmp_path)
+    by = {n.id: n for n in notes}
+    assert {"good", "digits", "date"} <= set(by)
+    assert by["digits"].description == "many digits" and by["date"].name == "Dated"
+    assert all("front matter" in p.message for p in problems), problems

@@ -30,3 +30,17 @@ def test_a_secret_in_a_folder_name_is_masked_in_the_key_that_is_shown(tmp_path: 
     assert "Tk4Lm8Np2Qr6" in project_key(folder)  # the real key: what scopes the notes
     shown = shown_project_key(project_root(folder))
     assert "Tk4Lm8Np2Qr6" not in shown and "REDACTED" in shown
+
+
+def test_a_relative_recall_home_is_read_once_from_where_the_command_runs(tmp_path, monkeypatch):
+    """A relative RECALL_HOME names one folder for the command and everything it starts (the
+    daemon runs in run/: read again there, it named a home inside the home)."""
+    import os
+
+    from recall.privacy.paths import recall_home
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RECALL_HOME", "relhome")
+    assert recall_home() == tmp_path / "relhome"
+    monkeypatch.chdir(tmp_path.parent)
+    assert recall_home() == tmp_path / "relhome" and os.environ["RECALL_HOME"] == str(tmp_path / "relhome")

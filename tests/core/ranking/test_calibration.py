@@ -216,6 +216,12 @@ def test_a_hand_broken_calibration_file_never_breaks_a_command(tmp_path, recall_
     path.write_text(text.replace("top_floor = ", 'top_floor = "high" # was ', 1), encoding="utf-8")
     out = recall("query", "--all", "--explain", "feature flags via unleash please")
     assert out.returncode == 0 and "Traceback" not in out.stderr
+    # nan or -inf would switch the silence gate off: ignored, so the message stays unanswered
+    for bad in ("nan", "-inf"):
+        path.write_text(text.replace("top_floor = ", f"top_floor = {bad} # was ", 1)
+                        .replace("gap_floor = ", f"gap_floor = {bad} # was ", 1), encoding="utf-8")
+        chat = recall("query", "--json", "please tell me a joke about cats and dogs")
+        assert chat.returncode == 0 and json.loads(chat.stdout)["decision"] == "nothing", chat.stdout
     path.write_bytes(b"\x00\xff garbage [[[")
     assert recall("status").returncode == 0
     assert "calibrated on" in recall("calibrate").stdout  # rewritten
