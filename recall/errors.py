@@ -34,8 +34,9 @@ class StoreDamaged(RecallError):
 
 class DiskFull(RecallError):
     def __init__(self, path: Path | str) -> None:
-        super().__init__(f"no space left on the disk while writing {path}; free some space, then run "
-                         "`recall index` again (the index in use was not changed)")
+        super().__init__(f"no space left on the disk while writing {path}; free some space on it, then run "
+                         "the command again (`recall index` goes on where it stopped; the index in use was "
+                         "not changed)")
 
 
 def is_disk_full(exc: BaseException) -> bool:

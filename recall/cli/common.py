@@ -71,7 +71,8 @@ def _state_error(exc: BaseException) -> str | None:
     from recall.errors import DiskFull, is_disk_full, is_unwritable
     from recall.privacy.paths import recall_home
 
-    if is_disk_full(exc):
+    if is_disk_full(exc) or (isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in str(exc)
+                             and _nearly_full(recall_home())):  # SQLite's word for a full disk, at times
         return str(DiskFull(getattr(exc, "filename", None) or recall_home()))
     if is_unwritable(exc):  # a read-only mount, another user's file: what and the repair
         from recall.privacy.trust import home_problem
@@ -84,6 +85,18 @@ def _state_error(exc: BaseException) -> str | None:
         err = store_error(recall_home() / DB_NAME, exc)
         return str(err) if isinstance(err, RecallError) else f"SQLite: {exc} ({recall_home() / DB_NAME})"
     return None
+
+
+def _nearly_full(path) -> bool:
+    """Whether the disk holding ``path`` has less than 1 MiB free."""
+    import shutil
+
+    for where in (path, *path.parents):
+        try:
+            return shutil.disk_usage(where).free < 1 << 20
+        except OSError:
+            continue
+    return False
 
 
 class FolderPath(click.Path):

@@ -196,6 +196,8 @@ def _text_field(meta: dict, key: str) -> str:
     value = meta.get(key)
     if value is None and isinstance(meta.get("metadata"), dict):
         value = meta["metadata"].get(key)
+    if isinstance(value, bytes):  # name: !!binary aGVsbG8= -> "hello", not "b'hello'"
+        value = value.decode("utf-8", errors="replace")
     if isinstance(value, (list, tuple)):  # name: [a, b] -> "a, b", not its Python repr
         return ", ".join(str(v).strip() for v in value if v is not None and not isinstance(v, (dict, list)))
     return "" if value is None or isinstance(value, dict) else str(value).strip()

@@ -288,6 +288,11 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
         if not isinstance(notes, list) or chunk_note.ndim != 1 or len(chunk_note) != index.ntotal \
                 or (len(chunk_note) and (chunk_note.min() < 0 or chunk_note.max() >= len(notes))):
             raise ValueError("its notes do not match the vectors")
+        if not all(isinstance(n, dict) and isinstance(n.get("id"), str) and isinstance(n.get("path"), str)
+                   for n in notes):
+            raise ValueError("its notes are not notes")
+        if meta.get("dim", index.d) != index.d:
+            raise ValueError(f"its vectors have {index.d} dimensions, not the model's {meta['dim']}")
         asked = np.zeros(len(notes), dtype=bool)  # a generation from before: none known
         positions = meta.get("asked", [])
         if not isinstance(positions, list) or not all(isinstance(i, int) and 0 <= i < len(notes) for i in positions):

@@ -73,6 +73,23 @@ def garbage(path: Path) -> None:
 # --- damaged files ---------------------------------------------------------------------------------
 
 
+def _rewrite_meta(home: Path, change) -> None:
+    path = current_gen(home) / "meta.json"
+    path.write_text(json.dumps(change(json.loads(path.read_text()))))
+
+
+def _other_dimension(home: Path) -> None:
+    import faiss
+    import numpy as np
+
+    gen = current_gen(home)
+    old = faiss.read_index(str(gen / "index.faiss"))
+    other = faiss.IndexFlatIP(old.d // 2)
+    other.add(np.random.default_rng(0).standard_normal((old.ntotal, old.d // 2)).astype("float32"))
+    faiss.write_index(other, str(gen / "index.faiss"))
+    (gen / "headers.npy").unlink(missing_ok=True)
+
+
 def test_damaged_files_of_each_kind_get_one_line_and_the_repair_works(probe, recall_home, hash_model, daemons):
     write_config(recall_home)
     assert recall("index", "-q", str(SAMPLE_NOTES)).returncode == 0
@@ -83,6 +100,11 @@ def test_damaged_files_of_each_kind_get_one_line_and_the_repair_works(probe, rec
         ("lexical.npz", lambda h: truncate(current_gen(h) / "lexical.npz"), "search index is damaged"),
         ("current", lambda h: garbage(h / "index" / HASH_DIR / "current"), "search index is damaged"),
         ("generation gone", lambda h: shutil.rmtree(current_gen(h)), "search index is damaged"),
+        # Valid JSON and a valid index, wrong inside: notes that are not notes, vectors of
+        # another dimension (the headers that would have told gone).
+        ("meta.json notes", lambda h: _rewrite_meta(h, lambda m: {**m, "notes": ["x"] * len(m["notes"])}),
+         "search index is damaged"),
+        ("index.faiss dimension", _other_dimension, "search index is damaged"),
         ("recall.db", lambda h: truncate(h / "recall.db"), "note store is damaged"),
     ]
     for name, damage, words in kinds:
@@ -284,6 +306,10 @@ def test_full_disk_is_one_line_the_old_index_stays_and_the_next_index_completes(
     probe.add(faults=1, inputs=1)
     full = recall("index", "-q", str(big), **env)
     one_line(full, "no space left", "recall index")
+    for args in (("status",), ("calibrate",)):  # while the disk is still full: said as such, if at all
+        said = recall(*args, **env)
+        if said.returncode:
+            one_line(said, "no space left")
     assert finds("feature-flags-unleash", **env)  # the index in use is untouched
     # The fault ends (space freed), and the next `recall index` completes.
     assert subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)]).returncode == 0

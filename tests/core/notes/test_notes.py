@@ -221,8 +221,11 @@ def test_a_broken_or_cut_header_keeps_its_name_and_description(tmp_path):
 
 def test_a_list_or_a_mapping_as_a_name_reads_as_text(tmp_path):
     (tmp_path / "listed.md").write_text("---\nname: [deploy, order]\ndescription: {a: 1}\n---\nMigrate first.\n")
+    (tmp_path / "binary.md").write_text("---\nname: !!binary aGVsbG8=\n---\nbody\n")
     notes, _ = read_folder(tmp_path)
-    assert (notes[0].name, notes[0].description) == ("deploy, order", "Migrate first.")
+    by = {n.id: n for n in notes}
+    assert (by["listed"].name, by["listed"].description) == ("deploy, order", "Migrate first.")
+    assert by["binary"].name == "hello"
 
 
 def test_a_value_yaml_cannot_build_is_one_warning_and_the_rest_is_indexed(tmp_path):
