@@ -40,12 +40,14 @@ from recall.ranking.negatives import parse_line as parse_negative
 EXPAND_PROMPT = "expand_notes.md"
 RESTATE_PROMPT = "restate_notes.md"
 NEGATIVES_PROMPT = "negatives.md"
-# Five messages per note: three of any kind, the opening of a piece of work where the note
-# will matter later, and a terse one. Each of the last two raised injected hits on the dev
-# sets of all three collections (the opening: won / lost rules-120 25 / 1, kinopeee 8 / 0,
-# sample 13 / 1; then the terse one: 5 / 1, 3 / 0, 5 / 0), silence unchanged
-# (docs/decision.md, issue #23).
-N_PER_NOTE = 5
+# Eight messages per note (recall.notes.questions.MAX_QUESTIONS keeps eight): three of any
+# kind, the opening of a piece of work where the note will matter later, a terse one (each of
+# those two raised injected hits on the dev sets of all three collections, silence unchanged),
+# then a symptom of the note not followed, a pasted snippet, and a review request: on the dev
+# audits f-n, hit@3 0.615 -> 0.692 and injected 0.304 -> 0.377 on rules-120 (both p < 0.05,
+# silence 0.927 -> 0.894 for a target of 0.90); 0.573 -> 0.592 and 0.287 -> 0.335 on kinopeee,
+# where silence fell 0.898 -> 0.846 (docs/decision.md, issue #23, stop 36).
+N_PER_NOTE = 8
 SHARE_JA = 0.3
 # Negatives asked for: four per note, at least 80 for a folder that has none yet (too few to
 # calibrate on otherwise), at most what calibration reads from one file (400; one answer of
@@ -67,9 +69,10 @@ TOO_CLOSE_BY_MODEL = {"intfloat/multilingual-e5-small": 0.94, "google/universal-
 def too_close_for(model_id: str) -> float:
     return TOO_CLOSE_BY_MODEL.get(model_id, TOO_CLOSE)
 # What a model writes per note, in tokens, for the cost shown before anything is sent:
-# 5 questions of ~20 tokens (one of them shorter) with JSON around them; a restatement line.
+# 8 questions of ~20 tokens (one of them shorter, two with a pasted line) with JSON around
+# them; a restatement line.
 # (Negatives: NEGATIVE_OUT_TOKENS each.)
-OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 130, RESTATE_PROMPT: 45}
+OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 210, RESTATE_PROMPT: 45}
 NEGATIVE_OUT_TOKENS = 25
 _FENCE = re.compile(r"^```")
 _WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")

@@ -38,9 +38,9 @@ PROMPT_NAME = notegen.EXPAND_PROMPT
 PROMPT_PATH = f"recall/authoring/prompts/{PROMPT_NAME}"
 DEFAULT_N_PER_NOTE = notegen.N_PER_NOTE
 DEFAULT_SHARE_JA = notegen.SHARE_JA
-# Notes per request: 40 notes x 5 questions is ~9k output tokens, well under MAX_TOKENS
+# Notes per request: 25 notes x 8 questions is ~9k output tokens, well under MAX_TOKENS
 # even in Japanese; a whole 120-note folder in one reply would brush against it.
-DEFAULT_BATCH_SIZE = 40
+DEFAULT_BATCH_SIZE = 25
 # More notes than this left out of the answer (after the one retry round): the run fails.
 MAX_MISSING_SHARE = 0.1
 _FENCE = re.compile(r"^```")

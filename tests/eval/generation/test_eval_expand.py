@@ -73,7 +73,8 @@ def test_api_backend_writes_a_sidecar_the_core_reads(fake_api, notes, hash_model
     prompt = body["messages"][0]["content"]
     assert all(f"### {s}.md" in prompt for s in STEMS) and "MEMORY" not in prompt
     words = " ".join(prompt.split())
-    assert "write 5 short messages" in words and "about 30% of them in Japanese" in words
+    assert "write 8 short messages" in words and "about 30% of them in Japanese" in words
+    assert "without naming the rule" in words and "pasted with a short question" in words
     assert "the first message of a piece of work" in words
 
     questions_file = notes / "questions.jsonl"
@@ -98,7 +99,7 @@ def test_api_backend_writes_a_sidecar_the_core_reads(fake_api, notes, hash_model
     assert restated["zeitzone-utc"] == ["zeitzone-utc を言い換えると"]
     assert prov["prompt"] == "recall/authoring/prompts/expand_notes.md" and len(prov["prompt_hash"]) == 16
     assert prov["collection_hash"] == collection_hash(notes)
-    assert (prov["n_per_note"], prov["share_ja"], prov["questions"], prov["missing"]) == (5, 0.3, 9, [])
+    assert (prov["n_per_note"], prov["share_ja"], prov["questions"], prov["missing"]) == (8, 0.3, 9, [])
     summary = json.loads(res.stdout)
     assert summary["expanded"] == 3 and summary["missing"] == []
     assert [p.name for p in notes.iterdir() if p.name.startswith(".")] == []  # no temp file left
