@@ -168,11 +168,6 @@ class Thresholds:
     source: str = field(metadata=NOT_TOML)  # the table's name: a model id, or "default"
     origins: Mapping[str, str] = field(metadata=NOT_TOML)  # key -> file that set it
 
-    def __post_init__(self) -> None:
-        # nan or inf would switch a gate off (nothing is below nan): a number, within reason.
-        check_ranges(self, {"gap_floor": (-100, 100), "top_floor": (-100, 100), "full_gap": (-100, 100),
-                            "full_margin": (-100, 100), "neg_weight": (0, 100)})
-
     @property
     def origin(self) -> str:
         """The file that set ``top_floor`` (packaged, calibration.toml, config.toml)."""
@@ -468,9 +463,10 @@ def _thresholds(tables: Mapping[str, Any], origins) -> dict[str, Thresholds]:
             raise _fail((*path, "provenance"), "expected a table", origins)
         mine = {k: origins.get((*path, k), origins.get(("thresholds", "default", k), PACKAGED))
                 for k in THRESHOLD_KEYS}
-        try:
-            out[name] = Thresholds(**values, provenance=prov, source=name, origins=mine)
-        except ValueError as exc:  # nan, inf: a gate switched off
+        out[name] = Thresholds(**values, provenance=prov, source=name, origins=mine)
+        try:  # as a file sets them: nan or inf would switch a gate off (nothing is below nan)
+            check_ranges(out[name], {k: (0, 100) if k == "neg_weight" else (-100, 100) for k in THRESHOLD_KEYS})
+        except ValueError as exc:
             raise _fail(path, str(exc), origins) from None
     return out
 
