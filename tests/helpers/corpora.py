@@ -400,13 +400,18 @@ LOOK_ALIKES = {
 }
 
 
+def _label_value(rng: random.Random) -> str:
+    """A password as people pick one: letters, two digits, then two more characters."""
+    return "".join(rng.choice(string.ascii_letters) for _ in range(6)) + str(rng.randrange(10, 99)) + "Zq"
+
+
 def column_cases(seed: int = 50) -> list[tuple[str, str, str]]:
     """(kind, text, secret): a secret in a table's column whose header names it (a CSV
     export, a spreadsheet pasted as markdown, a TSV), not in a row's own label."""
     rng = random.Random(seed)
 
     def pw() -> str:
-        return "".join(rng.choice(string.ascii_letters) for _ in range(5)) + str(rng.randrange(10, 99)) + "!x"
+        return _label_value(rng)
 
     out = []
     for kind, header in (("md-password", "| Service | User | Password |\n|---|---|---|"),
@@ -436,7 +441,7 @@ def converted_cases(seed: int = 60) -> list[tuple[str, str, str]]:
     rng = random.Random(seed)
 
     def pw() -> str:
-        return "".join(rng.choice(string.ascii_letters) for _ in range(6)) + str(rng.randrange(10, 99)) + "Zq"
+        return _label_value(rng)
 
     return [
         ("table-qualified", f"| Admin password | {(p := pw())} |", p),
