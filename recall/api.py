@@ -282,7 +282,8 @@ class Recall:
         negatives_files += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
                      if kind != "conversation" and Path(root) not in named]
         target = self.config.selector.target_silence if target is None else target
-        cal = calibrate(self.embedder, self.store, self.home, negatives_files, target)
+        cal = calibrate(self.embedder, self.store, self.home, negatives_files, target,
+                        self.config.selector.near_miss_margin)
         if cal is not None:
             path = write(self.home, cal)
             self.replace_settings(self.config.with_calibration(cal.model_id, cal.thresholds(), str(path)))

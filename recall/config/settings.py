@@ -145,6 +145,7 @@ class SelectorSettings:
     headline_margin: float
     calibrate: bool
     target_silence: float
+    near_miss_margin: float
 
     def __post_init__(self) -> None:
         if self.kind not in ("gap", "learned"):
@@ -152,7 +153,7 @@ class SelectorSettings:
         check_ranges(self, {"min_prompt_chars": (0, 100_000), "max_notes": (1, 50),
                              "short_max_bytes": (64, 1_000_000), "full_max_bytes": (64, 1_000_000),
                              "project_first_margin": (-1, 1), "headline_margin": (0, math.inf),
-                             "target_silence": (0, 1)})
+                             "target_silence": (0, 1), "near_miss_margin": (0, 0.5)})
 
 
 @dataclass(frozen=True)

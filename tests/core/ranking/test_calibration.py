@@ -132,12 +132,25 @@ def test_index_calibrates_writes_its_file_and_explain_names_it(tmp_path, recall_
     prov = table["provenance"]
     assert prov["mode"] == "questions+negatives" and prov["positives"] == 25
     assert prov["negatives_by_origin"][str(folder.resolve() / "negatives.jsonl")] == 40
+    assert prov["target_silence"] == 0.9 and prov["aimed_silence_on_negatives"] == 0.9
     assert prov["calib_silence_rate"] >= prov["target_silence"]
     explain = recall("query", "--all", "--explain", "feature flags via unleash please").stdout
     assert f"in {path}" in explain and f"top_floor {table['top_floor']:.4f}" in explain
     # negatives.npz holds vectors and hashes, never the text
     npz = next((recall_home / "index").glob("*/negatives.npz"))
     assert b"kubernetes" not in npz.read_bytes()
+
+
+def test_near_miss_margin_aims_higher_on_the_written_negatives(tmp_path, recall_home, hash_model):
+    """``[selector] near_miss_margin``: the fit aims that much above the target on the
+    collection's own negatives (real near misses may sit nearer the notes than written ones)."""
+    folder = _collection(tmp_path)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text('[selector]\nnear_miss_margin = 0.05\n', encoding="utf-8")
+    recall("index", "-q", str(folder))
+    prov = tomllib.loads((recall_home / FILE).read_text(encoding="utf-8"))["thresholds"]["hash-256"]["provenance"]
+    assert prov["target_silence"] == 0.9 and prov["aimed_silence_on_negatives"] == 0.95
+    assert prov["calib_silence_rate"] >= 0.95
 
 
 def test_a_users_own_table_wins_as_a_unit(tmp_path, recall_home, hash_model):
