@@ -291,7 +291,7 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
         if not all(isinstance(n, dict) and isinstance(n.get("id"), str) and isinstance(n.get("path"), str)
                    for n in notes):
             raise ValueError("its notes are not notes")
-        if meta.get("dim", index.d) != index.d:
+        if index.ntotal and meta.get("dim", index.d) != index.d:  # (an empty index is built 1-wide)
             raise ValueError(f"its vectors have {index.d} dimensions, not the model's {meta['dim']}")
         asked = np.zeros(len(notes), dtype=bool)  # a generation from before: none known
         positions = meta.get("asked", [])
