@@ -243,11 +243,12 @@ def test_oversized_message(indexed, daemons, probe):
 
 def test_hooks_leave_no_prompt_on_disk(indexed, daemons, probe):
     """The probes above send prompts; none of their text reaches RECALL_HOME."""
-    daemons.start()
+    proc = daemons.start()
     canary = "CANARY-9d1e-daemon-faults"
     for prompt in (f"{MATCHING} {canary}", canary * 200):
         run_hook(prompt)
     client.request({"cmd": "stop"})
+    proc.wait(timeout=30)  # its files are gone once it has exited, not while it is removing them
     found = sum(canary.encode() in p.read_bytes() for p in Path(indexed).rglob("*") if p.is_file())
     probe.add(inputs=2, prompts=found)
     assert found == 0
