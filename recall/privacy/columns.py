@@ -29,7 +29,6 @@ _WORD = re.compile(r"pass|pw|secret|key|token|credential|パスワード|暗証�
                    r"|contraseña|пароль")
 _SEPARATOR_ROW = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*(?::?-{2,}:?[ \t]*)?$")
 _CELL_MAX = 60  # a header cell is a label, not a sentence
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 Span = tuple[int, int, str]
 
 
@@ -69,11 +68,9 @@ def _secret_columns(text: str, low: str, cells: list[tuple[int, int]], sep: str)
     return [i for i, n in enumerate(names) if _HEADER_CELL.fullmatch(n)]
 
 
-def column_spans(text: str, plausible: Callable[[str], bool]) -> list[Span]:
-    """(start, end, "column") of each value under a header cell that names a secret."""
-    low = text.lower()
-    if len(low) != len(text):  # "İ" lowers to two characters: offsets must line up
-        low = text.translate(_ASCII_LOWER)
+def column_spans(text: str, low: str, plausible: Callable[[str], bool]) -> list[Span]:
+    """(start, end, "column") of each value under a header cell that names a secret; ``low`` is
+    ``text`` lowered with its offsets kept (``masking._ascii_lower``)."""
     spans: list[Span] = []
     done = -1  # the end of the last table read: its rows are no headers
     for m in _WORD.finditer(low):
@@ -86,9 +83,10 @@ def column_spans(text: str, plausible: Callable[[str], bool]) -> list[Span]:
         for sep in "|,;\t":
             if sep not in text[head:end]:
                 continue
-            columns = _secret_columns(text, low, _cells(text[head:end], head, sep), sep)
+            cells = _cells(text[head:end], head, sep)
+            columns = _secret_columns(text, low, cells, sep)
             if columns:
-                done = _rows(text, end, sep, len(_cells(text[head:end], head, sep)), columns, plausible, spans)
+                done = _rows(text, end, sep, len(cells), columns, plausible, spans)
                 break
     return spans
 

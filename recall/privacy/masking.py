@@ -450,12 +450,10 @@ def _plausible_cell(value: str) -> bool:
 
 
 def _find(text: str) -> list[tuple[int, int, str]]:
-    spans = _pem_spans(text) + _random_spans(text) + column_spans(text, _plausible_cell)
-    low: str | None = None
+    low = _ascii_lower(text)
+    spans = _pem_spans(text) + _random_spans(text) + column_spans(text, low, _plausible_cell)
     for kind, rx, group, opts in _all_rules():
-        if "l" in opts:
-            low = _ascii_lower(text) if low is None else low
-        for m in rx.finditer(low if low is not None and "l" in opts else text):
+        for m in rx.finditer(low if "l" in opts else text):
             if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:
                 continue
             if "c" in opts and (m.start() == 0 or not (text[m.start() - 1].islower() or text[m.start() - 1].isdigit())):
