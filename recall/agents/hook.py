@@ -44,7 +44,7 @@ if not __package__:  # run as a file: import the package from its parent folder
     # never as top-level modules that could shadow the standard library's.
     sys.path[0] = os.path.dirname(os.path.dirname(_here))
 
-from recall.agents import registry  # noqa: E402
+from recall.agents import registry, wire  # noqa: E402
 from recall.config import snapshot  # noqa: E402
 
 
@@ -147,8 +147,9 @@ def agent_arg(argv: list[str]) -> str:
 
 def main() -> None:
     try:
-        line = answer(sys.stdin.buffer.read(), os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
-                      agent_arg(sys.argv[1:]))
+        raw = wire.read_event_bytes(sys.stdin.buffer)
+        line = None if raw is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
+                                               agent_arg(sys.argv[1:]))
         if line:
             sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
             sys.stdout.buffer.flush()

@@ -30,6 +30,7 @@ import time
 if not __package__:  # run as a file: import the package from its parent folder
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from recall.agents.wire import read_event_bytes  # noqa: E402
 from recall.privacy.paths import ensure_private_dir, private_open, recall_home  # noqa: E402
 
 # A read counts as "opened after injection" when recall injected that note this long before
@@ -141,7 +142,8 @@ def stats() -> list[dict]:
 
 def main() -> None:
     try:
-        event = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+        raw = read_event_bytes(sys.stdin.buffer)  # a Read of a huge file: drained, not parsed
+        event = None if raw is None else json.loads(raw.decode("utf-8"))
         if isinstance(event, dict):
             record(event)
     except BaseException:  # noqa: BLE001 - fail open: nothing printed, exit 0

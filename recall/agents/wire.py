@@ -10,6 +10,23 @@ import os
 from collections.abc import Callable
 from typing import NamedTuple
 
+# An event larger than this is not a message someone typed (a pasted megabyte is still answered,
+# cut to the model's window): parsing 50 MB of JSON alone took longer than the hook's whole
+# budget (452 ms). It is drained unread, so the agent's write never fails, and gets nothing.
+MAX_EVENT_BYTES = 4 << 20
+_DRAIN = 1 << 20
+
+
+def read_event_bytes(stream) -> bytes | None:
+    """All of ``stream`` (a hook's stdin, binary), or None when it holds more than
+    ``MAX_EVENT_BYTES``: then the rest is read and dropped, never parsed."""
+    data = stream.read(MAX_EVENT_BYTES + 1)
+    if len(data) <= MAX_EVENT_BYTES:
+        return data
+    while stream.read(_DRAIN):
+        pass
+    return None
+
 
 class Message(NamedTuple):
     """One message as an agent's event gives it: the text typed and the folder it was typed in."""

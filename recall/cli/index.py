@@ -110,7 +110,7 @@ def _calibration_line(cal) -> str:
            f"{cal.negatives} known unrelated messages (no note questions: `recall questions on` writes them)")
     got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
-            f"(silence {cal.silence:.2f} on the negatives, target {cal.target_silence:g}{got})")
+            f"(silence {cal.silence:.2f} on the negatives' less silent half, target {cal.target_silence:g}{got})")
 
 
 @click.command()
@@ -124,7 +124,8 @@ def calibrate(target_silence: float | None) -> None:
     should get the note; known unrelated messages (negatives.jsonl beside the notes, plus a
     shipped bank of chit-chat and off-topic messages) as messages that should get nothing.
     The thresholds that hand over the right note most often while staying silent on the
-    target share of the unrelated ones go to $RECALL_HOME/calibration.toml; values you set in
+    target share of the unrelated ones (of each half of your negatives file: a batch appended
+    by another writer cannot carry the estimate alone) go to $RECALL_HOME/calibration.toml; values you set in
     config.toml win. The daemon picks them up when it restarts (`recall stop`).
     """
     app = recall_app()

@@ -99,12 +99,12 @@ def calibration_summary(cal) -> dict | None:
 
 
 def lexical_floor(base, negatives: Sequence[str], target: float) -> float:
-    """A lexical baseline's own abstention floor, set like recall's: the lowest top score
-    above which at most ``1 - target`` of the known unrelated messages would get anything."""
-    import numpy as np
+    """A lexical baseline's own abstention floor, set like recall's
+    (``recall.ranking.calibration.strict_floor``): the lowest top score below which at least
+    ``target`` of the known unrelated messages stay, on each half of them, in their order."""
+    from recall.ranking.calibration import strict_floor
 
-    tops = np.array([(base.rank(t) or [Hit({}, 0.0)])[0].score for t in negatives] or [0.0])
-    return float(np.quantile(tops, target, method="higher"))
+    return strict_floor([(base.rank(t) or [Hit({}, 0.0)])[0].score for t in negatives] or [0.0], target)
 
 
 def effective_config(model: str | None) -> Settings:
@@ -217,9 +217,13 @@ def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Que
                                 for s in scored],
         "original-rule": [make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings),
                                       note_langs) for s in scored]}
+    from recall.ranking.calibration import MIN_OWN_NEGATIVES
     from recall.ranking.negatives import collect
 
-    negatives = [n.text for n in collect([spec.negatives_file()])[0]]
+    found = collect([spec.negatives_file()])[0]
+    own = [n.text for n in found if n.origin != "bank"]
+    # as recall's own calibration: the collection's negatives where it has enough, else the bank too
+    negatives = own if len(own) >= MIN_OWN_NEGATIVES else [n.text for n in found]
     target = config.selector.target_silence
     queries = {str(i): q.text for i, q in enumerate(questions)}
     for base in lexical_baselines(notes):

@@ -347,6 +347,12 @@ def test_read_tracking_counts_an_injected_note_opened(indexed, daemons, project,
                 "tool_input": {"file_path": path}, "tool_response": {"type": "text"}}
         proc = run_command_hook(tracker, json.dumps(read).encode(), project)
         assert proc.returncode == 0 and proc.stdout == b""
+    # an event past the hooks' cap (a huge file's content in tool_response) is drained, not parsed
+    from recall.agents.wire import MAX_EVENT_BYTES
+
+    huge = {**read, "tool_input": {"file_path": note}, "tool_response": {"content": "x" * MAX_EVENT_BYTES}}
+    proc = run_command_hook(tracker, json.dumps(huge).encode(), project)
+    assert proc.returncode == 0 and proc.stdout == b""
     reads = indexed / "usage" / "reads.jsonl"
     [line] = reads.read_text().splitlines()
     entry = json.loads(line)

@@ -40,6 +40,11 @@ def run_hook(stdin: bytes, *args: str, file_form: bool = False, **env: str):
     return proc, time.monotonic() - t0
 
 
+def assert_silent_or_one_line(proc) -> None:
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count(b"\n") <= 1
+
+
 def assert_silent(proc) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b""
@@ -89,6 +94,22 @@ def test_a_one_megabyte_matching_prompt_is_cut_and_still_answered(indexed, daemo
     daemons.start()
     proc, _ = run_hook(event(MATCHING + " " + "x" * 1_000_000))
     assert proc.returncode == 0 and proc.stdout.count(b"\n") <= 1
+
+
+@pytest.mark.process
+def test_an_event_past_the_cap_is_drained_not_parsed_and_asks_nothing(indexed, daemons):
+    """A 50 MB event (a paste no one typed) cost 452 ms to parse, past the whole budget: the hook
+    reads it to the end (the agent's write must not fail) and answers nothing, even when it
+    opens with words a note matches."""
+    from recall.agents.wire import MAX_EVENT_BYTES
+
+    daemons.start()
+    proc, _ = run_hook(event(MATCHING + " " + "x" * (MAX_EVENT_BYTES + 1)))
+    assert_silent(proc)
+    assert client.request({"cmd": "status"})["queries"] == 0
+    # just under the cap: parsed and asked as before
+    assert_silent_or_one_line(run_hook(event(MATCHING + " " + "x" * (MAX_EVENT_BYTES - 200)))[0])
+    assert client.request({"cmd": "status"})["queries"] == 1
 
 
 @pytest.mark.process

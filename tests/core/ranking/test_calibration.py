@@ -49,13 +49,32 @@ def test_the_floor_lands_on_the_target_not_beyond_it():
     """A higher floor that hands over no fewer held-out questions is not taken: silence stops at
     the target, as promised, instead of spending real messages the positives did not show."""
     pos = feats([0.95] * 30, [0.0] * 30, [True] * 30)
-    values = np.linspace(0.3, 0.7, 50)
-    neg = feats(list(values), [0.0] * 50)
+    values = np.linspace(0.3, 0.7, 60)
+    # both halves of the file alike (every other value): each keeps its target at the same floor
+    neg = feats(list(values[0::2]) + list(values[1::2]), [0.0] * 60)
     th, injected, silence = choose(pos, neg, 0.9, weights=(0.0,))
     assert injected == 1.0 and silence == pytest.approx(0.9)
-    assert values[44] < th["top_floor"] < values[45]
+    assert values[53] < th["top_floor"] < values[54]
     # without positives the same floor
     assert choose(None, neg, 0.9)[0]["top_floor"] == th["top_floor"]
+
+
+def test_the_target_holds_on_each_half_of_the_negatives_not_only_on_all():
+    """A batch appended by another writer whose near misses are easy (low scores) cannot carry
+    the estimate: the floor keeps the target on the harder half too, in file order."""
+    pos = feats([0.95] * 30, [0.0] * 30, [True] * 30)
+    hard, easy = list(np.linspace(0.5, 0.7, 30)), list(np.linspace(0.1, 0.3, 30))
+    on_all = choose(pos, feats(list(np.r_[hard, easy]), [0.0] * 60), 0.9, weights=(0.0,))
+    # On all 60 together six could speak, every one from the hard half (a fifth of it); on
+    # each half, three: the floor sits above the hard half's 27th value.
+    th, _, silence = on_all
+    # the estimate is the harder half's: what the floor was fitted to keep
+    assert silence == pytest.approx(0.9) and th["top_floor"] > hard[-4]
+    for order in (hard + easy, easy + hard):
+        th, _, silence = choose(pos, feats(order, [0.0] * 60), 0.9, weights=(0.0,))
+        assert np.mean(np.array(hard) >= th["top_floor"]) <= 0.1 and silence == pytest.approx(0.9)
+        assert np.mean(np.r_[hard, easy] >= th["top_floor"]) == pytest.approx(0.05)
+        assert choose(None, feats(order, [0.0] * 60), 0.9)[0]["top_floor"] == th["top_floor"]
 
 
 def test_choose_uses_the_margin_over_the_nearest_negative_when_it_separates():
