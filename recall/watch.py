@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 from recall.api import DB_NAME
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
 from recall.notes.documents import LIBRARY, format_of, read_if_document
-from recall.notes.files import INDEX_FILE, read_note, shown_path
+from recall.notes.files import is_note_name, read_note, shown_path
+from recall.notes.problems import grouped
 from recall.notes.questions import QUESTIONS_FILE_NAMES
 from recall.privacy.paths import file_id
 from recall.store.records import SourceRef
@@ -93,7 +94,7 @@ def is_note_path(root: Path, path: Path) -> bool:
         rel = path.relative_to(root)
     except ValueError:
         return False
-    if path.suffix != ".md" or path.name == INDEX_FILE or any(p.startswith(".") for p in rel.parts):
+    if not is_note_name(path.name) or any(p.startswith(".") for p in rel.parts):
         return False
     if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(root):
         return False  # as read_folder: a link out of the folder must not expose other files
@@ -203,7 +204,8 @@ class Watcher:
                 # the notes whose questions changed are re-embedded).
                 questions_files = [os.path.dirname(p) for p in found if os.path.basename(p) in QUESTIONS_FILE_NAMES]
                 docs = watcher.app.config.documents  # documents, images, recordings: by extension
-                watcher._queue(paths=[p for p in found if p.endswith(".md") or format_of(Path(p), docs, LIBRARY)],
+                watcher._queue(paths=[p for p in found if is_note_name(os.path.basename(p))
+                                      or format_of(Path(p), docs, LIBRARY)],
                                dirs=questions_files)
 
         return Handler()
@@ -345,7 +347,7 @@ class Watcher:
             self.rebuilds += 1
         self.batches += 1
         result = BatchResult(len(paths) + len(dirs), stats, rebuilt, time.perf_counter() - t0)
-        for problem in stats.problems:
+        for problem in grouped(stats.problems):
             log.warning("%s", problem)
         log.info("%s", result.summary())
         return result
@@ -404,7 +406,7 @@ def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debou
         s = result.stats
         if result.rebuilt or s.problems:
             report(result.summary())
-        for problem in s.problems:
+        for problem in grouped(s.problems):
             report(f"warning: {problem}")
 
     in_main = threading.current_thread() is threading.main_thread()  # signals: main thread only

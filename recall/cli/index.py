@@ -52,7 +52,9 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
                           rebuild=rebuild, salvaged=salvaged, plan=plan)
     finally:
         bar.close()
-    for p in stats.problems:
+    from recall.notes.problems import grouped
+
+    for p in grouped(stats.problems):
         say(f"warning: {p}", err=True)
     say(
         f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}; "

@@ -62,7 +62,14 @@ def _thresholds_in_force(app) -> dict:
                f"{prov.get('negatives', 0)} known unrelated messages ({prov.get('mode')}; target silence "
                f"{prov.get('target_silence')}) in {t.origin}")
     elif t.origin == "packaged":
-        how = f"the packaged [{t.source}] table (not calibrated yet: `recall index` or `recall calibrate`)"
+        from recall.config.load import apply_calibration_file
+        from recall.ranking.calibration import FILE
+
+        cal = app.home / FILE
+        why = (f"{cal} is damaged and ignored: `recall calibrate` writes it again"
+               if cal.exists() and apply_calibration_file(app.config, cal) is None
+               else "not calibrated yet: `recall index` or `recall calibrate`")
+        how = f"the packaged [{t.source}] table ({why})"
     else:
         how = f"set by you in {t.origin}"
     return {"model_id": model_id, "table": t.source, "origin": t.origin, **t.as_dict(),

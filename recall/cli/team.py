@@ -177,7 +177,9 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
             visible = shared if shared is not None else spec.kind != "memory"
             stats = indexer.sync_source(spec, team=visible)
             indexer.rebuild()  # the server's index is already current: lets go of the vectors held
-            for p in stats.problems:
+            from recall.notes.problems import grouped
+
+            for p in grouped(stats.problems):
                 say(f"warning: {p}", err=True)
             say(f"{spec.root.resolve()} ({spec.kind}, {'team' if visible else 'private'}): "
                 f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "

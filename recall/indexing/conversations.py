@@ -19,7 +19,8 @@ import hashlib
 from pathlib import Path
 
 from recall.indexing.indexer import Indexer, SyncStats
-from recall.notes.files import Note, Problem
+from recall.notes.files import Note
+from recall.notes.problems import Problem
 from recall.notes.transcripts import PROMPT_SOURCES, read_project_titles
 from recall.privacy.paths import project_key, projects_dir
 from recall.store.records import SourceRef

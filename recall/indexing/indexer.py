@@ -35,7 +35,8 @@ from recall.embedding.models import Embedder
 from recall.indexing.media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
 from recall.notes.chunking import chunk_text, header_text
 from recall.notes.documents import LIBRARY, read_documents
-from recall.notes.files import Note, Problem, read_folder, shown_path
+from recall.notes.files import Note, read_folder, shown_path
+from recall.notes.problems import Problem
 from recall.notes.questions import folder_questions_file, merge, questions_hash, read_questions_file, unknown_notes
 from recall.privacy.masking import RULES_VERSION, mask_secrets
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, text_hash

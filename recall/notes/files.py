@@ -22,8 +22,8 @@ from pathlib import Path
 
 import yaml
 
+from recall.notes.problems import Problem
 from recall.privacy.masking import MASK, mask_path, mask_secrets
-from recall.privacy.safetext import one_line
 
 # libyaml's parser is ~10x faster than the pure-Python one; fall back where it is absent.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -37,36 +37,6 @@ _SALVAGE_LINES = 200  # a header YAML cannot read: its name and description are 
 MAX_NOTE_BYTES = 1_000_000
 NOTE_TYPES = ("user", "feedback", "project", "reference")
 INDEX_FILE = "MEMORY.md"  # Claude Code's index of the memory folder: not a note.
-
-
-@dataclass(frozen=True)
-class Problem:
-    path: str
-    message: str  # both masked as they are made: a problem is printed and logged, never indexed
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "path", mask_path(str(self.path)))
-        object.__setattr__(self, "message", mask_secrets(str(self.message)))
-
-    def __str__(self) -> str:  # one terminal-safe line, whatever the file is called
-        return one_line(f"{self.path}: {self.message}")
-
-
-MAX_LINE_PROBLEMS = 3  # per file: beyond, one line counts the rest
-
-
-def capped(problems: list[Problem], path: Path | str, keep: int = MAX_LINE_PROBLEMS) -> list[Problem]:
-    """``problems`` with at most ``keep`` about single lines of ``path`` (named ``path:N``); the
-    rest counted in one: a file of 100,000 lines in the wrong shape is four lines, not 100,000."""
-    prefix = f"{mask_path(str(path))}:"
-    per_line = [p for p in problems if p.path.startswith(prefix)]
-    if len(per_line) <= keep:
-        return problems
-    dropped = set(map(id, per_line[keep:]))
-    rest = [p for p in problems if id(p) not in dropped]
-    first, last = per_line[keep].path[len(prefix):], per_line[-1].path[len(prefix):]
-    return rest + [Problem(str(path), f"{len(per_line) - keep:,} more lines skipped like those "
-                                      f"(lines {first} to {last}); fix them there")]
 
 
 @dataclass
@@ -307,8 +277,14 @@ def _read_regular(path: Path) -> tuple[bytes, int]:
         return fh.read(MAX_NOTE_BYTES), st.st_size
 
 
+def is_note_name(fname: str) -> bool:
+    """Whether a file of this name is a note: ``.md`` in any case (``Plan.MD`` too), not
+    Claude Code's ``MEMORY.md`` index, not hidden."""
+    return fname.lower().endswith(".md") and fname != INDEX_FILE and not fname.startswith(".")
+
+
 def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]]:
-    """Yield the ``*.md`` files under ``folder`` (recursively), sorted.
+    """Yield the note files (``is_note_name``) under ``folder`` (recursively), sorted.
 
     Symlinks that lead outside the folder are skipped with a problem: a note folder
     should not become a way to index (and show an agent) arbitrary files.
@@ -317,7 +293,7 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fname in sorted(filenames):
-            if not fname.endswith(".md") or fname == INDEX_FILE or fname.startswith("."):
+            if not is_note_name(fname):
                 continue
             path = Path(dirpath) / fname
             if not _utf8_name(str(path.relative_to(folder))):  # undecodable bytes: no key to store it under

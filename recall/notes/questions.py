@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from recall.notes.files import Problem, capped
+from recall.notes.problems import Problem, capped
 
 QUESTIONS_FILE = "questions.jsonl"
 # The name this file had before 0.3 (`recall-eval expand` wrote it): still read where no

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from recall.notes.files import Problem, capped
+from recall.notes.problems import Problem, capped
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import private_open
 

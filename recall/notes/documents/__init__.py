@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
-from recall.notes.files import INDEX_FILE, Note, Problem, _kind, _NotAFile
+from recall.notes.files import INDEX_FILE, Note, _kind, _NotAFile
+from recall.notes.problems import Problem
 
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings

@@ -168,3 +168,19 @@ def test_rules_120_index_and_explain_on_default_model():
     assert recall("index", "-q", str(RULES_120), model=None).stdout.count("embedded 0 chunks") == 1
 
 
+
+
+def test_many_files_with_one_problem_are_a_few_warning_lines(tmp_path, recall_home):
+    """2,000 links out of a folder printed 2,000 warnings: files with the same problem are three
+    by name and one line counting the rest; the good note is indexed."""
+    folder, outside = tmp_path / "notes", tmp_path / "outside.md"
+    folder.mkdir()
+    outside.write_text("secret\n")
+    (folder / "good.md").write_text("---\nname: Good\ndescription: fine\ntype: user\n---\nok\n")
+    for i in range(40):
+        (folder / f"link-{i:02d}.md").symlink_to(outside)
+    proc = recall("index", str(folder))
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 4 and all("symlink leads outside the folder" in w for w in warnings)
+    assert "37 more files (the last " in warnings[-1] and "link-39.md" in warnings[-1]
+    assert "added 1," in proc.stdout

@@ -15,9 +15,10 @@ def test_front_matter_top_level_and_metadata_layouts(tmp_path):
     )
     (tmp_path / "c.md").write_text("\n\n# Plain title\nmore text\n")
     (tmp_path / "MEMORY.md").write_text("- [A](a.md) — index, not a note\n")
+    (tmp_path / "Plan.MD").write_text("---\nname: Plan\ndescription: upper-case extension\n---\nbody\n")
     notes, problems = read_folder(tmp_path)
     by = {n.id: n for n in notes}
-    assert set(by) == {"a", "b", "c"}
+    assert set(by) == {"a", "b", "c", "Plan"}  # .MD is a note too (the page takes it; it was skipped)
     assert (by["a"].name, by["a"].description, by["a"].type, by["a"].body) == ("A", "about a", "feedback", "body a")
     assert (by["b"].name, by["b"].description, by["b"].type) == ("B", "about b", "project")
     assert (by["c"].name, by["c"].description) == ("Plain title", "more text")  # #26: titled like a document

@@ -207,6 +207,11 @@ def test_calibrate_command(tmp_path, recall_home, hash_model):
     assert "target 0.95" in out and str(recall_home / FILE) in out
     status = recall("status").stdout
     assert "self-calibrated" in status and "25 held-out note questions" in status and "target silence 0.95" in status
+    (recall_home / FILE).write_text("[thresholds\n = damaged")  # not "not calibrated yet": say so
+    status = recall("status").stdout
+    assert f"{recall_home / FILE} is damaged and ignored: `recall calibrate` writes it again" in status
+    recall("calibrate")
+    assert "self-calibrated" in recall("status").stdout
 
 
 @pytest.mark.slow

@@ -250,3 +250,7 @@ def test_is_note_path(tmp_path):
     assert not is_note_path(tmp_path, tmp_path / "MEMORY.md")
     assert not is_note_path(tmp_path, tmp_path / "link.md")
     assert not is_note_path(tmp_path, tmp_path / "missing.md")
+    (tmp_path / "Plan.MD").write_text("x")  # as the folder reader: any case of .md
+    assert is_note_path(tmp_path, tmp_path / "Plan.MD")
+    (tmp_path / "notes.txt").write_text("x")
+    assert not is_note_path(tmp_path, tmp_path / "notes.txt")
