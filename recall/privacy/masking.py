@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 7
+RULES_VERSION = 8
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -41,11 +41,12 @@ RULES_VERSION = 7
 # not an "sk-" key) is done in Python on each match (option "b"), and case-insensitive
 # rules are written in lower case and run on an ASCII-lowercased copy (option "l").
 _T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
-_KW = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
+_KW_NAME = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
     r"(?:pass(?:word|wd|phrase|code)?|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
     r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
-    r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}[ \t]*(?::=|=>|->|==?|:)[ \t]*"
+    r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}"
 )
+_KW = _KW_NAME + r"[ \t]*(?::=|=>|->|==?|:)[ \t]*"
 # dbPassword =, accessToken:, adminPass: the same names in camelCase (option "c": the name
 # starts right after a lower-case letter or a digit). "maxTokens" is a count, not a token.
 _CAMEL = (
@@ -238,6 +239,13 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"[^\"'<>]{0,40}[\"'][^>]{0,100}>([^<\s]{4,200})</", 1, "lq"),
     ("assignment", r"type=[\"']password[\"'][^>]{0,200}?value=[\"']([^\"']{4,200})[\"']", 1, "lq"),
     ("assignment", r"value=[\"']([^\"']{4,200})[\"'][^>]{0,200}?type=[\"']password[\"']", 1, "lq"),
+    # Structured values: a secret's name whose value is an object ({"password": {"value": X}}),
+    # a pretty-printer's value on the next line ("api_key":\n  "X"), a triple-quoted string.
+    ("assignment", r"(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|credentials?|private[_\-]?key)"
+     r"[\"']?[ \t]*[:=][ \t]*\{[^{}]{0,200}?[\"']?(?:value|secret|plain(?:text)?|data|text|password|key)[\"']?"
+     r"[ \t]*[:=][ \t]*[\"']([^\s\"']{4,200})[\"']", 1, "blq"),
+    ("assignment", _KW_NAME + r"[ \t]*(?::=|=>|==?|:)[ \t]*\r?\n[ \t]*([\"'`])([^\s\"'`]{4,200})\1", 2, "blq"),
+    ("assignment", _KW + r"(\"\"\"|\'\'\')[ \t]*([^\s\"']{4,200})[ \t]*\1", 2, "blq"),
     # A private key in base64 (kubeconfig's client-key-data; "LS0tLS1CRUdJTi" is "-----BEGIN").
     ("private-key", r"(?:client-key-data|private-key-data|key-data)[ \t]*:[ \t]*([A-Za-z0-9+/=]{20,})", 1, ""),
     ("private-key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{8,}", 0, "b"),

@@ -461,6 +461,15 @@ def converted_cases(seed: int = 60) -> list[tuple[str, str, str]]:
         ("xml-property", f'<property name="password" value="{(p := pw())}"/>', p),
         ("xml-entry", f'<entry key="db.password">{(p := pw())}</entry>', p),
         ("env-pgpass", f"export PGPASS={(p := pw())}", p),
+        # structured values (stop 37): an object under the secret's name, the value on the next
+        # line of pretty-printed JSON, a triple-quoted string
+        ("nested-object", f'{{"password": {{"value": "{(p := pw())}"}}}}', p),
+        ("nested-object", f'"db_credentials": {{"user": "app", "secret": "{(p := pw())}"}}', p),
+        ("nested-object", f'api_key = {{ plaintext = "{(p := pw())}" }}', p),
+        ("next-line-json", f'{{\n  "api_key":\n    "{(p := pw())}"\n}}', p),
+        ("next-line-json", f'"client_secret" :\n\t"{(p := pw())}",', p),
+        ("triple-quoted", f'PASSWORD = """{(p := pw())}"""', p),
+        ("triple-quoted", f"token = '''{(p := pw())}'''", p),
     ]
 
 
@@ -474,4 +483,8 @@ CONVERTED_KEEP = (
     "BYPASS=true",
     '<property name="password" value="${db.password}"/>',
     "password: |\n  ${DB_PASSWORD}",
+    '{"password": {"required": true, "minLength": 12}}',
+    '{"secret": {"name": "db-creds", "key": "password"}}',
+    '"api_key":\n  "${API_KEY}"',
+    'password = """\nSee the vault.\n"""',
 )
