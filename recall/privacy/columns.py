@@ -6,7 +6,8 @@ X. Here each line that could be a header (a label word in it, then two or more c
 ``|``, ``,``, ``;`` or a tab) is read as one; when one of its cells names a secret, that
 cell's column in the rows below it, up to the first line that is not a row of the same table,
 is a secret wherever ``masking`` would call the value plausible (not a placeholder, a word or
-a count: "see the vault", "***", "${DB_PASSWORD}" stay).
+a count: "see the vault", "***", "${DB_PASSWORD}" stay). A row with fewer cells than its header
+(converters drop empty ones) has each cell the secret could have shifted into read as it.
 
 Hand-written rather than ``csv``: the spans of the cells are needed, and a markdown table is no
 CSV. Pure standard library, and cheap on text with no label word (one regex scan).
@@ -104,11 +105,14 @@ def _rows(text: str, pos: int, sep: str, width: int, columns: list[int], plausib
             pos = end
             continue
         cells = _cells(line, start, sep) if sep in line else []
-        if not line.strip() or len(cells) != width and (sep != "|" or len(cells) < 2):
+        if not line.strip() or len(cells) < 2 or (sep != "|" and len(cells) > width):
             break
+        # A row short of cells (a converter dropped the empty ones) may have shifted the secret
+        # left: each cell it could have landed in is read as the secret's.
+        shift = max(0, width - len(cells))
         for i in columns:
-            if i < len(cells):
-                s, e = _bare(text, cells[i])
+            for j in range(max(0, i - shift), min(i, len(cells) - 1) + 1):
+                s, e = _bare(text, cells[j])
                 if e > s and not any(c.isspace() for c in text[s:e]) and plausible(text[s:e]):
                     spans.append((s, e, "column"))
         pos = end

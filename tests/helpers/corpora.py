@@ -431,6 +431,11 @@ def column_cases(seed: int = 50) -> list[tuple[str, str, str]]:
     out.append(("csv-semicolon", f"Benutzer;Kennwort\nmax;{p}", p))
     p = pw()
     out.append(("csv-ja", f"ユーザー,パスワード\nyamada,{p}", p))
+    # a converter that drops an empty cell shifts the rest left, under the wrong header
+    p = pw()
+    out.append(("md-dropped-cell", f"| Service | Note | Password |\n|---|---|---|\n| db | {p} |", p))
+    p = pw()
+    out.append(("csv-dropped-cell", f"host,user,note,password\ndb1,admin,{p}", p))
     return out
 
 
