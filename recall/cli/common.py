@@ -31,6 +31,16 @@ class UserError(click.ClickException):
         super().__init__(terminal_text(mask_secrets(message)))
 
 
+class Interrupted(UserError):
+    """Ctrl-C: one line saying what became of the work (exit 130, as a shell reports SIGINT)."""
+
+    exit_code = 130
+
+    def __init__(self) -> None:
+        super().__init__("interrupted: what was finished is kept; "
+                         "run the same command again to go on")
+
+
 def clean_errors(*extra):
     """Decorator: errors a user can fix become one ``Error: ...`` line (exit 1), no traceback.
 
@@ -55,6 +65,8 @@ def clean_errors(*extra):
                 raise UserError(str(exc)) from None
             except BrokenPipeError:
                 raise  # the reader went away (`| head`): click ends quietly; no file is wrong
+            except KeyboardInterrupt:
+                raise Interrupted() from None
             except (sqlite3.DatabaseError, OSError) as exc:
                 line = _state_error(exc)
                 if line is None and isinstance(exc, OSError):

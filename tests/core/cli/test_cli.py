@@ -184,3 +184,22 @@ def test_many_files_with_one_problem_are_a_few_warning_lines(tmp_path, recall_ho
     assert len(warnings) == 4 and all("symlink leads outside the folder" in w for w in warnings)
     assert "37 more files (the last " in warnings[-1] and "link-39.md" in warnings[-1]
     assert "added 1," in proc.stdout
+
+
+def test_ctrl_c_is_one_line_that_says_what_became_of_the_work():
+    """Ctrl-C in any command: click's bare "Aborted!" said nothing of the work; recall's commands
+    say what was kept and how to go on, and exit 130 as a shell reports SIGINT."""
+    import click
+    from click.testing import CliRunner
+
+    from recall.cli.common import fail_cleanly
+
+    @click.command()
+    @fail_cleanly
+    def slow() -> None:
+        raise KeyboardInterrupt
+
+    result = CliRunner().invoke(slow, [])
+    assert result.exit_code == 130
+    assert result.output.strip() == ("Error: interrupted: what was finished is kept; "
+                                     "run the same command again to go on")
