@@ -127,8 +127,8 @@ def calibrate(target_silence: float | None) -> None:
     shipped bank of chit-chat and off-topic messages) as messages that should get nothing.
     The thresholds that hand over the right note most often while staying silent on the
     target share of the unrelated ones (of each half of your negatives file: a batch appended
-    by another writer cannot carry the estimate alone) go to $RECALL_HOME/calibration.toml; values you set in
-    config.toml win. The daemon picks them up when it restarts (`recall stop`).
+    by another writer cannot carry the estimate alone) go to $RECALL_HOME/calibration.toml;
+    values you set in config.toml win. The daemon picks them up when it restarts (`recall stop`).
     """
     app = recall_app()
     cal = app.calibrate(target=target_silence)

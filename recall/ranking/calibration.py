@@ -299,9 +299,8 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
         pos = features(note_scores(qv, matrix, chunk_note, held), qv @ nv.T, owner)
     _save_cache(where / CACHE, cache, {n.key for n in found} | {_hash(t) for _, t in qrows})
 
-    own = [i for i, n in enumerate(found) if n.origin != "bank"]
-    few = len(own) < MIN_OWN_NEGATIVES  # the margin over chit-chat alone says little: top alone
-    neg = _negative_features(nv, own if not few else list(range(len(found))), matrix, chunk_note)
+    asked, few = target_negatives(found)
+    neg = _negative_features(nv, asked, matrix, chunk_note)
     aim = min(0.99, target + margin)
     thresholds, injected, silence = choose(pos, neg, aim, (0.0,) if few else ())
     if few:
@@ -323,6 +322,15 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
                        mode="negatives only" if pos is None else "questions+negatives",
                        top_floor=thresholds["top_floor"], gap_floor=thresholds["gap_floor"],
                        neg_weight=thresholds["neg_weight"], problems=[str(p) for p in problems])
+
+
+def target_negatives(found: Sequence[negs.Negative]) -> tuple[list[int], bool]:
+    """Which of ``found`` the silence target is met on, and whether the collection has too few
+    of its own (then all, the bank's chit-chat too, and the margin over it says little: the top
+    score alone decides)."""
+    own = [i for i, n in enumerate(found) if n.origin != "bank"]
+    few = len(own) < MIN_OWN_NEGATIVES
+    return (list(range(len(found))) if few else own), few
 
 
 def _negative_features(nv, asked: Sequence[int], matrix, chunk_note) -> Features:

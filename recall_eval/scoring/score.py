@@ -217,13 +217,11 @@ def _baseline_records(scored: list[Scored], notes: list, questions: Sequence[Que
                                 for s in scored],
         "original-rule": [make_record(s.question, s.hits, original_rule(s.question.text, s.hits, settings),
                                       note_langs) for s in scored]}
-    from recall.ranking.calibration import MIN_OWN_NEGATIVES
+    from recall.ranking.calibration import target_negatives
     from recall.ranking.negatives import collect
 
     found = collect([spec.negatives_file()])[0]
-    own = [n.text for n in found if n.origin != "bank"]
-    # as recall's own calibration: the collection's negatives where it has enough, else the bank too
-    negatives = own if len(own) >= MIN_OWN_NEGATIVES else [n.text for n in found]
+    negatives = [found[i].text for i in target_negatives(found)[0]]  # as recall's own calibration
     target = config.selector.target_silence
     queries = {str(i): q.text for i, q in enumerate(questions)}
     for base in lexical_baselines(notes):
