@@ -55,7 +55,8 @@ log = logging.getLogger("recall.watch")
 
 # A file rewritten continuously (a log, a script appending) is still indexed once a second.
 MAX_DELAY_S = 1.0
-RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout)
+RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout), doubled
+RETRY_MAX_S = 300.0  # after each failure in a row, up to this
 ROOT_CHECK_S = 1.0  # how often a quiet watcher looks whether a watched folder was made again
 WATCHED_KINDS = ("memory", "rule", "dir", "library")  # conversations come from transcripts: `recall index`
 
@@ -127,6 +128,7 @@ class Watcher:
         self._first = self._last = 0.0
         self._busy = False
         self._stopping = False
+        self._failures = 0  # batches failed in a row: the wait before the next try doubles
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -252,12 +254,17 @@ class Watcher:
         result = None
         try:
             result = self._process(indexer, paths, dirs)
-        except Exception:
+            self._failures = 0
+        except Exception as exc:
             # One bad batch must not stop the watcher. Typical cause: the database stayed
-            # locked by a long `recall index`. Queue the batch again and retry later.
-            log.exception("re-indexing failed; retrying in %.0f s", RETRY_S)
+            # locked by a long `recall index`. Queue the batch again and retry later, waiting
+            # twice as long after each failure in a row; the stack is logged once per streak.
+            wait = min(RETRY_S * 2 ** self._failures, RETRY_MAX_S)
+            log.error("re-indexing failed (%s); retrying in %.0f s", type(exc).__name__, wait,
+                      exc_info=self._failures == 0)
+            self._failures += 1
             with self._cond:
-                self._cond.wait_for(lambda: self._stopping, RETRY_S)
+                self._cond.wait_for(lambda: self._stopping, wait)
             self._queue(list(paths), list(dirs))
         finally:
             with self._cond:

@@ -20,8 +20,11 @@ SNIPPET_CHARS = 240
 @click.option("--repo", help="Search one other project's notes and titles (its folder name).")
 @click.option("--all", "everything", is_flag=True, help="Search every project, not just this one.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--for-agent", is_flag=True, help="Print JSON for an agent to read: every string one line of plain "
+                                                "text, no markup, as the MCP tool recall_search answers.")
 @fail_cleanly
-def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, as_json: bool) -> None:
+def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, as_json: bool,
+           for_agent: bool) -> None:
     """Search for WORDS and list the best matches, whatever the hook would say.
 
     Unlike `recall query` (what the hook would hand over, or nothing), this always lists
@@ -37,9 +40,14 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     scope = Scope.from_flags(Path.cwd(), repo, everything, library=True)
     res = app.query(text, scope, k_notes=k, search_short=True, typed=True)
     rows = [_row(app, rank, h, text) for rank, h in enumerate(res.hits[:k], 1)]
+    found = {"model": app.embedder.model_id, "query_chars": len(text), "results": rows}
+    if for_agent:  # a document's text cannot pose as markup or a new line to the agent (the plugin's fallback)
+        from recall.privacy.safetext import agent_json
+
+        say(json.dumps(agent_json(found), ensure_ascii=False))
+        return
     if as_json:  # terminal-safe: control characters escaped as JSON spells them, still valid JSON
-        say(json.dumps({"model": app.embedder.model_id, "query_chars": len(text), "results": rows},
-                       ensure_ascii=False, indent=2))
+        say(json.dumps(found, ensure_ascii=False, indent=2))
         return
     if not rows:
         say("(nothing indexed matches: run `recall index DIR` first, or widen with --all)", err=True)

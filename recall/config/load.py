@@ -16,7 +16,11 @@ from typing import Any
 
 from recall.config import snapshot
 from recall.config.settings import PACKAGED, THRESHOLD_KEYS, ConfigError, Settings, parse, record_origin
-from recall.privacy.paths import recall_home, user_config_path
+from recall.privacy.paths import NotAFile, read_regular, recall_home, user_config_path
+
+# A config file is a few dozen settings; a larger one is refused before it is parsed (a
+# 10 MB file held the hook that reloads the settings for 3 s).
+MAX_CONFIG_BYTES = 1_000_000
 
 
 def packaged_config_text() -> str:
@@ -45,11 +49,24 @@ def _merge(base: dict, over: dict, origin: str, origins: dict[tuple[str, ...], s
 
 
 def _read(path: Path) -> dict:
+    """The user's config.toml: one ``ConfigError`` line for a file recall cannot take (not TOML,
+    nested past the parser's depth, over MAX_CONFIG_BYTES, or a pipe, socket or folder where
+    the file goes: read without blocking, so no command and no hook hangs on it)."""
+    aside = "or move the file aside to use the defaults (`recall config` then shows the settings in effect)"
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        raw, size = read_regular(path, MAX_CONFIG_BYTES + 1)
+    except NotAFile as exc:
+        raise ConfigError(f"{path} is {exc}, not a file; remove it (`rm {path}`) to use the defaults, "
+                          "or write your settings there") from None
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} is {size:,} bytes, over the {MAX_CONFIG_BYTES // 1_000_000} MB a config "
+                          f"file may be; keep only your settings there, {aside}")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line, or move the file aside "
-                          "to use the defaults (`recall config` then shows the settings in effect)") from exc
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line, {aside}") from exc
+    except RecursionError:
+        raise ConfigError(f"{path} is not valid TOML (arrays or tables nested too deeply); fix it, {aside}") from None
 
 
 def _packaged_layer() -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
@@ -107,8 +124,8 @@ def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
     ignored, and a damaged file is ignored as a whole (the next ``recall calibrate``
     rewrites it) rather than breaking every command."""
     try:
-        tables = tomllib.loads(path.read_text(encoding="utf-8")).get("thresholds", {})
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        tables = tomllib.loads(read_regular(path, MAX_CONFIG_BYTES)[0].decode("utf-8")).get("thresholds", {})
+    except (OSError, NotAFile, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(tables, dict):
         return None

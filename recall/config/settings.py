@@ -76,6 +76,8 @@ class DocumentsSettings:
     recordings: bool
     frame_every_s: float
     library_per_message: bool
+    convert_max_mb: float
+    convert_timeout_s: float
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall import __version__
-from recall.privacy.paths import ensure_private_dir, private_open, recall_home, user_config_path
+from recall.privacy.paths import NotAFile, ensure_private_dir, private_open, read_regular, recall_home, user_config_path
+
+MAX_SNAPSHOT_BYTES = 1_000_000  # the hook's few settings are ~1 KB
 
 if TYPE_CHECKING:
     from recall.config.settings import Settings
@@ -65,10 +67,10 @@ def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
         if not create and not path.parent.is_dir():
             return
         try:
-            if json.loads(path.read_text(encoding="utf-8")) == data and _trusted(path):
+            if json.loads(read_regular(path, MAX_SNAPSHOT_BYTES)[0]) == data and _trusted(path):
                 return
-        except (OSError, ValueError):
-            pass
+        except (OSError, NotAFile, ValueError, RecursionError):
+            pass  # written anew below (a pipe there is replaced by the file)
         ensure_private_dir(path.parent)
         # pid + thread: unique between processes and between the MCP server's threads
         tmp = path.with_name(f".{NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -96,8 +98,7 @@ def read(stale_ok: bool = False) -> dict[str, Any] | None:
     ``stale_ok``) made from another state of the config file than the one there now."""
     path = snapshot_path()
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(read_regular(path, MAX_SNAPSHOT_BYTES)[0])  # a pipe there must not hold the hook
         if not _trusted(path):
             return None
         settings = data["settings"]
@@ -107,5 +108,5 @@ def read(stale_ok: bool = False) -> dict[str, Any] | None:
                 and isinstance(settings["skip"], list) and isinstance(settings["skip_tags"], list)):
             return None
         return settings
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, NotAFile, ValueError, KeyError, TypeError, RecursionError):
         return None

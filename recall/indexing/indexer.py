@@ -187,6 +187,8 @@ def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (
     if note.segments is not None:  # which page, slide, section or time range each chunk is
         doc = document_chunks(note, cfg)
         record.extra["locations"] = doc.locations
+        if doc.truncated:  # said by sync_notes: the rest of a long document is not searchable
+            record.extra["cut_at"] = doc.cut_at
         chunks = [Chunk(t, text_hash(t), "text") for t in doc.texts]
     else:
         chunks = [Chunk(t, h, "text") for t, h in note_chunks(note, cfg)]
@@ -295,6 +297,10 @@ class Indexer:
                 stats.unchanged += 1
                 continue
             record, chunks = prepare_note(note, self.cfg, asked, restated, questions)
+            if "cut_at" in record.extra:
+                cap = note.max_chunks or self.cfg.max_chunks
+                stats.problems.append(Problem(note.path, f"past [documents] max_chunks ({cap}): from "
+                                                         f"{record.extra['cut_at'] or 'its middle'} on, not indexed"))
             if with_media and note.type in MEDIA_TYPES:
                 chunks, found = media_of(note, record, chunks)
                 media.update(found)

@@ -38,7 +38,7 @@ from typing import Any
 
 from recall.errors import RecallError
 from recall.privacy import trust
-from recall.privacy.paths import FILE_MODE, ensure_private_dir, run_dir
+from recall.privacy.paths import FILE_MODE, NotAFile, ensure_private_dir, read_regular, run_dir
 
 SOCKET_NAME = "daemon.sock"
 STATUS_NAME = "daemon.json"
@@ -52,6 +52,7 @@ PROTOCOL = 1
 # A reply holds at most ~2 KB of context plus a ranked list; 1 MiB is a generous cap
 # that still stops a runaway peer from filling memory.
 MAX_REPLY_BYTES = 1 << 20
+MAX_STATUS_BYTES = 1 << 16  # daemon.json and the secret: a few hundred bytes
 # The most of a message a request carries: the one cut before the daemon (the hook and the MCP
 # tool send the message as it is; the daemon cuts it to the model's window, QUERY_CHARS_MAX).
 # A pasted megabyte stays off the socket, and at 6 bytes per character (JSON's \uXXXX) a
@@ -136,9 +137,9 @@ def read_status() -> dict | None:
         check_run_dir()
     except DaemonUnavailable:
         return None
-    try:
-        data = json.loads(status_path().read_bytes())
-    except (OSError, ValueError):
+    try:  # read without blocking: a pipe planted there (or left by a fault) must not hold the hook
+        data = json.loads(read_regular(status_path(), MAX_STATUS_BYTES)[0])
+    except (OSError, NotAFile, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not pid_alive(data.get("pid")):
         return None
@@ -210,8 +211,8 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -
     secret = nonce = None
     if status.get("transport") == "tcp":
         try:
-            secret = secret_path().read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError) as exc:
+            secret = read_regular(secret_path(), MAX_STATUS_BYTES)[0].decode("ascii").strip()
+        except (OSError, NotAFile, UnicodeDecodeError) as exc:
             raise DaemonUnavailable("no secret file") from exc
         nonce = os.urandom(16).hex()
         msg["secret"], msg["nonce"] = secret, nonce
@@ -391,7 +392,7 @@ def lock_holder() -> int | None:
     except DaemonUnavailable:
         return None
     try:
-        fd = os.open(lock_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(lock_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:

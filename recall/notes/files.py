@@ -15,7 +15,6 @@ import errno
 import hashlib
 import os
 import re
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ import yaml
 
 from recall.notes.problems import Problem
 from recall.privacy.masking import MASK, mask_path, mask_secrets
+from recall.privacy.paths import NotAFile, read_regular
 
 # libyaml's parser is ~10x faster than the pure-Python one; fall back where it is absent.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -112,7 +112,9 @@ def _parse_header(header: str) -> tuple[object, str | None]:
         return None, "broken front matter (a value that cannot be read)"
 
 
-_HEADER_LINE = re.compile(r"(name|description|type):[ \t]*([^\s\[{&*!|>#][^\n]*?)[ \t]*(?:\r?\n|$)")
+# The value runs to the line's end; its trailing white space is cut after the match (a lazy
+# value before "[ \t]*$" took quadratic time on a long run of spaces: 40 KB, 44 s).
+_HEADER_LINE = re.compile(r"(name|description|type):[ \t]*+([^\s\[{&*!|>#][^\n]*)")
 
 
 def _header_lines(lines: list[str]) -> dict[str, str]:
@@ -124,7 +126,7 @@ def _header_lines(lines: list[str]) -> dict[str, str]:
             break
         m = _HEADER_LINE.match(line.lstrip("\t") if line.startswith("\t") else line)
         if m and m.group(1) not in found:
-            value = m.group(2)
+            value = m.group(2).rstrip(" \t\r")
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
             found[m.group(1)] = value.strip()
@@ -228,7 +230,7 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
     problems: list[Problem] = []
     try:
         raw, size = _read_regular(path)
-    except _NotAFile as exc:
+    except NotAFile as exc:
         return None, [Problem(shown_path(path), f"{exc}; skipped")]
     except OSError as exc:
         return None, [Problem(shown_path(path), f"unreadable ({exc.strerror or exc}); skipped")]
@@ -250,31 +252,9 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
     return note, problems
 
 
-class _NotAFile(Exception):
-    pass
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
-                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def _read_regular(path: Path) -> tuple[bytes, int]:
-    """The first MAX_NOTE_BYTES of a regular file and its size. Anything else (a named
-    pipe, a socket, a device) is refused before it is opened, and opened non-blocking so
-    that one swapped in meanwhile cannot hang the read."""
-    st = path.stat()
-    if not stat.S_ISREG(st.st_mode):
-        raise _NotAFile(_kind(st.st_mode))
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _NotAFile(_kind(st.st_mode))
-        return fh.read(MAX_NOTE_BYTES), st.st_size
+    """The first MAX_NOTE_BYTES of a regular file and its size (``paths.read_regular``)."""
+    return read_regular(path, MAX_NOTE_BYTES)
 
 
 def is_note_name(fname: str) -> bool:
@@ -296,9 +276,8 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
             if not is_note_name(fname):
                 continue
             path = Path(dirpath) / fname
-            if not _utf8_name(str(path.relative_to(folder))):  # undecodable bytes: no key to store it under
-                yield None, Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; rename "
-                                    "it to a UTF-8 name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
+            if (bad := name_problem(path, folder)) is not None:
+                yield None, bad
                 continue
             if path.is_symlink():
                 try:
@@ -312,6 +291,15 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
                     yield None, Problem(shown_path(path), "symlink leads outside the folder; skipped")
                     continue
             yield path, None
+
+
+def name_problem(path: Path, folder: Path) -> Problem | None:
+    """One line for a file whose name or folder under ``folder`` is not valid UTF-8 (undecodable
+    bytes: no key to store it under, no JSON line or terminal to show it in); else None."""
+    if _utf8_name(str(path.relative_to(folder))):
+        return None
+    return Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; rename it to a UTF-8 "
+                   "name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
 
 
 def _utf8_name(name: str) -> bool:

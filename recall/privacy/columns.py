@@ -3,7 +3,8 @@
 ``| Service | User | Password |`` then ``| db | admin | X |``: no row says "password", the
 column's header does, so the rules of ``masking`` (which read a label beside its value) miss
 X. Here each line that could be a header (a label word in it, then two or more cells split by
-``|``, ``,``, ``;`` or a tab) is read as one; when one of its cells names a secret, that
+``|``, ``,``, ``;``, a tab, or two or more spaces: an aligned plain-text table, as a PDF's text
+layer, ``psql`` or ``column -t`` print one) is read as one; when one of its cells names a secret, that
 cell's column in the rows below it, up to the first line that is not a row of the same table,
 is a secret wherever ``masking`` would call the value plausible (not a placeholder, a word or
 a count: "see the vault", "***", "${DB_PASSWORD}" stay). A row with fewer cells than its header
@@ -30,12 +31,18 @@ _WORD = re.compile(r"pass|pw|secret|key|token|credential|パスワード|暗証�
                    r"|contraseña|пароль")
 _SEPARATOR_ROW = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*(?::?-{2,}:?[ \t]*)?$")
 _CELL_MAX = 60  # a header cell is a label, not a sentence
+ALIGNED = "  "  # the separator of an aligned table: two or more spaces
+_ALIGNED_CELL = re.compile(r"\S+(?: \S+)*")
+_SEPARATORS = ("|", ",", ";", "\t", ALIGNED)
 Span = tuple[int, int, str]
 
 
 def _cells(line: str, at: int, sep: str) -> list[tuple[int, int]]:
     """(start, end) in the text of each cell of ``line`` (which starts at ``at``), split at
-    ``sep`` outside double quotes; a markdown row's outer pipes open and close no cell."""
+    ``sep`` outside double quotes; a markdown row's outer pipes open and close no cell. With
+    ``ALIGNED``, a cell is a run of words one space apart."""
+    if sep == ALIGNED:
+        return [(at + m.start(), at + m.end()) for m in _ALIGNED_CELL.finditer(line)]
     cells, start, quoted = [], 0, False
     for i, c in enumerate(line):
         if c == '"':
@@ -81,7 +88,7 @@ def column_spans(text: str, low: str, plausible: Callable[[str], bool]) -> list[
         end = text.find("\n", m.start())
         end = len(text) if end < 0 else end
         done = end
-        for sep in "|,;\t":
+        for sep in _SEPARATORS:
             if sep not in text[head:end]:
                 continue
             cells = _cells(text[head:end], head, sep)

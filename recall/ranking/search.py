@@ -6,6 +6,7 @@ Which notes a question may see is its ``Scope`` (``recall.ranking.scope``).
 
 from __future__ import annotations
 
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,9 +76,9 @@ class Searcher:
         path = self._negatives_file()
         try:
             st = path.stat()
-            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+            stamp: tuple | None = (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
         except OSError:
-            stamp = None
+            stamp = None  # absent, or not a file (a pipe would hold numpy's read): no negatives
         if stamp == self._negatives_stamp:
             return False
         self._negatives_stamp = stamp

@@ -9,7 +9,10 @@ import sqlite3
 import time
 from pathlib import Path
 
+from recall.privacy.paths import NotAFile, not_a_file, read_regular
 from recall.store.sqlite import check_store
+
+MAX_META_BYTES = 1 << 30  # a generation's meta.json: its notes' records (a few MB for thousands)
 
 
 def set_aside(path: Path) -> tuple[Path | None, list[tuple[str, str, str | None]]]:
@@ -32,6 +35,8 @@ def salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
     beside it (meta.json names each note's source)."""
     found: dict[tuple[str, str], str | None] = {}
     try:
+        if not_a_file(path):  # a pipe where the store was: nothing to read from it
+            raise sqlite3.DatabaseError
         con = sqlite3.connect(str(path), timeout=5)
         try:
             for k, r, p in con.execute("SELECT kind, root, project FROM sources"):
@@ -51,9 +56,9 @@ def index_sources(home: Path) -> list[tuple[str, str, str | None]]:
     found: dict[tuple[str, str], str | None] = {}
     for meta in sorted((home / "index").glob("*/gen-*/meta.json")):
         try:
-            for note in json.loads(meta.read_text(encoding="utf-8"))["notes"]:
+            for note in json.loads(read_regular(meta, MAX_META_BYTES)[0])["notes"]:
                 found.setdefault((str(note["kind"]), str(note["root"])), note.get("project"))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, NotAFile, ValueError, KeyError, TypeError, RecursionError):
             continue
     return [(k, r, p) for (k, r), p in found.items()]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.errors import DiskFull, StoreDamaged, is_disk_full
-from recall.privacy.paths import FILE_MODE, ensure_private_dir
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, not_a_file
 from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, mask_note
 from recall.store.schema import MIGRATIONS
 
@@ -50,6 +50,8 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         ensure_private_dir(path.parent)
+        if why := not_a_file(path):  # SQLite would wait forever on a pipe there
+            raise StoreDamaged(path, why)
         if not path.exists():
             # Create it 0600 before SQLite opens it: the notes are the user's only.
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
@@ -369,6 +371,8 @@ def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
 
 def check_store(path: Path) -> str | None:
     """Why the store file at ``path`` is damaged (SQLite's quick check), or None if sound."""
+    if why := not_a_file(path):
+        return why
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
         try:

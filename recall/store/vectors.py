@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import DiskFull, IndexDamaged, is_disk_full
-from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, recall_home
+from recall.privacy.paths import (
+    FILE_MODE,
+    NotAFile,
+    ensure_private_dir,
+    not_a_file,
+    private_open,
+    read_regular,
+    recall_home,
+)
 from recall.store.sqlite import Store
 
 if TYPE_CHECKING:
@@ -39,6 +47,7 @@ HNSW_M = 32
 # is rounded to 11 bits and the vectors have unit length (a store contract's tolerance).
 COSINE_ERROR_MAX = 2.0 ** -11
 KEEP_GENERATIONS = 2
+GENERATION_FILES = ("index.faiss", "meta.json", "lexical.npz", "headers.npy")  # what a reader opens
 
 
 def slug(model_id: str) -> str:
@@ -220,12 +229,13 @@ def read_current(root: Path, strict: bool = False) -> int | None:
     """The live generation's number; None when there is none yet. A ``current`` file that
     names no generation is None, or with ``strict`` raises ``IndexDamaged``."""
     try:
-        raw = (root / "current").read_bytes()
+        raw = read_regular(root / "current", 64)[0]
     except FileNotFoundError:
         return None
-    except OSError as exc:
+    except (OSError, NotAFile) as exc:
         if strict:
-            raise IndexDamaged(root / "current", exc.strerror or str(exc)) from exc
+            detail = f"{exc}, not a file" if isinstance(exc, NotAFile) else exc.strerror or str(exc)
+            raise IndexDamaged(root / "current", detail) from exc
         return None
     m = re.fullmatch(rb"gen-(\d+)", raw.strip())
     if m is None:
@@ -281,6 +291,10 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
         raise IndexDamaged(gen_dir.parent / "current", f"names {gen_dir.name}, which is missing")
     path = gen_dir / "index.faiss"
     try:
+        for path in (gen_dir / name for name in GENERATION_FILES):  # a pipe there would hang the reader
+            if why := not_a_file(path):
+                raise IndexDamaged(path, why)
+        path = gen_dir / "index.faiss"
         index = faiss.read_index(str(path))
         path = gen_dir / "meta.json"
         meta = json.loads(path.read_text(encoding="utf-8"))
@@ -312,6 +326,8 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             headers = np.load(path, allow_pickle=False)
             if headers.ndim != 2 or headers.shape[0] != len(notes) or headers.shape[1] != index.d:
                 raise ValueError("its headers do not match the notes")
+    except IndexDamaged:
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
         if isinstance(exc, OSError) and exc.strerror:
             detail = exc.strerror

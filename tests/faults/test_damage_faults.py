@@ -70,6 +70,12 @@ def garbage(path: Path) -> None:
     path.write_bytes(b"\x00\x13not what it was\xff" * 5)
 
 
+def pipe(path: Path) -> None:
+    """A named pipe where recall keeps a file: opened blocking, it held every reader forever."""
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+
+
 # --- damaged files ---------------------------------------------------------------------------------
 
 
@@ -106,12 +112,16 @@ def test_damaged_files_of_each_kind_get_one_line_and_the_repair_works(probe, rec
          "search index is damaged"),
         ("index.faiss dimension", _other_dimension, "search index is damaged"),
         ("recall.db", lambda h: truncate(h / "recall.db"), "note store is damaged"),
+        ("index.faiss a pipe", lambda h: pipe(current_gen(h) / "index.faiss"), "search index is damaged"),
+        ("current a pipe", lambda h: pipe(h / "index" / HASH_DIR / "current"), "search index is damaged"),
+        ("recall.db a pipe", lambda h: pipe(h / "recall.db"), "note store is damaged"),
     ]
     for name, damage, words in kinds:
         damage(recall_home)
         probe.add(faults=1)
-        asks = [("query", "--all", "feature flags")] if name != "recall.db" else [("status",)]
-        asks += [("serve", "--wait", "60")] if name != "recall.db" else [("index", "-q", str(SAMPLE_NOTES))]
+        store = name.startswith("recall.db")
+        asks = [("query", "--all", "feature flags")] if not store else [("status",)]
+        asks += [("serve", "--wait", "60")] if not store else [("index", "-q", str(SAMPLE_NOTES))]
         for args in asks:
             t0 = time.monotonic()
             one_line(recall(*args), words, "recall index --rebuild")
@@ -121,12 +131,20 @@ def test_damaged_files_of_each_kind_get_one_line_and_the_repair_works(probe, rec
         assert finds("feature-flags-unleash"), name
         probe.add(survived=1, inputs=len(asks) + 1)
 
-    (recall_home / "config.toml").write_text("[daemon\nidle_exit_hours = 1\n")
-    probe.add(faults=1)
-    for args in (("serve", "--foreground"), ("query", "feature flags unleash"), ("status",)):
-        one_line(recall(*args, timeout=60), "config.toml is not valid TOML", "line 1")
-    write_config(recall_home)  # the repair: a valid file
-    probe.add(survived=1, inputs=3)
+    config = recall_home / "config.toml"
+    for damage, words in ((lambda: config.write_text("[daemon\nidle_exit_hours = 1\n"), ("not valid TOML", "line 1")),
+                          (lambda: config.write_text("x = " + "[" * 1000 + "]" * 1000 + "\n"), ("nested too deeply",)),
+                          (lambda: config.write_text("# padding\n" * 200_000), ("over the 1 MB",)),
+                          (lambda: pipe(config), ("a named pipe", "rm "))):
+        damage()
+        probe.add(faults=1)
+        for args in (("serve", "--foreground"), ("query", "feature flags unleash"), ("status",)):
+            one_line(recall(*args, timeout=60), "config.toml", *words)
+        proc, wall = hook(MATCHING)  # silent, and never held by the file
+        assert proc.returncode == 0 and not proc.stdout and wall < 5.0
+        config.unlink()
+        write_config(recall_home)  # the repair: a valid file
+        probe.add(survived=1, inputs=4)
 
     # Then the daemon: started after the repairs, the next hook answers within its budget.
     t_fixed = time.monotonic()

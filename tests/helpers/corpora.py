@@ -282,6 +282,8 @@ def spelling_cases(seed: int = 35) -> list[tuple[str, str, str]]:
         ("qualified", f"Password (prod): {(p := pw())}", p),
         ("qualified", f"Password for prod: {(p := pw())}", p),
         ("qualified", f"the password for prod is {(p := pw())}", p),
+        ("qualified", f"password for the demo VM is {(p := pw())}", p),
+        ("qualified", f"Password for the staging box: {(p := pw())}", p),
         ("passcode", f"Passcode: {(p := pw())}", p),
         ("later-line", f"Password\n\n\n{(p := pw())}", p),
         ("ocr", f"Password {(p := pw())}", p),
@@ -436,6 +438,10 @@ def column_cases(seed: int = 50) -> list[tuple[str, str, str]]:
     out.append(("md-dropped-cell", f"| Service | Note | Password |\n|---|---|---|\n| db | {p} |", p))
     p = pw()
     out.append(("csv-dropped-cell", f"host,user,note,password\ndb1,admin,{p}", p))
+    # an aligned plain-text table: a PDF's text layer, psql, `column -t`
+    p, q = pw(), pw()
+    aligned = f"Service        User      Password\npostgres       admin     {p}\nredis          default   {q}"
+    out += [("aligned", aligned, p), ("aligned-2", aligned, q)]
     return out
 
 

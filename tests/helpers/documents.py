@@ -33,15 +33,20 @@ def make_pdf(path: Path, pages: list[str], title: str = "") -> Path:
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
     assert font_obj == len(head)
     every = [*head, *objs, info]
+    return _write_pdf(path, every, f" /Info {len(every)} 0 R")
+
+
+def _write_pdf(path: Path, objects: list[bytes], trailer: str = "") -> Path:
+    """``objects`` (1 is the catalog) as a PDF file with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
-    for n, body in enumerate(every, 1):
+    for n, body in enumerate(objects, 1):
         offsets.append(len(out))
         out += f"{n} 0 obj\n".encode() + body + b"\nendobj\n"
     xref = len(out)
-    out += f"xref\n0 {len(every) + 1}\n0000000000 65535 f \n".encode()
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += (f"trailer\n<< /Size {len(every) + 1} /Root 1 0 R /Info {len(every)} 0 R >>\n"
+    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{trailer} >>\n"
             f"startxref\n{xref}\n%%EOF\n").encode()
     path.write_bytes(bytes(out))
     return path
@@ -152,4 +157,38 @@ def make_screenshot(path: Path, lines: list[str], font: str | None = None, size:
         draw.text((40, y), line, fill=(20, 20, 20), font=face)
         y += int(font_px * 1.8)
     img.save(path)
+    return path
+
+
+# --- files made to take a converter down (tests/core/notes/test_hostile_documents.py) ---------
+
+
+def make_flate_bomb_pdf(path: Path, mb: int = 80) -> Path:
+    """A one-page PDF whose compressed page stream inflates to ``mb`` MB of spaces (~80 KB on disk)."""
+    import zlib
+
+    squeeze = zlib.compressobj(9)
+    data = b"".join(squeeze.compress(b" " * (1 << 20)) for _ in range(mb)) + squeeze.flush()
+    every = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+             f"<< /Length {len(data)} /Filter /FlateDecode >>\nstream\n".encode() + data + b"\nendstream"]
+    return _write_pdf(path, every)
+
+
+def make_zip_bomb_docx(path: Path, mb: int = 120) -> Path:
+    """A real DOCX whose document.xml carries ``mb`` MB of spaces (~120 KB on disk)."""
+    source = make_docx(path.with_suffix(".src.docx"), "Memo", [("Body", "hello")])
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename != "word/document.xml":
+                zout.writestr(item.filename, data)
+                continue
+            with zout.open(item.filename, "w", force_zip64=True) as fh:
+                cut = data.rindex(b"</w:body>")
+                fh.write(data[:cut])
+                for _ in range(mb):
+                    fh.write(b" " * (1 << 20))
+                fh.write(data[cut:])
+    source.unlink()
     return path

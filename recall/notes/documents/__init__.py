@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
-from recall.notes.files import INDEX_FILE, Note, _kind, _NotAFile
+from recall.notes.documents.isolated import Converter
+from recall.notes.files import INDEX_FILE, Note, name_problem
 from recall.notes.problems import Problem
+from recall.privacy.paths import NotAFile, file_kind
 
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings
@@ -41,6 +43,8 @@ SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
 LIBRARY = "library"  # the source kind of mirrored repositories' docs: searched on request
 # (unchanged?) path, id, content hash -> True when the store already has these bytes
 Unchanged = Callable[[str, str, str], bool]
+# path, note type, format, frame_every_s -> its text (``isolated.Converter``)
+Convert = Callable[[Path, str, str, float], Extracted]
 
 
 def format_of(path: Path, opts: DocumentsSettings, source_kind: str = "dir") -> tuple[str, str] | None:
@@ -112,29 +116,38 @@ def content_key(digest: str, fmt: str, opts: DocumentsSettings) -> str:
 
 
 def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: str = "dir",
-                  unchanged: Unchanged | None = None) -> tuple[Note | None, list[Problem]]:
-    """One file as a note with located segments; (None, [one line]) when it cannot be read."""
+                  unchanged: Unchanged | None = None,
+                  convert: Convert | None = None) -> tuple[Note | None, list[Problem]]:
+    """One file as a note with located segments; (None, [one line]) when it cannot be read.
+    ``convert``: the child process that converts (``isolated.Converter``); one is started
+    for this file when None."""
     kind_fmt = format_of(path, opts, source_kind)
     if kind_fmt is None:
         return None, []
     note_type, fmt = kind_fmt
+    if path.is_relative_to(root) and (bad := name_problem(path, root)) is not None:
+        return None, [bad]
     rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
     try:
         st = path.stat()
         if not path.is_file():
-            raise _NotAFile(_kind(st.st_mode))
+            raise NotAFile(file_kind(st.st_mode))
         if st.st_size > opts.max_file_mb * 1_000_000:
             return None, [Problem(str(path), f"{st.st_size / 1e6:,.0f} MB, over [documents] max_file_mb "
                                              f"({opts.max_file_mb:g}); skipped")]
         key = content_key(file_digest(path), fmt, opts)
-    except _NotAFile as exc:
+    except NotAFile as exc:
         return None, [Problem(str(path), f"{exc}; skipped")]
     except OSError as exc:
         return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
     if unchanged is not None and unchanged(str(path), rel, key):
         return Note(rel, str(path), "", "", note_type, "", key, unchanged=True), []
     try:
-        got = _extract(path, note_type, fmt, opts)
+        if convert is None:
+            with Converter(opts.convert_max_mb, opts.convert_timeout_s) as convert:
+                got = convert(path, note_type, fmt, opts.frame_every_s)
+        else:
+            got = convert(path, note_type, fmt, opts.frame_every_s)
     except Unreadable as exc:
         return None, [Problem(str(path), str(exc))]
     except ImportError as exc:
@@ -158,7 +171,9 @@ def read_if_document(path: Path, root: Path, opts: DocumentsSettings,
     return read_document(path, root, opts, source_kind)
 
 
-def _extract(path: Path, note_type: str, fmt: str, opts: DocumentsSettings) -> Extracted:
+def extract_as(path: Path, note_type: str, fmt: str, frame_every_s: float) -> Extracted:
+    """The located text of a file of ``format_of``'s kind, in this process (the child of
+    ``isolated.Converter`` calls it)."""
     if note_type == "image":
         from recall.notes.documents.images import extract_image
 
@@ -166,7 +181,7 @@ def _extract(path: Path, note_type: str, fmt: str, opts: DocumentsSettings) -> E
     if note_type == "recording":
         from recall.notes.documents.recordings import extract_recording
 
-        return extract_recording(path, fmt, opts.frame_every_s)
+        return extract_recording(path, fmt, frame_every_s)
     return extract(path, fmt)
 
 
@@ -193,12 +208,13 @@ def read_documents(root: Path, opts: DocumentsSettings, source_kind: str = "dir"
     problems: list[Problem] = []
     if not opts.enabled:
         return notes, problems
-    for item in iter_document_files(root, opts, source_kind):
-        if isinstance(item, Problem):
-            problems.append(item)
-            continue
-        note, found = read_document(item, root, opts, source_kind, unchanged)
-        problems.extend(found)
-        if note is not None:
-            notes.append(note)
+    with Converter(opts.convert_max_mb, opts.convert_timeout_s) as convert:
+        for item in iter_document_files(root, opts, source_kind):
+            if isinstance(item, Problem):
+                problems.append(item)
+                continue
+            note, found = read_document(item, root, opts, source_kind, unchanged, convert)
+            problems.extend(found)
+            if note is not None:
+                notes.append(note)
     return notes, problems

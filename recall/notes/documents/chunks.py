@@ -24,6 +24,7 @@ class Chunked:
     texts: list[str]
     locations: list[str]  # one per text
     truncated: bool = False
+    cut_at: str = ""  # where the first piece left out came from, when truncated ("p. 254")
 
 
 def _merge(segments: Sequence[tuple[str, str]], chars: int) -> list[tuple[str, str]]:
@@ -70,7 +71,7 @@ def document_chunks(name: str, description: str, segments: Sequence[tuple[str, s
         head = f"{name} · {loc}" if loc else name
         for piece in pieces(text, cfg.chars, cfg.overlap):
             if len(texts) == cfg.max_chunks:
-                return Chunked(texts, locs, truncated=True)
+                return Chunked(texts, locs, truncated=True, cut_at=loc)
             texts.append(f"{head}\n{piece}")
             locs.append(loc)
     if not texts:  # nothing but a title (an image without text: its file name)

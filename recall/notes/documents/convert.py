@@ -49,7 +49,11 @@ def extract(path: Path, fmt: str) -> Extracted:
     if fmt == "pdf":
         return _pdf(path)
     if fmt in ("text", "markdown"):
-        text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+        raw = path.read_bytes()
+        head = raw[:8192].decode("utf-8", errors="replace")
+        if "\x00" in head or head.count("\ufffd") > len(head) // 10:  # as a note's reader says it
+            raise Unreadable("binary file; skipped")
+        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
         return Extracted(fmt, first_heading(text) if fmt == "markdown" else "", sections(text))
     return _office(path, fmt)
 
@@ -58,7 +62,7 @@ def _pdf(path: Path) -> Extracted:
     import logging
 
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PdfReadError, PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings on damaged files: our one line says it
     try:
@@ -76,7 +80,7 @@ def _pdf(path: Path) -> Extracted:
                 empty.append(n)
     except Unreadable:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise Unreadable(f"not a PDF pypdf can read ({_first_line(exc)}); skipped") from exc
     notes = [f"{len(empty)} page(s) without a text layer (scanned?) not indexed: p. {_ranges(empty)}"] if empty else []
     return Extracted("pdf", title, segments, notes)
@@ -90,11 +94,12 @@ def _office(path: Path, fmt: str) -> Extracted:
     converter = {"docx": c.DocxConverter, "pptx": c.PptxConverter, "xlsx": c.XlsxConverter,
                  "html": c.HtmlConverter, "epub": c.EpubConverter}[fmt]()
     info = StreamInfo(extension=path.suffix.lower(), filename=path.name, local_path=str(path))
+    _check_unpacked(path, fmt)
     try:
         with path.open("rb") as fh:
             result = converter.convert(fh, info)
     except Exception as exc:  # noqa: BLE001 - each library raises its own (zipfile, lxml, KeyError...)
-        raise Unreadable(f"not a {fmt.upper()} file markitdown can read ({_first_line(exc)}); skipped") from exc
+        raise Unreadable(f"not {_a(fmt.upper())} file markitdown can read ({_first_line(exc)}); skipped") from exc
     text = result.markdown or ""
     if fmt == "pptx":
         segs = _split_on(text, re.compile(r"<!-- Slide number: (\d+) -->"), "slide {}")
@@ -106,6 +111,30 @@ def _office(path: Path, fmt: str) -> Extracted:
         segs = sections(text)
     title = (result.title or "").strip() or first_heading(text)
     return Extracted(fmt, title, segs)
+
+
+# A DOCX, PPTX, XLSX or EPUB (a zip) that unpacks to more than this many times its size,
+# and to over UNPACKED_MB, is a zip bomb, not a document: its XML compresses ~10x.
+UNPACK_RATIO, UNPACKED_MB = 50, 100
+
+
+def _check_unpacked(path: Path, fmt: str) -> None:
+    """``Unreadable`` for a zip bomb, found from the zip's directory before anything unpacks."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            unpacked = sum(i.file_size for i in z.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return  # not a zip (HTML) or a damaged one: markitdown says what is wrong with it
+    packed = max(1, path.stat().st_size)
+    if unpacked > UNPACKED_MB * 1_000_000 and unpacked > UNPACK_RATIO * packed:
+        raise Unreadable(f"unpacks to {unpacked / 1e6:,.0f} MB from {packed / 1e6:,.1f} MB (a zip bomb?); skipped")
+
+
+def _a(word: str) -> str:
+    """"a" or "an" before a format's name as it is read aloud ("an EPUB", "an XLSX", "a DOCX")."""
+    return f"an {word}" if word[:1] in "AEFHILMNORSX" else f"a {word}"
 
 
 def _split_on(text: str, marker: re.Pattern, label: str) -> list[tuple[str, str]]:

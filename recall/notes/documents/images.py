@@ -19,6 +19,8 @@ from typing import Any
 
 from recall.notes.documents.convert import Extracted, Unreadable
 
+# Longest side over shortest beyond which an image is not OCR'd (see extract_image).
+MAX_ASPECT = 25
 _lock = threading.RLock()
 _engine: Any = None
 
@@ -36,16 +38,21 @@ def engine() -> Any:
 
 def load_rgb(path: Path):
     """The image as an RGB array (the first frame of a GIF); ``Unreadable`` when Pillow
-    cannot decode it or it is larger than Pillow's decompression-bomb limit."""
+    cannot decode it or it has more pixels than Pillow's decompression-bomb warning limit
+    (~89 Mpx; its error limit, twice that, would decode a 169 KB file into 1.6 GB)."""
+    import warnings
+
     import numpy as np
     from PIL import Image
 
     try:
-        with Image.open(path) as img:
-            return np.asarray(img.convert("RGB"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as img:
+                return np.asarray(img.convert("RGB"))
     except Image.UnidentifiedImageError as exc:
         raise Unreadable("not an image Pillow can decode; skipped") from exc
-    except Image.DecompressionBombError as exc:
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise Unreadable("too many pixels to decode safely (Pillow's decompression-bomb limit); skipped") from exc
     except (OSError, ValueError, SyntaxError) as exc:
         raise Unreadable(f"a damaged image ({str(exc)[:100] or type(exc).__name__}); skipped") from exc
@@ -60,6 +67,12 @@ def read_text(rgb) -> list[str]:
 
 def extract_image(path: Path, fmt: str) -> Extracted:
     """A screenshot's text as one segment (an image has no pages); "" when it has none:
-    the image is still found by its file name."""
-    lines = read_text(load_rgb(path))
+    the image is still found by its file name. An image far longer than wide (a divider,
+    a toolbar strip) is not read: OCR scales its short side up to 736 px, which made a
+    3 x 2,000 px image need 24 GB."""
+    rgb = load_rgb(path)
+    height, width = rgb.shape[:2]
+    if max(height, width) > MAX_ASPECT * max(1, min(height, width)):
+        return Extracted(fmt, "", [], [f"{width} x {height} px, too narrow to read text from; found by its name only"])
+    lines = read_text(rgb)
     return Extracted(fmt, "", [("", "\n".join(lines))] if lines else [])

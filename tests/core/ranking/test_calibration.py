@@ -45,6 +45,22 @@ def test_choose_meets_the_target_and_takes_the_most_hits():
     assert silence == 1.0 and th["top_floor"] > 0.75 and injected == pytest.approx(2 / 3)
 
 
+def test_negatives_that_are_no_messages_cannot_pull_the_floor_below_the_banks():
+    """A teammate's negatives.jsonl of nonsense scores near nothing against the notes: met on
+    it alone, the target put the floor at the nonsense's level and recall spoke on nearly every
+    message. The shipped bank (``guard``) keeps the floor where ordinary messages need it."""
+    pos = feats([0.9, 0.8, 0.7] * 10, [0.0] * 30, [True] * 30)
+    nonsense = feats(list(np.linspace(0.0, 0.1, 40)), [0.0] * 40)
+    bank = feats(list(np.linspace(0.3, 0.6, 40)), [0.0] * 40)
+    alone = choose(pos, nonsense, 0.9, weights=(0.0,))[0]["top_floor"]
+    guarded = choose(pos, nonsense, 0.9, weights=(0.0,), guard=bank)[0]["top_floor"]
+    assert alone < 0.1 < 0.55 < guarded
+    assert choose(None, nonsense, 0.9, guard=bank)[0]["top_floor"] == guarded
+    # real near misses above the bank: the guard changes nothing
+    near = feats(list(np.linspace(0.5, 0.8, 40)), [0.0] * 40)
+    assert choose(pos, near, 0.9, weights=(0.0,), guard=bank)[0] == choose(pos, near, 0.9, weights=(0.0,))[0]
+
+
 def test_the_floor_lands_on_the_target_not_beyond_it():
     """A higher floor that hands over no fewer held-out questions is not taken: silence stops at
     the target, as promised, instead of spending real messages the positives did not show."""

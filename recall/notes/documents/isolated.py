@@ -1,0 +1,159 @@
+"""Documents converted in a child process, so that no file can take the indexer down.
+
+The converters are other people's libraries (pypdf, markitdown, rapidocr, ffmpeg) reading
+files anyone may have saved: a zip bomb, an image that OCR enlarges to tens of gigabytes, a
+page of millions of drawing operators, a converter's own bug. Each file is converted in one
+child process (started on the first file, reused for the next ones, started again after a
+failure), under an address-space cap (``[documents] convert_max_mb``) and, for documents and
+images, a time limit (``convert_timeout_s``; a recording's time grows with its length). Past
+either, or on any error a converter raises, the file is one ``Unreadable`` line and the rest
+of the folder is read. The child writes nothing to the terminal (a library's warnings and
+prints go nowhere): recall's own line says what happened.
+
+    with Converter(max_mb, timeout_s) as convert:
+        extracted = convert(path, note_type, fmt, frame_every_s)
+
+The child runs ``python -P -m recall.notes.documents.isolated`` and speaks pickled tuples
+over its stdin and stdout (``multiprocessing.connection``): it trusts only its parent.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from recall.notes.documents.convert import Extracted, Unreadable
+
+# How long a child that was asked to stop may take before it is killed.
+STOP_S = 2.0
+
+
+class Converter:
+    """The parent's side: ``convert(path, note_type, fmt, frame_every_s)`` -> ``Extracted``."""
+
+    def __init__(self, max_mb: float, timeout_s: float) -> None:
+        self.max_mb = max_mb
+        self.timeout_s = timeout_s
+        self._proc: subprocess.Popen | None = None
+        self._send: Connection | None = None
+        self._recv: Connection | None = None
+
+    def __enter__(self) -> Converter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __call__(self, path: Path, note_type: str, fmt: str, frame_every_s: float) -> Extracted:
+        send, recv = self._started()
+        send.send((str(path), note_type, fmt, frame_every_s))
+        limit = None if note_type == "recording" else self.timeout_s
+        if not recv.poll(limit):
+            self.close(kill=True)
+            raise Unreadable(f"took over {self.timeout_s:g} s to convert ([documents] convert_timeout_s); skipped")
+        try:
+            kind, value = recv.recv()
+        except (EOFError, OSError):  # the child died: out of memory, or a converter crashed
+            self.close(kill=True)
+            raise Unreadable(f"its converter crashed or ran out of memory ([documents] convert_max_mb = "
+                             f"{self.max_mb:g}); skipped") from None
+        if kind == "ok":
+            return value
+        if kind == "import":
+            raise ImportError(value, name=value)
+        raise Unreadable(value)
+
+    def _started(self) -> tuple[Connection, Connection]:
+        if self._proc is None or self._proc.poll() is not None:
+            self.close(kill=True)
+            self._proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", "recall.notes.documents.isolated", str(int(self.max_mb))],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                start_new_session=True)  # Ctrl-C reaches the parent, which stops it
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            self._send = Connection(os.dup(self._proc.stdin.fileno()), readable=False)
+            self._recv = Connection(os.dup(self._proc.stdout.fileno()), writable=False)
+            self._proc.stdin.close()
+            self._proc.stdout.close()
+        assert self._send is not None and self._recv is not None
+        return self._send, self._recv
+
+    def close(self, kill: bool = False) -> None:
+        """Stop the child (at once with ``kill``; else it ends when its stdin closes)."""
+        for conn in (self._send, self._recv):
+            if conn is not None:
+                conn.close()
+        self._send = self._recv = None
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if kill:
+            proc.kill()
+        try:
+            proc.wait(STOP_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _answer(path: str, note_type: str, fmt: str, frame_every_s: float) -> tuple[str, object]:
+    from recall.notes.documents import extract_as
+
+    try:
+        return "ok", extract_as(Path(path), note_type, fmt, frame_every_s)
+    except Unreadable as exc:
+        return "unreadable", str(exc)
+    except ImportError as exc:
+        if _installed(exc.name):  # there, but it failed to load: in the memory cap, or broken
+            return "unreadable", (f"its converter ({exc.name}) failed to load within [documents] "
+                                  "convert_max_mb; skipped")
+        return "import", exc.name or str(exc)
+    except MemoryError:
+        return "unreadable", "too large to convert in [documents] convert_max_mb; skipped"
+    except RecursionError:
+        return "unreadable", "nested too deeply to convert; skipped"
+    except OSError as exc:
+        return "unreadable", f"unreadable ({exc.strerror or type(exc).__name__}); skipped"
+    except Exception as exc:  # noqa: BLE001 - any converter's own error: one line, the rest is read
+        return "unreadable", f"its converter failed ({type(exc).__name__}); skipped"
+
+
+def _installed(name: str | None) -> bool:
+    import importlib.util
+
+    try:
+        return name is not None and importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def main(max_mb: int) -> None:
+    """The child: cap the address space, silence fds 1 and 2, answer until stdin closes."""
+    import warnings
+
+    try:  # POSIX; macOS may refuse an address-space cap: the time limit still holds there
+        import resource
+
+        cap = max_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ImportError, ValueError, OSError):
+        pass
+    send = Connection(os.dup(1), readable=False)
+    recv = Connection(os.dup(0), writable=False)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    warnings.simplefilter("ignore")  # a library's warning is not the user's business: our line is
+    while True:
+        try:
+            request = recv.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        send.send(_answer(*request))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
