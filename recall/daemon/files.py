@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from pathlib import Path
 
 from recall.daemon.logs import log_event, log_exception
@@ -64,9 +65,18 @@ class StatusFile:
     def __init__(self, state: DaemonState) -> None:
         self.state = state
         self._id: tuple[int, int] | None = None
+        # The loader thread writes it once ready; the loop removes it at the end. Once removed
+        # it stays removed: a stop just after "ready" left a status file naming a dead daemon.
+        self._lock = threading.Lock()
+        self._removed = False
 
     def write(self) -> None:
         """Written after bind (and again once ready): a reader sees all of it or none."""
+        with self._lock:
+            if not self._removed:
+                self._write()
+
+    def _write(self) -> None:
         s = self.state
         status = {
             "pid": os.getpid(), "socket": s.address, "model": s.model_id, "device": s.device,
@@ -89,7 +99,8 @@ class StatusFile:
             except OSError as exc:
                 log_exception("writing the status file", exc)
 
-    @staticmethod
-    def remove() -> None:
+    def remove(self) -> None:
         """First at the end: clients stop trusting the daemon before its socket goes."""
-        remove_files(client.status_path())
+        with self._lock:
+            self._removed = True
+            remove_files(client.status_path())

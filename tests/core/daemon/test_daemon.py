@@ -130,6 +130,24 @@ def test_sigterm_removes_socket_and_status(indexed, daemons):
     assert not (indexed / "run" / "daemon.json").exists()
 
 
+def test_a_status_file_removed_at_the_end_is_not_written_again_by_a_late_ready(recall_home):
+    """The loader says "ready" (and writes the status file) in its own thread; a stop that came
+    just after the ready flag was set removed the file first, and the late write left a status
+    file naming a dead daemon (a SIGTERM test failed once on a slow machine)."""
+    from recall.daemon.files import StatusFile
+    from recall.daemon.state import DaemonState
+    from recall.privacy.paths import ensure_private_dir
+
+    ensure_private_dir(client.run_dir())
+    status = StatusFile(DaemonState(model_id="hash-256", transport="unix", idle_exit_s=60, lock_fd=None))
+    status.write()
+    assert client.status_path().exists()
+    status.remove()
+    status.write()  # the loader's late "ready"
+    status.rewrite_if_lost()  # the loop's check for a deleted file
+    assert not client.status_path().exists()
+
+
 @pytest.mark.process
 @pytest.mark.parametrize("how", ["stop", "SIGTERM"])
 def test_a_question_being_answered_when_the_daemon_stops_still_gets_its_answer(indexed, daemons, how):
