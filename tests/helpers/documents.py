@@ -192,3 +192,32 @@ def make_zip_bomb_docx(path: Path, mb: int = 120) -> Path:
                 fh.write(data[cut:])
     source.unlink()
     return path
+
+
+def watched_folder(folder: Path, home: Path):
+    """A hash-model ``Recall`` over ``folder`` (one seed file, indexed), for watcher tests;
+    the caller closes ``app.store``."""
+    from recall.api import Recall
+    from recall.config.load import load_config
+    from recall.embedding.models import get_embedder
+    from recall.indexing.indexer import SourceSpec
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "seed.txt").write_text("seed text file\n")
+    app = Recall(home=home, config=load_config(), embedder=get_embedder("hash"))
+    app.index([SourceSpec("dir", folder)])
+    return app
+
+
+def first_hit(app, text: str, note_id: str, within_s: float = 10.0):
+    """The first hit for ``text`` once it is ``note_id`` (polled), or the last one seen."""
+    import time
+
+    from recall.ranking.scope import Scope
+
+    deadline = time.monotonic() + within_s
+    while True:
+        hits = app.query(text, Scope(everything=True)).hits
+        if (hits and hits[0].note["id"] == note_id) or time.monotonic() > deadline:
+            return hits[0] if hits else None
+        time.sleep(0.05)

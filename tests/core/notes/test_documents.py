@@ -5,18 +5,15 @@ library folders searched on request only, the watcher, and `recall search`."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
 from helpers.cli import run_cli
-from helpers.documents import make_docx, make_epub, make_html, make_pdf, make_pptx, make_xlsx
+from helpers.documents import first_hit, make_docx, make_epub, make_html, make_pdf, make_pptx, make_xlsx, watched_folder
 from recall.api import Recall
 from recall.config.load import load_config
 from recall.config.settings import ChunkConfig
-from recall.embedding.models import get_embedder
-from recall.indexing.indexer import SourceSpec
 from recall.notes.documents import read_documents
 from recall.notes.documents.chunks import document_chunks
 from recall.ranking.scope import Scope
@@ -162,20 +159,12 @@ def test_the_watcher_indexes_a_document_dropped_into_the_folder(tmp_path, recall
     from recall.watch import Watcher
 
     folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "seed.txt").write_text("seed text file\n")
-    app = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
+    app = watched_folder(folder, recall_home)
     try:
-        app.index([SourceSpec("dir", folder)])
         with Watcher(app, debounce=0.15):
             make_docx(folder / "late.docx", "Late memo", [("Budget", "the ocelot budget was approved")])
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                hits = app.query("ocelot budget approved", Scope(everything=True)).hits
-                if hits and hits[0].note["id"] == "late.docx":
-                    break
-                time.sleep(0.05)
-        assert hits and hits[0].note["id"] == "late.docx" and hits[0].location.endswith("Budget")
+            hit = first_hit(app, "ocelot budget approved", "late.docx")
+        assert hit is not None and hit.note["id"] == "late.docx" and hit.location.endswith("Budget")
     finally:
         app.store.close()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import run_cli
-from helpers.documents import make_flate_bomb_pdf, make_pdf, make_zip_bomb_docx
+from helpers.documents import first_hit, make_flate_bomb_pdf, make_pdf, make_zip_bomb_docx, watched_folder
 
 pytest.importorskip("markitdown", reason="the docs extra (pip install 'recall-memory[docs]')")
 pytest.importorskip("pypdf", reason="the docs extra (pip install 'recall-memory[docs]')")
@@ -85,31 +85,18 @@ def test_a_document_cut_at_max_chunks_says_where(tmp_path, recall_home, hash_mod
 
 
 def test_the_watcher_skips_a_bad_file_and_indexes_the_next_save(tmp_path, recall_home):
-    from recall.api import Recall
-    from recall.config.load import load_config
-    from recall.embedding.models import get_embedder
-    from recall.indexing.indexer import SourceSpec
-    from recall.ranking.scope import Scope
     from recall.watch import Watcher
 
     folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "seed.txt").write_text("seed text file\n")
-    app = Recall(home=recall_home, config=load_config(), embedder=get_embedder("hash"))
+    app = watched_folder(folder, recall_home)
     try:
-        app.index([SourceSpec("dir", folder)])
         with Watcher(app, debounce=0.15) as watcher:
             (folder / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"a latin-1 file name\n")
             make_flate_bomb_pdf(folder / "inflates.pdf")
             assert watcher.wait_idle(30)
             (folder / "ostrich.txt").write_text("the ostrich deploy guide\n")
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline:
-                hits = app.query("ostrich deploy guide", Scope(everything=True)).hits
-                if hits and hits[0].note["id"] == "ostrich.txt":
-                    break
-                time.sleep(0.05)
-        assert hits and hits[0].note["id"] == "ostrich.txt"
+            hit = first_hit(app, "ostrich deploy guide", "ostrich.txt", within_s=15)
+        assert hit is not None and hit.note["id"] == "ostrich.txt"
     finally:
         app.store.close()
 
