@@ -56,8 +56,8 @@ def _read(path: Path) -> dict:
     try:
         raw, size = read_regular(path, MAX_CONFIG_BYTES + 1)
     except NotAFile as exc:
-        raise ConfigError(f"{path} is {exc}, not a file; remove it (`rm {path}`) to use the defaults, "
-                          "or write your settings there") from None
+        raise ConfigError(f"{path} is {exc}, not a file: move it aside (`mv {path} {path}.old`) to use the "
+                          "defaults, or put your settings there in a file") from None
     if size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path} is {size:,} bytes, over the {MAX_CONFIG_BYTES // 1_000_000} MB a config "
                           f"file may be; keep only your settings there, {aside}")

@@ -135,7 +135,7 @@ def test_damaged_files_of_each_kind_get_one_line_and_the_repair_works(probe, rec
     for damage, words in ((lambda: config.write_text("[daemon\nidle_exit_hours = 1\n"), ("not valid TOML", "line 1")),
                           (lambda: config.write_text("x = " + "[" * 1000 + "]" * 1000 + "\n"), ("nested too deeply",)),
                           (lambda: config.write_text("# padding\n" * 200_000), ("over the 1 MB",)),
-                          (lambda: pipe(config), ("a named pipe", "rm "))):
+                          (lambda: pipe(config), ("a named pipe", "move it aside"))):
         damage()
         probe.add(faults=1)
         for args in (("serve", "--foreground"), ("query", "feature flags unleash"), ("status",)):
