@@ -34,17 +34,16 @@ def salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
     table as far as it can still be read, and from the notes of every index generation
     beside it (meta.json names each note's source)."""
     found: dict[tuple[str, str], str | None] = {}
-    try:
-        if not_a_file(path):  # a pipe where the store was: nothing to read from it
-            raise sqlite3.DatabaseError
-        con = sqlite3.connect(str(path), timeout=5)
+    if not not_a_file(path):  # a pipe where the store was: nothing to read from it
         try:
-            for k, r, p in con.execute("SELECT kind, root, project FROM sources"):
-                found[(str(k), str(r))] = p
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        pass
+            con = sqlite3.connect(str(path), timeout=5)
+            try:
+                for k, r, p in con.execute("SELECT kind, root, project FROM sources"):
+                    found[(str(k), str(r))] = p
+            finally:
+                con.close()
+        except sqlite3.DatabaseError:
+            pass
     for k, r, p in index_sources(path.parent):
         found.setdefault((k, r), p)
     return [(k, r, p) for (k, r), p in found.items()]

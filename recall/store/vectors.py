@@ -289,12 +289,11 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
 
     if not gen_dir.is_dir():
         raise IndexDamaged(gen_dir.parent / "current", f"names {gen_dir.name}, which is missing")
+    for path in (gen_dir / name for name in GENERATION_FILES):  # a pipe there would hang the reader
+        if why := not_a_file(path):
+            raise IndexDamaged(path, why)
     path = gen_dir / "index.faiss"
     try:
-        for path in (gen_dir / name for name in GENERATION_FILES):  # a pipe there would hang the reader
-            if why := not_a_file(path):
-                raise IndexDamaged(path, why)
-        path = gen_dir / "index.faiss"
         index = faiss.read_index(str(path))
         path = gen_dir / "meta.json"
         meta = json.loads(path.read_text(encoding="utf-8"))
@@ -326,8 +325,6 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             headers = np.load(path, allow_pickle=False)
             if headers.ndim != 2 or headers.shape[0] != len(notes) or headers.shape[1] != index.d:
                 raise ValueError("its headers do not match the notes")
-    except IndexDamaged:
-        raise
     except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
         if isinstance(exc, OSError) and exc.strerror:
             detail = exc.strerror

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -143,11 +144,8 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
     if unchanged is not None and unchanged(str(path), rel, key):
         return Note(rel, str(path), "", "", note_type, "", key, unchanged=True), []
     try:
-        if convert is None:
-            with Converter(opts.convert_max_mb, opts.convert_timeout_s) as convert:
-                got = convert(path, note_type, fmt, opts.frame_every_s)
-        else:
-            got = convert(path, note_type, fmt, opts.frame_every_s)
+        with nullcontext(convert) if convert else Converter(opts.convert_max_mb, opts.convert_timeout_s) as conv:
+            got = conv(path, note_type, fmt, opts.frame_every_s)
     except Unreadable as exc:
         return None, [Problem(str(path), str(exc))]
     except ImportError as exc:
