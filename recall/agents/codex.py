@@ -38,6 +38,7 @@ from recall.agents.shared import (
     write_text,
 )
 from recall.agents.wire import additional_context, read_prompt_event
+from recall.privacy.paths import read_text
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "codex"
@@ -90,7 +91,7 @@ def _read_toml(config: Path):
     import tomlkit
 
     try:
-        return tomlkit.parse(config.read_text(encoding="utf-8")) if config.exists() else tomlkit.document()
+        return tomlkit.parse(read_text(config)) if config.exists() else tomlkit.document()
     except (OSError, ValueError) as exc:
         raise InstallError(f"{config}: cannot read it as TOML ({exc}); fix or move it first") from exc
 

@@ -99,13 +99,16 @@ def block_of(reply: dict | None) -> str:
     return text if isinstance(text, str) else ""
 
 
-def ask(prompt: str, cwd: str, conf: dict) -> str:
-    """The daemon's block for ``prompt`` within ``conf``'s budget ("" when none, late or no
-    daemon). The prompt goes up as it is (``recall.ipc.client`` bounds what a socket carries;
-    the daemon cuts it to the model's window)."""
+def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> str:
+    """The daemon's block for ``prompt`` within ``conf``'s budget, counted from ``started`` (the
+    hook's start: reading the event and the settings spend it too), else from now ("" when
+    none, late or no daemon). The prompt goes up as it is (``recall.ipc.client`` bounds what a
+    socket carries; the daemon cuts it to the model's window)."""
     from recall.ipc import client
 
-    deadline = time.monotonic() + conf["budget_ms"] / 1000.0
+    deadline = (time.monotonic() if started is None else started) + conf["budget_ms"] / 1000.0
+    if deadline <= time.monotonic():
+        return ""
     try:
         # No daemon: start one and wait for its answer within what is left of the budget.
         return block_of(client.ask_or_start({"cmd": "query", "prompt": prompt, "cwd": cwd}, deadline))
@@ -113,21 +116,22 @@ def ask(prompt: str, cwd: str, conf: dict) -> str:
         return ""
 
 
-def context_block(prompt: object, cwd: str, entrypoint: str) -> str:
+def context_block(prompt: object, cwd: str, entrypoint: str, started: float | None = None) -> str:
     """The daemon's block for one message, or "": skipped sessions, messages too short to search
     and turns nobody typed get nothing and wake no daemon. Shared with the MCP tool."""
     conf = hook_settings()
     if conf is None or skipped_session(entrypoint, conf) or not worth_searching(prompt, conf):
         return ""
     assert isinstance(prompt, str)  # worth_searching: a str
-    return "" if nobody_typed(prompt, conf) else ask(prompt, cwd, conf)
+    return "" if nobody_typed(prompt, conf) else ask(prompt, cwd, conf, started)
 
 
-def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT) -> str | None:
+def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
+           started: float | None = None) -> str | None:
     """The line to print for one event, or None. May raise; main() swallows it."""
     speaker = registry.get(agent)
     message = speaker.read_event(json.loads(stdin.decode("utf-8")))  # strict: invalid UTF-8 means nothing
-    block = context_block(message.prompt, message.cwd, entrypoint) if message else ""
+    block = context_block(message.prompt, message.cwd, entrypoint, started) if message else ""
     return speaker.output(block) if block else None  # the agent's envelope, within its cap
 
 
@@ -146,10 +150,11 @@ def agent_arg(argv: list[str]) -> str:
 
 
 def main() -> None:
+    started = time.monotonic()  # the budget covers reading the event and the settings too
     try:
         raw = wire.read_event_bytes(sys.stdin.buffer)
         line = None if raw is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
-                                               agent_arg(sys.argv[1:]))
+                                               agent_arg(sys.argv[1:]), started)
         if line:
             sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
             sys.stdout.buffer.flush()

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.errors import RecallError
-from recall.privacy.paths import claude_config_dir, git_toplevel, make_missing_dirs, project_root
+from recall.privacy.paths import claude_config_dir, git_toplevel, make_missing_dirs, project_root, read_text
 
 EVENT = "UserPromptSubmit"
 HOOK_MODULE = "recall.agents.hook"
@@ -101,7 +101,7 @@ def load_settings(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
         data = json.loads(text) if text.strip() else {}
     except (OSError, ValueError) as exc:
         raise InstallError(f"{path}: cannot read it as JSON ({exc}); fix or move it first") from exc

@@ -38,6 +38,7 @@ from recall.agents.shared import (
     write_text,
 )
 from recall.agents.wire import additional_context, read_prompt_event
+from recall.privacy.paths import read_text
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "opencode"
@@ -144,7 +145,7 @@ def opencode_plugins(project: bool, cwd: Path | None = None) -> Path:
 
 def _is_ours(path: Path) -> bool:
     try:
-        return MARK in path.read_text(encoding="utf-8")[:400]
+        return MARK in read_text(path)[:400]
     except (OSError, ValueError):
         return False
 
@@ -157,7 +158,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     if path.exists() and not _is_ours(path):
         raise InstallError(f"{path} exists and is not recall's plugin; rename it first")
     text = plugin_text()
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    if path.exists() and read_text(path) == text:
         return [f"unchanged: the recall plugin (chat.message) in {path}"]
     result = "updated" if path.exists() else "added"
     if not folder.exists():

@@ -22,6 +22,7 @@ from recall.privacy.paths import (
     git_toplevel,
     private_open,
     project_root,
+    read_text,
     recall_home,
 )
 
@@ -120,7 +121,7 @@ def state_path() -> Path:
 
 def installed_state() -> dict[str, list[str]]:
     try:
-        data = json.loads(state_path().read_text(encoding="utf-8"))
+        data = json.loads(read_text(state_path()))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
@@ -154,7 +155,7 @@ def drop_if_created_and_empty(path: Path) -> bool:
         return False
     state_note(path, "file", False)
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        text = read_text(path).strip()
     except OSError:
         return False
     if text in ("", "{}"):

@@ -31,7 +31,7 @@ if not __package__:  # run as a file: import the package from its parent folder
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from recall.agents.wire import read_event_bytes  # noqa: E402
-from recall.privacy.paths import ensure_private_dir, private_open, recall_home  # noqa: E402
+from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home  # noqa: E402
 
 # A read counts as "opened after injection" when recall injected that note this long before
 # (a session rarely spans more; the daemon's log holds no session ids, only times).
@@ -57,7 +57,7 @@ def injections():
     """(epoch seconds, note id) for every note the daemon chose, oldest first."""
     for path in daemon_logs():
         try:
-            fh = open(path, encoding="utf-8", errors="replace")
+            fh = open(open_regular(path), encoding="utf-8", errors="replace")
         except OSError:
             continue
         with fh:

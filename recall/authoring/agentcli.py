@@ -33,6 +33,7 @@ from pathlib import Path
 
 from recall.authoring import notegen
 from recall.errors import RecallError
+from recall.privacy.paths import open_regular, read_text
 
 AGENTS = ("claude", "codex", "gemini")
 CONSENTED = ("auto", *AGENTS)
@@ -98,7 +99,7 @@ class Agent:
         if proc.returncode != 0:
             raise AgentError(f"{self.name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
         if self.name == "codex":
-            return out_file.read_text(encoding="utf-8") if out_file.exists() else ""
+            return read_text(out_file) if out_file.exists() else ""
         if self.name == "gemini":
             return proc.stdout
         return claude_result(proc.stdout)
@@ -209,7 +210,7 @@ def run_lock(home: Path) -> Iterator[bool]:
     """Whether this process holds the one-run-at-a-time lock (released when it ends)."""
     import fcntl
 
-    fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_regular(home / LOCK_FILE, os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -227,7 +228,7 @@ def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
     if os.environ.get(GENERATING_ENV):
         return False
     log_path = home / LOG_FILE
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         subprocess.Popen([sys.executable, "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
                          env={**os.environ, GENERATING_ENV: "1"}, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
@@ -277,7 +278,7 @@ def set_generate(value: str) -> Path:
     if value not in CHOICES:
         raise ValueError(f"generate must be one of {', '.join(CHOICES)}")
     path = user_config_path()
-    doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
     if "questions" not in doc:
         doc["questions"] = tomlkit.table()
     doc["questions"]["generate"] = value  # type: ignore[index]

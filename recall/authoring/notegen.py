@@ -33,7 +33,7 @@ from pathlib import Path
 from recall.notes.files import iter_note_files
 from recall.notes.questions import QUESTIONS_FILE, clean_questions, folder_questions_file
 from recall.privacy.masking import mask_path, mask_secrets
-from recall.privacy.paths import replace_private
+from recall.privacy.paths import read_bytes, read_text, replace_private
 from recall.ranking.negatives import MAX_PER_SOURCE, NEGATIVES_FILE
 from recall.ranking.negatives import parse_line as parse_negative
 
@@ -89,7 +89,7 @@ def template_hash(name: str) -> str:
 def note_text(path: Path) -> str:
     """A note file's text as a prompt shows it: secrets masked (``recall.privacy.masking``), as they are
     before anything is indexed; a key pasted into a note never reaches a model."""
-    return mask_secrets(path.read_bytes().decode("utf-8", errors="replace").strip())
+    return mask_secrets(read_text(path, errors="replace").strip())
 
 
 def render(name: str, paths: Sequence[Path], **fields: object) -> str:
@@ -198,7 +198,7 @@ def drop_too_close(negatives: list[dict], questions: Sequence[str], embedder) ->
 # --- the folder's files ----------------------------------------------------------------
 
 def note_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return hashlib.sha256(read_bytes(path)).hexdigest()[:16]
 
 
 def note_paths(folder: Path) -> list[Path]:
@@ -216,7 +216,7 @@ def _lines(path: Path | None) -> list[tuple[dict | None, str]]:
     if path is None or not path.is_file():
         return []
     out: list[tuple[dict | None, str]] = []
-    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
+    for line in read_text(path, errors="replace").split("\n"):
         if not line.strip():
             continue
         try:
@@ -318,7 +318,7 @@ def all_questions(folder: Path) -> list[str]:
 
 def append_negatives(folder: Path, negatives: list[dict], by: str) -> None:
     path = folder / NEGATIVES_FILE
-    before = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    before = read_text(path, errors="replace") if path.is_file() else ""
     if before and not before.endswith("\n"):
         before += "\n"
     replace_private(path, before + "".join(json.dumps({**n, "by": by}, ensure_ascii=False) + "\n" for n in negatives))

@@ -13,6 +13,7 @@ import sqlite3
 import click
 
 from recall.errors import RecallError
+from recall.privacy.paths import os_error_line
 from recall.privacy.safetext import terminal_text
 
 
@@ -119,28 +120,6 @@ class FolderPath(click.Path):
         if isinstance(value, str) and not value.strip():
             self.fail("an empty folder name (an unset variable?): name the folder, or `.` for this one", param, ctx)
         return super().convert(value, param, ctx)
-
-
-def os_error_line(exc: OSError) -> str:
-    """One line for a file or folder recall cannot use: which, what is wrong, what to do."""
-    import errno
-
-    from recall.privacy.masking import mask_path
-
-    # A rename onto a folder (``x.tmp`` -> ``x``) fails at its destination: name that one.
-    where = exc.filename2 if exc.filename2 and exc.errno in (errno.EISDIR, errno.ENOTEMPTY) else exc.filename
-    path = mask_path(str(where)) if where else "a file under RECALL_HOME"
-    repair = {
-        errno.EISDIR: "a folder is where recall keeps a file: move it aside (`mv` it) and run the command again",
-        errno.ENOTDIR: "a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside (`mv` it) "
-                       "or point RECALL_HOME at a folder",
-        errno.EACCES: "you cannot read or write it: `ls -l` it, then `chown` or `chmod u+rw` it, or point "
-                      "RECALL_HOME elsewhere",
-        errno.EPERM: "the system refuses the change (immutable? `lsattr` it, `chattr -i` it)",
-        errno.ELOOP: "a loop of symbolic links: remove the link",
-        errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter RECALL_HOME",
-    }.get(exc.errno or 0, "`recall status` says what else is wrong")
-    return f"{path}: {exc.strerror or type(exc).__name__}; {repair}"
 
 
 fail_cleanly = clean_errors()

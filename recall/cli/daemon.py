@@ -14,6 +14,7 @@ from collections import deque
 import click
 
 from recall.cli.common import UserError, fail_cleanly, say
+from recall.privacy.paths import NotAFile, open_regular
 from recall.privacy.safetext import one_line
 
 STOP_WAIT_S = 10.0
@@ -129,7 +130,7 @@ def stop() -> None:
 
 
 @click.command("log")
-@click.option("-n", "lines", default=20, show_default=True, help="How many lines.")
+@click.option("-n", "lines", default=20, show_default=True, type=click.IntRange(min=1), help="How many lines.")
 @click.option("--stats", is_flag=True,
               help="Per note: how often it was injected, and how often the agent then opened it "
                    "(needs `recall install --track-reads`).")
@@ -149,10 +150,13 @@ def log_cmd(lines: int, stats: bool) -> None:
     tail: deque[str] = deque(maxlen=max(lines, 0))
     for f in files:
         try:
-            with open(f, encoding="utf-8", errors="replace") as fh:
+            with open(open_regular(f), encoding="utf-8", errors="replace") as fh:
                 tail.extend(line.rstrip("\n") for line in fh)
         except FileNotFoundError:
             continue
+        except NotAFile as exc:
+            raise UserError(f"{f} is {exc}, not a file: move it aside (`mv {f} {f}.old`); "
+                            "the daemon starts a new log") from None
     if not tail:
         say(f"(no log yet at {path})", err=True)
     for line in tail:

@@ -50,7 +50,7 @@ def run() -> None:
         UserError(str(exc)).show()
         sys.exit(1)
     except OSError as exc:  # met before a command's own wrapper (reading config.toml, say)
-        from recall.cli.common import os_error_line
+        from recall.privacy.paths import os_error_line
 
         UserError(os_error_line(exc)).show()
         sys.exit(1)

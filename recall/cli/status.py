@@ -10,6 +10,7 @@ import click
 from recall.cli.common import fail_cleanly, recall_app, say
 from recall.config.load import load_config
 from recall.privacy.paths import user_config_path
+from recall.privacy.safetext import one_line
 
 
 @click.command()
@@ -47,7 +48,7 @@ def status(as_json: bool) -> None:
         if key == "thresholds":
             say(f"thresholds: {value['words']}")
             continue
-        say(f"{key}: {value}")
+        say(one_line(f"{key}: {value}"))  # one line each, whatever a path holds (a newline in RECALL_HOME)
 
 
 def _thresholds_in_force(app) -> dict:

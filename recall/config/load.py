@@ -56,6 +56,9 @@ def _read(path: Path) -> dict:
     try:
         raw, size = read_regular(path, MAX_CONFIG_BYTES + 1)
     except NotAFile as exc:
+        if os.environ.get("RECALL_CONFIG"):  # the user named it: the variable is what to change, not the file
+            raise ConfigError(f"RECALL_CONFIG names {path}, which is {exc}, not a file: point RECALL_CONFIG at "
+                              "your config file, or unset it to use RECALL_HOME/config.toml") from None
         raise ConfigError(f"{path} is {exc}, not a file: move it aside (`mv {path} {path}.old`) to use the "
                           "defaults, or put your settings there in a file") from None
     if size > MAX_CONFIG_BYTES:

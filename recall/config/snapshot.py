@@ -84,6 +84,9 @@ def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
         pass
 
 
+MAX_BUDGET_MS = 60_000  # [daemon] hook_budget_ms's range (recall.config.settings)
+
+
 def _trusted(path: Path) -> bool:
     """Ours and writable by nobody else (another user could set a budget or a skip list)."""
     try:
@@ -106,6 +109,8 @@ def read(stale_ok: bool = False) -> dict[str, Any] | None:
             return None
         if not (isinstance(settings["budget_ms"], int | float) and isinstance(settings["min_chars"], int)
                 and isinstance(settings["skip"], list) and isinstance(settings["skip_tags"], list)):
+            return None
+        if not 1 <= settings["budget_ms"] <= MAX_BUDGET_MS:  # the config's own range: no hook waits longer
             return None
         return settings
     except (OSError, NotAFile, ValueError, KeyError, TypeError, RecursionError):

@@ -17,7 +17,7 @@ from recall.daemon.loop import Loop
 from recall.daemon.state import DaemonState, Loaded
 from recall.errors import HomeUnusable
 from recall.ipc import client
-from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, recall_home, run_dir
+from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home, run_dir
 from recall.privacy.trust import require_home
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def acquire_lock(path: Path) -> int | None:
     """Hold an exclusive lock on ``path`` for the life of the process; None if taken."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT)
     try:
         if sys.platform == "win32":
             import msvcrt

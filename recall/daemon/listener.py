@@ -377,7 +377,7 @@ class Listener:
         """A whole request line: a JSON object (with TCP: carrying the secret) for the dispatcher."""
         try:
             req = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser's depth: not a request either
             send_nowait(sock, {"ok": False, "error": "request is not JSON"})
             return
         if not isinstance(req, dict):

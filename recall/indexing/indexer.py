@@ -35,11 +35,11 @@ from recall.embedding.models import Embedder
 from recall.indexing.media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
 from recall.notes.chunking import chunk_text, header_text
 from recall.notes.documents import LIBRARY, read_documents
-from recall.notes.files import Note, read_folder, shown_path
+from recall.notes.files import Note, read_folder
 from recall.notes.problems import Problem
 from recall.notes.questions import folder_questions_file, merge, questions_hash, read_questions_file, unknown_notes
 from recall.privacy.masking import RULES_VERSION, mask_secrets
-from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, text_hash
+from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, mask_record, text_hash
 
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings
@@ -181,9 +181,8 @@ def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (
     restated = list(restatements) if questions else []
     fp = note_fingerprint(note, cfg, file_questions, restated, questions)
     note = replace(note, questions=merge(note.questions, file_questions) if questions else [])
-    record = NoteRecord(path=shown_path(note.path), note_id=mask_secrets(note.id), name=mask_secrets(note.name),
-                        description=mask_secrets(note.description), type=note.type, content_hash=fp,
-                        mtime=note.mtime, extra=dict(note.extra))
+    record = mask_record(NoteRecord(path=note.kept_path, note_id=note.id, name=note.name, description=note.description,
+                                    type=note.type, content_hash=fp, mtime=note.mtime, extra=dict(note.extra)))
     if note.segments is not None:  # which page, slide, section or time range each chunk is
         doc = document_chunks(note, cfg)
         record.extra["locations"] = doc.locations
@@ -218,8 +217,7 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
     read = read_questions(spec)
     file_questions, restated = read.file_questions, read.restatements
 
-    def unchanged(note_path: str, digest: str) -> bool:
-        stem = Path(note_path).stem
+    def unchanged(note_path: str, digest: str, stem: str) -> bool:
         key = _questions_file_key(file_questions.get(stem), restated.get(stem))
         return known.get(note_path) == fingerprint(digest, cfg, key, spec.questions)
 
@@ -238,7 +236,7 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
         read.problems += found
     path = spec.questions_file()
     if path is not None:
-        read.problems += unknown_notes(path, file_questions, (n.id for n in read.notes))
+        read.problems += unknown_notes(path, file_questions, (n.questions_key for n in read.notes))
     return read
 
 
@@ -289,9 +287,10 @@ class Indexer:
         for note in notes:
             if with_media and note.type in MEDIA_TYPES and not note.unchanged:
                 note = replace(note, content_hash=note.content_hash + MEDIA_SALT)
-            path = shown_path(note.path)  # the store's key: a secret in a file name never reaches it
+            path = note.kept_path  # the store's key: a secret in a file name never reaches it
             seen.add(path)
-            asked, restated = (file_questions or {}).get(note.id, []), (restatements or {}).get(note.id, [])
+            key = note.questions_key
+            asked, restated = (file_questions or {}).get(key, []), (restatements or {}).get(key, [])
             old = existing.get(path)
             if note.unchanged or old == note_fingerprint(note, self.cfg, asked, restated, questions):
                 stats.unchanged += 1

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from recall.privacy.paths import private_open
+from recall.privacy.paths import private_open, read_text
 
 FILE = "indexing.json"
 WRITE_EVERY_S = 1.0  # the file is rewritten at most this often while a phase runs
@@ -102,7 +102,7 @@ def read_progress(home: Path) -> dict | None:
     """The running (or interrupted) index's progress, None when none; ``running`` says
     whether its process is still there."""
     try:
-        data = json.loads((home / FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_text(home / FILE))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("pid"), int):

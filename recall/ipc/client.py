@@ -38,7 +38,15 @@ from typing import Any
 
 from recall.errors import RecallError
 from recall.privacy import trust
-from recall.privacy.paths import FILE_MODE, NotAFile, ensure_private_dir, read_regular, run_dir
+from recall.privacy.paths import (
+    NotAFile,
+    ensure_private_dir,
+    not_a_file,
+    open_regular,
+    read_bytes,
+    read_regular,
+    run_dir,
+)
 
 SOCKET_NAME = "daemon.sock"
 STATUS_NAME = "daemon.json"
@@ -278,7 +286,7 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
     if os.path.isdir(run_dir()):
         check_run_dir()  # never start a daemon into a folder another user controls
     stamp = ensure_private_dir(run_dir()) / SPAWN_STAMP
-    fd = os.open(stamp, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    fd = open_regular(stamp, os.O_RDWR | os.O_CREAT)
     try:
         try:
             import fcntl
@@ -366,8 +374,8 @@ def _started_daemon_died() -> bool:
     start that fails (that one leaves ``daemon.failed``, or never listens), so the cooldown
     that stops a storm of doomed starts does not apply."""
     try:
-        pid = int((run_dir() / SPAWN_STAMP).read_bytes().split()[1])
-        listened = int((run_dir() / LISTENED_NAME).read_bytes().split()[0])
+        pid = int(read_bytes(run_dir() / SPAWN_STAMP, 256).split()[1])
+        listened = int(read_bytes(run_dir() / LISTENED_NAME, 256).split()[0])
     except (OSError, ValueError, IndexError):
         return False
     return listened == pid and not pid_alive(pid) and lock_holder() is None
@@ -415,6 +423,17 @@ def lock_holder() -> int | None:
 # --- status for `recall status` ----------------------------------------------------
 
 
+def files_problem() -> str | None:
+    """A file the daemon keeps that is not a file (a named pipe, a folder...): no daemon can
+    start until it is moved aside. What it is and the ``mv`` that repairs it, or None."""
+    for path in [*(run_dir() / name for name in RUN_FILES if name != SOCKET_NAME),
+                 run_dir() / FAILED_NAME, run_dir().parent / "logs" / "daemon.log"]:
+        kind = not_a_file(path)
+        if kind is not None:
+            return f"{path} is {kind}: move it aside (`mv {path} {path}.old`)"
+    return None
+
+
 def daemon_status(timeout_s: float = 1.0) -> dict:
     """Whether a daemon runs, and its pid, socket, model, start time and uptime.
 
@@ -427,7 +446,8 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
     if status is None:
         holder = lock_holder()
         if holder is None:
-            return {"running": False}
+            problem = files_problem()
+            return {"running": False, "problem": problem} if problem else {"running": False}
         return {"running": True, "pid": holder,
                 "note": "its socket or status file is missing (it restores them within a second; "
                         "`recall stop` ends it)"}

@@ -94,8 +94,11 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
 
 def main(argv: list[str] | None = None) -> None:
     # Logs to stderr only: a stray print on stdout would corrupt the JSON-RPC stream.
-    logging.basicConfig(level=os.environ.get("RECALL_LOG_LEVEL", "WARNING"), stream=sys.stderr,
-                        format="recall-mcp %(levelname)s %(message)s")
+    # Any case ("debug"), and a level Python does not know falls back to WARNING: an odd value
+    # must not keep the server from starting (Codex forwards this variable to it).
+    level = os.environ.get("RECALL_LOG_LEVEL", "WARNING").strip().upper()
+    level = level if isinstance(logging.getLevelName(level), int) else "WARNING"
+    logging.basicConfig(level=level, stream=sys.stderr, format="recall-mcp %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import anyio
 

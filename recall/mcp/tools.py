@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall.errors import RecallError
+from recall.privacy.paths import os_error_line
 from recall.privacy.safetext import agent_json
 
 if TYPE_CHECKING:
@@ -21,6 +23,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("recall.mcp")
 MAX_K = 50  # an agent asking for more than this is paging through noise
+
+
+def failure(exc: OSError | RecallError) -> dict[str, str]:
+    """What a tool answers when recall cannot: the one line a command would print (what is
+    wrong, the command that repairs it), for the agent to relay, rather than the SDK's bare
+    "Error executing tool"."""
+    return agent_json({"error": str(exc) if isinstance(exc, RecallError) else os_error_line(exc)})
 
 
 def project_dir() -> Path:
@@ -49,6 +58,12 @@ class RecallTools:
         return self._app
 
     def search(self, query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
+        try:
+            return self._search(query, k, repo)
+        except (RecallError, OSError) as exc:  # damaged index, bad config, unusable home: said, with the repair
+            return failure(exc)
+
+    def _search(self, query: str, k: int, repo: str | None) -> dict[str, Any]:
         from recall.ranking.scope import Scope
 
         k = max(1, min(int(k), MAX_K))
@@ -102,6 +117,14 @@ class RecallTools:
         return context_block(prompt, where, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""))
 
     def status(self) -> dict[str, Any]:
+        try:
+            return self._status()
+        except (RecallError, OSError) as exc:
+            from recall.ipc.client import daemon_status
+
+            return {**failure(exc), **agent_json({"daemon": daemon_status()})}
+
+    def _status(self) -> dict[str, Any]:
         st = self.app.status()
         return agent_json({
             "recall_home": str(st.home),

@@ -11,12 +11,13 @@ with a one-line message, and every other file is still returned.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Container, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -25,8 +26,16 @@ from recall.notes.problems import Problem
 from recall.privacy.masking import MASK, mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular
 
-# libyaml's parser is ~10x faster than the pure-Python one; fall back where it is absent.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader (libyaml's, ~10x faster, where present) reading each plain value as the text
+    it is: YAML 1.1 reads ``NO`` (Norway) as False, ``1:30`` as 90, ``0777`` as 511. ``~`` is null."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: kept for first, resolvers in _Loader.yaml_implicit_resolvers.items()
+    if (kept := [(tag, rx) for tag, rx in resolvers if tag == "tag:yaml.org,2002:null"])}
+
 # Front matter is a few lines. Past this it is not front matter (and a YAML document that
 # size could be built to exhaust memory): the file is read as plain text.
 MAX_FRONT_MATTER_BYTES = 64_000
@@ -59,6 +68,20 @@ class Note:
     segments: list[tuple[str, str]] | None = None
     max_chunks: int | None = None
     extra: dict = field(default_factory=dict)  # kept with the note (a document's format)
+    stem: str = ""  # the file's stem as written (``id`` masks it; in memory only): its questions' key
+
+    # The path recall keeps and shows when ``shown_path`` would give it another file's (two names
+    # whose secrets are masked alike: ``distinct``); "" means ``shown_path(path)``.
+    shown: str = ""
+
+    @property
+    def questions_key(self) -> str:
+        return self.stem or self.id
+
+    @property
+    def kept_path(self) -> str:
+        """The store's key and what an agent is shown: ``shown``, else ``shown_path(path)``."""
+        return self.shown or shown_path(self.path)
 
 
 def shown_path(path: Path | str) -> str:
@@ -206,6 +229,7 @@ def parse_note(path: Path, raw: bytes) -> Note:
         questions = None
     return Note(
         id=mask_secrets(path.stem),
+        stem=path.stem,
         path=shown_path(path),
         name=name,
         description=description,
@@ -217,13 +241,13 @@ def parse_note(path: Path, raw: bytes) -> Note:
     )
 
 
-SkipFn = Callable[[str, str], bool]
+SkipFn = Callable[[str, str, str], bool]  # (shown path, content hash, the file's stem as written)
 
 
 def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list[Problem]]:
     """Read one file; (None, problems) when it cannot be a note.
 
-    ``skip(path, content_hash)`` returning True means the caller already has this exact
+    ``skip(shown path, content_hash, stem)`` returning True means the caller already has this exact
     file: it comes back unparsed (``unchanged=True``), which keeps a re-index of a large
     folder to one read and one hash per file.
     """
@@ -234,13 +258,14 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
         return None, [Problem(shown_path(path), f"{exc}; skipped")]
     except OSError as exc:
         return None, [Problem(shown_path(path), f"unreadable ({exc.strerror or exc}); skipped")]
+    raw = utf8_bytes(raw)
     if b"\x00" in raw[:8192]:
         return None, [Problem(shown_path(path), "binary file; skipped")]
     if skip is not None:
         digest = hashlib.sha256(raw).hexdigest()
         shown = shown_path(path)
-        if skip(shown, digest):
-            return Note(mask_secrets(path.stem), shown, "", "", "", "", digest, unchanged=True), []
+        if skip(shown, digest, path.stem):
+            return Note(mask_secrets(path.stem), shown, "", "", "", "", digest, unchanged=True, stem=path.stem), []
     if size > MAX_NOTE_BYTES:
         problems.append(Problem(shown_path(path), f"{size:,} bytes, over 1 MB; indexing its start only"))
     note = parse_note(path, raw)
@@ -250,6 +275,20 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
         pass
     problems.extend(Problem(shown_path(path), w) for w in note.warnings)
     return note, problems
+
+
+# A byte-order mark of UTF-32 or UTF-16 (UTF-32 first: its little-endian mark starts with UTF-16's).
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def utf8_bytes(raw: bytes) -> bytes:
+    """``raw`` as UTF-8: a file saved as UTF-16 or UTF-32 with its byte-order mark (Windows
+    PowerShell's ``>``, Notepad's "Unicode") is read as the text it is, not as a binary file."""
+    for bom, encoding in _WIDE_BOMS:
+        if raw.startswith(bom):
+            return raw.decode(encoding, errors="replace").encode("utf-8")
+    return raw
 
 
 def _read_regular(path: Path) -> tuple[bytes, int]:
@@ -317,6 +356,20 @@ def _readable(path: Path) -> str:
     return os.fsencode(path).decode("utf-8", "replace")
 
 
+def distinct(note: Note, taken: Container[str]) -> Note:
+    """``note`` under a path none in ``taken`` has: two names differing only in what masking hides
+    (``invoice_<random>.txt``) would both be ``[REDACTED].txt``, one lost. The second becomes
+    ``[REDACTED]~2.txt`` (id ``[REDACTED]~2``), in the folder's order: nothing hidden shows."""
+    kept = note.kept_path
+    folder, _, name = kept.rpartition("/")
+    base, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    n = 2
+    while (shown := f"{folder}/{base}~{n}{dot}{ext}") in taken:
+        n += 1
+    masked_id = MASK in note.id and "/" not in note.id  # a note's id: its (masked) stem
+    return replace(note, shown=shown, id=f"{note.id}~{n}" if masked_id else note.id)
+
+
 def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], list[Problem]]:
     """All notes of a folder. Raises ``FileNotFoundError`` if the folder is missing."""
     if not folder.exists():
@@ -335,10 +388,11 @@ def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], l
         problems.extend(found)
         if note is None:
             continue
+        if note.id in seen and MASK in note.id:  # two names, secrets masked alike: both kept
+            note = distinct(note, set(seen.values()))
         if note.id in seen:
-            masked = " once the secret in it is masked; rename one" if MASK in note.id else ""
-            problems.append(Problem(shown_path(path), f"same file name as {seen[note.id]}{masked}; skipped"))
+            problems.append(Problem(shown_path(path), f"same file name as {seen[note.id]}; skipped"))
             continue
-        seen[note.id] = note.path
+        seen[note.id] = note.kept_path
         notes.append(note)
     return notes, problems

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from recall.notes.problems import Problem, capped
+from recall.privacy.paths import read_bytes
 
 QUESTIONS_FILE = "questions.jsonl"
 # The name this file had before 0.3 (`recall-eval expand` wrote it): still read where no
@@ -84,7 +85,7 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
     """
     problems: list[Problem] = []
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)
     except OSError as exc:
         return {}, [Problem(str(path), f"unreadable ({exc.strerror or exc}); no questions from it")]
     text = raw.decode("utf-8", errors="replace")

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from recall.privacy.paths import open_regular
+
 MAX_TITLE_CHARS = 200
 AUTOMATED_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-py", "sdk-ts"})
 
@@ -156,7 +158,7 @@ def read_title(path: Path, prompts: bool = False) -> tuple[SessionTitle | None, 
     first_prompt = date = cwd = None
     malformed = 0
     try:
-        handle = path.open("rb")
+        handle = open(open_regular(path), "rb")
     except OSError:
         return None, 0, "unreadable"
     with handle:

@@ -25,7 +25,11 @@ _QUALIFIER = (r"(?:db|database|admin|root|user|account|app|api|access|client|pri
 _NAME = (r"(?:password|passwd|passphrase|passcode|pass|pw|pwd|secret|secret[ _.\-]?key|api[ _.\-]?key|apikey"
          r"|access[ _.\-]?key|private[ _.\-]?key|token|credentials?|パスワード|暗証番号|密码|密碼|口令|비밀번호"
          r"|passwort|kennwort|mot de passe|contraseña|senha|пароль)")
-_HEADER_CELL = re.compile(rf"(?:{_QUALIFIER}[ _.\-]?)*{_NAME}s?")
+# Qualifiers are the list above (written together too: "dbpassword") or up to three other
+# words ("New password", "WiFi password"); after the name, a kind ("Secret value", "Pass
+# phrase") and a note in brackets ("Password (prod)", "パスワード（本番）").
+_HEADER_CELL = re.compile(rf"(?:{_QUALIFIER}[ _.\-]?)*(?:[a-z0-9]{{1,20}}[ _.\-]){{0,3}}(?:{_QUALIFIER}[ _.\-]?)*"
+                          rf"{_NAME}s?(?:[ _.\-](?:value|phrase|string|code))?(?:[ \t]*[(（][^)）]{{1,20}}[)）])?")
 # Where a header could be: a line holding one of the names (checked on lowered text).
 _WORD = re.compile(r"pass|pw|secret|key|token|credential|パスワード|暗証番号|密码|密碼|口令|비밀번호|kennwort|senha"
                    r"|contraseña|пароль")
@@ -73,7 +77,7 @@ def _secret_columns(text: str, low: str, cells: list[tuple[int, int]], sep: str)
     names = [low[s:e] for s, e in (_bare(text, c) for c in cells)]
     if len(cells) < 2 or (sep != "|" and any(len(n) > _CELL_MAX or n.count(" ") > 3 for n in names)):
         return []
-    return [i for i, n in enumerate(names) if _HEADER_CELL.fullmatch(n)]
+    return [i for i, n in enumerate(names) if len(n) <= _CELL_MAX and _HEADER_CELL.fullmatch(n)]
 
 
 def column_spans(text: str, low: str, plausible: Callable[[str], bool]) -> list[Span]:

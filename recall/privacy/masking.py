@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 9
+RULES_VERSION = 10
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -57,7 +57,7 @@ _CAMEL = (
 # ASCII letter or digit (option "a"), so "パスワードは必須です" stays.
 _LABELS = (
     r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|passwort|kennwort|mot de passe|contraseña|senha|пароль|Пароль"
-    r"|ПАРОЛЬ)[ \t]*(?:[:=]|->|は|が)[ \t]*[\"'「『]?([^\s\"'」』、。,，]{4,200})"
+    r"|ПАРОЛЬ)[ \t]*(?:(?:[:=：]|->|は|が|を|是|为|為|ist|est|es|é)[ \t]*[\"'「『]?|[「『])([^\s\"'」』、。,，]{4,200})"
 )
 
 # A label as documents and forms write it: up to three words or name parts, then the secret's
@@ -200,7 +200,13 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"([^\s\"'`]{5,200})", 1, "lv"),
     ("assignment", r"(?:password|passwd|passphrase|passcode|token|api key|secret)"
      r"(?:[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s]{1,30}[ \t]+){0,3}?[^\s]{1,30})?"
-     r"[ \t]+(?:is|was)[ \t]+[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+     r"[ \t]+(?:is|was)(?:[ \t]*:)?[ \t]+[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+    # ... and as a change is told: "set the password to X", "the password was changed to X".
+    ("assignment", r"(?:set|changed?|reset|rotated?|updated?)[ \t]+(?:(?:the|my|our|its|his|her|their)[ \t]+)?"
+     r"(?:[a-z0-9_\-]{1,20}[ \t]+){0,2}?(?:password|passwd|passphrase|passcode|secret|token)[ \t]+to[ \t]+"
+     r"[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
+    ("assignment", r"(?:password|passwd|passphrase|passcode|secret|token)[ \t]+(?:(?:was|is|has[ \t]+been)[ \t]+)?"
+     r"(?:set|changed|reset|rotated|updated)[ \t]+to[ \t]+[\"'`]?([^\s\"'`]{6,200})", 1, "blv"),
     # Environment-style names (PGPASSWORD=, MYSQL_PWD=, TWILIO_AUTH_TOKEN:, DD_API_KEY=...): an
     # upper-case name holding a secret word anywhere in it, which _KW misses after a letter.
     ("assignment", _ENV + r"([\"'`])([^\s\"'`]{4,200})\1", 2, "bq"),
@@ -216,7 +222,7 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
     # ... and alone on its line, the value on a later one (a converted document, a form).
     ("assignment", r"(?m)^[ \t>#\-]*" + _QUALIFIED + r"[ \t]*+(?::[ \t]*+)?"
-     r"(?:\r?\n[ \t]*+){1,3}([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
+     r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
     # A YAML block value: "password: |" (or ">-") then the value indented on the next line.
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[_\-]?key)[\w.\-]{0,30}[\"']?[ \t]*:[ \t]*"
      r"[|>][-+0-9]{0,2}[ \t]*\r?\n[ \t]+([^\s]{4,200})", 1, "blq"),
@@ -230,7 +236,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     # and a label then the value after a space (OCR of a form).
     ("assignment", r"(?:password|passwd|passphrase|passcode)"
      r"(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s:]{1,30}[ \t]+){0,3}?[^\s:]{1,30})?"
-     r"(?:[ \t]*+(?::|\u2192)|[ \t]++-(?=[ \t])|(?=[ \t]*\t))[ \t]*+([^\s\"'`,;]{5,200})", 1, "blv"),
+     r"(?:[ \t]*+(?::|\u2192)|[ \t]++[-\u2013\u2014](?=[ \t])|(?=[ \t]*\t))[ \t]*+([^\s\"'`,;]{5,200})", 1, "blv"),
     ("assignment", r"(?:password|passwd|passcode)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "blv"),
     # Markup: <password>X</password>, <add key="ApiKey" value="X"/>, <input type="password" value="X">.
     ("assignment", r"<(?:password|passwd|secret|token|api[_\-]?key|apikey|client[_\-]?secret|access[_\-]?key)>"

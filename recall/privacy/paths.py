@@ -9,6 +9,7 @@ This module is imported by the hook: stdlib only.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -98,8 +99,17 @@ def make_tree_private(root: Path) -> int:
     return fixed
 
 
-class NotAFile(Exception):
-    """A path that should be a file is a named pipe, socket, folder or device: ``str`` says which."""
+class NotAFile(OSError):
+    """A path that should be a file is a named pipe, socket, folder or device: ``str`` says which,
+    ``filename`` where (when known). An ``OSError``: whoever handles an unreadable file handles
+    this one too, without blocking."""
+
+    def __init__(self, kind: str, path: Path | str | None = None) -> None:
+        super().__init__(kind)
+        self.filename = None if path is None else str(path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def file_kind(mode: int) -> str:
@@ -122,28 +132,72 @@ def not_a_file(path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else f"{file_kind(mode)}, not a file"
 
 
-def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
-    """The first ``max_bytes`` of a regular file and its size. Anything else (a named pipe, a
-    socket, a device, a folder) is ``NotAFile``, found without blocking: the file is opened
-    non-blocking, so one swapped in for a note, a config file or an index file never hangs
-    the reader (the hook, the daemon, any command)."""
-    st = path.stat()
-    if not stat.S_ISREG(st.st_mode):
-        raise NotAFile(file_kind(st.st_mode))
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    with os.fdopen(fd, "rb") as fh:
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
+    """``os.open`` for every file recall reads or writes by itself: opened without blocking and
+    refused (``NotAFile``) unless it is a regular file, so a named pipe, a device or a folder put
+    where a file goes never hangs the hook, the daemon or a command (a pipe with no reader
+    refuses a writer, ENXIO, and says so too). The descriptor is blocking again once checked."""
+    try:
+        fd = os.open(path, flags | _NONBLOCK | getattr(os, "O_NOCTTY", 0), mode)
+    except OSError as exc:
+        kind = not_a_file(Path(path))
+        if kind is not None:
+            raise NotAFile(kind.removesuffix(", not a file"), path) from exc
+        raise
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotAFile(file_kind(st.st_mode))
-        return fh.read(max_bytes), st.st_size
+            raise NotAFile(file_kind(st.st_mode), path)
+        if _NONBLOCK:
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
+    """The first ``max_bytes`` of a regular file and its size (``open_regular``: anything else
+    is ``NotAFile``, found without blocking)."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read(max_bytes), os.fstat(fd).st_size
+        except OSError as exc:  # a read that fails (EIO): say which file
+            exc.filename = exc.filename or str(path)
+            raise
+
+
+MAX_OWN_FILE = 64 << 20  # a state, log or settings file of recall's or an agent's: far below this
+
+
+def read_bytes(path: Path, max_bytes: int = MAX_OWN_FILE) -> bytes:
+    """``Path.read_bytes`` for a file recall keeps or an agent's settings: ``read_regular``."""
+    return read_regular(path, max_bytes)[0]
+
+
+def read_text(path: Path, errors: str = "strict", max_bytes: int = MAX_OWN_FILE) -> str:
+    """``Path.read_text`` (UTF-8) for a file recall keeps or an agent's settings: ``read_regular``."""
+    return read_bytes(path, max_bytes).decode("utf-8", errors)
 
 
 def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
-    """Open a file for writing that only the user can read (created 0600)."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
-    fd = os.open(path, flags, FILE_MODE)
-    if sys.platform != "win32":
-        os.chmod(path, FILE_MODE)
+    """Open a file for writing that only the user can read (created 0600; ``open_regular``)."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else 0)
+    fd = open_regular(path, flags, FILE_MODE)
+    try:
+        if "a" not in mode:
+            os.ftruncate(fd, 0)
+        if sys.platform != "win32":
+            os.fchmod(fd, FILE_MODE)
+    except BaseException:
+        os.close(fd)
+        raise
     if "b" in mode:
         return os.fdopen(fd, mode)
     return os.fdopen(fd, mode, encoding=encoding)
@@ -223,7 +277,7 @@ def _auto_memory_override(root: Path) -> Path | None:
         claude_config_dir() / "settings.json",
     ):
         try:
-            value = json.loads(settings.read_text(encoding="utf-8")).get("autoMemoryDirectory")
+            value = json.loads(read_text(settings)).get("autoMemoryDirectory")
         except (OSError, ValueError, AttributeError):
             continue
         if value:
@@ -256,3 +310,26 @@ def git_toplevel(cwd: Path | str) -> Path | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a file or folder recall cannot use: which, what is wrong, what to do."""
+    from recall.privacy.masking import mask_path
+
+    # A rename onto a folder (``x.tmp`` -> ``x``) fails at its destination: name that one.
+    where = exc.filename2 if exc.filename2 and exc.errno in (errno.EISDIR, errno.ENOTEMPTY) else exc.filename
+    path = mask_path(str(where)) if where else "a file under RECALL_HOME"
+    if isinstance(exc, NotAFile):
+        shown = mask_path(str(where)) if where else "a file recall keeps"
+        return f"{shown} is {exc}, not a file: move it aside (`mv {shown} {shown}.old`) and run the command again"
+    repair = {
+        errno.EISDIR: "a folder is where recall keeps a file: move it aside (`mv` it) and run the command again",
+        errno.ENOTDIR: "a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside (`mv` it) "
+                       "or point RECALL_HOME at a folder",
+        errno.EACCES: "you cannot read or write it: `ls -l` it, then `chown` or `chmod u+rw` it, or point "
+                      "RECALL_HOME elsewhere",
+        errno.EPERM: "the system refuses the change (immutable? `lsattr` it, `chattr -i` it)",
+        errno.ELOOP: "a loop of symbolic links: remove the link",
+        errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter RECALL_HOME",
+    }.get(exc.errno or 0, "`recall status` says what else is wrong")
+    return f"{path}: {exc.strerror or type(exc).__name__}; {repair}"

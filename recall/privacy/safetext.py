@@ -8,18 +8,20 @@ to a terminal. Every place text leaves recall goes through one of these:
                   line breaks and other white space folded into one space; control, format
                   (bidi overrides and isolates, zero-width, Unicode tags), surrogate,
                   private-use, unassigned, variation selectors and invisible "filler"
-                  characters removed; angle brackets and their look-alikes (full-width,
-                  small, mathematical, CJK) shown as ``‹ ›``, so no note opens or closes a tag
-                  a model reads as structure (Claude Code wraps hook output in
+                  characters removed; angle brackets and every look-alike of one (NFKC,
+                  Unicode's confusables, names) shown as ``⁅ ⁆``, so no note opens or closes a
+                  tag a model reads as structure (Claude Code wraps hook output in
                   ``<system-reminder>``).
-* ``agent_quoted`` ``agent_text`` inside curly quotes, every double quotation mark in the
-                  field (curly, low, primes, full-width, ornamental, guillemets) made a straight
-                  one: a note's
-                  name or description stays one quoted field whatever it says ("User: ...",
-                  "[end of records]"), never a speaker or a record of its own.
-* ``agent_path``  ``agent_text`` of a path, quoted (POSIX shell quoting, ``shlex.quote``)
+* ``agent_field`` ``agent_text`` of text others wrote, every double quotation mark and
+                  look-alike in it (curly, low, primes, full-width, ornamental, guillemets,
+                  ’’) made a straight one: the curly quotes around recall's fields come from
+                  recall alone, and no string in an MCP answer reads as its own end.
+* ``agent_quoted`` ``agent_field`` inside curly quotes: a note's name or description stays
+                  one quoted field whatever it says ("User: ...", "[end of records]"), never a
+                  speaker or a record of its own.
+* ``agent_path``  ``agent_field`` of a path, quoted (POSIX shell quoting, ``shlex.quote``)
                   when it holds anything but plain path characters, so that folded text in a
-                  file name reads as part of one quoted path, never as a header or an order.
+                  file name reads as part of one quoted path, never as a header, a field or an order.
 * ``terminal_text``  what the CLI prints: line feeds and tabs kept, every other character
                   that is not printable escaped as ``\\uXXXX`` (JSON's spelling, so JSON output
                   stays valid JSON and decodes to the original text): ESC, CSI/OSC (C0, C1),
@@ -28,8 +30,9 @@ to a terminal. Every place text leaves recall goes through one of these:
 
 "Printable" is Python's ``str.isprintable`` (Unicode categories L, M, N, P, S and the
 ASCII space), less a few characters that print as nothing (Hangul fillers, the combining
-grapheme joiner, Khmer inherent vowels, the blank braille pattern). Pure standard library and cheap when there is
-nothing to do (one C-level ``isprintable`` check): the hook imports it.
+grapheme joiner, Khmer inherent vowels, the blank braille pattern, the musical null
+notehead). Pure standard library and cheap when there is nothing to do (one C-level
+``isprintable`` check): the hook imports it.
 """
 
 from __future__ import annotations
@@ -37,17 +40,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# Printable by Unicode's categories, yet drawn as nothing: usable to hide text.
-INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+# Printable by Unicode's categories, yet drawn as nothing: usable to hide text (Hangul fillers,
+# the combining grapheme joiner, Khmer inherent vowels, blank braille, the musical null notehead).
+INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0\U0001d159")
 # Variation selectors (Mn, so "printable"): drawn as nothing, and a run of them after one
 # character can carry any bytes to a model that reads them ("emoji smuggling"). Only an agent
 # is spared them: a terminal shows them as what they are, a glyph's variant.
 HIDDEN = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-# Markup a model reads as structure: angle brackets and their look-alikes (full-width, small,
-# mathematical, CJK, APL, ornamental) shown as single guillemets that open and close nothing.
-_OPENING = "<\uff1c\ufe64\u27e8\u3008\u2329\u276c\u276e\u29fc\u2991\u27ea\u300a"
-_CLOSING = ">\uff1e\ufe65\u27e9\u3009\u232a\u276d\u276f\u29fd\u2992\u27eb\u300b"
-_MARKUP = str.maketrans({**dict.fromkeys(_OPENING, "\u2039"), **dict.fromkeys(_CLOSING, "\u203a")})
+# Markup a model reads as structure: angle brackets and every look-alike of one, shown as
+# ``⁅ ⁆`` (square brackets with quill, which look like no angle bracket): a character is one when
+# its compatibility form (NFKC) is ``<`` or ``>``, when Unicode's confusables (UTS #39,
+# confusables.txt) map it to one (˂ ᐸ ᚲ ‹ ❮ ﹤ ＜ ...), or when its name says a left- or
+# right-pointing angle or an angle bracket (mathematical, CJK, ornamental, vertical forms).
+# Written out (the hook must not scan Unicode at start); tests/core/privacy/test_safetext.py
+# derives both sets again from the running Python's Unicode data and the confusables table.
+_OPENING = ("<\u02c2\u1438\u16b2\u2039\u2329\u276c\u276e\u2770\u27e8\u27ea\u2991\u29fc\u3008\u300a\ufe3d"
+            "\ufe3f\ufe64\uff1c\U0001d236")
+_CLOSING = (">\u02c3\u1433\u203a\u232a\u276d\u276f\u2771\u27e9\u27eb\u2992\u29fd\u2e16\u3009\u300b\ufe3e"
+            "\ufe40\ufe65\uff1e\U00016f3f\U0001d237")
+_MARKUP = str.maketrans({**dict.fromkeys(_OPENING, "\u2045"), **dict.fromkeys(_CLOSING, "\u2046")})
 _MARKUP_CHARS = frozenset(_OPENING + _CLOSING)
 # Letters of other scripts drawn like Latin ones in common fonts (Cyrillic, Greek, Armenian,
 # dotless i): "pаssword" with a Cyrillic "а" reads as "password" to a person and a model, so
@@ -91,37 +102,56 @@ def agent_text(value: object) -> str:
 # Double quotation marks and what reads as one: every character (no letter) whose Unicode name
 # says a quotation mark that is not single, a double (triple, quadruple) prime, apostrophe,
 # acute or turned comma, a ditto mark or gershayim (curly, low, reversed, full-width, ornamental,
-# CJK double primes, guillemets, ˮ, 🙶). Inside a field each becomes a straight quote, so none
-# reads as the field's end. Single quotes stay ("don’t"), as do CJK corner brackets. Written
-# out (the hook must not scan Unicode at start); tests/core/privacy/test_safetext.py derives
-# it again from the running Python's Unicode names.
+# CJK double primes, guillemets, ˮ, 🙶), and every one Unicode's confusables (UTS #39) map to
+# ``"`` or ``''`` (᳓). Inside a field each becomes a straight quote, so none reads as the
+# field's end. Single quotes stay ("don’t"), as do CJK corner brackets. Written out (the hook
+# must not scan Unicode at start); tests/core/privacy/test_safetext.py derives it again from
+# the running Python's Unicode names and the confusables table.
 DOUBLE_QUOTE_LIKE = (
-    "\u00ab\u00bb\u02ba\u02dd\u02ee\u02f6\u030b\u030e\u05f4\u1acb\u201c\u201d\u201e\u201f\u2033\u2034\u2036"
-    "\u2037\u2057\u275d\u275e\u2760\u276e\u276f\u2e42\u3003\u301d\u301e\u301f\uff02\U0001f676\U0001f677"
-    "\U0001f678")
+    "\u00ab\u00bb\u02ba\u02dd\u02ee\u02f6\u030b\u030e\u05f4\u1acb\u1cd3\u201c\u201d\u201e\u201f\u2033\u2034"
+    "\u2036\u2037\u2057\u275d\u275e\u2760\u276e\u276f\u2e42\u3003\u301d\u301e\u301f\uff02\U0001f676"
+    "\U0001f677\U0001f678")
 _DOUBLE_QUOTES = str.maketrans(dict.fromkeys(DOUBLE_QUOTE_LIKE, '"'))
+# What the confusables map to ``'``: two of them side by side read as a double quote (’’), so
+# a run of them that is not plain ASCII (``''`` already reads as the straight ``"`` a field may
+# hold) becomes one straight quote. Derived again by the same test.
+SINGLE_QUOTE_LIKE = (
+    "'`\u00b4\u02b9\u02bb\u02bc\u02bd\u02be\u02c8\u02ca\u02cb\u02f4\u0374\u0384\u055a\u055d\u144a\u16cc"
+    "\u1fbd\u1fbf\u1fef\u1ffd\u1ffe\u2018\u2019\u201b\u2032\u2035\ua78c\uff07\uff40\U00016f51\U00016f52")
+_SINGLE_RUN = re.compile("[" + re.escape(SINGLE_QUOTE_LIKE) + "]{2,}")
+
+
+def agent_field(value: object) -> str:
+    """``agent_text`` of text recall did not write (a field, a path, an MCP answer's string):
+    every double quotation mark and look-alike in it made a straight one (``_DOUBLE_QUOTES``,
+    ``_SINGLE_RUN``), so the curly quotes that delimit recall's fields come from recall alone."""
+    text = agent_text(value)
+    if text.isascii():
+        return text
+    text = text.translate(_DOUBLE_QUOTES)
+    return _SINGLE_RUN.sub(lambda m: m.group() if m.group().isascii() else '"', text)
 
 
 def agent_quoted(value: object) -> str:
-    """A field for an agent: ``agent_text`` between curly quotes, every double quotation mark
-    in it made a straight one (``_DOUBLE_QUOTES``), so nothing in a field reads as its end."""
-    text = agent_text(value)
-    return "\u201c" + (text if text.isascii() else text.translate(_DOUBLE_QUOTES)) + "\u201d"
+    """A field for an agent: ``agent_field`` between curly quotes, so nothing in it reads as its end."""
+    return "\u201c" + agent_field(value) + "\u201d"
 
 
 def agent_path(value: object) -> str:
-    """A path for an agent: one line, shell-quoted unless it is plain path characters."""
+    """A path for an agent: one line (``agent_field``: no quote of recall's in it), shell-quoted
+    unless it is plain path characters."""
     import shlex
 
-    text = agent_text(value)
+    text = agent_field(value)
     return text if _PLAIN_PATH.issuperset(text) else shlex.quote(text)
 
 
 def agent_json(value: Any) -> Any:
-    """``value`` (an MCP tool's answer) with ``agent_text`` applied to every string in it, and
+    """``value`` (an MCP tool's answer) with ``agent_field`` applied to every string in it (no
+    quote look-alike reads as a JSON string's end), ``agent_text`` to its keys (recall's own), and
     ``agent_path`` to every string under a key named ``path`` (quoted as in the hook's block)."""
     if isinstance(value, str):
-        return agent_text(value)
+        return agent_field(value)
     if isinstance(value, dict):
         return {agent_text(k) if isinstance(k, str) else k:
                 agent_path(v) if k == "path" and isinstance(v, str) else agent_json(v) for k, v in value.items()}

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recall.privacy.paths import private_open
+from recall.privacy.paths import private_open, read_text
 from recall.ranking import negatives as negs
 from recall.store.vectors import index_dir
 
@@ -368,7 +368,7 @@ def write(home: Path, cal: Calibration) -> Path:
 
     path = home / FILE
     try:
-        doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+        doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
     except Exception:  # noqa: BLE001 - a damaged calibration file is rewritten, it holds nothing else
         doc = tomlkit.document()
     if not doc.get("thresholds"):

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from recall.notes.problems import Problem, capped
 from recall.privacy.masking import mask_secrets
-from recall.privacy.paths import private_open
+from recall.privacy.paths import open_regular, private_open
 
 NEGATIVES_FILE = "negatives.jsonl"
 FILE = "negatives.npz"
@@ -70,7 +70,7 @@ def parse_line(line: str) -> str:
 def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:
     problems: list[Problem] = []
     try:
-        with open(path, "rb") as fh:  # callers check is_file(): no pipe reaches here
+        with open(open_regular(path), "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         return [], [Problem(str(path), f"unreadable ({exc.strerror or exc}); no negatives from it")]

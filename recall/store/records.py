@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from recall.errors import RecallError
@@ -93,12 +93,18 @@ def mask_json(value: Any) -> Any:
     return value
 
 
+def mask_record(note: NoteRecord) -> NoteRecord:
+    """Every text of a note's record masked (``recall.privacy.masking``): each string field, new
+    ones too (its id, name, description, type: all but the fingerprint), the path one part at a
+    time, ``extra``'s strings."""
+    texts: dict[str, Any] = {f.name: mask_secrets(value) for f in fields(note) if f.name not in ("path", "content_hash")
+                             and isinstance(value := getattr(note, f.name), str)}
+    return replace(note, path=mask_path(note.path), extra=mask_json(note.extra or {}), **texts)
+
+
 def mask_note(note: NoteRecord, chunks: Iterable[Chunk]) -> tuple[NoteRecord, list[Chunk]]:
-    """Everything of a note a store keeps, masked (``recall.privacy.masking``): the stores' choke point."""
-    masked = replace(note, path=mask_path(note.path), note_id=mask_secrets(note.note_id),
-                     name=mask_secrets(note.name), description=mask_secrets(note.description),
-                     extra=mask_json(note.extra or {}))
-    return masked, mask_chunks(chunks)
+    """Everything of a note a store keeps, masked: the stores' choke point."""
+    return mask_record(note), mask_chunks(chunks)
 
 
 def as_query_matrix(qvec) -> np.ndarray:

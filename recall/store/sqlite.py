@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.errors import DiskFull, StoreDamaged, is_disk_full
-from recall.privacy.paths import FILE_MODE, ensure_private_dir, not_a_file
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, not_a_file, open_regular
 from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, mask_note
 from recall.store.schema import MIGRATIONS
 
@@ -54,7 +54,7 @@ class Store:
             raise StoreDamaged(path, why)
         if not path.exists():
             # Create it 0600 before SQLite opens it: the notes are the user's only.
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+            os.close(open_regular(path, os.O_WRONLY | os.O_CREAT))
         self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         try:
             self.db.execute("PRAGMA journal_mode=WAL")

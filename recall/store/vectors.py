@@ -33,6 +33,7 @@ from recall.privacy.paths import (
     not_a_file,
     private_open,
     read_regular,
+    read_text,
     recall_home,
 )
 from recall.store.sqlite import Store
@@ -296,7 +297,7 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
     try:
         index = faiss.read_index(str(path))
         path = gen_dir / "meta.json"
-        meta = json.loads(path.read_text(encoding="utf-8"))
+        meta = json.loads(read_text(path))
         notes, chunk_note = meta["notes"], np.asarray(meta["chunk_note"], dtype=np.int64)
         if not isinstance(notes, list) or chunk_note.ndim != 1 or len(chunk_note) != index.ntotal \
                 or (len(chunk_note) and (chunk_note.min() < 0 or chunk_note.max() >= len(notes))):

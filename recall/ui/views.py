@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.api import Recall
+from recall.privacy import paths
 from recall.privacy.masking import mask_path, mask_secrets
 
 # How a source kind reads on the page, in the order of the tabs.
@@ -116,7 +117,7 @@ def negatives_of(root: Path, stem: str) -> list[str]:
     out: list[str] = []
     for name, mine_only in ((NEGATIVES_FILE, False), ("questions.jsonl", True)):
         try:
-            lines = (root / name).read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = paths.read_text(root / name, errors="replace").splitlines()
         except OSError:
             continue
         for line in lines:
@@ -163,7 +164,7 @@ def read_injection_log(app: Recall) -> InjectionLog:
     days: dict[str, list[int]] = {}
     for f in log_files(app):
         try:
-            lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = paths.read_text(f, errors="replace").splitlines()
         except OSError:
             continue
         for line in lines:
@@ -202,7 +203,7 @@ def read_reads_log(app: Recall) -> Counter:
     tracker's ``logs/reads.jsonl``); empty when the tracker is off."""
     out: Counter = Counter()
     try:
-        lines = (app.home / "logs" / READS_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = paths.read_text(app.home / "logs" / READS_LOG, errors="replace").splitlines()
     except OSError:
         return out
     for line in lines:

@@ -391,3 +391,40 @@ def test_special_and_unreadable_files_in_a_notes_folder(probe, recall_home, hash
     readable += 1 if os.geteuid() == 0 else 0
     probe.add(survived=inputs, lost=max(0, readable - counts["notes"]))
     assert counts["notes"] == readable
+
+
+# --- every file recall keeps, a named pipe in its place ------------------------------------------------
+
+
+def test_a_named_pipe_in_place_of_any_file_recall_keeps_blocks_nothing(probe, recall_home, hash_model, daemons):
+    """Every regular file a normal day leaves under RECALL_HOME (index, serve, a message, stop),
+    each in turn a named pipe (stop 39's attack: ``run/spawn.stamp`` held every hook forever):
+    the hook stays silent and quick, ``recall status`` and ``recall serve`` return with one line
+    at most, and moving the pipe aside, as the line says, brings recall back."""
+    write_config(recall_home)
+    assert recall("index", "-q", str(SAMPLE_NOTES)).returncode == 0
+    assert recall("serve").returncode == 0
+    assert b"additionalContext" in hook(MATCHING)[0].stdout
+    assert recall("stop").returncode == 0
+    kept = sorted(p for p in recall_home.rglob("*") if p.is_file() and p.suffix not in (".lock",)
+                  and not p.name.startswith(".") and p.name != "config.toml")  # config.toml: the test above
+    assert {"spawn.stamp", "daemon.listened", "daemon.log", "hook.json", "recall.db"} <= {p.name for p in kept}
+    for path in kept:
+        saved = path.read_bytes()
+        pipe(path)
+        probe.add(faults=1, inputs=3)
+        proc, wall = hook(MATCHING)
+        assert proc.returncode == 0 and wall < 5.0, (path, wall)
+        for args in (("status",), ("serve", "--wait", "20")):
+            said = recall(*args, timeout=60)
+            assert "Traceback" not in said.stderr, (path, said.stderr)
+            assert len(said.stderr.strip().splitlines()) <= 1, (path, said.stderr)
+        recall("stop", timeout=60)
+        path.unlink()
+        path.write_bytes(saved)
+        os.chmod(path, 0o600)
+        probe.add(survived=1)
+    assert recall("serve").returncode == 0
+    deadline = time.monotonic() + 30
+    while b"additionalContext" not in hook(MATCHING)[0].stdout:
+        assert time.monotonic() < deadline, "recall did not come back after the pipes were moved aside"

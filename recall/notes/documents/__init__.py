@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
 from recall.notes.documents.isolated import Converter
-from recall.notes.files import INDEX_FILE, Note, name_problem
+from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
 from recall.notes.problems import Problem
 from recall.privacy.paths import NotAFile, file_kind
 
@@ -204,6 +204,7 @@ def read_documents(root: Path, opts: DocumentsSettings, source_kind: str = "dir"
     """Every document, image and recording under ``root`` (see the module doc)."""
     notes: list[Note] = []
     problems: list[Problem] = []
+    taken: set[str] = set()
     if not opts.enabled:
         return notes, problems
     with Converter(opts.convert_max_mb, opts.convert_timeout_s) as convert:
@@ -214,5 +215,8 @@ def read_documents(root: Path, opts: DocumentsSettings, source_kind: str = "dir"
             note, found = read_document(item, root, opts, source_kind, unchanged, convert)
             problems.extend(found)
             if note is not None:
+                if note.kept_path in taken:  # two names whose secrets are masked alike: both kept
+                    note = distinct(note, taken)
+                taken.add(note.kept_path)
                 notes.append(note)
     return notes, problems

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.notes.files import utf8_bytes
+
 # extension -> format name (what ``Extracted.format`` and the page say)
 TEXT_FORMATS = {".txt": "text", ".text": "text", ".rst": "text", ".md": "markdown", ".markdown": "markdown"}
 OFFICE_FORMATS = {".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx", ".html": "html", ".htm": "html",
@@ -49,13 +51,21 @@ def extract(path: Path, fmt: str) -> Extracted:
     if fmt == "pdf":
         return _pdf(path)
     if fmt in ("text", "markdown"):
-        raw = path.read_bytes()
-        head = raw[:8192].decode("utf-8", errors="replace")
-        if "\x00" in head or head.count("\ufffd") > len(head) // 10:  # as a note's reader says it
-            raise Unreadable("binary file; skipped")
-        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+        text = _text(path)
         return Extracted(fmt, first_heading(text) if fmt == "markdown" else "", sections(text))
+    if fmt == "html":
+        _text(path)  # a file named .html that holds an image or an archive: one line, no garbage indexed
     return _office(path, fmt)
+
+
+def _text(path: Path) -> str:
+    """The text of a file that should be text (UTF-8, or UTF-16/32 with a byte-order mark);
+    ``Unreadable`` when it is binary (a NUL, or a tenth of it not UTF-8, in its first 8 KB)."""
+    raw = utf8_bytes(path.read_bytes())
+    head = raw[:8192].decode("utf-8", errors="replace")
+    if "\x00" in head or head.count("\ufffd") > len(head) // 10:  # as a note's reader says it
+        raise Unreadable("binary file; skipped")
+    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
 def _pdf(path: Path) -> Extracted:

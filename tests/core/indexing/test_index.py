@@ -171,7 +171,7 @@ def test_real_default_model_finds_paraphrase_and_crosses_languages(recall_home):
 # --- issue 16: every artefact masked (1); vectors of old chunks pruned (11) -------------------------
 
 def _secret_note(folder, rng):
-    """A note with secrets in its name, description, body, questions and questions file; returns them."""
+    """A note with secrets in its name, description, type, body, questions and questions file; returns them."""
     import json
     import string
 
@@ -182,16 +182,16 @@ def _secret_note(folder, rng):
 
     pg, aws, fb, rnd = r(20), r(40, alnum + "+/"), "EAA" + "B" + r(80), r(36, alnum + "-_")
     twilio = r(32, "0123456789abcdef")
-    q = r(24)
+    q, typ = r(24), r(22)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "creds.md").write_text(
         f"---\nname: deploy creds PGPASSWORD={pg}\ndescription: the backup secret key {aws}\n"
-        f"type: reference\nquestions: ['which token is {rnd}?']\n---\n\n"
+        f"type: api_key={typ}\nquestions: ['which token is {rnd}?']\n---\n\n"
         f"Facebook {fb} works.\nTwilio auth token {twilio}\n" + "filler words about deploys. " * 60,
         encoding="utf-8")
     (folder / "questions.jsonl").write_text(
         json.dumps({"note": "creds", "questions": [f"what is MYSQL_PWD={q} for?"]}) + "\n", encoding="utf-8")
-    return [pg, aws, fb[4:], rnd, twilio, q]
+    return [pg, aws, fb[4:], rnd, twilio, q, typ]
 
 
 def test_no_secret_reaches_any_file_under_recall_home(recall_home, tmp_path):
@@ -208,6 +208,37 @@ def test_no_secret_reaches_any_file_under_recall_home(recall_home, tmp_path):
     assert find_leaks(recall_home, secrets) == []
 
 
+def test_names_whose_secrets_mask_alike_are_all_kept_and_keep_their_questions(recall_home, tmp_path):
+    """Downloaded or exported files are often named by random strings, which masking hides:
+    ``invoice_<random>.txt`` twice, two notes named by a drive id. Each is kept under its own
+    path (``[REDACTED]~2``) and a note's questions file line, which names it as written, still
+    finds it; nothing of the hidden part reaches the store."""
+    from helpers.leaks import find_leaks
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    hidden = ["Hk3LmQ9zX7vB2nW8pR4t", "Tz8YcV1bN6mK4jH2gF7d", "0BwXyZ1aBcDeFgHiJkLmNoPqRsT", "1Xk9mQ2vL7pRtZ8cB4nW",
+              "Xk9mQ2vL7pRt"]
+    for h in hidden[:2]:
+        (folder / f"invoice_{h}.txt").write_text(f"quarterly invoice totals {h[:3]}\n", encoding="utf-8")
+    for h in hidden[2:4]:
+        write_note(folder, h, f"staging note {h[:3]}", "staging database access", "ask ops for access")
+    write_note(folder, f"password={hidden[4]}", "pw note", "staging", "ask ops")
+    (folder / "questions.jsonl").write_text(
+        json.dumps({"note": f"password={hidden[4]}", "questions": ["how do I reach the staging db?"]}) + "\n",
+        encoding="utf-8")
+    app = app_for(recall_home)
+    stats = app.index([SourceSpec("dir", folder)])
+    assert not [p for p in stats.problems if "no note named" in p.message or "same file name" in p.message]
+    paths = sorted(r[0] for r in app.store.db.execute("SELECT path FROM notes"))
+    assert len(paths) == 5 and len(set(paths)) == 5, paths
+    assert app.store.db.execute("SELECT COUNT(*) FROM chunks WHERE role = 'question'").fetchone()[0] == 1
+    again = app.index([SourceSpec("dir", folder)])
+    assert again.added == again.changed == again.removed == 0  # stable: the same paths the next time
+    app.store.close()
+    assert find_leaks(recall_home, hidden) == []
+
+
 def test_store_masks_what_a_caller_forgot(recall_home):
     """The store's one write method masks every text, whoever calls it."""
     import hashlib
@@ -217,9 +248,9 @@ def test_store_masks_what_a_caller_forgot(recall_home):
     sid = store.source_id("dir", "/notes", None)
     secret = "PGPASSWORD=Zq8vN2mKx7LpR4tW9yBc"
     raw = f"connect with {secret} psql"
-    store.upsert_note(sid, NoteRecord("/notes/a.md", "a", raw, raw, "", "h", 0, {"title": raw, "nested": [raw]}),
+    store.upsert_note(sid, NoteRecord("/notes/a.md", raw, raw, raw, raw, "h", 0, {"title": raw, "nested": [raw]}),
                       [Chunk(raw, hashlib.sha256(raw.encode()).hexdigest(), "text"), Chunk(raw, "q", "question")])
-    rows = list(store.db.execute("SELECT name, description, extra FROM notes"))
+    rows = list(store.db.execute("SELECT * FROM notes"))  # every column: the type and the id too
     texts = [r[0] for r in store.db.execute("SELECT text FROM chunks")]
     hashes = [r[0] for r in store.db.execute("SELECT text_hash FROM chunks")]
     store.close()

@@ -132,6 +132,38 @@ def test_stdio_session(indexed, tmp_path):
     assert status["index"]["generation"] == 1
 
 
+async def _search_and_status(params: StdioServerParameters) -> tuple:
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            return (await session.call_tool("recall_search", {"query": "celery retry"}),
+                    await session.call_tool("recall_status", {}))
+
+
+@pytest.mark.process
+def test_a_damaged_index_or_config_is_told_to_the_agent_with_its_repair(indexed):
+    """Not the SDK's bare "Error executing tool": the line a command would print, and its repair."""
+    import os
+
+    from recall.store.vectors import index_dir
+
+    params = server_params(indexed)
+    gen = next(p for p in index_dir("hash-256", indexed["home"]).iterdir() if p.is_dir())
+    headers = gen / "headers.npy"
+    saved = headers.read_bytes()
+    headers.write_bytes(saved[: len(saved) // 3])
+    found, status = anyio.run(_search_and_status, params)
+    assert "recall index --rebuild" in payload(found)["error"], payload(found)
+    headers.write_bytes(saved)
+    config = indexed["home"] / "config.toml"
+    config.write_text("[selector]\nmax_notes = 'three'\n", encoding="utf-8")
+    os.chmod(config, 0o600)
+    found, status = anyio.run(_search_and_status, params)
+    for answer in (payload(found), payload(status)):
+        assert "config.toml" in answer["error"], answer
+    assert "daemon" in payload(status)
+
+
 def test_tools_in_process_clamp_k_and_search_short_queries(indexed):
     from recall.mcp.tools import MAX_K, RecallTools
 

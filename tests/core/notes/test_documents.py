@@ -174,3 +174,12 @@ def test_documents_can_be_turned_off(docs, recall_home):
     (recall_home / "config.toml").write_text("[documents]\nenabled = false\n")
     out = run_cli("index", docs, check=True)
     assert "added 1," in out.stdout  # the markdown note only
+
+
+def test_a_file_named_html_that_is_not_text_is_one_line(tmp_path):
+    """An image or an archive saved as .html: refused like a binary .txt, no garbage indexed."""
+    (tmp_path / "fake.html").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 2)
+    (tmp_path / "wide.txt").write_bytes("autovacuum thresholds in UTF-16".encode("utf-16"))
+    notes, problems = read_documents(tmp_path, load_config().documents)
+    assert [n.id for n in notes] == ["wide.txt"] and "autovacuum" in notes[0].body
+    assert [(Path(p.path).name, p.message) for p in problems] == [("fake.html", "binary file; skipped")]

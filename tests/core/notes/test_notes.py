@@ -253,3 +253,28 @@ def test_a_header_line_with_a_long_run_of_spaces_is_read_in_linear_time(tmp_path
     got, _ = read_note(note)
     assert time.perf_counter() - t0 < 10.0
     assert got is not None and got.name.startswith("a ") and got.name.endswith(" b") and got.description == "x: y"
+
+
+def test_plain_values_are_read_as_the_text_written(tmp_path):
+    """YAML 1.1 would make ``NO`` (Norway) False, ``1:30`` 90, ``0777`` 511, ``12:30:00`` 45000."""
+    (tmp_path / "no.md").write_text("---\nname: NO\ndescription: 12:30:00\ntype: Reference\n"
+                                    "questions: [yes, 1:30, 0777, 0x1F]\n---\nbody\n", encoding="utf-8")
+    note, problems = read_note(tmp_path / "no.md")
+    assert note is not None and not problems
+    assert (note.name, note.description, note.type) == ("NO", "12:30:00", "reference")
+    assert note.questions == ["yes", "1:30", "0777", "0x1F"]
+    (tmp_path / "empty.md").write_text("---\nname: ~\ndescription:\n---\nFirst line\n", encoding="utf-8")
+    note, _ = read_note(tmp_path / "empty.md")
+    assert note is not None and (note.name, note.description) == ("empty", "First line")  # null: nothing
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_note_saved_as_utf16_or_utf32_is_read_as_text(tmp_path, encoding):
+    import codecs
+
+    bom = {"utf-16": b"", "utf-16-be": codecs.BOM_UTF16_BE, "utf-32": b""}[encoding]
+    text = "---\nname: Vacuum weekly\ndescription: run VACUUM every Sunday\ntype: reference\n---\n本文です\n"
+    (tmp_path / "wide.md").write_bytes(bom + text.encode(encoding))
+    note, problems = read_note(tmp_path / "wide.md")
+    assert note is not None and not problems, problems
+    assert (note.name, note.body) == ("Vacuum weekly", "本文です")

@@ -461,3 +461,29 @@ def test_masking_takes_time_in_proportion_to_the_text(index: int):
     t0 = time.perf_counter()
     mask_secrets(RUNS[index])
     assert time.perf_counter() - t0 < 10.0
+
+
+# Stop 39's attack: ways of writing a password the rules missed (a colon after "is", a change
+# told, Word's dashes, a definition list, other languages, a table header with another
+# qualifier or a note in brackets).
+TOLD = ["The root password is: {}", "I changed the password to {} yesterday", "set the admin password to {}",
+        "the password was changed to {}", "Password \u2013 {}", "Password \u2014 {}", "Password\n:   {}",
+        "パスワードを {} に変更した", "パスワード「{}」", "数据库密码是{}", "Passwort ist {}", "le mot de passe est {}",
+        "| Service | New password |\n|---|---|\n| wifi | {} |", "Service,Secret value\ndb,{}",
+        "| Host | Password (prod) |\n|--|--|\n| db1 | {} |", "| ホスト | パスワード（本番） |\n|--|--|\n| db1 | {} |"]
+
+
+@pytest.mark.parametrize("shape", TOLD)
+def test_a_password_told_in_prose_or_under_any_header_is_masked(shape: str):
+    rng = random.Random(shape)
+    secret = "".join(rng.choice("abcdefghkmnpqrstuvwxyzABCDEFGH") for _ in range(8)) + "7Qz4"
+    masked = mask_secrets(shape.format(secret))
+    assert secret not in masked and MASK in masked, masked
+
+
+def test_a_change_told_without_a_value_stays():
+    for text in ("set the password to something stronger", "we changed the token to expire sooner",
+                 "Passwort ist erforderlich", "パスワードを変更してください",
+                 "| Tool | Compass |\n|--|--|\n| x | Zq8rTmWxkqq |",
+                 "| Name | Token count |\n|--|--|\n| x | 1234 |"):
+        assert mask_secrets(text) == text, text
