@@ -107,9 +107,7 @@ def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> str:
     from recall.ipc import client
 
     deadline = (time.monotonic() if started is None else started) + conf["budget_ms"] / 1000.0
-    if deadline <= time.monotonic():
-        return ""
-    try:
+    try:  # a budget already spent still starts a missing daemon (detached), then gives up at once
         # No daemon: start one and wait for its answer within what is left of the budget.
         return block_of(client.ask_or_start({"cmd": "query", "prompt": prompt, "cwd": cwd}, deadline))
     except client.DaemonError:
