@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING, Any
 from recall import __version__
 from recall.privacy.paths import NotAFile, ensure_private_dir, private_open, read_regular, recall_home, user_config_path
 
-MAX_SNAPSHOT_BYTES = 1_000_000  # the hook's few settings are ~1 KB
+# The hook's few settings are ~1 KB; a config at its 1 MB cap (recall.config.load) of skip tags
+# in emoji or CJK is up to 3x that as JSON (\uXXXX escapes): past this cap the hook would
+# find no snapshot and load the settings on every message.
+MAX_SNAPSHOT_BYTES = 4_000_000
 
 if TYPE_CHECKING:
     from recall.config.settings import Settings

@@ -209,3 +209,22 @@ def test_real_model_query_uses_its_packaged_table_and_weight(recall_home, sample
     assert app.searcher.lexical_weight == packaged["search"]["lexical_weight"] and "lexical_ms" in res.timings
     assert res.decision.kind in ("short", "full") and res.decision.chosen[0].note["id"] == "celery-tasks-idempotent"
     app.store.close()
+
+
+def test_a_config_at_its_size_cap_still_gives_the_hook_its_snapshot(recall_home):
+    """Skip tags filling the 1 MB a config may be (emoji: 12 bytes each as escaped JSON) must
+    not make a snapshot the hook cannot read (it would load the settings on every message)."""
+    from recall.config import snapshot
+    from recall.config.load import MAX_CONFIG_BYTES, refresh_snapshot
+
+    robot = "\U0001f916" * 20
+    tags, size = [], 100
+    while size < MAX_CONFIG_BYTES - 200:
+        tags.append(f'"{robot}{len(tags)}"')
+        size += len(tags[-1].encode()) + 2
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[hook]\nskip_prompt_tags = [" + ", ".join(tags[:-1]) + "]\n",
+                                             encoding="utf-8")
+    refresh_snapshot()
+    conf = snapshot.read()
+    assert conf is not None and len(conf["skip_tags"]) > 10_000
