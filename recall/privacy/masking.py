@@ -217,6 +217,9 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:pass(?:word|wd|phrase)?|secret)(?![a-z0-9_])[\"']?[ \t]*(?::=|=>|->|==?|:)[ \t]*"
      r"([\"'])([^\"'\n]{4,200})\1", 2, "blq"),
     ("assignment", _LABELS, 1, "lva"),
+    # A PIN is digits alone (which the rules above leave: counts, ports, ids): named as one.
+    ("assignment", r"(?:pin(?:[ _\-]?(?:code|number))?|暗証番号|passcode)[ \t]*(?:[:=：]|は|is)[ \t]*[\"'「]?"
+     r"(\d{4,12})(?![\d.,])", 1, "bl"),
     # The value alone on the line after its name ("Password:" then the password).
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),

@@ -470,13 +470,15 @@ TOLD = ["The root password is: {}", "I changed the password to {} yesterday", "s
         "the password was changed to {}", "Password \u2013 {}", "Password \u2014 {}", "Password\n:   {}",
         "パスワードを {} に変更した", "パスワード「{}」", "数据库密码是{}", "Passwort ist {}", "le mot de passe est {}",
         "| Service | New password |\n|---|---|\n| wifi | {} |", "Service,Secret value\ndb,{}",
-        "| Host | Password (prod) |\n|--|--|\n| db1 | {} |", "| ホスト | パスワード（本番） |\n|--|--|\n| db1 | {} |"]
+        "| Host | Password (prod) |\n|--|--|\n| db1 | {} |", "| ホスト | パスワード（本番） |\n|--|--|\n| db1 | {} |",
+        "PIN: 4{}", "暗証番号は 4{}", "the pin code is 4{} for the door"]
 
 
 @pytest.mark.parametrize("shape", TOLD)
 def test_a_password_told_in_prose_or_under_any_header_is_masked(shape: str):
     rng = random.Random(shape)
-    secret = "".join(rng.choice("abcdefghkmnpqrstuvwxyzABCDEFGH") for _ in range(8)) + "7Qz4"
+    alphabet = "0123456789" if "4{}" in shape else "abcdefghkmnpqrstuvwxyzABCDEFGH"  # a PIN is digits
+    secret = "".join(rng.choice(alphabet) for _ in range(8)) + ("" if "4{}" in shape else "7Qz4")
     masked = mask_secrets(shape.format(secret))
     assert secret not in masked and MASK in masked, masked
 
@@ -485,5 +487,6 @@ def test_a_change_told_without_a_value_stays():
     for text in ("set the password to something stronger", "we changed the token to expire sooner",
                  "Passwort ist erforderlich", "パスワードを変更してください",
                  "| Tool | Compass |\n|--|--|\n| x | Zq8rTmWxkqq |",
-                 "| Name | Token count |\n|--|--|\n| x | 1234 |"):
+                 "| Name | Token count |\n|--|--|\n| x | 1234 |", "PIN: 13 on the header", "spin: 123456",
+                 "opinion: 12345", "pin: 2024.5"):
         assert mask_secrets(text) == text, text
