@@ -349,15 +349,16 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
     the load, so the first message after a cold start is answered when the start fits in
     what is left of the budget. Raises DaemonError as ``request`` does.
     """
+    if time.monotonic() >= deadline:  # the budget is spent: no question, but a missing daemon is started
+        if lock_holder() is None:
+            _start_missing()
+        return None
     try:
         return request(msg, deadline=deadline)
     except DaemonUnavailable:
         pass
-    started = spawn_daemon()  # or another hook just did: wait for that one
-    if not started and _failed_recently():
+    if not _start_missing() and _failed_recently():
         return None  # the last start could not load its model: waiting would only cost time
-    if not started and _started_daemon_died():
-        started = spawn_daemon(cooldown_s=0.0)  # killed after it listened: no doomed start, so no cooldown
     while time.monotonic() + START_POLL_S < deadline:
         time.sleep(START_POLL_S)
         try:  # no status file yet: request() says DaemonUnavailable at once
@@ -365,6 +366,15 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
         except DaemonUnavailable:
             continue
     return None
+
+
+def _start_missing() -> Any:
+    """Start a daemon where none runs (``spawn_daemon``), also within the cooldown when the last
+    one started had listened and then died (killed, stopped): the process, or None."""
+    started = spawn_daemon()  # or another hook just did: wait for that one
+    if not started and not _failed_recently() and _started_daemon_died():
+        started = spawn_daemon(cooldown_s=0.0)  # killed after it listened: no doomed start, so no cooldown
+    return started
 
 
 def _started_daemon_died() -> bool:
