@@ -276,6 +276,7 @@ class Watcher:
     def _next_batch(self) -> tuple[set[str], set[str]] | None:
         """Wait for events, then for ``debounce`` s of quiet; take everything queued."""
         with self._cond:
+            self._check_roots()  # a busy watcher looks too, once a batch
             while not (self._paths or self._dirs or self._stopping):
                 self._cond.wait(ROOT_CHECK_S)
                 self._check_roots()
@@ -294,20 +295,31 @@ class Watcher:
 
     def _check_roots(self) -> None:
         """A watched folder deleted and made again (a checkout, an rsync, a re-clone) is a new
-        folder the old watch never hears from: watch it again, and sync it."""
+        folder the old watch never hears from: watch it again, and sync it. Its identity may be
+        the old one's (ext4 hands a folder made at once the inode just freed), so a watch that
+        died with its folder tells too."""
         for root, (seen, watch) in list(self._roots.items()):
             now = file_id(root)
-            if now == seen:
+            if now == seen and (now is None or self._alive(watch)):
                 continue
             if now is not None and self._observer is not None:
                 try:
                     self._observer.unschedule(watch)
                 except Exception:  # noqa: BLE001 - the old watch died with its folder
                     pass
-                watch = self._observer.schedule(self._event_handler, str(root), recursive=True)
+                try:
+                    watch = self._observer.schedule(self._event_handler, str(root), recursive=True)
+                except OSError as exc:  # inotify's watch limit, a folder gone again: next look
+                    log.warning("%s was made again but cannot be watched (%s); trying again", root, exc)
+                    continue
                 log.warning("%s was made again: watching it again", root)
                 self._queue(dirs=[str(root)])
             self._roots[root] = (now, watch)
+
+    def _alive(self, watch: Any) -> bool:
+        """Whether the observer still listens on ``watch`` (its emitter stops when the watched
+        folder itself is deleted)."""
+        return self._observer is None or any(e.watch == watch and e.is_alive() for e in self._observer.emitters)
 
     def _resolve_sources(self, store: Store) -> list[Watched]:
         if self.specs is None:
