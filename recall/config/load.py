@@ -128,7 +128,7 @@ def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
     rewrites it) rather than breaking every command."""
     try:
         tables = tomllib.loads(read_regular(path, MAX_CONFIG_BYTES)[0].decode("utf-8")).get("thresholds", {})
-    except (OSError, NotAFile, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(tables, dict):
         return None

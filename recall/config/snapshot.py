@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall import __version__
-from recall.privacy.paths import NotAFile, ensure_private_dir, private_open, read_regular, recall_home, user_config_path
+from recall.privacy.paths import ensure_private_dir, private_open, read_regular, recall_home, user_config_path
 
 # The hook's few settings are ~1 KB; a config at its 1 MB cap (recall.config.load) of skip tags
 # in emoji or CJK is up to 3x that as JSON (\uXXXX escapes): past this cap the hook would
@@ -72,7 +72,7 @@ def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
         try:
             if json.loads(read_regular(path, MAX_SNAPSHOT_BYTES)[0]) == data and _trusted(path):
                 return
-        except (OSError, NotAFile, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError):
             pass  # written anew below (a pipe there is replaced by the file)
         ensure_private_dir(path.parent)
         # pid + thread: unique between processes and between the MCP server's threads
@@ -116,5 +116,5 @@ def read(stale_ok: bool = False) -> dict[str, Any] | None:
         if not 1 <= settings["budget_ms"] <= MAX_BUDGET_MS:  # the config's own range: no hook waits longer
             return None
         return settings
-    except (OSError, NotAFile, ValueError, KeyError, TypeError, RecursionError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None

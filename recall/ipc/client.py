@@ -39,7 +39,6 @@ from typing import Any
 from recall.errors import RecallError
 from recall.privacy import trust
 from recall.privacy.paths import (
-    NotAFile,
     ensure_private_dir,
     not_a_file,
     open_regular,
@@ -147,7 +146,7 @@ def read_status() -> dict | None:
         return None
     try:  # read without blocking: a pipe planted there (or left by a fault) must not hold the hook
         data = json.loads(read_regular(status_path(), MAX_STATUS_BYTES)[0])
-    except (OSError, NotAFile, ValueError, RecursionError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not pid_alive(data.get("pid")):
         return None
@@ -220,7 +219,7 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -
     if status.get("transport") == "tcp":
         try:
             secret = read_regular(secret_path(), MAX_STATUS_BYTES)[0].decode("ascii").strip()
-        except (OSError, NotAFile, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise DaemonUnavailable("no secret file") from exc
         nonce = os.urandom(16).hex()
         msg["secret"], msg["nonce"] = secret, nonce

@@ -356,18 +356,18 @@ def _readable(path: Path) -> str:
     return os.fsencode(path).decode("utf-8", "replace")
 
 
-def distinct(note: Note, taken: Container[str]) -> Note:
+def distinct(note: Note, taken: Container[str], *, renumber_id: bool) -> Note:
     """``note`` under a path none in ``taken`` has: two names differing only in what masking hides
     (``invoice_<random>.txt``) would both be ``[REDACTED].txt``, one lost. The second becomes
-    ``[REDACTED]~2.txt`` (id ``[REDACTED]~2``), in the folder's order: nothing hidden shows."""
+    ``[REDACTED]~2.txt``, in the folder's order: nothing hidden shows. ``renumber_id``: the id is
+    the masked stem (a note's; ``[REDACTED]~2``), not the file's own relative path (a document's)."""
     kept = note.kept_path
     folder, _, name = kept.rpartition("/")
     base, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
     n = 2
     while (shown := f"{folder}/{base}~{n}{dot}{ext}") in taken:
         n += 1
-    masked_id = MASK in note.id and "/" not in note.id  # a note's id: its (masked) stem
-    return replace(note, shown=shown, id=f"{note.id}~{n}" if masked_id else note.id)
+    return replace(note, shown=shown, id=f"{note.id}~{n}" if renumber_id else note.id)
 
 
 def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], list[Problem]]:
@@ -389,7 +389,7 @@ def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], l
         if note is None:
             continue
         if note.id in seen and MASK in note.id:  # two names, secrets masked alike: both kept
-            note = distinct(note, set(seen.values()))
+            note = distinct(note, set(seen.values()), renumber_id=True)
         if note.id in seen:
             problems.append(Problem(shown_path(path), f"same file name as {seen[note.id]}; skipped"))
             continue

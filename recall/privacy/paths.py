@@ -167,7 +167,8 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
     fd = open_regular(path)
     with os.fdopen(fd, "rb") as fh:
         try:
-            return fh.read(max_bytes), os.fstat(fd).st_size
+            size = os.fstat(fd).st_size  # read what is there, not a buffer of the cap (the hook's path)
+            return fh.read(min(max_bytes, size + 1) if size else max_bytes), size
         except OSError as exc:  # a read that fails (EIO): say which file
             exc.filename = exc.filename or str(path)
             raise
@@ -318,10 +319,10 @@ def os_error_line(exc: OSError) -> str:
 
     # A rename onto a folder (``x.tmp`` -> ``x``) fails at its destination: name that one.
     where = exc.filename2 if exc.filename2 and exc.errno in (errno.EISDIR, errno.ENOTEMPTY) else exc.filename
-    path = mask_path(str(where)) if where else "a file under RECALL_HOME"
     if isinstance(exc, NotAFile):
         shown = mask_path(str(where)) if where else "a file recall keeps"
         return f"{shown} is {exc}, not a file: move it aside (`mv {shown} {shown}.old`) and run the command again"
+    path = mask_path(str(where)) if where else "a file under RECALL_HOME"
     repair = {
         errno.EISDIR: "a folder is where recall keeps a file: move it aside (`mv` it) and run the command again",
         errno.ENOTDIR: "a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside (`mv` it) "

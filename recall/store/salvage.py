@@ -9,7 +9,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from recall.privacy.paths import NotAFile, not_a_file, read_regular
+from recall.privacy.paths import not_a_file, read_regular
 from recall.store.sqlite import check_store
 
 MAX_META_BYTES = 1 << 30  # a generation's meta.json: its notes' records (a few MB for thousands)
@@ -57,7 +57,7 @@ def index_sources(home: Path) -> list[tuple[str, str, str | None]]:
         try:
             for note in json.loads(read_regular(meta, MAX_META_BYTES)[0])["notes"]:
                 found.setdefault((str(note["kind"]), str(note["root"])), note.get("project"))
-        except (OSError, NotAFile, ValueError, KeyError, TypeError, RecursionError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             continue
     return [(k, r, p) for (k, r), p in found.items()]
 

@@ -233,7 +233,7 @@ def read_current(root: Path, strict: bool = False) -> int | None:
         raw = read_regular(root / "current", 64)[0]
     except FileNotFoundError:
         return None
-    except (OSError, NotAFile) as exc:
+    except OSError as exc:
         if strict:
             detail = f"{exc}, not a file" if isinstance(exc, NotAFile) else exc.strerror or str(exc)
             raise IndexDamaged(root / "current", detail) from exc

@@ -159,7 +159,7 @@ class Pages:
             report = views.latest_report(app, self.launch.reports)
         if report is None or not report["html"].is_file():
             return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
-        text = views.read_regular(report["html"])
+        text = views.report_text(report["html"])
         if text is None:
             return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
         return HTMLResponse(text, headers={"content-security-policy": REPORT_CSP})

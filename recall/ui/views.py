@@ -6,9 +6,7 @@ config and the daemon's status. Nothing here loads a model or writes a file.
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -244,7 +242,7 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
             if run is None:
                 continue
             try:
-                results = json.loads(read_regular(run / "results.json") or "")
+                results = json.loads(report_text(run / "results.json") or "")
             except ValueError:
                 continue
             if not isinstance(results, dict):
@@ -258,25 +256,15 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
     return {"dir": run, "html": run / "report.html", "results": results, "matches_index": mine}
 
 
-REPORT_MAX_BYTES = 64 << 20
-
-
-def read_regular(path: Path) -> str | None:
-    """The UTF-8 text of ``path`` if it is a regular file of at most ``REPORT_MAX_BYTES``, else
-    None. Opened without blocking, then checked: a named pipe or a device where a report
-    should be never holds the page."""
+def report_text(path: Path) -> str | None:
+    """The UTF-8 text of a report file (``paths.read_text``: regular, found without blocking,
+    at most ``MAX_OWN_FILE``), else None: a named pipe or a device where a report should be
+    never holds the page, a cut or undecodable one is not shown."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+        data, size = paths.read_regular(path, paths.MAX_OWN_FILE)
+        return data.decode("utf-8") if size <= len(data) else None
+    except (OSError, ValueError):
         return None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > REPORT_MAX_BYTES:
-            return None
-        try:
-            return fh.read(REPORT_MAX_BYTES + 1).decode("utf-8")
-        except (OSError, ValueError):
-            return None
 
 
 def _run_named_by(latest: Path, root: Path) -> Path | None:

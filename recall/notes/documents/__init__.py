@@ -216,7 +216,7 @@ def read_documents(root: Path, opts: DocumentsSettings, source_kind: str = "dir"
             problems.extend(found)
             if note is not None:
                 if note.kept_path in taken:  # two names whose secrets are masked alike: both kept
-                    note = distinct(note, taken)
+                    note = distinct(note, taken, renumber_id=False)
                 taken.add(note.kept_path)
                 notes.append(note)
     return notes, problems
