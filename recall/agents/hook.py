@@ -114,10 +114,11 @@ def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> str:
         return ""
 
 
-def context_block(prompt: object, cwd: str, entrypoint: str, started: float | None = None) -> str:
+def context_block(prompt: object, cwd: str, entrypoint: str, started: float | None = None,
+                  conf: dict | None = None) -> str:
     """The daemon's block for one message, or "": skipped sessions, messages too short to search
     and turns nobody typed get nothing and wake no daemon. Shared with the MCP tool."""
-    conf = hook_settings()
+    conf = conf or hook_settings()
     if conf is None or skipped_session(entrypoint, conf) or not worth_searching(prompt, conf):
         return ""
     assert isinstance(prompt, str)  # worth_searching: a str
@@ -125,11 +126,12 @@ def context_block(prompt: object, cwd: str, entrypoint: str, started: float | No
 
 
 def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
-           started: float | None = None) -> str | None:
-    """The line to print for one event, or None. May raise; main() swallows it."""
+           started: float | None = None, conf: dict | None = None) -> str | None:
+    """The line to print for one event, or None (``conf``: the hook's settings, when read
+    already). May raise; main() swallows it."""
     speaker = registry.get(agent)
     message = speaker.read_event(json.loads(stdin.decode("utf-8")))  # strict: invalid UTF-8 means nothing
-    block = context_block(message.prompt, message.cwd, entrypoint, started) if message else ""
+    block = context_block(message.prompt, message.cwd, entrypoint, started, conf) if message else ""
     return speaker.output(block) if block else None  # the agent's envelope, within its cap
 
 
@@ -150,9 +152,11 @@ def agent_arg(argv: list[str]) -> str:
 def main() -> None:
     started = time.monotonic()  # the budget covers reading the event and the settings too
     try:
-        raw = wire.read_event_bytes(sys.stdin.buffer)
+        conf = hook_settings()
+        wait_s = conf["budget_ms"] / 1000.0 if conf else wire.READ_WAIT_S
+        raw = wire.read_event_bytes(sys.stdin.buffer, started + wait_s)  # a stdin never at its end
         line = None if raw is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
-                                               agent_arg(sys.argv[1:]), started)
+                                               agent_arg(sys.argv[1:]), started, conf)
         if line:
             sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
             sys.stdout.buffer.flush()

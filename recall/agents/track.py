@@ -30,7 +30,7 @@ import time
 if not __package__:  # run as a file: import the package from its parent folder
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from recall.agents.wire import read_event_bytes  # noqa: E402
+from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
 from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home  # noqa: E402
 
 # A read counts as "opened after injection" when recall injected that note this long before
@@ -142,7 +142,8 @@ def stats() -> list[dict]:
 
 def main() -> None:
     try:
-        raw = read_event_bytes(sys.stdin.buffer)  # a Read of a huge file: drained, not parsed
+        # A Read of a huge file: drained, not parsed; a stdin never at its end: given up.
+        raw = read_event_bytes(sys.stdin.buffer, time.monotonic() + READ_WAIT_S)
         event = None if raw is None else json.loads(raw.decode("utf-8"))
         if isinstance(event, dict):
             record(event)

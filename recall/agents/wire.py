@@ -15,17 +15,50 @@ from typing import NamedTuple
 # budget (452 ms). It is drained unread, so the agent's write never fails, and gets nothing.
 MAX_EVENT_BYTES = 4 << 20
 _DRAIN = 1 << 20
+# How long a hook with no budget of its own (read tracking; a prompt hook whose settings cannot
+# be read, which says nothing) waits for the end of its event: an agent writes it at once.
+READ_WAIT_S = 5.0
 
 
-def read_event_bytes(stream) -> bytes | None:
+def read_event_bytes(stream, deadline: float | None = None) -> bytes | None:
     """All of ``stream`` (a hook's stdin, binary), or None when it holds more than
-    ``MAX_EVENT_BYTES``: then the rest is read and dropped, never parsed."""
-    data = stream.read(MAX_EVENT_BYTES + 1)
-    if len(data) <= MAX_EVENT_BYTES:
-        return data
-    while stream.read(_DRAIN):
-        pass
+    ``MAX_EVENT_BYTES`` (the rest is read and dropped, never parsed) or is not at its end by
+    ``deadline`` (``time.monotonic()``): a writer that stalls or never closes its end, or an
+    endless stdin (``</dev/zero``), costs the hook its budget and no more."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's BytesIO): read as it is
+        data = stream.read(MAX_EVENT_BYTES + 1)
+        return data if len(data) <= MAX_EVENT_BYTES else None
+    chunks: list[bytes] = []
+    size = 0
+    while _readable(fd, deadline):
+        chunk = os.read(fd, _DRAIN)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_EVENT_BYTES:  # drained (the agent's write never fails) until the deadline
+            while _readable(fd, deadline) and os.read(fd, _DRAIN):
+                pass
+            return None
+        chunks.append(chunk)
     return None
+
+
+def _readable(fd: int, deadline: float | None) -> bool:
+    """Whether ``fd`` has data or its end before ``deadline`` (None: wait as long as it takes)."""
+    if deadline is None:
+        return True
+    import select
+    import time
+
+    left = deadline - time.monotonic()
+    if left <= 0:  # an endless stdin is always ready: the clock stops it
+        return False
+    try:
+        return bool(select.select([fd], [], [], left)[0])
+    except (OSError, ValueError):  # a descriptor select cannot watch: read it as it is
+        return True
 
 
 class Message(NamedTuple):

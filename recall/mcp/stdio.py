@@ -194,16 +194,23 @@ def stream_lines(reader: Any, limit: int = MAX_LINE_BYTES) -> Any:
 async def _lines_of(stdin: Any) -> Any:
     """An async ``() -> (line, eof)`` over ``stdin``: on the event loop when it is a pipe,
     socket or terminal under asyncio; else ``read_line`` in a worker thread per line (a regular
-    file, another event loop)."""
+    file, ``/dev/null`` or another device epoll refuses, another event loop)."""
     import anyio
 
     try:
         import asyncio
+        import os
+        import stat
 
         import sniffio
 
         if sniffio.current_async_library() != "asyncio":
             raise RuntimeError("not asyncio")
+        mode = os.fstat(stdin.fileno()).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(stdin.fileno())):
+            # asyncio takes any character device, then fails to watch it in a later callback
+            # (EPERM from epoll: /dev/null) and the server waits for ever on a stdin at its end.
+            raise ValueError("not a pipe")
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=MAX_LINE_BYTES, loop=loop)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)

@@ -217,6 +217,45 @@ def _sockets(pid: int) -> int:
 
 
 @pytest.mark.process
+@pytest.mark.parametrize("source", ["a writer that never closes", "/dev/zero"])
+def test_a_stdin_never_at_its_end_costs_the_budget_and_nothing_more(indexed, daemons, source):
+    """An agent that writes the event and keeps its end open, or a stdin with no end: the hook
+    read until the end of input and held the message for ever. It gives up at its budget."""
+    daemons.start()
+    t0 = time.monotonic()
+    with open("/dev/zero", "rb") as zero:
+        hook_proc = subprocess.Popen([PY, "-P", "-m", "recall.agents.hook"],
+                                     stdin=zero if source == "/dev/zero" else subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with())
+    if hook_proc.stdin is not None:
+        hook_proc.stdin.write(event(MATCHING))  # the whole event, the end never closed
+        hook_proc.stdin.flush()
+    try:
+        assert hook_proc.wait(timeout=20) == 0
+        assert hook_proc.stdout.read() == b"" and hook_proc.stderr.read() == b""
+        assert time.monotonic() - t0 < HOOK_WALL_LIMIT_S
+        assert client.request({"cmd": "status"})["queries"] == 0
+    finally:
+        hook_proc.kill()
+        for stream in (hook_proc.stdin, hook_proc.stdout, hook_proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.mark.process
+def test_read_tracking_gives_up_on_a_stdin_never_at_its_end(indexed):
+    """The read tracker has no budget of its own: it waits ``READ_WAIT_S`` for its event's end."""
+    from recall.agents.wire import READ_WAIT_S
+
+    t0 = time.monotonic()
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([PY, "-P", "-m", "recall.agents.track"], stdin=zero, capture_output=True,
+                              env=env_with(), timeout=READ_WAIT_S + 30)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert time.monotonic() - t0 < READ_WAIT_S + 10
+
+
+@pytest.mark.process
 def test_daemon_killed_mid_query(indexed, daemons):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\n")
     daemon = daemons.start()

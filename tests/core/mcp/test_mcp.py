@@ -257,3 +257,17 @@ def test_parse_errors_get_a_json_rpc_error_and_lone_surrogates_an_answer(indexed
         assert s.reply()["id"] == 4  # still serving
     finally:
         s.close()
+
+
+@pytest.mark.process
+def test_a_stdin_at_its_end_from_a_device_ends_the_server(indexed):
+    """`recall mcp </dev/null` (a service manager, a script): asyncio takes the device, then
+    epoll refuses it in a later callback; the server read nothing and never ended. It ends now."""
+    import subprocess
+
+    params = server_params(indexed)
+    with open("/dev/null", "rb") as null:
+        done = subprocess.run([params.command, *params.args], cwd=params.cwd, env=params.env, stdin=null,
+                              capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr[-2000:]
+    assert b"Traceback" not in done.stderr, done.stderr[-2000:]
