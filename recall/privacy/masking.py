@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 10
+RULES_VERSION = 11
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -439,9 +439,10 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret value in ``text``: sorted, non-overlapping.
 
     The rules read a plain view of ``text``: characters that draw as nothing (soft hyphen,
-    zero-width, word joiner, BOM, variation selectors, Unicode tags) and markdown's ``**`` and
-    backticks removed, other white space read as a space, compatibility forms (full-width
-    ``：``, ``＝``) and URL-encoded punctuation (``%3D``) as their plain character; then again
+    zero-width, word joiner, BOM, variation selectors, Unicode tags) and markdown's ``**``, ``~~``
+    and backticks removed, other white space read as a space, compatibility forms (full-width
+    ``：``, ``＝``), URL-encoded punctuation (``%3D``) and HTML character references (``&#58;``,
+    ``&quot;``) as their plain character; then again
     with letters of other scripts that draw like Latin ones read as those
     (``safetext.LATIN_LOOK_ALIKES``: "pаssword" with a Cyrillic "а"). A table's column whose
     header names a secret is read by ``columns.column_spans``.
@@ -456,7 +457,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
     if view is None:
         return spans
     back = view[1]
-    return _merge([(back(start), back(end - 1) + 1, kind) for start, end, kind in spans])
+    return _merge([(*back(start, end), kind) for start, end, kind in spans])
 
 
 _LOOK = re.escape("".join(map(chr, LATIN_LOOK_ALIKES)))
@@ -519,41 +520,70 @@ def _plain_char(c: str) -> str | None:
 _PERCENT = re.compile(r"%(?:2[1-9A-Fa-f]|3[A-Fa-f]|40|5[B-Fb-f]|60|7[B-Eb-e])")
 
 
+# An HTML character reference (``&#58;``, ``&#x3A;``, ``&colon;``, ``&quot;``, ``&amp;``): read as
+# the character it names, as a browser and an agent read it.
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9A-Fa-f]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
+
+
+def _entity_char(ref: str) -> str | None:
+    """The one character ``ref`` names (itself read plainly), or None (not one character)."""
+    import html
+
+    char = html.unescape(ref)
+    if len(char) != 1 or char == ref:
+        return None
+    plain = _plain_char(char)
+    return char if plain is None else plain
+
+
 def _plain_view(text: str):
     """(plain text, a function from a position in it to one in ``text``), or None when the
     plain view is ``text`` itself (checked once per distinct character: cheap on long text)."""
     odd = sorted(c for c in set(text) if _plain_char(c) is not None)
-    bold = "**" in text  # markdown's bold: **Password:** X, **DB_PASSWORD**=X (a lone * is a wildcard)
+    # markdown's bold and strike-through: **Password:** X, ~~password~~: X (a lone * is a wildcard)
+    marked = "**" in text or "~~" in text
     encoded = "%" in text and _PERCENT.search(text) is not None  # password%3DX, client%5Fsecret=X
-    if not odd and not bold and not encoded:
+    entities = "&" in text and _ENTITY.search(text) is not None  # password&#58; X, &quot;X&quot;
+    if not odd and not marked and not encoded and not entities:
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
     origins: list[int] = []  # ... and in ``text``
-    whole: list[bool] = []  # a piece that stands for one character of ``text``
+    whole: list[int] = []  # a piece that stands for a mark of ``text`` (``&#58;``): its length there; else 0
 
-    def piece(part: str, origin: int, one: bool) -> None:
+    def piece(part: str, origin: int, one: int = 0) -> None:
         starts.append(starts[-1] + len(parts[-1]) if parts else 0)
         parts.append(part)
         origins.append(origin)
         whole.append(one)
 
     pos = 0
-    marks = ([r"\*\*"] if bold else []) + ([_PERCENT.pattern] if encoded else []) \
-        + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
+    marks = ([r"\*\*|~~"] if marked else []) + ([_PERCENT.pattern] if encoded else []) \
+        + ([_ENTITY.pattern] if entities else []) + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
     for m in re.finditer("|".join(marks), text):
         if m.start() > pos:
-            piece(text[pos:m.start()], pos, False)
+            piece(text[pos:m.start()], pos)
         found = m.group()
-        plain = "" if found == "**" else chr(int(found[1:], 16)) if found[0] == "%" else _plain_char(found) or ""
+        if found[0] == "&" and len(found) > 1:
+            char = _entity_char(found)
+            if char is None:  # no character of its own (an unknown name): as it is
+                piece(found, m.start())
+            elif char:
+                piece(char, m.start(), len(found))
+            pos = m.end()
+            continue
+        plain = "" if found in ("**", "~~") else chr(int(found[1:], 16)) if found[0] == "%" else _plain_char(found) or ""
         if plain:
-            piece(plain, m.start(), True)
+            piece(plain, m.start(), len(found))
         pos = m.end()
-    piece(text[pos:], pos, False)
+    piece(text[pos:], pos)
 
-    def back(i: int) -> int:
-        k = bisect.bisect_right(starts, i) - 1
-        return origins[k] if whole[k] else origins[k] + i - starts[k]
+    def back(start: int, end: int) -> tuple[int, int]:
+        """The span of ``text`` the plain text's ``[start, end)`` reads (a mark it ends on: whole)."""
+        k = bisect.bisect_right(starts, start) - 1
+        j = bisect.bisect_right(starts, end - 1) - 1
+        return (origins[k] if whole[k] else origins[k] + start - starts[k],
+                origins[j] + whole[j] if whole[j] else origins[j] + end - starts[j])
 
     return "".join(parts), back
 

@@ -490,3 +490,36 @@ def test_a_change_told_without_a_value_stays():
                  "| Name | Token count |\n|--|--|\n| x | 1234 |", "PIN: 13 on the header", "spin: 123456",
                  "opinion: 12345", "pin: 2024.5"):
         assert mask_secrets(text) == text, text
+
+
+# markup an agent reads through: HTML character references, strike-through ----------------------
+
+MARKUP = [  # (line, the secret) stop 40: each was shown as it is before
+    ("password&#58; {}", "hunter2xyzq"),
+    ("p&#97;ssword: {}", "hunter2xyzq"),
+    ("P&#x61;SSWORD={}", "hunter2xyzq"),
+    ("password&colon;&nbsp;{}", "hunter2xyzq"),
+    ('"password": &quot;{}&quot;', "hunter2xyzq"),
+    ("&lt;password&gt;{}&lt;/password&gt;", "hunter2xyzq"),
+    ("https://example.com/login?user=a&amp;api_key={}", "k3J9xQ2mW7pL"),
+    ("DB_PASSWORD&equals;{}", "hunter2xyzq"),
+    ("~~password~~: {}", "hunter2xyzq"),
+    ("~~Password:~~ {}", "hunter2xyzq"),
+    ("password: {}&#50;", "hunter2xyzq"),  # a value that ends on a reference is masked whole
+    ("token=abcd1234efgh%3D and more", "abcd1234efgh%3D"),
+]
+
+
+@pytest.mark.parametrize("line,secret", MARKUP, ids=[f"{i:02d}" for i in range(len(MARKUP))])
+def test_a_secret_behind_html_references_or_strike_through_is_masked(line: str, secret: str):
+    text = line.format(secret)
+    masked = mask_secrets(text)
+    assert MASK in masked and secret not in masked, masked
+    assert not any(piece in masked for piece in ("#50;", "3D and", "&#122;")), masked  # no tail left behind
+
+
+def test_html_references_and_strike_through_keep_what_is_not_a_secret():
+    for line in ("AT&T rules &foo; and &amp; more", "Q&amp;A: how we rotate the password",
+                 "~~deprecated~~ password policy", "&lt;password&gt;{{ secret }}&lt;/password&gt;",
+                 "the password field &mdash; required", "fish &amp; chips"):
+        assert mask_secrets(line) == line, line
