@@ -572,7 +572,8 @@ def _plain_view(text: str):
                 piece(char, m.start(), len(found))
             pos = m.end()
             continue
-        plain = "" if found in ("**", "~~") else chr(int(found[1:], 16)) if found[0] == "%" else _plain_char(found) or ""
+        plain = ("" if found in ("**", "~~") else chr(int(found[1:], 16)) if found[0] == "%"
+                 else _plain_char(found) or "")
         if plain:
             piece(plain, m.start(), len(found))
         pos = m.end()
