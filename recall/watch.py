@@ -58,7 +58,31 @@ MAX_DELAY_S = 1.0
 RETRY_S = 2.0  # after a failed batch (e.g. SQLite locked past its 30 s timeout), doubled
 RETRY_MAX_S = 300.0  # after each failure in a row, up to this
 ROOT_CHECK_S = 1.0  # how often a quiet watcher looks whether a watched folder was made again
+POLL_S = 5.0  # once inotify's limits are reached: how often the folders are walked instead
+# inotify's limits (watchdog's words): ENOSPC, watched folders (fs.inotify.max_user_watches);
+# EMFILE, instances (fs.inotify.max_user_instances). Not a full disk.
+_INOTIFY_LIMITS = {28: "max_user_watches", 24: "max_user_instances"}
 WATCHED_KINDS = ("memory", "rule", "dir", "library")  # conversations come from transcripts: `recall index`
+
+
+class _LimitSeen(logging.Filter):
+    """On watchdog's inotify logger: a folder made inside a watched tree past inotify's limit is
+    only a warning there ("Unable to watch ...", one per folder, the folder left unwatched).
+    Kept here instead, for the watcher to walk every folder from then on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.error: OSError | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for arg in record.args if isinstance(record.args, tuple) else ():
+            if isinstance(arg, OSError) and arg.errno in _INOTIFY_LIMITS:
+                self.error = self.error or arg
+                return False
+        return True
+
+
+_WATCHDOG_LOG = "watchdog.observers.inotify"
 
 
 @dataclass(frozen=True)
@@ -108,11 +132,13 @@ class Watcher:
     ``sources``: the folders to watch (registered in the store if new); default, every
     memory/rule/dir source already indexed under the app's ``RECALL_HOME``.
     ``catch_up``: first sync each folder, for edits made while nobody was watching.
+    Where inotify's limits are reached (a large tree, many editors watching), the folders are
+    walked every ``poll_s`` seconds instead (``polling``), with one warning naming the limit.
     """
 
     def __init__(self, app: Recall, sources: Sequence[SourceSpec] | None = None, *,
                  debounce: float | None = None, max_delay: float = MAX_DELAY_S, catch_up: bool = True,
-                 on_batch: Callable[[BatchResult], None] | None = None) -> None:
+                 on_batch: Callable[[BatchResult], None] | None = None, poll_s: float = POLL_S) -> None:
         self.app = app
         self.specs = list(sources) if sources is not None else None
         self.debounce = app.config.watch.debounce_ms / 1000 if debounce is None else debounce
@@ -135,6 +161,9 @@ class Watcher:
         self._observer: Any = None
         self._event_handler: Any = None
         self._roots: dict[Path, tuple[tuple[int, int] | None, Any]] = {}  # root -> (its identity, its watch)
+        self.poll_s = poll_s
+        self.polling: str | None = None  # the inotify limit reached, once the folders are polled
+        self._limit_seen = _LimitSeen()
 
     # --- lifecycle -----------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Watcher:
@@ -216,18 +245,12 @@ class Watcher:
     def _run(self) -> None:
         store: Store | None = None
         try:
-            from watchdog.observers import Observer
-
             store = Store(self.app.home / DB_NAME)
             indexer = self.app.indexer(store)
             self.watched = self._resolve_sources(store)
-            observer = Observer()
             self._event_handler = self._handler()
-            for w in self.watched:
-                self._roots[w.root] = (file_id(w.root), observer.schedule(self._event_handler, str(w.root),
-                                                                            recursive=True))
-            observer.start()
-            self._observer = observer
+            logging.getLogger(_WATCHDOG_LOG).addFilter(self._limit_seen)
+            self._observe()
             with self._cond:
                 self._busy = self.catch_up  # wait_idle() also waits for the catch-up
         except BaseException as exc:  # reported by start(), in the caller's thread
@@ -235,6 +258,7 @@ class Watcher:
             self._ready.set()
             if store is not None:
                 store.close()
+            logging.getLogger(_WATCHDOG_LOG).removeFilter(self._limit_seen)
             return
         self._ready.set()
         try:
@@ -246,9 +270,43 @@ class Watcher:
                     break
                 self._guarded(indexer, *batch)
         finally:
-            observer.stop()
-            observer.join(5)
+            logging.getLogger(_WATCHDOG_LOG).removeFilter(self._limit_seen)
+            self._observer.stop()
+            self._observer.join(5)
             store.close()
+
+    def _observe(self, limit: OSError | None = None) -> None:
+        """Watch every folder there: with inotify, or, once its limits are reached (``limit``,
+        or met here), by walking the folders every ``poll_s`` s."""
+        from watchdog.observers import Observer
+        from watchdog.observers.polling import PollingObserver
+
+        if limit is not None:
+            self._poll_for(limit)
+        while True:
+            observer = PollingObserver(timeout=self.poll_s) if self.polling else Observer()
+            roots: dict[Path, tuple[tuple[int, int] | None, Any]] = {w.root: (file_id(w.root), None)
+                                                                     for w in self.watched}
+            try:
+                for root, (seen, _) in roots.items():
+                    if seen is not None:
+                        roots[root] = (seen, observer.schedule(self._event_handler, str(root), recursive=True))
+                observer.start()
+            except OSError as exc:
+                observer.unschedule_all()
+                if self.polling or exc.errno not in _INOTIFY_LIMITS:
+                    raise
+                self._poll_for(exc)
+                continue
+            self._observer, self._roots = observer, roots
+            return
+
+    def _poll_for(self, exc: OSError) -> None:
+        """From now on the folders are walked, because of inotify's limit ``exc``: said once."""
+        self.polling = _INOTIFY_LIMITS[exc.errno or 0]
+        log.warning("inotify's limit reached (fs.inotify.%s): walking the folders every %.0f s instead; "
+                    "for saves seen at once raise it (sudo sysctl fs.inotify.%s=524288)",
+                    self.polling, self.poll_s, self.polling)
 
     def _guarded(self, indexer: Indexer, paths: set[str], dirs: set[str]) -> None:
         result = None
@@ -297,7 +355,11 @@ class Watcher:
         """A watched folder deleted and made again (a checkout, an rsync, a re-clone) is a new
         folder the old watch never hears from: watch it again, and sync it. Its identity may be
         the old one's (ext4 hands a folder made at once the inode just freed), so a watch that
-        died with its folder tells too."""
+        died with its folder tells too. A folder inotify could not watch (its limits) makes the
+        watcher walk every folder from then on."""
+        if self._limit_seen.error is not None and not self.polling:
+            self._switch_to_polling(self._limit_seen.error)
+            return
         for root, (seen, watch) in list(self._roots.items()):
             now = file_id(root)
             if now == seen and (now is None or self._alive(watch)):
@@ -309,12 +371,23 @@ class Watcher:
                     pass
                 try:
                     watch = self._observer.schedule(self._event_handler, str(root), recursive=True)
-                except OSError as exc:  # inotify's watch limit, a folder gone again: next look
+                except OSError as exc:
+                    if exc.errno in _INOTIFY_LIMITS and not self.polling:  # walk every folder instead
+                        self._switch_to_polling(exc)
+                        return
                     log.warning("%s was made again but cannot be watched (%s); trying again", root, exc)
                     continue
                 log.warning("%s was made again: watching it again", root)
                 self._queue(dirs=[str(root)])
             self._roots[root] = (now, watch)
+
+    def _switch_to_polling(self, exc: OSError) -> None:
+        """inotify's limits reached while running (a folder made again, one added inside): every
+        folder is walked from now on, and synced once, for what the dead watches missed."""
+        self._observer.unschedule_all()
+        self._observer.stop()
+        self._observe(exc)
+        self._queue(dirs=[str(root) for root in self._roots])
 
     def _alive(self, watch: Any) -> bool:
         """Whether the observer still listens on ``watch`` (its emitter stops when the watched

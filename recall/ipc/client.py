@@ -392,7 +392,8 @@ def _started_daemon_died() -> bool:
 
 def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:
     try:
-        return time.time() - os.stat(run_dir() / FAILED_NAME).st_mtime < within_s
+        # 0 <=: a clock set back (or a file from the future) must not hold every start off for hours
+        return 0 <= time.time() - os.stat(run_dir() / FAILED_NAME).st_mtime < within_s
     except OSError:
         return False
 

@@ -256,3 +256,47 @@ def test_is_note_path(tmp_path):
     assert is_note_path(tmp_path, tmp_path / "Plan.MD")
     (tmp_path / "notes.txt").write_text("x")
     assert not is_note_path(tmp_path, tmp_path / "notes.txt")
+
+
+# --- inotify's limits: the folders are walked instead --------------------------------------------
+
+
+@pytest.fixture
+def inotify_used_up():
+    """Every inotify instance this user may have, held by the test (the limit VS Code users and
+    large trees meet); given back after. Skips where the limit is too high to reach."""
+    import ctypes
+    import errno
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "inotify_init1"):
+        pytest.skip("no inotify here")
+    held: list[int] = []
+    try:
+        while len(held) < 20_000:
+            fd = libc.inotify_init1(os.O_CLOEXEC)
+            if fd < 0:
+                if ctypes.get_errno() != errno.EMFILE:
+                    pytest.skip(f"inotify_init1: errno {ctypes.get_errno()}")
+                break
+            held.append(fd)
+        else:
+            pytest.skip("fs.inotify.max_user_instances is too high to reach in a test")
+        yield held
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+def test_with_inotify_used_up_the_folders_are_walked_and_saves_still_indexed(app, folder, inotify_used_up, caplog):
+    """`recall watch` said 'no space left on the disk' (inotify's ENOSPC / EMFILE read as a full
+    disk) and the daemon's watcher did not start: now it walks the folders, saying which limit."""
+    with Watcher(app, debounce=0.15, poll_s=0.2) as watcher:
+        assert watcher.polling == "max_user_instances"
+        editor_save(folder / "target.md", note_text(f"{TOKEN} target note", "version 5", "edited while polled"))
+        assert wait_for(lambda: description_of(app, "target") == "version 5", 10.0) is not None
+        (folder / "other1.md").unlink()
+        assert wait_for(lambda: app.store.counts()["notes"] == 5, 10.0) is not None
+    [warning] = [r.getMessage() for r in caplog.records if "inotify" in r.getMessage()]
+    assert "fs.inotify.max_user_instances" in warning and "sysctl" in warning
+
