@@ -17,6 +17,7 @@ from recall.daemon.loop import Loop
 from recall.daemon.state import DaemonState, Loaded
 from recall.errors import HomeUnusable
 from recall.ipc import client
+from recall.privacy import coredumps
 from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home, run_dir
 from recall.privacy.trust import require_home
 
@@ -184,6 +185,7 @@ def run_daemon(foreground: bool = False) -> int:
     daemon already runs (nothing to do), 1 when the model or config cannot be loaded."""
     # Long because: the start in order (home check, lock, files, bind, loader, serve, clean-up).
     os.umask(0o077)  # every file this process creates is the user's only
+    coredumps.forbid()  # a crash must not write the messages it holds to disk
     # OpenMP threads (the model's, FAISS's) sleep between questions instead of spinning: a
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.

@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> None:
     level = level if isinstance(logging.getLevelName(level), int) else "WARNING"
     logging.basicConfig(level=level, stream=sys.stderr, format="recall-mcp %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from recall.privacy import coredumps
+
+    coredumps.forbid()  # it holds the messages the hook's tool passes: a crash must not dump them
     import anyio
 
     anyio.run(serve_stdio, build_server())

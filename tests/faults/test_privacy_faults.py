@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from helpers.corpora import build_corpus
 from helpers.daemon import CHITCHAT, MATCHING, write_config
 from helpers.env import env_with
@@ -153,4 +155,28 @@ def test_planted_secrets_and_prompt_canaries_never_reach_disk(probe, recall_home
     found = find_leaks(recall_home, canaries)
     probe.add(inputs=len(cases) + len(typed) + 2, secrets=len(leaked), prompts=len(found))
     assert leaked == [], leaked[:5]
+    assert found == [], found
+
+
+def test_a_crashed_daemon_leaves_no_core_dump_of_the_messages_it_held(probe, indexed, daemons):
+    """A daemon that crashes (a native library's segfault) where core dumps are allowed wrote a
+    330 MB `core` of its memory, the messages it was asked included, into RECALL_HOME/run (stop 40).
+    Now it never dumps: none is written, whatever the shell's `ulimit -c`."""
+    import os
+    import signal
+
+    where = Path("/proc/sys/kernel/core_pattern")
+    pattern = where.read_text().strip() if where.exists() else ""
+    if not pattern or pattern.startswith("|") or "/" in pattern:
+        pytest.skip(f"core dumps go to {pattern or 'no file'!r} here: this probe reads the daemon's own folder")
+    daemon = daemons.start(cores=True)
+    canary = "Canary" + "".join(random.Random(40).choice(ALNUM) for _ in range(14))
+    assert run_hook(event(f"{canary} how do we add a feature flag with Unleash?")).returncode == 0
+    os.kill(daemon.pid, signal.SIGSEGV)
+    assert daemon.wait(timeout=60) == -signal.SIGSEGV
+    home = indexed
+    dumps = [p for p in files_under(home) if p.name.startswith("core")]
+    found = find_leaks(home, [canary])
+    probe.add(inputs=1, faults=1, survived=int(not dumps), prompts=len(found))
+    assert dumps == [], dumps
     assert found == [], found

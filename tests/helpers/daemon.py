@@ -104,19 +104,24 @@ class Daemons:
         self.tmp = tmp
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, wait_s: float = 20.0, ready: bool = True, nofile: int | None = None,
+    def start(self, wait_s: float = 20.0, ready: bool = True, nofile: int | None = None, cores: bool = False,
               **env: str) -> subprocess.Popen:
-        """``nofile``: the daemon's RLIMIT_NOFILE (soft and hard), to run it out of descriptors."""
+        """``nofile``: the daemon's RLIMIT_NOFILE (soft and hard), to run it out of descriptors;
+        ``cores``: started with core dumps allowed (RLIMIT_CORE raised, as a user's shell may)."""
         err = open(self.tmp / f"daemon-{len(self.procs)}.err", "wb")  # noqa: SIM115
 
         def limit() -> None:
             import resource
 
-            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+            if cores:
+                hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+                resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
 
         proc = subprocess.Popen([PY, "-P", "-m", "recall.daemon", "--foreground"], env=env_with(**env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True, preexec_fn=limit if nofile else None)
+                                start_new_session=True, preexec_fn=limit if nofile or cores else None)
         err.close()
         self.procs.append(proc)
         if ready:
