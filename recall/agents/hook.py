@@ -46,6 +46,7 @@ if not __package__:  # run as a file: import the package from its parent folder
 
 from recall.agents import registry, wire  # noqa: E402
 from recall.config import snapshot  # noqa: E402
+from recall.privacy import coredumps  # noqa: E402
 
 
 def hook_settings() -> dict | None:
@@ -152,6 +153,7 @@ def agent_arg(argv: list[str]) -> str:
 def main() -> None:
     started = time.monotonic()  # the budget covers reading the event and the settings too
     try:
+        coredumps.forbid()  # it holds the message: SIGQUIT or SIGABRT must not dump it to disk
         conf = hook_settings()
         wait_s = conf["budget_ms"] / 1000.0 if conf else wire.READ_WAIT_S
         raw = wire.read_event_bytes(sys.stdin.buffer, started + wait_s)  # a stdin never at its end

@@ -1,4 +1,5 @@
-"""No core dump of a process that holds the user's messages (the daemon, the MCP server).
+"""No core dump of a process that holds the user's messages (the hook, the daemon, the MCP
+server, ``recall ui``).
 
 A crash (a native library's segfault) where the shell allows core dumps (``ulimit -c``) wrote
 the daemon's whole memory, the messages it was asked among it, as ``RECALL_HOME/run/core``

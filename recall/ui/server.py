@@ -47,8 +47,11 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
     import uvicorn
 
     from recall.ipc import client
+    from recall.privacy import coredumps
     from recall.privacy.paths import ensure_private_dir, run_dir
     from recall.ui.app import Launch, build_app
+
+    coredumps.forbid()  # the page's "Try a message" holds what you type: a crash must not dump it
 
     sock = bind(port)
     port = sock.getsockname()[1]

@@ -45,6 +45,15 @@ def test_listens_on_loopback_only(ui):
     assert listening_addresses(ui.port) == {"0100007F"}  # 127.0.0.1, nothing on 0.0.0.0 or ::
 
 
+def test_the_page_holds_typed_messages_so_it_never_dumps_core(ui):
+    """"Try a message" hands the page what you type: its core limit is 0, as the daemon's."""
+    limits = Path(f"/proc/{ui.proc.pid}/limits")
+    if not limits.exists():
+        pytest.skip("no /proc here")
+    line = next(x for x in limits.read_text().splitlines() if x.startswith("Max core file size"))
+    assert line.split()[4:6] == ["0", "0"], line
+
+
 def code_of(url: str) -> str:
     return url.split("code=", 1)[1]
 
