@@ -28,6 +28,7 @@ all reading, embedding and writing.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -61,27 +62,30 @@ ROOT_CHECK_S = 1.0  # how often a quiet watcher looks whether a watched folder w
 POLL_S = 5.0  # once inotify's limits are reached: how often the folders are walked instead
 # inotify's limits (watchdog's words): ENOSPC, watched folders (fs.inotify.max_user_watches);
 # EMFILE, instances (fs.inotify.max_user_instances). Not a full disk.
-_INOTIFY_LIMITS = {28: "max_user_watches", 24: "max_user_instances"}
+_INOTIFY_LIMITS = {errno.ENOSPC: "max_user_watches", errno.EMFILE: "max_user_instances"}
 WATCHED_KINDS = ("memory", "rule", "dir", "library")  # conversations come from transcripts: `recall index`
 
 
-class _LimitSeen(logging.Filter):
+class _LimitsSeen(logging.Filter):
     """On watchdog's inotify logger: a folder made inside a watched tree past inotify's limit is
     only a warning there ("Unable to watch ...", one per folder, the folder left unwatched).
-    Kept here instead, for the watcher to walk every folder from then on."""
+    Kept here instead (every watcher of the process reads it: the limit is the user's), for the
+    watchers to walk every folder from then on."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.error: OSError | None = None
+        self.count = 0  # folders left unwatched so far, in this process
+        self.last: OSError | None = None
 
     def filter(self, record: logging.LogRecord) -> bool:
         for arg in record.args if isinstance(record.args, tuple) else ():
             if isinstance(arg, OSError) and arg.errno in _INOTIFY_LIMITS:
-                self.error = self.error or arg
+                self.count, self.last = self.count + 1, arg
                 return False
         return True
 
 
+_LIMITS_SEEN = _LimitsSeen()  # on watchdog's logger from the first watcher's start
 _WATCHDOG_LOG = "watchdog.observers.inotify"
 
 
@@ -163,7 +167,7 @@ class Watcher:
         self._roots: dict[Path, tuple[tuple[int, int] | None, Any]] = {}  # root -> (its identity, its watch)
         self.poll_s = poll_s
         self.polling: str | None = None  # the inotify limit reached, once the folders are polled
-        self._limit_seen = _LimitSeen()
+        self._limits_before = 0  # ``_LIMITS_SEEN.count`` when this watcher started
 
     # --- lifecycle -----------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Watcher:
@@ -249,7 +253,8 @@ class Watcher:
             indexer = self.app.indexer(store)
             self.watched = self._resolve_sources(store)
             self._event_handler = self._handler()
-            logging.getLogger(_WATCHDOG_LOG).addFilter(self._limit_seen)
+            logging.getLogger(_WATCHDOG_LOG).addFilter(_LIMITS_SEEN)  # once: a filter is added once
+            self._limits_before = _LIMITS_SEEN.count
             self._observe()
             with self._cond:
                 self._busy = self.catch_up  # wait_idle() also waits for the catch-up
@@ -258,7 +263,6 @@ class Watcher:
             self._ready.set()
             if store is not None:
                 store.close()
-            logging.getLogger(_WATCHDOG_LOG).removeFilter(self._limit_seen)
             return
         self._ready.set()
         try:
@@ -270,7 +274,6 @@ class Watcher:
                     break
                 self._guarded(indexer, *batch)
         finally:
-            logging.getLogger(_WATCHDOG_LOG).removeFilter(self._limit_seen)
             self._observer.stop()
             self._observer.join(5)
             store.close()
@@ -357,8 +360,8 @@ class Watcher:
         the old one's (ext4 hands a folder made at once the inode just freed), so a watch that
         died with its folder tells too. A folder inotify could not watch (its limits) makes the
         watcher walk every folder from then on."""
-        if self._limit_seen.error is not None and not self.polling:
-            self._switch_to_polling(self._limit_seen.error)
+        if _LIMITS_SEEN.count > self._limits_before and _LIMITS_SEEN.last is not None and not self.polling:
+            self._switch_to_polling(_LIMITS_SEEN.last)
             return
         for root, (seen, watch) in list(self._roots.items()):
             now = file_id(root)

@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 # An event larger than this is not a message someone typed (a pasted megabyte is still answered,
 # cut to the model's window): parsing 50 MB of JSON alone took longer than the hook's whole
-# budget (452 ms). It is drained unread, so the agent's write never fails, and gets nothing.
+# budget (452 ms). It is drained unread until the hook's deadline, so the agent's write does not
+# fail, and gets nothing.
 MAX_EVENT_BYTES = 4 << 20
 _DRAIN = 1 << 20
 # How long a hook with no budget of its own (read tracking; a prompt hook whose settings cannot
@@ -37,7 +38,7 @@ def read_event_bytes(stream, deadline: float | None = None) -> bytes | None:
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
-        if size > MAX_EVENT_BYTES:  # drained (the agent's write never fails) until the deadline
+        if size > MAX_EVENT_BYTES:  # drained, so the agent's write does not fail, until the deadline
             while _readable(fd, deadline) and os.read(fd, _DRAIN):
                 pass
             return None
