@@ -56,6 +56,8 @@ def _read(path: Path) -> dict:
     try:
         raw, size = read_regular(path, MAX_CONFIG_BYTES + 1)
     except NotAFile as exc:
+        if _is_devnull(path):  # RECALL_CONFIG=/dev/null: no settings of the user's, the usual idiom
+            return {}
         if os.environ.get("RECALL_CONFIG"):  # the user named it: the variable is what to change, not the file
             raise ConfigError(f"RECALL_CONFIG names {path}, which is {exc}, not a file: point RECALL_CONFIG at "
                               "your config file, or unset it to use RECALL_HOME/config.toml") from None
@@ -70,6 +72,13 @@ def _read(path: Path) -> dict:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line, {aside}") from exc
     except RecursionError:
         raise ConfigError(f"{path} is not valid TOML (arrays or tables nested too deeply); fix it, {aside}") from None
+
+
+def _is_devnull(path: Path) -> bool:
+    try:
+        return os.path.samefile(path, os.devnull)
+    except OSError:
+        return False
 
 
 def _packaged_layer() -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:

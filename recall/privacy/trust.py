@@ -198,6 +198,11 @@ def home_problem(home: Path) -> str | None:
     except OSError as exc:
         return f"cannot read RECALL_HOME {home} ({exc.strerror}); repair: `chmod u+rwx {home}`"
     if not stat.S_ISDIR(st.st_mode):
+        if not stat.S_ISREG(st.st_mode):  # /dev/null named as RECALL_HOME: moving a device breaks the system
+            from recall.privacy.paths import file_kind
+
+            return (f"RECALL_HOME {home} is {file_kind(st.st_mode)}, not a folder; repair: point RECALL_HOME at "
+                    "a folder of yours (or unset it)")
         return f"RECALL_HOME {home} is not a folder; repair: move it aside (`mv {home} {home}.old`)"
     if st.st_uid != my_uid():
         return (f"RECALL_HOME {home} belongs to {user_name(st.st_uid)}, not to you, {user_name(my_uid())}, "

@@ -292,6 +292,13 @@ def test_class7_recall_home_that_is_a_file_and_an_empty_folder_name(tmp_path, pr
         probe.add(inputs=1, faults=1)
         one_line_error(recall(*args, env=env), str(home), "move it aside")
         probe.add(survived=1)
+    # /dev/null named as RECALL_HOME: `mv /dev/null /dev/null.old` was the repair it gave
+    for args in (("status",), ("query", MATCHING)):
+        probe.add(inputs=1, faults=1)
+        said = recall(*args, env=env_with(RECALL_HOME=os.devnull))
+        one_line_error(said, os.devnull, "a device", "point RECALL_HOME at a folder")
+        assert "mv " not in said.stderr, said.stderr
+        probe.add(survived=1)
     # "" (an unset variable) is no folder: read as ".", it indexed everything below the cwd.
     empty = recall("index", "-q", "")
     probe.add(inputs=1, faults=1)

@@ -228,3 +228,21 @@ def test_a_config_at_its_size_cap_still_gives_the_hook_its_snapshot(recall_home)
     refresh_snapshot()
     conf = snapshot.read()
     assert conf is not None and len(conf["skip_tags"]) > 10_000
+
+
+@pytest.mark.process
+def test_recall_config_set_to_dev_null_means_the_defaults(tmp_path):
+    """`RECALL_CONFIG=/dev/null`, the usual way to say "none of my settings": every command took
+    it for a broken config file (a device, not a file) and refused to run."""
+    import os
+
+    env = {**os.environ, "RECALL_HOME": str(tmp_path / "home"), "RECALL_MODEL": "hash", "RECALL_CONFIG": os.devnull}
+    recall = str(Path(sys.executable).with_name("recall"))
+    out = subprocess.run([recall, "config"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "chunking.chars = 700    # packaged" in out.stdout and "Error" not in out.stderr
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # any other device or pipe is still one line naming the variable
+    out = subprocess.run([recall, "status"], env={**env, "RECALL_CONFIG": str(fifo)}, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1 and "point RECALL_CONFIG at your config file" in out.stderr
