@@ -175,7 +175,7 @@ def test_a_crashed_daemon_leaves_no_core_dump_of_the_messages_it_held(probe, ind
     os.kill(daemon.pid, signal.SIGSEGV)
     assert daemon.wait(timeout=60) == -signal.SIGSEGV
     home = indexed
-    dumps = [p for p in files_under(home) if p.name.startswith("core")]
+    dumps = [p for p in files_under(home) if p.name.startswith("core")]  # core_pattern "core": in its cwd, run/
     found = find_leaks(home, [canary])
     probe.add(inputs=1, faults=1, survived=int(not dumps), prompts=len(found))
     assert dumps == [], dumps

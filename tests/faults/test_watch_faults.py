@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.daemon import write_config
+from helpers.daemon import wait_for, write_config
 from helpers.env import env_with
 from helpers.notes import write_note
 from helpers.paths import PY
@@ -50,15 +50,6 @@ def watch_limit():
         LIMIT.write_text(before)
 
 
-def wait_until(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
-
-
 @pytest.mark.parametrize("when", ["at the start", "while running"])
 def test_inotify_watch_limit_the_folders_are_walked_and_saves_indexed(probe, tmp_path, watch_limit, when):
     home, notes = tmp_path / "home", tmp_path / "notes"
@@ -75,7 +66,7 @@ def test_inotify_watch_limit_the_folders_are_walked_and_saves_indexed(probe, tmp
     with open(log, "wb") as out:
         proc = subprocess.Popen([PY, "-m", "recall.cli", "watch"], env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        assert wait_until(lambda: b"watching " in log.read_bytes(), 60), log.read_text()
+        assert wait_for(lambda: b"watching " in log.read_bytes(), 60), log.read_text()
         if when == "while running":
             for i in range(40):
                 (notes / f"new{i}").mkdir()
@@ -87,7 +78,7 @@ def test_inotify_watch_limit_the_folders_are_walked_and_saves_indexed(probe, tmp
             out = subprocess.run([PY, "-m", "recall.cli", "search", "zorblax late note", "--json"], env=env,
                                  capture_output=True, text=True, timeout=60).stdout
             return '"late"' in out
-        assert wait_until(found, 40), log.read_text()
+        assert wait_for(found, 40), log.read_text()
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from helpers.cores import allow_cores
 from helpers.env import env_with
 from helpers.paths import PY
 from recall.ipc import client
@@ -116,8 +117,7 @@ class Daemons:
             if nofile:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
             if cores:
-                hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
-                resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+                allow_cores()
 
         proc = subprocess.Popen([PY, "-P", "-m", "recall.daemon", "--foreground"], env=env_with(**env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,

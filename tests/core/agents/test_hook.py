@@ -246,11 +246,7 @@ def test_a_stdin_never_at_its_end_costs_the_budget_and_nothing_more(indexed, dae
 def test_the_hook_holds_the_message_so_it_never_dumps_core(indexed, tmp_path):
     """Ctrl-\\ (SIGQUIT) or an abort while the hook holds a message, where the shell allows core
     dumps, must not write it to disk: the hook's core limit is 0 whatever it was started with."""
-    import resource
-
-    def allow_cores() -> None:
-        hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
-        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    from helpers.cores import allow_cores, crashes_without_core
 
     write_config(indexed, "[daemon]\nhook_budget_ms = 20000\n")  # it waits for its event that long
     hook_proc = subprocess.Popen([PY, "-P", "-m", "recall.agents.hook"], stdin=subprocess.PIPE, cwd=tmp_path,
@@ -259,15 +255,7 @@ def test_the_hook_holds_the_message_so_it_never_dumps_core(indexed, tmp_path):
     try:
         hook_proc.stdin.write(b'{"prompt": "a message half written')
         hook_proc.stdin.flush()
-        limits = Path(f"/proc/{hook_proc.pid}/limits")
-
-        def core_limit() -> str:
-            line = next(x for x in limits.read_text().splitlines() if x.startswith("Max core file size"))
-            return line.split()[4]
-        assert wait_for(lambda: core_limit() == "0", 10)
-        hook_proc.send_signal(signal.SIGQUIT)
-        assert hook_proc.wait(timeout=20) == -signal.SIGQUIT
-        assert not [p for p in tmp_path.iterdir() if p.name.startswith("core")]
+        crashes_without_core(hook_proc, signal.SIGQUIT, tmp_path)
     finally:
         hook_proc.kill()
         hook_proc.wait(timeout=10)

@@ -277,33 +277,16 @@ def test_a_stdin_at_its_end_from_a_device_ends_the_server(indexed):
 def test_the_server_holds_messages_so_it_never_dumps_core(indexed, tmp_path):
     """The MCP server is handed each message (`recall_context`): a crash where the shell allows
     core dumps must not write them to disk. Its core limit is 0 whatever it was started with."""
-    import resource
     import signal
     import subprocess
-    import time
 
-    def allow_cores() -> None:
-        hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
-        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    from helpers.cores import allow_cores, crashes_without_core
 
     params = server_params(indexed)
     proc = subprocess.Popen([params.command, *params.args], cwd=tmp_path, env=params.env, stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=allow_cores)
     try:
-        limits = Path(f"/proc/{proc.pid}/limits")
-        if not limits.exists():
-            pytest.skip("no /proc here")
-
-        def core_limit() -> str:
-            line = next(x for x in limits.read_text().splitlines() if x.startswith("Max core file size"))
-            return line.split()[4]
-        deadline = time.monotonic() + 30
-        while core_limit() != "0" and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert core_limit() == "0"
-        proc.send_signal(signal.SIGSEGV)
-        assert proc.wait(timeout=30) == -signal.SIGSEGV
-        assert not [p for p in tmp_path.iterdir() if p.name.startswith("core")]
+        crashes_without_core(proc, signal.SIGSEGV, tmp_path)
     finally:
         proc.kill()
         proc.wait(timeout=10)
