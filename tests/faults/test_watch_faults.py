@@ -21,10 +21,15 @@ LIMIT = Path("/proc/sys/fs/inotify/max_user_watches")
 
 
 def watches_in_use() -> int:
-    """inotify watches held on this machine now (each `inotify wd:` line of every descriptor)."""
+    """inotify watches this user holds now (each `inotify wd:` line of every descriptor of the
+    user's processes: the limit is per user)."""
+    import os
+
     used = 0
     for info in glob.glob("/proc/[0-9]*/fdinfo/*"):
         try:
+            if os.stat(info.split("/fdinfo/")[0]).st_uid != os.getuid():
+                continue
             with open(info, encoding="ascii", errors="replace") as fh:
                 used += sum(line.startswith("inotify wd:") for line in fh)
         except OSError:
