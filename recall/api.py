@@ -85,14 +85,18 @@ class Recall:
     def embedder(self) -> Embedder:
         if self._embedder is None:
             spec = self.config.model
-            try:
-                backend = backend_of(spec)
-            except EmbedderError as exc:  # say where the unknown name was set
-                origin = self.config.origins.get(("model",), "packaged")
-                raise EmbedderError(f"{exc} (model is set by {origin}: fix it there)") from None
+            backend = self._backend()
             # the cloud model reads this object's [gemini] settings; one client per Recall
             self._embedder = GeminiEmbedder(spec, self.config.gemini) if backend == "gemini" else get_embedder(spec)
         return self._embedder
+
+    def _backend(self) -> str:
+        """The configured model's backend; an unknown name says where it was set."""
+        try:
+            return backend_of(self.config.model)
+        except EmbedderError as exc:
+            origin = self.config.origins.get(("model",), "packaged")
+            raise EmbedderError(f"{exc} (model is set by {origin}: fix it there)") from None
 
     @property
     def searcher(self) -> Searcher:
@@ -371,6 +375,7 @@ class Recall:
             counts, runs = store.counts(), store.index_runs()
         finally:
             store.close()
+        self._backend()  # an unknown name: where it was set, as every command says it
         model = describe(self.config.model)
         from recall.errors import IndexDamaged
 

@@ -139,6 +139,11 @@ def test_an_unknown_model_names_where_it_was_set(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 1 and len(lines) == 1, out.stderr
     assert "unknown model 'no-such-model'" in lines[0] and str(home / "config.toml") in lines[0]
+    # `recall status` too (it said the name alone), and a variable set where the user forgot it
+    for extra, where in (({}, str(home / "config.toml")), ({"RECALL_MODEL": "hash "}, "env RECALL_MODEL")):
+        out = subprocess.run([recall, "status"], env=env | extra, capture_output=True, text=True, timeout=60)
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 1 and len(lines) == 1 and "unknown model" in lines[0] and where in lines[0], out.stderr
 
 
 def test_calibration_is_taken_as_a_unit_unless_the_user_set_the_table(tmp_path):
