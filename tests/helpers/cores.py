@@ -7,11 +7,15 @@ from pathlib import Path
 
 
 def allow_cores() -> None:
-    """``preexec_fn``: the child may dump core (RLIMIT_CORE raised to its hard limit)."""
+    """``preexec_fn``: the child may dump core (RLIMIT_CORE raised to its hard limit), and
+    SIGQUIT does what it does in a terminal (a test run started in the background by a
+    non-interactive shell inherits SIGQUIT ignored, and the child then outlived it)."""
     import resource
+    import signal
 
     hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
     resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def core_limit(pid: int) -> list[str] | None:
