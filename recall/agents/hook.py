@@ -157,8 +157,9 @@ def main() -> None:
         conf = hook_settings()
         wait_s = conf["budget_ms"] / 1000.0 if conf else wire.READ_WAIT_S
         raw = wire.read_event_bytes(sys.stdin.buffer, started + wait_s)  # a stdin never at its end
-        line = None if raw is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
-                                               agent_arg(sys.argv[1:]), started, conf)
+        # no settings (a config that cannot be read): nothing to say, and no second try at them
+        line = None if raw is None or conf is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
+                                                               agent_arg(sys.argv[1:]), started, conf)
         if line:
             sys.stdout.buffer.write(line.encode("utf-8") + b"\n")
             sys.stdout.buffer.flush()

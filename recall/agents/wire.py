@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -50,9 +52,6 @@ def _readable(fd: int, deadline: float | None) -> bool:
     """Whether ``fd`` has data or its end before ``deadline`` (None: wait as long as it takes)."""
     if deadline is None:
         return True
-    import select
-    import time
-
     left = deadline - time.monotonic()
     if left <= 0:  # an endless stdin is always ready: the clock stops it
         return False

@@ -530,7 +530,7 @@ def _entity_char(ref: str) -> str | None:
     import html
 
     char = html.unescape(ref)
-    if len(char) != 1 or char == ref:
+    if len(char) != 1:  # an unknown name stays as it is (a reference is never one character)
         return None
     plain = _plain_char(char)
     return char if plain is None else plain

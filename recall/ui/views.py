@@ -257,7 +257,7 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
 
 
 def report_text(path: Path) -> str | None:
-    """The UTF-8 text of a report file (``paths.read_text``: regular, found without blocking,
+    """The UTF-8 text of a report file (``paths.read_regular``: regular, found without blocking,
     at most ``MAX_OWN_FILE``), else None: a named pipe or a device where a report should be
     never holds the page, a cut or undecodable one is not shown."""
     try:
