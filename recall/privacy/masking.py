@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 11
+RULES_VERSION = 12
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -41,10 +41,11 @@ RULES_VERSION = 11
 # not an "sk-" key) is done in Python on each match (option "b"), and case-insensitive
 # rules are written in lower case and run on an ASCII-lowercased copy (option "l").
 _T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
-_KW_NAME = (  # names whose assigned value is a secret; not "pwd": mostly the shell command
-    r"(?:pass(?:word|wd|phrase|code)?|pw|secret|token|api[_.\-]?key|apikey|access[_.\-]?key"
-    r"|secret[_.\-]?access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?"
-    r"|auth|authorization)(?:[_.\-]?key)?(?![a-z0-9_])[\"'\]]{0,2}"
+_KW_NAME = (  # names whose assigned value is a secret, their words joined by "_", ".", "-" or a space
+    r"(?:pass(?:word|wd|phrase|code)?|pw|pwd|secret|token|api[ _.\-]?key|apikey|access[ _.\-]?key"
+    r"|secret[ _.\-]?access[ _.\-]?key|private[ _.\-]?key|client[ _.\-]?secret|credentials?|creds"
+    r"|(?:encryption|licen[cs]e|product|master|signing|session)[ _.\-]?(?:key|token|secret)"
+    r"|auth|authorization)(?:[ _.\-]?(?:key|token))?(?![a-z0-9_])[\"'\]]{0,2}"
 )
 _KW = _KW_NAME + r"[ \t]*(?::=|=>|->|==?|:)[ \t]*"
 # dbPassword =, accessToken:, adminPass: the same names in camelCase (option "c": the name
@@ -53,12 +54,23 @@ _CAMEL = (
     r"(?:Password|Passwd|Passphrase|Pass|Secret|Token|ApiKey|AccessKey|PrivateKey|ClientSecret|Credentials?)"
     r"(?![a-z])[\"']?[ \t]*(?::=|=>|->|==?|:)[ \t]*"
 )
-# "Password" in other languages, then ":" / "=" or Japanese "は" / "が": the value must hold an
-# ASCII letter or digit (option "a"), so "パスワードは必須です" stays.
+# The word for "password" in the languages notes are written in, then ":" / "=" / a dash / an arrow, a
+# particle (Japanese "は"), or the word for "is" ("ist", "lautet", "est", "è", "jest", "là"...). Lowered
+# as ASCII only, so a capital outside ASCII is written out. The value must hold an ASCII letter or digit
+# (option "a"), so "パスワードは必須です" stays.
+_WORDS = (r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|비번|암호|password|passwort|kennwort|mot de passe"
+          r"|contraseña|contrasena|contrasenya|senha|palavra-passe|wachtwoord|lösenord|losenord|adgangskode"
+          r"|passord|salasana|hasło|haslo|heslo|jelszó|jelszo|parolă|parola|şifre|Şifre|sifre|mật khẩu|mat khau"
+          r"|пароль|Пароль|ПАРОЛЬ|парола|Парола|лозинка|Лозинка|гасло|Гасло|κωδικός|Κωδικός|ΚΩΔΙΚΟΣ|סיסמה"
+          r"|كلمة المرور|كلمة السر|पासवर्ड|รหัสผ่าน|kata sandi|kata laluan)")
 _LABELS = (
-    r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|passwort|kennwort|mot de passe|contraseña|senha|пароль|Пароль"
-    r"|ПАРОЛЬ)[ \t]*(?:(?:[:=：]|->|は|が|を|是|为|為|ist|est|es|é)[ \t]*[\"'「『]?|[「『])([^\s\"'」』、。,，]{4,200})"
+    _WORDS + r"[ \t]*(?:(?:[:=：]|->|=>|\u2192|[-\u2013\u2014](?=[ \t])|は|が|を|是|为|為"
+    r"|(?<=[ \t])(?:ist|lautet|est|es|è|é|is|er|är|on|jest|je|là|adalah)(?=[ \t]))[ \t]*[\"'「『]?|[「『])"
+    r"([^\s\"'」』、。,，]{4,200})"
 )
+# ... and the word then the value after a space alone ("contraseña Xy7kq", "パスワード Xy7kq"): only a
+# value that does not read as a word (option "r": a digit, a symbol or a capital inside it).
+_LABELS_SPACED = _WORDS + r"[ \t]+([^\s\"'」』、。,，:=：]{5,200})"
 
 # A label as documents and forms write it: up to three words or name parts, then the secret's
 # name ("Admin password", "Prod DB password", "spring.datasource.password", "db_password").
@@ -66,10 +78,12 @@ _QUALIFIED = (r"(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}(?:password|passwd|pass
               r"|api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|client[ _\-]?secret|credentials?)")
 
 # NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
-# secret word (not "PWD" alone: the shell's working directory).
+# secret word (not "PWD" alone: the shell's working directory; "_KEY" names a key whose value is not a plain
+# word: "PRIMARY_KEY=id" stays).
 _ENV = (
     r"(?<![A-Z0-9_])(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
-    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY|PASS)[A-Z0-9_]*"
+    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY|PASS|_KEY|COOKIE|_CREDS)"
+    r"[A-Z0-9_]*"
     r"(?![a-z0-9_])[\"']?[ \t]*+(?::=|->|=|:)[ \t]*+"
 )
 
@@ -80,6 +94,7 @@ _ENV = (
 #   q = the value must not be a placeholder or code ("${DB_PASS}", "os.environ"),
 #   u = the value must not be a port and a path (a URL's "host:8080/x@y" is no password),
 #   v = q, and unquoted it must not be a plain word or number either ("required", "57").
+#   r = the value must not read as a word: a digit, a symbol, or a capital after its first letter.
 _OWN: list[tuple[str, str, int, str]] = [
     ("anthropic", r"sk-ant-" + _T + r"{20,}", 0, "b"),
     ("openai", r"sk-(?:proj|svcacct|admin|None)-" + _T + r"{20,}", 0, "b"),
@@ -217,9 +232,16 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:pass(?:word|wd|phrase)?|secret)(?![a-z0-9_])[\"']?[ \t]*(?::=|=>|->|==?|:)[ \t]*"
      r"([\"'])([^\"'\n]{4,200})\1", 2, "blq"),
     ("assignment", _LABELS, 1, "lva"),
+    ("assignment", _LABELS_SPACED, 1, "lvar"),
+    # A cookie header's pairs (the session's value among them): the rest of the line.
+    ("cookie", r"(?:set-)?cookie[ \t]*:[ \t]*((?=[^\n=]{1,64}=[^\s;]{4})[^\n]{6,400})", 1, "bl"),
+    # A user and a password together: "credentials: admin / X", "login: deploy:X".
+    ("assignment", r"(?:credentials?|creds|login)[ \t]*[:=][ \t]*[^\s/:]{1,64}[ \t]*[/:][ \t]*"
+     r"([^\s\"'`,;]{4,200})", 1, "blv"),
     # A PIN is digits alone (which the rules above leave: counts, ports, ids): named as one.
     ("assignment", r"(?:pin(?:[ _\-]?(?:code|number))?|暗証番号|passcode)[ \t]*(?:[:=：]|は|is)[ \t]*[\"'「]?"
      r"(\d{4,12})(?![\d.,])", 1, "bl"),
+    ("assignment", r"pin[ _\-]?(?:code|number)[ \t]+(\d{4,12})(?![\d.,])", 1, "bl"),
     # The value alone on the line after its name ("Password:" then the password).
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
@@ -240,7 +262,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:password|passwd|passphrase|passcode)"
      r"(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s:]{1,30}[ \t]+){0,3}?[^\s:]{1,30})?"
      r"(?:[ \t]*+(?::|\u2192)|[ \t]++[-\u2013\u2014](?=[ \t])|(?=[ \t]*\t))[ \t]*+([^\s\"'`,;]{5,200})", 1, "blv"),
-    ("assignment", r"(?:password|passwd|passcode)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "blv"),
+    ("assignment", r"(?:password|passwd|passcode|passphrase)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "blv"),
     # Markup: <password>X</password>, <add key="ApiKey" value="X"/>, <input type="password" value="X">.
     ("assignment", r"<(?:password|passwd|secret|token|api[_\-]?key|apikey|client[_\-]?secret|access[_\-]?key)>"
      r"([^<\s]{4,200})</", 1, "lq"),
@@ -469,6 +491,11 @@ _LOOK_WORD = re.compile(f"(?<!\\w)[{_LOOK}]{{2,}}(?!\\w)")
 _LATIN = re.compile("[A-Za-z]")
 
 
+def _unlike_a_word(value: str) -> bool:
+    """"Xy7kq", "abc-def!", "hunterZ": not a word of prose ("segura", "oublié", "Richtlinie")."""
+    return any(c.isdigit() or (not c.isalnum() and c not in "-'") or (i and c.isupper()) for i, c in enumerate(value))
+
+
 def _plausible_cell(value: str) -> bool:
     return _plausible_value(value, quoted=False)
 
@@ -491,6 +518,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
             if "u" in opts and _PORT_PATH.match(value):
                 continue  # host:8080/path@x: a port and a path, not a password
             if "a" in opts and not any(c in _ALNUM for c in value):
+                continue
+            if "r" in opts and not _unlike_a_word(value):
                 continue
             spans.append((start, end, kind))
     return _merge(spans)
@@ -619,6 +648,25 @@ def mask_secrets(text: str) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def mask_together(*parts: str) -> tuple[str, ...]:
+    """``parts`` (a note's name, then its description) masked as the one text they read as, one
+    line each: a label in one ("Staging database password") names the value in the next."""
+    spans = find_secrets("\n".join(parts))
+    if not spans:
+        return parts
+    out, start = [], 0
+    for part in parts:
+        end = start + len(part)
+        mine = [(max(s, start) - start, min(e, end) - start) for s, e, _k in spans if s < end and e > start]
+        pieces, pos = [], 0
+        for s, e in mine:
+            pieces += [part[pos:s], MASK]
+            pos = e
+        out.append("".join(pieces) + part[pos:])
+        start = end + 1
+    return tuple(out)
 
 
 def mask_path(path: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from recall.errors import RecallError
-from recall.privacy.masking import mask_path, mask_secrets
+from recall.privacy.masking import mask_path, mask_secrets, mask_together
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,6 +99,8 @@ def mask_record(note: NoteRecord) -> NoteRecord:
     time, ``extra``'s strings."""
     texts: dict[str, Any] = {f.name: mask_secrets(value) for f in fields(note) if f.name not in ("path", "content_hash")
                              and isinstance(value := getattr(note, f.name), str)}
+    texts["name"], texts["description"] = mask_together(note.name, note.description)  # "Password" / its value
+    texts["note_id"] = mask_path(note.note_id)  # a file's name (a document's keeps its extension)
     return replace(note, path=mask_path(note.path), extra=mask_json(note.extra or {}), **texts)
 
 

@@ -1,0 +1,82 @@
+"""Masking by what a secret is called: a name written with spaces ("API Key:"), an environment name
+ending in ``_KEY``, a cookie, a user and password pair, the word for password in the languages people
+write notes in, and a label in one field of a note with its value in the next (stop 41: an outside
+tester found each of these shown to the agent and kept in the index as written).
+
+Values are assembled from a seeded RNG at run time, never written out literally.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from recall.privacy.masking import MASK, mask_secrets, mask_together
+
+
+def _value(seed: object) -> str:
+    rng = random.Random(str(seed))
+    word = "".join(rng.choice("abcdefghkmnpqrstuvwxyz") for _ in range(5)).capitalize()
+    return word + str(rng.randint(2, 9)) + "".join(rng.choice("abcdefghkmnpqrstuvwxyz") for _ in range(4))
+
+
+SPACED = ["API Key: {}", "api key = {}", "Secret Key: {}", "Access Key: {}", "private key: {}",
+          "Encryption key: {}", "License key: {}", "Client Secret: {}", "Auth token: {}", "Session token: {}",
+          "Master key: {}", "Signing key = {}", "pwd: {}", "**API Key:** {}", "- Secret key: `{}`"]
+ENV = ["STRIPE_KEY={}", "SENDGRID_KEY={}", "ENCRYPTION_KEY={}", "JWT_KEY={}", "export SESSION_COOKIE={}",
+       "APP_SECRET_KEY: {}", "MY_SERVICE_CREDS={}"]
+PAIRS = ["cookie: sessionid={}", "Cookie: theme=dark; session={}", "Set-Cookie: sid={}; Path=/; HttpOnly",
+         "credentials: admin / {}", "creds: deploy / {}", "login: admin:{}", "passphrase {}", "PIN code 48{}"]
+# The word for "password" in the languages notes are written in, each with a separator its speakers use.
+WORDS = ["パスワード", "密码", "密碼", "비밀번호", "암호", "Passwort", "Kennwort", "mot de passe", "contraseña",
+         "senha", "palavra-passe", "wachtwoord", "lösenord", "adgangskode", "passord", "salasana", "hasło", "heslo",
+         "jelszó", "parolă", "şifre", "Şifre", "mật khẩu", "пароль", "Пароль", "парола", "лозинка", "гасло",
+         "κωδικός", "Κωδικός", "סיסמה", "كلمة المرور", "पासवर्ड", "รหัสผ่าน", "kata sandi", "password"]
+SEPARATORS = [": {}", "：{}", " = {}", " {}", " — {}", " - {}", " lautet {}", " est {}", " è {}", " es {}",
+              " é {}", " is {}", " er {}", " är {}", " on {}", " jest {}", " je {}", " là {}", " → {}", "は{}"]
+LANGUAGES = [word + sep for i, word in enumerate(WORDS) for sep in (SEPARATORS[i % 5], SEPARATORS[5 + i % 15])]
+
+
+@pytest.mark.parametrize("shape", SPACED + ENV + PAIRS + LANGUAGES)
+def test_a_secret_named_in_any_of_these_ways_is_masked(shape: str):
+    secret = _value(shape)
+    if "PIN" in shape:
+        secret = str(random.Random(shape).randint(10, 99))
+    masked = mask_secrets(shape.format(secret))
+    assert secret not in masked and MASK in masked, masked
+
+
+def test_names_and_words_for_a_password_keep_what_is_not_a_secret():
+    for line in ("API key rotation is monthly", "the API key: see the vault", "Secret Key Management",
+                 "Encryption key length: 256", "License key: required", "cookie: chocolate chip",
+                 "PWD=/home/ana/project", "pwd: /srv/app", "PRIMARY_KEY=id", "SORT_KEY=created_at",
+                 "credentials: see the vault", "login: admin", "Passwort vergessen", "contraseña segura",
+                 "пароль для входа", "mot de passe oublié", "Passwort ist erforderlich", "パスワード 変更",
+                 "salasana on vaihdettava", "hasło jest wymagane", "암호화 방식", "parola chiave",
+                 "the passphrase for the key", "PIN code on the badge", "Session token lifetime: 30m",
+                 "password - see the vault"):
+        assert mask_secrets(line) == line, line
+
+
+def test_a_label_in_one_field_and_its_value_in_the_next_are_masked_together():
+    secret = _value("fields")
+    name, description = mask_together("Staging database password", secret)
+    assert secret not in description and MASK in description and name == "Staging database password"
+    assert mask_together("Password:", secret) == ("Password:", MASK)
+    assert mask_together("Deploy checklist", "canary first, then the rest") == ("Deploy checklist",
+                                                                              "canary first, then the rest")
+    one = _value("one")
+    assert mask_together(f"token: {one}", "") == (f"token: {MASK}", "")
+
+
+def test_a_note_record_is_masked_across_its_name_and_description():
+    from recall.store.records import NoteRecord, mask_record
+
+    secret = _value("record")
+    doc = _value("doc")
+    record = mask_record(NoteRecord(path=f"/n/password={doc}.txt", note_id=f"sub/password={doc}.txt",
+                                    name="Staging database password", description=secret, type="reference",
+                                    content_hash="x"))
+    assert secret not in record.description and doc not in record.note_id and doc not in record.path, record
+    assert record.note_id.endswith(".txt") and record.note_id.startswith("sub/password=")
