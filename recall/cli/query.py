@@ -18,24 +18,19 @@ from recall.privacy.safetext import one_line
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--explain", is_flag=True, help="Show scores, gap, thresholds and why the selector stopped.")
 @click.option("-k", "k", default=11, show_default=True, help="Notes to list with --explain/--json.")
+@click.option("--for-agent", is_flag=True, help="Print --json for an agent to read: every string one line of plain "
+                                                "text, no markup (the plugin skill's fallback).")
 @fail_cleanly
-def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int) -> None:
+def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int,
+          for_agent: bool) -> None:
     """Search the notes for TEXT and show what the hook would hand over."""
     from recall.ranking.scope import Scope
 
     app = recall_app()
     res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything), typed=True)
     d = res.decision
-    if as_json:
-        say(json.dumps({
-            "model": app.embedder.model_id,
-            "thresholds": res.rule.as_dict(),
-            **d.as_dict(),
-            "text": d.text,
-            "ranked": [{"id": h.note["id"], "name": h.note["name"], "kind": h.note["kind"],
-                        "score": round(h.score, 4), "path": h.note["path"]} for h in res.hits[:k]],
-            "timings_ms": {k2: round(v, 2) for k2, v in res.timings.items()},
-        }, ensure_ascii=False, indent=2))
+    if as_json or for_agent:
+        _print_json(app, res, k, for_agent)
         return
     if explain:
         t = res.rule.thresholds
@@ -70,3 +65,20 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
     elif not explain:
         say(f"(nothing: {d.reason})", err=True)
 
+
+def _print_json(app, res, k: int, for_agent: bool) -> None:
+    d = res.decision
+    found = {
+        "model": app.embedder.model_id,
+        "thresholds": res.rule.as_dict(),
+        **d.as_dict(),
+        "ranked": [{"id": h.note["id"], "name": h.note["name"], "kind": h.note["kind"],
+                    "score": round(h.score, 4), "path": h.note["path"]} for h in res.hits[:k]],
+        "timings_ms": {k2: round(v, 2) for k2, v in res.timings.items()},
+    }
+    if for_agent:  # names and paths as the MCP tools give them; the block as the hook hands it over
+        from recall.privacy.safetext import agent_block, agent_json
+
+        say(json.dumps({**agent_json(found), "text": agent_block(d.text)}, ensure_ascii=False))
+    else:
+        say(json.dumps({**found, "text": d.text}, ensure_ascii=False, indent=2))

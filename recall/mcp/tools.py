@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
 from recall.privacy.paths import os_error_line
-from recall.privacy.safetext import agent_json
+from recall.privacy.safetext import agent_block, agent_json
 
 if TYPE_CHECKING:
 
@@ -72,7 +72,7 @@ class RecallTools:
             app = self.app
             res = app.query(query, scope, k_notes=k, search_short=True)  # asked on purpose: searched
         hits, timings, decision = res.hits, res.timings, res.decision
-        return agent_json({
+        answer = agent_json({
             "model": app.embedder.model_id,
             "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared,
                       "library": scope.library},
@@ -82,12 +82,16 @@ class RecallTools:
                  "kind": h.note.get("kind"), "type": h.note.get("type"), "location": h.location}
                 for rank, h in enumerate(hits[:k], 1)
             ],
-            "selector": {**decision.as_dict(), "text": decision.text},
+            "selector": decision.as_dict(),
             "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
             **({"withheld": "not searched: the index is a cloud model's and [gemini] send_messages is false, "
                             "so an agent's query is not sent; the user can run `recall search` themselves"}
                if "withheld" in timings else {}),
         })
+        # recall's own block, as the hook hands it over: its curly quotes delimit the (already
+        # sanitized) fields, so it is not straightened with the strings others wrote.
+        answer["selector"]["text"] = agent_block(decision.text)
+        return answer
 
     def context(self, prompt: object, cwd: object = None, as_text: bool = False) -> str:
         """The hook's answer for ``prompt``: the command hook's JSON line (or, ``as_text``, the

@@ -15,11 +15,13 @@ to a terminal. Every place text leaves recall goes through one of these:
 * ``agent_field`` ``agent_text`` of text others wrote, every double quotation mark and
                   look-alike in it (curly, low, primes, full-width, ornamental, guillemets,
                   ’’) made a straight one: the curly quotes around recall's fields come from
-                  recall alone, and no string in an MCP answer reads as its own end.
+                  recall alone, and no string in an MCP answer reads as its own end; ``](``
+                  made ``] (``, so no markdown link or image renders (and fetches) from it.
 * ``agent_quoted`` ``agent_field`` inside curly quotes: a note's name or description stays
                   one quoted field whatever it says ("User: ...", "[end of records]"), never a
                   speaker or a record of its own.
-* ``agent_path``  ``agent_field`` of a path, quoted (POSIX shell quoting, ``shlex.quote``)
+* ``agent_path``  ``agent_field`` of a path (its ``](`` kept: it must open), quoted (POSIX shell
+                  quoting, ``shlex.quote``)
                   when it holds anything but plain path characters, so that folded text in a
                   file name reads as part of one quoted path, never as a header, a field or an order.
 * ``terminal_text``  what the CLI prints: line feeds and tabs kept, every other character
@@ -121,15 +123,21 @@ SINGLE_QUOTE_LIKE = (
 _SINGLE_RUN = re.compile("[" + re.escape(SINGLE_QUOTE_LIKE) + "]{2,}")
 
 
-def agent_field(value: object) -> str:
-    """``agent_text`` of text recall did not write (a field, a path, an MCP answer's string):
-    every double quotation mark and look-alike in it made a straight one (``_DOUBLE_QUOTES``,
-    ``_SINGLE_RUN``), so the curly quotes that delimit recall's fields come from recall alone."""
+def _straight_quotes(value: object) -> str:
     text = agent_text(value)
     if text.isascii():
         return text
     text = text.translate(_DOUBLE_QUOTES)
     return _SINGLE_RUN.sub(lambda m: m.group() if m.group().isascii() else '"', text)
+
+
+def agent_field(value: object) -> str:
+    """``agent_text`` of text recall did not write (a field, an MCP answer's string): every double
+    quotation mark and look-alike in it made a straight one (``_DOUBLE_QUOTES``, ``_SINGLE_RUN``), so
+    the curly quotes that delimit recall's fields come from recall alone; and no markdown link or
+    image (``![x](https://...)``, which a client that renders it would fetch): ``](`` becomes ``] (``."""
+    text = _straight_quotes(value)
+    return text.replace("](", "] (") if "](" in text else text
 
 
 def agent_quoted(value: object) -> str:
@@ -142,7 +150,7 @@ def agent_path(value: object) -> str:
     unless it is plain path characters."""
     import shlex
 
-    text = agent_field(value)
+    text = _straight_quotes(value)  # a path is shown as it is, to be opened: its "](" too
     return text if _PLAIN_PATH.issuperset(text) else shlex.quote(text)
 
 

@@ -245,3 +245,14 @@ def test_search_command_front_matter_and_what_it_calls():
 
     assert "search" in main.commands
     assert "def recall_search(" in (ROOT / "recall" / "mcp" / "server.py").read_text(encoding="utf-8")
+
+
+def test_every_command_the_plugin_tells_the_agent_to_run_prints_for_an_agent():
+    """What the skill and the commands have Claude run reaches Claude as the MCP tools' answers do
+    (``--for-agent``: one line per string, no markup), never the terminal view, which prints a
+    note's name as written (stop 41: the skill's fallback was `cli query --explain`)."""
+    for path in (SKILL_MD, *sorted((ROOT / "commands").glob("*.md"))):
+        runs = re.findall(r"recall_plugin\.py\" cli (\w+)([^\n]*)", path.read_text(encoding="utf-8"))
+        assert runs or path != SKILL_MD, path
+        for command, rest in runs:
+            assert command in ("search", "query") and "--for-agent" in rest and " -- " in rest, (path, command, rest)

