@@ -165,6 +165,11 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("cli-password", r"\s-pass(?:in|out|word)?[ \t]+[\"']?pass:([^\s\"']+)", 1, "q"),
     ("cli-password", r"\b(?:smbclient|rpcclient|smbmap|smbget|net)\b[^\n]{0,300}?\s(?:-U[ \t]*|--user(?:name)?[= \t]+)"
      r"[\"']?[^\s%\"']+%([^\s\"']+)", 1, "q"),
+    # Archives: zip/unzip -P X, 7z/rar -pX (glued; "-p" alone asks); a share: net use \\host\share X /user:u.
+    ("cli-password", r"\b(?:zip|unzip|zipcloak|funzip)\b[^\n]{0,300}?\s-P[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:7z|7za|7zr|7zz|rar|unrar)\b[^\n]{0,300}?\s-p[\"']?([^\s\"'-][^\s\"']*)", 1, "q"),
+    ("cli-password", r"\bnet\s+use\b[^\n]{0,200}?\\\\[^\s\\]+\\\S*\s+[\"']?([^\s/\"'*][^\s\"']*)", 1, "q"),
+    ("cli-password", r"\bnet\s+use\b[^\n]{0,300}?\s/u(?:ser)?:\S+\s+[\"']?([^\s/\"'*][^\s\"']*)", 1, "q"),
     ("cli-password", r"\bssh-keygen\b[^\n]{0,300}?\s-[NP][ \t]+[\"']?([^\s\"']+)", 1, "q"),
     ("cli-password", r"\baz\s+login\b[^\n]{0,300}?\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, "q"),
     ("cli-password", r"\bhtpasswd(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*b[a-zA-Z]*(?:\s+-[a-zA-Z]+)*\s+\S+\s+\S+\s+"
@@ -410,6 +415,10 @@ _CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-~]{20,}={0,2}")
 _WORDY = re.compile(r"[A-Z]?[a-z]*|[A-Z]+s?|[0-9]+")
 _SEPARATORS = re.compile(r"[-_/~]+")
 _HEXISH = re.compile(r"[0-9a-fA-F\-]+")
+# The words of a path's folders (CamelCase split, numbers apart): 3.2+ letters on average in
+# /srv/MyApp/build-3 or /Users/bob/GitHub/recall-1, ~1.8 in a random key that holds a "/".
+_NAMED = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+RANDOM_MIN_PATH_PART = 3.0
 RANDOM_MIN_CHARS = 20
 RANDOM_MIN_BITS = 3.6  # Shannon entropy per character, at 20 characters (raised for longer)
 RANDOM_MIN_SWITCHES = 0.36  # share of neighbours in different classes (lower/upper/digit/other)
@@ -441,6 +450,8 @@ def looks_random(token: str) -> bool:
         return False  # a digest (subresource integrity, lockfiles), not a key
     if all(_WORDY.fullmatch(part) for part in _SEPARATORS.split(t)):
         return False  # words, numbers and acronyms joined: a path, a branch, a slug, a name
+    if "/" in t and sum(map(len, words := _NAMED.findall(t))) / len(words) >= RANDOM_MIN_PATH_PART:
+        return False  # a path whose folders are CamelCase names (/Users/bob/GitHub/recall-1, MyApp/build-3)
     switches = sum(_class(a) != _class(b) for a, b in zip(t, t[1:])) / (n - 1)
     if switches < RANDOM_MIN_SWITCHES or n / len(_CAMEL_PARTS.findall(t)) > RANDOM_MAX_PART:
         return False  # CamelCase names, words with a number

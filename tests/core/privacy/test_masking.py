@@ -225,6 +225,15 @@ def test_false_positive_rate_on_docs_and_real_notes():
     print(f"all: {changed_total}/{total} lines changed ({changed_total / total:.2%})")
 
 
+def test_random_fallback_leaves_paths_of_camelcase_folders_alone():
+    """stop 41: a home under /Users/bob/GitHub/recall-1 read as one random token, and the error line
+    for its config.toml named "[REDACTED].toml"; a note's /srv/MyApp/build-3/dist was masked."""
+    for path in ("/Users/bob/GitHub/recall-1/config.toml", "/home/u/MyProject/recall2/config.toml",
+                 "artefacts land in /srv/MyApp/build-3/dist after make", "/tmp/attackA/MyNotes/home-2/config.toml",
+                 "~/Library/CloudStorage/OneDrive-Personal/Notes2024/Daily"):
+        assert mask_secrets(path) == path, path
+
+
 def test_random_fallback_catches_random_keys_of_unknown_shape():
     rng = random.Random(1616)
     caught = 0

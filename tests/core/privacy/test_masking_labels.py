@@ -80,3 +80,22 @@ def test_a_note_record_is_masked_across_its_name_and_description():
                                     content_hash="x"))
     assert secret not in record.description and doc not in record.note_id and doc not in record.path, record
     assert record.note_id.endswith(".txt") and record.note_id.startswith("sub/password=")
+
+
+ARCHIVES = ["zip -P {} backup.zip data/", "unzip -P {} backup.zip", "7z a -p{} offsite.7z data/",
+            "7z x -p{} offsite.7z", "rar a -p{} old.rar data/", "unrar x -p{} old.rar",
+            "net use Z: \\\\nas\\backup {} /user:backup", "net use \\\\nas\\backup /user:CORP\\ana {}"]
+
+
+@pytest.mark.parametrize("shape", ARCHIVES)
+def test_a_password_given_to_an_archive_tool_or_a_share_is_masked(shape: str):
+    secret = _value(shape)
+    masked = mask_secrets(f"Restore with: {shape.format(secret)}")
+    assert secret not in masked and MASK in masked, masked
+
+
+def test_archive_and_share_commands_without_a_password_stay():
+    for line in ("zip -r backup.zip data/", "7z a -p offsite.7z data/", "unzip -o backup.zip -d out/",
+                 "net use Z: \\\\nas\\backup /user:backup", "net use Z: \\\\nas\\backup * /user:backup",
+                 "rar a -m5 old.rar data/"):
+        assert mask_secrets(line) == line, line
