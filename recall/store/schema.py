@@ -66,4 +66,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         # Small facts about the store itself (the masking rules its text went through).
         "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     ),
+    (
+        "0005_vectors_by_text",
+        # A changed or deleted note drops the vectors of its old texts, of every model, by text hash
+        # (``Store._drop_unused_vectors``): without this each one read the whole table.
+        "CREATE INDEX IF NOT EXISTS vectors_text_hash ON vectors(text_hash);",
+    ),
 ]
