@@ -103,7 +103,7 @@ def load_settings(path: Path) -> dict[str, Any]:
     try:
         text = read_text(path)
         data = json.loads(text) if text.strip() else {}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise InstallError(f"{path}: cannot read it as JSON ({exc}); fix or move it first") from exc
     if not isinstance(data, dict):
         raise InstallError(f"{path}: not a JSON object; fix or move it first")

@@ -123,7 +123,7 @@ def installed_state() -> dict[str, list[str]]:
     try:
         data = json.loads(read_text(state_path()))
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
 
 

@@ -53,6 +53,27 @@ def daemon_logs() -> list:
     return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [live]
 
 
+def query_event(line: str) -> tuple[str, dict] | None:
+    """A daemon log line's query event: (its time, "YYYY-MM-DD HH:MM:SS", and its fields), or None
+    for any other line and a damaged one. The log is a file anyone with the account can edit, so
+    its shape is checked here, once for every reader (this tracker, ``recall log --stats``, the
+    page): the fields are a dict, and ``fields["chosen"]`` a list of dicts whose ``id`` is a string."""
+    m = _QUERY_LINE.match(line)
+    if not m:
+        return None
+    try:
+        fields = json.loads(m.group(3))
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        return None
+    if not isinstance(fields, dict):
+        return None
+    chosen = fields.get("chosen")
+    fields["chosen"] = [c for c in chosen if isinstance(c, dict) and isinstance(c.get("id"), str)] \
+        if isinstance(chosen, list) else []
+    fields["ms"] = int(m.group(2))
+    return m.group(1), fields
+
+
 def injections():
     """(epoch seconds, note id) for every note the daemon chose, oldest first."""
     for path in daemon_logs():
@@ -62,17 +83,16 @@ def injections():
             continue
         with fh:
             for line in fh:
-                m = _QUERY_LINE.match(line)
-                if not m:
+                event = query_event(line)
+                if event is None:
                     continue
+                stamp, fields = event
                 try:
-                    fields = json.loads(m.group(3))
-                    when = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) + int(m.group(2)) / 1000
+                    when = time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + fields["ms"] / 1000
                 except (ValueError, OverflowError):
                     continue
-                for chosen in fields.get("chosen") or ():
-                    if isinstance(chosen, dict) and isinstance(chosen.get("id"), str):
-                        yield when, chosen["id"]
+                for chosen in fields["chosen"]:
+                    yield when, chosen["id"]
 
 
 def note_for_path(path: str) -> str | None:
@@ -129,7 +149,7 @@ def stats() -> list[dict]:
             for line in fh:
                 try:
                     entry = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 note = entry.get("note") if isinstance(entry, dict) else None
                 if isinstance(note, str):

@@ -110,7 +110,7 @@ def claude_result(stdout: str) -> str:
     printed no JSON or reports an error (also read by the harness's claude-cli backend)."""
     try:
         data = json.loads(stdout)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
         raise AgentError(f"claude -p did not print JSON: {stdout[:200]!r}") from exc
     if data.get("is_error") or data.get("subtype", "success") != "success":
         raise AgentError(f"claude -p reported an error: {str(data.get('result'))[:300]}")

@@ -173,7 +173,7 @@ def parse_negatives(raw: str, source: str) -> tuple[list[dict], list[str]]:
         try:
             message = parse_negative(text)
             obj = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             problems.append(f"{source}, line {i}: {exc}")
             continue
         if message in seen:

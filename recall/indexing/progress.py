@@ -103,7 +103,7 @@ def read_progress(home: Path) -> dict | None:
     whether its process is still there."""
     try:
         data = json.loads(read_text(home / FILE))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
         return None

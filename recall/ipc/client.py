@@ -251,7 +251,7 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -
         raise DaemonError("connection closed without a reply")
     try:
         reply = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise DaemonError("reply is not JSON") from exc
     if not isinstance(reply, dict):
         raise DaemonError("reply is not an object")

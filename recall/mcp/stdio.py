@@ -73,7 +73,7 @@ def leading_id(prefix: str) -> Any:
         elif depth == 1 and token == '"id"' and (value := _ID_VALUE.match(prefix, m.end())):
             try:
                 return json.loads(value.group(1))
-            except ValueError:
+            except (ValueError, RecursionError):
                 return None
     return None
 

@@ -173,7 +173,7 @@ def read_title(path: Path, prompts: bool = False) -> tuple[SessionTitle | None, 
                 continue
             try:
                 obj = json.loads(raw.decode("utf-8", errors="replace"))
-            except ValueError:
+            except (ValueError, RecursionError):
                 malformed += 1
                 continue
             if not isinstance(obj, dict):

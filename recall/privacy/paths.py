@@ -279,7 +279,7 @@ def _auto_memory_override(root: Path) -> Path | None:
     ):
         try:
             value = json.loads(read_text(settings)).get("autoMemoryDirectory")
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             continue
         if value:
             return Path(value).expanduser()

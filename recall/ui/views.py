@@ -6,13 +6,13 @@ config and the daemon's status. Nothing here loads a model or writes a file.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recall.agents.track import query_event
 from recall.api import Recall
 from recall.privacy import paths
 from recall.privacy.masking import mask_path, mask_secrets
@@ -31,7 +31,6 @@ TIMELINE_SHOWN = 200  # injections listed, newest first
 # The opt-in PostToolUse tracker (one JSON object per line: note id, time, session id).
 READS_LOG = "reads.jsonl"
 NEGATIVES_FILE = "negatives.jsonl"
-_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d+ INFO (\w+) (\{.*\})\s*$")
 
 
 def origin_words(origin: str) -> str:
@@ -121,7 +120,7 @@ def negatives_of(root: Path, stem: str) -> list[str]:
         for line in lines:
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(obj, str) and not mine_only:
                 out.append(obj)
@@ -166,30 +165,34 @@ def read_injection_log(app: Recall) -> InjectionLog:
         except OSError:
             continue
         for line in lines:
-            m = _LOG_LINE.match(line)
-            if not m or m.group(2) != "query":
+            event = query_event(line)
+            if event is None:
                 continue
-            try:
-                ev = json.loads(m.group(3))
-            except ValueError:
-                continue
+            stamp, ev = event
             out.messages += 1
-            day = m.group(1)[:10]
+            day = stamp[:10]
             tally = days.setdefault(day, [0, 0])
-            chosen = [c for c in ev.get("chosen") or [] if isinstance(c, dict)]
+            chosen = ev["chosen"]
             if ev.get("decision") in (None, "nothing") or not chosen:
                 out.silent += 1
                 tally[1] += 1
                 continue
             tally[0] += 1
-            ids = [str(c.get("id")) for c in chosen]
+            ids = [c["id"] for c in chosen]
             out.per_note.update(ids)
-            out.injections.append({"time": m.group(1), "project": ev.get("project") or "", "ids": ids,
-                                   "scores": [c.get("score") for c in chosen], "decision": ev.get("decision"),
-                                   "bytes": ev.get("bytes"), "gap": ev.get("gap"), "top": ev.get("top")})
+            project = ev.get("project")
+            out.injections.append({"time": stamp, "project": project if isinstance(project, str) else "",
+                                   "ids": ids, "scores": [_number(c.get("score")) for c in chosen],
+                                   "decision": str(ev.get("decision")), "bytes": _number(ev.get("bytes")),
+                                   "gap": _number(ev.get("gap")), "top": _number(ev.get("top"))})
     out.injections.reverse()
     out.per_day = {d: (v[0], v[1]) for d, v in sorted(days.items())}
     return out
+
+
+def _number(value: object) -> float | None:
+    """A number the log holds, or None (a damaged or hand-edited line's string, list, ...)."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def injection_counts(app: Recall) -> Counter:
@@ -207,7 +210,7 @@ def read_reads_log(app: Recall) -> Counter:
     for line in lines:
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
             note = obj.get("note") or obj.get("note_id") or obj.get("id")
@@ -243,7 +246,7 @@ def latest_report(app: Recall, extra: Path | None = None) -> dict[str, Any] | No
                 continue
             try:
                 results = json.loads(report_text(run / "results.json") or "")
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if not isinstance(results, dict):
                 continue

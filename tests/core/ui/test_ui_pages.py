@@ -195,3 +195,28 @@ def test_status_asks_once_whether_an_agent_writes_the_questions(notes, tmp_path,
         r = c.post("/questions", data={"generate": "claude", "csrf": csrf_value("t0ken")}, headers=origin)
         assert r.status_code == 200 and "Questions: <b>claude</b> writes" in r.text
     assert 'generate = "claude"' in (recall_home / "config.toml").read_text()
+
+
+DAMAGED_LOG = [  # query lines of every shape a damaged or hand-edited daemon log can hold
+    '{"chosen": 5}', '{"chosen": {"id": "flags"}}', '{"chosen": [5, "x", {"id": 7}, null]}', '{"chosen": "flags"',
+    '{"decision": ["short"], "chosen": [{"id": "flags", "score": "high"}], "project": 5, "bytes": {}}',
+    '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", '{"chosen": [{"id": "flags"}], "decision": "short"}',
+]
+
+
+def test_a_damaged_daemon_log_costs_its_lines_not_the_page_or_the_stats(notes, recall_home):
+    """stop 41: one query line whose "chosen" was a number made `recall log --stats` end in a
+    traceback and /injections and every note's page answer 500."""
+    logs = recall_home / "logs"
+    logs.mkdir(exist_ok=True)
+    (logs / "daemon.log").write_text("".join(f"2026-12-04 20:15:4{i % 10},623 INFO query {line}\n"
+                                             for i, line in enumerate(DAMAGED_LOG)), encoding="utf-8")
+    with page_client() as c:
+        r = c.get("/injections")
+        assert r.status_code == 200 and "got notes" in r.text, r.text[:300]
+        pk = c.get("/notes", params={"q": "unleash"}).text.split('href="/notes/')[1].split('"')[0]
+        assert c.get(f"/notes/{pk}").status_code == 200
+    out = CliRunner().invoke(main, ["log", "--stats"])
+    assert out.exit_code == 0 and out.exception is None, out.output
+    row = next(r for r in out.output.splitlines() if r.startswith("flags"))
+    assert row.split()[1] == "2", out.output  # the two lines that name it in a list of records
