@@ -14,7 +14,7 @@ import click
 
 from recall.errors import RecallError
 from recall.privacy.paths import os_error_line
-from recall.privacy.safetext import terminal_text
+from recall.privacy.safetext import shortened, terminal_text
 
 
 def say(message: object = "", err: bool = False, nl: bool = True) -> None:
@@ -24,12 +24,12 @@ def say(message: object = "", err: bool = False, nl: bool = True) -> None:
 
 class UserError(click.ClickException):
     """One-line error for the user (exit 1), its message masked (a secret in a file name or a
-    set's id it names) and terminal-safe."""
+    set's id it names), terminal-safe, and cut in its middle past a screen's worth."""
 
     def __init__(self, message: str) -> None:
         from recall.privacy.masking import mask_secrets
 
-        super().__init__(terminal_text(mask_secrets(message)))
+        super().__init__(terminal_text(shortened(mask_secrets(message))))
 
 
 class Interrupted(UserError):

@@ -7,17 +7,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.privacy.masking import mask_path, mask_secrets
-from recall.privacy.safetext import one_line
+from recall.privacy.safetext import one_line, shortened
 
 
 @dataclass(frozen=True)
 class Problem:
     path: str
-    message: str  # both masked as they are made: a problem is printed and logged, never indexed
+    # both masked as they are made (a problem is printed and logged, never indexed); the message cut
+    # in its middle past a screen's worth (a 2 MB note name in a questions file is one line)
+    message: str
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", mask_path(str(self.path)))
-        object.__setattr__(self, "message", mask_secrets(str(self.message)))
+        object.__setattr__(self, "message", shortened(mask_secrets(str(self.message))))
 
     def __str__(self) -> str:  # one terminal-safe line, whatever the file is called
         return one_line(f"{self.path}: {self.message}")

@@ -29,6 +29,8 @@ to a terminal. Every place text leaves recall goes through one of these:
                   stays valid JSON and decodes to the original text): ESC, CSI/OSC (C0, C1),
                   BEL, BS, DEL, CR, NUL, bidi and zero-width characters reach no terminal.
 * ``one_line``    a field of a terminal line: white space folded, then ``terminal_text``.
+* ``shortened``   a line no longer than a screen or two: a value a file names (a 2 MB note name
+                  in a questions file) is cut in its middle, the line's start and end kept.
 
 "Printable" is Python's ``str.isprintable`` (Unicode categories L, M, N, P, S and the
 ASCII space), less a few characters that print as nothing (Hangul fillers, the combining
@@ -197,3 +199,14 @@ def one_line(value: object) -> str:
     if _clean(text):
         return text
     return terminal_text(" ".join("".join(" " if c.isspace() else c for c in text).split()))
+
+
+MAX_LINE_CHARS = 600  # a warning or an error line: its start (what) and end (the repair) kept
+
+
+def shortened(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """``text`` cut in its middle to at most ``limit`` characters (said with "…")."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return f"{text[:head]} … {text[len(text) - (limit - head - 3):]}"

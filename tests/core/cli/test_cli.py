@@ -98,6 +98,20 @@ def test_query_for_an_agent_prints_what_a_note_wrote_as_data(tmp_path, recall_ho
     assert data["decision"] in ("nothing", "short", "full") and data["thresholds"]
 
 
+def test_a_huge_value_a_file_names_is_cut_in_the_line_that_names_it(sample_notes, recall_home):
+    """stop 41: a questions file naming a note of 2,000,000 characters printed a 2 MB warning at every
+    `recall index`; a config value as long made a 1 MB error line. Each is one line of a screen or
+    two, its start (what) and its end (the repair) kept."""
+    (sample_notes / "questions.jsonl").write_text(json.dumps({"note": "x" * 2_000_000, "questions": ["a?"]}) + "\n",
+                                                  encoding="utf-8")
+    proc = recall("index", str(sample_notes))
+    [line] = [ln for ln in proc.stderr.splitlines() if "no note named" in ln]
+    assert len(line) < 1000 and line.endswith("its questions are ignored"), line[:200]
+    (recall_home / "config.toml").write_text(f'model = "{"y" * 1_000_000}"\n', encoding="utf-8")
+    proc = recall("status", check=False, model=None)
+    assert proc.returncode == 1 and len(proc.stderr) < 1000 and proc.stderr.count("\n") == 1, proc.stderr[:300]
+
+
 def test_user_errors_are_one_line(tmp_path):
     proc = recall("index", str(tmp_path / "missing"), check=False)
     assert proc.returncode == 1
