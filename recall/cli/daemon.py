@@ -113,8 +113,8 @@ def stop() -> None:
         say("not running" + (" (stale files removed)" if cleaned else ""))
         return
     try:
-        if status is None:
-            raise client.DaemonUnavailable("no status file")
+        if status is None or _frozen(pid):
+            raise client.DaemonUnavailable("no status file" if status is None else "stopped")
         client.request({"cmd": "stop"}, timeout=5)
     except (client.DaemonUnavailable, client.DaemonError):
         holder = client.lock_holder()
@@ -124,9 +124,36 @@ def stop() -> None:
             return
         pid = holder
         os.kill(pid, signal.SIGTERM)  # not answering: the signal handler cleans up too
+        os.kill(pid, signal.SIGCONT)  # ... once it runs again (SIGSTOP, a debugger, a suspended job)
     if not _wait_gone(STOP_WAIT_S):
-        raise UserError(f"daemon pid {pid} did not exit within {STOP_WAIT_S:.0f} s")
+        _kill(pid)  # its handler is stuck: nothing is lost (an index resumes, the store is transactional)
+        clean_stale()
+        say(f"stopped (pid {pid} did not leave within {STOP_WAIT_S:.0f} s of being asked: killed)")
+        return
     say(f"stopped (pid {pid})")
+
+
+def _frozen(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, a debugger, a suspended job): it cannot answer."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[:1] in ([b"T"], [b"t"])
+    except (OSError, IndexError):
+        return False  # not Linux, or gone
+
+
+def _kill(pid: int) -> None:
+    from recall.ipc import client
+
+    if client.lock_holder() != pid:
+        return  # gone meanwhile (or another daemon holds the lock now)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    if not _wait_gone(STOP_WAIT_S):
+        raise UserError(f"daemon pid {pid} survived SIGKILL (stuck in the kernel: a hung disk?); "
+                        f"repair: check `ps -o stat,wchan -p {pid}`, then `recall serve` once it is gone")
 
 
 @click.command("log")

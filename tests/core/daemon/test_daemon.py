@@ -493,6 +493,32 @@ def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
 
 
 @pytest.mark.process
+@pytest.mark.parametrize("how", ["frozen", "frozen-no-files"])
+def test_recall_stop_stops_a_daemon_that_cannot_answer(indexed, daemons, how):
+    """stop 41: a daemon frozen (SIGSTOP, a debugger, a suspended terminal job) made `recall stop`
+    wait 15 s and fail, naming no repair. It is continued so that it can leave cleanly (one that
+    still does not leave, a handler stuck, is killed)."""
+    from recall.cli.daemon import stop
+
+    proc = daemons.start()
+    os.kill(proc.pid, signal.SIGSTOP)
+    if how == "frozen-no-files":
+        (indexed / "run" / "daemon.sock").unlink()
+        (indexed / "run" / "daemon.json").unlink()
+    started = time.monotonic()
+    try:
+        result = CliRunner().invoke(stop, [])
+    finally:
+        took = time.monotonic() - started
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+    assert result.exit_code == 0, result.output
+    assert f"pid {proc.pid}" in result.output and took < 12, (result.output, took)
+    assert proc.wait(timeout=10) is not None and client.lock_holder() is None
+    assert client.daemon_status() == {"running": False}
+
+
+@pytest.mark.process
 def test_a_deleted_lock_file_makes_the_daemon_exit(indexed, daemons):
     """Its lock no longer keeps a second daemon out: it leaves, and the next hook starts one."""
     proc = daemons.start()
