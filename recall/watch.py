@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from recall.api import DB_NAME
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
 from recall.notes.documents import LIBRARY, format_of, read_if_document
-from recall.notes.files import is_note_name, read_note, shown_path
+from recall.notes.files import is_note_name, name_problem, read_note, shown_path
 from recall.notes.problems import grouped
 from recall.notes.questions import QUESTIONS_FILE_NAMES
 from recall.privacy.paths import file_id
@@ -461,6 +461,9 @@ class Watcher:
         stored_as = {os.path.realpath(p): p for p in existing}
         notes, gone = [], []
         for path in paths:
+            if (problem := name_problem(path, w.root)) is not None:  # as `recall index` says it: one line
+                stats.problems.append(problem)
+                continue
             stored = stored_as.get(shown_path(os.path.realpath(path)))  # stored paths are masked
             note, problems = (read_note(path) if is_note_path(w.root, path) and w.kind != LIBRARY
                               else read_if_document(path, w.root, indexer.documents, w.kind))

@@ -131,6 +131,20 @@ def test_delete_removes_the_note(app, folder):
     assert app.store.counts()["notes"] == 5
 
 
+def test_a_file_whose_name_is_not_utf8_costs_one_warning_and_later_saves_are_indexed(app, folder, caplog):
+    """stop 41: such a file made every batch fail (UnicodeEncodeError), retried for ever with a
+    growing back-off, and every later save was lost until the file was renamed."""
+    bad = os.path.join(os.fsencode(folder), b"bad\xffname.md")
+    with Watcher(app, debounce=0.15):
+        with open(bad, "w", encoding="utf-8") as fh:
+            fh.write(note_text("bad name", "x", "body"))
+        editor_save(folder / "target.md", note_text(f"{TOKEN} target note", "version 7", "saved after it"))
+        took = wait_for(lambda: description_of(app, "target") == "version 7", 3.0)
+    assert took is not None, "a save after the badly named file was lost"
+    said = [r.getMessage() for r in caplog.records if "not valid UTF-8" in r.getMessage()]
+    assert said and not [r for r in caplog.records if "failed" in r.getMessage()], caplog.text[-2000:]
+
+
 @pytest.mark.parametrize("pause", [True, False], ids=["seen-empty", "at-once"])
 def test_a_watched_folder_deleted_and_made_again_is_watched_again(app, folder, tmp_path, pause):
     """`git checkout`, rsync or a re-clone delete the notes folder and make it again: a new
