@@ -8,6 +8,7 @@ from pathlib import Path
 from recall.agents.install import (
     InstallError,
     add_hook,
+    editing,
     hook_entry,
     load_settings,
     remove_hook,
@@ -126,22 +127,26 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     form, why = pick_claude_form(form)
     path = claude_settings(project, cwd)
     done = []
+    # The settings are read and edited first: a file recall cannot edit is refused before any
+    # other file (the MCP server's) is written, so a failed install leaves nothing behind.
+    settings = load_settings(path)
+    with editing(path):
+        approve = form == "mcp_tool" and project
+        if approve:
+            approved = settings.setdefault("enabledMcpjsonServers", [])
+            approve = isinstance(approved, list) and SERVER_NAME not in approved
+            if approve:
+                approved.append(SERVER_NAME)
+        result = add_hook(settings, mcp_tool_entry() if form == "mcp_tool" else hook_entry())
+        tracked = add_hook(settings, track_entry(), event="PostToolUse", module=TRACK_MODULE,
+                           matcher="Read") if track_reads else ""
     if form == "mcp_tool":
         server_file = root_of(cwd) / ".mcp.json" if project else claude_state_file()
         done.append(f"{_set_server(server_file)}: the recall MCP server in {server_file}")
-    settings = load_settings(path)
-    if form == "mcp_tool":
-        if project:
-            approved = settings.setdefault("enabledMcpjsonServers", [])
-            if isinstance(approved, list) and SERVER_NAME not in approved:
-                approved.append(SERVER_NAME)
-                state_note(path, "enabledMcpjsonServers.recall", True)
-        result = add_hook(settings, mcp_tool_entry())
-    else:
-        result = add_hook(settings, hook_entry())
+    if approve:
+        state_note(path, "enabledMcpjsonServers.recall", True)
     done.append(f"{result}: the recall hook ({form} form: {why}) in {path}")
     if track_reads:
-        tracked = add_hook(settings, track_entry(), event="PostToolUse", module=TRACK_MODULE, matcher="Read")
         done.append(f"{tracked}: the read tracker (PostToolUse on Read) in {path}")
     note_created(path)
     write_settings(path, settings)
@@ -153,8 +158,9 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     done = []
     if path.exists():
         settings = load_settings(path)
-        removed = remove_hook(settings)
-        tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
+        with editing(path):
+            removed = remove_hook(settings)
+            tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
         approved = settings.get("enabledMcpjsonServers")
         unapproved = (project and isinstance(approved, list) and SERVER_NAME in approved
                       and we_added(path, "enabledMcpjsonServers.recall"))

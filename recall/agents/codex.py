@@ -17,6 +17,7 @@ from recall.agents.install import (
     HOOK_TIMEOUT_S,
     InstallError,
     add_hook,
+    editing,
     load_settings,
     remove_hook,
     write_settings,
@@ -72,10 +73,11 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     path = folder / "hooks.json"
     config = folder / "config.toml"
     done = []
+    settings = load_settings(path)  # read and edited before config.toml is written: refused, nothing is
+    with editing(path):
+        result = add_hook(settings, codex_mcp_tool_entry() if form == "mcp_tool" else codex_entry())
     if form == "mcp_tool" and _codex_server(config, enable=True):
         done.append(f"added recall's MCP server [mcp_servers.{SERVER_NAME}] to {config}")
-    settings = load_settings(path)
-    result = add_hook(settings, codex_mcp_tool_entry() if form == "mcp_tool" else codex_entry())
     note_created(path)
     write_settings(path, settings)
     kind = "mcp_tool recall_context" if form == "mcp_tool" else "--agent codex"
@@ -180,7 +182,8 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     removed = 0
     if path.exists():
         settings = load_settings(path)
-        removed = remove_hook(settings)
+        with editing(path):
+            removed = remove_hook(settings)
         if removed:
             write_settings(path, settings)
             drop_if_created_and_empty(path)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from recall.agents.install import (
     add_hook,
+    editing,
     load_settings,
     remove_hook,
     write_settings,
@@ -40,7 +41,8 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     command_only(NAME, form, track_reads)
     path = gemini_settings(project, cwd)
     settings = load_settings(path)
-    result = add_hook(settings, gemini_entry(), event="BeforeAgent")
+    with editing(path):
+        result = add_hook(settings, gemini_entry(), event="BeforeAgent")
     done = [f"{result}: the recall hook (BeforeAgent, --agent gemini) in {path}"]
     hooks_config = settings.setdefault("hooksConfig", {})
     if isinstance(hooks_config, dict) and "enabled" not in hooks_config:
@@ -59,7 +61,8 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     if not path.exists():
         return [f"no recall hook in {path}"]
     settings = load_settings(path)
-    removed = remove_hook(settings, event="BeforeAgent")
+    with editing(path):
+        removed = remove_hook(settings, event="BeforeAgent")
     done = [f"removed the recall hook from {path}" if removed else f"no recall hook in {path}"]
     hooks_config = settings.get("hooksConfig")
     if we_added(path, "hooksConfig.enabled") and isinstance(hooks_config, dict) and "enabled" in hooks_config:

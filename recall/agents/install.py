@@ -25,7 +25,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,15 @@ def load_settings(path: Path) -> dict[str, Any]:
     return data
 
 
+def settings_bytes(settings: dict[str, Any]) -> bytes:
+    """The file's new bytes; a string holding a lone surrogate (``"\\ud800"`` in the file, valid JSON)
+    is written escaped as it was, not refused halfway through an install."""
+    try:
+        return (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(settings, indent=2) + "\n").encode("ascii")
+
+
 def write_settings(path: Path, settings: dict[str, Any]) -> None:
     """Write atomically; keep the file's permissions; write through a symlink, not over it."""
     target = path.resolve() if path.is_symlink() else path
@@ -117,10 +127,11 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
     import tempfile  # here, not at the top: the hook imports this module on every message
 
+    data = settings_bytes(settings)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
@@ -130,6 +141,17 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
         raise
 
 
+@contextmanager
+def editing(path: Path) -> Iterator[None]:
+    """A refusal about the settings file's contents names the file."""
+    try:
+        yield
+    except InstallError as exc:
+        if str(path) in str(exc):
+            raise
+        raise InstallError(f"{path}: {exc}") from None
+
+
 def _event_groups(settings: dict[str, Any], create: bool, event: str = EVENT) -> list | None:
     hooks = settings.get("hooks")
     if hooks is None and create:
@@ -137,12 +159,12 @@ def _event_groups(settings: dict[str, Any], create: bool, event: str = EVENT) ->
     if not isinstance(hooks, dict):
         if hooks is None:
             return None
-        raise InstallError("settings: 'hooks' is not an object")
+        raise InstallError("its 'hooks' is not an object; fix it there or move the file aside")
     groups = hooks.get(event)
     if groups is None and create:
         groups = hooks[event] = []
     if groups is not None and not isinstance(groups, list):
-        raise InstallError(f"settings: 'hooks.{event}' is not a list")
+        raise InstallError(f"its 'hooks.{event}' is not a list; fix it there or move the file aside")
     return groups
 
 

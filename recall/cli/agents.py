@@ -9,6 +9,7 @@ import click
 from recall.agents.registry import AGENTS
 from recall.agents.shared import FORMS
 from recall.cli.common import UserError, say
+from recall.privacy.paths import os_error_line
 
 
 def _scope_option(fn):
@@ -51,8 +52,10 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
 
     try:
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
-    except (InstallError, OSError) as exc:
+    except InstallError as exc:
         raise UserError(str(exc)) from None
+    except OSError as exc:  # which file or folder, and the repair
+        raise UserError(os_error_line(exc)) from None
     for line in done:
         say(line)
     if scope == "project":
@@ -92,8 +95,10 @@ def uninstall(scope: str, agent: str) -> None:
 
     try:
         done = uninstall_agent(agent, scope == "project", Path.cwd())
-    except (InstallError, OSError) as exc:
+    except InstallError as exc:
         raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(os_error_line(exc)) from None
     for line in done:
         say(line)
 

@@ -327,6 +327,8 @@ def os_error_line(exc: OSError) -> str:
         errno.EISDIR: "a folder is where recall keeps a file: move it aside (`mv` it) and run the command again",
         errno.ENOTDIR: "a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside (`mv` it) "
                        "or point RECALL_HOME at a folder",
+        errno.EEXIST: "a file is where a folder should be (is RECALL_HOME or CLAUDE_CONFIG_DIR a file?): move it "
+                      "aside (`mv` it) or point the variable at a folder",
         errno.EACCES: "you cannot read or write it: `ls -l` it, then `chown` or `chmod u+rw` it, or point "
                       "RECALL_HOME elsewhere",
         errno.EPERM: "the system refuses the change (immutable? `lsattr` it, `chattr -i` it)",

@@ -172,6 +172,43 @@ def test_cli_install_and_uninstall_user_settings(tmp_path):
     assert json.loads(path.read_text()) == EXISTING
 
 
+@pytest.mark.parametrize("text", ['{"hooks": []}', '{"hooks": {"UserPromptSubmit": "x"}}', "[]",
+                                  '{"a": 1,}', "\ufeff// mine\n{}"])
+def test_a_settings_file_recall_cannot_edit_is_refused_before_anything_is_written(tmp_path, recall_home, text):
+    """stop 41: the MCP server went into .claude.json (and installed.json) before settings.json was
+    read, so a refused install left it behind, and uninstall was refused too."""
+    path = tmp_path / "claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    recall_home.mkdir(parents=True, exist_ok=True)
+    before = sorted(p.name for p in path.parent.iterdir()), sorted(p.name for p in recall_home.iterdir())
+    result = CliRunner().invoke(install_cmd, ["--user", "--skip-check"])
+    assert result.exit_code == 1 and str(path) in result.output and result.output.count("\n") == 1, result.output
+    assert "fix" in result.output or "move" in result.output, result.output
+    assert (sorted(p.name for p in path.parent.iterdir()), sorted(p.name for p in recall_home.iterdir())) == before
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_lone_surrogate_in_the_settings_is_kept_as_written(tmp_path):
+    """A JSON escape of half a surrogate pair is valid JSON: install wrote it halfway and failed with
+    a traceback (UTF-8 cannot carry it); it is written back escaped, as it was."""
+    path = tmp_path / "claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"note": "lone \\ud800 surrogate"}\n', encoding="utf-8")
+    assert CliRunner().invoke(install_cmd, ["--user", "--skip-check"]).exit_code == 0
+    assert "\\ud800" in path.read_text(encoding="utf-8") and len(ours(json.loads(path.read_text()))) == 1
+    assert CliRunner().invoke(uninstall_cmd, []).exit_code == 0
+    assert json.loads(path.read_text()) == {"note": "lone \ud800 surrogate"}
+
+
+def test_a_config_dir_that_is_a_file_is_one_line_with_the_repair(tmp_path, monkeypatch):
+    (tmp_path / "cf").write_text("hi")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cf"))
+    result = CliRunner().invoke(install_cmd, ["--user", "--skip-check"])
+    assert result.exit_code == 1 and "CLAUDE_CONFIG_DIR" in result.output and "Errno" not in result.output, \
+        result.output
+
+
 def test_cli_install_project(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
     (repo / "sub").mkdir(parents=True)
