@@ -11,7 +11,8 @@ from recall.cli.common import UserError, say
 
 
 @click.command("ui")
-@click.option("--port", default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one).")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="Port on 127.0.0.1 (0: a free one).")
 @click.option("--no-open", is_flag=True, help="Print the address; do not open a browser.")
 @click.option("--reports", type=click.Path(path_type=Path, file_okay=False),
               help="Evaluation reports folder (default: ./reports, the clone's reports/, RECALL_HOME/reports).")

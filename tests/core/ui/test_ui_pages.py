@@ -176,6 +176,9 @@ def test_a_taken_port_is_one_clear_line(recall_home):
     assert result.exit_code == 1
     assert f"cannot serve on 127.0.0.1:{port}" in result.output and "--port" in result.output
     assert "Traceback" not in result.output
+    for port in ("99999", "-1"):  # stop 41: an OverflowError's traceback from bind()
+        result = CliRunner().invoke(main, ["ui", "--no-open", "--port", port])
+        assert result.exit_code == 2 and "0<=x<=65535" in result.output and result.exception is not None
 
 
 def test_status_asks_once_whether_an_agent_writes_the_questions(notes, tmp_path, recall_home, monkeypatch):
