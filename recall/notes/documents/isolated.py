@@ -70,7 +70,8 @@ class Converter:
         if self._proc is None or self._proc.poll() is not None:
             self.close(kill=True)
             self._proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "recall.notes.documents.isolated", str(int(self.max_mb))],
+                [sys.executable, "-P", "-m", "recall.notes.documents.isolated", str(int(self.max_mb)),
+                 str(os.getpid())],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 start_new_session=True)  # Ctrl-C reaches the parent, which stops it
             assert self._proc.stdin is not None and self._proc.stdout is not None
@@ -130,9 +131,30 @@ def _installed(name: str | None) -> bool:
         return False
 
 
-def main(max_mb: int) -> None:
-    """The child: cap the address space, silence fds 1 and 2, answer until stdin closes."""
+def _die_with(parent: int) -> None:
+    """Linux: end when ``parent`` does (a `recall index` killed, a daemon crashed): a converter
+    left behind ran on at full CPU, its frames folder filling /tmp. SIGTERM, so that what it was
+    doing unwinds (the frames' temporary folder removed, ffmpeg killed by ``subprocess.run``)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pipe's end still stops it between files
+        pass
+    if os.getppid() != parent:  # it died before the line above
+        sys.exit(1)
+
+
+def main(max_mb: int, parent: int | None = None) -> None:
+    """The child: end with its parent, cap the address space, silence fds 1 and 2, answer until
+    stdin closes."""
     import warnings
+
+    if parent is not None:
+        _die_with(parent)
 
     try:  # POSIX; macOS may refuse an address-space cap: the time limit still holds there
         import resource
@@ -156,4 +178,4 @@ def main(max_mb: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None)

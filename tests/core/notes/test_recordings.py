@@ -32,3 +32,44 @@ def test_a_recordings_text_is_found_with_its_time_range(tmp_path, monkeypatch, h
     run_cli("index", tmp_path / "videos", check=True)
     top = json.loads(run_cli("search", "--json", "connection", "refused", check=True).stdout)["results"][0]
     assert top["id"] == "demo.mp4" and top["type"] == "recording" and top["location"] == "00:00:00–00:00:40"
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_a_killed_index_leaves_no_converter_running_and_no_frames(tmp_path, monkeypatch, hash_model):
+    """stop 41: `recall index` killed while a long recording was being read left its converter running
+    at full CPU under init, and the frames folder in /tmp."""
+    import os
+    import signal
+    import time
+
+    import sys
+
+    from helpers.daemon import pids_where
+
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg is not installed (apt install ffmpeg)")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    (tmp_path / "videos").mkdir()
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=white:s=64x64:r=0.1", "-t",
+                    "36000", "-c:v", "libx264", "-pix_fmt", "yuv420p", str(tmp_path / "videos" / "long.mp4")],
+                   check=True)
+    proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "index", str(tmp_path / "videos")],
+                            env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mine = f"TMPDIR={tmp}".encode()
+
+    def converters() -> list[int]:
+        return pids_where((b"recall.notes.documents.isolated",), lambda env: mine in env)
+
+    deadline = time.monotonic() + 60
+    while not (converters() and list(tmp.glob("recall-frames-*"))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert converters() and list(tmp.glob("recall-frames-*")), "the recording was never being read"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while (converters() or list(tmp.glob("recall-frames-*"))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not converters() and not list(tmp.glob("recall-frames-*"))
