@@ -335,11 +335,8 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
 def name_problem(path: Path, folder: Path) -> Problem | None:
     """One line for a file whose name or folder under ``folder`` is not valid UTF-8 (undecodable
     bytes: no key to store it under, no JSON line or terminal to show it in); else None."""
-    try:
-        name = str(path.relative_to(folder))
-    except ValueError:  # a path the watcher heard of under another spelling of the folder
-        name = str(path)
-    if _utf8_name(name):
+    name = path.relative_to(folder) if path.is_relative_to(folder) else path  # the watcher's: any spelling
+    if _utf8_name(str(name)):
         return None
     return Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; rename it to a UTF-8 "
                    "name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")

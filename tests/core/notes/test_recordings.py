@@ -41,9 +41,8 @@ def test_a_killed_index_leaves_no_converter_running_and_no_frames(tmp_path, monk
     at full CPU under init, and the frames folder in /tmp."""
     import os
     import signal
-    import time
-
     import sys
+    import time
 
     from helpers.daemon import pids_where
 
