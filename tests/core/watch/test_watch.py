@@ -140,9 +140,9 @@ def test_a_file_whose_name_is_not_utf8_costs_one_warning_and_later_saves_are_ind
             fh.write(note_text("bad name", "x", "body"))
         editor_save(folder / "target.md", note_text(f"{TOKEN} target note", "version 7", "saved after it"))
         took = wait_for(lambda: description_of(app, "target") == "version 7", 3.0)
+        said = wait_for(lambda: any("not valid UTF-8" in r.getMessage() for r in caplog.records), 3.0)
     assert took is not None, "a save after the badly named file was lost"
-    said = [r.getMessage() for r in caplog.records if "not valid UTF-8" in r.getMessage()]
-    assert said and not [r for r in caplog.records if "failed" in r.getMessage()], caplog.text[-2000:]
+    assert said is not None and not [r for r in caplog.records if "failed" in r.getMessage()], caplog.text[-2000:]
 
 
 @pytest.mark.parametrize("pause", [True, False], ids=["seen-empty", "at-once"])
