@@ -9,9 +9,7 @@ memory and rendered back; it is never written, logged, cached or put in a URL (P
 from __future__ import annotations
 
 import hmac
-import os
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -181,10 +179,7 @@ class Pages:
             return self.page(request, "missing.html", 403, nav="status",
                              what="this form is from another launch: reload")
         if self.launch.reindex is None or self.launch.reindex.poll() is not None:
-            self.launch.reindex = subprocess.Popen(
-                [sys.executable, "-P", "-m", "recall.ui.reindex"], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))
-            self.launch.reindex_started = time.time()
+            self.launch.reindex, self.launch.reindex_started = upload.start_indexing(), time.time()
         return RedirectResponse("/status", status_code=303)
 
 
@@ -234,7 +229,10 @@ def reindex_state(launch: Launch) -> str:
     code = job.poll()
     if code is None:
         return f"re-indexing since {views.ago(launch.reindex_started)}"
-    return "re-index finished" if code == 0 else f"re-index failed (exit {code}); `recall index` shows why"
+    if code != 0:
+        return f"re-index failed (exit {code}); `recall index` shows why"
+    skipped = upload.last_warnings()
+    return "re-index finished" + (": " + "; ".join(w.removeprefix("warning: ") for w in skipped) if skipped else "")
 
 
 def explain_view(reply: dict[str, Any]) -> dict[str, Any]:

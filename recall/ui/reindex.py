@@ -1,5 +1,6 @@
 """``python -m recall.ui.reindex``: re-index every folder already indexed, in its own
-process (the page's "re-index" button; the page itself never loads a model).
+process (the page's "re-index" button; the page itself never loads a model). Its output (the
+files skipped, with why; the counts) goes to ``logs/ui-reindex.log``, which the page shows.
 
 Each source is synced as ``recall index`` would (same kind, folder and project); past
 conversations' titles are left as they are (they are indexed per project, from its folder).
@@ -23,9 +24,27 @@ def main(argv: list[str] | None = None) -> int:
     if folders:
         known = {s.root.resolve(): s for s in specs}  # a folder indexed before keeps its kind
         specs = [known.get(Path(f).resolve(), SourceSpec("dir", Path(f))) for f in folders]
-    stats = app.index(specs)
-    print(f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}")
+    from recall.notes.problems import grouped
+
+    again = again_marker(app.home)
+    for _ in range(MAX_PASSES):  # an upload that came while a pass ran asks for one more (``again``)
+        again.unlink(missing_ok=True)
+        stats = app.index(specs)
+        for problem in grouped(stats.problems):  # the page shows them: a skipped upload says why
+            print(f"warning: {problem}", flush=True)
+        print(f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
+              f"unchanged {stats.unchanged}", flush=True)
+        if not again.exists():
+            break
     return 0
+
+
+MAX_PASSES = 10
+
+
+def again_marker(home: Path) -> Path:
+    """Made by the page when a file is uploaded while this runs: one more pass picks it up."""
+    return home / "run" / "ui-reindex-again"
 
 
 if __name__ == "__main__":

@@ -92,11 +92,30 @@ async def save(folder: Path, upload: UploadFile, limit_bytes: int) -> Path:
         tmp.unlink(missing_ok=True)
 
 
-def start_indexing(folder: Path) -> subprocess.Popen:
-    """``recall index FOLDER`` in its own process (the page never loads a model)."""
-    return subprocess.Popen([sys.executable, "-P", "-m", "recall.ui.reindex", str(folder)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ))
+def start_indexing(folder: Path | None = None) -> subprocess.Popen:
+    """``recall index FOLDER`` (no folder: every indexed one) in its own process (the page never
+    loads a model); what it says goes to ``logs/ui-reindex.log`` (0600), which the page shows."""
+    from recall.privacy.paths import ensure_private_dir, private_open, recall_home
+
+    log = recall_home() / "logs" / REINDEX_LOG
+    ensure_private_dir(log.parent)
+    with private_open(log, "w", encoding="utf-8") as out:
+        return subprocess.Popen([sys.executable, "-P", "-m", "recall.ui.reindex", *([str(folder)] if folder else [])],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
+
+
+REINDEX_LOG = "ui-reindex.log"
+
+
+def last_warnings(keep: int = 5) -> list[str]:
+    """The warnings of the page's last re-index (a skipped upload, with why), masked as made."""
+    from recall.privacy.paths import read_text, recall_home
+
+    try:
+        lines = read_text(recall_home() / "logs" / REINDEX_LOG, errors="replace").splitlines()
+    except OSError:
+        return []
+    return [line for line in lines if line.startswith("warning: ")][:keep]
 
 
 def limit_bytes() -> int:
@@ -133,6 +152,13 @@ async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
         await form.close()
     if launch.reindex is None or launch.reindex.poll() is not None:
         launch.reindex, launch.reindex_started = start_indexing(folder), time.time()
+    else:  # the running pass may have listed the folder already: it runs once more
+        from recall.privacy.paths import ensure_private_dir, recall_home
+        from recall.ui.reindex import again_marker
+
+        marker = again_marker(recall_home())
+        ensure_private_dir(marker.parent)
+        marker.touch(mode=0o600)
     from urllib.parse import quote
 
     return RedirectResponse(f"/upload?saved={quote(saved.name)}", status_code=303)

@@ -88,3 +88,28 @@ def test_an_upload_lands_in_the_folder_and_is_indexed(docs, tmp_path, recall_hom
             time.sleep(0.5)
         assert "Ocelot memo" in c.get("/notes", params={"q": "ocelot"}).text
         assert "Saved as" in c.get("/upload", params={"saved": "memo.docx"}).text
+
+
+def test_an_upload_during_a_reindex_is_indexed_and_a_skipped_one_says_why(docs, tmp_path, recall_home):
+    """stop 41: a file uploaded while the page's re-index ran was saved and never indexed (the page
+    said "re-index finished"); a file the index skipped (a broken PDF) said nothing anywhere."""
+    write_config(recall_home, "[index]\ndebug_delay_ms = 1500\n")  # each embedding batch of a pass waits
+    inbox = tmp_path / "inbox"
+    make_docx(tmp_path / "first.docx", "Ocelot memo", [("Budget", "the ocelot budget was approved")])
+    make_docx(tmp_path / "second.docx", "Quokka memo", [("Plan", "the quokka plan was approved")])
+    with page_client(allow_writes=True, upload_dir=inbox, home=recall_home) as c:
+        def post(name: str, data: bytes) -> None:
+            r = c.post("/upload", data={"csrf": csrf_value("t0ken")},
+                       files={"file": (name, data, "application/octet-stream")}, follow_redirects=False)
+            assert r.status_code == 303, r.text
+
+        post("first.docx", (tmp_path / "first.docx").read_bytes())
+        time.sleep(0.5)  # the first pass has listed the folder and is embedding
+        post("second.docx", (tmp_path / "second.docx").read_bytes())
+        post("broken.pdf", b"%PDF-1.4 this is no pdf at all")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and "re-index finished" not in c.get("/upload").text:
+            time.sleep(0.5)
+        page = c.get("/upload").text
+        assert "Quokka memo" in c.get("/notes", params={"q": "quokka"}).text
+        assert "re-index finished" in page and "broken.pdf" in page, page[-1500:]
