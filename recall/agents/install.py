@@ -100,6 +100,9 @@ def settings_path(project: bool, cwd: Path | str | None = None) -> Path:
 
 def load_settings(path: Path) -> dict[str, Any]:
     if not path.exists():
+        if path.is_symlink():  # writing through it would make folders where the link points
+            raise InstallError(f"{path} is a link to {os.readlink(path)}, which does not exist; create that "
+                               "file or remove the link, then run the command again")
         return {}
     try:
         text = read_text(path)

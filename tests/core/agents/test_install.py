@@ -201,6 +201,17 @@ def test_a_lone_surrogate_in_the_settings_is_kept_as_written(tmp_path):
     assert json.loads(path.read_text()) == {"note": "lone \ud800 surrogate"}
 
 
+def test_a_settings_link_to_nothing_is_refused_and_kept(tmp_path):
+    """stop 41: install made the folders and a file where a dangling link pointed, and uninstall then
+    removed the user's link."""
+    link = tmp_path / "claude" / "settings.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(tmp_path / "dotfiles" / "sub" / "settings.json")
+    result = CliRunner().invoke(install_cmd, ["--user", "--skip-check"])
+    assert result.exit_code == 1 and "does not exist" in result.output and str(link) in result.output
+    assert link.is_symlink() and not (tmp_path / "dotfiles").exists()
+
+
 def test_a_config_dir_that_is_a_file_is_one_line_with_the_repair(tmp_path, monkeypatch):
     (tmp_path / "cf").write_text("hi")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cf"))
