@@ -481,8 +481,7 @@ def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
         (run / "daemon.json").unlink()
         info = client.daemon_status()
         assert info["running"] and info["pid"] == proc.pid and "recall stop" in info["note"]
-        threading.Timer(0.5, os.kill, (proc.pid, signal.SIGCONT)).start()
-        result = CliRunner().invoke(stop, [])  # finds it by the lock file, sends SIGTERM
+        result = CliRunner().invoke(stop, [])  # finds it by the lock file, sends SIGTERM and SIGCONT
     finally:
         os.kill(proc.pid, signal.SIGCONT)
     assert result.exit_code == 0, result.output
