@@ -415,9 +415,8 @@ _CANDIDATE = re.compile(r"[A-Za-z0-9+/_\-~]{20,}={0,2}")
 _WORDY = re.compile(r"[A-Z]?[a-z]*|[A-Z]+s?|[0-9]+")
 _SEPARATORS = re.compile(r"[-_/~]+")
 _HEXISH = re.compile(r"[0-9a-fA-F\-]+")
-# The words of a path's folders (CamelCase split, numbers apart): 3.2+ letters on average in
+# The words of a path's folders (``_CAMEL_PARTS`` less the symbols): 3.2+ letters on average in
 # /srv/MyApp/build-3 or /Users/bob/GitHub/recall-1, ~1.8 in a random key that holds a "/".
-_NAMED = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 RANDOM_MIN_PATH_PART = 3.0
 RANDOM_MIN_CHARS = 20
 RANDOM_MIN_BITS = 3.6  # Shannon entropy per character, at 20 characters (raised for longer)
@@ -450,7 +449,7 @@ def looks_random(token: str) -> bool:
         return False  # a digest (subresource integrity, lockfiles), not a key
     if all(_WORDY.fullmatch(part) for part in _SEPARATORS.split(t)):
         return False  # words, numbers and acronyms joined: a path, a branch, a slug, a name
-    if "/" in t and sum(map(len, words := _NAMED.findall(t))) / len(words) >= RANDOM_MIN_PATH_PART:
+    if "/" in t and _mean_word(t) >= RANDOM_MIN_PATH_PART:
         return False  # a path whose folders are CamelCase names (/Users/bob/GitHub/recall-1, MyApp/build-3)
     switches = sum(_class(a) != _class(b) for a, b in zip(t, t[1:])) / (n - 1)
     if switches < RANDOM_MIN_SWITCHES or n / len(_CAMEL_PARTS.findall(t)) > RANDOM_MAX_PART:
@@ -458,6 +457,11 @@ def looks_random(token: str) -> bool:
     # The entropy 99% of random strings of n characters (62-64 symbols) reach, less a margin:
     # 3.6 bits a character at 20 characters, 4.34 at 40, 4.85 at 64 (tests/core/privacy/test_masking.py).
     return _entropy(t) >= min(RANDOM_MIN_BITS + 0.744 * math.log2(n / RANDOM_MIN_CHARS), 5.0)
+
+
+def _mean_word(t: str) -> float:
+    words = [w for w in _CAMEL_PARTS.findall(t) if w.isalnum()]  # letters and digits hold >= 1 of them
+    return sum(map(len, words)) / len(words)
 
 
 def _random_spans(text: str) -> list[tuple[int, int, str]]:

@@ -97,7 +97,8 @@ def mask_record(note: NoteRecord) -> NoteRecord:
     """Every text of a note's record masked (``recall.privacy.masking``): each string field, new
     ones too (its id, name, description, type: all but the fingerprint), the path one part at a
     time, ``extra``'s strings."""
-    texts: dict[str, Any] = {f.name: mask_secrets(value) for f in fields(note) if f.name not in ("path", "content_hash")
+    own = ("path", "content_hash", "note_id", "name", "description")  # masked below, or not text
+    texts: dict[str, Any] = {f.name: mask_secrets(value) for f in fields(note) if f.name not in own
                              and isinstance(value := getattr(note, f.name), str)}
     texts["name"], texts["description"] = mask_together(note.name, note.description)  # "Password" / its value
     texts["note_id"] = mask_path(note.note_id)  # a file's name (a document's keeps its extension)

@@ -232,7 +232,7 @@ def reindex_state(launch: Launch) -> str:
     if code != 0:
         return f"re-index failed (exit {code}); `recall index` shows why"
     skipped = upload.last_warnings()
-    return "re-index finished" + (": " + "; ".join(w.removeprefix("warning: ") for w in skipped) if skipped else "")
+    return "re-index finished" + (": " + "; ".join(skipped) if skipped else "")
 
 
 def explain_view(reply: dict[str, Any]) -> dict[str, Any]:

@@ -95,27 +95,30 @@ async def save(folder: Path, upload: UploadFile, limit_bytes: int) -> Path:
 def start_indexing(folder: Path | None = None) -> subprocess.Popen:
     """``recall index FOLDER`` (no folder: every indexed one) in its own process (the page never
     loads a model); what it says goes to ``logs/ui-reindex.log`` (0600), which the page shows."""
-    from recall.privacy.paths import ensure_private_dir, private_open, recall_home
+    from recall.privacy.paths import ensure_private_dir, private_open
 
-    log = recall_home() / "logs" / REINDEX_LOG
+    log = reindex_log()
     ensure_private_dir(log.parent)
     with private_open(log, "w", encoding="utf-8") as out:
         return subprocess.Popen([sys.executable, "-P", "-m", "recall.ui.reindex", *([str(folder)] if folder else [])],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))
 
 
-REINDEX_LOG = "ui-reindex.log"
+def reindex_log() -> Path:
+    from recall.privacy.paths import recall_home
+
+    return recall_home() / "logs" / "ui-reindex.log"
 
 
 def last_warnings(keep: int = 5) -> list[str]:
     """The warnings of the page's last re-index (a skipped upload, with why), masked as made."""
-    from recall.privacy.paths import read_text, recall_home
+    from recall.privacy.paths import read_text
 
     try:
-        lines = read_text(recall_home() / "logs" / REINDEX_LOG, errors="replace").splitlines()
+        lines = read_text(reindex_log(), errors="replace").splitlines()
     except OSError:
         return []
-    return [line for line in lines if line.startswith("warning: ")][:keep]
+    return [line.removeprefix("warning: ") for line in lines if line.startswith("warning: ")][:keep]
 
 
 def limit_bytes() -> int:
