@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.commands.common import echo_json, fail_cleanly, home_option, log, model_option, show_progress
+from recall_eval.commands.common import echo_json, fail_cleanly, home_option, log, model_option, say, show_progress
 
 
 @click.command("clinc150")
@@ -38,7 +38,7 @@ def command(data: Path | None, model: str | None, home: Path | None, limit: int 
     if as_json:
         echo_json(result)
         return
-    click.echo(table(result))
+    say(table(result))
     t = result["thresholds"]
-    click.echo(f"\nself-calibrated on oos_train: top_floor {t['top_floor']:.4f}, neg_weight {t['neg_weight']:g}; "
+    say(f"\nself-calibrated on oos_train: top_floor {t['top_floor']:.4f}, neg_weight {t['neg_weight']:g}; "
                f"hit@1 {result['hit_rate@1']:.3f}, hit@3 {result['hit_rate@3']:.3f}; {result['seconds']} s")

@@ -28,12 +28,22 @@ def _generation_error() -> type[Exception]:
     return GenerationError
 
 
+def say(message: object = "", err: bool = False) -> None:
+    """Print ``message`` (to stderr with ``err``): the harness's one printer, masked and
+    terminal-safe (``recall_eval.files.shown``), like everything it writes."""
+    from recall_eval.files import shown
+
+    click.echo(shown(str(message)), err=err)
+
+
 def log(message: str) -> None:
-    click.echo(message, err=True)
+    say(message, err=True)
 
 
 def echo_json(data: dict) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    from recall_eval.files import masked
+
+    say(json.dumps(masked(json.loads(json.dumps(data, default=str))), ensure_ascii=False, indent=2), err=False)
 
 
 def show_progress(quiet: bool) -> bool:
@@ -61,7 +71,8 @@ def resolve_inputs(collection: str | None, notes: Path | None, questions: tuple[
                         "(or put sets in datasets/NAME/questions/)")
     for f in files:
         if not f.is_file():
-            raise UserError(f"no such question set: {f}")
+            raise UserError(f"{f} is not a file: give a question set (JSONL)" if f.exists() or f.is_symlink()
+                            else f"no such question set: {f}")
     name = collection or notes_dir.resolve().parent.name or "notes"
     return name, notes_dir, files
 

@@ -17,6 +17,7 @@ from recall_eval.commands.common import (
     log,
     notes_options,
     resolve_inputs,
+    say,
 )
 
 RANDOM_CE = "random:"  # --cross-encoder random:tiny | random:minilm-l6
@@ -82,6 +83,7 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
     import os
     import tempfile
 
+    from recall.privacy.paths import make_missing_dirs
     from recall_eval.comparison.compare import clinc_bench, compare, load_bench
     from recall_eval.comparison.components import EmbeddingCache
     from recall_eval.datasets import clinc150
@@ -98,7 +100,7 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
         tmp = tempfile.TemporaryDirectory(prefix="recall-compare-")
         base = Path(tmp.name)
     where = base.expanduser() / "compare"
-    where.mkdir(parents=True, exist_ok=True)
+    make_missing_dirs(where)
     split = ([s for s in (train or "").split(",") if s], [s for s in (test or "").split(",") if s])
     if collection == "clinc150":
         if not clinc150.DEFAULT_PATH.exists():
@@ -133,8 +135,8 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
         echo_json({**results, "pipelines": {k: {kk: vv for kk, vv in v.items() if kk != "records"}
                                             for k, v in results["pipelines"].items()}})
         return
-    click.echo(caption(results))
+    say(caption(results))
     if random:
-        click.echo(RANDOM_NOTE)
-    click.echo(text_table(results))
-    click.echo(f"\nreport: {out / 'compare.html'}")
+        say(RANDOM_NOTE)
+    say(text_table(results))
+    say(f"\nreport: {out / 'compare.html'}")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from recall.authoring.notegen import N_PER_NOTE, SHARE_JA
-from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
+from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log, say
 
 
 @click.command("expand")
@@ -80,7 +80,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     spec = ExpandSpec(n_per_note, share_ja)
     paths = note_paths(notes_dir)
     if dry_run:
-        click.echo(render_prompt(paths, spec))
+        say(render_prompt(paths, spec))
         return
     if (backend is None) == (import_from is None):
         raise UserError("give either --backend NAME or --import FILE (with --written-by)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from recall_eval.commands.common import echo_json, log
+from recall_eval.commands.common import echo_json, log, say
 
 
 @click.command("latency")
@@ -28,4 +28,4 @@ def command(as_json: bool, reuse: bool) -> None:
         echo_json(data)
         return
     for key, value in summary(data).items():
-        click.echo(f"{key:<32} {value:g}")
+        say(f"{key:<32} {value:g}")

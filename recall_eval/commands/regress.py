@@ -14,6 +14,7 @@ from recall_eval.commands.common import (
     log,
     resolve_inputs,
     resolve_note_questions,
+    say,
     scoring_options,
 )
 
@@ -33,7 +34,14 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     2 questions net (losses minus gains on the same questions)."""
     from recall_eval.datasets.collections import PROJECT_ROOT, load_sets, write_json
     from recall_eval.generation.prompting import collection_hash
-    from recall_eval.reports.regress import check, failure_message, load_baseline, make_baseline, table
+    from recall_eval.reports.regress import (
+        check,
+        failure_message,
+        load_baseline,
+        make_baseline,
+        same_questions,
+        table,
+    )
     from recall_eval.results import to_json
     from recall_eval.scoring.score import score_collection
 
@@ -45,24 +53,27 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
         raise UserError(f"no baseline at {path}; create it with: recall-eval regress --collection {name} --update")
     exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     qs = load_sets(files)
+    update_hint = "check them, then run the same command with --update to rewrite the baseline"
+    if not update:  # before the scoring: the same notes and sets, or no comparison at all
+        baseline = load_baseline(path)
+        same_questions(baseline, [f.stem for f in files], collection_hash(notes_dir), update_hint)
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, note_questions=exp,
                                use_questions=use_questions)
     model_id = results["model"]["model_id"]
     if update:
         write_json(path, to_json(make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files])))
-        click.echo(f"baseline written: {path} ({model_id}, {len(qs)} questions)")
+        say(f"baseline written: {path} ({model_id}, {len(qs)} questions)")
         return
-    baseline = load_baseline(path)
     if baseline.model["model_id"] != model_id:
         raise UserError(f"baseline {path} was made with {baseline.model['model_id']}, this run uses {model_id}; "
                         "pass --model, or rewrite it with --update")
-    checks = check(baseline, results)
+    checks = check(baseline, results, update_hint)
     if as_json:
         echo_json({"baseline": str(path), "model_id": model_id, "checks": [c.as_dict() for c in checks]})
     else:
-        click.echo(f"{name} — {model_id}, thresholds [{results['thresholds_source']}], {len(qs)} questions; "
+        say(f"{name} — {model_id}, thresholds [{results['thresholds_source']}], {len(qs)} questions; "
                    f"baseline {path.name} ({baseline.created})")
-        click.echo(table(checks))
+        say(table(checks))
     if not all(c.ok for c in checks):
         raise UserError(failure_message(checks))
-    click.echo("regression gate passed", err=as_json)
+    say("regression gate passed", err=as_json)

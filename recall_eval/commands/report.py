@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.commands.common import UserError
+from recall_eval.commands.common import UserError, fail_cleanly, say
 
 
 @click.command("report")
@@ -15,6 +15,7 @@ from recall_eval.commands.common import UserError
               help="With no RUN_DIR: re-render reports/COLLECTION/<latest run>.")
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path),
               help="Reports folder (default: <project>/reports).")
+@fail_cleanly
 def command(run_dir: Path | None, collection: str, reports_root: Path | None) -> None:
     """Rewrite the report files of RUN_DIR (default: the latest run of --collection)."""
     from recall_eval.datasets.collections import PROJECT_ROOT
@@ -29,4 +30,4 @@ def command(run_dir: Path | None, collection: str, reports_root: Path | None) ->
     if not (run_dir / "results.json").exists():
         raise UserError(f"{run_dir}: no results.json")
     out = rerender(run_dir)
-    click.echo(out / "report.html")
+    say(out / "report.html")

@@ -12,6 +12,7 @@ from recall_eval.commands.common import (
     log,
     resolve_inputs,
     resolve_note_questions,
+    say,
     scoring_options,
     show_progress,
 )
@@ -68,8 +69,8 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
         data = lat.load()
     results["latency"] = data
     out = write_report(results, reports_root or PROJECT_ROOT / "reports", name)
-    click.echo(f"{name} — model {results['model']['model_id']}, {results['n_notes']} notes, "
+    say(f"{name} — model {results['model']['model_id']}, {results['n_notes']} notes, "
                f"{results['n_paraphrase']} paraphrases + {results['n_unrelated']} unrelated; "
                f"value [95% CI]")
-    click.echo(summary_table(results))
-    click.echo(f"\nreport: {out / 'report.html'}")
+    say(summary_table(results))
+    say(f"\nreport: {out / 'report.html'}")

@@ -12,6 +12,7 @@ from recall_eval.commands.common import (
     log,
     resolve_inputs,
     resolve_note_questions,
+    say,
     scoring_options,
     show_progress,
 )
@@ -50,4 +51,4 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     if as_json:
         echo_json(results if records else strip_records(results))
         return
-    click.echo(summary_table(results))
+    say(summary_table(results))

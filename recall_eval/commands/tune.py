@@ -34,6 +34,7 @@ from recall_eval.commands.common import (
     log,
     resolve_inputs,
     resolve_note_questions,
+    say,
     scoring_options,
 )
 
@@ -120,7 +121,7 @@ def provenance(report: dict, report_path: Path | None, learned: bool = False) ->
 def write_reports(report: dict, root: Path, text: str, stem: str | None = None) -> Path:
     """reports/<collection>/tune-<run id>.{json,md}; ``stem`` names a file in ``root`` itself."""
     from recall.privacy.paths import make_missing_dirs
-    from recall_eval.reports.files import masked, write_private
+    from recall_eval.files import masked, write_private
 
     path = root / f"{stem}.json" if stem else root / report["collection"] / f"tune-{report['run_id']}.json"
     make_missing_dirs(path.parent)
@@ -213,6 +214,10 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
                    "note_questions": [f"{g[0]}:{_questions_of(g[3], use_questions)}" for g in groups]})
     report["run_id"] = stamp(report)
     text = table(report) + "\n\n" + tuned_text(report) + ("\n\n" + learned_text(report) if learned else "")
+    infeasible = [] if keep_thresholds else obj.misses(report["tuned"]["train"])
+    held_out = obj.misses(report["cv"])
+    if held_out and not infeasible:
+        text += f"\n  note: the held-out folds missed the constraint ({'; '.join(held_out)})"
     switch = None
     if learned:
         wins = beats(report)
@@ -230,9 +235,13 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
     if as_json:
         echo_json(report)
     else:
-        click.echo(header + "\n" + text + f"\n\nreport: {path}")
+        say(header + "\n" + text + f"\n\nreport: {path}")
     if no_write:
         return
+    if infeasible:
+        raise UserError(f"no thresholds meet {obj.describe().split(' subject to ')[-1]} on the tuning sets "
+                        f"(best: {'; '.join(infeasible)}); no config written: lower --min, or add unrelated "
+                        "messages to the sets")
     target_file = TC.target_path(packaged, config_path)
     if packaged and not dry_run and config_path is None:
         # Shipped defaults keep their evidence in the repository (reports/baseline/ is
@@ -251,7 +260,7 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
 
     d = TC.update(target_file, change, dry_run)
     if dry_run:
-        click.echo(d or "(no change)", err=as_json)
+        say(d or "(no change)", err=as_json)
     else:
         tables = " and ".join(([] if keep_thresholds else [f'[thresholds."{model_id}"]'])
                               + ([f'[learned."{model_id}"]'] if learned else [])) or "nothing"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall_eval.commands.common import echo_json, fail_cleanly
+from recall_eval.commands.common import UserError, echo_json, fail_cleanly, say
 
 
 @click.command("versus")
@@ -21,12 +21,15 @@ def command(runs: tuple[Path, ...], out: Path | None, as_json: bool) -> None:
     intervals per run, paired tests against the first (Holm-corrected)."""
     from recall_eval.comparison.versus import compare_runs, load_run, markdown
 
+    if out is not None and out.is_dir():
+        raise UserError(f"--out {out} is a folder: name the file to write, e.g. {out / 'versus.md'}")
+
     result = compare_runs([load_run(p) for p in runs], [str(p) for p in runs])
     if as_json:
         echo_json(result)
     else:
-        click.echo(markdown(result))
+        say(markdown(result))
     if out is not None:
-        from recall_eval.reports.files import masked, write_private
+        from recall_eval.files import masked, write_private
 
         write_private(out, masked(markdown(result) + "\n"))

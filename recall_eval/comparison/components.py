@@ -35,6 +35,7 @@ from recall.config.settings import ChunkConfig, Settings
 from recall.indexing.indexer import note_chunks
 from recall.notes.files import Note
 from recall.privacy.masking import mask_secrets
+from recall.privacy.paths import make_missing_dirs
 from recall_eval.datasets.collections import DatasetError, Question
 from recall_eval.scoring.baselines import BM25Baseline, GrepBaseline
 from recall_eval.scoring.retrievers import CoreRetriever
@@ -51,7 +52,7 @@ class EmbeddingCache:
     """Vectors keyed by (model id, role, sha256 of the text); timings per (model, kind)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_missing_dirs(path.parent)
         self.path = path
         self.db = sqlite3.connect(str(path), isolation_level=None)
         self.db.execute("CREATE TABLE IF NOT EXISTS vec (model TEXT, role TEXT, hash TEXT, v BLOB,"

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recall.privacy.paths import make_missing_dirs
 from recall_eval.comparison.components import NEG, Corpus, EmbeddingCache, note_max, top_depth
 from recall_eval.scoring.metrics import reciprocal_rank
 
@@ -180,7 +181,7 @@ def build_random_cross_encoder(out: Path, shape: str = "tiny", seed: int = 0) ->
     tok = BertTokenizerFast.from_pretrained(minilm_path())
     torch.manual_seed(seed)
     cfg = BertConfig(vocab_size=len(tok), num_labels=1, max_position_embeddings=512, **SHAPES[shape])
-    out.mkdir(parents=True, exist_ok=True)
+    make_missing_dirs(out)
     BertForSequenceClassification(cfg).save_pretrained(str(out))
     tok.save_pretrained(str(out))
     return out

@@ -203,10 +203,10 @@ def check_expected(questions: Sequence[Question], note_ids: Iterable[str], sourc
 
 
 def write_questions(path: Path, questions: Iterable[Question]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        for q in questions:
-            fh.write(json.dumps(q.as_json(), ensure_ascii=False) + "\n")
+    """A question set as JSONL, masked and the user's only (``recall_eval.files``)."""
+    from recall_eval.files import masked, write_private
+
+    write_private(path, "".join(json.dumps(masked(q.as_json()), ensure_ascii=False) + "\n" for q in questions))
 
 
 # --- provenance --------------------------------------------------------------------
@@ -231,5 +231,7 @@ def read_provenance(set_path: Path) -> dict | None:
 
 
 def write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    """``data`` as JSON, masked and the user's only (``recall_eval.files``)."""
+    from recall_eval.files import masked, write_private
+
+    write_private(path, json.dumps(masked(data), ensure_ascii=False, indent=2) + "\n")

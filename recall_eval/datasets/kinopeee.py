@@ -15,6 +15,8 @@ import json
 import re
 from pathlib import Path
 
+from recall_eval.files import write_private
+
 from .paths import SHARED_BENCHMARKS
 
 SOURCE = SHARED_BENCHMARKS / "kinopeee" / "notes_sections_ja_en.jsonl"
@@ -39,7 +41,6 @@ def build_notes(dest: Path, source: Path = SOURCE) -> list[Path]:
     by_section: dict[tuple[str, int], dict[str, dict]] = {}
     for row in rows:
         by_section.setdefault((row["file"], int(row["section_index"])), {})[row["lang"]] = row
-    dest.mkdir(parents=True, exist_ok=True)
     written = []
     for (file, index), langs in sorted(by_section.items()):
         want = "ja" if index % 2 == 0 else "en"
@@ -49,6 +50,6 @@ def build_notes(dest: Path, source: Path = SOURCE) -> list[Path]:
                   "type": "reference", "source": f"kinopeee/{row['id']}"}
         front = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in header.items())
         path = dest / f"{stem}.md"
-        path.write_text(f"---\n{front}\n---\n\n{row['body']}\n", encoding="utf-8")
+        write_private(path, f"---\n{front}\n---\n\n{row['body']}\n")
         written.append(path)
     return written

@@ -58,8 +58,8 @@ def parse_generated(raw: str, set_id: str, source: str = "model output") -> Pars
             continue
         try:
             q = parse_question(json.loads(stripped), where, set_id)
-        except (ValueError, DatasetError) as exc:
-            msg = str(exc) if isinstance(exc, DatasetError) else f"{where}: not valid JSON ({exc})"
+        except (ValueError, RecursionError, DatasetError) as exc:
+            msg = str(exc) if isinstance(exc, DatasetError) else f"{where}: not valid JSON ({type(exc).__name__})"
             out.rejected.append({"line": lineno, "error": msg, "text": stripped[:200]})
             continue
         if q.id in seen:

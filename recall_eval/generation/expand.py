@@ -29,7 +29,7 @@ from pathlib import Path
 
 from recall.authoring import notegen
 from recall.notes.questions import clean_questions, parse_line, read_questions_file
-from recall.privacy.paths import private_open
+from recall.privacy.paths import make_missing_dirs, private_open
 from recall_eval.datasets.collections import DatasetError, provenance_path
 from recall_eval.generation.generate import Backend, _display
 from recall_eval.generation.prompting import collection_hash, note_files
@@ -220,7 +220,7 @@ def write_note_questions(out: Path, result: NoteQuestions, stems: Sequence[str],
     """
     if out.exists() and not force:
         raise QuestionsError(f"{out} exists; give --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_missing_dirs(out.parent)
     prov_out = provenance_path(out)
     texts = {
         out: "".join(json.dumps({"note": stem, "questions": qs}, ensure_ascii=False) + "\n"

@@ -21,8 +21,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -107,22 +105,13 @@ class ClaudeCliBackend:
         self._model_flag = model
 
     def complete(self, prompt: str) -> str:
-        cmd = [self.executable, "-p", "--output-format", "json"]
-        if self._model_flag:
-            cmd += ["--model", self._model_flag]
-        # An empty working folder: no CLAUDE.md, no project files for the model to read.
-        with tempfile.TemporaryDirectory(prefix="recall-gen-") as cwd:
-            try:
-                proc = subprocess.run(cmd, input=prompt, capture_output=True, text=True, cwd=cwd,
-                                      timeout=CLI_TIMEOUT_S, check=False)
-            except subprocess.TimeoutExpired as exc:
-                raise GenerationError(f"claude -p took longer than {CLI_TIMEOUT_S} s") from exc
-        if proc.returncode != 0:
-            raise GenerationError(f"claude -p exited {proc.returncode}: {proc.stderr.strip()[:500]}")
-        from recall.authoring.agentcli import AgentError, claude_result
+        """The answer of ``claude -p`` run as ``recall questions`` runs it
+        (``recall.authoring.agentcli.complete``): an empty folder, no tools, no MCP servers,
+        no saved session, bounded in time and output, its children ended with it."""
+        from recall.authoring.agentcli import Agent, AgentError, complete
 
         try:
-            return claude_result(proc.stdout)
+            return complete(Agent("claude", self.executable, self._model_flag or ""), prompt, CLI_TIMEOUT_S)
         except AgentError as exc:
             raise GenerationError(str(exc)) from exc
 
@@ -238,7 +227,10 @@ def generate(notes_dir: Path, spec: GenerationSpec, backend: Backend, **kwargs) 
 
 
 def import_file(notes_dir: Path, spec: GenerationSpec, path: Path, written_by: str, **kwargs) -> Outcome:
-    raw = path.read_text(encoding="utf-8")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise GenerationError(f"{path} is not UTF-8 (byte {exc.start}): save it as UTF-8") from None
     outcome = build_set(notes_dir, spec, raw, backend=None, source=str(path), retry=False, **kwargs)
     outcome.provenance.update(backend="file", model=None, written_by=written_by, imported_from=_display(path))
     return outcome

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from recall.privacy.paths import make_missing_dirs
-from recall_eval.reports.files import masked, write_private
+from recall_eval.files import masked, write_private
 from recall_eval.reports.html import png_data_uri, render
 
 COLUMNS = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "balanced_accuracy")

@@ -13,7 +13,9 @@ sample: the noise of float rounding on another CPU, never a systematic loss). Th
 baseline stores every question's value, so the loss is counted on the same questions
 (losses minus gains; MRR counts reciprocal ranks). Switching off the notes' questions or
 BM25 fusion loses more than that, and fails (tests/eval/reports/test_eval_regress.py). When the
-question ids differ from the baseline's (a set was added or edited), run ``--update``.
+question ids, the sets or the notes differ from the baseline's (a set was added or edited),
+or a metric has fewer than ``MIN_QUESTIONS`` questions, the gate does not pass: it says so in
+one line, and ``--update`` (after checking) writes a new baseline.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from recall_eval.scoring.stats import bootstrap_ci
 
 GATED = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate")
 MAX_NET_LOSS = 2  # questions
+MIN_QUESTIONS = 20  # per gated metric: below it a loss of MAX_NET_LOSS is a tenth of the set or more
 RULE = (f"fail when the net loss over the same questions (losses - gains) exceeds {MAX_NET_LOSS} questions "
         "per metric: value < baseline - tolerance, tolerance = 2 / n")
 
@@ -71,19 +74,22 @@ def make_baseline(results: dict, collection: str, collection_hash: str, sets: li
 @dataclass
 class Check:
     metric: str
-    value: float
-    baseline: float
+    value: float | None  # None: no question of its kind in the sets (not gated)
+    baseline: float | None
     tolerance: float
-    paired: bool
     diff_ci95: list[float]
 
     @property
+    def gated(self) -> bool:
+        return self.value is not None and self.baseline is not None
+
+    @property
     def ok(self) -> bool:
-        return self.value >= self.baseline - self.tolerance - 1e-12
+        return not self.gated or self.value >= self.baseline - self.tolerance - 1e-12  # type: ignore[operator]
 
     def as_dict(self) -> dict:
         return {"metric": self.metric, "value": self.value, "baseline": self.baseline, "tolerance": self.tolerance,
-                "paired": self.paired, "diff_ci95": self.diff_ci95, "ok": self.ok}
+                "gated": self.gated, "diff_ci95": self.diff_ci95, "ok": self.ok}
 
 
 def paired_diff_ci(now: dict[str, float], then: dict[str, float], seed: int = M.SEED) -> list[float]:
@@ -93,26 +99,59 @@ def paired_diff_ci(now: dict[str, float], then: dict[str, float], seed: int = M.
     return [lo, hi]
 
 
-def check(baseline: Baseline, results: dict, seed: int = M.SEED) -> list[Check]:
-    now = per_question(results["pipelines"]["default"]["records"])
+def same_questions(baseline: Baseline, sets: list[str], collection_hash: str, update: str) -> None:
+    """The gate compares question by question, so it runs only on the baseline's own notes and
+    sets (a set added, edited or left out would compare other questions): else one line."""
+    from recall_eval.files import masked
+
+    if baseline.collection_hash != collection_hash:
+        raise DatasetError(f"the notes are not the ones the baseline was made on (collection {collection_hash}, "
+                           f"baseline {baseline.collection_hash}): {update}")
+    if sorted(baseline.sets) != sorted(masked(sets)):
+        raise DatasetError(f"the question sets ({', '.join(sets) or 'none'}) are not the baseline's "
+                           f"({', '.join(baseline.sets) or 'none'}): pass the same sets, or {update}")
+
+
+def check(baseline: Baseline, results: dict, update: str, seed: int = M.SEED) -> list[Check]:
+    """Each gated metric against the baseline over the same questions (ids masked as the
+    baseline stores them). A metric neither side has questions for is not gated (shown as
+    "-"); one with other questions than the baseline's, or too few to tell a loss of
+    ``MAX_NET_LOSS`` from the whole set (fewer than ``MIN_QUESTIONS``), is one line naming
+    the repair, never a pass."""
+    from recall_eval.files import shown
+
+    raw = per_question(results["pipelines"]["default"]["records"])
     out = []
     for m in GATED:
+        now = {shown(k): v for k, v in raw[m].items()}
         then = baseline.per_question.get(m, {})
-        n = max(1, len(now[m]))
-        value = float(np.mean(list(now[m].values()))) if now[m] else 0.0
-        if then and set(then) == set(now[m]):
-            base_value = float(np.mean(list(then.values())))
-            out.append(Check(m, value, base_value, MAX_NET_LOSS / n, True, paired_diff_ci(now[m], then, seed)))
-        else:
-            base = baseline.metrics[m].value if m in baseline.metrics else None
-            out.append(Check(m, value, float(base if base is not None else 0.0), MAX_NET_LOSS / n, False, []))
+        if not now and not then:
+            out.append(Check(m, None, None, 0.0, []))
+            continue
+        if set(then) != set(now):
+            raise DatasetError(f"{m}: {len(set(now) - set(then))} questions of this run are not in the baseline "
+                               f"and {len(set(then) - set(now))} of the baseline's are not in this run: {update}")
+        if len(now) < MIN_QUESTIONS:
+            raise DatasetError(f"{m}: {len(now)} questions; the gate needs at least {MIN_QUESTIONS} to tell a loss "
+                               f"of {MAX_NET_LOSS} from noise: add questions, then {update}")
+        bad = [k for k, v in then.items() if not (isinstance(v, int | float) and 0.0 <= v <= 1.0)]
+        if bad:
+            raise DatasetError(f"the baseline's {m} for {bad[0]!r} is {then[bad[0]]!r}, not a value in [0, 1]: "
+                               f"{update}")
+        value, base_value = float(np.mean(list(now.values()))), float(np.mean(list(then.values())))
+        out.append(Check(m, value, base_value, MAX_NET_LOSS / len(now), paired_diff_ci(now, then, seed)))
+    if not any(c.gated for c in out):
+        raise DatasetError(f"no metric can be gated: the sets hold no questions: {update}")
     return out
 
 
 def table(checks: list[Check]) -> str:
     lines = [f"{'metric':<18}{'value':>8}{'baseline':>10}{'tolerance':>11}  {'diff 95% CI':<18}status"]
     for c in checks:
-        ci = f"[{c.diff_ci95[0]:+.3f}, {c.diff_ci95[1]:+.3f}]" if c.paired else "(unpaired)"
+        if not c.gated:
+            lines.append(f"{c.metric:<18}{'-':>8}{'-':>10}{'-':>11}  {'':<18}not gated (no such questions)")
+            continue
+        ci = f"[{c.diff_ci95[0]:+.3f}, {c.diff_ci95[1]:+.3f}]"
         lines.append(f"{c.metric:<18}{c.value:>8.3f}{c.baseline:>10.3f}{c.tolerance:>11.3f}  {ci:<18}"
                      f"{'ok' if c.ok else 'FAIL'}")
     return "\n".join(lines)

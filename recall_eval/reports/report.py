@@ -16,8 +16,9 @@ from pathlib import Path
 
 from recall.privacy.paths import make_missing_dirs
 from recall.ui import svg
+from recall_eval.datasets.collections import DatasetError
+from recall_eval.files import masked, write_private
 from recall_eval.reports import plots
-from recall_eval.reports.files import masked, write_private
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
@@ -243,7 +244,15 @@ def write_report(results: dict, reports_root: Path, collection: str) -> Path:
 
 def rerender(run_dir: Path) -> Path:
     """Rewrite report.md and report.html from a run's results.json."""
-    results = masked(json.loads((run_dir / "results.json").read_text(encoding="utf-8")))
-    write_private(run_dir / "report.md", render_markdown(results))
-    write_private(run_dir / "report.html", render_html(results))
+    source = run_dir / "results.json"
+    try:
+        results = masked(json.loads(source.read_text(encoding="utf-8")))
+        if not isinstance(results, dict) or not isinstance(results.get("pipelines"), dict):
+            raise ValueError("no pipelines in it")
+        render = render_markdown(results), render_html(results)
+    except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:  # not a run's results
+        raise DatasetError(f"{source} is not a `recall-eval run` result ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else ''}): run `recall-eval run` again") from None
+    write_private(run_dir / "report.md", render[0])
+    write_private(run_dir / "report.html", render[1])
     return run_dir

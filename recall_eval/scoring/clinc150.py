@@ -33,6 +33,7 @@ from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
 from recall.ranking.scope import Scope
 from recall.ranking.selector import evidence
 from recall_eval.datasets.clinc150 import QUERY_SPLITS, load, subsample, write_notes
+from recall_eval.files import write_private
 from recall_eval.scoring.retrievers import CoreRetriever
 from recall_eval.scoring.score import effective_config, eval_home
 from recall_eval.scoring.stats import bootstrap_ci
@@ -115,8 +116,8 @@ def evaluate(path: Path, *, model: str | None = None, limit: int | None = None, 
         notes_dir = where / "clinc150-notes"
         shutil.rmtree(notes_dir, ignore_errors=True)
         intents = write_notes(data["train"], notes_dir, per_intent)
-        (notes_dir / NEGATIVES).write_text("".join(json.dumps({"text": t, "kind": "oos_train"}) + "\n"
-                                                   for t, _ in data.get("oos_train", [])), encoding="utf-8")
+        write_private(notes_dir / NEGATIVES, "".join(json.dumps({"text": t, "kind": "oos_train"}) + "\n"
+                                                     for t, _ in data.get("oos_train", [])))
         app = Recall(home=where, config=config, embedder=embedder)
         log(f"indexing {len(intents)} intent notes with {embedder.model_id}")
         with tqdm(total=None, unit="chunk", desc="embedding notes", file=sys.stderr, disable=not progress,

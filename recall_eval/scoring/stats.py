@@ -1,6 +1,8 @@
 """Intervals and tests on per-question values, all from scipy.stats, all seeded.
 
-    bootstrap_ci      percentile bootstrap interval of a statistic (``scipy.stats.bootstrap``)
+    bootstrap_ci      percentile bootstrap interval of a statistic (``scipy.stats.bootstrap``); for
+                      a rate whose every value is the same (all hits, or none), where resamples
+                      cannot vary, Wilson's score interval (``scipy.stats.binomtest``)
     two_sample_ci     the same over two samples resampled independently (balanced accuracy:
                       paraphrases and unrelated messages are resampled separately, as drawn)
     ratio_ci          sum(num) / sum(den) with messages resampled as pairs (headline precision:
@@ -46,6 +48,12 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, stat: Callable = mean, se
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         return None
+    if stat is mean and np.all(arr == arr[0]) and arr[0] in (0.0, 1.0):
+        # Every question a hit (or none): resamples are all alike and the percentile interval
+        # would be [1, 1] however few questions there are. Wilson's score interval says what
+        # n questions can tell (one hit: [0.21, 1]; 40 of 40: [0.91, 1]).
+        ci = stats.binomtest(int(arr.sum()), arr.size).proportion_ci(confidence_level=level, method="wilson")
+        return float(ci.low), float(ci.high)
     ci = _bootstrap([arr], stat, seed, n_resamples, level).confidence_interval
     return float(ci.low), float(ci.high)
 

@@ -16,7 +16,7 @@ import difflib
 from pathlib import Path
 
 import tomlkit
-from tomlkit.items import Table
+from tomlkit.items import InlineTable, Table
 
 from recall.privacy.paths import user_config_path
 
@@ -50,6 +50,12 @@ def _super(doc, name: str) -> Table:
 
 def _model_table(parent: Table, model_id: str, comment: str) -> Table:
     if model_id in parent:
+        found = parent[model_id]
+        if isinstance(found, InlineTable):  # `"<model>" = { top_floor = 0.4 }`: a table can hold the provenance
+            t = tomlkit.table()
+            for k, v in found.items():
+                t[k] = v
+            parent[model_id] = t
         return parent[model_id]
     t = tomlkit.table()
     t.add(tomlkit.comment(comment))
@@ -110,10 +116,15 @@ def diff(path: Path, old: str, new: str) -> str:
 
 
 def update(path: Path, change, dry_run: bool = False) -> str:
-    """Apply ``change(text) -> text`` to ``path`` (created if missing); return the diff."""
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    """Apply ``change(text) -> text`` to ``path`` (created if missing); return the diff. The file
+    is replaced atomically (``recall_eval.files.write_private``: a failed write, a full disk,
+    leaves the old one whole), 0600, in its line endings (a CRLF file stays CRLF)."""
+    from recall.privacy.paths import read_text
+    from recall_eval.files import write_private
+
+    old = read_text(path).replace("\r\n", "\n") if path.exists() else ""
+    crlf = path.exists() and b"\r\n" in path.read_bytes()
     new = change(old or HEADER).rstrip("\n") + "\n"
     if not dry_run and new != old:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(new, encoding="utf-8")
+        write_private(path, new, newline="\r\n" if crlf else None)
     return diff(path, old, new)

@@ -219,6 +219,29 @@ class Objective:
             raise ValueError(f"unknown metric {bad[0]!r}; tunable metrics: {', '.join(METRICS)}")
         if self.kind not in ("constrained", "weighted"):
             raise ValueError(f"objective must be 'constrained' or 'weighted', not {self.kind!r}")
+        # Every tunable metric is a rate: a minimum outside [0, 1] is met by anything or nothing,
+        # and a negative or NaN weight turns the search upside down (floors of -3, speaking on all).
+        for m, lo in self.minimums.items():
+            if not 0.0 <= lo <= 1.0:
+                raise ValueError(f"--min {m}={lo:g}: a rate's minimum lies between 0 and 1")
+        for m, w in self.weights.items():
+            if not (math.isfinite(w) and w >= 0):
+                raise ValueError(f"--weights {m}={w:g}: a weight is a number of 0 or more")
+        if self.kind == "weighted" and not any(w > 0 for w in self.weights.values()):
+            raise ValueError("--weights: at least one weight must be above 0")
+
+    def misses(self, rates: dict) -> list[str]:
+        """The minimums ``rates`` (metric -> value, or -> {"value": v}) fall short of, as
+        ``metric value < minimum`` ([] for the weighted objective)."""
+        if self.kind == "weighted":
+            return []
+        out = []
+        for m, lo in self.minimums.items():
+            v = rates.get(m)
+            v = v.get("value") if isinstance(v, dict) else v
+            if v is not None and v < lo - 1e-12:
+                out.append(f"{m} {v:.3f} < {lo:g}")
+        return out
 
     def score(self, r: dict[str, np.ndarray]) -> np.ndarray:
         if self.kind == "weighted":

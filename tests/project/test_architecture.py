@@ -98,6 +98,46 @@ def test_every_cli_printer_goes_through_say():
     assert _printers(ast.parse("import click\nclick.echo('x')\nprint(1)")) == ["line 2: click.echo", "line 3: print"]
 
 
+def test_every_harness_printer_goes_through_say():
+    """Stop 42: `recall-eval run`, `tune` and `versus` printed a set's name or a report's string
+    as written (an escape sequence set the terminal's title). Every command prints through
+    ``recall_eval.commands.common.say`` (masked, terminal-safe)."""
+    bad = {p.name: _printers(ast.parse(p.read_text(encoding="utf-8")))
+           for p in sorted((ROOT / "recall_eval" / "commands").glob("*.py")) if p.name != "common.py"}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def _writes(tree: ast.AST) -> list[str]:
+    """Calls that write or make a file or folder: ``write_text``, ``write_bytes``, ``mkdir``,
+    ``open`` / ``Path.open`` with a mode that writes."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        where = node.args[1:2] if isinstance(f, ast.Name) else node.args[:1]  # open(p, mode), p.open(mode)
+        mode = next((a.value for a in where if isinstance(a, ast.Constant)), None)
+        mode = next((k.value.value for k in node.keywords if k.arg == "mode" and isinstance(k.value, ast.Constant)),
+                    mode)
+        if name in ("write_text", "write_bytes", "mkdir", "makedirs") or \
+                (name == "open" and isinstance(mode, str) and any(c in mode for c in "wax+")):
+            found.append(f"line {node.lineno}: {name}")
+    return found
+
+
+def test_the_harness_writes_files_only_through_its_one_writer():
+    """Stop 42: `import-beir` wrote notes where their ids pointed (`../../.claude/CLAUDE`), `tune`
+    truncated config.toml in place (a full disk left it empty), a baseline and an export kept
+    secrets, 0644 in 0755 folders. Every file the harness writes goes through
+    ``recall_eval.files.write_private`` (masked by its callers, atomic, 0600 in 0700 folders)."""
+    bad = {str(p.relative_to(ROOT)): _writes(ast.parse(p.read_text(encoding="utf-8")))
+           for p in sorted((ROOT / "recall_eval").rglob("*.py")) if p.name != "files.py"}
+    assert {k: v for k, v in bad.items() if v} == {}
+    assert _writes(ast.parse("p.write_text('x')\nopen(p, 'w')\nopen(p)\np.open('a')\np.mkdir()")) == [
+        "line 1: write_text", "line 2: open", "line 4: open", "line 5: mkdir"]
+
+
 # --- docs/architecture.md names only what exists ---------------------------------------------
 
 DOC = ROOT / "docs" / "architecture.md"

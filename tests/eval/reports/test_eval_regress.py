@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from helpers.paths import committed as committed_file
 from recall_eval.cli import main
-from recall_eval.reports.regress import GATED, Check, check
+from recall_eval.datasets.collections import DatasetError
+from recall_eval.reports.regress import GATED, Check, check, same_questions, table
 from recall_eval.results import Baseline, Metric
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -73,6 +74,14 @@ def test_missing_baseline_and_wrong_model_are_one_line_errors(tmp_path, baseline
     assert res.exit_code == 1 and "other/model" in res.output
 
 
+def test_a_run_on_part_of_the_baselines_sets_is_refused_before_scoring(baseline):
+    """The outside tester's bypass: one of the baseline's sets and a config that never spoke
+    passed on unpaired means. Now the sets are checked first (one line, exit 1)."""
+    res = regress("--baseline", str(baseline), "-q", str(ROOT / "datasets/sample/questions/sample-a.jsonl"))
+    assert res.exit_code == 1 and "are not the baseline's" in res.output and "--update" in res.output
+    assert "Traceback" not in res.output and "passed" not in res.output
+
+
 def records(hits: list[int], silent: list[int]) -> dict:
     rows = [{"id": f"p{i}", "kind": "paraphrase", "ranked": ["a"], "expected": ["a" if h else "b"],
              "injected": ["a"] if h else [], "decision": "short"} for i, h in enumerate(hits)]
@@ -86,9 +95,12 @@ def fake_baseline(hits: list[int], silent: list[int], ids_suffix: str = "") -> B
 
     pq = per_question(records(hits, silent)["pipelines"]["default"]["records"])
     pq = {m: {k + ids_suffix: v for k, v in d.items()} for m, d in pq.items()}
-    mean = {m: sum(d.values()) / len(d) for m, d in pq.items()}
+    mean = {m: sum(d.values()) / max(1, len(d)) for m, d in pq.items()}
     return Baseline("fake", "0", ["fake"], "2026-11-30", {"spec": "hash", "model_id": "hash"}, {}, "default", None,
                     {m: Metric(mean[m], (mean[m] - 0.1, mean[m] + 0.1), len(pq[m])) for m in GATED}, "", pq)
+
+
+UPDATE = "run the same command with --update"
 
 
 def by_metric(checks: list[Check]) -> dict[str, Check]:
@@ -97,12 +109,12 @@ def by_metric(checks: list[Check]) -> dict[str, Check]:
 
 def test_a_net_loss_of_two_questions_passes_and_three_fail():
     base = fake_baseline([1] * 40, [1] * 40)
-    two = by_metric(check(base, records([0] * 2 + [1] * 38, [1] * 40)))
-    assert two["injected_hit_rate"].ok and two["injected_hit_rate"].paired
-    three = by_metric(check(base, records([0] * 3 + [1] * 37, [1] * 40)))
+    two = by_metric(check(base, records([0] * 2 + [1] * 38, [1] * 40), UPDATE))
+    assert two["injected_hit_rate"].ok and two["injected_hit_rate"].gated
+    three = by_metric(check(base, records([0] * 3 + [1] * 37, [1] * 40), UPDATE))
     assert not three["injected_hit_rate"].ok and not three["hit_rate@1"].ok and three["silence_rate"].ok
-    assert not by_metric(check(base, records([1] * 40, [0] * 3 + [1] * 37)))["silence_rate"].ok
-    same = by_metric(check(base, records([1] * 40, [1] * 40)))
+    assert not by_metric(check(base, records([1] * 40, [0] * 3 + [1] * 37), UPDATE))["silence_rate"].ok
+    same = by_metric(check(base, records([1] * 40, [1] * 40), UPDATE))
     assert all(c.ok for c in same.values())
 
 
@@ -110,13 +122,50 @@ def test_gains_offset_losses_on_the_same_questions():
     base = fake_baseline([0] * 5 + [1] * 35, [1] * 40)
     # six lost, five gained: net loss 1, passes; the gate counts questions, not one side
     swapped = records([1] * 5 + [0] * 6 + [1] * 29, [1] * 40)
-    assert by_metric(check(base, swapped))["injected_hit_rate"].ok
+    assert by_metric(check(base, swapped, UPDATE))["injected_hit_rate"].ok
 
 
-def test_unpaired_questions_use_the_same_count():
+def test_other_questions_than_the_baselines_are_refused_never_compared():
+    """An outside tester passed the gate with one of the baseline's sets and a config that
+    never spoke: the unpaired means compared other questions. Now there is no such path."""
     base = fake_baseline([1] * 40, [1] * 40, ids_suffix="-old")
-    c = by_metric(check(base, records([0] * 3 + [1] * 37, [1] * 40)))["injected_hit_rate"]
-    assert not c.paired and c.tolerance == pytest.approx(2 / 40) and not c.ok
+    with pytest.raises(DatasetError, match="not in the baseline.*--update"):
+        check(base, records([0] * 40, [1] * 40), UPDATE)
+    with pytest.raises(DatasetError, match="not in the baseline"):
+        check(fake_baseline([1] * 40, [1] * 40), records([1] * 20, [1] * 40), UPDATE)
+
+
+def test_too_few_questions_cannot_pass_the_gate():
+    """With 2 questions a loss of 2 was within the tolerance: every loss passed."""
+    base = fake_baseline([1] * 2, [1] * 40)
+    with pytest.raises(DatasetError, match="2 questions; the gate needs at least 20"):
+        check(base, records([0] * 2, [1] * 40), UPDATE)
+
+
+def test_a_metric_without_questions_is_not_gated_and_not_shown_as_a_value():
+    base = fake_baseline([1] * 40, [])
+    checks = by_metric(check(base, records([1] * 40, []), UPDATE))
+    assert not checks["silence_rate"].gated and checks["silence_rate"].value is None
+    assert "not gated" in table(list(checks.values())) and checks["hit_rate@1"].gated
+    with pytest.raises(DatasetError, match="no metric can be gated"):
+        check(fake_baseline([], []), records([], []), UPDATE)
+
+
+@pytest.mark.parametrize("value", [-5.0, 7.0, "x", None])
+def test_a_baseline_value_outside_a_rate_is_refused(value):
+    base = fake_baseline([1] * 40, [1] * 40)
+    base.per_question["mrr"]["p3"] = value
+    with pytest.raises(DatasetError, match="not a value in"):
+        check(base, records([1] * 40, [1] * 40), UPDATE)
+
+
+def test_other_notes_or_sets_than_the_baselines_are_refused():
+    base = fake_baseline([1] * 40, [1] * 40)
+    with pytest.raises(DatasetError, match="not the ones the baseline was made on"):
+        same_questions(base, ["fake"], "other", UPDATE)
+    with pytest.raises(DatasetError, match="are not the baseline's"):
+        same_questions(base, ["fake", "more"], "0", UPDATE)
+    same_questions(base, ["fake"], "0", UPDATE)
 
 
 @pytest.fixture(scope="module")

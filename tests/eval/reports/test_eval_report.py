@@ -182,3 +182,21 @@ def test_tune_and_versus_reports_and_error_lines_mask_secrets_and_are_the_users_
     for path in (p for p in made if p.is_file()):
         assert b"SetNameSecret4411" not in path.read_bytes(), path
     assert clash.exit_code != 0 and "SetNameSecret4411" not in clash.output, clash.output
+
+
+def test_escape_sequences_from_a_set_or_a_question_reach_no_terminal_and_no_report(tmp_path):
+    """An outside tester's set named `a\\x1b]0;PWN\\x07.jsonl` changed the terminal's title through
+    `run` and `tune`, and a question's ESC reached report.md and the chart."""
+    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["text"] += " \x1b]52;c;ZWNobyBwd25lZA==\x07"
+    first["lang"] = "en\x1b[2J"
+    odd = tmp_path / "a\x1b]0;PWN\x07.jsonl"
+    odd.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["run", "--notes", str(NOTES), "--questions", str(odd), "--model", "hash",
+                                    "--reports", str(tmp_path / "reports"), "--collection", "fixture"])
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.output and "\x07" not in res.output and "\\u001b" in res.output
+    for path in (p for p in (tmp_path / "reports").rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        assert b"\x1b" not in data and b"\x07" not in data, path

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import tomllib
 from pathlib import Path
@@ -241,3 +242,47 @@ def test_rules_120_skips_cleanly_when_absent():
         pytest.skip("rules-120 notes not present")
     qs = collection_paths("rules-120").question_files
     assert [Path(q).stem for q in qs] == ["rules-a", "rules-b", "rules-c"]
+
+
+@pytest.mark.parametrize(("flag", "value", "said"), [
+    ("--min", "silence_rate=-5", "between 0 and 1"), ("--min", "silence_rate=2", "between 0 and 1"),
+    ("--min", "silence_rate=nan", "between 0 and 1"),
+    ("--weights", "injected_hit_rate=-1,silence_rate=-1", "0 or more"),
+    ("--weights", "injected_hit_rate=nan", "0 or more"), ("--weights", "injected_hit_rate=0,silence_rate=0", "above 0"),
+])
+def test_an_objective_no_rate_can_mean_is_refused_before_anything_runs(flag, value, said, tmp_path):
+    """An outside tester's `--min silence_rate=-5` wrote floors of -3 into the live config:
+    recall then spoke on "thanks, go on"."""
+    cfg = tmp_path / "config.toml"
+    extra = ["--objective", "weighted"] if flag == "--weights" else []
+    res = CliRunner().invoke(main, ["tune", "--collection", "sample", "--model", "hash", "--config", str(cfg),
+                                    *extra, flag, value], env={"RECALL_CONFIG": str(cfg)})
+    assert res.exit_code == 1 and said in res.output and not cfg.exists(), res.output
+
+
+def test_a_config_tune_rewrites_is_replaced_whole_in_its_own_line_endings(tmp_path):
+    """tune truncated config.toml in place: a failed write (a full disk) left it empty."""
+    from recall_eval.tuning.config_file import update
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_bytes(b'# precious\r\nmodel = "hash"\r\n[thresholds]\r\n"hash-256" = { top_floor = 0.4 }\r\n')
+    inode = cfg.stat().st_ino
+    update(cfg, lambda t: set_thresholds(t, "hash-256", {"gap_floor": 0.1}, {"tuned": "today"}))
+    data = cfg.read_bytes()
+    assert data.startswith(b"# precious\r\n") and b"\n" not in data.replace(b"\r\n", b"")
+    table = tomllib.loads(data.decode())["thresholds"]["hash-256"]
+    assert table["top_floor"] == 0.4 and table["gap_floor"] == 0.1 and table["provenance"]["tuned"] == "today"
+    assert cfg.stat().st_ino != inode and cfg.stat().st_mode & 0o777 == 0o600  # a new file renamed in place
+    assert not [p for p in tmp_path.iterdir() if p.name != "config.toml"]
+
+
+def test_a_failed_write_leaves_the_config_as_it_was(tmp_path):
+    from recall_eval.tuning.config_file import update
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('# precious\nmodel = "hash"\n')
+    blocker = tmp_path / f".config.toml.{os.getpid()}.tmp"
+    blocker.mkdir()  # where the new file is written first: the write fails, as on a full disk
+    with pytest.raises(OSError):
+        update(cfg, lambda t: set_thresholds(t, "hash-256", {"gap_floor": 0.1}, {}))
+    assert cfg.read_text() == '# precious\nmodel = "hash"\n'

@@ -1,0 +1,60 @@
+"""How anything the harness writes reaches the disk or the terminal: secrets masked, control
+characters shown, the user's only.
+
+A report holds the messages of a question set (a user's own, with ``recall-eval generate
+--backend file``) and the notes' names; an exported or imported set holds a collection's
+text. Every string in it is masked like indexed text (``recall.privacy.masking.mask_secrets``)
+and made terminal-safe (``recall.privacy.safetext.terminal_text``: an escape sequence in a
+note's name reads ``\\u001b`` in a report.md that is ``cat``-ed, in a chart, in a table
+printed) before anything is written or printed. Every file the harness writes goes through
+``write_private``: 0600 in folders it creates 0700 whatever the umask (another user could
+otherwise rewrite a report.html the user opens, or the results.json the page renders), and
+atomically (a temporary file beside it, then a rename), so a full disk or a kill leaves the
+old file whole: a config ``tune`` rewrites, a baseline, a question set
+(``tests/project/test_architecture.py`` checks that no other module of the harness writes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from recall.privacy.masking import mask_secrets
+from recall.privacy.paths import make_missing_dirs, private_open
+from recall.privacy.safetext import terminal_text
+
+
+def shown(text: str) -> str:
+    """One string as the harness shows and writes it: masked, then terminal-safe."""
+    return terminal_text(mask_secrets(text))
+
+
+def masked(value: Any) -> Any:
+    """``value`` (a results dict, a list, a string) with every string in it, keys too, ``shown``."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {masked(k) if isinstance(k, str) else k: masked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [masked(v) for v in value]
+    return value
+
+
+def write_private(path: Path, data: str | bytes, newline: str | None = None) -> None:
+    """``data`` to ``path`` atomically, 0600, its missing folders made 0700 (``newline``: what
+    a line feed of ``data`` is written as, for a file kept in CRLF)."""
+    make_missing_dirs(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        if isinstance(data, bytes):
+            with private_open(tmp, "wb") as fh:
+                fh.write(data)
+        else:
+            with private_open(tmp, "w") as fh:
+                fh.write(data if newline in (None, "\n") else data.replace("\n", newline))
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):  # gone once renamed; something else there is not ours to remove
+            tmp.unlink()
