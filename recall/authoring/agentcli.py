@@ -31,9 +31,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall.authoring import notegen
+from recall.authoring import notegen, runner, tries
+from recall.authoring.runner import Finished
 from recall.errors import RecallError
 from recall.privacy.paths import open_regular, read_text
+from recall.privacy.safetext import one_line, shortened
 
 AGENTS = ("claude", "codex", "gemini")
 CONSENTED = ("auto", *AGENTS)
@@ -95,11 +97,14 @@ class Agent:
             return {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
         return {}
 
-    def answer(self, proc: subprocess.CompletedProcess, out_file: Path) -> str:
+    def answer(self, proc: Finished, out_file: Path) -> str:
+        said = shortened(one_line(proc.stderr), 400)  # its first words (the cause) and its last kept
         if proc.returncode != 0:
-            raise AgentError(f"{self.name} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+            raise AgentError(f"{self.name} exited {proc.returncode}: {said or 'nothing on stderr'}")
         if self.name == "codex":
-            return read_text(out_file) if out_file.exists() else ""
+            return read_text(out_file, errors="replace") if out_file.exists() else ""
+        if not proc.stdout.strip():
+            raise AgentError(f"{self.name} printed no answer" + (f"; it said: {said}" if said else ""))
         if self.name == "gemini":
             return proc.stdout
         return claude_result(proc.stdout)
@@ -139,10 +144,13 @@ def complete(agent: Agent, prompt: str, timeout_s: float) -> str:
         out_file = Path(out_dir) / "answer.txt"
         argv, stdin = agent.command(out_file, prompt)
         try:
-            proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
-                                  cwd=cwd, env=env, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired as exc:
-            raise AgentError(f"{agent.name} took longer than {timeout_s:g} s") from exc
+            proc = runner.run(argv, stdin, cwd=cwd, env=env, timeout_s=timeout_s)
+        except runner.TooLong:
+            raise AgentError(f"{agent.name} did not end within {timeout_s:g} s; it was stopped "
+                             "([questions] timeout_s)") from None
+        except runner.TooMuch:
+            raise AgentError(f"{agent.name} printed more than {runner.MAX_ANSWER_BYTES >> 20} MB; it was stopped "
+                             "and nothing of it was used") from None
         except OSError as exc:
             raise AgentError(f"{agent.name} could not start: {exc}") from exc
         return agent.answer(proc, out_file)
@@ -160,8 +168,12 @@ def note_folders(sources: Sequence) -> list[Path]:
 
 
 def plan(sources: Sequence, batch_notes: int) -> tuple[list[notegen.FolderState], notegen.Cost]:
-    """Each folder's state and what writing its pending notes would cost, in tokens."""
+    """Each folder's state and what writing its pending notes would cost, in tokens (a note the
+    agent left unanswered ``tries.MAX_TRIES`` times is not pending until it is edited)."""
     states = [notegen.folder_state(folder) for folder in note_folders(sources)]
+    record = tries.asked()
+    for state in states:
+        state.pending = [p for p in state.pending if not tries.given_up(p, record)]
     total = notegen.Cost()
     for state in states:
         c = notegen.cost(state, batch_notes)
@@ -171,35 +183,74 @@ def plan(sources: Sequence, batch_notes: int) -> tuple[list[notegen.FolderState]
     return [s for s in states if s.pending], total
 
 
+def check_writable(folder: Path) -> None:
+    """``AgentError`` before any token is spent when the answers could not be kept (a folder
+    where ``questions.jsonl`` goes, a read-only folder): each run paid for answers it then lost."""
+    for name in (notegen.QUESTIONS_FILE, notegen.NEGATIVES_FILE):
+        target = folder / name
+        if (target.exists() or target.is_symlink()) and not target.is_file():
+            raise AgentError(f"{target} is not a file recall can write: move it aside; nothing was sent")
+    if not os.access(folder, os.W_OK):
+        raise AgentError(f"{folder} is not writable: its questions could not be kept; nothing was sent")
+
+
 def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_notes: int, timeout_s: float,
-                    log: Callable[[str], None]) -> notegen.Written:
-    """Ask ``agent`` for the pending notes' questions, restatements and negatives; write them."""
+                    log: Callable[[str], None], allowed: Callable[[], bool] = lambda: True) -> notegen.Written:
+    """Ask ``agent`` for the pending notes' questions, restatements and negatives; write them.
+
+    ``allowed`` is asked before every request: consent withdrawn during a run (`recall
+    questions off`, another agent chosen) stops it there, nothing more sent or written. A note
+    deleted during the run is left out (its answer too), not the end of the run."""
     out = notegen.Written()
-    stems = [p.stem for p in state.notes]
     questions: dict[str, list[str]] = {}
     restated: dict[str, list[str]] = {}
-    hashes = {p.stem: notegen.note_hash(p) for p in state.pending}  # before asking: a later edit stays pending
+    hashes: dict[str, str] = {}
+    for p in state.pending:  # before asking: a later edit stays pending
+        with contextlib.suppress(FileNotFoundError):
+            hashes[p.stem] = notegen.note_hash(p)
+
+    def ask(prompt_of: Callable[[list[Path]], str], part: list[Path]) -> str:
+        if not allowed():
+            raise AgentError("consent was withdrawn during the run (`recall questions off` or another agent): "
+                             "stopped, nothing more sent")
+        return complete(agent, prompt_of(part), timeout_s)
+
+    check_writable(state.folder)
     for part in notegen.batches(state.pending, batch_notes):
+        part = [p for p in part if p.exists()]
+        if not part:
+            continue
+        stems = [p.stem for p in state.notes]
         log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
-        got, problems = notegen.parse_per_note(complete(agent, notegen.expand_prompt(part), timeout_s),
-                                               stems, "questions", f"{agent.name} answer")
+        got, problems = notegen.parse_per_note(ask(notegen.expand_prompt, part), stems, "questions",
+                                               f"{agent.name} answer")
         questions.update(got)
+        left = [p for p in part if not got.get(p.stem)]
+        if left:
+            tries.note_unanswered(left, hashes)
+            problems.append(f"{len(left)} of {len(part)} note(s) got no questions from {agent.name} (asked again "
+                            f"next time, at most {tries.MAX_TRIES} times until the note is edited)")
         more, problems2 = notegen.parse_per_note(
-            complete(agent, notegen.render(notegen.RESTATE_PROMPT, part), timeout_s), stems, "restatements",
+            ask(lambda ps: notegen.render(notegen.RESTATE_PROMPT, ps), part), stems, "restatements",
             f"{agent.name} answer")
         restated.update(more)
         out.skipped += problems + problems2
-    answered = {s: h for s, h in hashes.items() if s in questions}
-    out.notes = notegen.write_questions(state.folder, questions, restated, answered, agent.name)
+    if not allowed():
+        raise AgentError("consent was withdrawn during the run: stopped, nothing written")
+    alive = {p.stem for p in state.pending if p.exists()}
+    answered = {s: h for s, h in hashes.items() if s in questions and s in alive}
+    out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
+                                        {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
     out.questions = sum(len(questions[s]) for s in answered)
-    n = notegen.n_negatives(len(state.pending), state.has_negatives)
-    if n:
+    present = [p for p in state.pending if p.exists()]
+    n = notegen.n_negatives(len(present), state.has_negatives)
+    if n and present:
         log(f"{state.folder}: asking {agent.name} for {n} negatives")
-        raw = complete(agent, notegen.negatives_prompt(state.pending, n), timeout_s)
+        raw = ask(lambda ps: notegen.negatives_prompt(ps, n), present)
         found, problems = notegen.parse_negatives(raw, f"{agent.name} answer")
         out.skipped += problems
         kept, out.negatives_dropped = notegen.drop_too_close(found, notegen.all_questions(state.folder), embedder)
-        if kept:
+        if kept and allowed():
             notegen.append_negatives(state.folder, kept, agent.name)
         out.negatives = len(kept)
     return out

@@ -29,15 +29,16 @@ def _known_sources(app) -> list:
     return list(out.values())
 
 
-def pending_line(app, sources) -> str:
-    """What a run would send and cost now, or that nothing is pending."""
+def pending_line(app, sources, choice: str | None = None) -> str:
+    """What a run would send and cost now with the agent ``choice`` names (default: the
+    config's), or that nothing is pending."""
     from recall.authoring.agentcli import describe, find_agent, plan
 
     states, cost = plan(sources, app.config.questions.batch_notes)
     if not states:
         return "every note has its questions; nothing to send"
     q = app.config.questions
-    return describe(cost, sum(len(s.pending) for s in states), find_agent(q.generate, q.model))
+    return describe(cost, sum(len(s.pending) for s in states), find_agent(choice or q.generate, q.model))
 
 
 @click.group("questions", invoke_without_command=True)
@@ -64,6 +65,27 @@ def questions(ctx: click.Context) -> None:
         if choice == "ask" else "off"
     say(f"generate = {choice}: {state}; agent: {agent.name + ' (' + agent.exe + ')' if agent else 'none on PATH'}")
     say(pending_line(app, _known_sources(app)))
+    failed = _last_failure(app.home)
+    if failed:
+        say(f"the last run in the background failed: {failed}")
+
+
+def _last_failure(home) -> str | None:
+    """The error that ended the last background run, if that is how it ended (its log's last
+    line: a run that failed ends on ``Error: ...``), with where the rest is."""
+    from recall.authoring.agentcli import LOG_FILE
+    from recall.privacy.paths import read_bytes
+    from recall.privacy.safetext import one_line, shortened
+
+    log = home / LOG_FILE
+    try:
+        tail = read_bytes(log)[-65536:].decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [line for line in tail.splitlines() if line.strip()]
+    if not lines or not lines[-1].startswith("Error:"):
+        return None
+    return f"{shortened(one_line(lines[-1][6:].strip()), 400)} (the whole run: {log})"
 
 
 @questions.command("on")
@@ -78,7 +100,7 @@ def on(agent_name: str) -> None:
     if find_agent(agent_name) is None:
         raise UserError(f"no agent CLI for {agent_name!r} on PATH: install Claude Code (claude), Codex (codex) "
                         "or Gemini CLI (gemini), then run `recall questions on` again")
-    say(pending_line(app, _known_sources(app)))
+    say(pending_line(app, _known_sources(app), agent_name))  # the cost of the agent being allowed
     path = set_generate(agent_name)
     say(f"allowed: [questions] generate = \"{agent_name}\" in {path}; `recall index` starts it in the background "
         "(`recall questions off` stops it)")
@@ -90,7 +112,8 @@ def off() -> None:
     """Never send notes to an agent: writes [questions] generate = "off" to config.toml."""
     from recall.authoring.agentcli import set_generate
 
-    say(f"[questions] generate = \"off\" in {set_generate('off')}")
+    say(f"[questions] generate = \"off\" in {set_generate('off')}; a run under way stops before its next "
+        "request and writes nothing more")
 
 
 @questions.command("run")
@@ -129,14 +152,23 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         try:
             for state in states:
                 out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
-                                      app.config.questions.timeout_s, log)
+                                      app.config.questions.timeout_s, log, allowed=lambda: _still(choice))
                 say(f"{state.folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
                     f"negatives ({out.negatives_dropped} too close to a question dropped)"
                     + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
+                for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
+                    say(f"warning: {line}", err=True)
         except AgentError as exc:
             raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
+
+
+def _still(choice: str) -> bool:
+    """Whether the consent the run started under still stands (the config read afresh)."""
+    from recall.config.load import load_config
+
+    return load_config().questions.generate == choice
 
 
 def install_line(agent_name: str) -> str | None:

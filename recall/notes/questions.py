@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -47,15 +48,49 @@ MAX_QUESTIONS = 8
 MAX_QUESTION_CHARS = 300
 
 
+# Words of small talk, acknowledgement and going on, and the glue between them: a question of
+# nothing else ("thanks, looks good", "ok go on", "lgtm", "ありがとう、続けてください") is no
+# message a note answers, and indexed as one it would bring the note up on every such reply
+# (stop 42: an outside tester's agent CLI wrote them for a note, and recall handed the note over
+# on "thanks, looks good, go on"). A question needs one word besides these.
+_CHATTER = frozenset("""
+    a an and are as at be but by can could do does done for from go going got have i if in is it its just
+    let lets me my of on or please pls so that the then there this to too up us we will with would you your
+    thanks thank thx ty cheers ok okay k kk yes yeah yep yup no nope nah sure right alright fine good great nice
+    cool awesome perfect excellent wonderful amazing lovely looks look lgtm sounds sound agreed agree correct
+    continue proceed ahead next keep on now again more carry move proceeding continuing understood
+    understand makes sense wow hi hello hey bye goodbye morning evening night lol haha hmm hm sorry
+    much very really indeed exactly absolutely definitely totally appreciate appreciated help helpful
+    what else anything that's it's thats ill i'll we'll let's
+""".split())
+_CHATTER_JA = ("ありがとうございます", "ありがとう", "どうも", "続けてください", "続けて", "お願いします", "お願い",
+               "進めてください", "進めて", "はい", "いいえ", "いいね", "いいです", "大丈夫", "了解", "わかりました",
+               "分かりました", "オッケー", "よろしく", "次", "そのまま", "では", "じゃあ", "です", "ます", "ください",
+               "よ", "ね", "か", "も", "で", "を", "に", "は", "が", "お疲れ様", "すごい", "完璧", "素晴らしい")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def says_something(text: str) -> bool:
+    """Whether ``text`` holds a word besides small talk (``_CHATTER``): a question that does
+    not is dropped wherever questions come from (front matter, a questions file, an agent)."""
+    rest = text
+    for phrase in _CHATTER_JA:
+        rest = rest.replace(phrase, " ")
+    if _CJK.search(rest):
+        return True
+    return any(w.lower() not in _CHATTER and not w.isdigit() for w in _WORD.findall(rest))
+
+
 def clean_questions(values: Iterable[object]) -> list[str]:
-    """Strings only, stripped, cut to ``MAX_QUESTION_CHARS``, empty and repeated ones
-    dropped (order kept), at most ``MAX_QUESTIONS``."""
+    """Strings only, stripped, cut to ``MAX_QUESTION_CHARS``; empty, repeated and
+    small-talk-only ones (``says_something``) dropped (order kept), at most ``MAX_QUESTIONS``."""
     out: list[str] = []
     for value in values:
         if not isinstance(value, str):
             continue
         text = " ".join(value.split())[:MAX_QUESTION_CHARS]
-        if text and text not in out:
+        if text and text not in out and says_something(text):
             out.append(text)
     return out[:MAX_QUESTIONS]
 

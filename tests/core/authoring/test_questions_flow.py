@@ -324,3 +324,63 @@ def test_lines_recall_cannot_read_are_kept_when_it_writes_and_u2028_splits_no_li
     got, problems = read_questions_file(target)
     assert got["decimal-money"] == ["money in cents?"] and got["deploy-freeze"] == ["can I deploy now?"]
     assert len(problems) == 2 and all("line skipped" in p.message for p in problems), problems
+
+
+def test_consent_withdrawn_during_a_run_stops_it_before_the_next_request(folder, tmp_path, recall_home, hash_model):
+    """An outside tester ran `recall questions off` while a run was under way: six more prompts
+    with the notes' text went out, and the answers were written and indexed."""
+    record, env = fake_claude(tmp_path)
+    env.pop("RECALL_QUESTIONS_GENERATE")
+    recall_home.mkdir(parents=True, exist_ok=True)
+    config = recall_home / "config.toml"
+    config.write_text('model = "hash"\n[questions]\ngenerate = "claude"\nbatch_notes = 1\n')
+    # the user says no while the first request is out
+    agent = tmp_path / "bin" / "claude"
+    agent.write_text(agent.read_text().replace(
+        "prompt = sys.stdin.read()\n",
+        f"prompt = sys.stdin.read()\nopen({str(config)!r}, 'w').write('model = \"hash\"\\n[questions]\\n"
+        "generate = \"off\"\\n')\n", 1))
+    out = run_cli("questions", "run", str(folder), env=env)
+    assert out.returncode == 1 and "consent was withdrawn" in out.stderr and "Traceback" not in out.stderr
+    assert len(record.read_text().splitlines()) == 1  # the request under way; none after it
+    assert not (folder / "questions.jsonl").exists() and not (folder / "negatives.jsonl").exists()
+
+
+def test_a_refusal_is_said_and_its_notes_are_not_sent_again_and_again(folder, tmp_path, recall_home, hash_model):
+    """An outside tester's CLI answered prose ("I'm sorry, but I can't help"): the run said
+    "questions for 0 note(s)", rc 0, and every later run sent every note in full again."""
+    record, env = fake_claude(tmp_path)
+    agent = tmp_path / "bin" / "claude"
+    refusal = 'lines = ["I am sorry, but I cannot help with that."]\nprint(json.dumps({"type"'
+    agent.write_text(agent.read_text().replace('print(json.dumps({"type"', refusal, 1))
+    first = run_cli("questions", "run", str(folder), env=env)
+    assert first.returncode == 0 and "3 of 3 note(s) got no questions from claude" in first.stdout + first.stderr
+    run_cli("questions", "run", str(folder), env=env)
+    calls = len(record.read_text().splitlines())
+    third = run_cli("questions", "run", str(folder), env=env)
+    assert len(record.read_text().splitlines()) == calls and "nothing to send" in third.stderr  # given up
+    (folder / "decimal-money.md").write_text((folder / "decimal-money.md").read_text() + "\nEdited.\n")
+    run_cli("questions", "run", str(folder), env=env)
+    asked = [json.loads(line)["prompt"] for line in record.read_text().splitlines()[calls:]]
+    assert asked and all("Money is Decimal" in p and "No deploys on Friday" not in p for p in asked)
+
+
+def test_a_background_run_that_failed_is_said_where_the_user_looks(recall_home, hash_model):
+    """The failure of a run in the background was only in questions.log: `recall questions`
+    went on saying "allowed; 5 new or changed note(s)"."""
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "questions.log").write_text("3 note(s): about 900 tokens with claude\n"
+                                               "Error: claude exited 1: Invalid API key · Please run /login\n")
+    out = run_cli("questions")
+    assert "the last run in the background failed: claude exited 1: Invalid API key" in out.stdout
+    (recall_home / "questions.log").write_text("indexed: added 0, changed 3, unchanged 0\n")
+    assert "failed" not in run_cli("questions").stdout
+
+
+def test_answers_that_could_not_be_kept_are_never_paid_for(folder, tmp_path, recall_home, hash_model):
+    """With a folder where questions.jsonl goes, each run paid for two answers, then failed."""
+    record, env = fake_claude(tmp_path)
+    (folder / "questions.jsonl").mkdir()
+    out = run_cli("questions", "run", str(folder), env=env)
+    assert out.returncode == 1 and "is not a file recall can write: move it aside; nothing was sent" in out.stderr
+    assert not record.exists()

@@ -87,6 +87,25 @@ def test_sidecar_questions_become_question_chunks_and_find_their_note(recall_hom
     assert app.store.counts()["questions"] == 0
 
 
+SMALL_TALK = ["thanks, looks good", "ok go on", "continue", "lgtm", "sounds good", "yes please do that now",
+              "ありがとう、続けてください", "Thanks! Looks good.", "what else?"]
+
+
+def test_a_question_of_small_talk_alone_never_makes_its_note_speak(recall_home, notes):
+    """Stop 42: an outside tester's agent CLI wrote "thanks, looks good", "ok go on" as a note's
+    questions; recall then handed the note over on "thanks, looks good, go on". A question needs
+    a word besides small talk, wherever it comes from."""
+    questions_file(notes, {"invoice-rounding": [*SMALL_TALK, "do we round tax per line or on the total?"]})
+    app = app_for(recall_home)
+    stats = app.index([SourceSpec("dir", notes)])
+    assert questions_in_store(app) == {"invoice-rounding": ["do we round tax per line or on the total?"]}
+    assert stats.questions_total == 1
+    for message in ("thanks, looks good, go on", "sounds good", "ありがとう、続けてください"):
+        assert app.query(message, Scope(everything=True)).decision.kind == "nothing", message
+    assert clean_questions(["lgtm", "DB?", "2.14 rollback", "マイグレーションを戻したい"]) == [
+        "DB?", "2.14 rollback", "マイグレーションを戻したい"]
+
+
 def test_editing_the_sidecar_reindexes_only_the_changed_notes(recall_home, notes):
     questions_file(notes, {"deploy-freeze": ["ship friday?"], "helm-values": ["where do prod values go?"]})
     app = app_for(recall_home)

@@ -1,0 +1,108 @@
+"""One agent CLI process, bounded in everything a broken or hostile CLI could make unbounded.
+
+``subprocess.run(capture_output=True)`` read the CLI's output until its pipes closed, all of
+it into memory: a CLI printing without end took gigabytes, and one whose child kept stdout
+open (a language server, ``sleep`` started in the background) held the run for its whole
+time limit and then threw a finished answer away. Here:
+
+* **time**: the CLI itself must end within ``timeout_s``;
+* **output**: stdout is read as it comes, up to ``MAX_ANSWER_BYTES`` (an answer for a batch
+  of notes is a few tens of KB); past it the CLI is killed and nothing of it is used;
+  stderr goes to a temporary file of which only the last ``STDERR_TAIL`` bytes are read;
+* **children**: the CLI runs in a process group of its own, killed whole when the CLI ends
+  (or is killed), so nothing it started keeps running, and its output is awaited only
+  ``DRAIN_S`` past its end (a child that left the group and holds stdout is not waited for);
+* **bytes**: what it printed is read as UTF-8 with bad bytes replaced, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from recall.errors import RecallError
+
+MAX_ANSWER_BYTES = 16 << 20
+STDERR_TAIL = 64 << 10
+DRAIN_S = 5.0
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str  # its last STDERR_TAIL bytes
+
+
+class TooLong(RecallError):
+    """The CLI did not end within its time."""
+
+
+class TooMuch(RecallError):
+    """The CLI printed more than ``MAX_ANSWER_BYTES``."""
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the CLI's own group (start_new_session)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s: float,
+        max_bytes: int = MAX_ANSWER_BYTES) -> Finished:
+    """Run ``argv`` with ``stdin`` as its input; raises ``TooLong``, ``TooMuch`` or ``OSError``
+    (could not start)."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=cwd, env=env,
+                                start_new_session=True)
+        out = bytearray()
+        over = threading.Event()
+
+        def feed() -> None:
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write(stdin.encode("utf-8", errors="replace"))
+            except OSError:  # it did not read its input (exited, or closed it): its answer says why
+                pass
+            finally:
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
+
+        def drain() -> None:
+            assert proc.stdout is not None
+            fd = proc.stdout.fileno()
+            try:
+                while chunk := os.read(fd, 1 << 16):
+                    if len(out) + len(chunk) > max_bytes:
+                        over.set()
+                        _kill_group(proc)
+                        return
+                    out.extend(chunk)
+            except (OSError, ValueError):  # closed under it after the CLI's end
+                pass
+
+        threads = [threading.Thread(target=f, daemon=True) for f in (feed, drain)]
+        for t in threads:
+            t.start()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait()
+            raise TooLong() from None
+        finally:
+            _kill_group(proc)  # whatever it started dies with it
+        threads[1].join(DRAIN_S)
+        if over.is_set():
+            raise TooMuch()
+        err.seek(0, os.SEEK_END)
+        err.seek(max(0, err.tell() - STDERR_TAIL))
+        return Finished(proc.returncode, bytes(out).decode("utf-8", errors="replace"),
+                        err.read().decode("utf-8", errors="replace"))
