@@ -32,7 +32,14 @@ class NoteStore(Protocol):
     model_id: str
 
     def note_hashes(self, source: SourceRef) -> dict[str, str]:
-        """path -> content fingerprint, for the notes of ``source``."""
+        """path -> content fingerprint as kept (``sealed``), for the notes of ``source``."""
+        ...
+
+    def sealed(self, fingerprint: str) -> str:
+        """What the store keeps of a note's fingerprint (a hash of its unmasked file), and so
+        what ``note_hashes`` is compared with: the fingerprint itself where only the user reads
+        the store; a keyed hash of it where others do (a teammate could otherwise try every
+        value a masked secret may take against the hash of the file that held it)."""
         ...
 
     def missing_vectors(self, hashes: Iterable[str]) -> set[str]:

@@ -59,6 +59,9 @@ class LocalStore:
     def note_hashes(self, source: SourceRef) -> dict[str, str]:
         return {path: fp for path, (_, fp) in self.store.note_hashes(self.source_id(source)).items()}
 
+    def sealed(self, fingerprint: str) -> str:
+        return fingerprint  # the user's own 0600 store
+
     def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
         return self.store.missing_vectors(self.model_id, hashes)
 

@@ -86,7 +86,9 @@ def config_cmd(show_path: bool) -> None:
         say(user_config_path())
         return
     from recall.privacy.masking import mask_secrets
+    from recall.team.connect import hide_password
 
     for key, value, origin in load_config().entries():  # pasted into bug reports: a [team] url's password masked
-        say(f"{key} = {mask_secrets(json.dumps(value, ensure_ascii=False))}    # {origin}")
+        shown = json.dumps(value, ensure_ascii=False)
+        say(f"{key} = {mask_secrets(hide_password(shown, value) if isinstance(value, str) else shown)}    # {origin}")
 

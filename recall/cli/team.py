@@ -40,9 +40,15 @@ def _clean_errors(fn):
         try:
             return cleaned(*args, **kwargs)
         except _server_error() as exc:
-            text = str(exc).strip()
-            raise UserError(f"the team store refused: {text.splitlines()[0] if text else type(exc).__name__}") \
-                from None
+            from recall.team.store import LOCK_TIMEOUT_S, STATEMENT_TIMEOUT_S
+
+            sqlstate = getattr(exc, "sqlstate", None)
+            if sqlstate in ("57014", "55P03"):  # query_canceled (statement_timeout), lock_not_available
+                raise UserError(f"the team store did not answer in time ({LOCK_TIMEOUT_S} s for a lock, "
+                                f"{STATEMENT_TIMEOUT_S} s a statement): another session holds its tables, or "
+                                "the server is overloaded; try again later, or ask its administrator") from None
+            text = one_line(str(exc).strip())  # libpq's hints come on lines of their own
+            raise UserError(f"the team store refused: {text or type(exc).__name__}") from None
     return wrapper
 
 
@@ -160,6 +166,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
     from recall.indexing.indexer import Indexer, SourceSpec
+    from recall.notes.files import shown_path
     from recall.privacy.paths import project_key
 
     app = recall_app()
@@ -181,7 +188,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 
             for p in grouped(stats.problems):
                 say(f"warning: {p}", err=True)
-            say(f"{spec.root.resolve()} ({spec.kind}, {'team' if visible else 'private'}): "
+            say(f"{shown_path(spec.root.resolve())} ({spec.kind}, {'team' if visible else 'private'}): "
                 f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
                 f"unchanged {stats.unchanged}")
 

@@ -208,9 +208,10 @@ def read_questions(spec: SourceSpec) -> SourceNotes:
 
 
 def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
-                documents: DocumentsSettings | None = None, media: bool = False) -> SourceNotes:
+                documents: DocumentsSettings | None = None, media: bool = False,
+                sealed: Callable[[str], str] = lambda fp: fp) -> SourceNotes:
     """Read ``spec``'s folder and questions file; a note whose fingerprint is in ``known``
-    (path -> fingerprint) is hashed, not parsed. Bad lines and files become problems.
+    (path -> fingerprint as the store keeps it: ``sealed``) is hashed, not parsed. Bad lines and files become problems.
     ``documents``: also read the folder's documents, images and recordings with these
     settings (``recall.notes.documents``; a library source's markdown too). ``media``: images and
     recordings are embedded with their media (their fingerprints carry ``MEDIA_SALT``)."""
@@ -219,7 +220,7 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
 
     def unchanged(note_path: str, digest: str, stem: str) -> bool:
         key = _questions_file_key(file_questions.get(stem), restated.get(stem))
-        return known.get(note_path) == fingerprint(digest, cfg, key, spec.questions)
+        return known.get(note_path) == sealed(fingerprint(digest, cfg, key, spec.questions))
 
     read.notes, found = read_folder(spec.root.resolve(), skip=unchanged) if spec.kind != LIBRARY else ([], [])
     read.problems += found
@@ -228,10 +229,10 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
 
         salted = {*IMAGE_FORMATS.values(), *RECORDING_FORMATS.values()} if media else set()
         docs, found = read_documents(spec.root.resolve(), documents, spec.kind, unchanged=lambda path, rel, key:
-                                     known.get(path) == fingerprint(
+                                     known.get(path) == sealed(fingerprint(
                                          key + (MEDIA_SALT if key.split(":")[2] in salted else ""), cfg,
                                          _questions_file_key(file_questions.get(rel), restated.get(rel)),
-                                         spec.questions))
+                                         spec.questions)))
         read.notes += docs
         read.problems += found
     path = spec.questions_file()
@@ -267,7 +268,7 @@ class Indexer:
         stats = SyncStats()
         source = spec.ref(team)
         read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents,
-                           media=media_embedder(self.embedder) is not None)
+                           media=media_embedder(self.embedder) is not None, sealed=self.store.sealed)
         stats.problems.extend(read.problems)
         self.sync_notes(source, read.notes, stats, file_questions=read.file_questions,
                         questions=spec.questions, restatements=read.restatements)
@@ -292,7 +293,7 @@ class Indexer:
             key = note.questions_key
             asked, restated = (file_questions or {}).get(key, []), (restatements or {}).get(key, [])
             old = existing.get(path)
-            if note.unchanged or old == note_fingerprint(note, self.cfg, asked, restated, questions):
+            if note.unchanged or old == self.store.sealed(note_fingerprint(note, self.cfg, asked, restated, questions)):
                 stats.unchanged += 1
                 continue
             record, chunks = prepare_note(note, self.cfg, asked, restated, questions)

@@ -51,7 +51,9 @@ def transport_warning(url: str) -> str | None:
         params = conninfo_to_dict(url)
     except Exception:  # no psycopg, or a malformed URL: connecting says which, in one line
         return None
-    hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
+    # libpq connects to hostaddr when it is given (host then only names the certificate's host)
+    hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",") + \
+        str(params.get("hostaddr") or os.environ.get("PGHOSTADDR") or "").split(",")
     remote = [h for h in hosts if h and not h.startswith("/") and not _loopback(h)]
     if not remote:
         return None
@@ -92,4 +94,22 @@ def connect(url: str, connect_timeout: int = 10):
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
     except psycopg.Error as exc:
-        raise PgStoreError(f"cannot connect to the team store: {str(exc).strip()}") from exc
+        from recall.privacy.safetext import one_line
+
+        # libpq's hints come on lines of their own, and it may quote the password it could not read
+        raise PgStoreError(f"cannot connect to the team store: {hide_password(one_line(str(exc)), url)}") from exc
+
+
+def hide_password(text: str, url: str) -> str:
+    """``text`` with the password of ``url`` masked, however it is written (spaces included,
+    which the masking rules for URLs in prose do not take), as written and URL-decoded."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return text
+    for form in {password or "", unquote(password or "")}:
+        if len(form) >= 2:
+            text = text.replace(form, "[REDACTED]")
+    return text

@@ -25,6 +25,7 @@ the new ones), so a reader sees the old note or the new one, never both or neith
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,11 @@ __all__ = ["PgIndex", "PgStoreError"]
 # grouping them by note; pgvector returns at most ef_search rows per index pass, so it
 # must be at least that many (pgvector's default of 40 would cap the ranking at 40 chunks).
 EF_SEARCH = max(40, CHUNKS_PER_QUERY)
+TEAM_KEY_FILE = "team.key"
+# Every statement of a member's session is bounded by the server: a member may lock a table
+# (UPDATE and DELETE grants), and with no limit every teammate's search and push waited for ever.
+STATEMENT_TIMEOUT_S = 60
+LOCK_TIMEOUT_S = 10
 
 
 def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
@@ -66,7 +72,7 @@ _SEARCH_SQL = """
 WITH nearest AS MATERIALIZED (
     SELECT note_pk, embedding <=> %(q)s AS distance
     FROM chunks
-    WHERE (owner = session_user OR team) AND {where}
+    WHERE (owner = session_user OR team) AND embedding IS NOT NULL AND {where}
     ORDER BY distance
     LIMIT %(limit)s
 )
@@ -77,6 +83,35 @@ GROUP BY n.id, s.id
 ORDER BY score DESC, n.id
 LIMIT %(k)s
 """
+
+
+def _root(source: SourceRef) -> str:
+    """The folder as the team store keeps it: its secrets masked, like every path others read
+    (teammates see a team row's source); the same folder masks the same way every push."""
+    from recall.privacy.masking import mask_path
+
+    return mask_path(source.root)
+
+
+def _team_key() -> bytes:
+    """This user's key for ``PgIndex.sealed`` (32 random bytes in RECALL_HOME/team.key, 0600,
+    made on first use; lost, every note is pushed again once)."""
+    import secrets
+
+    from recall.privacy.paths import make_missing_dirs, private_open, read_bytes, recall_home
+
+    path = recall_home() / TEAM_KEY_FILE
+    try:
+        key = read_bytes(path, 4096)
+        if len(key) >= 32:
+            return key
+    except FileNotFoundError:
+        pass
+    make_missing_dirs(path.parent)
+    key = secrets.token_bytes(32)
+    with private_open(path, "wb") as fh:
+        fh.write(key)
+    return key
 
 
 class PgIndex:
@@ -107,6 +142,8 @@ class PgIndex:
             register_vector(self.conn)
             self._check_model()
             self.conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+            self.conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'")
+            self.conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")
             if self._iterative_scan_supported():
                 # A scoped search filters chunks after the index scan; iterative scans keep
                 # walking the graph until LIMIT rows pass the filter (pgvector >= 0.8).
@@ -154,7 +191,7 @@ class PgIndex:
             " ON CONFLICT (owner, kind, root) DO UPDATE"
             " SET project = COALESCE(EXCLUDED.project, sources.project), team = EXCLUDED.team"
             " RETURNING id, project, team",
-            (source.kind, source.root, source.project, source.team),
+            (source.kind, _root(source), source.project, source.team),
         ).fetchone()
         assert row is not None
         sid, project, team = int(row[0]), row[1], bool(row[2])
@@ -171,9 +208,17 @@ class PgIndex:
             rows = self.conn.execute(
                 "SELECT n.path, n.content_hash FROM notes n JOIN sources s ON s.id = n.source_id"
                 " WHERE s.owner = session_user AND s.kind = %s AND s.root = %s",
-                (source.kind, source.root),
+                (source.kind, _root(source)),
             ).fetchall()
         return {path: h for path, h in rows}
+
+    def sealed(self, fingerprint: str) -> str:
+        """A keyed hash (HMAC-SHA256) of the fingerprint, the key in this user's RECALL_HOME
+        (``team.key``, 0600): teammates read a note's row, and the bare hash of the unmasked
+        file let them try every value a masked secret may take (a PIN took 5 ms)."""
+        import hmac
+
+        return "k1:" + hmac.new(_team_key(), fingerprint.encode("utf-8"), "sha256").hexdigest()[:40]
 
     def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
         """Hashes with no vector at hand: not put since the last ``rebuild``, nor found in
@@ -228,7 +273,7 @@ class PgIndex:
                 " pushed_at = now()"
                 " RETURNING id",
                 (sid, team, note.path, note.note_id, note.name, note.description,
-                 note.type, note.content_hash, note.mtime, Jsonb(note.extra)),
+                 note.type, self.sealed(note.content_hash), note.mtime, Jsonb(note.extra)),
             ).fetchone()
             assert row is not None
             pk = int(row[0])
@@ -254,7 +299,7 @@ class PgIndex:
             cur = self.conn.execute(
                 "DELETE FROM notes n USING sources s WHERE n.source_id = s.id AND s.owner = session_user"
                 " AND s.kind = %s AND s.root = %s AND n.path = ANY(%s)",
-                (source.kind, source.root, paths),
+                (source.kind, _root(source), paths),
             )
         return cur.rowcount
 
@@ -277,6 +322,8 @@ class PgIndex:
             ).fetchall()
         hits = []
         for pk, kind, project, root, path, note_id, name, desc, type_, extra, owner, team, score in rows:
+            if score is None or not math.isfinite(score):  # no vector, or a zero one a member wrote: no score
+                continue
             note = {"pk": pk, "kind": kind, "project": project, "root": root, "path": path, "id": note_id,
                     "name": name, "description": desc, "type": type_,
                     "extra": extra if isinstance(extra, dict) else json.loads(extra or "{}"),

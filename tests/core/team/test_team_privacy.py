@@ -1,0 +1,106 @@
+"""What a teammate can learn from, or do to, the rows others push (stop 42: an outside tester,
+given only the docs and a real server, found each of these).
+
+* the stored hash of a note's unmasked file let any member try every value a masked secret
+  may take (a PIN in 5 ms): the store keeps a keyed hash now (``PgIndex.sealed``);
+* a secret in a folder's name reached every teammate through ``sources.root``;
+* a member who locks a table held every teammate's search for ever: statements are bounded;
+* an all-zero vector a member wrote scored NaN at the top of every search, and NaN is no JSON;
+* a password with spaces in the team URL was printed as written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import pytest
+
+from helpers.notes import write_note
+from helpers.team import cli
+from recall.team.store import LOCK_TIMEOUT_S
+
+
+@pytest.mark.pg
+def test_a_teammate_cannot_recover_a_masked_secret_from_the_stored_hash(server, schema, team, tmp_path):
+    notes = tmp_path / "notes"
+    path = write_note(notes, "door", "Server room", "door", "PIN: 4821 today")
+    a = server.url("alice")
+    assert cli("team", "push", "--kind", "rule", str(notes), url=a).returncode == 0
+    with server.sql("bob") as conn:
+        rows = conn.execute(f"SELECT n.content_hash, c.text FROM {schema}.notes n "
+                            f"JOIN {schema}.chunks c ON c.note_pk = n.id").fetchall()
+    assert rows and all("4821" not in text for _, text in rows)
+    raw = hashlib.sha256(path.read_bytes()).hexdigest()
+    tries = {hashlib.sha256(path.read_bytes().replace(b"4821", str(pin).zfill(4).encode())).hexdigest()[:16]
+             for pin in range(10_000)}
+    for stored, _ in rows:
+        assert raw[:16] not in stored and not any(t in stored for t in tries), stored
+    # the keyed hash still tells recall what changed: a second push sends nothing
+    again = cli("team", "push", "--kind", "rule", str(notes), url=a)
+    assert again.returncode == 0 and "unchanged 1" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.pg
+def test_a_secret_in_a_folder_name_reaches_no_teammate(server, schema, team, tmp_path):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    notes = tmp_path / f"x-{token}"
+    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys.")
+    pushed = cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice"))
+    assert pushed.returncode == 0 and token not in pushed.stdout + pushed.stderr
+    with server.sql("bob") as conn:
+        roots = [r[0] for r in conn.execute(f"SELECT root FROM {schema}.sources").fetchall()]
+    assert roots and not any(token in r for r in roots), roots
+    again = cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice"))
+    assert "unchanged 1" in again.stdout, again.stdout + again.stderr  # the masked root finds its rows again
+
+
+@pytest.mark.pg
+def test_a_member_holding_a_lock_cannot_hold_a_teammates_search(server, schema, team, tmp_path):
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys.")
+    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice")).returncode == 0
+    with server.sql("alice") as conn:
+        conn.execute("BEGIN")
+        conn.execute(f"LOCK TABLE {schema}.chunks IN ACCESS EXCLUSIVE MODE")
+        t0 = time.monotonic()
+        out = cli("team", "search", "--all", "deploys", url=server.url("bob"))
+        took = time.monotonic() - t0
+        conn.execute("ROLLBACK")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "did not answer in time" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert took < LOCK_TIMEOUT_S + 20
+
+
+@pytest.mark.pg
+def test_a_zero_vector_a_member_wrote_scores_nothing_and_json_stays_json(server, schema, team, tmp_path):
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys; switch the router after checks.")
+    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice")).returncode == 0
+    with server.sql("alice") as conn:
+        conn.execute(f"SET search_path TO {schema}, public")
+        conn.execute(
+            "WITH s AS (INSERT INTO sources (kind, root, team) VALUES ('rule', '/z', true) RETURNING id),"
+            " n AS (INSERT INTO notes (source_id, path, note_id, name, description, type, content_hash, mtime, team)"
+            "  SELECT id, '/z.md', 'z', 'PINNED', 'd', 'rule', 'h', 0, true FROM s RETURNING id, source_id)"
+            " INSERT INTO chunks (note_pk, ord, text, text_hash, embedding, source_id, team, kind)"
+            " SELECT id, 0, 'z', 't', array_fill(0::real, ARRAY[256])::vector, source_id, true, 'rule' FROM n")
+    out = cli("team", "search", "--all", "--json", "what is the capital of France", url=server.url("bob"))
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout, parse_constant=lambda c: pytest.fail(f"{c} in --json"))
+    assert "z" not in [h["id"] for h in hits]
+
+
+def test_a_password_with_spaces_in_the_team_url_is_never_printed(tmp_path):
+    from helpers.cli import run_cli
+
+    secret = "correct horse battery"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[team]\nurl = "postgresql://frank:{secret}@127.0.0.1:1/recall"\n')
+    shown = run_cli("config", env={"RECALL_CONFIG": str(config)})
+    assert shown.returncode == 0 and "postgresql://frank:" in shown.stdout
+    assert secret not in shown.stdout + shown.stderr
+    status = run_cli("team", "status", env={"RECALL_CONFIG": str(config)})
+    assert status.returncode == 1 and secret not in status.stdout + status.stderr
+    assert len(status.stderr.strip().splitlines()) == 1, status.stderr
