@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 12
+RULES_VERSION = 13
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -77,6 +77,18 @@ _LABELS_SPACED = _WORDS + r"[ \t]+([^\s\"'」』、。,，:=：]{5,200})"
 _QUALIFIED = (r"(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}(?:password|passwd|passphrase|passcode|pw|secret|token"
               r"|api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|client[ _\-]?secret|credentials?)")
 
+# Words after a password's name that say something about it, not what it is (lowered text):
+# "the password is wrong", "Password: required", "password is hashed", "password: see below".
+_NOT_A_PASSWORD = (
+    r"(?:none|null|nil|empty|blank|required|optional|unset|unknown|same|wrong|correct|incorrect|secret|set|here"
+    r"|there|fine|okay|weak|strong|secure|valid|invalid|default|mine|yours|missing|long|short|simple|new|old"
+    r"|good|true|false|hidden|redacted|changeme|password|text|string|prompt|below|above|stdin|env|vault|tbd"
+    r"|todo|different|too|also|not|the|that|this|what|still|only|just|needed|given|your|their|our|his|her"
+    r"|daily|weekly|monthly|yearly|quarterly|annually"
+    r"|[a-z'\-]*(?:ed|ing|ble|ive|ous|ful|less|ness|tion)"
+    r")(?![a-z'\-])"
+)
+
 # NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
 # secret word (not "PWD" alone: the shell's working directory; "_KEY" names a key whose value is not a plain
 # word: "PRIMARY_KEY=id" stays).
@@ -115,7 +127,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("stripe", r"whsec_[A-Za-z0-9]{20,}", 0, "b"),
     ("jwt", r"eyJ" + _T + r"{5,}\.eyJ" + _T + r"{5,}\.[A-Za-z0-9_\-+/=]*", 0, "b"),
     ("aws-access-key-id", r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])", 0, "b"),
-    ("aws-secret-key", r"aws.{0,24}?(?:secret|key)[\w\-]{0,24}[\"']?[ \t]*[=:][ \t]*[\"']?"
+    ("aws-secret-key", r"aws.{0,24}?(?:secret|key)[\w\-]{0,24}[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+(?:is[ \t]+)?)[\"']?"
      r"([a-z0-9/+]{40})(?![a-z0-9/+])", 1, "l"),
     ("npm", r"npm_[A-Za-z0-9]{36}", 0, "b"),
     ("npm", r"_authToken[ \t]*=[ \t]*[\"']?([^\s\"']{8,})", 1, ""),
@@ -244,9 +256,20 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:credentials?|creds|login)[ \t]*[:=][ \t]*[^\s/:]{1,64}[ \t]*[/:][ \t]*"
      r"([^\s\"'`,;]{4,200})", 1, "blv"),
     # A PIN is digits alone (which the rules above leave: counts, ports, ids): named as one.
+    # (a full stop or a comma after it ends the sentence: "PIN: 4821." is masked, "1234.56" is a number)
     ("assignment", r"(?:pin(?:[ _\-]?(?:code|number))?|暗証番号|passcode)[ \t]*(?:[:=：]|は|is)[ \t]*[\"'「]?"
-     r"(\d{4,12})(?![\d.,])", 1, "bl"),
-    ("assignment", r"pin[ _\-]?(?:code|number)[ \t]+(\d{4,12})(?![\d.,])", 1, "bl"),
+     r"(\d{4,12})(?!\d|[.,]\d)", 1, "bl"),
+    ("assignment", r"pin[ _\-]?(?:code|number)[ \t]+(\d{4,12})(?!\d|[.,]\d)", 1, "bl"),
+    # A password that is one plain word, ending its line or sentence: "password: sunshine",
+    # "Password for the prod box: letmein", "admin password is letmein". Not the words that
+    # say something about a password ("is wrong", ": required", "is hashed").
+    ("assignment", r"(?:password|passwd|passphrase|passcode|pw|pwd|pass)(?:[ \t]+(?:for|of|on|to)[ \t]+[^\n:]{1,40}?)?"
+     r"(?:[ \t]*[:=]|[ \t]+is[ \t]*:?)[ \t]*[\"']?(?!" + _NOT_A_PASSWORD + r")([a-z][a-z'\-]{3,40})[\"']?"
+     r"(?=[ \t]*[.!]?[ \t]*(?:\r?\n|$))", 1, "bl"),
+    # "pw", "pwd", "pass" as a password's name, its value not a word: "root pw is toor1234XYZ",
+    # "pwd toor1234XYZ", "ssh pass is d3pl0yM3Now".
+    ("assignment", r"(?<![\w-])(?:(?:pw|pwd)(?:[ \t]+is)?(?:[ \t]*[:=][ \t]*|[ \t]+)"
+     r"|pass(?:[ \t]+is[ \t]+|[ \t]*[:=][ \t]*))([A-Za-z0-9][^\s\"'`,;]{5,200})", 1, "qr"),
     # The value alone on the line after its name ("Password:" then the password).
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),

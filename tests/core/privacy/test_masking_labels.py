@@ -99,3 +99,49 @@ def test_archive_and_share_commands_without_a_password_stay():
                  "net use Z: \\\\nas\\backup /user:backup", "net use Z: \\\\nas\\backup * /user:backup",
                  "rar a -m5 old.rar data/"):
         assert mask_secrets(line) == line, line
+
+
+def _plain(seed: object) -> str:
+    """A password that is one plain lower-case word (no digit, no symbol), as people pick them."""
+    rng = random.Random(str(seed))
+    return "".join(rng.choice("abcdfhkmprstuvwz") for _ in range(rng.randint(6, 9)))
+
+
+# Stop 42: an outside tester found each of these sent to the agent CLI writing questions, and kept
+# in the index as written: one plain word ending its line or sentence, short names for a password
+# ("pw", "pwd", "pass"), an AWS secret after a space, a PIN before a full stop.
+PLAIN = ["password: {}", "Password: {}", "The staging password: {}", "Password for the prod box: {}",
+         "admin password is {}", "the password is: {}.", "My password is {}!", "pw: {}", "passphrase = {}"]
+SHORT = ["root pw is {}", "pwd {}", "ssh pass is {}", "pass: {}", "PW = {}"]
+PINS = ["PIN: 48{}.", "Door PIN: 48{}, then turn left", "The keypad PIN code: 48{}. Close the door."]
+
+
+@pytest.mark.parametrize("shape", PLAIN)
+def test_a_password_that_is_one_plain_word_is_masked(shape: str):
+    value = _plain(shape)
+    masked = mask_secrets(shape.format(value))
+    assert value not in masked and MASK in masked, masked
+
+
+@pytest.mark.parametrize("shape", SHORT + PINS)
+def test_short_names_of_a_password_and_a_pin_ending_a_sentence_are_masked(shape: str):
+    value = str(random.Random(shape).randint(10, 99)) if shape in PINS else _value(shape)
+    masked = mask_secrets(shape.format(value))
+    assert value not in masked.replace("48" + value, "") and MASK in masked, masked
+
+
+def test_an_aws_secret_after_its_name_and_a_space_is_masked():
+    rng = random.Random("aws")
+    key = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789/+") for _ in range(40))
+    for line in (f"AWS_SECRET_ACCESS_KEY {key}", f"aws secret key is {key}", f"aws_secret_access_key: {key}"):
+        assert key not in mask_secrets(line), line
+
+
+def test_words_about_a_password_and_verbs_named_pass_stay():
+    for line in ("password: required", "Password: none", "the password is wrong.", "password is hashed",
+                 "Password: see below", "the password field is required.", "Password: use the vault",
+                 "Passwords are rotated monthly.", "password: encrypted", "the password is too short",
+                 "cd /tmp; pwd", "pwd && ls", "pass --verbose", "pass the test", "bypass: foo",
+                 "compass is north", "This will pass CI2024 checks", "you can pass 12345678 as the seed",
+                 "the total is 1234.56", "PIN: 4821.5 mm", "pass it along", "the password is not set"):
+        assert mask_secrets(line) == line, line
