@@ -7,7 +7,6 @@ model whose thresholds the user did not set. Each effective value remembers its 
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from importlib import resources
@@ -15,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from recall.config import snapshot
-from recall.config.settings import PACKAGED, THRESHOLD_KEYS, ConfigError, Settings, parse, record_origin
+from recall.config.settings import (
+    PACKAGED,
+    THRESHOLD_KEYS,
+    THRESHOLD_RANGES,
+    ConfigError,
+    Settings,
+    parse,
+    record_origin,
+)
 from recall.privacy.paths import NotAFile, read_regular, recall_home, user_config_path
 
 # A config file is a few dozen settings; a larger one is refused before it is parsed (a
@@ -142,10 +149,20 @@ def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
     if not isinstance(tables, dict):
         return None
     for model_id, table in tables.items():
-        if isinstance(table, dict):
-            values: dict[str, Any] = {k: float(v) for k, v in table.items() if k in THRESHOLD_KEYS
-                                      and isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
-            if isinstance(table.get("provenance"), dict):
-                values["provenance"] = table["provenance"]
-            settings = settings.with_calibration(model_id, values, str(path))
+        if not isinstance(table, dict):
+            return None
+        values: dict[str, Any] = {k: v for k, v in table.items() if k in THRESHOLD_KEYS}
+        if not all(_calibrated_value(k, v) for k, v in values.items()):
+            return None  # a table is taken as a unit: one bad number and none of it is used
+        if isinstance(table.get("provenance"), dict):
+            values["provenance"] = table["provenance"]
+        settings = settings.with_calibration(model_id, values, str(path))
     return settings
+
+
+def _calibrated_value(key: str, value: Any) -> bool:
+    """A threshold ``recall calibrate`` could have written: a finite number in the range a
+    ``config.toml`` takes (a hand-edited ``top_floor = -1e300`` or ``neg_weight = -50`` would
+    switch a gate off or turn the guard against known unrelated messages around)."""
+    low, high = THRESHOLD_RANGES[key]
+    return isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high

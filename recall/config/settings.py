@@ -181,6 +181,8 @@ class Thresholds:
 
 
 THRESHOLD_KEYS = ("gap_floor", "top_floor", "full_gap", "full_margin", "neg_weight")
+# What a threshold may be, in config.toml and calibration.toml alike.
+THRESHOLD_RANGES = {k: (0.0, 100.0) if k == "neg_weight" else (-100.0, 100.0) for k in THRESHOLD_KEYS}
 
 
 @dataclass(frozen=True)
@@ -468,7 +470,7 @@ def _thresholds(tables: Mapping[str, Any], origins) -> dict[str, Thresholds]:
                 for k in THRESHOLD_KEYS}
         out[name] = Thresholds(**values, provenance=prov, source=name, origins=mine)
         try:  # as a file sets them: nan or inf would switch a gate off (nothing is below nan)
-            check_ranges(out[name], {k: (0, 100) if k == "neg_weight" else (-100, 100) for k in THRESHOLD_KEYS})
+            check_ranges(out[name], THRESHOLD_RANGES)
         except ValueError as exc:
             raise _fail(path, str(exc), origins) from None
     return out

@@ -122,6 +122,11 @@ def load_app(loop: Loop, config: Settings) -> None:
         log_exception("starting the watcher", exc)
     loop.set_ready(Loaded(app=app, batcher=embedder, device=device, load_s=load_s))
     switched_from = app.switched_from()
+    if switched_from is None:
+        from recall.indexing.progress import read_progress
+
+        left = read_progress(app.home)  # an index (a switch among them) stopped or killed half-way
+        switched_from = "an interrupted index" if left is not None and not left["running"] else None
     if switched_from is not None:
         threading.Thread(target=switch_model, args=(loop.state, app, config, switched_from),
                          name="recall-switch", daemon=True).start()
@@ -133,7 +138,10 @@ def switch_model(state: DaemonState, app: Recall, config: Settings, switched_fro
     build its index and fit its thresholds (``Recall.index`` with no new source), through a
     store connection of this thread; progress goes to the log and ``recall status``. Until
     the new generation is live, questions get nothing; then the searcher and the
-    calibration are picked up by the next question (``Recall.query`` refreshes both)."""
+    calibration are picked up by the next question (``Recall.query`` refreshes both). The same
+    finishes an index that was stopped half-way (``switched_from`` "an interrupted index": a
+    switch whose daemon was stopped after it published a first generation, a killed ``recall
+    index``), so no daemon serves a half-built index for longer than it takes to finish it."""
     from recall.api import Recall
 
     progress: dict[str, Any] = {"from": switched_from, "to": state.model_id, "stage": "embedding"}

@@ -81,8 +81,25 @@ class Ranking(list):
     negative: float | None = None
 
     def __init__(self, hits=(), negative: float | None = None) -> None:
-        super().__init__(hits)
+        super().__init__(distinct(hits))
         self.negative = negative
+
+
+def distinct(hits) -> list:
+    """``hits`` without a note met before: the same file reached through two indexed folders
+    (``notes/`` and the folder above it), or the same headline (a copied folder): an outside
+    tester's blocks held one headline twice, and the gap rule compared a note with itself."""
+    seen: set = set()
+    out = []
+    for hit in hits:
+        note = hit.note
+        keys = {("path", note.get("path")) if note.get("path") else ("hit", id(hit)),
+                ("headline", note.get("name"), note.get("description")) if note.get("name") else ("hit", id(hit))}
+        if keys & seen:
+            continue
+        seen |= keys
+        out.append(hit)
+    return out
 
 
 @dataclass

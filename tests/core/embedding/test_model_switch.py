@@ -94,3 +94,42 @@ def test_nothing_to_switch_before_the_first_index_or_with_the_same_model(recall_
     app = Recall()
     assert app.switched_from() == "hash-256"
     app.store.close()
+
+
+@pytest.mark.process
+def test_an_index_stopped_half_way_is_finished_by_the_next_daemon(recall_home, sample_notes, tmp_path):
+    """An outside tester stopped a model switch after its first generation was published: every
+    later daemon served that half-built index (no questions, the packaged thresholds) for as long
+    as it ran. A daemon now finishes an index it finds interrupted."""
+    import json
+    import sqlite3
+    import subprocess
+    import sys
+
+    from recall.indexing.progress import FILE, read_progress
+
+    use_model(recall_home, "hash")
+    index_dirs(sample_notes)
+    # What a `recall index` killed in its questions phase leaves: vectors missing, its progress file.
+    with sqlite3.connect(recall_home / "recall.db") as db:
+        gone = db.execute("DELETE FROM vectors WHERE rowid IN "
+                          "(SELECT rowid FROM vectors ORDER BY rowid DESC LIMIT 40)").rowcount
+    assert gone == 40
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (recall_home / FILE).write_text(json.dumps({"pid": int(dead.stdout), "phase": "questions", "embedded": 10,
+                                                "to_embed": 50, "notes": 10, "searchable": 10, "started_at": 0}))
+    assert read_progress(recall_home)["running"] is False
+    daemons = Daemons(recall_home, tmp_path)
+    try:
+        daemons.start()
+
+        def finished() -> dict | None:
+            st = client.request({"cmd": "status"})["model_switch"]
+            return st if st and st["stage"] == "done" else None
+
+        assert wait_for(finished, 30), client.request({"cmd": "status"})
+        assert finished()["from"] == "an interrupted index" and finished()["embedded"] == 40
+        assert read_progress(recall_home) is None
+        assert "to resume" not in run_cli("status", check=True).stdout
+    finally:
+        daemons.kill_all()

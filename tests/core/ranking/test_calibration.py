@@ -275,6 +275,14 @@ def test_a_hand_broken_calibration_file_never_breaks_a_command(tmp_path, recall_
                         .replace("gap_floor = ", f"gap_floor = {bad} # was ", 1), encoding="utf-8")
         chat = recall("query", "--json", "please tell me a joke about cats and dogs")
         assert chat.returncode == 0 and json.loads(chat.stdout)["decision"] == "nothing", chat.stdout
+    # one bad number costs the whole table, and `recall status` names the file and its repair
+    # (an outside tester's -50 neg_weight and -1e300 floor were used beside the packaged values)
+    for key, bad in (("neg_weight", "-50.0"), ("top_floor", "-1e300"), ("top_floor", '"abc"')):
+        path.write_text(text.replace(f"{key} = ", f"{key} = {bad} # was ", 1), encoding="utf-8")
+        chat = recall("query", "--json", "what a lovely sunny day, let's get lunch")
+        assert chat.returncode == 0 and json.loads(chat.stdout)["decision"] == "nothing", (bad, chat.stdout)
+        status = recall("status")
+        assert "damaged and ignored: `recall calibrate` writes it again" in status.stdout, status.stdout
     path.write_bytes(b"\x00\xff garbage [[[")
     assert recall("status").returncode == 0
     assert "calibrated on" in recall("calibrate").stdout  # rewritten

@@ -1,0 +1,27 @@
+"""A note reached through two indexed folders (``notes/`` and the folder above it), or copied
+into a second one, is one headline: an outside tester's blocks held the same line twice, and
+the gap rule compared a note with its own copy (stop 42)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from helpers.cli import run_cli
+from helpers.paths import ROOT
+
+
+def test_a_note_indexed_through_two_folders_is_one_headline(tmp_path, recall_home, hash_model):
+    base = tmp_path / "base"
+    shutil.copytree(ROOT / "datasets" / "sample" / "notes", base / "notes")
+    shutil.copytree(ROOT / "datasets" / "sample" / "notes", tmp_path / "copy")
+    for folder in (base / "notes", base, tmp_path / "copy"):
+        assert run_cli("index", "-q", str(folder)).returncode == 0
+    out = run_cli("query", "--json", "--all", "alembic migration downgrade must work")
+    ranked = json.loads(out.stdout)["ranked"]
+    paths = [r["path"] for r in ranked]
+    heads = [(r["name"], r.get("description")) for r in ranked]
+    assert paths and len(paths) == len(set(paths)) and len(heads) == len(set(heads)), paths
+    found = run_cli("search", "--json", "-k", "10", "--all", "alembic migration downgrade must work")
+    hits = json.loads(found.stdout)["results"]
+    assert len({h["path"] for h in hits}) == len(hits)
