@@ -77,6 +77,17 @@ def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:
         return {"ok": False, "error": str(exc)}
 
 
+def shown(value: Any) -> Any:
+    """A value as a page shows it: a string others wrote with its control, bidi (U+202E) and
+    zero-width characters and NUL made visible (``\\u202e``), as the terminal shows them; markup
+    recall built itself (``Markup``: the charts) as it is. Jinja escapes HTML after this."""
+    from markupsafe import Markup
+
+    from recall.privacy.safetext import terminal_text
+
+    return value if not isinstance(value, str) or isinstance(value, Markup) else terminal_text(value)
+
+
 class Pages:
     """The page handlers of one launch: its settings (token, cwd, reports, write access) and
     its templates."""
@@ -85,6 +96,7 @@ class Pages:
         self.launch = launch
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         env = self.templates.env
+        env.finalize = shown  # every {{ value }}: control, bidi and zero-width characters made visible
         env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, since=views.since, when=views.when,
                            csrf=csrf_value(launch.token), allow_writes=launch.allow_writes)
 

@@ -56,11 +56,15 @@ def test_a_secret_in_a_folder_name_reaches_no_teammate(server, schema, team, tmp
     assert "unchanged 1" in again.stdout, again.stdout + again.stderr  # the masked root finds its rows again
 
 
+def alice_pushes_a_rule(server, tmp_path) -> None:
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys; switch the router after checks.")
+    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice")).returncode == 0
+
+
 @pytest.mark.pg
 def test_a_member_holding_a_lock_cannot_hold_a_teammates_search(server, schema, team, tmp_path):
-    notes = tmp_path / "notes"
-    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys.")
-    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice")).returncode == 0
+    alice_pushes_a_rule(server, tmp_path)
     with server.sql("alice") as conn:
         conn.execute("BEGIN")
         conn.execute(f"LOCK TABLE {schema}.chunks IN ACCESS EXCLUSIVE MODE")
@@ -75,9 +79,7 @@ def test_a_member_holding_a_lock_cannot_hold_a_teammates_search(server, schema, 
 
 @pytest.mark.pg
 def test_a_zero_vector_a_member_wrote_scores_nothing_and_json_stays_json(server, schema, team, tmp_path):
-    notes = tmp_path / "notes"
-    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys; switch the router after checks.")
-    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice")).returncode == 0
+    alice_pushes_a_rule(server, tmp_path)
     with server.sql("alice") as conn:
         conn.execute(f"SET search_path TO {schema}, public")
         conn.execute(

@@ -95,6 +95,22 @@ def test_the_page_masks_secrets_in_negatives_and_folder_names(tmp_path, recall_h
     assert "Qm7Rz3Kp9Lw2" not in page and "Tk4Lm8Np2Qr6" not in page and "[REDACTED]" in page
 
 
+def test_the_page_shows_control_and_direction_characters_others_wrote(tmp_path, recall_home, hash_model):
+    """An outside tester's agent-written questions kept a raw ESC, a right-to-left override and a
+    NUL on the note's page (HTML-escaped, but drawn reversed or hidden)."""
+    folder = tmp_path / "notes"
+    write_note(folder, "flags", "Feature flags via Unleash", "How features are gated", "Ship dark behind flags.")
+    (folder / "questions.jsonl").write_text(json.dumps(
+        {"note": "flags", "questions": ["how do flags \x1b[31mwork\u202e?txt.exe", "gate \u200bit\x00"]}) + "\n",
+        encoding="utf-8")
+    write_config(recall_home)
+    index_dirs(folder)
+    with page_client() as c:
+        pk = c.get("/notes").text.split('href="/notes/')[1].split('"')[0]
+        page = c.get(f"/notes/{pk}").text
+    assert "how do flags" in page and "\\u202e" in page and "\\u001b" in page
+    assert not any(ch in page for ch in "\x1b\u202e\u200b\x00")
+
 @pytest.mark.process
 def test_injections_come_from_the_daemons_log_and_opened_from_the_read_tracker(notes, daemons, recall_home,
                                                                               tmp_path):
