@@ -74,6 +74,15 @@ def test_note_text_is_escaped(tmp_path, recall_home, hash_model):
         assert "<b>body</b>" not in c.get(f"/notes/{pk}").text
 
 
+def first_note_page(recall_home, folder) -> str:
+    """``folder`` indexed (the hash model), then the page of its first note as the browser gets it."""
+    write_config(recall_home)
+    index_dirs(folder)
+    with page_client() as c:
+        pk = c.get("/notes").text.split('href="/notes/')[1].split('"')[0]
+        return c.get(f"/notes/{pk}").text
+
+
 def test_the_page_masks_secrets_in_negatives_and_folder_names(tmp_path, recall_home, hash_model):
     """The page reads the folder's negatives.jsonl and questions.jsonl from disk, and shows the
     folder's path: a secret in either is masked as it is in the store."""
@@ -86,11 +95,7 @@ def test_the_page_masks_secrets_in_negatives_and_folder_names(tmp_path, recall_h
     (folder / "questions.jsonl").write_text(json.dumps({"note": "flags", "questions": ["how do flags work?"],
                                                         "negatives": [f"export GITHUB_TOKEN={ghp}"]}) + "\n",
                                             encoding="utf-8")
-    write_config(recall_home)
-    index_dirs(folder)
-    with page_client() as c:
-        pk = c.get("/notes").text.split('href="/notes/')[1].split('"')[0]
-        page = c.get(f"/notes/{pk}").text
+    page = first_note_page(recall_home, folder)
     assert "the staging token is" in page and "export GITHUB_TOKEN=" in page  # the negatives are shown
     assert "Qm7Rz3Kp9Lw2" not in page and "Tk4Lm8Np2Qr6" not in page and "[REDACTED]" in page
 
@@ -103,11 +108,7 @@ def test_the_page_shows_control_and_direction_characters_others_wrote(tmp_path, 
     (folder / "questions.jsonl").write_text(json.dumps(
         {"note": "flags", "questions": ["how do flags \x1b[31mwork\u202e?txt.exe", "gate \u200bit\x00"]}) + "\n",
         encoding="utf-8")
-    write_config(recall_home)
-    index_dirs(folder)
-    with page_client() as c:
-        pk = c.get("/notes").text.split('href="/notes/')[1].split('"')[0]
-        page = c.get(f"/notes/{pk}").text
+    page = first_note_page(recall_home, folder)
     assert "how do flags" in page and "\\u202e" in page and "\\u001b" in page
     assert not any(ch in page for ch in "\x1b\u202e\u200b\x00")
 
