@@ -46,7 +46,9 @@ def serve(foreground: bool, wait_s: float) -> None:
         if ready is None:
             code = getattr(started, "returncode", None)
             how = f"exited with status {code}" if code is not None else f"did not answer within {wait_s:g} s"
-            raise UserError(f"the daemon {how}; `recall serve --foreground` shows why")
+            why = client.last_start_failure() if code is not None else None
+            raise UserError(f"the daemon {how}: {why}" if why
+                            else f"the daemon {how}; `recall serve --foreground` shows why")
         say(f"started: pid {ready.get('pid')}, model {ready.get('model')}")
         return
     say(f"already running: pid {ready.get('pid')}, model {ready.get('model')}")

@@ -76,10 +76,17 @@ def write_lock_pid(fd: int) -> None:
 
 def mark_failed(exc: BaseException) -> None:
     """Say that this start could not load its model: hooks stop waiting for starts that fail
-    (``client.ask_or_start``) until the next one succeeds. The exception's type only."""
+    (``client.ask_or_start``) until the next one succeeds, and ``recall status`` says why. The
+    exception's type, and its message when it is recall's own (a model not assembled, a model
+    that is not there: the repair), masked; never anything of a message."""
+    from recall.errors import RecallError
+    from recall.privacy.masking import mask_secrets
+    from recall.privacy.safetext import one_line, shortened
+
+    why = shortened(one_line(mask_secrets(str(exc))), 400) if isinstance(exc, RecallError) else ""
     try:
         with private_open(run_dir() / client.FAILED_NAME) as fh:
-            fh.write(f"{time.time()} {type(exc).__name__}\n")
+            fh.write(f"{time.time()} {type(exc).__name__}\n{why}\n")
     except OSError:
         pass
 

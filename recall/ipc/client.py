@@ -433,6 +433,18 @@ def lock_holder() -> int | None:
 # --- status for `recall status` ----------------------------------------------------
 
 
+def last_start_failure() -> str | None:
+    """Why the last daemon start could not load its model (``daemon.failed``, written by it):
+    its own words with the repair (``run `recall models mpnet```), or its error's type."""
+    try:
+        lines = read_bytes(run_dir() / FAILED_NAME, 4096).decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    kind = lines[0].split(" ", 1)[1] if lines and " " in lines[0] else "an error"
+    return (lines[1].strip() if len(lines) > 1 and lines[1].strip() else kind) + \
+        " (`recall serve --foreground` shows it all)"
+
+
 def files_problem() -> str | None:
     """A file the daemon keeps that is not a file (a named pipe, a folder...): no daemon can
     start until it is moved aside. What it is and the ``mv`` that repairs it, or None."""
@@ -457,7 +469,10 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
         holder = lock_holder()
         if holder is None:
             problem = files_problem()
-            return {"running": False, "problem": problem} if problem else {"running": False}
+            if problem:
+                return {"running": False, "problem": problem}
+            failed = last_start_failure()
+            return {"running": False, "last_start_failed": failed} if failed else {"running": False}
         return {"running": True, "pid": holder,
                 "note": "its socket or status file is missing (it restores them within a second; "
                         "`recall stop` ends it)"}

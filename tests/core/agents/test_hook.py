@@ -374,7 +374,10 @@ def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, dae
     proc, wall = run_hook(event(MATCHING), **broken)
     assert_silent(proc)
     assert wall < 2.0  # not the 3 s budget: the last start failed, nothing to wait for
-    assert client.daemon_status() == {"running": False}
+    # and `recall status` says why the start failed, in the daemon's own words with the repair
+    status = client.daemon_status()
+    assert status["running"] is False and "`recall serve --foreground`" in status["last_start_failed"]
+    assert ("no-such-model" if broken else "config.toml") in status["last_start_failed"], status
 
 
 @pytest.mark.process

@@ -120,6 +120,18 @@ def test_user_errors_are_one_line(tmp_path):
     assert proc.returncode == 1 and "unknown model" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.process
+def test_a_daemon_that_cannot_load_its_model_says_why_and_the_repair(recall_home, daemons):
+    """An outside tester switched to a model not on this machine: `recall serve` said only
+    "exited with status 1", and `recall status` nothing of why."""
+    missing = {"RECALL_MODEL": "st:/nonexistent/model"}
+    served = run_cli("serve", env=missing)
+    assert served.returncode == 1 and "run `recall models /nonexistent/model`" in served.stderr, served.stderr
+    assert "Traceback" not in served.stderr and served.stderr.count("\n") == 1
+    status = run_cli("status", env=missing)
+    assert "last_start_failed" in status.stdout and "recall models /nonexistent/model" in status.stdout
+
+
 def test_config_shows_value_origins(recall_home):
     recall_home.mkdir(parents=True, exist_ok=True)
     (recall_home / "config.toml").write_text('[selector]\nmax_notes = 2\n')
