@@ -204,7 +204,12 @@ class PgIndex:
         return sid, project, team
 
     def note_hashes(self, source: SourceRef) -> dict[str, str]:
+        """What a push starts from; a copy of this folder an older recall pushed under its
+        unmasked name (a secret in it, readable by every teammate) is deleted first."""
         with self._lock:
+            if source.root != _root(source):
+                self.conn.execute("DELETE FROM sources WHERE owner = session_user AND kind = %s AND root = %s",
+                                  (source.kind, source.root))
             rows = self.conn.execute(
                 "SELECT n.path, n.content_hash FROM notes n JOIN sources s ON s.id = n.source_id"
                 " WHERE s.owner = session_user AND s.kind = %s AND s.root = %s",

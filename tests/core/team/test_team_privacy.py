@@ -52,6 +52,13 @@ def test_a_secret_in_a_folder_name_reaches_no_teammate(server, schema, team, tmp
     with server.sql("bob") as conn:
         roots = [r[0] for r in conn.execute(f"SELECT root FROM {schema}.sources").fetchall()]
     assert roots and not any(token in r for r in roots), roots
+    # the copy an older recall pushed under the clear name goes at the next push
+    with server.sql("alice") as conn:
+        conn.execute(f"INSERT INTO {schema}.sources (kind, root, team) VALUES ('rule', %s, true)", (str(notes),))
+    cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice"))
+    with server.sql("bob") as conn:
+        roots = [r[0] for r in conn.execute(f"SELECT root FROM {schema}.sources").fetchall()]
+    assert len(roots) == 1 and token not in roots[0], roots
     again = cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice"))
     assert "unchanged 1" in again.stdout, again.stdout + again.stderr  # the masked root finds its rows again
 
