@@ -16,13 +16,11 @@ old file whole: a config ``tune`` rewrites, a baseline, a question set
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 from typing import Any
 
 from recall.privacy.masking import mask_secrets
-from recall.privacy.paths import make_missing_dirs, private_open
+from recall.privacy.paths import make_missing_dirs, replace_private
 from recall.privacy.safetext import terminal_text
 
 
@@ -43,18 +41,10 @@ def masked(value: Any) -> Any:
 
 
 def write_private(path: Path, data: str | bytes, newline: str | None = None) -> None:
-    """``data`` to ``path`` atomically, 0600, its missing folders made 0700 (``newline``: what
-    a line feed of ``data`` is written as, for a file kept in CRLF)."""
+    """``data`` to ``path`` atomically, 0600, its missing folders made 0700
+    (``recall.privacy.paths.replace_private``; ``newline``: what a line feed of ``data`` is
+    written as, for a file kept in CRLF)."""
     make_missing_dirs(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        if isinstance(data, bytes):
-            with private_open(tmp, "wb") as fh:
-                fh.write(data)
-        else:
-            with private_open(tmp, "w") as fh:
-                fh.write(data if newline in (None, "\n") else data.replace("\n", newline))
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):  # gone once renamed; something else there is not ours to remove
-            tmp.unlink()
+    if isinstance(data, str) and newline not in (None, "\n"):
+        data = data.replace("\n", newline)
+    replace_private(path, data)

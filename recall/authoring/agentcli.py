@@ -216,11 +216,11 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         return complete(agent, prompt_of(part), timeout_s)
 
     check_writable(state.folder)
+    stems = [p.stem for p in state.notes]
     for part in notegen.batches(state.pending, batch_notes):
         part = [p for p in part if p.exists()]
         if not part:
             continue
-        stems = [p.stem for p in state.notes]
         log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
         got, problems = notegen.parse_per_note(ask(notegen.expand_prompt, part), stems, "questions",
                                                f"{agent.name} answer")
@@ -237,12 +237,12 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         out.skipped += problems + problems2
     if not allowed():
         raise AgentError("consent was withdrawn during the run: stopped, nothing written")
-    alive = {p.stem for p in state.pending if p.exists()}
+    present = [p for p in state.pending if p.exists()]  # a note deleted during the run: left out
+    alive = {p.stem for p in present}
     answered = {s: h for s, h in hashes.items() if s in questions and s in alive}
     out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
                                         {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
     out.questions = sum(len(questions[s]) for s in answered)
-    present = [p for p in state.pending if p.exists()]
     n = notegen.n_negatives(len(present), state.has_negatives)
     if n and present:
         log(f"{state.folder}: asking {agent.name} for {n} negatives")

@@ -9,6 +9,7 @@ This module is imported by the hook: stdlib only.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -204,16 +205,17 @@ def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
     return os.fdopen(fd, mode, encoding=encoding)
 
 
-def replace_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a 0600 temporary file beside it, then a rename):
-    a reader sees the old file or the new one, never half of one."""
+def replace_private(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically (a 0600 temporary file
+    beside it, then a rename): a reader sees the old file or the new one, never half of one."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with private_open(tmp) as fh:
-            fh.write(text)
+        with private_open(tmp, "wb" if isinstance(data, bytes) else "w") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # gone once renamed; something else there is not ours to remove
+            tmp.unlink()
 
 
 def run_dir() -> Path:

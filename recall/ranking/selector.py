@@ -93,8 +93,8 @@ def distinct(hits) -> list:
     out = []
     for hit in hits:
         note = hit.note
-        keys = {("path", note.get("path")) if note.get("path") else ("hit", id(hit)),
-                ("headline", note.get("name"), note.get("description")) if note.get("name") else ("hit", id(hit))}
+        keys = {key for key in (("path", note.get("path")), ("headline", note.get("name"), note.get("description")))
+                if key[1]}
         if keys & seen:
             continue
         seen |= keys

@@ -130,6 +130,7 @@ class PgIndex:
         self.schema = schema
         self._lock = threading.Lock()
         self._vectors: dict[str, np.ndarray] = {}  # put_vectors, until the notes are upserted
+        self._key: bytes | None = None  # sealed()'s, read on first use
         self.conn = connect(url, connect_timeout)
         try:
             self.owner = str(self.conn.execute("SELECT session_user").fetchone()[0])  # type: ignore[index]
@@ -223,7 +224,9 @@ class PgIndex:
         file let them try every value a masked secret may take (a PIN took 5 ms)."""
         import hmac
 
-        return "k1:" + hmac.new(_team_key(), fingerprint.encode("utf-8"), "sha256").hexdigest()[:40]
+        if self._key is None:  # asked once per note of a push: the file is read once
+            self._key = _team_key()
+        return "k1:" + hmac.new(self._key, fingerprint.encode("utf-8"), "sha256").hexdigest()[:40]
 
     def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
         """Hashes with no vector at hand: not put since the last ``rebuild``, nor found in

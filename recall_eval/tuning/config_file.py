@@ -119,11 +119,11 @@ def update(path: Path, change, dry_run: bool = False) -> str:
     """Apply ``change(text) -> text`` to ``path`` (created if missing); return the diff. The file
     is replaced atomically (``recall_eval.files.write_private``: a failed write, a full disk,
     leaves the old one whole), 0600, in its line endings (a CRLF file stays CRLF)."""
-    from recall.privacy.paths import read_text
+    from recall.privacy.paths import read_bytes
     from recall_eval.files import write_private
 
-    old = read_text(path).replace("\r\n", "\n") if path.exists() else ""
-    crlf = path.exists() and b"\r\n" in path.read_bytes()
+    raw = read_bytes(path).decode("utf-8") if path.exists() else ""
+    old, crlf = raw.replace("\r\n", "\n"), "\r\n" in raw
     new = change(old or HEADER).rstrip("\n") + "\n"
     if not dry_run and new != old:
         write_private(path, new, newline="\r\n" if crlf else None)
