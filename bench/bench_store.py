@@ -90,12 +90,18 @@ def local_index(home: Path, approximate: bool, n: int) -> tuple[LocalStore, floa
     return idx, time.perf_counter() - t0
 
 
+def _wait_s() -> float:
+    from recall.config.load import load_config
+
+    return load_config().team.wait_s
+
+
 def load_pg(url: str, x: np.ndarray, schema: str):
     from recall.team.admin import init_store
     from recall.team.store import PgIndex
 
-    init_store(url, schema, MODEL_ID, x.shape[1])
-    idx = PgIndex(url, MODEL_ID, x.shape[1], schema=schema)
+    init_store(url, schema, MODEL_ID, x.shape[1], wait_s=_wait_s())
+    idx = PgIndex(url, MODEL_ID, x.shape[1], schema=schema, wait_s=_wait_s())
     idx.drop_vector_index()  # one HNSW build after COPY, not one insert per row
     conn = idx.conn
     n_notes = len(x) // CHUNKS_PER_NOTE
@@ -189,8 +195,8 @@ def bench_size(n: int, dim: int, queries: int, seed: int, url: str, tmp: Path, t
         from recall.team.admin import add_member
         from recall.team.store import PgIndex
 
-        add_member(url, schema, "bench_member")
-        member = PgIndex(member_url, MODEL_ID, x.shape[1], schema=schema)
+        add_member(url, schema, "bench_member", wait_s=_wait_s())
+        member = PgIndex(member_url, MODEL_ID, x.shape[1], schema=schema, wait_s=_wait_s())
         t_rls, r_rls = time_search(member, q)
         member.close()
         rows.append(("pgvector HNSW RLS", build, t_rls, r_rls))

@@ -73,7 +73,8 @@ def _team_index(app, url: str | None):
         say(f"note: RECALL_OWNER / [team] owner ({label}) is ignored: the server knows you as the "
             "database role you connect as", err=True)
     emb = app.embedder
-    return PgIndex(_url(app, url), emb.model_id, emb.dimension, schema=team_schema(app.config))
+    return PgIndex(_url(app, url), emb.model_id, emb.dimension, schema=team_schema(app.config),
+                   wait_s=app.config.team.wait_s)
 
 
 _url_option = click.option("--url", help="postgresql:// URL (default: RECALL_PG_URL, then [team] url).")
@@ -114,7 +115,8 @@ def team_init(adopt: tuple[str, ...], url: str | None) -> None:
         pairs[label] = role
     app = recall_app()
     emb = app.embedder
-    for line in init_store(_url(app, url), team_schema(app.config), emb.model_id, emb.dimension, pairs):
+    for line in init_store(_url(app, url), team_schema(app.config), emb.model_id, emb.dimension, pairs,
+                          wait_s=app.config.team.wait_s):
         say(line)
 
 
@@ -147,7 +149,7 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
         password = click.prompt(f"Password for {name}", hide_input=True, confirmation_prompt=True)
     app = recall_app()
     for line in add_member(_url(app, url), team_schema(app.config), name, read_only=read_only,
-                           password=password):
+                           password=password, wait_s=app.config.team.wait_s):
         say(line)
 
 

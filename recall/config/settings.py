@@ -240,6 +240,10 @@ class TeamSettings:
     url: str
     schema: str
     owner: str
+    wait_s: float
+
+    def __post_init__(self) -> None:
+        check_ranges(self, {"wait_s": (1, 86_400)})
 
 
 @dataclass(frozen=True)

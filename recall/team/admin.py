@@ -68,9 +68,10 @@ def _sql_errors(me: _Me):
     return guard()
 
 
-def init_store(url: str, schema: str, model_id: str, dim: int, adopt: dict[str, str] | None = None) -> list[str]:
+def init_store(url: str, schema: str, model_id: str, dim: int, adopt: dict[str, str] | None = None, *,
+               wait_s: float) -> list[str]:
     """Create or upgrade the team store in ``schema``; the lines say what was done."""
-    conn = connect(url)
+    conn = connect(url, wait_s)
     try:
         me = _me(conn)
         _check_init_rights(conn, me, schema)
@@ -285,7 +286,7 @@ def _legacy_owners(conn, schema: str, adopt: dict[str, str]) -> list[str]:
 
 
 def add_member(url: str, schema: str, name: str, *, read_only: bool = False,
-               password: str | None = None) -> list[str]:
+               password: str | None = None, wait_s: float) -> list[str]:
     """Create login role ``name`` (or take the existing one), set its password if given
     (sent as a SCRAM hash, never in clear), and make it a member or a reader of ``schema``."""
     from psycopg import sql
@@ -293,7 +294,7 @@ def add_member(url: str, schema: str, name: str, *, read_only: bool = False,
     if not ROLE_NAME.match(name) or name.startswith("pg_"):
         raise PgStoreError(f"{name!r} is not a usable role name: letters, digits, _ . @ - (63 at most), "
                            "not starting with a digit or pg_")
-    conn = connect(url)
+    conn = connect(url, wait_s)
     try:
         me = _me(conn)
         member, reader = group_roles(schema)

@@ -9,8 +9,9 @@ Every failure to reach or use it is a ``PgStoreError`` with one line that says w
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
 
@@ -84,20 +85,75 @@ def legacy_owner_label(config: Settings | None = None) -> str | None:
     return str(value) if value else None
 
 
-def connect(url: str, connect_timeout: int = 10):
-    """An autocommit psycopg connection, or PgStoreError with the server's reason."""
+def connect(url: str, wait_s: float, connect_timeout: int = 10):
+    """An autocommit psycopg connection whose every wait for the server ends after ``wait_s``
+    seconds without a reply (``_stall_guarded``), or PgStoreError with the server's reason."""
     try:
         import pgvector.psycopg  # noqa: F401  (the search needs it; fail here, with the hint)
         import psycopg
     except ImportError as exc:
         raise PgStoreError("the team store needs: pip install 'recall-memory[pg]'") from exc
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout)
+        conn = _stall_guarded(psycopg.Connection).connect(url, autocommit=True, connect_timeout=connect_timeout)
     except psycopg.Error as exc:
         from recall.privacy.safetext import one_line
 
         # libpq's hints come on lines of their own, and it may quote the password it could not read
         raise PgStoreError(f"cannot connect to the team store: {hide_password(one_line(str(exc)), url)}") from exc
+    conn.wait_s = float(wait_s)
+    return conn
+
+
+@functools.cache
+def _stall_guarded(base: Any) -> Any:
+    """``base`` (psycopg's Connection) with a client-side limit on every wait for the server.
+
+    The server's statement_timeout and lock_timeout end work the server is doing; they cannot
+    end a wait for replies that never arrive (a dropped VPN, a proxy that swallows them): libpq
+    has no limit of its own there. Every blocking call of a psycopg connection goes through its
+    ``wait``; while one runs, a watchdog thread (one per connection, polling) shuts the socket
+    down once ``wait_s`` pass, which makes the call fail at once, and the failure is said as one
+    line naming the setting."""
+    import socket
+    import threading
+    import time
+    import weakref
+
+    def watch(ref: weakref.ref) -> None:
+        while (conn := ref()) is not None and not conn.closed:
+            since = conn._waiting_since
+            if since is not None and time.monotonic() - since > conn.wait_s:
+                conn._stalled = True
+                with socket.socket(fileno=os.dup(conn.pgconn.socket)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)  # the socket, not this descriptor of it
+                return
+            del conn
+            time.sleep(0.25)
+
+    class StallGuarded(base):  # type: ignore[misc, valid-type]
+        wait_s = 90.0
+        _waiting_since: float | None = None
+        _stalled = False
+        _watchdog: threading.Thread | None = None
+
+        def wait(self, gen, *args, **kwargs):
+            if self._watchdog is None:
+                self._watchdog = threading.Thread(target=watch, args=(weakref.ref(self),), daemon=True)
+                self._watchdog.start()
+            self._waiting_since = time.monotonic()
+            try:
+                return super().wait(gen, *args, **kwargs)
+            except Exception as exc:
+                if self._stalled:
+                    raise PgStoreError(
+                        f"the team store sent nothing for {self.wait_s:g} s: the network to it stalled (or the "
+                        "server hangs); check the connection and run the command again ([team] wait_s in "
+                        "config.toml sets the wait)") from exc
+                raise
+            finally:
+                self._waiting_since = None
+
+    return StallGuarded
 
 
 def hide_password(text: str, url: str) -> str:

@@ -123,7 +123,7 @@ class PgIndex:
     transactions); open one ``PgIndex`` per thread for parallel work.
     """
 
-    def __init__(self, url: str, model_id: str, dim: int, *, schema: str = DEFAULT_SCHEMA,
+    def __init__(self, url: str, model_id: str, dim: int, *, wait_s: float, schema: str = DEFAULT_SCHEMA,
                  connect_timeout: int = 10) -> None:
         self.model_id = model_id
         self.dim = int(dim)
@@ -131,7 +131,7 @@ class PgIndex:
         self._lock = threading.Lock()
         self._vectors: dict[str, np.ndarray] = {}  # put_vectors, until the notes are upserted
         self._key: bytes | None = None  # sealed()'s, read on first use
-        self.conn = connect(url, connect_timeout)
+        self.conn = connect(url, wait_s, connect_timeout)
         try:
             self.owner = str(self.conn.execute("SELECT session_user").fetchone()[0])  # type: ignore[index]
             check_ready(self.conn, schema)

@@ -48,7 +48,7 @@ def index(server, schema, role: str):
     from recall.team.store import PgIndex
 
     emb = get_embedder("hash")
-    return PgIndex(server.url(role), emb.model_id, emb.dimension, schema=schema)
+    return PgIndex(server.url(role), emb.model_id, emb.dimension, schema=schema, wait_s=60)
 
 
 def put(idx, source, stem: str, text: str) -> None:

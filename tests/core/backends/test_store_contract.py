@@ -65,8 +65,8 @@ def _open_pg(url: str, schema: str, emb=EMB):
     from recall.team.admin import init_store
     from recall.team.store import PgIndex
 
-    init_store(url, schema, emb.model_id, emb.dimension)
-    return PgIndex(url, emb.model_id, emb.dimension, schema=schema)
+    init_store(url, schema, emb.model_id, emb.dimension, wait_s=60)
+    return PgIndex(url, emb.model_id, emb.dimension, schema=schema, wait_s=60)
 
 
 def _drop_schema(url: str, schema: str) -> None:
@@ -335,7 +335,7 @@ def test_other_model_is_refused(pg_url, pg_schema):
 
     _open_pg(pg_url, pg_schema).close()
     with pytest.raises(PgStoreError, match="hash-256"):
-        PgIndex(pg_url, "intfloat/multilingual-e5-small", 384, schema=pg_schema)
+        PgIndex(pg_url, "intfloat/multilingual-e5-small", 384, schema=pg_schema, wait_s=60)
 
 
 @pytest.mark.pg
