@@ -21,6 +21,7 @@ JSON objects, or name no note of the folder, are skipped and counted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -31,7 +32,7 @@ from importlib import resources
 from pathlib import Path
 
 from recall.notes.files import iter_note_files
-from recall.notes.questions import QUESTIONS_FILE, clean_questions, folder_questions_file
+from recall.notes.questions import QUESTIONS_FILE, clean_questions, folder_questions_file, renames
 from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import read_bytes, read_text, replace_private
 from recall.ranking.negatives import MAX_PER_SOURCE, NEGATIVES_FILE
@@ -241,12 +242,30 @@ class FolderState:
     has_negatives: bool
 
 
+def _renamed(lines: dict[str, dict], notes: list[Path]) -> dict[str, str]:
+    """``recall.notes.questions.renames`` over the folder's lines and notes (its notes read only
+    when a line names none of them)."""
+    if not set(lines) - {p.stem for p in notes}:
+        return {}
+    digests = {}
+    for p in notes:
+        with contextlib.suppress(OSError):
+            digests[p.stem] = note_hash(p)
+    return renames({s: o.get("note_hash") if isinstance(o.get("note_hash"), str) else None for s, o in lines.items()},
+                   digests)
+
+
 def folder_state(folder: Path) -> FolderState:
+    """A renamed note whose generated line names it by its old stem is not pending (the line
+    follows it when the file is next written, ``write_questions``)."""
     notes = note_paths(folder)
     lines = {obj["note"]: obj for obj in _read_lines(folder_questions_file(folder))}
+    followed = set(_renamed(lines, notes).values())
     pending = []
     for path in notes:
         line = lines.get(path.stem)
+        if path.stem in followed:
+            continue
         if line is None or ("note_hash" in line and line["note_hash"] != note_hash(path)):
             pending.append(path)
     return FolderState(folder, notes, pending, (folder / NEGATIVES_FILE).is_file())
@@ -294,12 +313,20 @@ class Written:
 def write_questions(folder: Path, questions: dict[str, list[str]], restatements: dict[str, list[str]],
                     hashes: dict[str, str], by: str) -> int:
     """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
-    kept as written, in order, lines recall cannot read included; generated lines of notes no
-    longer in the folder dropped). Returns the lines written."""
+    kept as written, in order, lines recall cannot read included; a renamed note's generated
+    line under its new stem; generated lines of notes no longer in the folder dropped).
+    Returns the lines written."""
     target = folder_questions_file(folder) or folder / QUESTIONS_FILE
-    stems = {p.stem for p in note_paths(folder)}
-    kept = [line.rstrip("\r") for obj, line in _lines(target)
-            if obj is None or obj["note"] not in hashes and not ("note_hash" in obj and obj["note"] not in stems)]
+    notes = note_paths(folder)
+    stems = {p.stem for p in notes}
+    lines = _lines(target)
+    moved = _renamed({read["note"]: read for read, _ in lines if read is not None}, notes)
+    kept = []
+    for read, line in lines:
+        if read is not None and read["note"] in moved and moved[read["note"]] not in hashes:
+            kept.append(json.dumps({**read, "note": moved[read["note"]]}, ensure_ascii=False))
+        elif read is None or read["note"] not in hashes and not ("note_hash" in read and read["note"] not in stems):
+            kept.append(line.rstrip("\r"))
     new = []
     for stem, digest in hashes.items():
         obj: dict = {"note": stem, "questions": questions.get(stem, [])}

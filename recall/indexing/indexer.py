@@ -37,7 +37,14 @@ from recall.notes.chunking import chunk_text, header_text
 from recall.notes.documents import LIBRARY, read_documents
 from recall.notes.files import Note, read_folder
 from recall.notes.problems import Problem
-from recall.notes.questions import folder_questions_file, merge, questions_hash, read_questions_file, unknown_notes
+from recall.notes.questions import (
+    folder_questions_file,
+    follow_renames,
+    merge,
+    questions_hash,
+    read_questions_file,
+    unknown_notes,
+)
 from recall.privacy.masking import RULES_VERSION, mask_secrets
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, mask_record, text_hash
 
@@ -237,6 +244,7 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
         read.problems += found
     path = spec.questions_file()
     if path is not None:
+        follow_renames(path, file_questions, restated, {n.questions_key: n.content_hash for n in read.notes})
         read.problems += unknown_notes(path, file_questions, (n.questions_key for n in read.notes))
     return read
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from recall.notes.problems import Problem, capped
@@ -151,6 +151,54 @@ def unknown_notes(path: Path, questions_file: dict[str, list[str]], stems: Itera
     have = set(stems)
     return [Problem(str(path), f"no note named {stem!r} in this folder; its questions are ignored")
             for stem in questions_file if stem not in have]
+
+
+def line_hashes(path: Path) -> dict[str, str | None]:
+    """``{note stem: note_hash}`` of a questions file's lines: the hash of the note's bytes a
+    line written by recall's background step carries (``recall.authoring.notegen``), None for
+    a line written by hand or by ``recall-eval expand``."""
+    out: dict[str, str | None] = {}
+    try:
+        text = read_bytes(path).decode("utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.split("\n"):
+        try:
+            obj = json.loads(line) if line.strip() else None
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("note"), str):
+            digest = obj.get("note_hash")
+            out[obj["note"]] = digest if isinstance(digest, str) else out.get(obj["note"])
+    return out
+
+
+def renames(lines: Mapping[str, str | None], notes: Mapping[str, str]) -> dict[str, str]:
+    """``{old stem: new stem}`` for the notes renamed since their generated line was written
+    (a case-only rename too): the line names no note of the folder, and exactly one note that
+    has no line of its own has the bytes the line was written for. ``lines``: ``line_hashes``;
+    ``notes``: stem -> the sha256 of its bytes (hex; the first 16 digits are compared). A note
+    renamed and edited, or copied, is not followed: it is a new note."""
+    unlined: dict[str, list[str]] = {}
+    for stem, digest in notes.items():
+        if stem not in lines:
+            unlined.setdefault(digest[:16], []).append(stem)
+    found = {old: unlined[digest][0] for old, digest in lines.items()
+             if old not in notes and digest and len(unlined.get(digest, ())) == 1}
+    taken = list(found.values())
+    return {old: new for old, new in found.items() if taken.count(new) == 1}
+
+
+def follow_renames(path: Path, file_questions: dict[str, list[str]], restatements: dict[str, list[str]],
+                   notes: Mapping[str, str]) -> None:
+    """Move the questions and restatements of renamed notes (``renames``) to their new stems,
+    in place; the file is read again only when a line names no note."""
+    if not set(file_questions) - set(notes):
+        return
+    for old, new in renames(line_hashes(path), notes).items():
+        file_questions[new] = file_questions.pop(old, [])
+        if old in restatements:
+            restatements[new] = restatements.pop(old)
 
 
 def merge(front_matter: Sequence[str], questions_file: Sequence[str]) -> list[str]:

@@ -78,6 +78,46 @@ def test_a_removed_notes_generated_line_goes_with_it(folder):
     assert problems == []  # no line for a note the folder no longer has
 
 
+def test_a_renamed_note_keeps_its_generated_questions_without_asking_again(folder, recall_home, hash_model):
+    state = notegen.folder_state(folder)
+    hashes = {p.stem: notegen.note_hash(p) for p in state.pending}
+    notegen.write_questions(folder, {s: [f"what about {s} then?"] for s in hashes}, {"deploy-freeze": ["金曜は凍結"]},
+                            hashes, "claude")
+    (folder / "deploy-freeze.md").rename(folder / "Deploy-Freeze.md")  # a case-only rename
+    (folder / "zeitzone-utc.md").rename(folder / "utc-timestamps.md")
+    assert notegen.folder_state(folder).pending == []  # nothing to pay for again
+
+    out = run_cli("index", str(folder))
+    assert out.returncode == 0 and "no note named" not in out.stderr, out.stderr
+    found = run_cli("query", "what about deploy-freeze then?", "--json")
+    assert found.returncode == 0, found.stderr
+    assert "Deploy-Freeze.md" in found.stdout
+
+    # the next write (another note's) keeps the renamed notes' lines, under their new names
+    write_note(folder, "new-note", "New", "A new note", "body")
+    notegen.write_questions(folder, {"new-note": ["n"]}, {}, {"new-note": notegen.note_hash(folder / "new-note.md")},
+                            "claude")
+    lines, problems = read_questions_file(folder / "questions.jsonl", known=stems(notegen.note_paths(folder)))
+    assert problems == []
+    assert lines["Deploy-Freeze"] == ["what about deploy-freeze then?"]
+    assert lines["utc-timestamps"] == ["what about zeitzone-utc then?"]
+    assert read_questions_file(folder / "questions.jsonl", field="restatements")[0]["Deploy-Freeze"] == ["金曜は凍結"]
+
+
+def test_a_rename_is_followed_only_when_the_content_names_one_note(folder):
+    state = notegen.folder_state(folder)
+    hashes = {p.stem: notegen.note_hash(p) for p in state.pending}
+    notegen.write_questions(folder, {s: ["q"] for s in hashes}, {}, hashes, "claude")
+    body = (folder / "deploy-freeze.md").read_bytes()
+    (folder / "deploy-freeze.md").unlink()
+    (folder / "copy-one.md").write_bytes(body)
+    (folder / "copy-two.md").write_bytes(body)  # two notes with its content: neither is taken for it
+    (folder / "decimal-money.md").rename(folder / "money.md")
+    with open(folder / "money.md", "a", encoding="utf-8") as fh:  # renamed and edited: a new note
+        fh.write("And round half even.\n")
+    assert stems(notegen.folder_state(folder).pending) == ["copy-one", "copy-two", "money"]
+
+
 def test_answers_are_read_leniently_and_negatives_appended_where_recall_reads_them(folder):
     raw = ("Here you go:\n```jsonl\n"
            + json.dumps({"note": "deploy-freeze", "questions": ["can I ship on Friday?", "can I ship on Friday?"]})
