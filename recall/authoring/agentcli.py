@@ -174,13 +174,15 @@ def plan(sources: Sequence, batch_notes: int) -> tuple[list[notegen.FolderState]
     record = tries.asked()
     for state in states:
         state.pending = [p for p in state.pending if not tries.given_up(p, record)]
+        if not state.pending and state.owes_negatives and tries.negatives_given_up(state, record):
+            state.has_negatives = True  # asked MAX_TRIES times for nothing: not again until a note comes or goes
     total = notegen.Cost()
     for state in states:
         c = notegen.cost(state, batch_notes)
         total.requests += c.requests
         total.input_tokens += c.input_tokens
         total.output_tokens += c.output_tokens
-    return [s for s in states if s.pending], total
+    return [s for s in states if s.negatives_for()], total
 
 
 def check_writable(folder: Path) -> None:
@@ -243,17 +245,35 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
     out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
                                         {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
     out.questions = sum(len(questions[s]) for s in answered)
-    n = notegen.n_negatives(len(present), state.has_negatives)
-    if n and present:
-        log(f"{state.folder}: asking {agent.name} for {n} negatives")
-        raw = ask(lambda ps: notegen.negatives_prompt(ps, n), present)
-        found, problems = notegen.parse_negatives(raw, f"{agent.name} answer")
-        out.skipped += problems
-        kept, out.negatives_dropped = notegen.drop_too_close(found, notegen.all_questions(state.folder), embedder)
-        if kept and allowed():
-            notegen.append_negatives(state.folder, kept, agent.name)
-        out.negatives = len(kept)
+    if present or not state.pending:  # every pending note deleted during the run: nothing to show
+        _negatives(state, present or state.negatives_for(), ask, embedder, out, agent.name, log, allowed)
     return out
+
+
+def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, embedder, out: notegen.Written,
+               by: str, log: Callable[[str], None], allowed: Callable[[], bool]) -> None:
+    """The folder's negatives (``shown``: the notes the request sees), appended where recall
+    reads them; a request that fails or brings none is counted (``tries``) and asked again
+    next run, at most ``tries.MAX_TRIES`` times."""
+    n = notegen.n_negatives(len(shown), state.has_negatives) if shown else 0
+    if not n:
+        return
+    log(f"{state.folder}: asking {by} for {n} negatives")
+    try:
+        raw = ask(lambda ps: notegen.negatives_prompt(ps, n), shown)
+    except AgentError:
+        if not state.has_negatives:
+            tries.negatives_unanswered(state)
+        raise
+    found, problems = notegen.parse_negatives(raw, f"{by} answer")
+    out.skipped += problems
+    kept, out.negatives_dropped = notegen.drop_too_close(found, notegen.all_questions(state.folder), embedder)
+    if kept and allowed():
+        notegen.append_negatives(state.folder, kept, by)
+        tries.negatives_answered(state)
+    elif not kept and not state.has_negatives:
+        tries.negatives_unanswered(state)
+    out.negatives = len(kept)
 
 
 @contextlib.contextmanager
@@ -313,7 +333,8 @@ def describe(cost: notegen.Cost, n_notes: int, agent: Agent | None) -> str:
     sent = agent_cost(cost, agent) if agent else cost
     asked = f"{cost.requests} time(s)" + (f" ({sent.requests} model requests)" if sent.requests != cost.requests
                                           else "")
-    return (f"{n_notes} new or changed note(s): {who} would be asked {asked}, "
+    what = f"{n_notes} new or changed note(s)" if n_notes else "the notes' negatives (none yet)"
+    return (f"{what}: {who} would be asked {asked}, "
             f"about {sent.total:,} tokens ({sent.input_tokens:,} in, {sent.output_tokens:,} out"
             + ("" if agent else ", plus the agent's own instructions per request") + "); "
             "only the notes' text is sent")

@@ -57,6 +57,11 @@ SHARE_JA = 0.3
 # rules-120's dev sets, 160 -> 400 negatives, AUC 0.883 -> 0.910 (`python -m bench.separation`,
 # docs/decision.md, issue #23).
 PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 4, 80, MAX_PER_SOURCE
+# The negatives request sees the folder's topics, not every word of every note: each note's
+# first NEGATIVE_NOTE_CHARS characters, and an even sample of the notes up to
+# NEGATIVES_PROMPT_TOKENS (estimated) in all. An outside tester's folder of 612 notes was one
+# 570,000-character prompt the agent refused, and its negatives were never asked for again.
+NEGATIVE_NOTE_CHARS, NEGATIVES_PROMPT_TOKENS = 3_000, 40_000
 # A negative whose query-side cosine with one of the notes' questions reaches this is all
 # but the same message as one a note answers: dropped. Per model (scores of different models
 # are not comparable), set above every shipped negative of the sample and rules-120 sets: with
@@ -93,10 +98,11 @@ def note_text(path: Path) -> str:
     return mask_secrets(read_text(path, errors="replace").strip())
 
 
-def render(name: str, paths: Sequence[Path], **fields: object) -> str:
-    """The prompt ``name`` with these note files inlined (``### stem.md`` then the file), a
-    secret in a file name masked as in its text (``parse_per_note`` reads either name back)."""
-    notes = "\n\n".join(f"### {mask_path(p.stem)}.md\n{note_text(p)}" for p in paths)
+def render(name: str, paths: Sequence[Path], *, note_chars: int | None = None, **fields: object) -> str:
+    """The prompt ``name`` with these note files inlined (``### stem.md`` then the file, its
+    first ``note_chars`` characters if given), a secret in a file name masked as in its text
+    (``parse_per_note`` reads either name back)."""
+    notes = "\n\n".join(f"### {mask_path(p.stem)}.md\n{_cut(note_text(p), note_chars)}" for p in paths)
     text = template(name)
     for key, value in fields.items():
         text = text.replace("{" + key + "}", str(value))
@@ -108,7 +114,17 @@ def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja:
 
 
 def negatives_prompt(paths: Sequence[Path], n: int, share_ja: float = SHARE_JA) -> str:
-    return render(NEGATIVES_PROMPT, paths, n_negatives=n, share_ja_percent=round(share_ja * 100))
+    """The negatives prompt over an even sample of ``paths`` (every k-th note, the smallest k
+    that fits ``NEGATIVES_PROMPT_TOKENS``), each note cut at ``NEGATIVE_NOTE_CHARS``."""
+    sizes = [estimate_tokens(_cut(note_text(p), NEGATIVE_NOTE_CHARS)) + 8 for p in paths]
+    room = NEGATIVES_PROMPT_TOKENS - estimate_tokens(template(NEGATIVES_PROMPT))
+    every = next((k for k in range(1, len(paths) + 1) if sum(sizes[::k]) <= room), max(len(paths), 1))
+    return render(NEGATIVES_PROMPT, paths[::every], note_chars=NEGATIVE_NOTE_CHARS, n_negatives=n,
+                  share_ja_percent=round(share_ja * 100))
+
+
+def _cut(text: str, chars: int | None) -> str:
+    return text if chars is None or len(text) <= chars else text[:chars].rstrip() + " …"
 
 
 def n_negatives(n_notes: int, have_some: bool = False) -> int:
@@ -241,6 +257,17 @@ class FolderState:
     pending: list[Path]
     has_negatives: bool
 
+    @property
+    def owes_negatives(self) -> bool:
+        """No negatives yet (none asked for, or the request failed): they are asked for with
+        the next run, whether or not a note is pending."""
+        return bool(self.notes) and not self.has_negatives
+
+    def negatives_for(self) -> list[Path]:
+        """The notes a run's negatives request shows: the pending ones, or every note when
+        the folder is owed its negatives and nothing is pending."""
+        return self.pending or (self.notes if self.owes_negatives else [])
+
 
 def _renamed(lines: dict[str, dict], notes: list[Path]) -> dict[str, str]:
     """``recall.notes.questions.renames`` over the folder's lines and notes (its notes read only
@@ -286,17 +313,16 @@ def cost(state: FolderState, batch_notes: int) -> Cost:
     """What writing the pending notes' questions, restatements and negatives costs, in
     tokens, estimated from the prompts that would be sent (``estimate_tokens``)."""
     out = Cost()
-    if not state.pending:
-        return out
     for part in batches(state.pending, batch_notes):
         for prompt, name in ((expand_prompt(part), EXPAND_PROMPT), (render(RESTATE_PROMPT, part), RESTATE_PROMPT)):
             out.requests += 1
             out.input_tokens += estimate_tokens(prompt)
             out.output_tokens += OUT_TOKENS_PER_NOTE[name] * len(part)
-    n = n_negatives(len(state.pending), state.has_negatives)
+    shown = state.negatives_for()
+    n = n_negatives(len(shown), state.has_negatives) if shown else 0
     if n:
         out.requests += 1
-        out.input_tokens += estimate_tokens(negatives_prompt(state.pending, n))
+        out.input_tokens += estimate_tokens(negatives_prompt(shown, n))
         out.output_tokens += NEGATIVE_OUT_TOKENS * n
     return out
 

@@ -1,9 +1,10 @@
 """Notes an agent CLI was asked for and answered nothing for (a refusal, prose, an answer that
 left them out): each is asked again on the next run, at most ``MAX_TRIES`` times in all, until
-the note is edited. An outside tester's refusing CLI was sent every pending note in full at
-every save and every index. The record is ``$RECALL_HOME/questions-asked.json`` (0600),
-``{"<hash of the note's path>": [note hash, tries]}`` (no path in it: a folder's name may hold
-a secret); one it cannot read or write costs a retry, not a run.
+the note is edited. A folder's negatives likewise: asked again while the folder has none, at
+most ``MAX_TRIES`` times until a note is added or removed. An outside tester's refusing CLI
+was sent every pending note in full at every save and every index. The record is
+``$RECALL_HOME/questions-asked.json`` (0600), ``{"<hash of a path>": [hash, tries]}`` (no path
+in it: a folder's name may hold a secret); one it cannot read or write costs a retry, not a run.
 """
 
 from __future__ import annotations
@@ -36,23 +37,54 @@ def asked() -> dict[str, list]:
 
 def given_up(path: Path, record: dict[str, list] | None = None) -> bool:
     """Whether ``path`` (as it is now) went unanswered ``MAX_TRIES`` times (``record``: ``asked()``)."""
-    tried = (asked() if record is None else record).get(_key(path))
     try:
-        return isinstance(tried, list) and len(tried) == 2 and tried[1] >= MAX_TRIES and \
-            tried[0] == notegen.note_hash(path)
+        return _given_up(_key(path), notegen.note_hash(path), record)
     except OSError:
         return False
 
 
+def negatives_given_up(state: notegen.FolderState, record: dict[str, list] | None = None) -> bool:
+    """Whether the negatives owed to ``state``'s folder (``FolderState.owes_negatives``) were
+    asked for ``MAX_TRIES`` times with nothing back since its notes were last added or removed."""
+    return _given_up(_key(state.folder / notegen.NEGATIVES_FILE), _notes_digest(state), record)
+
+
 def note_unanswered(paths: Sequence[Path], hashes: dict[str, str]) -> None:
     """Count one more unanswered request for each of ``paths`` (at the hash it was asked at)."""
+    _count({_key(path): hashes[path.stem] for path in paths if path.stem in hashes})
+
+
+def negatives_unanswered(state: notegen.FolderState) -> None:
+    """Count one more negatives request for ``state``'s folder that brought none."""
+    _count({_key(state.folder / notegen.NEGATIVES_FILE): _notes_digest(state)})
+
+
+def negatives_answered(state: notegen.FolderState) -> None:
+    """Forget the failed negatives requests of ``state``'s folder: it has its negatives."""
     record = asked()
-    for path in paths:
-        h = hashes.get(path.stem)
-        if h is None:
-            continue
-        before = record.get(_key(path))
+    if record.pop(_key(state.folder / notegen.NEGATIVES_FILE), None) is not None:
+        _keep(record)
+
+
+def _notes_digest(state: notegen.FolderState) -> str:
+    return hashlib.sha256("\n".join(sorted(p.name for p in state.notes)).encode("utf-8", "surrogateescape")
+                          ).hexdigest()[:16]
+
+
+def _given_up(key: str, digest: str, record: dict[str, list] | None) -> bool:
+    tried = (asked() if record is None else record).get(key)
+    return isinstance(tried, list) and len(tried) == 2 and tried[1] >= MAX_TRIES and tried[0] == digest
+
+
+def _count(at: dict[str, str]) -> None:
+    record = asked()
+    for key, h in at.items():
+        before = record.get(key)
         tries = before[1] + 1 if isinstance(before, list) and len(before) == 2 and before[0] == h else 1
-        record[_key(path)] = [h, tries]
+        record[key] = [h, tries]
+    _keep(record)
+
+
+def _keep(record: dict[str, list]) -> None:
     with contextlib.suppress(OSError):  # a record it cannot keep costs a retry, not the run
         replace_private(make_missing_dirs(recall_home()) / ASKED_FILE, json.dumps(record))

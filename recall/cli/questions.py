@@ -148,7 +148,8 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         if not states:
             log("every note has its questions; nothing to send")
             return
-        log(f"{sum(len(s.pending) for s in states)} note(s): about {cost.total:,} tokens with {agent.name}")
+        log(f"{sum(len(s.pending) for s in states)} note(s) and {sum(s.owes_negatives for s in states)} folder(s)' "
+            f"negatives: about {cost.total:,} tokens with {agent.name}")
         try:
             for state in states:
                 out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,

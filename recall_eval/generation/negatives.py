@@ -52,8 +52,7 @@ def drop_too_close(negatives: list[dict], questions: dict[str, list[str]], embed
 
 
 def ask_negatives(paths: Sequence[Path], backend: Backend, share_ja: float) -> tuple[list[dict], str]:
-    raw = backend.complete(render(NEGATIVES_PROMPT, paths, n_negatives=n_negatives(len(paths)),
-                                  share_ja_percent=round(share_ja * 100)))
+    raw = backend.complete(notegen.negatives_prompt(paths, n_negatives(len(paths)), share_ja))
     return raw_negatives(raw, f"{backend.name} answer")
 
 

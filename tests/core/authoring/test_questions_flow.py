@@ -405,6 +405,58 @@ def test_a_refusal_is_said_and_its_notes_are_not_sent_again_and_again(folder, tm
     assert asked and all("Money is Decimal" in p and "No deploys on Friday" not in p for p in asked)
 
 
+def test_negatives_that_failed_are_asked_for_again_alone_then_given_up(folder, tmp_path, recall_home, hash_model):
+    """An outside tester's agent refused one request, the negatives': the notes' questions were
+    kept, and no later run ever asked for negatives again (nothing was pending)."""
+    record, env = fake_claude(tmp_path)
+    agent = tmp_path / "bin" / "claude"
+    fail = 'if "for which NONE" in prompt and os.path.exists({flag!r}):\n    sys.exit(3)\nstems = '.format(
+        flag=str(tmp_path / "refuse"))
+    agent.write_text(agent.read_text().replace("stems = ", fail, 1))
+    (tmp_path / "refuse").touch()
+    first = run_cli("questions", "run", str(folder), env=env)
+    assert first.returncode == 1 and "recall questions run" in first.stderr
+    assert len(read_questions_file(folder / "questions.jsonl")[0]) == 3  # the questions are kept
+    assert not (folder / "negatives.jsonl").exists()
+    asked = len(record.read_text().splitlines())
+    assert notegen.cost(notegen.folder_state(folder), batch_notes=8).requests == 1  # the negatives alone
+
+    (tmp_path / "refuse").unlink()
+    second = run_cli("questions", "run", str(folder), env=env)
+    assert second.returncode == 0 and "2 negatives" in second.stdout, second.stderr
+    prompts = [json.loads(line)["prompt"] for line in record.read_text().splitlines()[asked:]]
+    assert len(prompts) == 1 and "for which NONE" in prompts[0]  # the negatives alone, over every note
+    assert all(name in prompts[0] for name in ("No deploys on Friday", "Money is Decimal", "タイムスタンプはUTC"))
+    assert len(read_negatives_file(folder / "negatives.jsonl")[0]) == 2
+
+    # refused every time: asked MAX_TRIES times, then not again until a note comes or goes
+    (folder / "negatives.jsonl").unlink()
+    (tmp_path / "refuse").touch()
+    for _ in range(3):
+        run_cli("questions", "run", str(folder), env=env)
+    calls = len(record.read_text().splitlines())
+    assert calls == asked + 1 + 2
+    assert "nothing to send" in run_cli("questions", "run", str(folder), env=env).stderr
+    write_note(folder, "new-note", "New", "A new note", "body")
+    run_cli("questions", "run", str(folder), env=env)
+    assert len(record.read_text().splitlines()) > calls
+
+
+def test_the_negatives_request_of_a_large_folder_fits_its_budget_and_samples_every_topic(tmp_path):
+    folder = tmp_path / "big"
+    for i in range(600):
+        write_note(folder, f"note-{i:03d}", f"Topic {i:03d}", f"rule number {i:03d}", "word " * 400)
+    paths = sorted(notegen.note_paths(folder))
+    prompt = notegen.negatives_prompt(paths, 400)
+    assert notegen.estimate_tokens(prompt) <= notegen.NEGATIVES_PROMPT_TOKENS
+    shown = [int(n) for n in re.findall(r"^### note-(\d+)\.md$", prompt, flags=re.M)]
+    assert len(shown) >= 50 and shown[0] == 0 and shown[-1] >= 540  # from the first note to the last
+    assert len({b - a for a, b in zip(shown, shown[1:])}) == 1  # evenly
+    long = tmp_path / "long"
+    write_note(long, "essay", "An essay", "long", "sentence. " * 2000)
+    assert len(notegen.negatives_prompt(notegen.note_paths(long), 80)) < notegen.NEGATIVE_NOTE_CHARS + 4000
+
+
 def test_a_background_run_that_failed_is_said_where_the_user_looks(recall_home, hash_model):
     """The failure of a run in the background was only in questions.log: `recall questions`
     went on saying "allowed; 5 new or changed note(s)"."""
