@@ -45,13 +45,25 @@ def user_config_path() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and any missing parents) 0700, whatever the umask was."""
+    """Create ``path`` (and any missing parents) 0700, whatever the umask was; an existing
+    ``path`` is made 0700 too, unless it is a home that holds more than recall's own
+    (``shared_home``)."""
     missing = [p for p in (path, *path.parents) if not p.exists()]
     path.mkdir(parents=True, exist_ok=True)
     if sys.platform != "win32":
         for p in {path, *missing}:
-            os.chmod(p, DIR_MODE)
+            if p in missing or not shared_home(p):
+                os.chmod(p, DIR_MODE)
     return path
+
+
+def shared_home(path: Path) -> bool:
+    """Whether ``path`` is recall's home and holds anything recall does not keep there
+    (``HOME_ENTRIES``): RECALL_HOME pointed at an existing folder, whose own mode is left."""
+    try:
+        return path == recall_home() and not all(recalls(n) for n in os.listdir(path))
+    except OSError:
+        return False
 
 
 def file_id(path: Path) -> tuple[int, int] | None:
@@ -78,26 +90,64 @@ def make_missing_dirs(path: Path) -> Path:
 
 _made_private: set[str] = set()
 
+# What recall keeps at the top of its home (RECALL_HOME). In a home that holds anything else
+# (RECALL_HOME pointed at an existing folder: a project, ~) make_tree_private closes up these
+# and nothing more: an outside tester's scripts lost their execute bits and a 1777 folder
+# became 0700. tests/core/privacy/test_home_entries.py checks that the list is whole.
+HOME_ENTRIES = frozenset({
+    "config.toml", "calibration.toml", "hook.json", "recall.db", "recall.db-wal", "recall.db-shm",
+    "recall.db-journal", "index", "logs", "run", "reports", "models", "usage", "team.key", "installed.json",
+    "indexing.json", "questions-asked.json", "questions.lock", "questions.log", "questions-offer.txt",
+})
+
+
+def recalls(name: str) -> bool:
+    """Whether a top-level entry of a home named ``name`` is one recall keeps there (its
+    temporary files included: ``.<name>.<pid>.tmp``, ``replace_private``)."""
+    if name.startswith(".") and name.endswith(".tmp"):
+        name = name[1:].rsplit(".", 2)[0]
+    return name in HOME_ENTRIES
+
 
 def make_tree_private(root: Path) -> int:
-    """Close up everything under ``root`` that others could read or enter: folders to 0700,
-    files to 0600 (a home made 0777, files left 0666 by an old version or a copy). One walk
-    per process, symlinks not followed (and left alone); returns how many were fixed."""
+    """Close up what recall keeps under ``root`` that others could read or enter: folders to
+    0700, files to 0600 (a home made 0777, files left 0666 by an old version or a copy). In a
+    home of recall's own, everything and the home itself; in one that holds other things,
+    only recall's entries (``HOME_ENTRIES``), the home's own mode and the rest left as they
+    are. One walk per process, symlinks not followed (and left alone); returns how many were
+    fixed."""
     key = str(root)
     if sys.platform == "win32" or key in _made_private or not root.is_dir():
         return 0
-    fixed = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name, mode in ((dirpath, DIR_MODE), *((os.path.join(dirpath, f), FILE_MODE) for f in filenames)):
-            try:
-                st = os.lstat(name)
-                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
-                    os.chmod(name, mode)
-                    fixed += 1
-            except FileNotFoundError:
-                continue  # removed meanwhile (a daemon's socket, a temp file)
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    own = all(recalls(n) for n in names)  # not shared_home(): root need not be RECALL_HOME
+    fixed = _fix_mode(str(root), DIR_MODE) if own else 0
+    for name in names:
+        top = os.path.join(root, name)
+        if not (own or recalls(name)):
+            continue
+        if not os.path.isdir(top) or os.path.islink(top):
+            fixed += _fix_mode(top, FILE_MODE)
+            continue
+        for dirpath, _dirnames, filenames in os.walk(top, followlinks=False):
+            fixed += _fix_mode(dirpath, DIR_MODE)
+            fixed += sum(_fix_mode(os.path.join(dirpath, f), FILE_MODE) for f in filenames)
     _made_private.add(key)
     return fixed
+
+
+def _fix_mode(name: str, mode: int) -> int:
+    try:
+        st = os.lstat(name)
+        if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+            os.chmod(name, mode)
+            return 1
+    except FileNotFoundError:
+        pass  # removed meanwhile (a daemon's socket, a temp file)
+    return 0
 
 
 class NotAFile(OSError):
