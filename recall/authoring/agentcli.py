@@ -345,18 +345,24 @@ def set_generate(value: str) -> Path:
     the consent ``recall questions on``/``off`` and the web page give."""
     import tomlkit
 
-    from recall.privacy.paths import private_open, user_config_path
+    from recall.config.load import check_config_file
+    from recall.config.settings import ConfigError
+    from recall.privacy.paths import make_missing_dirs, replace_private, user_config_path
 
     if value not in CHOICES:
         raise ValueError(f"generate must be one of {', '.join(CHOICES)}")
     path = user_config_path()
-    doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
+    check_config_file(path)  # a file recall cannot read is said, and left as it is
+    try:
+        doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigError(f"{path} could not be rewritten ({exc}); set [questions] generate = {value!r} there "
+                          "by hand") from None
     if "questions" not in doc:
         doc["questions"] = tomlkit.table()
     doc["questions"]["generate"] = value  # type: ignore[index]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with private_open(path) as fh:
-        fh.write(tomlkit.dumps(doc))
+    make_missing_dirs(path.parent)
+    replace_private(path, tomlkit.dumps(doc))  # whole or not at all: a full disk leaves the old file
     return path
 
 

@@ -81,6 +81,27 @@ def _read(path: Path) -> dict:
         raise ConfigError(f"{path} is not valid TOML (arrays or tables nested too deeply); fix it, {aside}") from None
 
 
+def _missing(path: Path, named: bool) -> None:
+    """A config file that is not there is the defaults, unless the user pointed at it: a link
+    to nothing (dotfiles not checked out, a drive not mounted) or a loop of links, or a
+    ``RECALL_CONFIG`` naming no file, is one ``ConfigError``, not settings silently dropped."""
+    if path.is_symlink():
+        raise ConfigError(f"{path} is a link to {os.readlink(path)}, which does not exist (or is a loop of "
+                          "links): fix the link, or remove it to use the defaults")
+    if named:
+        raise ConfigError(f"RECALL_CONFIG names {path}, which does not exist: create it (`recall config` shows "
+                          "every setting), or unset RECALL_CONFIG to use RECALL_HOME/config.toml")
+
+
+def check_config_file(path: Path) -> None:
+    """``ConfigError`` (one line, with the repair) when ``path`` is a config file recall cannot
+    take: what a command that rewrites the file checks before it touches it."""
+    if path.exists():
+        _read(path)
+    else:
+        _missing(path, named=False)
+
+
 def _is_devnull(path: Path) -> bool:
     try:
         return os.path.samefile(path, os.devnull)
@@ -111,6 +132,8 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     stamp = snapshot.config_stamp(user)  # before reading: an edit meanwhile makes the snapshot stale
     if user.exists():
         data = _merge(data, _read(user), str(user), origins)
+    else:
+        _missing(user, named=path is None and bool(os.environ.get("RECALL_CONFIG")))
     if os.environ.get("RECALL_MODEL"):
         data["model"] = os.environ["RECALL_MODEL"]
         origins[("model",)] = "env RECALL_MODEL"

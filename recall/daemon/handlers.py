@@ -3,6 +3,7 @@ handler for the dispatcher (``recall.daemon.dispatcher``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -19,6 +20,12 @@ INLINE = frozenset({"status", "stop", "ping"})  # answered by the reading thread
 # Questions asked without a deadline wait at most this long for the model to load.
 LOAD_WAIT_S = 120.0
 RANKED_IN_REPLY = 11  # the ranks the gap rule looks at
+
+
+# What a question reads from the settings (the ranking, the decision, the block): replaced in
+# place when config.toml changes (``Commands._settings_changed``); a change anywhere else
+# restarts the daemon.
+IN_PLACE = ("search", "selector", "thresholds", "learned", "hook", "origins")
 
 
 class _NotNow(Exception):
@@ -115,6 +122,7 @@ class Commands:
 
     def cmd_query(self, req: dict) -> dict:
         t0 = time.perf_counter()
+        changed = self._settings_changed()
         try:
             res, project = self._ask(req)
         except _NotNow as exc:
@@ -135,13 +143,17 @@ class Commands:
             "ranked": [{"id": h.note.get("id"), "name": h.note.get("name"), "kind": h.note.get("kind"),
                         "score": round(h.score, 4)} for h in res.hits[:RANKED_IN_REPLY]],
             "timings_ms": timings,
-        } | self._model_changed()
+        } | changed
 
-    def _model_changed(self) -> dict:
-        """One stat of config.toml per question: when it now names another model, this
-        daemon stops after this answer, and the next question starts one with the new model
-        (which embeds the notes again: ``lifecycle.switch_model``). Adds ``restarting`` to
-        the reply then."""
+    def _settings_changed(self) -> dict:
+        """One stat of config.toml per question, before it is answered. When the settings
+        changed, this question is answered with them: what the ranking and the decision read
+        (thresholds, selector, search, hook) is replaced in place, and when anything else
+        changed too (another model, the sources, the daemon's own settings), this daemon stops
+        after this answer and the next question starts one with them (a new model embeds the
+        notes again: ``lifecycle.switch_model``); ``restarting`` is added to the reply then.
+        An outside tester's edit that should have silenced every note was ignored by the
+        running daemon for hours."""
         from recall.config.load import load_config
         from recall.config.snapshot import config_stamp
         from recall.embedding.models import model_id_of
@@ -152,12 +164,21 @@ class Commands:
             return {}
         self.state.config_stamp = stamp
         try:
-            model_id = model_id_of(load_config().model)
+            config = load_config()
+            model_id = model_id_of(config.model)
         except Exception:  # noqa: BLE001 - a broken config: the next `recall` command says what is wrong
             return {}
-        if model_id == self.model_id:
+        app = self.state.app
+        if app is None or (model_id == self.model_id and config == app.config):
             return {}
-        log_event("stop", by="model changed in config.toml", model=model_id)
+        before = app.config
+        if model_id == self.model_id:
+            app.replace_settings(config)
+            log_event("settings", by="config.toml changed")
+            if dataclasses.replace(before, **{f: getattr(config, f) for f in IN_PLACE}) == config:
+                return {}
+        log_event("stop", by="model changed in config.toml" if model_id != self.model_id
+                  else "settings changed in config.toml", model=model_id)
         self.request_stop()
         return {"restarting": model_id}
 
@@ -166,6 +187,7 @@ class Commands:
         ``recall ui``'s "try a message"): every ranked note, the settings in force and the
         config file each came from. Not an injection: nothing is logged, not even the
         decision, and the prompt never is."""
+        self._settings_changed()
         try:
             res, project = self._ask(req)
         except _NotNow as exc:

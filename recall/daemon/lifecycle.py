@@ -18,7 +18,7 @@ from recall.daemon.state import DaemonState, Loaded
 from recall.errors import HomeUnusable
 from recall.ipc import client
 from recall.privacy import coredumps
-from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home, run_dir
+from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home, run_dir, user_config_path
 from recall.privacy.trust import require_home
 
 if TYPE_CHECKING:
@@ -207,7 +207,6 @@ def run_daemon(foreground: bool = False) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from recall.config.load import load_config
     from recall.config.snapshot import config_stamp
-    from recall.privacy.paths import user_config_path
 
     stamp = config_stamp(user_config_path())  # before reading it: an edit meanwhile is seen
     try:
@@ -231,6 +230,7 @@ def run_daemon(foreground: bool = False) -> int:
     setup_logging(config, foreground)  # after the lock: one writer per rotating log
     # Do not pin the folder it was started from; keep RECALL_HOME valid if it was relative.
     os.environ["RECALL_HOME"] = str(recall_home().resolve())
+    user_config_path()  # a relative RECALL_CONFIG made absolute before the chdir (the same file after it)
     os.chdir(run_dir())
     loop: Loop | None = None
 

@@ -45,7 +45,7 @@ class DaemonState:
     failed: bool = False  # the model could not load: exit status 1
     watcher: Watcher | None = None  # [watch] enabled: started by the loader once ready
     model_switch: dict[str, Any] | None = None  # a switch of model in progress (lifecycle.switch_model)
-    config_stamp: list | None = None  # config.toml when loaded (handlers.Commands._model_changed)
+    config_stamp: list | None = None  # config.toml when loaded (handlers.Commands._settings_changed)
     started: float = field(default_factory=time.time)
     last_question: float = field(default_factory=time.monotonic)
     address: str = ""  # the socket's path, or 127.0.0.1:PORT

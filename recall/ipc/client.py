@@ -45,6 +45,7 @@ from recall.privacy.paths import (
     read_bytes,
     read_regular,
     run_dir,
+    user_config_path,
 )
 
 SOCKET_NAME = "daemon.sock"
@@ -311,6 +312,7 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
             kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
         else:
             kwargs["start_new_session"] = True  # survives the hook and Claude Code's signals
+        user_config_path()  # a relative RECALL_CONFIG made absolute: the daemon runs in run/
         started = subprocess.Popen(daemon_command(), **kwargs)
         os.pwrite(fd, f" {started.pid}".encode(), len(repr(now)))  # "time pid": see _started_daemon_died
         return started

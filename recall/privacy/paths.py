@@ -40,8 +40,17 @@ def recall_home() -> Path:
 
 
 def user_config_path() -> Path:
-    """The user's config file: ``RECALL_CONFIG``, else ``RECALL_HOME/config.toml``."""
-    return Path(os.environ.get("RECALL_CONFIG") or recall_home() / "config.toml")
+    """The user's config file: ``RECALL_CONFIG``, else ``RECALL_HOME/config.toml``. A relative
+    ``RECALL_CONFIG`` is read from where the command runs, once, as ``RECALL_HOME`` is: the
+    daemon it starts (in run/) and every child read the same file."""
+    env = os.environ.get("RECALL_CONFIG")
+    if not env:
+        return recall_home() / "config.toml"
+    path = Path(env).expanduser()
+    if not path.is_absolute():
+        path = path.absolute()
+        os.environ["RECALL_CONFIG"] = str(path)
+    return path
 
 
 def ensure_private_dir(path: Path) -> Path:

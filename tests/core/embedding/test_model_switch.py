@@ -133,3 +133,31 @@ def test_an_index_stopped_half_way_is_finished_by_the_next_daemon(recall_home, s
         assert "to resume" not in run_cli("status", check=True).stdout
     finally:
         daemons.kill_all()
+
+
+@pytest.mark.process
+def test_any_setting_changed_in_config_reaches_the_running_daemon(recall_home, sample_notes, tmp_path):
+    """An outside tester raised a threshold so that nothing would be handed over: `recall
+    query` obeyed, the running daemon (the hook's) went on injecting until it ended."""
+    use_model(recall_home, "hash")
+    index_dirs(sample_notes)
+    daemons = Daemons(recall_home, tmp_path)
+    try:
+        first = daemons.start()
+        before = query(MATCHING)
+        assert before["decision"]["chosen"] and "restarting" not in before
+        assert "restarting" not in query(MATCHING)  # nothing changed: it stays
+
+        config = recall_home / "config.toml"
+        config.write_text(config.read_text(encoding="utf-8").replace("top_floor = 0.35", "top_floor = 0.9999"),
+                          encoding="utf-8")
+        reply = query(MATCHING)  # the first question after the edit is answered with it, by the same daemon
+        assert reply["decision"]["chosen"] == [] and "restarting" not in reply and first.poll() is None
+
+        # a setting the running daemon cannot take in place (its idle timeout): it restarts after answering
+        config.write_text(config.read_text(encoding="utf-8") + "\n[daemon]\nidle_exit_hours = 2\n",
+                          encoding="utf-8")
+        assert query(MATCHING)["restarting"] == "hash-256"
+        assert wait_for(lambda: first.poll() is not None, 10), "the old daemon did not stop"
+    finally:
+        daemons.kill_all()

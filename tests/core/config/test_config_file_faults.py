@@ -1,0 +1,95 @@
+"""The user's config file under faults an outside tester found: a link to nothing, a
+``RECALL_CONFIG`` naming no file or given relative, a rewrite on a full disk, a file recall
+cannot parse when it rewrites it. Each is one line with its repair, and nothing is lost."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from helpers.cli import run_cli
+from helpers.daemon import HASH_CONFIG, MATCHING, Daemons, index_dirs, write_config
+from recall.ipc import client
+
+CONFIG = '# mine\nmodel = "hash"\n[selector]\nneg_weight = 0.25   # tuned by hand\n'
+
+
+def one_line(out: subprocess.CompletedProcess) -> str:
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode != 0 and len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("args", [("status",), ("query", "how do we deploy"), ("questions", "off")])
+def test_a_config_that_links_to_nothing_is_said_not_silently_dropped(recall_home, tmp_path, args):
+    recall_home.mkdir(parents=True)
+    (recall_home / "config.toml").symlink_to(tmp_path / "dotfiles" / "config.toml")
+    line = one_line(run_cli(*args))
+    assert "is a link to" in line and "does not exist" in line and "fix the link" in line
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to(loop)
+    assert "loop of links" in one_line(run_cli(*args, env={"RECALL_CONFIG": str(loop)}))
+
+
+def test_recall_config_naming_no_file_is_said(recall_home, tmp_path):
+    line = one_line(run_cli("status", env={"RECALL_CONFIG": str(tmp_path / "missing.toml")}))
+    assert "RECALL_CONFIG names" in line and "does not exist" in line and "unset RECALL_CONFIG" in line
+
+
+def _fake_agent(tmp_path) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\nexit 3\n")
+    (bin_dir / "claude").chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_consent_written_on_a_full_disk_leaves_the_config_whole_and_off(recall_home, tmp_path):
+    recall_home.mkdir(parents=True)
+    config = recall_home / "config.toml"
+    config.write_text(CONFIG + "# " + "x" * 3000 + "\n")
+    before = config.read_bytes()
+
+    def full_disk() -> None:  # writes past 2 KB fail (EFBIG), as on a disk that is full
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+    out = subprocess.run([sys.executable, "-m", "recall.cli", "questions", "on", "--agent", "claude"],
+                         capture_output=True, text=True, env=_fake_agent(tmp_path), preexec_fn=full_disk,
+                         timeout=120)
+    assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+    assert config.read_bytes() == before  # not cut, and consent not turned on
+    assert [p.name for p in recall_home.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize("text", ["\ufeffmodel = 'hash'\n", "[a]\nx = 1\n[a]\ny = 2\n", "# caf\xe9\n"],
+                         ids=["bom", "duplicate-table", "latin-1"])
+def test_consent_withdrawn_from_a_file_recall_cannot_read_is_one_line_and_the_file_kept(recall_home, text):
+    recall_home.mkdir(parents=True)
+    config = recall_home / "config.toml"
+    config.write_bytes(text.encode("latin-1") if "\xe9" in text else text.encode("utf-8"))
+    before = config.read_bytes()
+    assert "not valid TOML" in one_line(run_cli("questions", "off"))
+    assert config.read_bytes() == before
+
+
+@pytest.mark.process
+def test_a_relative_recall_config_is_the_daemons_config_too(recall_home, sample_notes, tmp_path):
+    write_config(recall_home)
+    (recall_home / "config.toml").write_text('model = "hash"\n' + HASH_CONFIG)
+    index_dirs(sample_notes)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "quiet.toml").write_text('model = "hash"\n' + HASH_CONFIG.replace("top_floor = 0.35", "top_floor = 0.9999"))
+    daemons = Daemons(recall_home, tmp_path)
+    try:
+        served = subprocess.run([sys.executable, "-m", "recall.cli", "serve"], cwd=work, capture_output=True,
+                                text=True, env={**os.environ, "RECALL_CONFIG": "quiet.toml"}, timeout=120)
+        assert served.returncode == 0, served.stderr
+        reply = client.request({"cmd": "query", "prompt": MATCHING, "cwd": "/"}, timeout=10.0)
+        assert reply["ok"] and reply["ranked"] and reply["decision"]["chosen"] == []
+    finally:
+        daemons.kill_all()
