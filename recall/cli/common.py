@@ -18,8 +18,12 @@ from recall.privacy.safetext import shortened, terminal_text
 
 
 def say(message: object = "", err: bool = False, nl: bool = True) -> None:
-    """Print ``message`` (to stderr with ``err``): the CLI's one printer, terminal-safe."""
-    click.echo(terminal_text("" if message is None else message), err=err, nl=nl)
+    """Print ``message`` (to stderr with ``err``): the CLI's one printer, terminal-safe and
+    masked (``recall.privacy.masking``): a secret in a setting, a URL or a file name is never
+    printed, whichever line names it."""
+    from recall.privacy.masking import mask_secrets
+
+    click.echo(terminal_text(mask_secrets(str("" if message is None else message))), err=err, nl=nl)
 
 
 class UserError(click.ClickException):

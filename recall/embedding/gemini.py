@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from recall.errors import RecallError
+from recall.privacy.masking import mask_secrets
 
 if TYPE_CHECKING:
     import numpy as np
@@ -183,7 +184,7 @@ class GeminiEmbedder:
 
         if not _told.is_set():
             _told.set()
-            print(disclosure(self.name, self.settings), file=sys.stderr, flush=True)
+            print(mask_secrets(disclosure(self.name, self.settings)), file=sys.stderr, flush=True)
         for attempt in range(3):
             try:
                 with self._lock:

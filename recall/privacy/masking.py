@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 13
+RULES_VERSION = 14
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -200,8 +200,9 @@ _OWN: list[tuple[str, str, int, str]] = [
     # HTTP headers whose value is the credential, with or without a scheme word.
     ("bearer", r"authorization:[ \t]*(?:bearer|basic|token|digest|apikey)?[ \t]*[\"']?([^\s\"']{6,})", 1, "lq"),
     # Credentials in a URL's query: ?api_key=..., &access_token=..., &password=...
-    ("url-query", r"[?&;](?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|id[_\-]?token|token|secret"
-     r"|client[_\-]?secret|password|passwd|pwd|pass|key|sig|signature|auth)=([^&\s#\"'`]{4,200})", 1, "lv"),
+    # (and any name that ends in one of the secret words: libpq's sslpassword, refresh_token, db_secret)
+    ("url-query", r"[?&;](?:api[_\-]?key|apikey|[a-z0-9_\-]*(?:token|secret|password|passwd|passphrase)|pwd|pass"
+     r"|key|sig|signature|auth)=([^&\s#\"'`]{4,200})", 1, "lv"),
     # Kubernetes / compose env lists: name: DB_PASS, then value: on the next line.
     ("assignment", r"name:[ \t]*[\"']?[A-Za-z0-9_]*(?:PASS|PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)"
      r"[A-Za-z0-9_]*[\"']?[ \t]*\r?\n[ \t]*value:[ \t]*[\"']?([^\s\"']+)", 1, "v"),

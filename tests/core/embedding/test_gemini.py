@@ -114,6 +114,16 @@ def test_what_is_sent_is_said_before_the_first_request(recall_home, tmp_path):
     assert "Traceback" not in proc.stderr and KEY not in proc.stderr + proc.stdout
 
 
+def test_the_line_said_before_the_first_request_masks_the_endpoints_credentials(recall_home, tmp_path):
+    """An outside tester's endpoint held a user's password and a ?key=: this line printed both."""
+    with fake_gemini(status_plan=[400]) as api:
+        host = api.url.split("://", 1)[1]
+        set_config(recall_home, gemini_config(api).replace(api.url, f"http://admin:Sup3rS3cretPw9@{host}?key={KEY}"))
+        proc = run_cli_process("index", notes_folder(tmp_path), env={"GEMINI_API_KEY": KEY, "RECALL_MODEL": ""})
+    assert "recall: model = gemini sends to" in proc.stderr
+    assert "Sup3rS3cretPw9" not in proc.stderr + proc.stdout and KEY not in proc.stderr + proc.stdout
+
+
 def test_a_missing_key_or_a_plain_http_endpoint_is_one_line(recall_home, tmp_path, monkeypatch):
     from recall.config.load import load_config
     from recall.embedding.gemini import GeminiEmbedder

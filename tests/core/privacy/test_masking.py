@@ -532,3 +532,16 @@ def test_html_references_and_strike_through_keep_what_is_not_a_secret():
                  "~~deprecated~~ password policy", "&lt;password&gt;{{ secret }}&lt;/password&gt;",
                  "the password field &mdash; required", "fish &amp; chips"):
         assert mask_secrets(line) == line, line
+
+
+@pytest.mark.parametrize("url,secret", [
+    ("postgresql://alice@db.internal/recall?sslpassword=Tls-Key-Pass-91&sslmode=verify-full", "Tls-Key-Pass-91"),
+    ("https://auth.example.com/cb?refresh_token=r3fr35h-t0k3n-77&state=x", "r3fr35h-t0k3n-77"),
+    ("mysql://db/app?db_password=dbPw-55213", "dbPw-55213"),
+])
+def test_a_secret_query_parameter_is_masked_whatever_its_prefix(url, secret):
+    """An outside tester's `recall config` printed libpq's sslpassword in full."""
+    masked = mask_secrets(url)
+    assert secret not in masked and "[REDACTED]" in masked
+    assert mask_secrets("https://shop.example.com/?monkey=banana1&sort=price") == \
+        "https://shop.example.com/?monkey=banana1&sort=price"
