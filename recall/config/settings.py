@@ -485,4 +485,39 @@ def _learned(tables: Mapping[str, Any], origins) -> dict[str, Mapping[str, Any]]
         if not isinstance(table, Mapping):
             raise _fail(("learned", name), "expected a table", origins)
         _unknown(table, LEARNED_KEYS, ("learned", name), origins)
+        _learned_shape(table, ("learned", name), origins)
     return dict(tables)
+
+
+def _learned_shape(table: Mapping[str, Any], at: tuple[str, ...], origins) -> None:
+    """A learned selector's numbers as ``recall.ranking.learned.LearnedSelector`` uses them:
+    one finite number per feature in ``mean`` and ``scale``, a row of them per class in
+    ``coef``, one per class in ``intercept``, a ``threshold`` in [0, 1]. An outside tester's
+    ``threshold = "x"`` made every message a traceback in the daemon, and ``nan`` made the
+    gate inject on "ok go on"."""
+    def numbers(key: str, n: int) -> None:
+        value = table.get(key)
+        if not (isinstance(value, list) and len(value) == n and all(_finite(v) for v in value)):
+            raise _fail((*at, key), f"expected a list of {n} finite numbers", origins)
+
+    features, classes = table.get("features"), table.get("classes", ["nothing", "short", "full"])
+    if not (isinstance(features, list) and features and all(isinstance(f, str) for f in features)):
+        raise _fail((*at, "features"), "expected the list of the features' names", origins)
+    if not (isinstance(classes, list) and len(classes) == 3):
+        raise _fail((*at, "classes"), "expected the three classes", origins)
+    for key in ("mean", "scale"):
+        numbers(key, len(features))
+    numbers("intercept", len(classes))
+    coef = table.get("coef")
+    if not (isinstance(coef, list) and len(coef) == len(classes)):
+        raise _fail((*at, "coef"), f"expected {len(classes)} rows of {len(features)} finite numbers", origins)
+    for row in coef:
+        if not (isinstance(row, list) and len(row) == len(features) and all(_finite(v) for v in row)):
+            raise _fail((*at, "coef"), f"expected {len(classes)} rows of {len(features)} finite numbers", origins)
+    threshold = table.get("threshold")
+    if not (_finite(threshold) and 0 <= threshold <= 1):
+        raise _fail((*at, "threshold"), "expected a number from 0 to 1", origins)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

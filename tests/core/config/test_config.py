@@ -100,6 +100,16 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('[thresholds.default]\ngap_floor = -inf\n', "thresholds.default in {path}: gap_floor must be a number"),
     ('[daemon]\ntransport = "carrier-pigeon"\n', 'daemon in {path}: transport must be "unix" or "tcp"'),
     ('[selector]\nkind = "bogus"\n', 'selector in {path}: kind must be "gap" or "learned"'),
+    ('[team]\nwait_s = 0\n', "team in {path}: wait_s must be a number from 1 to 86400"),
+    # A learned selector's numbers: a word made every message a traceback, nan switched its gate off.
+    ('[learned."intfloat/multilingual-e5-small"]\nthreshold = "x"\n',
+     "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a number from 0 to 1"),
+    ('[learned."intfloat/multilingual-e5-small"]\nthreshold = nan\n',
+     "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a number from 0 to 1"),
+    ('[learned."intfloat/multilingual-e5-small"]\ncoef = [[1.0, 2.0]]\n',
+     "learned.intfloat/multilingual-e5-small.coef in {path}: expected 3 rows of 8 finite numbers"),
+    ('[learned."intfloat/multilingual-e5-small"]\nmean = [0, 0, 0, 0, 0, 0, 0, inf]\n',
+     "learned.intfloat/multilingual-e5-small.mean in {path}: expected a list of 8 finite numbers"),
 ])
 def test_a_bad_key_is_one_line_naming_the_key_and_the_file(tmp_path, text, words):
     path = tmp_path / "config.toml"
