@@ -515,7 +515,7 @@ def _learned_shape(table: Mapping[str, Any], at: tuple[str, ...], origins) -> No
         if not (isinstance(row, list) and len(row) == len(features) and all(_finite(v) for v in row)):
             raise _fail((*at, "coef"), f"expected {len(classes)} rows of {len(features)} finite numbers", origins)
     threshold = table.get("threshold")
-    if not (_finite(threshold) and 0 <= threshold <= 1):
+    if not (_finite(threshold) and 0 <= float(threshold) <= 1):  # type: ignore[arg-type]
         raise _fail((*at, "threshold"), "expected a number from 0 to 1", origins)
 
 
