@@ -341,29 +341,13 @@ def describe(cost: notegen.Cost, n_notes: int, agent: Agent | None) -> str:
 
 
 def set_generate(value: str) -> Path:
-    """Write ``[questions] generate = value`` to the user's config.toml (comments kept), 0600:
+    """Write ``[questions] generate = value`` to the user's config.toml (``recall.config.edit``):
     the consent ``recall questions on``/``off`` and the web page give."""
-    import tomlkit
-
-    from recall.config.load import check_config_file
-    from recall.config.settings import ConfigError
-    from recall.privacy.paths import make_missing_dirs, replace_private, user_config_path
+    from recall.config.edit import set_setting
 
     if value not in CHOICES:
         raise ValueError(f"generate must be one of {', '.join(CHOICES)}")
-    path = user_config_path()
-    check_config_file(path)  # a file recall cannot read is said, and left as it is
-    try:
-        doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
-    except tomlkit.exceptions.TOMLKitError as exc:
-        raise ConfigError(f"{path} could not be rewritten ({exc}); set [questions] generate = {value!r} there "
-                          "by hand") from None
-    if "questions" not in doc:
-        doc["questions"] = tomlkit.table()
-    doc["questions"]["generate"] = value  # type: ignore[index]
-    make_missing_dirs(path.parent)
-    replace_private(path, tomlkit.dumps(doc))  # whole or not at all: a full disk leaves the old file
-    return path
+    return set_setting("questions", "generate", value)
 
 
 def indexed_sources(app) -> list:

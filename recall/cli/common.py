@@ -73,7 +73,7 @@ def clean_errors(*extra):
             except KeyboardInterrupt:
                 raise Interrupted() from None
             except (sqlite3.DatabaseError, OSError) as exc:
-                line = _state_error(exc)
+                line = output_failed(exc) or _state_error(exc)
                 if line is None and isinstance(exc, OSError):
                     line = os_error_line(exc)
                 if line is None:
@@ -81,6 +81,23 @@ def clean_errors(*extra):
                 raise UserError(line) from None
         return wrapper
     return decorate
+
+
+def output_failed(exc: BaseException) -> str | None:
+    """One line when ``exc`` is a failed write of the command's own output (stdout to a full
+    disk, ``> /dev/full``: raised inside click's ``echo``, which ``say`` and click's help and
+    usage lines write through), not of a file of recall's: an outside tester was told
+    RECALL_HOME's disk was full and to free space there. None otherwise."""
+    if not isinstance(exc, OSError) or exc.filename is not None or isinstance(exc, BrokenPipeError):
+        return None
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "echo" and "click" in code.co_filename:
+            return (f"could not write this command's output: {exc.strerror or exc}; nothing of recall's is "
+                    "wrong (send the output somewhere with room)")
+        tb = tb.tb_next
+    return None
 
 
 def _state_error(exc: BaseException) -> str | None:
@@ -114,6 +131,19 @@ def _nearly_full(path) -> bool:
         except OSError:
             continue
     return False
+
+
+class Finite(click.FloatRange):
+    """A float option's type: in its range, and a number (click's FloatRange lets nan through:
+    every comparison with it is false; inf is out of any bounded range but says so oddly)."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return rv
 
 
 class FolderPath(click.Path):

@@ -13,7 +13,7 @@ from collections import deque
 
 import click
 
-from recall.cli.common import UserError, fail_cleanly, say
+from recall.cli.common import Finite, UserError, fail_cleanly, say
 from recall.privacy.paths import NotAFile, open_regular
 from recall.privacy.safetext import one_line
 
@@ -23,7 +23,7 @@ STOP_WAIT_S = 10.0
 @click.command()
 @click.option("--foreground", is_flag=True,
               help="Run in this terminal, logging to stderr too; Ctrl-C stops it.")
-@click.option("--wait", "wait_s", default=120.0, show_default=True,
+@click.option("--wait", "wait_s", default=120.0, show_default=True, type=Finite(0, 86_400),
               help="Seconds to wait for a background daemon to answer.")
 @fail_cleanly
 def serve(foreground: bool, wait_s: float) -> None:
@@ -159,7 +159,7 @@ def _kill(pid: int) -> None:
 
 
 @click.command("log")
-@click.option("-n", "lines", default=20, show_default=True, type=click.IntRange(min=1), help="How many lines.")
+@click.option("-n", "lines", default=20, show_default=True, type=click.IntRange(1, 1_000_000), help="How many lines.")
 @click.option("--stats", is_flag=True,
               help="Per note: how often it was injected, and how often the agent then opened it "
                    "(needs `recall install --track-reads`).")

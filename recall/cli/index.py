@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say
+from recall.cli.common import Finite, FolderPath, UserError, fail_cleanly, recall_app, say
 
 
 @click.command()
@@ -116,7 +116,7 @@ def _calibration_line(cal) -> str:
 
 
 @click.command()
-@click.option("--target-silence", type=click.FloatRange(0.5, 1.0),
+@click.option("--target-silence", type=Finite(0.5, 1.0),
               help="Share of known unrelated messages to stay silent on (default: [selector] target_silence).")
 @fail_cleanly
 def calibrate(target_silence: float | None) -> None:

@@ -49,8 +49,9 @@ def run() -> None:
     except RecallError as exc:
         UserError(str(exc)).show()
         sys.exit(1)
-    except OSError as exc:  # met before a command's own wrapper (reading config.toml, say)
+    except OSError as exc:  # met before a command's own wrapper (reading config.toml, say; --help's output)
+        from recall.cli.common import output_failed
         from recall.privacy.paths import os_error_line
 
-        UserError(os_error_line(exc)).show()
+        UserError(output_failed(exc) or os_error_line(exc)).show()
         sys.exit(1)

@@ -17,7 +17,8 @@ from recall.privacy.safetext import one_line
 @click.option("--all", "everything", is_flag=True, help="Search every project.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--explain", is_flag=True, help="Show scores, gap, thresholds and why the selector stopped.")
-@click.option("-k", "k", default=11, show_default=True, help="Notes to list with --explain/--json.")
+@click.option("-k", "k", default=11, show_default=True, type=click.IntRange(1, 1_000),
+              help="Notes to list with --explain/--json.")
 @click.option("--for-agent", is_flag=True, help="Print --json for an agent to read: every string one line of plain "
                                                 "text, no markup (the plugin skill's fallback).")
 @fail_cleanly

@@ -199,7 +199,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 @click.argument("text")
 @click.option("--repo", help="Search one other project's notes (its folder name).")
 @click.option("--all", "everything", is_flag=True, help="Every note you can see.")
-@click.option("-k", "k", default=10, show_default=True, help="Notes to list.")
+@click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1, 1_000), help="Notes to list.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @_url_option
 @_clean_errors

@@ -13,7 +13,7 @@ from recall.cli.common import FolderPath, fail_cleanly, recall_app, say
 @click.argument("dirs", nargs=-1, type=FolderPath(exists=True, file_okay=False, path_type=Path))
 @click.option("--kind", type=click.Choice(["dir", "rule", "memory", "library"]), default="dir", show_default=True,
               help="How DIRs are indexed (as in `recall index`).")
-@click.option("--debounce-ms", type=int, default=None,
+@click.option("--debounce-ms", type=click.IntRange(0, 600_000), default=None,
               help="Quiet time after the last file event before re-indexing (default: [watch] debounce_ms).")
 @fail_cleanly
 def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> None:

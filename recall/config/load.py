@@ -52,6 +52,8 @@ def _merge(base: dict, over: dict, origin: str, origins: dict[tuple[str, ...], s
             for p in [p for p in origins if p[: len(path)] == path]:
                 del origins[p]
             record_origin(value, path, origin, origins)
+            if value == {}:  # an empty table where a value or no key goes: the error names this file
+                origins[path] = origin
     return out
 
 

@@ -394,6 +394,7 @@ def os_error_line(exc: OSError) -> str:
                       "RECALL_HOME elsewhere",
         errno.EPERM: "the system refuses the change (immutable? `lsattr` it, `chattr -i` it)",
         errno.ELOOP: "a loop of symbolic links: remove the link",
-        errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter RECALL_HOME",
+        errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter one (the folder named "
+                            "on the command line, or RECALL_HOME)",
     }.get(exc.errno or 0, "`recall status` says what else is wrong")
     return f"{path}: {exc.strerror or type(exc).__name__}; {repair}"

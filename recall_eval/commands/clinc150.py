@@ -14,9 +14,12 @@ from recall_eval.commands.common import echo_json, fail_cleanly, home_option, lo
               help="data_full.json (default: <project>/../shared/benchmarks/clinc150/data_full.json).")
 @model_option
 @home_option
-@click.option("--limit", type=int, help="Subsample each query split to N items (seeded), for quick runs.")
-@click.option("--train-per-intent", type=int, help="Build each note from only the first N train utterances.")
-@click.option("--seed", default=0, show_default=True, help="Seed of --limit and of the bootstrap.")
+@click.option("--limit", type=click.IntRange(1, 1_000_000),
+              help="Subsample each query split to N items (seeded), for quick runs.")
+@click.option("--train-per-intent", type=click.IntRange(1, 1_000),
+              help="Build each note from only the first N train utterances.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
+              help="Seed of --limit and of the bootstrap.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly

@@ -64,10 +64,14 @@ def cross_paths(specs: tuple[str, ...], base: Path) -> tuple[list[str], list[str
 @click.option("--note-questions", type=click.Path(path_type=Path),
               help="Generated questions per note, JSONL (default: datasets/<collection>/questions.jsonl).")
 @click.option("--no-note-questions", is_flag=True, help="Ignore any note_questions file.")
-@click.option("--limit", default=200, show_default=True, help="CLINC150: questions drawn per split.")
-@click.option("--per-intent", default=30, show_default=True, help="CLINC150: train utterances per intent note.")
-@click.option("--seed", default=0, show_default=True, help="CLINC150 subsample seed.")
-@click.option("--latency-questions", default=40, show_default=True, help="Questions timed one at a time.")
+@click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="CLINC150: questions drawn per split.")
+@click.option("--per-intent", default=30, show_default=True, type=click.IntRange(1, 1_000),
+              help="CLINC150: train utterances per intent note.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
+              help="CLINC150 subsample seed.")
+@click.option("--latency-questions", default=40, show_default=True, type=click.IntRange(1, 100_000),
+              help="Questions timed one at a time.")
 @click.option("--no-memory", is_flag=True, help="Skip the memory probes (a fresh process per model set).")
 @home_option
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path), help="Default: <project>/reports.")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from recall.authoring.notegen import N_PER_NOTE, SHARE_JA
+from recall.cli.common import Finite
 from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log, say
 
 
@@ -23,11 +24,14 @@ from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log,
               help="Questions file to write (default: DIR/questions.jsonl for --notes, "
                    "datasets/NAME/questions.jsonl for --collection).")
 @click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
-@click.option("--max-tokens", default=16000, show_default=True, help="anthropic backend: answer cap per request.")
-@click.option("--batch-size", default=40, show_default=True,
+@click.option("--max-tokens", default=16000, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="anthropic backend: answer cap per request.")
+@click.option("--batch-size", default=40, show_default=True, type=click.IntRange(1, 10_000),
               help="Notes per backend request (0: all in one).")
-@click.option("--n-per-note", default=N_PER_NOTE, show_default=True, help="Messages to ask for per note.")
-@click.option("--share-ja", default=SHARE_JA, show_default=True, help="Share of all messages in Japanese.")
+@click.option("--n-per-note", default=N_PER_NOTE, show_default=True, type=click.IntRange(1, 100),
+              help="Messages to ask for per note.")
+@click.option("--share-ja", default=SHARE_JA, show_default=True, type=Finite(0, 1),
+              help="Share of all messages in Japanese.")
 @click.option("--force", is_flag=True, help="Replace an existing questions file.")
 @click.option("--no-negatives", is_flag=True,
               help="Do not also write negatives.jsonl (near-miss messages no note answers, for calibration).")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from recall.cli.common import Finite
 from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
 
 
@@ -21,13 +22,17 @@ from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
               help="file backend: the JSONL to import.")
 @click.option("--written-by", help="file backend: who or what wrote it (free text, goes to provenance).")
 @click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
-@click.option("--max-tokens", default=16000, show_default=True, help="anthropic backend: answer cap.")
-@click.option("--paraphrases", default=20, show_default=True, help="Paraphrase messages to ask for.")
-@click.option("--unrelated", default=20, show_default=True, help="Unrelated messages to ask for.")
-@click.option("--share-ja", default=0.3, show_default=True, help="Share of all messages in Japanese.")
-@click.option("--share-cross", default=0.25, show_default=True,
+@click.option("--max-tokens", default=16000, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="anthropic backend: answer cap.")
+@click.option("--paraphrases", default=20, show_default=True, type=click.IntRange(0, 100_000),
+              help="Paraphrase messages to ask for.")
+@click.option("--unrelated", default=20, show_default=True, type=click.IntRange(0, 100_000),
+              help="Unrelated messages to ask for.")
+@click.option("--share-ja", default=0.3, show_default=True, type=Finite(0, 1),
+              help="Share of all messages in Japanese.")
+@click.option("--share-cross", default=0.25, show_default=True, type=Finite(0, 1),
               help="Share of paraphrases in the other language than their note.")
-@click.option("--leakage-threshold", type=float, help="Flag paraphrases sharing more than this share of "
+@click.option("--leakage-threshold", type=Finite(0, 1), help="Flag paraphrases sharing more than this share of "
                                                       "content words with their note (default 0.6).")
 @click.option("--no-retry", is_flag=True, help="Do not ask the model to reword leaky lines.")
 @click.option("--check-model", help="Model for the near-note check of unrelated lines (default: config's).")

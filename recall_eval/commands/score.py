@@ -22,7 +22,8 @@ from recall_eval.commands.common import (
 @scoring_options
 @click.option("--baselines", is_flag=True, help="Also score the baselines (original rule, BM25, grep).")
 @click.option("--records", is_flag=True, help="Include every question's ranking and decision in the JSON.")
-@click.option("--seed", default=None, type=int, help="Bootstrap seed (default: the harness's fixed seed).")
+@click.option("--seed", default=None, type=click.IntRange(0, 2**32 - 1),
+              help="Bootstrap seed (default: the harness's fixed seed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object of metrics on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @fail_cleanly

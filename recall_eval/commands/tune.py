@@ -157,7 +157,7 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 @click.option("--dry-run", is_flag=True, help="Print the config diff; write nothing to the config.")
 @click.option("--no-write", is_flag=True, help="Report only; leave every config alone.")
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path), help="Default: <project>/reports.")
-@click.option("--seed", default=None, type=int, help="Bootstrap / fold seed.")
+@click.option("--seed", default=None, type=click.IntRange(0, 2**32 - 1), help="Bootstrap / fold seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tune report as JSON.")
 @fail_cleanly
 def command(collection, notes, questions, note_questions, no_note_questions, model, home, tune_sets, test_sets, pool,

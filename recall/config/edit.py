@@ -1,0 +1,31 @@
+"""Changing one setting in the user's config.toml, as recall's own commands do (``recall
+questions on``/``off``, the web page's consent button): comments, layout and line endings
+kept (tomlkit), the file replaced whole or not at all (a full disk leaves the old one), and a
+file recall cannot read said in one line and left as it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recall.config.load import check_config_file
+from recall.config.settings import ConfigError
+from recall.privacy.paths import make_missing_dirs, read_text, replace_private, user_config_path
+
+
+def set_setting(section: str, key: str, value: str) -> Path:
+    """Write ``[section] key = value`` to the user's config.toml (0600); returns its path."""
+    import tomlkit
+
+    path = user_config_path()
+    check_config_file(path)
+    try:
+        doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigError(f"{path} could not be rewritten ({exc}); set [{section}] {key} = {value!r} there "
+                          "by hand") from None
+    if section not in doc:
+        doc[section] = tomlkit.table()
+    doc[section][key] = value  # type: ignore[index]
+    make_missing_dirs(path.parent)
+    replace_private(path, tomlkit.dumps(doc))
+    return path
