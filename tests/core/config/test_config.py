@@ -101,6 +101,8 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('[daemon]\ntransport = "carrier-pigeon"\n', 'daemon in {path}: transport must be "unix" or "tcp"'),
     ('[selector]\nkind = "bogus"\n', 'selector in {path}: kind must be "gap" or "learned"'),
     ('[team]\nwait_s = 0\n', "team in {path}: wait_s must be a number from 1 to 86400"),
+    # An empty table where a value goes: the user's file is named, not the packaged one.
+    ('model = {}\n', "model in {path}: expected str"),
     # A learned selector's numbers: a word made every message a traceback, nan switched its gate off.
     ('[learned."intfloat/multilingual-e5-small"]\nthreshold = "x"\n',
      "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a number from 0 to 1"),

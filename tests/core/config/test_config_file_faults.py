@@ -93,3 +93,12 @@ def test_a_relative_recall_config_is_the_daemons_config_too(recall_home, sample_
         assert reply["ok"] and reply["ranked"] and reply["decision"]["chosen"] == []
     finally:
         daemons.kill_all()
+
+
+@pytest.mark.parametrize("args", [("config", "--path"), ("--help",)])
+def test_output_that_cannot_be_written_is_not_blamed_on_recall_home(recall_home, args):
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([sys.executable, "-m", "recall.cli", *args], stdout=full, stderr=subprocess.PIPE,
+                             text=True, timeout=120)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "could not write this command's output" in out.stderr and "RECALL_HOME" not in out.stderr
