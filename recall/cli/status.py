@@ -48,7 +48,19 @@ def status(as_json: bool) -> None:
         if key == "thresholds":
             say(f"thresholds: {value['words']}")
             continue
-        say(one_line(f"{key}: {value}"))  # one line each, whatever a path holds (a newline in RECALL_HOME)
+        say(one_line(f"{key}: {_words(value)}"))  # one line each, whatever a path holds (a newline in RECALL_HOME)
+
+
+def _words(value) -> str:
+    """A value of ``recall status`` as a person reads it: ``notes=12, chunks=80``, not a Python
+    dict; a list one item after another; yes and no."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_words(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, list):
+        return "; ".join(_words(v) for v in value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def _thresholds_in_force(app) -> dict:
@@ -85,10 +97,14 @@ def config_cmd(show_path: bool) -> None:
     if show_path:
         say(user_config_path())
         return
+    from recall.embedding.models import model_id_of
     from recall.privacy.masking import mask_secrets
     from recall.team.connect import hide_password
 
-    for key, value, origin in load_config().entries():  # pasted into bug reports: a [team] url's password masked
+    config = load_config()
+    for key, value, origin in config.entries():  # pasted into bug reports: a [team] url's password masked
         shown = json.dumps(value, ensure_ascii=False)
         say(f"{key} = {mask_secrets(hide_password(shown, value) if isinstance(value, str) else shown)}    # {origin}")
+    for line in config.unused_model_tables(model_id_of(config.model)):
+        say(line, err=True)
 

@@ -340,6 +340,22 @@ class Settings:
         """(dotted key, value, origin) for every key set by a file or the environment."""
         return sorted((".".join(p), self.value(p), o) for p, o in self.origins.items())
 
+    def unused_model_tables(self, model_id: str) -> list[str]:
+        """One line per ``[thresholds."<id>"]`` or ``[learned."<id>"]`` table a user's file set for a
+        model that is not ``model_id`` (the one in use): kept for a switch back, or a misspelled id
+        that nothing will ever read; said either way, with the likeliest id meant."""
+        import difflib
+
+        out = []
+        for section in ("thresholds", "learned"):
+            for name in sorted({p[1] for p, o in self.origins.items() if p[0] == section and len(p) > 1
+                                and o != PACKAGED and not o.endswith("calibration.toml")} - {model_id, "default"}):
+                near = difflib.get_close_matches(name, [model_id], n=1, cutoff=0.85)
+                out.append(f"note: [{section}.\"{name}\"] is not used: the model in use is {model_id}"
+                           + (f" (did you mean [{section}.\"{model_id}\"]?)" if near else
+                              "; a model's table applies when that model is `model`"))
+        return out
+
     # --- changed copies -----------------------------------------------------
     def with_model(self, model: str, origin: str) -> Settings:
         return dataclasses.replace(self, model=model, origins={**self.origins, ("model",): origin})

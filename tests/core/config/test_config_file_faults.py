@@ -102,3 +102,16 @@ def test_output_that_cannot_be_written_is_not_blamed_on_recall_home(recall_home,
                              text=True, timeout=120)
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "could not write this command's output" in out.stderr and "RECALL_HOME" not in out.stderr
+
+
+def test_a_table_for_a_model_not_in_use_is_said_with_the_id_meant(recall_home):
+    recall_home.mkdir(parents=True)
+    (recall_home / "config.toml").write_text(
+        'model = "usem3"\n[thresholds."google/universal-sentence-encoder-multilingual3"]\ntop_floor = 0.9\n'
+        '[thresholds."intfloat/multilingual-e5-small"]\ntop_floor = 0.8\n')
+    out = run_cli("config")
+    assert out.returncode == 0, out.stderr
+    notes = out.stderr.strip().splitlines()
+    assert len(notes) == 2 and all(line.startswith("note: [thresholds.") for line in notes)
+    assert 'did you mean [thresholds."google/universal-sentence-encoder-multilingual-3"]?' in notes[0]
+    assert "applies when that model is `model`" in notes[1]
