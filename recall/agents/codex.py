@@ -84,6 +84,9 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     done.append(f"{result}: the recall hook (UserPromptSubmit, {kind}) in {path}")
     if _codex_feature(config, enable=True):
         done.append(f"set [features] hooks = true in {config}")
+    elif _hooks_off(config):
+        done.append(f"warning: [features] hooks = false in {config}: Codex runs no hook, recall's included; "
+                    "set it to true there for recall to run")
     done.append("Codex runs a new hook once you trust it: open `codex`, review it under /hooks "
                 "(or run `codex exec --dangerously-bypass-hook-trust` in scripts)")
     return done
@@ -144,6 +147,15 @@ def _codex_server(config: Path, enable: bool) -> bool:
         state_note(config, "mcp_servers", False)
     _write_toml(config, doc, removed=not enable)
     return True
+
+
+def _hooks_off(config: Path) -> bool:
+    """Whether the user switched Codex's hooks off (``[features] hooks`` or ``codex_hooks``)."""
+    try:
+        features = _read_toml(config).get("features") if config.exists() else None
+    except Exception:  # noqa: BLE001 - said by the install that read it first
+        return False
+    return features is not None and any(features.get(k) is False for k in ("hooks", "codex_hooks"))
 
 
 def _codex_feature(config: Path, enable: bool) -> bool:

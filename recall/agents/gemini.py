@@ -49,6 +49,9 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
         hooks_config["enabled"] = True
         state_note(path, "hooksConfig.enabled", True)
         done.append(f"set hooksConfig.enabled = true in {path}")
+    elif isinstance(hooks_config, dict) and hooks_config.get("enabled") is False:
+        done.append(f"warning: hooksConfig.enabled = false in {path}: Gemini CLI runs no hook, recall's "
+                    "included; set it to true there for recall to run")
     note_created(path)
     write_settings(path, settings)
     if project:

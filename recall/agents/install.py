@@ -22,6 +22,7 @@ atomically (temporary file + rename) with 2-space indentation.
 from __future__ import annotations
 
 import json
+import re
 import os
 import sys
 import time
@@ -106,7 +107,7 @@ def load_settings(path: Path) -> dict[str, Any]:
         return {}
     try:
         text = read_text(path)
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(text, parse_float=_as_written) if text.strip() else {}
     except (OSError, ValueError, RecursionError) as exc:
         raise InstallError(f"{path}: cannot read it as JSON ({exc}); fix or move it first") from exc
     if not isinstance(data, dict):
@@ -114,13 +115,28 @@ def load_settings(path: Path) -> dict[str, Any]:
     return data
 
 
+# A number with a fraction or an exponent is kept as the file wrote it: read as a float,
+# 1e400 became inf and was written back as Infinity, which is not JSON (an outside tester's
+# Claude Code then ignored the whole file, its permission rules included), and 1E5 as
+# 100000.0. It is held as a marked string while recall edits the file (the mark holds a
+# nonce no file can know), and written back as the number it was.
+_NONCE = os.urandom(8).hex()
+_KEPT = re.compile(r'"\\u0000' + _NONCE + r':(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\u0000"')
+
+
+def _as_written(literal: str) -> str:
+    return f"\x00{_NONCE}:{literal}\x00"
+
+
 def settings_bytes(settings: dict[str, Any]) -> bytes:
-    """The file's new bytes; a string holding a lone surrogate (``"\\ud800"`` in the file, valid JSON)
-    is written escaped as it was, not refused halfway through an install."""
+    """The file's new bytes, its numbers as it wrote them (``_as_written``); a string holding a
+    lone surrogate (``"\\ud800"`` in the file, valid JSON) is written escaped as it was, not
+    refused halfway through an install."""
     try:
-        return (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+        return _KEPT.sub(r"\1", text).encode("utf-8")
     except UnicodeEncodeError:
-        return (json.dumps(settings, indent=2) + "\n").encode("ascii")
+        return _KEPT.sub(r"\1", json.dumps(settings, indent=2) + "\n").encode("ascii")
 
 
 def write_settings(path: Path, settings: dict[str, Any]) -> None:

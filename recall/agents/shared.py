@@ -165,8 +165,11 @@ def drop_if_created_and_empty(path: Path) -> bool:
 
 
 def write_text(path: Path, text: str) -> None:
+    """Write an agent's config file atomically, keeping its mode, and through a symbolic link
+    (a config kept in a dotfiles folder stays linked there), as ``install.write_settings`` does."""
     import tempfile
 
+    path = path.resolve() if path.is_symlink() else path
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".recall.", suffix=".tmp")
     try:

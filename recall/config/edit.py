@@ -26,6 +26,7 @@ def set_setting(section: str, key: str, value: str) -> Path:
     if section not in doc:
         doc[section] = tomlkit.table()
     doc[section][key] = value  # type: ignore[index]
-    make_missing_dirs(path.parent)
-    replace_private(path, tomlkit.dumps(doc))
+    target = path.resolve() if path.is_symlink() else path  # a config kept in a dotfiles folder stays linked
+    make_missing_dirs(target.parent)
+    replace_private(target, tomlkit.dumps(doc))
     return path

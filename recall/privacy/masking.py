@@ -475,12 +475,19 @@ def looks_random(token: str) -> bool:
         return False  # words, numbers and acronyms joined: a path, a branch, a slug, a name
     if "/" in t and _mean_word(t) >= RANDOM_MIN_PATH_PART:
         return False  # a path whose folders are CamelCase names (/Users/bob/GitHub/recall-1, MyApp/build-3)
+    if token.startswith("/") and t.count("/") >= 2 and all(_switches(part) <= 2 for part in t.split("/")):
+        return False  # an absolute path of short names (/tmp/attackB/r09/home): a key's parts switch case often
     switches = sum(_class(a) != _class(b) for a, b in zip(t, t[1:])) / (n - 1)
     if switches < RANDOM_MIN_SWITCHES or n / len(_CAMEL_PARTS.findall(t)) > RANDOM_MAX_PART:
         return False  # CamelCase names, words with a number
     # The entropy 99% of random strings of n characters (62-64 symbols) reach, less a margin:
     # 3.6 bits a character at 20 characters, 4.34 at 40, 4.85 at 64 (tests/core/privacy/test_masking.py).
     return _entropy(t) >= min(RANDOM_MIN_BITS + 0.744 * math.log2(n / RANDOM_MIN_CHARS), 5.0)
+
+
+def _switches(part: str) -> int:
+    """How often the kind of character (lower, upper, digit, other) changes along ``part``."""
+    return sum(_class(a) != _class(b) for a, b in zip(part, part[1:]))
 
 
 def _mean_word(t: str) -> float:

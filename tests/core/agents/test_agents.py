@@ -232,14 +232,38 @@ def test_codex_route(indexed, daemons, project, tmp_path, monkeypatch):
 
 
 @pytest.mark.process
-def test_codex_leaves_a_features_flag_the_user_set(indexed, project, tmp_path, monkeypatch):
+def test_codex_leaves_a_features_flag_the_user_set_and_says_hooks_are_off(indexed, project, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
     (tmp_path / "cx").mkdir()
     config = tmp_path / "cx" / "config.toml"
     config.write_text("[features]\nhooks = false\n")
-    cli(install_cmd, "--agent", "codex", "--skip-check")
+    out = cli(install_cmd, "--agent", "codex", "--skip-check")
+    assert f"warning: [features] hooks = false in {config}" in out
     cli(uninstall_cmd, "--agent", "codex")
     assert config.read_text() == "[features]\nhooks = false\n"
+
+
+def test_codex_config_kept_in_a_dotfiles_folder_stays_linked(indexed, project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    (tmp_path / "cx").mkdir()
+    real = tmp_path / "dotfiles" / "codex.toml"
+    real.parent.mkdir()
+    real.write_text('model = "gpt-5-codex"\n')
+    link = tmp_path / "cx" / "config.toml"
+    link.symlink_to(real)
+    cli(install_cmd, "--agent", "codex", "--skip-check")
+    assert link.is_symlink() and "hooks = true" in real.read_text()
+    cli(uninstall_cmd, "--agent", "codex")
+    assert link.is_symlink() and real.read_text() == 'model = "gpt-5-codex"\n'
+
+
+def test_gemini_hooks_switched_off_are_said_not_switched_on(indexed, project):
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"hooksConfig": {"enabled": false}}')
+    out = cli(install_cmd, "--agent", "gemini", "--project", "--skip-check")
+    assert "warning: hooksConfig.enabled = false" in out
+    assert json.loads(settings.read_text())["hooksConfig"] == {"enabled": False}
 
 
 # --- Gemini CLI ----------------------------------------------------------------------------------

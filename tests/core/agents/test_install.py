@@ -136,6 +136,19 @@ def test_keeps_mode_and_writes_through_a_symlink(tmp_path):
     assert not list(real.parent.glob(".settings.*"))  # no temp file left behind
 
 
+def test_numbers_are_written_back_as_the_file_wrote_them(tmp_path):
+    """An outside tester's teammate committed 1e400 (Claude Code reads it): install wrote it back
+    as Infinity, which is not JSON, and Claude Code then ignored the file, permission rules and all."""
+    path = tmp_path / "settings.json"
+    text = '{"permissions": {"deny": ["Bash(rm:*)"]}, "big": 1e400, "e": 1E5, "f": 1.10, "n": [-0.0, 2.5e-3]}'
+    path.write_text(text)
+    install(path)
+    written = path.read_text()
+    assert '"big": 1e400' in written and '"e": 1E5' in written and '"f": 1.10' in written and "2.5e-3" in written
+    uninstall(path)
+    assert json.loads(path.read_text(), parse_float=str) == json.loads(text, parse_float=str)
+
+
 def test_invalid_settings_are_left_alone(tmp_path):
     path = tmp_path / "settings.json"
     path.write_text('{"hooks": ')

@@ -545,3 +545,11 @@ def test_a_secret_query_parameter_is_masked_whatever_its_prefix(url, secret):
     assert secret not in masked and "[REDACTED]" in masked
     assert mask_secrets("https://shop.example.com/?monkey=banana1&sort=price") == \
         "https://shop.example.com/?monkey=banana1&sort=price"
+
+
+@pytest.mark.parametrize("path", ["/tmp/attackB/r09/home/.gemini/settings.json", "/home/jdoe2/src/apiV2/x.md",
+                                  "/srv/data01/Build7/releases/v12/notes.md"])
+def test_an_absolute_path_of_short_names_is_not_taken_for_a_key(path):
+    """Every line the CLI prints is masked: an outside tester's install message named its file
+    "[REDACTED].gemini/settings.json"."""
+    assert mask_secrets(f"added: the recall hook in {path}") == f"added: the recall hook in {path}"
