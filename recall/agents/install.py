@@ -22,8 +22,8 @@ atomically (temporary file + rename) with 2-space indentation.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
