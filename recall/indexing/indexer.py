@@ -35,7 +35,7 @@ from recall.embedding.models import Embedder
 from recall.indexing.media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
 from recall.notes.chunking import chunk_text, header_text
 from recall.notes.documents import LIBRARY, read_documents
-from recall.notes.files import Note, read_folder
+from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, read_folder
 from recall.notes.problems import Problem
 from recall.notes.questions import (
     folder_questions_file,
@@ -188,8 +188,9 @@ def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (
     restated = list(restatements) if questions else []
     fp = note_fingerprint(note, cfg, file_questions, restated, questions)
     note = replace(note, questions=merge(note.questions, file_questions) if questions else [])
-    record = mask_record(NoteRecord(path=note.kept_path, note_id=note.id, name=note.name, description=note.description,
-                                    type=note.type, content_hash=fp, mtime=note.mtime, extra=dict(note.extra)))
+    record = mask_record(NoteRecord(path=note.kept_path, note_id=note.id, name=cap_field(note.name, MAX_NAME_CHARS),
+                                    description=cap_field(note.description, MAX_DESCRIPTION_CHARS),
+                                    type=note.type[:40], content_hash=fp, mtime=note.mtime, extra=dict(note.extra)))
     if note.segments is not None:  # which page, slide, section or time range each chunk is
         doc = document_chunks(note, cfg)
         record.extra["locations"] = doc.locations

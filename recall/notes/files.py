@@ -15,31 +15,20 @@ import codecs
 import errno
 import hashlib
 import os
-import re
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import yaml
-
+from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
 from recall.privacy.masking import MASK, mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular
 
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """The safe loader (libyaml's, ~10x faster, where present) reading each plain value as the text
-    it is: YAML 1.1 reads ``NO`` (Norway) as False, ``1:30`` as 90, ``0777`` as 511. ``~`` is null."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: kept for first, resolvers in _Loader.yaml_implicit_resolvers.items()
-    if (kept := [(tag, rx) for tag, rx in resolvers if tag == "tag:yaml.org,2002:null"])}
-
-# Front matter is a few lines. Past this it is not front matter (and a YAML document that
-# size could be built to exhaust memory): the file is read as plain text.
-MAX_FRONT_MATTER_BYTES = 64_000
-_SALVAGE_LINES = 200  # a header YAML cannot read: its name and description are in its first lines
+# A headline is a name and a description on one line of at most ~1 KB (the hook's cap): longer
+# fields are cut when read, said once. An outside tester's note with an 870 KB header cost the
+# daemon seconds per message (every message it ranked for got nothing, others waited) and made
+# every MCP search answer 1.75 MB.
+MAX_NAME_CHARS, MAX_DESCRIPTION_CHARS = 200, 1_000
 
 # A note is a few hundred bytes; 1 MB is a log or a dump pasted by mistake. Past it we
 # read only the first MAX_NOTE_BYTES (enough for the 6 chunks we keep) and warn.
@@ -90,86 +79,6 @@ def shown_path(path: Path | str) -> str:
     return mask_path(str(path))
 
 
-def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
-    """Return (front matter dict or None, body, error message or None).
-
-    A header YAML cannot read (a colon in a description, a tab, aliases, over 64 KB, no
-    closing line, cut by the 1 MB cap) still names the note: its top-level ``name``,
-    ``description`` and ``type`` lines are read line by line (``_header_lines``)."""
-    if not text.startswith("---"):
-        return None, text, None
-    lines = text.splitlines(keepends=True)
-    if lines[0].strip() != "---":
-        return None, text, None
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            header = "".join(lines[1:i])
-            body = "".join(lines[i + 1 :])
-            if len(header) > MAX_FRONT_MATTER_BYTES:
-                return _salvaged(lines[1:i], text, "front matter over 64 KB", "reading the file as plain text")
-            data, error = _parse_header(header)
-            if error:
-                return _salvaged(lines[1:i], body, error, "using file name as title")
-            if data is None:
-                return {}, body, None
-            if not isinstance(data, dict):
-                return None, body, "front matter is not a mapping; using file name as title"
-            return data, body, None
-    return _salvaged(lines[1:], text, "front matter has no closing '---'", "reading the file as plain text")
-
-
-def _parse_header(header: str) -> tuple[object, str | None]:
-    """(what the YAML header holds, None), or (None, what is wrong with it)."""
-    try:
-        if "*" in header and _has_alias(header):
-            # An alias repeats a node: nested ones grow exponentially (a "billion laughs"
-            # reaches gigabytes). Notes never need them.
-            return None, "front matter uses YAML aliases (*name)"
-        return yaml.load(header, Loader=_Loader), None  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        return None, "broken front matter" + (f" (line {mark.line + 2})" if mark is not None else "")
-    except RecursionError:
-        return None, "front matter nested too deep"
-    except Exception:  # noqa: BLE001 - a value the loader cannot build (a 5,000-digit integer)
-        return None, "broken front matter (a value that cannot be read)"
-
-
-# The value runs to the line's end; its trailing white space is cut after the match (a lazy
-# value before "[ \t]*$" took quadratic time on a long run of spaces: 40 KB, 44 s).
-_HEADER_LINE = re.compile(r"(name|description|type):[ \t]*+([^\s\[{&*!|>#][^\n]*)")
-
-
-def _header_lines(lines: list[str]) -> dict[str, str]:
-    """The top-level ``name:``, ``description:`` and ``type:`` lines of a header YAML could not
-    read, each value as written (surrounding quotes removed); flow values and blocks skipped."""
-    found: dict[str, str] = {}
-    for line in lines[:_SALVAGE_LINES]:
-        if line.strip() in ("---", "..."):
-            break
-        m = _HEADER_LINE.match(line.lstrip("\t") if line.startswith("\t") else line)
-        if m and m.group(1) not in found:
-            value = m.group(2).rstrip(" \t\r")
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            found[m.group(1)] = value.strip()
-    return {k: v for k, v in found.items() if v}
-
-
-def _salvaged(header: list[str], body: str, what: str, otherwise: str) -> tuple[dict | None, str, str]:
-    found = _header_lines(header)
-    if not found:
-        return None, body, f"{what}; {otherwise}"
-    if otherwise.startswith("reading"):
-        return found, body, f"{what}; {otherwise} (name, description and type read line by line)"
-    return found, body, f"{what}; name, description and type read line by line"
-
-
-def _has_alias(header: str) -> bool:
-    """Whether the YAML text uses an alias (parse events only: nothing is built)."""
-    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(header, Loader=_Loader))
-
-
 def _first_line(body: str, skip_headings: bool = False) -> str:
     for line in body.splitlines():
         if skip_headings and line.lstrip().startswith("#"):
@@ -198,6 +107,17 @@ def _text_field(meta: dict, key: str) -> str:
     return "" if value is None or isinstance(value, dict) else str(value).strip()
 
 
+def cap_field(value: str, limit: int) -> str:
+    """``value`` cut at ``limit`` characters (with "…")."""
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def _capped(value: str, limit: int, what: str, warnings: list[str]) -> str:
+    if len(value) > limit:
+        warnings.append(f"{what} is {len(value):,} characters: cut at {limit:,} (a headline is one short line)")
+    return cap_field(value, limit)
+
+
 def parse_note(path: Path, raw: bytes) -> Note:
     """Parse the bytes of one note file. Never raises on content."""
     warnings: list[str] = []
@@ -215,7 +135,9 @@ def parse_note(path: Path, raw: bytes) -> Note:
     description = _text_field(meta, "description") or _first_line(body)
     if not meta and not error and (title := _heading_title(body)):  # markdown without a header
         name, description = title, _first_line(body, skip_headings=True)
-    note_type = _text_field(meta, "type").lower()
+    name, description = (_capped(name, MAX_NAME_CHARS, "name", warnings),
+                         _capped(description, MAX_DESCRIPTION_CHARS, "description", warnings))
+    note_type = _text_field(meta, "type").lower()[:40]
     if note_type and note_type not in NOTE_TYPES:
         warnings.append(f"unknown type {note_type!r}")
     questions = meta.get("questions")

@@ -278,3 +278,23 @@ def test_a_note_saved_as_utf16_or_utf32_is_read_as_text(tmp_path, encoding):
     note, problems = read_note(tmp_path / "wide.md")
     assert note is not None and not problems, problems
     assert (note.name, note.body) == ("Vacuum weekly", "本文です")
+
+
+def test_a_headline_field_past_its_cap_is_cut_and_said_once(tmp_path, recall_home, hash_model):
+    """An outside tester's teammate wrote an 870 KB description: the daemon spent seconds on
+    it per message and every MCP search answer was 1.75 MB."""
+    from helpers.cli import run_cli
+    from recall.mcp.tools import RecallTools
+    from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "huge.md").write_text("---\nname: deploy " + "n" * 5000 + "\ndescription: deploy runbook " +
+                                   "word " * 50_000 + "\ntype: reference\n---\nRun compose up to deploy.\n")
+    note, problems = read_note(notes / "huge.md")
+    assert len(note.name) == MAX_NAME_CHARS and len(note.description) == MAX_DESCRIPTION_CHARS
+    assert sum("cut at" in w for w in note.warnings) == 2
+    out = run_cli("index", str(notes))
+    assert out.returncode == 0 and "description is 250," in out.stderr
+    answer = RecallTools(cwd=tmp_path).search("deploy runbook compose")
+    assert answer["results"] and len(json.dumps(answer)) < 10_000
