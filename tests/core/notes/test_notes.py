@@ -239,7 +239,7 @@ def test_a_value_yaml_cannot_build_is_one_warning_and_the_rest_is_indexed(tmp_pa
     by = {n.id: n for n in notes}
     assert {"good", "digits", "date"} <= set(by)
     assert by["digits"].description == "many digits" and by["date"].name == "Dated"
-    assert all("front matter" in p.message for p in problems), problems
+    assert all("front matter" in p.message or "cut at 200" in p.message for p in problems), problems
 
 
 def test_a_header_line_with_a_long_run_of_spaces_is_read_in_linear_time(tmp_path):
@@ -252,7 +252,7 @@ def test_a_header_line_with_a_long_run_of_spaces_is_read_in_linear_time(tmp_path
     t0 = time.perf_counter()
     got, _ = read_note(note)
     assert time.perf_counter() - t0 < 10.0
-    assert got is not None and got.name.startswith("a ") and got.name.endswith(" b") and got.description == "x: y"
+    assert got is not None and got.name == "a…" and got.description == "x: y"  # cut at its cap, said once
 
 
 def test_plain_values_are_read_as_the_text_written(tmp_path):
