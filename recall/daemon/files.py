@@ -58,13 +58,22 @@ def lock_lost(lock_fd: int) -> bool:
     return file_id(client.lock_path()) != (fst.st_dev, fst.st_ino)
 
 
+def _stamp(path) -> tuple[int, ...] | None:
+    """Which file ``path`` is and what was last written to it: (device, inode, size, mtime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class StatusFile:
     """``run/daemon.json``: what clients check before they trust a daemon (its pid, socket,
     model, protocol, whether it is ready). Written atomically, written anew when lost."""
 
     def __init__(self, state: DaemonState) -> None:
         self.state = state
-        self._id: tuple[int, int] | None = None
+        self._id: tuple[int, ...] | None = None
         # The loader thread writes it once ready; the loop removes it at the end. Once removed
         # it stays removed: a stop just after "ready" left a status file naming a dead daemon.
         self._lock = threading.Lock()
@@ -87,13 +96,15 @@ class StatusFile:
         with private_open(tmp) as fh:
             json.dump(status, fh)
         os.replace(tmp, client.status_path())
-        self._id = file_id(client.status_path())
+        self._id = _stamp(client.status_path())
         with private_open(client.run_dir() / client.LISTENED_NAME) as fh:  # kept when this daemon ends
             fh.write(str(os.getpid()))
 
     def rewrite_if_lost(self, stale: bool = False) -> None:
-        """Deleted or replaced (or ``stale``: the socket it names was bound anew): written again."""
-        if stale or file_id(client.status_path()) != self._id:
+        """Deleted, replaced or changed in place (emptied, cut, overwritten: an outside tester's
+        zero-filled file silenced every hook until the daemon ended), or ``stale`` (the socket
+        it names was bound anew): written again."""
+        if stale or _stamp(client.status_path()) != self._id:
             try:
                 self.write()
             except OSError as exc:

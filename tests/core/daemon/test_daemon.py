@@ -188,6 +188,21 @@ def test_stale_pid_and_socket_files_are_not_trusted_and_get_cleaned(indexed, dae
 
 
 @pytest.mark.process
+@pytest.mark.parametrize("damage", [b"", b"\0" * 200, b'{"pid": 1'])
+def test_a_status_file_damaged_in_place_is_written_again(indexed, daemons, damage):
+    """An outside tester emptied, zero-filled or cut run/daemon.json while the daemon ran: every
+    hook after that waited its budget for nothing until the daemon ended (hours)."""
+    proc = daemons.start()
+    path = indexed / "run" / "daemon.json"
+    with open(path, "r+b") as fh:  # in place: the same file, so the same inode
+        fh.truncate(0)
+        fh.write(damage)
+    assert wait_for(lambda: client.read_status() is not None, 15), path.read_bytes()[:80]
+    assert json.loads(path.read_text())["pid"] == proc.pid
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID
+
+
+@pytest.mark.process
 def test_idle_daemon_exits_by_itself(indexed, daemons):
     write_config(indexed, "[daemon]\nidle_exit_hours = 0.0003\n")  # ~1.1 s
     proc = daemons.start()
