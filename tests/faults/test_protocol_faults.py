@@ -123,6 +123,9 @@ def mcp_attacks() -> list[tuple[str, bytes, bool]]:
         ("method-not-string", b'{"jsonrpc":"2.0","id":405,"method":7}', True),
         ("wrong-version", b'{"jsonrpc":"1.0","id":406,"method":"tools/list"}', True),
         ("too-long", b'{"jsonrpc":"2.0","id":407,"method":"tools/list","p":"' + b"a" * (9 << 20) + b'"}', True),
+        # a message past a MiB is refused before the SDK parses it (7.5 MB took it up to 1.9 s)
+        ("message-past-a-mib", b'{"jsonrpc":"2.0","id":410,"method":"tools/call","params":{"name":"recall_context",'
+                               b'"arguments":{"prompt":"' + b"deploy " * (300_000) + b'"}}}', True),
         ("unknown-method", b'{"jsonrpc":"2.0","id":408,"method":"no/such/thing"}', True),
         ("lone-surrogate", (search % (409, '{"query":"deploy \\ud800 \\udfff flags"}')).encode(), True),
         ("unknown-notification", b'{"jsonrpc":"2.0","method":"notifications/whatever","params":{"x":[[[[1]]]]}}',
