@@ -72,6 +72,41 @@ def peer_uid(conn: socket.socket) -> int | None:
     return peer_creds(conn)[1]
 
 
+def tcp_peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
+    """The uid that owns the TCP socket at ``client`` connected to ``server`` on this machine
+    (Linux: ``/proc/net/tcp`` and ``tcp6``, whose tables every process may read), or None
+    when no such connection is listed (another machine, or not Linux)."""
+    import ipaddress
+
+    want = {(ipaddress.ip_address(client[0]), client[1], ipaddress.ip_address(server[0]), server[1])}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            parts = row.split()
+            if len(parts) > 7 and (*_proc_address(parts[1]), *_proc_address(parts[2])) in want:
+                return int(parts[7])
+    return None
+
+
+def _proc_address(field: str) -> tuple:
+    """``0100007F:1F90`` (or 32 hex digits for IPv6) as (address, port); a v4-mapped IPv6
+    address as its IPv4 one."""
+    import ipaddress
+
+    hexaddr, hexport = field.split(":")
+    raw = bytes.fromhex(hexaddr)
+    if sys.byteorder == "little":  # 32-bit words, each printed in host order
+        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    addr = ipaddress.ip_address(raw)
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return addr, int(hexport, 16)
+
+
 def not_mine(path: Path | str, st: os.stat_result, *, private: bool) -> str | None:
     """Why ``path`` (its ``lstat``) cannot be trusted, or None: another user's, a link, open
     to others (writable for a folder; any access for a private file or socket)."""

@@ -2,8 +2,9 @@
 
 Every search goes to the running daemon (``explain``), which holds the model: this
 process never loads one. The message typed on "Try a message" is sent to the daemon in
-memory and rendered back; it is never written, logged, cached or put in a URL (POST,
-``Cache-Control: no-store``, no access log).
+memory and rendered back; it is never written, logged, cached or put in a URL (POST, then a
+redirect to its answer kept in memory under a random id, ``Cache-Control: no-store``, no
+access log).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 DAEMON_START_S = 120.0  # a cold daemon loads its model and index first
 EXPLAIN_TIMEOUT_S = 30.0
 MAX_MESSAGE_CHARS = 16_000  # what the hook sends at most
+TRIED_KEPT, TRIED_KEPT_S = 20, 600.0  # answers of "Try a message" kept in memory for back and forward
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Launch:
     upload_dir: Path | None = None  # where uploads land (recall.ui.upload); None: no uploads
     reindex: subprocess.Popen | None = None
     reindex_started: float = 0.0
+    localhost: bool = True  # the page holds [::1] on its port too, so it answers to localhost (server.bind)
 
 
 @contextmanager
@@ -88,12 +91,36 @@ def shown(value: Any) -> Any:
     return value if not isinstance(value, str) or isinstance(value, Markup) else terminal_text(value)
 
 
+class Tried:
+    """The last answers of "Try a message", in memory only, each under a random id for
+    ``TRIED_KEPT_S`` (back and forward in the browser show them again), ``TRIED_KEPT`` at most."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[float, Any]] = {}
+
+    def put(self, value: Any) -> str:
+        import secrets
+
+        now = time.monotonic()
+        self._kept = {k: v for k, v in self._kept.items() if now - v[0] < TRIED_KEPT_S}
+        while len(self._kept) >= TRIED_KEPT:
+            self._kept.pop(next(iter(self._kept)))
+        key = secrets.token_urlsafe(16)
+        self._kept[key] = (now, value)
+        return key
+
+    def get(self, key: str) -> Any:
+        kept = self._kept.get(key)
+        return kept[1] if kept is not None and time.monotonic() - kept[0] < TRIED_KEPT_S else None
+
+
 class Pages:
     """The page handlers of one launch: its settings (token, cwd, reports, write access) and
     its templates."""
 
     def __init__(self, launch: Launch) -> None:
         self.launch = launch
+        self.tried = Tried()
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         env = self.templates.env
         env.finalize = shown  # every {{ value }}: control, bidi and zero-width characters made visible
@@ -120,8 +147,14 @@ class Pages:
             return self.page(request, "note.html", nav="notes", **data)
 
     async def try_page(self, request: Request) -> Response:
+        """A tried message is POSTed, answered, and the answer kept in this process's memory
+        under a random id the browser is sent on to (303, then GET /try?r=ID): a browser keeps
+        a POST's body with its history entry and writes it into its session files (an outside
+        tester found the message there after Chromium closed); a GET's entry holds the id only."""
         if request.method == "GET":
-            return self.page(request, "try.html", nav="try", message="", result=None, cwd=self.launch.cwd)
+            kept = self.tried.get(request.query_params.get("r", ""))
+            message, result = kept if kept is not None else ("", None)
+            return self.page(request, "try.html", nav="try", message=message, result=result, cwd=self.launch.cwd)
         form = await request.form()
         if not self.csrf_ok(form):
             return self.page(request, "missing.html", 403, nav="try", what="this form is from another launch: reload")
@@ -129,8 +162,7 @@ class Pages:
         from starlette.concurrency import run_in_threadpool
 
         reply = await run_in_threadpool(ask_daemon, message, self.launch.cwd)
-        return self.page(request, "try.html", nav="try", message=message, result=explain_view(reply),
-                         cwd=self.launch.cwd)
+        return RedirectResponse(f"/try?r={self.tried.put((message, explain_view(reply)))}", status_code=303)
 
     def injections_page(self, request: Request) -> Response:
         with recall_app(self.launch) as app:
@@ -231,7 +263,7 @@ def build_app(launch: Launch, codes: OneTimeCode | None = None) -> Guard:
         Route("/upload", pages.upload_page, methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    return Guard(Starlette(routes=routes), launch.token, launch.port, codes)
+    return Guard(Starlette(routes=routes), launch.token, launch.port, codes, localhost=launch.localhost)
 
 
 def reindex_state(launch: Launch) -> str:

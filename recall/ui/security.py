@@ -3,8 +3,11 @@
 The page serves private notes on a port any local process (and any web page the user
 opens, through the browser) can reach, so:
 
-* **Host** must be ``127.0.0.1:PORT`` or ``localhost:PORT``: a DNS-rebinding page
-  (evil.example resolving to 127.0.0.1) sends its own name and is refused;
+* **Host** must be ``127.0.0.1:PORT`` (or ``localhost:PORT`` and ``[::1]:PORT`` where the page
+  holds [::1] on its port too): a DNS-rebinding page (evil.example resolving to 127.0.0.1)
+  sends its own name and is refused;
+* the connection must come from a process of the **user** who started the page (the kernel's
+  TCP tables), whatever it carries;
 * a **token**, random per launch, is required on every request, as an HttpOnly,
   SameSite=Strict cookie. It is never in an address: the browser gets it by opening an
   address with a **one-time code** (``OneTimeCode``), good for one exchange and then
@@ -112,12 +115,13 @@ class Guard:
     """Wraps the app; refuses what the rules above refuse, adds the headers to the rest."""
 
     def __init__(self, app: Callable[..., Awaitable[None]], token: str, port: int,
-                 codes: OneTimeCode | None = None) -> None:
+                 codes: OneTimeCode | None = None, localhost: bool = True) -> None:
         self.app = app
         self.token = token
         self.port = port
         self.codes = codes or OneTimeCode(port)
-        self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        # localhost: only where the page holds [::1] on its port too (recall.ui.server.bind)
+        self.hosts = {f"127.0.0.1:{port}"} | ({f"localhost:{port}", f"[::1]:{port}"} if localhost else set())
         self.origins = {f"http://{h}" for h in self.hosts}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -126,6 +130,9 @@ class Guard:
                 await send({"type": "websocket.close", "code": 1008})
                 return
             await self.app(scope, receive, send)
+            return
+        if not _from_this_user(scope):
+            await _plain(send, 403, "refused: this page answers only the user who started it")
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if headers.get("host", "") not in self.hosts:
@@ -176,6 +183,27 @@ class Guard:
         if origin is not None and origin not in self.origins:
             return False
         return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+
+
+def _from_this_user(scope: Scope) -> bool:
+    """Whether the connection comes from a process of the user who started the page, as the
+    kernel says (``recall.privacy.trust.tcp_peer_uid``). Browsers send a cookie to every port
+    of 127.0.0.1: an outside tester's server, run by another local user on another port, lured
+    the browser there, took the token and read the notes with it. A connection the kernel's
+    tables do not list is refused on Linux; where there are no such tables (macOS, Windows),
+    the token alone decides. (A client that is no address at all is an in-process test's.)"""
+    import ipaddress
+
+    from recall.privacy.trust import my_uid, tcp_peer_uid
+
+    client, server = scope.get("client"), scope.get("server")
+    if not (client and server) or not os.path.exists("/proc/net/tcp"):
+        return True
+    try:
+        ipaddress.ip_address(client[0])
+    except ValueError:
+        return True
+    return tcp_peer_uid((client[0], int(client[1])), (server[0], int(server[1]))) == my_uid()
 
 
 def _same_site_location(path: str, query: list[tuple[str, str]]) -> str:

@@ -10,6 +10,7 @@ is asked may be written anywhere.
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 import webbrowser
@@ -21,12 +22,32 @@ from recall.ui.security import OneTimeCode, new_token
 HOST = "127.0.0.1"  # loopback only, by construction: there is no option to change it
 
 
-def bind(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, port))
-    sock.listen(64)
-    return sock
+def bind(port: int) -> list[socket.socket]:
+    """127.0.0.1:PORT, and [::1] on the same port where the machine has IPv6: a browser sends
+    ``localhost`` to [::1] first, and an outside tester's other local user listened there (no
+    clash with 127.0.0.1) with a look-alike page. With ``port`` 0, a port free on both; where
+    [::1]:PORT cannot be held, the page answers 127.0.0.1 only (``Guard``'s hosts)."""
+    for _ in range(20):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((HOST, port))
+        chosen = sock.getsockname()[1]
+        try:
+            six = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            six.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            six.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            six.bind(("::1", chosen))
+        except OSError as exc:
+            six.close()
+            if exc.errno == errno.EADDRINUSE and port == 0:
+                sock.close()
+                continue  # taken on [::1]: another port
+            six = None  # no IPv6 here, or the port named is taken there
+        sock.listen(64)
+        if six is not None:
+            six.listen(64)
+        return [sock] + ([six] if six is not None else [])
+    raise OSError(errno.EADDRINUSE, "no port free on both 127.0.0.1 and [::1]")
 
 
 def warm_daemon() -> str:
@@ -53,14 +74,14 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
 
     coredumps.forbid()  # the page's "Try a message" holds what you type: a crash must not dump it
 
-    sock = bind(port)
-    port = sock.getsockname()[1]
+    socks = bind(port)
+    port = socks[0].getsockname()[1]
     token = new_token()
     ensure_private_dir(run_dir())
     client.check_run_dir()  # the launcher file holds a live code: only in a folder that is the user's only
     codes = OneTimeCode(port, run_dir() / f"ui-{port}.html")
     app = build_app(Launch(token=token, port=port, cwd=Path.cwd(), reports=reports, allow_writes=allow_writes,
-                             upload_dir=upload_dir),
+                             upload_dir=upload_dir, localhost=len(socks) == 2),
                     codes)
     if start_daemon:
         say(warm_daemon())
@@ -76,7 +97,7 @@ def serve(port: int = 0, open_browser: bool = True, reports: Path | None = None,
         threading.Timer(0.5, webbrowser.open, args=(codes.launcher.as_uri(),)).start()  # type: ignore[union-attr]
     _exit_on_signals()
     try:
-        server.run(sockets=[sock])
+        server.run(sockets=socks)
     finally:
         codes.remove()
 

@@ -40,9 +40,39 @@ def listening_addresses(port: int) -> set[str]:
     return found
 
 
+V6_LOOPBACK = "00000000000000000000000001000000"  # ::1 as /proc/net/tcp6 prints it
+
+
 def test_listens_on_loopback_only(ui):
     assert ui.url.startswith("http://127.0.0.1:")
-    assert listening_addresses(ui.port) == {"0100007F"}  # 127.0.0.1, nothing on 0.0.0.0 or ::
+    # 127.0.0.1, and ::1 on the same port where there is IPv6 (so no other user can answer
+    # "localhost" there); nothing on 0.0.0.0 or ::
+    assert listening_addresses(ui.port) in ({"0100007F", V6_LOOPBACK}, {"0100007F"})
+    if Path("/proc/net/tcp6").exists() and V6_LOOPBACK in listening_addresses(ui.port):
+        with httpx.Client(base_url=f"http://[::1]:{ui.port}", cookies=ui.cookie, timeout=30) as c:
+            assert c.get("/notes", headers={"host": f"localhost:{ui.port}"}).status_code == 200
+
+
+def test_another_user_with_the_token_is_refused(ui):
+    """Browsers send a cookie to every port of 127.0.0.1: an outside tester's server, run by
+    another local user, lured the browser to itself, took the token and read the notes."""
+    import subprocess
+    import sys
+
+    from helpers.users import OTHER_UID, as_user, need_second_user
+
+    need_second_user()
+    fetch = ("import sys, urllib.request, urllib.error\n"
+             "req = urllib.request.Request(sys.argv[1], headers={'Cookie': sys.argv[2]})\n"
+             "try:\n    r = urllib.request.urlopen(req, timeout=20); print(r.status, r.read().decode()[:200])\n"
+             "except urllib.error.HTTPError as e:\n    print(e.code, e.read().decode()[:200])\n")
+    cookie = f"recall_ui_{ui.port}={ui.token}"
+    mine = subprocess.run([sys.executable, "-c", fetch, ui.base + "/notes", cookie], capture_output=True, text=True,
+                          timeout=60)
+    assert mine.stdout.startswith("200"), mine.stdout + mine.stderr
+    theirs = subprocess.run(as_user(OTHER_UID, sys.executable, "-c", fetch, ui.base + "/notes", cookie),
+                            capture_output=True, text=True, timeout=60)
+    assert theirs.stdout.startswith("403") and "only the user who started it" in theirs.stdout, theirs
 
 
 def test_the_page_holds_typed_messages_so_it_never_dumps_core(ui):
@@ -177,7 +207,7 @@ def test_posts_need_same_site_origin_and_the_form_field(ui):
     csrf = csrf_value(ui.token)
     with client(ui) as c:
         ok = c.post("/try", data={"message": MATCHING, "csrf": csrf}, headers={"origin": ui.base})
-        assert ok.status_code == 200 and 'id="decision"' in ok.text
+        assert ok.status_code == 303 and 'id="decision"' in c.get(ok.headers["location"]).text
         assert c.post("/try", data={"message": MATCHING}).status_code == 403  # no form field
         assert c.post("/try", data={"message": MATCHING, "csrf": "0" * 64}).status_code == 403
         r = c.post("/try", data={"message": MATCHING, "csrf": csrf}, headers={"origin": "http://evil.example"})
@@ -225,9 +255,14 @@ def test_a_tried_message_is_never_stored_logged_or_counted(ui):
     canary = "canary-7f3a9 Feature flags via Unleash: how do we add a feature flag?"
     with client(ui) as c:
         before = c.get("/injections").text
-        r = c.post("/try", data={"message": canary, "csrf": csrf_value(ui.token)}, headers={"origin": ui.base})
+        posted = c.post("/try", data={"message": canary, "csrf": csrf_value(ui.token)}, headers={"origin": ui.base})
+        # sent on to its answer, kept in memory under a random id: the message is in no address, and
+        # no browser keeps a POST body with its history entry (Chromium wrote one to its session files)
+        assert posted.status_code == 303 and "canary" not in posted.headers["location"]
+        r = c.get(posted.headers["location"])
         assert r.status_code == 200 and "canary-7f3a9" in r.text  # shown back in the form, once
         assert 'id="decision"' in r.text and "No answer" not in r.text
+        assert "canary-7f3a9" not in c.get("/try?r=not-an-id").text
         assert c.get("/injections").text == before  # not an injection
     assert "canary-7f3a9" not in ui.output()  # no access log, no echo
     for path in ui.home.rglob("*"):
