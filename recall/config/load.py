@@ -86,13 +86,14 @@ def _read(path: Path) -> dict:
 def _missing(path: Path, named: bool) -> None:
     """A config file that is not there is the defaults, unless the user pointed at it: a link
     to nothing (dotfiles not checked out, a drive not mounted) or a loop of links, or a
-    ``RECALL_CONFIG`` naming no file, is one ``ConfigError``, not settings silently dropped."""
+    ``RECALL_CONFIG`` in a folder that does not exist (a mistyped path), is one ``ConfigError``,
+    not settings silently dropped."""
     if path.is_symlink():
         raise ConfigError(f"{path} is a link to {os.readlink(path)}, which does not exist (or is a loop of "
                           "links): fix the link, or remove it to use the defaults")
-    if named:
-        raise ConfigError(f"RECALL_CONFIG names {path}, which does not exist: create it (`recall config` shows "
-                          "every setting), or unset RECALL_CONFIG to use RECALL_HOME/config.toml")
+    if named and not path.parent.is_dir():  # in a folder that is there: a file yet to be written (tune writes it)
+        raise ConfigError(f"RECALL_CONFIG names {path}, in a folder that does not exist: correct the path, or "
+                          "unset RECALL_CONFIG to use RECALL_HOME/config.toml")
 
 
 def check_config_file(path: Path) -> None:

@@ -105,9 +105,9 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('model = {}\n', "model in {path}: expected str"),
     # A learned selector's numbers: a word made every message a traceback, nan switched its gate off.
     ('[learned."intfloat/multilingual-e5-small"]\nthreshold = "x"\n',
-     "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a number from 0 to 1"),
+     "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a finite number"),
     ('[learned."intfloat/multilingual-e5-small"]\nthreshold = nan\n',
-     "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a number from 0 to 1"),
+     "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a finite number"),
     ('[learned."intfloat/multilingual-e5-small"]\ncoef = [[1.0, 2.0]]\n',
      "learned.intfloat/multilingual-e5-small.coef in {path}: expected 3 rows of 8 finite numbers"),
     ('[learned."intfloat/multilingual-e5-small"]\nmean = [0, 0, 0, 0, 0, 0, 0, inf]\n',
