@@ -91,6 +91,15 @@ def shown(value: Any) -> Any:
     return value if not isinstance(value, str) or isinstance(value, Markup) else terminal_text(value)
 
 
+def shell_word(value: object) -> str:
+    """``value`` as one shell word (``shlex.quote``): a folder or collection name someone else
+    chose cannot add a command to one the page offers to copy (an outside tester's folder
+    ``x;touch PWNED;#`` did)."""
+    import shlex
+
+    return shlex.quote(str(value))
+
+
 class Tried:
     """The last answers of "Try a message", in memory only, each under a random id for
     ``TRIED_KEPT_S`` (back and forward in the browser show them again), ``TRIED_KEPT`` at most."""
@@ -124,6 +133,7 @@ class Pages:
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         env = self.templates.env
         env.finalize = shown  # every {{ value }}: control, bidi and zero-width characters made visible
+        env.filters["sh"] = shell_word  # a value in a command the page offers to copy: one shell word
         env.globals.update(labels=views.SOURCE_LABELS, ago=views.ago, since=views.since, when=views.when,
                            csrf=csrf_value(launch.token), allow_writes=launch.allow_writes)
 

@@ -100,6 +100,19 @@ def test_the_page_masks_secrets_in_negatives_and_folder_names(tmp_path, recall_h
     assert "Qm7Rz3Kp9Lw2" not in page and "Tk4Lm8Np2Qr6" not in page and "[REDACTED]" in page
 
 
+def test_a_command_the_page_offers_takes_a_folder_name_others_chose_as_one_word(tmp_path, recall_home, hash_model):
+    """An outside tester's cloned folder ``x;touch PWNED;#``: the note page's `recall-eval expand
+    --notes DIR`, pasted into a shell, ran their command."""
+    import html
+    import shlex
+
+    folder = tmp_path / "x;touch PWNED;#" / "notes"
+    write_note(folder, "flags", "Feature flags via Unleash", "How features are gated", "Ship dark behind flags.")
+    page = html.unescape(first_note_page(recall_home, folder))
+    command = page.split("<code>recall-eval expand --notes ", 1)[1].split("</code>", 1)[0]
+    assert shlex.split(command) == [str(folder)]
+
+
 def test_the_page_shows_control_and_direction_characters_others_wrote(tmp_path, recall_home, hash_model):
     """An outside tester's agent-written questions kept a raw ESC, a right-to-left override and a
     NUL on the note's page (HTML-escaped, but drawn reversed or hidden)."""
