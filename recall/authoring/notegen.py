@@ -219,10 +219,11 @@ def note_hash(path: Path) -> str:
 
 
 def note_paths(folder: Path) -> list[Path]:
-    """The folder's notes (``recall.notes.files.iter_note_files``), one per file stem."""
+    """The folder's notes (``recall.notes.files.iter_note_files``) that are regular files, one per
+    file stem."""
     seen: dict[str, Path] = {}
     for path, _problem in iter_note_files(folder):
-        if path is not None:
+        if path is not None and path.is_file():  # a pipe or a device named like a note: nothing to send
             seen.setdefault(path.stem, path)
     return list(seen.values())
 

@@ -33,6 +33,7 @@ DAEMON_START_S = 120.0  # a cold daemon loads its model and index first
 EXPLAIN_TIMEOUT_S = 30.0
 MAX_MESSAGE_CHARS = 16_000  # what the hook sends at most
 TRIED_KEPT, TRIED_KEPT_S = 20, 600.0  # answers of "Try a message" kept in memory for back and forward
+COST_KEPT_S = 60.0  # the status page's estimate of what the notes' questions would cost
 
 
 @dataclass
@@ -130,6 +131,7 @@ class Pages:
     def __init__(self, launch: Launch) -> None:
         self.launch = launch
         self.tried = Tried()
+        self.cost: tuple[float, dict] | None = None  # (when, views.questions): the status page's
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         env = self.templates.env
         env.finalize = shown  # every {{ value }}: control, bidi and zero-width characters made visible
@@ -217,9 +219,16 @@ class Pages:
         return HTMLResponse(text, headers={"content-security-policy": REPORT_CSP})
 
     def status_page(self, request: Request) -> Response:
+        """The questions' cost reads every pending note (20,000 notes: 35 s for an outside
+        tester, on every load): it is kept ``COST_KEPT_S`` and computed again after that, or
+        after the page changed the consent."""
         with recall_app(self.launch) as app:
+            now = time.monotonic()
+            if self.cost is None or now - self.cost[0] > COST_KEPT_S or self.cost[1]["generate"] != \
+                    app.config.questions.generate:
+                self.cost = (now, views.questions(app))
             return self.page(request, "status.html", nav="status", s=views.status(app),
-                             job=reindex_state(self.launch), q=views.questions(app))
+                             job=reindex_state(self.launch), q=self.cost[1])
 
     async def upload_page(self, request: Request) -> Response:
         return await upload.handle(self, request, reindex_state)

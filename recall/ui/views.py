@@ -321,10 +321,14 @@ def questions(app: Recall) -> dict[str, Any]:
     """Whether an agent CLI may write the notes' questions, and what the indexed folders' new or
     changed notes would cost (recall.authoring.agentcli): shown before the page's "allow" button."""
     from recall.authoring.agentcli import consented, describe, find_agent, indexed_sources, plan
+    from recall.privacy.paths import os_error_line
 
     q = app.config.questions
     agent = find_agent(q.generate, q.model)
-    states, cost = plan(indexed_sources(app), q.batch_notes)
+    out = {"generate": q.generate, "allowed": consented(q.generate), "agent": agent.name if agent else ""}
+    try:
+        states, cost = plan(indexed_sources(app), q.batch_notes)
+    except OSError as exc:  # a note that cannot be read: said, not the page's end
+        return out | {"pending": 0, "line": f"the cost could not be estimated: {os_error_line(exc)}"}
     pending = sum(len(s.pending) for s in states)
-    return {"generate": q.generate, "allowed": consented(q.generate), "agent": agent.name if agent else "",
-            "pending": pending, "line": describe(cost, pending, agent) if pending else ""}
+    return out | {"pending": pending, "line": describe(cost, pending, agent) if pending else ""}

@@ -253,3 +253,12 @@ def test_a_damaged_daemon_log_costs_its_lines_not_the_page_or_the_stats(notes, r
     assert out.exit_code == 0 and out.exception is None, out.output
     row = next(r for r in out.output.splitlines() if r.startswith("flags"))
     assert row.split()[1] == "2", out.output  # the two lines that name it in a list of records
+
+
+def test_a_pipe_in_a_notes_folder_leaves_the_status_page_whole(notes):
+    """An outside tester's named pipe, skipped by `recall index`, made /status a bare 500 on
+    every load (the questions' cost read it)."""
+    os.mkfifo(notes / "pipe.md")
+    with page_client() as c:
+        r = c.get("/status")
+    assert r.status_code == 200 and "Questions" in r.text
