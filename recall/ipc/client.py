@@ -497,7 +497,8 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
         return info
     except DaemonError as exc:
         info["running"] = True
-        info["note"] = f"not answering ({exc})"
+        info["answering"] = False  # hung (stopped, or stuck): the page and `recall status` say so
+        info["note"] = f"not answering ({exc}); `recall stop` ends it, the next message starts a fresh one"
         return info
     # Running = answering questions; a daemon still loading its model says "starting".
     info["running"] = bool(reply.get("ok")) and bool(reply.get("ready", True))

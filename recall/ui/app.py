@@ -30,7 +30,7 @@ from recall.ui.security import REPORT_CSP, Guard, OneTimeCode, csrf_value
 
 HERE = Path(__file__).resolve().parent
 DAEMON_START_S = 120.0  # a cold daemon loads its model and index first
-EXPLAIN_TIMEOUT_S = 30.0
+EXPLAIN_TIMEOUT_S = 8.0  # a warm daemon answers in milliseconds; a cold one is waited for apart
 MAX_MESSAGE_CHARS = 16_000  # what the hook sends at most
 TRIED_KEPT, TRIED_KEPT_S = 20, 600.0  # answers of "Try a message" kept in memory for back and forward
 COST_KEPT_S = 60.0  # the status page's estimate of what the notes' questions would cost
@@ -78,6 +78,10 @@ def ask_daemon(message: str, cwd: Path) -> dict[str, Any]:
                 return {"ok": False, "error": "the daemon did not start; `recall serve --foreground` shows why"}
             return client.request(req, timeout=EXPLAIN_TIMEOUT_S)
     except (client.DaemonUnavailable, client.DaemonError) as exc:  # busy, refused (another user's), ...
+        if isinstance(exc.__cause__, TimeoutError):
+            return {"ok": False, "error": f"the search daemon did not answer in {EXPLAIN_TIMEOUT_S:g} s: it is "
+                                          "busy, or stopped or stuck (`recall stop` ends it; the next search "
+                                          "starts a fresh one)"}
         return {"ok": False, "error": str(exc)}
 
 

@@ -175,10 +175,20 @@ def test_status_in_words(notes, daemons):
         r = c.get("/status").text
         assert "The search daemon is <b>down</b>" in r and "The index holds <b>2</b> notes" in r
         assert "The watcher is <b>off</b>" in r
-    daemons.start()
+    proc = daemons.start()
     with page_client() as c:
         r = c.get("/status").text
         assert "The search daemon is <b>up</b>" in r and "running on" in r
+    # stopped (a debugger, a wedged process): not "up", and the repair said, on the page and on "Try"
+    import signal
+
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        with page_client() as c:
+            r = c.get("/status").text
+            assert "is <b>not answering</b>" in r and "recall stop" in r and "<b>up</b>" not in r
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
 
 
 @pytest.mark.process
