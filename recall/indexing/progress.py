@@ -41,6 +41,7 @@ class IndexProgress:
     searchable: int = 0  # notes with their text in the live index
     started_at: float = field(default_factory=time.time)
     pid: int = field(default_factory=os.getpid)
+    pid_started: int | None = field(default_factory=lambda: process_start(os.getpid()))  # tells a reused pid
     ended: bool = False  # stopped early, by an error (its process may live on: the daemon, the page)
     _written: float = field(default=0.0, repr=False)
 
@@ -88,14 +89,29 @@ class IndexProgress:
             (self.home / FILE).unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (Linux ``/proc/PID/stat``), None
+    where that cannot be read: with the pid, it names one process, not any that reuses its pid."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return int(fields[19])  # field 22 of the line; the name before ")" may hold spaces
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _alive(pid: int, started: object = None) -> bool:
+    """Whether the process that wrote the progress lives: its pid is there and, where its start
+    time was kept, is the same process (an outside tester's killed index, whose pid an unrelated
+    process then held, was shown as running for good and never resumed)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    now = process_start(pid) if isinstance(started, int) else None
+    return now is None or now == started
 
 
 def read_progress(home: Path) -> dict | None:
@@ -107,7 +123,7 @@ def read_progress(home: Path) -> dict | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
         return None
-    data["running"] = not data.get("ended") and _alive(data["pid"])
+    data["running"] = not data.get("ended") and _alive(data["pid"], data.get("pid_started"))
     return data
 
 

@@ -147,7 +147,19 @@ def test_a_killed_first_index_is_resumed_not_restarted(slow_home):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-    # recall status says it was interrupted and how to resume.
+    # recall status says it was interrupted and how to resume, even when another process now
+    # holds the killed index's pid (after a reboot, pids are reused): its start time tells them apart
+    progress = Path(os.environ["RECALL_HOME"]) / "indexing.json"
+    data = json.loads(progress.read_text())
+    assert isinstance(data["pid_started"], int)
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        progress.write_text(json.dumps({**data, "pid": other.pid}))
+        assert status()["indexing"]["running"] is False and "interrupted" in run_cli("status", check=True).stdout
+    finally:
+        other.kill()
+        other.wait()
+        progress.write_text(json.dumps(data))
     st = status()["indexing"]
     assert st["running"] is False and 0 < st["embedded"] < NOTES
     assert "interrupted" in run_cli("status", check=True).stdout
