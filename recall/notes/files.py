@@ -231,7 +231,9 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
     should not become a way to index (and show an agent) arbitrary files.
     """
     root = folder.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+    unread: list[OSError] = []  # a folder the walk cannot open: said, not skipped in silence
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False, onerror=unread.append):
+        yield from _unread_folders(unread)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fname in sorted(filenames):
             if not is_note_name(fname):
@@ -252,6 +254,19 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
                     yield None, Problem(shown_path(path), "symlink leads outside the folder; skipped")
                     continue
             yield path, None
+    yield from _unread_folders(unread)
+
+
+def _unread_folders(unread: list[OSError]) -> Iterator[tuple[None, Problem]]:
+    """A problem for each folder the walk could not open (an outside tester's note 200 folders
+    deep, past the system's 4,096-character path limit, was left out without a word)."""
+    while unread:
+        exc = unread.pop(0)
+        where = shown_path(exc.filename) if exc.filename else "a folder"
+        hint = ": the path is longer than the system takes; move the notes up" if exc.errno == errno.ENAMETOOLONG \
+            else ""
+        yield None, Problem(where, f"folder cannot be read ({exc.strerror or exc}){hint}; the notes in it are "
+                                   "not indexed")
 
 
 def name_problem(path: Path, folder: Path) -> Problem | None:

@@ -298,3 +298,25 @@ def test_a_headline_field_past_its_cap_is_cut_and_said_once(tmp_path, recall_hom
     assert out.returncode == 0 and "description is 250," in out.stderr
     answer = RecallTools(cwd=tmp_path).search("deploy runbook compose")
     assert answer["results"] and len(json.dumps(answer)) < 10_000
+
+
+def test_a_folder_past_the_systems_path_limit_is_said_not_skipped_in_silence(tmp_path):
+    """An outside tester's note 200 folders deep (over 4,096 characters of path) was neither
+    indexed nor warned about: the walk swallowed the error."""
+    import os
+
+    (tmp_path / "top.md").write_text("---\nname: top\ndescription: a note\n---\nbody\n")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(200):  # made one folder at a time, relative to the last: no path that long is ever named
+            os.mkdir("d" * 30, dir_fd=fd)
+            nxt = os.open("d" * 30, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        with os.fdopen(os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd), "w") as fh:
+            fh.write("---\nname: deep\ndescription: too deep\n---\nbody\n")
+    finally:
+        os.close(fd)
+    notes, problems = read_folder(tmp_path)
+    assert [n.name for n in notes] == ["top"]
+    assert any("longer than the system takes" in p.message and "not indexed" in p.message for p in problems), problems
