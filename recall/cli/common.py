@@ -72,6 +72,8 @@ def clean_errors(*extra):
                 raise  # the reader went away (`| head`): click ends quietly; no file is wrong
             except KeyboardInterrupt:
                 raise Interrupted() from None
+            except MemoryError:  # numpy's too, under `ulimit -v` or a container's limit
+                raise UserError(OUT_OF_MEMORY) from None
             except (sqlite3.DatabaseError, OSError) as exc:
                 line = output_failed(exc) or _state_error(exc)
                 if line is None and isinstance(exc, OSError):
@@ -81,6 +83,10 @@ def clean_errors(*extra):
                 raise UserError(line) from None
         return wrapper
     return decorate
+
+
+OUT_OF_MEMORY = ("recall ran out of memory (a limit such as `ulimit -v`, or a container's, or the machine's): "
+                 "free some, or raise the limit, then run the command again; what was finished is kept")
 
 
 def output_failed(exc: BaseException) -> str | None:

@@ -46,6 +46,15 @@ def run() -> None:
         main()
     except KeyboardInterrupt:
         sys.exit(130)
+    except MemoryError:  # met before a command's own wrapper (loading the model, say)
+        from recall.cli.common import OUT_OF_MEMORY
+
+        UserError(OUT_OF_MEMORY).show()
+        sys.exit(1)
+    except ImportError as exc:  # a native library that could not be mapped (a memory limit), or a broken install
+        UserError(f"a library recall needs could not be loaded ({exc}): under a memory limit (`ulimit -v`), "
+                  "raise it; otherwise reinstall recall (`make setup` in a clone, or pip install again)").show()
+        sys.exit(1)
     except RecallError as exc:
         UserError(str(exc)).show()
         sys.exit(1)
