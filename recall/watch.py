@@ -117,6 +117,28 @@ class BatchResult:
                 f"in {self.seconds * 1000:.0f} ms")
 
 
+def _known_failure(exc: Exception) -> str | None:
+    """What a failed batch met, in words, when it is a state of the machine or of the index the
+    user can act on (a full disk, a limit, the index locked or damaged), not a bug."""
+    import sqlite3
+
+    from recall.errors import RecallError, is_disk_full
+
+    if is_disk_full(exc):
+        return "no space left on the disk; free some space (the watcher goes on by itself)"
+    if isinstance(exc, RecallError):
+        return str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return "the index is busy (a `recall index` running?)"
+    if isinstance(exc, sqlite3.DatabaseError):
+        from recall.privacy.paths import recall_home
+        from recall.store.errors import store_error
+
+        said = store_error(recall_home() / DB_NAME, exc)
+        return str(said) if isinstance(said, RecallError) else None
+    return None
+
+
 def is_note_path(root: Path, path: Path) -> bool:
     """Whether ``path`` is a file ``recall.notes.files.read_folder(root)`` would read."""
     try:
@@ -328,8 +350,12 @@ class Watcher:
             # locked by a long `recall index`. Queue the batch again and retry later, waiting
             # twice as long after each failure in a row; the stack is logged once per streak.
             wait = min(RETRY_S * 2 ** self._failures, RETRY_MAX_S)
-            log.error("re-indexing failed (%s); retrying in %.0f s", type(exc).__name__, wait,
-                      exc_info=self._failures == 0)
+            known = _known_failure(exc)
+            if known is not None:  # said in words, no stack (an outside tester's full disk printed 17 lines)
+                log.error("re-indexing failed: %s; retrying in %.0f s", known, wait)
+            else:
+                log.error("re-indexing failed (%s); retrying in %.0f s", type(exc).__name__, wait,
+                          exc_info=self._failures == 0)
             self._failures += 1
             with self._cond:
                 self._cond.wait_for(lambda: self._stopping, wait)

@@ -120,7 +120,7 @@ def _state_error(exc: BaseException) -> str | None:
         return home_problem(recall_home()) or str(exc)
     if isinstance(exc, sqlite3.DatabaseError):
         from recall.api import DB_NAME
-        from recall.store.sqlite import store_error
+        from recall.store.errors import store_error
 
         err = store_error(recall_home() / DB_NAME, exc)
         return str(err) if isinstance(err, RecallError) else f"SQLite: {exc} ({recall_home() / DB_NAME})"

@@ -99,15 +99,13 @@ def make_missing_dirs(path: Path) -> Path:
 
 _made_private: set[str] = set()
 
-# What recall keeps at the top of its home (RECALL_HOME). In a home that holds anything else
-# (RECALL_HOME pointed at an existing folder: a project, ~) make_tree_private closes up these
-# and nothing more: an outside tester's scripts lost their execute bits and a 1777 folder
-# became 0700. tests/core/privacy/test_home_entries.py checks that the list is whole.
+# What recall keeps at the top of its home. In a home that holds more (RECALL_HOME pointed at a
+# project, ~), make_tree_private closes up these only: an outside tester's scripts lost their
+# execute bits. tests/core/privacy/test_home_entries.py checks that the list is whole.
 HOME_ENTRIES = frozenset({
-    "config.toml", "calibration.toml", "hook.json", "recall.db", "recall.db-wal", "recall.db-shm",
-    "recall.db-journal", "index", "logs", "run", "reports", "models", "usage", "team.key", "installed.json",
-    "indexing.json", "questions-asked.json", "questions.lock", "questions.log", "questions-offer.txt",
-})
+    "config.toml", "calibration.toml", "hook.json", "recall.db", "recall.db-wal", "recall.db-shm", "recall.db-journal",
+    "index", "logs", "run", "reports", "models", "usage", "team.key", "installed.json", "indexing.json",
+    "questions-asked.json", "questions.lock", "questions.log", "questions-offer.txt"})
 
 
 def recalls(name: str) -> bool:
@@ -394,6 +392,8 @@ def os_error_line(exc: OSError) -> str:
                       "RECALL_HOME elsewhere",
         errno.EPERM: "the system refuses the change (immutable? `lsattr` it, `chattr -i` it)",
         errno.ELOOP: "a loop of symbolic links: remove the link",
+        errno.EFBIG: "a file-size limit (`ulimit -f`) or a quota stopped the write: raise it, then run the command "
+                     "again",
         errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter one (the folder named "
                             "on the command line, or RECALL_HOME)",
     }.get(exc.errno or 0, "`recall status` says what else is wrong")

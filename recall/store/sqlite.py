@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recall.errors import DiskFull, StoreDamaged, is_disk_full
+from recall.errors import StoreDamaged
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, not_a_file, open_regular
+from recall.store.errors import store_error
 from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, mask_note
 from recall.store.schema import MIGRATIONS
 
@@ -354,19 +355,6 @@ class Store:
 
     def index_runs(self) -> list[tuple[str, int, float, int]]:
         return list(self.db.execute("SELECT model_id, generation, built_at, chunks FROM index_runs"))
-
-
-def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
-    """What a SQLite error means for the user: a full disk, a damaged file (or something
-    that is no file where the store goes), or (anything else: locked, unopenable) the error
-    itself."""
-    if is_disk_full(exc):
-        return DiskFull(path)
-    if os.path.lexists(path) and not os.path.isfile(path):  # a folder, a pipe: --rebuild moves it aside
-        return StoreDamaged(path, "not a file")
-    if not isinstance(exc, sqlite3.OperationalError) or "malformed" in str(exc):
-        return StoreDamaged(path, str(exc))
-    return exc
 
 
 def check_store(path: Path) -> str | None:

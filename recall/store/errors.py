@@ -1,0 +1,46 @@
+"""What a SQLite error means for the user, in one line with its repair: a full disk, a damaged
+store, a file-size limit, a path too long for SQLite; SQLite's own words ("disk I/O error",
+"unable to open database file") name none of these."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from recall.errors import DiskFull, RecallError, StoreDamaged, is_disk_full
+
+
+def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    """What a SQLite error means for the user: a full disk, a damaged file (or something
+    that is no file where the store goes), or (anything else: locked, unopenable) the error
+    itself."""
+    if is_disk_full(exc):
+        return DiskFull(path)
+    if os.path.lexists(path) and not os.path.isfile(path):  # a folder, a pipe: --rebuild moves it aside
+        return StoreDamaged(path, "not a file")
+    if not isinstance(exc, sqlite3.OperationalError) or "malformed" in str(exc):
+        return StoreDamaged(path, str(exc))
+    if "unable to open database file" in str(exc) and len(str(path)) > SQLITE_MAX_PATH:
+        return RecallError(f"the store's path is too long for SQLite ({len(str(path)):,} characters; it opens no "
+                           f"file whose path is longer than {SQLITE_MAX_PATH}): point RECALL_HOME at a shorter path "
+                           f"({path})")
+    if "disk I/O error" in str(exc) and (limit := file_size_limit()) is not None:
+        return RecallError(f"a file-size limit (`ulimit -f`: {limit:,} bytes) stopped a write of {path}: raise it "
+                           "(`ulimit -f unlimited`), then run the command again (`recall index` goes on where it "
+                           "stopped; the index in use was not changed)")
+    return exc
+
+
+SQLITE_MAX_PATH = 512  # SQLite's own limit on a file's path (SQLITE_MAX_PATHNAME), under the system's
+
+
+def file_size_limit() -> int | None:
+    """The largest file this process may write (RLIMIT_FSIZE), in bytes; None when unlimited.
+    SQLite says only "disk I/O error" when a write meets it."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else int(soft)
