@@ -45,6 +45,10 @@ def serve(foreground: bool, wait_s: float) -> None:
         ready = client.wait_until_ready(timeout_s=wait_s, started=started)
         if ready is None:
             code = getattr(started, "returncode", None)
+            holder = client.lock_holder()
+            if code == 0 and holder is not None:  # it found a daemon there, one that does not answer
+                raise UserError(f"a daemon is already running (pid {holder}) but does not answer: it is stopped or "
+                                "stuck; `recall stop` ends it, then `recall serve` starts a fresh one")
             how = f"exited with status {code}" if code is not None else f"did not answer within {wait_s:g} s"
             why = client.last_start_failure() if code is not None else None
             raise UserError(f"the daemon {how}: {why}" if why

@@ -203,6 +203,24 @@ def test_a_status_file_damaged_in_place_is_written_again(indexed, daemons, damag
 
 
 @pytest.mark.process
+def test_serve_beside_a_stopped_daemon_says_so_and_the_repair(indexed, daemons):
+    """An outside tester's daemon was stopped (SIGSTOP): `recall serve` waited, then said "the
+    daemon exited with status 0", sending them to `serve --foreground`."""
+    import signal
+
+    from helpers.cli import run_cli_process
+
+    proc = daemons.start()
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        out = run_cli_process("serve", "--wait", "3")
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert f"already running (pid {proc.pid}) but does not answer" in out.stderr and "`recall stop`" in out.stderr
+
+
+@pytest.mark.process
 def test_idle_daemon_exits_by_itself(indexed, daemons):
     write_config(indexed, "[daemon]\nidle_exit_hours = 0.0003\n")  # ~1.1 s
     proc = daemons.start()
