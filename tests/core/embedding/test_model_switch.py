@@ -27,56 +27,60 @@ def use_model(home, spec: str) -> None:
     (home / "config.toml").write_text(f'model = "{spec}"\n' + HASH_CONFIG, encoding="utf-8")
 
 
-@pytest.mark.process
-def test_a_new_model_in_config_is_embedded_and_calibrated_by_the_daemon(recall_home, sample_notes, tmp_path):
+@pytest.fixture
+def on_hash(recall_home, sample_notes, tmp_path):
+    """The sample indexed with the hash model; the daemons a test starts, killed after it."""
     use_model(recall_home, "hash")
     index_dirs(sample_notes)
     daemons = Daemons(recall_home, tmp_path)
-    try:
-        first = daemons.start()
-        before = query(MATCHING)
-        assert before["model"] == "hash-256" and before["ranked"][0]["id"] == MATCHING_ID
-        assert "restarting" not in before
+    yield daemons
+    daemons.kill_all()
 
-        use_model(recall_home, "hash-64")
-        # `recall status` says the notes are not indexed with the new model yet
-        said = run_cli("status", check=True).stdout
-        assert "indexed with hash-256, not yet with hash-64" in said
 
-        # The running daemon answers with its model, then stops: the next question starts one with hash-64.
-        reply = query(MATCHING)
-        assert reply["model"] == "hash-256" and reply["restarting"] == "hash-64"
-        assert wait_for(lambda: first.poll() is not None, 10), "the old daemon did not stop"
+@pytest.mark.process
+def test_a_new_model_in_config_is_embedded_and_calibrated_by_the_daemon(recall_home, on_hash):
+    first = on_hash.start()
+    before = query(MATCHING)
+    assert before["model"] == "hash-256" and before["ranked"][0]["id"] == MATCHING_ID
+    assert "restarting" not in before
 
-        second = daemons.start()
-        assert client.request({"cmd": "ping"})["model"] == "hash-64"
+    use_model(recall_home, "hash-64")
+    # `recall status` says the notes are not indexed with the new model yet
+    said = run_cli("status", check=True).stdout
+    assert "indexed with hash-256, not yet with hash-64" in said
 
-        def switched() -> dict | None:
-            st = client.request({"cmd": "status"})["model_switch"]
-            return st if st and st["stage"] == "done" else None
+    # The running daemon answers with its model, then stops: the next question starts one with hash-64.
+    reply = query(MATCHING)
+    assert reply["model"] == "hash-256" and reply["restarting"] == "hash-64"
+    assert wait_for(lambda: first.poll() is not None, 10), "the old daemon did not stop"
 
-        assert wait_for(switched, 30), client.request({"cmd": "status"})
-        done = switched()
-        assert done["from"] == "hash-256" and done["to"] == "hash-64"
-        assert done["embedded"] == done["chunks"] > 0  # every chunk again, with progress counted
-        after = query(MATCHING)
-        assert after["model"] == "hash-64" and after["ranked"][0]["id"] == MATCHING_ID
-        assert "restarting" not in after and second.poll() is None
+    second = on_hash.start()
+    assert client.request({"cmd": "ping"})["model"] == "hash-64"
 
-        # its own index and its own fitted thresholds, beside the old model's
-        from recall.api import Recall
+    def switched() -> dict | None:
+        st = client.request({"cmd": "status"})["model_switch"]
+        return st if st and st["stage"] == "done" else None
 
-        app = Recall()
-        assert {m for m, *_ in app.store.index_runs()} == {"hash-256", "hash-64"}
-        assert app.switched_from() is None
-        app.store.close()
-        calibrated = tomllib.loads((recall_home / "calibration.toml").read_text(encoding="utf-8"))
-        assert "hash-64" in calibrated["thresholds"]
-        log = (recall_home / "logs" / "daemon.log").read_text(encoding="utf-8")
-        assert "model switch" in log and "model switched" in log
-        assert "model_switch: the notes" not in run_cli("status", check=True).stdout
-    finally:
-        daemons.kill_all()
+    assert wait_for(switched, 30), client.request({"cmd": "status"})
+    done = switched()
+    assert done["from"] == "hash-256" and done["to"] == "hash-64"
+    assert done["embedded"] == done["chunks"] > 0  # every chunk again, with progress counted
+    after = query(MATCHING)
+    assert after["model"] == "hash-64" and after["ranked"][0]["id"] == MATCHING_ID
+    assert "restarting" not in after and second.poll() is None
+
+    # its own index and its own fitted thresholds, beside the old model's
+    from recall.api import Recall
+
+    app = Recall()
+    assert {m for m, *_ in app.store.index_runs()} == {"hash-256", "hash-64"}
+    assert app.switched_from() is None
+    app.store.close()
+    calibrated = tomllib.loads((recall_home / "calibration.toml").read_text(encoding="utf-8"))
+    assert "hash-64" in calibrated["thresholds"]
+    log = (recall_home / "logs" / "daemon.log").read_text(encoding="utf-8")
+    assert "model switch" in log and "model switched" in log
+    assert "model_switch: the notes" not in run_cli("status", check=True).stdout
 
 
 def test_nothing_to_switch_before_the_first_index_or_with_the_same_model(recall_home, sample_notes):
@@ -97,7 +101,7 @@ def test_nothing_to_switch_before_the_first_index_or_with_the_same_model(recall_
 
 
 @pytest.mark.process
-def test_an_index_stopped_half_way_is_finished_by_the_next_daemon(recall_home, sample_notes, tmp_path):
+def test_an_index_stopped_half_way_is_finished_by_the_next_daemon(recall_home, on_hash):
     """An outside tester stopped a model switch after its first generation was published: every
     later daemon served that half-built index (no questions, the packaged thresholds) for as long
     as it ran. A daemon now finishes an index it finds interrupted."""
@@ -108,8 +112,6 @@ def test_an_index_stopped_half_way_is_finished_by_the_next_daemon(recall_home, s
 
     from recall.indexing.progress import FILE, read_progress
 
-    use_model(recall_home, "hash")
-    index_dirs(sample_notes)
     # What a `recall index` killed in its questions phase leaves: vectors missing, its progress file.
     with sqlite3.connect(recall_home / "recall.db") as db:
         gone = db.execute("DELETE FROM vectors WHERE rowid IN "
@@ -119,45 +121,35 @@ def test_an_index_stopped_half_way_is_finished_by_the_next_daemon(recall_home, s
     (recall_home / FILE).write_text(json.dumps({"pid": int(dead.stdout), "phase": "questions", "embedded": 10,
                                                 "to_embed": 50, "notes": 10, "searchable": 10, "started_at": 0}))
     assert read_progress(recall_home)["running"] is False
-    daemons = Daemons(recall_home, tmp_path)
-    try:
-        daemons.start()
+    on_hash.start()
 
-        def finished() -> dict | None:
-            st = client.request({"cmd": "status"})["model_switch"]
-            return st if st and st["stage"] == "done" else None
+    def finished() -> dict | None:
+        st = client.request({"cmd": "status"})["model_switch"]
+        return st if st and st["stage"] == "done" else None
 
-        assert wait_for(finished, 30), client.request({"cmd": "status"})
-        assert finished()["from"] == "an interrupted index" and finished()["embedded"] == 40
-        assert read_progress(recall_home) is None
-        assert "to resume" not in run_cli("status", check=True).stdout
-    finally:
-        daemons.kill_all()
+    assert wait_for(finished, 30), client.request({"cmd": "status"})
+    assert finished()["from"] == "an interrupted index" and finished()["embedded"] == 40
+    assert read_progress(recall_home) is None
+    assert "to resume" not in run_cli("status", check=True).stdout
 
 
 @pytest.mark.process
-def test_any_setting_changed_in_config_reaches_the_running_daemon(recall_home, sample_notes, tmp_path):
+def test_any_setting_changed_in_config_reaches_the_running_daemon(recall_home, on_hash):
     """An outside tester raised a threshold so that nothing would be handed over: `recall
     query` obeyed, the running daemon (the hook's) went on injecting until it ended."""
-    use_model(recall_home, "hash")
-    index_dirs(sample_notes)
-    daemons = Daemons(recall_home, tmp_path)
-    try:
-        first = daemons.start()
-        before = query(MATCHING)
-        assert before["decision"]["chosen"] and "restarting" not in before
-        assert "restarting" not in query(MATCHING)  # nothing changed: it stays
+    first = on_hash.start()
+    before = query(MATCHING)
+    assert before["decision"]["chosen"] and "restarting" not in before
+    assert "restarting" not in query(MATCHING)  # nothing changed: it stays
 
-        config = recall_home / "config.toml"
-        config.write_text(config.read_text(encoding="utf-8").replace("top_floor = 0.35", "top_floor = 0.9999"),
-                          encoding="utf-8")
-        reply = query(MATCHING)  # the first question after the edit is answered with it, by the same daemon
-        assert reply["decision"]["chosen"] == [] and "restarting" not in reply and first.poll() is None
+    config = recall_home / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("top_floor = 0.35", "top_floor = 0.9999"),
+                      encoding="utf-8")
+    reply = query(MATCHING)  # the first question after the edit is answered with it, by the same daemon
+    assert reply["decision"]["chosen"] == [] and "restarting" not in reply and first.poll() is None
 
-        # a setting the running daemon cannot take in place (its idle timeout): it restarts after answering
-        config.write_text(config.read_text(encoding="utf-8") + "\n[daemon]\nidle_exit_hours = 2\n",
-                          encoding="utf-8")
-        assert query(MATCHING)["restarting"] == "hash-256"
-        assert wait_for(lambda: first.poll() is not None, 10), "the old daemon did not stop"
-    finally:
-        daemons.kill_all()
+    # a setting the running daemon cannot take in place (its idle timeout): it restarts after answering
+    config.write_text(config.read_text(encoding="utf-8") + "\n[daemon]\nidle_exit_hours = 2\n",
+                      encoding="utf-8")
+    assert query(MATCHING)["restarting"] == "hash-256"
+    assert wait_for(lambda: first.poll() is not None, 10), "the old daemon did not stop"
