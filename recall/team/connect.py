@@ -131,7 +131,7 @@ def _stall_guarded(base: Any) -> Any:
             time.sleep(0.25)
 
     class StallGuarded(base):  # type: ignore[misc, valid-type]
-        wait_s = 90.0
+        wait_s = float("inf")  # until ``connect`` sets the user's ([team] wait_s)
         _waiting_since: float | None = None
         _stalled = False
         _watchdog: threading.Thread | None = None
