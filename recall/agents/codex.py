@@ -10,6 +10,7 @@ server runs in Codex's working folder (the project), so no ``cwd`` is passed.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from recall.agents.install import (
@@ -72,6 +73,9 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     folder = codex_dir(project, cwd)
     path = folder / "hooks.json"
     config = folder / "config.toml"
+    if config.is_symlink() and not config.exists():  # written through its link: refused first, as Claude's file
+        raise InstallError(f"{config} is a link to {os.readlink(config)}, which does not exist; create that file "
+                           "or remove the link, then run the command again")
     done = []
     settings = load_settings(path)  # read and edited before config.toml is written: refused, nothing is
     with editing(path):

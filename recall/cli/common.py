@@ -17,13 +17,23 @@ from recall.privacy.paths import os_error_line
 from recall.privacy.safetext import shortened, terminal_text
 
 
-def say(message: object = "", err: bool = False, nl: bool = True) -> None:
+def say(message: object = "", err: bool = False, nl: bool = True, masked: bool = True) -> None:
     """Print ``message`` (to stderr with ``err``): the CLI's one printer, terminal-safe and
     masked (``recall.privacy.masking``): a secret in a setting, a URL or a file name is never
-    printed, whichever line names it."""
+    printed, whichever line names it. ``masked=False`` only for a path the user named and a
+    script reads back (`recall config --path`), which masking could make useless."""
     from recall.privacy.masking import mask_secrets
 
-    click.echo(terminal_text(mask_secrets(str("" if message is None else message))), err=err, nl=nl)
+    text = str("" if message is None else message)
+    click.echo(terminal_text(mask_secrets(text) if masked else text), err=err, nl=nl)
+
+
+def say_plain(line: str) -> None:
+    """One ``Error:`` line on stderr with no code loaded to write it: for running out of memory,
+    where masking (a native module) would fail in turn. Only for lines recall wrote itself."""
+    import sys
+
+    sys.stderr.write(f"Error: {line}\n")
 
 
 class UserError(click.ClickException):
@@ -72,8 +82,8 @@ def clean_errors(*extra):
                 raise  # the reader went away (`| head`): click ends quietly; no file is wrong
             except KeyboardInterrupt:
                 raise Interrupted() from None
-            except MemoryError:  # numpy's too, under `ulimit -v` or a container's limit
-                raise UserError(OUT_OF_MEMORY) from None
+            except MemoryError:  # numpy's too: said by `recall.cli.main.run`, plainly (masking loads more code)
+                raise
             except (sqlite3.DatabaseError, OSError) as exc:
                 line = output_failed(exc) or _state_error(exc)
                 if line is None and isinstance(exc, OSError):

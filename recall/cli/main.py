@@ -46,15 +46,8 @@ def run() -> None:
         main()
     except KeyboardInterrupt:
         sys.exit(130)
-    except MemoryError:  # met before a command's own wrapper (loading the model, say)
-        from recall.cli.common import OUT_OF_MEMORY
-
-        UserError(OUT_OF_MEMORY).show()
-        sys.exit(1)
-    except ImportError as exc:  # a native library that could not be mapped (a memory limit), or a broken install
-        UserError(f"a library recall needs could not be loaded ({exc}): under a memory limit (`ulimit -v`), "
-                  "raise it; otherwise reinstall recall (`make setup` in a clone, or pip install again)").show()
-        sys.exit(1)
+    except (MemoryError, ImportError) as exc:  # out of memory, or a native library it could not map
+        _short_of_memory(exc)
     except RecallError as exc:
         UserError(str(exc)).show()
         sys.exit(1)
@@ -63,4 +56,19 @@ def run() -> None:
         from recall.privacy.paths import os_error_line
 
         UserError(output_failed(exc) or os_error_line(exc)).show()
+        sys.exit(1)
+
+
+def _short_of_memory(exc: BaseException) -> None:
+    """Out of memory (a limit such as `ulimit -v`), or a native library that could not be mapped
+    under one, or a broken install: one line, written plainly (masking would load more code, and
+    under the same limit fail in turn: an outside tester's second traceback came from there)."""
+    from recall.cli.common import OUT_OF_MEMORY, say_plain
+
+    line = OUT_OF_MEMORY if isinstance(exc, MemoryError) else (
+        f"a library recall needs could not be loaded ({exc}): under a memory limit (`ulimit -v`), raise it; "
+        "otherwise reinstall recall (`make setup` in a clone, or pip install again)")
+    try:
+        say_plain(line)
+    finally:
         sys.exit(1)

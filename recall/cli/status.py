@@ -95,7 +95,7 @@ def _thresholds_in_force(app) -> dict:
 def config_cmd(show_path: bool) -> None:
     """Print the effective config, each value with the file it came from."""
     if show_path:
-        say(user_config_path())
+        say(user_config_path(), masked=False)  # read back by scripts: the path as it is
         return
     from recall.embedding.models import model_id_of
     from recall.privacy.masking import mask_secrets

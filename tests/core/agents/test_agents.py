@@ -255,6 +255,13 @@ def test_codex_config_kept_in_a_dotfiles_folder_stays_linked(indexed, project, t
     assert link.is_symlink() and "hooks = true" in real.read_text()
     cli(uninstall_cmd, "--agent", "codex")
     assert link.is_symlink() and real.read_text() == 'model = "gpt-5-codex"\n'
+    # a link to a folder not there (a drive not mounted): refused first, nothing written
+    (tmp_path / "cx" / "hooks.json").unlink(missing_ok=True)
+    link.unlink()
+    link.symlink_to(tmp_path / "unmounted" / "codex.toml")
+    refused = CliRunner().invoke(install_cmd, ["--agent", "codex", "--skip-check"])
+    assert refused.exit_code == 1 and "which does not exist" in refused.output
+    assert not (tmp_path / "cx" / "hooks.json").exists()
 
 
 def test_gemini_hooks_switched_off_are_said_not_switched_on(indexed, project):

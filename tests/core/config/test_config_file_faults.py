@@ -117,3 +117,12 @@ def test_a_table_for_a_model_not_in_use_is_said_with_the_id_meant(recall_home):
     assert len(notes) == 2 and all(line.startswith("note: [thresholds.") for line in notes)
     assert 'did you mean [thresholds."google/universal-sentence-encoder-multilingual-3"]?' in notes[0]
     assert "applies when that model is `model`" in notes[1]
+
+
+def test_the_config_path_is_printed_as_it_is_for_scripts(tmp_path, monkeypatch):
+    """Everything the CLI prints is masked; a RECALL_HOME whose folder name reads as a random key
+    made `recall config --path` print `[REDACTED].toml`, which a script cannot use."""
+    home = tmp_path / "Xk9fQ2LmZp8RtV3wB7nCq4Ys"
+    monkeypatch.setenv("RECALL_HOME", str(home))
+    out = run_cli("config", "--path")
+    assert out.returncode == 0 and out.stdout.strip() == str(home / "config.toml"), out.stdout
