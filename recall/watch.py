@@ -117,26 +117,19 @@ class BatchResult:
                 f"in {self.seconds * 1000:.0f} ms")
 
 
-def _known_failure(exc: Exception) -> str | None:
+def _known_failure(exc: Exception, home: Path) -> str | None:
     """What a failed batch met, in words, when it is a state of the machine or of the index the
     user can act on (a full disk, a limit, the index locked or damaged), not a bug."""
     import sqlite3
 
-    from recall.errors import RecallError, is_disk_full
+    from recall.errors import RecallError
+    from recall.store.errors import state_line
 
-    if is_disk_full(exc):
-        return "no space left on the disk; free some space (the watcher goes on by itself)"
-    if isinstance(exc, RecallError):
-        return str(exc)
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return "the index is busy (a `recall index` running?)"
-    if isinstance(exc, sqlite3.DatabaseError):
-        from recall.privacy.paths import recall_home
-        from recall.store.errors import store_error
-
-        said = store_error(recall_home() / DB_NAME, exc)
-        return str(said) if isinstance(said, RecallError) else None
-    return None
+    if isinstance(exc, RecallError):
+        return str(exc)
+    return state_line(exc, home, home / DB_NAME)
 
 
 def is_note_path(root: Path, path: Path) -> bool:
@@ -350,7 +343,7 @@ class Watcher:
             # locked by a long `recall index`. Queue the batch again and retry later, waiting
             # twice as long after each failure in a row; the stack is logged once per streak.
             wait = min(RETRY_S * 2 ** self._failures, RETRY_MAX_S)
-            known = _known_failure(exc)
+            known = _known_failure(exc, self.app.home)
             if known is not None:  # said in words, no stack (an outside tester's full disk printed 17 lines)
                 log.error("re-indexing failed: %s; retrying in %.0f s", known, wait)
             else:

@@ -10,7 +10,6 @@ server runs in Codex's working folder (the project), so no ``cwd`` is passed.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from recall.agents.install import (
@@ -20,6 +19,7 @@ from recall.agents.install import (
     add_hook,
     editing,
     load_settings,
+    refuse_a_link_to_nothing,
     remove_hook,
     write_settings,
 )
@@ -73,9 +73,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     folder = codex_dir(project, cwd)
     path = folder / "hooks.json"
     config = folder / "config.toml"
-    if config.is_symlink() and not config.exists():  # written through its link: refused first, as Claude's file
-        raise InstallError(f"{config} is a link to {os.readlink(config)}, which does not exist; create that file "
-                           "or remove the link, then run the command again")
+    refuse_a_link_to_nothing(config)  # written through its link (shared.write_text): refused first
     done = []
     settings = load_settings(path)  # read and edited before config.toml is written: refused, nothing is
     with editing(path):

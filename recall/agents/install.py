@@ -99,11 +99,17 @@ def settings_path(project: bool, cwd: Path | str | None = None) -> Path:
     return claude_config_dir() / "settings.json"
 
 
+def refuse_a_link_to_nothing(path: Path) -> None:
+    """An agent's file that is a link to nothing is refused before anything is written: writing
+    through it would make folders where the link points (a drive not mounted)."""
+    if path.is_symlink() and not path.exists():
+        raise InstallError(f"{path} is a link to {os.readlink(path)}, which does not exist; create that "
+                           "file or remove the link, then run the command again")
+
+
 def load_settings(path: Path) -> dict[str, Any]:
     if not path.exists():
-        if path.is_symlink():  # writing through it would make folders where the link points
-            raise InstallError(f"{path} is a link to {os.readlink(path)}, which does not exist; create that "
-                               "file or remove the link, then run the command again")
+        refuse_a_link_to_nothing(path)
         return {}
     try:
         text = read_text(path)

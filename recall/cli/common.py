@@ -85,7 +85,7 @@ def clean_errors(*extra):
             except MemoryError:  # numpy's too: said by `recall.cli.main.run`, plainly (masking loads more code)
                 raise
             except (sqlite3.DatabaseError, OSError) as exc:
-                line = output_failed(exc) or _state_error(exc)
+                line = output_failed(exc) or _state_line(exc)
                 if line is None and isinstance(exc, OSError):
                     line = os_error_line(exc)
                 if line is None:
@@ -97,6 +97,14 @@ def clean_errors(*extra):
 
 OUT_OF_MEMORY = ("recall ran out of memory (a limit such as `ulimit -v`, or a container's, or the machine's): "
                  "free some, or raise the limit, then run the command again; what was finished is kept")
+
+
+def _state_line(exc: BaseException) -> str | None:
+    from recall.api import DB_NAME
+    from recall.privacy.paths import recall_home
+    from recall.store.errors import state_line
+
+    return state_line(exc, recall_home(), recall_home() / DB_NAME)
 
 
 def output_failed(exc: BaseException) -> str | None:
@@ -114,39 +122,6 @@ def output_failed(exc: BaseException) -> str | None:
                     "wrong (send the output somewhere with room)")
         tb = tb.tb_next
     return None
-
-
-def _state_error(exc: BaseException) -> str | None:
-    """One line for a SQLite error or a full disk met anywhere; None: not ours to explain."""
-    from recall.errors import DiskFull, is_disk_full, is_unwritable
-    from recall.privacy.paths import recall_home
-
-    if is_disk_full(exc) or (isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in str(exc)
-                             and _nearly_full(recall_home())):  # SQLite's word for a full disk, at times
-        return str(DiskFull(getattr(exc, "filename", None) or recall_home()))
-    if is_unwritable(exc):  # a read-only mount, another user's file: what and the repair
-        from recall.privacy.trust import home_problem
-
-        return home_problem(recall_home()) or str(exc)
-    if isinstance(exc, sqlite3.DatabaseError):
-        from recall.api import DB_NAME
-        from recall.store.errors import store_error
-
-        err = store_error(recall_home() / DB_NAME, exc)
-        return str(err) if isinstance(err, RecallError) else f"SQLite: {exc} ({recall_home() / DB_NAME})"
-    return None
-
-
-def _nearly_full(path) -> bool:
-    """Whether the disk holding ``path`` has less than 1 MiB free."""
-    import shutil
-
-    for where in (path, *path.parents):
-        try:
-            return shutil.disk_usage(where).free < 1 << 20
-        except OSError:
-            continue
-    return False
 
 
 class Finite(click.FloatRange):

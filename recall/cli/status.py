@@ -98,13 +98,12 @@ def config_cmd(show_path: bool) -> None:
         say(user_config_path(), masked=False)  # read back by scripts: the path as it is
         return
     from recall.embedding.models import model_id_of
-    from recall.privacy.masking import mask_secrets
     from recall.team.connect import hide_password
 
     config = load_config()
     for key, value, origin in config.entries():  # pasted into bug reports: a [team] url's password masked
-        shown = json.dumps(value, ensure_ascii=False)
-        say(f"{key} = {mask_secrets(hide_password(shown, value) if isinstance(value, str) else shown)}    # {origin}")
+        shown = json.dumps(value, ensure_ascii=False)  # (say masks the rest, as every line it prints)
+        say(f"{key} = {hide_password(shown, value) if isinstance(value, str) else shown}    # {origin}")
     for line in config.unused_model_tables(model_id_of(config.model)):
         say(line, err=True)
 

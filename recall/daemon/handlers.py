@@ -169,10 +169,10 @@ class Commands:
         except Exception:  # noqa: BLE001 - a broken config: the next `recall` command says what is wrong
             return {}
         app = self.state.app
-        if app is None or (model_id == self.model_id and config == app.config):
-            return {}
-        before = app.config
         if model_id == self.model_id:
+            if app is None or config == app.config:
+                return {}
+            before = app.config
             app.replace_settings(config)
             log_event("settings", by="config.toml changed")
             if dataclasses.replace(before, **{f: getattr(config, f) for f in IN_PLACE}) == config:

@@ -78,7 +78,7 @@ def tcp_peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None
     when no such connection is listed (another machine, or not Linux)."""
     import ipaddress
 
-    want = {(ipaddress.ip_address(client[0]), client[1], ipaddress.ip_address(server[0]), server[1])}
+    want = (ipaddress.ip_address(client[0]), client[1], ipaddress.ip_address(server[0]), server[1])
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(table, encoding="ascii") as fh:
@@ -87,7 +87,7 @@ def tcp_peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None
             continue
         for row in rows:
             parts = row.split()
-            if len(parts) > 7 and (*_proc_address(parts[1]), *_proc_address(parts[2])) in want:
+            if len(parts) > 7 and (*_proc_address(parts[1]), *_proc_address(parts[2])) == want:
                 return int(parts[7])
     return None
 
@@ -95,7 +95,7 @@ def tcp_peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None
 def _proc_address(field: str) -> tuple:
     """``0100007F:1F90`` (or 32 hex digits for IPv6) as (address, port); a v4-mapped IPv6
     address as its IPv4 one."""
-    import ipaddress
+    import ipaddress  # here, not at the top: this module is on the hook's path
 
     hexaddr, hexport = field.split(":")
     raw = bytes.fromhex(hexaddr)

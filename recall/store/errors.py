@@ -1,6 +1,7 @@
-"""What a SQLite error means for the user, in one line with its repair: a full disk, a damaged
-store, a file-size limit, a path too long for SQLite; SQLite's own words ("disk I/O error",
-"unable to open database file") name none of these."""
+"""What a SQLite error or a full disk means for the user, in one line with its repair: a full
+disk, a read-only or another user's home, a damaged store, a file-size limit, a path too long
+for SQLite; SQLite's own words ("disk I/O error", "unable to open database file") name none of
+these. Said by the CLI (``recall.cli.common.clean_errors``) and the watcher alike."""
 
 from __future__ import annotations
 
@@ -9,6 +10,37 @@ import sqlite3
 from pathlib import Path
 
 from recall.errors import DiskFull, RecallError, StoreDamaged, is_disk_full
+
+
+def state_line(exc: BaseException, home: Path, db: Path) -> str | None:
+    """One line for a SQLite error or a full disk met anywhere under ``home`` (``db``: its
+    store), said by the CLI and by the watcher alike; None: not a state of the machine or of
+    the index, a bug to show whole."""
+    from recall.errors import is_unwritable
+
+    if is_disk_full(exc) or (isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in str(exc)
+                             and _nearly_full(home)):  # SQLite's word for a full disk, at times
+        return str(DiskFull(getattr(exc, "filename", None) or home))
+    if is_unwritable(exc):  # a read-only mount, another user's file: what and the repair
+        from recall.privacy.trust import home_problem
+
+        return home_problem(home) or str(exc)
+    if isinstance(exc, sqlite3.DatabaseError):
+        err = store_error(db, exc)
+        return str(err) if isinstance(err, RecallError) else f"SQLite: {exc} ({db})"
+    return None
+
+
+def _nearly_full(path: Path) -> bool:
+    """Whether the disk holding ``path`` has less than 1 MiB free."""
+    import shutil
+
+    for where in (path, *path.parents):
+        try:
+            return shutil.disk_usage(where).free < 1 << 20
+        except OSError:
+            continue
+    return False
 
 
 def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
