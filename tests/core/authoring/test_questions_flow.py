@@ -164,6 +164,18 @@ def test_the_cost_is_estimated_from_the_prompts_that_would_be_sent(folder):
     assert notegen.estimate_tokens("表示のときだけ") == 7 and notegen.estimate_tokens("abcdefgh") == 2
 
 
+def test_a_prompt_shows_a_note_as_it_is_now_even_edited_to_the_same_size_and_time(folder):
+    note = folder / "deploy-freeze.md"
+    before = notegen.expand_prompt([note])
+    st = note.stat()
+    text = note.read_text(encoding="utf-8")
+    note.write_text(text.replace("We froze deploys", "We thawed deploy"), encoding="utf-8")  # same length
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert note.stat().st_size == st.st_size and note.stat().st_mtime_ns == st.st_mtime_ns
+    after = notegen.expand_prompt([note])
+    assert "We froze deploys" in before and "We thawed deploy" in after and "We froze deploys" not in after
+
+
 # 3 prompts of 1,000 tokens in all, 600 out. Per model request each CLI adds its own tokens
 # (measured by bench/bench_questions.py): Claude Code with recall's flags ~500, Codex ~10,000;
 # Gemini CLI ~10,000, and with no model named a router request first (~1,000, and the prompt again).
