@@ -119,11 +119,18 @@ def render(name: str, paths: Sequence[Path], *, note_chars: int | None = None, *
     """The prompt ``name`` with these note files inlined (``### stem.md`` then the file, its
     first ``note_chars`` characters if given), a secret in a file name masked as in its text
     (``parse_per_note`` reads either name back)."""
-    notes = "\n\n".join(f"### {mask_path(p.stem)}.md\n{_cut(note_text(p), note_chars)}" for p in paths)
+    notes = notes_block(paths, note_chars)
     text = template(name)
     for key, value in fields.items():
         text = text.replace("{" + key + "}", str(value))
     return text.replace("{notes}", notes)
+
+
+def notes_block(paths: Sequence[Path], note_chars: int | None = None) -> str:
+    """Note files as every prompt shows them (``recall-eval generate``'s too): ``### stem.md``
+    then the file, secrets masked in both (``note_text``), its first ``note_chars`` characters
+    if given."""
+    return "\n\n".join(f"### {mask_path(p.stem)}.md\n{_cut(note_text(p), note_chars)}" for p in paths)
 
 
 def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA) -> str:

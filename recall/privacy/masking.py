@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 14
+RULES_VERSION = 15
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -58,13 +58,13 @@ _CAMEL = (
 # particle (Japanese "は"), or the word for "is" ("ist", "lautet", "est", "è", "jest", "là"...). Lowered
 # as ASCII only, so a capital outside ASCII is written out. The value must hold an ASCII letter or digit
 # (option "a"), so "パスワードは必須です" stays.
-_WORDS = (r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|비번|암호|password|passwort|kennwort|mot de passe"
+_WORDS = (r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비밀번호|비번|암호|password|passwort|kennwort|mot de passe"
           r"|contraseña|contrasena|contrasenya|senha|palavra-passe|wachtwoord|lösenord|losenord|adgangskode"
           r"|passord|salasana|hasło|haslo|heslo|jelszó|jelszo|parolă|parola|şifre|Şifre|sifre|mật khẩu|mat khau"
           r"|пароль|Пароль|ПАРОЛЬ|парола|Парола|лозинка|Лозинка|гасло|Гасло|κωδικός|Κωδικός|ΚΩΔΙΚΟΣ|סיסמה"
           r"|كلمة المرور|كلمة السر|पासवर्ड|รหัสผ่าน|kata sandi|kata laluan)")
 _LABELS = (
-    _WORDS + r"[ \t]*(?:(?:[:=：]|->|=>|\u2192|[-\u2013\u2014](?=[ \t])|は|が|を|是|为|為"
+    _WORDS + r"[ \t]*(?:(?:[:=：]|->|=>|\u2192|[-\u2013\u2014](?=[ \t])|は|が|を|是|为|為|은|는"
     r"|(?<=[ \t])(?:ist|lautet|est|es|è|é|is|er|är|on|jest|je|là|adalah)(?=[ \t]))[ \t]*[\"'「『]?|[「『])"
     r"([^\s\"'」』、。,，]{4,200})"
 )
@@ -76,6 +76,9 @@ _LABELS_SPACED = _WORDS + r"[ \t]+([^\s\"'」』、。,，:=：]{5,200})"
 # name ("Admin password", "Prod DB password", "spring.datasource.password", "db_password").
 _QUALIFIED = (r"(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}(?:password|passwd|passphrase|passcode|pw|secret|token"
               r"|api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|client[ _\-]?secret|credentials?)")
+
+# What a label may say after the secret's name: "Password for the build server", "token of the bot".
+_FOR = r"(?:[ \t]+(?:for|of|on|to)[ \t]+[^\n:]{1,40}?)?"
 
 # Words after a password's name that say something about it, not what it is (lowered text):
 # "the password is wrong", "Password: required", "password is hashed", "password: see below".
@@ -197,6 +200,35 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)(?![\w.])", 1, "v"),
     # A ~/.netrc entry: machine HOST login USER password PASS (one line or several).
     ("netrc", r"\blogin[ \t]+\S+\s+password[ \t]+[\"']?([^\s\"']+)", 1, "q"),
+    # SQL: CREATE USER ... IDENTIFIED [WITH plugin] BY 'x', ALTER USER ... WITH PASSWORD 'x', LOGIN
+    # [ENCRYPTED] PASSWORD 'x', ALTER LOGIN ... WITH PASSWORD = N'x', SET PASSWORD FOR ... = 'x'.
+    ("sql-password", r"\bidentified(?:[ \t]+with[ \t]+[a-z0-9_]+)?[ \t]+by(?:[ \t]+password)?[ \t]+n?([\"'])"
+     r"([^\"'\n]{1,200})\1", 2, "lq"),
+    ("sql-password", r"\b(?:with|login|encrypted|unencrypted)[ \t]+password[ \t]*=?[ \t]*n?([\"'])([^\"'\n]{1,200})\1",
+     2, "lq"),
+    ("sql-password", r"\bset[ \t]+password(?:[ \t]+for[ \t]+\S+)?[ \t]*=[ \t]*([\"'])([^\"'\n]{1,200})\1", 2, "lq"),
+    # ODBC and ADO.NET connection strings quote a value with braces: PWD={x;y}.
+    ("assignment", r"(?:pwd|password)[ \t]*=[ \t]*\{([^}\n]{1,200})\}", 1, "l"),
+    # Windows: ConvertTo-SecureString "x" -AsPlainText, net user NAME x /add.
+    ("cli-password", r"convertto-securestring[ \t]+(?:-string[ \t]+)?([\"'])([^\"'\n]{1,200})\1", 2, "lq"),
+    ("cli-password", r"\bnet[ \t]+user[ \t]+[^\s/]+[ \t]+([^\s/*\"'][^\s\"']*)(?=[ \t]+/|[ \t]*$)", 1, "lq"),
+    # The text of a WiFi QR code: WIFI:T:WPA;S:name;P:password;;
+    ("wifi", r"\bwifi:(?:[a-z]:(?:\\.|[^;\\\n])*;)*?p:((?:\\.|[^;\\\n])+);", 1, "l"),
+    # A 2FA seed (base32, capitals and 2-7: the random-token rule needs mixed case), named as one.
+    ("totp-seed", r"(?:2fa|totp|otp|mfa|two[ \-]factor|二段階|二要素)[^\n]{0,30}?(?:seed|secret|key|シークレット|シード|鍵)"
+     r"[^\n]{0,40}?(?<![a-z2-7])(?=[a-z2-7]*[2-7])([a-z2-7]{16,64})(?![a-z0-9])", 1, "l"),
+    # Recovery and backup codes, the list after the words.
+    ("recovery-codes", r"(?:recovery|backup)[ \t]+codes?[ \t]*:?[ \t]*((?=[0-9a-z]*\d)[0-9a-z]{4,10}-[0-9a-z]{4,10}"
+     r"(?:[ \t,;]+(?=[0-9a-z]*\d)[0-9a-z]{4,10}-[0-9a-z]{4,10}){0,15})", 1, "l"),
+    # A user and password in a login named as one: "the login for grafana is admin/x".
+    ("assignment", r"\blogin(?:[ \t]+(?:for|of|on|to)[ \t]+[^\s]{1,30})?(?:[ \t]+is|[ \t]*:)?[ \t]+[a-z0-9_.\-@]{1,64}"
+     r"[ \t]*/[ \t]*([^\s/\"'`,;]{4,200})", 1, "lvr"),
+    # An API key named without a separator ("use apikey x"), and "pass word: x".
+    ("assignment", r"\b(?:api[ _\-]?key|apikey)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "lvr"),
+    ("assignment", r"\bpass[ \t]+word[ \t]*[:=][ \t]*([^\s\"'`,;]{4,200})", 1, "lv"),
+    # Japanese "パス" (a password, or a path): a value that is no path ("パスは /usr/local" stays).
+    ("assignment", r"(?<![ァ-ヶー])パス(?![ァ-ヶー])[ \t]*(?:は|:|：|=)[ \t]*[\"'「『]?([^\s/\\~.\"'」』、。,，][^\s/\\\"'」』、。,，]{3,199})"
+     r"(?=[\s」』、。,，]|です|$)", 1, "la"),
     # HTTP headers whose value is the credential, with or without a scheme word.
     ("bearer", r"authorization:[ \t]*(?:bearer|basic|token|digest|apikey)?[ \t]*[\"']?([^\s\"']{6,})", 1, "lq"),
     # Credentials in a URL's query: ?api_key=..., &access_token=..., &password=...
@@ -214,7 +246,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     # Hex keys named as keys ("encryption key: 9f86d0..."): hex alone is a digest, so not masked
     # by the random-token rule; its name says otherwise here.
     ("hex-key", r"(?:encryption|decryption|master|signing|hmac|aes|cipher|wrapping|data|secret|private)[ _\-]?key"
-     r"[^\n]{0,20}?[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
+     r"(?:[^\n]{0,20}?[:=][ \t]*|[ \t]+)[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
     # ... and by "secret", "salt", "token" ("HMAC secret 0f0f..."), or a field named just "key"
     # ("key: 9f86..." at the start of a line; a "cache key: <sha256>" in prose is a digest).
     ("hex-key", r"(?<![a-z0-9_])(?:secret|salt|token|passphrase|api[ _\-]?key)s?[^\n]{0,20}?[:=\s][ \t]*[\"'`]?(?:0x)?"
@@ -275,8 +307,13 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
     # ... and alone on its line, the value on a later one (a converted document, a form).
-    ("assignment", r"(?m)^[ \t>#\-]*" + _QUALIFIED + r"[ \t]*+(?::[ \t]*+)?"
+    ("assignment", r"(?m)^[ \t>#\-]*" + _QUALIFIED + _FOR + r"[ \t]*+(?::[ \t]*+)?"
      r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
+    # ... a password that is one plain word, alone on the line after its label ("Password:" then
+    # "sunshine"), as on the label's own line below.
+    ("assignment", r"(?m)^[ \t>#\-*]*(?:[a-z][a-z0-9_.\-]{0,30}[ \t]){0,3}(?:password|passwd|passphrase|passcode|pw|pwd)"
+     + _FOR + r"[ \t]*:[ \t]*(?:\r?\n[ \t]*){1,3}(?!" + _NOT_A_PASSWORD + r")([a-z][a-z'\-]{3,40})"
+     r"(?=[ \t]*[.!]?[ \t]*(?:\r?\n|$))", 1, "bl"),
     # A YAML block value: "password: |" (or ">-") then the value indented on the next line.
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[_\-]?key)[\w.\-]{0,30}[\"']?[ \t]*:[ \t]*"
      r"[|>][-+0-9]{0,2}[ \t]*\r?\n[ \t]+([^\s]{4,200})", 1, "blq"),
@@ -284,6 +321,10 @@ _OWN: list[tuple[str, str, int, str]] = [
     # sheet's "Prod DB password | X"; a key,value row: "db_password,X".
     ("assignment", r"(?m)(?:^|\|)[ \t]*(?:" + _QUALIFIED + r"|[a-z0-9_]*_(?:password|passwd|token|secret|key))"
      r"[ \t]*\|[ \t]*([^\s|]{4,200})[ \t]*(?=\||\r?$)", 1, "lv"),
+    # ... and the cells after a first value that holds a digit or a symbol (one per server, per stage).
+    ("assignment", r"(?m)(?:^|\|)[ \t]*(?:" + _QUALIFIED + r"|[a-z0-9_]*_(?:password|passwd|token|secret|key))"
+     r"[ \t]*\|[ \t]*(?=[^\s|]*[0-9!@#$%^&*+=?])[^\s|]{4,200}[ \t]*\|[ \t]*([^\s|]{4,200}(?:[ \t]*\|[ \t]*[^\s|]{4,200})*)"
+     r"[ \t]*(?=\||\r?$)", 1, "l"),
     ("assignment", r"(?m)^[ \t]*[\"']?" + _QUALIFIED + r"[\"']?[ \t]*[,;][ \t]*[\"']?([^\s,;\"']{4,200})[\"']?"
      r"[ \t]*(?=[,;]|\r?$)", 1, "lv"),
     # Password (prod): X, Password for prod: X, Password<TAB>X, Password - X, password → X,

@@ -46,11 +46,10 @@ def collection_hash(notes_dir: Path) -> str:
 
 
 def render_notes(notes_dir: Path) -> str:
-    parts = []
-    for path in note_files(notes_dir):
-        text = path.read_bytes().decode("utf-8", errors="replace").strip()
-        parts.append(f"### {path.stem}.md\n{text}")
-    return "\n\n".join(parts)
+    """The notes as recall's own prompts show them: secrets masked in their text and names."""
+    from recall.authoring.notegen import notes_block
+
+    return notes_block(note_files(notes_dir))
 
 
 def render_prompt(notes_dir: Path, spec: GenerationSpec) -> str:

@@ -153,6 +153,25 @@ def test_anthropic_backend_over_http_with_one_reword_round(fake_api, tmp_path):
     assert prov["backend"] == "anthropic" and prov["model"] == "claude-test-model"
 
 
+def test_a_secret_in_a_note_never_reaches_the_generation_prompt(fake_api, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for f in NOTES.glob("*.md"):
+        (notes / f.name).write_bytes(f.read_bytes())
+    key = "sk-ant-api03-" + "Q1w2E3r4T5y6U7i8O9p0" * 4
+    token = "ghp_" + "Zx12Cv34Bn56Mq78Wr90Ty12Ui34Op56As"
+    (notes / f"deploy-token={token}.md").write_text(
+        f"---\nname: Staging key\ndescription: ANTHROPIC_API_KEY={key}\ntype: reference\n---\n"
+        "CREATE USER deploy IDENTIFIED BY 'Tr0ub4dor-and-3';\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["generate", "--backend", "anthropic", "--notes", str(notes),
+                                    "--out", str(tmp_path / "api.jsonl"), "--no-index-check"])
+    assert res.exit_code == 0, res.output
+    prompt = fake_api[0]["body"]["messages"][0]["content"]
+    assert "### deploy-token=[REDACTED].md" in prompt and "### decimal-not-float.md" in prompt
+    for secret in (key, key[:20], token, "Tr0ub4dor-and-3"):
+        assert secret not in prompt
+
+
 def test_anthropic_backend_needs_a_key(monkeypatch, tmp_path):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     res = CliRunner().invoke(main, ["generate", "--backend", "anthropic", "--notes", str(NOTES),
