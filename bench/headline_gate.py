@@ -22,6 +22,7 @@ import numpy as np
 
 from recall.api import Recall
 from recall.ranking import calibration as C
+from recall.ranking import calibration_inputs as CI
 from recall.ranking.selector import evidence, gap_of
 from recall_eval.datasets.collections import PROJECT_ROOT
 from recall_eval.scoring import metrics as M
@@ -38,13 +39,14 @@ def fitted(app: Recall, target: float, loo: bool, one_question: bool = False) ->
 
     found, _ = negs.collect([app_negatives(app)])
     cache: dict = {}
-    nv = C.embed_cached(app.embedder, app.store, [n.text for n in found], cache)
-    matrix, chunk_note, is_question, pks = C._chunks(app.store, app.embedder.model_id)
+    nv = CI.embed_cached(app.embedder, app.store, [n.text for n in found], cache)
+    c = CI.chunks_of(app.store, app.embedder.model_id)
+    matrix, chunk_note, is_question, pks = c.matrix, c.note, c.question, c.pks
     pos_of = {pk: i for i, pk in enumerate(pks)}
     qrows = app.store.db.execute("SELECT note_id, text FROM chunks WHERE role = 'question' ORDER BY note_id, ord"
                                  ).fetchall()
     qrows = [(pos_of[pk], t) for pk, t in qrows if pk in pos_of]
-    qv = C.embed_cached(app.embedder, app.store, [t for _, t in qrows], cache)
+    qv = CI.embed_cached(app.embedder, app.store, [t for _, t in qrows], cache)
     owner = np.array([n for n, _ in qrows])
     held = (chunk_note[None, :] == owner[:, None]) & is_question[None, :]
     if one_question:  # hold out only the question asked: the note's other questions stay indexed

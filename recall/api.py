@@ -286,8 +286,11 @@ class Recall:
         negatives_files += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
                      if kind != "conversation" and Path(root) not in named]
         target = self.config.selector.target_silence if target is None else target
+        muted = self.store.muted(self.embedder.model_id)
         cal = calibrate(self.embedder, self.store, self.home, negatives_files, target,
-                        self.config.selector.near_miss_margin)
+                        self.config.selector.near_miss_margin, self.config.selector.set_aside_questions)
+        if self.store.muted(self.embedder.model_id) != muted:
+            self.indexer().rebuild()  # the questions set aside leave the index (recall.ranking.muting)
         if cal is not None:
             path = write(self.home, cal)
             self.replace_settings(self.config.with_calibration(cal.model_id, cal.thresholds(), str(path)))

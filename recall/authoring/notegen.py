@@ -95,10 +95,9 @@ def template_hash(name: str) -> str:
 
 
 def note_text(path: Path) -> str:
-    """A note file's text as a prompt shows it: secrets masked (``recall.privacy.masking``), as they are
-    before anything is indexed; a key pasted into a note never reaches a model. Kept in memory
-    while the file is unchanged: a run's prompts and their cost show each note up to four
-    times, and masking is most of that cost (3,000 notes: 1.6 s each time, 0.5 s once)."""
+    """A note file's text as a prompt shows it: secrets masked (``recall.privacy.masking``), as before
+    anything is indexed. Kept while the file is unchanged: a run's prompts and their cost show a
+    note up to four times, and masking is most of that (3,000 notes: 1.6 s each time)."""
     try:
         st = os.stat(path)
     except OSError:
@@ -106,13 +105,11 @@ def note_text(path: Path) -> str:
     return _masked_note(path, (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
 
 
-@functools.lru_cache(maxsize=4096)
-def _masked_note(path: Path, stamp: tuple) -> str:
-    return _masked(path)
-
-
 def _masked(path: Path) -> str:
     return mask_secrets(read_text(path, errors="replace").strip())
+
+
+_masked_note = functools.lru_cache(maxsize=4096)(lambda path, stamp: _masked(path))  # stamp: the key only
 
 
 def render(name: str, paths: Sequence[Path], *, note_chars: int | None = None, **fields: object) -> str:

@@ -109,6 +109,12 @@ def stop() -> None:
     Found by its status file, or else by its lock file (a daemon whose socket or status
     file was deleted under it), and asked to stop; one that does not answer gets SIGTERM.
     """
+    say(stop_daemon())
+
+
+def stop_daemon() -> str:
+    """Stop the daemon if one runs (``recall stop``; ``recall index --rebuild`` before it moves a
+    damaged store aside, which the daemon may hold locked): what happened, in a line."""
     from recall.daemon import clean_stale
     from recall.ipc import client
 
@@ -116,8 +122,7 @@ def stop() -> None:
     pid = int(status["pid"]) if status is not None else client.lock_holder()
     if pid is None:
         cleaned = clean_stale()
-        say("not running" + (" (stale files removed)" if cleaned else ""))
-        return
+        return "not running" + (" (stale files removed)" if cleaned else "")
     try:
         if status is None or _frozen(pid):
             raise client.DaemonUnavailable("no status file" if status is None else "stopped")
@@ -126,17 +131,15 @@ def stop() -> None:
         holder = client.lock_holder()
         if holder is None:
             cleaned = clean_stale()
-            say("not running" + (" (stale files removed)" if cleaned else ""))
-            return
+            return "not running" + (" (stale files removed)" if cleaned else "")
         pid = holder
         os.kill(pid, signal.SIGTERM)  # not answering: the signal handler cleans up too
         os.kill(pid, signal.SIGCONT)  # ... once it runs again (SIGSTOP, a debugger, a suspended job)
     if not _wait_gone(STOP_WAIT_S):
         _kill(pid)  # its handler is stuck: nothing is lost (an index resumes, the store is transactional)
         clean_stale()
-        say(f"stopped (pid {pid} did not leave within {STOP_WAIT_S:.0f} s of being asked: killed)")
-        return
-    say(f"stopped (pid {pid})")
+        return f"stopped (pid {pid} did not leave within {STOP_WAIT_S:.0f} s of being asked: killed)"
+    return f"stopped (pid {pid})"
 
 
 def _frozen(pid: int) -> bool:

@@ -40,7 +40,7 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     cwd = Path.cwd()
     salvaged: list = []
     if rebuild:
-        aside, salvaged = app.set_aside_damaged_store()
+        aside, salvaged = _set_aside(app)
         if aside is not None:
             say(f"note: the damaged store was moved to {aside} (delete it once all is well); "
                 f"indexing {len(salvaged)} known folder(s) and the ones asked for again", err=True)
@@ -106,13 +106,47 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     return [s for s in sources if s.root.exists()]
 
 
+def _set_aside(app):
+    """``Recall.set_aside_damaged_store``, the daemon stopped first when the store stays locked
+    (a store damaged under a running daemon: every command waited 30 s for it; the next message
+    starts it again)."""
+    import sqlite3
+
+    path = app.home / "recall.db"
+    if path.is_file():
+        try:
+            probe = sqlite3.connect(str(path), timeout=3, isolation_level=None)
+            try:
+                probe.execute("PRAGMA journal_mode=WAL")  # what opening the store does first
+            finally:
+                probe.close()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                from recall.cli.daemon import stop_daemon
+
+                say(f"note: the store was locked: the daemon was {stop_daemon()} (the next message starts it "
+                    "again)", err=True)
+        except sqlite3.DatabaseError:
+            pass  # damaged: said and repaired below
+    return app.set_aside_damaged_store()
+
+
 def _calibration_line(cal) -> str:
+    from recall.ranking.calibration import MIN_OWN_NEGATIVES
+
     how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
            if cal.mode != "negatives only" else
            f"{cal.negatives} known unrelated messages (no note questions: `recall questions on` writes them)")
     got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
+    aside = (f"; {cal.muted} note question(s) set aside: through them a note spoke on messages known to be"
+             " about no note" if cal.muted else "")
+    own = cal.negatives - cal.negatives_by_origin.get("bank", 0)
+    if own < MIN_OWN_NEGATIVES and cal.silence < cal.target_silence:
+        aside += ("; the packaged floor stays (chit-chat says little about near misses): the folder's own"
+                  " negatives (`recall questions on`) let it fit one")
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
-            f"(silence {cal.silence:.2f} on the negatives' less silent half, target {cal.target_silence:g}{got})")
+            f"(silence {cal.silence:.2f} on the negatives' less silent half, target {cal.target_silence:g}{got})"
+            + aside)
 
 
 @click.command()

@@ -213,9 +213,11 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
     qvec = app.embedder.embed_queries([text])  # only this vector is sent
     with closing(_team_index(app, url)) as index:
         hits = index.search(qvec, scope, k)
-    if as_json:
-        say(json.dumps([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
-            "id", "name", "description", "path", "kind", "owner", "team")}} for h in hits],
+    if as_json:  # an agent may read it: every string one line, no quote or tag of its own (agent_json)
+        from recall.privacy.safetext import agent_json
+
+        say(json.dumps(agent_json([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
+            "id", "name", "description", "path", "kind", "owner", "team")}} for h in hits]),
             ensure_ascii=False, indent=2))
         return
     if not hits:

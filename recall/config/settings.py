@@ -148,6 +148,7 @@ class SelectorSettings:
     calibrate: bool
     target_silence: float
     near_miss_margin: float
+    set_aside_questions: bool
 
     def __post_init__(self) -> None:
         if self.kind not in ("gap", "learned"):

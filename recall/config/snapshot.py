@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall import __version__
-from recall.privacy.paths import ensure_private_dir, private_open, read_regular, recall_home, user_config_path
+from recall.privacy.paths import (
+    ensure_private_dir,
+    private_open,
+    read_regular,
+    recall_home,
+    user_config_path,
+)
+from recall.privacy.strays import set_aside_folder
 
 # The hook's few settings are ~1 KB; a config at its 1 MB cap (recall.config.load) of skip tags
 # in emoji or CJK is up to 3x that as JSON (\uXXXX escapes): past this cap the hook would
@@ -75,6 +82,7 @@ def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
         except (OSError, ValueError, RecursionError):
             pass  # written anew below (a pipe there is replaced by the file)
         ensure_private_dir(path.parent)
+        set_aside_folder(path)  # no file could replace it: every hook stayed silent
         # pid + thread: unique between processes and between the MCP server's threads
         tmp = path.with_name(f".{NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:

@@ -51,14 +51,34 @@ def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
     return _salvaged(lines[1:], text, "front matter has no closing '---'", "reading the file as plain text")
 
 
+# An escape in a double-quoted value that spells a printable ASCII character ("\x41", "\u0041"):
+# text a reviewer of the file cannot read, which YAML would hand the agent as plain words.
+_ESCAPED_ASCII = re.compile(r"\\(?:x(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E])|u00(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E])"
+                            r"|U0000(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E]))")
+
+
 def _parse_header(header: str) -> tuple[object, str | None]:
-    """(what the YAML header holds, None), or (None, what is wrong with it)."""
+    """(what the YAML header holds, None), or (None, what is wrong with it). A header whose text
+    a reviewer would not read as the agent gets it is refused (then read line by line, as
+    written): a tag (``!!binary`` decodes base64), an escape spelling plain letters, a key given
+    twice (the second silently replaces the first)."""
     try:
         if "*" in header and _has_alias(header):
             # An alias repeats a node: nested ones grow exponentially (a "billion laughs"
             # reaches gigabytes). Notes never need them.
             return None, "front matter uses YAML aliases (*name)"
-        return yaml.load(header, Loader=_Loader), None  # noqa: S506 - a safe loader
+        if "!" in header and _has_tag(header):
+            return None, "front matter uses YAML tags (!!binary, !name): read as written"
+        if "\\" in header and _ESCAPED_ASCII.search(header):
+            return None, "front matter spells letters in escapes (\\x41): read as written"
+        loader = _Loader(header)
+        try:
+            node = loader.get_single_node()
+            if twice := _key_twice(node):
+                return None, f"front matter names '{twice}' twice: the first is read"
+            return (loader.construct_document(node) if node is not None else None), None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         return None, "broken front matter" + (f" (line {mark.line + 2})" if mark is not None else "")
@@ -96,6 +116,24 @@ def _salvaged(header: list[str], body: str, what: str, otherwise: str) -> tuple[
     if otherwise.startswith("reading"):
         return found, body, f"{what}; {otherwise} (name, description and type read line by line)"
     return found, body, f"{what}; name, description and type read line by line"
+
+
+def _has_tag(header: str) -> bool:
+    """Whether a node of the YAML text carries an explicit tag (parse events only)."""
+    return any(getattr(event, "tag", None) is not None for event in yaml.parse(header, Loader=_Loader))
+
+
+def _key_twice(node: object) -> str | None:
+    """A top-level key the header's mapping holds twice, if any."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    seen: set[str] = set()
+    for key, _value in node.value:
+        name = str(getattr(key, "value", ""))
+        if name in seen:
+            return name[:40]
+        seen.add(name)
+    return None
 
 
 def _has_alias(header: str) -> bool:

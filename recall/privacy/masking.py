@@ -215,8 +215,9 @@ _OWN: list[tuple[str, str, int, str]] = [
     # The text of a WiFi QR code: WIFI:T:WPA;S:name;P:password;;
     ("wifi", r"\bwifi:(?:[a-z]:(?:\\.|[^;\\\n])*;)*?p:((?:\\.|[^;\\\n])+);", 1, "l"),
     # A 2FA seed (base32, capitals and 2-7: the random-token rule needs mixed case), named as one.
-    ("totp-seed", r"(?:2fa|totp|otp|mfa|two[ \-]factor|二段階|二要素)[^\n]{0,30}?(?:seed|secret|key|シークレット|シード|鍵)"
-     r"[^\n]{0,40}?(?<![a-z2-7])(?=[a-z2-7]*[2-7])([a-z2-7]{16,64})(?![a-z0-9])", 1, "l"),
+    ("totp-seed", r"(?:2fa|totp|otp|mfa|two[ \-]factor|二段階|二要素)[^\n]{0,30}?"
+     r"(?:seed|secret|key|シークレット|シード|鍵)[^\n]{0,40}?(?<![a-z2-7])(?=[a-z2-7]*[2-7])([a-z2-7]{16,64})"
+     r"(?![a-z0-9])", 1, "l"),
     # Recovery and backup codes, the list after the words.
     ("recovery-codes", r"(?:recovery|backup)[ \t]+codes?[ \t]*:?[ \t]*((?=[0-9a-z]*\d)[0-9a-z]{4,10}-[0-9a-z]{4,10}"
      r"(?:[ \t,;]+(?=[0-9a-z]*\d)[0-9a-z]{4,10}-[0-9a-z]{4,10}){0,15})", 1, "l"),
@@ -227,8 +228,8 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"\b(?:api[ _\-]?key|apikey)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "lvr"),
     ("assignment", r"\bpass[ \t]+word[ \t]*[:=][ \t]*([^\s\"'`,;]{4,200})", 1, "lv"),
     # Japanese "パス" (a password, or a path): a value that is no path ("パスは /usr/local" stays).
-    ("assignment", r"(?<![ァ-ヶー])パス(?![ァ-ヶー])[ \t]*(?:は|:|：|=)[ \t]*[\"'「『]?([^\s/\\~.\"'」』、。,，][^\s/\\\"'」』、。,，]{3,199})"
-     r"(?=[\s」』、。,，]|です|$)", 1, "la"),
+    ("assignment", r"(?<![ァ-ヶー])パス(?![ァ-ヶー])[ \t]*(?:は|:|：|=)[ \t]*[\"'「『]?"
+     r"([^\s/\\~.\"'」』、。,，][^\s/\\\"'」』、。,，]{3,199})(?=[\s」』、。,，]|です|$)", 1, "la"),
     # HTTP headers whose value is the credential, with or without a scheme word.
     ("bearer", r"authorization:[ \t]*(?:bearer|basic|token|digest|apikey)?[ \t]*[\"']?([^\s\"']{6,})", 1, "lq"),
     # Credentials in a URL's query: ?api_key=..., &access_token=..., &password=...
@@ -311,8 +312,9 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
     # ... a password that is one plain word, alone on the line after its label ("Password:" then
     # "sunshine"), as on the label's own line below.
-    ("assignment", r"(?m)^[ \t>#\-*]*(?:[a-z][a-z0-9_.\-]{0,30}[ \t]){0,3}(?:password|passwd|passphrase|passcode|pw|pwd)"
-     + _FOR + r"[ \t]*:[ \t]*(?:\r?\n[ \t]*){1,3}(?!" + _NOT_A_PASSWORD + r")([a-z][a-z'\-]{3,40})"
+    ("assignment", r"(?m)^[ \t>#\-*]*(?:[a-z][a-z0-9_.\-]{0,30}[ \t]){0,3}"
+     r"(?:password|passwd|passphrase|passcode|pw|pwd)" + _FOR + r"[ \t]*:[ \t]*(?:\r?\n[ \t]*){1,3}(?!"
+     + _NOT_A_PASSWORD + r")([a-z][a-z'\-]{3,40})"
      r"(?=[ \t]*[.!]?[ \t]*(?:\r?\n|$))", 1, "bl"),
     # A YAML block value: "password: |" (or ">-") then the value indented on the next line.
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[_\-]?key)[\w.\-]{0,30}[\"']?[ \t]*:[ \t]*"
@@ -323,8 +325,8 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"[ \t]*\|[ \t]*([^\s|]{4,200})[ \t]*(?=\||\r?$)", 1, "lv"),
     # ... and the cells after a first value that holds a digit or a symbol (one per server, per stage).
     ("assignment", r"(?m)(?:^|\|)[ \t]*(?:" + _QUALIFIED + r"|[a-z0-9_]*_(?:password|passwd|token|secret|key))"
-     r"[ \t]*\|[ \t]*(?=[^\s|]*[0-9!@#$%^&*+=?])[^\s|]{4,200}[ \t]*\|[ \t]*([^\s|]{4,200}(?:[ \t]*\|[ \t]*[^\s|]{4,200})*)"
-     r"[ \t]*(?=\||\r?$)", 1, "l"),
+     r"[ \t]*\|[ \t]*(?=[^\s|]*[0-9!@#$%^&*+=?])[^\s|]{4,200}[ \t]*\|[ \t]*"
+     r"([^\s|]{4,200}(?:[ \t]*\|[ \t]*[^\s|]{4,200})*)[ \t]*(?=\||\r?$)", 1, "l"),
     ("assignment", r"(?m)^[ \t]*[\"']?" + _QUALIFIED + r"[\"']?[ \t]*[,;][ \t]*[\"']?([^\s,;\"']{4,200})[\"']?"
      r"[ \t]*(?=[,;]|\r?$)", 1, "lv"),
     # Password (prod): X, Password for prod: X, Password<TAB>X, Password - X, password → X,

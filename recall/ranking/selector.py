@@ -87,13 +87,16 @@ class Ranking(list):
 
 def distinct(hits) -> list:
     """``hits`` without a note met before: the same file reached through two indexed folders
-    (``notes/`` and the folder above it), or the same headline (a copied folder): an outside
-    tester's blocks held one headline twice, and the gap rule compared a note with itself."""
+    (``notes/`` and the folder above it), or the same note copied (a copied folder: the same
+    headline over the same text, ``digest``): an outside tester's blocks held one headline twice,
+    and the gap rule compared a note with itself. Two notes that share a headline but not their
+    text both stay: a teammate's file under the user's own note's headline cannot hide it."""
     seen: set = set()
     out = []
     for hit in hits:
         note = hit.note
-        keys = {key for key in (("path", note.get("path")), ("headline", note.get("name"), note.get("description")))
+        keys = {key for key in (("path", note.get("path")),
+                                ("headline", note.get("name"), note.get("description"), note.get("digest")))
                 if key[1]}
         if keys & seen:
             continue

@@ -57,6 +57,10 @@ def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
         return RecallError(f"the store's path is too long for SQLite ({len(str(path)):,} characters; it opens no "
                            f"file whose path is longer than {SQLITE_MAX_PATH}): point RECALL_HOME at a shorter path "
                            f"({path})")
+    if "database is locked" in str(exc):
+        return RecallError(f"{path} stayed locked by another process for 30 s (a `recall index` running, or the "
+                           "daemon holding a store damaged under it): run `recall stop`, then the command again "
+                           "(`recall index --rebuild` if it then says the store is damaged)")
     if "disk I/O error" in str(exc) and (limit := file_size_limit()) is not None:
         return RecallError(f"a file-size limit (`ulimit -f`: {limit:,} bytes) stopped a write of {path}: raise it "
                            "(`ulimit -f unlimited`), then run the command again (`recall index` goes on where it "

@@ -9,8 +9,10 @@ import sqlite3
 import time
 from pathlib import Path
 
+from recall.errors import StoreDamaged
 from recall.privacy.paths import not_a_file, read_regular
-from recall.store.sqlite import check_store
+from recall.store.errors import store_error
+from recall.store.sqlite import lenient_text
 
 MAX_META_BYTES = 1 << 30  # a generation's meta.json: its notes' records (a few MB for thousands)
 
@@ -37,6 +39,7 @@ def salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
     if not not_a_file(path):  # a pipe where the store was: nothing to read from it
         try:
             con = sqlite3.connect(str(path), timeout=5)
+            con.text_factory = lenient_text
             try:
                 for k, r, p in con.execute("SELECT kind, root, project FROM sources"):
                     found[(str(k), str(r))] = p
@@ -75,3 +78,20 @@ def emptied_store(home: Path, db_name: str, counts: dict, runs: list | tuple) ->
         return []
     return [f"{home / db_name}: holds no notes, yet an index is built under {home / 'index' / built[0]}: the "
             "store was emptied or replaced; `recall index --rebuild` indexes again the folders that index names"]
+
+
+def check_store(path: Path) -> str | None:
+    """Why the store file at ``path`` is damaged (SQLite's quick check), or None if sound."""
+    if why := not_a_file(path):
+        return why
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        if isinstance(store_error(path, exc), StoreDamaged):
+            return str(exc)
+        raise
+    return None if rows == ["ok"] else "; ".join(map(str, rows))[:200]

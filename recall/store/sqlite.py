@@ -57,6 +57,7 @@ class Store:
             # Create it 0600 before SQLite opens it: the notes are the user's only.
             os.close(open_regular(path, os.O_WRONLY | os.O_CREAT))
         self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        self.db.text_factory = lenient_text
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA foreign_keys=ON")
@@ -253,18 +254,34 @@ class Store:
 
     def chunk_vectors(self, model_id: str, headers: bool = False) -> tuple[list[int], list[bytes]]:
         """(note pk, vector bytes) for every chunk that has a vector for ``model_id``, headers
-        left out; ``headers``: the headers alone (``recall.indexing.indexer.header_chunk``)."""
+        and the questions set aside for it (``muted``) left out; ``headers``: the headers alone
+        (``recall.indexing.indexer.header_chunk``)."""
         pks: list[int] = []
         blobs: list[bytes] = []
         for pk, blob in self.db.execute(
             "SELECT c.note_id, v.vector FROM chunks c JOIN vectors v"
             " ON v.text_hash = c.text_hash AND v.model_id = ?"
-            f" WHERE c.role {'=' if headers else '!='} 'header' ORDER BY c.note_id, c.ord",
-            (model_id,),
+            f" WHERE c.role {'=' if headers else '!='} 'header' AND NOT (c.role = 'question' AND c.text_hash IN"
+            " (SELECT text_hash FROM muted WHERE model_id = ?)) ORDER BY c.note_id, c.ord",
+            (model_id, model_id),
         ):
             pks.append(int(pk))
             blobs.append(blob)
         return pks, blobs
+
+    def muted(self, model_id: str) -> set[str]:
+        """Text hashes of the questions set aside for ``model_id`` (``recall.ranking.muting``)."""
+        return {h for (h,) in self.db.execute("SELECT text_hash FROM muted WHERE model_id = ?", (model_id,))}
+
+    def set_muted(self, model_id: str, hashes: Iterable[str]) -> bool:
+        """Set aside exactly these questions for ``model_id``; whether that changed anything."""
+        new = set(hashes)
+        if new == self.muted(model_id):
+            return False
+        with self.transaction():
+            self.db.execute("DELETE FROM muted WHERE model_id = ?", (model_id,))
+            self.db.executemany("INSERT INTO muted VALUES (?, ?)", [(model_id, h) for h in sorted(new)])
+        return True
 
     def notes_with_questions(self) -> set[int]:
         """pks of the notes that have at least one question chunk."""
@@ -357,21 +374,12 @@ class Store:
         return list(self.db.execute("SELECT model_id, generation, built_at, chunks FROM index_runs"))
 
 
-def check_store(path: Path) -> str | None:
-    """Why the store file at ``path`` is damaged (SQLite's quick check), or None if sound."""
-    if why := not_a_file(path):
-        return why
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-        try:
-            rows = [r[0] for r in con.execute("PRAGMA quick_check(3)")]
-        finally:
-            con.close()
-    except sqlite3.DatabaseError as exc:
-        if isinstance(store_error(path, exc), StoreDamaged):
-            return str(exc)
-        raise
-    return None if rows == ["ok"] else "; ".join(map(str, rows))[:200]
+def lenient_text(raw: bytes) -> str:
+    """A text column as ``str``, a byte SQLite cannot vouch for (one flipped bit on the disk, an
+    outside writer's bytes) read as U+FFFD: one damaged value must not stop every read of the
+    store, nor the ``--rebuild`` that rewrites it (an outside tester's store: stop 44)."""
+    return raw.decode("utf-8", errors="replace")
+
 
 
 class _Transaction:

@@ -15,6 +15,7 @@ a new generation when it changes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -36,6 +37,7 @@ from recall.privacy.paths import (
     read_text,
     recall_home,
 )
+from recall.privacy.strays import set_aside_folder
 from recall.store.sqlite import Store
 
 if TYPE_CHECKING:
@@ -211,6 +213,9 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
         "model_id": model_id,
         "generation": generation,
         "built_at": time.time(),
+        # the files' bytes as written: damage inside one (a flipped bit) is found at load, not
+        # searched (an outside tester's index handed over the wrong note with confidence)
+        "digests": {name: _file_digest(gen_dir / name) for name in DIGESTED if (gen_dir / name).exists()},
         "dim": dim,
         "chunk_note": chunk_note,
         "asked": asked or [],  # positions of the notes with questions of their own
@@ -218,12 +223,25 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
             {
                 "pk": n.pk, "kind": n.kind, "project": n.project, "root": n.root, "path": n.path,
                 "id": n.note_id, "name": n.name, "description": n.description, "type": n.type,
-                "extra": n.extra,
+                "extra": n.extra, "digest": _digest(texts.get(n.pk, [])),
             }
             for n in notes
         ],
     }
     _fsync_write(gen_dir / "meta.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+
+
+DIGESTED = ("index.faiss", "lexical.npz", "headers.npy")
+
+
+def _file_digest(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _digest(texts: list[str]) -> str:
+    """What a note says (its masked text chunks), hashed: two copies of one note share it."""
+    return hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()[:16]
 
 
 def read_current(root: Path, strict: bool = False) -> int | None:
@@ -307,6 +325,12 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             raise ValueError("its notes are not notes")
         if index.ntotal and meta.get("dim", index.d) != index.d:  # (an empty index is built 1-wide)
             raise ValueError(f"its vectors have {index.d} dimensions, not the model's {meta['dim']}")
+        digests = meta.get("digests") or {}  # none in a generation from before
+        for name in DIGESTED:
+            path = gen_dir / name
+            if name in digests and path.exists() and _file_digest(path) != digests[name]:
+                raise ValueError("its bytes changed since it was written (meta.json's checksum)")
+        path = gen_dir / "meta.json"
         asked = np.zeros(len(notes), dtype=bool)  # a generation from before: none known
         positions = meta.get("asked", [])
         if not isinstance(positions, list) or not all(isinstance(i, int) and 0 <= i < len(notes) for i in positions):
@@ -329,7 +353,7 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
     except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
         if isinstance(exc, OSError) and exc.strerror:
             detail = exc.strerror
-        elif path.name == "index.faiss":
+        elif path.name == "index.faiss" and not isinstance(exc, ValueError):
             detail = "not a FAISS index faiss can read"  # its own message is a C++ signature
         else:
             detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
@@ -364,4 +388,5 @@ def remove_damaged(model_id: str, home: Path | None = None) -> None:
     try:
         read_current(root, strict=True)
     except IndexDamaged:
-        (root / "current").unlink(missing_ok=True)
+        if not set_aside_folder(root / "current"):
+            (root / "current").unlink(missing_ok=True)

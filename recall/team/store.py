@@ -30,6 +30,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
 from recall.ranking.scope import SHARED_KINDS, Scope, repo_key
 from recall.ranking.search import CHUNKS_PER_QUERY
 from recall.ranking.selector import Hit
@@ -332,10 +333,13 @@ class PgIndex:
         for pk, kind, project, root, path, note_id, name, desc, type_, extra, owner, team, score in rows:
             if score is None or not math.isfinite(score):  # no vector, or a zero one a member wrote: no score
                 continue
-            note = {"pk": pk, "kind": kind, "project": project, "root": root, "path": path, "id": note_id,
-                    "name": name, "description": desc, "type": type_,
+            # What the server returns, a member may have written with plain SQL (its policies let a
+            # member update their own rows): capped and masked as recall's own write path does.
+            note = {"pk": pk, "kind": kind, "project": project, "root": _read(root, 4_096), "path": _read(path, 4_096),
+                    "id": _read(note_id, MAX_NAME_CHARS), "name": _read(name, MAX_NAME_CHARS),
+                    "description": _read(desc, MAX_DESCRIPTION_CHARS), "type": _read(type_, 40),
                     "extra": extra if isinstance(extra, dict) else json.loads(extra or "{}"),
-                    "owner": owner, "team": team}
+                    "owner": _read(owner, 64), "team": team}
             hits.append(Hit(note, float(score)))
         return hits
 
@@ -371,3 +375,12 @@ class PgIndex:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _read(value: object, limit: int) -> str:
+    """A text field as the server returned it, as recall's write path would have stored it: masked
+    (``recall.privacy.masking``) and cut at ``limit`` characters (``recall.notes.files.cap_field``)."""
+    from recall.notes.files import cap_field
+    from recall.privacy.masking import mask_secrets
+
+    return cap_field(mask_secrets("" if value is None else str(value)), limit)

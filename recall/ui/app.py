@@ -10,8 +10,10 @@ access log).
 from __future__ import annotations
 
 import hmac
+import inspect
 import subprocess
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 
 from markupsafe import Markup
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -146,6 +149,27 @@ class Pages:
     def page(self, request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
         return self.templates.TemplateResponse(request, name, ctx, status_code=status_code)
 
+    def failing_cleanly(self, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        """``handler`` whose failure for a known state (a damaged store or index, a full disk, a
+        read-only home: what every command says in one line, with its repair) is that line on a
+        page (503), not a server error and a traceback in the terminal."""
+        async def run(request: Request) -> Response:
+            try:
+                if inspect.iscoroutinefunction(handler):
+                    return await handler(request)
+                return await run_in_threadpool(handler, request)
+            except Exception as exc:  # noqa: BLE001 - what is not a known state is raised again
+                from recall.errors import RecallError
+                from recall.privacy.paths import recall_home
+                from recall.store.errors import state_line
+
+                home = recall_home()
+                line = str(exc) if isinstance(exc, RecallError) else state_line(exc, home, home / "recall.db")
+                if line is None:
+                    raise
+                return self.page(request, "failed.html", 503, nav="status", what=line)
+        return run
+
     def csrf_ok(self, form: Any) -> bool:
         return hmac.compare_digest(str(form.get("csrf", "")).encode(), csrf_value(self.launch.token).encode())
 
@@ -272,18 +296,19 @@ def build_app(launch: Launch, codes: OneTimeCode | None = None) -> Guard:
     """The page behind its Guard; ``codes``: the launch's one-time codes (a fresh set, kept
     in memory only, when not given)."""
     pages = Pages(launch)
+    said = pages.failing_cleanly
     routes = [
         Route("/", lambda request: RedirectResponse("/notes", status_code=303)),
-        Route("/notes", pages.notes_page),
-        Route("/notes/{pk:int}", pages.note_page),
-        Route("/try", pages.try_page, methods=["GET", "POST"]),
-        Route("/injections", pages.injections_page),
-        Route("/quality", pages.quality_page),
-        Route("/quality/report", pages.report_html),
-        Route("/status", pages.status_page),
-        Route("/reindex", pages.reindex, methods=["POST"]),
-        Route("/questions", pages.questions, methods=["POST"]),
-        Route("/upload", pages.upload_page, methods=["GET", "POST"]),
+        Route("/notes", said(pages.notes_page)),
+        Route("/notes/{pk:int}", said(pages.note_page)),
+        Route("/try", said(pages.try_page), methods=["GET", "POST"]),
+        Route("/injections", said(pages.injections_page)),
+        Route("/quality", said(pages.quality_page)),
+        Route("/quality/report", said(pages.report_html)),
+        Route("/status", said(pages.status_page)),
+        Route("/reindex", said(pages.reindex), methods=["POST"]),
+        Route("/questions", said(pages.questions), methods=["POST"]),
+        Route("/upload", said(pages.upload_page), methods=["GET", "POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     return Guard(Starlette(routes=routes), launch.token, launch.port, codes, localhost=launch.localhost)

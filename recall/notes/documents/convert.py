@@ -93,7 +93,8 @@ def _pdf(path: Path) -> Extracted:
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise Unreadable(f"not a PDF pypdf can read ({_first_line(exc)}); skipped") from exc
     notes = [f"{len(empty)} page(s) without a text layer (scanned?) not indexed: p. {_ranges(empty)}"] if empty else []
-    return Extracted("pdf", title, segments, notes)
+    # A title in the metadata over no text at all is text nobody sees on a page: not a headline.
+    return Extracted("pdf", title if segments else "", segments, notes)
 
 
 def _office(path: Path, fmt: str) -> Extracted:
@@ -107,7 +108,7 @@ def _office(path: Path, fmt: str) -> Extracted:
     _check_unpacked(path, fmt)
     try:
         with path.open("rb") as fh:
-            result = converter.convert(fh, info)
+            result = converter.convert(_shown_html(fh.read()) if fmt == "html" else fh, info)
     except Exception as exc:  # noqa: BLE001 - each library raises its own (zipfile, lxml, KeyError...)
         raise Unreadable(f"not {_a(fmt.upper())} file markitdown can read ({_first_line(exc)}); skipped") from exc
     text = result.markdown or ""
@@ -121,6 +122,30 @@ def _office(path: Path, fmt: str) -> Extracted:
         segs = sections(text)
     title = (result.title or "").strip() or first_heading(text)
     return Extracted(fmt, title, segs)
+
+
+# What a browser does not show: a page's hidden parts are not its text (an outside tester's
+# `display:none` orders became a headline; stop 44).
+_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
+
+
+def _shown_html(raw: bytes):
+    """``raw`` HTML without the elements a browser hides (``hidden``, ``aria-hidden``, a style of
+    ``display:none`` or ``visibility:hidden``, templates) and without comments, as a stream."""
+    import io
+
+    from bs4 import BeautifulSoup, Comment
+
+    soup = BeautifulSoup(raw, "html.parser")
+    for comment in soup.find_all(string=lambda t: isinstance(t, Comment)):
+        comment.extract()
+    hidden = [tag for tag in soup.find_all(True)
+              if tag.name == "template" or tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true"
+              or _HIDDEN_STYLE.search(str(tag.get("style", "")))]
+    for tag in hidden:
+        if tag.parent is not None:  # not inside one already taken out
+            tag.decompose()
+    return io.BytesIO(str(soup).encode("utf-8"))
 
 
 # A DOCX, PPTX, XLSX or EPUB (a zip) that unpacks to more than this many times its size,

@@ -319,11 +319,20 @@ def _damage(path, how):
         path.write_bytes(b"\x00garbage\xff" * 7)
     elif how == "delete":
         path.unlink()
+    elif how == "flip":  # one bit in the middle, the size kept: FAISS reads it as it is
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0x10
+        path.write_bytes(bytes(data))
+    elif how == "folder":
+        path.unlink()
+        path.mkdir()
 
 
 DAMAGE = [("index.faiss", "truncate"), ("index.faiss", "garbage"), ("meta.json", "truncate"),
           ("meta.json", "garbage"), ("lexical.npz", "truncate"), ("lexical.npz", "garbage"),
-          ("index.faiss", "delete"), ("meta.json", "delete"), ("current", "garbage"), ("gen-dir", "delete")]
+          ("index.faiss", "delete"), ("meta.json", "delete"), ("current", "garbage"), ("gen-dir", "delete"),
+          # damage inside a file that still reads (stop 44: the wrong note handed over), a folder for `current`
+          ("index.faiss", "flip"), ("headers.npy", "flip"), ("lexical.npz", "flip"), ("current", "folder")]
 
 
 @pytest.mark.parametrize("name,how", DAMAGE, ids=[f"{n}-{h}" for n, h in DAMAGE])

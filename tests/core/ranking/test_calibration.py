@@ -157,8 +157,16 @@ def _collection(tmp_path: Path) -> Path:
     return folder
 
 
+def _no_set_aside(home: Path) -> None:
+    """The hash embedder's cosines put chit-chat as near these one-letter questions as their own
+    notes: no question is set aside here (``recall.ranking.muting``: test_set_aside.py)."""
+    home.mkdir(mode=0o700, exist_ok=True)
+    (home / "config.toml").write_text("[selector]\nset_aside_questions = false\n", encoding="utf-8")
+
+
 def test_index_calibrates_writes_its_file_and_explain_names_it(tmp_path, recall_home, hash_model):
     folder = _collection(tmp_path)
+    _no_set_aside(recall_home)
     out = recall("index", "-q", str(folder)).stdout
     assert "calibrated on 25 held-out note questions and" in out and "known unrelated messages" in out
     path = recall_home / FILE
@@ -215,6 +223,7 @@ def test_a_running_process_takes_a_new_calibration(tmp_path, recall_home, hash_m
 
 
 def test_calibrate_command(tmp_path, recall_home, hash_model):
+    _no_set_aside(recall_home)
     proc = recall("calibrate", check=False)
     assert proc.returncode == 1 and "recall index" in proc.stderr and "Traceback" not in proc.stderr
     assert "the packaged [default] table (not calibrated yet" in recall("status").stdout
@@ -239,7 +248,9 @@ def test_real_model_calibration_on_the_sample_meets_its_target(recall_home):
     cal = app.calibration
     assert cal.model_id == DEFAULT_ID and cal.mode == "questions+negatives"
     asked = sum(len(json.loads(line)["questions"]) for line in (sample / "questions.jsonl").open(encoding="utf-8"))
-    assert cal.positives == asked and cal.silence >= cal.target_silence
+    # the questions a bank message or a generic request would be handed a note through are set
+    # aside (recall.ranking.muting): a few of a collection's written ones, never many
+    assert cal.positives + cal.muted == asked and cal.muted <= asked * 0.05 and cal.silence >= cal.target_silence
     assert cal.injected is not None and cal.injected > 0.1
     app.store.close()
 

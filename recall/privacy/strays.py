@@ -1,0 +1,19 @@
+"""A folder where recall keeps one of its own files (``hook.json``, ``calibration.toml``, an
+index's ``current``): no file can replace it, so every write failed and each command said so,
+or the hook stayed silent for good (an outside tester, stop 44). It is moved aside instead."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def set_aside_folder(path: Path) -> bool:
+    """A folder (not a link) where recall keeps one of its own files under RECALL_HOME holds
+    nothing of recall's and no file can replace it: moved aside to ``NAME.stray-TIME`` (nothing
+    deleted), so that writing the file repairs it. Whether one was moved."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.replace(path, path.with_name(f"{path.name}.stray-{time.time_ns()}"))
+        return True
+    return False

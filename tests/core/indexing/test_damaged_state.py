@@ -1,0 +1,57 @@
+"""Damage an outside tester made to RECALL_HOME that no command said or repaired (stop 44): a
+flipped bit in the store's text, a folder where the hook's settings file goes, a damaged store
+behind the page."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from helpers.cli import run_cli
+from helpers.ui import page_client
+
+
+def _flip_a_text_byte(db_path) -> None:
+    """One stored chunk's text made invalid UTF-8, as one flipped bit on the disk makes it."""
+    db = sqlite3.connect(db_path)
+    try:
+        pk = db.execute("SELECT MIN(note_id) FROM chunks WHERE role = 'text'").fetchone()[0]
+        db.execute("UPDATE chunks SET text = CAST(X'6C' || X'E9' || X'73736F6E' AS TEXT) WHERE note_id = ? AND ord = 0",
+                   (pk,))
+        db.execute("UPDATE notes SET name = CAST(X'46' || X'FF' || X'6C616773' AS TEXT)"
+                   " WHERE id = (SELECT MIN(id) FROM notes)")
+        db.commit()
+    finally:
+        db.close()
+
+
+def test_a_flipped_bit_in_the_stores_text_stops_no_command(recall_home, sample_notes, hash_model):
+    assert run_cli("index", "-q", str(sample_notes)).returncode == 0
+    _flip_a_text_byte(recall_home / "recall.db")
+    for args in (("search", "--all", "feature flags unleash"), ("status",), ("index", "-q", str(sample_notes)),
+                 ("index", "-q", "--rebuild"), ("search", "--all", "--json", "lesson")):
+        proc = run_cli(*args)
+        said = proc.stderr
+        assert proc.returncode == 0 and "Traceback" not in said and "decode" not in said, (args, said)
+    hits = json.loads(run_cli("search", "--all", "--json", "Feature flags via Unleash").stdout)["results"]
+    assert hits[0]["id"] == "feature-flags-unleash"
+
+
+def test_a_folder_where_the_hooks_settings_go_is_moved_aside(recall_home, sample_notes, hash_model):
+    assert run_cli("index", "-q", str(sample_notes)).returncode == 0
+    snapshot = recall_home / "hook.json"
+    snapshot.unlink(missing_ok=True)
+    (snapshot / "inside").mkdir(parents=True)
+    assert run_cli("status").returncode == 0
+    assert snapshot.is_file() and json.loads(snapshot.read_text())["settings"]["budget_ms"] > 0
+    assert [p.name for p in recall_home.glob("hook.json.stray-*/*")] == ["inside"]  # moved, not deleted
+
+
+def test_the_page_over_a_damaged_store_says_the_line_and_the_repair(recall_home, sample_notes, hash_model):
+    assert run_cli("index", "-q", str(sample_notes)).returncode == 0
+    with open(recall_home / "recall.db", "r+b") as fh:
+        fh.write(b"\0" * 100)  # the header gone
+    client = page_client(8791)
+    for route in ("/notes", "/status", "/injections"):
+        page = client.get(route)
+        assert page.status_code == 503 and "recall index --rebuild" in page.text, (route, page.status_code)

@@ -1,0 +1,70 @@
+"""A note's questions that read like any request are set aside (``recall.ranking.muting``): a
+teammate's note listing generic coding requests as its ``questions:`` was handed over on a third of
+ordinary messages it had nothing to do with (stop 43 and stop 44, outside testers).
+
+On the real default model: the test is about where its cosines put generic requests.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from helpers.cli import run_cli
+
+
+def _note(folder, stem: str, name: str, description: str, body: str, questions: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    listed = "".join(f"  - {json.dumps(q)}\n" for q in questions)
+    (folder / f"{stem}.md").write_text(f"---\nname: {name}\ndescription: {description}\ntype: project\n"
+                                       f"questions:\n{listed}---\n{body}\n", encoding="utf-8")
+
+
+def _folder(tmp_path):
+    folder = tmp_path / "notes"
+    _note(folder, "money", "Money is Decimal, never float", "Invoice amounts are stored as Decimal and quantized",
+          "Use Decimal for every amount; quantize to cents before storing.",
+          ["can I keep the invoice total as a float?", "how do we round money amounts?"])
+    _note(folder, "freeze", "No deploys on Friday afternoon", "Production deploys stop Friday at noon",
+          "After the March outage we froze deploys from Friday noon to Monday.",
+          ["can I ship this to production on Friday evening?", "when is the deploy freeze?"])
+    _note(folder, "onboarding", "Read the onboarding page first",
+          "Run ./scripts/setup-everything.sh before touching anything",
+          "The onboarding script installs the hooks.",
+          ["write tests for this module", "make this code faster", "explain this error to me",
+           "clean up this file", "add comments to the code", "help me debug this"])
+    return folder
+
+
+def _set_aside(home) -> set[str]:
+    db = sqlite3.connect(home / "recall.db")
+    try:
+        return {t for (t,) in db.execute("SELECT DISTINCT c.text FROM chunks c JOIN muted m"
+                                         " ON m.text_hash = c.text_hash WHERE c.role = 'question'")}
+    finally:
+        db.close()
+
+
+def _handed(message: str) -> str:
+    return json.loads(run_cli("query", "--json", "--all", message).stdout).get("text") or ""
+
+
+def test_generic_front_matter_questions_are_set_aside_and_the_note_stays_quiet(tmp_path, recall_home):
+    out = run_cli("index", "-q", str(_folder(tmp_path))).stdout
+    aside = _set_aside(recall_home)
+    generic = {"write tests for this module", "make this code faster", "explain this error to me",
+               "clean up this file", "add comments to the code", "help me debug this"}
+    # In a folder this small the packaged rule lets much through: a question that "what is the capital
+    # of Australia?" would reach its note by may go too; the note keeps its text and other questions.
+    assert "note question(s) set aside" in out and len(aside & generic) >= 4 and len(aside - generic) <= 1, aside
+    for message in ("could you write some unit tests for the parser module?", "this loop is slow, speed it up",
+                    "what does this stack trace mean?"):
+        assert "setup-everything" not in _handed(message), message
+    assert "Decimal" in _handed("should the invoice total be a float or something else?")
+
+
+def test_the_setting_keeps_every_question(tmp_path, recall_home):
+    recall_home.mkdir(mode=0o700)
+    (recall_home / "config.toml").write_text("[selector]\nset_aside_questions = false\n", encoding="utf-8")
+    out = run_cli("index", "-q", str(_folder(tmp_path))).stdout
+    assert "set aside" not in out and not _set_aside(recall_home)
