@@ -81,6 +81,7 @@ class ScoreReport:
     timings: dict[str, Any]
     lexical_rule: str | None
     lexical_floors: dict[str, Any]
+    collection_hash: str | None = None  # the notes' files (``prompting.collection_hash``): which notes were searched
 
 
 @dataclass
@@ -96,6 +97,9 @@ class Baseline:
     metrics: Metrics
     tolerance_rule: str
     per_question: dict[str, dict[str, float]]  # metric -> question id -> value
+    # sha256 of the sets' bytes (``recall_eval.reports.regress.questions_hash``): the same ids over
+    # rewritten questions are other questions (stop 44). None in a baseline from before.
+    questions_hash: str | None = None
 
 
 @cache

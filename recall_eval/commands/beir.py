@@ -6,20 +6,22 @@ from pathlib import Path
 
 import click
 
-from recall_eval.commands.common import echo_json, fail_cleanly, notes_options, resolve_inputs
+from recall_eval.commands.common import echo_json, fail_cleanly, notes_options, refuse_to_replace, resolve_inputs
 
 
 @click.command("export-beir")
 @notes_options
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Folder to write.")
+@click.option("--force", is_flag=True, help="Write into a folder that already holds files.")
 @fail_cleanly
 def export_beir_cmd(collection: str | None, notes: Path | None, questions: tuple[Path, ...],
-                    out: Path) -> None:
+                    out: Path, force: bool) -> None:
     """Write corpus.jsonl, queries.jsonl and qrels/test.tsv (unrelated = no qrels)."""
     from recall_eval.datasets.beir import export_beir
     from recall_eval.datasets.collections import check_expected, load_sets, read_notes
 
     _name, notes_dir, files = resolve_inputs(collection, notes, questions)
+    refuse_to_replace(out, force)
     qs = load_sets(files)
     check_expected(qs, [n.id for n in read_notes(notes_dir)], str(notes_dir))
     echo_json({"out": str(out), **export_beir(notes_dir, qs, out)})
@@ -32,13 +34,15 @@ def export_beir_cmd(collection: str | None, notes: Path | None, questions: tuple
 @click.option("--questions-out", required=True, type=click.Path(path_type=Path),
               help="Question set to write.")
 @click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to read.")
+@click.option("--force", is_flag=True, help="Replace a set already at --questions-out.")
 @fail_cleanly
-def import_beir_cmd(folder: Path, notes_out: Path, questions_out: Path, split: str) -> None:
+def import_beir_cmd(folder: Path, notes_out: Path, questions_out: Path, split: str, force: bool) -> None:
     """Turn a BEIR folder into a note folder and a question set (queries without qrels
     become unrelated questions)."""
     from recall_eval.datasets.beir import import_beir, write_corpus_as_notes
     from recall_eval.datasets.collections import write_questions
 
+    refuse_to_replace(questions_out, force)
     corpus, qs = import_beir(folder, split)
     n = write_corpus_as_notes(corpus, notes_out)
     write_questions(questions_out, qs)

@@ -46,6 +46,14 @@ def echo_json(data: dict) -> None:
     say(json.dumps(masked(json.loads(json.dumps(data, default=str))), ensure_ascii=False, indent=2), err=False)
 
 
+def refuse_to_replace(out: Path, force: bool) -> None:
+    """One line, before any work, when ``out`` holds something already (a file, a folder with
+    files in it) and ``--force`` was not given: nothing a user wrote is replaced unasked."""
+    held = out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir())))
+    if held and not force:
+        raise UserError(f"{out} exists; give --force to replace it (or another --out)")
+
+
 def show_progress(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from recall.cli.common import Finite
-from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
+from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log, refuse_to_replace
 
 
 @click.command("generate")
@@ -37,18 +37,20 @@ from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log
 @click.option("--no-retry", is_flag=True, help="Do not ask the model to reword leaky lines.")
 @click.option("--check-model", help="Model for the near-note check of unrelated lines (default: config's).")
 @click.option("--no-index-check", is_flag=True, help="Skip the near-note check (no model needed).")
+@click.option("--force", is_flag=True, help="Replace a set already at --out.")
 @fail_cleanly
 def command(backend: str, notes: Path | None, collection: str | None, set_id: str | None, out: Path | None,
             from_file: Path | None, written_by: str | None, api_model: str | None, max_tokens: int,
             paraphrases: int, unrelated: int, share_ja: float, share_cross: float,
             leakage_threshold: float | None, no_retry: bool, check_model: str | None,
-            no_index_check: bool) -> None:
+            no_index_check: bool, force: bool) -> None:
     """Write SET.jsonl, SET.provenance.json and SET.checks.json (leakage and near-note flags)."""
     from recall_eval.generation.checks import LEAKAGE_THRESHOLD
     from recall_eval.generation.generate import generate, import_file, index_top_scores, make_backend, write_outcome
     from recall_eval.generation.prompting import GenerationSpec
 
     notes_dir, out = _where(notes, collection, set_id, out)
+    refuse_to_replace(out, force)
     spec = GenerationSpec(set_id or out.stem, paraphrases, unrelated, share_ja, share_cross)
     kwargs = {
         "threshold": LEAKAGE_THRESHOLD if leakage_threshold is None else leakage_threshold,

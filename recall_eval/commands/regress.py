@@ -32,13 +32,13 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     """Score the collection (default: sample, every set) and compare with the baseline:
     hit_rate@1, hit_rate@3, MRR, injected_hit_rate and silence_rate may each lose at most
     2 questions net (losses minus gains on the same questions)."""
-    from recall_eval.datasets.collections import PROJECT_ROOT, load_sets, write_json
-    from recall_eval.generation.prompting import collection_hash
+    from recall_eval.datasets.collections import PROJECT_ROOT, collection_hash, load_sets, write_json
     from recall_eval.reports.regress import (
         check,
         failure_message,
         load_baseline,
         make_baseline,
+        questions_hash,
         same_questions,
         table,
     )
@@ -56,12 +56,14 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     update_hint = "check them, then run the same command with --update to rewrite the baseline"
     if not update:  # before the scoring: the same notes and sets, or no comparison at all
         baseline = load_baseline(path)
-        same_questions(baseline, [f.stem for f in files], collection_hash(notes_dir), update_hint)
+        same_questions(baseline, [f.stem for f in files], collection_hash(notes_dir), update_hint,
+                       questions_hash(files))
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, note_questions=exp,
                                use_questions=use_questions)
     model_id = results["model"]["model_id"]
     if update:
-        write_json(path, to_json(make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files])))
+        write_json(path, to_json(make_baseline(results, name, collection_hash(notes_dir), [f.stem for f in files],
+                                               questions_hash(files))))
         say(f"baseline written: {path} ({model_id}, {len(qs)} questions)")
         return
     if baseline.model["model_id"] != model_id:

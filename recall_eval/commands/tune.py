@@ -156,18 +156,19 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Write this config file instead.")
 @click.option("--dry-run", is_flag=True, help="Print the config diff; write nothing to the config.")
 @click.option("--no-write", is_flag=True, help="Report only; leave every config alone.")
+@click.option("--accept-held-out-miss", is_flag=True,
+              help="Write the thresholds even when the held-out folds miss the --min constraint.")
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path), help="Default: <project>/reports.")
 @click.option("--seed", default=None, type=click.IntRange(0, 2**32 - 1), help="Bootstrap / fold seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tune report as JSON.")
 @fail_cleanly
 def command(collection, notes, questions, note_questions, no_note_questions, model, home, tune_sets, test_sets, pool,
             objective, target, minimums, weights, before_kind, learned, keep_thresholds, packaged, config_path,
-            dry_run, no_write, reports_root, seed, as_json) -> None:
+            dry_run, no_write, accept_held_out_miss, reports_root, seed, as_json) -> None:
     # Long because: one click command that resolves 16 options, runs the protocol and writes config, report and
     # provenance in order; the steps are helpers above, this is their sequence.
     """Tune the selector's thresholds per model, cross-validated across question sets."""
-    from recall_eval.datasets.collections import PROJECT_ROOT, load_sets
-    from recall_eval.generation.prompting import collection_hash
+    from recall_eval.datasets.collections import PROJECT_ROOT, collection_hash, load_sets
     from recall_eval.scoring import metrics as M
     from recall_eval.scoring.baselines import original_settings
     from recall_eval.scoring.score import effective_config
@@ -176,6 +177,8 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
     from recall_eval.tuning.tune import Objective, gap_settings, rank_questions
 
     seed = M.SEED if seed is None else seed
+    if not no_write:
+        TC.check(TC.target_path(packaged, config_path))  # a config it could not rewrite: said before the work
     try:
         obj = Objective(objective, target, parse_pairs(minimums, "--min"), parse_pairs((weights,), "--weights"))
     except ValueError as exc:
@@ -242,6 +245,10 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
         raise UserError(f"no thresholds meet {obj.describe().split(' subject to ')[-1]} on the tuning sets "
                         f"(best: {'; '.join(infeasible)}); no config written: lower --min, or add unrelated "
                         "messages to the sets")
+    if held_out and not keep_thresholds and not accept_held_out_miss:
+        raise UserError(f"the held-out folds missed the constraint ({'; '.join(held_out)}): thresholds that would "
+                        "override the self-calibration were not written; add questions, lower --min, or give "
+                        "--accept-held-out-miss")
     target_file = TC.target_path(packaged, config_path)
     if packaged and not dry_run and config_path is None:
         # Shipped defaults keep their evidence in the repository (reports/baseline/ is

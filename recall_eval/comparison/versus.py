@@ -37,7 +37,14 @@ def load_run(path: Path) -> dict:
     f = path / "results.json" if path.is_dir() else path
     if not f.is_file():
         raise DatasetError(f"{path}: no results.json (make one with `recall-eval run`)")
-    return json.loads(f.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(f.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, RecursionError) as exc:  # empty, cut, not UTF-8, nested past Python's limit
+        raise DatasetError(f"{f} is not a `recall-eval run` result ({type(exc).__name__}: "
+                           f"{(str(exc).splitlines() or [''])[0][:120]}): run `recall-eval run` again") from None
+    return data
 
 
 def _records(block: dict, what: str) -> list[M.Record]:
@@ -122,8 +129,12 @@ def compare_runs(runs: Sequence[dict], names: Sequence[str]) -> dict:
             continue
         recs = {k: _records(blocks(r)[s], f"{n}: {s}") for k, r, n in zip(keys, runs, names, strict=True)}
         ids = [sorted(x.id for x in rs) for rs in recs.values()]
-        if any(i != ids[0] for i in ids[1:]):
-            raise DatasetError(f"{s}: the runs asked different questions; a paired test needs the same ones")
+        asked = [sorted((x.id, x.text, tuple(x.expected)) for x in rs) for rs in recs.values()]
+        if any(i != ids[0] for i in ids[1:]) or any(a != asked[0] for a in asked[1:]):
+            raise DatasetError(f"{s}: the runs asked different questions (ids, texts or the notes they expect); "
+                               "a paired test needs the same ones")
+        if len({r.get("notes_dir") for r in runs}) > 1 and len({_notes_key(r) for r in runs}) > 1:
+            raise DatasetError(f"{s}: the runs searched different notes folders; their figures are not paired")
         by_run = {}
         for k, r in zip(keys, runs, strict=True):
             pipe = blocks(r)[s]["pipelines"][PIPELINE]
@@ -139,6 +150,11 @@ def compare_runs(runs: Sequence[dict], names: Sequence[str]) -> dict:
                 p_values[k][SEPARATION] = sep["p_values"][k]
         out["sets"][s] = {"n": len(ids[0]), "runs": by_run, "p_values": p_values}
     return out
+
+
+def _notes_key(run: dict) -> str | None:
+    """What says which notes a run searched: their collection's hash where the run kept one."""
+    return run.get("collection_hash") or run.get("notes_dir")
 
 
 def _cell(v: dict | None, p: float | None) -> str:

@@ -13,6 +13,7 @@ The BEIR layout is in ``recall_eval.datasets.beir``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -235,3 +236,17 @@ def write_json(path: Path, data: dict) -> None:
     from recall_eval.files import masked, write_private
 
     write_private(path, json.dumps(masked(data), ensure_ascii=False, indent=2) + "\n")
+
+
+def note_files(notes_dir: Path) -> list[Path]:
+    return sorted(p for p in notes_dir.rglob("*.md") if p.name != "MEMORY.md")
+
+
+def collection_hash(notes_dir: Path) -> str:
+    """Hash of every note file's name and bytes: names the collection a set was made for."""
+    h = hashlib.sha256()
+    for path in note_files(notes_dir):
+        h.update(path.relative_to(notes_dir).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]

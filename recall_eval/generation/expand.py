@@ -30,9 +30,8 @@ from pathlib import Path
 from recall.authoring import notegen
 from recall.notes.questions import clean_questions, parse_line, read_questions_file
 from recall.privacy.paths import make_missing_dirs, private_open
-from recall_eval.datasets.collections import DatasetError, provenance_path
+from recall_eval.datasets.collections import DatasetError, collection_hash, note_files, provenance_path
 from recall_eval.generation.generate import Backend, _display
-from recall_eval.generation.prompting import collection_hash, note_files
 
 PROMPT_NAME = notegen.EXPAND_PROMPT
 PROMPT_PATH = f"recall/authoring/prompts/{PROMPT_NAME}"
@@ -222,8 +221,10 @@ def write_note_questions(out: Path, result: NoteQuestions, stems: Sequence[str],
         raise QuestionsError(f"{out} exists; give --force to replace it")
     make_missing_dirs(out.parent)
     prov_out = provenance_path(out)
-    texts = {
-        out: "".join(json.dumps({"note": stem, "questions": qs}, ensure_ascii=False) + "\n"
+    from recall.privacy.masking import mask_secrets
+
+    texts = {  # masked as everything the harness writes (an imported answer may hold a key)
+        out: "".join(json.dumps({"note": stem, "questions": [mask_secrets(q) for q in qs]}, ensure_ascii=False) + "\n"
                      for stem, qs in result.questions.items()),
         prov_out: json.dumps(result.provenance, ensure_ascii=False, indent=2) + "\n",
     }

@@ -30,6 +30,7 @@ from recall_eval.datasets.collections import (
     PROJECT_ROOT,
     Question,
     checks_path,
+    collection_hash,
     note_text,
     provenance_path,
     read_notes,
@@ -45,7 +46,7 @@ from recall_eval.generation.checks import (
     parse_generated,
     reword_prompt,
 )
-from recall_eval.generation.prompting import GenerationSpec, collection_hash, render_prompt, template_hash
+from recall_eval.generation.prompting import GenerationSpec, render_prompt, template_hash
 from recall_eval.text import detect_lang
 
 DEFAULT_API_MODEL = "claude-sonnet-4-6"

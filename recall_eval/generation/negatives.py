@@ -33,9 +33,9 @@ from recall.authoring.notegen import (  # noqa: F401  (the prompts and their rea
     too_close_for,
 )
 from recall.privacy.paths import replace_private
+from recall_eval.datasets.collections import collection_hash
 from recall_eval.generation.expand import QuestionsError, batches
 from recall_eval.generation.generate import Backend, _display
-from recall_eval.generation.prompting import collection_hash
 
 
 def n_negatives(n_notes: int) -> int:

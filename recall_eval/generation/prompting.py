@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from recall_eval.datasets.collections import note_files
+
 PROMPT_NAME = "generate_questions.md"
 
 
@@ -29,20 +31,6 @@ def prompt_template() -> str:
 
 def template_hash() -> str:
     return hashlib.sha256(prompt_template().encode("utf-8")).hexdigest()[:16]
-
-
-def note_files(notes_dir: Path) -> list[Path]:
-    return sorted(p for p in notes_dir.rglob("*.md") if p.name != "MEMORY.md")
-
-
-def collection_hash(notes_dir: Path) -> str:
-    """Hash of every note file's name and bytes: names the collection a set was made for."""
-    h = hashlib.sha256()
-    for path in note_files(notes_dir):
-        h.update(path.relative_to(notes_dir).as_posix().encode())
-        h.update(b"\0")
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def render_notes(notes_dir: Path) -> str:

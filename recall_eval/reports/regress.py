@@ -53,8 +53,19 @@ def per_question(records: list[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
-def make_baseline(results: dict, collection: str, collection_hash: str, sets: list[str]) -> Baseline:
-    """The baseline of a ``score_collection`` result (its JSON form)."""
+def questions_hash(files: list[Path]) -> str:
+    """What the sets say, question by question: their files' bytes, in their names' order."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(files, key=lambda p: p.name):
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def make_baseline(results: dict, collection: str, collection_hash: str, sets: list[str],
+                  asked: str | None = None) -> Baseline:
+    """The baseline of a ``score_collection`` result (its JSON form); ``asked``: ``questions_hash``."""
     default = results["pipelines"]["default"]
     return Baseline(
         collection=collection,
@@ -68,6 +79,7 @@ def make_baseline(results: dict, collection: str, collection_hash: str, sets: li
         metrics=from_json(Metrics, {m: results["metrics"][m] for m in M.HEADLINE}),
         tolerance_rule=RULE,
         per_question=per_question(default["records"]),
+        questions_hash=asked,
     )
 
 
@@ -99,7 +111,8 @@ def paired_diff_ci(now: dict[str, float], then: dict[str, float], seed: int = M.
     return [lo, hi]
 
 
-def same_questions(baseline: Baseline, sets: list[str], collection_hash: str, update: str) -> None:
+def same_questions(baseline: Baseline, sets: list[str], collection_hash: str, update: str,
+                   asked: str | None = None) -> None:
     """The gate compares question by question, so it runs only on the baseline's own notes and
     sets (a set added, edited or left out would compare other questions): else one line."""
     from recall_eval.files import masked
@@ -110,6 +123,9 @@ def same_questions(baseline: Baseline, sets: list[str], collection_hash: str, up
     if sorted(baseline.sets) != sorted(masked(sets)):
         raise DatasetError(f"the question sets ({', '.join(sets) or 'none'}) are not the baseline's "
                            f"({', '.join(baseline.sets) or 'none'}): pass the same sets, or {update}")
+    if baseline.questions_hash is not None and asked is not None and baseline.questions_hash != asked:
+        raise DatasetError(f"the question sets were edited since the baseline was made (sets {asked}, baseline "
+                           f"{baseline.questions_hash}): the same ids over other questions; {update}")
 
 
 def check(baseline: Baseline, results: dict, update: str, seed: int = M.SEED) -> list[Check]:
@@ -118,12 +134,12 @@ def check(baseline: Baseline, results: dict, update: str, seed: int = M.SEED) ->
     "-"); one with other questions than the baseline's, or too few to tell a loss of
     ``MAX_NET_LOSS`` from the whole set (fewer than ``MIN_QUESTIONS``), is one line naming
     the repair, never a pass."""
-    from recall_eval.files import shown
+    from recall_eval.files import shown_id
 
     raw = per_question(results["pipelines"]["default"]["records"])
     out = []
     for m in GATED:
-        now = {shown(k): v for k, v in raw[m].items()}
+        now = {shown_id(k): v for k, v in raw[m].items()}
         then = baseline.per_question.get(m, {})
         if not now and not then:
             out.append(Check(m, None, None, 0.0, []))
@@ -169,4 +185,5 @@ def load_baseline(path: Path) -> Baseline:
         return from_json(Baseline, json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, KeyError) as exc:  # json and pydantic errors are ValueErrors
         raise DatasetError(f"baseline {path} is not a baseline ({str(exc).splitlines()[0]}); rewrite it with: "
-                           f"recall-eval regress --collection {path.stem} --update") from exc
+                           f"recall-eval regress --baseline {path} --update (and the notes and sets it is for)"
+                           ) from exc

@@ -78,8 +78,14 @@ def summary_table(results: dict) -> str:
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def _md_cell(value: str) -> str:
+    """A table cell: one line (a set named with line breaks wrote headings of its own into the
+    report: stop 44), its pipes escaped."""
+    return " ".join(str(value).split()).replace("|", "\\|")
 
 
 def _pipeline_rows(pipeline: dict | None) -> list[list[str]]:
@@ -197,7 +203,8 @@ def figures(results: dict) -> list[tuple[str, str]]:
 
 
 def render_markdown(results: dict) -> str:
-    parts = [f"# recall evaluation — {results.get('collection', '')} — {results.get('run_id', '')}", "",
+    parts = [f"# recall evaluation — {_md_cell(results.get('collection', ''))} — {_md_cell(results.get('run_id', ''))}",
+             "",
              "Figures are in report.html (self-contained).", ""]
     for title, head, rows in _sections(results):
         parts += [f"## {title}", "", _md_table(head, rows), ""]

@@ -37,7 +37,15 @@ from recall.config.settings import Rule, Settings
 from recall.embedding.models import get_embedder
 from recall.indexing.indexer import SourceSpec
 from recall.ranking.selector import Decision, Hit, decide
-from recall_eval.datasets.collections import Question, check_expected, load_sets, note_text, read_notes, read_provenance
+from recall_eval.datasets.collections import (
+    Question,
+    check_expected,
+    collection_hash,
+    load_sets,
+    note_text,
+    read_notes,
+    read_provenance,
+)
 from recall_eval.results import Metrics, PipelineResult, ScoreReport, from_json, to_json
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.baselines import lexical_baselines, original_rule
@@ -301,6 +309,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
         if settings.thresholds.origin != "packaged" else "packaged",
         calibration=calibration_summary(calibration),
         notes_dir=str(notes_dir),
+        collection_hash=collection_hash(notes_dir),
         pipeline={"note_questions": n_questions,
                   "questions_file": shown_path(spec.questions_file()),
                   "lexical_weight": lexical_weight},

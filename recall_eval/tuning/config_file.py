@@ -115,16 +115,39 @@ def diff(path: Path, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), str(path), str(path) + " (tuned)"))
 
 
+def check(path: Path) -> str:
+    """The text of the config ``path`` tune would rewrite ("" when absent), or one line saying why it
+    cannot be (a pipe, a folder, too large, not TOML): said before the tuning runs, not after."""
+    from recall.config.load import check_config_file
+    from recall.config.settings import ConfigError
+    from recall.privacy.paths import read_bytes
+
+    check_config_file(path)
+    raw = read_bytes(path).decode("utf-8", errors="replace") if path.exists() else ""
+    try:
+        tomlkit.parse(raw.replace("\r\n", "\n"))
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({str(exc).splitlines()[0][:120]}): fix it (`recall config` "
+                          "says where), then tune again; it was not changed") from None
+    return raw
+
+
 def update(path: Path, change, dry_run: bool = False) -> str:
     """Apply ``change(text) -> text`` to ``path`` (created if missing); return the diff. The file
     is replaced atomically (``recall_eval.files.write_private``: a failed write, a full disk,
-    leaves the old one whole), 0600, in its line endings (a CRLF file stays CRLF)."""
-    from recall.privacy.paths import read_bytes
+    leaves the old one whole), 0600, in its line endings (a CRLF file stays CRLF); a config kept
+    behind a link (a dotfiles folder) is written through it. A file TOML cannot read is one line."""
+    from recall.config.settings import ConfigError
     from recall_eval.files import write_private
 
-    raw = read_bytes(path).decode("utf-8") if path.exists() else ""
+    raw = check(path)
     old, crlf = raw.replace("\r\n", "\n"), "\r\n" in raw
-    new = change(old or HEADER).rstrip("\n") + "\n"
+    try:
+        new = change(old or HEADER).rstrip("\n") + "\n"
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({str(exc).splitlines()[0][:120]}): fix it (`recall config` "
+                          "says where), then tune again; it was not changed") from None
     if not dry_run and new != old:
-        write_private(path, new, newline="\r\n" if crlf else None)
+        target = path.resolve() if path.is_symlink() else path  # the link stays, its target gets the values
+        write_private(target, new, newline="\r\n" if crlf else None)
     return diff(path, old, new)

@@ -16,7 +16,7 @@ from helpers.fake_messages import serve
 from helpers.notes import write_note
 from recall.notes.questions import read_questions_file
 from recall_eval.cli import main
-from recall_eval.generation.prompting import collection_hash
+from recall_eval.datasets.collections import collection_hash
 
 STEMS = ["deploy-freeze", "decimal-money", "zeitzone-utc"]
 

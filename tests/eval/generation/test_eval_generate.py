@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from helpers.fake_messages import serve
 from helpers.paths import EVAL_NOTES as NOTES
 from recall_eval.cli import main
-from recall_eval.datasets.collections import load_questions
+from recall_eval.datasets.collections import collection_hash, load_questions
 from recall_eval.generation.checks import LEAKAGE_THRESHOLD, normalise, parse_generated
-from recall_eval.generation.prompting import collection_hash, template_hash
+from recall_eval.generation.prompting import template_hash
 from recall_eval.text import content_words, detect_lang, overlap
 
 LEAKY = ("Amounts of money are stored and computed as Decimal with explicit quantize, "
