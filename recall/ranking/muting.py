@@ -55,9 +55,11 @@ def speaking_through(vectors: np.ndarray, nearest: np.ndarray, matrix: np.ndarra
     per_note = -np.sort(-np.maximum.reduceat(scores, starts, axis=1), axis=1)
     top = per_note[:, 0]
     lo, hi = gap_ranks
-    rest = np.where(np.isfinite(per_note[:, lo - 1:hi]), per_note[:, lo - 1:hi], np.nan)
-    with np.errstate(all="ignore"):  # one note: nothing to stand out from, the gap is the top
-        gap = np.where(np.isnan(rest).all(axis=1), top, top - np.nanmean(rest, axis=1))
+    rest = per_note[:, lo - 1:hi]
+    finite = np.isfinite(rest)
+    counted = finite.sum(axis=1)
+    mean = np.where(finite, rest, 0.0).sum(axis=1) / np.maximum(counted, 1)
+    gap = np.where(counted > 0, top - mean, top)  # one note: nothing to stand out from, the gap is the top
     w = thresholds["neg_weight"]
     evidence = top + w * (top - np.maximum(nearest, -1.0))
     speaks = np.isfinite(top) & (evidence >= thresholds["top_floor"]) & (gap >= thresholds["gap_floor"])

@@ -49,14 +49,11 @@ def command(backend: str, notes: Path | None, collection: str | None, set_id: st
     from recall_eval.generation.generate import generate, import_file, index_top_scores, make_backend, write_outcome
     from recall_eval.generation.prompting import GenerationSpec
 
-    notes_dir, out = _where(notes, collection, set_id, out)
-    refuse_to_replace(out, force)
+    notes_dir, out = _where(notes, collection, set_id, out, force)
     spec = GenerationSpec(set_id or out.stem, paraphrases, unrelated, share_ja, share_cross)
     kwargs = {
         "threshold": LEAKAGE_THRESHOLD if leakage_threshold is None else leakage_threshold,
-        "top_scores": None if no_index_check else index_top_scores(notes_dir, check_model),
-        "log": log,
-    }
+        "top_scores": None if no_index_check else index_top_scores(notes_dir, check_model), "log": log}
     if backend == "file":
         if from_file is None or not written_by:
             raise UserError("the file backend needs --from FILE and --written-by TEXT")
@@ -74,8 +71,10 @@ def command(backend: str, notes: Path | None, collection: str | None, set_id: st
     echo_json({"written": [str(p) for p in paths], **outcome.checks["summary"]})
 
 
-def _where(notes: Path | None, collection: str | None, set_id: str | None, out: Path | None) -> tuple[Path, Path]:
-    """(notes folder, the set's file): given, or the collection's under datasets/."""
+def _where(notes: Path | None, collection: str | None, set_id: str | None, out: Path | None,
+           force: bool) -> tuple[Path, Path]:
+    """(notes folder, the set's file): given, or the collection's under datasets/; a set already
+    there is replaced only with ``force``."""
     from recall_eval.datasets.collections import PROJECT_ROOT
 
     notes_dir = notes or (PROJECT_ROOT / "datasets" / collection / "notes" if collection else None)
@@ -85,4 +84,5 @@ def _where(notes: Path | None, collection: str | None, set_id: str | None, out: 
         if not (collection and set_id):
             raise UserError("give --out SET.jsonl (or --collection NAME and --set-id ID)")
         out = PROJECT_ROOT / "datasets" / collection / "questions" / f"{set_id}.jsonl"
+    refuse_to_replace(out, force)
     return notes_dir, out
