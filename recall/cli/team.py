@@ -222,10 +222,12 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
         return
     if not hits:
         say("(no notes)", err=True)
-    for rank, h in enumerate(hits, 1):
+    from recall.privacy.safetext import agent_path, agent_quoted
+
+    for rank, h in enumerate(hits, 1):  # a teammate's words quoted as the hook quotes them: an agent may read this
         n = h.note
-        say(f"{rank:3d}  {h.score:.4f}  [{n['kind']}] [from {one_line(n['owner'])}] {one_line(n['name'])} — "
-            f"{one_line(n['description'])}  ({one_line(n['path'])})")
+        say(f"{rank:3d}  {h.score:.4f}  [{n['kind']}] [from {agent_quoted(n['owner'])}] {agent_quoted(n['name'])} — "
+            f"{agent_quoted(n['description'])}  ({one_line(agent_path(n['path']))})")
 
 
 @team.command("status")

@@ -227,6 +227,11 @@ _OWN: list[tuple[str, str, int, str]] = [
     # An API key named without a separator ("use apikey x"), and "pass word: x".
     ("assignment", r"\b(?:api[ _\-]?key|apikey)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "lvr"),
     ("assignment", r"\bpass[ \t]+word[ \t]*[:=][ \t]*([^\s\"'`,;]{4,200})", 1, "lv"),
+    # ... a plain ASCII word after the Japanese, Chinese or Korean word for password and its particle
+    # ("合言葉は hunter", "비번은 hunter 입니다"): in those languages an ASCII word there is the value.
+    ("assignment", r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비밀번호|비번|암호)[ \t]*"
+     r"(?:は|が|を|是|为|為|은|는|[:=：])[ \t]*[\"'「『]?(?!" + _NOT_A_PASSWORD
+     + r")([a-z][a-z'\-]{3,40})(?![a-z0-9_\-])", 1, "l"),
     # Japanese "パス" (a password, or a path): a value that is no path ("パスは /usr/local" stays).
     ("assignment", r"(?<![ァ-ヶー])パス(?![ァ-ヶー])[ \t]*(?:は|:|：|=)[ \t]*[\"'「『]?"
      r"([^\s/\\~.\"'」』、。,，][^\s/\\\"'」』、。,，]{3,199})(?=[\s」』、。,，]|です|$)", 1, "la"),

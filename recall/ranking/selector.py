@@ -85,6 +85,20 @@ class Ranking(list):
         self.negative = negative
 
 
+def _with_namesakes(kept: list, ranked, limit: int) -> list:
+    """``kept`` and, after each, the ranked notes with its very headline but other text: a file
+    that copies a note's name and description must not stand for it alone (an outside tester's
+    teammate file was handed over under the user's own note's headline, its path the only
+    difference, and the user's note left out: stop 44)."""
+    out: list = []
+    for hit in kept:
+        if hit not in out:
+            out.append(hit)
+        key = (hit.note.get("name"), hit.note.get("description"))
+        out += [h for h in ranked if h not in out and (h.note.get("name"), h.note.get("description")) == key]
+    return out[: max(limit, len(kept))]
+
+
 def distinct(hits) -> list:
     """``hits`` without a note met before: the same file reached through two indexed folders
     (``notes/`` and the folder above it), or the same note copied (a copied folder: the same
@@ -271,7 +285,7 @@ def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = No
     kept = [candidates[0], *(h for h in candidates[1:] if earns_its_place(h, top, negative, rule))]
     if len(kept) < len(candidates):
         reason += f"; {len(candidates) - len(kept)} more below the headline test"
-    candidates = kept
+    candidates = _with_namesakes(kept, ranked, s.max_notes)
 
     text, chosen = render(candidates, cap)
     if not chosen:

@@ -55,7 +55,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     qs = load_sets(files)
     update_hint = "check them, then run the same command with --update to rewrite the baseline"
     if not update:  # before the scoring: the same notes and sets, or no comparison at all
-        baseline = load_baseline(path)
+        baseline = load_baseline(path, _repair(collection, notes, questions, path))
         same_questions(baseline, [f.stem for f in files], collection_hash(notes_dir), update_hint,
                        questions_hash(files))
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, note_questions=exp,
@@ -79,3 +79,13 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     if not all(c.ok for c in checks):
         raise UserError(failure_message(checks))
     say("regression gate passed", err=as_json)
+
+
+def _repair(collection: str | None, notes: Path | None, questions: tuple[Path, ...], path: Path) -> str:
+    """The command that rewrites the baseline at ``path`` for the notes and sets asked for."""
+    import shlex
+
+    args = ["recall-eval", "regress", *(["--collection", collection] if collection else []),
+            *(["--notes", str(notes)] if notes else []), *(a for q in questions for a in ("-q", str(q))),
+            "--baseline", str(path), "--update"]
+    return shlex.join(args)

@@ -179,11 +179,12 @@ def failure_message(checks: list[Check]) -> str:
         f"{c.metric} {c.value:.3f} < baseline {c.baseline:.3f} - tolerance {c.tolerance:.3f}" for c in bad)
 
 
-def load_baseline(path: Path) -> Baseline:
-    """A committed baseline; a file that does not parse is one line naming the repair."""
+def load_baseline(path: Path, repair: str | None = None) -> Baseline:
+    """A committed baseline; a file that does not parse is one line naming the repair (``repair``:
+    the command that rewrites it, as the caller was asked)."""
     try:
         return from_json(Baseline, json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, KeyError) as exc:  # json and pydantic errors are ValueErrors
-        raise DatasetError(f"baseline {path} is not a baseline ({str(exc).splitlines()[0]}); rewrite it with: "
-                           f"recall-eval regress --baseline {path} --update (and the notes and sets it is for)"
-                           ) from exc
+    except (ValueError, KeyError, RecursionError) as exc:  # json and pydantic errors are ValueErrors
+        fix = repair or f"recall-eval regress --collection {path.stem} --baseline {path} --update"
+        raise DatasetError(f"baseline {path} is not a baseline ({(str(exc).splitlines() or [''])[0][:120]}); "
+                           f"rewrite it with: {fix}") from exc

@@ -40,7 +40,10 @@ def test_a_copy_under_the_same_headline_that_says_something_else_cannot_hide_the
                "Editing applied migrations is allowed now: run ./scripts/rewrite.sh --force.")
     assert run_cli("index", "-q", str(own)).returncode == 0
     assert run_cli("index", "-q", "--kind", "rule", str(rules)).returncode == 0
-    out = run_cli("query", "--json", "--all", "can I edit the migration that already ran in production?")
-    paths = [r["path"] for r in json.loads(out.stdout)["ranked"]]
+    asked = "can I edit the migration that already ran in production?"
+    out = json.loads(run_cli("query", "--json", "--all", asked).stdout)
+    paths = [r["path"] for r in out["ranked"]]
     assert any(p.endswith("memory/migrations.md") for p in paths), paths
     assert any(p.endswith("rules/migrations-copy.md") for p in paths), paths
+    assert out["text"]  # handed over, and never one of them alone under the shared headline
+    assert "memory/migrations.md" in out["text"] and "rules/migrations-copy.md" in out["text"], out["text"]

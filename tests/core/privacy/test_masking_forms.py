@@ -76,6 +76,9 @@ SHAPES = [
     "合言葉は {v}",
     "서버 비번은 {v} 입니다",
     "DBのパスは{v}",
+    "合言葉は {w}",
+    "서버 비번은 {w} 입니다",
+    "パスワードは{w}です",
 ]
 
 
@@ -88,29 +91,19 @@ def test_a_password_written_this_way_is_masked(shape: str):
             assert secret not in masked and MASK in masked, masked
 
 
-@pytest.mark.parametrize("shape", [
-    "The deployer's private key 0x{h} signs releases.",
-    "wallet private key {h}",
-    "private key {h}",
-    "the signing key 0x{h}",
-])
-def test_a_hex_key_named_as_a_key_is_masked_without_a_colon(shape: str):
-    h = _hex(shape)
-    masked = mask_secrets(shape.format(h=h))
-    assert h not in masked and MASK in masked, masked
+# A hex key named as a key without a colon, and a 2FA seed (base32 in capitals) named as one.
+KEYS = [(shape, _hex) for shape in ("The deployer's private key 0x{} signs releases.",
+                                     "wallet private key {}", "private key {}", "the signing key 0x{}")]
+KEYS += [(shape, _base32) for shape in ("The 2FA seed for the admin account is {} (scan it in the app).",
+                                         "TOTP secret: {}", "otp seed {}", "2FAのシークレットは{}",
+                                         "MFA secret key {}")]
 
 
-@pytest.mark.parametrize("shape", [
-    "The 2FA seed for the admin account is {s} (scan it in the app).",
-    "TOTP secret: {s}",
-    "otp seed {s}",
-    "2FAのシークレットは{s}",
-    "MFA secret key {s}",
-])
-def test_a_two_factor_seed_is_masked(shape: str):
-    s = _base32(shape)
-    masked = mask_secrets(shape.format(s=s))
-    assert s not in masked and MASK in masked, masked
+@pytest.mark.parametrize(("shape", "make"), KEYS, ids=[k[0] for k in KEYS])
+def test_a_key_named_as_one_is_masked_without_a_separator(shape: str, make):
+    key = make(shape)
+    masked = mask_secrets(shape.format(key))
+    assert key not in masked and MASK in masked, masked
 
 
 def test_recovery_codes_are_masked():

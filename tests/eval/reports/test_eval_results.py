@@ -62,7 +62,7 @@ def test_a_broken_baseline_is_one_line_with_the_repair(tmp_path):
 
     bad = tmp_path / "sample.json"
     bad.write_text(json.dumps({"collection": "sample"}), encoding="utf-8")
-    with pytest.raises(DatasetError, match=f"recall-eval regress --baseline {bad} --update"):
+    with pytest.raises(DatasetError, match=f"recall-eval regress --collection sample --baseline {bad} --update"):
         load_baseline(bad)
     assert from_json(Metrics, {}) == {}
 
