@@ -106,8 +106,10 @@ def provenance(report: dict, report_path: Path | None, learned: bool = False) ->
     if report.get("note_questions"):
         p["note_questions"] = report["note_questions"]
     for m in ("injected_hit_rate", "silence_rate"):
+        if cv.get(m, {}).get("value") is None:  # no such questions in the sets (no unrelated ones): none to say
+            continue
         p[f"cv_{m}"] = round(cv[m]["value"], 4)
-        p[f"cv_{m}_ci95"] = [round(x, 4) for x in cv[m]["ci95"]]
+        p[f"cv_{m}_ci95"] = [round(x, 4) for x in cv[m]["ci95"] or []]
         if test.get(m, {}).get("value") is not None:
             p[f"test_{m}"] = round(test[m]["value"], 4)
     if learned:

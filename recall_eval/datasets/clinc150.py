@@ -36,6 +36,10 @@ def load(path: Path) -> dict:
             if not isinstance(rows, list) or not all(
                     isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in rows):
                 raise ValueError(f"{split!r} is not a list of [text, intent] pairs")
+        if not data["train"] or not any(r[1] != "oos" for r in data["train"]):
+            raise ValueError("no intent has training lines: no note to score against")
+        if not data.get("test") or not data.get("oos_test"):
+            raise ValueError("the 'test' or 'oos_test' split is empty: nothing to score")
     except (ValueError, RecursionError) as exc:  # JSON's errors and UnicodeDecodeError are ValueErrors
         raise DatasetError(f"{path} is not CLINC150's data_full.json ({type(exc).__name__}: "
                            f"{str(exc).splitlines()[0][:200]}): get it from clinc/oos-eval") from None

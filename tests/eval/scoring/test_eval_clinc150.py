@@ -113,3 +113,17 @@ def test_real_clinc150_limited():
     assert data["model"]["model_id"] == DEFAULT_ID
     assert data["hit_rate@1"] >= 0.5  # 150 intents: chance is 0.7%
     assert 0.0 <= data["oos_recall"] <= 1.0
+
+
+@pytest.mark.parametrize("data", [
+    {"train": [["hi", "greet"]], "test": [], "oos_test": [], "oos_train": []},  # nothing to score
+    {"train": [], "test": [["hi", "greet"]], "oos_test": [["x", "oos"]]},  # no note to score against
+])
+def test_a_file_with_nothing_to_score_is_one_line(tmp_path, data):
+    """An outside tester's empty splits ended in numpy's IndexError, and no intents printed
+    figures for 0 notes (stop 44)."""
+    path = tmp_path / "data_full.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    res = CliRunner().invoke(main, ["clinc150", "--data", str(path), "--model", "hash", "--quiet"])
+    said = res.output
+    assert res.exit_code == 1 and "Traceback" not in said and ("nothing to score" in said or "no intent" in said), said
