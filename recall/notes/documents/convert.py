@@ -108,7 +108,8 @@ def _office(path: Path, fmt: str) -> Extracted:
     _check_unpacked(path, fmt)
     try:
         with path.open("rb") as fh:
-            result = converter.convert(_shown_html(fh.read()) if fmt == "html" else fh, info)
+            shown = {"html": _shown_html, "docx": _shown_docx}.get(fmt)
+            result = converter.convert(shown(fh.read()) if shown else fh, info)
     except Exception as exc:  # noqa: BLE001 - each library raises its own (zipfile, lxml, KeyError...)
         raise Unreadable(f"not {_a(fmt.upper())} file markitdown can read ({_first_line(exc)}); skipped") from exc
     text = result.markdown or ""
@@ -146,6 +147,27 @@ def _shown_html(raw: bytes):
         if tag.parent is not None:  # not inside one already taken out
             tag.decompose()
     return io.BytesIO(str(soup).encode("utf-8"))
+
+
+# A run of a DOCX marked hidden (``<w:vanish/>``): Word does not show it; mammoth reads it.
+_HIDDEN_RUN = re.compile(r"<w:r(?=[\s>])(?:(?!</w:r>).)*?<w:vanish(?:\s+w:val=\"(?:1|true|on)\")?\s*/>"
+                         r"(?:(?!</w:r>).)*?</w:r>", re.S)
+
+
+def _shown_docx(raw: bytes):
+    """``raw`` DOCX without the runs Word hides, as a stream (the zip rewritten in memory)."""
+    import io
+    import zipfile
+
+    src, out = zipfile.ZipFile(io.BytesIO(raw)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "word/document.xml" and b"w:vanish" in data:
+                data = _HIDDEN_RUN.sub("", data.decode("utf-8")).encode("utf-8")
+            dst.writestr(item, data)
+    out.seek(0)
+    return out
 
 
 # A DOCX, PPTX, XLSX or EPUB (a zip) that unpacks to more than this many times its size,

@@ -127,6 +127,28 @@ def test_bootstrap_is_reproducible_with_its_seed():
     assert M.summarize(random_records(30, 5), seed=3) == M.summarize(random_records(30, 5), seed=3)
 
 
+def test_headline_precision_of_all_right_headlines_has_a_real_interval():
+    """Every headline right on 5 messages read "1.000 [1.000, 1.000]" (an outside tester, stop 44):
+    Wilson's interval over the headlines, as for the other rates."""
+    from recall_eval.scoring.stats import ratio_ci
+
+    lo, hi = ratio_ci([1, 1, 2, 1, 1], [1, 1, 2, 1, 1])
+    assert hi == pytest.approx(1.0) and 0.5 < lo < 0.7
+    assert ratio_ci([0, 0], [1, 2])[0] == 0.0 and 0.5 < ratio_ci([0, 0], [1, 2])[1] < 0.8
+    lo, hi = ratio_ci([1, 0, 2, 1], [1, 1, 3, 2])
+    assert lo < 4 / 7 < hi
+
+
+def test_a_set_names_a_note_whose_stem_reads_as_a_secret_as_written():
+    from recall.privacy.masking import mask_secrets
+    from recall_eval.datasets.collections import parse_question
+
+    stem = "deploy-" + "ghp_" + "QnAb12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr"
+    q = parse_question({"id": "a", "kind": "paraphrase", "text": "where is it?", "expected": [stem], "lang": "en"},
+                       "set.jsonl:1")
+    assert q.expected == [mask_secrets(stem)] and stem not in q.expected
+
+
 def test_language_breakdowns():
     records = [
         rec("e1", ranked=["a"], lang="en", note_lang="en"),
