@@ -263,9 +263,6 @@ MISPLACED = [
     ("config.toml is a folder", lambda h: ((h / "config.toml").unlink(missing_ok=True), (h / "config.toml").mkdir()),
      [("status",), ("query", MATCHING)],
      ("config.toml", "move it aside")),
-    ("calibration.toml is a folder", lambda h: ((h / "calibration.toml").unlink(missing_ok=True),
-                                                (h / "calibration.toml").mkdir()),
-     [("index", "-q", "--rebuild", str(SAMPLE_NOTES))], ("calibration.toml", "move it aside")),
     ("recall.db is a folder", lambda h: ([Path(f"{h / 'recall.db'}{s}").unlink(missing_ok=True)
                                           for s in ("", "-wal", "-shm")], (h / "recall.db").mkdir()),
      [("status",), ("index", "-q", str(SAMPLE_NOTES))], ("recall.db", "recall index --rebuild")),
@@ -282,6 +279,21 @@ def test_class7_a_folder_where_a_file_goes_is_one_line_with_its_repair(indexed, 
         probe.add(inputs=1, faults=1)
         one_line_error(recall(*args), *words)
         probe.add(survived=1)
+
+
+@pytest.mark.parametrize("name", ["calibration.toml", "calibration-cache.npz"])
+def test_class7_a_folder_where_recall_writes_its_own_file_is_moved_aside(indexed, probe, name):
+    """A folder where recall keeps one of its own files (not the user's config.toml) is moved aside
+    by the command that writes the file, its contents kept: an outside tester's `--rebuild`
+    refused and named `mv` as the repair (stop 44)."""
+    target = indexed / name if name == "calibration.toml" else next((indexed / "index").glob("*/")) / name
+    target.unlink(missing_ok=True)
+    (target / "inside").mkdir(parents=True)
+    probe.add(inputs=1, faults=1)
+    done = recall("index", "-q", "--rebuild", str(SAMPLE_NOTES))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert target.is_file() and [p.name for p in target.parent.glob(f"{name}.stray-*/*")] == ["inside"]
+    probe.add(survived=1)
 
 
 def test_class7_recall_home_that_is_a_file_and_an_empty_folder_name(tmp_path, probe):
