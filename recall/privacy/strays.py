@@ -14,6 +14,12 @@ def set_aside_folder(path: Path) -> bool:
     nothing of recall's and no file can replace it: moved aside to ``NAME.stray-TIME`` (nothing
     deleted), so that writing the file repairs it. Whether one was moved."""
     if os.path.isdir(path) and not os.path.islink(path):
-        os.replace(path, path.with_name(f"{path.name}.stray-{time.time_ns()}"))
+        move_aside(path)
         return True
     return False
+
+
+def move_aside(path: Path) -> None:
+    """``path`` renamed to ``NAME.stray-TIME`` beside it: whatever stood where recall keeps its own
+    file or folder, kept, out of the way."""
+    os.replace(path, path.with_name(f"{path.name}.stray-{time.time_ns()}"))

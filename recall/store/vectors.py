@@ -37,7 +37,7 @@ from recall.privacy.paths import (
     read_text,
     recall_home,
 )
-from recall.privacy.strays import set_aside_folder
+from recall.privacy.strays import move_aside, set_aside_folder
 from recall.store.sqlite import Store
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _set_aside_non_folders(root: Path) -> None:
         except NotADirectoryError:
             return  # the parent was no folder and has just been moved aside
         if not folder:
-            os.replace(p, p.with_name(f"{p.name}.stray-{time.time_ns()}"))
+            move_aside(p)
 
 
 def _fsync_write(path: Path, data: bytes) -> None:

@@ -52,8 +52,7 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, stat: Callable = mean, se
         # Every question a hit (or none): resamples are all alike and the percentile interval
         # would be [1, 1] however few questions there are. Wilson's score interval says what
         # n questions can tell (one hit: [0.21, 1]; 40 of 40: [0.91, 1]).
-        ci = stats.binomtest(int(arr.sum()), arr.size).proportion_ci(confidence_level=level, method="wilson")
-        return float(ci.low), float(ci.high)
+        return _wilson(int(arr.sum()), arr.size, level)
     ci = _bootstrap([arr], stat, seed, n_resamples, level).confidence_interval
     return float(ci.low), float(ci.high)
 
@@ -78,8 +77,7 @@ def ratio_ci(num: Sequence[float], den: Sequence[float], seed: int = SEED, n_res
     if b.sum() > 0 and (np.all(a == b) or not a.any()) and np.all(a == np.round(a)) and np.all(b == np.round(b)):
         # Every headline right (or none): resamples are all alike, the percentile interval [1, 1];
         # Wilson's score interval over the headlines says what that many can tell (stop 44).
-        ci = stats.binomtest(int(a.sum()), int(b.sum())).proportion_ci(confidence_level=level, method="wilson")
-        return float(ci.low), float(ci.high)
+        return _wilson(int(a.sum()), int(b.sum()), level)
     ci = stats.bootstrap((_resampleable(a), _resampleable(b)), _ratio, n_resamples=n_resamples, vectorized=True,
                          paired=True, confidence_level=level, method="percentile",
                          rng=np.random.default_rng(seed)).confidence_interval
@@ -117,3 +115,9 @@ def holm(pvalues: dict[str, float]) -> dict[str, float]:
         running = max(running, min(1.0, (len(order) - k) * pvalues[name]))
         out[name] = running
     return out
+
+
+def _wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson's score interval of ``k`` out of ``n``: what n can tell when resamples cannot vary."""
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    return float(ci.low), float(ci.high)
