@@ -44,7 +44,7 @@ class Searcher:
 
         # One question at a time: OpenMP threads cost more to wake than the scan itself
         # (10-36 ms with 2 threads vs 0.6 ms with 1 over 10k chunks, bench_store). Per thread:
-        # set again before every search (_best_chunks), for the threads that ask.
+        # set again before every search (_scan), for the threads that ask.
         faiss.omp_set_num_threads(1)
 
     @property
@@ -143,7 +143,9 @@ class Searcher:
         scope = scope or Scope(everything=True)
         depth = self.settings.fusion_depth
         where: dict[int, int] = {}
-        best = self._best_per_note(idx, qv, scope, depth * CHUNKS_PER_NOTE_MAX, depth, where)
+        # one scan for the message and its sentences (FAISS answers each row on its own)
+        scanned = self._scan(idx, vectors, scope, depth * CHUNKS_PER_NOTE_MAX)
+        best = self._best_per_note(idx, qv, scope, depth * CHUNKS_PER_NOTE_MAX, depth, where, scanned)
         t2 = time.perf_counter()
         dense = np.full(len(idx.notes), -np.inf)
         if best:
@@ -157,7 +159,7 @@ class Searcher:
                            other_script=other, gate_scores=dense)
         t3 = time.perf_counter()
         timings = {"embed_ms": (t1 - t0) * 1000, "search_ms": (t2 - t1) * 1000, "lexical_ms": (t3 - t2) * 1000}
-        notes = self._with_sentences(idx, vectors[1:], scope, [int(n) for n in order], where, timings)
+        notes = self._with_sentences(idx, scanned, [int(n) for n in order], where, timings)
         hits = Ranking([Hit(idx.notes[n], float(g), self._chunk_of(idx, n, where))
                         for n, g in zip(notes, gate, strict=True)], negative)
         return hits, timings
@@ -170,22 +172,23 @@ class Searcher:
         s = self.settings
         return sentences.split(text, s.sentence_min_chars, s.sentences_max) if s.sentence_weight > 0 else []
 
-    def _with_sentences(self, idx: LoadedIndex, vectors, scope: Scope, order: list[int],
-                        where: dict[int, int], timings: dict) -> list[int]:
+    def _with_sentences(self, idx: LoadedIndex, scanned, order: list[int], where: dict[int, int],
+                        timings: dict) -> list[int]:
         """``order`` below its first note fused by rank with the notes' best scores over the
-        message's sentences (``vectors``, one row each, searched on their own:
-        ``recall.ranking.sentences``); as long as ``order``, whose i-th gate score the i-th note
-        keeps. ``order`` itself without sentences. A note found only by a sentence gets that
-        chunk in ``where``; ``timings["sentences_ms"]``: the extra scan and fusion (their
-        embedding is in ``embed_ms``: one model call with the whole message)."""
+        message's sentences (``scanned``'s rows after the first, the whole message's: each
+        sentence searched on its own, ``recall.ranking.sentences``); as long as ``order``, whose
+        i-th gate score the i-th note keeps. ``order`` itself without sentences. A note found
+        only by a sentence gets that chunk in ``where``; ``timings["sentences_ms"]``: their
+        fusion (their embedding is in ``embed_ms``, their scan in ``search_ms``: one model call
+        and one scan with the whole message)."""
         from recall.ranking import sentences
 
-        if not len(vectors) or not order:
+        if scanned is None or len(scanned[0]) < 2 or not order:
             return order
         t0 = time.perf_counter()
         s = self.settings
         found: dict[int, int] = {}
-        best = self._best_over_rows(idx, vectors, scope, s.fusion_depth * CHUNKS_PER_NOTE_MAX, found)
+        best = _best_over_rows(idx.chunk_note, scanned[0][1:], scanned[1][1:], found)
         ranked = sorted(best, key=lambda note: -best[note])
         fused = sentences.below_top(order, ranked, k=s.sentence_rank_k, weight=s.sentence_weight)
         for note in fused:
@@ -249,39 +252,16 @@ class Searcher:
         return None if cid is None else cid - int(np.searchsorted(idx.chunk_note, note, side="left"))
 
     def _best_per_note(self, idx: LoadedIndex, qv, scope: Scope, chunks: int, notes_wanted: int = 0,
-                       where: dict[int, int] | None = None) -> dict[int, float]:
+                       where: dict[int, int] | None = None, scanned=None) -> dict[int, float]:
         """note position -> its best chunk's score, over the ``chunks`` best chunks in scope;
         fetched again with four times as many while they hold fewer than ``notes_wanted`` notes
-        (a long document's chunks can fill the first fetch). ``where``: note -> best chunk id."""
-        best, complete = self._best_chunks(idx, qv, scope, chunks, where)
+        (a long document's chunks can fill the first fetch). ``where``: note -> best chunk id.
+        ``scanned``: the first fetch, already made (``_scan`` with ``qv`` as its first row)."""
+        found = scanned if scanned is not None else self._scan(idx, qv, scope, chunks)
+        best, complete = _best_of_scan(idx, found, where)
         while len(best) < notes_wanted and not complete:
             chunks *= 4
-            best, complete = self._best_chunks(idx, qv, scope, chunks, where)
-        return best
-
-    def _best_chunks(self, idx: LoadedIndex, qv, scope: Scope, chunks: int,
-                     where: dict[int, int] | None) -> tuple[dict[int, float], bool]:
-        """``_best_per_note`` over one fetch, and whether it held every chunk in scope."""
-        found = self._scan(idx, qv, scope, chunks)
-        if found is None:
-            return {}, True
-        scores, ids, complete = found
-        return _first_per_note(idx.chunk_note, scores[0], ids[0], where), complete
-
-    def _best_over_rows(self, idx: LoadedIndex, vectors, scope: Scope, chunks: int,
-                        where: dict[int, int]) -> dict[int, float]:
-        """note position -> its best chunk's score over every row of ``vectors`` (one scan for
-        all of them), among each row's ``chunks`` best chunks in scope; ``where``: that chunk."""
-        found = self._scan(idx, vectors, scope, chunks)
-        best: dict[int, float] = {}
-        if found is None:
-            return best
-        scores, ids, _ = found
-        for row_scores, row_ids in zip(scores, ids, strict=True):
-            row_where: dict[int, int] = {}
-            for note, score in _first_per_note(idx.chunk_note, row_scores, row_ids, row_where).items():
-                if score > best.get(note, float("-inf")):
-                    best[note], where[note] = score, row_where[note]
+            best, complete = _best_of_scan(idx, self._scan(idx, qv, scope, chunks), where)
         return best
 
     def _scan(self, idx: LoadedIndex, vectors, scope: Scope, chunks: int):
@@ -362,6 +342,27 @@ class Searcher:
         # keep FAISS's id selector and its array alive as long as the params use them
         idx._scope_cache[(scope.key, "keep")] = value[2:]
         return value[:2]
+
+
+def _best_of_scan(idx: LoadedIndex, found, where: dict[int, int] | None) -> tuple[dict[int, float], bool]:
+    """``_first_per_note`` over a scan's first row, and whether the scan held every chunk in
+    scope (an empty scope holds none: nothing more to fetch)."""
+    if found is None:
+        return {}, True
+    scores, ids, complete = found
+    return _first_per_note(idx.chunk_note, scores[0], ids[0], where), complete
+
+
+def _best_over_rows(chunk_note, scores, ids, where: dict[int, int]) -> dict[int, float]:
+    """note -> its best chunk's score over every row of a scan (``scores``, ``ids``);
+    ``where``: that chunk."""
+    best: dict[int, float] = {}
+    for row_scores, row_ids in zip(scores, ids, strict=True):
+        row_where: dict[int, int] = {}
+        for note, score in _first_per_note(chunk_note, row_scores, row_ids, row_where).items():
+            if score > best.get(note, float("-inf")):
+                best[note], where[note] = score, row_where[note]
+    return best
 
 
 def _first_per_note(chunk_note, scores, ids, where: dict[int, int] | None) -> dict[int, float]:
