@@ -34,8 +34,10 @@ from recall.privacy.paths import NotAFile, file_kind
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings
 
-# Bumped when a converter's output changes: every document is converted again once.
-CONVERTER_VERSION = 1
+# Bumped per format when its converter's output changes: every document of that format is
+# converted again once (only those: OCR and transcription are slow). 2: what a reader never sees
+# is not read (``recall.notes.documents.shown``). A format not named is at 1.
+CONVERTER_VERSIONS = {"html": 2, "docx": 2, "xlsx": 2, "pptx": 2}
 IMAGE_FORMATS = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".webp": "webp", ".bmp": "bmp",
                  ".gif": "gif", ".tif": "tiff", ".tiff": "tiff"}
 RECORDING_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mkv": "mkv", ".webm": "webm", ".avi": "avi",
@@ -113,7 +115,7 @@ def content_key(digest: str, fmt: str, opts: DocumentsSettings) -> str:
     """What decides whether a document is converted and written again: its bytes, the
     converters' version and the settings that change its chunks."""
     extra = f":f{opts.frame_every_s:g}" if fmt in RECORDING_FORMATS.values() else ""
-    return f"{digest}:doc{CONVERTER_VERSION}:{fmt}:c{opts.max_chunks}{extra}"
+    return f"{digest}:doc{CONVERTER_VERSIONS.get(fmt, 1)}:{fmt}:c{opts.max_chunks}{extra}"
 
 
 def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: str = "dir",

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.notes.documents import shown
 from recall.notes.files import utf8_bytes
 
 # extension -> format name (what ``Extracted.format`` and the page say)
@@ -27,6 +28,8 @@ TEXT_FORMATS = {".txt": "text", ".text": "text", ".rst": "text", ".md": "markdow
 OFFICE_FORMATS = {".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx", ".html": "html", ".htm": "html",
                   ".epub": "epub"}
 PDF_FORMATS = {".pdf": "pdf"}
+# format -> what its reader sees of a file (``recall.notes.documents.shown``)
+SHOWN = {"html": shown.shown_html, "docx": shown.shown_docx, "xlsx": shown.shown_xlsx, "pptx": shown.shown_pptx}
 DOCUMENT_FORMATS = {**TEXT_FORMATS, **OFFICE_FORMATS, **PDF_FORMATS}
 
 
@@ -108,8 +111,10 @@ def _office(path: Path, fmt: str) -> Extracted:
     _check_unpacked(path, fmt)
     try:
         with path.open("rb") as fh:
-            shown = {"html": _shown_html, "docx": _shown_docx}.get(fmt)
-            result = converter.convert(shown(fh.read()) if shown else fh, info)
+            reader = SHOWN.get(fmt)
+            result = converter.convert(reader(fh.read()) if reader else fh, info)
+    except shown.AllHidden as exc:
+        raise Unreadable(f"{exc}; skipped") from exc
     except Exception as exc:  # noqa: BLE001 - each library raises its own (zipfile, lxml, KeyError...)
         raise Unreadable(f"not {_a(fmt.upper())} file markitdown can read ({_first_line(exc)}); skipped") from exc
     text = result.markdown or ""
@@ -123,51 +128,6 @@ def _office(path: Path, fmt: str) -> Extracted:
         segs = sections(text)
     title = (result.title or "").strip() or first_heading(text)
     return Extracted(fmt, title, segs)
-
-
-# What a browser does not show: a page's hidden parts are not its text (an outside tester's
-# `display:none` orders became a headline; stop 44).
-_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
-
-
-def _shown_html(raw: bytes):
-    """``raw`` HTML without the elements a browser hides (``hidden``, ``aria-hidden``, a style of
-    ``display:none`` or ``visibility:hidden``, templates) and without comments, as a stream."""
-    import io
-
-    from bs4 import BeautifulSoup, Comment
-
-    soup = BeautifulSoup(raw, "html.parser")
-    for comment in soup.find_all(string=lambda t: isinstance(t, Comment)):
-        comment.extract()
-    hidden = [tag for tag in soup.find_all(True)
-              if tag.name == "template" or tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true"
-              or _HIDDEN_STYLE.search(str(tag.get("style", "")))]
-    for tag in hidden:
-        if tag.parent is not None:  # not inside one already taken out
-            tag.decompose()
-    return io.BytesIO(str(soup).encode("utf-8"))
-
-
-# A run of a DOCX marked hidden (``<w:vanish/>``): Word does not show it; mammoth reads it.
-_HIDDEN_RUN = re.compile(r"<w:r(?=[\s>])(?:(?!</w:r>).)*?<w:vanish(?:\s+w:val=\"(?:1|true|on)\")?\s*/>"
-                         r"(?:(?!</w:r>).)*?</w:r>", re.S)
-
-
-def _shown_docx(raw: bytes):
-    """``raw`` DOCX without the runs Word hides, as a stream (the zip rewritten in memory)."""
-    import io
-    import zipfile
-
-    src, out = zipfile.ZipFile(io.BytesIO(raw)), io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for item in src.infolist():
-            data = src.read(item)
-            if item.filename == "word/document.xml" and b"w:vanish" in data:
-                data = _HIDDEN_RUN.sub("", data.decode("utf-8")).encode("utf-8")
-            dst.writestr(item, data)
-    out.seek(0)
-    return out
 
 
 # A DOCX, PPTX, XLSX or EPUB (a zip) that unpacks to more than this many times its size,
