@@ -48,6 +48,10 @@ def _clean_errors(fn):
                                 f"{STATEMENT_TIMEOUT_S} s a statement): another session holds its tables, or "
                                 "the server is overloaded; try again later, or ask its administrator") from None
             text = one_line(str(exc).strip())  # libpq's hints come on lines of their own
+            if sqlstate is None and type(exc).__name__ == "OperationalError":  # no server's word: the link
+                raise UserError(f"the connection to the team store was lost ({text or 'no reason given'}): the "
+                                "server restarted or the network dropped; run the command again (a push "
+                                "sends what is missing)") from None
             raise UserError(f"the team store refused: {text or type(exc).__name__}") from None
     return wrapper
 

@@ -38,6 +38,9 @@ MAX_DEPTH = 128
 # message is searched). Longer lines are refused before they are parsed: an outside tester's
 # 7.5 MB message took the SDK's parsing 0.9-1.9 s, far past the hook's budget, to be cut anyway.
 MAX_LINE_BYTES = 1 << 20
+# How long a server whose input has ended still answers the requests it read (a search that
+# loads the model first takes seconds): then it ends, as the SDK would have at once.
+DRAIN_S = 60.0
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
@@ -227,10 +230,16 @@ async def _lines_of(stdin: Any) -> Any:
 class _Stdout:
     """The SDK's writer, without its thread hops: each reply is one ``os.write`` loop on the
     event loop, to a private duplicate of fd 1. (The SDK's own stdout costs two worker-thread
-    hops per reply, write and flush; a reply is a few KB and a pipe holds 64 KB.)"""
+    hops per reply, write and flush; a reply is a few KB and a pipe holds 64 KB.)
+
+    It also knows which requests are still owed an answer (``asked``, ``dropped``, an answer
+    written), so that input ending after a request does not end the server before its answer
+    (``drained``): the SDK cancels what is in flight when its input ends."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self.owed: set[Any] = set()
+        self._settled: Any = None  # an anyio.Event while ``drained`` waits
 
     async def write(self, text: str) -> None:
         import os
@@ -238,9 +247,29 @@ class _Stdout:
         view = memoryview(text.encode("utf-8"))
         while view:
             view = view[os.write(self.fd, view):]
+        if self.owed:
+            self.dropped(leading_id(text[:1024]))
 
     async def flush(self) -> None:
         return None
+
+    def asked(self, msg_id: Any) -> None:
+        self.owed.add(msg_id)
+
+    def dropped(self, msg_id: Any) -> None:
+        """``msg_id`` is owed nothing more (answered, or cancelled by the client)."""
+        self.owed.discard(msg_id)
+        if not self.owed and self._settled is not None:
+            self._settled.set()
+
+    async def drained(self, timeout_s: float) -> None:
+        """Once every request read has its answer, or after ``timeout_s``."""
+        import anyio
+
+        with anyio.move_on_after(timeout_s):
+            while self.owed:
+                self._settled = anyio.Event()
+                await self._settled.wait()
 
 
 def _claim_stdout() -> int:
@@ -261,6 +290,17 @@ def _release_stdout(fd: int) -> None:
 
     os.dup2(fd, 1)
     os.close(fd)
+
+
+def _owed(stdout: _Stdout, message: Any) -> None:
+    """Count ``message`` a request owed an answer, or a client's cancellation of one."""
+    import mcp_types as types
+
+    if isinstance(message, types.JSONRPCRequest):
+        stdout.asked(message.id)
+    elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+        params = message.params if isinstance(message.params, dict) else {}
+        stdout.dropped(params.get("requestId"))
 
 
 class _NoInput:
@@ -291,7 +331,8 @@ async def _serve(server: MCPServer, stdin: Any, out: int) -> None:
     from mcp.shared._context_streams import create_context_streams
 
     low = server._lowlevel_server
-    async with stdio_server(stdin=_NoInput(), stdout=_Stdout(out)) as (_unused, write_stream):  # type: ignore[arg-type]
+    stdout = _Stdout(out)
+    async with stdio_server(stdin=_NoInput(), stdout=stdout) as (_unused, write_stream):  # type: ignore[arg-type]
         send, recv = create_context_streams[Any](0)
 
         next_line = await _lines_of(stdin)
@@ -301,11 +342,13 @@ async def _serve(server: MCPServer, stdin: Any, out: int) -> None:
                 while True:
                     raw, eof = await next_line()
                     if eof:
+                        await stdout.drained(DRAIN_S)  # `printf ... | recall mcp`: every request answered
                         return
                     message, reply = screen(raw)
                     if reply is not None:
                         await write_stream.send(reply)
                     elif message is not None:
+                        _owed(stdout, message.message)
                         await send.send(message)
 
         async with anyio.create_task_group() as tg:

@@ -181,13 +181,23 @@ def _restore_policies(conn, schema: str) -> list[str]:
 
 def _record_model(conn, schema: str, model_id: str, dim: int) -> list[str]:
     """One embedding model per schema: recorded once, then checked."""
+    from recall.team.schema import column_dim, recorded_model
+
     conn.execute("INSERT INTO meta VALUES ('model_id', %s), ('dim', %s) ON CONFLICT (key) DO NOTHING",
                  (model_id, str(dim)))
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    if meta.get("model_id") != model_id or int(meta.get("dim", 0)) != dim:
-        raise PgStoreError(f"schema {schema!r} holds vectors of {meta.get('model_id')} ({meta.get('dim')} dims), "
+    lines = []
+    recorded, recorded_dim = recorded_model(conn)
+    if (recorded is None or recorded_dim is None) and column_dim(conn) == dim:
+        # a row lost or not recall's (a hand edit): the table's own column says which dimension
+        # its vectors have; the model's name is taken on the administrator's word
+        conn.execute("UPDATE meta SET value = %s WHERE key = 'model_id'", (recorded or model_id,))
+        conn.execute("UPDATE meta SET value = %s WHERE key = 'dim'", (str(dim),))
+        recorded, recorded_dim = recorded_model(conn)
+        lines.append("meta: recorded again (a row was missing or unreadable)")
+    if recorded != model_id or recorded_dim != dim:
+        raise PgStoreError(f"schema {schema!r} holds vectors of {recorded} ({recorded_dim} dims), "
                            f"not {model_id} ({dim}): run init with the team's model, or use another [team] schema")
-    return [f"model: {model_id} ({dim} dims)"]
+    return [*lines, f"model: {model_id} ({dim} dims)"]
 
 
 def _grant(conn, schema: str) -> list[str]:
@@ -313,10 +323,13 @@ def add_member(url: str, schema: str, name: str, *, read_only: bool = False,
                 conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(ident))
                 lines.append(f"role {name}: created (login)")
             else:
-                lines.append(f"role {name}: present")
                 if row[0] or row[1]:
-                    lines.append(f"warning: {name} is a superuser or has BYPASSRLS: the server applies no "
-                                 "row policies to it")
+                    # its password and grants left as they are: a slip of the name must not lock an
+                    # administrator's other clients out, nor make a member of a role no policy holds
+                    raise PgStoreError(f"{name} is a superuser or has BYPASSRLS: not made a member, nothing "
+                                       "changed (the server applies no row policies to it); a member is an "
+                                       "ordinary login role: choose another name")
+                lines.append(f"role {name}: present")
                 if not row[2]:
                     lines.append(f"note: {name} cannot log in (NOLOGIN); ALTER ROLE {name} LOGIN if it should")
             if password is not None:

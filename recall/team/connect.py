@@ -49,7 +49,7 @@ def transport_warning(url: str) -> str | None:
     try:
         from psycopg.conninfo import conninfo_to_dict
 
-        params = conninfo_to_dict(url)
+        params = _with_service(conninfo_to_dict(url))
     except Exception:  # no psycopg, or a malformed URL: connecting says which, in one line
         return None
     # libpq connects to hostaddr when it is given (host then only names the certificate's host)
@@ -65,6 +65,30 @@ def transport_warning(url: str) -> str | None:
             else f"no guaranteed TLS (sslmode={mode})")
     return (f"warning: the team store at {', '.join(remote)} is reached with {what}; "
             "add sslmode=verify-full to the URL (docs/team-store.md, Transport)")
+
+
+def _with_service(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` over the libpq service they name (``service=``, else ``PGSERVICE``), as libpq
+    reads it: the user's service file (``PGSERVICEFILE``, else ``~/.pg_service.conf``), then
+    ``PGSYSCONFDIR/pg_service.conf``; the first that has the service gives its defaults (a host
+    given there is a host like any other: an outside tester's went unwarned, stop 45)."""
+    import configparser
+
+    name = params.get("service") or os.environ.get("PGSERVICE")
+    if not name:
+        return params
+    files = [os.environ.get("PGSERVICEFILE") or os.path.expanduser("~/.pg_service.conf")]
+    if os.environ.get("PGSYSCONFDIR"):
+        files.append(os.path.join(os.environ["PGSYSCONFDIR"], "pg_service.conf"))
+    for path in files:
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            continue
+        if parser.has_section(str(name)):
+            return {**dict(parser.items(str(name))), **params}
+    return params
 
 
 def _loopback(host: str) -> bool:

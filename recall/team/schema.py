@@ -167,3 +167,23 @@ def check_ready(conn, schema: str) -> None:
         who = conn.execute("SELECT session_user").fetchone()[0]
         raise PgStoreError(f"role {who!r} may not use schema {schema!r}: the database administrator runs "
                            f"`recall team add-member {who}`")
+
+
+def recorded_model(conn) -> tuple[str | None, int | None]:
+    """The model and dimension ``meta`` records; None for a row missing or not readable as one
+    (another version's schema, a hand edit)."""
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    model = meta.get("model_id")
+    try:
+        dim = int(str(meta.get("dim", "")).strip())
+    except ValueError:
+        dim = None
+    return (model if isinstance(model, str) and model else None), dim
+
+
+def column_dim(conn) -> int | None:
+    """The dimension of ``chunks.embedding`` as the table declares it (the truth ``meta`` records)."""
+    row = conn.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = 'chunks'::regclass"
+                       " AND attname = 'embedding' AND NOT attisdropped").fetchone()
+    return int(row[0]) if row and row[0] and int(row[0]) > 0 else None
+

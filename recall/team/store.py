@@ -52,6 +52,8 @@ TEAM_KEY_FILE = "team.key"
 # (UPDATE and DELETE grants), and with no limit every teammate's search and push waited for ever.
 STATEMENT_TIMEOUT_S = 60
 LOCK_TIMEOUT_S = 10
+# The kinds `recall team push` writes: a source of another kind (a member's SQL) is shown "other".
+SOURCE_KINDS = ("dir", "rule", "memory")
 
 
 def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
@@ -77,8 +79,8 @@ WITH nearest AS MATERIALIZED (
     ORDER BY distance
     LIMIT %(limit)s
 )
-SELECT n.id, s.kind, s.project, s.root, n.path, n.note_id, n.name, n.description, n.type, n.extra,
-       s.owner, s.team, 1 - min(t.distance) AS score
+SELECT n.id, s.kind, s.project, s.root, n.path, n.note_id, n.name, n.description, n.type, n.extra::text,
+       s.owner, s.team, 1 - min(t.distance) AS score, (SELECT count(*) FROM nearest) AS fetched
 FROM nearest t JOIN notes n ON n.id = t.note_pk JOIN sources s ON s.id = n.source_id
 GROUP BY n.id, s.id
 ORDER BY score DESC, n.id
@@ -156,11 +158,16 @@ class PgIndex:
 
     # --- setup ---------------------------------------------------------------
     def _check_model(self) -> None:
-        meta: dict[str, str] = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("model_id") != self.model_id or int(meta.get("dim", 0)) != self.dim:
+        from recall.team.schema import recorded_model
+
+        model, dim = recorded_model(self.conn)
+        if model is None or dim is None:
+            raise PgStoreError(f"schema {self.schema!r} records no usable model (its meta table lacks a row or holds "
+                               "one that is not recall's): an administrator runs `recall team init` to record it again")
+        if model != self.model_id or dim != self.dim:
             # Scores of different models are not comparable, and dimensions differ.
             raise PgStoreError(
-                f"schema {self.schema!r} holds vectors of {meta.get('model_id')} ({meta.get('dim')} dims), "
+                f"schema {self.schema!r} holds vectors of {model} ({dim} dims), "
                 f"not {self.model_id} ({self.dim}); use the same model as your team or another [team] schema"
             )
 
@@ -320,26 +327,30 @@ class PgIndex:
             return self.conn.execute("DELETE FROM sources WHERE owner = session_user").rowcount
 
     def search(self, qvec, scope: Scope | None = None, k_notes: int = 20) -> list[Hit]:
-        import json
-
+        """The ``k_notes`` notes in scope with the nearest chunks. The nearest chunks are fetched
+        again, four times as many, while they hold fewer notes than that and more are left: one
+        note's many chunks (a member can write any number by SQL) cannot hide the others."""
         where, params = _scope_sql(scope)
         q = as_query_matrix(qvec)[0]
-        with self._lock:
-            rows = self.conn.execute(
-                _SEARCH_SQL.format(where=where),
-                {**params, "q": q, "limit": CHUNKS_PER_QUERY, "k": k_notes},
-            ).fetchall()
+        limit = CHUNKS_PER_QUERY
+        while True:
+            with self._lock:
+                rows = self.conn.execute(
+                    _SEARCH_SQL.format(where=where), {**params, "q": q, "limit": limit, "k": k_notes}).fetchall()
+            if len(rows) >= k_notes or not rows or rows[0][-1] < limit:
+                break
+            limit *= 4
         hits = []
-        for pk, kind, project, root, path, note_id, name, desc, type_, extra, owner, team, score in rows:
+        for pk, kind, project, root, path, note_id, name, desc, type_, extra, owner, team, score, _ in rows:
             if score is None or not math.isfinite(score):  # no vector, or a zero one a member wrote: no score
                 continue
             # What the server returns, a member may have written with plain SQL (its policies let a
             # member update their own rows): capped and masked as recall's own write path does.
-            note = {"pk": pk, "kind": kind, "project": project, "root": _read(root, 4_096), "path": _read(path, 4_096),
+            note = {"pk": pk, "kind": kind if kind in SOURCE_KINDS else "other", "project": _read(project, 4_096),
+                    "root": _read(root, 4_096), "path": _read(path, 4_096),
                     "id": _read(note_id, MAX_NAME_CHARS), "name": _read(name, MAX_NAME_CHARS),
                     "description": _read(desc, MAX_DESCRIPTION_CHARS), "type": _read(type_, 40),
-                    "extra": extra if isinstance(extra, dict) else json.loads(extra or "{}"),
-                    "owner": _read(owner, 64), "team": team}
+                    "extra": _extra(extra), "owner": _read(owner, 64), "team": team is True}
             hits.append(Hit(note, float(score)))
         return hits
 
@@ -375,6 +386,20 @@ class PgIndex:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _extra(text: object) -> dict:
+    """A note's ``extra`` as the server returned it (text): an object of at most 64 KB, else {}
+    (a member's row may hold anything jsonb takes: a list, a number, arrays 3,000 deep)."""
+    import json
+
+    if not isinstance(text, str) or len(text) > 65_536:
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _read(value: object, limit: int) -> str:

@@ -185,6 +185,37 @@ def test_class5_nothing_a_client_sends_ends_the_mcp_server(probe, indexed, tmp_p
         server.close()
 
 
+def test_class5_every_request_read_is_answered_when_input_ends(probe, indexed, tmp_path):
+    """``printf ... | recall mcp``: the SDK cancelled what was in flight when its input ended, so a
+    search sent last was never answered (an outside tester, stop 45); arguments the tools refuse
+    are one line naming the fields, not pydantic's text with the values echoed."""
+    env = env_with(RECALL_MODEL="hash", PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1",
+                   CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
+    server = RawMcp(env, tmp_path)
+    try:
+        server.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "0"}}})
+            .encode())
+        assert server.replies(1)[0]["id"] == 1
+        server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        for msg_id, tool, args in ((2, "recall_search", {"query": MATCHING, "k": 3}), (3, "recall_search", {}),
+                                   (4, "recall_search", {"query": "x", "k": 1e308}), (5, "recall_status", {})):
+            server.send(server.call(msg_id, tool, args))
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        got = {r.get("id"): r for r in server.replies(4)}
+        probe.add(inputs=4, faults=1, lost=4 - len(got))
+        assert sorted(got) == [2, 3, 4, 5], got
+        assert "feature" in got[2]["result"]["content"][0]["text"].lower()
+        for msg_id, field in ((3, "query"), (4, "k")):
+            text = got[msg_id]["result"]["content"][0]["text"]
+            assert got[msg_id]["result"]["isError"] and "\n" not in text and "pydantic" not in text, text
+            assert text.startswith(f"recall_search: bad arguments ({field})") and "1e+308" not in text, text
+        assert server.proc.wait(timeout=30) == 0
+    finally:
+        server.close()
+
+
 # --- class 4: the page's token and codes -------------------------------------------------------
 
 

@@ -68,3 +68,11 @@ def found(idx, text: str) -> set[str]:
     from recall.ranking.scope import Scope
 
     return {h.note["id"] for h in idx.search(get_embedder("hash").embed_queries([text]), Scope(everything=True))}
+
+
+def alice_pushes_a_rule(server, tmp_path) -> None:
+    from helpers.notes import write_note
+
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys; switch the router after checks.")
+    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice")).returncode == 0

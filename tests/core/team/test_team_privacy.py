@@ -18,7 +18,7 @@ import time
 import pytest
 
 from helpers.notes import write_note
-from helpers.team import cli
+from helpers.team import alice_pushes_a_rule, cli
 from recall.team.store import LOCK_TIMEOUT_S
 
 
@@ -61,12 +61,6 @@ def test_a_secret_in_a_folder_name_reaches_no_teammate(server, schema, team, tmp
     assert len(roots) == 1 and token not in roots[0], roots
     again = cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice"))
     assert "unchanged 1" in again.stdout, again.stdout + again.stderr  # the masked root finds its rows again
-
-
-def alice_pushes_a_rule(server, tmp_path) -> None:
-    notes = tmp_path / "notes"
-    write_note(notes, "deploy", "Deploys", "how we ship", "Blue-green deploys; switch the router after checks.")
-    assert cli("team", "push", "--kind", "rule", str(notes), url=server.url("alice")).returncode == 0
 
 
 @pytest.mark.pg
