@@ -35,6 +35,7 @@ from recall.ranking.scope import SHARED_KINDS, Scope, repo_key
 from recall.ranking.search import CHUNKS_PER_QUERY
 from recall.ranking.selector import Hit
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, as_query_matrix, mask_note
+from recall.team import rows
 from recall.team.connect import DEFAULT_SCHEMA, PgStoreError, connect
 from recall.team.schema import HNSW_EF_CONSTRUCTION, HNSW_M, check_ready
 
@@ -52,8 +53,6 @@ TEAM_KEY_FILE = "team.key"
 # (UPDATE and DELETE grants), and with no limit every teammate's search and push waited for ever.
 STATEMENT_TIMEOUT_S = 60
 LOCK_TIMEOUT_S = 10
-# The kinds `recall team push` writes: a source of another kind (a member's SQL) is shown "other".
-SOURCE_KINDS = ("dir", "rule", "memory")
 
 
 def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
@@ -335,22 +334,22 @@ class PgIndex:
         limit = CHUNKS_PER_QUERY
         while True:
             with self._lock:
-                rows = self.conn.execute(
+                found = self.conn.execute(
                     _SEARCH_SQL.format(where=where), {**params, "q": q, "limit": limit, "k": k_notes}).fetchall()
-            if len(rows) >= k_notes or not rows or rows[0][-1] < limit:
+            if len(found) >= k_notes or not found or found[0][-1] < limit:
                 break
             limit *= 4
         hits = []
-        for pk, kind, project, root, path, note_id, name, desc, type_, extra, owner, team, score, _ in rows:
+        for pk, kind, project, root, path, note_id, name, desc, type_, extra, owner, team, score, _ in found:
             if score is None or not math.isfinite(score):  # no vector, or a zero one a member wrote: no score
                 continue
             # What the server returns, a member may have written with plain SQL (its policies let a
             # member update their own rows): capped and masked as recall's own write path does.
-            note = {"pk": pk, "kind": kind if kind in SOURCE_KINDS else "other", "project": _read(project, 4_096),
-                    "root": _read(root, 4_096), "path": _read(path, 4_096),
-                    "id": _read(note_id, MAX_NAME_CHARS), "name": _read(name, MAX_NAME_CHARS),
-                    "description": _read(desc, MAX_DESCRIPTION_CHARS), "type": _read(type_, 40),
-                    "extra": _extra(extra), "owner": _read(owner, 64), "team": team is True}
+            note = {"pk": pk, "kind": rows.kind(kind), "project": rows.text(project, 4_096),
+                    "root": rows.text(root, 4_096), "path": rows.text(path, 4_096),
+                    "id": rows.text(note_id, MAX_NAME_CHARS), "name": rows.text(name, MAX_NAME_CHARS),
+                    "description": rows.text(desc, MAX_DESCRIPTION_CHARS), "type": rows.text(type_, 40),
+                    "extra": rows.extra(extra), "owner": rows.text(owner, 64), "team": team is True}
             hits.append(Hit(note, float(score)))
         return hits
 
@@ -386,26 +385,3 @@ class PgIndex:
 
     def close(self) -> None:
         self.conn.close()
-
-
-def _extra(text: object) -> dict:
-    """A note's ``extra`` as the server returned it (text): an object of at most 64 KB, else {}
-    (a member's row may hold anything jsonb takes: a list, a number, arrays 3,000 deep)."""
-    import json
-
-    if not isinstance(text, str) or len(text) > 65_536:
-        return {}
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _read(value: object, limit: int) -> str:
-    """A text field as the server returned it, as recall's write path would have stored it: masked
-    (``recall.privacy.masking``) and cut at ``limit`` characters (``recall.notes.files.cap_field``)."""
-    from recall.notes.files import cap_field
-    from recall.privacy.masking import mask_secrets
-
-    return cap_field(mask_secrets("" if value is None else str(value)), limit)
