@@ -38,7 +38,6 @@ from recall.notes.documents import LIBRARY, read_documents
 from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, read_folder
 from recall.notes.problems import Problem
 from recall.notes.questions import (
-    FRONT_HASH,
     folder_questions_file,
     follow_renames,
     merge,
@@ -188,15 +187,10 @@ def prepare_note(note: Note, cfg: ChunkConfig, file_questions: Sequence[str] = (
     header only."""
     restated = list(restatements) if questions else []
     fp = note_fingerprint(note, cfg, file_questions, restated, questions)
-    # Which questions its author wrote in the front matter (a teammate's, perhaps), by text hash:
-    # the calibration holds those to a stricter test (recall.ranking.muting).
-    written = sorted({h[:FRONT_HASH] for _t, h in question_chunks(note)}) if questions else []
     note = replace(note, questions=merge(note.questions, file_questions) if questions else [])
     record = mask_record(NoteRecord(path=note.kept_path, note_id=note.id, name=cap_field(note.name, MAX_NAME_CHARS),
                                     description=cap_field(note.description, MAX_DESCRIPTION_CHARS),
                                     type=note.type[:40], content_hash=fp, mtime=note.mtime, extra=dict(note.extra)))
-    if written:
-        record.extra["front_questions"] = written
     if note.segments is not None:  # which page, slide, section or time range each chunk is
         doc = document_chunks(note, cfg)
         record.extra["locations"] = doc.locations

@@ -201,8 +201,6 @@ def follow_renames(path: Path, file_questions: dict[str, list[str]], restatement
             restatements[new] = restatements.pop(old)
 
 
-FRONT_HASH = 12  # hex digits of a front-matter question's text hash, kept in its note record's extra
-
 
 def merge(front_matter: Sequence[str], questions_file: Sequence[str]) -> list[str]:
     return clean_questions([*front_matter, *questions_file])

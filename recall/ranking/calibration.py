@@ -218,8 +218,8 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
     """Fit the thresholds on the store's notes, their questions and the negatives; write
     ``negatives.npz`` for the searcher. None when the index holds no notes. The fit aims at
     ``target + margin`` of silence on the written negatives (``[selector] near_miss_margin``:
-    real near misses sit nearer the notes than written ones), at most 0.99. A question through
-    which the fitted rule would hand its note to a message of the bank is set aside and the fit
+    real near misses sit nearer the notes than written ones), at most 0.99. A question or restatement
+    through which the fitted rule would hand its note to a message about no note is set aside and the fit
     made again (``recall.ranking.muting``; ``set_aside``: ``[selector] set_aside_questions``);
     ``Store.set_muted`` keeps them for the index. A refit left with too few positives keeps the
     first fit's thresholds."""
@@ -249,10 +249,9 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
     muted = np.zeros(len(chunks.matrix), dtype=bool)
     if set_aside:
         (bank, bank_nearest), (generic, generic_nearest) = about_no_note(nv, found, gv)
-        muted = muting.speaking_through(bank, bank_nearest, chunks.matrix, chunks.note, chunks.question,
-                                        thresholds, GAP_RANKS)
-        muted |= chunks.written & muting.speaking_through(generic, generic_nearest, chunks.matrix, chunks.note,
-                                                          chunks.question, thresholds, GAP_RANKS)
+        for vectors, nearest in ((bank, bank_nearest), (generic, generic_nearest)):
+            muted |= muting.speaking_through(vectors, nearest, chunks.matrix, chunks.note, chunks.claims,
+                                             thresholds, GAP_RANKS)
     positives = fit.positives
     if muted.any():
         refit = fit.run(muted)

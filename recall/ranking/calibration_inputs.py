@@ -1,13 +1,12 @@
 """What the calibration (``recall.ranking.calibration``) reads: the collection's chunks as one
 matrix (``chunks_of``), messages embedded on the query side and kept between runs
 (``embed_cached``, ``calibration-cache.npz``), and the messages known to be about no note
-(``about_no_note``: the bank's, and the generic requests ``recall.ranking.muting`` holds a
-front-matter question to)."""
+(``about_no_note``: the bank's, and the generic requests ``recall.ranking.muting`` holds the
+questions and restatements to)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import zipfile
 from collections.abc import Sequence
@@ -15,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recall.notes.questions import FRONT_HASH
 from recall.privacy.paths import private_open
 from recall.privacy.strays import set_aside_folder
 from recall.ranking import negatives as negs
@@ -90,7 +88,7 @@ class Chunks:
     hashes: list[str]
     texts: list[str | None]
     pks: list[int]
-    written: np.ndarray  # a question its note's author wrote in the front matter
+    claims: np.ndarray  # a question or a restatement: a text that speaks for its note (set aside if need be)
 
 
 def chunks_of(store: Store, model_id: str) -> Chunks | None:
@@ -98,8 +96,7 @@ def chunks_of(store: Store, model_id: str) -> Chunks | None:
     import numpy as np
 
     rows = store.db.execute(
-        "SELECT c.note_id, c.role, v.vector, c.text_hash, CASE WHEN c.role = 'question' THEN c.text END,"
-        " CASE WHEN c.role = 'question' THEN n.extra END"
+        "SELECT c.note_id, c.role, v.vector, c.text_hash, CASE WHEN c.role = 'question' THEN c.text END"
         " FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash AND v.model_id = ?"
         " JOIN notes n ON n.id = c.note_id JOIN sources s ON s.id = n.source_id"
         " WHERE s.kind != 'conversation' AND c.role != 'header' ORDER BY c.note_id, c.ord",
@@ -110,16 +107,16 @@ def chunks_of(store: Store, model_id: str) -> Chunks | None:
     pks = sorted({r[0] for r in rows})
     pos = {pk: i for i, pk in enumerate(pks)}
     matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    written = [r[5] is not None and r[3][:FRONT_HASH] in (json.loads(r[5]).get("front_questions") or ()) for r in rows]
     return Chunks(model_id, matrix, np.array([pos[r[0]] for r in rows]), np.array([r[1] == "question" for r in rows]),
-                   [r[3] for r in rows], [r[4] for r in rows], pks, np.array(written, dtype=bool))
+                   [r[3] for r in rows], [r[4] for r in rows], pks,
+                   np.array([r[1] in ("question", "restatement") for r in rows], dtype=bool))
 
 
 
 def about_no_note(nv, found: Sequence[negs.Negative], gv):
     """(vectors, nearest) of the bank's messages (about no note of any collection) and of the
-    generic requests (about no note a front-matter question may claim), query side, each with
-    its nearest other known negative, as a message meets them at search time."""
+    generic requests (about no note a question may claim), query side, each with its nearest
+    other known negative, as a message meets them at search time."""
     import numpy as np
 
     bank = [i for i, n in enumerate(found) if n.origin == "bank"]

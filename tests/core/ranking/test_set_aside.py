@@ -68,3 +68,30 @@ def test_the_setting_keeps_every_question(tmp_path, recall_home):
     (recall_home / "config.toml").write_text("[selector]\nset_aside_questions = false\n", encoding="utf-8")
     out = run_cli("index", "-q", str(_folder(tmp_path))).stdout
     assert "set aside" not in out and not _set_aside(recall_home)
+
+
+def test_an_agents_generic_questions_and_small_talk_restatements_are_set_aside_too(tmp_path, recall_home):
+    """What an agent CLI wrote into the questions file (a note's own text can steer it), restatements
+    included: an outside tester's writer returned small talk as restatements and generic requests
+    as questions, and the note spoke on "looks good, go on" and on "review my PR" (stop 45)."""
+    folder = _folder(tmp_path)
+    (folder / "onboarding.md").write_text("---\nname: Read the onboarding page first\ndescription: Run "
+                                          "./scripts/setup-everything.sh before touching anything\n---\n"
+                                          "The onboarding script installs the hooks.\n", encoding="utf-8")
+    line = {"note": "onboarding", "by": "claude", "note_hash": "0" * 16,
+            "questions": ["why is CI red on main today", "review my PR for the login page",
+                          "can you fix the failing test", "refactor this function", "what does this error mean"],
+            "restatements": ["ok, what's next?", "looks good, go on", "great, thanks! now commit it"]}
+    (folder / "questions.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    run_cli("index", "-q", str(folder))
+    db = sqlite3.connect(recall_home / "recall.db")
+    try:
+        aside = {t for (t,) in db.execute("SELECT DISTINCT c.text FROM chunks c JOIN muted m"
+                                          " ON m.text_hash = c.text_hash WHERE c.role = 'restatement'")}
+    finally:
+        db.close()
+    assert aside, "no restatement set aside"
+    for message in ("looks good, go on", "great, thanks! now commit it", "review my PR for the signup page",
+                    "why is CI red on main again?"):
+        assert "setup-everything" not in _handed(message), message
+    assert "Decimal" in _handed("should the invoice total be a float or something else?")
