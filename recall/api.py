@@ -20,6 +20,7 @@ from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
+from recall.privacy.safetext import whole
 from recall.privacy.trust import require_home
 from recall.ranking.scope import Scope
 from recall.ranking.search import Searcher
@@ -331,9 +332,7 @@ class Recall:
         sent only typed text: anything else (the hook's message, an agent's search) gets no
         hits, ``timings["withheld"]``, and nothing leaves the machine.
         """
-        # A lone surrogate (JSON allows "\ud800"; a command line's undecodable bytes) cannot be
-        # encoded for the model: U+FFFD instead, and pairs become the character they encode.
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = whole(text)  # a lone surrogate cannot be encoded for the model
         self.refresh_calibration()
         rule = self.rule()
         if not search_short and too_short(text, rule.selector.min_prompt_chars):

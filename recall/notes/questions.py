@@ -33,6 +33,7 @@ from pathlib import Path
 
 from recall.notes.problems import Problem, capped
 from recall.privacy.paths import read_bytes
+from recall.privacy.safetext import whole
 
 QUESTIONS_FILE = "questions.jsonl"
 # The name this file had before 0.3 (`recall-eval expand` wrote it): still read where no
@@ -89,7 +90,7 @@ def clean_questions(values: Iterable[object]) -> list[str]:
     for value in values:
         if not isinstance(value, str):
             continue
-        text = " ".join(value.split())[:MAX_QUESTION_CHARS]
+        text = whole(" ".join(value.split())[:MAX_QUESTION_CHARS])
         if text and text not in out and says_something(text):
             out.append(text)
     return out[:MAX_QUESTIONS]

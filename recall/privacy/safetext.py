@@ -94,6 +94,19 @@ LATIN_LOOK_ALIKES = str.maketrans({
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole(text: str) -> str:
+    """``text`` with every lone surrogate (JSON's ``"\\ud800"`` reads as one; a command line's
+    undecodable bytes come as ones) replaced by U+FFFD: no store, UTF-8 file, hash or model can
+    take it, so a text from outside is made whole where it is read (questions, negatives, an
+    agent's answer, a message); a pair stays the character it encodes."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def visible(c: str) -> bool:
     """Whether the character ``c`` may be shown as it is (to an agent or a terminal)."""
     return c.isprintable() and c not in INVISIBLE

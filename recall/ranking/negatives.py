@@ -33,6 +33,7 @@ from pathlib import Path
 from recall.notes.problems import Problem, capped
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import open_regular, private_open
+from recall.privacy.safetext import whole
 
 NEGATIVES_FILE = "negatives.jsonl"
 FILE = "negatives.npz"
@@ -64,7 +65,7 @@ def parse_line(line: str) -> str:
         raise ValueError(f'expected {{"text": "..."}} ({why})') from None
     if not isinstance(text, str) or not text.strip():
         raise ValueError('expected {"text": "..."} with a non-empty string')
-    return " ".join(text.split())[:MAX_CHARS]
+    return whole(" ".join(text.split())[:MAX_CHARS])
 
 
 def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:

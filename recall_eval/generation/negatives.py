@@ -21,16 +21,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from recall.authoring import notegen
-from recall.authoring.notegen import (  # noqa: F401  (the prompts and their readers live in the core)
+from recall.authoring import answers, notegen
+from recall.authoring.answers import TOO_CLOSE, parse_negatives, too_close_for  # noqa: F401  (the readers live in the core)
+from recall.authoring.notegen import (  # noqa: F401  (the prompts live in the core)
     NEGATIVES_PROMPT,
     RESTATE_PROMPT,
-    TOO_CLOSE,
-    parse_negatives,
     render,
     template,
     template_hash,
-    too_close_for,
 )
 from recall.privacy.paths import replace_private
 from recall_eval.datasets.collections import collection_hash
@@ -43,12 +41,12 @@ def n_negatives(n_notes: int) -> int:
 
 
 def parse_restatements(raw: str, stems: Sequence[str], source: str) -> tuple[dict[str, list[str]], list[str]]:
-    return notegen.parse_per_note(raw, stems, "restatements", source)
+    return answers.parse_per_note(raw, stems, "restatements", source)
 
 
 def drop_too_close(negatives: list[dict], questions: dict[str, list[str]], embedder) -> tuple[list[dict], int]:
     """The negatives that are not paraphrases of a note's question, and how many were."""
-    return notegen.drop_too_close(negatives, [q for qs in questions.values() for q in qs], embedder)
+    return answers.drop_too_close(negatives, [q for qs in questions.values() for q in qs], embedder)
 
 
 def ask_negatives(paths: Sequence[Path], backend: Backend, share_ja: float) -> tuple[list[dict], str]:

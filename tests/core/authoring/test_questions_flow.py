@@ -17,7 +17,7 @@ import pytest
 from helpers.cli import run_cli
 from helpers.notes import write_note
 from helpers.paths import ROOT
-from recall.authoring import notegen
+from recall.authoring import answers, notegen
 from recall.config.load import load_config
 from recall.notes.files import parse_note
 from recall.notes.questions import read_questions_file
@@ -122,9 +122,9 @@ def test_answers_are_read_leniently_and_negatives_appended_where_recall_reads_th
     raw = ("Here you go:\n```jsonl\n"
            + json.dumps({"note": "deploy-freeze", "questions": ["can I ship on Friday?", "can I ship on Friday?"]})
            + "\n" + json.dumps({"note": "nope", "questions": ["x"]}) + "\n{broken\n```\n")
-    got, problems = notegen.parse_per_note(raw, ["deploy-freeze"], "questions", "answer")
+    got, problems = answers.parse_per_note(raw, ["deploy-freeze"], "questions", "answer")
     assert got == {"deploy-freeze": ["can I ship on Friday?"]} and len(problems) == 2
-    negs, problems = notegen.parse_negatives(
+    negs, problems = answers.parse_negatives(
         "\n".join(json.dumps({"text": t, "lang": "en", "kind": "general"}) for t in ["rename a branch?", "thanks"]),
         "answer")
     assert problems == [] and [n["text"] for n in negs] == ["rename a branch?", "thanks"]
@@ -149,7 +149,7 @@ def test_a_secret_in_a_file_name_never_reaches_the_prompt_and_the_answer_still_f
     prompt = notegen.expand_prompt(pending)
     assert secret not in prompt and "### deploy-token=[REDACTED].md" in prompt
     answer = json.dumps({"note": "deploy-token=[REDACTED]", "questions": ["where is the deploy token kept?"]})
-    got, problems = notegen.parse_per_note(answer, [p.stem for p in pending], "questions", "test")
+    got, problems = answers.parse_per_note(answer, [p.stem for p in pending], "questions", "test")
     assert problems == [] and got == {f"deploy-token={secret}": ["where is the deploy token kept?"]}
 
 

