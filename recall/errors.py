@@ -33,10 +33,11 @@ class StoreDamaged(RecallError):
 
 
 class DiskFull(RecallError):
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, index: bool = True) -> None:
+        """``index``: ``path`` is recall's own (under RECALL_HOME), where an index was being written."""
         super().__init__(f"no space left on the disk while writing {path}; free some space on it, then run "
-                         "the command again (`recall index` goes on where it stopped; the index in use was "
-                         "not changed)")
+                         "the command again" + (" (`recall index` goes on where it stopped; the index in use "
+                                                "was not changed)" if index else ""))
 
 
 def is_disk_full(exc: BaseException) -> bool:

@@ -34,6 +34,7 @@ from pathlib import Path
 from recall.authoring import answers, notegen, runner, tries
 from recall.authoring.runner import Finished
 from recall.errors import RecallError
+from recall.notes.questions import LINK_REPAIR
 from recall.privacy.paths import open_regular, read_text
 from recall.privacy.safetext import one_line, shortened
 
@@ -42,6 +43,7 @@ CONSENTED = ("auto", *AGENTS)
 CHOICES = ("ask", "off", *CONSENTED)
 GENERATING_ENV = "RECALL_GENERATING"  # set in every process a run starts: no hook search, no second run
 LOCK_FILE = "questions.lock"
+MIN_FREE_BYTES = 4 << 20  # below this on the notes' disk, a run's answers could not be written: not asked
 LOG_FILE = "questions.log"
 OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to show once before consent
 # Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
@@ -190,10 +192,17 @@ def check_writable(folder: Path) -> None:
     where ``questions.jsonl`` goes, a read-only folder): each run paid for answers it then lost."""
     for name in (notegen.QUESTIONS_FILE, notegen.NEGATIVES_FILE):
         target = folder / name
-        if (target.exists() or target.is_symlink()) and not target.is_file():
+        if target.is_symlink():  # writing would replace the link, with its target's lines in it
+            raise AgentError(f"{target} is a link: recall writes only a file of its own there; {LINK_REPAIR}; "
+                             "nothing was sent")
+        if target.exists() and not target.is_file():
             raise AgentError(f"{target} is not a file recall can write: move it aside; nothing was sent")
     if not os.access(folder, os.W_OK):
         raise AgentError(f"{folder} is not writable: its questions could not be kept; nothing was sent")
+    with contextlib.suppress(OSError):
+        if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
+            raise AgentError(f"no space left on the disk of {folder}: its questions could not be kept; free some "
+                             "space on it (nothing was sent)")
 
 
 def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_notes: int, timeout_s: float,

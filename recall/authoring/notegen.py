@@ -117,7 +117,18 @@ def notes_block(paths: Sequence[Path], note_chars: int | None = None) -> str:
     """Note files as every prompt shows them (``recall-eval generate``'s too): ``### stem.md``
     then the file, secrets masked in both (``note_text``), its first ``note_chars`` characters
     if given."""
-    return "\n\n".join(f"### {mask_path(p.stem)}.md\n{_cut(note_text(p), note_chars)}" for p in paths)
+    return "\n\n".join(f"### {mask_path(p.stem)}.md\n{_fenced(_cut(note_text(p), note_chars))}" for p in paths)
+
+
+# A line of a note that reads as the prompt's own header of a note (``### other.md``): an outside
+# tester's note put a second ``### release-freeze.md`` in its body, with orders under it, and
+# the answer for that section went to the real note (stop 45). Escaped, markdown's way.
+_SECTION = re.compile(r"^([ \t]*)(#{1,6}[ \t].*\.md[ \t]*)$", re.M | re.I)
+
+
+def _fenced(text: str) -> str:
+    """``text`` with every line that could pose as a note's header escaped (``\\###``)."""
+    return _SECTION.sub(r"\1\\\2", text)
 
 
 def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA,
@@ -296,11 +307,16 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
     """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
     kept as written, in order, lines recall cannot read included; a renamed note's generated
     line under its new stem; generated lines of notes no longer in the folder dropped).
+    A note that got a line written by hand (no ``note_hash``) while the agent worked keeps it,
+    and the agent's line for it is dropped: the person's words win. What the agent wrote is
+    masked as the index would mask it: the file sits in the notes folder, often shared.
     Returns the lines written."""
     target = folder_questions_file(folder) or folder / QUESTIONS_FILE
     notes = note_paths(folder)
     stems = {p.stem for p in notes}
     lines = _lines(target)
+    by_hand = {read["note"] for read, _ in lines if read is not None and "note_hash" not in read}
+    hashes = {stem: digest for stem, digest in hashes.items() if stem not in by_hand}
     moved = _renamed({read["note"]: read for read, _ in lines if read is not None}, notes)
     kept = []
     for read, line in lines:
@@ -310,9 +326,9 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
             kept.append(line.rstrip("\r"))
     new = []
     for stem, digest in hashes.items():
-        obj: dict = {"note": stem, "questions": questions.get(stem, [])}
+        obj: dict = {"note": stem, "questions": [mask_secrets(q) for q in questions.get(stem, [])]}
         if restatements.get(stem):
-            obj["restatements"] = restatements[stem]
+            obj["restatements"] = [mask_secrets(r) for r in restatements[stem]]
         new.append({**obj, "note_hash": digest, "by": by})
     replace_private(target, "".join(line + "\n" for line in kept)
                     + "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in new))
@@ -329,4 +345,5 @@ def append_negatives(folder: Path, negatives: list[dict], by: str) -> None:
     before = read_text(path, errors="replace") if path.is_file() else ""
     if before and not before.endswith("\n"):
         before += "\n"
-    replace_private(path, before + "".join(json.dumps({**n, "by": by}, ensure_ascii=False) + "\n" for n in negatives))
+    replace_private(path, before + "".join(json.dumps({**n, "text": mask_secrets(n["text"]), "by": by},
+                                                      ensure_ascii=False) + "\n" for n in negatives))

@@ -12,11 +12,15 @@ time limit and then threw a finished answer away. Here:
 * **children**: the CLI runs in a process group of its own, killed whole when the CLI ends
   (or is killed), so nothing it started keeps running, and its output is awaited only
   ``DRAIN_S`` past its end (a child that left the group and holds stdout is not waited for);
-* **bytes**: what it printed is read as UTF-8 with bad bytes replaced, never a traceback.
+* **bytes**: what it printed is read as UTF-8 with bad bytes replaced, never a traceback;
+* **the run's own end**: SIGTERM or SIGHUP to recall (``kill``, a closed terminal, a logout)
+  ends the run through the same cleanup, the CLI's group killed: Python's default for them ends
+  the process on the spot, and an outside tester's CLI ran on unbounded after it (stop 45).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -51,6 +55,28 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)  # the CLI's own group (start_new_session)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+@contextlib.contextmanager
+def _signals_end_the_run():
+    """SIGTERM and SIGHUP raise ``SystemExit`` while the CLI runs (in the main thread, where
+    Python delivers them; a signal ignored, as under ``nohup``, stays ignored)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    old = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            old[sig] = signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s: float,
@@ -92,7 +118,8 @@ def run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s
         for t in threads:
             t.start()
         try:
-            proc.wait(timeout=timeout_s)
+            with _signals_end_the_run():
+                proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             proc.wait()

@@ -90,19 +90,21 @@ def _last_failure(home) -> str | None:
 
 @questions.command("on")
 @click.option("--agent", "agent_name", type=click.Choice(["auto", "claude", "codex", "gemini"]), default="auto",
-              show_default=True, help="Which agent CLI writes them (auto: the first of claude, codex, gemini).")
+              show_default=True, help="Which agent CLI writes them (auto: the first of claude, codex, gemini on "
+              "PATH now, recorded by its name: the notes never go to another vendor unasked).")
 @fail_cleanly
 def on(agent_name: str) -> None:
     """Allow it: writes [questions] generate to config.toml, after showing the cost."""
     from recall.authoring.agentcli import find_agent, set_generate
 
     app = recall_app()
-    if find_agent(agent_name) is None:
+    agent = find_agent(agent_name)
+    if agent is None:
         raise UserError(f"no agent CLI for {agent_name!r} on PATH: install Claude Code (claude), Codex (codex) "
                         "or Gemini CLI (gemini), then run `recall questions on` again")
-    say(pending_line(app, _known_sources(app), agent_name))  # the cost of the agent being allowed
-    path = set_generate(agent_name)
-    say(f"allowed: [questions] generate = \"{agent_name}\" in {path}; `recall index` starts it in the background "
+    say(pending_line(app, _known_sources(app), agent.name))  # the cost of the agent being allowed
+    path = set_generate(agent.name)
+    say(f"allowed: [questions] generate = \"{agent.name}\" in {path}; `recall index` starts it in the background "
         "(`recall questions off` stops it)")
 
 

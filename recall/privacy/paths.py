@@ -1,5 +1,8 @@
 """Where recall keeps its files, and where Claude Code keeps the user's.
 
+Long because: every path recall opens goes through here (where it is, how it is opened, what a
+failure to open it tells the user), and the hook imports this one stdlib-only module for it.
+
 Everything recall writes lives under one folder, ``RECALL_HOME`` (env var), default a
 per-user data folder. Tests point it at a temp dir. Folders are 0700 and files 0600:
 the index holds the user's notes, and nobody else should read them.
@@ -235,6 +238,16 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
 MAX_OWN_FILE = 64 << 20  # a state, log or settings file of recall's or an agent's: far below this
 
 
+def leads_outside(path: Path) -> bool:
+    """Whether ``path`` is a symlink to something outside its own folder: a notes folder's
+    ``questions.jsonl`` linked to ``~/.aws/credentials`` by a teammate is not read (the notes'
+    own links are skipped alike, ``recall.notes.files.iter_note_files``)."""
+    try:
+        return path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(path.parent))
+    except (OSError, ValueError):
+        return True
+
+
 def read_bytes(path: Path, max_bytes: int = MAX_OWN_FILE) -> bytes:
     """``Path.read_bytes`` for a file recall keeps or an agent's settings: ``read_regular``."""
     return read_regular(path, max_bytes)[0]
@@ -270,6 +283,9 @@ def replace_private(path: Path, data: str | bytes) -> None:
         with private_open(tmp, "wb" if isinstance(data, bytes) else "w") as fh:
             fh.write(data)
         os.replace(tmp, path)
+    except OSError as exc:
+        exc.filename = exc.filename or str(path)  # a write's error names no file: this one, for its line
+        raise
     finally:
         with contextlib.suppress(OSError):  # gone once renamed; something else there is not ours to remove
             tmp.unlink()

@@ -20,7 +20,8 @@ def state_line(exc: BaseException, home: Path, db: Path) -> str | None:
 
     if is_disk_full(exc) or (isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in str(exc)
                              and _nearly_full(home)):  # SQLite's word for a full disk, at times
-        return str(DiskFull(getattr(exc, "filename", None) or home))
+        where = Path(getattr(exc, "filename", None) or home)
+        return str(DiskFull(where, index=where.is_relative_to(home)))
     if is_unwritable(exc):  # a read-only mount, another user's file: what and the repair
         from recall.privacy.trust import home_problem
 

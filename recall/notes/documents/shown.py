@@ -22,6 +22,8 @@ import re
 import zipfile
 from collections.abc import Callable
 
+from recall.errors import RecallError
+
 _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 _TRUE = r"(?:1|true|on)"
 # A run of a DOCX marked hidden (``<w:vanish/>``): Word does not show it; mammoth reads it.
@@ -37,7 +39,7 @@ _HIDDEN_SLIDE = re.compile(r"<p:sld\b[^>]*\bshow=\"(?:0|false)\"")
 _RELATION = re.compile(r"<Relationship\b[^>]*>")
 
 
-class AllHidden(ValueError):
+class AllHidden(RecallError):
     """A workbook whose every sheet is hidden: nothing a reader sees."""
 
 

@@ -15,6 +15,7 @@ import tomllib
 import pytest
 
 from helpers.cli import run_cli
+from helpers.fake_agent import fake_claude
 from helpers.notes import write_note
 from helpers.paths import ROOT
 from recall.authoring import answers, notegen
@@ -22,17 +23,6 @@ from recall.config.load import load_config
 from recall.notes.files import parse_note
 from recall.notes.questions import read_questions_file
 from recall.ranking.negatives import read_negatives_file
-
-
-@pytest.fixture
-def folder(tmp_path):
-    f = tmp_path / "memory"
-    write_note(f, "deploy-freeze", "No deploys on Friday", "Production deploys stop Friday noon",
-               "We froze deploys after the outage of March.")
-    write_note(f, "zeitzone-utc", "タイムスタンプはUTC", "DBの時刻はUTCで保存する", "表示のときだけ変換する。")
-    write_note(f, "decimal-money", "Money is Decimal", "Amounts are Decimal, never float", "Quantize every amount.")
-    (f / "MEMORY.md").write_text("- index\n", encoding="utf-8")
-    return f
 
 
 def stems(paths):
@@ -293,33 +283,6 @@ def test_recall_install_asks_once_with_the_cost(folder, tmp_path, recall_home, h
     run_cli("questions", "off")
     out = run_cli("install", "--project", "--form", "command", "--skip-check", cwd=project, env=env)
     assert "questions:" not in out.stdout
-
-
-FAKE_CLAUDE = r'''#!{python}
-"""A stand-in for `claude -p` at the process boundary: records where and how it ran, and
-answers recall's three prompts the way a model would."""
-import json, os, re, sys
-prompt = sys.stdin.read()
-with open({record!r}, "a") as fh:
-    fh.write(json.dumps({{"cwd": os.getcwd(), "files": os.listdir("."), "argv": sys.argv[1:],
-                         "generating": os.environ.get("RECALL_GENERATING"), "prompt": prompt}}) + "\n")
-stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
-if "for which NONE of the notes is relevant" in prompt:
-    lines = [json.dumps({{"text": t, "lang": "en", "kind": "general"}}) for t in ["rename a git branch?", "thanks"]]
-elif "restate its header" in prompt:
-    lines = [json.dumps({{"note": s, "restatements": [s + " restated"]}}) for s in stems]
-else:
-    lines = [json.dumps({{"note": s, "questions": ["zq " + s + " when does this apply?"]}}) for s in stems]
-print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": "\n".join(lines)}}))
-'''
-
-
-def fake_claude(tmp_path):
-    fake_bin, record = tmp_path / "bin", tmp_path / "record.jsonl"
-    fake_bin.mkdir()
-    (fake_bin / "claude").write_text(FAKE_CLAUDE.format(python=sys.executable, record=str(record)))
-    (fake_bin / "claude").chmod(0o755)
-    return record, {"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "RECALL_QUESTIONS_GENERATE": "claude"}
 
 
 def test_a_run_asks_from_an_empty_folder_and_indexes_what_comes_back(folder, tmp_path, recall_home, hash_model):
