@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 15
+RULES_VERSION = 16
 
 # Speed (a 1 MB note must take well under a second): CPython's re finds a pattern that
 # starts with a literal by a fast substring search, but not one that starts with a
@@ -659,6 +659,12 @@ def _entity_char(ref: str) -> str | None:
     return char if plain is None else plain
 
 
+# markdown's backslash escape of a punctuation character (``DB\_PASSWORD``, ``api\_key``), which
+# converters write for every ``_`` of a document's cell: read as that character, as a renderer
+# shows it (an outside tester's spreadsheet of secrets went unmasked, stop 45).
+_MD_ESCAPE = re.compile(r"\\[!-/:-@\[\]-`{-~]")  # not a backslash's own: \\host\share stays
+
+
 def _plain_view(text: str):
     """(plain text, a function from a position in it to one in ``text``), or None when the
     plain view is ``text`` itself (checked once per distinct character: cheap on long text)."""
@@ -667,7 +673,8 @@ def _plain_view(text: str):
     marked = "**" in text or "~~" in text
     encoded = "%" in text and _PERCENT.search(text) is not None  # password%3DX, client%5Fsecret=X
     entities = "&" in text and _ENTITY.search(text) is not None  # password&#58; X, &quot;X&quot;
-    if not odd and not marked and not encoded and not entities:
+    escaped = "\\" in text and _MD_ESCAPE.search(text) is not None  # DB\_PASSWORD=X
+    if not odd and not marked and not encoded and not entities and not escaped:
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
@@ -682,7 +689,8 @@ def _plain_view(text: str):
 
     pos = 0
     marks = ([r"\*\*|~~"] if marked else []) + ([_PERCENT.pattern] if encoded else []) \
-        + ([_ENTITY.pattern] if entities else []) + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
+        + ([_ENTITY.pattern] if entities else []) + ([_MD_ESCAPE.pattern] if escaped else []) \
+        + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
     for m in re.finditer("|".join(marks), text):
         if m.start() > pos:
             piece(text[pos:m.start()], pos)
@@ -696,7 +704,7 @@ def _plain_view(text: str):
             pos = m.end()
             continue
         plain = ("" if found in ("**", "~~") else chr(int(found[1:], 16)) if found[0] == "%"
-                 else _plain_char(found) or "")
+                 else found[1] if found[0] == "\\" and len(found) == 2 else _plain_char(found) or "")
         if plain:
             piece(plain, m.start(), len(found))
         pos = m.end()

@@ -553,3 +553,16 @@ def test_an_absolute_path_of_short_names_is_not_taken_for_a_key(path):
     """Every line the CLI prints is masked: an outside tester's install message named its file
     "[REDACTED].gemini/settings.json"."""
     assert mask_secrets(f"added: the recall hook in {path}") == f"added: the recall hook in {path}"
+
+
+@pytest.mark.parametrize("line,value", [
+    ("| DB\\_PASSWORD | Pq4!zR8mKw2v |", "zR8mKw2v"),
+    ("api\\_key = c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6", "e3f4a5b6c7d8"),
+    ("client\\_secret: Hx7$pQ2wLk9zT", "pQ2wLk9z"),
+])
+def test_markdowns_escapes_do_not_hide_a_label(line: str, value: str):
+    """Converters escape every ``_`` of a document's cell (``DB\\_PASSWORD``): an outside tester's
+    spreadsheet, DOCX and HTML table of secrets were stored unmasked (stop 45)."""
+    masked = mask_secrets(line)
+    assert value not in masked and MASK in masked, masked
+    assert mask_secrets("net use Z: \\\\nas\\backup") == "net use Z: \\\\nas\\backup"
