@@ -4,9 +4,11 @@ are taken out, as a stream the converter reads instead of the file.
 A hidden part is where a hostile file puts text nobody reviewing it sees and an agent would read
 as the note (an outside tester's orders in each became the headline handed over; stops 44, 45):
 
-* HTML: elements with ``hidden``, ``aria-hidden="true"``, a style of ``display:none`` or
-  ``visibility:hidden``, templates, comments (``shown_html``, with BeautifulSoup);
-* DOCX: runs marked ``<w:vanish/>`` (``shown_docx``);
+* HTML: elements with ``hidden``, ``aria-hidden="true"``, a style that hides them
+  (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``) given inline or by a
+  ``<style>`` rule whose selector the page's elements match, templates, comments (``shown_html``,
+  with BeautifulSoup and its CSS selectors);
+* DOCX: runs marked ``<w:vanish/>``, in white, or in type of 1 pt or less (``shown_docx``);
 * XLSX: hidden and very hidden sheets, hidden rows and columns (``shown_xlsx``);
 * PPTX: hidden slides (``shown_pptx``); speaker notes stay: PowerPoint shows them under the slide.
 
@@ -24,11 +26,15 @@ from collections.abc import Callable
 
 from recall.errors import RecallError
 
-_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
+_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])"
+                           r"|opacity\s*:\s*0(?![.\d]*[1-9]))", re.I)
+_CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 _TRUE = r"(?:1|true|on)"
-# A run of a DOCX marked hidden (``<w:vanish/>``): Word does not show it; mammoth reads it.
-_HIDDEN_RUN = re.compile(rf"<w:r(?=[\s>])(?:(?!</w:r>).)*?<w:vanish(?:\s+w:val=\"{_TRUE}\")?\s*/>"
-                         r"(?:(?!</w:r>).)*?</w:r>", re.S)
+# A run of a DOCX (``<w:r>``, none nested) and what in its properties hides it from a reader:
+# ``<w:vanish/>`` (Word does not show it; mammoth reads it), white, or at most 1 pt (2 half-points).
+_RUN = re.compile(r"<w:r(?=[\s>])(?:(?!</w:r>).)*?</w:r>", re.S)
+_HIDDEN_RUN_PROPERTY = re.compile(rf"<w:vanish(?:\s+w:val=\"{_TRUE}\")?\s*/>|<w:color\s+w:val=\"(?:FFFFFF|white)\""
+                                  r"|<w:sz\s+w:val=\"[0-2]\"", re.I)
 _P = r"(?:\w+:)?"  # a namespace prefix some writers put on every element (``<x:row>``)
 _HIDDEN_SHEET = re.compile(rf"<{_P}sheet\b[^>]*\bstate=\"(?:hidden|veryHidden)\"[^>]*/>")
 _DEFINED_NAMES = re.compile(rf"<({_P})definedNames\b.*?</\1definedNames>|<{_P}definedNames\s*/>", re.S)
@@ -53,6 +59,14 @@ def shown_html(raw: bytes) -> io.BytesIO:
     hidden = [tag for tag in soup.find_all(True)
               if tag.name == "template" or tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true"
               or _HIDDEN_STYLE.search(str(tag.get("style", "")))]
+    for style in soup.find_all("style"):
+        for selectors, declarations in _CSS_RULE.findall(style.get_text()):
+            if _HIDDEN_STYLE.search(declarations):
+                for selector in selectors.split(","):
+                    try:
+                        hidden += soup.select(selector.strip())
+                    except Exception:  # noqa: BLE001 - a selector soupsieve cannot read (@media...): not applied
+                        continue
     for tag in hidden:
         if tag.parent is not None:  # not inside one already taken out
             tag.decompose()
@@ -62,9 +76,17 @@ def shown_html(raw: bytes) -> io.BytesIO:
 def shown_docx(raw: bytes) -> io.BytesIO:
     """``raw`` DOCX without the runs Word hides."""
     def edit(name: str, xml: str) -> str:
-        return _HIDDEN_RUN.sub("", xml) if name == "word/document.xml" and "w:vanish" in xml else xml
+        if name != "word/document.xml" or not _HIDDEN_RUN_PROPERTY.search(xml):
+            return xml
+        return _RUN.sub(lambda m: "" if _HIDDEN_RUN_PROPERTY.search(_properties(m.group(0))) else m.group(0), xml)
 
     return _rewritten(raw, edit)
+
+
+def _properties(run: str) -> str:
+    """A run's ``<w:rPr>``, "" if it has none (its text may hold anything)."""
+    m = re.search(r"<w:rPr\b.*?</w:rPr>", run, re.S)
+    return m.group(0) if m else ""
 
 
 def shown_xlsx(raw: bytes) -> io.BytesIO:
