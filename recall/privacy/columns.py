@@ -128,3 +128,39 @@ def _rows(text: str, pos: int, sep: str, width: int, columns: list[int], plausib
                     spans.append((s, e, "column"))
         pos = end
     return pos
+
+
+# A key/value table drawn column by column, as a PDF's text layer lists it: its labels one per
+# line, then its values one per line in the same order (an outside tester's server sheet: Host,
+# Username, Password, Port, then db1.internal, admin, Vb7$..., 5432; stop 45).
+_LABEL_LINE = re.compile(r"[^\W\d_][^\W\d]*(?:[ _.\-][^\W\d]+){0,3}(?:[ \t]*[(（][^)）\n]{1,20}[)）])?:?")
+_STACK_MAX = 12
+
+
+def stacked_spans(text: str, low: str, plausible: Callable[[str], bool]) -> list[Span]:
+    """(start, end, "column") of each value of a column-by-column table whose label names a
+    secret: a run of 2 to 12 label lines, then as many value lines."""
+    spans: list[Span] = []
+    lines, pos = [], 0
+    for line in text.split("\n"):
+        lines.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    i = 0
+    while i < len(lines):
+        run = i
+        while run < len(lines) and run - i <= _STACK_MAX and _LABEL_LINE.fullmatch(text[slice(*lines[run])].strip()):
+            run += 1
+        values: list[tuple[int, int]] = []
+        while run + len(values) < len(lines) and len(values) < run - i:
+            value = _bare(text, lines[run + len(values)])
+            if value[1] <= value[0]:
+                break
+            values.append(value)
+        k = len(values)  # the labels are the run's last k lines: a title may come before them
+        if 2 <= k <= _STACK_MAX:
+            for j, (s, e) in enumerate(values):
+                label = low[slice(*lines[run - k + j])].strip().rstrip(":")
+                if _HEADER_CELL.fullmatch(label) and " " not in text[s:e] and plausible(text[s:e]):
+                    spans.append((s, e, "column"))
+        i = max(run, i + 1)
+    return spans

@@ -26,7 +26,7 @@ import math
 import re
 from collections import Counter
 
-from recall.privacy.columns import column_spans
+from recall.privacy.columns import column_spans, stacked_spans
 from recall.privacy.safetext import LATIN_LOOK_ALIKES
 
 MASK = "[REDACTED]"
@@ -596,7 +596,8 @@ def _plausible_cell(value: str) -> bool:
 
 def _find(text: str) -> list[tuple[int, int, str]]:
     low = _ascii_lower(text)
-    spans = _pem_spans(text) + _random_spans(text) + column_spans(text, low, _plausible_cell)
+    spans = _pem_spans(text) + _random_spans(text) + column_spans(text, low, _plausible_cell) \
+        + (stacked_spans(text, low, _plausible_cell) if "\n" in text else [])
     for kind, rx, group, opts in _all_rules():
         for m in rx.finditer(low if "l" in opts else text):
             if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:
@@ -665,6 +666,11 @@ def _entity_char(ref: str) -> str | None:
 _MD_ESCAPE = re.compile(r"\\[!-/:-@\[\]-`{-~]")  # not a backslash's own: \\host\share stays
 
 
+# A space inside a word spelt out letter by letter (``P a s s w o r d :X``), as a PDF's text layer
+# gives a kerned or letter-spaced label: read as the word (an outside tester's PDF, stop 45).
+_SPACED_GAP = re.compile(r"(?<=(?<!\S)[^\W\d_]) (?=[^\W\d_](?:[ \t\n:=]|\Z))")
+
+
 def _plain_view(text: str):
     """(plain text, a function from a position in it to one in ``text``), or None when the
     plain view is ``text`` itself (checked once per distinct character: cheap on long text)."""
@@ -674,7 +680,8 @@ def _plain_view(text: str):
     encoded = "%" in text and _PERCENT.search(text) is not None  # password%3DX, client%5Fsecret=X
     entities = "&" in text and _ENTITY.search(text) is not None  # password&#58; X, &quot;X&quot;
     escaped = "\\" in text and _MD_ESCAPE.search(text) is not None  # DB\_PASSWORD=X
-    if not odd and not marked and not encoded and not entities and not escaped:
+    spaced = _SPACED_GAP.search(text) is not None  # P a s s w o r d: X
+    if not odd and not marked and not encoded and not entities and not escaped and not spaced:
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
@@ -690,6 +697,7 @@ def _plain_view(text: str):
     pos = 0
     marks = ([r"\*\*|~~"] if marked else []) + ([_PERCENT.pattern] if encoded else []) \
         + ([_ENTITY.pattern] if entities else []) + ([_MD_ESCAPE.pattern] if escaped else []) \
+        + ([_SPACED_GAP.pattern] if spaced else []) \
         + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
     for m in re.finditer("|".join(marks), text):
         if m.start() > pos:

@@ -559,10 +559,17 @@ def test_an_absolute_path_of_short_names_is_not_taken_for_a_key(path):
     ("| DB\\_PASSWORD | Pq4!zR8mKw2v |", "zR8mKw2v"),
     ("api\\_key = c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6", "e3f4a5b6c7d8"),
     ("client\\_secret: Hx7$pQ2wLk9zT", "pQ2wLk9z"),
+    ("P a s s w o r d :Gh5#tRw8Lp2q", "tRw8Lp2q"),  # a PDF's text layer of a letter-spaced label
+    ("A P I  k e y\nP a s s w o r d: Gh5#tRw8Lp2q", "tRw8Lp2q"),
+    # a key/value table drawn column by column: its labels, then its values
+    ("Server access sheet\nHost\nUsername\nPassword\nPort\ndb1.internal\nadmin\nVb7$kLq2Wz9m\n5432\n", "kLq2Wz9m"),
 ])
-def test_markdowns_escapes_do_not_hide_a_label(line: str, value: str):
-    """Converters escape every ``_`` of a document's cell (``DB\\_PASSWORD``): an outside tester's
-    spreadsheet, DOCX and HTML table of secrets were stored unmasked (stop 45)."""
+def test_markdowns_escapes_and_spelt_out_letters_do_not_hide_a_label(line: str, value: str):
+    """Converters escape every ``_`` of a document's cell (``DB\\_PASSWORD``), and a PDF's text layer
+    spells a letter-spaced label out: an outside tester's spreadsheet, DOCX, HTML table and PDF of
+    secrets were stored unmasked (stop 45)."""
     masked = mask_secrets(line)
     assert value not in masked and MASK in masked, masked
-    assert mask_secrets("net use Z: \\\\nas\\backup") == "net use Z: \\\\nas\\backup"
+    for kept in ("net use Z: \\\\nas\\backup", "Notes\nPassword\nReset flow\nask IT to reset it\nthen log in\n",
+                 "Press a key to go on", "I am a u t o"):
+        assert mask_secrets(kept) == kept, kept
