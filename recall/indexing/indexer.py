@@ -149,7 +149,14 @@ def document_chunks(note: Note, cfg: ChunkConfig):
     from recall.notes.documents.chunks import document_chunks as chunk_document
 
     cap = replace(cfg, max_chunks=note.max_chunks or cfg.max_chunks)
-    segments = [(mask_secrets(loc), mask_secrets(text)) for loc, text in note.segments or []]
+    # Only what ``max_chunks`` chunks can hold is masked: a 15 MB text file was masked whole
+    # (20 s, past every time limit) to keep its first thousand chunks (an outside tester, stop 45).
+    left, segments = (cap.max_chunks + 1) * cap.chars, []
+    for loc, text in note.segments or []:
+        if left <= 0:
+            break
+        segments.append((mask_secrets(loc), mask_secrets(text[:left])))
+        left -= len(text)
     return chunk_document(mask_secrets(note.name), mask_secrets(note.description), segments, cap)
 
 

@@ -199,7 +199,7 @@ def first_heading(text: str) -> str:
 
 def _tidy(text: str) -> str:
     """Runs of blank lines and trailing spaces collapsed (converters leave many)."""
-    text = re.sub(r"[ \t]+\n", "\n", text)
+    text = re.sub(r"(?<![ \t])[ \t]+\n", "\n", text)  # from a run's start only: linear in a long run
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
