@@ -16,13 +16,14 @@ import errno
 import hashlib
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
-from recall.privacy.masking import MASK, mask_path, mask_secrets
+from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular
 
 # A headline is a name and a description on one line of at most ~1 KB (the hook's cap): longer
@@ -321,9 +322,8 @@ def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], l
         raise FileNotFoundError(f"no such folder: {folder}")
     if not folder.is_dir():
         raise NotADirectoryError(f"not a folder: {folder}")
-    notes: list[Note] = []
+    read: list[tuple[Path, Note]] = []
     problems: list[Problem] = []
-    seen: dict[str, str] = {}
     for path, problem in iter_note_files(folder):
         if problem is not None:
             problems.append(problem)
@@ -331,13 +331,20 @@ def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], l
         assert path is not None
         note, found = read_note(path, skip)
         problems.extend(found)
-        if note is None:
-            continue
-        if note.id in seen and MASK in note.id:  # two names, secrets masked alike: both kept
+        if note is not None:
+            read.append((path, note))
+    # A file name several subfolders share (each project's README.md) names each note by its path
+    # in the folder instead ("billing/README"), whichever sorts first: an outside tester's second
+    # README was skipped, and a new one that sorted first pushed the indexed one out (stop 45).
+    names = Counter(note.stem for _, note in read)
+    notes: list[Note] = []
+    seen: dict[str, str] = {}
+    for path, note in read:
+        if names[note.stem] > 1 and path.parent != folder:
+            rel = path.relative_to(folder).with_suffix("").as_posix()
+            note = replace(note, id=mask_path(rel), stem=rel)
+        if note.id in seen:  # two names, secrets masked alike: both kept
             note = distinct(note, set(seen.values()), renumber_id=True)
-        if note.id in seen:
-            problems.append(Problem(shown_path(path), f"same file name as {seen[note.id]}; skipped"))
-            continue
         seen[note.id] = note.kept_path
         notes.append(note)
     return notes, problems

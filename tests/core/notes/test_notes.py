@@ -336,3 +336,24 @@ def test_a_folder_past_the_systems_path_limit_is_said_not_skipped_in_silence(tmp
     notes, problems = read_folder(tmp_path)
     assert [n.name for n in notes] == ["top"]
     assert any("longer than the system takes" in p.message and "not indexed" in p.message for p in problems), problems
+
+
+def test_notes_that_share_a_file_name_in_subfolders_are_all_kept(tmp_path, recall_home, hash_model):
+    """Each project's README.md: an outside tester's second README was skipped, and a new one that
+    sorted first pushed the indexed one out of the index ("removed 1"; stop 45)."""
+    from helpers.cli import run_cli
+
+    for project, text in (("billing", "Invoices are rounded to cents."), ("search", "The index is rebuilt nightly.")):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "README.md").write_text(f"# {project}\n{text}\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text("# Projects\nOne folder per project.\n", encoding="utf-8")
+    first = run_cli("index", str(tmp_path))
+    assert "added 3," in first.stdout and "same file name" not in first.stderr, first.stdout + first.stderr
+    (tmp_path / "0-scratch").mkdir()
+    (tmp_path / "0-scratch" / "README.md").write_text("# Scratch\nThrowaway ideas.\n", encoding="utf-8")
+    again = run_cli("index", str(tmp_path))
+    assert "added 1," in again.stdout and "removed 0" in again.stdout, again.stdout
+    import json
+
+    ids = {h["id"] for h in json.loads(run_cli("search", "--json", "-k", "10", "readme").stdout)["results"]}
+    assert {"README", "billing/README", "search/README", "0-scratch/README"} <= ids, ids
