@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from recall.api import DB_NAME
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
 from recall.notes.documents import LIBRARY, format_of, read_if_document
-from recall.notes.files import is_note_name, name_problem, read_note, shown_path
+from recall.notes.files import SKIPPED_DIRS, is_note_name, name_problem, read_note, shown_path
 from recall.notes.problems import grouped
 from recall.notes.questions import QUESTIONS_FILE_NAMES
 from recall.privacy.paths import file_id
@@ -138,7 +138,7 @@ def is_note_path(root: Path, path: Path) -> bool:
         rel = path.relative_to(root)
     except ValueError:
         return False
-    if not is_note_name(path.name) or any(p.startswith(".") for p in rel.parts):
+    if not is_note_name(path.name) or any(p.startswith(".") or p in SKIPPED_DIRS for p in rel.parts):
         return False
     if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(root):
         return False  # as read_folder: a link out of the folder must not expose other files

@@ -226,6 +226,11 @@ def _read_regular(path: Path) -> tuple[bytes, int]:
     return read_regular(path, MAX_NOTE_BYTES)
 
 
+# Folders of installed packages, not of notes (a package's README.md is no note of the user's):
+# skipped by notes and documents alike (``recall.notes.documents``), as hidden folders are.
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+
+
 def is_note_name(fname: str) -> bool:
     """Whether a file of this name is a note: ``.md`` in any case (``Plan.MD`` too), not
     Claude Code's ``MEMORY.md`` index, not hidden."""
@@ -242,7 +247,7 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
     unread: list[OSError] = []  # a folder the walk cannot open: said, not skipped in silence
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False, onerror=unread.append):
         yield from _unread_folders(unread)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
         for fname in sorted(filenames):
             if not is_note_name(fname):
                 continue

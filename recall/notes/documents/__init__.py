@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
 from recall.notes.documents.isolated import Converter
-from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
+from recall.notes.files import INDEX_FILE, SKIPPED_DIRS, Note, distinct, name_problem
 from recall.notes.problems import Problem
 from recall.privacy.paths import NotAFile, file_kind
 
@@ -42,7 +42,6 @@ IMAGE_FORMATS = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".webp": "webp"
                  ".gif": "gif", ".tif": "tiff", ".tiff": "tiff"}
 RECORDING_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mkv": "mkv", ".webm": "webm", ".avi": "avi",
                      ".m4v": "m4v"}
-SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
 LIBRARY = "library"  # the source kind of mirrored repositories' docs: searched on request
 # (unchanged?) path, id, content hash -> True when the store already has these bytes
 Unchanged = Callable[[str, str, str], bool]

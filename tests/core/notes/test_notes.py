@@ -347,6 +347,8 @@ def test_notes_that_share_a_file_name_in_subfolders_are_all_kept(tmp_path, recal
         (tmp_path / project).mkdir()
         (tmp_path / project / "README.md").write_text(f"# {project}\n{text}\n", encoding="utf-8")
     (tmp_path / "README.md").write_text("# Projects\nOne folder per project.\n", encoding="utf-8")
+    (tmp_path / "billing" / "node_modules" / "left-pad").mkdir(parents=True)  # a package's README: no note
+    (tmp_path / "billing" / "node_modules" / "left-pad" / "README.md").write_text("# left-pad\n", encoding="utf-8")
     first = run_cli("index", str(tmp_path))
     assert "added 3," in first.stdout and "same file name" not in first.stderr, first.stdout + first.stderr
     (tmp_path / "0-scratch").mkdir()
