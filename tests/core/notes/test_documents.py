@@ -285,3 +285,16 @@ def test_a_file_named_html_that_is_not_text_is_one_line(tmp_path):
     notes, problems = read_documents(tmp_path, load_config().documents)
     assert [n.id for n in notes] == ["wide.txt"] and "autovacuum" in notes[0].body
     assert [(Path(p.path).name, p.message) for p in problems] == [("fake.html", "binary file; skipped")]
+
+
+def test_text_in_a_legacy_encoding_is_read_and_a_nul_says_the_repair(tmp_path):
+    """Shift_JIS minutes and a Windows-1252 page were "binary file; skipped" (stop 45)."""
+    (tmp_path / "minutes.txt").write_bytes("議事録\n金曜日の午後はデプロイ禁止。\n".encode("shift_jis"))
+    (tmp_path / "menu.txt").write_bytes("Café crème, déjà vu: the façade\n".encode("cp1252") * 4)
+    (tmp_path / "damaged.txt").write_bytes(b"hello\x00world\n")
+    notes, problems = read_documents(tmp_path, load_config().documents)
+    by_id = {n.id: n for n in notes}
+    assert "金曜日の午後はデプロイ禁止" in by_id["minutes.txt"].body and "déjà vu" in by_id["menu.txt"].body
+    said = {Path(p.path).name: p.message for p in problems}
+    assert "read as shift_jis" in said["minutes.txt"] and "read as cp1252" in said["menu.txt"]
+    assert "damaged.txt" not in by_id and "tr -d" in said["damaged.txt"]
