@@ -50,7 +50,14 @@ class Extracted:
 
 
 def extract(path: Path, fmt: str) -> Extracted:
-    """The located text of ``path`` read as ``fmt`` (a value of ``DOCUMENT_FORMATS``)."""
+    """The located text of ``path`` read as ``fmt`` (a value of ``DOCUMENT_FORMATS``), or as what
+    its first bytes say it is when its extension lies (a DOCX saved as ``.pdf``), said."""
+    real = _real_format(path, fmt)
+    if real != fmt:
+        got = extract(path, real)
+        got.notes.append(f"its content is {_a(real.upper())} file, not {_a(fmt.upper())}: read as one "
+                         f"(renaming it to .{real} makes it plain)")
+        return got
     if fmt == "pdf":
         return _pdf(path)
     if fmt in ("text", "markdown"):
@@ -60,6 +67,36 @@ def extract(path: Path, fmt: str) -> Extracted:
     if fmt == "html":
         _text(path)  # a file named .html that holds an image or an archive: one line, no garbage indexed
     return _office(path, fmt)
+
+
+_ZIPPED = ("docx", "xlsx", "pptx", "epub")
+
+
+def _real_format(path: Path, fmt: str) -> str:
+    """``fmt``, or the format the file's first bytes name when they name another one recall reads
+    (a PDF's ``%PDF-``; an Office zip by its parts); ``Unreadable`` for an encrypted Office file."""
+    if fmt not in ("pdf", *_ZIPPED):
+        return fmt
+    with path.open("rb") as fh:
+        head = fh.read(8)
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if head.startswith(b"\xd0\xcf\x11\xe0"):  # an OLE compound file: a password-protected Office file, or .doc
+        raise Unreadable("password-protected, or an old binary Office file (.doc/.xls/.ppt): save it unprotected "
+                         f"as .{fmt if fmt != 'pdf' else 'docx'} to index it; skipped")
+    if head.startswith(b"PK"):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError):
+            return fmt
+        parts = {"word/": "docx", "xl/": "xlsx", "ppt/": "pptx", "META-INF/container.xml": "epub"}
+        for prefix, zipped in parts.items():
+            if any(n.startswith(prefix) for n in names):
+                return zipped
+    return fmt
 
 
 def _text(path: Path) -> str:

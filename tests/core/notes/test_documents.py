@@ -298,3 +298,16 @@ def test_text_in_a_legacy_encoding_is_read_and_a_nul_says_the_repair(tmp_path):
     said = {Path(p.path).name: p.message for p in problems}
     assert "read as shift_jis" in said["minutes.txt"] and "read as cp1252" in said["menu.txt"]
     assert "damaged.txt" not in by_id and "tr -d" in said["damaged.txt"]
+
+
+def test_a_file_whose_extension_lies_is_read_as_what_it_is(tmp_path):
+    """A DOCX saved as .pdf and a PDF saved as .docx were lost ("File is not a zip file")."""
+    make_docx(tmp_path / "spec.pdf", "Deploy spec", [("Rollout", "Canary first, then ten percent.")])
+    make_pdf(tmp_path / "scan.docx", ["The retention period is ninety days."])
+    (tmp_path / "locked.docx").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512)
+    notes, problems = read_documents(tmp_path, load_config().documents)
+    by_id = {n.id: n for n in notes}
+    assert "Canary first" in by_id["spec.pdf"].body and "ninety days" in by_id["scan.docx"].body
+    said = {Path(p.path).name: p.message for p in problems}
+    assert "content is a DOCX file, not a PDF" in said["spec.pdf"] and "a PDF file, not a DOCX" in said["scan.docx"]
+    assert "password-protected" in said["locked.docx"] and "locked.docx" not in by_id
