@@ -36,10 +36,20 @@ def engine() -> Any:
         return _engine
 
 
+# A TIFF's pages read at most (a scanned contract's second page was lost without a word, stop 45).
+MAX_PAGES = 50
+
+
 def load_rgb(path: Path):
     """The image as an RGB array (the first frame of a GIF); ``Unreadable`` when Pillow
     cannot decode it or it has more pixels than Pillow's decompression-bomb warning limit
     (~89 Mpx; its error limit, twice that, would decode a 169 KB file into 1.6 GB)."""
+    return load_pages(path, 1)[0][0]
+
+
+def load_pages(path: Path, most: int = MAX_PAGES):
+    """([RGB array per page], pages in all): a TIFF's pages, at most ``most``; one frame of any
+    other image (an animated GIF's first); ``load_rgb``'s ``Unreadable``."""
     import warnings
 
     import numpy as np
@@ -49,7 +59,12 @@ def load_rgb(path: Path):
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(path) as img:
-                return np.asarray(img.convert("RGB"))
+                total = getattr(img, "n_frames", 1) if img.format == "TIFF" else 1
+                pages = []
+                for i in range(min(total, most)):
+                    img.seek(i)
+                    pages.append(np.asarray(img.convert("RGB")))
+                return pages, total
     except Image.UnidentifiedImageError as exc:
         raise Unreadable("not an image Pillow can decode; skipped") from exc
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -70,9 +85,16 @@ def extract_image(path: Path, fmt: str) -> Extracted:
     the image is still found by its file name. An image far longer than wide (a divider,
     a toolbar strip) is not read: OCR scales its short side up to 736 px, which made a
     3 x 2,000 px image need 24 GB."""
-    rgb = load_rgb(path)
-    height, width = rgb.shape[:2]
-    if max(height, width) > MAX_ASPECT * max(1, min(height, width)):
-        return Extracted(fmt, "", [], [f"{width} x {height} px, too narrow to read text from; found by its name only"])
-    lines = read_text(rgb)
-    return Extracted(fmt, "", [("", "\n".join(lines))] if lines else [])
+    pages, total = load_pages(path)
+    segments, notes = [], []
+    for i, rgb in enumerate(pages, 1):
+        height, width = rgb.shape[:2]
+        if max(height, width) > MAX_ASPECT * max(1, min(height, width)):
+            notes.append(f"{width} x {height} px, too narrow to read text from; found by its name only")
+            continue
+        lines = read_text(rgb)
+        if lines:
+            segments.append((f"p. {i}" if total > 1 else "", "\n".join(lines)))
+    if total > len(pages):
+        notes.append(f"{total} pages: the first {len(pages)} read")
+    return Extracted(fmt, "", segments, notes)

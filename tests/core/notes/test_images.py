@@ -49,3 +49,21 @@ def test_screenshots_in_english_and_japanese_are_searchable(ocr_env):
         pytest.skip("no Japanese font on this machine (fonts-ipafont-gothic) to render the Japanese screenshot")
     ja = search_json("バックアップ")[0]
     assert ja["id"] == "手順.png" and "毎晩" in ja["snippet"]
+
+
+def test_every_page_of_a_scanned_tiff_is_read(ocr_env):
+    """A scanned 3-page contract: pages 2 and 3 were lost without a word (stop 45)."""
+    from PIL import Image
+
+    scans = ocr_env / "scans"
+    scans.mkdir()
+    pages = []
+    for i, line in enumerate(["Contract between the parties", "Payment is due within thirty days",
+                              "Termination requires ninety days notice"]):
+        pages.append(Image.open(make_screenshot(scans / f"p{i}.png", [line], latin_font())).copy())
+        (scans / f"p{i}.png").unlink()
+    pages[0].save(scans / "contract.tif", save_all=True, append_images=pages[1:])
+    assert run_cli("index", scans).returncode == 0
+    top = search_json("termination", "ninety", "days", "notice")[0]
+    # short pages share a chunk: its location spans them ("p. 1–3")
+    assert top["id"] == "contract.tif" and top["location"].startswith("p. ") and top["location"].endswith("3"), top
