@@ -9,7 +9,8 @@ as the note (an outside tester's orders in each became the headline handed over;
   ``<style>`` rule whose selector the page's elements match, templates, comments (``shown_html``,
   with BeautifulSoup and its CSS selectors);
 * DOCX: runs marked ``<w:vanish/>``, in white, or in type of 1 pt or less (``shown_docx``);
-* XLSX: hidden and very hidden sheets, hidden rows and columns (``shown_xlsx``);
+* XLSX: hidden and very hidden sheets, hidden rows and columns (``shown_xlsx``), and the rows past
+  ``MAX_ROWS`` of a sheet (no reader's: what ``max_chunks`` would never keep);
 * PPTX: hidden slides (``shown_pptx``); speaker notes stay: PowerPoint shows them under the slide.
 
 The Office formats are zips of XML: each is rewritten in memory, XML text edited with patterns
@@ -98,11 +99,30 @@ def shown_xlsx(raw: bytes) -> io.BytesIO:
                 raise AllHidden("every sheet of it is hidden; nothing to index")
             # a name scoped to a sheet counts sheets by position: the positions moved
             return _DEFINED_NAMES.sub("", xml)
-        if name.startswith("xl/worksheets/") and "hidden=" in xml:
-            return _shown_cells(_HIDDEN_ROW.sub("", xml))
+        if name.startswith("xl/worksheets/"):
+            xml = _first_rows(xml)
+            return _shown_cells(_HIDDEN_ROW.sub("", xml)) if "hidden=" in xml else xml
         return xml
 
     return _rewritten(raw, edit)
+
+
+# A sheet's rows read at most: far more than ``[documents] max_chunks`` chunks hold. An outside
+# tester's 300,000-row export took the converter past its memory and time and was skipped whole,
+# its first sheet too (stop 45); the index says where a document was cut.
+MAX_ROWS = 20_000
+_ROW_END = re.compile(rf"</{_P}row>")
+
+
+def _first_rows(sheet: str) -> str:
+    """A sheet's XML with its first ``MAX_ROWS`` rows only."""
+    if len(sheet) < MAX_ROWS * 20:  # too small to hold that many rows
+        return sheet
+    for n, m in enumerate(_ROW_END.finditer(sheet), 1):
+        if n == MAX_ROWS:
+            end = re.compile(rf"</{_P}sheetData>").search(sheet, m.end())
+            return sheet[:m.end()] + sheet[end.start():] if end else sheet
+    return sheet
 
 
 def _shown_cells(sheet: str) -> str:

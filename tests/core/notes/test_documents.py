@@ -311,3 +311,23 @@ def test_a_file_whose_extension_lies_is_read_as_what_it_is(tmp_path):
     said = {Path(p.path).name: p.message for p in problems}
     assert "content is a DOCX file, not a PDF" in said["spec.pdf"] and "a PDF file, not a DOCX" in said["scan.docx"]
     assert "password-protected" in said["locked.docx"] and "locked.docx" not in by_id
+
+
+def test_a_long_sheet_is_read_as_far_as_chunks_reach_not_dropped(tmp_path):
+    """A 300,000-row export went past the converter's memory and time and was skipped whole, its
+    first sheet too (stop 45): a sheet's first 20,000 rows are read."""
+    from openpyxl import Workbook
+
+    from recall.notes.documents.shown import MAX_ROWS
+
+    wb = Workbook(write_only=True)
+    readme = wb.create_sheet("readme")
+    readme.append(["Orders export: one row per order, amounts in cents"])
+    orders = wb.create_sheet("orders")
+    for i in range(MAX_ROWS + 5_000):
+        orders.append([f"order-{i}", i * 7])
+    wb.save(str(tmp_path / "orders.xlsx"))
+    notes, problems = read_documents(tmp_path, load_config().documents)
+    assert [n.id for n in notes] == ["orders.xlsx"] and not problems, problems
+    body = notes[0].body
+    assert "amounts in cents" in body and f"order-{MAX_ROWS - 2}" in body and f"order-{MAX_ROWS + 10}" not in body
