@@ -15,6 +15,10 @@ from recall.notes.documents.convert import Extracted, Unreadable
 
 PIECE_S = 97
 OVERLAP_S = 15
+# Frames read at most (two hours at the default one every 10 s); a frame the same as the one
+# before (a still slide, a paused screen) is not read again. An outside tester's one-hour
+# recording of one still image held the index for 455 s, one OCR per frame (stop 45).
+MAX_FRAMES = 720
 
 
 def clock(s: float) -> str:
@@ -45,11 +49,20 @@ def extract_recording(path: Path, fmt: str, every_s: float) -> Extracted:
             why = (run.stderr.strip().splitlines() or ["no frames"])[-1][:100]
             raise Unreadable(f"not a video ffmpeg can read ({why}); skipped")
         # frame i (from 1) shows the video at about (i - 0.5) * every_s seconds
-        texts = [(i * every_s - every_s / 2, read_text(load_rgb(f))) for i, f in enumerate(frames, 1)]
+        notes = [f"{len(frames) * every_s / 60:,.0f} minutes: its first {MAX_FRAMES * every_s / 60:,.0f} read"] \
+            if len(frames) > MAX_FRAMES else []
+        frames = frames[:MAX_FRAMES]
+        texts, last, found = [], b"", []
+        for i, f in enumerate(frames, 1):
+            rgb = load_rgb(f)
+            key = rgb[::8, ::8].tobytes()
+            if key != last:
+                found, last = read_text(rgb), key
+            texts.append((i * every_s - every_s / 2, found))
     duration = len(frames) * every_s
     segments = []
     for start, end in pieces(duration):
         lines = list(dict.fromkeys(line for t, found in texts if start <= t < end for line in found))
         if lines:
             segments.append((f"{clock(start)}–{clock(end)}", "\n".join(lines)))
-    return Extracted(fmt, "", segments)
+    return Extracted(fmt, "", segments, notes)
