@@ -76,6 +76,22 @@ class RawMcp:
         return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "tools/call",
                            "params": {"name": tool, "arguments": args}}).encode()
 
+    @classmethod
+    def initialized(cls, tmp_path: Path) -> RawMcp:
+        """A server on the hash model, past the protocol's handshake."""
+        server = cls(env_with(RECALL_MODEL="hash", PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1",
+                              CLAUDE_CONFIG_DIR=str(tmp_path / "claude")), tmp_path)
+        try:
+            server.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "0"}}})
+                .encode())
+            assert server.replies(1)[0]["id"] == 1
+            server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        except BaseException:
+            server.close()
+            raise
+        return server
+
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
@@ -142,15 +158,8 @@ def mcp_attacks() -> list[tuple[str, bytes, bool]]:
 
 
 def test_class5_nothing_a_client_sends_ends_the_mcp_server(probe, indexed, tmp_path):
-    env = env_with(RECALL_MODEL="hash", PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1",
-                   CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
-    server = RawMcp(env, tmp_path)
+    server = RawMcp.initialized(tmp_path)
     try:
-        server.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "0"}}})
-            .encode())
-        assert server.replies(1)[0]["id"] == 1
-        server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         attacks = mcp_attacks()
         lost = 0
         for kind, raw, owed in attacks:
@@ -189,15 +198,8 @@ def test_class5_every_request_read_is_answered_when_input_ends(probe, indexed, t
     """``printf ... | recall mcp``: the SDK cancelled what was in flight when its input ended, so a
     search sent last was never answered (an outside tester, stop 45); arguments the tools refuse
     are one line naming the fields, not pydantic's text with the values echoed."""
-    env = env_with(RECALL_MODEL="hash", PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1",
-                   CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
-    server = RawMcp(env, tmp_path)
+    server = RawMcp.initialized(tmp_path)
     try:
-        server.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "0"}}})
-            .encode())
-        assert server.replies(1)[0]["id"] == 1
-        server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         for msg_id, tool, args in ((2, "recall_search", {"query": MATCHING, "k": 3}), (3, "recall_search", {}),
                                    (4, "recall_search", {"query": "x", "k": 1e308}), (5, "recall_status", {})):
             server.send(server.call(msg_id, tool, args))
