@@ -23,7 +23,7 @@ from pathlib import Path
 
 from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
-from recall.privacy.masking import mask_path, mask_secrets
+from recall.privacy.masking import MASK, mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular
 
 # A headline is a name and a description on one line of at most ~1 KB (the hook's cap): longer
@@ -347,6 +347,9 @@ def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], l
     for path, note in read:
         if names[note.stem] > 1 and path.parent != folder:
             rel = path.relative_to(folder).with_suffix("").as_posix()
+            note = replace(note, id=mask_path(rel), stem=rel)
+        if note.id in seen and MASK not in note.id:  # the same stem beside it: "x.md" and "x.MD"
+            rel = path.relative_to(folder).as_posix()
             note = replace(note, id=mask_path(rel), stem=rel)
         if note.id in seen:  # two names, secrets masked alike: both kept
             note = distinct(note, set(seen.values()), renumber_id=True)
