@@ -45,7 +45,7 @@ from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.files import SKIPPED_DIRS, is_note_name, name_problem, read_note, shown_path
 from recall.notes.problems import grouped
 from recall.notes.questions import QUESTIONS_FILE_NAMES
-from recall.privacy.paths import file_id
+from recall.privacy.paths import file_id, leads_outside
 from recall.store.records import SourceRef
 from recall.store.sqlite import Store
 
@@ -140,7 +140,7 @@ def is_note_path(root: Path, path: Path) -> bool:
         return False
     if not is_note_name(path.name) or any(p.startswith(".") or p in SKIPPED_DIRS for p in rel.parts):
         return False
-    if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(root):
+    if leads_outside(path, root):
         return False  # as read_folder: a link out of the folder must not expose other files
     return path.is_file()
 

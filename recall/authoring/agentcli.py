@@ -34,8 +34,7 @@ from pathlib import Path
 from recall.authoring import answers, notegen, runner, tries
 from recall.authoring.runner import Finished
 from recall.errors import RecallError
-from recall.notes.questions import LINK_REPAIR
-from recall.privacy.paths import open_regular, read_text
+from recall.privacy.paths import LINK_REPAIR, open_regular, read_text
 from recall.privacy.safetext import one_line, shortened
 
 AGENTS = ("claude", "codex", "gemini")

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from recall.notes.problems import Problem, capped
-from recall.privacy.paths import leads_outside, read_bytes
+from recall.privacy.paths import LINKED_OUT, leads_outside, read_bytes
 from recall.privacy.safetext import whole
 
 QUESTIONS_FILE = "questions.jsonl"
@@ -121,7 +121,7 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
     """
     problems: list[Problem] = []
     if leads_outside(path):
-        return {}, [Problem(str(path), f"symlink leads outside the folder; not read ({LINK_REPAIR})")]
+        return {}, [Problem(str(path), LINKED_OUT)]
     try:
         raw = read_bytes(path)
     except OSError as exc:
@@ -215,10 +215,6 @@ def questions_hash(questions: Sequence[str]) -> str:
     if not questions:
         return ""
     return hashlib.sha256("\n".join(questions).encode("utf-8")).hexdigest()[:16]
-
-
-# What to do with a questions or negatives file that is a link: recall reads and writes its own.
-LINK_REPAIR = "replace the link by a copy of its file: `cp --remove-destination \"$(readlink -f F)\" F`"
 
 
 def folder_questions_file(root: Path) -> Path | None:

@@ -238,12 +238,18 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
 MAX_OWN_FILE = 64 << 20  # a state, log or settings file of recall's or an agent's: far below this
 
 
-def leads_outside(path: Path) -> bool:
-    """Whether ``path`` is a symlink to something outside its own folder: a notes folder's
-    ``questions.jsonl`` linked to ``~/.aws/credentials`` by a teammate is not read (the notes'
-    own links are skipped alike, ``recall.notes.files.iter_note_files``)."""
+# What recall says of a questions or negatives file linked out of its folder, and the repair.
+LINK_REPAIR = "replace the link by a copy of its file: `cp --remove-destination \"$(readlink -f F)\" F`"
+LINKED_OUT = f"symlink leads outside the folder; not read ({LINK_REPAIR})"
+
+
+def leads_outside(path: Path, root: Path | None = None) -> bool:
+    """Whether ``path`` is a symlink to something outside ``root`` (its own folder by default): a
+    notes folder's ``questions.jsonl`` linked to ``~/.aws/credentials`` by a teammate is not read,
+    nor a document or a note linked out of the folder indexed."""
     try:
-        return path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(path.parent))
+        return path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(
+            os.path.realpath(root if root is not None else path.parent))
     except (OSError, ValueError):
         return True
 

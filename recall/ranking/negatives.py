@@ -32,7 +32,7 @@ from pathlib import Path
 
 from recall.notes.problems import Problem, capped
 from recall.privacy.masking import mask_secrets
-from recall.privacy.paths import leads_outside, open_regular, private_open
+from recall.privacy.paths import LINKED_OUT, leads_outside, open_regular, private_open
 from recall.privacy.safetext import whole
 
 NEGATIVES_FILE = "negatives.jsonl"
@@ -69,11 +69,9 @@ def parse_line(line: str) -> str:
 
 
 def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:
-    from recall.notes.questions import LINK_REPAIR
-
     problems: list[Problem] = []
     if leads_outside(path):
-        return [], [Problem(str(path), f"symlink leads outside the folder; not read ({LINK_REPAIR})")]
+        return [], [Problem(str(path), LINKED_OUT)]
     try:
         with open(open_regular(path), "rb") as fh:
             raw = fh.read(MAX_FILE_BYTES + 1)

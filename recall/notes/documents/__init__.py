@@ -29,7 +29,7 @@ from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadab
 from recall.notes.documents.isolated import Converter
 from recall.notes.files import INDEX_FILE, SKIPPED_DIRS, Note, distinct, name_problem
 from recall.notes.problems import Problem
-from recall.privacy.paths import NotAFile, file_kind
+from recall.privacy.paths import NotAFile, file_kind, leads_outside
 
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings
@@ -74,7 +74,7 @@ def is_document_path(root: Path, path: Path, opts: DocumentsSettings, source_kin
         return False
     if any(p.startswith(".") or p in SKIPPED_DIRS for p in rel.parts) or path.name == INDEX_FILE:
         return False
-    if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(root):
+    if leads_outside(path, root):
         return False
     return format_of(path, opts, source_kind) is not None and path.is_file()
 

@@ -77,11 +77,11 @@ def shown_html(raw: bytes) -> io.BytesIO:
 def shown_docx(raw: bytes) -> io.BytesIO:
     """``raw`` DOCX without the runs Word hides."""
     def edit(name: str, xml: str) -> str:
-        if name != "word/document.xml" or not _HIDDEN_RUN_PROPERTY.search(xml):
+        if not _HIDDEN_RUN_PROPERTY.search(xml):
             return xml
         return _RUN.sub(lambda m: "" if _HIDDEN_RUN_PROPERTY.search(_properties(m.group(0))) else m.group(0), xml)
 
-    return _rewritten(raw, edit)
+    return _rewritten(raw, edit, lambda name: name == "word/document.xml")
 
 
 def _properties(run: str) -> str:
@@ -93,18 +93,19 @@ def _properties(run: str) -> str:
 def shown_xlsx(raw: bytes) -> io.BytesIO:
     """``raw`` XLSX without its hidden sheets, rows and columns; ``AllHidden`` when no sheet is left."""
     def edit(name: str, xml: str) -> str:
-        if name == "xl/workbook.xml" and _HIDDEN_SHEET.search(xml):
+        if name == "xl/workbook.xml":
+            if not _HIDDEN_SHEET.search(xml):
+                return xml
             xml = _HIDDEN_SHEET.sub("", xml)
             if not re.search(rf"<{_P}sheet\b", xml):
                 raise AllHidden("every sheet of it is hidden; nothing to index")
             # a name scoped to a sheet counts sheets by position: the positions moved
             return _DEFINED_NAMES.sub("", xml)
-        if name.startswith("xl/worksheets/"):
-            xml = _first_rows(xml)
-            return _shown_cells(_HIDDEN_ROW.sub("", xml)) if "hidden=" in xml else xml
-        return xml
+        xml = _first_rows(xml)
+        return _shown_cells(_HIDDEN_ROW.sub("", xml)) if "hidden=" in xml else xml
 
-    return _rewritten(raw, edit)
+    return _rewritten(raw, edit, lambda name: name == "xl/workbook.xml"
+                      or name.startswith("xl/worksheets/") and name.endswith(".xml"))
 
 
 # A sheet's rows read at most: far more than ``[documents] max_chunks`` chunks hold. An outside
@@ -112,6 +113,7 @@ def shown_xlsx(raw: bytes) -> io.BytesIO:
 # its first sheet too (stop 45); the index says where a document was cut.
 MAX_ROWS = 20_000
 _ROW_END = re.compile(rf"</{_P}row>")
+_SHEET_DATA_END = re.compile(rf"</{_P}sheetData>")
 
 
 def _first_rows(sheet: str) -> str:
@@ -120,7 +122,7 @@ def _first_rows(sheet: str) -> str:
         return sheet
     for n, m in enumerate(_ROW_END.finditer(sheet), 1):
         if n == MAX_ROWS:
-            end = re.compile(rf"</{_P}sheetData>").search(sheet, m.end())
+            end = _SHEET_DATA_END.search(sheet, m.end())
             return sheet[:m.end()] + sheet[end.start():] if end else sheet
     return sheet
 
@@ -159,12 +161,10 @@ def shown_pptx(raw: bytes) -> io.BytesIO:
             ids.add(rid.group(1))
 
     def edit(name: str, xml: str) -> str:
-        if name != "ppt/presentation.xml":
-            return xml
         return re.sub(r"<p:sldId\b[^>]*\br:id=\"([^\"]*)\"[^>]*/>",
                       lambda m: "" if m.group(1) in ids else m.group(0), xml)
 
-    return _rewritten(raw, edit)
+    return _rewritten(raw, edit, lambda name: name == "ppt/presentation.xml")
 
 
 def _head(src: zipfile.ZipFile, name: str) -> str:
@@ -179,20 +179,22 @@ def _text(src: zipfile.ZipFile, name: str) -> str:
         return ""
 
 
-def _rewritten(raw: bytes, edit: Callable[[str, str], str]) -> io.BytesIO:
-    """The zip ``raw`` with each XML part passed through ``edit`` (name, text) -> text; ``raw``
-    itself where no part changed."""
-    src, out, changed = zipfile.ZipFile(io.BytesIO(raw)), io.BytesIO(), False
+def _rewritten(raw: bytes, edit: Callable[[str, str], str], parts: Callable[[str], bool]) -> io.BytesIO:
+    """The zip ``raw`` with each XML part ``parts`` names passed through ``edit`` (name, text) ->
+    text; ``raw`` itself, nothing written again, where no part changed (most files)."""
+    src = zipfile.ZipFile(io.BytesIO(raw))
+    edited: dict[str, bytes] = {}
+    for name in src.namelist():
+        if parts(name):
+            text = src.read(name).decode("utf-8", errors="replace")
+            new = edit(name, text)
+            if new != text:
+                edited[name] = new.encode("utf-8")
+    if not edited:
+        return io.BytesIO(raw)
+    out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for item in src.infolist():
-            data = src.read(item)
-            if item.filename.endswith(".xml"):
-                text = data.decode("utf-8", errors="replace")
-                edited = edit(item.filename, text)
-                if edited != text:
-                    data, changed = edited.encode("utf-8"), True
-            dst.writestr(item, data)
-    if not changed:
-        return io.BytesIO(raw)
+            dst.writestr(item, edited.get(item.filename) or src.read(item))
     out.seek(0)
     return out
