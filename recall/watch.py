@@ -34,7 +34,8 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -485,6 +486,9 @@ class Watcher:
         # The store may spell a path differently (a symlinked or relative root): match on
         # the real path, and keep the stored spelling so a note is never added twice.
         stored_as = {os.path.realpath(p): p for p in existing}
+        if _named_alike(w, paths, existing, stored_as):  # its key depends on the other files
+            self._sync_whole(indexer, w, stats)
+            return
         notes, gone = [], []
         for path in paths:
             if (problem := name_problem(path, w.root)) is not None:  # as `recall index` says it: one line
@@ -507,6 +511,15 @@ class Watcher:
                                file_questions=questions.file_questions, restatements=questions.restatements)
         if gone:
             indexer.delete_notes(w.ref, gone, stats)
+
+
+def _named_alike(w: Watched, paths: set[Path], existing: Iterable[str], stored_as: dict[str, str]) -> bool:
+    """Whether a note among ``paths`` shares its file name with another note of ``w`` (each
+    project's README.md): then every such note is known by its path in the folder, which only
+    the whole folder's files decide (``recall.notes.files.note_keys``)."""
+    names = Counter(Path(p).stem for p in existing)
+    names.update(p.stem for p in paths if shown_path(os.path.realpath(p)) not in stored_as)
+    return any(names[p.stem] > 1 for p in paths if w.kind != LIBRARY and is_note_path(w.root, p))
 
 
 def maybe_start_watcher(app: Recall) -> Watcher | None:

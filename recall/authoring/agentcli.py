@@ -21,6 +21,7 @@ questions, restatements and negatives (``recall.authoring.notegen``), in the bac
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -214,10 +215,10 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
     out = notegen.Written()
     questions: dict[str, list[str]] = {}
     restated: dict[str, list[str]] = {}
-    hashes: dict[str, str] = {}
+    hashes: dict[Path, str] = {}
     for p in state.pending:  # before asking: a later edit stays pending
         with contextlib.suppress(FileNotFoundError):
-            hashes[p.stem] = notegen.note_hash(p)
+            hashes[p] = notegen.note_hash(p)
 
     def ask(prompt_of: Callable[[list[Path]], str], part: list[Path]) -> str:
         if not allowed():
@@ -226,34 +227,33 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         return complete(agent, prompt_of(part), timeout_s)
 
     check_writable(state.folder)
-    stems = [p.stem for p in state.notes]
+    keys = [state.key(p) for p in state.notes]
     for part in notegen.batches(state.pending, batch_notes):
         part = [p for p in part if p.exists()]
         if not part:
             continue
         log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
         try:
-            raw = ask(notegen.expand_prompt, part)
+            raw = ask(functools.partial(notegen.expand_prompt, keys=state.keys), part)
         except AgentError:  # an answer refused or cut off counts as a try too ("prompt is too long")
-            tries.note_unanswered(part, hashes)
+            tries.note_unanswered({p: hashes[p] for p in part if p in hashes})
             raise
-        got, problems = answers.parse_per_note(raw, stems, "questions", f"{agent.name} answer")
+        got, problems = answers.parse_per_note(raw, keys, "questions", f"{agent.name} answer")
         questions.update(got)
-        left = [p for p in part if not got.get(p.stem)]
+        left = [p for p in part if not got.get(state.key(p))]
         if left:
-            tries.note_unanswered(left, hashes)
+            tries.note_unanswered({p: hashes[p] for p in left if p in hashes})
             problems.append(f"{len(left)} of {len(part)} note(s) got no questions from {agent.name} (asked again "
                             f"next time, at most {tries.MAX_TRIES} times until the note is edited)")
         more, problems2 = answers.parse_per_note(
-            ask(notegen.restate_prompt, part), stems, "restatements",
+            ask(functools.partial(notegen.restate_prompt, keys=state.keys), part), keys, "restatements",
             f"{agent.name} answer")
         restated.update(more)
         out.skipped += problems + problems2
     if not allowed():
         raise AgentError("consent was withdrawn during the run: stopped, nothing written")
     present = [p for p in state.pending if p.exists()]  # a note deleted during the run: left out
-    alive = {p.stem for p in present}
-    answered = {s: h for s, h in hashes.items() if s in questions and s in alive}
+    answered = {state.key(p): hashes[p] for p in present if p in hashes and state.key(p) in questions}
     out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
                                         {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
     out.questions = sum(len(questions[s]) for s in answered)
@@ -272,7 +272,7 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
         return
     log(f"{state.folder}: asking {by} for {n} negatives")
     try:
-        raw = ask(lambda ps: notegen.negatives_prompt(ps, n), shown)
+        raw = ask(lambda ps: notegen.negatives_prompt(ps, n, keys=state.keys), shown)
     except AgentError:
         if not state.has_negatives:
             tries.negatives_unanswered(state)

@@ -28,12 +28,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from recall.notes.files import iter_note_files
+from recall.notes.files import iter_note_files, note_keys
 from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, renames
 from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import read_bytes, read_text, replace_private
@@ -102,22 +102,31 @@ def _masked(path: Path) -> str:
 _masked_note = functools.lru_cache(maxsize=4096)(lambda path, stamp: _masked(path))  # stamp: the key only
 
 
-def render(name: str, paths: Sequence[Path], *, note_chars: int | None = None, **fields: object) -> str:
-    """The prompt ``name`` with these note files inlined (``### stem.md`` then the file, its
+Keys = Mapping[Path, str]  # what each note is known by (``FolderState.keys``); its stem when absent
+
+
+def render(name: str, paths: Sequence[Path], *, note_chars: int | None = None, keys: Keys | None = None,
+           **fields: object) -> str:
+    """The prompt ``name`` with these note files inlined (``### key.md`` then the file, its
     first ``note_chars`` characters if given), a secret in a file name masked as in its text
     (``parse_per_note`` reads either name back)."""
-    notes = notes_block(paths, note_chars)
+    notes = notes_block(paths, note_chars, keys)
     text = template(name)
     for key, value in fields.items():
         text = text.replace("{" + key + "}", str(value))
     return text.replace("{notes}", notes)
 
 
-def notes_block(paths: Sequence[Path], note_chars: int | None = None) -> str:
-    """Note files as every prompt shows them (``recall-eval generate``'s too): ``### stem.md``
-    then the file, secrets masked in both (``note_text``), its first ``note_chars`` characters
-    if given."""
-    return "\n\n".join(f"### {mask_path(p.stem)}.md\n{_fenced(_cut(note_text(p), note_chars))}" for p in paths)
+def notes_block(paths: Sequence[Path], note_chars: int | None = None, keys: Keys | None = None) -> str:
+    """Note files as every prompt shows them (``recall-eval generate``'s too): ``### key.md``
+    (the note's key, ``billing/README`` for a name subfolders share) then the file, secrets
+    masked in both (``note_text``), its first ``note_chars`` characters if given."""
+    return "\n\n".join(f"### {mask_path(_key(p, keys))}.md\n{_fenced(_cut(note_text(p), note_chars))}"
+                       for p in paths)
+
+
+def _key(path: Path, keys: Keys | None) -> str:
+    return keys.get(path, path.stem) if keys is not None else path.stem
 
 
 # A line of a note that reads as the prompt's own header of a note (``### other.md``): an outside
@@ -132,25 +141,25 @@ def _fenced(text: str) -> str:
 
 
 def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA,
-                  note_chars: int | None = NOTE_CHARS) -> str:
+                  note_chars: int | None = NOTE_CHARS, keys: Keys | None = None) -> str:
     """The questions prompt, each note cut at ``note_chars`` (None: whole, as the harness asks)."""
     return render(EXPAND_PROMPT, paths, n_per_note=n_per_note, share_ja_percent=round(share_ja * 100),
-                  note_chars=note_chars)
+                  note_chars=note_chars, keys=keys)
 
 
-def restate_prompt(paths: Sequence[Path], note_chars: int | None = NOTE_CHARS) -> str:
+def restate_prompt(paths: Sequence[Path], note_chars: int | None = NOTE_CHARS, keys: Keys | None = None) -> str:
     """The restatements prompt, each note cut at ``note_chars`` (only its header is restated)."""
-    return render(RESTATE_PROMPT, paths, note_chars=note_chars)
+    return render(RESTATE_PROMPT, paths, note_chars=note_chars, keys=keys)
 
 
-def negatives_prompt(paths: Sequence[Path], n: int, share_ja: float = SHARE_JA) -> str:
+def negatives_prompt(paths: Sequence[Path], n: int, share_ja: float = SHARE_JA, keys: Keys | None = None) -> str:
     """The negatives prompt over an even sample of ``paths`` (every k-th note, the smallest k
     that fits ``NEGATIVES_PROMPT_TOKENS``), each note cut at ``NEGATIVE_NOTE_CHARS``."""
     sizes = [estimate_tokens(_cut(note_text(p), NEGATIVE_NOTE_CHARS)) + 8 for p in paths]
     room = NEGATIVES_PROMPT_TOKENS - estimate_tokens(template(NEGATIVES_PROMPT))
     every = next((k for k in range(1, len(paths) + 1) if sum(sizes[::k]) <= room), max(len(paths), 1))
     return render(NEGATIVES_PROMPT, paths[::every], note_chars=NEGATIVE_NOTE_CHARS, n_negatives=n,
-                  share_ja_percent=round(share_ja * 100))
+                  share_ja_percent=round(share_ja * 100), keys=keys)
 
 
 def _cut(text: str, chars: int | None) -> str:
@@ -184,13 +193,15 @@ def note_hash(path: Path) -> str:
 
 
 def note_paths(folder: Path) -> list[Path]:
-    """The folder's notes (``recall.notes.files.iter_note_files``) that are regular files, one per
-    file stem."""
-    seen: dict[str, Path] = {}
-    for path, _problem in iter_note_files(folder):
-        if path is not None and path.is_file():  # a pipe or a device named like a note: nothing to send
-            seen.setdefault(path.stem, path)
-    return list(seen.values())
+    """The folder's notes (``recall.notes.files.iter_note_files``) that are regular files."""
+    return list(keyed_notes(folder))
+
+
+def keyed_notes(folder: Path) -> dict[Path, str]:
+    """``note_paths``, each with the key the index knows it by (``recall.notes.files.note_keys``)."""
+    paths = [path for path, _problem in iter_note_files(folder) if path is not None]
+    return {path: key for path, key in note_keys(folder, paths).items()
+            if path.is_file()}  # a pipe or a device named like a note: nothing to send
 
 
 def _lines(path: Path | None) -> list[tuple[dict | None, str]]:
@@ -222,6 +233,10 @@ class FolderState:
     notes: list[Path]
     pending: list[Path]
     has_negatives: bool
+    keys: dict[Path, str] = field(default_factory=dict)  # what each note is known by (``keyed_notes``)
+
+    def key(self, path: Path) -> str:
+        return _key(path, self.keys)
 
     @property
     def owes_negatives(self) -> bool:
@@ -235,33 +250,33 @@ class FolderState:
         return self.pending or (self.notes if self.owes_negatives else [])
 
 
-def _renamed(lines: dict[str, dict], notes: list[Path]) -> dict[str, str]:
+def _renamed(lines: dict[str, dict], notes: Keys) -> dict[str, str]:
     """``recall.notes.questions.renames`` over the folder's lines and notes (its notes read only
     when a line names none of them)."""
-    if not set(lines) - {p.stem for p in notes}:
+    if not set(lines) - set(notes.values()):
         return {}
     digests = {}
-    for p in notes:
+    for p, key in notes.items():
         with contextlib.suppress(OSError):
-            digests[p.stem] = note_hash(p)
+            digests[key] = note_hash(p)
     return renames({s: o.get("note_hash") if isinstance(o.get("note_hash"), str) else None for s, o in lines.items()},
                    digests)
 
 
 def folder_state(folder: Path) -> FolderState:
-    """A renamed note whose generated line names it by its old stem is not pending (the line
+    """A renamed note whose generated line names it by its old key is not pending (the line
     follows it when the file is next written, ``write_questions``)."""
-    notes = note_paths(folder)
+    notes = keyed_notes(folder)
     lines = {obj["note"]: obj for obj in _read_lines(folder_questions_file(folder))}
     followed = set(_renamed(lines, notes).values())
     pending = []
-    for path in notes:
-        line = lines.get(path.stem)
-        if path.stem in followed:
+    for path, key in notes.items():
+        line = lines.get(key)
+        if key in followed:
             continue
         if line is None or ("note_hash" in line and line["note_hash"] != note_hash(path)):
             pending.append(path)
-    return FolderState(folder, notes, pending, (folder / NEGATIVES_FILE).is_file())
+    return FolderState(folder, list(notes), pending, (folder / NEGATIVES_FILE).is_file(), notes)
 
 
 @dataclass
@@ -280,7 +295,8 @@ def cost(state: FolderState, batch_notes: int) -> Cost:
     tokens, estimated from the prompts that would be sent (``estimate_tokens``)."""
     out = Cost()
     for part in batches(state.pending, batch_notes):
-        for prompt, name in ((expand_prompt(part), EXPAND_PROMPT), (restate_prompt(part), RESTATE_PROMPT)):
+        for prompt, name in ((expand_prompt(part, keys=state.keys), EXPAND_PROMPT),
+                             (restate_prompt(part, keys=state.keys), RESTATE_PROMPT)):
             out.requests += 1
             out.input_tokens += estimate_tokens(prompt)
             out.output_tokens += OUT_TOKENS_PER_NOTE[name] * len(part)
@@ -288,7 +304,7 @@ def cost(state: FolderState, batch_notes: int) -> Cost:
     n = n_negatives(len(shown), state.has_negatives) if shown else 0
     if n:
         out.requests += 1
-        out.input_tokens += estimate_tokens(negatives_prompt(shown, n))
+        out.input_tokens += estimate_tokens(negatives_prompt(shown, n, keys=state.keys))
         out.output_tokens += NEGATIVE_OUT_TOKENS * n
     return out
 
@@ -306,29 +322,29 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
                     hashes: dict[str, str], by: str) -> int:
     """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
     kept as written, in order, lines recall cannot read included; a renamed note's generated
-    line under its new stem; generated lines of notes no longer in the folder dropped).
+    line under its new key; generated lines of notes no longer in the folder dropped).
     A note that got a line written by hand (no ``note_hash``) while the agent worked keeps it,
     and the agent's line for it is dropped: the person's words win. What the agent wrote is
     masked as the index would mask it: the file sits in the notes folder, often shared.
     Returns the lines written."""
     target = folder_questions_file(folder) or folder / QUESTIONS_FILE
-    notes = note_paths(folder)
-    stems = {p.stem for p in notes}
+    notes = keyed_notes(folder)
+    known = set(notes.values())
     lines = _lines(target)
     by_hand = {read["note"] for read, _ in lines if read is not None and "note_hash" not in read}
-    hashes = {stem: digest for stem, digest in hashes.items() if stem not in by_hand}
+    hashes = {key: digest for key, digest in hashes.items() if key not in by_hand}
     moved = _renamed({read["note"]: read for read, _ in lines if read is not None}, notes)
     kept = []
     for read, line in lines:
         if read is not None and read["note"] in moved and moved[read["note"]] not in hashes:
             kept.append(json.dumps({**read, "note": moved[read["note"]]}, ensure_ascii=False))
-        elif read is None or read["note"] not in hashes and not ("note_hash" in read and read["note"] not in stems):
+        elif read is None or read["note"] not in hashes and not ("note_hash" in read and read["note"] not in known):
             kept.append(line.rstrip("\r"))
     new = []
-    for stem, digest in hashes.items():
-        obj: dict = {"note": stem, "questions": [mask_secrets(q) for q in questions.get(stem, [])]}
-        if restatements.get(stem):
-            obj["restatements"] = [mask_secrets(r) for r in restatements[stem]]
+    for key, digest in hashes.items():
+        obj: dict = {"note": key, "questions": [mask_secrets(q) for q in questions.get(key, [])]}
+        if restatements.get(key):
+            obj["restatements"] = [mask_secrets(r) for r in restatements[key]]
         new.append({**obj, "note_hash": digest, "by": by})
     replace_private(target, "".join(line + "\n" for line in kept)
                     + "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in new))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 from recall.authoring import notegen
@@ -49,9 +48,9 @@ def negatives_given_up(state: notegen.FolderState, record: dict[str, list] | Non
     return _given_up(_key(state.folder / notegen.NEGATIVES_FILE), _notes_digest(state), record)
 
 
-def note_unanswered(paths: Sequence[Path], hashes: dict[str, str]) -> None:
-    """Count one more unanswered request for each of ``paths`` (at the hash it was asked at)."""
-    _count({_key(path): hashes[path.stem] for path in paths if path.stem in hashes})
+def note_unanswered(asked_at: dict[Path, str]) -> None:
+    """Count one more unanswered request for each note (at the hash it was asked at)."""
+    _count({_key(path): digest for path, digest in asked_at.items()})
 
 
 def negatives_unanswered(state: notegen.FolderState) -> None:

@@ -17,13 +17,13 @@ import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
-from recall.privacy.masking import MASK, mask_path, mask_secrets
+from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular
 
 # A headline is a name and a description on one line of at most ~1 KB (the hook's cap): longer
@@ -171,13 +171,19 @@ def parse_note(path: Path, raw: bytes) -> Note:
     )
 
 
-SkipFn = Callable[[str, str, str], bool]  # (shown path, content hash, the file's stem as written)
+SkipFn = Callable[[str, str, str], bool]  # (shown path, content hash, the note's key as written)
 
 
-def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list[Problem]]:
-    """Read one file; (None, problems) when it cannot be a note.
+def _note_id(path: Path, key: str | None) -> str:
+    """A note's id: its key (``note_keys``) with secrets masked, part by part for a path."""
+    return mask_secrets(path.stem) if key is None or key == path.stem else mask_path(key)
 
-    ``skip(shown path, content_hash, stem)`` returning True means the caller already has this exact
+
+def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) -> tuple[Note | None, list[Problem]]:
+    """Read one file; (None, problems) when it cannot be a note. ``key``: what the note is
+    known by (``note_keys``; default its stem).
+
+    ``skip(shown path, content_hash, key)`` returning True means the caller already has this exact
     file: it comes back unparsed (``unchanged=True``), which keeps a re-index of a large
     folder to one read and one hash per file.
     """
@@ -194,11 +200,14 @@ def read_note(path: Path, skip: SkipFn | None = None) -> tuple[Note | None, list
     if skip is not None:
         digest = hashlib.sha256(raw).hexdigest()
         shown = shown_path(path)
-        if skip(shown, digest, path.stem):
-            return Note(mask_secrets(path.stem), shown, "", "", "", "", digest, unchanged=True, stem=path.stem), []
+        if skip(shown, digest, key or path.stem):
+            return Note(_note_id(path, key), shown, "", "", "", "", digest, unchanged=True,
+                        stem=key or path.stem), []
     if size > MAX_NOTE_BYTES:
         problems.append(Problem(shown_path(path), f"{size:,} bytes, over 1 MB; indexing its start only"))
     note = parse_note(path, raw)
+    if key is not None and key != path.stem:
+        note = replace(note, id=_note_id(path, key), stem=key)
     try:
         note.mtime = path.stat().st_mtime
     except OSError:
@@ -321,36 +330,50 @@ def distinct(note: Note, taken: Container[str], *, renumber_id: bool) -> Note:
     return replace(note, shown=shown, id=f"{note.id}~{n}" if renumber_id else note.id)
 
 
+def note_keys(folder: Path, paths: Sequence[Path]) -> dict[Path, str]:
+    """The key each note file of ``folder`` is known by (its questions' ``note``, the writer's
+    section, the note's id before masking): its stem, or, for a file name several subfolders
+    share (each project's ``README.md``), its path in the folder without the suffix
+    (``billing/README``), whichever sorts first; a second ``x.MD`` beside ``x.md`` keeps its
+    suffix. The indexer and the background writer both name notes by it (stop 45: the second
+    README was skipped, then the writer asked for the first one's questions only)."""
+    names = Counter(p.stem for p in paths)
+    keys: dict[Path, str] = {}
+    taken: set[str] = set()
+    for path in paths:
+        key = path.stem
+        if names[key] > 1 and path.parent != folder:
+            key = path.relative_to(folder).with_suffix("").as_posix()
+        if key in taken:
+            key = path.relative_to(folder).as_posix()
+        taken.add(key)
+        keys[path] = key
+    return keys
+
+
 def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], list[Problem]]:
-    """All notes of a folder. Raises ``FileNotFoundError`` if the folder is missing."""
+    """All notes of a folder, each named by ``note_keys``. Raises ``FileNotFoundError`` if the
+    folder is missing."""
     if not folder.exists():
         raise FileNotFoundError(f"no such folder: {folder}")
     if not folder.is_dir():
         raise NotADirectoryError(f"not a folder: {folder}")
-    read: list[tuple[Path, Note]] = []
+    paths: list[Path] = []
     problems: list[Problem] = []
     for path, problem in iter_note_files(folder):
         if problem is not None:
             problems.append(problem)
-            continue
-        assert path is not None
-        note, found = read_note(path, skip)
-        problems.extend(found)
-        if note is not None:
-            read.append((path, note))
-    # A file name several subfolders share (each project's README.md) names each note by its path
-    # in the folder instead ("billing/README"), whichever sorts first: an outside tester's second
-    # README was skipped, and a new one that sorted first pushed the indexed one out (stop 45).
-    names = Counter(note.stem for _, note in read)
+        else:
+            assert path is not None
+            paths.append(path)
+    keys = note_keys(folder, paths)
     notes: list[Note] = []
     seen: dict[str, str] = {}
-    for path, note in read:
-        if names[note.stem] > 1 and path.parent != folder:
-            rel = path.relative_to(folder).with_suffix("").as_posix()
-            note = replace(note, id=mask_path(rel), stem=rel)
-        if note.id in seen and MASK not in note.id:  # the same stem beside it: "x.md" and "x.MD"
-            rel = path.relative_to(folder).as_posix()
-            note = replace(note, id=mask_path(rel), stem=rel)
+    for path in paths:
+        note, found = read_note(path, skip, keys[path])
+        problems.extend(found)
+        if note is None:
+            continue
         if note.id in seen:  # two names, secrets masked alike: both kept
             note = distinct(note, set(seen.values()), renumber_id=True)
         seen[note.id] = note.kept_path

@@ -13,6 +13,7 @@ import time
 
 from helpers.cli import run_cli
 from helpers.fake_agent import fake_claude
+from helpers.notes import write_note
 from recall.authoring import notegen
 
 AWS = "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -127,3 +128,22 @@ def _alive(pid: int) -> bool:
             return fh.read().split(") ")[-1][:1] != "Z"
     except OSError:
         return False
+
+
+def test_notes_named_alike_in_subfolders_each_get_their_own_questions(folder, tmp_path, recall_home, hash_model):
+    for project, rule in (("billing", "Invoices are numbered per year"), ("search", "Reindex nightly at 02:00")):
+        write_note(folder / project, "README", f"{project} readme", rule, f"{rule}, always.")
+    record, env = fake_claude(tmp_path)
+    ran = run_cli("questions", "run", str(folder), env=env)
+    assert ran.returncode == 0, ran.stderr
+    prompts = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
+    assert "### billing/README.md" in prompts[0] and "### search/README.md" in prompts[0], prompts[0][:400]
+    written = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    lines = {obj["note"]: obj for obj in written}
+    assert {"billing/README", "search/README"} <= set(lines), sorted(lines)
+    assert lines["billing/README"]["questions"] != lines["search/README"]["questions"]
+    out = run_cli("index", str(folder))
+    assert out.returncode == 0 and "no note named" not in out.stderr, out.stderr
+    assert notegen.folder_state(folder).pending == []  # nothing to pay for again
+    found = run_cli("search", "zq search/README when does this apply?")
+    assert found.returncode == 0 and "Reindex nightly" in found.stdout.split("\n\n")[0], found.stdout

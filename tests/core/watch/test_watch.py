@@ -314,3 +314,29 @@ def test_with_inotify_used_up_the_folders_are_walked_and_saves_still_indexed(app
     [warning] = [r.getMessage() for r in caplog.records if "inotify" in r.getMessage()]
     assert "fs.inotify.max_user_instances" in warning and "sysctl" in warning
 
+
+
+def test_notes_named_alike_keep_their_names_and_questions_through_the_watcher(app, folder):
+    """Each project's README.md is known by its path in the folder (``billing/README``) once
+    another subfolder has one, whether `recall index` or the watcher reads it."""
+    write_note(folder / "billing", "README", "billing readme", "invoices per year", "Invoices are numbered per year.")
+    (folder / QUESTIONS_FILE).write_text(json.dumps({"note": "billing/README", "questions": ["invoice numbers?"]})
+                                         + "\n" + json.dumps({"note": "search/README", "questions": ["reindex?"]})
+                                         + "\n", encoding="utf-8")
+    app.index([SourceSpec("dir", folder)])
+
+    def ids() -> set[str]:
+        return {row[0] for row in app.store.db.execute("SELECT note_id FROM notes") if "README" in row[0]}
+
+    assert ids() == {"README"}  # alone, it is known by its stem
+    with Watcher(app, debounce=0.15) as watcher:
+        assert watcher.wait_idle(5)
+        write_note(folder / "search", "README", "search readme", "reindex nightly", "Reindex at 02:00.")
+        assert wait_for(lambda: ids() == {"billing/README", "search/README"}, 3.0), ids()
+        editor_save(folder / "billing" / "README.md", note_text("billing readme", "invoices per year, v2", "edited"))
+        assert wait_for(lambda: description_of_any(app, "billing readme", "billing/README") == "invoices per year, v2",
+                        3.0), hits_for(app, "billing readme")
+        assert watcher.wait_idle(5)
+    assert ids() == {"billing/README", "search/README"}
+    assert {k: v for k, v in _questions(app).items() if "README" in k} == {
+        "billing/README": ["invoice numbers?"], "search/README": ["reindex?"]}
