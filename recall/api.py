@@ -182,15 +182,19 @@ class Recall:
         is in ``$RECALL_HOME/indexing.json`` while it runs (``recall.indexing.progress``);
         ``progress(n, phase)`` is told of each batch, ``plan(phase, passages)`` of each phase.
 
-        ``rebuild``: also re-sync every source the store knows (and ``salvaged`` ones, read
-        from a store set aside), and write a fresh generation that replaces all others, even
-        when the current one is damaged."""
-        from recall.indexing.progress import IndexProgress
+        ``rebuild``: write a fresh generation that replaces all others, even when the current
+        one is damaged. With ``rebuild``, no ``sources`` (a model switch) or an interrupted
+        index to resume, every folder the store knows (and ``salvaged`` ones, read from a store
+        set aside) is synced too; a known folder that is gone is dropped by every run
+        (``recall.indexing.known``)."""
+        from recall.indexing.progress import IndexProgress, read_progress
 
+        left = read_progress(self.home)
+        every = rebuild or not sources or (left is not None and not left["running"])
         report = IndexProgress(self.home, progress, plan)
         report.write(force=True)
         try:
-            total = self._index(sources, report, conversations_of, rebuild, salvaged)
+            total = self._index(sources, report, conversations_of, every, rebuild, salvaged)
         except BaseException:
             report.stop()  # the file stays: `recall status` says the index was interrupted
             raise
@@ -198,10 +202,10 @@ class Recall:
         return total
 
     def _index(self, sources: Sequence[SourceSpec], report: IndexProgress, conversations_of: Path | str | None,
-               rebuild: bool, salvaged: Sequence[tuple[str, str, str | None]]) -> SyncStats:
+               every: bool, rebuild: bool, salvaged: Sequence[tuple[str, str, str | None]]) -> SyncStats:
         t0 = time.perf_counter()
         indexer = self.indexer(progress=lambda n, _: report.advance(n), defer=True)
-        sources, total = self._sync_sources(indexer, sources, conversations_of, rebuild, salvaged)
+        sources, total = self._sync_sources(indexer, sources, conversations_of, every, salvaged)
         self.store.drop_orphan_vectors()  # before: a race with another writer is healed below
         model_id = self.embedder.model_id
 
@@ -237,26 +241,20 @@ class Recall:
         return total
 
     def _sync_sources(self, indexer: Indexer, sources: Sequence[SourceSpec], conversations_of: Path | str | None,
-                      rebuild: bool, salvaged: Sequence[tuple[str, str, str | None]]
+                      every: bool, salvaged: Sequence[tuple[str, str, str | None]]
                       ) -> tuple[list[SourceSpec], SyncStats]:
-        """Write the sources' new and changed notes (and, with ``rebuild``, every known
+        """Write the sources' new and changed notes (and, with ``every``, every known
         source's); returns the sources synced and what was done."""
-        from recall.indexing.indexer import SourceSpec, SyncStats
+        from recall.indexing.indexer import SyncStats
+        from recall.indexing.known import drop_gone, known_sources
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
+        drop_gone(self.store, total)
         conv_folders: dict[str, str | None] = {}
-        if rebuild:
-            given = {(s.kind, str(s.root.resolve())) for s in sources}
-            known = [(k, r, p) for _, k, r, p in self.store.sources()] + list(salvaged)
-            if not known:  # a store emptied or deleted lost its folders: its index still names them
-                from recall.store.salvage import index_sources
-
-                known = index_sources(self.home)
-            extra = [SourceSpec(k, Path(r), p) for k, r, p in known
-                     if k != "conversation" and (k, r) not in given and Path(r).is_dir()]
-            sources = [*sources, *{(s.kind, str(s.root)): s for s in extra}.values()]
-            conv_folders = {r: p for k, r, p in known if k == "conversation"}
+        if every:
+            known = known_sources(self.store, self.home, sources, salvaged)
+            sources, conv_folders = [*sources, *known.sources], known.conversations
         from recall.indexing.conversations import (
             conversations_dir,
             purge_prompt_titles,
@@ -353,17 +351,17 @@ class Recall:
         return self.searcher.search(text, scope, k_notes=max(k_notes, GAP_RANKS[1]))[0]
 
     def switched_from(self, runs: Sequence[tuple] | None = None) -> str | None:
-        """The model id the notes were last indexed with, when the configured model has no
-        index yet although another one has (``model`` changed in config.toml): then the notes
-        must be embedded again and the thresholds fitted again, which ``index([])`` does.
-        None otherwise (nothing indexed yet, or this model has its index). Loads no model."""
+        """The model id the notes were last indexed with, when it is not the configured model
+        (``model`` changed in config.toml): this model has no index, or one from before the
+        notes last changed (a switch back: it handed over notes deleted since). Then the
+        folders must be read and embedded again and the thresholds fitted again, which
+        ``index([])`` does. None otherwise (nothing indexed yet, or this model's index is
+        the newest). Loads no model."""
         from recall.embedding.models import model_id_of
 
         runs = self.store.index_runs() if runs is None else runs
-        model_id = model_id_of(self.config.model)
-        if not runs or any(m == model_id for m, *_ in runs):
-            return None
-        return str(max(runs, key=lambda r: r[2])[0])
+        newest = str(max(runs, key=lambda r: r[2])[0]) if runs else None
+        return None if newest == model_id_of(self.config.model) else newest
 
     # --- status --------------------------------------------------------------
     def status(self) -> Status:

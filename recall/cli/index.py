@@ -95,9 +95,10 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     if dirs:
         for d in dirs:
             if not d.exists():
-                raise UserError(f"no such folder: {d}")
+                raise UserError(f"no such folder: {d}; check the path (a folder indexed before that is gone is "
+                                "dropped, with its notes, by the next `recall index`)")
             if not d.is_dir():
-                raise UserError(f"not a folder: {d}")
+                raise UserError(f"not a folder: {d}; `recall index` takes the folder that holds the notes")
         return [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
     sources = app.default_sources(cwd)
     for s in sources:

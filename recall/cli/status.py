@@ -35,8 +35,8 @@ def status(as_json: bool) -> None:
         info["indexing"] = st.indexing if as_json else describe(st.indexing)
     old = app.switched_from(st.runs)
     if old is not None:
-        info["model_switch"] = (f"the notes are indexed with {old}, not yet with {st.model['model_id']}: "
-                                "the daemon embeds them again when it starts (`recall index` does it now)")
+        info["model_switch"] = (f"the notes were last indexed with {old}, not with {st.model['model_id']}: "
+                                "the daemon reads and embeds them again when it starts (`recall index` does it now)")
     from recall.ipc.client import daemon_status
 
     info["daemon"] = daemon_status()

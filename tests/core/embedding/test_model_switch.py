@@ -47,7 +47,7 @@ def test_a_new_model_in_config_is_embedded_and_calibrated_by_the_daemon(recall_h
     use_model(recall_home, "hash-64")
     # `recall status` says the notes are not indexed with the new model yet
     said = run_cli("status", check=True).stdout
-    assert "indexed with hash-256, not yet with hash-64" in said
+    assert "last indexed with hash-256, not with hash-64" in said
 
     # The running daemon answers with its model, then stops: the next question starts one with hash-64.
     reply = query(MATCHING)
@@ -153,3 +153,84 @@ def test_any_setting_changed_in_config_reaches_the_running_daemon(recall_home, o
                       encoding="utf-8")
     assert query(MATCHING)["restarting"] == "hash-256"
     assert wait_for(lambda: first.poll() is not None, 10), "the old daemon did not stop"
+
+
+def _ids(text: str) -> list[str]:
+    from recall.api import Recall
+    from recall.ranking.scope import Scope
+
+    app = Recall()
+    try:
+        return [h.note["id"] for h in app.query(text, Scope(everything=True), search_short=True).hits]
+    finally:
+        app.store.close()
+
+
+GONE = "feature-flags-unleash"
+
+
+@pytest.mark.process
+def test_a_switch_back_to_an_earlier_model_reads_the_notes_changed_since(recall_home, on_hash, sample_notes):
+    """An outside tester switched to another model, deleted a note, indexed, and switched
+    back: the first model's old index handed the deleted note over, and nothing said so."""
+    use_model(recall_home, "hash-64")
+    index_dirs(sample_notes)
+    (sample_notes / f"{GONE}.md").unlink()
+    index_dirs(sample_notes)
+    use_model(recall_home, "hash")
+    said = run_cli("status", check=True).stdout
+    assert "last indexed with hash-64, not with hash-256" in said, said
+    on_hash.start()
+
+    def finished() -> dict | None:
+        st = client.request({"cmd": "status"})["model_switch"]
+        return st if st and st["stage"] == "done" else None
+
+    assert wait_for(finished, 30), client.request({"cmd": "status"})
+    assert GONE not in [h["id"] for h in query(MATCHING)["ranked"]]
+    assert GONE not in _ids(MATCHING)
+
+
+def test_an_interrupted_index_is_resumed_from_the_folders_as_they_are_now(recall_home, sample_notes):
+    """An outside tester killed `recall index` half-way, deleted a note and ran the `recall
+    index` that `recall status` named: it embedded the old snapshot, and the deleted note
+    was handed over from then on."""
+    import json
+    import subprocess
+    import sys
+
+    from recall.indexing.progress import FILE
+
+    use_model(recall_home, "hash")
+    index_dirs(sample_notes)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (recall_home / FILE).write_text(json.dumps({"pid": int(dead.stdout), "phase": "notes", "embedded": 10,
+                                                "to_embed": 50, "notes": 10, "searchable": 10, "started_at": 0}))
+    assert "to resume" in run_cli("status", check=True).stdout
+    (sample_notes / f"{GONE}.md").unlink()
+    elsewhere = sample_notes.parent / "elsewhere"
+    elsewhere.mkdir()
+    out = run_cli("index", "--no-conversations", cwd=elsewhere)
+    assert out.returncode == 0 and "removed 1" in out.stdout, out.stdout + out.stderr
+    assert GONE not in _ids(MATCHING) and "to resume" not in run_cli("status", check=True).stdout
+
+
+def test_a_folder_that_is_gone_takes_its_notes_with_it_and_says_so(recall_home, sample_notes, tmp_path):
+    use_model(recall_home, "hash")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "one.md").write_text("---\nname: One\ndescription: a note\n---\nbody\n", encoding="utf-8")
+    index_dirs(sample_notes, other)
+    assert GONE in _ids(MATCHING)
+    import shutil
+
+    shutil.rmtree(sample_notes)
+    for args in (("index", str(other)), ("index", "--rebuild")):
+        out = run_cli(*args)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        if args[1] != "--rebuild":
+            assert f"{sample_notes}: the folder is gone" in out.stderr and "removed 0," not in out.stdout, out.stderr
+    assert GONE not in _ids(MATCHING) and "one" in _ids("One a note body")
+    missing = run_cli("index", str(sample_notes))
+    assert missing.returncode != 0 and "no such folder" in missing.stderr, missing.stderr
+    assert "`recall index`" in missing.stderr

@@ -1,0 +1,64 @@
+"""The folders a store already knows, brought back in line with the disk by an index run.
+
+An index is a copy of folders: whatever way a run starts, it must not leave the copy behind
+them. Two rules (stop 46: an outside tester found every path that broke them):
+
+* **A folder that is gone takes its notes with it**, at every index run, said in one line
+  (its notes were handed over for good: `recall index --rebuild` skipped it in silence; the
+  watcher already dropped them).
+* **A run that finishes or redoes someone else's work reads every known folder again**
+  (hash-checked: an unchanged file is read and hashed, not parsed or embedded): ``--rebuild``,
+  the resume of an interrupted index (it embedded the old snapshot: a note deleted since came
+  back) and a model switch, the daemon's included (``Recall.index([])``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall.indexing.indexer import SourceSpec, SyncStats
+from recall.notes.problems import Problem
+from recall.store.sqlite import Store
+
+
+@dataclass
+class Known:
+    """The known folders an index run syncs beside those it was given, and the conversation
+    folders (folder -> project) it reads again."""
+
+    sources: list[SourceSpec] = field(default_factory=list)
+    conversations: dict[str, str | None] = field(default_factory=dict)
+
+
+def drop_gone(store: Store, stats: SyncStats) -> None:
+    """Remove every known note folder that is no longer a folder, with its notes."""
+    for source_id, kind, root, _project in store.sources():
+        if kind == "conversation" or Path(root).is_dir():
+            continue
+        n = len(store.note_hashes(source_id))
+        store.delete_source(source_id)
+        stats.removed += n
+        stats.problems.append(Problem(root, f"the folder is gone: its {n} note(s) were dropped from the index "
+                                            f"(`recall index {root}` indexes it again once it is back)"))
+
+
+def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
+                  salvaged: Sequence[tuple[str, str, str | None]] = ()) -> Known:
+    """Every folder the store (or, when it was emptied, the index generations) knows, but
+    those in ``given``."""
+    taken = {(s.kind, str(s.root.resolve())) for s in given}
+    known = [(k, r, p) for _, k, r, p in store.sources()] + list(salvaged)
+    if not known:  # a store emptied or deleted lost its folders: its index still names them
+        from recall.store.salvage import index_sources
+
+        known = index_sources(home)
+    out = Known()
+    for kind, root, project in known:
+        if kind == "conversation":
+            out.conversations[root] = project
+        elif (kind, root) not in taken and Path(root).is_dir():
+            taken.add((kind, root))
+            out.sources.append(SourceSpec(kind, Path(root), project))
+    return out
