@@ -18,6 +18,7 @@ from recall.config.snapshot import too_short
 from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
+from recall.indexing.known import newer_elsewhere
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
 from recall.privacy.safetext import whole
@@ -337,6 +338,9 @@ class Recall:
             return QueryResult([], decide(text, [], rule), {}, rule)
         if not typed and not messages_allowed(self.embedder):
             return QueryResult([], decide(text, [], rule), {"withheld": 1.0}, rule)
+        if newer_elsewhere(self.embedder.model_id, self.home):  # a switch back: this index predates the notes
+            why = "the notes were indexed with another model since: `recall index` brings this one up to date"
+            return QueryResult([], Decision("nothing", why), {"stale": 1.0}, rule)
         self.searcher.refresh()
         t0 = time.perf_counter()
         hits, timings = self.searcher.search(text, scope, k_notes=max(k_notes, GAP_RANKS[1]))

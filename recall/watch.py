@@ -178,6 +178,7 @@ class Watcher:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self.moved_to: str | None = None  # the model config.toml names now, when the watcher stopped for it
         self._observer: Any = None
         self._event_handler: Any = None
         self._roots: dict[Path, tuple[tuple[int, int] | None, Any]] = {}  # root -> (its identity, its watch)
@@ -293,13 +294,34 @@ class Watcher:
                 self._guarded(indexer, set(), {str(w.root) for w in self.watched})
             while True:
                 batch = self._next_batch()
-                if batch is None:
+                if batch is None or self._model_moved():
                     break
                 self._guarded(indexer, *batch)
         finally:
             self._observer.stop()
             self._observer.join(5)
             store.close()
+
+    def _model_moved(self) -> bool:
+        """Whether config.toml names another model than this watcher embeds with: its saves would
+        go to the old model's index (an outside tester's edits never reached the new one's), so
+        the watcher stops, said once (``moved_to``; `recall watch` ends and says so)."""
+        from recall.config.load import load_config
+        from recall.embedding.models import model_id_of
+
+        try:
+            now = model_id_of(load_config().model)
+        except Exception:  # noqa: BLE001 - a config being edited: its error is said where it is used
+            return False
+        if now == model_id_of(self.app.config.model):
+            return False
+        self.moved_to = now
+        log.error("the model in config.toml is now %s: stopped watching (saves would be embedded for the old "
+                  "model's index); `recall watch` again watches with it", now)
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()
+        return True
 
     def _observe(self, limit: OSError | None = None) -> None:
         """Watch every folder there: with inotify, or, once its limits are reached (``limit``,
@@ -549,14 +571,19 @@ def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debou
     in_main = threading.current_thread() is threading.main_thread()  # signals: main thread only
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
     watcher = Watcher(app, sources, debounce=debounce, on_batch=on_batch).start()
+    from recall.errors import ModelMoved
+
     try:
         for w in watcher.watched:
             report(f"watching {w.root} ({w.kind})")
         if not watcher.watched:
             report("nothing to watch: index a folder first (recall index DIR)")
             return
-        while not stop.wait(0.5):
+        while not stop.wait(0.5) and watcher.moved_to is None:
             pass
+        if watcher.moved_to is not None:
+            raise ModelMoved(f"the model in config.toml is now {watcher.moved_to}: stopped watching; run "
+                               "`recall index`, then `recall watch` again")
     except KeyboardInterrupt:
         pass
     finally:

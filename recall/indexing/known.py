@@ -10,6 +10,10 @@ them. Two rules (stop 46: an outside tester found every path that broke them):
   (hash-checked: an unchanged file is read and hashed, not parsed or embedded): ``--rebuild``,
   the resume of an interrupted index (it embedded the old snapshot: a note deleted since came
   back) and a model switch, the daemon's included (``Recall.index([])``).
+
+And a question is not answered from a model's index built before the notes were last read
+(``newer_elsewhere``: a switch back to a model used before, which handed over notes deleted
+since until something indexed again).
 """
 
 from __future__ import annotations
@@ -17,10 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from recall.indexing.indexer import SourceSpec, SyncStats
 from recall.notes.problems import Problem
-from recall.store.sqlite import Store
+from recall.store.vectors import index_dir
+
+if TYPE_CHECKING:  # the question path imports this module: the indexer's modules are loaded where they run
+    from recall.indexing.indexer import SourceSpec, SyncStats
+    from recall.store.sqlite import Store
 
 
 @dataclass
@@ -48,6 +56,8 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
                   salvaged: Sequence[tuple[str, str, str | None]] = ()) -> Known:
     """Every folder the store (or, when it was emptied, the index generations) knows, but
     those in ``given``."""
+    from recall.indexing.indexer import SourceSpec
+
     taken = {(s.kind, str(s.root.resolve())) for s in given}
     known = [(k, r, p) for _, k, r, p in store.sources()] + list(salvaged)
     if not known:  # a store emptied or deleted lost its folders: its index still names them
@@ -62,3 +72,15 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
             taken.add((kind, root))
             out.sources.append(SourceSpec(kind, Path(root), project))
     return out
+
+
+def newer_elsewhere(model_id: str, home: Path | None = None) -> bool:
+    """Whether another model's index went live after this model's (its ``current`` written
+    later): the notes were read again since this one was built. A few stats per question."""
+    root = index_dir(model_id, home)
+    try:
+        mine = (root / "current").stat().st_mtime_ns
+        others = [p / "current" for p in root.parent.iterdir() if p.name != root.name]
+        return any(p.is_file() and p.stat().st_mtime_ns > mine for p in others)
+    except OSError:
+        return False  # no index of this model: nothing to hand over anyway

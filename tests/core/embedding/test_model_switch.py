@@ -180,6 +180,8 @@ def test_a_switch_back_to_an_earlier_model_reads_the_notes_changed_since(recall_
     use_model(recall_home, "hash")
     said = run_cli("status", check=True).stdout
     assert "last indexed with hash-64, not with hash-256" in said, said
+    asked = run_cli("query", MATCHING)  # before anything is indexed again: nothing, and why
+    assert asked.returncode == 0 and GONE not in asked.stdout and "`recall index`" in asked.stderr, asked.stderr
     on_hash.start()
 
     def finished() -> dict | None:

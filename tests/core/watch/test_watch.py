@@ -340,3 +340,19 @@ def test_notes_named_alike_keep_their_names_and_questions_through_the_watcher(ap
     assert ids() == {"billing/README", "search/README"}
     assert {k: v for k, v in _questions(app).items() if "README" in k} == {
         "billing/README": ["invoice numbers?"], "search/README": ["reindex?"]}
+
+
+def test_a_model_changed_in_config_stops_the_watcher_before_it_embeds_with_the_old_one(app, folder, recall_home):
+    """An outside tester switched the model while `recall watch` ran: its saves were embedded
+    for the old model's index, and the new model's (the one every question reads) kept the old text."""
+    from recall.store.vectors import current_marker
+
+    with Watcher(app, debounce=0.15) as watcher:
+        assert watcher.wait_idle(5)
+        before = current_marker(app.embedder.model_id, recall_home)
+        (recall_home / "config.toml").write_text('model = "hash-64"\n', encoding="utf-8")
+        editor_save(folder / "target.md", note_text(f"{TOKEN} target note", "version 1", "edited body"))
+        assert wait_for(lambda: watcher.moved_to is not None, 3.0)
+        assert watcher.moved_to == "hash-64" and watcher.wait_idle(2)
+    assert current_marker(app.embedder.model_id, recall_home) == before  # nothing embedded with the old model
+    assert description_of(app, "target") == "version 0"
