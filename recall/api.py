@@ -247,11 +247,13 @@ class Recall:
         """Write the sources' new and changed notes (and, with ``every``, every known
         source's); returns the sources synced and what was done."""
         from recall.indexing.indexer import SyncStats
-        from recall.indexing.known import drop_gone, known_sources
+        from recall.indexing.known import drop_gone, known_sources, unnested
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
         drop_gone(self.store, total)
+        sources, inner, said = unnested(self.store, sources)
+        total.problems += said
         conv_folders: dict[str, str | None] = {}
         if every:
             known = known_sources(self.store, self.home, sources, salvaged)
@@ -266,6 +268,8 @@ class Recall:
         total.purged += purge_prompt_titles(self.store, prompts)  # every project's, at every index
         for spec in sources:
             total.merge(indexer.sync_source(spec))
+        for source_id in inner:  # their notes are the outer folder's now (its vectors kept)
+            self.store.delete_source(source_id)
         if self.config.sources.conversations:
             if conversations_of is not None:
                 conv_folders.pop(str(conversations_dir(conversations_of)), None)

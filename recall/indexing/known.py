@@ -84,3 +84,32 @@ def newer_elsewhere(model_id: str, home: Path | None = None) -> bool:
         return any(p.is_file() and p.stat().st_mtime_ns > mine for p in others)
     except OSError:
         return False  # no index of this model: nothing to hand over anyway
+
+
+def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSpec], list[int], list[Problem]]:
+    """``sources`` with a folder inside a known folder of the same kind replaced by that
+    folder, and the known folders of the same kind inside a source (their notes move to it:
+    drop them once it is synced); one line each. A folder and its subfolder indexed both held
+    the subfolder's notes twice, and a note deleted and indexed through one was handed over
+    through the other (stop 46)."""
+    from recall.indexing.indexer import SourceSpec
+
+    known = [(sid, kind, Path(root), project) for sid, kind, root, project in store.sources() if kind != "conversation"]
+    out: list[SourceSpec] = []
+    inner: list[int] = []
+    said: list[Problem] = []
+    for spec in sources:
+        root = spec.root.resolve()
+        outer = [(r, p) for _, k, r, p in known if k == spec.kind and r != root and root.is_relative_to(r)]
+        if outer:
+            r, p = min(outer, key=lambda o: len(o[0].parts))
+            said.append(Problem(str(root), f"inside {r}, indexed already: {r} was read again instead"))
+            spec = SourceSpec(spec.kind, r, p)
+        root = spec.root.resolve()
+        for sid, k, r, _ in known:
+            if k == spec.kind and r != root and r.is_relative_to(root) and sid not in inner:
+                inner.append(sid)
+                said.append(Problem(str(r), f"inside {root}, now indexed with it"))
+        if all(s.root.resolve() != root or s.kind != spec.kind for s in out):
+            out.append(spec)
+    return out, inner, said

@@ -236,3 +236,36 @@ def test_a_folder_that_is_gone_takes_its_notes_with_it_and_says_so(recall_home, 
     missing = run_cli("index", str(sample_notes))
     assert missing.returncode != 0 and "no such folder" in missing.stderr, missing.stderr
     assert "`recall index`" in missing.stderr
+
+
+def _notes_count() -> int:
+    from recall.api import Recall
+
+    app = Recall()
+    try:
+        return app.store.counts()["notes"]
+    finally:
+        app.store.close()
+
+
+def test_a_folder_and_its_subfolder_hold_each_note_once_whichever_is_indexed_first(recall_home, sample_notes):
+    """An outside tester indexed ~/notes, then ~/notes/work: the subfolder's notes were stored
+    twice, and one deleted and indexed through the subfolder was still handed over."""
+    use_model(recall_home, "hash")
+    work = sample_notes / "work"
+    work.mkdir()
+    (sample_notes / f"{GONE}.md").rename(work / f"{GONE}.md")
+    n = len(list(sample_notes.rglob("*.md")))
+    import shutil
+
+    for first, second in ((sample_notes, work), (work, sample_notes)):
+        shutil.rmtree(recall_home)
+        use_model(recall_home, "hash")
+        assert run_cli("index", str(first)).returncode == 0
+        out = run_cli("index", str(second))
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        assert f"inside {sample_notes}" in out.stderr, out.stderr
+        assert _notes_count() == n and _ids(MATCHING).count(GONE) == 1
+    (work / f"{GONE}.md").unlink()
+    assert run_cli("index", str(work)).returncode == 0
+    assert GONE not in _ids(MATCHING) and _notes_count() == n - 1
