@@ -61,7 +61,3 @@ class HomeUnusable(RecallError):
 def is_unwritable(exc: BaseException) -> bool:
     """EROFS, EACCES, EPERM: the OS refused a write (a read-only mount, another user's file)."""
     return isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
-
-
-class ModelMoved(RecallError):
-    """A long-running command whose model is no longer the one config.toml names (``recall watch``)."""

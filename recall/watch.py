@@ -570,23 +570,38 @@ def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debou
 
     in_main = threading.current_thread() is threading.main_thread()  # signals: main thread only
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None
-    watcher = Watcher(app, sources, debounce=debounce, on_batch=on_batch).start()
-    from recall.errors import ModelMoved
-
     try:
-        for w in watcher.watched:
-            report(f"watching {w.root} ({w.kind})")
-        if not watcher.watched:
-            report("nothing to watch: index a folder first (recall index DIR)")
-            return
-        while not stop.wait(0.5) and watcher.moved_to is None:
-            pass
-        if watcher.moved_to is not None:
-            raise ModelMoved(f"the model in config.toml is now {watcher.moved_to}: stopped watching; run "
-                               "`recall index`, then `recall watch` again")
+        while True:
+            watcher = Watcher(app, sources, debounce=debounce, on_batch=on_batch).start()
+            try:
+                for w in watcher.watched:
+                    report(f"watching {w.root} ({w.kind})")
+                if not watcher.watched:
+                    report("nothing to watch: index a folder first (recall index DIR)")
+                    return
+                while not stop.wait(0.5) and watcher.moved_to is None:
+                    pass
+            finally:
+                watcher.stop()
+            if watcher.moved_to is None:
+                return
+            report(f"the model in config.toml is now {watcher.moved_to}: watching with it from now on")
+            app = _with_new_model(app, report)
     except KeyboardInterrupt:
         pass
     finally:
-        watcher.stop()
         if in_main:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _with_new_model(app: Recall, report: Callable[[str], None]) -> Recall:
+    """A ``Recall`` with config.toml's model now, its index brought up to date first when the
+    notes were indexed with another model (as the daemon does after a switch)."""
+    from recall.api import Recall
+
+    app.close()
+    fresh = Recall(home=app.home)
+    if fresh.switched_from() is not None:
+        report(f"reading and embedding the notes with {fresh.embedder.model_id} first")
+        fresh.index([])
+    return fresh

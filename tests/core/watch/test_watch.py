@@ -356,3 +356,41 @@ def test_a_model_changed_in_config_stops_the_watcher_before_it_embeds_with_the_o
         assert watcher.moved_to == "hash-64" and watcher.wait_idle(2)
     assert current_marker(app.embedder.model_id, recall_home) == before  # nothing embedded with the old model
     assert description_of(app, "target") == "version 0"
+
+
+@pytest.mark.process
+def test_recall_watch_follows_a_model_switched_in_config(recall_home, tmp_path, monkeypatch):
+    """`recall watch` as a user runs it: after `model` changes in config.toml, a save reaches the
+    index of the model every question now reads (it went to the old model's)."""
+    import subprocess
+
+    from helpers.env import env_with
+    from helpers.paths import PY
+
+    monkeypatch.delenv("RECALL_MODEL", raising=False)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text('model = "hash"\n', encoding="utf-8")
+    notes = tmp_path / "notes"
+    write_note(notes, "target", f"{TOKEN} target note", "version 0", "the note the test edits")
+    write_note(notes, "other", "kafka consumer lag", "about kafka", "details")
+    Recall(home=recall_home).index([SourceSpec("dir", notes)])
+    log = tmp_path / "watch.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([PY, "-m", "recall.cli", "watch"], env=env_with(), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        assert wait_for(lambda: b"watching " in log.read_bytes(), 60), log.read_text()
+        (recall_home / "config.toml").write_text('model = "hash-64"\n', encoding="utf-8")
+        editor_save(notes / "target.md", note_text(f"{TOKEN} target note", "version 1", "edited body"))
+
+        def served() -> str | None:
+            app = Recall(home=recall_home)
+            try:
+                return description_of(app, "target")
+            finally:
+                app.close()
+
+        assert wait_for(lambda: served() == "version 1", 30), log.read_text()
+        assert "now hash-64: watching with it" in log.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(10)
