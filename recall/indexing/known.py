@@ -76,14 +76,21 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
 
 def newer_elsewhere(model_id: str, home: Path | None = None) -> bool:
     """Whether another model's index went live after this model's (its ``current`` written
-    later): the notes were read again since this one was built. A few stats per question."""
+    later: the notes were read again since this one was built), or this model has none and
+    another has (a switch not embedded yet). A few stats per question."""
     root = index_dir(model_id, home)
     try:
-        mine = (root / "current").stat().st_mtime_ns
         others = [p / "current" for p in root.parent.iterdir() if p.name != root.name]
+    except OSError:
+        return False  # no index at all: nothing indexed yet
+    try:
+        mine = (root / "current").stat().st_mtime_ns
+    except OSError:
+        mine = -1
+    try:
         return any(p.is_file() and p.stat().st_mtime_ns > mine for p in others)
     except OSError:
-        return False  # no index of this model: nothing to hand over anyway
+        return False
 
 
 def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSpec], list[int], list[Problem]]:

@@ -48,6 +48,8 @@ def test_a_new_model_in_config_is_embedded_and_calibrated_by_the_daemon(recall_h
     # `recall status` says the notes are not indexed with the new model yet
     said = run_cli("status", check=True).stdout
     assert "last indexed with hash-256, not with hash-64" in said
+    asked = run_cli("query", MATCHING)  # no index of this model yet: nothing, and why
+    assert asked.returncode == 0 and "`recall index` brings this one up to date" in asked.stderr, asked.stderr
 
     # The running daemon answers with its model, then stops: the next question starts one with hash-64.
     reply = query(MATCHING)
