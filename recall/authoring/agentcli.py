@@ -313,7 +313,7 @@ def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
     log_path = home / LOG_FILE
     fd = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
-        subprocess.Popen([sys.executable, "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
+        subprocess.Popen([sys.executable, "-P", "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
                          env={**os.environ, GENERATING_ENV: "1"}, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
                          close_fds=True, start_new_session=True)
     finally:

@@ -192,3 +192,23 @@ def test_the_docs_check_sees_what_is_gone():
             " `recall/nowhere/<concept>.py`")
     assert _missing_in_doc(text, ROOT) == ["gone.py", "recall.api.Nothing", "recall.ranking.lexical",
                                            "recall/nowhere.py", "recall/nowhere/<concept>.py"]
+
+
+def _unsafe_spawns(tree: ast.AST) -> list[str]:
+    """Lists that start ``[sys.executable, ...]`` without ``-P`` next: such a child puts its
+    working folder first on its module path."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.List) and node.elts and ast.unparse(node.elts[0]) == "sys.executable"
+                and not (len(node.elts) > 1 and isinstance(node.elts[1], ast.Constant) and node.elts[1].value == "-P")):
+            out.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
+    return out
+
+
+def test_every_python_child_recall_starts_runs_with_safe_path():
+    """Stop 46: the background writer ran `python -m recall.cli` in the user's folder, where
+    another user's `recall/__init__.py` ran as them. Every child interpreter starts with ``-P``."""
+    bad = {p.name: _unsafe_spawns(ast.parse(p.read_text(encoding="utf-8"))) for p in (ROOT / "recall").rglob("*.py")}
+    assert {k: v for k, v in bad.items() if v} == {}
+    assert _unsafe_spawns(ast.parse("import sys\nrun([sys.executable, '-m', 'x'])")) == [
+        "line 2: [sys.executable, '-m', 'x']"]
