@@ -25,26 +25,21 @@ import functools
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from recall.authoring import answers, notegen, runner, tries
-from recall.authoring.runner import Finished
+from recall.authoring.runner import GENERATING_ENV, Finished, start_background
 from recall.errors import RecallError
-from recall.privacy.paths import LINK_REPAIR, open_regular, read_text
+from recall.privacy.paths import LINK_REPAIR, ensure_private_dir, read_text, run_dir
 from recall.privacy.safetext import one_line, shortened
 
 AGENTS = ("claude", "codex", "gemini")
 CONSENTED = ("auto", *AGENTS)
 CHOICES = ("ask", "off", *CONSENTED)
-GENERATING_ENV = "RECALL_GENERATING"  # set in every process a run starts: no hook search, no second run
-LOCK_FILE = "questions.lock"
 MIN_FREE_BYTES = 4 << 20  # below this on the notes' disk, a run's answers could not be written: not asked
-LOG_FILE = "questions.log"
 OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to show once before consent
 # Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
 NOTE_KINDS = ("memory", "rule", "dir")
@@ -76,7 +71,10 @@ class Agent:
             # No tools, no MCP servers, no skills, no saved session, a one-line system prompt:
             # the model has the prompt and nothing else, and Claude Code's own ~12k-token system
             # prompt and tool list are not sent with every request (~500 tokens instead).
+            # Only the user's own settings: a CLAUDE.md above the folder it runs in (another
+            # user's in a shared /tmp reached the model as "instructions that OVERRIDE", stop 46) is not read.
             return [self.exe, "-p", "--output-format", "json", "--tools", "", "--strict-mcp-config",
+                    "--setting-sources", "user",
                     "--no-session-persistence", "--disable-slash-commands", "--system-prompt", SYSTEM_PROMPT,
                     *(["--model", self.model] if self.model else [])], prompt
         model = ["-m", self.model] if self.model else []
@@ -139,10 +137,13 @@ def find_agent(choice: str, model: str = "") -> Agent | None:
 
 
 def complete(agent: Agent, prompt: str, timeout_s: float) -> str:
-    """The agent's answer to ``prompt`` alone, asked from an empty temporary folder."""
-    env = {**os.environ, **agent.env(), GENERATING_ENV: "1"}
-    with tempfile.TemporaryDirectory(prefix="recall-gen-") as cwd, \
-            tempfile.TemporaryDirectory(prefix="recall-out-") as out_dir:
+    """The agent's answer to ``prompt`` alone, asked from an empty folder of RECALL_HOME's run
+    folder (0700), its temporary files in another: the CLIs read instruction files in every
+    folder above the one they run in, and a shared /tmp is anyone's."""
+    run = ensure_private_dir(run_dir())
+    with tempfile.TemporaryDirectory(prefix="gen-", dir=run) as cwd, \
+            tempfile.TemporaryDirectory(prefix="out-", dir=run) as out_dir:
+        env = {**os.environ, **agent.env(), GENERATING_ENV: "1", "TMPDIR": out_dir}
         out_file = Path(out_dir) / "answer.txt"
         argv, stdin = agent.command(out_file, prompt)
         try:
@@ -286,39 +287,6 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
     elif not kept and not state.has_negatives:
         tries.negatives_unanswered(state)
     out.negatives = len(kept)
-
-
-@contextlib.contextmanager
-def run_lock(home: Path) -> Iterator[bool]:
-    """Whether this process holds the one-run-at-a-time lock (released when it ends)."""
-    import fcntl
-
-    fd = open_regular(home / LOCK_FILE, os.O_RDWR | os.O_CREAT)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
-
-
-def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
-    """Start ``recall questions run ARGV`` detached (output to RECALL_HOME/questions.log, 0600),
-    unless this process was itself started by a run. Never waits for it."""
-    if os.environ.get(GENERATING_ENV):
-        return False
-    log_path = home / LOG_FILE
-    fd = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    try:
-        subprocess.Popen([sys.executable, "-P", "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
-                         env={**os.environ, GENERATING_ENV: "1"}, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
-                         close_fds=True, start_new_session=True)
-    finally:
-        os.close(fd)
-    return True
 
 
 def request_overheads(agent: Agent) -> tuple[int, ...]:

@@ -16,6 +16,9 @@ time limit and then threw a finished answer away. Here:
 * **the run's own end**: SIGTERM or SIGHUP to recall (``kill``, a closed terminal, a logout)
   ends the run through the same cleanup, the CLI's group killed: Python's default for them ends
   the process on the spot, and an outside tester's CLI ran on unbounded after it (stop 45).
+
+And the run itself: one at a time (``run_lock``), started in the background by `recall index`
+and the watcher (``start_background``).
 """
 
 from __future__ import annotations
@@ -24,11 +27,15 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from recall.errors import RecallError
+from recall.privacy.paths import open_regular
 
 MAX_ANSWER_BYTES = 16 << 20
 STDERR_TAIL = 64 << 10
@@ -133,3 +140,41 @@ def run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s
         err.seek(max(0, err.tell() - STDERR_TAIL))
         return Finished(proc.returncode, bytes(out).decode("utf-8", errors="replace"),
                         err.read().decode("utf-8", errors="replace"))
+
+
+GENERATING_ENV = "RECALL_GENERATING"  # set in every process a run starts: no hook search, no second run
+LOCK_FILE = "questions.lock"
+LOG_FILE = "questions.log"
+
+
+@contextlib.contextmanager
+def run_lock(home: Path) -> Iterator[bool]:
+    """Whether this process holds the one-run-at-a-time lock (released when it ends)."""
+    import fcntl
+
+    fd = open_regular(home / LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
+    """Start ``recall questions run ARGV`` detached (output to RECALL_HOME/questions.log, 0600),
+    unless this process was itself started by a run. Never waits for it."""
+    if os.environ.get(GENERATING_ENV):
+        return False
+    log_path = home / LOG_FILE
+    fd = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        subprocess.Popen([sys.executable, "-P", "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
+                         env={**os.environ, GENERATING_ENV: "1"}, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
+                         close_fds=True, start_new_session=True)
+    finally:
+        os.close(fd)
+    return True

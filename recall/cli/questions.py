@@ -73,7 +73,7 @@ def questions(ctx: click.Context) -> None:
 def _last_failure(home) -> str | None:
     """The error that ended the last background run, if that is how it ended (its log's last
     line: a run that failed ends on ``Error: ...``), with where the rest is."""
-    from recall.authoring.agentcli import LOG_FILE
+    from recall.authoring.runner import LOG_FILE
     from recall.privacy.paths import read_bytes
     from recall.privacy.safetext import one_line, shortened
 
@@ -129,7 +129,8 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
 
     What `recall index` starts in the background once allowed; DIRs as for `recall index`.
     """
-    from recall.authoring.agentcli import AgentError, consented, find_agent, generate_folder, plan, run_lock
+    from recall.authoring.agentcli import AgentError, consented, find_agent, generate_folder, plan
+    from recall.authoring.runner import run_lock
 
     app = recall_app()
     choice = app.config.questions.generate

@@ -13,7 +13,8 @@ import json, os, re, sys
 prompt = sys.stdin.read()
 with open({record!r}, "a") as fh:
     fh.write(json.dumps({{"cwd": os.getcwd(), "files": os.listdir("."), "argv": sys.argv[1:],
-                         "generating": os.environ.get("RECALL_GENERATING"), "prompt": prompt}}) + "\n")
+                         "generating": os.environ.get("RECALL_GENERATING"), "tmpdir": os.environ.get("TMPDIR"),
+                         "prompt": prompt}}) + "\n")
 stems = re.findall(r"^### (.+)\.md$", prompt, flags=re.M)
 if "for which NONE of the notes is relevant" in prompt:
     lines = [json.dumps({{"text": t, "lang": "en", "kind": "general"}}) for t in ["rename a git branch?", "thanks"]]

@@ -40,7 +40,7 @@ def test_a_prompt_over_the_argv_limit_goes_on_stdin(name, tmp_path):
     assert got.strip() == f"answer of {len(BIG)}"
     call = json.loads(record.read_text())
     assert call["stdin"] == BIG and all(len(a) < 1000 for a in call["argv"])
-    assert os.path.basename(call["cwd"]).startswith("recall-gen-")
+    assert os.path.basename(call["cwd"]).startswith("gen-")
     # Gemini CLI refuses, headless, a folder the user never trusted: the empty one is trusted for the run.
     assert call["trust"] == ("true" if name == "gemini" else None)
 

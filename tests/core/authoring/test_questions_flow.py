@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -293,9 +294,15 @@ def test_a_run_asks_from_an_empty_folder_and_indexes_what_comes_back(folder, tmp
     calls = [json.loads(line) for line in record.read_text().splitlines()]
     assert len(calls) == 3
     for call in calls:
-        assert os.path.basename(call["cwd"]).startswith("recall-gen-") and call["files"] == []
+        assert os.path.basename(call["cwd"]).startswith("gen-") and call["files"] == []
+        # Not in a shared /tmp, whose CLAUDE.md anyone may write (stop 46): RECALL_HOME's run folder,
+        # every folder above it this user's; the CLI's temporary files in another of its folders.
+        run = recall_home.resolve() / "run"
+        assert Path(call["cwd"]).parent == run and Path(call["tmpdir"]).parent == run
+        assert oct(run.stat().st_mode & 0o777) == "0o700"
         assert call["generating"] == "1" and str(folder) not in call["cwd"]
         assert call["argv"][:3] == ["-p", "--output-format", "json"] and ["--tools", ""] == call["argv"][3:5]
+        assert call["argv"][call["argv"].index("--setting-sources") + 1] == "user"  # no project CLAUDE.md
         assert "We froze deploys" in call["prompt"] and str(folder) not in call["prompt"]
     hit = run_cli("query", "--json", "zq decimal-money when does this apply?", cwd=folder)
     assert json.loads(hit.stdout)["ranked"][0]["path"].endswith("decimal-money.md")

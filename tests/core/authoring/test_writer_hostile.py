@@ -152,14 +152,14 @@ def test_notes_named_alike_in_subfolders_each_get_their_own_questions(folder, tm
 def test_the_background_writer_imports_no_code_from_the_folder_it_starts_in(tmp_path, recall_home):
     """An outside tester's `recall/__init__.py` in a shared checkout ran as the user when
     `recall index` started the writer there (`python -m` without `-P` puts the folder first)."""
-    from recall.authoring import agentcli
+    from recall.authoring import runner
 
     checkout, marker = tmp_path / "checkout", tmp_path / "ran"
     (checkout / "recall").mkdir(parents=True)
     (checkout / "recall" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
     recall_home.mkdir(parents=True, exist_ok=True)
-    assert agentcli.start_background(recall_home, ["--help"], checkout)
-    log = recall_home / agentcli.LOG_FILE
+    assert runner.start_background(recall_home, ["--help"], checkout)
+    log = recall_home / runner.LOG_FILE
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not marker.exists() and "Usage" not in log.read_text(errors="replace"):
         time.sleep(0.1)
