@@ -14,18 +14,24 @@ prints go nowhere): recall's own line says what happened.
         extracted = convert(path, note_type, fmt, frame_every_s)
 
 The child runs ``python -P -m recall.notes.documents.isolated`` and speaks pickled tuples
-over its stdin and stdout (``multiprocessing.connection``): it trusts only its parent.
+over its stdin and stdout (``multiprocessing.connection``): it trusts only its parent. Its
+TMPDIR is a folder of its own in RECALL_HOME's run folder (0700): a converter's library writes
+fixed names there (onnxruntime's ``$TMPDIR/.ses``), through which a link another user left in a
+shared /tmp overwrote a file of the user's, and a pipe there held every document (stop 46).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from recall.notes.documents.convert import Extracted, Unreadable
+from recall.privacy.paths import ensure_private_dir, run_dir
 
 # How long a child that was asked to stop may take before it is killed.
 STOP_S = 2.0
@@ -40,6 +46,7 @@ class Converter:
         self._proc: subprocess.Popen | None = None
         self._send: Connection | None = None
         self._recv: Connection | None = None
+        self._tmp: str | None = None  # the child's TMPDIR while it runs
 
     def __enter__(self) -> Converter:
         return self
@@ -69,9 +76,10 @@ class Converter:
     def _started(self) -> tuple[Connection, Connection]:
         if self._proc is None or self._proc.poll() is not None:
             self.close(kill=True)
+            self._tmp = tempfile.mkdtemp(prefix="convert-", dir=ensure_private_dir(run_dir()))
             self._proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", "recall.notes.documents.isolated", str(int(self.max_mb)),
-                 str(os.getpid())],
+                 str(os.getpid())], env={**os.environ, "TMPDIR": self._tmp},
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 start_new_session=True)  # Ctrl-C reaches the parent, which stops it
             assert self._proc.stdin is not None and self._proc.stdout is not None
@@ -89,15 +97,17 @@ class Converter:
                 conn.close()
         self._send = self._recv = None
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if kill:
-            proc.kill()
-        try:
-            proc.wait(STOP_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        tmp, self._tmp = self._tmp, None
+        if proc is not None:
+            if kill:
+                proc.kill()
+            try:
+                proc.wait(STOP_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _answer(path: str, note_type: str, fmt: str, frame_every_s: float) -> tuple[str, object]:

@@ -113,3 +113,20 @@ def test_the_plugins_search_fallback_gives_the_agent_no_markup_from_a_document(t
     got = json.loads(line)["results"]
     assert got and got[0]["id"] == "shot.txt" and "system-reminder" in got[0]["snippet"]
     assert "<" not in line and ">" not in line
+
+
+def test_a_converter_writes_nothing_through_a_shared_temporary_folder(tmp_path, recall_home, hash_model):
+    """An outside tester's link at /tmp/.ses (a fixed name a converter's library writes in TMPDIR)
+    made `recall index` overwrite a file of the user's, and a pipe there held every document."""
+    shared, victim = tmp_path / "shared-tmp", tmp_path / "victim.txt"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim.write_text("mine\n")
+    (shared / ".ses").symlink_to(victim)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "page.html").write_text("<html><body><h1>Runbook</h1><p>Rotate the zorbl keys monthly.</p></body></html>")
+    out = run_cli("index", str(folder), env={"TMPDIR": str(shared)})
+    assert out.returncode == 0 and "page.html" not in out.stderr, out.stderr
+    assert victim.read_text() == "mine\n" and sorted(p.name for p in shared.iterdir()) == [".ses"]
+    assert "page" in " ".join(found("zorbl keys"))
