@@ -98,8 +98,13 @@ def config_cmd(show_path: bool) -> None:
         say(user_config_path(), masked=False)  # read back by scripts: the path as it is
         return
     from recall.embedding.models import model_id_of
+    from recall.errors import HomeUnusable
+    from recall.privacy.paths import recall_home
+    from recall.privacy.trust import home_problem
     from recall.team.connect import hide_password
 
+    if (problem := home_problem(recall_home())) is not None:  # what every other command refuses to use
+        raise HomeUnusable(problem)
     config = load_config()
     for key, value, origin in config.entries():  # pasted into bug reports: a [team] url's password masked
         shown = json.dumps(value, ensure_ascii=False)  # (say masks the rest, as every line it prints)

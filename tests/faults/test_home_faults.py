@@ -316,3 +316,18 @@ def test_class7_recall_home_that_is_a_file_and_an_empty_folder_name(tmp_path, pr
     probe.add(inputs=1, faults=1)
     assert empty.returncode == 2 and "empty folder name" in empty.stderr and "Traceback" not in empty.stderr
     probe.add(survived=1)
+
+
+def test_class7_recall_config_does_not_show_another_users_settings_as_in_force(indexed, tmp_path, probe):
+    """An outside tester: every command refused a config.toml of another user's in one line,
+    but `recall config` listed its values as the settings in force."""
+    need_second_user()
+    home = tmp_path / "home"
+    shutil.copytree(indexed, home)
+    (home / "config.toml").write_text('[questions]\ngenerate = "claude"\n', encoding="utf-8")
+    os.chown(home / "config.toml", OTHER_UID, OTHER_UID)
+    proc = recall("config", env=env_with(RECALL_HOME=str(home), RECALL_MODEL="hash"))
+    probe.add(inputs=1, faults=1)
+    one_line_error(proc, "belongs to", "chown")
+    assert "generate" not in proc.stdout
+    probe.add(survived=1)
