@@ -9,6 +9,7 @@ checks that no other printer is used under recall/cli)."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 
 import click
 
@@ -155,3 +156,14 @@ def recall_app():
     from recall.api import Recall
 
     return Recall()
+
+
+STDIN_CHARS = 65_536  # what `-` reads: more than the model ever looks at
+
+
+def typed_text(parts: tuple[str, ...] | str) -> str:
+    """The words of a search: ``-`` alone reads them from stdin, where another local user's
+    ``ps`` does not see them (a command line is readable by everyone in ``/proc``)."""
+    if parts in ("-", ("-",)):
+        return sys.stdin.read(STDIN_CHARS).strip()
+    return parts if isinstance(parts, str) else " ".join(parts)

@@ -18,6 +18,9 @@ def main() -> None:
     Files live under RECALL_HOME (default: a per-user data folder); settings in
     RECALL_HOME/config.toml (see `recall config`).
     """
+    from recall.privacy import coredumps
+
+    coredumps.forbid()  # a command holds typed words or notes' text: a crash must not dump them to disk
 
 
 def _register(group: click.Group) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say
+from recall.cli.common import fail_cleanly, recall_app, say, typed_text
 from recall.privacy.safetext import one_line
 
 
@@ -24,9 +24,13 @@ from recall.privacy.safetext import one_line
 @fail_cleanly
 def query(text: str, repo: str | None, everything: bool, as_json: bool, explain: bool, k: int,
           for_agent: bool) -> None:
-    """Search the notes for TEXT and show what the hook would hand over."""
+    """Search the notes for TEXT and show what the hook would hand over.
+
+    TEXT `-`: read from stdin (a command line is visible to other users in the process list).
+    """
     from recall.ranking.scope import Scope
 
+    text = typed_text(text)
     app = recall_app()
     res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything), typed=True)
     d = res.decision

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say
+from recall.cli.common import fail_cleanly, recall_app, say, typed_text
 from recall.privacy.safetext import one_line
 
 SNIPPET_CHARS = 240
@@ -31,11 +31,12 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     the K best notes and documents: this project's memory and conversation titles, the
     shared rules and folders, and library folders (mirrored repositories' docs, which
     the hook leaves out). A document's result names the page, slide, sheet, section or
-    time range that matched, with the matching text.
+    time range that matched, with the matching text. WORDS `-`: read from stdin (a
+    command line is visible to other users in the process list).
     """
     from recall.ranking.scope import Scope
 
-    text = " ".join(words)
+    text = typed_text(words)
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), repo, everything, library=True)
     res = app.query(text, scope, k_notes=k, search_short=True, typed=True)

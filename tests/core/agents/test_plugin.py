@@ -255,4 +255,6 @@ def test_every_command_the_plugin_tells_the_agent_to_run_prints_for_an_agent():
         runs = re.findall(r"recall_plugin\.py\" cli (\w+)([^\n]*)", path.read_text(encoding="utf-8"))
         assert runs or path != SKILL_MD, path
         for command, rest in runs:
-            assert command in ("search", "query") and "--for-agent" in rest and " -- " in rest, (path, command, rest)
+            # the words on stdin: a command line is readable by every user in /proc (stop 46)
+            assert command in ("search", "query") and "--for-agent" in rest and rest.endswith(" - <<'EOF'"), (
+                path, command, rest)

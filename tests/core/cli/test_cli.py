@@ -255,3 +255,13 @@ def test_models_lists_the_bundled_default_and_a_failed_download_is_one_line(reca
     assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
     assert failed.stderr.count("\n") == 1 and "could not download nobody-here/no-such-model-zz" in failed.stderr
     assert "no-such-model-zz" not in run_cli("models").stdout  # nothing half-fetched is listed as ready
+
+
+def test_search_and_query_read_the_words_from_stdin_when_told(indexed):
+    """`-` reads the words from stdin, off the command line other users can read in /proc."""
+    on_stdin = run_cli("search", "--json", "-k", "3", "-", input="Feature flags via Unleash\n", check=True)
+    as_args = run_cli("search", "--json", "-k", "3", "Feature", "flags", "via", "Unleash", check=True)
+    assert json.loads(on_stdin.stdout)["results"] == json.loads(as_args.stdout)["results"] != []
+    asked = run_cli("query", "--json", "-", input="Feature flags via Unleash: how do we add a feature flag?",
+                    check=True)
+    assert json.loads(asked.stdout)["ranked"][0]["id"] == "feature-flags-unleash"

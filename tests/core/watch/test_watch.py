@@ -379,6 +379,11 @@ def test_recall_watch_follows_a_model_switched_in_config(recall_home, tmp_path, 
         proc = subprocess.Popen([PY, "-m", "recall.cli", "watch"], env=env_with(), stdout=out, stderr=subprocess.STDOUT)
     try:
         assert wait_for(lambda: b"watching " in log.read_bytes(), 60), log.read_text()
+        # every command sets its core limit to 0: a crash dumps no note text or typed words (stop 46)
+        limits = Path(f"/proc/{proc.pid}/limits")
+        if limits.exists():
+            core = next(line for line in limits.read_text().splitlines() if line.startswith("Max core file size"))
+            assert core.split()[4:6] == ["0", "0"], core
         (recall_home / "config.toml").write_text('model = "hash-64"\n', encoding="utf-8")
         editor_save(notes / "target.md", note_text(f"{TOKEN} target note", "version 1", "edited body"))
 
