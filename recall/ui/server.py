@@ -25,8 +25,10 @@ HOST = "127.0.0.1"  # loopback only, by construction: there is no option to chan
 def bind(port: int) -> list[socket.socket]:
     """127.0.0.1:PORT, and [::1] on the same port where the machine has IPv6: a browser sends
     ``localhost`` to [::1] first, and an outside tester's other local user listened there (no
-    clash with 127.0.0.1) with a look-alike page. With ``port`` 0, a port free on both; where
-    [::1]:PORT cannot be held, the page answers 127.0.0.1 only (``Guard``'s hosts)."""
+    clash with 127.0.0.1) with a look-alike page. With ``port`` 0, a port free on both; a
+    ``port`` named that another process holds on [::1] is refused (``localhost:PORT`` would reach
+    it: an outside tester's page answered there, stop 46); where the machine has no IPv6, the
+    page answers 127.0.0.1 only (``Guard``'s hosts)."""
     for _ in range(20):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -39,10 +41,12 @@ def bind(port: int) -> list[socket.socket]:
             six.bind(("::1", chosen))
         except OSError as exc:
             six.close()
-            if exc.errno == errno.EADDRINUSE and port == 0:
+            if exc.errno == errno.EADDRINUSE:
                 sock.close()
-                continue  # taken on [::1]: another port
-            six = None  # no IPv6 here, or the port named is taken there
+                if port == 0:
+                    continue  # taken on [::1]: another port
+                raise OSError(errno.EADDRINUSE, "another process holds it on [::1], where localhost goes") from None
+            six = None  # no IPv6 here
         sock.listen(64)
         if six is not None:
             six.listen(64)

@@ -268,3 +268,31 @@ def test_a_tried_message_is_never_stored_logged_or_counted(ui):
     for path in ui.home.rglob("*"):
         if path.is_file():
             assert b"canary-7f3a9" not in path.read_bytes(), path
+
+
+def test_a_port_named_that_another_process_holds_on_ipv6_loopback_is_refused():
+    """An outside tester's other user listened on [::1]:PORT: `recall ui --port PORT` served
+    127.0.0.1 only, without a word, and http://localhost:PORT/ reached the other server."""
+    import errno
+    import socket
+
+    from recall.ui.server import bind
+
+    try:
+        squatter = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        squatter.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        squatter.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    squatter.listen(1)
+    port = squatter.getsockname()[1]
+    try:
+        with pytest.raises(OSError) as refused:
+            bind(port)
+        assert refused.value.errno == errno.EADDRINUSE and "[::1]" in str(refused.value)
+        free = bind(0)  # a free port is found on both
+        assert len(free) == 2 and free[0].getsockname()[1] != port
+        for s in free:
+            s.close()
+    finally:
+        squatter.close()
