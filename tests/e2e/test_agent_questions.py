@@ -185,8 +185,8 @@ def test_agent_writes_new_and_changed_notes_questions_in_the_background(route, r
         if route.name == "claude":  # recall's flags for claude: no tools, a one-line system prompt
             assert all(not b.get("tools") for b in bodies)
             assert all(len(json.dumps(b.get("system", ""))) < 2000 for b in bodies)
-        else:  # Codex and Gemini CLI tell the model their folder: recall's empty one
-            assert all("recall-gen-" in json.dumps(b) for b in bodies)
+        else:  # Codex and Gemini CLI tell the model their folder: recall's empty one, in RECALL_HOME's run folder
+            assert all("/run/gen-" in json.dumps(b) for b in bodies)
         if route.name == "codex":  # no shell: a note's text cannot make Codex run anything
             names = {str(tool.get("name") or tool.get("type")) for b in bodies for tool in b.get("tools", [])}
             assert not names & SHELL_TOOLS, names
