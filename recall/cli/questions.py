@@ -51,7 +51,7 @@ def questions(ctx: click.Context) -> None:
     what the project's new or changed notes would cost in tokens. Nothing is sent before
     `recall questions on`; then `recall index` starts it in the background for new and
     changed notes only. The agent sees only recall's prompts and the notes' text, from an
-    empty temporary folder; results go to each folder's questions.jsonl and
+    empty folder of RECALL_HOME's private run folder; results go to each folder's questions.jsonl and
     negatives.jsonl, and are indexed.
     """
     if ctx.invoked_subcommand is not None:
