@@ -18,6 +18,8 @@ since until something indexed again).
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +42,21 @@ class Known:
     conversations: dict[str, str | None] = field(default_factory=dict)
 
 
+def _gone(root: str) -> bool:
+    """Whether ``root`` is no folder any more: missing, or something else in its place (a
+    folder that cannot be looked at now, a permission or a disk's error, is not gone)."""
+    try:
+        return not stat.S_ISDIR(os.stat(root).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+
+
 def drop_gone(store: Store, stats: SyncStats) -> None:
     """Remove every known note folder that is no longer a folder, with its notes."""
     for source_id, kind, root, _project in store.sources():
-        if kind == "conversation" or Path(root).is_dir():
+        if kind == "conversation" or not _gone(root):
             continue
         n = len(store.note_hashes(source_id))
         store.delete_source(source_id)
@@ -68,7 +81,7 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
     for kind, root, project in known:
         if kind == "conversation":
             out.conversations[root] = project
-        elif (kind, root) not in taken and Path(root).is_dir():
+        elif (kind, root) not in taken and not _gone(root):
             taken.add((kind, root))
             out.sources.append(SourceSpec(kind, Path(root), project))
     return out
