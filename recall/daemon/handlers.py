@@ -129,6 +129,8 @@ class Commands:
             return {"ok": False, "error": exc.error}
         wall_ms = (time.perf_counter() - t0) * 1000
         self.queries += 1
+        if "stale" in res.timings and self.state.catch_up is not None:  # another model indexed since
+            self.state.catch_up()
         d = res.decision
         timings = {k: round(v, 2) for k, v in res.timings.items()}
         timings["daemon_ms"] = round(wall_ms, 2)

@@ -8,6 +8,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from recall.ipc import client
 from recall.privacy import coredumps
 from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home, run_dir, user_config_path
 from recall.privacy.trust import require_home
+
+CATCH_UP_EVERY_S = 60.0  # a model's index found older than the notes is brought up to date at most this often
 
 if TYPE_CHECKING:
     from recall.api import Recall
@@ -128,6 +131,7 @@ def load_app(loop: Loop, config: Settings) -> None:
     except Exception as exc:  # noqa: BLE001 - searching matters more than watching
         log_exception("starting the watcher", exc)
     loop.set_ready(Loaded(app=app, batcher=embedder, device=device, load_s=load_s))
+    loop.state.catch_up = _catching_up(loop.state, app, config)
     switched_from = app.switched_from()
     if switched_from is None:
         from recall.indexing.progress import read_progress
@@ -137,6 +141,23 @@ def load_app(loop: Loop, config: Settings) -> None:
     if switched_from is not None:
         threading.Thread(target=switch_model, args=(loop.state, app, config, switched_from),
                          name="recall-switch", daemon=True).start()
+
+
+def _catching_up(state: DaemonState, app: Recall, config: Settings) -> Callable[[], None]:
+    """What a question calls when it found this model's index older than the notes (another
+    model's `recall index` since, ``Recall.query``): the notes are read and embedded again, as
+    after a switch, at most once a minute and never beside a switch that runs."""
+    last = [0.0]
+
+    def catch_up() -> None:
+        running = state.model_switch is not None and state.model_switch.get("stage") not in ("done", None) \
+            and not str(state.model_switch.get("stage")).startswith("failed")
+        if running or time.monotonic() - last[0] < CATCH_UP_EVERY_S:
+            return
+        last[0] = time.monotonic()
+        threading.Thread(target=switch_model, args=(state, app, config, "a newer index of another model"),
+                         name="recall-switch", daemon=True).start()
+    return catch_up
 
 
 def switch_model(state: DaemonState, app: Recall, config: Settings, switched_from: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ class DaemonState:
     failed: bool = False  # the model could not load: exit status 1
     watcher: Watcher | None = None  # [watch] enabled: started by the loader once ready
     model_switch: dict[str, Any] | None = None  # a switch of model in progress (lifecycle.switch_model)
+    catch_up: Callable[[], None] | None = None  # a question found this model's index older than the notes
     config_stamp: list | None = None  # config.toml when loaded (handlers.Commands._settings_changed)
     started: float = field(default_factory=time.time)
     last_question: float = field(default_factory=time.monotonic)

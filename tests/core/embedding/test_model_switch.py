@@ -271,3 +271,25 @@ def test_a_folder_and_its_subfolder_hold_each_note_once_whichever_is_indexed_fir
     (work / f"{GONE}.md").unlink()
     assert run_cli("index", str(work)).returncode == 0
     assert GONE not in _ids(MATCHING) and _notes_count() == n - 1
+
+
+@pytest.mark.process
+def test_a_daemon_whose_index_another_model_overtook_catches_up_by_itself(recall_home, on_hash, sample_notes,
+                                                                          monkeypatch):
+    """`RECALL_MODEL=other recall index` once, a note deleted before it: the running daemon's
+    index is older than the notes. It answers nothing (not the deleted note), and brings its
+    index up to date by itself instead of staying silent until someone runs `recall index`."""
+    on_hash.start()
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID
+    (sample_notes / f"{GONE}.md").unlink()
+    monkeypatch.setenv("RECALL_MODEL", "hash-64")
+    index_dirs(sample_notes)
+    monkeypatch.delenv("RECALL_MODEL")
+    first = query(MATCHING)
+    assert first["model"] == "hash-256" and GONE not in [h["id"] for h in first["ranked"]]
+
+    def caught_up() -> bool:
+        ranked = query(MATCHING)["ranked"]
+        return bool(ranked) and GONE not in [h["id"] for h in ranked]
+
+    assert wait_for(caught_up, 30), client.request({"cmd": "status"})
