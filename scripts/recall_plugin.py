@@ -6,8 +6,15 @@ environment exists. Everything it creates lives in the plugin's data folder
 
     venv/          a virtualenv with recall (``pip install <plugin root>[mcp]``)
     home/          RECALL_HOME: the index, the daemon's socket and log, config.toml
-    env.json       written last by a finished setup: {"version", "python"}
+    env.json       written last by a finished setup: {"version", "python", "base"}
     setup.log      what the setup did (0600)
+    setup.failed   why the last setup failed and the repair, one line (gone once one succeeds)
+    option.applied the plugin option generate_questions last written to config.toml
+
+A setup repairs what it finds (stop 46, an outside tester): a venv half-built (killed during
+ensurepip, a Debian without python3-venv) or whose Python was removed or replaced is built
+again; a failure is said at the next session start with its repair, and tried again. An update
+keeps the installed version answering until the new one is installed, then stops the old daemon.
 
 Subcommands (see hooks/hooks.json and .mcp.json at the plugin root):
 
@@ -25,6 +32,8 @@ Subcommands (see hooks/hooks.json and .mcp.json at the plugin root):
                    does not start it in later sessions either.)
     cli ARGS...    ``recall ARGS...`` with the plugin's environment (for the skill).
     setup [CWD]    The setup itself, in the foreground (what session-start starts).
+    refresh [CWD]  What a later session start runs in the background: the option written to
+                   config.toml (where the daemon reads it), then `recall index`; one at a time.
 
 RECALL_PLUGIN_PYTHON names a Python that already has recall (with its ``mcp`` extra)
 installed, to use instead of creating the venv (development, tests).
@@ -34,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -42,6 +52,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MIN_PYTHON = (3, 11)
 SETUP_LOCK = "setup.lock"
+REFRESH_LOCK = "refresh.lock"
+FAILED = "setup.failed"
+APPLIED = "option.applied"
 
 
 def plugin_version() -> str:
@@ -77,13 +90,31 @@ def env_python(data: Path) -> Path:
     return data / "venv" / bindir / ("python.exe" if sys.platform == "win32" else "python")
 
 
-def ready(data: Path) -> bool:
-    """A finished setup for this plugin version."""
+def installed(data: Path) -> dict | None:
+    """A finished setup's env.json whose Python is still the one it installed recall into
+    (a venv whose base Python was removed or replaced, a pyenv uninstall or an upgrade, is not:
+    its server could not import recall), whatever the plugin's version; else None."""
     try:
         info = json.loads((data / "env.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return info.get("version") == plugin_version() and Path(info.get("python", "")).exists()
+        python = Path(info["python"])
+        if not python.exists() or os.path.realpath(python) != info.get("base", os.path.realpath(python)):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return info
+
+
+def ready(data: Path) -> bool:
+    """A finished setup for this plugin version."""
+    info = installed(data)
+    return info is not None and info.get("version") == plugin_version()
+
+
+def last_failure(data: Path) -> str | None:
+    try:
+        return (data / FAILED).read_text(encoding="utf-8", errors="replace").strip()[:600] or None
+    except OSError:
+        return None
 
 
 # The plugin's option generate_questions (.claude-plugin/plugin.json userConfig), which Claude
@@ -94,12 +125,41 @@ OFFER, OFFER_SHOWN = "questions-offer.txt", "questions-offer.shown"
 
 
 def recall_env(data: Path) -> dict[str, str]:
+    """The environment of recall's processes. The option generate_questions is not in it: it is
+    written to config.toml (``apply_option``), which every process reads, the running daemon
+    included (an option set to "no" reached no daemon started before: stop 46)."""
     env = dict(os.environ)
     env["RECALL_HOME"] = str(private_dir(data / "home"))
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    if os.environ.get(OPTION) in GENERATE:
-        env["RECALL_QUESTIONS_GENERATE"] = GENERATE[os.environ[OPTION]]
     return env
+
+
+def apply_option(data: Path, python: Path, env: dict[str, str], run=subprocess.run) -> None:
+    """The plugin option, when yes or no, written to config.toml once per change."""
+    value = os.environ.get(OPTION)
+    if value not in GENERATE:
+        return
+    try:
+        if (data / APPLIED).read_text().strip() == value:
+            return
+    except OSError:
+        pass
+    args = ["questions", "on", "--agent", "claude"] if value == "yes" else ["questions", "off"]
+    try:
+        run([str(python), "-P", "-m", "recall.cli", *args], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        _write_private(data / APPLIED, value)
+    except (OSError, subprocess.CalledProcessError):
+        pass  # tried again at the next session start (no claude on PATH yet, say)
+
+
+def _write_private(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the user's only, whatever the umask
+    os.fchmod(fd, 0o600)  # a leftover .tmp keeps its mode through O_CREAT
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(tmp, path)
 
 
 def questions_offer(data: Path) -> str | None:
@@ -137,19 +197,43 @@ def start_setup(data: Path, cwd: str) -> bool:
     private_dir(data)
     if setup_running(data):
         return False
-    kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
-                    "close_fds": True}
-    if sys.platform == "win32":
-        kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
-    else:
-        kwargs["start_new_session"] = True
-    subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "setup", cwd],
-                     env={**os.environ, "CLAUDE_PLUGIN_DATA": str(data)}, **kwargs)
+    _detached(["setup", cwd], data)
     return True
 
 
+class Failed(RuntimeError):
+    """A setup step that failed, with the repair the user can make."""
+
+    def __init__(self, what: str, repair: str) -> None:
+        super().__init__(f"{what}; {repair}")
+
+
+def _fresh_venv(data: Path, python: Path, run) -> None:
+    """The venv, built again when it cannot run pip (half-built: killed during ensurepip, or a
+    Debian without python3-venv) or its Python is not the one recall was installed with."""
+    venv = data / "venv"
+    healthy = python.exists() and subprocess.run([str(python), "-c", "import pip"], stdin=subprocess.DEVNULL,
+                                                 capture_output=True).returncode == 0
+    try:
+        base = json.loads((data / "env.json").read_text())["base"]
+    except (OSError, ValueError, KeyError, TypeError):
+        base = None
+    if healthy and base is not None and os.path.realpath(python) != base:
+        healthy = False
+    if venv.exists() and not healthy:
+        shutil.rmtree(venv, ignore_errors=True)
+    if not python.exists():
+        try:
+            run([sys.executable, "-m", "venv", str(venv)])
+        except subprocess.CalledProcessError:
+            shutil.rmtree(venv, ignore_errors=True)  # half-built: the next try starts clean
+            raise Failed(f"`{Path(sys.executable).name} -m venv` could not build the environment (no ensurepip)",
+                         "on Debian or Ubuntu: `sudo apt install python3-venv`, then start a new session") from None
+
+
 def setup(data: Path, cwd: str) -> int:
-    """Create the environment and the index; the daemon last. Logs to setup.log."""
+    """Create the environment and the index; the daemon last. Logs to setup.log; a failure
+    is also ``setup.failed``, one line with its repair, which the next session start shows."""
     private_dir(data)
     lock = os.open(data / SETUP_LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # held until this process ends
     try:
@@ -166,31 +250,69 @@ def setup(data: Path, cwd: str) -> int:
         def run(cmd: list[str], **kw) -> None:
             log.write(f"$ {' '.join(cmd)}\n")
             log.flush()
-            subprocess.run(cmd, stdout=log, stderr=log, check=True, **kw)
+            subprocess.run(cmd, stdout=log, stderr=log, check=kw.pop("check", True), **kw)
 
+        step = "setting up"
         try:
             python = env_python(data)
             if not os.environ.get("RECALL_PLUGIN_PYTHON"):
                 if sys.version_info < MIN_PYTHON:
-                    raise RuntimeError(f"recall needs Python >= 3.11; `python3` here is {sys.version.split()[0]}")
-                if not python.exists():
-                    run([sys.executable, "-m", "venv", str(data / "venv")])
+                    raise Failed(f"recall needs Python 3.11 or newer as python3; this one is {sys.version.split()[0]}",
+                                 "install one (python.org, your package manager or pyenv), then start a new session")
+                _fresh_venv(data, python, run)
+                step = "pip install (is the package registry reachable?)"
                 run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
                 run([str(python), "-m", "pip", "install", "--quiet", f"{ROOT}[mcp]"])
+            step = "the first index"
             env = recall_env(data)
+            apply_option(data, python, env, run=lambda cmd, **kw: run(cmd, env=kw["env"]))
             run([str(python), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env)
-            tmp = data / "env.json.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the user's only, whatever the umask
-            os.fchmod(fd, 0o600)  # a leftover .tmp from an older setup keeps its mode through O_CREAT
-            with os.fdopen(fd, "w") as out:
-                out.write(json.dumps({"version": plugin_version(), "python": str(python)}))
-            os.replace(tmp, data / "env.json")
+            _write_private(data / "env.json", json.dumps({"version": plugin_version(), "python": str(python),
+                                                          "base": os.path.realpath(python)}))
+            (data / FAILED).unlink(missing_ok=True)
+            step = "starting the daemon"
+            run([str(python), "-P", "-m", "recall.cli", "stop"], env=env, check=False)  # an older version's
             run([str(python), "-P", "-m", "recall.cli", "serve"], cwd=cwd, env=env)
             log.write("recall: ready\n")
             return 0
         except (OSError, subprocess.CalledProcessError, RuntimeError) as exc:
-            log.write(f"recall: setup failed: {exc}\n")
+            line = str(exc) if isinstance(exc, Failed) else f"{step} failed ({exc}); details in {log_path}"
+            log.write(f"recall: setup failed: {line}\n")
+            try:
+                _write_private(data / FAILED, line)
+            except OSError:
+                pass
             return 1
+
+
+def refresh(data: Path, cwd: str) -> int:
+    """A later session start's background work, one at a time (sessions started together
+    indexed the same notes side by side): the option to config.toml, then `recall index`."""
+    fd = os.open(data / REFRESH_LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # held until this process ends
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except ImportError:
+        pass  # Windows: no lock
+    except OSError:
+        return 0  # another session's refresh runs: it reads the same notes
+    info = installed(data)
+    python, env = Path(info["python"]) if info else env_python(data), recall_env(data)
+    apply_option(data, python, env)
+    return subprocess.run([str(python), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+
+
+def _detached(args: list[str], data: Path, cwd: str | None = None) -> None:
+    kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+                    "close_fds": True}
+    if sys.platform == "win32":
+        kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+    else:
+        kwargs["start_new_session"] = True
+    subprocess.Popen([sys.executable, str(Path(__file__).resolve()), *args], cwd=cwd,
+                     env={**os.environ, "CLAUDE_PLUGIN_DATA": str(data)}, **kwargs)
 
 
 def session_start(data: Path) -> int:
@@ -201,22 +323,40 @@ def session_start(data: Path) -> int:
     cwd = event.get("cwd") if isinstance(event, dict) and isinstance(event.get("cwd"), str) else os.getcwd()
     if os.environ.get("RECALL_GENERATING"):
         return 0  # a session recall started to write questions (empty folder): nothing to index
-    if ready(data):
+    if sys.version_info < MIN_PYTHON:
+        return _say(f"recall needs Python 3.11 or newer as python3 (this one is {sys.version.split()[0]}): "
+                    "install one (python.org, your package manager or pyenv), then start a new session")
+    try:
+        private_dir(data)
+    except OSError as exc:
+        return _say(f"recall cannot use its data folder {data} ({exc.strerror or exc}): make it yours and "
+                    f"writable (`sudo chown -R $(id -un) {data}`) or remove it, then start a new session")
+    info, failed = installed(data), last_failure(data)
+    if info is not None:
         # Re-index this project's notes in the background: only changed notes are embedded
         # (and, once allowed, new or changed notes get their questions: recall.authoring.agentcli).
-        subprocess.Popen([str(env_python(data)), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd,
-                         env=recall_env(data), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        _detached(["refresh", cwd], data, cwd)
+        if info.get("version") != plugin_version():  # an update: the installed version answers meanwhile
+            started = start_setup(data, cwd)
+            if failed or started:
+                return _say(f"recall: installing version {plugin_version()} in the background"
+                            + (f" again (the last try failed: {failed})" if failed else "")
+                            + f"; version {info.get('version')} answers meanwhile. Progress: {data / 'setup.log'}")
+            return 0
         offer = questions_offer(data)
-        if offer:
-            print(json.dumps({"systemMessage": offer}))
-        return 0
+        return _say(offer) if offer else 0
     started = start_setup(data, cwd)
+    if failed:
+        return _say(f"recall: the last setup failed: {failed}. "
+                    f"{'Trying again' if started else 'A new try runs'} in the background (log: {data / 'setup.log'})")
     what = "setting up" if started else "still setting up"
-    print(json.dumps({"systemMessage": (
-        f"recall: first run, {what} in the background (a virtualenv and the index of your notes in "
-        f"{data}; a few minutes). Messages get no notes until it is done; the next session has "
-        f"them. Progress: {data / 'setup.log'}")}))
+    return _say(f"recall: first run, {what} in the background (a virtualenv and the index of your notes in "
+                f"{data}; a few minutes). Messages get no notes until it is done; the next session has "
+                f"them. Progress: {data / 'setup.log'}")
+
+
+def _say(message: str) -> int:
+    print(json.dumps({"systemMessage": message}))
     return 0
 
 
@@ -264,21 +404,28 @@ def stand_in(stdin=None, stdout=None) -> int:
 
 
 def mcp(data: Path) -> int:
-    if not ready(data):
-        start_setup(data, os.getcwd())
+    """The real server once a setup finished (an older version's while an update installs),
+    else the stand-in: never a server that exits, which Claude Code remembers as failed."""
+    info = installed(data)
+    if info is None:
+        try:
+            start_setup(data, os.getcwd())
+        except OSError as exc:  # a data folder recall cannot use: session-start says it
+            print(f"recall: cannot use {data} ({exc.strerror or exc})", file=sys.stderr)
         print(f"recall: setting up its environment in {data} (see setup.log there); "
               f"the MCP server answers from the next session on", file=sys.stderr)
         return stand_in()
-    python = str(env_python(data))
+    python = str(info["python"])  # the installed one: an update being installed is not used yet
     os.execve(python, [python, "-P", "-m", "recall.mcp"], recall_env(data))
     return 1  # not reached
 
 
 def cli(data: Path, args: list[str]) -> int:
-    if not ready(data):
+    info = installed(data)
+    if info is None:
         print(f"recall: not set up yet in {data} (see setup.log there)", file=sys.stderr)
         return 1
-    python = str(env_python(data))
+    python = str(info["python"])
     os.execve(python, [python, "-P", "-m", "recall.cli", *args], recall_env(data))
     return 1  # not reached
 
@@ -298,6 +445,8 @@ def main(argv: list[str]) -> int:
             return cli(data, rest)
         if command == "setup":
             return setup(data, rest[0] if rest else os.getcwd())
+        if command == "refresh":
+            return refresh(data, rest[0] if rest else os.getcwd())
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 0 if command == "session-start" else 1

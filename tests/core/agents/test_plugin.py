@@ -36,10 +36,10 @@ SKILL_MD = ROOT / "skills" / "recall" / "SKILL.md"
 PLUGIN_REQUIRED = {"name"}
 PLUGIN_ALLOWED = {"name", "version", "description", "author", "homepage", "repository", "license", "keywords",
                   "commands", "agents", "skills", "hooks", "mcpServers", "outputStyles", "lspServers", "userConfig"}
-# A userConfig field (Claude Code's plugin manifest schema): a string field with options has its
-# default among them; the key becomes CLAUDE_PLUGIN_OPTION_<KEY> in a hook's environment.
-OPTION_ALLOWED = {"type", "title", "description", "required", "default", "multiple", "sensitive", "min", "max",
-                  "options"}
+# A userConfig field (Claude Code's plugin manifest schema); the key becomes CLAUDE_PLUGIN_OPTION_<KEY>
+# in a hook's environment. No "options": Claude Code 2.1.197 refuses the whole plugin for that key
+# (an outside tester, stop 46: `Unrecognized key: "options"`, no hooks, no server, no skill).
+OPTION_ALLOWED = {"type", "title", "description", "required", "default", "multiple", "sensitive", "min", "max"}
 AUTHOR_ALLOWED = {"name", "email", "url"}
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 # code.claude.com/docs/en/plugins/marketplace-reference, "Top-level fields" and "Plugin entries":
@@ -90,9 +90,10 @@ def test_plugin_option_asks_once_whether_claude_writes_the_questions():
     options = load(PLUGIN_JSON)["userConfig"]
     for key, field in options.items():
         assert re.match(r"^[A-Za-z_]\w*$", key) and set(field) <= OPTION_ALLOWED
-        assert field["type"] == "string" and field["default"] in field["options"]
-    assert options["generate_questions"]["options"] == ["ask", "yes", "no"]
-    assert "tokens" in options["generate_questions"]["description"]
+        assert field["type"] == "string"
+    said = options["generate_questions"]["description"]
+    assert options["generate_questions"]["default"] == "ask" and all(f"{v}:" in said for v in ("yes", "no", "ask"))
+    assert "tokens" in said
 
 
 def test_marketplace_follows_the_schema_and_points_at_the_plugin():
@@ -258,3 +259,93 @@ def test_every_command_the_plugin_tells_the_agent_to_run_prints_for_an_agent():
             # the words on stdin: a command line is readable by every user in /proc (stop 46)
             assert command in ("search", "query") and "--for-agent" in rest and rest.endswith(" - <<'EOF'"), (
                 path, command, rest)
+
+
+# --- the plugin repairs its own setup and says why (stop 46, an outside tester) -----------------
+
+SCRIPT = ROOT / "scripts" / "recall_plugin.py"
+
+
+def _plugin(command: str, env: dict, *args: str, event: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), command, *args], input=json.dumps(event or {}).encode(),
+                          capture_output=True, env={**os.environ, **env}, timeout=120)
+
+
+def _said(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["systemMessage"]
+
+
+def test_a_failed_setup_is_said_at_the_next_session_start_with_its_repair_and_tried_again(plugin_env):
+    data, env = plugin_env["data"], {**plugin_env["env"], "RECALL_PLUGIN_PYTHON": "/nonexistent/python3"}
+    assert _plugin("setup", env, str(plugin_env["project"])).returncode == 1
+    failed = (data / "setup.failed").read_text()
+    assert "the first index failed" in failed and "setup.log" in failed
+    said = _said(_plugin("session-start", env, event={"cwd": str(plugin_env["project"])}))
+    assert said.startswith("recall: the last setup failed: the first index failed") and "again" in said, said
+    assert oct((data / "setup.failed").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_data_folder_recall_cannot_use_is_said_and_the_server_still_answers(plugin_env, tmp_path):
+    env = {**plugin_env["env"], "CLAUDE_PLUGIN_DATA": str(tmp_path / "a-file")}
+    (tmp_path / "a-file").write_text("not a folder")
+    said = _said(_plugin("session-start", env))
+    assert "recall cannot use its data folder" in said and "start a new session" in said
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}}]
+    served = subprocess.run([sys.executable, str(SCRIPT), "mcp"], input=(json.dumps(requests[0]) + "\n").encode(),
+                            capture_output=True, env={**os.environ, **env}, timeout=60)
+    assert served.returncode == 0 and json.loads(served.stdout)["result"]["serverInfo"]["name"] == "recall"
+
+
+def test_an_update_keeps_the_installed_version_answering_until_the_new_one_is_installed(plugin_env):
+    data, env = plugin_env["data"], {**plugin_env["env"], "RECALL_PLUGIN_PYTHON": "/nonexistent/python3"}
+    (data / "env.json").write_text(json.dumps({"version": "0.0.1", "python": sys.executable}))
+    (data / "setup.failed").write_text("pip install (is the package registry reachable?) failed (exit 1)")
+    said = _said(_plugin("session-start", env, event={"cwd": str(plugin_env["project"])}))
+    assert "installing version" in said and "version 0.0.1 answers meanwhile" in said and "last try failed" in said
+    status = _plugin("cli", {**env}, "status")
+    assert status.returncode == 0 and b"model" in status.stdout, status.stderr
+
+
+@pytest.mark.process
+def test_the_option_reaches_config_toml_where_a_running_daemon_reads_it(plugin_env):
+    data, env = plugin_env["data"], plugin_env["env"]
+    (data / "env.json").write_text(json.dumps({"version": json.loads((ROOT / ".claude-plugin" / "plugin.json")
+                                                                       .read_text())["version"],
+                                               "python": sys.executable}))
+    env = {**env, "CLAUDE_PLUGIN_OPTION_GENERATE_QUESTIONS": "no"}
+    assert _plugin("session-start", env, event={"cwd": str(plugin_env["project"])}).returncode == 0
+    config = data / "home" / "config.toml"
+    assert wait_for(lambda: 'generate = "off"' in config.read_text(), 60), config.read_text()
+    assert wait_for(lambda: (data / "option.applied").exists(), 30) and (data / "option.applied").read_text() == "no"
+
+
+def test_a_venv_half_built_or_left_by_its_python_is_built_again(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("recall_plugin", SCRIPT)
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    data = tmp_path / "data"
+    (data / "venv" / "bin").mkdir(parents=True)
+    (data / "venv" / "bin" / "python").symlink_to(tmp_path / "a-python-removed-since")
+    ran: list[list[str]] = []
+    plugin._fresh_venv(data, data / "venv" / "bin" / "python", ran.append)
+    assert not (data / "venv").exists() and ran == [[sys.executable, "-m", "venv", str(data / "venv")]]
+
+    def no_ensurepip(cmd):
+        (data / "venv" / "bin").mkdir(parents=True)
+        raise subprocess.CalledProcessError(1, cmd)
+
+    with pytest.raises(plugin.Failed, match="apt install python3-venv"):
+        plugin._fresh_venv(data, data / "venv" / "bin" / "python", no_ensurepip)
+    assert not (data / "venv").exists()  # the next try starts clean
+
+
+def test_the_session_start_hook_says_so_when_there_is_no_python3():
+    [start] = load(HOOKS_JSON)["hooks"]["SessionStart"][0]["hooks"]
+    env = {"CLAUDE_PLUGIN_ROOT": str(ROOT), "PATH": "/nonexistent"}
+    proc = subprocess.run(expand(start["command"], env), shell=True, executable="/bin/sh", input=b"{}",
+                          capture_output=True, env=env, timeout=10)
+    assert proc.returncode == 0 and "needs python3" in json.loads(proc.stdout)["systemMessage"]
