@@ -99,7 +99,12 @@ def installed(data: Path) -> dict | None:
         python = Path(info["python"])
         if not python.exists() or os.path.realpath(python) != info.get("base", os.path.realpath(python)):
             return None
-    except (OSError, ValueError, KeyError, TypeError):
+        # ~50 ms, once per session or server: a venv whose interpreter now is another Python
+        # (its link to /usr/bin/python3 after an upgrade) cannot import recall
+        if subprocess.run([str(python), "-P", "-c", "import recall"], stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=20).returncode != 0:
+            return None
+    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired):
         return None
     return info
 

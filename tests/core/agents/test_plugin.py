@@ -349,3 +349,19 @@ def test_the_session_start_hook_says_so_when_there_is_no_python3():
     proc = subprocess.run(expand(start["command"], env), shell=True, executable="/bin/sh", input=b"{}",
                           capture_output=True, env=env, timeout=10)
     assert proc.returncode == 0 and "needs python3" in json.loads(proc.stdout)["systemMessage"]
+
+
+def test_a_venv_whose_python_cannot_import_recall_any_more_is_set_up_again(plugin_env, tmp_path):
+    """An outside tester's venv/bin/python3 linked to a /usr/bin/python3 upgraded to another
+    version: env.json and the link were there, the server exited 1, and nothing set it up again."""
+    data, env = plugin_env["data"], {**plugin_env["env"], "RECALL_PLUGIN_PYTHON": "/nonexistent/python3"}
+    swapped = tmp_path / "python3"
+    swapped.write_text("#!/bin/sh\nexit 1\n")  # a Python that has no recall
+    swapped.chmod(0o755)
+    version = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())["version"]
+    (data / "env.json").write_text(json.dumps({"version": version, "python": str(swapped)}))
+    said = _said(_plugin("session-start", env, event={"cwd": str(plugin_env["project"])}))
+    assert "setting up in the background" in said, said
+    served = subprocess.run([sys.executable, str(SCRIPT), "mcp"], input=b"", capture_output=True,
+                            env={**os.environ, **env}, timeout=60)
+    assert served.returncode == 0 and b"setting up" in served.stderr  # the stand-in, not an exit
