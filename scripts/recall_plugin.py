@@ -236,6 +236,19 @@ def _fresh_venv(data: Path, python: Path, run) -> None:
                          "on Debian or Ubuntu: `sudo apt install python3-venv`, then start a new session") from None
 
 
+def _build_source(data: Path) -> Path:
+    """What pip builds recall from, copied into the data folder: building in the plugin's own
+    folder wrote build/ and an egg-info into it, and failed where it is read-only (stop 46)."""
+    src = data / "build-src"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(mode=0o700)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for package in ("recall", "recall_eval"):
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return src
+
+
 def setup(data: Path, cwd: str) -> int:
     """Create the environment and the index; the daemon last. Logs to setup.log; a failure
     is also ``setup.failed``, one line with its repair, which the next session start shows."""
@@ -267,7 +280,11 @@ def setup(data: Path, cwd: str) -> int:
                 _fresh_venv(data, python, run)
                 step = "pip install (is the package registry reachable?)"
                 run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-                run([str(python), "-m", "pip", "install", "--quiet", f"{ROOT}[mcp]"])
+                src = _build_source(data)
+                try:
+                    run([str(python), "-m", "pip", "install", "--quiet", f"{src}[mcp]"])
+                finally:
+                    shutil.rmtree(src, ignore_errors=True)
             step = "the first index"
             env = recall_env(data)
             apply_option(data, python, env, run=lambda cmd, **kw: run(cmd, env=kw["env"]))

@@ -365,3 +365,18 @@ def test_a_venv_whose_python_cannot_import_recall_any_more_is_set_up_again(plugi
     served = subprocess.run([sys.executable, str(SCRIPT), "mcp"], input=b"", capture_output=True,
                             env={**os.environ, **env}, timeout=60)
     assert served.returncode == 0 and b"setting up" in served.stderr  # the stand-in, not an exit
+
+
+def test_the_setup_builds_recall_from_a_copy_and_leaves_the_plugin_folder_as_it_was(tmp_path):
+    """Building in the plugin's folder wrote build/ and an egg-info into it, and failed where it
+    is read-only (an outside tester, stop 46). The copy holds what the package is built from."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("recall_plugin", SCRIPT)
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    src = plugin._build_source(tmp_path / "data")
+    assert src.parent == tmp_path / "data" and oct(src.stat().st_mode & 0o777) == "0o700"
+    assert sorted(p.name for p in src.iterdir()) == ["README.md", "pyproject.toml", "recall", "recall_eval"]
+    assert (src / "recall" / "config" / "default_config.toml").is_file()
+    assert "_build_source(data)" in SCRIPT.read_text() and 'f"{ROOT}[mcp]"' not in SCRIPT.read_text()
