@@ -241,7 +241,7 @@ def _build_source(data: Path) -> Path:
     folder wrote build/ and an egg-info into it, and failed where it is read-only (stop 46)."""
     src = data / "build-src"
     shutil.rmtree(src, ignore_errors=True)
-    src.mkdir(mode=0o700)
+    src.mkdir(mode=0o700, parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
     for package in ("recall", "recall_eval"):
