@@ -37,9 +37,14 @@ def recall_home() -> Path:
         base = Path.home() / "Library" / "Application Support"
     elif sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "recall"
+    else:  # a relative XDG_DATA_HOME is to be ignored (the XDG base directory specification)
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    home = base / "recall"
+    if not home.is_absolute():  # a relative HOME: pinned as RECALL_HOME, as above (the daemon a hook
+        home = home.absolute()  # started in its run folder opened a second home inside the first)
+        os.environ["RECALL_HOME"] = str(home)
+    return home
 
 
 def user_config_path() -> Path:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 from recall.privacy.paths import PATH_MAX, project_key, project_root, shown_project_key
 
@@ -44,3 +47,24 @@ def test_a_relative_recall_home_is_read_once_from_where_the_command_runs(tmp_pat
     assert recall_home() == tmp_path / "relhome"
     monkeypatch.chdir(tmp_path.parent)
     assert recall_home() == tmp_path / "relhome" and os.environ["RECALL_HOME"] == str(tmp_path / "relhome")
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="XDG_DATA_HOME and HOME name the folder on Linux")
+def test_a_relative_xdg_data_home_is_ignored_and_a_relative_home_read_once(tmp_path, monkeypatch):
+    """An outside tester's XDG_DATA_HOME=data (and HOME=hh): the hook's home was one folder and
+    the daemon it started (in run/) opened another inside it, which no hook ever reached."""
+    import os
+
+    from recall.privacy.paths import recall_home
+
+    monkeypatch.delenv("RECALL_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("XDG_DATA_HOME", "data")
+    assert recall_home() == tmp_path / "h" / ".local" / "share" / "recall"  # the specification: ignored
+    monkeypatch.delenv("RECALL_HOME", raising=False)
+    monkeypatch.setenv("HOME", "hh")
+    assert recall_home() == tmp_path / "hh" / ".local" / "share" / "recall"
+    monkeypatch.chdir(tmp_path.parent)
+    assert recall_home() == tmp_path / "hh" / ".local" / "share" / "recall"
+    assert os.environ["RECALL_HOME"] == str(tmp_path / "hh" / ".local" / "share" / "recall")
