@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.daemon.logs import log_event
+from recall.daemon.roots import Roots
 from recall.daemon.state import DaemonState
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class Commands:
         self.state = state
         self.request_stop = stop
         self.queries = 0  # questions answered
+        self.roots = Roots()  # each message's project, found without a hung disk taking a worker
 
     def table(self) -> dict[str, Callable[[dict], dict]]:
         return {"query": self.cmd_query, "status": self.cmd_status, "stop": self.cmd_stop,
@@ -101,14 +103,15 @@ class Commands:
                 raise _NotNow("loading")
         from recall.embedding.batcher import Expired
         from recall.embedding.models import QUERY_CHARS_MAX
-        from recall.privacy.paths import encode_project_path, project_root, shown_project_key
+        from recall.privacy.paths import encode_project_path, shown_project_key
         from recall.ranking.scope import Scope
 
         loaded = self.state.loaded
         assert loaded is not None  # ready is set only once it is
         app = loaded.app
-        root = project_root(cwd if isinstance(cwd, str) and cwd else Path.home())  # walked once
-        scope = Scope(project=encode_project_path(root), library=app.config.documents.library_per_message)
+        root = self.roots.root(cwd if isinstance(cwd, str) and cwd else str(Path.home()))
+        scope = Scope(project=encode_project_path(root, resolve=False),  # resolved by the walk: no stat again
+                      library=app.config.documents.library_per_message)
         project = shown_project_key(root)  # what is logged and shown: a secret in a folder name masked
         try:
             # The daemon's own cut (the core cuts again, exactly, to one window of the model).

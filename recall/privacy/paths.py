@@ -316,9 +316,11 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 PATH_MAX = 4096  # Linux's; macOS's is 1024
 
 
-def encode_project_path(path: Path | str) -> str:
-    """Claude Code's key for a project: the absolute path, every non-alphanumeric -> '-'."""
-    return _NON_ALNUM.sub("-", str(Path(path).resolve()))
+def encode_project_path(path: Path | str, resolve: bool = True) -> str:
+    """Claude Code's key for a project: the absolute path, every non-alphanumeric -> '-'.
+    ``resolve=False``: ``path`` is resolved already (``project_root``'s answer), and is not
+    looked at on the disk again (one on a hung mount never answers)."""
+    return _NON_ALNUM.sub("-", str(Path(path).resolve() if resolve else path))
 
 
 def shown_project_key(root: Path) -> str:

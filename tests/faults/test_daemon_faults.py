@@ -252,3 +252,31 @@ def test_hooks_leave_no_prompt_on_disk(indexed, daemons, probe):
     found = sum(canary.encode() in p.read_bytes() for p in Path(indexed).rglob("*") if p.is_file())
     probe.add(inputs=2, prompts=found)
     assert found == 0
+
+
+def test_a_session_on_a_hung_network_mount_starves_no_other(indexed, daemons, probe, tmp_path):
+    """An outside tester's session in a folder on a hung mount (a stale sshfs or NFS): each
+    message left one of the daemon's workers stuck in the kernel looking for the project's
+    ``.git``, and after 40 no session of the user got an answer (stop 46)."""
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        pytest.skip("needs root and /dev/fuse for a hung mount")
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    server = subprocess.Popen([PY, str(Path(__file__).resolve().parents[1] / "helpers" / "hungfs.py"), str(mount)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        if server.stdout.readline().strip() != b"mounted":
+            pytest.skip(f"no FUSE mount here: {server.stderr.read(300)!r}")
+        daemons.start()
+        hung = str(mount / "project")
+        t0 = time.monotonic()
+        for i in range(48):  # more than the daemon has workers
+            reply = client.request({"cmd": "query", "prompt": f"{MATCHING} ({i})", "cwd": hung}, timeout=5)
+            assert reply.get("ok"), reply
+        probe.add(inputs=48, faults=1)
+        assert time.monotonic() - t0 < 48 * 0.5, "the hung folder's messages were not answered in time"
+        hook_recovers(time.monotonic())  # a session in a local folder is answered, as before
+        probe.add(survived=1)
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -1,0 +1,66 @@
+"""Which project a message's folder belongs to, found without letting a hung disk take the
+daemon's workers.
+
+The project is the git root above the message's ``cwd`` (``recall.privacy.paths.project_root``:
+a few ``stat`` calls up the folder's parents). On a stale network mount (sshfs, NFS) a ``stat``
+never returns: an outside tester's session there left one worker stuck in the kernel per
+message, and after 40 messages no session of the user got an answer (stop 46). Here the walk
+runs in a small pool of its own, for at most ``WAIT_S``; past it, or while ``MAX_STUCK`` walks
+are still under way, the message's own folder is its project (no walk: nothing that can hang).
+Answers are kept a minute per folder (``CACHE``), so a session's messages walk once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as Late
+from pathlib import Path
+
+from recall.privacy.paths import project_root
+
+WAIT_S = 0.1  # a walk on a healthy disk takes well under a millisecond
+MAX_STUCK = 4  # walks under way at once; past it, no walk is started
+CACHE = 512  # folders remembered
+TTL_S = 60.0  # how long a folder's project is remembered (a `git init` since is seen after it)
+
+
+class Roots:
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=MAX_STUCK, thread_name_prefix="recall-root")
+        self._lock = threading.Lock()
+        self._walking = 0
+        self._known: OrderedDict[str, tuple[Path, float]] = OrderedDict()
+
+    def root(self, cwd: str) -> Path:
+        """The project folder of ``cwd``, resolved, within ``WAIT_S``; ``cwd`` itself, made absolute
+        without looking at the disk, when the disk is slow."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._known.get(cwd)
+            if hit is not None and now - hit[1] < TTL_S:
+                self._known.move_to_end(cwd)
+                return hit[0]
+            if self._walking >= MAX_STUCK:
+                return Path(os.path.abspath(cwd))
+            self._walking += 1
+        try:
+            return self._pool.submit(self._walk, cwd).result(timeout=WAIT_S)
+        except Late:
+            return Path(os.path.abspath(cwd))
+
+    def _walk(self, cwd: str) -> Path:
+        try:
+            found = project_root(cwd)
+        finally:
+            with self._lock:
+                self._walking -= 1
+        with self._lock:
+            self._known[cwd] = (found, time.monotonic())
+            self._known.move_to_end(cwd)
+            while len(self._known) > CACHE:
+                self._known.popitem(last=False)
+        return found
