@@ -288,13 +288,13 @@ def setup(data: Path, cwd: str) -> int:
             step = "the first index"
             env = recall_env(data)
             apply_option(data, python, env, run=lambda cmd, **kw: run(cmd, env=kw["env"]))
-            run([str(python), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env)
+            run([str(python), "-E", "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env)
             _write_private(data / "env.json", json.dumps({"version": plugin_version(), "python": str(python),
                                                           "base": os.path.realpath(python)}))
             (data / FAILED).unlink(missing_ok=True)
             step = "starting the daemon"
             run([str(python), "-P", "-m", "recall.cli", "stop"], env=env, check=False)  # an older version's
-            run([str(python), "-P", "-m", "recall.cli", "serve"], cwd=cwd, env=env)
+            run([str(python), "-E", "-P", "-m", "recall.cli", "serve"], cwd=cwd, env=env)
             log.write("recall: ready\n")
             return 0
         except (OSError, subprocess.CalledProcessError, RuntimeError) as exc:
@@ -322,7 +322,7 @@ def refresh(data: Path, cwd: str) -> int:
     info = installed(data)
     python, env = Path(info["python"]) if info else env_python(data), recall_env(data)
     apply_option(data, python, env)
-    return subprocess.run([str(python), "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env,
+    return subprocess.run([str(python), "-E", "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env,
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
 
 
@@ -438,7 +438,7 @@ def mcp(data: Path) -> int:
               f"the MCP server answers from the next session on", file=sys.stderr)
         return stand_in()
     python = str(info["python"])  # the installed one: an update being installed is not used yet
-    os.execve(python, [python, "-P", "-m", "recall.mcp"], recall_env(data))
+    os.execve(python, [python, "-E", "-P", "-m", "recall.mcp"], recall_env(data))
     return 1  # not reached
 
 
@@ -448,7 +448,7 @@ def cli(data: Path, args: list[str]) -> int:
         print(f"recall: not set up yet in {data} (see setup.log there)", file=sys.stderr)
         return 1
     python = str(info["python"])
-    os.execve(python, [python, "-P", "-m", "recall.cli", *args], recall_env(data))
+    os.execve(python, [python, "-E", "-P", "-m", "recall.cli", *args], recall_env(data))
     return 1  # not reached
 
 

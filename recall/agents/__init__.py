@@ -13,13 +13,13 @@ package importable here)
                     where `claude mcp add --scope user` writes it
 claude, form ``command`` (the fallback): the exec-form command hook of ``recall.agents.install``
 codex   hooks.json (~/.codex or $CODEX_HOME; --project: <root>/.codex/hooks.json)
-        hooks.UserPromptSubmit += {"type": "command", "command": "<python> -P -m recall.agents.hook
+        hooks.UserPromptSubmit += {"type": "command", "command": "<python> -E -P -m recall.agents.hook
         --agent codex", "timeout": 5}, and ``[features] hooks = true`` in config.toml when no
         value is set (older releases need it). Codex runs a new user hook only after the user
         trusts it (``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust``).
 codex, form ``mcp_tool`` (--form mcp_tool): hooks.UserPromptSubmit += {"type": "mcp_tool",
         "server": "recall", "tool": "recall_context", "input": {"prompt": "${prompt}"}}, and
-        [mcp_servers.recall] (command <python>, args -P -m recall.mcp) in config.toml
+        [mcp_servers.recall] (command <python>, args -E -P -m recall.mcp) in config.toml
 gemini  .gemini/settings.json (--user: ~/.gemini/settings.json)
         hooks.BeforeAgent += {"type": "command", "name": "recall", "command": "<python> -P -m
         recall.agents.hook --agent gemini", "timeout": 5000}  (milliseconds), and
@@ -28,7 +28,7 @@ opencode  .opencode/plugins/recall.js (--user: ~/.config/opencode/plugins/, or u
         $XDG_CONFIG_HOME): a plugin whose ``chat.message`` hook runs ``<python> -P -m
         recall.agents.hook --agent opencode`` and adds its block as a hidden (synthetic) text part
         of the message; see recall.agents.opencode
---track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -P -m recall.agents.track]}
+--track-reads (claude): hooks.PostToolUse += {"matcher": "Read", "hooks": [<python> -E -P -m recall.agents.track]}
 
 Each agent is one module (``claude``, ``codex``, ``gemini``, ``opencode``) named in
 ``recall.agents.registry``, which the hook (``--agent X``), the MCP tool ``recall_context`` and

@@ -1,6 +1,6 @@
 """Codex CLI: a UserPromptSubmit hook in hooks.json, and ``[features] hooks = true``.
 
-Form ``command`` (the default): ``<python> -P -m recall.agents.hook --agent codex``, a process per
+Form ``command`` (the default): ``<python> -E -P -m recall.agents.hook --agent codex``, a process per
 message. Form ``mcp_tool`` (``--form mcp_tool``): ``{"type": "mcp_tool", "server": "recall",
 "tool": "recall_context", "input": {"prompt": "${prompt}"}}`` and recall's MCP server as
 ``[mcp_servers.recall]`` in config.toml; Codex 0.171.0 calls it on UserPromptSubmit (under
@@ -15,6 +15,7 @@ from pathlib import Path
 from recall.agents.install import (
     CONTEXT_TOOL,
     HOOK_TIMEOUT_S,
+    SAFE_FLAGS,
     InstallError,
     add_hook,
     editing,
@@ -136,7 +137,7 @@ def _codex_server(config: Path, enable: bool) -> bool:
             state_note(config, "mcp_servers", True)
         table = tomlkit.table()
         table["command"] = python()
-        table["args"] = ["-P", "-m", MCP_MODULE]
+        table["args"] = [*SAFE_FLAGS, "-m", MCP_MODULE]
         table["env_vars"] = list(SERVER_ENV_VARS)  # Codex passes an MCP server only a few variables
         doc["mcp_servers"][SERVER_NAME] = table
         state_note(config, key, True)

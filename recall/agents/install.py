@@ -6,7 +6,7 @@ Python path with spaces or quotes needs no quoting:
 
     {"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "/abs/.venv/bin/python",
-         "args": ["-P", "-m", "recall.agents.hook"], "timeout": 5}]}]}}
+         "args": ["-E", "-P", "-m", "recall.agents.hook"], "timeout": 5}]}]}}
 
 ``-P`` keeps the project folder (Claude Code's cwd) off ``sys.path``, so a project
 that has its own ``recall`` folder cannot shadow this package. ``timeout`` is Claude
@@ -36,6 +36,10 @@ from recall.privacy.paths import claude_config_dir, git_toplevel, make_missing_d
 
 EVENT = "UserPromptSubmit"
 HOOK_MODULE = "recall.agents.hook"
+# Every interpreter an agent starts for recall: -P keeps the agent's folder off the module path,
+# and -E ignores PYTHON* variables, whose empty or relative PYTHONPATH entry (":/opt/lib", ".")
+# put it back and ran a repository's sitecustomize.py in the hook (stop 46, an outside tester).
+SAFE_FLAGS = ("-E", "-P")
 # What releases before the packages by layer ran (``-m recall.hook``, ``-m recall.track``): still
 # our entries, so ``recall install`` replaces them and ``recall uninstall`` takes them out.
 FORMER_MODULES = {"recall.agents.hook": "recall.hook", "recall.agents.track": "recall.track"}
@@ -53,7 +57,7 @@ def hook_entry() -> dict[str, Any]:
     return {
         "type": "command",
         "command": os.path.abspath(sys.executable),  # not resolved: a venv's python is a symlink
-        "args": ["-P", "-m", HOOK_MODULE],
+        "args": [*SAFE_FLAGS, "-m", HOOK_MODULE],
         "timeout": HOOK_TIMEOUT_S,
     }
 

@@ -9,7 +9,7 @@ A pushed part needs its own ``id`` (OpenCode rejects the message otherwise: "Sch
 Missing key part.id", found with 1.18.33); part ids sort by time, so ours is the last part's
 id plus one in its time field.
 
-The plugin runs the same hook process as Codex and Gemini (``<python> -P -m recall.agents.hook
+The plugin runs the same hook process as Codex and Gemini (``<python> -E -P -m recall.agents.hook
 --agent opencode``: the daemon's budget, the start of a missing daemon, fail-open), so recall's
 logic stays in Python; it adds nothing when the hook prints nothing, the hook fails, or it runs
 past ``HOOK_TIMEOUT_S``, and it never throws into OpenCode. Skipped, as nobody typed them:
@@ -28,7 +28,7 @@ import json
 import os
 from pathlib import Path
 
-from recall.agents.install import HOOK_MODULE, HOOK_TIMEOUT_S, InstallError
+from recall.agents.install import HOOK_MODULE, HOOK_TIMEOUT_S, SAFE_FLAGS, InstallError
 from recall.agents.shared import (
     command_only,
     python,
@@ -129,7 +129,7 @@ export const RecallPlugin = async ({ client, directory }) => {
 def plugin_text(command: list[str] | None = None, service: str = "recall") -> str:
     """The plugin file; ``command`` replaces the hook's and ``service`` names its lines in
     OpenCode's log (the benchmark's do-nothing floor, loaded beside recall's)."""
-    argv = command or [python(), "-P", "-m", HOOK_MODULE, "--agent", "opencode"]
+    argv = command or [python(), *SAFE_FLAGS, "-m", HOOK_MODULE, "--agent", "opencode"]
     return (PLUGIN.replace("__MARK__", MARK).replace("__COMMAND__", json.dumps(argv))
             .replace("__SERVICE__", json.dumps(service))
             .replace("__TIMEOUT_MS__", str(HOOK_TIMEOUT_S * 1000)))

@@ -14,6 +14,7 @@ from recall.agents.install import (
     CONTEXT_TOOL,
     HOOK_MODULE,
     HOOK_TIMEOUT_S,
+    SAFE_FLAGS,
     InstallError,
 )
 from recall.privacy.paths import (
@@ -63,12 +64,12 @@ def mcp_tool_entry(server: str = SERVER_NAME) -> dict[str, Any]:
 
 
 def mcp_server_entry() -> dict[str, Any]:
-    return {"type": "stdio", "command": python(), "args": ["-P", "-m", MCP_MODULE]}
+    return {"type": "stdio", "command": python(), "args": [*SAFE_FLAGS, "-m", MCP_MODULE]}
 
 
 def hook_command(agent: str) -> str:
     """The shell command line Codex and Gemini run (they take a string, not an argv)."""
-    return shlex.join([python(), "-P", "-m", HOOK_MODULE, "--agent", agent])
+    return shlex.join([python(), *SAFE_FLAGS, "-m", HOOK_MODULE, "--agent", agent])
 
 
 def codex_entry() -> dict[str, Any]:
@@ -82,7 +83,7 @@ def gemini_entry() -> dict[str, Any]:
 
 
 def track_entry() -> dict[str, Any]:
-    return {"type": "command", "command": python(), "args": ["-P", "-m", TRACK_MODULE],
+    return {"type": "command", "command": python(), "args": [*SAFE_FLAGS, "-m", TRACK_MODULE],
             "timeout": HOOK_TIMEOUT_S}
 
 

@@ -156,7 +156,7 @@ def test_claude_command_route(indexed, daemons, project, tmp_path):
     out = cli(install_cmd, "--user", "--form", "command", "--skip-check")
     assert "command form" in out
     [entry] = hook_calls(read_json(settings_path))
-    assert entry["type"] == "command" and entry["args"] == ["-P", "-m", "recall.agents.hook"]
+    assert entry["type"] == "command" and entry["args"] == ["-E", "-P", "-m", "recall.agents.hook"]
     assert not (tmp_path / "claude" / ".claude.json").exists()  # no MCP server for this form
     daemons.start()
     proc = run_command_hook(entry, event(CLAUDE_EVENT, MATCHING, project), project)
@@ -185,7 +185,7 @@ def test_user_scope_registers_the_server_where_claude_mcp_add_does(indexed, proj
     state.parent.mkdir(parents=True)
     state.write_text(json.dumps({"numStartups": 7, "mcpServers": {}}))
     cli(install_cmd, "--user", "--form", "mcp_tool", "--skip-check")
-    assert read_json(state)["mcpServers"]["recall"]["args"] == ["-P", "-m", "recall.mcp"]
+    assert read_json(state)["mcpServers"]["recall"]["args"] == ["-E", "-P", "-m", "recall.mcp"]
     assert read_json(state)["numStartups"] == 7
     cli(uninstall_cmd, "--user")
     assert read_json(state) == {"numStartups": 7}
@@ -208,7 +208,7 @@ def test_codex_route(indexed, daemons, project, tmp_path, monkeypatch):
     hooks = read_json(codex_home / "hooks.json")
     [entry] = hook_calls(hooks)
     assert entry["type"] == "command" and entry["timeout"] == 5
-    assert entry["command"].endswith("-P -m recall.agents.hook --agent codex")
+    assert entry["command"].endswith("-E -P -m recall.agents.hook --agent codex")
     import tomllib
 
     assert tomllib.loads(config.read_text())["features"]["hooks"] is True
@@ -287,7 +287,7 @@ def test_gemini_route(indexed, daemons, project):
     settings = read_json(settings_path)
     [entry] = hook_calls(settings, "BeforeAgent")
     assert entry["timeout"] == 5000  # milliseconds
-    assert entry["command"].endswith("-P -m recall.agents.hook --agent gemini") and entry["name"] == "recall"
+    assert entry["command"].endswith("-E -P -m recall.agents.hook --agent gemini") and entry["name"] == "recall"
     assert settings["hooksConfig"] == {"enabled": True} and settings["theme"] == "Default"
 
     daemons.start()
@@ -349,7 +349,7 @@ def test_codex_mcp_tool_form_installs_and_uninstalls_cleanly(indexed, project, t
     if own_server:
         assert servers["recall"] == {"command": "/opt/recall/bin/python", "args": ["-m", "recall.mcp"]}
     else:
-        assert servers["recall"]["args"] == ["-P", "-m", "recall.mcp"]
+        assert servers["recall"]["args"] == ["-E", "-P", "-m", "recall.mcp"]
         assert "RECALL_HOME" in servers["recall"]["env_vars"]
     cli(uninstall_cmd, "--agent", "codex")
     assert config.read_text() == config_text

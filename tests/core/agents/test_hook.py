@@ -604,3 +604,23 @@ def test_hook_module_is_importable_without_side_effects():
                          text=True, env=env_with(), timeout=30)
     assert out.returncode == 0 and out.stdout.strip() == "ok"
     assert sys.modules["recall.agents.hook"] is hook
+
+
+def test_the_registered_hook_runs_no_code_from_the_agents_folder_whatever_pythonpath_says(tmp_path):
+    """An outside tester: `export PYTHONPATH=$PYTHONPATH:/opt/lib` with PYTHONPATH unset gives an
+    empty entry, which put the agent's folder back on the path `-P` had taken it off: a
+    repository's sitecustomize.py ran in the hook on every message (stop 46)."""
+    import json as _json
+
+    from recall.agents.install import SAFE_FLAGS, hook_entry
+
+    repo, marker = tmp_path / "repo", tmp_path / "ran"
+    repo.mkdir()
+    (repo / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    entry = hook_entry()
+    assert entry["args"][:len(SAFE_FLAGS)] == list(SAFE_FLAGS)
+    event = _json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
+                         "prompt": "how do we deploy the payments service?"})
+    proc = subprocess.run([PY, *entry["args"]], input=event.encode(), capture_output=True, cwd=repo, timeout=30,
+                          env={**os.environ, "PYTHONPATH": ":/nonexistent", "RECALL_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 0 and not marker.exists(), proc.stderr
