@@ -22,6 +22,7 @@ shared /tmp overwrote a file of the user's, and a pipe there held every document
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -165,6 +166,9 @@ def main(max_mb: int, parent: int | None = None) -> None:
 
     if parent is not None:
         _die_with(parent)
+    tmp = Path(os.environ.get("TMPDIR", "/"))
+    if tmp.name.startswith("convert-") and tmp.parent == run_dir():  # its own: gone with it, however it ends
+        atexit.register(shutil.rmtree, tmp, True)
 
     try:  # POSIX; macOS may refuse an address-space cap: the time limit still holds there
         import resource

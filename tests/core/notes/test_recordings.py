@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -57,18 +58,22 @@ def test_a_killed_index_leaves_no_converter_running_and_no_frames(tmp_path, monk
                    check=True)
     proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "index", str(tmp_path / "videos")],
                             env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    mine = f"TMPDIR={tmp}".encode()
+    run = Path(os.environ["RECALL_HOME"]) / "run"  # the converter's TMPDIR is a folder of its own there
+    mine = f"RECALL_HOME={run.parent}".encode()
 
     def converters() -> list[int]:
         return pids_where((b"recall.notes.documents.isolated",), lambda env: mine in env)
 
+    def frames() -> list:
+        return list(run.glob("convert-*/recall-frames-*")) + list(tmp.glob("recall-frames-*"))
+
     deadline = time.monotonic() + 60
-    while not (converters() and list(tmp.glob("recall-frames-*"))) and time.monotonic() < deadline:
+    while not (converters() and frames()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert converters() and list(tmp.glob("recall-frames-*")), "the recording was never being read"
+    assert converters() and frames(), "the recording was never being read"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 10
-    while (converters() or list(tmp.glob("recall-frames-*"))) and time.monotonic() < deadline:
+    while (converters() or frames() or list(run.glob("convert-*"))) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not converters() and not list(tmp.glob("recall-frames-*"))
+    assert not converters() and not frames() and not list(run.glob("convert-*"))
