@@ -523,7 +523,7 @@ def test_hook_processes_import_nothing_heavy(indexed, daemons, module):  # daemo
 def test_a_server_you_registered_yourself_stays(indexed, project, tmp_path):
     state = tmp_path / "claude" / ".claude.json"
     state.parent.mkdir(parents=True)
-    mine = {"mcpServers": {"recall": {"type": "stdio", "command": PY, "args": ["-P", "-m", "recall.mcp"]}}}
+    mine = {"mcpServers": {"recall": {"type": "stdio", "command": PY, "args": ["-E", "-P", "-m", "recall.mcp"]}}}
     state.write_text(json.dumps(mine))  # what `claude mcp add --scope user recall -- ...` leaves
     cli(install_cmd, "--user", "--form", "mcp_tool", "--skip-check")
     cli(uninstall_cmd, "--user")

@@ -51,7 +51,7 @@ def ours(settings: dict) -> list[dict]:
 def test_entry_is_exec_form_with_this_python():
     entry = hook_entry()
     assert entry == {"type": "command", "command": os.path.abspath(sys.executable),
-                     "args": ["-P", "-m", "recall.agents.hook"], "timeout": 5}
+                     "args": ["-E", "-P", "-m", "recall.agents.hook"], "timeout": 5}
     assert is_ours(entry)
     assert is_ours({"type": "command", "command": "/usr/bin/python3 -m recall.agents.hook"})  # shell form
     assert not is_ours({"type": "command", "command": "~/bin/prompt-logger.sh"})
