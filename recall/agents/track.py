@@ -3,7 +3,7 @@
 ``recall install --track-reads`` registers, next to the prompt hook:
 
     {"hooks": {"PostToolUse": [{"matcher": "Read", "hooks": [
-        {"type": "command", "command": "<python>", "args": ["-P", "-m", "recall.agents.track"], "timeout": 5}]}]}}
+        {"type": "command", "command": "<python>", "args": ["-E", "-P", "-m", "recall.agents.track"], "timeout": 5}]}]}}
 
 For each file the agent reads, this looks the path up among the indexed notes (SQLite,
 read-only) and, when recall injected that note within ``INJECTED_WITHIN_S`` before (the
