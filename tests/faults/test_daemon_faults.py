@@ -280,3 +280,31 @@ def test_a_session_on_a_hung_network_mount_starves_no_other(indexed, daemons, pr
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_an_agent_that_reads_nothing_does_not_hold_the_hook(indexed, daemons, probe):
+    """An outside tester's agent held its end of a full pipe and read nothing: the hook waited in
+    its write until killed, 10 s later (stop 46). It drops the block within its budget."""
+    import fcntl
+
+    daemons.start()
+    hook_recovers(time.monotonic())  # warm: the next hook has a block to write
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(write_end, b"x" * 65536)
+    except BlockingIOError:
+        pass  # full
+    fcntl.fcntl(write_end, fcntl.F_SETFL, 0)
+    try:
+        t0 = time.monotonic()
+        proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event(MATCHING), stdout=write_end,
+                              stderr=subprocess.PIPE, env=env_with(), timeout=10)
+        wall = time.monotonic() - t0
+        probe.add(inputs=1, faults=1)
+        assert proc.returncode == 0 and wall < 1.5, (proc.returncode, wall)
+        probe.add(survived=1)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
