@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,7 +112,6 @@ def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSp
     drop them once it is synced); one line each. A folder and its subfolder indexed both held
     the subfolder's notes twice, and a note deleted and indexed through one was handed over
     through the other (stop 46)."""
-    from recall.indexing.indexer import SourceSpec
 
     known = [(sid, kind, Path(root), project) for sid, kind, root, project in store.sources() if kind != "conversation"]
     out: list[SourceSpec] = []
@@ -124,7 +123,7 @@ def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSp
         if outer:
             r, p = min(outer, key=lambda o: len(o[0].parts))
             said.append(Problem(str(root), f"inside {r}, indexed already: {r} was read again instead"))
-            spec = SourceSpec(spec.kind, r, p)
+            spec = replace(spec, root=r, project=p)
         root = spec.root.resolve()
         for sid, k, r, _ in known:
             if k == spec.kind and r != root and r.is_relative_to(root) and sid not in inner:
