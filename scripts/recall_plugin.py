@@ -94,19 +94,34 @@ def installed(data: Path) -> dict | None:
     """A finished setup's env.json whose Python is still the one it installed recall into
     (a venv whose base Python was removed or replaced, a pyenv uninstall or an upgrade, is not:
     its server could not import recall), whatever the plugin's version; else None."""
+    info = _env_json(data)
+    return info if "python" in info and _works(Path(info["python"]), info.get("base"), "recall") else None
+
+
+def _env_json(data: Path) -> dict:
     try:
         info = json.loads((data / "env.json").read_text())
-        python = Path(info["python"])
-        if not python.exists() or os.path.realpath(python) != info.get("base", os.path.realpath(python)):
-            return None
-        # ~50 ms, once per session or server: a venv whose interpreter now is another Python
-        # (its link to /usr/bin/python3 after an upgrade) cannot import recall
-        if subprocess.run([str(python), "-P", "-c", "import recall"], stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=20).returncode != 0:
-            return None
-    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired):
-        return None
-    return info
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def _works(python: Path, base: object, module: str) -> bool:
+    """Whether ``python`` is still the interpreter recall was installed with (``base``, its real
+    path then, when recorded) and imports ``module``: ~50 ms, once per session or server (a
+    venv whose link now leads to another Python, after an upgrade, cannot import recall)."""
+    try:
+        if not python.exists() or (isinstance(base, str) and os.path.realpath(python) != base):
+            return False
+        return subprocess.run([str(python), "-P", "-c", f"import {module}"], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def recall_cmd(python: Path, *args: str) -> list[str]:
+    """``recall ARGS`` run by ``python``, its working folder and PYTHON* variables off the path."""
+    return [str(python), "-E", "-P", "-m", "recall.cli", *args]
 
 
 def ready(data: Path) -> bool:
@@ -151,7 +166,7 @@ def apply_option(data: Path, python: Path, env: dict[str, str], run=subprocess.r
         pass
     args = ["questions", "on", "--agent", "claude"] if value == "yes" else ["questions", "off"]
     try:
-        run([str(python), "-P", "-m", "recall.cli", *args], env=env, stdin=subprocess.DEVNULL,
+        run(recall_cmd(python, *args), env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         _write_private(data / APPLIED, value)
     except (OSError, subprocess.CalledProcessError):
@@ -217,15 +232,7 @@ def _fresh_venv(data: Path, python: Path, run) -> None:
     """The venv, built again when it cannot run pip (half-built: killed during ensurepip, or a
     Debian without python3-venv) or its Python is not the one recall was installed with."""
     venv = data / "venv"
-    healthy = python.exists() and subprocess.run([str(python), "-c", "import pip"], stdin=subprocess.DEVNULL,
-                                                 capture_output=True).returncode == 0
-    try:
-        base = json.loads((data / "env.json").read_text())["base"]
-    except (OSError, ValueError, KeyError, TypeError):
-        base = None
-    if healthy and base is not None and os.path.realpath(python) != base:
-        healthy = False
-    if venv.exists() and not healthy:
+    if venv.exists() and not _works(python, _env_json(data).get("base"), "pip"):
         shutil.rmtree(venv, ignore_errors=True)
     if not python.exists():
         try:
@@ -249,18 +256,28 @@ def _build_source(data: Path) -> Path:
     return src
 
 
+def _hold(lock: Path) -> bool:
+    """Whether this process now holds ``lock``, until it ends (Windows: the lock file's age
+    stands for it, ``setup_running``)."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)  # left open: the lock lasts the process
+    try:
+        import fcntl
+    except ImportError:
+        os.utime(lock)
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    return True
+
+
 def setup(data: Path, cwd: str) -> int:
     """Create the environment and the index; the daemon last. Logs to setup.log; a failure
     is also ``setup.failed``, one line with its repair, which the next session start shows."""
     private_dir(data)
-    lock = os.open(data / SETUP_LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # held until this process ends
-    try:
-        import fcntl
-
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except ImportError:
-        os.utime(data / SETUP_LOCK)  # Windows: setup_running() reads the lock file's age
-    except OSError:
+    if not _hold(data / SETUP_LOCK):
         return 0  # another setup runs
     log_path = data / "setup.log"
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -288,13 +305,13 @@ def setup(data: Path, cwd: str) -> int:
             step = "the first index"
             env = recall_env(data)
             apply_option(data, python, env, run=lambda cmd, **kw: run(cmd, env=kw["env"]))
-            run([str(python), "-E", "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env)
+            run(recall_cmd(python, "index", "--quiet"), cwd=cwd, env=env)
             _write_private(data / "env.json", json.dumps({"version": plugin_version(), "python": str(python),
                                                           "base": os.path.realpath(python)}))
             (data / FAILED).unlink(missing_ok=True)
             step = "starting the daemon"
-            run([str(python), "-P", "-m", "recall.cli", "stop"], env=env, check=False)  # an older version's
-            run([str(python), "-E", "-P", "-m", "recall.cli", "serve"], cwd=cwd, env=env)
+            run(recall_cmd(python, "stop"), env=env, check=False)  # an older version's
+            run(recall_cmd(python, "serve"), cwd=cwd, env=env)
             log.write("recall: ready\n")
             return 0
         except (OSError, subprocess.CalledProcessError, RuntimeError) as exc:
@@ -310,20 +327,12 @@ def setup(data: Path, cwd: str) -> int:
 def refresh(data: Path, cwd: str) -> int:
     """A later session start's background work, one at a time (sessions started together
     indexed the same notes side by side): the option to config.toml, then `recall index`."""
-    fd = os.open(data / REFRESH_LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # held until this process ends
-    try:
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except ImportError:
-        pass  # Windows: no lock
-    except OSError:
+    if not _hold(data / REFRESH_LOCK):
         return 0  # another session's refresh runs: it reads the same notes
-    info = installed(data)
-    python, env = Path(info["python"]) if info else env_python(data), recall_env(data)
+    python, env = Path(_env_json(data).get("python") or env_python(data)), recall_env(data)  # checked by the caller
     apply_option(data, python, env)
-    return subprocess.run([str(python), "-E", "-P", "-m", "recall.cli", "index", "--quiet"], cwd=cwd, env=env,
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    return subprocess.run(recall_cmd(python, "index", "--quiet"), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
 
 
 def _detached(args: list[str], data: Path, cwd: str | None = None) -> None:
@@ -448,7 +457,7 @@ def cli(data: Path, args: list[str]) -> int:
         print(f"recall: not set up yet in {data} (see setup.log there)", file=sys.stderr)
         return 1
     python = str(info["python"])
-    os.execve(python, [python, "-E", "-P", "-m", "recall.cli", *args], recall_env(data))
+    os.execve(python, recall_cmd(Path(python), *args), recall_env(data))
     return 1  # not reached
 
 

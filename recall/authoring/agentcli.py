@@ -228,7 +228,7 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         return complete(agent, prompt_of(part), timeout_s)
 
     check_writable(state.folder)
-    keys = [state.key(p) for p in state.notes]
+    keys = list(state.keys.values())
     for part in notegen.batches(state.pending, batch_notes):
         part = [p for p in part if p.exists()]
         if not part:

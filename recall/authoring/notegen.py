@@ -230,10 +230,13 @@ class FolderState:
     """What the folder holds and what is pending (new or changed notes)."""
 
     folder: Path
-    notes: list[Path]
+    keys: dict[Path, str]  # every note of the folder, with what it is known by (``keyed_notes``)
     pending: list[Path]
     has_negatives: bool
-    keys: dict[Path, str] = field(default_factory=dict)  # what each note is known by (``keyed_notes``)
+
+    @property
+    def notes(self) -> list[Path]:
+        return list(self.keys)
 
     def key(self, path: Path) -> str:
         return _key(path, self.keys)
@@ -276,7 +279,7 @@ def folder_state(folder: Path) -> FolderState:
             continue
         if line is None or ("note_hash" in line and line["note_hash"] != note_hash(path)):
             pending.append(path)
-    return FolderState(folder, list(notes), pending, (folder / NEGATIVES_FILE).is_file(), notes)
+    return FolderState(folder, notes, pending, (folder / NEGATIVES_FILE).is_file())
 
 
 @dataclass

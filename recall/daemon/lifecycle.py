@@ -150,9 +150,8 @@ def _catching_up(state: DaemonState, app: Recall, config: Settings) -> Callable[
     last = [0.0]
 
     def catch_up() -> None:
-        running = state.model_switch is not None and state.model_switch.get("stage") not in ("done", None) \
-            and not str(state.model_switch.get("stage")).startswith("failed")
-        if running or time.monotonic() - last[0] < CATCH_UP_EVERY_S:
+        stage = str((state.model_switch or {}).get("stage", "done"))
+        if (stage != "done" and not stage.startswith("failed")) or time.monotonic() - last[0] < CATCH_UP_EVERY_S:
             return
         last[0] = time.monotonic()
         threading.Thread(target=switch_model, args=(state, app, config, "a newer index of another model"),

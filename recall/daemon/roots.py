@@ -53,14 +53,15 @@ class Roots:
             return Path(os.path.abspath(cwd))
 
     def _walk(self, cwd: str) -> Path:
+        found = None
         try:
-            found = project_root(cwd)
+            found = project_root(cwd)  # never raises: a path it cannot walk is "/"
+            return found
         finally:
             with self._lock:
                 self._walking -= 1
-        with self._lock:
-            self._known[cwd] = (found, time.monotonic())
-            self._known.move_to_end(cwd)
-            while len(self._known) > CACHE:
-                self._known.popitem(last=False)
-        return found
+                if found is not None:
+                    self._known[cwd] = (found, time.monotonic())
+                    self._known.move_to_end(cwd)
+                    while len(self._known) > CACHE:
+                        self._known.popitem(last=False)

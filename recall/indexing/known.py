@@ -90,7 +90,9 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
 def newer_elsewhere(model_id: str, home: Path | None = None) -> bool:
     """Whether another model's index went live after this model's (its ``current`` written
     later: the notes were read again since this one was built), or this model has none and
-    another has (a switch not embedded yet). A few stats per question."""
+    another has (a switch not embedded yet). A few stats per question: what
+    ``Recall.switched_from`` reads in the store's index runs, read from the index files, which
+    any thread may (a store's connection belongs to the thread that opened it)."""
     root = index_dir(model_id, home)
     try:
         others = [p / "current" for p in root.parent.iterdir() if p.name != root.name]
@@ -117,18 +119,19 @@ def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSp
     out: list[SourceSpec] = []
     inner: list[int] = []
     said: list[Problem] = []
+    seen: set[tuple[str, Path]] = set()
     for spec in sources:
         root = spec.root.resolve()
         outer = [(r, p) for _, k, r, p in known if k == spec.kind and r != root and root.is_relative_to(r)]
         if outer:
             r, p = min(outer, key=lambda o: len(o[0].parts))
             said.append(Problem(str(root), f"inside {r}, indexed already: {r} was read again instead"))
-            spec = replace(spec, root=r, project=p)
-        root = spec.root.resolve()
+            spec, root = replace(spec, root=r, project=p), r
         for sid, k, r, _ in known:
             if k == spec.kind and r != root and r.is_relative_to(root) and sid not in inner:
                 inner.append(sid)
                 said.append(Problem(str(r), f"inside {root}, now indexed with it"))
-        if all(s.root.resolve() != root or s.kind != spec.kind for s in out):
+        if (spec.kind, root) not in seen:
+            seen.add((spec.kind, root))
             out.append(spec)
     return out, inner, said

@@ -29,21 +29,16 @@ def recall_home() -> Path:
     env = os.environ.get("RECALL_HOME")
     if env:
         home = Path(env).expanduser()
-        if not home.is_absolute():  # read from where the command runs, once: the daemon it
-            home = home.absolute()  # starts (in run/) and every child see the same folder
-            os.environ["RECALL_HOME"] = str(home)
-        return home
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
+    elif sys.platform == "darwin":
+        home = Path.home() / "Library" / "Application Support" / "recall"
     elif sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+        home = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "recall"
     else:  # a relative XDG_DATA_HOME is to be ignored (the XDG base directory specification)
         xdg = os.environ.get("XDG_DATA_HOME", "")
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    home = base / "recall"
-    if not home.is_absolute():  # a relative HOME: pinned as RECALL_HOME, as above (the daemon a hook
-        home = home.absolute()  # started in its run folder opened a second home inside the first)
-        os.environ["RECALL_HOME"] = str(home)
+        home = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share") / "recall"
+    if not home.is_absolute():  # a relative RECALL_HOME or HOME: read from where the command runs,
+        home = home.absolute()  # once: the daemon it starts (in run/) and every child see the same
+        os.environ["RECALL_HOME"] = str(home)  # folder, not a second home inside the first
     return home
 
 
