@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as Late
 from pathlib import Path
 
 from recall.privacy.paths import project_root
+from recall.store.lru import Lru
 
 WAIT_S = 0.1  # a walk on a healthy disk takes well under a millisecond
 MAX_STUCK = 4  # walks under way at once; past it, no walk is started
@@ -33,7 +33,7 @@ class Roots:
         self._pool = ThreadPoolExecutor(max_workers=MAX_STUCK, thread_name_prefix="recall-root")
         self._lock = threading.Lock()
         self._walking = 0
-        self._known: OrderedDict[str, tuple[Path, float]] = OrderedDict()
+        self._known = Lru(CACHE)  # cwd -> (its project, when it was walked)
 
     def root(self, cwd: str) -> Path:
         """The project folder of ``cwd``, resolved, within ``WAIT_S``; ``cwd`` itself, made absolute
@@ -42,7 +42,6 @@ class Roots:
         with self._lock:
             hit = self._known.get(cwd)
             if hit is not None and now - hit[1] < TTL_S:
-                self._known.move_to_end(cwd)
                 return hit[0]
             if self._walking >= MAX_STUCK:
                 return Path(os.path.abspath(cwd))
@@ -61,7 +60,4 @@ class Roots:
             with self._lock:
                 self._walking -= 1
                 if found is not None:
-                    self._known[cwd] = (found, time.monotonic())
-                    self._known.move_to_end(cwd)
-                    while len(self._known) > CACHE:
-                        self._known.popitem(last=False)
+                    self._known.put(cwd, (found, time.monotonic()))

@@ -62,7 +62,8 @@ class Searcher:
         key = ("lexical", s.lexical_weight, s.lexical_weight_with_questions)
         weights = idx._scope_cache.get(key)
         if weights is None:
-            weights = idx._scope_cache[key] = np.where(idx.asked, s.lexical_weight_with_questions, s.lexical_weight)
+            weights = idx._scope_cache.put(key, np.where(idx.asked, s.lexical_weight_with_questions,
+                                                         s.lexical_weight))
         return weights
 
     def _negatives_file(self) -> Path:
@@ -276,7 +277,7 @@ class Searcher:
             id_filter = self._id_filter(idx, scope)
             if id_filter is None:
                 return None
-            params, in_scope = id_filter
+            params, in_scope = id_filter[:2]  # id_filter, held to the end, keeps its selector alive
         k = min(chunks, in_scope)
         # OpenMP's thread count is per thread: the daemon's workers (and the MCP server's) would
         # each wake a team of threads for one question (p95 10 ms instead of 0.7 over 10,000
@@ -298,7 +299,7 @@ class Searcher:
         if mask is None:
             mask = np.array([mostly_cjk(f"{n.get('name', '')} {n.get('description', '')}") for n in idx.notes],
                             dtype=bool)
-            idx._scope_cache["cjk"] = mask
+            idx._scope_cache.put("cjk", mask)
         return mask
 
     def _admitted(self, idx: LoadedIndex, scope: Scope):
@@ -309,12 +310,13 @@ class Searcher:
         mask = idx._scope_cache.get(key)
         if mask is None:
             mask = np.array([scope.admits(n) for n in idx.notes], dtype=bool)
-            idx._scope_cache[key] = mask
+            idx._scope_cache.put(key, mask)
         return mask
 
     def _id_filter(self, idx: LoadedIndex, scope: Scope):
-        """FAISS search parameters that admit only the scope's chunks, and how many there are
-        (cached per scope); None when the scope admits none."""
+        """FAISS search parameters that admit only the scope's chunks, how many there are, and
+        the selector and array the parameters point into (the caller holds the tuple through its
+        search: the cache may drop it meanwhile); cached per scope; None when the scope admits none."""
         import faiss
         import numpy as np
 
@@ -324,7 +326,7 @@ class Searcher:
         allowed = self._admitted(idx, scope)[idx.chunk_note]
         count = int(allowed.sum())
         if count == 0:
-            idx._scope_cache[scope.key] = "empty"
+            idx._scope_cache.put(scope.key, "empty")
             return None
         hnsw = isinstance(idx.index, faiss.IndexHNSWFlat)
         # A selector even when the scope admits every chunk (measured faster in the daemon's workers
@@ -337,11 +339,7 @@ class Searcher:
             params = faiss.SearchParametersHNSW(sel=sel, efSearch=128)  # type: ignore[attr-defined]
         else:
             params = faiss.SearchParameters(sel=sel)  # type: ignore[call-arg]
-        value = (params, count, sel, bits)
-        idx._scope_cache[scope.key] = value[:2]
-        # keep FAISS's id selector and its array alive as long as the params use them
-        idx._scope_cache[(scope.key, "keep")] = value[2:]
-        return value[:2]
+        return idx._scope_cache.put(scope.key, (params, count, sel, bits))
 
 
 def _best_of_scan(idx: LoadedIndex, found, where: dict[int, int] | None) -> tuple[dict[int, float], bool]:

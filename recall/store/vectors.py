@@ -38,6 +38,7 @@ from recall.privacy.paths import (
     recall_home,
 )
 from recall.privacy.strays import move_aside, set_aside_folder
+from recall.store.lru import Lru
 from recall.store.sqlite import Store
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ HNSW_M = 32
 # is rounded to 11 bits and the vectors have unit length (a store contract's tolerance).
 COSINE_ERROR_MAX = 2.0 ** -11
 KEEP_GENERATIONS = 2
+SCOPES_KEPT = 256  # cached entries per loaded index: about two per project asked from (a mask, a selector)
 GENERATION_FILES = ("index.faiss", "meta.json", "lexical.npz", "headers.npy")  # what a reader opens
 
 
@@ -275,7 +277,9 @@ class LoadedIndex:
     asked: np.ndarray  # per note: has questions of its own (a generation from before: none)
     lexical: Bm25 | None = None  # None for a generation built before BM25 existed
     headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
-    _scope_cache: dict = field(default_factory=dict)
+    # Per scope (a project's notes, its FAISS selector) and per generation (BM25's weights, the
+    # CJK notes): bounded, as a daemon meets a new project with every folder a session starts in.
+    _scope_cache: Lru = field(default_factory=lambda: Lru(SCOPES_KEPT))
 
     @property
     def ntotal(self) -> int:

@@ -308,3 +308,34 @@ def test_an_agent_that_reads_nothing_does_not_hold_the_hook(indexed, daemons, pr
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_sessions_in_thousands_of_folders_leave_the_daemon_its_size(indexed, daemons, probe, tmp_path):
+    """An outside tester's 8,000 sessions, each in a folder of its own, grew the daemon by
+    49 MiB and never gave it back: what it kept per project (its scope's masks and FAISS
+    selector) had no bound (stop 47, tester R's 05). Past the caches' bounds, thousands more
+    folders add (almost) nothing."""
+    if not Path("/proc/self/status").exists():
+        pytest.skip("reads the daemon's resident size from /proc")
+    proc = daemons.start()
+    deep = str(tmp_path / ("d" * 200))
+
+    def ask(first: int, count: int) -> None:
+        for n in range(first, first + count):
+            cwd = f"{deep}/{'p%06d' % n * 40}/{'q' * 250}/{'r' * 250}"  # ~3,000 characters, no such folder
+            reply = client.request({"cmd": "query", "prompt": MATCHING, "cwd": cwd}, timeout=10)
+            assert reply.get("ok"), reply
+
+    ask(0, 1500)  # past every bound (512 folders, 256 cached scope entries)
+    before = _rss_mib(proc.pid)
+    ask(1500, 3000)
+    grown = _rss_mib(proc.pid) - before
+    probe.add(inputs=4500, faults=1, survived=int(grown < 6))
+    assert grown < 6, f"the daemon grew {grown:.1f} MiB over 3,000 more folders"
