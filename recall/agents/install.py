@@ -43,7 +43,9 @@ SAFE_FLAGS = ("-E", "-P")
 # What releases before the packages by layer ran (``-m recall.hook``, ``-m recall.track``): still
 # our entries, so ``recall install`` replaces them and ``recall uninstall`` takes them out.
 FORMER_MODULES = {"recall.agents.hook": "recall.hook", "recall.agents.track": "recall.track"}
-HOOK_TIMEOUT_S = 5
+HOOK_TIMEOUT_S = 5  # every agent recall registers with waits this long for the hook (its `timeout`)
+# The longest hook budget an agent lets finish: its answer written and read before the agent kills it.
+BUDGET_MAX_MS = HOOK_TIMEOUT_S * 1000 - 500
 # A question close to everyday work, for timing only (its answer is not shown).
 PROBE_PROMPT = "how do we roll back a failed deploy to production without losing data?"
 PROBE_ROUNDS = 5
@@ -60,6 +62,19 @@ def hook_entry() -> dict[str, Any]:
         "args": [*SAFE_FLAGS, "-m", HOOK_MODULE],
         "timeout": HOOK_TIMEOUT_S,
     }
+
+
+def budget_past_wait(budget_ms: float) -> str | None:
+    """One line when ``[daemon] hook_budget_ms`` is longer than the agents wait for the hook: a
+    slow answer is then cut by the agent, with its own error on the message, not by the hook
+    in silence. The benchmarks set more on purpose (they run the hook themselves)."""
+    if budget_ms <= BUDGET_MAX_MS:
+        return None
+    from recall.privacy.paths import user_config_path
+
+    return (f"note: [daemon] hook_budget_ms = {budget_ms:g} is past the {HOOK_TIMEOUT_S} s an agent waits for "
+            f"recall's hook, which it then kills with an error on the message; set it to at most "
+            f"{BUDGET_MAX_MS} in {user_config_path()}")
 
 
 CONTEXT_TOOL = "recall_context"  # the MCP tool of the no-spawn hook (recall.mcp.tools)

@@ -68,6 +68,10 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     if skip_check:
         return
     budget = load_config().daemon.hook_budget_ms
+    from recall.agents.install import BUDGET_MAX_MS, budget_past_wait
+
+    if (past := budget_past_wait(budget)) is not None:
+        say(past)
     try:
         report = latency_check(budget, Path.cwd(), say=say)
     except (InstallError, OSError, RuntimeError) as exc:
@@ -75,13 +79,14 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     if report["fits"]:
         say(f"fits in the hook's budget of {budget:.0f} ms")
         return
-    say(
-        f"a warm question took up to {report['exchange_max_ms']} ms, over the hook's budget of "
-        f"{budget:.0f} ms: the hook would hand nothing over for such messages.\n"
-        f"To raise the cutoff, set in {user_config_path()}:\n\n"
-        f"[daemon]\nhook_budget_ms = {int(report['exchange_max_ms'] * 1.5 + 50)}\n\n"
-        f"(or pick a smaller model: `recall models`)"
-    )
+    wanted = int(report["exchange_max_ms"] * 1.5 + 50)
+    head = (f"a warm question took up to {report['exchange_max_ms']} ms, over the hook's budget of "
+            f"{budget:.0f} ms: the hook would hand nothing over for such messages.\n")
+    if wanted > BUDGET_MAX_MS:  # past what the agents wait: a longer budget would not help
+        say(head + "That is longer than an agent waits for its hook: pick a faster model (`recall models`)")
+        return
+    say(head + f"To raise the cutoff, set in {user_config_path()}:\n\n[daemon]\nhook_budget_ms = {wanted}\n\n"
+        "(or pick a faster model: `recall models`)")
 
 
 @click.command()

@@ -41,6 +41,10 @@ def status(as_json: bool) -> None:
 
     info["daemon"] = daemon_status()
     info["thresholds"] = _thresholds_in_force(app)
+    from recall.agents.install import budget_past_wait
+
+    if (past := budget_past_wait(app.config.daemon.hook_budget_ms)) is not None:
+        info["hook_budget"] = past.removeprefix("note: ")
     if as_json:
         say(json.dumps(info, indent=2, ensure_ascii=False))
         return
@@ -109,6 +113,10 @@ def config_cmd(show_path: bool) -> None:
     for key, value, origin in config.entries():  # pasted into bug reports: a [team] url's password masked
         shown = json.dumps(value, ensure_ascii=False)  # (say masks the rest, as every line it prints)
         say(f"{key} = {hide_password(shown, value) if isinstance(value, str) else shown}    # {origin}")
+    from recall.agents.install import budget_past_wait
+
     for line in config.unused_model_tables(model_id_of(config.model)):
         say(line, err=True)
+    if (past := budget_past_wait(config.daemon.hook_budget_ms)) is not None:
+        say(past, err=True)
 

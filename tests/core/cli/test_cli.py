@@ -265,3 +265,20 @@ def test_search_and_query_read_the_words_from_stdin_when_told(indexed):
     asked = run_cli("query", "--json", "-", input="Feature flags via Unleash: how do we add a feature flag?",
                     check=True)
     assert json.loads(asked.stdout)["ranked"][0]["id"] == "feature-flags-unleash"
+
+
+def test_a_hook_budget_past_what_the_agents_wait_is_said_where_settings_are_read(recall_home):
+    """`hook_budget_ms = 10000` was taken without a word, and every agent recall registers kills
+    its hook after 5 s: a slow answer ended in the agent's own error (stop 47, tester R's 06).
+    `recall config`, `recall status` and `recall install` say it in one line, with the value that
+    fits; a budget that fits says nothing."""
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[daemon]\nhook_budget_ms = 10000\n")
+    for args in (("config",), ("status",)):
+        proc = recall(*args)
+        said = [line for line in (proc.stdout + proc.stderr).splitlines() if "hook_budget_ms = 10000 is" in line]
+        assert len(said) == 1 and "at most 4500" in said[0] and "5 s" in said[0], (args, proc.stdout, proc.stderr)
+    (recall_home / "config.toml").write_text("[daemon]\nhook_budget_ms = 4500\n")
+    for args in (("config",), ("status",)):
+        proc = recall(*args)
+        assert "an agent waits" not in proc.stdout + proc.stderr
