@@ -14,7 +14,8 @@ environment exists. Everything it creates lives in the plugin's data folder
 A setup repairs what it finds (stop 46, an outside tester): a venv half-built (killed during
 ensurepip, a Debian without python3-venv) or whose Python was removed or replaced is built
 again; a failure is said at the next session start with its repair, and tried again. An update
-keeps the installed version answering until the new one is installed, then stops the old daemon.
+keeps the installed version answering until the new one is installed, then stops the old daemon; a session
+of an older version still open after an update uses the newer install, not its own.
 
 Subcommands (see hooks/hooks.json and .mcp.json at the plugin root):
 
@@ -125,9 +126,22 @@ def recall_cmd(python: Path, *args: str) -> list[str]:
 
 
 def ready(data: Path) -> bool:
-    """A finished setup for this plugin version."""
+    """A finished setup for this plugin version or a newer one."""
     info = installed(data)
-    return info is not None and info.get("version") == plugin_version()
+    return info is not None and not older(info.get("version"))
+
+
+def older(version: object) -> bool:
+    """Whether an installed ``version`` is older than this plugin's. Not "different": an old
+    session still open after an update (a /clear) reinstalled its version over the new one,
+    and the new one's sessions theirs, in turn, for good (stop 47, an outside tester); the
+    newer install serves both (a daemon and an index move forward only)."""
+    def key(v: object) -> tuple[int, ...]:
+        import re
+
+        return tuple(int(n) for n in re.findall(r"\d+", str(v))[:4])
+
+    return key(version) < key(plugin_version())
 
 
 def last_failure(data: Path) -> str | None:
@@ -367,7 +381,7 @@ def session_start(data: Path) -> int:
         # Re-index this project's notes in the background: only changed notes are embedded
         # (and, once allowed, new or changed notes get their questions: recall.authoring.agentcli).
         _detached(["refresh", cwd], data, cwd)
-        if info.get("version") != plugin_version():  # an update: the installed version answers meanwhile
+        if older(info.get("version")):  # an update: the installed version answers meanwhile
             started = start_setup(data, cwd)
             if failed or started:
                 return _say(f"recall: installing version {plugin_version()} in the background"

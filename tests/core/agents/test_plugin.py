@@ -308,6 +308,19 @@ def test_an_update_keeps_the_installed_version_answering_until_the_new_one_is_in
     assert status.returncode == 0 and b"model" in status.stdout, status.stderr
 
 
+def test_an_older_plugin_beside_a_newer_one_uses_the_newer_install_instead_of_reinstalling(plugin_env):
+    """Two plugin versions open at once (an old session's /clear after an update) each
+    installed itself in turn into the one venv, for good (stop 47, tester Q's 11): a session of
+    the older version now uses the newer one installed, and starts no setup."""
+    data, env = plugin_env["data"], {**plugin_env["env"], "RECALL_PLUGIN_PYTHON": "/nonexistent/python3"}
+    (data / "env.json").write_text(json.dumps({"version": "999.0.0", "python": sys.executable}))
+    said = _plugin("session-start", env, event={"cwd": str(plugin_env["project"])})
+    assert said.returncode == 0 and b"installing" not in said.stdout, said.stdout
+    time.sleep(3)  # a setup started would have failed by now: its Python does not exist
+    assert not (data / "setup.failed").exists(), (data / "setup.failed").read_text()
+    assert json.loads((data / "env.json").read_text())["version"] == "999.0.0"
+
+
 @pytest.mark.process
 def test_the_option_reaches_config_toml_where_a_running_daemon_reads_it(plugin_env):
     data, env = plugin_env["data"], plugin_env["env"]
