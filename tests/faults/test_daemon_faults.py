@@ -329,7 +329,7 @@ def test_sessions_in_thousands_of_folders_leave_the_daemon_its_size(indexed, dae
 
     def ask(first: int, count: int) -> None:
         for n in range(first, first + count):
-            cwd = f"{deep}/{'p%06d' % n * 40}/{'q' * 250}/{'r' * 250}"  # ~3,000 characters, no such folder
+            cwd = f"{deep}/{f'p{n:06d}' * 40}/{'q' * 250}/{'r' * 250}"  # ~3,000 characters, no such folder
             reply = client.request({"cmd": "query", "prompt": MATCHING, "cwd": cwd}, timeout=10)
             assert reply.get("ok"), reply
 
