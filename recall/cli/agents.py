@@ -45,10 +45,9 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     second run leaves one entry. Then starts the daemon, times a warm question and says
     whether it fits in daemon.hook_budget_ms.
     """
-    from recall.agents.install import InstallError, latency_check
+    from recall.agents.install import InstallError
     from recall.agents.registry import install_agent
     from recall.config.load import load_config
-    from recall.privacy.paths import user_config_path
 
     try:
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
@@ -67,8 +66,14 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
         say(consent)
     if skip_check:
         return
-    budget = load_config().daemon.hook_budget_ms
-    from recall.agents.install import BUDGET_MAX_MS, budget_past_wait
+    _check_budget(load_config().daemon.hook_budget_ms)
+
+
+def _check_budget(budget: float) -> None:
+    """Start the daemon, time a warm question, and say whether it fits in the hook's budget
+    (and whether the budget fits in what the agents wait)."""
+    from recall.agents.install import BUDGET_MAX_MS, InstallError, budget_past_wait, latency_check
+    from recall.privacy.paths import user_config_path
 
     if (past := budget_past_wait(budget)) is not None:
         say(past)
