@@ -3,7 +3,8 @@
 ``Loop`` owns the life of one daemon: it binds (``start``), says when the model is loaded
 (``set_ready``), drives the listener until it is stopped, idle for ``idle_exit_s`` or unsafe
 to go on (its lock file lost), checks its files every ``POLL_S`` (a deleted socket bound
-anew, a deleted status file written anew) and removes them at the end (``close``).
+anew, a deleted status file written anew), ends when recall's own files change under it (an
+upgrade, ``recall.ipc.code``) and removes its files at the end (``close``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from recall.daemon.handlers import INLINE, Commands
 from recall.daemon.listener import Listener
 from recall.daemon.logs import log_event, log_exception
 from recall.daemon.state import DaemonState, Loaded
+from recall.ipc.code import code_stamp
 
 if TYPE_CHECKING:
     from recall.config.settings import DaemonSettings
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 # How often the loop wakes to check the idle timer and its files (socket, status, lock):
 # a deleted socket is bound anew within this.
 POLL_S = 0.5
+# How often the loop looks whether recall's files changed under it (an upgrade): it then ends
+# between questions, and the next question starts a daemon with the new code.
+CODE_CHECK_S = 10.0
 # How long a stopping daemon waits for its workers to send the answers they hold (a question
 # takes milliseconds; this bounds a stuck one, so a stop is never held up for long).
 DRAIN_S = 3.0
@@ -36,7 +41,8 @@ class Loop:
         """``settings``: ``[daemon]``; ``transport``: its ``transport``, or "tcp" where the
         platform has no UNIX sockets (``lifecycle``)."""
         self.state = DaemonState(model_id=model_id, transport=transport, lock_fd=lock_fd,
-                                 idle_exit_s=settings.idle_exit_hours * 3600)
+                                 idle_exit_s=settings.idle_exit_hours * 3600, code=code_stamp())
+        self._code_checked = time.monotonic()
         self.commands = Commands(self.state, stop=self.request_stop)
         self.dispatcher = Dispatcher(self.state, self.commands.table(), INLINE,
                                      workers=settings.batch_max, max_queued=settings.max_queued)
@@ -100,6 +106,11 @@ class Loop:
             return "lock file lost"
         rebound = self.listener.rebind_if_lost()
         self.status.rewrite_if_lost(stale=rebound)  # the status names the socket
+        if time.monotonic() - self._code_checked >= CODE_CHECK_S:
+            self._code_checked = time.monotonic()
+            if code_stamp() != self.state.code:
+                log_event("stop", by="recall's files changed (an upgrade): the next question starts it anew")
+                return "recall upgraded"
         return None
 
     def close(self) -> None:

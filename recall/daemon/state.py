@@ -48,6 +48,7 @@ class DaemonState:
     model_switch: dict[str, Any] | None = None  # a switch of model in progress (lifecycle.switch_model)
     catch_up: Callable[[], None] | None = None  # a question found this model's index older than the notes
     config_stamp: list | None = None  # config.toml when loaded (handlers.Commands._settings_changed)
+    code: str = ""  # the stamp of recall's files it runs (recall.ipc.code), published in the status file
     started: float = field(default_factory=time.time)
     last_question: float = field(default_factory=time.monotonic)
     address: str = ""  # the socket's path, or 127.0.0.1:PORT

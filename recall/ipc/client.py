@@ -355,9 +355,12 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
             _start_missing()
         return None
     try:
-        return request(msg, deadline=deadline)
+        reply = request(msg, deadline=deadline)
     except DaemonUnavailable:
         pass
+    else:
+        _retire_if_older()
+        return reply
     if not _start_missing() and _failed_recently():
         return None  # the last start could not load its model: waiting would only cost time
     while time.monotonic() + START_POLL_S < deadline:
@@ -367,6 +370,18 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
         except DaemonUnavailable:
             continue
     return None
+
+
+def _retire_if_older() -> None:
+    """Ask a daemon started by a recall from before ``recall.ipc.code`` (its status file has
+    no ``code``) to stop: it would answer with its own, older code and model for good, where a
+    daemon of this code ends itself after an upgrade. The next question starts one anew."""
+    try:
+        status = read_status()
+        if status is not None and "code" not in status and status.get("ready", True):
+            request({"cmd": "stop"}, timeout=0.2)
+    except DaemonError:
+        pass
 
 
 def _start_missing() -> Any:

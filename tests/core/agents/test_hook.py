@@ -69,6 +69,23 @@ def test_matching_prompt_prints_one_additional_context_line(indexed, daemons, fi
 
 
 @pytest.mark.process
+@pytest.mark.parametrize("agent", [[], ["--agent", "codex"]], ids=["claude", "codex"])
+def test_a_hook_entry_an_older_release_registered_still_answers_after_an_upgrade(indexed, daemons, agent):
+    """Releases before the packages by layer registered ``-m recall.hook`` (and ``-m
+    recall.track``); after an upgrade without `recall install` again, both exited 1 on every
+    message, "No module named recall.hook" (stop 47, an outside tester's S01)."""
+    daemons.start()
+    proc = subprocess.run([PY, "-P", "-m", "recall.hook", *agent], input=event(MATCHING), capture_output=True,
+                          env=env_with(), timeout=30)
+    assert proc.returncode == 0 and b"Feature flags via Unleash" in proc.stdout, proc.stderr
+    read = json.dumps({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Read",
+                       "tool_input": {"file_path": "/nonexistent.md"}}).encode()
+    proc = subprocess.run([PY, "-P", "-m", "recall.track"], input=read, capture_output=True, env=env_with(),
+                          timeout=30)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+
+
+@pytest.mark.process
 def test_chit_chat_prints_nothing(indexed, daemons):
     daemons.start()
     assert_silent(run_hook(event(CHITCHAT))[0])

@@ -1,0 +1,62 @@
+"""An upgrade under a running daemon (``pip install -U``, a ``git pull`` of a checkout): the
+daemon the older recall started must not answer every hook with its older code and model for
+good (stop 47, an outside tester's S02). Each test runs a real daemon from a copy of the
+package, whose files the test then changes as an upgrade does."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers.daemon import MATCHING, wait_for
+from helpers.env import env_with
+from helpers.paths import PY, ROOT
+from recall.ipc import client
+
+pytestmark = pytest.mark.process
+
+
+def _copy_package(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "recall", site / "recall", ignore=shutil.ignore_patterns("__pycache__"))
+    return site
+
+
+def _ask_as_the_hook() -> bytes:
+    event = ('{"session_id": "s1", "cwd": "/", "hook_event_name": "UserPromptSubmit", "prompt": "%s"}'
+             % MATCHING).encode()
+    proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event, capture_output=True,
+                          env=env_with(), timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_a_daemon_ends_itself_once_recalls_files_change_under_it(indexed, daemons, tmp_path):
+    site = _copy_package(tmp_path)
+    proc = daemons.start(PYTHONPATH=str(site))
+    assert "code" in client.read_status()
+    api = site / "recall" / "api.py"
+    api.write_text(api.read_text() + "\n# upgraded\n")  # what pip or git leaves: other files
+    assert wait_for(lambda: proc.poll() is not None, 30), "the daemon kept running the files it was started from"
+    log = (indexed / "logs" / "daemon.log").read_text()
+    assert "recall's files changed" in log
+    assert b"Feature flags via Unleash" in _ask_as_the_hook() or wait_for(
+        lambda: b"Feature flags via Unleash" in _ask_as_the_hook(), 30)  # the next start is this code's
+
+
+def test_the_hook_retires_a_daemon_from_before_the_check(indexed, daemons, tmp_path):
+    site = _copy_package(tmp_path)
+    files = site / "recall" / "daemon" / "files.py"
+    older = files.read_text().replace(' "code": s.code,', "")  # what every daemon before this check wrote
+    assert older != files.read_text()
+    files.write_text(older)
+    proc = daemons.start(PYTHONPATH=str(site))
+    assert "code" not in client.read_status()
+    assert b"Feature flags via Unleash" in _ask_as_the_hook()  # answered by it, this once
+    assert wait_for(lambda: proc.poll() is not None, 10), "the older daemon was left answering"
+    assert wait_for(lambda: b"Feature flags via Unleash" in _ask_as_the_hook(), 30)
+    status = client.read_status()
+    assert status is not None and "code" in status and status["pid"] != proc.pid
