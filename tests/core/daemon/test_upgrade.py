@@ -5,6 +5,7 @@ package, whose files the test then changes as an upgrade does."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,8 +27,8 @@ def _copy_package(tmp_path: Path) -> Path:
 
 
 def _ask_as_the_hook() -> bytes:
-    event = ('{"session_id": "s1", "cwd": "/", "hook_event_name": "UserPromptSubmit", "prompt": "%s"}'
-             % MATCHING).encode()
+    event = json.dumps({"session_id": "s1", "cwd": "/", "hook_event_name": "UserPromptSubmit",
+                        "prompt": MATCHING}).encode()
     proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event, capture_output=True,
                           env=env_with(), timeout=30)
     assert proc.returncode == 0, proc.stderr
