@@ -20,7 +20,7 @@ from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
 from recall.indexing.known import newer_elsewhere
 from recall.privacy.masking import RULES_VERSION
-from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
+from recall.privacy.paths import expand_user, make_tree_private, memory_dir, project_key, recall_home
 from recall.privacy.safetext import whole
 from recall.privacy.trust import require_home
 from recall.ranking.scope import Scope
@@ -142,8 +142,8 @@ class Recall:
         from recall.indexing.indexer import SourceSpec
 
         specs = [SourceSpec("memory", memory_dir(cwd), project_key(cwd))]
-        specs += [SourceSpec("rule", Path(d).expanduser()) for d in self.config.sources.rules]
-        specs += [SourceSpec("library", Path(d).expanduser()) for d in self.config.sources.libraries]
+        specs += [SourceSpec("rule", expand_user(d, "[sources] rules")) for d in self.config.sources.rules]
+        specs += [SourceSpec("library", expand_user(d, "[sources] libraries")) for d in self.config.sources.libraries]
         return specs
 
     def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None,
@@ -246,13 +246,14 @@ class Recall:
                       ) -> tuple[list[SourceSpec], SyncStats]:
         """Write the sources' new and changed notes (and, with ``every``, every known
         source's); returns the sources synced and what was done."""
-        from recall.indexing.indexer import SyncStats
+        from recall.indexing.indexer import SyncStats, misnamed
         from recall.indexing.known import drop_gone, known_sources, unnested
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
         drop_gone(self.store, total)
-        sources, inner, said = unnested(self.store, sources)
+        total.problems += [p for p in map(misnamed, sources) if p is not None]
+        sources, inner, said = unnested(self.store, [s for s in sources if misnamed(s) is None])
         total.problems += said
         conv_folders: dict[str, str | None] = {}
         if every:

@@ -38,7 +38,7 @@ from recall.agents.shared import (
     write_text,
 )
 from recall.agents.wire import additional_context, read_prompt_event
-from recall.privacy.paths import read_text
+from recall.privacy.paths import expand_user, home_folder, read_text
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "opencode"
@@ -139,7 +139,7 @@ def opencode_plugins(project: bool, cwd: Path | None = None) -> Path:
     if project:
         return root_of(cwd) / ".opencode" / "plugins"
     env = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(env).expanduser() if env else Path.home() / ".config"
+    base = expand_user(env, "XDG_CONFIG_HOME") if env else home_folder() / ".config"
     return base / "opencode" / "plugins"
 
 

@@ -20,7 +20,9 @@ from recall.agents.install import (
 from recall.privacy.paths import (
     claude_config_dir,
     ensure_private_dir,
+    expand_user,
     git_toplevel,
+    home_folder,
     private_open,
     project_root,
     read_text,
@@ -97,12 +99,12 @@ def claude_settings(project: bool, cwd: Path | None = None) -> Path:
 def claude_state_file() -> Path:
     """Where `claude mcp add --scope user` keeps user MCP servers."""
     env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env).expanduser() / ".claude.json" if env else Path.home() / ".claude.json"
+    return expand_user(env, "CLAUDE_CONFIG_DIR") / ".claude.json" if env else home_folder() / ".claude.json"
 
 
 def codex_home() -> Path:
     env = os.environ.get("CODEX_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".codex"
+    return expand_user(env, "CODEX_HOME") if env else home_folder() / ".codex"
 
 
 def codex_dir(project: bool, cwd: Path | None = None) -> Path:
@@ -110,7 +112,7 @@ def codex_dir(project: bool, cwd: Path | None = None) -> Path:
 
 
 def gemini_settings(project: bool, cwd: Path | None = None) -> Path:
-    return root_of(cwd) / ".gemini" / "settings.json" if project else Path.home() / ".gemini" / "settings.json"
+    return root_of(cwd) / ".gemini" / "settings.json" if project else home_folder() / ".gemini" / "settings.json"
 
 
 # --- what install added (flags it set that the user had not) -----------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from recall.cli.common import UserError, say
+from recall.privacy.paths import expand_user
 
 
 @click.command("ui")
@@ -36,7 +37,7 @@ def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool, u
             from None
     try:
         serve(port=port, open_browser=not no_open, reports=reports, allow_writes=allow_writes, say=say,
-              upload_dir=upload_dir.expanduser().resolve() if upload_dir else None)
+              upload_dir=expand_user(upload_dir, "--upload-dir").resolve() if upload_dir else None)
     except OSError as exc:
         raise UserError(f"cannot serve on 127.0.0.1:{port} ({exc.strerror or exc}); "
                                    "try another --port, or 0 for a free one") from None

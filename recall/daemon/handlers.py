@@ -7,7 +7,6 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.daemon.logs import log_event
@@ -109,7 +108,7 @@ class Commands:
         loaded = self.state.loaded
         assert loaded is not None  # ready is set only once it is
         app = loaded.app
-        root = self.roots.root(cwd if isinstance(cwd, str) and cwd else str(Path.home()))
+        root = self.roots.root(cwd if isinstance(cwd, str) and cwd else os.path.expanduser("~"))  # never raises
         scope = Scope(project=encode_project_path(root, resolve=False),  # resolved by the walk: no stat again
                       library=app.config.documents.library_per_message)
         project = shown_project_key(root)  # what is logged and shown: a secret in a folder name masked

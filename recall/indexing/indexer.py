@@ -35,7 +35,7 @@ from recall.embedding.models import Embedder
 from recall.indexing.media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
 from recall.notes.chunking import chunk_text, header_text
 from recall.notes.documents import LIBRARY, read_documents
-from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, read_folder
+from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, name_problem, read_folder
 from recall.notes.problems import Problem
 from recall.notes.questions import (
     folder_questions_file,
@@ -46,6 +46,7 @@ from recall.notes.questions import (
     unknown_notes,
 )
 from recall.privacy.masking import RULES_VERSION, mask_secrets
+from recall.privacy.paths import utf8_name
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, mask_record, text_hash
 
 if TYPE_CHECKING:
@@ -257,6 +258,13 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
     return read
 
 
+def misnamed(spec: SourceSpec) -> Problem | None:
+    """One line for a folder whose path is not valid UTF-8 (a name given on the command line
+    or in config.toml, not found by a walk): no key to store it under, nor a path FAISS or a
+    terminal takes; stop 47, an outside tester's traceback from every index run."""
+    return None if utf8_name(str(spec.root)) else name_problem(spec.root, Path(spec.root.anchor))
+
+
 class Indexer:
     """Writes notes into one store of the contract with one embedder (see the module doc)."""
 
@@ -282,6 +290,9 @@ class Indexer:
     def sync_source(self, spec: SourceSpec, team: bool = False) -> SyncStats:
         """Bring one folder up to date in the store (``team``: team store, shared rows)."""
         stats = SyncStats()
+        if (problem := misnamed(spec)) is not None:
+            stats.problems.append(problem)
+            return stats
         source = spec.ref(team)
         read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents,
                            media=media_embedder(self.embedder) is not None, sealed=self.store.sealed)

@@ -24,7 +24,7 @@ from pathlib import Path
 from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
 from recall.privacy.masking import mask_path, mask_secrets
-from recall.privacy.paths import NotAFile, read_regular
+from recall.privacy.paths import NotAFile, read_regular, utf8_name
 
 # A headline is a name and a description on one line of at most ~1 KB (the hook's cap): longer
 # fields are cut when read, said once. An outside tester's note with an 870 KB header cost the
@@ -295,20 +295,10 @@ def name_problem(path: Path, folder: Path) -> Problem | None:
     """One line for a file whose name or folder under ``folder`` is not valid UTF-8 (undecodable
     bytes: no key to store it under, no JSON line or terminal to show it in); else None."""
     name = path.relative_to(folder) if path.is_relative_to(folder) else path  # the watcher's: any spelling
-    if _utf8_name(str(name)):
+    if utf8_name(str(name)):
         return None
     return Problem(shown_path(_readable(path)), "its file or folder name is not valid UTF-8; rename it to a UTF-8 "
                    "name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
-
-
-def _utf8_name(name: str) -> bool:
-    """Whether a name from the file system decoded as UTF-8 (undecodable bytes come back as
-    lone surrogates, which no store, JSON line or terminal can carry)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _readable(path: Path) -> str:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from recall.privacy.paths import open_regular
+from recall.privacy.paths import open_regular, utf8_name
 
 MAX_TITLE_CHARS = 200
 AUTOMATED_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-py", "sdk-ts"})
@@ -141,10 +141,10 @@ def _utc_date(timestamp: object) -> str | None:
         return None
     try:
         moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is not None:  # transcripts write UTC ("Z"); convert anything else
+            moment = moment.astimezone(UTC)  # 0001-01-01T00:00+05:00 is before year 1 there
+    except (ValueError, OverflowError):
         return None
-    if moment.tzinfo is not None:  # transcripts write UTC ("Z"); convert anything else
-        moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%d")
 
 
@@ -234,7 +234,13 @@ def read_project_titles(project_dir: Path, prompts: bool = False) -> tuple[list[
         return found, stats
     for path in files:
         stats.files += 1
-        title, malformed, reason = read_title(path, prompts)
+        if not utf8_name(path.name):  # no key to store it under: not a session of this user's typing
+            stats.skipped_empty += 1
+            continue
+        try:
+            title, malformed, reason = read_title(path, prompts)
+        except Exception:  # noqa: BLE001 - Claude Code's file, read as it comes: one bad file never stops a folder
+            title, malformed, reason = None, 0, "unreadable"
         stats.malformed_lines += malformed
         if title is not None:
             found.append(title)

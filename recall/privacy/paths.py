@@ -25,17 +25,49 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
+def home_folder() -> Path:
+    """The user's home folder; ``recall.errors.HomeUnusable`` (one line, with the repair) where
+    Python cannot tell it: no HOME, and a user id with no entry in the password database (a
+    container run as an arbitrary uid). ``Path.home()`` raised RuntimeError, a traceback from
+    every command (stop 47, an outside tester)."""
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError):
+        from recall.errors import HomeUnusable
+
+        raise HomeUnusable("recall cannot tell your home folder: HOME is not set and your user id has no entry in "
+                           "the password database; set HOME (`export HOME=/path/to/your/home`), or RECALL_HOME and "
+                           "CLAUDE_CONFIG_DIR") from None
+
+
+def expand_user(value: str | Path, what: str) -> Path:
+    """``value`` with a leading ``~`` or ``~user`` made absolute; ``HomeUnusable`` naming
+    ``what`` (the setting it came from) when that home cannot be told (``~nosuchuser/x``)."""
+    value = Path(value)
+    if not str(value).startswith("~"):
+        return value
+    if str(value) == "~" or str(value).startswith("~/"):
+        return home_folder() / str(value)[2:]
+    try:
+        return value.expanduser()
+    except (RuntimeError, KeyError):
+        from recall.errors import HomeUnusable
+
+        raise HomeUnusable(f"{what} {str(value)!r} names the home folder of a user this machine does not know; "
+                           "write the folder's full path there") from None
+
+
 def recall_home() -> Path:
     env = os.environ.get("RECALL_HOME")
     if env:
-        home = Path(env).expanduser()
+        home = expand_user(env, "RECALL_HOME")
     elif sys.platform == "darwin":
-        home = Path.home() / "Library" / "Application Support" / "recall"
+        home = home_folder() / "Library" / "Application Support" / "recall"
     elif sys.platform == "win32":
-        home = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "recall"
+        home = Path(os.environ.get("LOCALAPPDATA") or home_folder() / "AppData" / "Local") / "recall"
     else:  # a relative XDG_DATA_HOME is to be ignored (the XDG base directory specification)
         xdg = os.environ.get("XDG_DATA_HOME", "")
-        home = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "share") / "recall"
+        home = (Path(xdg) if os.path.isabs(xdg) else home_folder() / ".local" / "share") / "recall"
     if not home.is_absolute():  # a relative RECALL_HOME or HOME: read from where the command runs,
         home = home.absolute()  # once: the daemon it starts (in run/) and every child see the same
         os.environ["RECALL_HOME"] = str(home)  # folder, not a second home inside the first
@@ -49,7 +81,7 @@ def user_config_path() -> Path:
     env = os.environ.get("RECALL_CONFIG")
     if not env:
         return recall_home() / "config.toml"
-    path = Path(env).expanduser()
+    path = expand_user(env, "RECALL_CONFIG")
     if not path.is_absolute():
         path = path.absolute()
         os.environ["RECALL_CONFIG"] = str(path)
@@ -304,7 +336,7 @@ def run_dir() -> Path:
 
 def claude_config_dir() -> Path:
     env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".claude"
+    return expand_user(env, "CLAUDE_CONFIG_DIR") if env else home_folder() / ".claude"
 
 
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
@@ -354,7 +386,11 @@ def project_key(cwd: Path | str) -> str:
     return encode_project_path(project_root(cwd))
 
 
-def _auto_memory_override(root: Path) -> Path | None:
+def auto_memory_override(root: Path) -> tuple[Path | None, str | None]:
+    """Claude Code's ``autoMemoryDirectory`` for the project at ``root`` (its local settings,
+    its settings, the user's), and one line when a value set there is not a folder recall can
+    use (not a string, a ``~user`` this machine does not know, a name that is not UTF-8):
+    that value is passed over. A project's settings file is committed by anyone on the team."""
     for settings in (
         root / ".claude" / "settings.local.json",
         root / ".claude" / "settings.json",
@@ -364,15 +400,24 @@ def _auto_memory_override(root: Path) -> Path | None:
             value = json.loads(read_text(settings)).get("autoMemoryDirectory")
         except (OSError, ValueError, AttributeError, RecursionError):
             continue
-        if value:
-            return Path(value).expanduser()
-    return None
+        if not value:
+            continue
+        why = "is not a folder's path" if not isinstance(value, str) else (
+            "is not valid UTF-8" if not utf8_name(value) else None)
+        if why is None:
+            try:
+                return expand_user(value, "autoMemoryDirectory"), None
+            except Exception:  # noqa: BLE001 - HomeUnusable (recall.errors is not imported here): a ~user unknown
+                why = "names the home folder of a user this machine does not know"
+        return None, (f"{settings}: autoMemoryDirectory {json.dumps(value)[:200]} {why}; the project's "
+                      "memory is read from Claude Code's default folder (write the folder's full path there)")
+    return None, None
 
 
 def memory_dir(cwd: Path | str) -> Path:
     """The Claude Code memory folder of the project containing ``cwd``."""
     root = project_root(cwd)
-    override = _auto_memory_override(root)
+    override, _problem = auto_memory_override(root)
     if override is not None:
         return override
     return claude_config_dir() / "projects" / encode_project_path(root) / "memory"
@@ -394,6 +439,16 @@ def git_toplevel(cwd: Path | str) -> Path | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def utf8_name(name: str) -> bool:
+    """Whether a name from the file system decoded as UTF-8 (undecodable bytes come back as
+    lone surrogates, which no store, JSON line, terminal or native library can carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def os_error_line(exc: OSError) -> str:

@@ -222,6 +222,11 @@ def home_problem(home: Path) -> str | None:
     None. A home that does not exist yet is no problem if it can be created."""
     if sys.platform == "win32":
         return None
+    from recall.privacy.paths import utf8_name
+
+    if not utf8_name(str(home)):  # the index files' paths go to FAISS, which takes UTF-8 only
+        return (f"RECALL_HOME {ascii(str(home))} is not valid UTF-8, and recall writes files there whose path a "
+                "library it uses takes in UTF-8 only; repair: point RECALL_HOME at a folder with a UTF-8 name")
     try:
         st = os.stat(home)
     except FileNotFoundError:

@@ -282,3 +282,19 @@ def test_a_hook_budget_past_what_the_agents_wait_is_said_where_settings_are_read
     for args in (("config",), ("status",)):
         proc = recall(*args)
         assert "an agent waits" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("home, said", [
+    ("~nosuchuser-recall/x", "names the home folder of a user this machine does not know"),
+    (b"/tmp/h\xe9ome".decode("utf-8", "surrogateescape"), "is not valid UTF-8"),
+])
+def test_a_home_recall_cannot_name_is_one_line_from_every_command(home, said, tmp_path):
+    """RECALL_HOME as ``~user`` of no such user, or not valid UTF-8: every command gave a
+    traceback (RuntimeError from ``expanduser``; FAISS refusing the index's path), and the
+    hook started a daemon that answered nothing (stop 47, tester T's 05 and 09)."""
+    for args in (("status",), ("index", str(tmp_path)), ("search", "deploy")):
+        proc = subprocess.run([sys.executable, "-m", "recall.cli", *args], capture_output=True,
+                              env=env_with(RECALL_HOME=home, RECALL_MODEL="hash"), timeout=120)
+        err = proc.stderr.decode("utf-8", "replace")
+        assert proc.returncode == 1 and "Traceback" not in err and said in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err

@@ -181,3 +181,29 @@ def test_an_index_run_anywhere_removes_prompt_titles_of_every_project(tmp_path, 
     recall(tmp_path, "index", "-q", str(other))  # another folder, from outside the project
     assert stored_titles(recall_home) == {"t1": "Fix invoice rounding"}
     assert _bytes_with(recall_home, "Canaryprompt7Qx9Wv") == []
+
+
+def test_whatever_claude_codes_own_files_hold_the_projects_notes_are_indexed(tmp_path, recall_home):
+    """Files Claude Code writes, read as they come (stop 47, tester T's 01, 05, 06): a
+    transcript with a timestamp out of range (valid ISO 8601, before year 1 in UTC), one whose
+    name is not UTF-8, and a project settings file whose ``autoMemoryDirectory`` is not a
+    path stopped `recall index` with a traceback, every run, before the memory notes were
+    embedded. Now each is skipped (the settings' value ignored, in one line) and the notes indexed."""
+    project, memory, folder = make_project(tmp_path / "shop")
+    write_note(memory, "retry-policy", "Retry policy", "how webhooks retry", "exponential backoff")
+    (folder / "bad-time.jsonl").write_text(json.dumps(
+        {"type": "summary", "summary": "Old times", "timestamp": "0001-01-01T00:00:00+05:00"}) + "\n")
+    (folder / "good.jsonl").write_text(json.dumps(
+        {"type": "summary", "summary": "Webhook retries", "timestamp": "2026-11-30T10:00:00Z"}) + "\n")
+    with open(bytes(folder) + b"/sess\xff.jsonl", "w") as fh:  # a name that is not UTF-8
+        fh.write(json.dumps({"type": "summary", "summary": "Latin"}) + "\n")
+    for value in (5, ["notes"], "~nosuchuser-recall/notes"):
+        (project / ".claude").mkdir(exist_ok=True)
+        (project / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryDirectory": value}))
+        proc = recall(project, "index", check=False)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert "autoMemoryDirectory" in proc.stderr, proc.stderr
+        assert "vectors=0" not in recall(project, "status").stdout
+        hits = recall(project, "search", "exponential backoff").stdout
+        assert "Retry policy" in hits, hits
+    assert "Webhook retries" in stored_titles(recall_home).values()
