@@ -222,6 +222,10 @@ class Recall:
         # masked by older rules: rewrite the SQLite file and keep no older generation.
         scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
         if scrub:
+            from recall.store.vectors import remove_other_models
+
+            remove_other_models(model_id, self.home)  # their files hold the text as it was
+            self.store.forget_index_runs(model_id)
             self.store.scrub()
         if rebuild:
             from recall.store.vectors import remove_damaged

@@ -45,7 +45,7 @@ from recall.notes.questions import (
     read_questions_file,
     unknown_notes,
 )
-from recall.privacy.masking import RULES_VERSION, mask_secrets
+from recall.privacy.masking import mask_secrets, rules_mark
 from recall.privacy.paths import utf8_name
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, mask_record, text_hash
 
@@ -133,7 +133,7 @@ def fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: Sequence[str] 
     written with their header vector (``header_chunk``): an older index re-reads each note
     once and embeds only its header."""
     q = questions_hash(list(file_questions or [])) if questions else "-off"
-    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}:m{RULES_VERSION}:h"
+    return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}{rules_mark()}h"
 
 
 def note_chunks(note: Note, cfg: ChunkConfig) -> list[tuple[str, str]]:

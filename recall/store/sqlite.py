@@ -349,8 +349,10 @@ class Store:
 
     def notes_masked_before(self, rules_version: int) -> int:
         """Notes whose fingerprint (``recall.indexing.indexer.fingerprint``) names older masking rules."""
+        from recall.privacy.masking import rules_mark
+
         return int(self.db.execute("SELECT COUNT(*) FROM notes WHERE content_hash NOT LIKE ?",
-                                   (f"%:m{rules_version}",)).fetchone()[0])
+                                   (f"%{rules_mark(rules_version)}%",)).fetchone()[0])
 
     def scrub(self) -> None:
         """Rewrite the file without any trace of deleted rows: VACUUM (free pages and old
@@ -365,11 +367,19 @@ class Store:
             "SELECT id, path, extra FROM notes WHERE source_id=?", (source_id,))}
 
     def record_index_run(self, model_id: str, generation: int, chunks: int) -> None:
+        """The run dated after every other recorded, whatever the clock says: the newest run
+        names the model the notes were last indexed with (``Recall.switched_from``), and a clock
+        set back made a later run "older" (stop 47, an outside tester's T02)."""
         with self.transaction():
-            self.db.execute(
-                "INSERT OR REPLACE INTO index_runs VALUES (?,?,?,?)",
-                (model_id, generation, time.time(), chunks),
-            )
+            latest = self.db.execute("SELECT MAX(built_at) FROM index_runs WHERE model_id != ?",
+                                     (model_id,)).fetchone()[0]
+            when = time.time() if latest is None else max(time.time(), float(latest) + 0.001)
+            self.db.execute("INSERT OR REPLACE INTO index_runs VALUES (?,?,?,?)", (model_id, generation, when, chunks))
+
+    def forget_index_runs(self, keep_model_id: str) -> None:
+        """Every other model's index run forgotten (their files were removed)."""
+        with self.transaction():
+            self.db.execute("DELETE FROM index_runs WHERE model_id != ?", (keep_model_id,))
 
     def index_runs(self) -> list[tuple[str, int, float, int]]:
         return list(self.db.execute("SELECT model_id, generation, built_at, chunks FROM index_runs"))

@@ -166,10 +166,42 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     # The switch: one atomic rename.
     _fsync_write(root / "current.tmp", f"gen-{generation:06d}".encode())
     os.replace(root / "current.tmp", root / "current")
+    _after_every_other(root)
     store.record_index_run(model_id, generation, len(blobs))
     for old in sorted(root.glob("gen-*"))[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return generation, len(blobs)
+
+
+def _after_every_other(root: Path) -> None:
+    """This model's ``current`` dated after every other model's, whatever the clock says: which
+    index is the newest is read from these dates (``recall.indexing.known.newer_elsewhere``),
+    and a clock set back since another model's was written left this one "older" until the
+    clock caught up, answering nothing meanwhile (stop 47, an outside tester's T02)."""
+    try:
+        mine = (root / "current").stat().st_mtime_ns
+        latest = max((p.stat().st_mtime_ns for p in root.parent.glob("*/current") if p.parent != root), default=-1)
+        if latest >= mine:
+            os.utime(root / "current", ns=(latest + 1_000_000, latest + 1_000_000))
+    except OSError:
+        pass  # read as it is: at worst the daemon indexes once more
+
+
+def remove_other_models(model_id: str, home: Path | None = None) -> list[str]:
+    """Every other model's index folder removed (their generations hold the notes' text as it
+    was: a title taken from a message, a secret masked by older rules); returns their names.
+    A switch back to one of them embeds the notes again, as a first switch does. Stop 47, an
+    outside tester: a purge and a re-masking left the previous default model's files as they were."""
+    root = index_dir(model_id, home)
+    gone = []
+    try:
+        others = [p for p in root.parent.iterdir() if p.name != root.name and p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return gone
+    for other in others:
+        shutil.rmtree(other, ignore_errors=True)
+        gone.append(other.name)
+    return gone
 
 
 def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,

@@ -293,3 +293,28 @@ def test_a_daemon_whose_index_another_model_overtook_catches_up_by_itself(recall
         return bool(ranked) and GONE not in [h["id"] for h in ranked]
 
     assert wait_for(caught_up, 30), client.request({"cmd": "status"})
+
+
+def test_an_index_is_the_newest_whatever_the_clock_said_when_another_model_was_indexed(recall_home, on_hash,
+                                                                                       sample_notes):
+    """A clock three hours ahead while another model indexed (a dual-boot clock, a VM restored
+    from a snapshot), then set right: the model in use, indexed again, still counted as older
+    than the other, answered nothing and said to run `recall index`, which changed nothing, for
+    three hours (stop 47, tester T's 02)."""
+    import os
+    import time
+
+    use_model(recall_home, "hash-64")
+    index_dirs(sample_notes)
+    ahead = time.time() + 3 * 3600
+    other = recall_home / "index" / "hash-64" / "current"
+    os.utime(other, (ahead, ahead))
+    import sqlite3
+
+    with sqlite3.connect(recall_home / "recall.db") as db:
+        db.execute("UPDATE index_runs SET built_at = ? WHERE model_id = 'hash-64'", (ahead,))
+    use_model(recall_home, "hash")
+    index_dirs(sample_notes)
+    assert "last indexed with" not in run_cli("status", check=True).stdout
+    asked = run_cli("query", MATCHING)
+    assert asked.returncode == 0 and "`recall index`" not in asked.stderr and "Unleash" in asked.stdout, asked.stderr

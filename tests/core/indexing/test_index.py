@@ -497,3 +497,41 @@ def test_writing_or_deleting_one_note_scans_no_table(tmp_path):
              for sql in seen if sql.lstrip().upper().startswith(("SELECT", "DELETE", "UPDATE"))}
     store.close()
     assert plans and not {sql: plan for sql, plan in plans.items() if any(p.startswith("SCAN") for p in plan)}
+
+
+def test_notes_masked_by_the_rules_in_force_are_recorded_so_later_runs_keep_the_previous_generation(
+        recall_home, hash_model, tmp_path):
+    """The marker of the masking rules a note was masked with was written as ``:m16:h`` and
+    looked for as ``%:m16``: every note counted as masked before, every `recall index` vacuumed
+    the store and dropped the generation a running daemon may be opening (stop 47, tester S's 05)."""
+    from helpers.notes import write_note
+    from recall.api import Recall
+
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploy", "how we deploy", "blue green")
+    app = Recall()
+    app.index([SourceSpec("memory", notes)])
+    write_note(notes, "rollback", "Rollback", "how we roll back", "keep the previous release")
+    app.index([SourceSpec("memory", notes)])
+    assert app.store.setting("mask_rules") is not None
+    generations = sorted(p.name for p in (recall_home / "index").glob("*/gen-*"))
+    assert len(generations) == 2, generations
+
+
+def test_a_rewrite_for_privacy_leaves_no_other_models_index_behind(recall_home, hash_model, tmp_path):
+    """A purge of titles taken from messages, and a re-masking under newer rules, rewrote the
+    store and the model in use's index, and left the previous default model's generation with
+    the message and the secret in its meta.json and BM25 vocabulary (stop 47, tester S's 03, 04)."""
+    from helpers.notes import write_note
+
+    old = recall_home / "index" / "intfloat--multilingual-e5-small" / "gen-000001"
+    old.mkdir(parents=True)
+    (old / "meta.json").write_text('{"notes": [{"name": "please refactor the flamingo payroll exporter"}]}')
+    (old.parent / "current").write_text("gen-000001")
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploy", "how we deploy", "blue green")
+    proc = run_cli("index", "-q", str(notes), env={"RECALL_MODEL": "hash"})
+    assert proc.returncode == 0, proc.stderr
+    left = [p for p in recall_home.rglob("*") if p.is_file() and b"flamingo" in p.read_bytes()]
+    assert left == [], left
+    assert "multilingual-e5-small" not in run_cli("status", env={"RECALL_MODEL": "hash"}).stdout
