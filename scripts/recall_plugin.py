@@ -6,7 +6,7 @@ environment exists. Everything it creates lives in the plugin's data folder
 
     venv/          a virtualenv with recall (``pip install <plugin root>[mcp]``)
     home/          RECALL_HOME: the index, the daemon's socket and log, config.toml
-    env.json       written last by a finished setup: {"version", "python", "base"}
+    env.json       written last by a finished setup: {"version", "build", "plugin_time", "python", "base"}
     setup.log      what the setup did (0600)
     setup.failed   why the last setup failed and the repair, one line (gone once one succeeds)
     option.applied the plugin option generate_questions last written to config.toml
@@ -14,8 +14,9 @@ environment exists. Everything it creates lives in the plugin's data folder
 A setup repairs what it finds (stop 46, an outside tester): a venv half-built (killed during
 ensurepip, a Debian without python3-venv) or whose Python was removed or replaced is built
 again; a failure is said at the next session start with its repair, and tried again. An update
-keeps the installed version answering until the new one is installed, then stops the old daemon; a session
-of an older version still open after an update uses the newer install, not its own.
+keeps the installed build answering until the new one is installed, then stops the old daemon; a session
+of an older copy still open after an update uses the newer copy's install, not its own. A build is
+told by its files' contents (``build_id``), not by the version string, which changes seldom.
 
 Subcommands (see hooks/hooks.json and .mcp.json at the plugin root):
 
@@ -126,22 +127,49 @@ def recall_cmd(python: Path, *args: str) -> list[str]:
 
 
 def ready(data: Path) -> bool:
-    """A finished setup for this plugin version or a newer one."""
+    """A finished setup of this plugin's build, or of a newer plugin's."""
     info = installed(data)
-    return info is not None and not older(info.get("version"))
+    return info is not None and not outdated(info)
 
 
-def older(version: object) -> bool:
-    """Whether an installed ``version`` is older than this plugin's. Not "different": an old
-    session still open after an update (a /clear) reinstalled its version over the new one,
-    and the new one's sessions theirs, in turn, for good (stop 47, an outside tester); the
-    newer install serves both (a daemon and an index move forward only)."""
-    def key(v: object) -> tuple[int, ...]:
-        import re
+def build_id() -> str:
+    """A digest of what the setup installs from the plugin (recall's packages and
+    pyproject.toml): the plugin's version has read "0.1.0" through every change, so an update
+    compared by it was never installed (stop 47, an outside tester); ~10 ms."""
+    import hashlib
 
-        return tuple(int(n) for n in re.findall(r"\d+", str(v))[:4])
+    digest = hashlib.sha256()
+    paths = [ROOT / "pyproject.toml"]
+    for package in ("recall", "recall_eval"):
+        for folder, dirs, files in os.walk(ROOT / package):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            paths += [Path(folder, f) for f in sorted(files) if not f.endswith((".pyc", ".pyo"))]
+    for path in paths:
+        try:
+            digest.update(str(path.relative_to(ROOT)).encode("utf-8", "surrogateescape") + b"\0" + path.read_bytes())
+        except OSError:
+            continue
+    return digest.hexdigest()[:16]
 
-    return key(version) < key(plugin_version())
+
+def plugin_time() -> float:
+    """When this copy of the plugin was put in place (its manifest's date)."""
+    try:
+        return (ROOT / ".claude-plugin" / "plugin.json").stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def outdated(info: dict) -> bool:
+    """Whether the install ``info`` (env.json) is to be replaced by this plugin's build: another
+    build, from a copy of the plugin no newer than this one. Not "another build": an old
+    session still open after an update (a /clear) reinstalled its build over the new one, and
+    the new one's sessions theirs, in turn, for good (stop 47, an outside tester); the newer
+    copy's install serves both (a daemon and an index move forward only)."""
+    if info.get("build") == build_id():
+        return False
+    when = info.get("plugin_time")
+    return not isinstance(when, int | float) or when <= plugin_time()
 
 
 def last_failure(data: Path) -> str | None:
@@ -320,8 +348,9 @@ def setup(data: Path, cwd: str) -> int:
             env = recall_env(data)
             apply_option(data, python, env, run=lambda cmd, **kw: run(cmd, env=kw["env"]))
             run(recall_cmd(python, "index", "--quiet"), cwd=cwd, env=env)
-            _write_private(data / "env.json", json.dumps({"version": plugin_version(), "python": str(python),
-                                                          "base": os.path.realpath(python)}))
+            _write_private(data / "env.json", json.dumps({
+                "version": plugin_version(), "build": build_id(), "plugin_time": plugin_time(),
+                "python": str(python), "base": os.path.realpath(python)}))
             (data / FAILED).unlink(missing_ok=True)
             step = "starting the daemon"
             run(recall_cmd(python, "stop"), env=env, check=False)  # an older version's
@@ -381,12 +410,13 @@ def session_start(data: Path) -> int:
         # Re-index this project's notes in the background: only changed notes are embedded
         # (and, once allowed, new or changed notes get their questions: recall.authoring.agentcli).
         _detached(["refresh", cwd], data, cwd)
-        if older(info.get("version")):  # an update: the installed version answers meanwhile
+        if outdated(info):  # an update: the installed build answers meanwhile
             started = start_setup(data, cwd)
             if failed or started:
-                return _say(f"recall: installing version {plugin_version()} in the background"
+                return _say(f"recall: installing version {plugin_version()} (build {build_id()[:8]}) in the background"
                             + (f" again (the last try failed: {failed})" if failed else "")
-                            + f"; version {info.get('version')} answers meanwhile. Progress: {data / 'setup.log'}")
+                            + f"; the installed one (build {str(info.get('build', 'older'))[:8]}) answers meanwhile. "
+                            f"Progress: {data / 'setup.log'}")
             return 0
         offer = questions_offer(data)
         return _say(offer) if offer else 0

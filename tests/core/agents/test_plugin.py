@@ -303,9 +303,20 @@ def test_an_update_keeps_the_installed_version_answering_until_the_new_one_is_in
     (data / "env.json").write_text(json.dumps({"version": "0.0.1", "python": sys.executable}))
     (data / "setup.failed").write_text("pip install (is the package registry reachable?) failed (exit 1)")
     said = _said(_plugin("session-start", env, event={"cwd": str(plugin_env["project"])}))
-    assert "installing version" in said and "version 0.0.1 answers meanwhile" in said and "last try failed" in said
+    assert "installing version" in said and "answers meanwhile" in said and "last try failed" in said
     status = _plugin("cli", {**env}, "status")
     assert status.returncode == 0 and b"model" in status.stdout, status.stderr
+
+
+def test_an_update_with_the_same_version_string_is_installed(plugin_env):
+    """The plugin's version read "0.1.0" through every change, and the setup compared it alone:
+    an update was never installed (stop 47, tester S's 07). Its build (its files) is compared."""
+    data, env = plugin_env["data"], {**plugin_env["env"], "RECALL_PLUGIN_PYTHON": "/nonexistent/python3"}
+    version = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())["version"]
+    (data / "env.json").write_text(json.dumps({"version": version, "build": "0" * 16, "plugin_time": 0,
+                                               "python": sys.executable}))
+    said = _said(_plugin("session-start", env, event={"cwd": str(plugin_env["project"])}))
+    assert "installing version" in said and "build 00000000" in said, said
 
 
 def test_an_older_plugin_beside_a_newer_one_uses_the_newer_install_instead_of_reinstalling(plugin_env):
@@ -313,12 +324,13 @@ def test_an_older_plugin_beside_a_newer_one_uses_the_newer_install_instead_of_re
     installed itself in turn into the one venv, for good (stop 47, tester Q's 11): a session of
     the older version now uses the newer one installed, and starts no setup."""
     data, env = plugin_env["data"], {**plugin_env["env"], "RECALL_PLUGIN_PYTHON": "/nonexistent/python3"}
-    (data / "env.json").write_text(json.dumps({"version": "999.0.0", "python": sys.executable}))
+    (data / "env.json").write_text(json.dumps({"version": "0.1.0", "build": "0" * 16, "plugin_time": time.time() + 3600,
+                                               "python": sys.executable}))
     said = _plugin("session-start", env, event={"cwd": str(plugin_env["project"])})
     assert said.returncode == 0 and b"installing" not in said.stdout, said.stdout
     time.sleep(3)  # a setup started would have failed by now: its Python does not exist
     assert not (data / "setup.failed").exists(), (data / "setup.failed").read_text()
-    assert json.loads((data / "env.json").read_text())["version"] == "999.0.0"
+    assert json.loads((data / "env.json").read_text())["build"] == "0" * 16
 
 
 @pytest.mark.process
