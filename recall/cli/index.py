@@ -65,6 +65,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         for problem in app.calibration.problems:
             say(f"warning: {problem}", err=True)
         say(_calibration_line(app.calibration))
+    for line in app.config.unused_model_tables(app.embedder.model_id):  # a default model changed under them
+        say(line, err=True)
     if not rebuild:
         line = start_after_index(app, dirs, kind, cwd, sources)
         if line and not quiet:

@@ -45,6 +45,17 @@ def status(as_json: bool) -> None:
 
     if (past := budget_past_wait(app.config.daemon.hook_budget_ms)) is not None:
         info["hook_budget"] = past.removeprefix("note: ")
+    from pathlib import Path
+
+    from recall.agents.stale import stale_entries
+
+    if stale := stale_entries(Path.cwd()):
+        info["agent_entries"] = (f"{', '.join(map(str, stale))} hold(s) a command an older recall registered: run "
+                                 "`recall install` again (with --agent and --project as you first did)")
+    from recall.embedding.models import model_id_of
+
+    if unused := app.config.unused_model_tables(model_id_of(app.config.model)):
+        info["unused_settings"] = unused
     if as_json:
         say(json.dumps(info, indent=2, ensure_ascii=False))
         return

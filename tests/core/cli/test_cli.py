@@ -4,6 +4,7 @@ test runs it as a process, as the console script and `python -m recall.cli` do).
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -298,3 +299,23 @@ def test_a_home_recall_cannot_name_is_one_line_from_every_command(home, said, tm
         err = proc.stderr.decode("utf-8", "replace")
         assert proc.returncode == 1 and "Traceback" not in err and said in err, (args, err)
         assert len(err.strip().splitlines()) == 1, err
+
+
+def test_status_says_what_an_upgrade_left_behind(recall_home, tmp_path):
+    """An agent's entry an older `recall install` wrote (no -E, or a module since renamed), and
+    thresholds tuned for the model that was the default before: after an upgrade, nothing but
+    `recall config` said a word (stop 47, tester S's 06, 08)."""
+    import os
+
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": sys.executable, "args": ["-P", "-m", "recall.agents.hook"]}]}]}}))
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text('[thresholds."intfloat/multilingual-e5-small"]\ntop_floor = 0.99\n')
+    said = recall("status").stdout
+    assert "hold(s) a command an older recall registered" in said and "settings.json" in said, said
+    assert 'thresholds."intfloat/multilingual-e5-small"] is not used' in said, said
+    (claude / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": sys.executable, "args": ["-E", "-P", "-m", "recall.agents.hook"]}]}]}}))
+    assert "older recall registered" not in recall("status").stdout
