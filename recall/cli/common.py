@@ -26,7 +26,38 @@ def say(message: object = "", err: bool = False, nl: bool = True, masked: bool =
     from recall.privacy.masking import mask_secrets
 
     text = str("" if message is None else message)
-    click.echo(terminal_text(mask_secrets(text) if masked else text), err=err, nl=nl)
+    click.echo(_encodable(terminal_text(mask_secrets(text) if masked else text), err), err=err, nl=nl)
+
+
+def say_json(value: object, indent: int | None = None) -> None:
+    """``value`` as JSON on stdout, through ``say``: characters as they are where the terminal
+    takes UTF-8, ``\\uXXXX`` escapes where it does not (ja_JP.eucJP, de_DE.ISO-8859-1: an emoji in
+    a note's name was a traceback; stop 47, an outside tester)."""
+    import json
+
+    say(json.dumps(value, ensure_ascii=not _utf8(sys.stdout), indent=indent))
+
+
+def _utf8(stream) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name == "utf-8"
+    except LookupError:
+        return False
+
+
+def _encodable(text: str, err: bool) -> str:
+    """``text`` with what the stream's encoding cannot hold written as ``\\U0001f680``: a note
+    named with an emoji or in Japanese, printed under a Latin-1 or EUC-JP locale, was a traceback."""
+    stream = sys.stderr if err else sys.stdout
+    if _utf8(stream):
+        return text
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text
 
 
 def say_plain(line: str) -> None:
@@ -79,8 +110,9 @@ def clean_errors(*extra):
                 return fn(*args, **kwargs)
             except caught as exc:
                 raise UserError(str(exc)) from None
-            except BrokenPipeError:
-                raise  # the reader went away (`| head`): click ends quietly; no file is wrong
+            except BrokenPipeError:  # the reader went away (`| head`): nothing is wrong, nothing more to say
+                _stdout_to_nowhere()  # (and no second error when the interpreter flushes it at exit)
+                sys.exit(141)  # what a shell reports for a writer a closed pipe ended (`ls | head`): 128 + SIGPIPE
             except KeyboardInterrupt:
                 raise Interrupted() from None
             except MemoryError:  # numpy's too: said by `recall.cli.main.run`, plainly (masking loads more code)
@@ -94,6 +126,15 @@ def clean_errors(*extra):
                 raise UserError(line) from None
         return wrapper
     return decorate
+
+
+def _stdout_to_nowhere() -> None:
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 OUT_OF_MEMORY = ("recall ran out of memory (a limit such as `ulimit -v`, or a container's, or the machine's): "

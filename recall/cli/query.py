@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say, typed_text
+from recall.cli.common import fail_cleanly, recall_app, say, say_json, typed_text
 from recall.privacy.safetext import one_line
 
 
@@ -84,6 +83,6 @@ def _print_json(app, res, k: int, for_agent: bool) -> None:
     if for_agent:  # names and paths as the MCP tools give them; the block as the hook hands it over
         from recall.privacy.safetext import agent_block, agent_json
 
-        say(json.dumps({**agent_json(found), "text": agent_block(d.text)}, ensure_ascii=False))
+        say_json({**agent_json(found), "text": agent_block(d.text)})
     else:
-        say(json.dumps({**found, "text": d.text}, ensure_ascii=False, indent=2))
+        say_json({**found, "text": d.text}, indent=2)

@@ -3,12 +3,11 @@ conversations' titles, documents, screenshots, recordings and library folders)."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say, typed_text
+from recall.cli.common import fail_cleanly, recall_app, say, say_json, typed_text
 from recall.privacy.safetext import one_line
 
 SNIPPET_CHARS = 240
@@ -45,10 +44,10 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     if for_agent:  # a document's text cannot pose as markup or a new line to the agent (the plugin's fallback)
         from recall.privacy.safetext import agent_json
 
-        say(json.dumps(agent_json(found), ensure_ascii=False))
+        say_json(agent_json(found))
         return
     if as_json:  # terminal-safe: control characters escaped as JSON spells them, still valid JSON
-        say(json.dumps(found, ensure_ascii=False, indent=2))
+        say_json(found, indent=2)
         return
     if not rows:
         say("(nothing indexed matches: run `recall index DIR` first, or widen with --all)", err=True)

@@ -7,7 +7,7 @@ import time
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say
+from recall.cli.common import fail_cleanly, recall_app, say, say_json
 from recall.config.load import load_config
 from recall.privacy.paths import user_config_path
 from recall.privacy.safetext import one_line
@@ -57,7 +57,7 @@ def status(as_json: bool) -> None:
     if unused := app.config.unused_model_tables(model_id_of(app.config.model)):
         info["unused_settings"] = unused
     if as_json:
-        say(json.dumps(info, indent=2, ensure_ascii=False))
+        say_json(info, indent=2)
         return
     for key, value in info.items():
         if key == "thresholds":

@@ -9,13 +9,12 @@ change what is decided by the server (roles and row-level security), not here.
 from __future__ import annotations
 
 import functools
-import json
 from contextlib import closing
 from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say
+from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, say_json
 from recall.privacy.safetext import one_line
 
 
@@ -220,9 +219,8 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
     if as_json:  # an agent may read it: every string one line, no quote or tag of its own (agent_json)
         from recall.privacy.safetext import agent_json
 
-        say(json.dumps(agent_json([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
-            "id", "name", "description", "path", "kind", "owner", "team")}} for h in hits]),
-            ensure_ascii=False, indent=2))
+        say_json(agent_json([{"score": round(h.score, 4), **{key: h.note.get(key) for key in (
+            "id", "name", "description", "path", "kind", "owner", "team")}} for h in hits]), indent=2)
         return
     if not hits:
         say("(no notes)", err=True)

@@ -319,3 +319,26 @@ def test_status_says_what_an_upgrade_left_behind(recall_home, tmp_path):
     (claude / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": sys.executable, "args": ["-E", "-P", "-m", "recall.agents.hook"]}]}]}}))
     assert "older recall registered" not in recall("status").stdout
+
+
+@pytest.mark.process
+def test_a_terminal_that_is_not_utf8_gets_escapes_and_a_closed_pipe_the_shells_status(recall_home, tmp_path):
+    """A note named with an emoji, in Japanese: under a Latin-1 or EUC-JP locale `search`,
+    `query` and their `--json` were a traceback; `recall config | head -1` exited 1 with no
+    word, where `ls | head -1` gives 141 (stop 47, tester T's 03, 13)."""
+    notes = tmp_path / "notes"
+    write_note(notes, "release", "Release checklist 🚀", "リリース前の確認項目", "tag, changelog, deploy")
+    recall("index", "-q", str(notes))
+    for enc in ("euc-jp", "latin-1"):
+        env = env_with(PYTHONIOENCODING=enc, RECALL_MODEL="hash")
+        plain = subprocess.run([sys.executable, "-m", "recall.cli", "search", "release checklist"],
+                               capture_output=True, env=env, timeout=120)
+        assert plain.returncode == 0 and b"Traceback" not in plain.stderr, plain.stderr
+        assert b"\\U0001f680" in plain.stdout, plain.stdout
+        as_json = subprocess.run([sys.executable, "-m", "recall.cli", "search", "release checklist", "--json"],
+                                 capture_output=True, env=env, timeout=120)
+        assert as_json.returncode == 0, as_json.stderr
+        assert json.loads(as_json.stdout)["results"][0]["name"] == "Release checklist 🚀"
+    piped = subprocess.run(["bash", "-c", f"{sys.executable} -m recall.cli config | true; echo ${{PIPESTATUS[0]}}"],
+                           capture_output=True, env=env_with(RECALL_MODEL="hash"), timeout=120)
+    assert piped.stdout.split()[-1] == b"141" and piped.stderr == b"", (piped.stdout, piped.stderr)
