@@ -9,7 +9,8 @@ from pathlib import Path
 
 from recall.config.load import check_config_file
 from recall.config.settings import ConfigError
-from recall.privacy.paths import make_missing_dirs, read_text, replace_private, user_config_path
+from recall.privacy.decoding import by_mark
+from recall.privacy.paths import make_missing_dirs, replace_private, user_config_path
 
 
 def set_setting(section: str, key: str, value: str) -> Path:
@@ -19,8 +20,9 @@ def set_setting(section: str, key: str, value: str) -> Path:
     path = user_config_path()
     check_config_file(path)
     try:
-        doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
-    except tomlkit.exceptions.TOMLKitError as exc:
+        raw = path.read_bytes() if path.exists() else b""
+        doc = tomlkit.parse(by_mark(raw) or raw.decode("utf-8"))  # a byte-order mark as load_config reads it
+    except (tomlkit.exceptions.TOMLKitError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} could not be rewritten ({exc}); set [{section}] {key} = {value!r} there "
                           "by hand") from None
     if section not in doc:

@@ -23,6 +23,7 @@ from recall.config.settings import (
     parse,
     record_origin,
 )
+from recall.privacy.decoding import by_mark
 from recall.privacy.paths import NotAFile, read_regular, recall_home, user_config_path
 
 # A config file is a few dozen settings; a larger one is refused before it is parsed (a
@@ -75,8 +76,8 @@ def _read(path: Path) -> dict:
     if size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path} is {size:,} bytes, over the {MAX_CONFIG_BYTES // 1_000_000} MB a config "
                           f"file may be; keep only your settings there, {aside}")
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
+    try:  # a byte-order mark (PowerShell's, Notepad's) says the encoding; else UTF-8, no guessing at settings
+        return tomllib.loads(by_mark(raw) or raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line, {aside}") from exc
     except RecursionError:
@@ -169,7 +170,8 @@ def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
     ignored, and a damaged file is ignored as a whole (the next ``recall calibrate``
     rewrites it) rather than breaking every command."""
     try:
-        tables = tomllib.loads(read_regular(path, MAX_CONFIG_BYTES)[0].decode("utf-8")).get("thresholds", {})
+        raw = read_regular(path, MAX_CONFIG_BYTES)[0]
+        tables = tomllib.loads(by_mark(raw) or raw.decode("utf-8")).get("thresholds", {})
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(tables, dict):

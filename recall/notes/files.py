@@ -11,11 +11,11 @@ with a one-line message, and every other file is still returned.
 
 from __future__ import annotations
 
-import codecs
 import errno
 import hashlib
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
+from recall.privacy.decoding import SAMPLE, Binary, decode
 from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular, utf8_name
 
@@ -127,12 +128,10 @@ def _capped(value: str, limit: int, what: str, warnings: list[str]) -> str:
 
 def parse_note(path: Path, raw: bytes) -> Note:
     """Parse the bytes of one note file. Never raises on content."""
-    warnings: list[str] = []
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        text = raw.decode("utf-8", errors="replace")
-        warnings.append(f"invalid UTF-8 at byte {exc.start}; bad bytes replaced")
+        text, warnings = decode(raw)  # the one reading of bytes as text (recall.privacy.decoding)
+    except Binary:
+        text, warnings = raw.decode("utf-8", errors="replace"), ["binary data read as text"]
     text = text.lstrip("\ufeff")
     meta, body, error = split_front_matter(text)
     if error:
@@ -194,9 +193,10 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
         return None, [Problem(shown_path(path), f"{exc}; skipped")]
     except OSError as exc:
         return None, [Problem(shown_path(path), f"unreadable ({exc.strerror or exc}); skipped")]
-    raw = utf8_bytes(raw)
-    if b"\x00" in raw[:8192]:
-        return None, [Problem(shown_path(path), "binary file; skipped")]
+    try:
+        decode(raw[:SAMPLE])  # binary data is said before anything else is done with it
+    except Binary as exc:
+        return None, [Problem(shown_path(path), str(exc))]
     if skip is not None:
         digest = hashlib.sha256(raw).hexdigest()
         shown = shown_path(path)
@@ -214,20 +214,6 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
         pass
     problems.extend(Problem(shown_path(path), w) for w in note.warnings)
     return note, problems
-
-
-# A byte-order mark of UTF-32 or UTF-16 (UTF-32 first: its little-endian mark starts with UTF-16's).
-_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def utf8_bytes(raw: bytes) -> bytes:
-    """``raw`` as UTF-8: a file saved as UTF-16 or UTF-32 with its byte-order mark (Windows
-    PowerShell's ``>``, Notepad's "Unicode") is read as the text it is, not as a binary file."""
-    for bom, encoding in _WIDE_BOMS:
-        if raw.startswith(bom):
-            return raw.decode(encoding, errors="replace").encode("utf-8")
-    return raw
 
 
 def _read_regular(path: Path) -> tuple[bytes, int]:
@@ -327,18 +313,26 @@ def note_keys(folder: Path, paths: Sequence[Path]) -> dict[Path, str]:
     (``billing/README``), whichever sorts first; a second ``x.MD`` beside ``x.md`` keeps its
     suffix. The indexer and the background writer both name notes by it (stop 45: the second
     README was skipped, then the writer asked for the first one's questions only)."""
-    names = Counter(p.stem for p in paths)
+    names = Counter(nfc(p.stem) for p in paths)
     keys: dict[Path, str] = {}
     taken: set[str] = set()
     for path in paths:
-        key = path.stem
+        key = nfc(path.stem)
         if names[key] > 1 and path.parent != folder:
-            key = path.relative_to(folder).with_suffix("").as_posix()
+            key = nfc(path.relative_to(folder).with_suffix("").as_posix())
         if key in taken:
-            key = path.relative_to(folder).as_posix()
+            key = nfc(path.relative_to(folder).as_posix())
         taken.add(key)
         keys[path] = key
     return keys
+
+
+def nfc(key: str) -> str:
+    """A note's key in Unicode's composed form: macOS and many sync tools write file names
+    decomposed (``é`` as ``e`` + U+0301), a person types them composed, and the two spellings
+    look the same: a questions file's line for ``résumé-export`` found no note of that name
+    (stop 47, an outside tester)."""
+    return unicodedata.normalize("NFC", key) if not key.isascii() else key
 
 
 def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], list[Problem]]:

@@ -31,7 +31,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from recall.notes.files import nfc
 from recall.notes.problems import Problem, capped
+from recall.privacy.decoding import Binary, decode
 from recall.privacy.paths import LINKED_OUT, leads_outside, read_bytes
 from recall.privacy.safetext import whole
 
@@ -126,9 +128,11 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
         raw = read_bytes(path)
     except OSError as exc:
         return {}, [Problem(str(path), f"unreadable ({exc.strerror or exc}); no questions from it")]
-    text = raw.decode("utf-8", errors="replace")
-    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-        problems.append(Problem(str(path), "invalid UTF-8; bad bytes replaced"))
+    try:
+        text, said = decode(raw, legacy=False)  # a byte-order mark, UTF-16 (PowerShell's `>`) read as it is
+    except Binary as exc:
+        return {}, [Problem(str(path), f"{exc}; no questions from it")]
+    problems += [Problem(str(path), line) for line in said]
     out: dict[str, list[str]] = {}
     for i, line in enumerate(text.split("\n"), 1):  # line feeds only: a question may hold U+2028
         if not line.strip():
@@ -138,6 +142,7 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
         except ValueError as exc:
             problems.append(Problem(f"{path}:{i}", f"{exc}; line skipped"))
             continue
+        stem = nfc(stem)  # as the folder's notes are keyed (recall.notes.files.note_keys)
         out[stem] = clean_questions([*out.get(stem, []), *questions])
     if field != "questions":
         out = {stem: values for stem, values in out.items() if values}
@@ -162,8 +167,8 @@ def line_hashes(path: Path) -> dict[str, str | None]:
     a line written by hand or by ``recall-eval expand``."""
     out: dict[str, str | None] = {}
     try:
-        text = read_bytes(path).decode("utf-8", errors="replace")
-    except OSError:
+        text = decode(read_bytes(path), legacy=False)[0]
+    except (OSError, Binary):
         return out
     for line in text.split("\n"):
         try:

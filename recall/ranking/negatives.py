@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 from recall.notes.problems import Problem, capped
+from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import LINKED_OUT, leads_outside, open_regular, private_open
 from recall.privacy.safetext import whole
@@ -80,8 +81,13 @@ def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:
     if len(raw) > MAX_FILE_BYTES:
         raw = raw[:MAX_FILE_BYTES].rsplit(b"\n", 1)[0]
         problems.append(Problem(str(path), f"larger than {MAX_FILE_BYTES:,} bytes; only its start is read"))
+    try:
+        text, said = decode(raw, legacy=False)  # a byte-order mark, UTF-16 read as it is (recall.privacy.decoding)
+    except Binary as exc:
+        return [], [*problems, Problem(str(path), f"{exc}; no negatives from it")]
+    problems += [Problem(str(path), line) for line in said]
     out: list[Negative] = []
-    for i, line in enumerate(raw.decode("utf-8", errors="replace").split("\n"), 1):  # not at U+2028
+    for i, line in enumerate(text.split("\n"), 1):  # not at U+2028
         if not line.strip():
             continue
         try:

@@ -93,3 +93,15 @@ def hook_calls(settings: dict, event_name: str = "UserPromptSubmit") -> list[dic
 
 
 PY = sys.executable
+
+
+def plugin_installed_now(python: str) -> str:
+    """The env.json a finished setup of the plugin as it is in this checkout writes (its build
+    told by its files: ``scripts/recall_plugin.py``), with ``python`` as the installed one."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("recall_plugin", ROOT / "scripts" / "recall_plugin.py")
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    return json.dumps({"version": plugin.plugin_version(), "build": plugin.build_id(),
+                       "plugin_time": plugin.plugin_time(), "python": python})

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.notes.documents import shown
-from recall.notes.files import utf8_bytes
+from recall.privacy.decoding import Binary, decode
 
 # extension -> format name (what ``Extracted.format`` and the page say)
 TEXT_FORMATS = {".txt": "text", ".text": "text", ".rst": "text", ".md": "markdown", ".markdown": "markdown"}
@@ -61,9 +61,8 @@ def extract(path: Path, fmt: str) -> Extracted:
     if fmt == "pdf":
         return _pdf(path)
     if fmt in ("text", "markdown"):
-        text, read_as = _legacy_text(path)
-        return Extracted(fmt, first_heading(text) if fmt == "markdown" else "", sections(text),
-                         [f"not UTF-8: read as {read_as} (saving it as UTF-8 makes sure)"] if read_as else [])
+        text, said = _text(path)
+        return Extracted(fmt, first_heading(text) if fmt == "markdown" else "", sections(text), said)
     if fmt == "html":
         _text(path)  # a file named .html that holds an image or an archive: one line, no garbage indexed
     return _office(path, fmt)
@@ -99,40 +98,13 @@ def _real_format(path: Path, fmt: str) -> str:
     return fmt
 
 
-def _text(path: Path) -> str:
-    """The text of a file that should be text (UTF-8, or UTF-16/32 with a byte-order mark);
-    ``Unreadable`` when it is binary (a NUL, or a tenth of it not UTF-8, in its first 8 KB)."""
-    raw = utf8_bytes(path.read_bytes())
-    head = raw[:8192].decode("utf-8", errors="replace")
-    if "\x00" in head or head.count("\ufffd") > len(head) // 10:  # as a note's reader says it
-        raise Unreadable("binary file; skipped")
-    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-
-
-# Encodings a text file that is not UTF-8 is tried in, strictly, in this order: the legacy
-# encodings of Japanese, Chinese and Korean text (an outside tester's Shift_JIS notes were
-# "binary file; skipped", stop 45), then Windows' Western one (Latin-1 text decodes as none of
-# the others whole).
-LEGACY_ENCODINGS = ("shift_jis", "cp932", "euc_jp", "gb18030", "big5", "euc_kr", "cp1252")
-
-
-def _legacy_text(path: Path) -> tuple[str, str]:
-    """``_text``, or the text in the first of ``LEGACY_ENCODINGS`` it decodes in whole, and its
-    name ("" for UTF-8); ``Unreadable`` with the repair when it is none of them."""
+def _text(path: Path) -> tuple[str, list[str]]:
+    """The text of a file that should be text (``recall.privacy.decoding``: the one way recall
+    reads bytes as text, a note's too) and what was done to read it; ``Unreadable`` when binary."""
     try:
-        return _text(path), ""
-    except Unreadable as exc:
-        raw = path.read_bytes()
-        if b"\x00" in raw[:8192]:
-            raise Unreadable("binary file (NUL bytes); skipped; if it is text a tool damaged, "
-                             "`tr -d '\\000' < FILE > FILE.txt` keeps the rest") from exc
-        for encoding in LEGACY_ENCODINGS:
-            try:
-                return raw.decode(encoding), encoding
-            except UnicodeDecodeError:
-                continue
-        raise Unreadable("not UTF-8 text, nor Shift_JIS, EUC, GB18030, Big5 or Windows-1252; skipped; "
-                         "`iconv -f ENCODING -t UTF-8 FILE > FILE.txt` converts it") from exc
+        return decode(path.read_bytes(), strict=True)
+    except Binary as exc:
+        raise Unreadable(str(exc)) from None
 
 
 def _pdf(path: Path) -> Extracted:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers.agents import CLAUDE_EVENT, mcp_calls, substitute
+from helpers.agents import CLAUDE_EVENT, mcp_calls, plugin_installed_now, substitute
 from helpers.daemon import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
 from helpers.paths import ROOT, SAMPLE_NOTES
 from recall.ipc import client
@@ -336,9 +336,7 @@ def test_an_older_plugin_beside_a_newer_one_uses_the_newer_install_instead_of_re
 @pytest.mark.process
 def test_the_option_reaches_config_toml_where_a_running_daemon_reads_it(plugin_env):
     data, env = plugin_env["data"], plugin_env["env"]
-    (data / "env.json").write_text(json.dumps({"version": json.loads((ROOT / ".claude-plugin" / "plugin.json")
-                                                                       .read_text())["version"],
-                                               "python": sys.executable}))
+    (data / "env.json").write_text(plugin_installed_now(sys.executable))
     env = {**env, "CLAUDE_PLUGIN_OPTION_GENERATE_QUESTIONS": "no"}
     assert _plugin("session-start", env, event={"cwd": str(plugin_env["project"])}).returncode == 0
     config = data / "home" / "config.toml"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.agents import plugin_installed_now
 from helpers.cli import run_cli
 from helpers.fake_agent import fake_claude
 from helpers.notes import write_note
@@ -249,8 +250,7 @@ def plugin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 def test_the_plugin_shows_the_cost_once_while_its_option_is_ask(tmp_path):
     data = tmp_path / "data"
     (data / "home").mkdir(parents=True)
-    (data / "env.json").write_text(json.dumps({"version": json.loads(
-        (ROOT / ".claude-plugin" / "plugin.json").read_text())["version"], "python": sys.executable}))
+    (data / "env.json").write_text(plugin_installed_now(sys.executable))
     (data / "home" / "questions-offer.txt").write_text("3 new or changed note(s): claude would be asked 3 time(s), "
                                                        "about 2,000 tokens\n")
     env = {"CLAUDE_PLUGIN_DATA": str(data), "RECALL_PLUGIN_PYTHON": sys.executable, "PYTHONPATH": str(ROOT),

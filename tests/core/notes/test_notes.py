@@ -40,7 +40,8 @@ def test_bad_input_is_reported_and_everything_else_indexed(tmp_path):
     assert {"good", "badutf8", "broken", "big"} <= ids
     assert "binary" not in ids and "link" not in ids
     msgs = "\n".join(str(p) for p in problems)
-    assert "invalid UTF-8" in msgs
+    assert "not UTF-8: read as cp1252" in msgs  # Latin-1 text, read as it (stop 47)
+    assert next(n for n in notes if n.id == "badutf8").body == "café ÿ"
     assert "binary file" in msgs
     assert "broken front matter" in msgs
     assert "over 1 MB" in msgs
@@ -359,3 +360,42 @@ def test_notes_that_share_a_file_name_in_subfolders_are_all_kept(tmp_path, recal
 
     ids = {h["id"] for h in json.loads(run_cli("search", "--json", "-k", "10", "readme").stdout)["results"]}
     assert {"README", "billing/README", "search/README", "0-scratch/README"} <= ids, ids
+
+
+def test_one_reading_of_bytes_as_text_for_notes_documents_and_questions(tmp_path):
+    """Each reader decided on its own (stop 47, tester T's 04, 07, 12): a Shift_JIS note was
+    indexed as U+FFFD where the same bytes as a .txt were read as Shift_JIS; one NUL byte made a
+    note "binary" and dropped it from the index; a byte-order mark or UTF-16 broke questions.jsonl."""
+    from recall.notes.questions import read_questions_file
+
+    (tmp_path / "backup.md").write_bytes("---\nname: バックアップ\ndescription: 毎晩三時に取る\n---\n復元手順\n"
+                                         .encode("shift_jis"))
+    (tmp_path / "mig.md").write_bytes(b"---\nname: Migrations\ndescription: never edit applied ones\n---\nbody\n\x00")
+    (tmp_path / "freeze.md").write_bytes("---\nname: Freeze\ndescription: no deploys on Friday\n---\nbody\n"
+                                         .encode("utf-16-le"))
+    notes, problems = read_folder(tmp_path)
+    by = {n.id: n for n in notes}
+    assert by["backup"].name == "バックアップ" and by["mig"].name == "Migrations" and by["freeze"].name == "Freeze"
+    said = "\n".join(str(p) for p in problems)
+    assert "read as shift_jis" in said and "NUL byte(s) dropped" in said and "UTF-16 without a byte-order mark" in said
+    line = '{"note": "mig", "questions": ["can I change an old migration?"]}\n'
+    for raw in (b"\xef\xbb\xbf" + line.encode(), line.encode("utf-16")):
+        (tmp_path / "questions.jsonl").write_bytes(raw)
+        got, problems = read_questions_file(tmp_path / "questions.jsonl", known=["mig"])
+        assert got == {"mig": ["can I change an old migration?"]} and problems == [], problems
+
+
+def test_a_note_named_in_decomposed_unicode_gets_the_questions_typed_for_it(tmp_path):
+    """macOS writes `résumé-export.md` decomposed; a questions.jsonl line typed for it is
+    composed: its questions were dropped, "no note named 'résumé-export'" (stop 47, tester T's 08)."""
+    import unicodedata
+
+    from helpers.notes import write_note
+    from recall.notes.questions import read_questions_file
+
+    decomposed = unicodedata.normalize("NFD", "résumé-export")
+    write_note(tmp_path, decomposed, "Résumé export", "PDF export of a résumé", "body")
+    (tmp_path / "questions.jsonl").write_text('{"note": "résumé-export", "questions": ["how do I export my CV?"]}\n')
+    notes, _ = read_folder(tmp_path)
+    got, problems = read_questions_file(tmp_path / "questions.jsonl", known=[n.stem for n in notes])
+    assert got == {"résumé-export": ["how do I export my CV?"]} and problems == [], problems

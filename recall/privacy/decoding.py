@@ -1,0 +1,102 @@
+"""Bytes to text, one way for every text file recall reads: notes, documents, questions and
+negatives files, config.toml.
+
+Each reader used to decide on its own (stop 47, an outside tester): a note in Shift_JIS was
+indexed as U+FFFD while the same bytes as a ``.txt`` document were read as Shift_JIS; one NUL
+byte made a note "binary" and removed it from the index; a byte-order mark was read in notes
+but broke the first line of ``questions.jsonl`` and of ``config.toml``. Here, in order:
+
+1. a byte-order mark (UTF-8, UTF-16, UTF-32) says the encoding, and is dropped;
+2. UTF-16 without one (NUL in every other byte) is read as UTF-16, said;
+3. NUL bytes anywhere else (a crashed editor, a sync tool's padding) are dropped, said,
+   with the command that removes them; a file mostly of NULs is binary;
+4. UTF-8 is read as it is; else the legacy encodings in ``LEGACY`` are tried strictly
+   (said: saving it as UTF-8 makes sure); else UTF-8 with the bad bytes replaced, said.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+# A byte-order mark and its encoding (UTF-32 first: its little-endian mark starts with UTF-16's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"), (codecs.BOM_UTF8, "utf-8-sig"))
+# Tried, strictly, in this order, for text that is not UTF-8: Japanese, Chinese and Korean
+# legacy encodings, then Windows' Western one (Latin-1 text decodes as none of the others whole).
+LEGACY = ("shift_jis", "cp932", "euc_jp", "gb18030", "big5", "euc_kr", "cp1252")
+SAMPLE = 8192  # bytes looked at to tell UTF-16 without a mark, and binary data
+
+
+# C0 control bytes that text holds (tab, line feed, vertical tab, form feed, carriage return, escape).
+_TEXT_CONTROLS = frozenset(b"\t\n\x0b\x0c\r\x1b")
+
+
+class Binary(ValueError):
+    """Not text: the line says so, with the repair where there is one (``str(exc)``)."""
+
+
+def by_mark(raw: bytes) -> str | None:
+    """The text, when a byte-order mark (UTF-8, UTF-16, UTF-32) says its encoding; else None."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            return raw.decode(encoding, errors="replace")
+    return None
+
+
+def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, list[str]]:
+    """(the text, what was done to read it: a line each, empty for plain UTF-8). Raises
+    ``Binary`` for data that is not text (a tenth of its first bytes control characters).
+    ``legacy=False``: text not UTF-8 is read as UTF-8 with its bad bytes replaced (a
+    machine-written file such as a JSONL, where a guess would hide a damaged byte).
+    ``strict`` (a document, which may be anything): a NUL byte, or text in no encoding
+    tried, is ``Binary`` too, with the command that repairs it."""
+    marked = by_mark(raw)
+    if marked is not None:
+        return marked, []
+    head = raw[:SAMPLE]
+    said: list[str] = []
+    if 0 in head:
+        wide = _utf16_without_mark(head)
+        if wide is not None:
+            return raw.decode(wide, errors="replace"), [f"UTF-16 without a byte-order mark: read as {wide}"]
+        if sum(b < 32 and b not in _TEXT_CONTROLS for b in head) > len(head) // 10:
+            raise Binary("binary file; skipped")
+        if strict:
+            raise Binary("binary file (NUL bytes); skipped; if it is text a tool damaged, "
+                         "`tr -d '\\000' < FILE > FILE.txt` keeps the rest")
+        said.append(f"{raw.count(0)} NUL byte(s) dropped (a tool's damage; `tr -d '\\000' < FILE > FILE.new` "
+                    "removes them for good)")
+        raw = raw.replace(b"\x00", b"")
+    try:
+        return raw.decode("utf-8"), said
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    text = raw.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    damaged_utf8 = sum(c > "\x7f" for c in text) - bad >= 2 * bad  # mostly UTF-8: a bad byte, not Latin-1
+    for encoding in LEGACY if legacy and not damaged_utf8 else ():
+        try:
+            return raw.decode(encoding), [*said, f"not UTF-8: read as {encoding} (saving it as UTF-8 makes sure)"]
+        except UnicodeDecodeError:
+            continue
+    if strict or text[:SAMPLE].count("\ufffd") > len(text[:SAMPLE]) // 10:
+        raise Binary("not UTF-8 text, nor Shift_JIS, EUC, GB18030, Big5 or Windows-1252; skipped; "
+                     "`iconv -f ENCODING -t UTF-8 FILE > FILE.txt` converts it" if legacy else "binary file; skipped")
+    return text, [*said, f"invalid UTF-8 at byte {first_bad}; bad bytes replaced"]
+
+
+def _utf16_without_mark(head: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" when most odd (or even) bytes are NUL and the others are not."""
+    pairs = len(head) // 2
+    if pairs < 4:
+        return None
+    for encoding, offset in (("utf-16-le", 1), ("utf-16-be", 0)):
+        if head[offset::2].count(0) >= 0.6 * pairs and head[1 - offset::2].count(0) <= 0.1 * pairs:
+            try:
+                head[: pairs * 2].decode(encoding)
+            except UnicodeDecodeError:
+                continue
+            return encoding
+    return None
