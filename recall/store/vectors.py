@@ -193,7 +193,7 @@ def remove_other_models(model_id: str, home: Path | None = None) -> list[str]:
     A switch back to one of them embeds the notes again, as a first switch does. Stop 47, an
     outside tester: a purge and a re-masking left the previous default model's files as they were."""
     root = index_dir(model_id, home)
-    gone = []
+    gone: list[str] = []
     try:
         others = [p for p in root.parent.iterdir() if p.name != root.name and p.is_dir() and not p.is_symlink()]
     except OSError:
