@@ -21,6 +21,13 @@ def main() -> None:
     from recall.privacy import coredumps
 
     coredumps.forbid()  # a command holds typed words or notes' text: a crash must not dump them to disk
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # removed under the shell (a git worktree removed): "[Errno 2]" from every command
+        from recall.cli.common import say
+
+        os.chdir("/")
+        say("note: the current folder no longer exists, so no project is in scope; `cd` to one that does", err=True)
 
 
 def _register(group: click.Group) -> None:

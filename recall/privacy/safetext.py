@@ -91,6 +91,7 @@ LATIN_LOOK_ALIKES = str.maketrans({
     **dict(zip("αικνορυıȷօսհ",
                "aikvopuijouh")),
 })
+_BREAKS = {"\t": "$'\\t'", "\n": "$'\\n'", "\r": "$'\\r'"}  # agent_path: as bash reads them back
 _PLAIN_PATH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
 
 
@@ -180,6 +181,11 @@ def agent_path(value: object) -> str:
     two, ``...]'"("'...``: the same word to a shell, no link to a renderer."""
     import shlex
 
+    if isinstance(value, str) and ("\t" in value or "\n" in value or "\r" in value):
+        # A tab or a line break in a file's name was folded to a space: the agent was sent to a
+        # file that does not exist (stop 47, an outside tester). Shell words side by side, the
+        # breaks in ANSI-C quoting: still one line, and the path the file has.
+        return "".join(_BREAKS.get(piece) or agent_path(piece) for piece in re.split(r"([\t\n\r])", value) if piece)
     text = _straight_quotes(value)  # a path is shown as it is, to be opened
     if _PLAIN_PATH.issuperset(text):
         return text

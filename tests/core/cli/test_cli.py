@@ -342,3 +342,19 @@ def test_a_terminal_that_is_not_utf8_gets_escapes_and_a_closed_pipe_the_shells_s
     piped = subprocess.run(["bash", "-c", f"{sys.executable} -m recall.cli config | true; echo ${{PIPESTATUS[0]}}"],
                            capture_output=True, env=env_with(RECALL_MODEL="hash"), timeout=120)
     assert piped.stdout.split()[-1] == b"141" and piped.stderr == b"", (piped.stdout, piped.stderr)
+
+
+@pytest.mark.process
+def test_a_current_folder_removed_under_the_shell_is_one_note_and_the_command_runs(recall_home, tmp_path):
+    """A removed git worktree, a branch switch: `search`, `query` and `index DIR` said a bare
+    "[Errno 2] No such file or directory", and `recall mcp` blamed RECALL_HOME (stop 47, tester T's 10)."""
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploy", "how we deploy", "blue green")
+    gone = tmp_path / "gone"
+    for args in (f"index -q {notes}", "search deploy"):
+        gone.mkdir()
+        proc = subprocess.run(["bash", "-c", f"cd {gone} && rmdir {gone} && {sys.executable} -m recall.cli {args}"],
+                              capture_output=True, text=True, env=env_with(RECALL_MODEL="hash"), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert "the current folder no longer exists" in proc.stderr and "Errno" not in proc.stderr, proc.stderr
+    assert "Deploy" in proc.stdout
