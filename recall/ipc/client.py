@@ -525,4 +525,9 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
             info[key] = reply[key]
     if reply.get("model_switch"):  # the daemon embeds the notes again for a new model
         info["model_switch"] = reply["model_switch"]
+    from recall.ipc.code import code_stamp
+
+    if status.get("code") != code_stamp():  # an upgrade under it (recall.ipc.code)
+        info["older_code"] = ("it runs recall as it was before an upgrade: it ends itself within seconds (one "
+                              "from before that check: at the next message), and the next message starts this one")
     return info
