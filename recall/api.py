@@ -26,6 +26,7 @@ from recall.privacy.trust import require_home
 from recall.ranking.scope import Scope
 from recall.ranking.search import Searcher
 from recall.ranking.selector import GAP_RANKS, Decision, Hit, Ranking, decide
+from recall.store.indexes import check_indexes, remove_damaged, remove_other_models
 from recall.store.sqlite import Store
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
@@ -221,15 +222,11 @@ class Recall:
         # Text that must not be kept was removed (a past prompt), or the store holds text
         # masked by older rules: rewrite the SQLite file and keep no older generation.
         scrub = bool(total.purged) or self.store.setting("mask_rules") != str(RULES_VERSION)
-        if scrub:
-            from recall.store.vectors import remove_other_models
-
-            remove_other_models(model_id, self.home)  # their files hold the text as it was
+        if scrub:  # every other model's files hold the text as it was: removed
+            remove_other_models(model_id, self.home)
             self.store.forget_index_runs(model_id)
             self.store.scrub()
         if rebuild:
-            from recall.store.vectors import remove_damaged
-
             remove_damaged(self.embedder.model_id, self.home)
         indexer.rebuild(keep_previous=not (scrub or rebuild))
         report.published(self.store.notes_searchable(model_id), self.store.counts()["notes"])
@@ -250,14 +247,15 @@ class Recall:
                       ) -> tuple[list[SourceSpec], SyncStats]:
         """Write the sources' new and changed notes (and, with ``every``, every known
         source's); returns the sources synced and what was done."""
-        from recall.indexing.indexer import SyncStats, misnamed
+        from recall.indexing.indexer import SyncStats
         from recall.indexing.known import drop_gone, known_sources, unnested
+        from recall.notes.files import misnamed
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
         drop_gone(self.store, total)
-        total.problems += [p for p in map(misnamed, sources) if p is not None]
-        sources, inner, said = unnested(self.store, [s for s in sources if misnamed(s) is None])
+        total.problems += [p for p in (misnamed(s.root) for s in sources) if p is not None]
+        sources, inner, said = unnested(self.store, [s for s in sources if misnamed(s.root) is None])
         total.problems += said
         conv_folders: dict[str, str | None] = {}
         if every:
@@ -381,7 +379,7 @@ class Recall:
         """Model, counts, index runs and generation, damaged indexes; loads no model. Reads
         through its own store connection, so any thread may call it (the MCP server's do)."""
         from recall.embedding.models import describe
-        from recall.store.vectors import check_indexes, current_marker
+        from recall.store.vectors import current_marker
 
         store = Store(self.home / DB_NAME)
         try:

@@ -52,6 +52,16 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
                           rebuild=rebuild, salvaged=salvaged, plan=plan)
     finally:
         bar.close()
+    _say_done(app, stats)
+    if not rebuild:
+        line = start_after_index(app, dirs, kind, cwd, sources)
+        if line and not quiet:
+            say(line, err=True)
+
+
+def _say_done(app, stats) -> None:
+    """What an index did: each problem in one line, the counts, the calibration, and a threshold
+    table set for a model no longer in use (a default model changed under it)."""
     from recall.notes.problems import grouped
 
     for p in grouped(stats.problems):
@@ -65,12 +75,8 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
         for problem in app.calibration.problems:
             say(f"warning: {problem}", err=True)
         say(_calibration_line(app.calibration))
-    for line in app.config.unused_model_tables(app.embedder.model_id):  # a default model changed under them
+    for line in app.config.unused_model_tables(app.embedder.model_id):
         say(line, err=True)
-    if not rebuild:
-        line = start_after_index(app, dirs, kind, cwd, sources)
-        if line and not quiet:
-            say(line, err=True)
 
 
 def _progress_bar(quiet: bool):

@@ -35,7 +35,7 @@ from recall.embedding.models import Embedder
 from recall.indexing.media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
 from recall.notes.chunking import chunk_text, header_text
 from recall.notes.documents import LIBRARY, read_documents
-from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, name_problem, read_folder
+from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, misnamed, read_folder
 from recall.notes.problems import Problem
 from recall.notes.questions import (
     folder_questions_file,
@@ -46,7 +46,6 @@ from recall.notes.questions import (
     unknown_notes,
 )
 from recall.privacy.masking import mask_secrets, rules_mark
-from recall.privacy.paths import utf8_name
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, mask_record, text_hash
 
 if TYPE_CHECKING:
@@ -125,13 +124,10 @@ def fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: Sequence[str] 
                 questions: bool = True) -> str:
     """What decides whether a note is written again (``NoteRecord.content_hash``).
 
-    Chunking settings are part of it: changing them re-chunks every note; so are the
-    note's questions from the questions file (front-matter ones are in the note's bytes).
-    The ":q" marks fingerprints written since notes have questions: an index from before
-    re-reads every note once (re-embedding only the new question chunks). The masking
-    rules' version too: notes masked by older rules are masked again. ":h" marks notes
-    written with their header vector (``header_chunk``): an older index re-reads each note
-    once and embeds only its header."""
+    Chunking settings are part of it (changing them re-chunks every note), and the note's
+    questions from the questions file (front-matter ones are in its bytes). ":q": written since
+    notes have questions, ``rules_mark``: the masking rules (notes masked by older ones are
+    masked again), ":h": written with the header vector; an older index re-reads each note once."""
     q = questions_hash(list(file_questions or [])) if questions else "-off"
     return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}{rules_mark()}h"
 
@@ -258,13 +254,6 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
     return read
 
 
-def misnamed(spec: SourceSpec) -> Problem | None:
-    """One line for a folder whose path is not valid UTF-8 (a name given on the command line
-    or in config.toml, not found by a walk): no key to store it under, nor a path FAISS or a
-    terminal takes; stop 47, an outside tester's traceback from every index run."""
-    return None if utf8_name(str(spec.root)) else name_problem(spec.root, Path(spec.root.anchor))
-
-
 class Indexer:
     """Writes notes into one store of the contract with one embedder (see the module doc)."""
 
@@ -290,9 +279,8 @@ class Indexer:
     def sync_source(self, spec: SourceSpec, team: bool = False) -> SyncStats:
         """Bring one folder up to date in the store (``team``: team store, shared rows)."""
         stats = SyncStats()
-        if (problem := misnamed(spec)) is not None:
-            stats.problems.append(problem)
-            return stats
+        if (problem := misnamed(spec.root)) is not None:  # a path no store, FAISS or terminal takes
+            return SyncStats(problems=[problem])
         source = spec.ref(team)
         read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents,
                            media=media_embedder(self.embedder) is not None, sealed=self.store.sealed)

@@ -287,6 +287,13 @@ def name_problem(path: Path, folder: Path) -> Problem | None:
                    "name (`mv`, or `convmv -f latin1 -t utf-8 --notest FILE`); skipped")
 
 
+def misnamed(root: Path) -> Problem | None:
+    """One line for a folder whose whole path is not valid UTF-8 (given on the command line or in
+    config.toml, not found by a walk): no key to store it under, nor a path FAISS or a terminal
+    takes (stop 47, an outside tester's traceback from every index run)."""
+    return name_problem(root, Path(root.anchor))
+
+
 def _readable(path: Path) -> str:
     """``path`` with its undecodable bytes shown as U+FFFD."""
     return os.fsencode(path).decode("utf-8", "replace")

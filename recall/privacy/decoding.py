@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import codecs
 
+from recall.errors import RecallError
+
 # A byte-order mark and its encoding (UTF-32 first: its little-endian mark starts with UTF-16's).
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"), (codecs.BOM_UTF8, "utf-8-sig"))
@@ -33,7 +35,7 @@ SAMPLE = 8192  # bytes looked at to tell UTF-16 without a mark, and binary data
 _TEXT_CONTROLS = frozenset(b"\t\n\x0b\x0c\r\x1b")
 
 
-class Binary(ValueError):
+class Binary(RecallError, ValueError):
     """Not text: the line says so, with the repair where there is one (``str(exc)``)."""
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.errors import StoreDamaged
+from recall.privacy import masking
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, not_a_file, open_regular
 from recall.store.errors import store_error
 from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, mask_note
@@ -349,10 +350,8 @@ class Store:
 
     def notes_masked_before(self, rules_version: int) -> int:
         """Notes whose fingerprint (``recall.indexing.indexer.fingerprint``) names older masking rules."""
-        from recall.privacy.masking import rules_mark
-
         return int(self.db.execute("SELECT COUNT(*) FROM notes WHERE content_hash NOT LIKE ?",
-                                   (f"%{rules_mark(rules_version)}%",)).fetchone()[0])
+                                   (f"%{masking.rules_mark(rules_version)}%",)).fetchone()[0])
 
     def scrub(self) -> None:
         """Rewrite the file without any trace of deleted rows: VACUUM (free pages and old
@@ -367,17 +366,13 @@ class Store:
             "SELECT id, path, extra FROM notes WHERE source_id=?", (source_id,))}
 
     def record_index_run(self, model_id: str, generation: int, chunks: int) -> None:
-        """The run dated after every other recorded, whatever the clock says: the newest run
-        names the model the notes were last indexed with (``Recall.switched_from``), and a clock
-        set back made a later run "older" (stop 47, an outside tester's T02)."""
+        """Dated after every other run, whatever the clock says (a clock set back made a later run "older")."""
         with self.transaction():
-            latest = self.db.execute("SELECT MAX(built_at) FROM index_runs WHERE model_id != ?",
-                                     (model_id,)).fetchone()[0]
-            when = time.time() if latest is None else max(time.time(), float(latest) + 0.001)
+            latest = self.db.execute("SELECT MAX(built_at) FROM index_runs WHERE model_id != ?", (model_id,)).fetchone()
+            when = max(time.time(), float(latest[0] or 0) + 0.001)
             self.db.execute("INSERT OR REPLACE INTO index_runs VALUES (?,?,?,?)", (model_id, generation, when, chunks))
 
-    def forget_index_runs(self, keep_model_id: str) -> None:
-        """Every other model's index run forgotten (their files were removed)."""
+    def forget_index_runs(self, keep_model_id: str) -> None:  # their files were removed
         with self.transaction():
             self.db.execute("DELETE FROM index_runs WHERE model_id != ?", (keep_model_id,))
 

@@ -37,7 +37,7 @@ from recall.privacy.paths import (
     read_text,
     recall_home,
 )
-from recall.privacy.strays import move_aside, set_aside_folder
+from recall.privacy.strays import move_aside
 from recall.store.lru import Lru
 from recall.store.sqlite import Store
 
@@ -63,7 +63,7 @@ def index_dir(model_id: str, home: Path | None = None) -> Path:
     return (home or recall_home()) / "index" / slug(model_id)
 
 
-def _set_aside_non_folders(root: Path) -> None:
+def set_aside_non_folders(root: Path) -> None:
     """A file, pipe or link where the index folders go (``index/``, ``index/<model>/``) holds
     no index: moved aside to ``NAME.stray-TIME`` so that the build the user asked for can
     run (nothing is deleted)."""
@@ -113,7 +113,7 @@ def build_index(store: Store, model_id: str, *, approximate_from: int, home: Pat
     model's folder that is not the new one): after text was purged from the store (a past
     prompt, a secret masked by older rules), no earlier file may still hold it."""
     root = index_dir(model_id, home)
-    _set_aside_non_folders(root)
+    set_aside_non_folders(root)
     root = ensure_private_dir(root)
     with _BuildLock(root):
         try:
@@ -185,23 +185,6 @@ def _after_every_other(root: Path) -> None:
             os.utime(root / "current", ns=(latest + 1_000_000, latest + 1_000_000))
     except OSError:
         pass  # read as it is: at worst the daemon indexes once more
-
-
-def remove_other_models(model_id: str, home: Path | None = None) -> list[str]:
-    """Every other model's index folder removed (their generations hold the notes' text as it
-    was: a title taken from a message, a secret masked by older rules); returns their names.
-    A switch back to one of them embeds the notes again, as a first switch does. Stop 47, an
-    outside tester: a purge and a re-masking left the previous default model's files as they were."""
-    root = index_dir(model_id, home)
-    gone: list[str] = []
-    try:
-        others = [p for p in root.parent.iterdir() if p.name != root.name and p.is_dir() and not p.is_symlink()]
-    except OSError:
-        return gone
-    for other in others:
-        shutil.rmtree(other, ignore_errors=True)
-        gone.append(other.name)
-    return gone
 
 
 def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,
@@ -309,8 +292,7 @@ class LoadedIndex:
     asked: np.ndarray  # per note: has questions of its own (a generation from before: none)
     lexical: Bm25 | None = None  # None for a generation built before BM25 existed
     headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
-    # Per scope (a project's notes, its FAISS selector) and per generation (BM25's weights, the
-    # CJK notes): bounded, as a daemon meets a new project with every folder a session starts in.
+    # per scope and per generation (recall.ranking.search), bounded: a daemon meets a project per folder
     _scope_cache: Lru = field(default_factory=lambda: Lru(SCOPES_KEPT))
 
     @property
@@ -328,7 +310,7 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
         if gen is None:
             return None
         try:
-            return _load_generation(model_id, gen, root / f"gen-{gen:06d}")
+            return load_generation(model_id, gen, root / f"gen-{gen:06d}")
         except IndexDamaged:
             # An index running beside this reader may have published newer generations and
             # pruned this one between reading `current` and opening it: read `current` again.
@@ -338,7 +320,7 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
                 raise
 
 
-def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
+def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
     import faiss
     import numpy as np
 
@@ -398,31 +380,5 @@ def _load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
                        path=gen_dir, asked=asked, lexical=lexical, headers=headers)
 
 
-def check_indexes(home: Path | None = None) -> list[str]:
-    """One line per model index under ``home`` that cannot be loaded (empty: all sound)."""
-    problems = []
-    for root in sorted(((home or recall_home()) / "index").glob("*/")):
-        gen = None
-        try:
-            gen = read_current(root, strict=True)
-            if gen is not None:
-                _load_generation(root.name, gen, root / f"gen-{gen:06d}")
-        except IndexDamaged as exc:
-            problems.append(str(exc))
-    return problems
-
-
 def current_marker(model_id: str, home: Path | None = None) -> int | None:
     return read_current(index_dir(model_id, home))
-
-
-def remove_damaged(model_id: str, home: Path | None = None) -> None:
-    """Before a rebuild: a ``current`` that names no loadable generation goes (the next
-    build writes a new one past every generation on disk)."""
-    root = index_dir(model_id, home)
-    _set_aside_non_folders(root)
-    try:
-        read_current(root, strict=True)
-    except IndexDamaged:
-        if not set_aside_folder(root / "current"):
-            (root / "current").unlink(missing_ok=True)

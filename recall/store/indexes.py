@@ -1,0 +1,56 @@
+"""Every model's index folder under a home, as a whole: which cannot be loaded (``recall
+status``), a damaged one made ready for a rebuild, the others removed when the notes' text must
+leave every file (a purge, a re-masking). One model's index is ``recall.store.vectors``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from recall.errors import IndexDamaged
+from recall.privacy.paths import recall_home
+from recall.privacy.strays import set_aside_folder
+from recall.store.vectors import index_dir, load_generation, read_current, set_aside_non_folders
+
+
+def check_indexes(home: Path | None = None) -> list[str]:
+    """One line per model index under ``home`` that cannot be loaded (empty: all sound)."""
+    problems = []
+    for root in sorted(((home or recall_home()) / "index").glob("*/")):
+        gen = None
+        try:
+            gen = read_current(root, strict=True)
+            if gen is not None:
+                load_generation(root.name, gen, root / f"gen-{gen:06d}")
+        except IndexDamaged as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def remove_damaged(model_id: str, home: Path | None = None) -> None:
+    """Before a rebuild: a ``current`` that names no loadable generation goes (the next
+    build writes a new one past every generation on disk)."""
+    root = index_dir(model_id, home)
+    set_aside_non_folders(root)
+    try:
+        read_current(root, strict=True)
+    except IndexDamaged:
+        if not set_aside_folder(root / "current"):
+            (root / "current").unlink(missing_ok=True)
+
+
+def remove_other_models(model_id: str, home: Path | None = None) -> list[str]:
+    """Every other model's index folder removed (their generations hold the notes' text as it
+    was: a title taken from a message, a secret masked by older rules); returns their names.
+    A switch back to one of them embeds the notes again, as a first switch does. Stop 47, an
+    outside tester: a purge and a re-masking left the previous default model's files as they were."""
+    root = index_dir(model_id, home)
+    gone: list[str] = []
+    try:
+        others = [p for p in root.parent.iterdir() if p.name != root.name and p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return gone
+    for other in others:
+        shutil.rmtree(other, ignore_errors=True)
+        gone.append(other.name)
+    return gone
