@@ -181,7 +181,7 @@ class Recall:
         (``Indexer.embed_phased``): notes become searchable as their text is embedded (a
         new generation every ``[index] publish_every_s``), and an index interrupted at any
         point is resumed by the next one, which embeds only what is missing. Its progress
-        is in ``$RECALL_HOME/indexing.json`` while it runs (``recall.indexing.progress``);
+        is in ``$RECALL_HOME/indexing.PID.json`` while it runs (``recall.indexing.progress``);
         ``progress(n, phase)`` is told of each batch, ``plan(phase, passages)`` of each phase.
 
         ``rebuild``: write a fresh generation that replaces all others, even when the current
@@ -189,10 +189,9 @@ class Recall:
         index to resume, every folder the store knows (and ``salvaged`` ones, read from a store
         set aside) is synced too; a known folder that is gone is dropped by every run
         (``recall.indexing.known``)."""
-        from recall.indexing.progress import IndexProgress, read_progress
+        from recall.indexing.progress import IndexProgress, interrupted
 
-        left = read_progress(self.home)
-        every = rebuild or not sources or (left is not None and not left["running"])
+        every = rebuild or not sources or interrupted(self.home)
         report = IndexProgress(self.home, progress, plan)
         report.write(force=True)
         try:
@@ -200,7 +199,7 @@ class Recall:
         except BaseException:
             report.stop()  # the file stays: `recall status` says the index was interrupted
             raise
-        report.finish()
+        report.finish(resumed=every)
         return total
 
     def _index(self, sources: Sequence[SourceSpec], report: IndexProgress, conversations_of: Path | str | None,

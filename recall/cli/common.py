@@ -137,6 +137,17 @@ def _stdout_to_nowhere() -> None:
         pass
 
 
+def nothing_yet(home, repair: str) -> str:
+    """What to say when nothing is indexed yet: ``repair``, unless an index is running now, whose
+    end is what to wait for (naming `recall index` started a second one beside it; stop 47)."""
+    from recall.indexing.progress import read_progress
+
+    running = read_progress(home)
+    if running is not None and running.get("running"):
+        return f"an index is running (pid {running['pid']}): wait for it to end (`recall status` shows how far it is)"
+    return repair
+
+
 OUT_OF_MEMORY = ("recall ran out of memory (a limit such as `ulimit -v`, or a container's, or the machine's): "
                  "free some, or raise the limit, then run the command again; what was finished is kept")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import Finite, FolderPath, UserError, fail_cleanly, recall_app, say
+from recall.cli.common import Finite, FolderPath, UserError, fail_cleanly, nothing_yet, recall_app, say
 
 
 @click.command()
@@ -181,7 +181,7 @@ def calibrate(target_silence: float | None) -> None:
     app = recall_app()
     cal = app.calibrate(target=target_silence)
     if cal is None:
-        raise UserError("nothing indexed yet: run `recall index` first")
+        raise UserError(nothing_yet(app.home, "nothing indexed yet: run `recall index` first"))
     for problem in cal.problems:
         say(f"warning: {problem}", err=True)
     say(_calibration_line(cal))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say, say_json, typed_text
+from recall.cli.common import fail_cleanly, nothing_yet, recall_app, say, say_json, typed_text
 from recall.privacy.safetext import one_line
 
 SNIPPET_CHARS = 240
@@ -50,7 +50,8 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
         say_json(found, indent=2)
         return
     if not rows:
-        say("(nothing indexed matches: run `recall index DIR` first, or widen with --all)", err=True)
+        say(f"({nothing_yet(app.home, 'nothing indexed matches: run `recall index DIR` first, or widen with --all')})",
+            err=True)
         return
     for r in rows:  # every field from a note or document: one line, nothing a terminal obeys
         where = f" · {one_line(r['location'])}" if r["location"] else ""

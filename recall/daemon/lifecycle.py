@@ -134,10 +134,10 @@ def load_app(loop: Loop, config: Settings) -> None:
     loop.state.catch_up = _catching_up(loop.state, app, config)
     switched_from = app.switched_from()
     if switched_from is None:
-        from recall.indexing.progress import read_progress
+        from recall.indexing.progress import interrupted
 
-        left = read_progress(app.home)  # an index (a switch among them) stopped or killed half-way
-        switched_from = "an interrupted index" if left is not None and not left["running"] else None
+        # an index (a switch among them) stopped or killed half-way
+        switched_from = "an interrupted index" if interrupted(app.home) else None
     if switched_from is not None:
         threading.Thread(target=switch_model, args=(loop.state, app, config, switched_from),
                          name="recall-switch", daemon=True).start()

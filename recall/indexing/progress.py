@@ -1,4 +1,11 @@
-"""An index's progress, seen from other processes: ``$RECALL_HOME/indexing.json``.
+"""An index's progress, seen from other processes: ``$RECALL_HOME/indexing.PID.json``.
+
+Each run has a file of its own: with one file for all, a second ``recall index`` (another
+terminal, a second session's refresh) overwrote the mark an interrupted one had left, and
+deleted it when it ended, so the interrupted folder's notes stayed out for good (stop 47, an
+outside tester). A run that ends removes its own file, and the files of interrupted runs
+when it resumed them (it read every known folder). ``indexing.json``, what releases before
+wrote, is read as one of them.
 
 ``Recall.index`` writes it while it embeds (``IndexProgress``: the phase, passages embedded
 of those to embed, notes searchable of the notes stored) and removes it when it ends, so
@@ -22,7 +29,8 @@ from pathlib import Path
 
 from recall.privacy.paths import private_open, read_text
 
-FILE = "indexing.json"
+FILE = "indexing.json"  # the one file of releases before per-run files: still read
+PATTERN = "indexing*.json"  # indexing.json and indexing.PID.json (a run's temporary file ends in .tmp)
 WRITE_EVERY_S = 1.0  # the file is rewritten at most this often while a phase runs
 
 
@@ -70,8 +78,8 @@ class IndexProgress:
         if self.home is None or (not force and time.monotonic() - self._written < WRITE_EVERY_S):
             return
         self._written = time.monotonic()
-        path = self.home / FILE
-        tmp = path.with_name(f"{FILE}.{self.pid}.tmp")
+        path = self.home / f"indexing.{self.pid}.json"
+        tmp = path.with_name(f"{path.name}.tmp")
         try:
             with private_open(tmp, "w") as fh:
                 json.dump({**self.as_dict(), "updated_at": time.time()}, fh)
@@ -84,9 +92,15 @@ class IndexProgress:
         self.ended = True
         self.write(force=True)
 
-    def finish(self) -> None:
-        if self.home is not None:
-            (self.home / FILE).unlink(missing_ok=True)
+    def finish(self, resumed: bool = False) -> None:
+        """This run's file removed; with ``resumed`` (it read every known folder and embedded
+        whatever was missing), the files of interrupted runs too: their work is done."""
+        if self.home is None:
+            return
+        (self.home / f"indexing.{self.pid}.json").unlink(missing_ok=True)
+        for left in _read_all(self.home) if resumed else ():
+            if not left["running"]:
+                left["_path"].unlink(missing_ok=True)
 
 
 def process_start(pid: int) -> int | None:
@@ -114,17 +128,34 @@ def _alive(pid: int, started: object = None) -> bool:
     return now is None or now == started
 
 
+def _read_all(home: Path) -> list[dict]:
+    """Every run's progress (``_path``: its file), ``running`` saying whether its process lives."""
+    found = []
+    for path in sorted(home.glob(PATTERN)):
+        try:
+            data = json.loads(read_text(path))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("pid"), int):
+            data["running"] = not data.get("ended") and _alive(data["pid"], data.get("pid_started"))
+            found.append({**data, "_path": path})
+    return found
+
+
 def read_progress(home: Path) -> dict | None:
-    """The running (or interrupted) index's progress, None when none; ``running`` says
-    whether its process is still there."""
-    try:
-        data = json.loads(read_text(home / FILE))
-    except (OSError, ValueError, RecursionError):
+    """The progress to show: a running index's (the latest started), else an interrupted one's,
+    None when none; ``running`` says whether its process is still there."""
+    runs = sorted(_read_all(home), key=lambda d: (d["running"], d.get("started_at") or 0))
+    if not runs:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
-        return None
-    data["running"] = not data.get("ended") and _alive(data["pid"], data.get("pid_started"))
-    return data
+    shown = runs[-1]
+    return {k: v for k, v in shown.items() if k != "_path"} | {"interrupted": any(not d["running"] for d in runs)}
+
+
+def interrupted(home: Path) -> bool:
+    """Whether an index stopped or was killed half-way, whatever runs now: the next index reads
+    every known folder again, and embeds what is missing."""
+    return any(not d["running"] for d in _read_all(home))
 
 
 def describe(progress: dict) -> str:
@@ -133,5 +164,8 @@ def describe(progress: dict) -> str:
     line = (f"{phase}: {done:,} of {total:,} passages embedded; "
             f"{progress.get('searchable', 0):,} of {progress.get('notes', 0):,} notes searchable")
     if progress.get("running"):
-        return f"indexing ({line}; pid {progress.get('pid')}, {time.time() - progress.get('started_at', 0):.0f} s)"
-    return f"interrupted ({line}): run `recall index` to resume"
+        also = "; an earlier one was interrupted: it resumes after this one" if progress.get("interrupted") else ""
+        return (f"indexing ({line}; pid {progress.get('pid')}, {time.time() - progress.get('started_at', 0):.0f} s"
+                f"{also})")
+    # what was searchable is in the index, not in the stopped run's count (its last write came before)
+    return f"interrupted ({phase}: {done:,} of {total:,} passages embedded): run `recall index` to resume"

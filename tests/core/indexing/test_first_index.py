@@ -26,6 +26,7 @@ import pytest
 
 from helpers.cli import run_cli, run_cli_process
 from helpers.daemon import write_config
+from helpers.notes import write_note
 
 pytestmark = pytest.mark.process
 
@@ -149,7 +150,7 @@ def test_a_killed_first_index_is_resumed_not_restarted(slow_home):
         proc.wait(timeout=10)
     # recall status says it was interrupted and how to resume, even when another process now
     # holds the killed index's pid (after a reboot, pids are reused): its start time tells them apart
-    progress = Path(os.environ["RECALL_HOME"]) / "indexing.json"
+    progress = next(Path(os.environ["RECALL_HOME"]).glob("indexing.*.json"))  # the killed run's own file
     data = json.loads(progress.read_text())
     assert isinstance(data["pid_started"], int)
     other = subprocess.Popen(["sleep", "60"])
@@ -177,3 +178,26 @@ def test_a_killed_first_index_is_resumed_not_restarted(slow_home):
     after = status()
     assert "indexing" not in after and after["counts"]["vectors"] == chunks
     assert ranked_ids(unique_words(NOTES - 1))[:1] == [f"note-{NOTES - 1:03d}"]
+
+
+def test_an_index_interrupted_while_another_runs_is_still_resumed(recall_home, hash_model, tmp_path):
+    """Two `recall index` at once (two terminals, two sessions' refresh), the first stopped
+    half-way: the second overwrote the one progress file and deleted it when it ended, so the
+    first folder's unread notes stayed out for good, unsaid (stop 47, tester U's 01)."""
+    from recall.indexing.progress import process_start
+
+    home = Path(os.environ["RECALL_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    first = subprocess.Popen(["sleep", "60"])  # stands in for the first index, running
+    try:
+        (home / f"indexing.{first.pid}.json").write_text(json.dumps({
+            "pid": first.pid, "pid_started": process_start(first.pid), "phase": "notes", "embedded": 10,
+            "to_embed": 500, "notes": 500, "searchable": 0, "started_at": time.time()}))
+        notes = tmp_path / "other"
+        write_note(notes, "deploy", "Deploy", "how we deploy", "blue green")
+        assert run_cli("index", "-q", str(notes)).returncode == 0  # the second, to its end
+    finally:
+        first.kill()  # the first, stopped half-way
+        first.wait()
+    said = run_cli("status", check=True).stdout
+    assert "interrupted" in said and "to resume" in said, said
