@@ -132,7 +132,9 @@ def _stdout_to_nowhere() -> None:
     import os
 
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, sys.stdout.fileno())
+        os.close(nowhere)
     except (OSError, ValueError):
         pass
 

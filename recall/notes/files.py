@@ -23,7 +23,7 @@ from pathlib import Path
 
 from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
-from recall.privacy.decoding import SAMPLE, Binary, decode
+from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular, utf8_name
 
@@ -126,13 +126,15 @@ def _capped(value: str, limit: int, what: str, warnings: list[str]) -> str:
     return cap_field(value, limit)
 
 
-def parse_note(path: Path, raw: bytes) -> Note:
-    """Parse the bytes of one note file. Never raises on content."""
-    try:
-        text, warnings = decode(raw)  # the one reading of bytes as text (recall.privacy.decoding)
-    except Binary:
-        text, warnings = raw.decode("utf-8", errors="replace"), ["binary data read as text"]
-    text = text.lstrip("\ufeff")
+def parse_note(path: Path, raw: bytes, decoded: tuple[str, list[str]] | None = None) -> Note:
+    """Parse the bytes of one note file (``decoded``: their text and what reading it took, when
+    the caller has them already). Never raises on content."""
+    if decoded is None:
+        try:
+            decoded = decode(raw)  # the one reading of bytes as text (recall.privacy.decoding)
+        except Binary:
+            decoded = raw.decode("utf-8", errors="replace"), ["binary data read as text"]
+    text, warnings = decoded[0].lstrip("\ufeff"), list(decoded[1])
     meta, body, error = split_front_matter(text)
     if error:
         warnings.append(error)
@@ -194,7 +196,7 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
     except OSError as exc:
         return None, [Problem(shown_path(path), f"unreadable ({exc.strerror or exc}); skipped")]
     try:
-        decode(raw[:SAMPLE])  # binary data is said before anything else is done with it
+        decoded = decode(raw)  # binary data is said before anything else is done with it
     except Binary as exc:
         return None, [Problem(shown_path(path), str(exc))]
     if skip is not None:
@@ -205,7 +207,7 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
                         stem=key or path.stem), []
     if size > MAX_NOTE_BYTES:
         problems.append(Problem(shown_path(path), f"{size:,} bytes, over 1 MB; indexing its start only"))
-    note = parse_note(path, raw)
+    note = parse_note(path, raw, decoded)
     if key is not None and key != path.stem:
         note = replace(note, id=_note_id(path, key), stem=key)
     try:
