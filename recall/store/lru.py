@@ -39,6 +39,3 @@ class Lru:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return value
-
-    def __len__(self) -> int:
-        return len(self._items)
