@@ -253,8 +253,9 @@ class Recall:
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
         drop_gone(self.store, total)
-        total.problems += [p for p in (misnamed(s.root) for s in sources) if p is not None]
-        sources, inner, said = unnested(self.store, [s for s in sources if misnamed(s.root) is None])
+        named = [(s, misnamed(s.root)) for s in sources]
+        total.problems += [p for _, p in named if p is not None]
+        sources, inner, said = unnested(self.store, [s for s, p in named if p is None])
         total.problems += said
         conv_folders: dict[str, str | None] = {}
         if every:

@@ -126,12 +126,6 @@ def recall_cmd(python: Path, *args: str) -> list[str]:
     return [str(python), "-E", "-P", "-m", "recall.cli", *args]
 
 
-def ready(data: Path) -> bool:
-    """A finished setup of this plugin's build, or of a newer plugin's."""
-    info = installed(data)
-    return info is not None and not outdated(info)
-
-
 def build_id() -> str:
     """A digest of what the setup installs from the plugin (recall's packages and
     pyproject.toml): the plugin's version has read "0.1.0" through every change, so an update

@@ -89,24 +89,28 @@ def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:
         return module == HOOK_MODULE and hook.get("tool") == CONTEXT_TOOL
     if hook.get("type") != "command":
         return False
-    args = hook.get("args")
-    if isinstance(args, list):
-        words = [str(a) for a in args]
-    else:
-        command = hook.get("command")
-        if not isinstance(command, str):
-            return False
-        import shlex
-
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
+    words = command_words(hook)
     for i in range(len(words) - 1):
         if words[i] == "-m" and words[i + 1] in (module, FORMER_MODULES.get(module)):
             rest = words[i + 2:]
             return rest == [] or (len(rest) == 2 and rest[0] == "--agent")
     return False
+
+
+def command_words(entry: dict) -> list[str]:
+    """The words a command entry runs: its ``args`` (exec form), or its ``command`` split as a
+    shell would (shell form); empty when it has neither."""
+    args, command = entry.get("args"), entry.get("command")
+    if isinstance(args, list):
+        return [str(a) for a in args]
+    if not isinstance(command, str):
+        return []
+    import shlex
+
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
 
 
 def settings_path(project: bool, cwd: Path | str | None = None) -> Path:

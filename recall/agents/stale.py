@@ -11,11 +11,10 @@ Read-only: recall does not rewrite an agent's settings unasked.
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from recall.agents.install import FORMER_MODULES, SAFE_FLAGS, settings_path
+from recall.agents.install import FORMER_MODULES, SAFE_FLAGS, command_words, settings_path
 from recall.agents.shared import claude_state_file, codex_dir, gemini_settings
 from recall.privacy.paths import read_text
 
@@ -52,16 +51,7 @@ def _dicts(node: object, depth: int = 0) -> Iterator[dict]:
 
 def _stale(entry: dict) -> bool:
     """A command entry running ``-m recall.X`` with a former module name or without the flags."""
-    args, command = entry.get("args"), entry.get("command")
-    if isinstance(args, list):
-        words = [str(a) for a in args]
-    elif isinstance(command, str):
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            return False
-    else:
-        return False
+    words = command_words(entry)
     for i in range(len(words) - 1):
         if words[i] == "-m" and words[i + 1].startswith("recall."):
             return words[i + 1] in FORMER_MODULES.values() or not set(SAFE_FLAGS) <= set(words[:i])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from recall.config.load import check_config_file
 from recall.config.settings import ConfigError
-from recall.privacy.decoding import by_mark
+from recall.privacy.decoding import settings_text
 from recall.privacy.paths import make_missing_dirs, replace_private, user_config_path
 
 
@@ -21,7 +21,7 @@ def set_setting(section: str, key: str, value: str) -> Path:
     check_config_file(path)
     try:
         raw = path.read_bytes() if path.exists() else b""
-        doc = tomlkit.parse(by_mark(raw) or raw.decode("utf-8"))  # a byte-order mark as load_config reads it
+        doc = tomlkit.parse(settings_text(raw))  # as load_config reads it
     except (tomlkit.exceptions.TOMLKitError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} could not be rewritten ({exc}); set [{section}] {key} = {value!r} there "
                           "by hand") from None

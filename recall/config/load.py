@@ -23,7 +23,7 @@ from recall.config.settings import (
     parse,
     record_origin,
 )
-from recall.privacy.decoding import by_mark
+from recall.privacy.decoding import settings_text
 from recall.privacy.paths import NotAFile, read_regular, recall_home, user_config_path
 
 # A config file is a few dozen settings; a larger one is refused before it is parsed (a
@@ -77,7 +77,7 @@ def _read(path: Path) -> dict:
         raise ConfigError(f"{path} is {size:,} bytes, over the {MAX_CONFIG_BYTES // 1_000_000} MB a config "
                           f"file may be; keep only your settings there, {aside}")
     try:  # a byte-order mark (PowerShell's, Notepad's) says the encoding; else UTF-8, no guessing at settings
-        return tomllib.loads(by_mark(raw) or raw.decode("utf-8"))
+        return tomllib.loads(settings_text(raw))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line, {aside}") from exc
     except RecursionError:
@@ -171,7 +171,7 @@ def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
     rewrites it) rather than breaking every command."""
     try:
         raw = read_regular(path, MAX_CONFIG_BYTES)[0]
-        tables = tomllib.loads(by_mark(raw) or raw.decode("utf-8")).get("thresholds", {})
+        tables = tomllib.loads(settings_text(raw)).get("thresholds", {})
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(tables, dict):

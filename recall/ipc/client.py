@@ -198,7 +198,7 @@ def reply_hmac(secret: str, nonce: str) -> str:
     return hmac.new(secret.encode(), nonce.encode(), hashlib.sha256).hexdigest()
 
 
-def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -> dict:
+def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None, status: dict | None = None) -> dict:
     """Send one request, return the daemon's reply (a dict with ``ok``).
 
     ``deadline`` (time.monotonic()) bounds the whole exchange: connect, send, receive.
@@ -207,7 +207,7 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None) -
     # Long because: one exchange read top to bottom (trust, connect, peer check, send, reply, HMAC).
     if deadline is None:
         deadline = time.monotonic() + timeout
-    status = read_status()
+    status = status or read_status()  # ``status``: the caller read it already
     if status is None:
         raise DaemonUnavailable("no daemon running")
     # The deadline travels as wall-clock time (monotonic clocks are per machine boot but
@@ -355,11 +355,12 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
             _start_missing()
         return None
     try:
-        reply = request(msg, deadline=deadline)
+        status = read_status()
+        reply = request(msg, deadline=deadline, status=status)
     except DaemonUnavailable:
         pass
     else:
-        _retire_if_older()
+        _retire_if_older(status)
         return reply
     if not _start_missing() and _failed_recently():
         return None  # the last start could not load its model: waiting would only cost time
@@ -372,16 +373,15 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
     return None
 
 
-def _retire_if_older() -> None:
-    """Ask a daemon started by a recall from before ``recall.ipc.code`` (its status file has
-    no ``code``) to stop: it would answer with its own, older code and model for good, where a
-    daemon of this code ends itself after an upgrade. The next question starts one anew."""
-    try:
-        status = read_status()
-        if status is not None and "code" not in status and status.get("ready", True):
-            request({"cmd": "stop"}, timeout=0.2)
-    except DaemonError:
-        pass
+def _retire_if_older(status: dict | None) -> None:
+    """Ask a daemon started by a recall from before ``recall.ipc.code`` (its status file,
+    ``status``, has no ``code``) to stop: it would answer with its own, older code and model for
+    good, where a daemon of this code ends itself after an upgrade. The next question starts one."""
+    if status is not None and "code" not in status and status.get("ready", True):
+        try:
+            request({"cmd": "stop"}, timeout=0.2, status=status)
+        except DaemonError:
+            pass
 
 
 def _start_missing() -> Any:

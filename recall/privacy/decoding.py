@@ -47,6 +47,13 @@ def by_mark(raw: bytes) -> str | None:
     return None
 
 
+def settings_text(raw: bytes) -> str:
+    """A settings file's text (``config.toml``, ``calibration.toml``): the encoding its byte-order
+    mark says (PowerShell's, Notepad's), else UTF-8; never guessed (``UnicodeDecodeError``)."""
+    marked = by_mark(raw)
+    return marked if marked is not None else raw.decode("utf-8")
+
+
 def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, list[str]]:
     """(the text, what was done to read it: a line each, empty for plain UTF-8). Raises
     ``Binary`` for data that is not text (a tenth of its first bytes control characters).
