@@ -20,7 +20,7 @@ from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
 from recall.indexing.known import newer_elsewhere
 from recall.privacy.masking import RULES_VERSION
-from recall.privacy.paths import expand_user, make_tree_private, memory_dir, project_key, recall_home
+from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
 from recall.privacy.safetext import whole
 from recall.privacy.trust import require_home
 from recall.ranking.scope import Scope
@@ -141,11 +141,9 @@ class Recall:
     # --- indexing ------------------------------------------------------------
     def default_sources(self, cwd: Path | str) -> list[SourceSpec]:
         from recall.indexing.indexer import SourceSpec
+        from recall.indexing.known import listed
 
-        specs = [SourceSpec("memory", memory_dir(cwd), project_key(cwd))]
-        specs += [SourceSpec("rule", expand_user(d, "[sources] rules")) for d in self.config.sources.rules]
-        specs += [SourceSpec("library", expand_user(d, "[sources] libraries")) for d in self.config.sources.libraries]
-        return specs
+        return [SourceSpec("memory", memory_dir(cwd), project_key(cwd)), *listed(self.config.sources)]
 
     def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None,
                 defer: bool = False) -> Indexer:
@@ -247,12 +245,13 @@ class Recall:
         """Write the sources' new and changed notes (and, with ``every``, every known
         source's); returns the sources synced and what was done."""
         from recall.indexing.indexer import SyncStats
-        from recall.indexing.known import drop_gone, known_sources, unnested
+        from recall.indexing.known import drop_gone, drop_unlisted, known_sources, listed, unnested
         from recall.notes.files import misnamed
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
         drop_gone(self.store, total)
+        drop_unlisted(self.store, listed(self.config.sources), sources, total)
         named = [(s, misnamed(s.root)) for s in sources]
         total.problems += [p for _, p in named if p is not None]
         sources, inner, said = unnested(self.store, [s for s, p in named if p is None])

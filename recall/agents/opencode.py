@@ -31,10 +31,10 @@ from pathlib import Path
 from recall.agents.install import HOOK_MODULE, HOOK_TIMEOUT_S, SAFE_FLAGS, InstallError
 from recall.agents.shared import (
     command_only,
+    drop_created_dirs,
+    note_created_dirs,
     python,
     root_of,
-    state_note,
-    we_added,
     write_text,
 )
 from recall.agents.wire import additional_context, read_prompt_event
@@ -162,10 +162,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
         return [f"unchanged: the recall plugin (chat.message) in {path}"]
     result = "updated" if path.exists() else "added"
     if not folder.exists():
-        top = folder
-        while not top.parent.exists():
-            top = top.parent
-        state_note(top, "dir", True)  # the highest folder install creates (uninstall's limit)
+        note_created_dirs(folder)
         from recall.privacy.paths import make_missing_dirs
 
         make_missing_dirs(folder)
@@ -180,14 +177,5 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     if not path.exists() or not _is_ours(path):
         return [f"no recall plugin in {folder}"]
     path.unlink()
-    done = [f"removed the recall plugin {path}"]
-    chain = [folder, *folder.parents]
-    top = next((d for d in chain if we_added(d, "dir")), None)
-    if top is not None:
-        state_note(top, "dir", False)
-        for d in chain[: chain.index(top) + 1]:  # the folders install created, while empty
-            try:
-                d.rmdir()
-            except OSError:
-                break
-    return done
+    drop_created_dirs(folder)
+    return [f"removed the recall plugin {path}"]

@@ -148,9 +148,37 @@ def we_added(path: Path, key: str) -> bool:
 
 
 def note_created(path: Path) -> None:
-    """Remember that install created ``path`` (uninstall deletes it when it is left empty)."""
+    """Remember that install created ``path`` and the folders it goes in (uninstall deletes
+    them when they are left empty)."""
     if not path.exists():
         state_note(path, "file", True)
+        note_created_dirs(path.parent)
+
+
+def note_created_dirs(folder: Path) -> None:
+    """Remember the highest of ``folder`` and its parents that install is about to create
+    (``drop_created_dirs``' limit): uninstall left ``~/.codex`` and a project's ``.claude/``
+    behind, empty (stop 48, an outside tester's W06)."""
+    if folder.exists():
+        return
+    top = folder
+    while not top.parent.exists():
+        top = top.parent
+    state_note(top, "dir", True)
+
+
+def drop_created_dirs(folder: Path) -> None:
+    """Remove ``folder`` and its parents up to the highest that install created, while empty."""
+    chain = [folder, *folder.parents]
+    top = next((d for d in chain if we_added(d, "dir")), None)
+    if top is None:
+        return
+    for d in chain[: chain.index(top) + 1]:
+        try:
+            d.rmdir()
+        except OSError:
+            return  # something else is in it now: it stays, and so does the note
+    state_note(top, "dir", False)
 
 
 def drop_if_created_and_empty(path: Path) -> bool:
@@ -163,6 +191,7 @@ def drop_if_created_and_empty(path: Path) -> bool:
         return False
     if text in ("", "{}"):
         path.unlink()
+        drop_created_dirs(path.parent)
         return True
     return False
 

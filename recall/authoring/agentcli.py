@@ -117,6 +117,8 @@ def claude_result(stdout: str) -> str:
         data = json.loads(stdout)
     except (ValueError, RecursionError) as exc:
         raise AgentError(f"claude -p did not print JSON: {stdout[:200]!r}") from exc
+    if not isinstance(data, dict):  # a list, a string: what an agent prints is read, never trusted (stop 48)
+        raise AgentError(f"claude -p printed JSON that is no result object: {stdout[:200]!r}")
     if data.get("is_error") or data.get("subtype", "success") != "success":
         raise AgentError(f"claude -p reported an error: {str(data.get('result'))[:300]}")
     return str(data.get("result", ""))

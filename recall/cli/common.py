@@ -221,3 +221,13 @@ def typed_text(parts: tuple[str, ...] | str) -> str:
     if parts in ("-", ("-",)):
         return sys.stdin.read(STDIN_CHARS).strip()
     return parts if isinstance(parts, str) else " ".join(parts)
+
+
+def scope_flags(repo: str | None, everything: bool) -> tuple[str | None, bool]:
+    """``--repo NAME`` and ``--all`` as the one scope they ask for: both, or a blank NAME, is a
+    usage error (the README gives them as alternatives; one was dropped without a word)."""
+    if repo is not None and not repo.strip():
+        raise click.UsageError("--repo needs a project's folder name (or leave it out for this project)")
+    if repo is not None and everything:
+        raise click.UsageError("--repo NAME and --all ask for different scopes: give one of them")
+    return repo, everything

@@ -24,7 +24,7 @@ STOP_WAIT_S = 10.0
 @click.option("--foreground", is_flag=True,
               help="Run in this terminal, logging to stderr too; Ctrl-C stops it.")
 @click.option("--wait", "wait_s", default=120.0, show_default=True, type=Finite(0, 86_400),
-              help="Seconds to wait for a background daemon to answer.")
+              help="Seconds to wait for a background daemon to answer (0: start it and return).")
 @fail_cleanly
 def serve(foreground: bool, wait_s: float) -> None:
     """Start the search daemon (the hook also starts it by itself when needed).
@@ -42,6 +42,9 @@ def serve(foreground: bool, wait_s: float) -> None:
     ready = client.wait_until_ready(timeout_s=0.3)
     if ready is None:
         started = client.spawn_daemon(cooldown_s=0)
+        if wait_s == 0:  # start, do not wait (the range allows 0): no answer yet is no failure
+            say("starting in the background; `recall status` says when it answers")
+            return
         ready = client.wait_until_ready(timeout_s=wait_s, started=started)
         if ready is None:
             code = getattr(started, "returncode", None)

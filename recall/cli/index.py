@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from recall.cli.common import Finite, FolderPath, UserError, fail_cleanly, nothing_yet, recall_app, say
+from recall.config.settings import TARGET_SILENCE_RANGE
 
 
 @click.command()
@@ -164,7 +165,7 @@ def _calibration_line(cal) -> str:
 
 
 @click.command()
-@click.option("--target-silence", type=Finite(0.5, 1.0),
+@click.option("--target-silence", type=Finite(*TARGET_SILENCE_RANGE),
               help="Share of known unrelated messages to stay silent on (default: [selector] target_silence).")
 @fail_cleanly
 def calibrate(target_silence: float | None) -> None:

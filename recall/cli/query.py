@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, recall_app, say, say_json, typed_text
+from recall.cli.common import fail_cleanly, recall_app, say, say_json, scope_flags, typed_text
 from recall.privacy.safetext import one_line
 
 
@@ -31,7 +31,7 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
 
     text = typed_text(text)
     app = recall_app()
-    res = app.query(text, Scope.from_flags(Path.cwd(), repo, everything), typed=True)
+    res = app.query(text, Scope.from_flags(Path.cwd(), *scope_flags(repo, everything)), typed=True)
     d = res.decision
     if as_json or for_agent:
         _print_json(app, res, k, for_agent)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import fail_cleanly, nothing_yet, recall_app, say, say_json, typed_text
+from recall.cli.common import fail_cleanly, nothing_yet, recall_app, say, say_json, scope_flags, typed_text
+from recall.mcp.tools import for_agent as tools_for_agent
+from recall.mcp.tools import search_answer
 from recall.privacy.safetext import one_line
-
-SNIPPET_CHARS = 240
 
 
 @click.command()
@@ -37,18 +37,15 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
 
     text = typed_text(words)
     app = recall_app()
-    scope = Scope.from_flags(Path.cwd(), repo, everything, library=True)
-    res = app.query(text, scope, k_notes=k, search_short=True, typed=True)
-    rows = [_row(app, rank, h, text) for rank, h in enumerate(res.hits[:k], 1)]
-    found = {"model": app.embedder.model_id, "query_chars": len(text), "results": rows}
-    if for_agent:  # a document's text cannot pose as markup or a new line to the agent (the plugin's fallback)
-        from recall.privacy.safetext import agent_json
-
-        say_json(agent_json(found))
+    scope = Scope.from_flags(Path.cwd(), *scope_flags(repo, everything), library=True)
+    answer = search_answer(app, text, scope, k, typed=True)
+    if for_agent:  # the MCP tool's answer: nothing in a note can pose as markup or a new line (the plugin's fallback)
+        say_json(tools_for_agent(answer))
         return
     if as_json:  # terminal-safe: control characters escaped as JSON spells them, still valid JSON
-        say_json(found, indent=2)
+        say_json(answer, indent=2)
         return
+    rows = answer["results"]
     if not rows:
         say(f"({nothing_yet(app.home, 'nothing indexed matches: run `recall index DIR` first, or widen with --all')})",
             err=True)
@@ -61,29 +58,3 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
         if r["snippet"]:
             say(f"     {one_line(r['snippet'])}")
 
-
-def _row(app, rank: int, hit, query: str) -> dict:
-    note = hit.note
-    return {"rank": rank, "score": round(hit.score, 4), "name": note.get("name"), "id": note.get("id"),
-            "kind": note.get("kind"), "type": note.get("type") or "", "path": note.get("path"),
-            "location": hit.location, "snippet": _snippet(app, note, hit.chunk, query)}
-
-
-def _snippet(app, note: dict, chunk: int | None, query: str) -> str:
-    """The best chunk's text on one line, without its "name · location" first line, from
-    a little before the first word of the query it holds."""
-    if chunk is None or note.get("pk") is None:
-        return ""
-    detail = app.store.note_detail(int(note["pk"]))
-    if detail is None or not 0 <= chunk < len(detail["chunks"]):
-        return ""
-    role, text = detail["chunks"][chunk]
-    body = text.split("\n", 1)[1] if role == "text" and "\n" in text else text
-    flat = " ".join(body.split())
-    low = flat.lower()
-    found = [i for w in query.lower().split() if len(w) > 2 and (i := low.find(w)) >= 0]
-    start = max(0, min(found) - 60) if found else 0
-    if start:
-        start = flat.find(" ", start) + 1 or start
-    piece = flat[start : start + SNIPPET_CHARS]
-    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")

@@ -8,7 +8,7 @@ import time
 import click
 
 from recall.cli.common import fail_cleanly, recall_app, say, say_json
-from recall.config.load import load_config
+from recall.config.load import load_config, named_missing
 from recall.privacy.paths import user_config_path
 from recall.privacy.safetext import one_line
 
@@ -56,6 +56,8 @@ def status(as_json: bool) -> None:
 
     if unused := app.config.unused_model_tables(model_id_of(app.config.model)):
         info["unused_settings"] = unused
+    if (missing := named_missing()) is not None:
+        info["config"] = missing
     if as_json:
         say_json(info, indent=2)
         return
@@ -106,11 +108,18 @@ def _thresholds_in_force(app) -> dict:
 
 @click.command("config")
 @click.option("--path", "show_path", is_flag=True, help="Print the user config file's path only.")
+@click.option("--defaults", "show_defaults", is_flag=True,
+              help="Print the packaged defaults: every key with its default, its range and a comment.")
 @fail_cleanly
-def config_cmd(show_path: bool) -> None:
+def config_cmd(show_path: bool, show_defaults: bool) -> None:
     """Print the effective config, each value with the file it came from."""
     if show_path:
         say(user_config_path(), masked=False)  # read back by scripts: the path as it is
+        return
+    if show_defaults:
+        from recall.config.load import packaged_config_text
+
+        say(packaged_config_text().rstrip("\n"), masked=False)
         return
     from recall.embedding.models import model_id_of
     from recall.errors import HomeUnusable
@@ -121,6 +130,8 @@ def config_cmd(show_path: bool) -> None:
     if (problem := home_problem(recall_home())) is not None:  # what every other command refuses to use
         raise HomeUnusable(problem)
     config = load_config()
+    if (missing := named_missing()) is not None:
+        say(missing, err=True)
     for key, value, origin in config.entries():  # pasted into bug reports: a [team] url's password masked
         shown = json.dumps(value, ensure_ascii=False)  # (say masks the rest, as every line it prints)
         say(f"{key} = {hide_password(shown, value) if isinstance(value, str) else shown}    # {origin}")

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, say_json
+from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, say_json, scope_flags
 from recall.privacy.safetext import one_line
+from recall.team import pushed
 
 
 def _server_error() -> type[Exception]:
@@ -185,6 +186,8 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
     with closing(_team_index(app, url)) as index:
         # The one write path `recall index` takes (recall.indexing.indexer), into the team store.
         indexer = Indexer(index, app.embedder, app.config.chunking)
+        _drop_gone(index, app.home)
+        pushed.remember([(s.kind, str(s.root.resolve())) for s in plan], home=app.home)
         for spec in plan:
             visible = shared if shared is not None else spec.kind != "memory"
             stats = indexer.sync_source(spec, team=visible)
@@ -196,6 +199,20 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
             say(f"{shown_path(spec.root.resolve())} ({spec.kind}, {'team' if visible else 'private'}): "
                 f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
                 f"unchanged {stats.unchanged}")
+
+
+def _drop_gone(index, home: Path) -> None:
+    """The folders pushed from here that are gone here: removed from the server, one line each."""
+    from recall.notes.files import shown_path
+    from recall.store.records import SourceRef
+
+    done = []
+    for kind, root in pushed.gone(home):
+        n = index.delete_source(SourceRef(kind, root))
+        done.append((kind, root))
+        say(f"{shown_path(root)} ({kind}): gone here, so removed from the team store with its {n} note(s)")
+    if done:
+        pushed.remember([], done, home=home)
 
 
 @team.command("search")
@@ -212,7 +229,7 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
     from recall.ranking.scope import Scope
 
     app = recall_app()
-    scope = Scope.from_flags(Path.cwd(), repo, everything)
+    scope = Scope.from_flags(Path.cwd(), *scope_flags(repo, everything))
     qvec = app.embedder.embed_queries([text])  # only this vector is sent
     with closing(_team_index(app, url)) as index:
         hits = index.search(qvec, scope, k)
@@ -254,3 +271,4 @@ def team_forget(url: str | None) -> None:
     app = recall_app()
     with closing(_team_index(app, url)) as index:
         say(f"deleted {index.delete_own()} source(s) of {index.owner}")
+    pushed.clear(app.home)

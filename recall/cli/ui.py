@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import UserError, say
+from recall.cli.common import FolderPath, UserError, say
 from recall.privacy.paths import expand_user
 
 
@@ -15,10 +15,10 @@ from recall.privacy.paths import expand_user
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
               help="Port on 127.0.0.1 (0: a free one).")
 @click.option("--no-open", is_flag=True, help="Print the address; do not open a browser.")
-@click.option("--reports", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--reports", type=FolderPath(path_type=Path, file_okay=False, exists=True),
               help="Evaluation reports folder (default: ./reports, the clone's reports/, RECALL_HOME/reports).")
 @click.option("--allow-writes", is_flag=True, help="Show the re-index button (a POST with this launch's token).")
-@click.option("--upload-dir", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--upload-dir", type=FolderPath(path_type=Path, file_okay=False, exists=True),
               help="With --allow-writes: uploaded files land in this folder, which is then indexed.")
 def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool, upload_dir: Path | None) -> None:
     """A local web page: notes, try a message, injections, quality, status.

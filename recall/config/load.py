@@ -97,6 +97,19 @@ def _missing(path: Path, named: bool) -> None:
                           "unset RECALL_CONFIG to use RECALL_HOME/config.toml")
 
 
+def named_missing() -> str | None:
+    """One line when ``RECALL_CONFIG`` names a file that is not there: taken as the defaults (a
+    file yet to be written: `recall-eval tune` writes it), but a mistyped name would drop the
+    user's settings without a word, so `recall config` and `recall status` say it."""
+    if not os.environ.get("RECALL_CONFIG"):
+        return None
+    path = user_config_path()
+    if path.exists() or path.is_symlink() or _is_devnull(path):
+        return None
+    return (f"RECALL_CONFIG names {path}, which does not exist: the packaged defaults are in effect; "
+            "correct the path, or unset RECALL_CONFIG to use RECALL_HOME/config.toml")
+
+
 def check_config_file(path: Path) -> None:
     """``ConfigError`` (one line, with the repair) when ``path`` is a config file recall cannot
     take: what a command that rewrites the file checks before it touches it."""

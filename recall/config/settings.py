@@ -136,6 +136,11 @@ class IndexSettings:
                              "debug_delay_ms": (0, 600_000)})
 
 
+# A silence target under one half would have recall speak on most messages no note answers:
+# one range for the config file and `recall calibrate --target-silence` (they disagreed; stop 48).
+TARGET_SILENCE_RANGE = (0.5, 1.0)
+
+
 @dataclass(frozen=True)
 class SelectorSettings:
     kind: str
@@ -156,7 +161,7 @@ class SelectorSettings:
         check_ranges(self, {"min_prompt_chars": (0, 100_000), "max_notes": (1, 50),
                              "short_max_bytes": (64, 1_000_000), "full_max_bytes": (64, 1_000_000),
                              "project_first_margin": (-1, 1), "headline_margin": (0, math.inf),
-                             "target_silence": (0, 1), "near_miss_margin": (0, 0.5)})
+                             "target_silence": TARGET_SILENCE_RANGE, "near_miss_margin": (0, 0.5)})
 
 
 @dataclass(frozen=True)
@@ -425,7 +430,7 @@ def _where(path: tuple[str, ...], origins: Mapping[tuple[str, ...], str]) -> str
 
 def _fail(path: tuple[str, ...], what: str, origins: Mapping[tuple[str, ...], str]) -> ConfigError:
     return ConfigError(f"{'.'.join(path)} in {_where(path, origins)}: {what}; fix or remove it there "
-                       "(recall/config/default_config.toml lists every key with its default and a comment)")
+                       "(`recall config --defaults` lists every key with its default and a comment)")
 
 
 def _table(data: Mapping[str, Any], name: str, origins) -> Mapping[str, Any]:

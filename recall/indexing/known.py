@@ -29,6 +29,7 @@ from recall.notes.problems import Problem
 from recall.store.vectors import index_dir
 
 if TYPE_CHECKING:  # the question path imports this module: the indexer's modules are loaded where they run
+    from recall.config.settings import SourcesSettings
     from recall.indexing.indexer import SourceSpec, SyncStats
     from recall.store.sqlite import Store
 
@@ -63,6 +64,44 @@ def drop_gone(store: Store, stats: SyncStats) -> None:
         stats.removed += n
         stats.problems.append(Problem(root, f"the folder is gone: its {n} note(s) were dropped from the index "
                                             f"(`recall index {root}` indexes it again once it is back)"))
+
+
+def listed(sources: SourcesSettings) -> list[SourceSpec]:
+    """The folders ``[sources]`` lists: shared rules and libraries."""
+    from recall.indexing.indexer import SourceSpec
+    from recall.privacy.paths import expand_user
+
+    return [*(SourceSpec("rule", expand_user(d, "[sources] rules")) for d in sources.rules),
+            *(SourceSpec("library", expand_user(d, "[sources] libraries")) for d in sources.libraries)]
+
+
+LISTED = "config_sources"  # the store's setting: the folders [sources] listed at the last run
+
+
+def drop_unlisted(store: Store, listed: Sequence[SourceSpec], given: Sequence[SourceSpec],
+                  stats: SyncStats) -> None:
+    """Remove the folders ``[sources]`` listed at the last run and lists no more (``listed``:
+    its folders now), with their notes, unless this run was given them: a rules folder taken
+    out of the config stayed indexed, and handed to every project, for good (stop 48, an
+    outside tester's V02). A folder given on the command line is never in the list."""
+    import json
+
+    now = sorted({(s.kind, str(s.root.resolve())) for s in listed})
+    try:
+        before = {tuple(x) for x in json.loads(store.setting(LISTED) or "[]")}
+    except (ValueError, TypeError):
+        before = set()
+    keep = set(now) | {(s.kind, str(s.root.resolve())) for s in given}
+    for source_id, kind, root, _project in store.sources():
+        if (kind, root) in before and (kind, root) not in keep:
+            n = len(store.note_hashes(source_id))
+            store.delete_source(source_id)
+            stats.removed += n
+            key = {"rule": "rules", "library": "libraries"}.get(kind, kind)
+            stats.problems.append(Problem(root, f"no longer in [sources] {key}: its {n} note(s) were dropped from "
+                                                f"the index (`recall index --kind {kind} {root}` keeps it on its own)"))
+    if json.dumps(now) != (store.setting(LISTED) or "[]"):
+        store.set_setting(LISTED, json.dumps(now))
 
 
 def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],

@@ -19,6 +19,8 @@ from recall.privacy.safetext import agent_block, agent_json
 if TYPE_CHECKING:
 
     from recall.api import Recall
+    from recall.ranking.scope import Scope
+    from recall.store.sqlite import Store
 
 
 log = logging.getLogger("recall.mcp")
@@ -66,32 +68,10 @@ class RecallTools:
     def _search(self, query: str, k: int, repo: str | None) -> dict[str, Any]:
         from recall.ranking.scope import Scope
 
-        k = max(1, min(int(k), MAX_K))
+        repo = repo.strip() if isinstance(repo, str) and repo.strip() else None  # an agent's "": no other project
         scope = Scope.from_flags(self.cwd, repo, library=True)  # asked on purpose: library folders too
         with self._lock:
-            app = self.app
-            res = app.query(query, scope, k_notes=k, search_short=True)  # asked on purpose: searched
-        hits, timings, decision = res.hits, res.timings, res.decision
-        answer = agent_json({
-            "model": app.embedder.model_id,
-            "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared,
-                      "library": scope.library},
-            "results": [
-                {"rank": rank, "score": round(h.score, 4), "id": h.note.get("id"), "name": h.note.get("name"),
-                 "description": h.note.get("description"), "path": h.note.get("path"),
-                 "kind": h.note.get("kind"), "type": h.note.get("type"), "location": h.location}
-                for rank, h in enumerate(hits[:k], 1)
-            ],
-            "selector": decision.as_dict(),
-            "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
-            **({"withheld": "not searched: the index is a cloud model's and [gemini] send_messages is false, "
-                            "so an agent's query is not sent; the user can run `recall search` themselves"}
-               if "withheld" in timings else {}),
-        })
-        # recall's own block, as the hook hands it over: its curly quotes delimit the (already
-        # sanitized) fields, so it is not straightened with the strings others wrote.
-        answer["selector"]["text"] = agent_block(decision.text)
-        return answer
+            return for_agent(search_answer(self.app, query, scope, max(1, min(int(k), MAX_K))))
 
     def context(self, prompt: object, cwd: object = None, as_text: bool = False) -> str:
         """The hook's answer for ``prompt``: the command hook's JSON line (or, ``as_text``, the
@@ -142,3 +122,64 @@ class RecallTools:
         })
 
 
+def search_answer(app: Recall, text: str, scope: Scope, k: int, typed: bool = False) -> dict[str, Any]:
+    """The K best notes for ``text`` in ``scope`` and what the selector would hand over: the
+    MCP tool ``recall_search``'s answer, and `recall search --json` / ``--for-agent``'s (one
+    shape for both, as the README promises; an outside tester found the two apart, stop 48)."""
+    from recall.api import DB_NAME
+    from recall.store.sqlite import Store
+
+    res = app.query(text, scope, k_notes=k, search_short=True, typed=typed)  # asked on purpose: searched
+    hits, timings, decision = res.hits, res.timings, res.decision
+    store = Store(app.home / DB_NAME)  # its own connection: any thread may ask (the MCP server's do)
+    try:
+        snippets = [_snippet(store, h.note, h.chunk, text) for h in hits[:k]]
+    finally:
+        store.close()
+    return {
+        "model": app.embedder.model_id,
+        "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared, "library": scope.library},
+        "results": [
+            {"rank": rank, "score": round(h.score, 4), "id": h.note.get("id"), "name": h.note.get("name"),
+             "description": h.note.get("description"), "path": h.note.get("path"), "kind": h.note.get("kind"),
+             "type": h.note.get("type") or "", "location": h.location, "snippet": snippet}
+            for rank, (h, snippet) in enumerate(zip(hits[:k], snippets, strict=True), 1)
+        ],
+        "selector": {**decision.as_dict(), "text": decision.text},
+        "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
+        **({"withheld": "not searched: the index is a cloud model's and [gemini] send_messages is false, "
+                        "so an agent's query is not sent; the user can run `recall search` themselves"}
+           if "withheld" in timings else {}),
+    }
+
+
+def for_agent(answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` as an agent reads it: every string one line of plain text (``agent_json``);
+    recall's own block as the hook hands it over (its curly quotes delimit fields already
+    sanitized, so it is not straightened with the strings others wrote)."""
+    out = agent_json(answer)
+    out["selector"]["text"] = agent_block(answer["selector"]["text"])
+    return out
+
+
+SNIPPET_CHARS = 240
+
+
+def _snippet(store: Store, note: dict, chunk: int | None, query: str) -> str:
+    """The best chunk's text on one line, without its "name · location" first line, from
+    a little before the first word of the query it holds."""
+    if chunk is None or note.get("pk") is None:
+        return ""
+    detail = store.note_detail(int(note["pk"]))
+    if detail is None or not 0 <= chunk < len(detail["chunks"]):
+        return ""
+    role, text = detail["chunks"][chunk]
+    body = text.split("\n", 1)[1] if role == "text" and "\n" in text else text
+    flat = " ".join(body.split())
+    low = flat.lower()
+    found = [i for w in query.lower().split() if len(w) > 2 and (i := low.find(w)) >= 0]
+    start = max(0, min(found) - 60) if found else 0
+    if start:
+        start = flat.find(" ", start) + 1 or start
+    piece = flat[start : start + SNIPPET_CHARS]
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")

@@ -200,13 +200,55 @@ def renames(lines: Mapping[str, str | None], notes: Mapping[str, str]) -> dict[s
 def follow_renames(path: Path, file_questions: dict[str, list[str]], restatements: dict[str, list[str]],
                    notes: Mapping[str, str]) -> None:
     """Move the questions and restatements of renamed notes (``renames``) to their new stems,
-    in place; the file is read again only when a line names no note."""
+    in place, and forget those recall's background step wrote for a note that is gone (its
+    line dropped from the file, ``drop_generated``); the file is read again only when a line
+    names no note."""
     if not set(file_questions) - set(notes):
         return
-    for old, new in renames(line_hashes(path), notes).items():
+    hashes = line_hashes(path)
+    moved = renames(hashes, notes)
+    for old, new in moved.items():
         file_questions[new] = file_questions.pop(old, [])
         if old in restatements:
             restatements[new] = restatements.pop(old)
+    gone = {stem for stem, digest in hashes.items()
+            if digest is not None and stem not in notes and stem not in moved and not _on_disk(path.parent, stem)}
+    if gone:
+        drop_generated(path, gone)
+        for stem in gone:
+            file_questions.pop(stem, None)
+            restatements.pop(stem, None)
+
+
+def _on_disk(folder: Path, stem: str) -> bool:
+    """Whether a file of this key is in the folder still (unreadable now, not deleted)."""
+    return any((folder / name).exists() for name in (stem, f"{stem}.md", f"{stem}.MD"))
+
+
+def drop_generated(path: Path, stems: set[str]) -> None:
+    """Remove the lines recall's background step wrote (they carry ``note_hash``) for ``stems``,
+    notes deleted: a note's questions and restatements outlived it, and a new note saved under
+    its name was indexed with them (stop 48, an outside tester's V03). Lines written by hand or
+    by ``recall-eval expand`` stay as written."""
+    from recall.privacy.paths import replace_private
+
+    try:
+        text = read_bytes(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # a file recall did not write as UTF-8: left alone
+    kept = []
+    for line in text.split("\n"):
+        try:
+            obj = json.loads(line) if line.strip() else None
+        except (ValueError, RecursionError):
+            obj = None
+        if not (isinstance(obj, dict) and obj.get("note") in stems and isinstance(obj.get("note_hash"), str)):
+            kept.append(line)
+    if len(kept) != len(text.split("\n")):
+        try:
+            replace_private(path, "\n".join(kept))
+        except OSError:
+            pass  # a folder recall may not write (a read-only checkout): left out of the index all the same
 
 
 

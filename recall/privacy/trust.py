@@ -19,6 +19,7 @@ Imported by the hook on every message: standard library only, and ``pwd`` only f
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import stat
@@ -217,6 +218,23 @@ def _writable_problem(home: Path) -> str | None:
     return None
 
 
+def _unreachable(home: Path, exc: OSError) -> str:
+    """Why ``home`` cannot be reached, with the repair for that cause: a ``chmod`` of a path
+    that runs through a file cannot work (stop 48, an outside tester's W01)."""
+    if exc.errno == errno.ENOTDIR:
+        blocker = next((p for p in reversed(home.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            return (f"RECALL_HOME {home} runs through {blocker}, which is a file, not a folder; repair: move it "
+                    f"aside (`mv {blocker} {blocker}.old`), or point RECALL_HOME at a folder")
+    if exc.errno == errno.EACCES:
+        return (f"cannot reach RECALL_HOME {home}: a folder on its path is closed to you; repair: `ls -ld` the "
+                "folders on the path and `chmod u+x` the one you own that lacks it, or point RECALL_HOME elsewhere")
+    if exc.errno == errno.ELOOP:
+        return (f"RECALL_HOME {home} runs through a loop of symbolic links; repair: remove the link, or point "
+                "RECALL_HOME elsewhere")
+    return f"cannot use RECALL_HOME {home} ({exc.strerror}); repair: point RECALL_HOME at a folder of yours"
+
+
 def home_problem(home: Path) -> str | None:
     """One line saying why recall cannot use ``home`` and the command that repairs it, or
     None. A home that does not exist yet is no problem if it can be created."""
@@ -236,7 +254,7 @@ def home_problem(home: Path) -> str | None:
         return (f"cannot create RECALL_HOME {home}: {parent} is not writable (read-only or not yours); "
                 f"repair: `mkdir -p {home}` as its owner, or point RECALL_HOME at a writable folder")
     except OSError as exc:
-        return f"cannot read RECALL_HOME {home} ({exc.strerror}); repair: `chmod u+rwx {home}`"
+        return _unreachable(home, exc)
     if not stat.S_ISDIR(st.st_mode):
         if not stat.S_ISREG(st.st_mode):  # /dev/null named as RECALL_HOME: moving a device breaks the system
             from recall.privacy.paths import file_kind

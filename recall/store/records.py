@@ -39,6 +39,23 @@ class SourceRef:
 
 
 @dataclass
+class NoteRow:
+    """A note as the store reads it back for an index build (``Store.notes``)."""
+
+    pk: int
+    source_id: int
+    kind: str
+    project: str | None
+    root: str
+    path: str
+    note_id: str
+    name: str
+    description: str
+    type: str
+    extra: dict
+
+
+@dataclass
 class NoteRecord:
     """A note's metadata; ``content_hash`` is the fingerprint that decides re-embedding
     (``recall.indexing.indexer.fingerprint``)."""

@@ -19,7 +19,6 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,26 +26,11 @@ from recall.errors import StoreDamaged
 from recall.privacy import masking
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, not_a_file, open_regular
 from recall.store.errors import store_error
-from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, mask_note
+from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, NoteRow, mask_note
 from recall.store.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     import numpy as np
-
-@dataclass
-class NoteRow:
-    pk: int
-    source_id: int
-    kind: str
-    project: str | None
-    root: str
-    path: str
-    note_id: str
-    name: str
-    description: str
-    type: str
-    extra: dict
-
 
 class Store:
     def __init__(self, path: Path) -> None:
@@ -352,6 +336,11 @@ class Store:
         """Notes whose fingerprint (``recall.indexing.indexer.fingerprint``) names older masking rules."""
         return int(self.db.execute("SELECT COUNT(*) FROM notes WHERE content_hash NOT LIKE ?",
                                    (f"%{masking.rules_mark(rules_version)}%",)).fetchone()[0])
+
+    def settle(self) -> None:
+        """The log written into the file and emptied now, not when the last connection closes (the
+        daemon's stays open for hours): until then the file kept a deleted note's text (stop 48, V01)."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def scrub(self) -> None:
         """Rewrite the file without any trace of deleted rows: VACUUM (free pages and old

@@ -168,9 +168,24 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     os.replace(root / "current.tmp", root / "current")
     _after_every_other(root)
     store.record_index_run(model_id, generation, len(blobs))
-    for old in sorted(root.glob("gen-*"))[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
+    store.settle()  # what the writes before this build deleted leaves the database file and its log
+    for i, old in enumerate(reversed(sorted(root.glob("gen-*"))[:-1]), 2):  # newest first, after this one
+        if i > keep or _holds_more(old, gen_dir):
+            shutil.rmtree(old, ignore_errors=True)
     return generation, len(blobs)
+
+
+def _holds_more(old: Path, new: Path) -> bool:
+    """Whether generation ``old`` holds a note (path, name, description, text) that ``new`` does not:
+    kept for a reader that read ``current`` before the switch, it kept a deleted note's words until
+    another index ran (stop 48, V04). A reader that finds it gone reads ``current`` again."""
+    try:
+        before, now = ({json.dumps([n.get(k) for k in ("path", "id", "name", "description", "digest", "extra")],
+                                   sort_keys=True) for n in json.loads(read_text(g / "meta.json"))["notes"]}
+                       for g in (old, new))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return True  # unreadable: not worth keeping
+    return not before <= now
 
 
 def _after_every_other(root: Path) -> None:

@@ -318,6 +318,16 @@ class PgIndex:
             )
         return cur.rowcount
 
+    def delete_source(self, source: SourceRef) -> int:
+        """Remove one folder this role pushed, with its notes (a folder gone where it was
+        pushed from, ``recall.team.pushed``); returns how many notes went with it."""
+        with self._lock:
+            where = "s.owner = session_user AND s.kind = %s AND s.root = %s"
+            notes = self.conn.execute("SELECT count(*) FROM notes n JOIN sources s ON s.id = n.source_id WHERE "
+                                      + where, (source.kind, _root(source))).fetchone()
+            self.conn.execute("DELETE FROM sources s WHERE " + where, (source.kind, _root(source)))
+        return int(notes[0]) if notes else 0
+
     def delete_own(self) -> int:
         """Remove everything this role pushed (``recall team forget``). The server's policy
         limits any DELETE to the role's rows; the filter keeps an administrator (who

@@ -26,7 +26,7 @@ from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log,
 @click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
 @click.option("--max-tokens", default=16000, show_default=True, type=click.IntRange(1, 1_000_000),
               help="anthropic backend: answer cap per request.")
-@click.option("--batch-size", default=40, show_default=True, type=click.IntRange(1, 10_000),
+@click.option("--batch-size", default=40, show_default=True, type=click.IntRange(0, 10_000),
               help="Notes per backend request (0: all in one).")
 @click.option("--n-per-note", default=N_PER_NOTE, show_default=True, type=click.IntRange(1, 100),
               help="Messages to ask for per note.")

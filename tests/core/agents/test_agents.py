@@ -572,3 +572,28 @@ def test_install_makes_the_folders_it_creates_private_whatever_the_umask(agent, 
     made = [p for p in project.rglob("*") if p.is_dir() and p not in before and ".git" not in p.parts]
     assert made, "install created no folder"
     assert all(p.stat().st_mode & 0o777 == 0o700 for p in made), {str(p): oct(p.stat().st_mode) for p in made}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "opencode"])
+def test_uninstall_also_removes_the_folders_install_made(project, tmp_path, monkeypatch, recall_home, agent):
+    """"Removes exactly what it added": the file went, the empty `~/.codex`, `~/.gemini` and a
+    project's `.claude/` stayed (stop 48, an outside tester's W06); a folder with anything else
+    in it stays."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    for scope in ("--user", "--project"):
+        before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "recall-home" not in p.parts)
+        cli(install_cmd, scope, "--agent", agent, "--form", "command", "--skip-check")
+        cli(uninstall_cmd, scope, "--agent", agent)
+        after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "recall-home" not in p.parts)
+        assert after == before, (scope, set(after) - set(before))
+    (home / ".keep").mkdir()
+    cli(install_cmd, "--user", "--agent", agent, "--form", "command", "--skip-check")
+    made = sorted(p for p in home.rglob("*") if p.is_file())
+    mine = made[0].parent
+    (mine / "notes-of-mine.txt").write_text("x")
+    cli(uninstall_cmd, "--user", "--agent", agent)
+    assert (mine / "notes-of-mine.txt").exists()

@@ -164,3 +164,12 @@ def test_the_background_writer_imports_no_code_from_the_folder_it_starts_in(tmp_
     while time.monotonic() < deadline and not marker.exists() and "Usage" not in log.read_text(errors="replace"):
         time.sleep(0.1)
     assert not marker.exists() and "Usage" in log.read_text(errors="replace")
+
+
+def test_an_agent_answering_json_of_another_shape_is_one_line_not_a_traceback(folder, tmp_path, recall_home,
+                                                                               hash_model):
+    """`claude -p` printing a JSON list: the background writer took its shape on trust (`'list'
+    object has no attribute 'get'`; stop 48, tester V)."""
+    _record, env = _answering(tmp_path, 'print(json.dumps(["not", "a", "result"])); sys.exit(0)')
+    ran = run_cli("questions", "run", str(folder), env=env)
+    assert "Traceback" not in ran.stderr and "no result object" in ran.stderr, ran.stderr

@@ -92,7 +92,7 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('[index]\npublish_every_s = -1\n', "index in {path}: publish_every_s must be a number from 0 to 86400"),
     ('[watch]\ndebounce_ms = inf\n', "watch in {path}: debounce_ms must be a number from 0 to 600000"),
     ('[log]\nbackups = -2\n', "log in {path}: backups must be a number from 0 to 1000"),
-    ('[selector]\ntarget_silence = 1.5\n', "selector in {path}: target_silence must be a number from 0 to 1"),
+    ('[selector]\ntarget_silence = 1.5\n', "selector in {path}: target_silence must be a number from 0.5 to 1"),
     ('[selector]\nmax_notes = 0\n', "selector in {path}: max_notes must be a number from 1 to 50"),
     ('[questions]\ntimeout_s = 0\n', "questions in {path}: timeout_s must be a number from 1 to 86400"),
     # A threshold of nan or -inf switches a gate off; a word outside its choices did something else.

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from helpers.cli import run_cli
 from helpers.notes import write_note
 from helpers.paths import ROOT
 from recall.api import Recall
@@ -318,3 +319,20 @@ def test_a_note_name_cannot_forge_a_headline_in_the_search_answer(tmp_path, reca
     # Two fields, each between recall's own curly quotes; whatever the name says stays inside the first.
     assert lines[0].count("\u201c") == lines[0].count("\u201d") == 2, lines[0]
     assert "](" not in block and "](" not in answer["results"][0]["name"], block
+
+
+@pytest.mark.process
+def test_the_cli_fallback_answers_in_the_mcp_tools_shape(indexed, monkeypatch):
+    """`recall search --for-agent` is the plugin skill's fallback "as the MCP tool recall_search
+    answers": it had no description, selector or scope (stop 48, an outside tester's W05)."""
+    monkeypatch.setenv("RECALL_MODEL", "hash")
+    tool, _status = anyio.run(_search_and_status, server_params(indexed))
+    mcp_answer = payload(tool)
+    cli = run_cli("search", "--for-agent", "celery retry", cwd=indexed["project"])
+    assert cli.returncode == 0, cli.stderr
+    fallback = json.loads(cli.stdout)
+    assert set(fallback) == set(mcp_answer)
+    assert set(fallback["results"][0]) == set(mcp_answer["results"][0])
+    assert set(fallback["selector"]) == set(mcp_answer["selector"])
+    assert [r["name"] for r in fallback["results"][:2]] == [r["name"] for r in mcp_answer["results"][:2]]
+    assert mcp_answer["results"][0]["description"] and mcp_answer["results"][0]["snippet"]

@@ -107,3 +107,24 @@ def test_a_password_with_spaces_in_the_team_url_is_never_printed(tmp_path):
     status = run_cli("team", "status", env={"RECALL_CONFIG": str(config)})
     assert status.returncode == 1 and secret not in status.stdout + status.stderr
     assert len(status.stderr.strip().splitlines()) == 1, status.stderr
+
+
+@pytest.mark.pg
+def test_a_folder_deleted_or_moved_here_leaves_the_team_store_at_the_next_push(server, schema, team, tmp_path,
+                                                                                recall_home):
+    """The next push deleted what was deleted inside a pushed folder, never a folder deleted
+    or moved whole: its notes stayed in every teammate's search (stop 48, tester V's 05)."""
+    import shutil
+
+    runbooks, rules = tmp_path / "runbooks", tmp_path / "rules"
+    write_note(runbooks, "deploy", "Deploy procedure zebrafalcon", "how billing deploys", "blue green")
+    write_note(rules, "style", "Style", "how we name things", "snake case")
+    a = server.url("alice")
+    assert cli("team", "push", "--kind", "rule", str(runbooks), str(rules), url=a).returncode == 0
+    shutil.rmtree(runbooks)
+    again = cli("team", "push", "--kind", "rule", str(rules), url=a)
+    assert again.returncode == 0, again.stderr
+    assert "gone here, so removed from the team store with its 1 note(s)" in again.stdout
+    with server.sql("bob") as conn:
+        names = {r[0] for r in conn.execute(f"SELECT name FROM {schema}.notes").fetchall()}
+    assert names == {"Style"}
