@@ -29,6 +29,14 @@ def say(message: object = "", err: bool = False, nl: bool = True, masked: bool =
     click.echo(_encodable(terminal_text(mask_secrets(text) if masked else text), err), err=err, nl=nl)
 
 
+def warn(problem: object) -> None:
+    """``warning: …`` on stderr, one line cut in its middle past ``MAX_LINE_CHARS`` (a folder
+    nested 200 deep was a 4,263-character warning; stop 48, an outside tester's X03)."""
+    from recall.privacy.safetext import shortened
+
+    say(f"warning: {shortened(str(problem))}", err=True)
+
+
 def say_json(value: object, indent: int | None = None) -> None:
     """``value`` as JSON on stdout, through ``say``: characters as they are where the terminal
     takes UTF-8, ``\\uXXXX`` escapes where it does not (ja_JP.eucJP, de_DE.ISO-8859-1: an emoji in

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import Finite, FolderPath, UserError, fail_cleanly, nothing_yet, recall_app, say
+from recall.cli.common import Finite, FolderPath, UserError, fail_cleanly, nothing_yet, recall_app, say, warn
 from recall.config.settings import TARGET_SILENCE_RANGE
 
 
@@ -66,7 +66,7 @@ def _say_done(app, stats) -> None:
     from recall.notes.problems import grouped
 
     for p in grouped(stats.problems):
-        say(f"warning: {p}", err=True)
+        warn(p)
     say(
         f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}; "
         f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
@@ -74,8 +74,8 @@ def _say_done(app, stats) -> None:
     )
     if app.calibration is not None:
         for problem in app.calibration.problems:
-            say(f"warning: {problem}", err=True)
-        say(_calibration_line(app.calibration))
+            warn(problem)
+        say(_calibration_line(app.calibration, app.store.counts()["questions"]))
     for line in app.config.unused_model_tables(app.embedder.model_id):
         say(line, err=True)
 
@@ -113,7 +113,7 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
 
     _override, problem = auto_memory_override(project_root(cwd))
     if problem is not None:
-        say(f"warning: {problem}", err=True)
+        warn(problem)
     sources = app.default_sources(cwd)
     for s in sources:
         if not s.root.exists():
@@ -146,12 +146,14 @@ def _set_aside(app):
     return app.set_aside_damaged_store()
 
 
-def _calibration_line(cal) -> str:
-    from recall.ranking.calibration import MIN_OWN_NEGATIVES
+def _calibration_line(cal, questions: int) -> str:
+    """``questions``: the note questions indexed (too few to fit on is not none; stop 48, X02)."""
+    from recall.ranking.calibration import MIN_OWN_NEGATIVES, MIN_POSITIVES
 
+    few = (f"{questions} note questions, under the {MIN_POSITIVES} a fit needs" if questions else
+           "no note questions: `recall questions on` writes them")
     how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
-           if cal.mode != "negatives only" else
-           f"{cal.negatives} known unrelated messages (no note questions: `recall questions on` writes them)")
+           if cal.mode != "negatives only" else f"{cal.negatives} known unrelated messages ({few})")
     got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
     aside = (f"; {cal.muted} note question(s) set aside: through them a note spoke on messages known to be"
              " about no note" if cal.muted else "")
@@ -184,8 +186,8 @@ def calibrate(target_silence: float | None) -> None:
     if cal is None:
         raise UserError(nothing_yet(app.home, "nothing indexed yet: run `recall index` first"))
     for problem in cal.problems:
-        say(f"warning: {problem}", err=True)
-    say(_calibration_line(cal))
+        warn(problem)
+    say(_calibration_line(cal, app.store.counts()["questions"]))
     from recall.ranking.calibration import FILE
 
     say(f"written to {app.home / FILE}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say
+from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, warn
 
 _DIRS = click.argument("dirs", nargs=-1, type=FolderPath(path_type=Path))
 _KIND = click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
@@ -161,7 +161,7 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
                     f"negatives ({out.negatives_dropped} too close to a question dropped)"
                     + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
                 for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
-                    say(f"warning: {line}", err=True)
+                    warn(line)
         except AgentError as exc:
             raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
     stats = app.index(sources)

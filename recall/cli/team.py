@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, say_json, scope_flags
+from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, say_json, scope_flags, warn
 from recall.privacy.safetext import one_line
 from recall.team import pushed
 
@@ -195,7 +195,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
             from recall.notes.problems import grouped
 
             for p in grouped(stats.problems):
-                say(f"warning: {p}", err=True)
+                warn(p)
             say(f"{shown_path(spec.root.resolve())} ({spec.kind}, {'team' if visible else 'private'}): "
                 f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
                 f"unchanged {stats.unchanged}")

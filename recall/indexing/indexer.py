@@ -7,9 +7,8 @@ store, or the team's PostgreSQL):
   read the folder, its questions file and restatements (``read_source``)
   -> masked note records and chunks (``prepare_note``; ids and paths masked too: a file
      named after a key is stored, logged and shown as ``[REDACTED].md``)
-  -> embed only the chunk texts the store has no vector for (with a cloud multimodal
-     embedder, ``recall.embedding.gemini``, a screenshot's or recording piece's chunks are embedded
-     with the picture or video itself: ``media_of``)
+  -> embed only the chunk texts the store has no vector for (with a cloud multimodal embedder,
+     ``recall.embedding.gemini``, a screenshot's or recording's chunks go with the media: ``media_of``)
   -> ``store.upsert_note``, one transaction per note; vanished notes deleted
   -> ``store.rebuild()`` once for the batch (a new FAISS generation, locally).
 
@@ -40,6 +39,7 @@ from recall.notes.problems import Problem
 from recall.notes.questions import (
     folder_questions_file,
     follow_renames,
+    left_out,
     merge,
     questions_hash,
     read_questions_file,
@@ -312,6 +312,7 @@ class Indexer:
                 stats.unchanged += 1
                 continue
             record, chunks = prepare_note(note, self.cfg, asked, restated, questions)
+            stats.problems += left_out(path, note.questions, asked) if questions else []
             if "cut_at" in record.extra:
                 cap = note.max_chunks or self.cfg.max_chunks
                 stats.problems.append(Problem(note.path, f"past [documents] max_chunks ({cap}): from "

@@ -21,8 +21,8 @@ class Problem:
         object.__setattr__(self, "path", mask_path(str(self.path)))
         object.__setattr__(self, "message", shortened(mask_secrets(str(self.message))))
 
-    def __str__(self) -> str:  # one terminal-safe line, whatever the file is called
-        return one_line(f"{self.path}: {self.message}")
+    def __str__(self) -> str:  # one terminal-safe line, whatever the file is called, however long its path
+        return shortened(one_line(f"{self.path}: {self.message}"))
 
 
 MAX_LINE_PROBLEMS = 3  # per file: beyond, one line counts the rest

@@ -256,6 +256,18 @@ def merge(front_matter: Sequence[str], questions_file: Sequence[str]) -> list[st
     return clean_questions([*front_matter, *questions_file])
 
 
+def left_out(path: str, front_matter: Sequence[str], questions_file: Sequence[str]) -> list[Problem]:
+    """One line when ``merge`` leaves some of a note's questions out past the ``MAX_QUESTIONS``
+    it keeps: said, not dropped in silence (stop 48, an outside tester's X02)."""
+    if len(front_matter) + len(questions_file) <= MAX_QUESTIONS:
+        return []
+    seen = {whole(" ".join(v.split())[:MAX_QUESTION_CHARS]) for v in (*front_matter, *questions_file)
+            if isinstance(v, str)}
+    dropped = len({t for t in seen if t and says_something(t)}) - MAX_QUESTIONS
+    return [Problem(path, f"{dropped} question(s) past the {MAX_QUESTIONS} a note keeps left out: its first "
+                          f"{MAX_QUESTIONS} are indexed")] if dropped > 0 else []
+
+
 def questions_hash(questions: Sequence[str]) -> str:
     """Short hash of a note's questions from its questions file: part of its fingerprint, so editing the
     questions file re-indexes exactly the notes whose questions changed."""

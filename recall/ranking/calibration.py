@@ -73,6 +73,9 @@ TOP_K = 3  # a positive counts when its note is among the headlines handed over
 # only on all of them (``strict_floor``).
 NEGATIVE_PARTS = 2
 QUERY_BATCH = 256
+# Held-out questions asked at most (evenly over the notes past it): a fit grows with the collection,
+# not its square (4,000 notes of eight questions took 3.5 GB and 75 s per `recall index`; stop 48, X01).
+MAX_POSITIVES = 4000
 
 
 @dataclass
@@ -121,6 +124,20 @@ def note_scores(queries, matrix, chunk_note, held_out=None):
             s = np.where(held_out[i:i + QUERY_BATCH], -np.inf, s)
         out.append(np.maximum.reduceat(s, starts, axis=1))
     return np.vstack(out) if out else np.zeros((0, len(starts)), np.float32)
+
+
+def held_out_features(qv, owner, matrix, chunk_note, is_question, nv) -> Features:
+    """``features`` of the questions ``qv`` as messages, each with its note's questions (``owner``)
+    held out, batch by batch: no (questions x chunks) mask nor (questions x notes) order in memory."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.r_[True, chunk_note[1:] != chunk_note[:-1]])
+    parts = []
+    for i in range(0, len(qv), QUERY_BATCH):
+        q, mine = qv[i:i + QUERY_BATCH], owner[i:i + QUERY_BATCH]
+        s = np.where((chunk_note[None, :] == mine[:, None]) & is_question[None, :], -np.inf, q @ matrix.T)
+        parts.append(features(np.maximum.reduceat(s, starts, axis=1), q @ nv.T, mine))
+    return Features(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("top", "neg", "hit")))
 
 
 def features(scores, neg_scores, expected=None) -> Features:
@@ -290,12 +307,12 @@ class _Fit:
         matrix, chunk_note, is_question = c.matrix[keep], c.note[keep], c.question[keep]
         pos = None
         if self.qv is not None:
-            asked = ~muted[c.question]  # the questions not set aside, as messages
+            asked = np.flatnonzero(~muted[c.question])  # the questions not set aside, as messages
+            if len(asked) > MAX_POSITIVES:
+                asked = asked[np.unique(np.linspace(0, len(asked) - 1, MAX_POSITIVES).round().astype(int))]
             owner = c.note[c.question][asked]
             if len(owner) >= MIN_POSITIVES:
-                held = (chunk_note[None, :] == owner[:, None]) & is_question[None, :]
-                qv = self.qv[asked]
-                pos = features(note_scores(qv, matrix, chunk_note, held), qv @ self.nv.T, owner)
+                pos = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv)
         self.positives = 0 if pos is None else len(pos.top)
         neg = _negative_features(self.nv, self.asked, matrix, chunk_note)
         bank = None if self.few else _negative_features(self.nv, self.bank, matrix, chunk_note)
