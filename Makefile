@@ -63,9 +63,10 @@ e2e: $(STAMP) ## The real agents' CLIs (npm, pinned) offline against fake model 
 faults: $(STAMP) ## The fault and fuzz suite: bad input, damaged files, killed daemons, leaks (prints a table)
 	$(PY) -m pytest -q tests/faults -p no:randomly
 
-bench: $(STAMP) ## Indexing throughput, re-index time, store latency, a first index of ~300 notes (medians, p95, ratios)
+bench: $(STAMP) ## Indexing throughput, re-index time, store latency, a first index of ~300 notes, calibration's growth (medians, p95, ratios)
 	$(PY) -m bench.bench_index
 	$(PY) -m bench.bench_first_index --rules ../shared/benchmarks/rules-120/notes
+	$(PY) -m bench.bench_calibration
 
 bench-hook: $(STAMP) ## Hook latency against a warm daemon (command hook, then the no-spawn MCP path), floors in the same run
 	$(PY) -m bench.bench_hook
