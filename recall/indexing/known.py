@@ -18,14 +18,13 @@ since until something indexed again).
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.notes.problems import Problem
+from recall.privacy.paths import folder_gone
 from recall.store.vectors import index_dir
 
 if TYPE_CHECKING:  # the question path imports this module: the indexer's modules are loaded where they run
@@ -43,21 +42,10 @@ class Known:
     conversations: dict[str, str | None] = field(default_factory=dict)
 
 
-def _gone(root: str) -> bool:
-    """Whether ``root`` is no folder any more: missing, or something else in its place (a
-    folder that cannot be looked at now, a permission or a disk's error, is not gone)."""
-    try:
-        return not stat.S_ISDIR(os.stat(root).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return True
-    except OSError:
-        return False
-
-
 def drop_gone(store: Store, stats: SyncStats) -> None:
     """Remove every known note folder that is no longer a folder, with its notes."""
     for source_id, kind, root, _project in store.sources():
-        if kind == "conversation" or not _gone(root):
+        if kind == "conversation" or not folder_gone(root):
             continue
         n = len(store.note_hashes(source_id))
         store.delete_source(source_id)
@@ -120,7 +108,7 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
     for kind, root, project in known:
         if kind == "conversation":
             out.conversations[root] = project
-        elif (kind, root) not in taken and not _gone(root):
+        elif (kind, root) not in taken and not folder_gone(root):
             taken.add((kind, root))
             out.sources.append(SourceSpec(kind, Path(root), project))
     return out

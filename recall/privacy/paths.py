@@ -120,6 +120,17 @@ def file_id(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+def folder_gone(root: str) -> bool:
+    """Whether ``root`` is no folder any more: missing, or something else in its place (a
+    folder that cannot be looked at now, a permission or a disk's error, is not gone)."""
+    try:
+        return not stat.S_ISDIR(os.stat(root).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+
+
 def make_missing_dirs(path: Path) -> Path:
     """Create ``path`` and any missing parents 0700 whatever the umask, leaving the folders that
     already exist as they are (an agent's settings folder: under umask 000 a plain ``mkdir``

@@ -10,12 +10,10 @@ pushed a folder (one role may push from several), so this home keeps its own lis
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from recall.privacy.paths import read_text, recall_home, replace_private
+from recall.privacy.paths import folder_gone, read_text, recall_home, replace_private
 
 PUSHED_FILE = "team-pushed.json"
 
@@ -36,15 +34,7 @@ def pushed(home: Path | None = None) -> list[tuple[str, str]]:
 
 def gone(home: Path | None = None) -> list[tuple[str, str]]:
     """The pushed folders that are no folder here any more (a permission error is not gone)."""
-    def is_gone(root: str) -> bool:
-        try:
-            return not stat.S_ISDIR(os.stat(root).st_mode)
-        except (FileNotFoundError, NotADirectoryError):
-            return True
-        except OSError:
-            return False
-
-    return [(k, r) for k, r in pushed(home) if is_gone(r)]
+    return [(k, r) for k, r in pushed(home) if folder_gone(r)]
 
 
 def remember(added: Iterable[tuple[str, str]], dropped: Iterable[tuple[str, str]] = (),
