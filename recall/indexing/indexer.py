@@ -247,9 +247,9 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
                                          spec.questions)))
         read.notes += docs
         read.problems += found
-    path = spec.questions_file()
-    if path is not None:
-        follow_renames(path, file_questions, restated, {n.questions_key: n.content_hash for n in read.notes})
+    if (path := spec.questions_file()) is not None:
+        follow_renames(path, file_questions, restated, {n.questions_key: n.content_hash for n in read.notes},
+                       own=spec.note_questions is None and spec.kind != LIBRARY)
         read.problems += unknown_notes(path, file_questions, (n.questions_key for n in read.notes))
     return read
 

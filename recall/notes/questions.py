@@ -198,11 +198,11 @@ def renames(lines: Mapping[str, str | None], notes: Mapping[str, str]) -> dict[s
 
 
 def follow_renames(path: Path, file_questions: dict[str, list[str]], restatements: dict[str, list[str]],
-                   notes: Mapping[str, str]) -> None:
+                   notes: Mapping[str, str], own: bool = True) -> None:
     """Move the questions and restatements of renamed notes (``renames``) to their new stems,
-    in place, and forget those recall's background step wrote for a note that is gone (its
-    line dropped from the file, ``drop_generated``); the file is read again only when a line
-    names no note."""
+    in place, and, in the folder's ``own`` questions file (where the background step writes),
+    forget those it wrote for a note that is gone (``drop_generated``); the file is read again
+    only when a line names no note."""
     if not set(file_questions) - set(notes):
         return
     hashes = line_hashes(path)
@@ -211,8 +211,8 @@ def follow_renames(path: Path, file_questions: dict[str, list[str]], restatement
         file_questions[new] = file_questions.pop(old, [])
         if old in restatements:
             restatements[new] = restatements.pop(old)
-    gone = {stem for stem, digest in hashes.items()
-            if digest is not None and stem not in notes and stem not in moved and not _on_disk(path.parent, stem)}
+    gone = {stem for stem, digest in hashes.items() if own and digest is not None and stem not in notes
+            and stem not in moved and not _on_disk(path.parent, stem)}
     if gone:
         drop_generated(path, gone)
         for stem in gone:

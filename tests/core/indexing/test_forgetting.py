@@ -101,3 +101,16 @@ def test_generated_questions_of_a_deleted_note_are_forgotten_and_a_new_note_of_i
     write_note(notes, "a", "Lunch", "where we eat", "the cafe downstairs")
     app.index([SourceSpec("dir", notes)])
     assert find_leaks(recall_home, [CANARY]) == []
+
+
+def test_a_questions_file_named_elsewhere_is_never_rewritten(recall_home, hash_model, tmp_path):
+    """Only the folder's own questions file, where the background step writes, is pruned: a
+    file passed as ``note_questions`` (a dataset, another folder's) is read, never changed."""
+    notes = tmp_path / "notes"
+    write_note(notes, "b", "Tests", "how we test", "pytest")
+    elsewhere = tmp_path / "datasets" / "questions.jsonl"
+    elsewhere.parent.mkdir()
+    text = json.dumps({"note": "a", "questions": ["q"], "note_hash": "0" * 16, "by": "claude"}) + "\n"
+    elsewhere.write_text(text, encoding="utf-8")
+    Recall().index([SourceSpec("dir", notes, note_questions=elsewhere)])
+    assert elsewhere.read_text(encoding="utf-8") == text
