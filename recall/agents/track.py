@@ -8,7 +8,7 @@
 For each file the agent reads, this looks the path up among the indexed notes (SQLite,
 read-only) and, when recall injected that note within ``INJECTED_WITHIN_S`` before (the
 daemon's log says which notes each answer chose), appends one line to
-``RECALL_HOME/usage/reads.jsonl`` (0600):
+``RECALL_HOME/logs/reads.jsonl`` (0600; past ``READS_MAX_BYTES`` it moves to ``reads.jsonl.1``):
 
     {"note": "<note id>", "path": "<note path>", "time": <epoch s>, "session": "<session id>",
      "injected_at": <epoch s of the latest injection before the read>}
@@ -42,13 +42,17 @@ DB_NAME = "recall.db"
 _QUERY_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO query (\{.*\})\s*$")
 
 
-def reads_path():
-    return recall_home() / "usage" / "reads.jsonl"
+READS_MAX_BYTES = 1_000_000  # past it the file moves to reads.jsonl.1 (one kept): bounded, like the daemon's log
 
 
-def daemon_logs() -> list:
+def reads_path(home=None):
+    """``logs/reads.jsonl``, where the README and the page look (it was ``usage/``; stop 48, Y-07)."""
+    return (home or recall_home()) / "logs" / "reads.jsonl"
+
+
+def daemon_logs(home=None) -> list:
     """The daemon's log files, oldest first (backups .N ... .1, then the live file)."""
-    live = recall_home() / "logs" / "daemon.log"
+    live = (home or recall_home()) / "logs" / "daemon.log"
     backups = [p for p in live.parent.glob(live.name + ".*") if p.suffix[1:].isdigit()]
     return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [live]
 
@@ -74,9 +78,9 @@ def query_event(line: str) -> tuple[str, dict] | None:
     return m.group(1), fields
 
 
-def injections():
-    """(epoch seconds, note id) for every note the daemon chose, oldest first."""
-    for path in daemon_logs():
+def injections(home=None):
+    """(epoch seconds, note id) for every note the daemon handed over, oldest first."""
+    for path in daemon_logs(home):
         try:
             fh = open(open_regular(path), encoding="utf-8", errors="replace")
         except OSError:
@@ -87,6 +91,8 @@ def injections():
                 if event is None:
                     continue
                 stamp, fields = event
+                if fields.get("late"):  # answered after the hook gave up: nothing reached the agent
+                    continue
                 try:
                     when = time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + fields["ms"] / 1000
                 except (ValueError, OverflowError):
@@ -132,31 +138,50 @@ def record(event: dict, now: float | None = None) -> dict | None:
              "session": session if isinstance(session, str) else None, "injected_at": round(latest, 3)}
     out = reads_path()
     ensure_private_dir(out.parent)
+    try:
+        if out.stat().st_size > READS_MAX_BYTES:
+            os.replace(out, out.with_name(out.name + ".1"))
+    except FileNotFoundError:
+        pass
     with private_open(out, "a") as fh:
         fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return entry
 
 
+def opened(home=None) -> dict[str, int]:
+    """Per note, the injections the agent then opened it after: each injection once, however
+    often it was read (it said "injected 1, opened 4"; stop 48, Y-02), in the daemon log's
+    window (a read of an injection its rotated log no longer holds is not counted)."""
+    seen: set[tuple[str, float]] = set()
+    for path in (reads_path(home).with_name("reads.jsonl.1"), reads_path(home)):
+        try:
+            lines = open(open_regular(path), encoding="utf-8", errors="replace").read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("note"), str) \
+                    and isinstance(entry.get("injected_at"), int | float):
+                seen.add((entry["note"], round(float(entry["injected_at"]), 3)))
+    injected = {(n, round(t, 3)) for t, n in injections(home)}
+    out: dict[str, int] = {}
+    for note, _ in seen & injected:
+        out[note] = out.get(note, 0) + 1
+    return out
+
+
 def stats() -> list[dict]:
-    """Per note: times injected (daemon log), times opened after injection (reads.jsonl)."""
+    """Per note: times injected (daemon log), injections then opened (reads.jsonl)."""
     rows: dict[str, dict] = {}
     for when, note in injections():
         row = rows.setdefault(note, {"note": note, "injected": 0, "opened": 0, "last_injected": None})
         row["injected"] += 1
         row["last_injected"] = when
-    try:
-        with open(reads_path(), encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    entry = json.loads(line)
-                except (ValueError, RecursionError):
-                    continue
-                note = entry.get("note") if isinstance(entry, dict) else None
-                if isinstance(note, str):
-                    row = rows.setdefault(note, {"note": note, "injected": 0, "opened": 0, "last_injected": None})
-                    row["opened"] += 1
-    except OSError:
-        pass
+    for note, n in opened().items():
+        rows[note]["opened"] = n
     return sorted(rows.values(), key=lambda r: (-r["injected"], -r["opened"], r["note"]))
 
 

@@ -8,7 +8,7 @@ time limit and then threw a finished answer away. Here:
 * **time**: the CLI itself must end within ``timeout_s``;
 * **output**: stdout is read as it comes, up to ``MAX_ANSWER_BYTES`` (an answer for a batch
   of notes is a few tens of KB); past it the CLI is killed and nothing of it is used;
-  stderr goes to a temporary file of which only the last ``STDERR_TAIL`` bytes are read;
+  stderr is read as it comes too, only its last ``STDERR_TAIL`` bytes kept;
 * **children**: the CLI runs in a process group of its own, killed whole when the CLI ends
   (or is killed), so nothing it started keeps running, and its output is awaited only
   ``DRAIN_S`` past its end (a child that left the group and holds stdout is not waited for);
@@ -28,13 +28,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from recall.errors import RecallError
+from recall.privacy.children import ending_with_me
 from recall.privacy.paths import open_regular
 
 MAX_ANSWER_BYTES = 16 << 20
@@ -86,60 +86,70 @@ def _signals_end_the_run():
             signal.signal(sig, handler)
 
 
+def _keep_tail(stream, buf: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its last ``STDERR_TAIL`` bytes in ``buf``."""
+    try:
+        while chunk := os.read(stream.fileno(), 1 << 16):
+            buf.extend(chunk)
+            del buf[:-STDERR_TAIL]
+    except (OSError, ValueError):
+        pass
+
+
 def run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s: float,
         max_bytes: int = MAX_ANSWER_BYTES) -> Finished:
     """Run ``argv`` with ``stdin`` as its input; raises ``TooLong``, ``TooMuch`` or ``OSError``
     (could not start)."""
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=cwd, env=env,
-                                start_new_session=True)
-        out = bytearray()
-        over = threading.Event()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                            env=env, start_new_session=True, preexec_fn=ending_with_me())
+    out = bytearray()
+    err = bytearray()  # its last STDERR_TAIL bytes: a CLI writing 2 GB there filled /tmp (stop 48, Z04)
+    over = threading.Event()
 
-        def feed() -> None:
-            assert proc.stdin is not None
-            try:
-                proc.stdin.write(stdin.encode("utf-8", errors="replace"))
-            except OSError:  # it did not read its input (exited, or closed it): its answer says why
-                pass
-            finally:
-                try:
-                    proc.stdin.close()
-                except OSError:
-                    pass
-
-        def drain() -> None:
-            assert proc.stdout is not None
-            fd = proc.stdout.fileno()
-            try:
-                while chunk := os.read(fd, 1 << 16):
-                    if len(out) + len(chunk) > max_bytes:
-                        over.set()
-                        _kill_group(proc)
-                        return
-                    out.extend(chunk)
-            except (OSError, ValueError):  # closed under it after the CLI's end
-                pass
-
-        threads = [threading.Thread(target=f, daemon=True) for f in (feed, drain)]
-        for t in threads:
-            t.start()
+    def feed() -> None:
+        assert proc.stdin is not None
         try:
-            with _signals_end_the_run():
-                proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.wait()
-            raise TooLong() from None
+            proc.stdin.write(stdin.encode("utf-8", errors="replace"))
+        except OSError:  # it did not read its input (exited, or closed it): its answer says why
+            pass
         finally:
-            _kill_group(proc)  # whatever it started dies with it
-        threads[1].join(DRAIN_S)
-        if over.is_set():
-            raise TooMuch()
-        err.seek(0, os.SEEK_END)
-        err.seek(max(0, err.tell() - STDERR_TAIL))
-        return Finished(proc.returncode, bytes(out).decode("utf-8", errors="replace"),
-                        err.read().decode("utf-8", errors="replace"))
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+
+    def drain() -> None:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                if len(out) + len(chunk) > max_bytes:
+                    over.set()
+                    _kill_group(proc)
+                    return
+                out.extend(chunk)
+        except (OSError, ValueError):  # closed under it after the CLI's end
+            pass
+
+    threads = [threading.Thread(target=f, daemon=True) for f in (feed, drain)]
+    threads.append(threading.Thread(target=_keep_tail, args=(proc.stderr, err), daemon=True))
+    for t in threads:
+        t.start()
+    try:
+        with _signals_end_the_run():
+            proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.wait()
+        raise TooLong() from None
+    finally:
+        _kill_group(proc)  # whatever it started dies with it
+    threads[1].join(DRAIN_S)
+    threads[2].join(max(0.0, DRAIN_S / 5))
+    if over.is_set():
+        raise TooMuch()
+    return Finished(proc.returncode, bytes(out).decode("utf-8", errors="replace"),
+                    bytes(err).decode("utf-8", errors="replace"))
 
 
 GENERATING_ENV = "RECALL_GENERATING"  # set in every process a run starts: no hook search, no second run
@@ -172,9 +182,12 @@ def start_background(home: Path, argv: Sequence[str], cwd: Path) -> bool:
     log_path = home / LOG_FILE
     fd = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
-        subprocess.Popen([sys.executable, "-P", "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
-                         env={**os.environ, GENERATING_ENV: "1"}, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,
-                         close_fds=True, start_new_session=True)
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "recall.cli", "questions", "run", *argv], cwd=cwd,
+                                env={**os.environ, GENERATING_ENV: "1"}, stdin=subprocess.DEVNULL, stdout=fd,
+                                stderr=fd, close_fds=True, start_new_session=True)
     finally:
         os.close(fd)
+    # Reaped when it ends: the daemon (a long-lived parent) kept each finished run as a zombie
+    # until its next save (stop 48, Z08). The `recall index` that starts one does not wait for it.
+    threading.Thread(target=proc.wait, daemon=True, name="recall-questions-reaper").start()
     return True

@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 import time
-from collections import deque
+from pathlib import Path
 
 import click
 
@@ -183,23 +183,49 @@ def log_cmd(lines: int, stats: bool) -> None:
         return
 
     path = log_path()
-    # Oldest first: backups .3, .2, .1, then the live file; keep only the last N lines.
+    # Newest first: the live file, then backups .1, .2, .3, each read from its end and only as
+    # far as the last N lines need: a torn tail of zero bytes (a crash) was printed whole, 24 MB
+    # in 8.5 s (stop 48, Y-08).
     backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
-    files = sorted(backups, key=lambda p: -int(p.suffix[1:])) + [path]
-    tail: deque[str] = deque(maxlen=max(lines, 0))
+    files = [path, *sorted(backups, key=lambda p: int(p.suffix[1:]))]
+    tail: list[str] = []
+    zeros = 0
     for f in files:
+        if len(tail) >= lines:
+            break
         try:
-            with open(open_regular(f), encoding="utf-8", errors="replace") as fh:
-                tail.extend(line.rstrip("\n") for line in fh)
+            found, dropped = _last_lines(f, lines - len(tail))
         except FileNotFoundError:
             continue
         except NotAFile as exc:
             raise UserError(f"{f} is {exc}, not a file: move it aside (`mv {f} {f}.old`); "
                             "the daemon starts a new log") from None
+        tail, zeros = found + tail, zeros + dropped
+    if zeros:
+        say(f"note: the log holds {zeros:,} zero bytes (what a crash leaves), left out", err=True)
     if not tail:
         say(f"(no log yet at {path})", err=True)
     for line in tail:
         say(line)
+
+
+TAIL_BYTES_PER_LINE = 4096  # read from a file's end per line asked for: a log line is far shorter
+
+
+def _last_lines(path: Path, n: int) -> tuple[list[str], int]:
+    """The last ``n`` lines of ``path`` from at most ``n * TAIL_BYTES_PER_LINE`` bytes of its end,
+    and how many zero bytes were left out of them."""
+    with open(open_regular(path), "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        start = max(0, size - n * TAIL_BYTES_PER_LINE)
+        fh.seek(start)
+        raw = fh.read()
+    zeros = raw.count(b"\0")
+    text = raw.replace(b"\0", b"").decode("utf-8", errors="replace")
+    found = [line for line in text.split("\n") if line.strip()]
+    if start and found:
+        found = found[1:]  # the first was cut by the read's start
+    return found[-n:] if n else [], zeros
 
 
 def _print_stats() -> None:

@@ -159,8 +159,8 @@ def _calibration_line(cal, questions: int) -> str:
              " about no note" if cal.muted else "")
     own = cal.negatives - cal.negatives_by_origin.get("bank", 0)
     if own < MIN_OWN_NEGATIVES and cal.silence < cal.target_silence:
-        aside += ("; the packaged floor stays (chit-chat says little about near misses): the folder's own"
-                  " negatives (`recall questions on`) let it fit one")
+        aside += (f"; the packaged floor stays: {own} of the folders' own negatives, under the {MIN_OWN_NEGATIVES} a"
+                  " fit needs (chit-chat says little about near misses); `recall questions on` writes them")
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
             f"(silence {cal.silence:.2f} on the negatives' less silent half, target {cal.target_silence:g}{got})"
             + aside)

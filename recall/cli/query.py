@@ -62,6 +62,7 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
         say(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
         if res.timings:
             say("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
+        _say_other_daemon()
         if d.text:
             say(f"--- injected ({d.line_bytes} bytes) ---")
     if d.text:
@@ -86,3 +87,11 @@ def _print_json(app, res, k: int, for_agent: bool) -> None:
         say_json({**agent_json(found), "text": agent_block(d.text)})
     else:
         say_json({**found, "text": d.text}, indent=2)
+
+
+def _say_other_daemon() -> None:
+    """The hook's answers are the running daemon's: said when it reads other settings (Y-03)."""
+    from recall.ipc.client import daemon_status
+
+    if other := daemon_status().get("other_settings"):
+        say(f"note: the running daemon {other}", err=True)

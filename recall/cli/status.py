@@ -80,6 +80,23 @@ def _words(value) -> str:
     return str(value)
 
 
+def _kept_packaged(prov) -> str:
+    """What a calibration that kept the packaged floor says of it: the folder's own negatives it
+    had, the number it needs, the silence it measured (it was called "self-calibrated" with no
+    word of either; stop 48, Y-05)."""
+    from recall.ranking.calibration import MIN_OWN_NEGATIVES
+
+    by = prov.get("negatives_by_origin")
+    own = sum(v for k, v in by.items() if k != "bank" and isinstance(v, int)) if isinstance(by, dict) else None
+    if own is None or own >= MIN_OWN_NEGATIVES:
+        return ""
+    silence, target = prov.get("calib_silence_rate"), prov.get("target_silence")
+    missed = (f", silence {silence:.2f} on them against the target {target:g}"
+              if isinstance(silence, float) and isinstance(target, float) and silence < target else "")
+    return (f"; the packaged floor kept: {own} of the folder's own negatives, under the {MIN_OWN_NEGATIVES} a fit "
+            f"needs{missed}")
+
+
 def _thresholds_in_force(app) -> dict:
     """Which thresholds the selector uses for the configured model, and where they came from."""
     from recall.embedding.models import model_id_of
@@ -90,7 +107,7 @@ def _thresholds_in_force(app) -> dict:
     if t.origin.endswith("calibration.toml") and prov.get("calibrated"):
         how = (f"self-calibrated {prov['calibrated']} on {prov.get('positives', 0)} held-out note questions and "
                f"{prov.get('negatives', 0)} known unrelated messages ({prov.get('mode')}; target silence "
-               f"{prov.get('target_silence')}) in {t.origin}")
+               f"{prov.get('target_silence')}) in {t.origin}{_kept_packaged(prov)}")
     elif t.origin == "packaged":
         from recall.config.load import apply_calibration_file
         from recall.ranking.calibration import FILE

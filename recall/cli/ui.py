@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, say
+from recall.cli.common import FolderPath, UserError, fail_cleanly, say
 from recall.privacy.paths import expand_user
 
 
@@ -20,6 +20,7 @@ from recall.privacy.paths import expand_user
 @click.option("--allow-writes", is_flag=True, help="Show the re-index button (a POST with this launch's token).")
 @click.option("--upload-dir", type=FolderPath(path_type=Path, file_okay=False, exists=True),
               help="With --allow-writes: uploaded files land in this folder, which is then indexed.")
+@fail_cleanly  # Ctrl-C: one line and 130, not click's "Aborted!" and 1 (stop 48, Z07)
 def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool, upload_dir: Path | None) -> None:
     """A local web page: notes, try a message, injections, quality, status.
 

@@ -154,6 +154,9 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     if os.environ.get("RECALL_MODEL"):
         data["model"] = os.environ["RECALL_MODEL"]
         origins[("model",)] = "env RECALL_MODEL"
+    if os.environ.get("RECALL_PG_URL"):  # the team store's server, as `recall config` must show it (Y-04)
+        data["team"] = {**data["team"], "url": os.environ["RECALL_PG_URL"]}
+        origins[("team", "url")] = "env RECALL_PG_URL"
     if os.environ.get("RECALL_QUESTIONS_GENERATE"):  # the plugin's option generate_questions
         data["questions"] = {**data["questions"], "generate": os.environ["RECALL_QUESTIONS_GENERATE"]}
         origins[("questions", "generate")] = "env RECALL_QUESTIONS_GENERATE"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from recall.daemon.logs import log_event
 from recall.daemon.roots import Roots
 from recall.daemon.state import DaemonState
+from recall.privacy.paths import user_config_path
 
 if TYPE_CHECKING:
     from recall.api import QueryResult
@@ -77,6 +78,9 @@ class Commands:
             "embedding": 0 if loaded is None else loaded.batcher.in_flight,
             "busy": s.busy, "timed_out": s.timed_out,
             "model_switch": None if s.model_switch is None else dict(s.model_switch),
+            # what it answers with, for `recall status` to compare with the asker's own (Y-03)
+            "config": str(user_config_path()),
+            "top_floor": None if loaded is None else loaded.app.rule().thresholds.top_floor,
         }
 
     def cmd_stop(self, req: dict) -> dict:
@@ -138,8 +142,10 @@ class Commands:
         timings["daemon_ms"] = round(wall_ms, 2)
         decision = d.as_dict()
         chosen = [{"id": c["id"], "score": c["score"]} for c in decision["chosen"]]
+        give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)
+        late = {"late": True} if isinstance(give_up_at, int | float) and time.time() >= give_up_at else {}
         log_event("query", decision=d.kind, reason=d.reason, top=_r4(d.top), gap=_r4(d.gap),
-                  bytes=d.line_bytes, chosen=chosen, timings_ms=timings, project=project)
+                  bytes=d.line_bytes, chosen=chosen, timings_ms=timings, project=project, **late)
         return {  # the decision, block text included: each agent's module wraps it (recall.agents.registry)
             "ok": True,
             "model": self.model_id,

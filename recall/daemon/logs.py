@@ -26,6 +26,13 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     def _open(self):  # type: ignore[override]
         return private_open(Path(self.baseFilename), "a", encoding=self.encoding)
 
+    def doRollover(self) -> None:
+        """``backups = 0``: the log starts again empty (Python's handler, keeping no backup,
+        never shrank it: the log grew without bound; stop 48, an outside tester's Y-09)."""
+        super().doRollover()
+        if self.backupCount == 0 and self.stream is not None:
+            self.stream.truncate(0)
+
 
 def setup_logging(config: Any, foreground: bool) -> None:
     ensure_private_dir(log_path().parent)

@@ -473,6 +473,16 @@ def files_problem() -> str | None:
     return None
 
 
+def _other_settings(reply: dict) -> str | None:
+    """When the daemon reads another settings file than this process (another RECALL_CONFIG):
+    its answers follow that one, and `recall status` and `--explain` said this one's (Y-03)."""
+    if not isinstance(reply.get("config"), str) or reply["config"] == str(user_config_path()):
+        return None
+    return (f"it answers with the settings in {reply['config']} (top_floor {reply.get('top_floor')}), not "
+            f"{user_config_path()} that this shell reads: `recall stop`, and the next message starts one with "
+            "the settings of the agent that sends it")
+
+
 def daemon_status(timeout_s: float = 1.0) -> dict:
     """Whether a daemon runs, and its pid, socket, model, start time and uptime.
 
@@ -525,6 +535,8 @@ def daemon_status(timeout_s: float = 1.0) -> dict:
             info[key] = reply[key]
     if reply.get("model_switch"):  # the daemon embeds the notes again for a new model
         info["model_switch"] = reply["model_switch"]
+    if other := _other_settings(reply):
+        info["other_settings"] = other
     from recall.ipc.code import code_stamp
 
     if status.get("code") != code_stamp():  # an upgrade under it (recall.ipc.code)

@@ -119,6 +119,7 @@ class RecallTools:
                                for m, g, t, c in st.runs]},
             "indexing": st.indexing,
             "project": str(self.cwd),
+            **({"index_problems": st.problems} if st.problems else {}),  # as `recall status` says them (Y-06)
         })
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recall.agents import track
 from recall.agents.track import query_event
 from recall.api import Recall
 from recall.privacy import paths
@@ -29,7 +30,6 @@ SOURCE_LABELS = {
 NOTES_SHOWN = 500  # rows of the notes table; the count says how many matched
 TIMELINE_SHOWN = 200  # injections listed, newest first
 # The opt-in PostToolUse tracker (one JSON object per line: note id, time, session id).
-READS_LOG = "reads.jsonl"
 NEGATIVES_FILE = "negatives.jsonl"
 
 
@@ -173,7 +173,7 @@ def read_injection_log(app: Recall) -> InjectionLog:
             day = stamp[:10]
             tally = days.setdefault(day, [0, 0])
             chosen = ev["chosen"]
-            if ev.get("decision") in (None, "nothing") or not chosen:
+            if ev.get("decision") in (None, "nothing") or not chosen or ev.get("late"):  # late: never reached the agent
                 out.silent += 1
                 tally[1] += 1
                 continue
@@ -200,27 +200,13 @@ def injection_counts(app: Recall) -> Counter:
 
 
 def read_reads_log(app: Recall) -> Counter:
-    """Per note id, how often the agent opened an injected note (the opt-in PostToolUse
-    tracker's ``logs/reads.jsonl``); empty when the tracker is off."""
-    out: Counter = Counter()
-    try:
-        lines = paths.read_text(app.home / "logs" / READS_LOG, errors="replace").splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            note = obj.get("note") or obj.get("note_id") or obj.get("id")
-            if isinstance(note, str):
-                out[note] += 1
-    return out
+    """Per note id, the injections the agent then opened it after (the opt-in PostToolUse
+    tracker's ``logs/reads.jsonl``, read as ``recall log --stats`` reads it); empty when off."""
+    return Counter(track.opened(app.home))
 
 
 def reads_log_exists(app: Recall) -> bool:
-    return (app.home / "logs" / READS_LOG).is_file()
+    return track.reads_path(app.home).is_file()
 
 
 # --- evaluation reports --------------------------------------------------------------

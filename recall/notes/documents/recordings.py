@@ -40,17 +40,21 @@ def extract_recording(path: Path, fmt: str, every_s: float) -> Extracted:
     if shutil.which("ffmpeg") is None:
         raise Unreadable("recordings need ffmpeg (apt install ffmpeg); skipped")
     from recall.notes.documents.images import load_rgb, read_text
+    from recall.privacy.children import ending_with_me
 
     with tempfile.TemporaryDirectory(prefix="recall-frames-") as tmp:
+        # One frame past the cap, so that a longer recording is said: a file whose timestamps
+        # claim 30 hours wrote every frame of them, gigabytes (stop 48, an outside tester's Z02).
         run = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-vf", f"fps=1/{every_s:g}",
-                              str(Path(tmp) / "f%06d.png")], capture_output=True, text=True, timeout=3600)
+                              "-frames:v", str(MAX_FRAMES + 1), str(Path(tmp) / "f%06d.png")],
+                             capture_output=True, text=True, timeout=3600, preexec_fn=ending_with_me())
         frames = sorted(Path(tmp).glob("f*.png"))
         if run.returncode != 0 or not frames:
             why = (run.stderr.strip().splitlines() or ["no frames"])[-1][:100]
             raise Unreadable(f"not a video ffmpeg can read ({why}); skipped")
         # frame i (from 1) shows the video at about (i - 0.5) * every_s seconds
-        notes = [f"{len(frames) * every_s / 60:,.0f} minutes: its first {MAX_FRAMES * every_s / 60:,.0f} read"] \
-            if len(frames) > MAX_FRAMES else []
+        notes = [f"longer than {MAX_FRAMES * every_s / 60:,.0f} minutes: its first {MAX_FRAMES * every_s / 60:,.0f} "
+                 "read"] if len(frames) > MAX_FRAMES else []
         frames = frames[:MAX_FRAMES]
         texts, last, found = [], b"", []
         for i, f in enumerate(frames, 1):

@@ -215,6 +215,22 @@ def test_a_hanging_daemon_costs_the_budget_and_nothing_more(indexed, daemons):
 
 
 @pytest.mark.process
+def test_an_answer_after_the_budget_is_logged_late_and_not_counted_as_injected(indexed, daemons):
+    """The hook printed nothing, and `recall log --stats` counted an injection (stop 48, Y-01)."""
+    from recall.agents import track
+
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 600\n")  # past the 300 ms budget
+    daemons.start()
+    proc, _wall = run_hook(event(MATCHING))
+    assert_silent(proc)
+    log = indexed / "logs" / "daemon.log"
+    assert wait_for(lambda: " INFO query " in log.read_text(encoding="utf-8"), 10)
+    line = next(x for x in log.read_text(encoding="utf-8").splitlines() if " INFO query " in x)
+    assert '"late": true' in line and '"chosen": [{' in line  # what it chose, marked as never handed over
+    assert list(track.injections(indexed)) == [] and track.stats() == []
+
+
+@pytest.mark.process
 def test_the_budget_comes_from_the_config(indexed, daemons):
     write_config(indexed, "[daemon]\ndebug_delay_ms = 600\nhook_budget_ms = 2000\n")
     daemons.start()

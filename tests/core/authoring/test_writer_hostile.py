@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -173,3 +174,66 @@ def test_an_agent_answering_json_of_another_shape_is_one_line_not_a_traceback(fo
     _record, env = _answering(tmp_path, 'print(json.dumps(["not", "a", "result"])); sys.exit(0)')
     ran = run_cli("questions", "run", str(folder), env=env)
     assert "Traceback" not in ran.stderr and "no result object" in ran.stderr, ran.stderr
+
+
+def test_the_agents_stderr_is_never_spooled_to_disk(folder, tmp_path, recall_home, hash_model):
+    """All of the agent's stderr went to an unlinked file in /tmp, 2 GB seen (stop 48, tester
+    Z's 04): it is read as it comes, its last 64 KB kept."""
+    from recall.authoring.runner import STDERR_TAIL, run
+
+    code = ("import os, sys\nsys.stderr.write('x' * (4 << 20) + 'the cause at the end')\nsys.stderr.flush()\n"
+            "print(os.readlink('/proc/self/fd/2'))\n")
+    done = run([sys.executable, "-c", code], "", cwd=str(tmp_path), env=dict(os.environ), timeout_s=60)
+    assert done.stdout.startswith("pipe:"), done.stdout
+    assert len(done.stderr) == STDERR_TAIL and done.stderr.endswith("the cause at the end")
+
+
+def test_an_agent_outlives_no_run_killed_without_its_cleanup(folder, tmp_path, recall_home, hash_model):
+    """SIGKILL (the out-of-memory killer) on `recall questions run` left its agent CLI running,
+    sending notes with no time limit left (stop 48, tester Z's 05): the kernel ends it with the run."""
+    pid_file = tmp_path / "agent.pid"
+    _record, env = _answering(tmp_path, f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                                        "import time; time.sleep(300)")
+    proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "questions", "run", str(folder)],
+                            env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    agent = int(pid_file.read_text())
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(agent, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(agent, signal.SIGKILL)
+        raise AssertionError("the agent CLI outlived the run")
+
+
+def test_a_background_run_is_reaped_when_it_ends(folder, tmp_path, recall_home, hash_model, monkeypatch):
+    """The daemon, a long-lived parent, kept each finished background run as a zombie (stop 48, Z08)."""
+    from recall.authoring.runner import start_background
+
+    def zombies() -> list[str]:
+        out = []
+        for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == "Z" and int(fields[1]) == os.getpid():
+                out.append(stat.parent.name)
+        return out
+
+    monkeypatch.delenv("RECALL_GENERATING", raising=False)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    assert start_background(recall_home, ["--help"], tmp_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (recall_home / "questions.log").read_text().strip():
+        time.sleep(0.1)
+    time.sleep(1.0)
+    assert zombies() == []

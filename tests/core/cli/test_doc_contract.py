@@ -86,3 +86,28 @@ def test_serve_wait_zero_starts_the_daemon_and_returns(recall_home, hash_model):
     finally:
         run_cli("stop")
     assert wait_for(lambda: not daemon_pids(recall_home), 20)
+
+
+@pytest.mark.process
+def test_ctrl_c_on_the_page_is_one_line_and_130(recall_home, hash_model):
+    """Ctrl-C on `recall ui` (and `recall mcp`) was click's "Aborted!" and exit 1 (stop 48, Z07)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "ui", "--no-open"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline()]
+        while "http://127.0.0.1:" not in lines[-1] and lines[-1] and len(lines) < 10:
+            lines.append(proc.stdout.readline())
+        assert "http://127.0.0.1:" in lines[-1], lines
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        run_cli("stop")  # the daemon the page started
+    assert proc.returncode == 130 and "interrupted" in err and "Aborted" not in err, (proc.returncode, err)

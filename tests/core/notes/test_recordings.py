@@ -77,3 +77,74 @@ def test_a_killed_index_leaves_no_converter_running_and_no_frames(tmp_path, monk
     while (converters() or frames() or list(run.glob("convert-*"))) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not converters() and not frames() and not list(run.glob("convert-*"))
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_a_recording_longer_than_the_frames_read_writes_no_more_of_them(tmp_path, hash_model):
+    """A file whose timestamps claim ten hours: ffmpeg wrote every frame of them, gigabytes, before
+    the cap of frames read applied (stop 48, an outside tester's Z02). It writes one past the cap."""
+    import os
+    import sys
+    import time
+
+    from recall.notes.documents.recordings import MAX_FRAMES
+
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("ffmpeg is not installed (apt install ffmpeg)")
+    (tmp_path / "videos").mkdir()
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=white:s=64x64:r=0.1", "-t",
+                    "36000", "-c:v", "libx264", "-pix_fmt", "yuv420p", str(tmp_path / "videos" / "long.mp4")],
+                   check=True)
+    proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "index", str(tmp_path / "videos")],
+                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run, most = Path(os.environ["RECALL_HOME"]) / "run", 0
+    while proc.poll() is None:  # the frames on disk, as ffmpeg writes them
+        most = max(most, len(list(run.glob("convert-*/recall-frames-*/f*.png"))))
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert 0 < most <= MAX_FRAMES + 1, most
+    assert "longer than 120 minutes: its first 120 read" in err, err
+
+
+@pytest.mark.process
+def test_ctrl_c_on_an_index_leaves_no_ffmpeg_behind(tmp_path, hash_model):
+    """Ctrl-C made `recall index` kill its converter, and the converter's ffmpeg ran on under init,
+    writing gigabytes of frames (stop 48, an outside tester's Z01). The stand-in ffmpeg (at the
+    process boundary, on PATH) never ends, as one on a stalled mount would not."""
+    import os
+    import signal
+    import sys
+    import time
+
+    from helpers.daemon import pids_where
+
+    tag = f"fake-ffmpeg-{os.getpid()}-{time.monotonic_ns()}"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ffmpeg").write_text(f"#!{sys.executable}\nimport sys, time\nsys.argv.append({tag!r})\n"
+                                    f"open({str(tmp_path / 'started')!r}, 'w').close()\ntime.sleep(600)\n")
+    (bin_dir / "ffmpeg").chmod(0o755)
+    (tmp_path / "videos").mkdir()
+    (tmp_path / "videos" / "demo.mp4").write_bytes(b"\0\0\0\x18ftypmp42" + b"\0" * 64)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "index", str(tmp_path / "videos")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def fakes() -> list[int]:
+        return pids_where((str(bin_dir / "ffmpeg").encode(),), lambda e: True)
+
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fakes(), "the recording was never being read"
+    os.kill(proc.pid, signal.SIGINT)
+    assert proc.wait(30) == 130
+    deadline = time.monotonic() + 10
+    while fakes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = fakes()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "ffmpeg outlived the index it was reading for"
