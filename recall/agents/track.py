@@ -148,14 +148,15 @@ def record(event: dict, now: float | None = None) -> dict | None:
     return entry
 
 
-def opened(home=None) -> dict[str, int]:
-    """Per note, the injections the agent then opened it after: each injection once, however
-    often it was read (it said "injected 1, opened 4"; stop 48, Y-02), in the daemon log's
-    window (a read of an injection its rotated log no longer holds is not counted)."""
+def opened(home=None, injected: list[tuple[float, str]] | None = None) -> dict[str, int]:
+    """Per note, how many of its injections (``injections()``, or ``injected``) the agent then
+    opened it after: each once, however often it was read (it said "injected 1, opened 4";
+    stop 48, Y-02); a read of an injection the rotated daemon log no longer holds is not counted."""
     seen: set[tuple[str, float]] = set()
     for path in (reads_path(home).with_name("reads.jsonl.1"), reads_path(home)):
         try:
-            lines = open(open_regular(path), encoding="utf-8", errors="replace").read().splitlines()
+            with open(open_regular(path), encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
         except OSError:
             continue
         for line in lines:
@@ -166,9 +167,9 @@ def opened(home=None) -> dict[str, int]:
             if isinstance(entry, dict) and isinstance(entry.get("note"), str) \
                     and isinstance(entry.get("injected_at"), int | float):
                 seen.add((entry["note"], round(float(entry["injected_at"]), 3)))
-    injected = {(n, round(t, 3)) for t, n in injections(home)}
+    shown = {(n, round(t, 3)) for t, n in (injections(home) if injected is None else injected)}
     out: dict[str, int] = {}
-    for note, _ in seen & injected:
+    for note, _ in seen & shown:
         out[note] = out.get(note, 0) + 1
     return out
 
@@ -176,11 +177,12 @@ def opened(home=None) -> dict[str, int]:
 def stats() -> list[dict]:
     """Per note: times injected (daemon log), injections then opened (reads.jsonl)."""
     rows: dict[str, dict] = {}
-    for when, note in injections():
+    injected = list(injections())
+    for when, note in injected:
         row = rows.setdefault(note, {"note": note, "injected": 0, "opened": 0, "last_injected": None})
         row["injected"] += 1
         row["last_injected"] = when
-    for note, n in opened().items():
+    for note, n in opened(injected=injected).items():
         rows[note]["opened"] = n
     return sorted(rows.values(), key=lambda r: (-r["injected"], -r["opened"], r["note"]))
 
