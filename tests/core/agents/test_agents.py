@@ -384,7 +384,7 @@ def test_read_tracking_counts_an_injected_note_opened(indexed, daemons, project,
     huge = {**read, "tool_input": {"file_path": note}, "tool_response": {"content": "x" * MAX_EVENT_BYTES}}
     proc = run_command_hook(tracker, json.dumps(huge).encode(), project)
     assert proc.returncode == 0 and proc.stdout == b""
-    reads = indexed / "usage" / "reads.jsonl"
+    reads = indexed / "logs" / "reads.jsonl"
     [line] = reads.read_text().splitlines()
     entry = json.loads(line)
     assert entry["note"] == "feature-flags-unleash" and entry["session"] == "s-claude"
@@ -501,7 +501,7 @@ def test_the_message_is_never_written_anywhere_on_the_mcp_path(indexed, daemons,
             if path.is_file():
                 seen += 1
                 assert canary.encode() not in path.read_bytes(), path
-    assert (indexed / "usage" / "reads.jsonl").exists() and seen >= 5
+    assert (indexed / "logs" / "reads.jsonl").exists() and seen >= 5
 
 
 @pytest.mark.process

@@ -138,8 +138,13 @@ def test_injections_come_from_the_daemons_log_and_opened_from_the_read_tracker(n
         assert "2 messages searched: <b>1</b> got notes, <b>1</b> got nothing" in r.text
         assert "Feature flags via Unleash" in r.text and asked not in r.text
         assert "read tracker" in r.text  # no reads log: says where the signal would come from
+        from recall.agents import track
+
+        when = next(t for t, n in track.injections(recall_home) if n == "flags")  # as the tracker writes it
         (recall_home / "logs" / "reads.jsonl").write_text(
-            json.dumps({"note": "flags", "time": 1.0, "session": "s1"}) + "\n", encoding="utf-8")
+            json.dumps({"note": "flags", "time": when + 5, "session": "s1", "injected_at": round(when, 3)}) + "\n"
+            + json.dumps({"note": "flags", "time": when + 9, "session": "s1", "injected_at": round(when, 3)}) + "\n",
+            encoding="utf-8")  # read twice after one injection: opened once
         r = c.get("/injections")
         assert "<th class=\"num\">opened</th>" in r.text
         pk = c.get("/notes", params={"q": "unleash"}).text.split('href="/notes/')[1].split('"')[0]
