@@ -88,6 +88,10 @@ def says_something(text: str) -> bool:
 def clean_questions(values: Iterable[object]) -> list[str]:
     """Strings only, stripped, cut to ``MAX_QUESTION_CHARS``; empty, repeated and
     small-talk-only ones (``says_something``) dropped (order kept), at most ``MAX_QUESTIONS``."""
+    return _usable(values)[:MAX_QUESTIONS]
+
+
+def _usable(values: Iterable[object]) -> list[str]:
     out: list[str] = []
     for value in values:
         if not isinstance(value, str):
@@ -95,7 +99,7 @@ def clean_questions(values: Iterable[object]) -> list[str]:
         text = whole(" ".join(value.split())[:MAX_QUESTION_CHARS])
         if text and text not in out and says_something(text):
             out.append(text)
-    return out[:MAX_QUESTIONS]
+    return out
 
 
 def parse_line(text: str, field: str = "questions") -> tuple[str, list]:
@@ -261,9 +265,7 @@ def left_out(path: str, front_matter: Sequence[str], questions_file: Sequence[st
     it keeps: said, not dropped in silence (stop 48, an outside tester's X02)."""
     if len(front_matter) + len(questions_file) <= MAX_QUESTIONS:
         return []
-    seen = {whole(" ".join(v.split())[:MAX_QUESTION_CHARS]) for v in (*front_matter, *questions_file)
-            if isinstance(v, str)}
-    dropped = len({t for t in seen if t and says_something(t)}) - MAX_QUESTIONS
+    dropped = len(_usable([*front_matter, *questions_file])) - MAX_QUESTIONS
     return [Problem(path, f"{dropped} question(s) past the {MAX_QUESTIONS} a note keeps left out: its first "
                           f"{MAX_QUESTIONS} are indexed")] if dropped > 0 else []
 
