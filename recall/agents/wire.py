@@ -24,10 +24,12 @@ READ_WAIT_S = 5.0
 
 
 def read_event_bytes(stream, deadline: float | None = None) -> bytes | None:
-    """All of ``stream`` (a hook's stdin, binary), or None when it holds more than
-    ``MAX_EVENT_BYTES`` (the rest is read and dropped, never parsed) or is not at its end by
-    ``deadline`` (``time.monotonic()``): a writer that stalls or never closes its end, or an
-    endless stdin (``</dev/zero``), costs the hook its budget and no more."""
+    """All of ``stream`` (a hook's stdin, binary) up to its end or to the end of a whole JSON
+    object, or None when it holds more than ``MAX_EVENT_BYTES`` (the rest is read and dropped,
+    never parsed) or neither end comes by ``deadline`` (``time.monotonic()``): a writer that
+    stalls, or an endless stdin (``</dev/zero``), costs the hook its budget and no more; one
+    that writes its whole event and keeps its end open is answered (it got nothing; stop 49, an
+    outside tester's Z09)."""
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # not a file (a test's BytesIO): read as it is
@@ -45,7 +47,18 @@ def read_event_bytes(stream, deadline: float | None = None) -> bytes | None:
                 pass
             return None
         chunks.append(chunk)
+        if chunk.rstrip().endswith(b"}") and _whole_json(data := b"".join(chunks)):
+            return data
     return None
+
+
+def _whole_json(data: bytes) -> bool:
+    """Whether ``data`` is one whole JSON value (an event whose writer has not closed its end)."""
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _readable(fd: int, deadline: float | None) -> bool:

@@ -250,10 +250,11 @@ def _sockets(pid: int) -> int:
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("source", ["a writer that never closes", "/dev/zero"])
+@pytest.mark.parametrize("source", ["a writer that stalls mid-event", "/dev/zero"])
 def test_a_stdin_never_at_its_end_costs_the_budget_and_nothing_more(indexed, daemons, source):
-    """An agent that writes the event and keeps its end open, or a stdin with no end: the hook
-    read until the end of input and held the message for ever. It gives up at its budget."""
+    """A writer that stops halfway through the event and keeps its end open, or a stdin with no
+    end: the hook read until the end of input and held the message for ever. It gives up at its
+    budget."""
     daemons.start()
     t0 = time.monotonic()
     with open("/dev/zero", "rb") as zero:
@@ -261,7 +262,7 @@ def test_a_stdin_never_at_its_end_costs_the_budget_and_nothing_more(indexed, dae
                                      stdin=zero if source == "/dev/zero" else subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with())
     if hook_proc.stdin is not None:
-        hook_proc.stdin.write(event(MATCHING))  # the whole event, the end never closed
+        hook_proc.stdin.write(event(MATCHING)[:-2])  # the event cut short, the end never closed
         hook_proc.stdin.flush()
     try:
         assert hook_proc.wait(timeout=20) == 0
@@ -273,6 +274,26 @@ def test_a_stdin_never_at_its_end_costs_the_budget_and_nothing_more(indexed, dae
         for stream in (hook_proc.stdin, hook_proc.stdout, hook_proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+@pytest.mark.process
+def test_a_whole_event_whose_writer_keeps_its_end_open_is_answered(indexed, daemons):
+    """A wrapper that writes the whole event and keeps stdin open: the hook waited for the end
+    of input, gave up at its budget and said nothing (stop 49, an outside tester's Z09). It
+    answers as soon as the event is whole, and ends while the writer still holds its end."""
+    daemons.start()
+    hook_proc = subprocess.Popen([PY, "-P", "-m", "recall.agents.hook"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with())
+    try:
+        hook_proc.stdin.write(event(MATCHING) + b"\n")
+        hook_proc.stdin.flush()
+        assert hook_proc.wait(timeout=20) == 0
+        assert json.loads(hook_proc.stdout.read())["hookSpecificOutput"]["additionalContext"]
+        assert hook_proc.stderr.read() == b""
+    finally:
+        hook_proc.kill()
+        for stream in (hook_proc.stdin, hook_proc.stdout, hook_proc.stderr):
+            stream.close()
 
 
 @pytest.mark.process
