@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.errors import RecallError
-from recall.privacy.children import ending_with_me
+from recall.privacy.children import adopting_orphans, children, end_all, ending_with_me
 from recall.privacy.paths import open_regular
 
 MAX_ANSWER_BYTES = 16 << 20
@@ -100,6 +100,13 @@ def run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s
         max_bytes: int = MAX_ANSWER_BYTES) -> Finished:
     """Run ``argv`` with ``stdin`` as its input; raises ``TooLong``, ``TooMuch`` or ``OSError``
     (could not start)."""
+    with adopting_orphans():  # a daemon the CLI double-forks comes back to us, to be ended with the rest
+        return _run(argv, stdin, cwd=cwd, env=env, timeout_s=timeout_s, max_bytes=max_bytes)
+
+
+def _run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s: float,
+         max_bytes: int) -> Finished:
+    before = children()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                             env=env, start_new_session=True, preexec_fn=ending_with_me())
     out = bytearray()
@@ -143,7 +150,7 @@ def run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_s
         proc.wait()
         raise TooLong() from None
     finally:
-        _kill_group(proc)  # whatever it started dies with it
+        end_all(proc.pid, before)  # whatever it started dies with it, in its group or not
     threads[1].join(DRAIN_S)
     threads[2].join(max(0.0, DRAIN_S / 5))
     if over.is_set():

@@ -12,7 +12,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from helpers.cli import run_cli
+from helpers.daemon import write_config
 from helpers.fake_agent import fake_claude
 from helpers.notes import write_note
 from recall.authoring import notegen
@@ -237,3 +240,41 @@ def test_a_background_run_is_reaped_when_it_ends(folder, tmp_path, recall_home, 
         time.sleep(0.1)
     time.sleep(1.0)
     assert zombies() == []
+
+
+HELPERS = """
+import subprocess
+helper = subprocess.Popen(["sleep", "300"], start_new_session=True)  # as Node's spawn with detached: true
+if os.fork() == 0:  # a daemon the usual way: fork, new session, fork again, the middle one exits
+    os.setsid()
+    if os.fork() == 0:
+        open({pids!r}, "a").write(str(os.getpid()) + "\\n")
+        os.execvp("sleep", ["sleep", "300"])
+    os._exit(0)
+open({pids!r}, "a").write(str(helper.pid) + "\\n")
+import time
+time.sleep({sleep})
+"""
+
+
+@pytest.mark.parametrize("ending", ["answers", "runs past its time"])
+def test_nothing_the_agent_starts_outlives_the_run(folder, tmp_path, recall_home, hash_model, ending):
+    """A helper the agent CLI starts in a session of its own, or a daemon it double-forks, escaped
+    the kill of the agent's process group, at the time limit as after an answer, and ran on for
+    ever (stop 49, an outside tester's Z06): every process the agent started ends with the run."""
+    pids = tmp_path / "helpers.pids"
+    _record, env = _answering(tmp_path, HELPERS.format(pids=str(pids), sleep=0 if ending == "answers" else 300))
+    if ending != "answers":
+        write_config(recall_home, "[questions]\ntimeout_s = 3\n")
+    done = subprocess.run([sys.executable, "-m", "recall.cli", "questions", "run", str(folder)],
+                          env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+    assert ("did not end" in done.stderr) == (ending != "answers"), done.stderr
+    helpers = [int(p) for p in pids.read_text().split()]
+    assert len(helpers) >= 2
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(p) for p in helpers):
+        time.sleep(0.1)
+    left = [p for p in helpers if _alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    assert left == [], "the agent's helpers outlived the run"
