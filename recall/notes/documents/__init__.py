@@ -170,9 +170,10 @@ def read_if_document(path: Path, root: Path, opts: DocumentsSettings,
     return read_document(path, root, opts, source_kind)
 
 
-def extract_as(path: Path, note_type: str, fmt: str, frame_every_s: float) -> Extracted:
+def extract_as(path: Path, note_type: str, fmt: str, frame_every_s: float,
+               progress: Callable[[], None] | None = None) -> Extracted:
     """The located text of a file of ``format_of``'s kind, in this process (the child of
-    ``isolated.Converter`` calls it)."""
+    ``isolated.Converter`` calls it; a recording calls ``progress`` as it goes)."""
     if note_type == "image":
         from recall.notes.documents.images import extract_image
 
@@ -180,7 +181,7 @@ def extract_as(path: Path, note_type: str, fmt: str, frame_every_s: float) -> Ex
     if note_type == "recording":
         from recall.notes.documents.recordings import extract_recording
 
-        return extract_recording(path, fmt, frame_every_s)
+        return extract_recording(path, fmt, frame_every_s, progress)
     return extract(path, fmt)
 
 

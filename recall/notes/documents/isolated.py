@@ -5,7 +5,8 @@ files anyone may have saved: a zip bomb, an image that OCR enlarges to tens of g
 page of millions of drawing operators, a converter's own bug. Each file is converted in one
 child process (started on the first file, reused for the next ones, started again after a
 failure), under an address-space cap (``[documents] convert_max_mb``) and, for documents and
-images, a time limit (``convert_timeout_s``; a recording's time grows with its length). Past
+images, a time limit (``convert_timeout_s``; a recording, whose time grows with its length,
+must show progress that often: frames written, frames read). Past
 either, or on any error a converter raises, the file is one ``Unreadable`` line and the rest
 of the folder is read. The child writes nothing to the terminal (a library's warnings and
 prints go nowhere): recall's own line says what happened.
@@ -28,14 +29,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from recall.notes.documents.convert import Extracted, Unreadable
 from recall.privacy.paths import ensure_private_dir, run_dir
 
 # How long a child that was asked to stop may take before it is killed.
 STOP_S = 2.0
+TICK_S = 1.0  # a recording's progress is told at most this often
 
 
 class Converter:
@@ -58,16 +63,19 @@ class Converter:
     def __call__(self, path: Path, note_type: str, fmt: str, frame_every_s: float) -> Extracted:
         send, recv = self._started()
         send.send((str(path), note_type, fmt, frame_every_s))
-        limit = None if note_type == "recording" else self.timeout_s
-        if not recv.poll(limit):
-            self.close(kill=True)
-            raise Unreadable(f"took over {self.timeout_s:g} s to convert ([documents] convert_timeout_s); skipped")
-        try:
-            kind, value = recv.recv()
-        except (EOFError, OSError):  # the child died: out of memory, or a converter crashed
-            self.close(kill=True)
-            raise Unreadable(f"its converter crashed or ran out of memory ([documents] convert_max_mb = "
-                             f"{self.max_mb:g}); skipped") from None
+        late = "made no progress for" if note_type == "recording" else "took over"
+        kind: str = "tick"
+        value: Any = None
+        while kind == "tick":  # a recording ticks as it goes: its limit is time without progress
+            if not recv.poll(self.timeout_s):
+                self.close(kill=True)
+                raise Unreadable(f"{late} {self.timeout_s:g} s to convert ([documents] convert_timeout_s); skipped")
+            try:
+                kind, value = recv.recv()
+            except (EOFError, OSError):  # the child died: out of memory, or a converter crashed
+                self.close(kill=True)
+                raise Unreadable(f"its converter crashed or ran out of memory ([documents] convert_max_mb = "
+                                 f"{self.max_mb:g}); skipped") from None
         if kind == "ok":
             return value
         if kind == "import":
@@ -111,11 +119,12 @@ class Converter:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _answer(path: str, note_type: str, fmt: str, frame_every_s: float) -> tuple[str, object]:
+def _answer(path: str, note_type: str, fmt: str, frame_every_s: float,
+            progress: Callable[[], None] | None = None) -> tuple[str, object]:
     from recall.notes.documents import extract_as
 
     try:
-        return "ok", extract_as(Path(path), note_type, fmt, frame_every_s)
+        return "ok", extract_as(Path(path), note_type, fmt, frame_every_s, progress)
     except Unreadable as exc:
         return "unreadable", str(exc)
     except ImportError as exc:
@@ -159,6 +168,18 @@ def _die_with(parent: int) -> None:
         sys.exit(1)
 
 
+def _ticker(send: Connection) -> Callable[[], None]:
+    """``progress`` for a conversion: a ("tick", None) to the parent, at most once a second."""
+    last = [0.0]
+
+    def tick() -> None:
+        if time.monotonic() - last[0] >= TICK_S:
+            last[0] = time.monotonic()
+            send.send(("tick", None))
+
+    return tick
+
+
 def main(max_mb: int, parent: int | None = None) -> None:
     """The child: end with its parent, cap the address space, silence fds 1 and 2, answer until
     stdin closes."""
@@ -188,7 +209,8 @@ def main(max_mb: int, parent: int | None = None) -> None:
             request = recv.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
-        send.send(_answer(*request))
+        path, note_type, fmt, every_s = request
+        send.send(_answer(path, note_type, fmt, every_s, _ticker(send)))
 
 
 if __name__ == "__main__":

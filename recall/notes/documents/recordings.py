@@ -6,9 +6,13 @@ hit points at "00:01:22–00:02:59". No audio is transcribed (no offline speech 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from recall.notes.documents.convert import Extracted, Unreadable
@@ -36,18 +40,46 @@ def pieces(duration: float) -> list[tuple[float, float]]:
         start += PIECE_S - OVERLAP_S
 
 
-def extract_recording(path: Path, fmt: str, every_s: float) -> Extracted:
+def _frames(argv: list[str], folder: Path, tick: Callable[[], None]) -> subprocess.CompletedProcess:
+    """ffmpeg writing frames into ``folder``, ``tick`` called each second it wrote more."""
+    from recall.privacy.children import ending_with_me
+
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ending_with_me())
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read() if proc.stderr else ""), daemon=True)
+    reader.start()
+    try:
+        seen = 0
+        while proc.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(1.0)
+            now = sum(1 for _ in os.scandir(folder))
+            if now > seen:
+                seen = now
+                tick()
+    finally:  # stopped (SIGTERM from the parent, which gave up on it): ffmpeg goes too
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(5)
+    return subprocess.CompletedProcess(argv, proc.returncode, "", "".join(err))
+
+
+def extract_recording(path: Path, fmt: str, every_s: float,
+                      progress: Callable[[], None] | None = None) -> Extracted:
+    """The recording's text per piece; ``progress`` is called as frames come and are read (the
+    converter's parent stops one that shows none for ``convert_timeout_s``)."""
     if shutil.which("ffmpeg") is None:
         raise Unreadable("recordings need ffmpeg (apt install ffmpeg); skipped")
     from recall.notes.documents.images import load_rgb, read_text
-    from recall.privacy.children import ending_with_me
 
+    tick = progress or (lambda: None)
     with tempfile.TemporaryDirectory(prefix="recall-frames-") as tmp:
         # One frame past the cap, so that a longer recording is said: a file whose timestamps
         # claim 30 hours wrote every frame of them, gigabytes (stop 48, an outside tester's Z02).
-        run = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-vf", f"fps=1/{every_s:g}",
-                              "-frames:v", str(MAX_FRAMES + 1), str(Path(tmp) / "f%06d.png")],
-                             capture_output=True, text=True, timeout=3600, preexec_fn=ending_with_me())
+        run = _frames(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-vf", f"fps=1/{every_s:g}",
+                       "-frames:v", str(MAX_FRAMES + 1), str(Path(tmp) / "f%06d.png")], Path(tmp), tick)
         frames = sorted(Path(tmp).glob("f*.png"))
         if run.returncode != 0 or not frames:
             why = (run.stderr.strip().splitlines() or ["no frames"])[-1][:100]
@@ -62,6 +94,7 @@ def extract_recording(path: Path, fmt: str, every_s: float) -> Extracted:
             key = rgb[::8, ::8].tobytes()
             if key != last:
                 found, last = read_text(rgb), key
+                tick()
             texts.append((i * every_s - every_s / 2, found))
     duration = len(frames) * every_s
     segments = []

@@ -148,3 +148,37 @@ def test_ctrl_c_on_an_index_leaves_no_ffmpeg_behind(tmp_path, hash_model):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, "ffmpeg outlived the index it was reading for"
+
+
+@pytest.mark.process
+def test_a_recording_whose_converter_makes_no_progress_is_skipped_and_the_rest_indexed(tmp_path, hash_model):
+    """Recordings had no time limit ("as long as their length needs"): an ffmpeg stalled on a
+    dead mount held `recall index`, and the daemon's watcher with every note saved after it,
+    for ever (stop 49, an outside tester's Z03). A converter that shows no progress for
+    `convert_timeout_s` is stopped: the recording is one line, the notes beside it are indexed."""
+    import os
+    import sys
+    import time
+
+    from helpers.daemon import write_config
+    from helpers.notes import write_note
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ffmpeg").write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n")
+    (bin_dir / "ffmpeg").chmod(0o755)
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "demo.mp4").write_bytes(b"\0\0\0\x18ftypmp42" + b"\0" * 64)
+    write_note(folder, "zebra", "Zebra pods eviction", "why zebra pods get evicted", "kube evicts zebra pods")
+    home = Path(os.environ["RECALL_HOME"])
+    write_config(home, "[documents]\nconvert_timeout_s = 3\n")
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "recall.cli", "index", str(folder)], capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - t0 < 60
+    assert "demo.mp4" in done.stderr and "made no progress for 3 s" in done.stderr, done.stderr
+    top = json.loads(run_cli("search", "--json", "zebra", "pods", "eviction", check=True).stdout)["results"][0]
+    assert top["id"] == "zebra"
