@@ -261,7 +261,7 @@ def claude_env(scratch: Scratch, base_url: str) -> dict[str, str]:
 
 
 def run_claude(exe: Path, scratch: Scratch, base_url: str, messages: list[str], between=None,
-               extra_args: tuple[str, ...] = (), timeout: float = 180) -> ClaudeRun:
+               extra_args: tuple[str, ...] = (), timeout: float = 300) -> ClaudeRun:
     """One ``claude -p`` session fed ``messages`` one at a time (stream-json on stdin):
     the next message is written only after the answer to the previous one came back,
     and ``between(i)`` runs before message ``i`` (i >= 1)."""
