@@ -59,6 +59,9 @@ def main() -> None:
 
 
 def run() -> None:
+    from recall.privacy import coredumps
+
+    coredumps.forbid()  # it holds notes' text before masking and the questions: a crash must not dump them
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:

@@ -31,6 +31,7 @@ if not __package__:  # run as a file: import the package from its parent folder
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
+from recall.privacy import coredumps  # noqa: E402
 from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home  # noqa: E402
 
 # A read counts as "opened after injection" when recall injected that note this long before
@@ -189,6 +190,7 @@ def stats() -> list[dict]:
 
 def main() -> None:
     try:
+        coredumps.forbid()  # the event holds what the agent read: a crash must not dump it to disk
         # A Read of a huge file: drained, not parsed; a stdin never at its end: given up.
         raw = read_event_bytes(sys.stdin.buffer, time.monotonic() + READ_WAIT_S)
         event = None if raw is None else json.loads(raw.decode("utf-8"))
