@@ -14,7 +14,17 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, say_json, scope_flags, warn
+from recall.cli.common import (
+    FolderPath,
+    UserError,
+    fail_cleanly,
+    recall_app,
+    say,
+    say_json,
+    scope_flags,
+    typed_text,
+    warn,
+)
 from recall.privacy.safetext import one_line
 from recall.team import pushed
 
@@ -225,9 +235,11 @@ def _drop_gone(index, home: Path) -> None:
 @_clean_errors
 def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: bool,
                 url: str | None) -> None:
-    """Search your notes and the team's on the server (the question stays here)."""
+    """Search your notes and the team's on the server (the question stays here). TEXT `-`:
+    read from stdin (a command line is visible to other users in the process list)."""
     from recall.ranking.scope import Scope
 
+    text = typed_text(text)
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), *scope_flags(repo, everything))
     qvec = app.embedder.embed_queries([text])  # only this vector is sent

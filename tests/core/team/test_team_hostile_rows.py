@@ -127,3 +127,14 @@ def test_a_host_from_a_service_file_gets_the_transport_warning(tmp_path, monkeyp
     assert transport_warning("postgresql:///recall?service=team&sslmode=verify-full") is None
     (tmp_path / "services").write_text("[team]\nhost=/run/postgresql\n")
     assert transport_warning("postgresql:///recall?service=team") is None
+
+
+@pytest.mark.pg
+def test_team_search_reads_its_words_from_stdin_like_recall_search(server, schema, team, tmp_path):
+    """`recall team search -` searched for a literal "-": the only way was the command line,
+    which every local user reads in /proc (stop 49, an outside tester's AB02)."""
+    alice_pushes_a_rule(server, tmp_path)
+    typed = cli("team", "search", "--all", "--json", "-", input=MESSAGE + "\n", url=server.url("carol"))
+    given = cli("team", "search", "--all", "--json", MESSAGE, url=server.url("carol"))
+    assert typed.returncode == 0 and given.returncode == 0, typed.stderr
+    assert json.loads(typed.stdout) == json.loads(given.stdout) and "Deploys" in typed.stdout
