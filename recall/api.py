@@ -19,8 +19,9 @@ from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
 from recall.indexing.known import newer_elsewhere
+from recall.privacy.claude_memory import memory_dir
 from recall.privacy.masking import RULES_VERSION
-from recall.privacy.paths import make_tree_private, memory_dir, project_key, recall_home
+from recall.privacy.paths import make_tree_private, project_key, recall_home
 from recall.privacy.safetext import whole
 from recall.privacy.trust import require_home
 from recall.ranking.scope import Scope

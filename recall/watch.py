@@ -43,9 +43,10 @@ from typing import TYPE_CHECKING, Any
 from recall.api import DB_NAME
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
 from recall.notes.documents import LIBRARY, format_of, read_if_document
-from recall.notes.files import SKIPPED_DIRS, is_note_name, name_problem, read_note, shown_path
+from recall.notes.files import is_note_name, name_problem, read_note, shown_path
 from recall.notes.problems import grouped
 from recall.notes.questions import QUESTIONS_FILE_NAMES
+from recall.notes.walk import walked_into
 from recall.privacy.paths import file_id, leads_outside
 from recall.store.records import SourceRef
 from recall.store.sqlite import Store
@@ -135,11 +136,7 @@ def _known_failure(exc: Exception, home: Path) -> str | None:
 
 def is_note_path(root: Path, path: Path) -> bool:
     """Whether ``path`` is a file ``recall.notes.files.read_folder(root)`` would read."""
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return False
-    if not is_note_name(path.name) or any(p.startswith(".") or p in SKIPPED_DIRS for p in rel.parts):
+    if not is_note_name(path.name) or not walked_into(root, path):
         return False
     if leads_outside(path, root):
         return False  # as read_folder: a link out of the folder must not expose other files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from recall.agents.shared import (
     track_entry,
     we_added,
 )
-from recall.agents.wire import additional_context, read_prompt_event
+from recall.agents.wire import Message, additional_context, read_prompt_event
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "claude"
@@ -41,7 +42,17 @@ EVENT = "UserPromptSubmit"
 # additionalContext over 10,000 characters becomes a file preview
 MAX_CHARS = 10_000
 FORMS = ALL_FORMS
-read_event = read_prompt_event  # {prompt, cwd, session_id, ...}
+def read_event(event: object) -> Message | None:
+    """``{prompt, cwd, session_id, ...}``, searched in the session's project: the folder
+    Claude Code gives its hooks as ``CLAUDE_PROJECT_DIR`` (its memory is that project's wherever
+    the shell has gone; the MCP server reads the same). After `cd src/lib` in a project outside
+    git, the shell's folder named no project and its notes were never handed over (stop 49, an
+    outside tester's AA09)."""
+    message = read_prompt_event(event)
+    project = os.environ.get("CLAUDE_PROJECT_DIR", "")
+    if message is None or not os.path.isabs(project):
+        return message
+    return message._replace(cwd=project)
 output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 

@@ -109,7 +109,8 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
             if not d.is_dir():
                 raise UserError(f"not a folder: {d}; `recall index` takes the folder that holds the notes")
         return [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
-    from recall.privacy.paths import auto_memory_override, project_root
+    from recall.privacy.claude_memory import auto_memory_override
+    from recall.privacy.paths import project_root
 
     _override, problem = auto_memory_override(project_root(cwd))
     if problem is not None:

@@ -7,7 +7,10 @@ never returns: an outside tester's session there left one worker stuck in the ke
 message, and after 40 messages no session of the user got an answer (stop 46). Here the walk
 runs in a small pool of its own, for at most ``WAIT_S``; past it, or while ``MAX_STUCK`` walks
 are still under way, the message's own folder is its project (no walk: nothing that can hang).
-Answers are kept a minute per folder (``CACHE``), so a session's messages walk once.
+Answers are kept two seconds per folder (``TTL_S``), for a burst of hooks: kept a minute, a
+folder that changed project (a ``current`` link pointed elsewhere, a ``git init`` in a
+subfolder) was answered from the old project's notes meanwhile (stop 49, an outside tester's
+AA10), and a healthy walk costs well under a millisecond.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from recall.store.lru import Lru
 WAIT_S = 0.1  # a walk on a healthy disk takes well under a millisecond
 MAX_STUCK = 4  # walks under way at once; past it, no walk is started
 CACHE = 512  # folders remembered
-TTL_S = 60.0  # how long a folder's project is remembered (a `git init` since is seen after it)
+TTL_S = 2.0  # how long a folder's project is remembered (a link repointed since is seen after it)
 
 
 class Roots:

@@ -22,13 +22,15 @@ from recall.indexing.indexer import Indexer, SyncStats
 from recall.notes.files import Note
 from recall.notes.problems import Problem
 from recall.notes.transcripts import PROMPT_SOURCES, read_project_titles
-from recall.privacy.paths import project_key, projects_dir
+from recall.privacy.paths import checkout_root, encode_project_path, project_key, projects_dir
 from recall.store.records import SourceRef
 from recall.store.sqlite import Store
 
 
 def conversations_dir(cwd: Path | str) -> Path:
-    return projects_dir() / project_key(cwd)
+    """Where Claude Code keeps the transcripts of sessions in ``cwd``'s checkout (a linked
+    worktree's own folder; its titles belong to the repository, ``project_key``)."""
+    return projects_dir() / encode_project_path(checkout_root(cwd))
 
 
 def purge_prompt_titles(store: Store, prompts: bool) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Sequence
@@ -23,6 +22,8 @@ from pathlib import Path
 
 from recall.notes.frontmatter import split_front_matter
 from recall.notes.problems import Problem
+from recall.notes.rendered import shown_markdown
+from recall.notes.walk import agents_projects, subfolders
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import NotAFile, read_regular, utf8_name
@@ -82,11 +83,6 @@ def shown_path(path: Path | str) -> str:
     return mask_path(str(path))
 
 
-# An HTML comment, which no markdown renderer shows: never a note's headline (an outside tester's
-# orders in one reached the hook's block as a description; stop 44). Its text stays searchable.
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-
-
 def _first_line(body: str, skip_headings: bool = False) -> str:
     for line in body.splitlines():
         if skip_headings and line.lstrip().startswith("#"):
@@ -140,7 +136,7 @@ def parse_note(path: Path, raw: bytes, decoded: tuple[str, list[str]] | None = N
         warnings.append(error)
     meta = meta or {}
     name = _text_field(meta, "name") or path.stem
-    shown = _COMMENT.sub("", body) if "<!--" in body else body  # a headline is what the file shows
+    shown = body = shown_markdown(body)  # a headline, and the text, are what the file shows (rendered.py)
     description = _text_field(meta, "description") or _first_line(shown)
     if not meta and not error and (title := _heading_title(shown)):  # markdown without a header
         name, description = title, _first_line(shown, skip_headings=True)
@@ -231,11 +227,6 @@ def _read_regular(path: Path) -> tuple[bytes, int]:
     return read_regular(path, MAX_NOTE_BYTES)
 
 
-# Folders of installed packages, not of notes (a package's README.md is no note of the user's):
-# skipped by notes and documents alike (``recall.notes.documents``), as hidden folders are.
-SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
-
-
 def is_note_name(fname: str) -> bool:
     """Whether a file of this name is a note: ``.md`` in any case (``Plan.MD`` too), not
     Claude Code's ``MEMORY.md`` index, not hidden."""
@@ -249,10 +240,11 @@ def iter_note_files(folder: Path) -> Iterator[tuple[Path | None, Problem | None]
     should not become a way to index (and show an agent) arbitrary files.
     """
     root = folder.resolve()
+    leave_out = agents_projects(folder)
     unread: list[OSError] = []  # a folder the walk cannot open: said, not skipped in silence
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False, onerror=unread.append):
         yield from _unread_folders(unread)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        dirnames[:] = subfolders(dirpath, dirnames, leave_out)
         for fname in sorted(filenames):
             if not is_note_name(fname):
                 continue

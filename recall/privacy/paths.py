@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import re
 import stat
@@ -354,11 +353,40 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 PATH_MAX = 4096  # Linux's; macOS's is 1024
 
 
+KEY_MAX = 200  # Claude Code cuts a longer key there and adds a hash of the path
+
+
+def claude_key(path: str) -> str:
+    """Claude Code's folder name for ``path``, as its JavaScript computes it on UTF-16 units:
+    each unit not an ASCII letter or digit -> '-' (a character past U+FFFF is two), and a key
+    longer than 200 cut there, ``-`` and the path's Java string hash in base 36 added. recall
+    counted characters and never cut: a project with an emoji or a long path in its name had
+    its memory folder looked for under another name, never indexed (stop 49, AA08)."""
+    key = _NON_ALNUM.sub("-", path)
+    units = len(path.encode("utf-16-le", "surrogatepass")) // 2
+    if units != len(path):  # characters past U+FFFF: two units each
+        key = _NON_ALNUM.sub(lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), path)
+    if len(key) <= KEY_MAX:
+        return key
+    data = path.encode("utf-16-le", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (h * 31 + (data[i] | data[i + 1] << 8)) & 0xFFFFFFFF
+    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
+    digits = ""
+    while True:
+        h, r = divmod(h, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+        if not h:
+            break
+    return f"{key[:KEY_MAX]}-{digits}"
+
+
 def encode_project_path(path: Path | str, resolve: bool = True) -> str:
-    """Claude Code's key for a project: the absolute path, every non-alphanumeric -> '-'.
+    """Claude Code's key for a project: the absolute path, ``claude_key``.
     ``resolve=False``: ``path`` is resolved already (``project_root``'s answer), and is not
     looked at on the disk again (one on a hung mount never answers)."""
-    return _NON_ALNUM.sub("-", str(Path(path).resolve() if resolve else path))
+    return claude_key(str(Path(path).resolve() if resolve else path))
 
 
 def shown_project_key(root: Path) -> str:
@@ -367,11 +395,20 @@ def shown_project_key(root: Path) -> str:
     lost, ``ghp_`` becoming ``ghp-``)."""
     from recall.privacy.masking import mask_path
 
-    return _NON_ALNUM.sub("-", mask_path(str(root)))
+    return claude_key(mask_path(str(root)))
 
 
 def project_root(cwd: Path | str) -> Path:
-    """The git root above ``cwd`` (what Claude Code keys memory by), else ``cwd``.
+    """The repository ``cwd`` is in (what Claude Code keys memory by): ``checkout_root``, or
+    for a linked worktree its main worktree's (``recall.privacy.worktree``)."""
+    from recall.privacy.worktree import main_worktree
+
+    return main_worktree(checkout_root(cwd))
+
+
+def checkout_root(cwd: Path | str) -> Path:
+    """The git root above ``cwd`` (a linked worktree's own: where Claude Code keeps its
+    sessions' transcripts), else ``cwd``.
 
     Walks up looking for ``.git`` instead of running git: the hook calls this on every
     message and a subprocess would cost ~5 ms. A ``cwd`` longer than any path the system
@@ -395,43 +432,6 @@ def project_root(cwd: Path | str) -> Path:
 def project_key(cwd: Path | str) -> str:
     """The key of the project ``cwd`` is in: its git root, encoded as Claude Code does."""
     return encode_project_path(project_root(cwd))
-
-
-def auto_memory_override(root: Path) -> tuple[Path | None, str | None]:
-    """Claude Code's ``autoMemoryDirectory`` for the project at ``root`` (its local settings,
-    its settings, the user's), and one line when a value set there is not a folder recall can
-    use (not a string, a ``~user`` this machine does not know, a name that is not UTF-8):
-    that value is passed over. A project's settings file is committed by anyone on the team."""
-    for settings in (
-        root / ".claude" / "settings.local.json",
-        root / ".claude" / "settings.json",
-        claude_config_dir() / "settings.json",
-    ):
-        try:
-            value = json.loads(read_text(settings)).get("autoMemoryDirectory")
-        except (OSError, ValueError, AttributeError, RecursionError):
-            continue
-        if not value:
-            continue
-        why = "is not a folder's path" if not isinstance(value, str) else (
-            "is not valid UTF-8" if not utf8_name(value) else None)
-        if why is None:
-            try:
-                return expand_user(value, "autoMemoryDirectory"), None
-            except Exception:  # noqa: BLE001 - HomeUnusable (recall.errors is not imported here): a ~user unknown
-                why = "names the home folder of a user this machine does not know"
-        return None, (f"{settings}: autoMemoryDirectory {json.dumps(value)[:200]} {why}; the project's "
-                      "memory is read from Claude Code's default folder (write the folder's full path there)")
-    return None, None
-
-
-def memory_dir(cwd: Path | str) -> Path:
-    """The Claude Code memory folder of the project containing ``cwd``."""
-    root = project_root(cwd)
-    override, _problem = auto_memory_override(root)
-    if override is not None:
-        return override
-    return claude_config_dir() / "projects" / encode_project_path(root) / "memory"
 
 
 def projects_dir() -> Path:

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING
 
 from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
 from recall.notes.documents.isolated import Converter
-from recall.notes.files import INDEX_FILE, SKIPPED_DIRS, Note, distinct, name_problem
+from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
 from recall.notes.problems import Problem
+from recall.notes.walk import agents_projects, subfolders, walked_into
 from recall.privacy.paths import NotAFile, file_kind, leads_outside
 
 if TYPE_CHECKING:
@@ -68,11 +69,7 @@ def format_of(path: Path, opts: DocumentsSettings, source_kind: str = "dir") -> 
 
 def is_document_path(root: Path, path: Path, opts: DocumentsSettings, source_kind: str = "dir") -> bool:
     """Whether ``read_documents(root)`` would read ``path`` (the watcher's filter)."""
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return False
-    if any(p.startswith(".") or p in SKIPPED_DIRS for p in rel.parts) or path.name == INDEX_FILE:
+    if not walked_into(root, path) or path.name == INDEX_FILE:
         return False
     if leads_outside(path, root):
         return False
@@ -83,8 +80,9 @@ def iter_document_files(root: Path, opts: DocumentsSettings, source_kind: str) -
     """The files under ``root`` the reader takes, sorted; a symlink out of the folder is a
     ``Problem`` (a folder must not become a way to show an agent other files)."""
     real = root.resolve()
+    leave_out = agents_projects(root)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        dirnames[:] = subfolders(dirpath, dirnames, leave_out)
         for fname in sorted(filenames):
             path = Path(dirpath) / fname
             if fname.startswith(".") or fname == INDEX_FILE or format_of(path, opts, source_kind) is None:

@@ -678,3 +678,56 @@ def test_the_registered_hook_runs_no_code_from_the_agents_folder_whatever_python
     proc = subprocess.run([PY, *entry["args"]], input=event.encode(), capture_output=True, cwd=repo, timeout=30,
                           env={**os.environ, "PYTHONPATH": ":/nonexistent", "RECALL_HOME": str(tmp_path / "home")})
     assert proc.returncode == 0 and not marker.exists(), proc.stderr
+
+
+@pytest.mark.process
+def test_claude_codes_hook_searches_the_sessions_project_wherever_the_shell_went(recall_home, hash_model,
+                                                                                daemons, tmp_path):
+    """A project outside git, its memory indexed; the shell `cd`s to `src/lib` and Claude Code
+    sends that folder as `cwd`: it named no project and the project's notes were never handed
+    over (stop 49, an outside tester's AA09). Claude Code gives its hooks the session's project
+    as CLAUDE_PROJECT_DIR, and its memory is that project's: the hook searches there."""
+    import shutil
+
+    from helpers.cli import run_cli
+    from recall.privacy.claude_memory import memory_dir
+
+    project = tmp_path / "gamma"
+    (project / "src" / "lib").mkdir(parents=True)
+    shutil.copytree(SAMPLE_NOTES, memory_dir(project))
+    write_config(recall_home)
+    assert run_cli("index", "-q", cwd=project).returncode == 0
+    daemons.start()
+    deep = str(project / "src" / "lib")
+    shell_only, _ = run_hook(event(MATCHING, cwd=deep))
+    assert_silent(shell_only)
+    in_session, _ = run_hook(event(MATCHING, cwd=deep), CLAUDE_PROJECT_DIR=str(project))
+    assert "feature-flags-unleash.md" in in_session.stdout.decode(), in_session
+
+
+@pytest.mark.process
+def test_a_folder_that_changes_project_is_searched_as_its_new_one(recall_home, hash_model, daemons, tmp_path):
+    """The daemon kept a folder's project a minute: after a `current` link was pointed from
+    alpha to beta, the hook handed over alpha's notes in beta while `recall query` already used
+    beta's (stop 49, an outside tester's AA10)."""
+    import shutil
+
+    from helpers.cli import run_cli
+    from recall.privacy.claude_memory import memory_dir
+
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    for project in (alpha, beta):
+        (project / ".git").mkdir(parents=True)
+    shutil.copytree(SAMPLE_NOTES, memory_dir(alpha))
+    write_config(recall_home)
+    assert run_cli("index", "-q", cwd=alpha).returncode == 0
+    current = tmp_path / "current"
+    current.symlink_to(alpha)
+    daemons.start()
+    before, _ = run_hook(event(MATCHING, cwd=str(current)))
+    assert "feature-flags-unleash.md" in before.stdout.decode()
+    current.unlink()
+    current.symlink_to(beta)
+    time.sleep(2.5)  # seen within seconds (recall.daemon.roots.TTL_S)
+    after, _ = run_hook(event(MATCHING, cwd=str(current)))
+    assert_silent(after)

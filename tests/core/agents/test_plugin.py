@@ -20,7 +20,7 @@ from helpers.agents import CLAUDE_EVENT, mcp_calls, plugin_installed_now, substi
 from helpers.daemon import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
 from helpers.paths import ROOT, SAMPLE_NOTES
 from recall.ipc import client
-from recall.privacy.paths import memory_dir
+from recall.privacy.claude_memory import memory_dir
 
 pytest.importorskip("mcp")
 

@@ -161,7 +161,7 @@ def test_status_reports_model_and_counts(sample_notes):
 def test_index_without_dirs_uses_project_memory_folder(tmp_path, monkeypatch):
     project = tmp_path / "proj"
     (project / ".git").mkdir(parents=True)
-    from recall.privacy.paths import memory_dir
+    from recall.privacy.claude_memory import memory_dir
 
     mem = memory_dir(project)
     mem.mkdir(parents=True)

@@ -5,6 +5,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from helpers.cli import run_cli
 from helpers.corpora import Transcript, build_corpus, conversation
 from helpers.notes import write_note
@@ -207,3 +209,86 @@ def test_whatever_claude_codes_own_files_hold_the_projects_notes_are_indexed(tmp
         hits = recall(project, "search", "exponential backoff").stdout
         assert "Retry policy" in hits, hits
     assert "Webhook retries" in stored_titles(recall_home).values()
+
+
+def test_a_cloned_repositorys_settings_cannot_take_other_projects_memory(tmp_path, recall_home):
+    """A repository's committed `.claude/settings.json` naming another folder as its
+    `autoMemoryDirectory` made `recall index` there (the plugin's, at each session start) take
+    every project's memory as its own: handed over in that repository unasked, and gone from its
+    owner's (stop 49, an outside tester's AA01). Claude Code reads it only in a folder the user
+    trusted; so does recall, and the user's own settings still count."""
+    import os
+
+    victim, memory, _ = make_project(tmp_path / "victim")
+    write_note(memory, "quokka", "Quokka ledger", "check the quokka ledger before release", "quokkabar ledger")
+    recall(victim, "index", "-q")
+    evil, _, _ = make_project(tmp_path / "evil")
+    (evil / ".claude").mkdir()
+    (evil / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryDirectory": str(projects_dir())}))
+    out = recall(evil, "index")
+    assert "passed over" in out.stderr and "trusted" in out.stderr, out.stderr
+    assert "Quokka" not in recall(evil, "search", "quokkabar ledger").stdout
+    assert "Quokka" in recall(victim, "search", "quokkabar ledger").stdout
+
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"]) / ".claude.json"  # the user trusts it: Claude Code reads it
+    config.write_text(json.dumps({"projects": {str(evil.resolve()): {"hasTrustDialogAccepted": True}}}))
+    (evil / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryDirectory": str(memory)}))
+    out = recall(evil, "index")
+    assert "passed over" not in out.stderr, out.stderr
+    assert "Quokka" in recall(evil, "search", "quokkabar ledger").stdout
+
+
+def test_a_rules_folder_above_the_agents_projects_leaves_each_projects_memory_its_own(tmp_path, recall_home):
+    """`[sources] rules = ["~/.claude"]` (where Claude Code keeps the global CLAUDE.md and
+    rules/) read every project's memory folder below it as rules: each project's notes handed
+    over in every other project and pushed to the team (stop 49, an outside tester's AA02, AA03).
+    The projects folder is left out of every walk from above it, in `recall index` and the
+    watcher alike; the memory stays its project's."""
+    import os
+
+    from recall.watch import is_note_path
+
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    alpha, memory, _ = make_project(tmp_path / "alpha")
+    beta, _, _ = make_project(tmp_path / "beta")
+    write_note(memory, "zebra", "Zebra ledger", "check the zebra ledger before release", "zebrafoo ledger")
+    write_note(claude, "CLAUDE", "Global style", "prefer small commits", "small commits")
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text(f"[sources]\nrules = [{json.dumps(str(claude))}]\n")
+    for where in (alpha, beta):
+        recall(where, "index", "-q")
+    assert "Zebra" not in recall(beta, "search", "zebrafoo ledger").stdout
+    found = json.loads(recall(alpha, "search", "--json", "zebrafoo ledger").stdout)["results"]
+    assert [(r["id"], r["kind"]) for r in found if r["id"] == "zebra"] == [("zebra", "memory")], found
+    assert "Global style" in recall(beta, "search", "small commits").stdout
+    assert not is_note_path(claude, memory / "zebra.md") and is_note_path(memory, memory / "zebra.md")
+
+
+def test_a_git_worktree_gets_its_repositorys_memory_and_a_false_claim_does_not(tmp_path, recall_home):
+    """Claude Code keeps one memory folder per repository, under its main worktree's key; recall
+    took a linked worktree (`git worktree add`, `claude --worktree`) for a project of its own,
+    with none of the repository's memory (stop 49, an outside tester's AA05). A checkout whose
+    `.git` file claims a worktree the repository does not list stays a project of its own."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    main = tmp_path / "alpha"
+    main.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "x"],
+                 ["worktree", "add", "-q", str(tmp_path / "alpha-wt")],
+                 ["worktree", "add", "-q", str(main / ".claude" / "worktrees" / "feat")]):
+        subprocess.run([*git, *args], cwd=main, check=True, capture_output=True)
+    memory = projects_dir() / encode_project_path(main) / "memory"
+    write_note(memory, "zebra", "Zebra ledger", "check the zebra ledger before release", "zebrafoo ledger")
+    fake = tmp_path / "evil"
+    fake.mkdir()
+    (fake / ".git").write_text((tmp_path / "alpha-wt" / ".git").read_text())  # claims alpha-wt's entry
+    for where in (tmp_path / "alpha-wt", main / ".claude" / "worktrees" / "feat" / "src"):
+        where.mkdir(exist_ok=True)
+        recall(where, "index", "-q")
+        assert "Zebra" in recall(where, "search", "zebrafoo ledger").stdout, where
+    recall(fake, "index", "-q")
+    assert "Zebra" not in recall(fake, "search", "zebrafoo ledger").stdout

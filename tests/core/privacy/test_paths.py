@@ -68,3 +68,24 @@ def test_a_relative_xdg_data_home_is_ignored_and_a_relative_home_read_once(tmp_p
     monkeypatch.chdir(tmp_path.parent)
     assert recall_home() == tmp_path / "hh" / ".local" / "share" / "recall"
     assert os.environ["RECALL_HOME"] == str(tmp_path / "hh" / ".local" / "share" / "recall")
+
+
+# Claude Code 2.1.332's own key function run by node on these paths (its bundle's
+# `w(e)=e.replace(/[^a-zA-Z0-9]/g,"-")`, cut at 200 with `-` + Math.abs(javaHash(e)).toString(36)).
+CLAUDE_KEYS = [
+    ("/tmp/a", "-tmp-a"),
+    ("/home/u/app-\U0001f680", "-home-u-app---"),
+    ("/home/u/" + "y" * 215, "-home-u-" + "y" * 192 + "-ku4mke"),
+    ("/home/u/café/" + "z" * 200 + "\U0001f680", "-home-u-caf--" + "z" * 187 + "-8rb4ui"),
+]
+
+
+@pytest.mark.parametrize(("path", "key"), CLAUDE_KEYS)
+def test_a_projects_key_is_claude_codes_for_any_path(path, key):
+    """recall counted characters, not UTF-16 units, and never cut a long key: a project with an
+    emoji or a long path had its memory looked for under another name (stop 49, AA08)."""
+    from recall.privacy.paths import claude_key, encode_project_path
+
+    assert claude_key(path) == key
+    assert encode_project_path(path, resolve=False) == key
+    assert claude_key("/tmp/bad\udcff") == "-tmp-bad-"  # a name that is not UTF-8 costs nothing
