@@ -20,10 +20,11 @@ to a terminal. Every place text leaves recall goes through one of these:
 * ``agent_quoted`` ``agent_field`` inside curly quotes: a note's name or description stays
                   one quoted field whatever it says ("User: ...", "[end of records]"), never a
                   speaker or a record of its own.
-* ``agent_path``  ``agent_field`` of a path (its ``](`` kept: it must open), quoted (POSIX shell
-                  quoting, ``shlex.quote``)
-                  when it holds anything but plain path characters, so that folded text in a
-                  file name reads as part of one quoted path, never as a header, a field or an order.
+* ``agent_path``  a path, exact (its ``](`` kept: it must open), quoted (POSIX shell quoting,
+                  ``shlex.quote``) when it holds anything but plain path characters, and each
+                  character ``agent_field`` would remove or fold written as a bash ANSI-C word
+                  (``$'\\u200b'``): text in a file name reads as part of one quoted path,
+                  never as a header, a field or an order, and the path is the file's.
 * ``terminal_text``  what the CLI prints: line feeds and tabs kept, every other character
                   that is not printable escaped as ``\\uXXXX`` (JSON's spelling, so JSON output
                   stays valid JSON and decodes to the original text): ESC, CSI/OSC (C0, C1),
@@ -175,22 +176,50 @@ def agent_quoted(value: object) -> str:
 
 
 def agent_path(value: object) -> str:
-    """A path for an agent: one line (``agent_field``: no quote of recall's in it), shell-quoted
-    unless it is plain path characters. In a path holding ``](`` (folders named like a markdown
-    image, which a client that renders the context would fetch) the quoting is closed between the
-    two, ``...]'"("'...``: the same word to a shell, no link to a renderer."""
+    """A path for an agent, exact: shell-quoted (POSIX, ``shlex.quote``) unless it is plain path
+    characters, and every character that ``agent_field`` would remove or fold (a line break,
+    tab, ESC, a bidi, zero-width or tag character, a space that is not U+0020, a quotation mark
+    or angle bracket look-alike, ``<``, ``>``) written as a bash ANSI-C word, ``$'\\u200b'``,
+    beside the quoted rest: one line, nothing that reads as recall's quotes or a tag, and the
+    path the file has. Deleted or folded, ``deploy\\u200b.md`` was handed over as the user's own
+    ``deploy.md`` and a name with U+3000 as a file that does not exist (stop 49, an outside
+    tester's AC01, AC05). In a path holding ``](`` (folders named like a markdown image, which
+    a client that renders the context would fetch) the quoting is closed between the two,
+    ``...]'"("'...``: the same word to a shell, no link to a renderer."""
     import shlex
 
-    if isinstance(value, str) and ("\t" in value or "\n" in value or "\r" in value):
-        # A tab or a line break in a file's name was folded to a space: the agent was sent to a
-        # file that does not exist (stop 47, an outside tester). Shell words side by side, the
-        # breaks in ANSI-C quoting: still one line, and the path the file has.
-        return "".join(_BREAKS.get(piece) or agent_path(piece) for piece in re.split(r"([\t\n\r])", value) if piece)
-    text = _straight_quotes(value)  # a path is shown as it is, to be opened
+    text = value if isinstance(value, str) else "" if value is None else str(value)
     if _PLAIN_PATH.issuperset(text):
         return text
-    quoted = shlex.quote(text)
+    out, run = [], []
+    for c in text:
+        if c in _PLAIN_PATH or c == " " or _path_literal(c):
+            run.append(c)
+            continue
+        if run:
+            out.append(_quoted_run(shlex.quote("".join(run))))
+            run = []
+        out.append(_BREAKS.get(c) or _ansi_c(c))
+    if run:
+        out.append(_quoted_run(shlex.quote("".join(run))))
+    return "".join(out)
+
+
+def _path_literal(c: str) -> bool:
+    """Whether ``c`` may stand as it is in a quoted path (``agent_field`` keeps it unchanged)."""
+    return visible(c) and not c.isspace() and HIDDEN.match(c) is None and c not in _MARKUP_CHARS \
+        and c not in DOUBLE_QUOTE_LIKE and (c.isascii() or c not in SINGLE_QUOTE_LIKE)
+
+
+def _quoted_run(quoted: str) -> str:
     return quoted.replace("](", "]'\"(\"'") if "](" in quoted else quoted
+
+
+def _ansi_c(c: str) -> str:
+    cp = ord(c)
+    if 0xD800 <= cp <= 0xDFFF:  # a name's undecodable byte (surrogateescape): the byte itself
+        return f"$'\\x{cp & 0xFF:02x}'" if 0xDC80 <= cp <= 0xDCFF else "$'\\ufffd'"
+    return f"$'\\u{cp:04x}'" if cp <= 0xFFFF else f"$'\\U{cp:08x}'"
 
 
 def agent_json(value: Any) -> Any:

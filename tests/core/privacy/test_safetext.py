@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import shlex
 
 import pytest
 
@@ -14,6 +13,7 @@ from recall.agents.registry import get
 from recall.privacy.safetext import (
     INVISIBLE,
     agent_block,
+    agent_field,
     agent_json,
     agent_path,
     agent_text,
@@ -96,10 +96,23 @@ def test_properties_on_random_mixtures(seed):
     # JSON printed to a terminal stays JSON and decodes to the original.
     dumped = json.dumps({"name": text}, ensure_ascii=False)
     assert json.loads(terminal_text(dumped)) == {"name": text}
-    # A path: one line, and the shell reads it back as one word.
-    shown = agent_path("/notes/" + text + ".md")
+    # A path: one line, nothing agent_field would change, and bash reads it back as the path.
+    path = "/notes/" + text + ".md"
+    shown = agent_path(path)
     assert "\n" not in shown and all(visible(c) for c in shown)
-    assert shlex.split(shown) == [agent_text("/notes/" + text + ".md")]
+    assert agent_field(shown) == " ".join(shown.split()).replace("](", "] (")  # nothing it would remove or fold
+    assert bash_reads(shown) == "".join("\ufffd" if _surrogate(c) and not 0xDC80 <= ord(c) <= 0xDCFF else c
+                                        for c in path).encode(
+        "utf-8", "surrogateescape")
+
+
+def bash_reads(shown: str) -> bytes:
+    """What bash (in a UTF-8 locale, as agents' shells run) makes of ``shown`` as one word."""
+    import os
+    import subprocess
+
+    return subprocess.run(["bash", "-c", f"printf %s {shown}"], capture_output=True, timeout=10, check=True,
+                          env={**os.environ, "LC_ALL": "C.UTF-8"}).stdout
 
 
 def test_agent_json_and_block():
@@ -345,3 +358,19 @@ def test_a_path_with_a_tab_or_a_line_break_reaches_the_agent_as_the_shell_reads_
     assert "\n" not in shown and "\t" not in shown and "\r" not in shown
     back = subprocess.run(["bash", "-c", f"printf %s {shown}"], capture_output=True, timeout=10).stdout
     assert back.decode() == path
+
+
+@pytest.mark.parametrize("name", ["deploy\u200b.md", "議事録\u3000メモ.md", "a\u00a0b.md", "x\x1b[31mz.md",
+                                  "\u202eevil.md", "a\u2028b.md", "t\U000e0041g.md", "a<b>.md"])
+def test_a_path_is_never_another_path(name):
+    """A character of a file name that agent_field removes or folds was removed or folded in the
+    path too: a planted ``deploy\\u200b.md`` was handed over as the user's own ``deploy.md``, and
+    a name with U+3000 or a no-break space as a file that does not exist (stop 49, an outside
+    tester's AC01, AC05). Each is a bash ANSI-C word: one line, and the file's own path."""
+    from recall.privacy.safetext import agent_path
+
+    path = f"/tmp/notes/{name}"
+    shown = agent_path(path)
+    assert all(visible(c) for c in shown) and agent_field(shown) == shown, shown
+    assert bash_reads(shown) == path.encode()
+    assert shown != agent_path(agent_field(path))  # what it was before: another path
