@@ -8,15 +8,34 @@ import re
 # What no markdown renderer shows, taken out of a note's headline and text: an HTML comment (an
 # outside tester's orders in one reached the hook's block as a description; stop 44); a link
 # reference definition, the usual markdown comment (``[//]: # (...)``, ``[comment]: <> (...)``);
-# an element a browser hides (``hidden``, ``aria-hidden``, a ``display:none``-like style, as
+# an element a browser hides (``hidden``, ``aria-hidden``, a style that hides it, ``hiding_style``, as
 # ``recall.notes.documents.shown`` for HTML files), ``<template>``, ``<style>``, ``<script>``:
 # each became the headline or a search's snippet (stop 49, an outside tester's AC02).
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S[^\n]*(?:\n|\Z)", re.M)
-_HIDING = (r"(?:^|\s)hidden(?=[\s=/>]|$)|aria-hidden\s*=\s*[\"']?true|style\s*=\s*[\"'][^\"'>]*(?:display\s*:\s*none|"
-           r"visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9]))")
+# A style that hides its element: not drawn (display, visibility), drawn as nothing (no size of
+# type, no opacity, a transparent colour, clipped to nothing, scaled to nothing), drawn off the
+# page (an offset of a thousand pixels or a hundred ems the wrong way), or collapsed to nothing
+# with its overflow hidden (an outside tester's off-screen text was a page's headline; AC03).
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|(?:font-size|opacity)\s*:\s*0(?![.\d]*[1-9])"
+    r"|(?<![-\w])color\s*:\s*(?:transparent|rgba\([^)]*,\s*0(?:\.0*)?\s*\))"
+    r"|clip\s*:\s*rect\(\s*0[^)]*?0\s*\)|clip-path\s*:\s*inset\(\s*50%|transform\s*:\s*scale\(\s*0\s*\)"
+    r"|(?:left|top|right|bottom|text-indent|margin-left|margin-top)\s*:\s*-\s*(?:\d{4,}|\d{3,}(?:\.\d+)?\s*r?em)", re.I)
+_COLLAPSED = re.compile(r"(?:max-)?(?:height|width)\s*:\s*0(?![.\d]*[1-9])", re.I)
+_OVERFLOW_HIDDEN = re.compile(r"overflow(?:-[xy])?\s*:\s*(?:hidden|clip)", re.I)
+
+
+def hiding_style(declarations: str) -> bool:
+    """Whether CSS ``declarations`` (a style attribute, a rule's body) hide their element."""
+    return bool(_HIDDEN_STYLE.search(declarations)
+                or _COLLAPSED.search(declarations) and _OVERFLOW_HIDDEN.search(declarations))
+
+
+_HIDING = r"(?:^|\s)hidden(?=[\s=/>]|$)|aria-hidden\s*=\s*[\"']?true|style\s*="
 _HIDES = re.compile(rf"{_HIDING}|<(?:template|style|script)\b", re.I)
-_HIDING_RE = re.compile(_HIDING, re.I)
+_HIDDEN_ATTRIBUTE = re.compile(r"(?:^|\s)hidden(?=[\s=/>]|$)|aria-hidden\s*=\s*[\"']?true", re.I)
+_STYLE_ATTRIBUTE = re.compile(r"style\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
 # An opening tag, its attributes on its line (no ``<`` in them): each scan ends at the next ``<``,
 # so a pass over the note is linear whatever it holds.
 _OPENING_TAG = re.compile(r"<([A-Za-z][\w-]{0,40})\b([^<>\n]{0,500})>")
@@ -28,7 +47,10 @@ def _without_hidden_elements(body: str) -> str:
         if m.start() < at:
             continue
         name = m.group(1).lower()
-        if name not in ("template", "style", "script") and not _HIDING_RE.search(m.group(2)):
+        attributes = m.group(2)
+        style = _STYLE_ATTRIBUTE.search(attributes)
+        if name not in ("template", "style", "script") and not _HIDDEN_ATTRIBUTE.search(attributes) \
+                and not (style and hiding_style(style.group(1) or style.group(2) or "")):
             continue
         end = re.compile(rf"</{re.escape(name)}\s*>", re.I).search(body, m.end())
         out.append(body[at:m.start()])

@@ -36,6 +36,22 @@ def make_pdf(path: Path, pages: list[str], title: str = "") -> Path:
     return _write_pdf(path, every, f" /Info {len(every)} 0 R")
 
 
+def make_pdf_drawn(path: Path, texts: list[tuple[float, float, str]], crop: str = "") -> Path:
+    """A one-page PDF (595 x 842) drawing each (x, y, ASCII text), with a ``/CropBox`` when given."""
+    ops = []
+    for x, y, text in texts:
+        esc = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        ops.append(f"BT /F1 11 Tf {x:g} {y:g} Td ({esc}) Tj ET")
+    stream = "\n".join(ops).encode("latin-1")
+    box = f" /CropBox [{crop}]" if crop else ""
+    return _write_pdf(path, [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842]{box} /Resources << /Font << /F1 3 0 R >> >> "
+        "/Contents 5 0 R >>".encode(),
+        f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream"])
+
+
 def _write_pdf(path: Path, objects: list[bytes], trailer: str = "") -> Path:
     """``objects`` (1 is the catalog) as a PDF file with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")

@@ -5,13 +5,17 @@ A hidden part is where a hostile file puts text nobody reviewing it sees and an 
 as the note (an outside tester's orders in each became the headline handed over; stops 44, 45):
 
 * HTML: elements with ``hidden``, ``aria-hidden="true"``, a style that hides them
-  (``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``) given inline or by a
+  (``recall.notes.rendered.hiding_style``: not drawn, drawn as nothing, off the page, collapsed
+  with its overflow hidden) given inline or by a
   ``<style>`` rule whose selector the page's elements match, templates, comments (``shown_html``,
   with BeautifulSoup and its CSS selectors);
-* DOCX: runs marked ``<w:vanish/>``, in white, or in type of 1 pt or less (``shown_docx``);
-* XLSX: hidden and very hidden sheets, hidden rows and columns (``shown_xlsx``), and the rows past
-  ``MAX_ROWS`` of a sheet (no reader's: what ``max_chunks`` would never keep);
-* PPTX: hidden slides (``shown_pptx``); speaker notes stay: PowerPoint shows them under the slide.
+* DOCX: runs marked ``<w:vanish/>``, in white, or in type of 1 pt or less, and paragraphs and
+  runs of a style that hides them (``shown_docx``);
+* XLSX: hidden and very hidden sheets, hidden or zero-height rows, hidden or zero-width columns,
+  cells of the ``;;;`` number format (``shown_xlsx``), and the rows past ``MAX_ROWS`` of a sheet
+  (no reader's: what ``max_chunks`` would never keep);
+* PPTX: hidden slides and shapes hidden in the Selection Pane (``shown_pptx``); speaker notes
+  stay: PowerPoint shows them under the slide.
 
 The Office formats are zips of XML: each is rewritten in memory, XML text edited with patterns
 (the parts are machine-written, one element per tag; a full parse of each sheet would cost as
@@ -26,9 +30,8 @@ import zipfile
 from collections.abc import Callable
 
 from recall.errors import RecallError
+from recall.notes.rendered import hiding_style
 
-_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])"
-                           r"|opacity\s*:\s*0(?![.\d]*[1-9]))", re.I)
 _CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 _TRUE = r"(?:1|true|on)"
 # A run of a DOCX (``<w:r>``, none nested) and what in its properties hides it from a reader:
@@ -39,7 +42,16 @@ _HIDDEN_RUN_PROPERTY = re.compile(rf"<w:vanish(?:\s+w:val=\"{_TRUE}\")?\s*/>|<w:
 _P = r"(?:\w+:)?"  # a namespace prefix some writers put on every element (``<x:row>``)
 _HIDDEN_SHEET = re.compile(rf"<{_P}sheet\b[^>]*\bstate=\"(?:hidden|veryHidden)\"[^>]*/>")
 _DEFINED_NAMES = re.compile(rf"<({_P})definedNames\b.*?</\1definedNames>|<{_P}definedNames\s*/>", re.S)
-_HIDDEN_ROW = re.compile(rf"<({_P})row\b[^>]*\bhidden=\"{_TRUE}\"[^>]*?(?:/>|>.*?</\1row>)", re.S)
+_ZERO = r"0(?:\.0*)?"
+# A row Excel does not show: hidden, or of height 0; a column likewise (``_shown_cells``).
+_HIDDEN_ROW = re.compile(rf"<({_P})row\b[^>]*\b(?:hidden=\"{_TRUE}\"|ht=\"{_ZERO}\")[^>]*?(?:/>|>.*?</\1row>)", re.S)
+_HIDES_IN_SHEET = re.compile(rf"hidden=\"{_TRUE}\"|\b(?:ht|width)=\"{_ZERO}\"")
+# A PPTX shape hidden in the Selection Pane (``<p:cNvPr hidden="1">``): shown neither in editing
+# nor in the slide show (an outside tester's AC04).
+_SHAPE = re.compile(r"<p:(sp|pic|graphicFrame|cxnSp)\b(?:(?!</p:\1>).)*?</p:\1>", re.S)
+_HIDDEN_SHAPE = re.compile(rf"<p:cNvPr\b[^>]*\bhidden=\"{_TRUE}\"")
+_DOCX_STYLE = re.compile(r"<w:style\b[^>]*\bw:styleId=\"([^\"]+)\"[^>]*>(.*?)</w:style>", re.S)
+_PARAGRAPH = re.compile(r"<w:p(?=[\s>])(?:(?!</w:p>).)*?</w:p>", re.S)
 _COL = re.compile(rf"<{_P}col\b[^>]*>")
 _CELL = re.compile(rf"<({_P})c\b[^>]*?\br=\"([A-Z]+)\d+\"[^>]*?(?:/>|>.*?</\1c>)", re.S)
 _HIDDEN_SLIDE = re.compile(r"<p:sld\b[^>]*\bshow=\"(?:0|false)\"")
@@ -59,10 +71,10 @@ def shown_html(raw: bytes) -> io.BytesIO:
         comment.extract()
     hidden = [tag for tag in soup.find_all(True)
               if tag.name == "template" or tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true"
-              or _HIDDEN_STYLE.search(str(tag.get("style", "")))]
+              or hiding_style(str(tag.get("style", "")))]
     for style in soup.find_all("style"):
         for selectors, declarations in _CSS_RULE.findall(style.get_text()):
-            if _HIDDEN_STYLE.search(declarations):
+            if hiding_style(declarations):
                 for selector in selectors.split(","):
                     try:
                         hidden += soup.select(selector.strip())
@@ -75,13 +87,30 @@ def shown_html(raw: bytes) -> io.BytesIO:
 
 
 def shown_docx(raw: bytes) -> io.BytesIO:
-    """``raw`` DOCX without the runs Word hides."""
+    """``raw`` DOCX without the runs Word hides, and the paragraphs and runs of a style that hides
+    its text (a paragraph style with Font > Hidden; an outside tester's AC04)."""
+    styles = _text(zipfile.ZipFile(io.BytesIO(raw)), "word/styles.xml")
+    hiding = {m.group(1) for m in _DOCX_STYLE.finditer(styles) if _HIDDEN_RUN_PROPERTY.search(m.group(2))}
+
+    def styled(xml: str, kind: str) -> bool:
+        found = re.search(rf"<w:{kind}\s+w:val=\"([^\"]+)\"", xml)
+        return bool(found and found.group(1) in hiding)
+
     def edit(name: str, xml: str) -> str:
-        if not _HIDDEN_RUN_PROPERTY.search(xml):
+        if hiding:
+            xml = _PARAGRAPH.sub(lambda m: "" if styled(_paragraph_properties(m.group(0)), "pStyle") else m.group(0),
+                                 xml)
+        if not (_HIDDEN_RUN_PROPERTY.search(xml) or hiding):
             return xml
-        return _RUN.sub(lambda m: "" if _HIDDEN_RUN_PROPERTY.search(_properties(m.group(0))) else m.group(0), xml)
+        return _RUN.sub(lambda m: "" if _HIDDEN_RUN_PROPERTY.search(_properties(m.group(0)))
+                        or styled(_properties(m.group(0)), "rStyle") else m.group(0), xml)
 
     return _rewritten(raw, edit, lambda name: name == "word/document.xml")
+
+
+def _paragraph_properties(paragraph: str) -> str:
+    m = re.search(r"<w:pPr\b.*?</w:pPr>", paragraph, re.S)
+    return m.group(0) if m else ""
 
 
 def _properties(run: str) -> str:
@@ -102,7 +131,9 @@ def shown_xlsx(raw: bytes) -> io.BytesIO:
             # a name scoped to a sheet counts sheets by position: the positions moved
             return _DEFINED_NAMES.sub("", xml)
         xml = _first_rows(xml)
-        return _shown_cells(_HIDDEN_ROW.sub("", xml)) if "hidden=" in xml else xml
+        return _shown_cells(_HIDDEN_ROW.sub("", xml), blank) if _HIDES_IN_SHEET.search(xml) or blank else xml
+
+    blank = _blank_styles(_text(zipfile.ZipFile(io.BytesIO(raw)), "xl/styles.xml"))
 
     return _rewritten(raw, edit, lambda name: name == "xl/workbook.xml"
                       or name.startswith("xl/worksheets/") and name.endswith(".xml"))
@@ -127,17 +158,36 @@ def _first_rows(sheet: str) -> str:
     return sheet
 
 
-def _shown_cells(sheet: str) -> str:
-    """A sheet's XML without the cells of its hidden columns (``<col min max hidden>``)."""
+def _shown_cells(sheet: str, blank: set[str]) -> str:
+    """A sheet's XML without the cells of its hidden or zero-width columns (``<col min max
+    hidden>``), nor those whose style shows nothing (``blank``: the ``;;;`` number format)."""
     hidden: set[int] = set()
     for col in _COL.findall(sheet):
-        if re.search(rf"\bhidden=\"{_TRUE}\"", col):
+        if re.search(rf"\b(?:hidden=\"{_TRUE}\"|width=\"{_ZERO}\")", col):
             lo, hi = (re.search(rf"\b{k}=\"(\d+)\"", col) for k in ("min", "max"))
             if lo and hi:
                 hidden.update(range(int(lo.group(1)), min(int(hi.group(1)), 16384) + 1))
-    if not hidden:
+    if not hidden and not blank:
         return sheet
-    return _CELL.sub(lambda m: "" if _column(m.group(2)) in hidden else m.group(0), sheet)
+
+    def shown(m: re.Match) -> str:
+        style = re.search(r"\bs=\"(\d+)\"", m.group(0)[:m.group(0).find(">") + 1])
+        return "" if _column(m.group(2)) in hidden or (style and style.group(1) in blank) else m.group(0)
+
+    return _CELL.sub(shown, sheet)
+
+
+def _blank_styles(styles: str) -> set[str]:
+    """The cell styles (their index in ``cellXfs``) whose number format shows nothing (``;;;``:
+    Excel draws the cell empty; an outside tester's AC04)."""
+    formats = {m.group(1) for tag in re.findall(rf"<{_P}numFmt\b[^>]*>", styles)
+               if re.search(r"\bformatCode=\"(?:;;;|;;;@)\"", tag) and (m := re.search(r"\bnumFmtId=\"(\d+)\"", tag))}
+    if not formats:
+        return set()
+    xfs = re.search(rf"<({_P})cellXfs\b.*?</\1cellXfs>", styles, re.S)
+    tags = re.findall(rf"<{_P}xf\b[^>]*>", xfs.group(0)) if xfs else []
+    return {str(i) for i, tag in enumerate(tags)
+            if (fmt := re.search(r"\bnumFmtId=\"(\d+)\"", tag)) and fmt.group(1) in formats}
 
 
 def _column(letters: str) -> int:
@@ -148,10 +198,14 @@ def _column(letters: str) -> int:
 
 
 def shown_pptx(raw: bytes) -> io.BytesIO:
-    """``raw`` PPTX without its hidden slides (taken out of the deck's list of slides)."""
+    """``raw`` PPTX without its hidden slides (taken out of the deck's list of slides) and hidden
+    shapes."""
     src = zipfile.ZipFile(io.BytesIO(raw))
     hidden = {name for name in src.namelist()
               if re.fullmatch(r"ppt/slides/slide\d+\.xml", name) and _HIDDEN_SLIDE.search(_head(src, name))}
+    raw = _rewritten(raw, lambda name, xml: _SHAPE.sub(
+        lambda m: "" if _HIDDEN_SHAPE.search(m.group(0)) else m.group(0), xml) if _HIDDEN_SHAPE.search(xml) else xml,
+        lambda name: re.fullmatch(r"ppt/slides/slide\d+\.xml", name) is not None).getvalue()
     if not hidden:
         return io.BytesIO(raw)
     ids = set()
