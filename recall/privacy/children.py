@@ -37,6 +37,7 @@ def ending_with_me(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
 
 
 PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
+REAP_S = 2.0  # how long the adopted are waited for once killed
 
 
 @contextlib.contextmanager
@@ -117,9 +118,16 @@ def end_all(root: int, before: set[int]) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
-    for pid in adopted:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, 0)
+    deadline = time.monotonic() + REAP_S  # one stuck in the kernel (a dead mount) is left to init
+    while adopted and time.monotonic() < deadline:
+        for pid in list(adopted):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    adopted.discard(pid)
+            except ChildProcessError:
+                adopted.discard(pid)
+        if adopted:
+            time.sleep(0.01)
 
 
 def _state(pid: int) -> bytes | None:

@@ -21,6 +21,7 @@ from recall.privacy.paths import (
     claude_config_dir,
     encode_project_path,
     expand_user,
+    home_folder,
     project_root,
     read_regular,
     read_text,
@@ -31,9 +32,10 @@ MAX_BYTES = 64 << 20  # a global config past this is not read (it holds every pr
 
 
 def global_config() -> Path:
-    """Claude Code's global config file."""
-    env = (os.environ.get("CLAUDE_CONFIG_DIR") or "").strip()
-    return Path(env).expanduser() / ".claude.json" if env else Path.home() / ".claude.json"
+    """Claude Code's global config file: beside its settings when ``CLAUDE_CONFIG_DIR`` moves
+    them, else in the home folder."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return claude_config_dir() / ".claude.json" if env else home_folder() / ".claude.json"
 
 
 def trusts(root: Path) -> bool:
