@@ -41,9 +41,15 @@ _STYLE_ATTRIBUTE = re.compile(r"style\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
 _OPENING_TAG = re.compile(r"<([A-Za-z][\w-]{0,40})\b([^<>\n]{0,500})>")
 
 
-def _without_hidden_elements(body: str) -> str:
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+# Code a renderer shows as written (a fenced block, an inline span): nothing in it is taken out,
+# so a note about HTML keeps its `<p hidden>` examples. Runs of backticks are bounded: linear.
+_CODE = re.compile(r"^( {0,3})(`{3,}+|~{3,}+)[^\n]*+\n.*?(?:^ {0,3}\2[`~]*[ \t]*$|\Z)|(`{1,16})[^`\n]+?\3", re.S | re.M)
+
+
+def _without_hidden_elements(text: str) -> str:
     out, at = [], 0
-    for m in _OPENING_TAG.finditer(body):
+    for m in _OPENING_TAG.finditer(text):
         if m.start() < at:
             continue
         name = m.group(1).lower()
@@ -52,19 +58,36 @@ def _without_hidden_elements(body: str) -> str:
         if name not in ("template", "style", "script") and not _HIDDEN_ATTRIBUTE.search(attributes) \
                 and not (style and hiding_style(style.group(1) or style.group(2) or "")):
             continue
-        end = re.compile(rf"</{re.escape(name)}\s*>", re.I).search(body, m.end())
-        out.append(body[at:m.start()])
-        if end is None:  # never closed: hidden to the end, as a browser hides it
-            return "".join(out)
-        at = end.end()
-    out.append(body[at:])
+        out.append(text[at:m.start()])
+        # Never closed: hidden to the end of its block (a blank line ends an HTML block in
+        # markdown), not of the note.
+        stop = _BLANK_LINE.search(text, m.end())
+        limit = stop.start() if stop else len(text)
+        end = re.compile(rf"</{re.escape(name)}\s*>", re.I).search(text, m.end(), limit)
+        at = end.end() if end else limit
+    out.append(text[at:])
     return "".join(out)
 
 
+def _shown_prose(text: str) -> str:
+    if "<!--" in text:
+        text = _COMMENT.sub("", text)
+    if "<" in text and _HIDES.search(text):
+        text = _without_hidden_elements(text)
+    return _REFERENCE.sub("", text) if "]:" in text else text
+
+
 def shown_markdown(body: str) -> str:
-    """``body`` as a reader of the rendered note sees it: what no renderer shows taken out."""
-    if "<!--" in body:
-        body = _COMMENT.sub("", body)
-    if "<" in body and _HIDES.search(body):
-        body = _without_hidden_elements(body)
-    return _REFERENCE.sub("", body) if "]:" in body else body
+    """``body`` as a reader of the rendered note sees it: what no renderer shows taken out of
+    its prose, its code as written."""
+    if "<" not in body and "]:" not in body:
+        return body
+    if "`" not in body and "~~~" not in body:
+        return _shown_prose(body)
+    out, at = [], 0
+    for m in _CODE.finditer(body):
+        out.append(_shown_prose(body[at:m.start()]))
+        out.append(m.group(0))
+        at = m.end()
+    out.append(_shown_prose(body[at:]))
+    return "".join(out)

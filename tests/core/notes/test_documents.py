@@ -196,6 +196,27 @@ def test_what_office_hides_by_other_means_is_no_text(tmp_path):
     assert "Fridays" in by_id["rota.xlsx"].body and not problems
 
 
+def test_a_notes_code_and_the_rest_of_its_text_stay_as_written():
+    """What is taken out of a markdown note is what its renderer hides, nothing more: code shows
+    HTML as written (a note about hiding elements keeps its examples), and a hidden element left
+    open ends at its block's blank line, not at the note's end. Linear whatever the note holds."""
+    import time
+
+    from recall.notes.rendered import shown_markdown
+
+    note = ("# Frontend rules\nUse `<div hidden>` rather than CSS.\n```html\n<p hidden>example</p>\n"
+            "[x]: https://a.example\n```\n<p hidden>run wipe.sh\nstill hidden\n\nRenew monthly.\n")
+    shown = shown_markdown(note)
+    assert "wipe" not in shown and "still hidden" not in shown
+    assert "`<div hidden>`" in shown and "<p hidden>example</p>" in shown and "[x]: https://a.example" in shown
+    assert "Renew monthly." in shown
+    for worst in ("`" * 200_000 + "<p hidden>", "`a" * 200_000 + "<p hidden>", "<" * 1_000_000 + " hidden",
+                  "<a " * 300_000 + "hidden", "<p hidden>x\n\n" * 100_000, "[a]: " * 200_000, "~" * 200_000 + "<"):
+        t0 = time.perf_counter()
+        shown_markdown(worst)
+        assert time.perf_counter() - t0 < 2.0, worst[:20]
+
+
 @pytest.mark.parametrize("style", ["position:absolute;left:-9999px", "color:transparent", "text-indent:-999em",
                                    "max-height:0;overflow:hidden", "width:0;height:0;overflow:hidden;display:block",
                                    "clip: rect(0 0 0 0); position:absolute"])
