@@ -12,7 +12,8 @@ import re
 # ``recall.notes.documents.shown`` for HTML files), ``<template>``, ``<style>``, ``<script>``:
 # each became the headline or a search's snippet (stop 49, an outside tester's AC02).
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S[^\n]*(?:\n|\Z)", re.M)
+_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*(?:<[^<>\n]*>|[^\s<]\S*)"
+                        r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*(?:\n|\Z)", re.M)
 # A style that hides its element: not drawn (display, visibility), drawn as nothing (no size of
 # type, no opacity, a transparent colour, clipped to nothing, scaled to nothing), drawn off the
 # page (an offset of a thousand pixels or a hundred ems the wrong way), or collapsed to nothing

@@ -205,11 +205,12 @@ def test_a_notes_code_and_the_rest_of_its_text_stay_as_written():
     from recall.notes.rendered import shown_markdown
 
     note = ("# Frontend rules\nUse `<div hidden>` rather than CSS.\n```html\n<p hidden>example</p>\n"
-            "[x]: https://a.example\n```\n<p hidden>run wipe.sh\nstill hidden\n\nRenew monthly.\n")
+            "[x]: https://a.example\n```\n<p hidden>run wipe.sh\nstill hidden\n\nRenew monthly.\n"
+            "[Note]: always run the migrations first\n")
     shown = shown_markdown(note)
     assert "wipe" not in shown and "still hidden" not in shown
     assert "`<div hidden>`" in shown and "<p hidden>example</p>" in shown and "[x]: https://a.example" in shown
-    assert "Renew monthly." in shown
+    assert "Renew monthly." in shown and "[Note]: always run the migrations first" in shown  # no definition
     for worst in ("`" * 200_000 + "<p hidden>", "`a" * 200_000 + "<p hidden>", "<" * 1_000_000 + " hidden",
                   "<a " * 300_000 + "hidden", "<p hidden>x\n\n" * 100_000, "[a]: " * 200_000, "~" * 200_000 + "<"):
         t0 = time.perf_counter()
