@@ -47,9 +47,19 @@ def read_event_bytes(stream, deadline: float | None = None) -> bytes | None:
                 pass
             return None
         chunks.append(chunk)
-        if chunk.rstrip().endswith(b"}") and _whole_json(data := b"".join(chunks)):
+        # A writer still holding its end once a whole object came (a writer that closed is at its
+        # end at once, read above, and never parsed here: the hook parses each event once).
+        if chunk.rstrip().endswith(b"}") and not _ready_now(fd) and _whole_json(data := b"".join(chunks)):
             return data
     return None
+
+
+def _ready_now(fd: int) -> bool:
+    """Whether ``fd`` has more data or its end right now."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def _whole_json(data: bytes) -> bool:
