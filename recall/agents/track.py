@@ -32,7 +32,7 @@ if not __package__:  # run as a file: import the package from its parent folder
 
 from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
 from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home  # noqa: E402
+from recall.privacy.paths import ensure_private_dir, open_regular, private_open, read_text, recall_home  # noqa: E402
 
 # A read counts as "opened after injection" when recall injected that note this long before
 # (a session rarely spans more; the daemon's log holds no session ids, only times).
@@ -156,8 +156,7 @@ def opened(home=None, injected: list[tuple[float, str]] | None = None) -> dict[s
     seen: set[tuple[str, float]] = set()
     for path in (reads_path(home).with_name("reads.jsonl.1"), reads_path(home)):
         try:
-            with open(open_regular(path), encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().splitlines()
+            lines = read_text(path, errors="replace").splitlines()
         except OSError:
             continue
         for line in lines:
