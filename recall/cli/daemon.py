@@ -147,11 +147,10 @@ def stop_daemon() -> str:
 
 def _frozen(pid: int) -> bool:
     """Whether the process is stopped (SIGSTOP, a debugger, a suspended job): it cannot answer."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rpartition(b")")[2].split()[:1] in ([b"T"], [b"t"])
-    except (OSError, IndexError):
-        return False  # not Linux, or gone
+    from recall.privacy.children import stat_fields
+
+    fields = stat_fields(pid)  # None: not Linux, or gone
+    return fields is not None and fields[:1] in ([b"T"], [b"t"])
 
 
 def _kill(pid: int) -> None:

@@ -106,11 +106,12 @@ class IndexProgress:
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started, in clock ticks since boot (Linux ``/proc/PID/stat``), None
     where that cannot be read: with the pid, it names one process, not any that reuses its pid."""
+    from recall.privacy.children import stat_fields
+
+    fields = stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return int(fields[19])  # field 22 of the line; the name before ")" may hold spaces
-    except (OSError, IndexError, ValueError):
+        return int(fields[19]) if fields else None  # field 22 of the line
+    except (IndexError, ValueError):
         return None
 
 

@@ -61,21 +61,27 @@ def adopting_orphans() -> Iterator[None]:
         prctl(PR_SET_CHILD_SUBREAPER, was.value)
 
 
-def _parents() -> dict[int, int]:
-    """Every process's parent, from ``/proc`` (empty where there is none)."""
-    out: dict[int, int] = {}
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the process's name (state first, then its parent:
+    the name, in brackets, may hold spaces), None where it cannot be read (gone, not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _processes() -> dict[int, tuple[int, bytes]]:
+    """Every process's parent and state, from ``/proc`` (empty where there is none)."""
+    out: dict[int, tuple[int, bytes]] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
         return out
     for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                out[int(name)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
+        fields = stat_fields(name) if name.isdigit() else None
+        if fields and len(fields) > 1 and fields[1].isdigit():
+            out[int(name)] = (int(fields[1]), fields[0])
     return out
 
 
@@ -93,7 +99,7 @@ def _below(parents: dict[int, int], roots: set[int]) -> set[int]:
 def children() -> set[int]:
     """This process's children now."""
     me = os.getpid()
-    return {pid for pid, ppid in _parents().items() if ppid == me}
+    return {pid for pid, (ppid, _) in _processes().items() if ppid == me}
 
 
 def end_all(root: int, before: set[int]) -> None:
@@ -107,11 +113,12 @@ def end_all(root: int, before: set[int]) -> None:
     me = os.getpid()
     adopted: set[int] = set()
     for _ in range(50):  # each round kills what the last one let fork; a few suffice
-        parents = _parents()
+        table = _processes()
+        parents = {pid: ppid for pid, (ppid, _) in table.items()}
         ours = {pid for pid, ppid in parents.items() if ppid == me} - before - {root}
         adopted |= ours
         victims = (_below(parents, {root} | ours) - {me}) & set(parents)
-        alive = [pid for pid in victims if _state(pid) not in (b"Z", b"X", None)]
+        alive = [pid for pid in victims if table[pid][1] not in (b"Z", b"X")]
         if not alive:
             break
         for pid in alive:
@@ -128,11 +135,3 @@ def end_all(root: int, before: set[int]) -> None:
                 adopted.discard(pid)
         if adopted:
             time.sleep(0.01)
-
-
-def _state(pid: int) -> bytes | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
