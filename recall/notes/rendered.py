@@ -33,9 +33,9 @@ def hiding_style(declarations: str) -> bool:
                 or _COLLAPSED.search(declarations) and _OVERFLOW_HIDDEN.search(declarations))
 
 
-_HIDING = r"(?:^|\s)hidden(?=[\s=/>]|$)|aria-hidden\s*=\s*[\"']?true|style\s*="
-_HIDES = re.compile(rf"{_HIDING}|<(?:template|style|script)\b", re.I)
 _HIDDEN_ATTRIBUTE = re.compile(r"(?:^|\s)hidden(?=[\s=/>]|$)|aria-hidden\s*=\s*[\"']?true", re.I)
+# Whether a text may hold an element to take out at all (most notes: no pass over their tags).
+_HIDES = re.compile(rf"{_HIDDEN_ATTRIBUTE.pattern}|style\s*=|<(?:template|style|script)\b", re.I)
 _STYLE_ATTRIBUTE = re.compile(r"style\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
 # An opening tag, its attributes on its line (no ``<`` in them): each scan ends at the next ``<``,
 # so a pass over the note is linear whatever it holds.
