@@ -363,8 +363,8 @@ def claude_key(path: str) -> str:
     counted characters and never cut: a project with an emoji or a long path in its name had
     its memory folder looked for under another name, never indexed (stop 49, AA08)."""
     key = _NON_ALNUM.sub("-", path)
-    units = len(path.encode("utf-16-le", "surrogatepass")) // 2
-    if units != len(path):  # characters past U+FFFF: two units each
+    if not path.isascii() and len(path.encode("utf-16-le", "surrogatepass")) // 2 != len(path):
+        # characters past U+FFFF: two units each
         key = _NON_ALNUM.sub(lambda m: "-" * (2 if ord(m.group()) > 0xFFFF else 1), path)
     if len(key) <= KEY_MAX:
         return key
