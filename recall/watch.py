@@ -23,7 +23,9 @@ it: never a note half-updated, missing, or twice (``tests/core/watch/test_watch.
 
 Threads: watchdog's observer thread only queues paths; one worker thread owns its own
 SQLite connection (sqlite3 connections belong to the thread that opened them) and does
-all reading, embedding and writing.
+all reading, embedding and writing. Documents, screenshots and recordings are converted
+beside it (``recall.notes.documents.ahead``): a file not converted yet is kept as stored and
+queued again once its conversion is done, so a note saved meanwhile is never held up.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from recall.api import DB_NAME
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
 from recall.notes.documents import LIBRARY, format_of, read_if_document
+from recall.notes.documents.ahead import ConvertAhead
 from recall.notes.files import is_note_name, name_problem, read_note, shown_path
 from recall.notes.problems import grouped
 from recall.notes.questions import QUESTIONS_FILE_NAMES
@@ -182,6 +185,7 @@ class Watcher:
         self.poll_s = poll_s
         self.polling: str | None = None  # the inotify limit reached, once the folders are polled
         self._limits_before = 0  # ``_LIMITS_SEEN.count`` when this watcher started
+        self._ahead: ConvertAhead | None = None  # documents converted beside the worker
 
     # --- lifecycle -----------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Watcher:
@@ -198,6 +202,8 @@ class Watcher:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+        if self._ahead is not None:
+            self._ahead.stop()  # a conversion under way ends now, not after it
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -211,11 +217,11 @@ class Watcher:
         """Block until no event is pending and no batch is running (tests, scripts)."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._paths or self._dirs or self._busy:
+            while self._paths or self._dirs or self._busy or not (self._ahead is None or self._ahead.idle()):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                self._cond.wait(left)
+                self._cond.wait(min(left, 0.05))  # the converter's thread tells its own condition
         return True
 
     # --- events (observer thread) --------------------------------------------
@@ -272,6 +278,8 @@ class Watcher:
         try:
             store = Store(self.app.home / DB_NAME)
             indexer = self.app.indexer(store)
+            # Documents are converted beside this thread: a note saved meanwhile never waits.
+            indexer.ahead = self._ahead = ConvertAhead(indexer.documents, done=self._queue).start()
             self.watched = self._resolve_sources(store)
             self._event_handler = self._handler()
             logging.getLogger(_WATCHDOG_LOG).addFilter(_LIMITS_SEEN)  # once: a filter is added once
@@ -282,6 +290,8 @@ class Watcher:
         except BaseException as exc:  # reported by start(), in the caller's thread
             self._error = exc
             self._ready.set()
+            if self._ahead is not None:
+                self._ahead.stop()
             if store is not None:
                 store.close()
             return
@@ -295,6 +305,7 @@ class Watcher:
                     break
                 self._guarded(indexer, *batch)
         finally:
+            self._ahead.stop()
             self._observer.stop()
             self._observer.join(5)
             store.close()
@@ -515,7 +526,7 @@ class Watcher:
                 continue
             stored = stored_as.get(shown_path(os.path.realpath(path)))  # stored paths are masked
             note, problems = (read_note(path) if is_note_path(w.root, path) and w.kind != LIBRARY
-                              else read_if_document(path, w.root, indexer.documents, w.kind))
+                              else read_if_document(path, w.root, indexer.documents, w.kind, indexer.ahead))
             stats.problems.extend(problems)
             if note is not None:
                 note.path = stored or str(path)

@@ -33,7 +33,7 @@ from recall.config.settings import ChunkConfig
 from recall.embedding.models import Embedder
 from recall.indexing.media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
 from recall.notes.chunking import chunk_text, header_text
-from recall.notes.documents import LIBRARY, read_documents
+from recall.notes.documents import LIBRARY, Ahead, read_documents
 from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, misnamed, read_folder
 from recall.notes.problems import Problem
 from recall.notes.questions import (
@@ -221,12 +221,12 @@ def read_questions(spec: SourceSpec) -> SourceNotes:
 
 def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
                 documents: DocumentsSettings | None = None, media: bool = False,
-                sealed: Callable[[str], str] = lambda fp: fp) -> SourceNotes:
+                sealed: Callable[[str], str] = lambda fp: fp, ahead: Ahead | None = None) -> SourceNotes:
     """Read ``spec``'s folder and questions file; a note whose fingerprint is in ``known``
     (path -> fingerprint as the store keeps it: ``sealed``) is hashed, not parsed. Bad lines and files become problems.
     ``documents``: also read the folder's documents, images and recordings with these
-    settings (``recall.notes.documents``; a library source's markdown too). ``media``: images and
-    recordings are embedded with their media (their fingerprints carry ``MEDIA_SALT``)."""
+    settings (``recall.notes.documents``; a library source's markdown too; converted by ``ahead``
+    if given). ``media``: images and recordings are embedded with their media (``MEDIA_SALT``)."""
     read = read_questions(spec)
     file_questions, restated = read.file_questions, read.restatements
 
@@ -244,7 +244,7 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
                                      known.get(path) == sealed(fingerprint(
                                          key + (MEDIA_SALT if key.split(":")[2] in salted else ""), cfg,
                                          _questions_file_key(file_questions.get(rel), restated.get(rel)),
-                                         spec.questions)))
+                                         spec.questions)), ahead=ahead)
         read.notes += docs
         read.problems += found
     if (path := spec.questions_file()) is not None:
@@ -275,15 +275,15 @@ class Indexer:
 
             documents = packaged_settings().documents
         self.documents = documents  # [documents]: which files besides notes a folder gives
+        self.ahead: Ahead | None = None  # documents converted beside the writer (the watcher's)
 
     def sync_source(self, spec: SourceSpec, team: bool = False) -> SyncStats:
         """Bring one folder up to date in the store (``team``: team store, shared rows)."""
-        stats = SyncStats()
         if (problem := misnamed(spec.root)) is not None:  # a path no store, FAISS or terminal takes
             return SyncStats(problems=[problem])
-        source = spec.ref(team)
+        stats, source = SyncStats(), spec.ref(team)
         read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents,
-                           media=media_embedder(self.embedder) is not None, sealed=self.store.sealed)
+                           media_embedder(self.embedder) is not None, self.store.sealed, self.ahead)
         stats.problems.extend(read.problems)
         self.sync_notes(source, read.notes, stats, file_questions=read.file_questions,
                         questions=spec.questions, restatements=read.restatements)

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
 from recall.notes.documents.isolated import Converter
@@ -48,6 +48,16 @@ LIBRARY = "library"  # the source kind of mirrored repositories' docs: searched 
 Unchanged = Callable[[str, str, str], bool]
 # path, note type, format, frame_every_s -> its text (``isolated.Converter``)
 Convert = Callable[[Path, str, str, float], Extracted]
+
+
+class Ahead(Protocol):
+    """Conversions done beside the writer (``recall.notes.documents.ahead``): a file not
+    converted yet is ``want``ed and left as the store has it, so a note saved meanwhile never
+    waits for a recording's conversion."""
+
+    def take(self, key: str) -> Extracted | Exception | None: ...  # by ``content_key``; None: not yet
+
+    def want(self, path: Path, root: Path, source_kind: str) -> None: ...
 
 
 def format_of(path: Path, opts: DocumentsSettings, source_kind: str = "dir") -> tuple[str, str] | None:
@@ -116,11 +126,12 @@ def content_key(digest: str, fmt: str, opts: DocumentsSettings) -> str:
 
 
 def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: str = "dir",
-                  unchanged: Unchanged | None = None,
-                  convert: Convert | None = None) -> tuple[Note | None, list[Problem]]:
+                  unchanged: Unchanged | None = None, convert: Convert | None = None,
+                  ahead: Ahead | None = None) -> tuple[Note | None, list[Problem]]:
     """One file as a note with located segments; (None, [one line]) when it cannot be read.
     ``convert``: the child process that converts (``isolated.Converter``); one is started
-    for this file when None."""
+    for this file when None. ``ahead``: its conversion is taken from there, and a file not
+    converted yet is handed to it and kept as stored (an unchanged note) meanwhile."""
     kind_fmt = format_of(path, opts, source_kind)
     if kind_fmt is None:
         return None, []
@@ -142,9 +153,17 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
         return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
     if unchanged is not None and unchanged(str(path), rel, key):
         return Note(rel, str(path), "", "", note_type, "", key, unchanged=True), []
+    done = ahead.take(key) if ahead is not None else None
+    if ahead is not None and done is None:
+        ahead.want(path, root, source_kind)
+        return Note(rel, str(path), "", "", note_type, "", key, unchanged=True), []
     try:
-        with nullcontext(convert) if convert else Converter(opts.convert_max_mb, opts.convert_timeout_s) as conv:
-            got = conv(path, note_type, fmt, opts.frame_every_s)
+        if isinstance(done, Exception):
+            raise done
+        if done is None:
+            with nullcontext(convert) if convert else Converter(opts.convert_max_mb, opts.convert_timeout_s) as conv:
+                done = conv(path, note_type, fmt, opts.frame_every_s)
+        got = done
     except Unreadable as exc:
         return None, [Problem(str(path), str(exc))]
     except ImportError as exc:
@@ -160,12 +179,12 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
     return note, [Problem(str(path), n) for n in got.notes]
 
 
-def read_if_document(path: Path, root: Path, opts: DocumentsSettings,
-                     source_kind: str = "dir") -> tuple[Note | None, list[Problem]]:
+def read_if_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: str = "dir",
+                     ahead: Ahead | None = None) -> tuple[Note | None, list[Problem]]:
     """``read_document`` for a path the watcher heard about: (None, []) unless it is one."""
     if not is_document_path(root, path, opts, source_kind):
         return None, []
-    return read_document(path, root, opts, source_kind)
+    return read_document(path, root, opts, source_kind, ahead=ahead)
 
 
 def extract_as(path: Path, note_type: str, fmt: str, frame_every_s: float,
@@ -200,8 +219,9 @@ def _first_line(got: Extracted, skip: str = "") -> str:
 
 
 def read_documents(root: Path, opts: DocumentsSettings, source_kind: str = "dir",
-                   unchanged: Unchanged | None = None) -> tuple[list[Note], list[Problem]]:
-    """Every document, image and recording under ``root`` (see the module doc)."""
+                   unchanged: Unchanged | None = None, ahead: Ahead | None = None) -> tuple[list[Note], list[Problem]]:
+    """Every document, image and recording under ``root`` (see the module doc); ``ahead``:
+    as ``read_document``'s."""
     notes: list[Note] = []
     problems: list[Problem] = []
     taken: set[str] = set()
@@ -212,7 +232,7 @@ def read_documents(root: Path, opts: DocumentsSettings, source_kind: str = "dir"
             if isinstance(item, Problem):
                 problems.append(item)
                 continue
-            note, found = read_document(item, root, opts, source_kind, unchanged, convert)
+            note, found = read_document(item, root, opts, source_kind, unchanged, convert, ahead)
             problems.extend(found)
             if note is not None:
                 if note.kept_path in taken:  # two names whose secrets are masked alike: both kept

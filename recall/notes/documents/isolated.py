@@ -99,6 +99,13 @@ class Converter:
         assert self._send is not None and self._recv is not None
         return self._send, self._recv
 
+    def interrupt(self) -> None:
+        """From another thread: end the conversion under way (its child is killed; the call
+        waiting for it says the converter crashed)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
     def close(self, kill: bool = False) -> None:
         """Stop the child (at once with ``kill``; else it ends when its stdin closes)."""
         for conn in (self._send, self._recv):

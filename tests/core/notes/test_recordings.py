@@ -182,3 +182,67 @@ def test_a_recording_whose_converter_makes_no_progress_is_skipped_and_the_rest_i
     assert "demo.mp4" in done.stderr and "made no progress for 3 s" in done.stderr, done.stderr
     top = json.loads(run_cli("search", "--json", "zebra", "pods", "eviction", check=True).stdout)["results"][0]
     assert top["id"] == "zebra"
+
+
+@pytest.mark.process
+def test_a_note_saved_while_the_watcher_converts_a_recording_is_searchable_at_once(tmp_path, recall_home,
+                                                                                   monkeypatch):
+    """The watcher converted a folder's documents in its one worker: a note saved while a
+    recording converted (minutes of OCR, or an ffmpeg stalled on a dead mount until
+    `convert_timeout_s`) waited for it, and a stop waited 10 s (an outside tester's Z03). Documents
+    are converted beside the worker now: the note is searchable within the watcher's second, the
+    recording is indexed when its conversion ends, and a stop ends the conversion at once."""
+    import os
+    import time
+
+    from helpers.documents import first_hit, watched_folder
+    from helpers.notes import write_note
+    from recall.watch import Watcher
+
+    tag = f"stalled-ffmpeg-{os.getpid()}"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ffmpeg").write_text(f"#!/bin/bash\nexec -a {tag} sleep 600\n")
+    (bin_dir / "ffmpeg").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")  # the converter's child finds it
+    folder = tmp_path / "notes"
+    app = watched_folder(folder, recall_home)
+    try:
+        watcher = Watcher(app, debounce=0.1).start()
+        try:
+            (folder / "standup.mp4").write_bytes(b"\0\0\0\x18ftypmp42" + b"\0" * 64)
+            deadline = time.monotonic() + 20
+            while not _running(tag) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert _running(tag), "the recording's converter never started"
+            write_note(folder, "zebra", "Zebra pods eviction", "why zebra pods get evicted", "kube evicts zebra pods")
+            hit = first_hit(app, "zebra pods eviction", "zebra", within_s=5)
+            assert hit is not None and hit.note["id"] == "zebra", "the note waited for the recording's conversion"
+        finally:
+            t0 = time.monotonic()
+            watcher.stop()
+            stopped_in = time.monotonic() - t0
+        assert stopped_in < 4, f"the stop waited {stopped_in:.1f} s for the conversion"
+        deadline = time.monotonic() + 5
+        while _running(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(tag), "the stalled converter outlived the watcher"
+    finally:
+        app.store.close()
+        for pid in _running(tag):
+            os.kill(pid, 9)
+
+
+def _running(tag: str) -> list[int]:
+    """PIDs of this user's processes whose name (argv[0]) is ``tag``."""
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if fh.read().split(b"\0")[0] == tag.encode():
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return found
