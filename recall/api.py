@@ -18,7 +18,7 @@ from recall.config.snapshot import too_short
 from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
-from recall.indexing.known import newer_elsewhere
+from recall.indexing.known import drop_gone, drop_unlisted, exact_repo, known_sources, listed, newer_elsewhere, unnested
 from recall.privacy.claude_memory import memory_dir
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import make_tree_private, project_key, recall_home
@@ -142,7 +142,6 @@ class Recall:
     # --- indexing ------------------------------------------------------------
     def default_sources(self, cwd: Path | str) -> list[SourceSpec]:
         from recall.indexing.indexer import SourceSpec
-        from recall.indexing.known import listed
 
         return [SourceSpec("memory", memory_dir(cwd), project_key(cwd)), *listed(self.config.sources)]
 
@@ -246,7 +245,6 @@ class Recall:
         """Write the sources' new and changed notes (and, with ``every``, every known
         source's); returns the sources synced and what was done."""
         from recall.indexing.indexer import SyncStats
-        from recall.indexing.known import drop_gone, drop_unlisted, known_sources, listed, unnested
         from recall.notes.files import misnamed
 
         total = SyncStats()
@@ -328,8 +326,8 @@ class Recall:
     def query(self, text: str, scope: Scope | None = None, project: str | None = None, *,
               k_notes: int = 20, search_short: bool = False, typed: bool = False) -> QueryResult:
         """Search ``text`` in ``scope`` and decide what the hook would hand over: the one way
-        every front end asks (CLI, daemon, MCP, UI through the daemon, eval).
-
+        every front end asks (CLI, daemon, MCP, UI through the daemon, eval). ``--repo NAME``
+        is matched on the folder names indexed (``exact_repo``).
         ``project``: whose notes come first (default: the scope's). ``k_notes``: notes ranked
         (at least the gap rule's ranks). ``search_short``: rank even a message shorter than
         ``selector.min_prompt_chars`` (an agent asking on purpose); the decision stays "nothing".
@@ -349,6 +347,8 @@ class Recall:
             why = "the notes were indexed with another model since: `recall index` brings this one up to date"
             return QueryResult([], Decision("nothing", why), {"stale": 1.0}, rule)
         self.searcher.refresh()
+        if scope is not None and scope.repo is not None:  # the store is not opened for the hook's questions
+            scope = exact_repo(scope, self.store)
         t0 = time.perf_counter()
         hits, timings = self.searcher.search(text, scope, k_notes=max(k_notes, GAP_RANKS[1]))
         decision = decide(text, hits, rule, project=project if project else (scope.project if scope else None))

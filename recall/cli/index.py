@@ -97,10 +97,14 @@ def _progress_bar(quiet: bool):
 
 def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     """The folders to index: DIRs as ``kind``, else the project's memory and the rules
-    that exist (a missing one is noted and skipped)."""
+    that exist (a missing one is noted and skipped). A project's memory records its folder's
+    name (``--repo NAME`` finds it by that)."""
     from recall.indexing.indexer import SourceSpec
+    from recall.indexing.known import remember_project
     from recall.privacy.paths import project_key
 
+    if not dirs or kind == "memory":
+        remember_project(app.store, cwd)
     if dirs:
         for d in dirs:
             if not d.exists():

@@ -30,6 +30,7 @@ from recall.store.vectors import index_dir
 if TYPE_CHECKING:  # the question path imports this module: the indexer's modules are loaded where they run
     from recall.config.settings import SourcesSettings
     from recall.indexing.indexer import SourceSpec, SyncStats
+    from recall.ranking.scope import Scope
     from recall.store.sqlite import Store
 
 
@@ -162,3 +163,41 @@ def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSp
             seen.add((spec.kind, root))
             out.append(spec)
     return out, inner, said
+
+
+PROJECT_NAMES = "project_names"  # the store's setting: project key -> its folder's name (masked), JSON
+
+
+def remember_project(store: Store, cwd: Path | str) -> None:
+    """Record the folder name of the project at ``cwd`` beside its key (``recall index`` in a
+    project): a key cannot tell `web-api` from `web/api`, so ``--repo`` matches on names."""
+    import json
+
+    from recall.privacy.masking import mask_path
+    from recall.privacy.paths import encode_project_path, project_root
+
+    root = project_root(cwd)
+    key, name = encode_project_path(root, resolve=False), mask_path(root.name)
+    names = project_names(store)
+    if root.name and names.get(key) != name:
+        store.set_setting(PROJECT_NAMES, json.dumps({**names, key: name}, ensure_ascii=False))
+
+
+def project_names(store: Store) -> dict[str, str]:
+    """What ``remember_project`` recorded (a damaged value: nothing)."""
+    import json
+
+    try:
+        names = json.loads(store.setting(PROJECT_NAMES) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
+
+
+def exact_repo(scope: Scope, store: Store) -> Scope:
+    """``scope`` with ``--repo NAME`` matched on the recorded folder names (``Scope.with_names``)."""
+    if scope.repo is None:
+        return scope
+    from recall.privacy.masking import mask_path
+
+    return scope.with_names(project_names(store), mask_path(scope.repo))

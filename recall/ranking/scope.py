@@ -6,11 +6,12 @@ rules and indexed folders; ``--repo`` names one other project; ``--all`` sees ev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from recall.privacy.paths import project_key
+from recall.privacy.paths import claude_key, project_key
 
 SHARED_KINDS = ("rule", "dir")
 LIBRARY_KIND = "library"  # recall.notes.documents.LIBRARY (not imported: the daemon's search stays light)
@@ -23,13 +24,17 @@ class Scope:
     everything: bool = False  # --all
     shared: bool = True  # rules and indexed folders
     library: bool = False  # mirrored repositories' docs (kind "library"): searched on request
+    # --repo NAME where folder names are known (``with_names``): the keys named NAME, and every named key
+    repo_exact: frozenset[str] = frozenset()
+    repo_named: frozenset[str] = frozenset()
 
     def admits(self, note: dict[str, Any]) -> bool:
         if self.everything:
             return True
         kind, proj = note.get("kind"), note.get("project") or ""
         if self.repo is not None:
-            return kind in ("memory", "conversation") and repo_matches(proj, self.repo)
+            return kind in ("memory", "conversation") and (
+                proj in self.repo_exact or (proj not in self.repo_named and repo_matches(proj, self.repo)))
         if kind in SHARED_KINDS:
             return self.shared
         if kind == LIBRARY_KIND:
@@ -38,7 +43,20 @@ class Scope:
 
     @property
     def key(self) -> tuple:
-        return (self.project, self.repo, self.everything, self.shared, self.library)
+        return (self.project, self.repo, self.everything, self.shared, self.library, self.repo_exact,
+                self.repo_named)
+
+    def with_names(self, names: Mapping[str, str], wanted: str | None = None) -> Scope:
+        """``--repo NAME`` matched on the folder name each project was indexed from (``names``:
+        key -> its folder's name, ``recall.indexing.known.project_names``): `api` no longer finds
+        `web-api`, nor `inner` miss `alpha/inner` (a key cannot tell them apart). A project
+        whose name is not known yet is matched on its key's tail, as before. ``wanted``: NAME as
+        ``names`` spell it (masked), if not as given."""
+        if self.repo is None:
+            return self
+        wanted = self.repo if wanted is None else wanted
+        return replace(self, repo_exact=frozenset(k for k, name in names.items() if name == wanted),
+                       repo_named=frozenset(names))
 
     @classmethod
     def from_flags(cls, cwd: Path | str, repo: str | None = None, everything: bool = False,
@@ -54,8 +72,8 @@ class Scope:
 
 
 def repo_key(name: str) -> str:
-    """``--repo NAME`` as a project key spells it (recall.privacy.paths.encode_project_path)."""
-    return "".join(c if c.isalnum() else "-" for c in name)
+    """``--repo NAME`` as a project key spells it (Claude Code's: ``café`` is ``caf-``)."""
+    return claude_key(name)
 
 
 def repo_matches(project_key: str, name: str) -> bool:

@@ -199,6 +199,32 @@ def test_query_scope_follows_the_folder_and_the_flags(tmp_path, monkeypatch):
     assert ids("--all") == {"deploy-freeze", "deploy-checklist", "grpc-deadlines"}
 
 
+def test_repo_names_the_projects_folder_not_a_tail_of_its_key(tmp_path, monkeypatch):
+    """`--repo api` also handed over the notes of `web-api` (and `--repo alpha-inner` those of
+    `alpha/inner`), `--repo café` found nothing: it matched the end of Claude Code's key, which
+    cannot tell `web-api` from `web/api` (an outside tester's AA07). The folder name each project
+    was indexed from is recorded beside its key, and `--repo` matches that."""
+    projects = {"api": "api-only", "web-api": "web-api-only", "alpha/inner": "inner-only", "café": "cafe-only"}
+    for folder, note in projects.items():
+        project = tmp_path / "work" / folder
+        (project / ".git").mkdir(parents=True)
+        write_note(tmp_path / "mem" / note, note, f"Ledger rule {note}", "reconcile the ledger before release",
+                   "The ledger is reconciled before any release.", "project")
+        monkeypatch.chdir(project)
+        recall("index", "-q", "--kind", "memory", str(tmp_path / "mem" / note))
+    monkeypatch.chdir(tmp_path)
+
+    def ids(name):
+        out = recall("search", "--json", "-k", "10", "--repo", name, "ledger before release").stdout
+        return {r["id"] for r in json.loads(out)["results"]}
+
+    assert ids("api") == {"api-only"}
+    assert ids("web-api") == {"web-api-only"}
+    assert ids("inner") == {"inner-only"}
+    assert ids("alpha-inner") == set()
+    assert ids("café") == {"cafe-only"}
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not RULES_120.exists(), reason="../shared/benchmarks/rules-120 is absent")
 def test_rules_120_index_and_explain_on_default_model():
