@@ -19,9 +19,9 @@ from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
 from recall.indexing.known import drop_gone, drop_unlisted, exact_repo, known_sources, listed, newer_elsewhere, unnested
-from recall.privacy.claude_memory import memory_dir
+from recall.privacy.claude_memory import memory_source
 from recall.privacy.masking import RULES_VERSION
-from recall.privacy.paths import make_tree_private, project_key, recall_home
+from recall.privacy.paths import make_tree_private, recall_home
 from recall.privacy.safetext import whole
 from recall.privacy.trust import require_home
 from recall.ranking.scope import Scope
@@ -143,7 +143,7 @@ class Recall:
     def default_sources(self, cwd: Path | str) -> list[SourceSpec]:
         from recall.indexing.indexer import SourceSpec
 
-        return [SourceSpec("memory", memory_dir(cwd), project_key(cwd)), *listed(self.config.sources)]
+        return [SourceSpec("memory", *memory_source(cwd)), *listed(self.config.sources)]
 
     def indexer(self, store: Store | None = None, progress: Callable[[int, str], None] | None = None,
                 defer: bool = False) -> Indexer:

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from recall.privacy.paths import (
+    EVERY_PROJECT,
     claude_config_dir,
     encode_project_path,
     expand_user,
@@ -88,8 +89,27 @@ def auto_memory_override(root: Path) -> tuple[Path | None, str | None]:
 
 def memory_dir(cwd: Path | str) -> Path:
     """The Claude Code memory folder of the project containing ``cwd``."""
+    return memory_source(cwd)[0]
+
+
+def memory_source(cwd: Path | str) -> tuple[Path, str]:
+    """The memory folder of the project containing ``cwd`` and whose it is: the project's key,
+    or ``EVERY_PROJECT`` for a folder the user's own settings give every project (Claude Code
+    writes every project's memory there; recall had it belong to the project indexed last, its
+    notes gone from every other: an outside tester's AA04)."""
     root = project_root(cwd)
     override, _problem = auto_memory_override(root)
-    if override is not None:
-        return override
-    return claude_config_dir() / "projects" / encode_project_path(root) / "memory"
+    if override is None:
+        key = encode_project_path(root)
+        return claude_config_dir() / "projects" / key / "memory", key
+    return override, (EVERY_PROJECT if override == _users_own(root) else encode_project_path(root))
+
+
+def _users_own(root: Path) -> Path | None:
+    """The folder the user's own ``settings.json`` names (what a project's settings would
+    otherwise override)."""
+    try:
+        value = json.loads(read_text(claude_config_dir() / "settings.json")).get("autoMemoryDirectory")
+        return expand_user(value, "autoMemoryDirectory") if isinstance(value, str) and value else None
+    except Exception:  # noqa: BLE001 - unreadable, not JSON, a ~user unknown: not the user's folder
+        return None

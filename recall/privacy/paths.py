@@ -429,6 +429,11 @@ def checkout_root(cwd: Path | str) -> Path:
         return Path("/")
 
 
+# The owner of a memory folder every project uses (an ``autoMemoryDirectory`` in the user's own
+# settings): no project's key, which only ASCII letters, digits and '-' spell.
+EVERY_PROJECT = "*"
+
+
 def project_key(cwd: Path | str) -> str:
     """The key of the project ``cwd`` is in: its git root, encoded as Claude Code does."""
     return encode_project_path(project_root(cwd))

@@ -1,7 +1,8 @@
 """Which notes a question may see.
 
-The hook's scope is the current project's memory (and its conversation titles) plus shared
-rules and indexed folders; ``--repo`` names one other project; ``--all`` sees everything.
+The hook's scope is the current project's memory (and its conversation titles; a memory folder
+the user's settings give every project, ``EVERY_PROJECT``, too) plus shared rules and indexed
+folders; ``--repo`` names one other project; ``--all`` sees everything.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from recall.privacy.paths import claude_key, project_key
+from recall.privacy.paths import EVERY_PROJECT, claude_key, project_key
 
 SHARED_KINDS = ("rule", "dir")
 LIBRARY_KIND = "library"  # recall.notes.documents.LIBRARY (not imported: the daemon's search stays light)
@@ -39,7 +40,7 @@ class Scope:
             return self.shared
         if kind == LIBRARY_KIND:
             return self.library
-        return self.project is not None and proj == self.project
+        return self.project is not None and (proj == self.project or (kind == "memory" and proj == EVERY_PROJECT))
 
     @property
     def key(self) -> tuple:

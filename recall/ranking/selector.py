@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall.config.snapshot import too_short
+from recall.privacy.paths import EVERY_PROJECT
 from recall.privacy.safetext import agent_block, agent_path, agent_quoted, agent_text
 from recall.ranking.learned import LearnedSelector
 
@@ -277,7 +278,7 @@ def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = No
     # A current-project note close to the top goes first, so a similar shared rule
     # cannot crowd it out of a short list.
     if project is not None:
-        mine = [h for h in ranked if h.note.get("project") == project and not h.is_conversation
+        mine = [h for h in ranked if h.note.get("project") in (project, EVERY_PROJECT) and not h.is_conversation
                 and h.score >= top - s.project_first_margin]
         if mine and mine[0] is not candidates[0]:
             candidates = [mine[0], *(h for h in candidates if h is not mine[0])][: s.max_notes]

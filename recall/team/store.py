@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
+from recall.privacy.paths import EVERY_PROJECT
 from recall.ranking.scope import SHARED_KINDS, Scope, repo_key
 from recall.ranking.search import CHUNKS_PER_QUERY
 from recall.ranking.selector import Hit
@@ -65,9 +66,10 @@ def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
         return ("kind IN ('memory', 'conversation') AND (project = %(repo)s OR project LIKE %(repo_tail)s)",
                 {"repo": wanted, "repo_tail": "%-" + wanted})
     shared = "kind = ANY(%(shared_kinds)s)" if scope.shared else "FALSE"
-    own = ("(kind <> ALL(%(shared_kinds)s) AND project = %(project)s)"
+    own = ("(kind <> ALL(%(shared_kinds)s) AND (project = %(project)s OR (kind = 'memory' AND project = %(every)s)))"
            if scope.project is not None else "FALSE")
-    return f"({shared} OR {own})", {"shared_kinds": list(SHARED_KINDS), "project": scope.project}
+    return f"({shared} OR {own})", {"shared_kinds": list(SHARED_KINDS), "project": scope.project,
+                                    "every": EVERY_PROJECT}
 
 
 _SEARCH_SQL = """

@@ -238,6 +238,32 @@ def test_a_cloned_repositorys_settings_cannot_take_other_projects_memory(tmp_pat
     assert "Quokka" in recall(evil, "search", "quokkabar ledger").stdout
 
 
+def test_a_memory_folder_the_users_settings_give_every_project_is_every_projects(tmp_path, recall_home):
+    """An `autoMemoryDirectory` in the user's own `~/.claude/settings.json` gives every project
+    one memory folder (Claude Code writes every project's memory there). recall had it belong to
+    the project indexed last: a session start in one project took the notes from every other
+    (an outside tester's AA04). It is every project's now, whichever indexed it last; a project's
+    own folder stays its own."""
+    import os
+
+    shared = tmp_path / "all-memory"
+    write_note(shared, "mink", "Mink ledger", "check the mink ledger before release", "sharedmink ledger")
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({"autoMemoryDirectory": str(shared)}))
+    one, _, _ = make_project(tmp_path / "one")
+    two, _, _ = make_project(tmp_path / "two")
+    recall(one, "index", "-q")
+    recall(two, "index", "-q")
+    for project in (one, two):
+        assert "Mink ledger" in recall(project, "search", "sharedmink ledger").stdout, project
+        hook = recall(project, "query", "--json", "how do we check the mink ledger before release").stdout
+        assert "mink" in {r["id"] for r in json.loads(hook)["ranked"]}, project
+    recall(one, "index", "-q")
+    assert "Mink ledger" in recall(two, "search", "sharedmink ledger").stdout
+    assert "Mink ledger" not in recall(two, "search", "--repo", "nosuchproject", "sharedmink ledger").stdout
+
+
 def test_a_rules_folder_above_the_agents_projects_leaves_each_projects_memory_its_own(tmp_path, recall_home):
     """`[sources] rules = ["~/.claude"]` (where Claude Code keeps the global CLAUDE.md and
     rules/) read every project's memory folder below it as rules: each project's notes handed
