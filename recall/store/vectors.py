@@ -38,6 +38,14 @@ from recall.privacy.paths import (
     recall_home,
 )
 from recall.privacy.strays import move_aside
+from recall.store.generations import (
+    DIGESTED,
+    after_every_other,
+    file_digest,
+    holds_more,
+    inputs_digest,
+    unchanged_generation,
+)
 from recall.store.lru import Lru
 from recall.store.sqlite import Store
 
@@ -137,6 +145,10 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
         texts = store.chunk_texts(role="text")  # BM25 reads the note, not its questions
     finally:
         store.db.execute("COMMIT")
+    inputs = inputs_digest(model_id, approximate_from, notes, pks, blobs, header_pks, header_blobs, asked, texts)
+    if keep > 1 and (live := unchanged_generation(root, read_current(root), inputs)) is not None:  # no churn
+        after_every_other(root)
+        return live, len(blobs)
     pos_of = {n.pk: i for i, n in enumerate(notes)}
     dim = len(blobs[0]) // 4 if blobs else 0
     matrix = (
@@ -159,52 +171,25 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     ensure_private_dir(gen_dir)
     try:
         _write_generation(gen_dir, model_id, generation, notes, matrix, blobs, chunk_note, texts, dim,
-                          approximate_from, headers, [i for i, n in enumerate(notes) if n.pk in asked])
+                          approximate_from, headers, [i for i, n in enumerate(notes) if n.pk in asked], inputs)
     except BaseException:
         shutil.rmtree(gen_dir, ignore_errors=True)  # a generation half written (disk full, killed)
         raise
     # The switch: one atomic rename.
     _fsync_write(root / "current.tmp", f"gen-{generation:06d}".encode())
     os.replace(root / "current.tmp", root / "current")
-    _after_every_other(root)
+    after_every_other(root)
     store.record_index_run(model_id, generation, len(blobs))
     store.settle()  # what the writes before this build deleted leaves the database file and its log
     for i, old in enumerate(reversed(sorted(root.glob("gen-*"))[:-1]), 2):  # newest first, after this one
-        if i > keep or _holds_more(old, gen_dir):
+        if i > keep or holds_more(old, gen_dir):
             shutil.rmtree(old, ignore_errors=True)
     return generation, len(blobs)
 
 
-def _holds_more(old: Path, new: Path) -> bool:
-    """Whether generation ``old`` holds a note (path, name, description, text) that ``new`` does not:
-    kept for a reader that read ``current`` before the switch, it kept a deleted note's words until
-    another index ran (stop 48, V04). A reader that finds it gone reads ``current`` again."""
-    try:
-        before, now = ({json.dumps([n.get(k) for k in ("path", "id", "name", "description", "digest", "extra")],
-                                   sort_keys=True) for n in json.loads(read_text(g / "meta.json"))["notes"]}
-                       for g in (old, new))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return True  # unreadable: not worth keeping
-    return not before <= now
-
-
-def _after_every_other(root: Path) -> None:
-    """This model's ``current`` dated after every other model's, whatever the clock says: which
-    index is the newest is read from these dates (``recall.indexing.known.newer_elsewhere``),
-    and a clock set back since another model's was written left this one "older" until the
-    clock caught up, answering nothing meanwhile (stop 47, an outside tester's T02)."""
-    try:
-        mine = (root / "current").stat().st_mtime_ns
-        latest = max((p.stat().st_mtime_ns for p in root.parent.glob("*/current") if p.parent != root), default=-1)
-        if latest >= mine:
-            os.utime(root / "current", ns=(latest + 1_000_000, latest + 1_000_000))
-    except OSError:
-        pass  # read as it is: at worst the daemon indexes once more
-
-
 def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,
                       blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int,
-                      headers: Any = None, asked: list[int] | None = None) -> None:
+                      headers: Any = None, asked: list[int] | None = None, inputs: str = "") -> None:
     import faiss
     import numpy as np
 
@@ -247,8 +232,9 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
         "built_at": time.time(),
         # the files' bytes as written: damage inside one (a flipped bit) is found at load, not
         # searched (an outside tester's index handed over the wrong note with confidence)
-        "digests": {name: _file_digest(gen_dir / name) for name in DIGESTED if (gen_dir / name).exists()},
+        "digests": {name: file_digest(gen_dir / name) for name in DIGESTED if (gen_dir / name).exists()},
         "dim": dim,
+        "inputs": inputs,  # what it was built from (``generations.inputs_digest``): not written again
         "chunk_note": chunk_note,
         "asked": asked or [],  # positions of the notes with questions of their own
         "notes": [
@@ -263,12 +249,6 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
     _fsync_write(gen_dir / "meta.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
-DIGESTED = ("index.faiss", "lexical.npz", "headers.npy")
-
-
-def _file_digest(path: Path) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _digest(texts: list[str]) -> str:
@@ -361,7 +341,7 @@ def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
         digests = meta.get("digests") or {}  # none in a generation from before
         for name in DIGESTED:
             path = gen_dir / name
-            if name in digests and path.exists() and _file_digest(path) != digests[name]:
+            if name in digests and path.exists() and file_digest(path) != digests[name]:
                 raise ValueError("its bytes changed since it was written (meta.json's checksum)")
         path = gen_dir / "meta.json"
         asked = np.zeros(len(notes), dtype=bool)  # a generation from before: none known

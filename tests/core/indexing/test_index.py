@@ -67,6 +67,35 @@ def test_incremental_index_embeds_only_what_changed(recall_home, sample_notes):
     assert "decimal-not-float" not in {h.note["id"] for h in hits}
 
 
+def test_an_index_of_unchanged_notes_writes_no_new_generation(recall_home, sample_notes):
+    """Every session start runs `recall index`; with nothing changed each wrote a new
+    generation of the same notes (FAISS, BM25, headers, fsynced), which every daemon then
+    loaded again. The live generation stays when it was built from the same inputs and its
+    files are still its own bytes; a change, or a damaged file, writes a new one."""
+    app = app_for(recall_home)
+    src = [SourceSpec("dir", sample_notes)]
+    app.index(src)
+    root = index_dir("hash-256", recall_home)
+    live = (root / "current").read_text()
+    stamps = {p.name: p.stat().st_mtime_ns for p in (root / live).iterdir()}
+    app.index(src)
+    assert (root / "current").read_text() == live
+    assert {p.name: p.stat().st_mtime_ns for p in (root / live).iterdir()} == stamps
+    assert sorted(p.name for p in root.glob("gen-*")) == [live]
+
+    faiss_file = root / live / "lexical.npz"
+    faiss_file.write_bytes(faiss_file.read_bytes()[:-1] + bytes([faiss_file.read_bytes()[-1] ^ 1]))
+    app.index(src)
+    assert (root / "current").read_text() != live  # a damaged generation is not kept for its inputs
+    repaired = (root / "current").read_text()
+
+    write_note(sample_notes, "brand-new", "Brand new note", "about zebras", "zebra zebra")
+    app.index(src)
+    assert (root / "current").read_text() != repaired
+    hits, _ = app.searcher.search("zebra zebra", Scope(everything=True))
+    assert hits[0].note["id"] == "brand-new"
+
+
 def test_files_are_private(recall_home, sample_notes):
     if sys.platform == "win32":
         pytest.skip("POSIX permissions")
