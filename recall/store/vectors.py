@@ -148,6 +148,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     inputs = inputs_digest(model_id, approximate_from, notes, pks, blobs, header_pks, header_blobs, asked, texts)
     if keep > 1 and (live := unchanged_generation(root, read_current(root), inputs)) is not None:  # no churn
         after_every_other(root)
+        store.record_index_run(model_id, live, len(blobs))  # it is as new as a run that wrote it
         return live, len(blobs)
     pos_of = {n.pk: i for i, n in enumerate(notes)}
     dim = len(blobs[0]) // 4 if blobs else 0
