@@ -163,8 +163,11 @@ def _calibration_line(cal, questions: int) -> str:
     aside = (f"; {cal.muted} note question(s) set aside: through them a note spoke on messages known to be"
              " about no note" if cal.muted else "")
     own = cal.negatives - cal.negatives_by_origin.get("bank", 0)
-    if own < MIN_OWN_NEGATIVES and cal.silence < cal.target_silence:
-        aside += (f"; the packaged floor stays: {own} of the folders' own negatives, under the {MIN_OWN_NEGATIVES} a"
+    near = own if cal.near_misses is None else cal.near_misses
+    if near < MIN_OWN_NEGATIVES and (cal.silence < cal.target_silence or near < own):
+        what = f"{own} of the folders' own negatives" if near == own else \
+            f"{near} of the folders' {own} own negatives near the notes (the rest no nearer than chit-chat)"
+        aside += (f"; the packaged floor stays: {what}, under the {MIN_OWN_NEGATIVES} a"
                   " fit needs (chit-chat says little about near misses); `recall questions on` writes them")
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
             f"(silence {cal.silence:.2f} on the negatives' less silent half, target {cal.target_silence:g}{got})"

@@ -88,13 +88,16 @@ def _kept_packaged(prov) -> str:
 
     by = prov.get("negatives_by_origin")
     own = sum(v for k, v in by.items() if k != "bank" and isinstance(v, int)) if isinstance(by, dict) else None
-    if own is None or own >= MIN_OWN_NEGATIVES:
+    near = prov.get("near_misses") if isinstance(prov.get("near_misses"), int) else own
+    if own is None or near is None or near >= MIN_OWN_NEGATIVES:
         return ""
+    # lines about nothing near the notes are no near misses (recall.ranking.floors.near_misses)
+    counted = f"{near} of its {own}" if near < own else f"{own}"
     silence, target = prov.get("calib_silence_rate"), prov.get("target_silence")
     missed = (f", silence {silence:.2f} on them against the target {target:g}"
               if isinstance(silence, float) and isinstance(target, float) and silence < target else "")
-    return (f"; the packaged floor kept: {own} of the folder's own negatives, under the {MIN_OWN_NEGATIVES} a fit "
-            f"needs{missed}")
+    return (f"; the packaged floor kept: {counted} of the folder's own negatives near the notes, under the "
+            f"{MIN_OWN_NEGATIVES} a fit needs{missed}")
 
 
 def _thresholds_in_force(app) -> dict:

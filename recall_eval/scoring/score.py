@@ -108,9 +108,9 @@ def calibration_summary(cal) -> dict | None:
 
 def lexical_floor(base, negatives: Sequence[str], target: float) -> float:
     """A lexical baseline's own abstention floor, set like recall's
-    (``recall.ranking.calibration.strict_floor``): the lowest top score below which at least
+    (``recall.ranking.floors.strict_floor``): the lowest top score below which at least
     ``target`` of the known unrelated messages stay, on each half of them, in their order."""
-    from recall.ranking.calibration import strict_floor
+    from recall.ranking.floors import strict_floor
 
     return strict_floor([(base.rank(t) or [Hit({}, 0.0)])[0].score for t in negatives] or [0.0], target)
 

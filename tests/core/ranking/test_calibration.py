@@ -259,6 +259,30 @@ def test_real_model_calibration_on_the_sample_meets_its_target(recall_home):
     app.store.close()
 
 
+def test_negatives_about_nothing_near_the_notes_leave_the_packaged_floor(tmp_path, recall_home):
+    """A background agent answered 40 well-formed negatives about cooking pasta: they counted as
+    the 30 of the folder's own a fit needs, the floor fell from 0.33 to the bank's level (0.21),
+    and ordinary coding questions got a note 11 times in 30 (an outside tester's AD01). Negatives
+    no nearer the notes than the shipped chit-chat are no near misses: with too few near misses
+    the packaged rule decides, as with none; the sample's own near misses still fit (real model)."""
+    from recall.config.load import packaged_settings
+
+    sample = ROOT / "datasets" / "sample"
+    pasta = tmp_path / "negatives.jsonl"
+    pasta.write_text("".join(json.dumps({"text": f"what is a good sauce for pasta number {i} with basil"}) + "\n"
+                             for i in range(40)), encoding="utf-8")
+    app = Recall()
+    app.index([SourceSpec("dir", SAMPLE_NOTES, note_questions=sample / "questions.jsonl", negatives=pasta)])
+    packaged = packaged_settings().thresholds_for(DEFAULT_ID)
+    cal = app.calibration
+    assert (cal.top_floor, cal.gap_floor) == (packaged.top_floor, packaged.gap_floor), cal
+    assert cal.near_misses is not None and cal.near_misses < 30, cal
+    app.index([SourceSpec("dir", SAMPLE_NOTES, note_questions=sample / "questions.jsonl",
+                          negatives=sample / "negatives.jsonl")])
+    assert app.calibration.near_misses >= 30 and app.calibration.top_floor != packaged.top_floor
+    app.store.close()
+
+
 def test_bad_negatives_are_one_warning_each_and_the_rest_is_used(tmp_path, recall_home, hash_model):
     folder = _collection(tmp_path)
     with open(folder / "negatives.jsonl", "a", encoding="utf-8") as fh:
