@@ -56,7 +56,13 @@ REQUEST_OVERHEAD: dict[str, tuple[int, ...]] = {"claude": (500,), "codex": (10_0
 
 
 class AgentError(RecallError):
-    """The agent CLI could not answer; the message says what to fix."""
+    """The agent CLI could not answer; the message says what to fix. ``transient``: it did not
+    get to answer (it exited with an error, as when rate-limited or logged out, or could not
+    start): not counted against the notes (``tries``), only waited out."""
+
+    def __init__(self, message: str, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,7 @@ class Agent:
     def answer(self, proc: Finished, out_file: Path) -> str:
         said = shortened(one_line(proc.stderr), 400)  # its first words (the cause) and its last kept
         if proc.returncode != 0:
-            raise AgentError(f"{self.name} exited {proc.returncode}: {said or 'nothing on stderr'}")
+            raise AgentError(f"{self.name} exited {proc.returncode}: {said or 'nothing on stderr'}", transient=True)
         if self.name == "codex":
             return read_text(out_file, errors="replace") if out_file.exists() else ""
         if not proc.stdout.strip():
@@ -157,7 +163,7 @@ def complete(agent: Agent, prompt: str, timeout_s: float) -> str:
             raise AgentError(f"{agent.name} printed more than {runner.MAX_ANSWER_BYTES >> 20} MB; it was stopped "
                              "and nothing of it was used") from None
         except OSError as exc:
-            raise AgentError(f"{agent.name} could not start: {exc}") from exc
+            raise AgentError(f"{agent.name} could not start: {exc}", transient=True) from exc
         return agent.answer(proc, out_file)
 
 
@@ -179,7 +185,7 @@ def plan(sources: Sequence, batch_notes: int) -> tuple[list[notegen.FolderState]
     record = tries.asked()
     for state in states:
         state.pending = [p for p in state.pending if not tries.given_up(p, record)]
-        if not state.pending and state.owes_negatives and tries.negatives_given_up(state, record):
+        if state.owes_negatives and tries.negatives_given_up(state, record):
             state.has_negatives = True  # asked MAX_TRIES times for nothing: not again until a note comes or goes
     total = notegen.Cost()
     for state in states:
@@ -187,7 +193,14 @@ def plan(sources: Sequence, batch_notes: int) -> tuple[list[notegen.FolderState]
         total.requests += c.requests
         total.input_tokens += c.input_tokens
         total.output_tokens += c.output_tokens
-    return [s for s in states if s.negatives_for()], total
+    return [s for s in states if s.wanted], total
+
+
+def given_up(sources: Sequence) -> int:
+    """How many new or changed notes are not pending for having got nothing ``tries.MAX_TRIES`` times."""
+    record = tries.asked()
+    return sum(tries.given_up(p, record) for folder in note_folders(sources)
+               for p in notegen.folder_state(folder).pending)
 
 
 def check_writable(folder: Path) -> None:
@@ -238,8 +251,9 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
         try:
             raw = ask(functools.partial(notegen.expand_prompt, keys=state.keys), part)
-        except AgentError:  # an answer refused or cut off counts as a try too ("prompt is too long")
-            tries.note_unanswered({p: hashes[p] for p in part if p in hashes})
+        except AgentError as exc:  # an answer refused or cut off counts as a try too ("prompt is too long")
+            if not exc.transient:  # an agent that did not get to answer (offline, rate-limited) is waited out
+                tries.note_unanswered({p: hashes[p] for p in part if p in hashes})
             raise
         got, problems = answers.parse_per_note(raw, keys, "questions", f"{agent.name} answer")
         questions.update(got)
@@ -260,8 +274,10 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
     out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
                                         {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
     out.questions = sum(len(questions[s]) for s in answered)
-    if present or not state.pending:  # every pending note deleted during the run: nothing to show
-        _negatives(state, present or state.negatives_for(), ask, embedder, out, agent.name, log, allowed)
+    # Negatives while the folder has none (the README's promise), every note shown: a request each
+    # edit showed the edited note alone, and its answer was thrown away (an outside tester's AD03).
+    if state.owes_negatives and (present or not state.pending):  # not when every pending note went meanwhile
+        _negatives(state, [p for p in state.notes if p.exists()], ask, embedder, out, agent.name, log, allowed)
     return out
 
 
@@ -276,8 +292,8 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
     log(f"{state.folder}: asking {by} for {n} negatives")
     try:
         raw = ask(lambda ps: notegen.negatives_prompt(ps, n, keys=state.keys), shown)
-    except AgentError:
-        if not state.has_negatives:
+    except AgentError as exc:
+        if not state.has_negatives and not exc.transient:
             tries.negatives_unanswered(state)
         raise
     found, problems = answers.parse_negatives(raw, f"{by} answer")

@@ -247,10 +247,10 @@ class FolderState:
         the next run, whether or not a note is pending."""
         return bool(self.notes) and not self.has_negatives
 
-    def negatives_for(self) -> list[Path]:
-        """The notes a run's negatives request shows: the pending ones, or every note when
-        the folder is owed its negatives and nothing is pending."""
-        return self.pending or (self.notes if self.owes_negatives else [])
+    @property
+    def wanted(self) -> bool:
+        """Whether a run has anything to ask for this folder: a pending note, or its negatives."""
+        return bool(self.pending) or self.owes_negatives
 
 
 def _renamed(lines: dict[str, dict], notes: Keys) -> dict[str, str]:
@@ -303,7 +303,7 @@ def cost(state: FolderState, batch_notes: int) -> Cost:
             out.requests += 1
             out.input_tokens += estimate_tokens(prompt)
             out.output_tokens += OUT_TOKENS_PER_NOTE[name] * len(part)
-    shown = state.negatives_for()
+    shown = state.notes if state.owes_negatives else []  # as ``agentcli.generate_folder`` asks
     n = n_negatives(len(shown), state.has_negatives) if shown else 0
     if n:
         out.requests += 1

@@ -5,6 +5,12 @@ most ``MAX_TRIES`` times until a note is added or removed. An outside tester's r
 was sent every pending note in full at every save and every index. The record is
 ``$RECALL_HOME/questions-asked.json`` (0600), ``{"<hash of a path>": [hash, tries]}`` (no path
 in it: a folder's name may hold a secret); one it cannot read or write costs a retry, not a run.
+
+An agent that did not get to answer (``AgentError.transient``: it exited with an error, as when
+rate-limited or logged out, or could not start) costs no note a try: two such runs gave up every
+note for good (an outside tester's AD02). Runs in the background wait it out instead
+(``unreachable``: 15 minutes, doubled after each failure in a row, at most a day); a run the user
+starts (`recall questions run`) asks at once, the notes given up before included (``forget``).
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from recall.privacy.paths import make_missing_dirs, read_text, recall_home, repl
 
 MAX_TRIES = 2
 ASKED_FILE = "questions-asked.json"
+UNREACHABLE = "unreachable"  # the record's key: [when the agent last failed to answer, failures in a row]
+WAIT_S, WAIT_MAX_S = 15 * 60.0, 24 * 3600.0
 
 
 def _key(path: Path) -> str:
@@ -87,3 +95,43 @@ def _count(at: dict[str, str]) -> None:
 def _keep(record: dict[str, list]) -> None:
     with contextlib.suppress(OSError):  # a record it cannot keep costs a retry, not the run
         replace_private(make_missing_dirs(recall_home()) / ASKED_FILE, json.dumps(record))
+
+
+def unreachable() -> None:
+    """Record a run whose agent did not get to answer (``AgentError.transient``)."""
+    import time
+
+    record = asked()
+    before = record.get(UNREACHABLE)
+    failures = before[1] + 1 if isinstance(before, list) and len(before) == 2 and isinstance(before[1], int) else 1
+    record[UNREACHABLE] = [time.time(), failures]
+    _keep(record)
+
+
+def reachable() -> None:
+    """The agent answered: background runs no longer wait."""
+    record = asked()
+    if record.pop(UNREACHABLE, None) is not None:
+        _keep(record)
+
+
+def waiting() -> tuple[float, int]:
+    """(seconds a background run still waits, failures in a row) after runs whose agent did not
+    get to answer; (0, 0) when it may ask."""
+    import time
+
+    got = asked().get(UNREACHABLE)
+    if not (isinstance(got, list) and len(got) == 2 and all(isinstance(v, int | float) for v in got)):
+        return 0.0, 0
+    when, failures = float(got[0]), int(got[1])
+    left = when + min(WAIT_S * 2 ** max(failures - 1, 0), WAIT_MAX_S) - time.time()
+    return (left, failures) if left > 0 else (0.0, failures)
+
+
+def forget() -> int:
+    """A run the user asked for: every note and folder given up is asked again, and nothing is
+    waited out; how many records there were."""
+    record = asked()
+    if record:
+        _keep({})
+    return len([k for k in record if k != UNREACHABLE])

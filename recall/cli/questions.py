@@ -32,13 +32,17 @@ def _known_sources(app) -> list:
 def pending_line(app, sources, choice: str | None = None) -> str:
     """What a run would send and cost now with the agent ``choice`` names (default: the
     config's), or that nothing is pending."""
-    from recall.authoring.agentcli import describe, find_agent, plan
+    from recall.authoring.agentcli import describe, find_agent, given_up, plan
+    from recall.authoring.tries import MAX_TRIES
 
     states, cost = plan(sources, app.config.questions.batch_notes)
+    waiting = given_up(sources)
+    later = (f"; {waiting} note(s) got nothing from the agent in {MAX_TRIES} tries and wait for an edit "
+             "(`recall questions run` asks them again now)") if waiting else ""
     if not states:
-        return "every note has its questions; nothing to send"
+        return "every note has its questions; nothing to send" + later
     q = app.config.questions
-    return describe(cost, sum(len(s.pending) for s in states), find_agent(choice or q.generate, q.model))
+    return describe(cost, sum(len(s.pending) for s in states), find_agent(choice or q.generate, q.model)) + later
 
 
 @click.group("questions", invoke_without_command=True)
@@ -128,9 +132,14 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     """Write the pending notes' questions now (in the foreground), then index them.
 
     What `recall index` starts in the background once allowed; DIRs as for `recall index`.
+    Run by you, it also asks again for the notes the agent gave nothing for twice, at once
+    even after it failed to answer (the background waits that out).
     """
-    from recall.authoring.agentcli import AgentError, consented, find_agent, generate_folder, plan
-    from recall.authoring.runner import run_lock
+    import os
+
+    from recall.authoring import tries
+    from recall.authoring.agentcli import AgentError, agent_cost, consented, find_agent, generate_folder, plan
+    from recall.authoring.runner import GENERATING_ENV, run_lock
 
     app = recall_app()
     choice = app.config.questions.generate
@@ -147,12 +156,20 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         if not mine:
             say("another `recall questions run` is under way; nothing done", err=True)
             return
+        if os.environ.get(GENERATING_ENV):  # in the background: an agent that could not answer is waited out
+            left, failures = tries.waiting()
+            if left:
+                log(f"{agent.name} did not get to answer the last {failures} time(s); asked again in "
+                    f"{left / 60:.0f} min, or now with `recall questions run`")
+                return
+        elif again := tries.forget():
+            log(f"asking again for {again} note(s) or folder(s) the agent gave nothing for before")
         states, cost = plan(sources, app.config.questions.batch_notes)
         if not states:
             log("every note has its questions; nothing to send")
             return
         log(f"{sum(len(s.pending) for s in states)} note(s) and {sum(s.owes_negatives for s in states)} folder(s)' "
-            f"negatives: about {cost.total:,} tokens with {agent.name}")
+            f"negatives: about {agent_cost(cost, agent).total:,} tokens with {agent.name}")
         try:
             for state in states:
                 out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
@@ -163,7 +180,10 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
                 for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
                     warn(line)
         except AgentError as exc:
+            if exc.transient:
+                tries.unreachable()
             raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
+        tries.reachable()
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
 

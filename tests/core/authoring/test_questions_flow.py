@@ -370,41 +370,99 @@ def test_consent_withdrawn_during_a_run_stops_it_before_the_next_request(folder,
 
 def test_a_refusal_is_said_and_its_notes_are_not_sent_again_and_again(folder, tmp_path, recall_home, hash_model):
     """An outside tester's CLI answered prose ("I'm sorry, but I can't help"): the run said
-    "questions for 0 note(s)", rc 0, and every later run sent every note in full again."""
+    "questions for 0 note(s)", rc 0, and every later run sent every note in full again. Runs in
+    the background (as `recall index` starts them) give a note up after two; a run the user
+    starts asks again."""
     record, env = fake_claude(tmp_path)
+    background = {**env, "RECALL_GENERATING": "1"}
     agent = tmp_path / "bin" / "claude"
     refusal = 'lines = ["I am sorry, but I cannot help with that."]\nprint(json.dumps({"type"'
     agent.write_text(agent.read_text().replace('print(json.dumps({"type"', refusal, 1))
-    first = run_cli("questions", "run", str(folder), env=env)
+    first = run_cli("questions", "run", str(folder), env=background)
     assert first.returncode == 0 and "3 of 3 note(s) got no questions from claude" in first.stdout + first.stderr
-    run_cli("questions", "run", str(folder), env=env)
+    run_cli("questions", "run", str(folder), env=background)
     calls = len(record.read_text().splitlines())
-    third = run_cli("questions", "run", str(folder), env=env)
+    third = run_cli("questions", "run", str(folder), env=background)
     assert len(record.read_text().splitlines()) == calls and "nothing to send" in third.stderr  # given up
+    assert "3 note(s) got nothing from the agent in 2 tries" in run_cli("questions", env=env).stdout
     (folder / "decimal-money.md").write_text((folder / "decimal-money.md").read_text() + "\nEdited.\n")
-    run_cli("questions", "run", str(folder), env=env)
+    run_cli("questions", "run", str(folder), env=background)
     asked = [json.loads(line)["prompt"] for line in record.read_text().splitlines()[calls:]]
     assert asked and all("Money is Decimal" in p and "No deploys on Friday" not in p for p in asked)
+    calls = len(record.read_text().splitlines())
+    mine = run_cli("questions", "run", str(folder), env=env)  # the user asks: the notes given up are asked again
+    asked = [json.loads(line)["prompt"] for line in record.read_text().splitlines()[calls:]]
+    assert "asking again" in mine.stderr and any("No deploys on Friday" in p for p in asked)
+
+
+def test_an_agent_that_did_not_get_to_answer_gives_no_note_up(folder, tmp_path, recall_home, hash_model):
+    """Two runs whose agent exited with an error (rate-limited, logged out) gave every note up for
+    good: `recall questions` said "nothing to send" over an empty questions file, and the repair
+    it printed, `recall questions run`, did nothing (an outside tester's AD02). Such a failure
+    costs no note a try: the background waits it out, a run the user starts asks at once."""
+    record, env = fake_claude(tmp_path)
+    background = {**env, "RECALL_GENERATING": "1"}
+    agent = tmp_path / "bin" / "claude"
+    working = agent.read_text()
+    agent.write_text(working.replace("stems = ", "print('API Error: 429 rate limited', file=sys.stderr)\n"
+                                                "sys.exit(1)\nstems = ", 1))
+    for _ in range(2):
+        out = run_cli("questions", "run", str(folder), env=env)
+        assert out.returncode == 1 and "429 rate limited" in out.stderr and "recall questions run" in out.stderr
+    calls = len(record.read_text().splitlines())
+    waited = run_cli("questions", "run", str(folder), env=background)
+    assert waited.returncode == 0 and "asked again in" in waited.stderr
+    assert len(record.read_text().splitlines()) == calls  # the background waits: nothing sent
+    from recall.authoring import tries
+
+    pending = notegen.folder_state(folder).pending
+    assert len(pending) == 3 and not any(tries.given_up(p) for p in pending)  # none given up
+    agent.write_text(working)
+    fixed = run_cli("questions", "run", str(folder), env=env)
+    assert fixed.returncode == 0, fixed.stderr
+    assert len(read_questions_file(folder / "questions.jsonl")[0]) == 3
+
+
+def test_a_folder_with_negatives_is_not_asked_for_more_at_each_edit(folder, tmp_path, recall_home, hash_model):
+    """Every edit of a note sent another negatives request showing that note alone, and its
+    answer was thrown away (an outside tester's AD03): negatives are asked for while a folder has
+    none, as the README says; an edited note costs its questions and restatements only."""
+    from recall.authoring.agentcli import Agent, agent_cost
+
+    record, env = fake_claude(tmp_path)
+    quoted = agent_cost(notegen.cost(notegen.folder_state(folder), batch_notes=8), Agent("claude", "claude")).total
+    first = run_cli("questions", "run", str(folder), env=env)
+    # the run's own line counts the agent's tokens per request, as the line consented to (AD04)
+    assert first.returncode == 0 and f"about {quoted:,} tokens with claude" in first.stderr, first.stderr
+    assert (folder / "negatives.jsonl").exists()
+    calls = len(record.read_text().splitlines())
+    (folder / "decimal-money.md").write_text((folder / "decimal-money.md").read_text() + "\nEdited.\n")
+    assert notegen.cost(notegen.folder_state(folder), batch_notes=8).requests == 2
+    assert run_cli("questions", "run", str(folder), env=env).returncode == 0
+    asked = [json.loads(line)["prompt"] for line in record.read_text().splitlines()[calls:]]
+    assert len(asked) == 2 and not any("for which NONE" in p for p in asked)
 
 
 def test_negatives_that_failed_are_asked_for_again_alone_then_given_up(folder, tmp_path, recall_home, hash_model):
     """An outside tester's agent refused one request, the negatives': the notes' questions were
     kept, and no later run ever asked for negatives again (nothing was pending)."""
     record, env = fake_claude(tmp_path)
+    background = {**env, "RECALL_GENERATING": "1"}
     agent = tmp_path / "bin" / "claude"
-    fail = 'if "for which NONE" in prompt and os.path.exists({flag!r}):\n    sys.exit(3)\nstems = '.format(
-        flag=str(tmp_path / "refuse"))
-    agent.write_text(agent.read_text().replace("stems = ", fail, 1))
+    refuse = ('if "for which NONE" in prompt and os.path.exists({flag!r}):\n'
+              '    print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, '
+              '"result": "I cannot help with that."}}))\n    sys.exit(0)\nstems = ').format(flag=str(tmp_path / "refuse"))
+    agent.write_text(agent.read_text().replace("stems = ", refuse, 1))
     (tmp_path / "refuse").touch()
-    first = run_cli("questions", "run", str(folder), env=env)
-    assert first.returncode == 1 and "recall questions run" in first.stderr
+    first = run_cli("questions", "run", str(folder), env=background)
+    assert first.returncode == 0 and "0 negatives" in first.stdout, first.stderr
     assert len(read_questions_file(folder / "questions.jsonl")[0]) == 3  # the questions are kept
     assert not (folder / "negatives.jsonl").exists()
     asked = len(record.read_text().splitlines())
     assert notegen.cost(notegen.folder_state(folder), batch_notes=8).requests == 1  # the negatives alone
 
     (tmp_path / "refuse").unlink()
-    second = run_cli("questions", "run", str(folder), env=env)
+    second = run_cli("questions", "run", str(folder), env=background)
     assert second.returncode == 0 and "2 negatives" in second.stdout, second.stderr
     prompts = [json.loads(line)["prompt"] for line in record.read_text().splitlines()[asked:]]
     assert len(prompts) == 1 and "for which NONE" in prompts[0]  # the negatives alone, over every note
@@ -415,12 +473,12 @@ def test_negatives_that_failed_are_asked_for_again_alone_then_given_up(folder, t
     (folder / "negatives.jsonl").unlink()
     (tmp_path / "refuse").touch()
     for _ in range(3):
-        run_cli("questions", "run", str(folder), env=env)
+        run_cli("questions", "run", str(folder), env=background)
     calls = len(record.read_text().splitlines())
     assert calls == asked + 1 + 2
-    assert "nothing to send" in run_cli("questions", "run", str(folder), env=env).stderr
+    assert "nothing to send" in run_cli("questions", "run", str(folder), env=background).stderr
     write_note(folder, "new-note", "New", "A new note", "body")
-    run_cli("questions", "run", str(folder), env=env)
+    run_cli("questions", "run", str(folder), env=background)
     assert len(record.read_text().splitlines()) > calls
 
 
