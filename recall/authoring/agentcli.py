@@ -298,7 +298,13 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
         raise
     found, problems = answers.parse_negatives(raw, f"{by} answer")
     out.skipped += problems
-    kept, out.negatives_dropped = answers.drop_too_close(found, notegen.all_questions(state.folder), embedder)
+    asked = notegen.note_questions(state.folder)
+    kept, out.negatives_dropped = answers.drop_too_close(found, [q for _, q in asked], embedder)
+    paths = {key: path for path, key in state.keys.items()}
+    for negative, key in zip(kept, answers.nearest_notes(kept, asked, embedder), strict=True):
+        if key in paths:  # forgotten with that note (recall.notes.questions.follow_negatives)
+            with contextlib.suppress(OSError):
+                negative.update(note=key, note_hash=notegen.note_hash(paths[key]))
     if kept and allowed():
         notegen.append_negatives(state.folder, kept, by)
         tries.negatives_answered(state)

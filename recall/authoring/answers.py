@@ -92,3 +92,16 @@ def drop_too_close(negatives: list[dict], questions: Sequence[str], embedder) ->
     qv = embedder.embed_queries(list(questions))
     close = (np.asarray(nv) @ np.asarray(qv).T).max(axis=1) >= too_close_for(embedder.model_id)
     return [n for n, c in zip(negatives, close, strict=True) if not c], int(close.sum())
+
+
+def nearest_notes(negatives: list[dict], asked: Sequence[tuple[str, str]], embedder) -> list[str | None]:
+    """For each negative, the note (its key) whose question it is nearest (``asked``: (note key,
+    question) pairs): what it was written about, forgotten with that note
+    (``recall.notes.questions.follow_negatives``)."""
+    import numpy as np
+
+    if not negatives or not asked:
+        return [None] * len(negatives)
+    nv = embedder.embed_queries([n["text"] for n in negatives])
+    qv = embedder.embed_queries([q for _, q in asked])
+    return [asked[int(i)][0] for i in (np.asarray(nv) @ np.asarray(qv).T).argmax(axis=1)]

@@ -354,9 +354,10 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
     return len(new)
 
 
-def all_questions(folder: Path) -> list[str]:
-    return [q for obj in _read_lines(folder_questions_file(folder)) for q in obj.get("questions", [])
-            if isinstance(q, str)]
+def note_questions(folder: Path) -> list[tuple[str, str]]:
+    """(note key, question) for every question of the folder's questions file."""
+    return [(obj["note"], q) for obj in _read_lines(folder_questions_file(folder)) if isinstance(obj.get("note"), str)
+            for q in obj.get("questions", []) if isinstance(q, str)]
 
 
 def append_negatives(folder: Path, negatives: list[dict], by: str) -> None:

@@ -42,6 +42,7 @@ QUESTIONS_FILE = "questions.jsonl"
 # questions.jsonl is beside it.
 LEGACY_QUESTIONS_FILE = "expansions.jsonl"
 QUESTIONS_FILE_NAMES = (QUESTIONS_FILE, LEGACY_QUESTIONS_FILE)
+NEGATIVES_FILE = "negatives.jsonl"  # a folder's known unrelated messages (recall.ranking.negatives)
 # Five generated questions per note (three, the opening of a piece of work, a terse one: issue #23);
 # a hand-written list may be longer.
 # Past eight, extra chunks mostly add ways to match the wrong message.
@@ -205,8 +206,10 @@ def follow_renames(path: Path, file_questions: dict[str, list[str]], restatement
                    notes: Mapping[str, str], own: bool = True) -> None:
     """Move the questions and restatements of renamed notes (``renames``) to their new stems,
     in place, and, in the folder's ``own`` questions file (where the background step writes),
-    forget those it wrote for a note that is gone (``drop_generated``); the file is read again
-    only when a line names no note."""
+    forget those it wrote for a note that is gone (``drop_generated``), its negatives near that
+    note too (``follow_negatives``); the file is read again only when a line names no note."""
+    if own:
+        follow_negatives(path.parent / NEGATIVES_FILE, notes)
     if not set(file_questions) - set(notes):
         return
     hashes = line_hashes(path)
@@ -222,6 +225,22 @@ def follow_renames(path: Path, file_questions: dict[str, list[str]], restatement
         for stem in gone:
             file_questions.pop(stem, None)
             restatements.pop(stem, None)
+
+
+def follow_negatives(path: Path, notes: Mapping[str, str]) -> None:
+    """Forget the negatives recall's background step wrote near a note that is gone: each line
+    names the note it was nearest when written (``note``, with its ``note_hash``,
+    ``recall.authoring.agentcli``), and a message written on a deleted note's topic kept its
+    words for ever (stop 48, an outside tester's V03, the negatives' part). A renamed note keeps
+    them; lines written by hand stay as written."""
+    hashes = line_hashes(path)
+    if not set(hashes) - set(notes):
+        return
+    moved = renames(hashes, notes)
+    gone = {stem for stem, digest in hashes.items() if digest is not None and stem not in notes
+            and stem not in moved and not _on_disk(path.parent, stem)}
+    if gone:
+        drop_generated(path, gone)
 
 
 def _on_disk(folder: Path, stem: str) -> bool:

@@ -31,12 +31,12 @@ from importlib import resources
 from pathlib import Path
 
 from recall.notes.problems import Problem, capped
+from recall.notes.questions import NEGATIVES_FILE as NEGATIVES_FILE
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import LINKED_OUT, leads_outside, open_regular, private_open
 from recall.privacy.safetext import whole
 
-NEGATIVES_FILE = "negatives.jsonl"
 FILE = "negatives.npz"
 # A negative is a message: longer text is cut, like a note's questions.
 MAX_CHARS = 300

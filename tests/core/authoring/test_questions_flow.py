@@ -516,3 +516,24 @@ def test_answers_that_could_not_be_kept_are_never_paid_for(folder, tmp_path, rec
     out = run_cli("questions", "run", str(folder), env=env)
     assert out.returncode == 1 and "is not a file recall can write: move it aside; nothing was sent" in out.stderr
     assert not record.exists()
+
+
+def test_the_negatives_written_near_a_deleted_note_go_with_it(folder, tmp_path, recall_home, hash_model):
+    """A negative is written on the notes' topics: the ones written near a note that was then
+    deleted kept its words in negatives.jsonl for ever (stop 48, an outside tester's V03, the
+    negatives' part). Each generated line names the note it is nearest; the next index drops the
+    lines of a note that is gone; lines written by hand stay as written."""
+    record, env = fake_claude(tmp_path)
+    assert run_cli("questions", "run", str(folder), env=env).returncode == 0
+    path = folder / "negatives.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert lines and all(line.get("note") in {"deploy-freeze", "zeitzone-utc", "decimal-money"} for line in lines)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"text": "a line someone wrote about money", "note": "decimal-money"}) + "\n")
+    gone = lines[0]["note"]
+    (folder / f"{gone}.md").unlink()
+    assert run_cli("index", "-q", str(folder), env=env).returncode == 0
+    left = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert not any(line.get("note") == gone and "note_hash" in line for line in left)
+    assert [line for line in lines if line["note"] != gone] == [line for line in left if "note_hash" in line]
+    assert "a line someone wrote about money" in path.read_text(encoding="utf-8")

@@ -151,7 +151,9 @@ def _collection(tmp_path: Path) -> Path:
                                                                                           "e"])]}
              for stem in ("deploy", "money", "tz", "flags", "migrations")]
     (folder / "questions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    negatives = [f"unrelated near miss number {i} about kubernetes pods" for i in range(40)]
+    # near misses: on the notes' own topics (nearer them than the bank's chit-chat), about something else
+    topics = ["deploys on friday", "decimal money", "utc timestamps", "feature flags", "applied migrations"]
+    negatives = [f"unrelated near miss number {i} about kubernetes pods and {topics[i % 5]}" for i in range(40)]
     (folder / "negatives.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in negatives),
                                             encoding="utf-8")
     return folder
