@@ -7,8 +7,9 @@ stalled converter held a saved note for good). With ``ConvertAhead`` the writer 
 converts: ``recall.notes.documents.read_document`` asks ``take`` for the file's conversion by
 its content key, and a file not converted yet is ``want``ed and kept as the store has it (an
 unchanged note). This thread converts the wanted files one at a time in one child
-(``isolated.Converter``, with its limits) and hands each path back (``done``), for the writer
-to read again and find its conversion here::
+(``isolated.Converter``, with its limits) and hands the paths back (``done``; together while
+more wait, at least every ``HAND_BACK_S``: a folder of new PDFs is a few rebuilds, not one a
+file), for the writer to read again and find their conversions here::
 
     ahead = ConvertAhead(opts, done=lambda paths: watcher.queue(paths)).start()
     indexer.ahead = ahead
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("recall.watch")
 
 KEEP = 64  # conversions kept for the writer at most (the oldest go first)
+HAND_BACK_S = 5.0  # converted files are handed back together, at least this often, while more wait
 
 
 class ConvertAhead:
@@ -88,14 +91,20 @@ class ConvertAhead:
 
     # --- the converter's thread ---------------------------------------------
     def _run(self) -> None:
+        finished: list[str] = []
+        last = time.monotonic()
         with Converter(self.opts.convert_max_mb, self.opts.convert_timeout_s) as converter:
             with self._cond:
                 self._converter = converter
             while (item := self._next()) is not None:
                 try:
                     self._convert(converter, *item)
-                    if not self._stopping:  # handed back before idle: a waiter sees one or the other
-                        self._done([str(item[0])])
+                    finished.append(str(item[0]))
+                    # Handed back in groups (one index rebuild each), at least every HAND_BACK_S, and
+                    # before idle: a waiter sees one or the other.
+                    if not self._stopping and (not self._wanted or time.monotonic() - last >= HAND_BACK_S):
+                        self._done(finished)
+                        finished, last = [], time.monotonic()
                 finally:
                     with self._cond:
                         self._busy = False
