@@ -6,6 +6,7 @@ Every answer reaches an agent: each string in it is one line of printable text
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -50,14 +51,45 @@ class RecallTools:
         self._app = app
         self.cwd = cwd or project_dir()
         self._lock = threading.Lock()
+        self._stamp: list | None = None  # config.toml as the app was made or last brought in line with it
 
     @property
     def app(self) -> Recall:
+        """The server's ``Recall``, in line with config.toml at each call, as the daemon is: a
+        server kept the model it started with for its whole session, answered nothing after a
+        switch of model (a hidden "stale") and named the old one (an outside tester's AE01)."""
+        from recall.config.snapshot import config_stamp
+        from recall.privacy.paths import user_config_path
+
+        stamp = config_stamp(user_config_path())
+        if self._app is not None and stamp != self._stamp:
+            self._follow_config()
         if self._app is None:
             from recall.api import Recall
 
             self._app = Recall()
+        self._stamp = stamp
         return self._app
+
+    def _follow_config(self) -> None:
+        """Settings changed in config.toml: replaced in place, or, for another model, a new app."""
+        from recall.config.load import load_config
+
+        try:
+            config = load_config()
+        except RecallError:
+            return  # a broken config: the next command says what is wrong
+        app = self._app
+        if app is None or config == app.config:
+            return
+        if config.model != app.config.model:
+            import sqlite3
+
+            self._app = None
+            with contextlib.suppress(sqlite3.Error):  # its store was opened by a worker thread: left to the GC
+                app.close()
+        else:
+            app.replace_settings(config)
 
     def search(self, query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
         try:
@@ -151,6 +183,9 @@ def search_answer(app: Recall, text: str, scope: Scope, k: int, typed: bool = Fa
         **({"withheld": "not searched: the index is a cloud model's and [gemini] send_messages is false, "
                         "so an agent's query is not sent; the user can run `recall search` themselves"}
            if "withheld" in timings else {}),
+        **({"stale": f"not searched: the notes are being indexed with {app.embedder.model_id} (a switch of model); "
+                     "`recall status` shows how far, and `recall index` finishes it now"}
+           if "stale" in timings else {}),
     }
 
 

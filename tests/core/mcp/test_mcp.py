@@ -336,3 +336,38 @@ def test_the_cli_fallback_answers_in_the_mcp_tools_shape(indexed, monkeypatch):
     assert set(fallback["selector"]) == set(mcp_answer["selector"])
     assert [r["name"] for r in fallback["results"][:2]] == [r["name"] for r in mcp_answer["results"][:2]]
     assert mcp_answer["results"][0]["description"] and mcp_answer["results"][0]["snippet"]
+
+
+async def _around_a_switch(params: StdioServerParameters, switch) -> tuple:
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            before = await session.call_tool("recall_search", {"query": "celery task retry backoff"})
+            switch()
+            return (before, await session.call_tool("recall_search", {"query": "celery task retry backoff"}),
+                    await session.call_tool("recall_status", {}))
+
+
+@pytest.mark.process
+def test_an_open_session_follows_a_switch_of_model_in_the_config(indexed, tmp_path):
+    """A server kept the model it started with for its whole session: after a switch in
+    config.toml (the daemon re-embedded the notes with the new one), every recall_search
+    answered an empty list, a "stale" hidden in its timings, and recall_status named the old
+    model (an outside tester's AE01). It follows config.toml at each call, as the daemon does."""
+    import os
+
+    config = indexed["home"] / "config.toml"
+    config.write_text('model = "hash"\n', encoding="utf-8")
+    os.chmod(config, 0o600)
+    params = server_params(indexed)
+    params.env.pop("RECALL_MODEL")
+
+    def switch() -> None:
+        config.write_text('model = "hash-64"\n', encoding="utf-8")
+        done = run_cli("index", "-q", str(tmp_path / "notes"), env={"RECALL_MODEL": None})
+        assert done.returncode == 0, done.stderr
+
+    before, after, status = anyio.run(_around_a_switch, params, switch)
+    assert payload(before)["model"] == "hash-256" and payload(before)["results"][0]["id"] == "celery-retry"
+    assert payload(after)["model"] == "hash-64" and payload(after)["results"][0]["id"] == "celery-retry"
+    assert payload(status)["model"]["model_id"] == "hash-64"
