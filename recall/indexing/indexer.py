@@ -264,16 +264,12 @@ class Indexer:
         self.defer = defer  # sync_notes writes notes, the caller embeds (embed_phased)
         self.delay_s = delay_s  # tests only ([index] debug_delay_ms): each batch takes this much longer
         self.embedder = embedder
-        if chunking is None:
+        if chunking is None or documents is None:
             from recall.config.load import packaged_settings
 
-            chunking = packaged_settings().chunking
+            chunking, documents = chunking or packaged_settings().chunking, documents or packaged_settings().documents
         self.cfg = chunking
         self.progress = progress  # called with (chunks embedded, description)
-        if documents is None:
-            from recall.config.load import packaged_settings
-
-            documents = packaged_settings().documents
         self.documents = documents  # [documents]: which files besides notes a folder gives
         self.ahead: Ahead | None = None  # documents converted beside the writer (the watcher's)
 
@@ -383,9 +379,12 @@ class Indexer:
                      publish: Callable[[], object], every_s: float) -> None:
         """Embed ``chunks`` (hash -> (text, role)) in two phases: every note's text, made
         searchable as it goes (``publish`` at most every ``every_s`` seconds, and at the
-        phase's end), then the questions and restatements (the caller publishes after)."""
+        phase's end), then the questions and restatements (the caller publishes after). A note removed
+        or changed (``stats``) leaves the live index first: one interrupted before kept being handed over (AE03)."""
         phases = (("notes", {h: t for h, (t, role) in chunks.items() if role == "text"}),
                   ("questions", {h: t for h, (t, role) in chunks.items() if role != "text"}))
+        if stats.removed or stats.changed:
+            publish()
         for phase, texts in phases:
             progress.begin(phase, len(texts))
             if phase == "notes":
