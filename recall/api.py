@@ -189,9 +189,9 @@ class Recall:
         (``recall.indexing.known``)."""
         from recall.indexing.progress import IndexProgress, interrupted
 
-        every = rebuild or not sources or interrupted(self.home)
-        report = IndexProgress(self.home, progress, plan)
-        report.write(force=True)
+        resuming = interrupted(self.home)
+        every = rebuild or not sources or resuming
+        report = IndexProgress.opened(self.home, progress, plan, self.store, self.embedder.model_id, resuming)
         try:
             total = self._index(sources, report, conversations_of, every, rebuild, salvaged)
         except BaseException:

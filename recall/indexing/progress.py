@@ -26,8 +26,12 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recall.privacy.paths import private_open, read_text
+
+if TYPE_CHECKING:
+    from recall.store.sqlite import Store
 
 FILE = "indexing.json"  # the one file of releases before per-run files: still read
 PATTERN = "indexing*.json"  # indexing.json and indexing.PID.json (a run's temporary file ends in .tmp)
@@ -51,7 +55,22 @@ class IndexProgress:
     pid: int = field(default_factory=os.getpid)
     pid_started: int | None = field(default_factory=lambda: process_start(os.getpid()))  # tells a reused pid
     ended: bool = False  # stopped early, by an error (its process may live on: the daemon, the page)
+    resuming: bool = False  # it resumes an index that was interrupted
     _written: float = field(default=0.0, repr=False)
+
+    @classmethod
+    def opened(cls, home: Path, listener: Callable[[int, str], None] | None,
+               planner: Callable[[str, int], None] | None, store: Store, model_id: str,
+               resuming: bool) -> IndexProgress:
+        """A run's progress, written at once, starting from the notes the index has searchable
+        and stored now: a resumed index said none of the 124 searchable were, and that the index
+        it was resuming would resume after it (an outside tester's AE02). The caller names the
+        model first: a run refused for an unknown model name left a progress file that read as
+        an interrupted index (AE04)."""
+        report = cls(home, listener, planner, resuming=resuming)
+        report.searchable, report.notes = store.notes_searchable(model_id), store.counts()["notes"]
+        report.write(force=True)
+        return report
 
     def begin(self, phase: str, total: int) -> None:
         self.phase, self.embedded, self.to_embed = phase, 0, total
@@ -165,8 +184,10 @@ def describe(progress: dict) -> str:
     line = (f"{phase}: {done:,} of {total:,} passages embedded; "
             f"{progress.get('searchable', 0):,} of {progress.get('notes', 0):,} notes searchable")
     if progress.get("running"):
-        also = "; an earlier one was interrupted: it resumes after this one" if progress.get("interrupted") else ""
+        also = "" if not progress.get("interrupted") else "; it resumes the index that was interrupted" \
+            if progress.get("resuming") else "; an earlier one was interrupted: it resumes after this one"
         return (f"indexing ({line}; pid {progress.get('pid')}, {time.time() - progress.get('started_at', 0):.0f} s"
                 f"{also})")
-    # what was searchable is in the index, not in the stopped run's count (its last write came before)
-    return f"interrupted ({phase}: {done:,} of {total:,} passages embedded): run `recall index` to resume"
+    # Not the stopped run's counts: its last write came before what it did last (a full disk kept
+    # "0 of 900 passages embedded" with all 900 written; AE02). What is searchable is in the index.
+    return f"interrupted in its {phase} phase: run `recall index` to resume (it embeds only what is missing)"

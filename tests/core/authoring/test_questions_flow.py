@@ -451,7 +451,8 @@ def test_negatives_that_failed_are_asked_for_again_alone_then_given_up(folder, t
     agent = tmp_path / "bin" / "claude"
     refuse = ('if "for which NONE" in prompt and os.path.exists({flag!r}):\n'
               '    print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, '
-              '"result": "I cannot help with that."}}))\n    sys.exit(0)\nstems = ').format(flag=str(tmp_path / "refuse"))
+              '"result": "I cannot help with that."}}))\n    sys.exit(0)\nstems = '
+              ).format(flag=str(tmp_path / "refuse"))
     agent.write_text(agent.read_text().replace("stems = ", refuse, 1))
     (tmp_path / "refuse").touch()
     first = run_cli("questions", "run", str(folder), env=background)

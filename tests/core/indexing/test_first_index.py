@@ -165,7 +165,7 @@ def test_a_killed_first_index_is_resumed_not_restarted(slow_home):
     assert st["running"] is False and 0 < st["embedded"] < NOTES
     assert "interrupted" in run_cli("status", check=True).stdout
     assert "recall index` to resume" in run_cli("status", check=True).stdout
-    assert "Index: interrupted (notes: " in status_page()
+    assert "Index: interrupted in its notes phase" in status_page()
     chunks = status()["counts"]["chunks"]
     embedded_before = status()["counts"]["vectors"]
     assert 0 < embedded_before < chunks
@@ -201,3 +201,76 @@ def test_an_index_interrupted_while_another_runs_is_still_resumed(recall_home, h
         first.wait()
     said = run_cli("status", check=True).stdout
     assert "interrupted" in said and "to resume" in said, said
+
+
+def _kill_once_searchable(proc: subprocess.Popen, at_least: int = 1) -> int:
+    """Kill ``proc`` (a slow ``recall index``) once ``at_least`` notes are searchable; how many were."""
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            st = status().get("indexing")
+            if st and st["running"] and st["searchable"] >= at_least:
+                return st["searchable"]
+            assert proc.poll() is None, "the index ended before it could be killed"
+            time.sleep(0.05)
+        pytest.fail("no note became searchable")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def test_a_resumed_index_says_what_is_searchable_and_that_it_resumes(slow_home):
+    """While an interrupted index was resumed, `recall status` said none of the 124 notes found by
+    a search were searchable, and that the index being resumed "resumes after this one" (an
+    outside tester's AE02); of the run it killed, it gave counts that run never updated."""
+    searchable = _kill_once_searchable(start_index(slow_home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    said = run_cli("status", check=True).stdout
+    assert "interrupted in its notes phase" in said and "passages embedded" not in said, said
+    proc = start_index(slow_home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            st = status().get("indexing")
+            if st and st["running"]:
+                break
+            time.sleep(0.05)
+        said = run_cli("status", check=True).stdout
+        assert st["searchable"] >= searchable, st
+        assert "it resumes the index that was interrupted" in said and "resumes after this one" not in said, said
+    finally:
+        assert proc.wait(timeout=120) == 0
+
+
+def test_a_note_deleted_before_a_resumed_index_is_killed_again_is_not_handed_over(slow_home):
+    """A first index killed after it published, a note deleted, and the resuming index killed
+    too before its first publish: the live index kept handing the deleted note over, its text in
+    the index's files, until some later index published (an outside tester's AE03). A removed or
+    changed note leaves the live index before anything is embedded."""
+    _kill_once_searchable(start_index(slow_home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), 3)
+    assert ranked_ids(unique_words(0))[:1] == ["note-000"]
+    (slow_home / "note-000.md").unlink()
+    proc = start_index(slow_home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:  # killed as its embedding begins: before its first publish
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not ((st := status().get("indexing") or {}).get("running")
+                                                   and st.get("phase") == "notes"):
+            assert proc.poll() is None, "the resumed index ended before it embedded"
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert "note-000" not in ranked_ids(unique_words(0))
+    home = Path(os.environ["RECALL_HOME"])
+    current = next(home.glob("index/*/current"))
+    assert unique_words(0).split()[0] not in (current.parent / current.read_text().strip() / "meta.json").read_text()
+
+
+def test_an_index_refused_for_an_unknown_model_is_not_an_interrupted_one(recall_home, hash_model, tmp_path):
+    """`recall index` refused at once for a model name it does not know left a progress file, and
+    `recall status` then asked to resume an index that never started (an outside tester's AE04)."""
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploy", "how we deploy", "blue green")
+    refused = run_cli("index", "-q", str(notes), env={"RECALL_MODEL": "bogusmodel"})
+    assert refused.returncode == 1 and "unknown model" in refused.stderr
+    said = run_cli("status", check=True).stdout
+    assert "interrupted" not in said and "to resume" not in said, said
