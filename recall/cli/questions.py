@@ -135,11 +135,9 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     Run by you, it also asks again for the notes the agent gave nothing for twice, at once
     even after it failed to answer (the background waits that out).
     """
-    import os
-
     from recall.authoring import tries
     from recall.authoring.agentcli import AgentError, agent_cost, consented, find_agent, generate_folder, plan
-    from recall.authoring.runner import GENERATING_ENV, run_lock
+    from recall.authoring.runner import run_lock
 
     app = recall_app()
     choice = app.config.questions.generate
@@ -156,14 +154,8 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         if not mine:
             say("another `recall questions run` is under way; nothing done", err=True)
             return
-        if os.environ.get(GENERATING_ENV):  # in the background: an agent that could not answer is waited out
-            left, failures = tries.waiting()
-            if left:
-                log(f"{agent.name} did not get to answer the last {failures} time(s); asked again in "
-                    f"{left / 60:.0f} min, or now with `recall questions run`")
-                return
-        elif again := tries.forget():
-            log(f"asking again for {again} note(s) or folder(s) the agent gave nothing for before")
+        if _waits(agent.name, log):
+            return
         states, cost = plan(sources, app.config.questions.batch_notes)
         if not states:
             log("every note has its questions; nothing to send")
@@ -186,6 +178,25 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         tries.reachable()
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
+
+
+def _waits(agent_name: str, log) -> bool:
+    """In the background, whether to wait out an agent that did not get to answer (said in
+    ``log``); run by the user, the notes given up before are asked again (``tries.forget``)."""
+    import os
+
+    from recall.authoring import tries
+    from recall.authoring.runner import GENERATING_ENV
+
+    if not os.environ.get(GENERATING_ENV):
+        if again := tries.forget():
+            log(f"asking again for {again} note(s) or folder(s) the agent gave nothing for before")
+        return False
+    left, failures = tries.waiting()
+    if left:
+        log(f"{agent_name} did not get to answer the last {failures} time(s); asked again in "
+            f"{left / 60:.0f} min, or now with `recall questions run`")
+    return bool(left)
 
 
 def _still(choice: str) -> bool:
