@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from recall.agents.install import (
+    SAFE_FLAGS,
     InstallError,
     add_hook,
     editing,
@@ -23,6 +24,7 @@ from recall.agents.shared import (
     MCP_TOOL_SINCE,
     SERVER_NAME,
     TRACK_MODULE,
+    claude_plugin_enabled,
     claude_settings,
     claude_state_file,
     drop_if_created_and_empty,
@@ -91,8 +93,17 @@ def pick_claude_form(requested: str | None) -> tuple[str, str]:
 
 
 def _is_our_server(entry: object) -> bool:
+    """A server that runs recall's MCP module (``claude mcp add ... -m recall.mcp`` too)."""
     args = entry.get("args") if isinstance(entry, dict) else None
     return isinstance(args, list) and args[-2:] == ["-m", MCP_MODULE]
+
+
+def _as_installed(entry: object) -> bool:
+    """Shaped as ``recall install`` writes it (``mcp_server_entry``, whichever python). Only such
+    an entry that install recorded as its own is replaced or removed: one of yours (``claude mcp
+    add``: no ``-E -P``; an ``env`` block; or the same as install's) stays as it is (AF01)."""
+    return (isinstance(entry, dict) and set(entry) == {"type", "command", "args"} and entry["type"] == "stdio"
+            and isinstance(entry["command"], str) and entry["args"] == [*SAFE_FLAGS, "-m", MCP_MODULE])
 
 
 def _set_server(path: Path) -> str:
@@ -107,11 +118,12 @@ def _set_server(path: Path) -> str:
     entry = mcp_server_entry()
     if current == entry:
         return "unchanged"
+    if current is not None and not (_as_installed(current) and we_added(path, "mcpServers.recall")):
+        return "kept (yours, as it is)"  # its interpreter, its env: the hook calls it, uninstall leaves it
     servers[SERVER_NAME] = entry
     note_created(path)
-    if current is None:  # a registration you made yourself (`claude mcp add`) stays on uninstall
-        state_note(path, "mcpServers.recall", True)
     write_settings(path, data)
+    state_note(path, "mcpServers.recall", True)  # once written: a write that failed added nothing (AF07)
     return "updated" if current else "added"
 
 
@@ -120,8 +132,8 @@ def _drop_server(path: Path) -> bool:
         return False
     data = load_settings(path)
     servers = data.get("mcpServers")
-    if not isinstance(servers, dict) or not _is_our_server(servers.get(SERVER_NAME)):
-        return False
+    if not isinstance(servers, dict) or not _as_installed(servers.get(SERVER_NAME)):
+        return False  # one you changed or registered yourself stays
     if not we_added(path, "mcpServers.recall"):
         return False
     state_note(path, "mcpServers.recall", False)
@@ -141,6 +153,16 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     # The settings are read and edited first: a file recall cannot edit is refused before any
     # other file (the MCP server's) is written, so a failed install leaves nothing behind.
     settings = load_settings(path)
+    if (plugin := claude_plugin_enabled(cwd)) is not None:  # its hook and server are there: not twice
+        if not track_reads:
+            return [f"skipped: the recall plugin, enabled in {plugin}, has its own hook and MCP server "
+                    "(a second hook would hand every headline over twice)"]
+        with editing(path):
+            tracked = add_hook(settings, track_entry(), event="PostToolUse", module=TRACK_MODULE, matcher="Read")
+        note_created(path)
+        write_settings(path, settings)
+        return [f"{tracked}: the read tracker (PostToolUse on Read) in {path}",
+                f"skipped: the prompt hook and MCP server (the recall plugin, enabled in {plugin}, has its own)"]
     with editing(path):
         approve = form == "mcp_tool" and project
         if approve:
@@ -167,14 +189,17 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
 def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     path = claude_settings(project, cwd)
     done = []
-    if path.exists():
-        settings = load_settings(path)
+    server_file = root_of(cwd) / ".mcp.json" if project else claude_state_file()
+    settings = load_settings(path) if path.exists() else None  # a file recall cannot edit: refused first
+    dropped = _drop_server(server_file)
+    if settings is not None:
         with editing(path):
             removed = remove_hook(settings)
             tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
         approved = settings.get("enabledMcpjsonServers")
+        # recall's approval, or one left naming no server now: it would approve the next `recall` unasked
         unapproved = (project and isinstance(approved, list) and SERVER_NAME in approved
-                      and we_added(path, "enabledMcpjsonServers.recall"))
+                      and (we_added(path, "enabledMcpjsonServers.recall") or not _has_server(server_file)))
         if unapproved and isinstance(approved, list):
             state_note(path, "enabledMcpjsonServers.recall", False)
             approved.remove(SERVER_NAME)
@@ -188,7 +213,15 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
             done.append(f"removed the read tracker from {path}")
     else:
         done.append(f"no recall hook in {path}")
-    server_file = root_of(cwd) / ".mcp.json" if project else claude_state_file()
-    if _drop_server(server_file):
+    if dropped:
         done.append(f"removed the recall MCP server from {server_file}")
     return done
+
+
+def _has_server(path: Path) -> bool:
+    """Whether ``path`` registers an MCP server named recall (one it cannot read: as if it did)."""
+    try:
+        servers = load_settings(path).get("mcpServers") if path.exists() else None
+    except InstallError:
+        return True
+    return isinstance(servers, dict) and SERVER_NAME in servers

@@ -184,8 +184,10 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # a write cut short names the file, not
+            exc.filename = str(path)  # "a file under RECALL_HOME" (an outside tester's AF07)
         raise
 
 

@@ -96,6 +96,23 @@ def claude_settings(project: bool, cwd: Path | None = None) -> Path:
     return root_of(cwd) / ".claude" / "settings.json" if project else claude_config_dir() / "settings.json"
 
 
+def claude_plugin_enabled(cwd: Path | None = None) -> Path | None:
+    """The Claude Code settings file that enables the recall plugin (``enabledPlugins``
+    ``"recall@<marketplace>": true``), None when none does: the plugin has its own hook and
+    server, and a second install handed every headline over twice (an outside tester's AF04)."""
+    root = root_of(cwd)
+    for path in (claude_config_dir() / "settings.json", root / ".claude" / "settings.json",
+                 root / ".claude" / "settings.local.json"):
+        try:
+            enabled = json.loads(read_text(path)).get("enabledPlugins")
+        except (OSError, ValueError, AttributeError, RecursionError):
+            continue
+        if isinstance(enabled, dict) and any(str(k).split("@")[0] == "recall" and v is True
+                                             for k, v in enabled.items()):
+            return path
+    return None
+
+
 def claude_state_file() -> Path:
     """Where `claude mcp add --scope user` keeps user MCP servers."""
     env = os.environ.get("CLAUDE_CONFIG_DIR")
@@ -118,29 +135,76 @@ def gemini_settings(project: bool, cwd: Path | None = None) -> Path:
 # --- what install added (flags it set that the user had not) -----------------------------------
 
 
-def state_path() -> Path:
-    return recall_home() / STATE_NAME
+def state_paths() -> list[Path]:
+    """Where install records what it added, read together: RECALL_HOME's ``installed.json`` and
+    the user's state folder's (``$XDG_STATE_HOME``, else ``~/.local/state``, ``/recall``). With the
+    first alone, a RECALL_HOME reset (or uninstall run under another one) left every flag set and
+    file made behind, uninstall saying it was done (an outside tester's AF02)."""
+    xdg = os.environ.get("XDG_STATE_HOME", "")
+    state = (Path(xdg) if os.path.isabs(xdg) else home_folder() / ".local" / "state") / "recall"
+    return list(dict.fromkeys([recall_home() / STATE_NAME, state / STATE_NAME]))
 
 
-def installed_state() -> dict[str, list[str]]:
+MADE = "folders made"  # the second record's note of the highest folder it made for itself
+
+
+def _drop_made(folder: Path, top: object) -> None:
+    """``folder`` and its parents up to ``top`` (the highest the record made), while empty."""
+    for d in [folder, *folder.parents]:
+        try:
+            d.rmdir()
+        except OSError:
+            return
+        if str(d) == top or not isinstance(top, str):
+            return
+
+
+def _read_state(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(read_text(state_path()))
+        data = json.loads(read_text(path))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError, RecursionError):
         return {}
 
 
+def installed_state() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path in state_paths():
+        for key, values in _read_state(path).items():
+            if isinstance(values, list):
+                out[key] = sorted({*out.get(key, []), *map(str, values)})
+    return out
+
+
 def state_note(path: Path, key: str, added: bool) -> None:
-    state = installed_state()
-    keys = set(state.get(str(path), []))
-    keys = keys | {key} if added else keys - {key}
-    if keys:
-        state[str(path)] = sorted(keys)
-    else:
-        state.pop(str(path), None)
-    ensure_private_dir(state_path().parent)
-    with private_open(state_path()) as fh:
-        json.dump(state, fh, indent=2)
+    """Record (or forget) what install added, in each record, each locked while it is read and
+    written: installs run at once lost each other's records, and uninstall then left their
+    entries behind (an outside tester's AF03)."""
+    import fcntl
+
+    for record in state_paths():
+        try:
+            made = next((d for d in reversed(record.parents) if not d.exists()), None)  # the highest to make
+            ensure_private_dir(record.parent)
+            with private_open(record, "a") as fh:  # created if missing, not emptied before the lock
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+                state = _read_state(record)
+                keys = set(state.get(str(path), []))
+                keys = keys | {key} if added else keys - {key}
+                if keys:
+                    state[str(path)] = sorted(keys)
+                else:
+                    state.pop(str(path), None)
+                if made is not None:
+                    state.setdefault(MADE, str(made))
+                fh.truncate(0)
+                json.dump(state, fh, indent=2)
+                if set(state) <= {MADE} and record != state_paths()[0]:  # nothing installed: nothing left outside
+                    record.unlink()
+                    _drop_made(record.parent, state.get(MADE))
+        except OSError:
+            if record == state_paths()[0]:
+                raise  # RECALL_HOME's is the one recall answers for; the other is a second copy
 
 
 def we_added(path: Path, key: str) -> bool:

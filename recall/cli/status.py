@@ -47,11 +47,16 @@ def status(as_json: bool) -> None:
         info["hook_budget"] = past.removeprefix("note: ")
     from pathlib import Path
 
-    from recall.agents.stale import stale_entries
+    from recall.agents.stale import broken_entries, stale_entries
 
     if stale := stale_entries(Path.cwd()):
         info["agent_entries"] = (f"{', '.join(map(str, stale))} hold(s) a command an older recall registered: run "
                                  "`recall install` again (with --agent and --project as you first did)")
+    if broken := broken_entries(Path.cwd()):
+        info["agent_hooks"] = "; ".join(
+            f"{path} runs {python}, which is gone or has no recall: every message shows the agent a hook error; "
+            "run `recall install` again from the python you use now (with --agent and --project as you first "
+            "did), or `recall uninstall`" for path, python in broken)
     from recall.embedding.models import model_id_of
 
     if unused := app.config.unused_model_tables(model_id_of(app.config.model)):

@@ -585,10 +585,13 @@ def test_uninstall_also_removes_the_folders_install_made(project, tmp_path, monk
     for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(var, raising=False)
     for scope in ("--user", "--project"):
-        before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "recall-home" not in p.parts)
+        # (XDG_STATE_HOME, "state", holds install's second record while something is installed)
+        theirs = {"recall-home", "state"}
+        before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if not theirs & set(p.parts))
         cli(install_cmd, scope, "--agent", agent, "--form", "command", "--skip-check")
         cli(uninstall_cmd, scope, "--agent", agent)
-        after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "recall-home" not in p.parts)
+        assert not (tmp_path / "state" / "recall").exists()
+        after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if not theirs & set(p.parts))
         assert after == before, (scope, set(after) - set(before))
     (home / ".keep").mkdir()
     cli(install_cmd, "--user", "--agent", agent, "--form", "command", "--skip-check")

@@ -281,3 +281,98 @@ def test_cli_install_says_how_to_raise_the_cutoff_when_too_slow(indexed, daemons
     assert "over the hook's budget of 300 ms" in result.output
     assert "[daemon]\nhook_budget_ms = " in result.output
     assert str(indexed / "config.toml") in result.output
+
+
+OWN_SERVER = {"type": "stdio", "command": "/opt/myrecall/bin/python", "args": ["-m", "recall.mcp"],
+              "env": {"RECALL_HOME": "/data/my-recall-home"}}
+
+
+def test_a_recall_mcp_server_of_your_own_is_kept_by_install_and_uninstall(tmp_path):
+    """`claude mcp add ... recall -- python -m recall.mcp` (docs/mcp.md), with its own python and
+    env: `recall install --user` replaced it, said "updated", and uninstall left recall's in its
+    place: the user's entry lost for good (an outside tester's AF01)."""
+    state = tmp_path / "claude" / ".claude.json"
+    state.parent.mkdir(parents=True)
+    text = json.dumps({"numStartups": 12, "mcpServers": {"recall": OWN_SERVER}}, indent=2) + "\n"
+    state.write_text(text)
+    result = CliRunner().invoke(install_cmd, ["--user", "--skip-check"])
+    assert result.exit_code == 0 and "kept (yours, as it is): the recall MCP server" in result.output, result.output
+    assert state.read_text() == text
+    assert CliRunner().invoke(uninstall_cmd, []).exit_code == 0
+    assert state.read_text() == text
+
+
+def test_uninstall_finds_what_install_wrote_without_its_record(tmp_path, recall_home, monkeypatch):
+    """With RECALL_HOME reset (or another one), uninstall said it was done and left recall's MCP
+    server registered, Claude Code starting it in every session, its flags and files behind (an
+    outside tester's AF02): install keeps a second record, in the user's state folder."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    state = tmp_path / "claude" / ".claude.json"
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"numStartups": 3}, indent=2) + "\n")
+    monkeypatch.chdir(repo)
+    for scope in ("--user", "--project"):
+        assert CliRunner().invoke(install_cmd, [scope, "--skip-check"]).exit_code == 0
+    (recall_home / "installed.json").unlink()
+    for scope in ("--user", "--project"):
+        assert CliRunner().invoke(uninstall_cmd, [scope]).exit_code == 0
+    assert json.loads(state.read_text()) == {"numStartups": 3}
+    # what install made is gone too, as its second record says (the user's state folder)
+    assert not (repo / ".mcp.json").exists() and not (repo / ".claude").exists()
+    assert not (tmp_path / "claude" / "settings.json").exists()
+
+
+@pytest.mark.process
+def test_an_install_whose_write_failed_records_nothing_and_names_the_file(tmp_path, recall_home):
+    """A long-used ~/.claude.json past a file-size limit: install failed naming "a file under
+    RECALL_HOME", and recorded the server as its own anyway, so a later uninstall deleted the
+    server the user then registered (an outside tester's AF07)."""
+    state = tmp_path / "claude" / ".claude.json"
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"projects": {f"/p/{i}": {"x": "y" * 100} for i in range(40)}}))
+    script = f"ulimit -f 2; exec {sys.executable} -m recall.cli install --user --skip-check"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and str(state) in done.stderr, done.stderr
+    record = recall_home / "installed.json"
+    assert not record.exists() or "mcpServers.recall" not in record.read_text()
+
+
+def test_with_the_plugin_enabled_install_adds_no_second_hook(tmp_path):
+    """The plugin has its own hook and MCP server: `recall install` beside it handed every
+    headline over twice (an outside tester's AF04). It adds only what the plugin lacks."""
+    path = tmp_path / "claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"enabledPlugins": {"recall@recall": True}}))
+    result = CliRunner().invoke(install_cmd, ["--user", "--skip-check"])
+    assert result.exit_code == 0 and "skipped: the recall plugin" in result.output, result.output
+    assert ours(json.loads(path.read_text())) == [] and not (tmp_path / "claude" / ".claude.json").exists()
+    result = CliRunner().invoke(install_cmd, ["--user", "--skip-check", "--track-reads"])
+    assert result.exit_code == 0 and "the read tracker" in result.output, result.output
+    settings = json.loads(path.read_text())
+    assert ours(settings) == [] and settings["hooks"]["PostToolUse"]
+
+
+def test_status_names_a_hook_whose_python_is_gone(tmp_path):
+    """A venv deleted or rebuilt after install: every message showed the agent a hook error, and
+    `recall status` said nothing (an outside tester's AF06)."""
+    from helpers.cli import run_cli
+
+    path = tmp_path / "claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    entry = {"type": "command", "command": str(tmp_path / "gone" / "python"),
+             "args": ["-E", "-P", "-m", "recall.agents.hook"], "timeout": 5}
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [entry]}]}}))
+    said = run_cli("status", check=True).stdout
+    assert "agent_hooks" in said and str(tmp_path / "gone" / "python") in said and "recall install" in said, said
+
+
+def test_installs_at_once_keep_each_others_records(tmp_path, recall_home):
+    """The record of what install added was read and written without a lock: installs run at
+    once lost each other's, and uninstall left their entries behind (an outside tester's AF03)."""
+    recall_home.mkdir(parents=True, exist_ok=True)
+    code = ("import sys; from pathlib import Path; from recall.agents.shared import state_note\n"
+            "for i in range(30): state_note(Path(f'/x/{sys.argv[1]}/{i}'), 'file', True)\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(n)], env={**os.environ}) for n in range(6)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert len(json.loads((recall_home / "installed.json").read_text())) == 6 * 30
