@@ -97,12 +97,12 @@ def _kept_packaged(prov) -> str:
     if own is None or near is None or near >= MIN_OWN_NEGATIVES:
         return ""
     # lines about nothing near the notes are no near misses (recall.ranking.floors.near_misses)
-    counted = f"{near} of its {own}" if near < own else f"{own}"
+    counted = (f"{own} of the folder's own negatives" if near == own else
+               f"{near} of the folder's {own} own negatives near the notes (the rest no nearer than chit-chat)")
     silence, target = prov.get("calib_silence_rate"), prov.get("target_silence")
     missed = (f", silence {silence:.2f} on them against the target {target:g}"
               if isinstance(silence, float) and isinstance(target, float) and silence < target else "")
-    return (f"; the packaged floor kept: {counted} of the folder's own negatives near the notes, under the "
-            f"{MIN_OWN_NEGATIVES} a fit needs{missed}")
+    return f"; the packaged floor kept: {counted}, under the {MIN_OWN_NEGATIVES} a fit needs{missed}"
 
 
 def _thresholds_in_force(app) -> dict:

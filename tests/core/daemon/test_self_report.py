@@ -86,12 +86,22 @@ def test_a_calibration_that_kept_the_packaged_floor_says_why(recall_home, hash_m
     notes = tmp_path / "notes"
     for i in range(4):
         write_note(notes, f"n{i}", f"Deploy step {i}", f"how step {i} goes", f"step {i} body")
-    (notes / "negatives.jsonl").write_text("".join(json.dumps({"text": f"unrelated message number {i}"}) + "\n"
-                                                   for i in range(20)))
+    # near misses: the notes' own words (nearer them than the bank's chit-chat), about something else
+    near = [f"deploy step {i % 4} goes wrong on staging {i}" for i in range(20)]
+    (notes / "negatives.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in near))
     assert run_cli("index", "-q", str(notes)).returncode == 0
     status = run_cli("status").stdout
     line = next(x for x in status.splitlines() if x.startswith("thresholds:"))
     assert "the packaged floor kept: 20 of the folder's own negatives, under the 30 a fit needs" in line, line
+    # 20 more about nothing near the notes: 40 of its own, still 20 near misses
+    with (notes / "negatives.jsonl").open("a") as fh:
+        fh.write("".join(json.dumps({"text": f"unrelated message number {i}"}) + "\n" for i in range(20)))
+    assert run_cli("index", "-q", str(notes)).returncode == 0
+    line = next(x for x in run_cli("status").stdout.splitlines() if x.startswith("thresholds:"))
+    import re
+
+    counted = re.search(r"the packaged floor kept: (\d+) of the folder's 40 own negatives near the notes", line)
+    assert counted and 20 <= int(counted.group(1)) < 30, line
 
 
 @pytest.mark.process
