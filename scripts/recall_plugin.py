@@ -412,6 +412,10 @@ def session_start(data: Path) -> int:
                             + f"; the installed one (build {str(info.get('build', 'older'))[:8]}) answers meanwhile. "
                             f"Progress: {data / 'setup.log'}")
             return 0
+        if (twice := manual_install(cwd)) is not None:
+            return _say(f"recall: {twice} also registers recall's prompt hook (`recall install`): every "
+                        "message's notes reach Claude twice. Run `recall uninstall` (with --project if it is "
+                        "a project's) with the recall that installed it; the plugin's stays.")
         offer = questions_offer(data)
         return _say(offer) if offer else 0
     started = start_setup(data, cwd)
@@ -422,6 +426,25 @@ def session_start(data: Path) -> int:
     return _say(f"recall: first run, {what} in the background (a virtualenv and the index of your notes in "
                 f"{data}; a few minutes). Messages get no notes until it is done; the next session has "
                 f"them. Progress: {data / 'setup.log'}")
+
+
+def manual_install(cwd: str) -> Path | None:
+    """A Claude Code settings file (the user's, the project's) holding recall's prompt hook from
+    `recall install` beside the plugin's own: each message's headlines went to Claude twice (an
+    outside tester's AF04; `recall install` no longer adds one while the plugin is enabled)."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    root = Path(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
+    for path in (config / "settings.json", *(root / ".claude" / n for n in ("settings.json", "settings.local.json"))):
+        try:
+            groups = json.loads(path.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
+            hooks = [h for g in groups for h in g.get("hooks", [])]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if any(isinstance(h, dict) and ("recall.agents.hook" in json.dumps(h.get("args", h.get("command", "")))
+                                        or (h.get("type") == "mcp_tool" and h.get("server") == "recall"))
+               for h in hooks):
+            return path
+    return None
 
 
 def _say(message: str) -> int:

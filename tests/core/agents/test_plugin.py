@@ -403,3 +403,22 @@ def test_the_setup_builds_recall_from_a_copy_and_leaves_the_plugin_folder_as_it_
     assert sorted(p.name for p in src.iterdir()) == ["README.md", "pyproject.toml", "recall", "recall_eval"]
     assert (src / "recall" / "config" / "default_config.toml").is_file()
     assert "_build_source(data)" in SCRIPT.read_text() and 'f"{ROOT}[mcp]"' not in SCRIPT.read_text()
+
+
+@pytest.mark.process
+def test_a_session_start_says_when_a_manual_install_doubles_the_plugins_hook(plugin_env, tmp_path):
+    """`recall install` run before the plugin was enabled: both hooks answered each message, so
+    every headline reached Claude twice (an outside tester's AF04). The plugin says so at each
+    session start, with the repair, until it is made."""
+    data, env, project = plugin_env["data"], plugin_env["env"], plugin_env["project"]
+    (data / "env.json").write_text(plugin_installed_now(sys.executable))
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    env = {**env, "CLAUDE_CONFIG_DIR": str(config)}
+    said = _plugin("session-start", env, event={"cwd": str(project)})
+    assert said.returncode == 0 and b"twice" not in said.stdout, said.stdout
+    manual = {"type": "mcp_tool", "server": "recall", "tool": "recall_context", "input": {"prompt": "${prompt}"}}
+    (config / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [manual]}]}}))
+    said = _plugin("session-start", env, event={"cwd": str(project)})
+    message = json.loads(said.stdout)["systemMessage"]
+    assert "twice" in message and "recall uninstall" in message and str(config / "settings.json") in message
