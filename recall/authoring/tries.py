@@ -124,7 +124,7 @@ def waiting() -> tuple[float, int]:
     if not (isinstance(got, list) and len(got) == 2 and all(isinstance(v, int | float) for v in got)):
         return 0.0, 0
     when, failures = float(got[0]), int(got[1])
-    left = when + min(WAIT_S * 2 ** max(failures - 1, 0), WAIT_MAX_S) - time.time()
+    left = when + min(WAIT_S * 2 ** min(max(failures - 1, 0), 16), WAIT_MAX_S) - time.time()
     return (left, failures) if left > 0 else (0.0, failures)
 
 

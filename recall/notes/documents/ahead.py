@@ -23,7 +23,6 @@ changed again before the writer read it is converted again when wanted.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections import OrderedDict
@@ -37,8 +36,6 @@ from recall.notes.documents.isolated import Converter
 
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings
-
-log = logging.getLogger("recall.watch")
 
 KEEP = 64  # conversions kept for the writer at most (the oldest go first)
 HAND_BACK_S = 5.0  # converted files are handed back together, at least this often, while more wait
