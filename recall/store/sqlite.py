@@ -75,7 +75,9 @@ class Store:
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
-            with self.transaction():
+            with self.transaction():  # under the write lock: another process's first open may have run it
+                if self.db.execute("SELECT 1 FROM migrations WHERE name=?", (name,)).fetchone():
+                    continue  # (a session start's index and `recall status` at once: "duplicate column")
                 for statement in sql.split(";"):
                     if statement.strip():
                         self.db.execute(statement)

@@ -6,6 +6,7 @@ import os
 import sqlite3
 import stat
 import sys
+import time
 
 import pytest
 
@@ -564,3 +565,22 @@ def test_a_rewrite_for_privacy_leaves_no_other_models_index_behind(recall_home, 
     left = [p for p in recall_home.rglob("*") if p.is_file() and b"flamingo" in p.read_bytes()]
     assert left == [], left
     assert "multilingual-e5-small" not in run_cli("status", env={"RECALL_MODEL": "hash"}).stdout
+
+
+def test_first_opens_of_a_store_at_once_all_succeed(tmp_path):
+    """A session start's `recall index` and a `recall status` opened a new store at once: each
+    read the migrations as not applied, and the second failed on the first's ("duplicate column
+    name: extra"). A migration is applied under the write lock, after looking again."""
+    import subprocess
+
+    code = ("import sys, time, os; from pathlib import Path\n"
+            "while not os.path.exists(sys.argv[2]): time.sleep(0.001)\n"
+            "from recall.store.sqlite import Store; Store(Path(sys.argv[1])).close()\n")
+    for round_ in range(10):
+        db, go = tmp_path / f"r{round_}.db", tmp_path / f"go{round_}"
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(db), str(go)], env={**os.environ},
+                                  stderr=subprocess.PIPE, text=True) for _ in range(8)]
+        time.sleep(0.6)  # every process waiting at the line
+        go.touch()
+        errors = [p.communicate(timeout=60)[1] for p in procs]
+        assert all(p.returncode == 0 for p in procs), errors
