@@ -239,3 +239,11 @@ def scope_flags(repo: str | None, everything: bool) -> tuple[str | None, bool]:
     if repo is not None and everything:
         raise click.UsageError("--repo NAME and --all ask for different scopes: give one of them")
     return repo, everything
+
+
+def own_negatives_words(own: int, near: int, whose: str) -> str:
+    """How many of a collection's ``own`` negatives a fit could count: the ``near`` misses
+    (``recall.ranking.floors.near_misses``), as `recall index` and `recall status` say it."""
+    if near == own:
+        return f"{own} of {whose} own negatives"
+    return f"{near} of {whose} {own} own negatives near the notes (the rest no nearer than chit-chat)"

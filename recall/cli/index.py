@@ -7,7 +7,17 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import Finite, FolderPath, UserError, fail_cleanly, nothing_yet, recall_app, say, warn
+from recall.cli.common import (
+    Finite,
+    FolderPath,
+    UserError,
+    fail_cleanly,
+    nothing_yet,
+    own_negatives_words,
+    recall_app,
+    say,
+    warn,
+)
 from recall.config.settings import TARGET_SILENCE_RANGE
 
 
@@ -165,8 +175,7 @@ def _calibration_line(cal, questions: int) -> str:
     own = cal.negatives - cal.negatives_by_origin.get("bank", 0)
     near = own if cal.near_misses is None else cal.near_misses
     if near < MIN_OWN_NEGATIVES and (cal.silence < cal.target_silence or near < own):
-        what = f"{own} of the folders' own negatives" if near == own else \
-            f"{near} of the folders' {own} own negatives near the notes (the rest no nearer than chit-chat)"
+        what = own_negatives_words(own, near, "the folders'")
         aside += (f"; the packaged floor stays: {what}, under the {MIN_OWN_NEGATIVES} a"
                   " fit needs (chit-chat says little about near misses); `recall questions on` writes them")
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "

@@ -89,6 +89,7 @@ def _kept_packaged(prov) -> str:
     """What a calibration that kept the packaged floor says of it: the folder's own negatives it
     had, the number it needs, the silence it measured (it was called "self-calibrated" with no
     word of either; stop 48, Y-05)."""
+    from recall.cli.common import own_negatives_words
     from recall.ranking.calibration import MIN_OWN_NEGATIVES
 
     by = prov.get("negatives_by_origin")
@@ -96,9 +97,7 @@ def _kept_packaged(prov) -> str:
     near = prov.get("near_misses") if isinstance(prov.get("near_misses"), int) else own
     if own is None or near is None or near >= MIN_OWN_NEGATIVES:
         return ""
-    # lines about nothing near the notes are no near misses (recall.ranking.floors.near_misses)
-    counted = (f"{own} of the folder's own negatives" if near == own else
-               f"{near} of the folder's {own} own negatives near the notes (the rest no nearer than chit-chat)")
+    counted = own_negatives_words(own, near, "the folder's")
     silence, target = prov.get("calib_silence_rate"), prov.get("target_silence")
     missed = (f", silence {silence:.2f} on them against the target {target:g}"
               if isinstance(silence, float) and isinstance(target, float) and silence < target else "")
