@@ -182,7 +182,8 @@ def state_note(path: Path, key: str, added: bool) -> None:
     entries behind (an outside tester's AF03)."""
     import fcntl
 
-    for record in state_paths():
+    records = state_paths()
+    for record in records:
         try:
             made = next((d for d in reversed(record.parents) if not d.exists()), None)  # the highest to make
             ensure_private_dir(record.parent)
@@ -199,11 +200,11 @@ def state_note(path: Path, key: str, added: bool) -> None:
                     state.setdefault(MADE, str(made))
                 fh.truncate(0)
                 json.dump(state, fh, indent=2)
-                if set(state) <= {MADE} and record != state_paths()[0]:  # nothing installed: nothing left outside
+                if set(state) <= {MADE} and record != records[0]:  # nothing installed: nothing left outside
                     record.unlink()
                     _drop_made(record.parent, state.get(MADE))
         except OSError:
-            if record == state_paths()[0]:
+            if record == records[0]:
                 raise  # RECALL_HOME's is the one recall answers for; the other is a second copy
 
 

@@ -237,11 +237,12 @@ def team_search(text: str, repo: str | None, everything: bool, k: int, as_json: 
                 url: str | None) -> None:
     """Search your notes and the team's on the server (the question stays here). TEXT `-`:
     read from stdin (a command line is visible to other users in the process list)."""
+    from recall.indexing.known import exact_repo
     from recall.ranking.scope import Scope
 
     text = typed_text(text)
     app = recall_app()
-    scope = Scope.from_flags(Path.cwd(), *scope_flags(repo, everything))
+    scope = exact_repo(Scope.from_flags(Path.cwd(), *scope_flags(repo, everything)), app.store)  # as `recall search`
     qvec = app.embedder.embed_queries([text])  # only this vector is sent
     with closing(_team_index(app, url)) as index:
         hits = index.search(qvec, scope, k)

@@ -61,10 +61,12 @@ def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
     if scope is None or scope.everything:
         return "TRUE", {}
     if scope.repo is not None:
-        wanted = repo_key(scope.repo)  # as Scope.admits
+        wanted = repo_key(scope.repo)  # as Scope.admits: a recorded folder name, else the key's tail
         # ``wanted`` holds only alphanumerics and '-', so it needs no LIKE escaping.
-        return ("kind IN ('memory', 'conversation') AND (project = %(repo)s OR project LIKE %(repo_tail)s)",
-                {"repo": wanted, "repo_tail": "%-" + wanted})
+        return ("kind IN ('memory', 'conversation') AND (project = ANY(%(exact)s) OR ("
+                "project <> ALL(%(named)s) AND (project = %(repo)s OR project LIKE %(repo_tail)s)))",
+                {"repo": wanted, "repo_tail": "%-" + wanted, "exact": sorted(scope.repo_exact),
+                 "named": sorted(scope.repo_named)})
     shared = "kind = ANY(%(shared_kinds)s)" if scope.shared else "FALSE"
     own = ("(kind <> ALL(%(shared_kinds)s) AND (project = %(project)s OR (kind = 'memory' AND project = %(every)s)))"
            if scope.project is not None else "FALSE")

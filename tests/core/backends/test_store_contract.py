@@ -195,6 +195,20 @@ def test_scope_filtering(index):
     assert set(ids(query(index, text, Scope(everything=True)))) == {"a", "b", "r"}
 
 
+def test_repo_matches_the_recorded_folder_names(index):
+    """``--repo NAME`` where the folder each project was indexed from is known
+    (``Scope.with_names``): `api` is the folder named api, not `web-api` whose key ends the
+    same; a project whose name is not known is matched on its key's tail. The team store
+    matched on the key's tail only (its SQL twin of ``Scope.admits``)."""
+    web_api, api, other = "-home-dev-web-api", "-home-dev-svc-api", "-home-dev-old-api"
+    put(index, SourceRef("memory", "/mem/web-api", web_api), "/mem/web-api/w.md", "kafka lag", ["kafka lag w"])
+    put(index, SourceRef("memory", "/mem/api", api), "/mem/api/a.md", "kafka lag", ["kafka lag a"])
+    put(index, SourceRef("memory", "/mem/old", other), "/mem/old/o.md", "kafka lag", ["kafka lag o"])
+    named = Scope(repo="api", shared=False).with_names({web_api: "web-api", api: "api"})
+    assert set(ids(query(index, "kafka lag", named))) == {"a", "o"}  # old-api: its name is not known
+    assert set(ids(query(index, "kafka lag", Scope(repo="api", shared=False)))) == {"w", "a", "o"}
+
+
 def test_note_scores_by_its_best_chunk(index):
     chunks = ["ordinary words about nothing", "terraform state locking with dynamodb", "more filler"]
     put(index, DIRS, "/notes/shared/tf.md", "infra", chunks)

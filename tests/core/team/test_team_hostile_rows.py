@@ -138,3 +138,24 @@ def test_team_search_reads_its_words_from_stdin_like_recall_search(server, schem
     given = cli("team", "search", "--all", "--json", MESSAGE, url=server.url("carol"))
     assert typed.returncode == 0 and given.returncode == 0, typed.stderr
     assert json.loads(typed.stdout) == json.loads(given.stdout) and "Deploys" in typed.stdout
+
+
+@pytest.mark.pg
+def test_team_search_repo_names_the_projects_folder_like_recall_search(server, schema, team, tmp_path, monkeypatch):
+    """`recall team search --repo api` also handed over the notes pushed from `web-api`: the team
+    store matched the end of Claude Code's key, where `recall search` matches the folder name
+    each project was indexed from (an outside tester's AA07, left open on the team store)."""
+    from helpers.notes import write_note
+
+    for folder in ("api", "web-api"):
+        project, mem = tmp_path / "work" / folder, tmp_path / "mem" / folder
+        (project / ".git").mkdir(parents=True)
+        write_note(mem, f"{folder}-only", f"Ledger rule {folder}", "reconcile the ledger", "Reconcile.", "project")
+        monkeypatch.chdir(project)
+        assert cli("index", "-q", "--kind", "memory", str(mem), url=server.url("alice")).returncode == 0
+        assert cli("team", "push", "--kind", "memory", str(mem), url=server.url("alice")).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    for name in ("api", "web-api"):
+        out = cli("team", "search", "--json", "--repo", name, "ledger reconcile", url=server.url("alice"))
+        assert out.returncode == 0, out.stderr
+        assert {r["id"] for r in json.loads(out.stdout)} == {f"{name}-only"}, out.stdout
