@@ -81,7 +81,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores_exactly(tmp_path):
     assert list(after) == list(EXISTING)
     assert after["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
     assert after["hooks"]["UserPromptSubmit"][0] == EXISTING["hooks"]["UserPromptSubmit"][0]
-    assert path.read_text().startswith('{\n  "model": "opus"')  # 2-space indentation
+    assert path.read_text().startswith('{\n    "model": "opus"')  # the file's own indentation
 
     assert install(path) == "unchanged"
     assert len(ours(json.loads(path.read_text()))) == 1
@@ -89,6 +89,27 @@ def test_install_merges_is_idempotent_and_uninstall_restores_exactly(tmp_path):
     assert uninstall(path) == 1
     assert json.loads(path.read_text()) == EXISTING
     assert uninstall(path) == 0
+
+
+@pytest.mark.parametrize("style", [
+    {"indent": 4}, {"indent": "\t"}, {"indent": 2, "newline": "\r\n"}, {"indent": 2, "final": ""},
+    {"indent": 2, "ensure_ascii": True}, {"indent": None}, {"indent": None, "separators": (",", ":")}])
+def test_install_and_uninstall_give_a_settings_file_back_in_its_own_style(tmp_path, style):
+    """Install + uninstall gave a settings file back with the same meaning but two-space
+    indentation, LF line ends, escapes decoded and a one-line file spread over lines (an outside
+    tester's AF05): a file in a dotfiles repository showed a diff of every line. The file's own
+    style (its indentation, line ends, escapes, final newline) is kept."""
+    newline, final = style.pop("newline", "\n"), style.pop("final", "\n")
+    mine = {**EXISTING, "name": "caf\u00e9 \U0001f600"}
+    text = (json.dumps(mine, ensure_ascii=style.pop("ensure_ascii", False), **style) + final).replace("\n", newline)
+    path = tmp_path / "settings.json"
+    path.write_bytes(text.encode())
+    assert install(path) == "added"
+    assert len(ours(json.loads(path.read_text()))) == 1
+    if newline == "\r\n":
+        assert path.read_bytes().count(b"\n") == path.read_bytes().count(b"\r\n")
+    assert uninstall(path) == 1
+    assert path.read_bytes() == text.encode()
 
 
 def test_install_into_a_missing_file_and_remove_it_again(tmp_path):
