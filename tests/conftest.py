@@ -46,7 +46,7 @@ def recall_home(tmp_path, monkeypatch, request) -> Iterator[Path]:
     home = tmp_path / "recall-home"
     monkeypatch.setenv("RECALL_HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # install's second record (agents/shared.py)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # install's second record (agents/records.py)
     monkeypatch.delenv("RECALL_MODEL", raising=False)
     monkeypatch.delenv("RECALL_CONFIG", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

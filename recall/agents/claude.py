@@ -14,8 +14,9 @@ from recall.agents.install import (
     hook_entry,
     load_settings,
     remove_hook,
-    write_settings,
 )
+from recall.agents.records import state_note, we_added
+from recall.agents.settings_file import write_settings
 from recall.agents.shared import (
     FORMS as ALL_FORMS,
 )
@@ -32,9 +33,7 @@ from recall.agents.shared import (
     mcp_tool_entry,
     note_created,
     root_of,
-    state_note,
     track_entry,
-    we_added,
 )
 from recall.agents.wire import Message, additional_context, read_prompt_event
 

@@ -22,8 +22,9 @@ from recall.agents.install import (
     load_settings,
     refuse_a_link_to_nothing,
     remove_hook,
-    write_settings,
 )
+from recall.agents.records import state_note, we_added
+from recall.agents.settings_file import write_settings
 from recall.agents.shared import (
     FORMS as ALL_FORMS,
 )
@@ -36,8 +37,6 @@ from recall.agents.shared import (
     drop_if_created_and_empty,
     note_created,
     python,
-    state_note,
-    we_added,
     write_text,
 )
 from recall.agents.wire import additional_context, read_prompt_event

@@ -9,16 +9,15 @@ from recall.agents.install import (
     editing,
     load_settings,
     remove_hook,
-    write_settings,
 )
+from recall.agents.records import state_note, we_added
+from recall.agents.settings_file import write_settings
 from recall.agents.shared import (
     command_only,
     drop_if_created_and_empty,
     gemini_entry,
     gemini_settings,
     note_created,
-    state_note,
-    we_added,
 )
 from recall.agents.wire import additional_context, read_prompt_event
 

@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from recall.agents.settings_file import as_written, write_settings
 from recall.errors import RecallError
-from recall.privacy.paths import claude_config_dir, git_toplevel, make_missing_dirs, project_root, read_text
+from recall.privacy.paths import claude_config_dir, git_toplevel, project_root, read_text
 
 EVENT = "UserPromptSubmit"
 HOOK_MODULE = "recall.agents.hook"
@@ -136,93 +136,12 @@ def load_settings(path: Path) -> dict[str, Any]:
         return {}
     try:
         text = read_text(path)
-        data = json.loads(text, parse_float=_as_written) if text.strip() else {}
+        data = json.loads(text, parse_float=as_written) if text.strip() else {}
     except (OSError, ValueError, RecursionError) as exc:
         raise InstallError(f"{path}: cannot read it as JSON ({exc}); fix or move it first") from exc
     if not isinstance(data, dict):
         raise InstallError(f"{path}: not a JSON object; fix or move it first")
     return data
-
-
-# A number with a fraction or an exponent is kept as the file wrote it: read as a float,
-# 1e400 became inf and was written back as Infinity, which is not JSON (an outside tester's
-# Claude Code then ignored the whole file, its permission rules included), and 1E5 as
-# 100000.0. It is held as a marked string while recall edits the file (the mark holds a
-# nonce no file can know), and written back as the number it was.
-_NONCE = os.urandom(8).hex()
-_KEPT = re.compile(r'"\\u0000' + _NONCE + r':(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\u0000"')
-
-
-def _as_written(literal: str) -> str:
-    return f"\x00{_NONCE}:{literal}\x00"
-
-
-class Style(NamedTuple):
-    """How a settings file was written, kept when recall writes it again: install + uninstall
-    gave every file back in two-space indentation with LF line ends and its escapes decoded,
-    a diff of every line in a dotfiles repository (an outside tester's AF05). A new file is
-    written as Claude Code writes its own."""
-
-    indent: str | None = "  "  # None: one line
-    newline: str = "\n"
-    ascii: bool = False  # non-ASCII written as \u escapes
-    compact: bool = False  # one line with no space after ',' and ':'
-    final: str = "\n"
-
-
-def style_of(text: str) -> Style:
-    """``text``'s ``Style`` (a nested value written on one line is spread like its siblings)."""
-    body = text.rstrip()
-    if not body:
-        return Style()
-    one_line = "\n" not in body
-    lined = re.search(r"\n([ \t]+)\S", body)
-    return Style(indent=None if one_line else (lined.group(1) if lined else ""),
-                 newline="\r\n" if "\r\n" in text else "\n", ascii=text.isascii() and "\\u" in text,
-                 compact=one_line and not re.search(r"[,:] ", body), final="\n" if "\n" in text[len(body):] else "")
-
-
-def settings_bytes(settings: dict[str, Any], style: Style | None = None) -> bytes:
-    """The file's new bytes in its own ``style``, its numbers as it wrote them (``_as_written``);
-    a string holding a lone surrogate (``"\\ud800"`` in the file, valid JSON) is written
-    escaped as it was, not refused halfway through an install."""
-    style = style or Style()
-    separators = (",", ":") if style.compact else None
-    try:
-        text = json.dumps(settings, indent=style.indent, ensure_ascii=style.ascii, separators=separators)
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(settings, indent=style.indent, separators=separators)
-    text = _KEPT.sub(r"\1", text) + style.final
-    return text.replace("\n", style.newline).encode("utf-8")
-
-
-def write_settings(path: Path, settings: dict[str, Any]) -> None:
-    """Write atomically in the file's own style (``Style``); keep its permissions; write
-    through a symlink, not over it."""
-    target = path.resolve() if path.is_symlink() else path
-    make_missing_dirs(target.parent)
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
-    import tempfile  # here, not at the top: the hook imports this module on every message
-
-    try:
-        style = style_of(read_text(target)) if target.exists() else Style()
-    except (OSError, ValueError):
-        style = Style()
-    data = settings_bytes(settings, style)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.filename is None:  # a write cut short names the file, not
-            exc.filename = str(path)  # "a file under RECALL_HOME" (an outside tester's AF07)
-        raise
 
 
 @contextmanager

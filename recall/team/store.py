@@ -61,8 +61,7 @@ def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
     if scope is None or scope.everything:
         return "TRUE", {}
     if scope.repo is not None:
-        wanted = repo_key(scope.repo)  # as Scope.admits: a recorded folder name, else the key's tail
-        # ``wanted`` holds only alphanumerics and '-', so it needs no LIKE escaping.
+        wanted = repo_key(scope.repo)  # as Scope.admits: a recorded folder name, else the key's tail (no LIKE escape)
         return ("kind IN ('memory', 'conversation') AND (project = ANY(%(exact)s) OR ("
                 "project <> ALL(%(named)s) AND (project = %(repo)s OR project LIKE %(repo_tail)s)))",
                 {"repo": wanted, "repo_tail": "%-" + wanted, "exact": sorted(scope.repo_exact),

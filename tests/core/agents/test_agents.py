@@ -188,7 +188,7 @@ def test_user_scope_registers_the_server_where_claude_mcp_add_does(indexed, proj
     assert read_json(state)["mcpServers"]["recall"]["args"] == ["-E", "-P", "-m", "recall.mcp"]
     assert read_json(state)["numStartups"] == 7
     cli(uninstall_cmd, "--user")
-    assert read_json(state) == {"numStartups": 7}
+    assert state.read_text() == json.dumps({"numStartups": 7, "mcpServers": {}})  # the user's empty one kept (AF05)
 
 
 # --- Codex CLI -----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from recall.agents.install import (
     settings_path,
     uninstall,
 )
+from recall.agents.records import installed_state
 from recall.cli.agents import install as install_cmd
 from recall.cli.agents import uninstall as uninstall_cmd
 from recall.ipc import client
@@ -110,6 +111,36 @@ def test_install_and_uninstall_give_a_settings_file_back_in_its_own_style(tmp_pa
         assert path.read_bytes().count(b"\n") == path.read_bytes().count(b"\r\n")
     assert uninstall(path) == 1
     assert path.read_bytes() == text.encode()
+
+
+def test_a_value_the_user_wrote_on_one_line_stays_on_one_line(tmp_path):
+    """A file spread over lines with some values on one line (as people write them): those
+    values came back spread like the rest (AF05's one-line ``permissions``)."""
+    text = ('{\r\n\t"model": "opus",\r\n\t"permissions": {"allow": ["Bash(ls)", "Read"], "n": 1.50},\r\n'
+            '\t"env": {"A":"1"},\r\n\t"hooks": {\r\n\t\t"Stop": [{"hooks": []}]\r\n\t}\r\n}\r\n')
+    path = tmp_path / "settings.json"
+    path.write_bytes(text.encode())
+    assert install(path) == "added"
+    assert b'"permissions": {"allow": ["Bash(ls)", "Read"], "n": 1.50},\r\n' in path.read_bytes()
+    assert uninstall(path) == 1
+    assert path.read_bytes() == text.encode()
+
+
+@pytest.mark.parametrize("text", [
+    '{"model": "opus", "hooks": {}, "env": {}}\n',
+    '{"hooks": {"UserPromptSubmit": []}, "model": "opus"}\n',
+    '{"hooks": null}\n', '{"hooks": {"UserPromptSubmit": null}}\n'])
+def test_uninstall_keeps_the_empty_containers_the_user_wrote(tmp_path, recall_home, text):
+    """Uninstall dropped every container its removal left empty, whoever wrote it: a user's
+    ``"hooks": {}`` (or ``[]``, or ``null``) was gone (an outside tester's AF05). What install
+    found empty or null is recorded and given back; what it made goes."""
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    assert install(path) == "added"
+    assert len(ours(json.loads(path.read_text()))) == 1
+    assert uninstall(path) == 1
+    assert path.read_text() == text
+    assert not installed_state()  # nothing left recorded
 
 
 def test_install_into_a_missing_file_and_remove_it_again(tmp_path):
@@ -392,7 +423,7 @@ def test_installs_at_once_keep_each_others_records(tmp_path, recall_home):
     """The record of what install added was read and written without a lock: installs run at
     once lost each other's, and uninstall left their entries behind (an outside tester's AF03)."""
     recall_home.mkdir(parents=True, exist_ok=True)
-    code = ("import sys; from pathlib import Path; from recall.agents.shared import state_note\n"
+    code = ("import sys; from pathlib import Path; from recall.agents.records import state_note\n"
             "for i in range(30): state_note(Path(f'/x/{sys.argv[1]}/{i}'), 'file', True)\n")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(n)], env={**os.environ}) for n in range(6)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
