@@ -141,9 +141,9 @@ def config_cmd(show_path: bool, show_defaults: bool) -> None:
         say(user_config_path(), masked=False)  # read back by scripts: the path as it is
         return
     if show_defaults:
-        from recall.config.load import packaged_config_text
+        from recall.config.load import defaults_with_ranges
 
-        say(packaged_config_text().rstrip("\n"), masked=False)
+        say(defaults_with_ranges().rstrip("\n"), masked=False)
         return
     from recall.embedding.models import model_id_of
     from recall.errors import HomeUnusable

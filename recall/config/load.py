@@ -35,6 +35,27 @@ def packaged_config_text() -> str:
     return resources.files("recall.config").joinpath("default_config.toml").read_text(encoding="utf-8")
 
 
+def defaults_with_ranges() -> str:
+    """The packaged file with each number key's range at the end of its line (``recall config
+    --defaults``; the ranges are the typed settings' own, ``settings.ranged``)."""
+    import re
+
+    from recall.config.settings import range_of, section_class, span
+
+    out, cls = [], None
+    for line in packaged_config_text().splitlines():
+        if header := re.fullmatch(r"\[([a-z_]+)\]\s*(#.*)?", line):
+            cls = section_class(header.group(1))
+        elif header is None and line.startswith("["):
+            cls = None
+        key = re.match(r"([a-z_]+)\s*=", line)
+        bounds = range_of(cls, key.group(1)) if cls is not None and key else None
+        if bounds is not None:
+            line = f"{line} ({span(*bounds)})" if "#" in line else f"{line}  # {span(*bounds)}"
+        out.append(line)
+    return "\n".join(out)
+
+
 def calibration_path() -> Path:
     """Thresholds fitted on this RECALL_HOME's notes (recall.ranking.calibration): a layer between
     the packaged defaults and the user's config.toml."""

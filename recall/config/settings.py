@@ -31,6 +31,41 @@ class ConfigError(RecallError, ValueError):
     pass
 
 
+def ranged(low: float, high: float) -> Any:
+    """A number field's range, both ends included (``check_numbers``; ``recall config
+    --defaults`` prints it beside the key). Every number of every section has one: an outside
+    tester's ``convert_timeout_s = nan`` was a traceback in ``recall index``, and
+    ``max_file_mb = nan`` took the size cap away (AI04)."""
+    return field(metadata={"range": (low, high)})
+
+
+def span(low: float, high: float) -> str:
+    """A range as ``recall config --defaults`` and the errors say it: "from 1 to 60,000"."""
+    def number(x: float) -> str:
+        return f"{int(x):,}" if math.isfinite(x) and x == int(x) else f"{x:g}"
+
+    return f"from {number(low)} to {number(high)}" if math.isfinite(high) else f"from {number(low)} up"
+
+
+def section_class(name: str) -> type | None:
+    """The dataclass of the TOML section ``[name]`` (None: not a section of fields)."""
+    kind = _hints(Settings).get(name)
+    return kind if dataclasses.is_dataclass(kind) and kind is not Thresholds else None  # type: ignore[return-value]
+
+
+def range_of(cls: type, name: str) -> tuple[float, float] | None:
+    for f in dataclasses.fields(cls):
+        if f.name == name:
+            return f.metadata.get("range")
+    return None
+
+
+def check_numbers(section: object) -> None:
+    """Each number field of ``section`` within its ``ranged`` range."""
+    check_ranges(section, {f.name: f.metadata["range"] for f in dataclasses.fields(section)  # type: ignore[arg-type]
+                           if "range" in f.metadata})
+
+
 def check_ranges(section: object, ranges: Mapping[str, tuple[float, float]]) -> None:
     """Each named number of ``section`` within its (low, high), both included: one line naming
     the key and the range otherwise (NaN is in no range). A budget of -5 ms or nan would leave
@@ -38,20 +73,19 @@ def check_ranges(section: object, ranges: Mapping[str, tuple[float, float]]) -> 
     for key, (low, high) in ranges.items():
         value = getattr(section, key)
         if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-            raise ValueError(f"{key} must be a number from {low:g} to {high:g}, not {value!r}")
+            raise ValueError(f"{key} must be a number {span(low, high)}, not {value!r}")
 
 
 @dataclass(frozen=True)
 class ChunkConfig:
     """``[chunking]``: how a note is cut into embedded pieces (``recall.notes.chunking``)."""
 
-    chars: int
-    overlap: int
-    max_chunks: int
+    chars: int = ranged(1, 1_000_000)
+    overlap: int = ranged(0, 1_000_000)
+    max_chunks: int = ranged(1, 100_000)
 
     def __post_init__(self) -> None:
-        if self.chars <= 0 or self.max_chunks <= 0:
-            raise ValueError("chunk size and max chunks must be positive")
+        check_numbers(self)
         if not 0 <= self.overlap < self.chars:
             raise ValueError("chunk overlap must be >= 0 and smaller than the chunk size")
 
@@ -70,14 +104,17 @@ class DocumentsSettings:
     """``[documents]``: what recall.notes.documents reads besides notes, and how."""
 
     enabled: bool
-    max_chunks: int
-    max_file_mb: float
+    max_chunks: int = ranged(1, 1_000_000)
+    max_file_mb: float = ranged(0, 1_000_000)
     images: bool
     recordings: bool
-    frame_every_s: float
+    frame_every_s: float = ranged(0.1, 86_400)
     library_per_message: bool
-    convert_max_mb: float
-    convert_timeout_s: float
+    convert_max_mb: float = ranged(64, 1_000_000)
+    convert_timeout_s: float = ranged(1, 86_400)
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
 
 
 @dataclass(frozen=True)
@@ -87,38 +124,33 @@ class GeminiSettings:
 
     endpoint: str
     api_key_env: str
-    dimensions: int
+    dimensions: int = ranged(768, 3072)
     media: bool
     send_messages: bool
-    timeout_s: float
+    timeout_s: float = ranged(1, 3600)
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
+        if self.dimensions not in (768, 1536, 3072):
+            raise ValueError(f"dimensions must be 768, 1536 or 3072, not {self.dimensions!r}")
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    lexical_weight: float  # BM25's share of the fused order for a note without questions (recall.ranking.fusion)
-    lexical_weight_with_questions: float  # the same for a note with questions of its own
-    fusion_depth: int
-    header_weight: float  # the header vector's share of a note's dense score in the order (recall.ranking.search)
-    sentence_weight: float  # the per-sentence list's weight in the rank fusion of the order (recall.ranking.sentences)
-    sentence_rank_k: int  # the rank fusion's constant k: a note at rank r scores weight / (k + r)
-    sentence_min_chars: int  # shorter pieces of a message are not searched on their own
-    sentences_max: int  # at most this many pieces of one message are searched on their own
+    # BM25's share of the fused order for a note without questions (recall.ranking.fusion)
+    lexical_weight: float = ranged(0, 1)
+    lexical_weight_with_questions: float = ranged(0, 1)  # the same for a note with questions of its own
+    fusion_depth: int = ranged(1, 10_000)
+    # the header vector's share of a note's dense score in the order (recall.ranking.search)
+    header_weight: float = ranged(0, 1)
+    # the per-sentence list's weight in the rank fusion of the order (recall.ranking.sentences)
+    sentence_weight: float = ranged(0, 100)
+    sentence_rank_k: int = ranged(1, 10_000)  # the rank fusion's constant k: a note at rank r scores weight / (k + r)
+    sentence_min_chars: int = ranged(1, 100_000)  # shorter pieces of a message are not searched on their own
+    sentences_max: int = ranged(0, 1000)  # at most this many pieces of one message are searched on their own
 
     def __post_init__(self) -> None:
-        shares = {"lexical_weight": self.lexical_weight, "header_weight": self.header_weight,
-                  "lexical_weight_with_questions": self.lexical_weight_with_questions}
-        for key, value in shares.items():
-            if not 0 <= value <= 1:
-                raise ValueError(f"{key} must be a share from 0 to 1, not {value}")
-        if self.sentence_weight < 0:
-            raise ValueError(f"sentence_weight must be 0 (off) or more, not {self.sentence_weight}")
-        counts = {"fusion_depth": self.fusion_depth, "sentence_rank_k": self.sentence_rank_k,
-                  "sentence_min_chars": self.sentence_min_chars}
-        for key, number in counts.items():
-            if number < 1:
-                raise ValueError(f"{key} must be 1 or more, not {number}")
-        if self.sentences_max < 0:
-            raise ValueError(f"sentences_max must be 0 (off) or more, not {self.sentences_max}")
+        check_numbers(self)
 
     def with_lexical_weight(self, weight: float) -> SearchSettings:
         """Both of BM25's shares set to ``weight`` (0: dense only), for a run that compares weights."""
@@ -127,13 +159,12 @@ class SearchSettings:
 
 @dataclass(frozen=True)
 class IndexSettings:
-    approximate_from_chunks: int
-    publish_every_s: float
-    debug_delay_ms: float
+    approximate_from_chunks: int = ranged(1, 1e12)
+    publish_every_s: float = ranged(0, 86_400)
+    debug_delay_ms: float = ranged(0, 600_000)
 
     def __post_init__(self) -> None:
-        check_ranges(self, {"approximate_from_chunks": (1, 1e12), "publish_every_s": (0, 86_400),
-                             "debug_delay_ms": (0, 600_000)})
+        check_numbers(self)
 
 
 # A silence target under one half would have recall speak on most messages no note answers:
@@ -144,24 +175,21 @@ TARGET_SILENCE_RANGE = (0.5, 1.0)
 @dataclass(frozen=True)
 class SelectorSettings:
     kind: str
-    min_prompt_chars: int
-    max_notes: int
-    short_max_bytes: int
-    full_max_bytes: int
-    project_first_margin: float
-    headline_margin: float
+    min_prompt_chars: int = ranged(0, 100_000)
+    max_notes: int = ranged(1, 50)
+    short_max_bytes: int = ranged(64, 1_000_000)
+    full_max_bytes: int = ranged(64, 1_000_000)
+    project_first_margin: float = ranged(-1, 1)
+    headline_margin: float = ranged(0, math.inf)  # inf: every headline a near tie (the original rule)
     calibrate: bool
-    target_silence: float
-    near_miss_margin: float
+    target_silence: float = ranged(*TARGET_SILENCE_RANGE)
+    near_miss_margin: float = ranged(0, 0.5)
     set_aside_questions: bool
 
     def __post_init__(self) -> None:
         if self.kind not in ("gap", "learned"):
             raise ValueError(f"kind must be \"gap\" or \"learned\", not {self.kind!r}")
-        check_ranges(self, {"min_prompt_chars": (0, 100_000), "max_notes": (1, 50),
-                             "short_max_bytes": (64, 1_000_000), "full_max_bytes": (64, 1_000_000),
-                             "project_first_margin": (-1, 1), "headline_margin": (0, math.inf),
-                             "target_silence": TARGET_SILENCE_RANGE, "near_miss_margin": (0, 0.5)})
+        check_numbers(self)
 
 
 @dataclass(frozen=True)
@@ -197,33 +225,31 @@ class QuestionsSettings:
 
     generate: str
     model: str
-    batch_notes: int
-    timeout_s: float
+    batch_notes: int = ranged(1, 1000)
+    timeout_s: float = ranged(1, 86_400)
 
     def __post_init__(self) -> None:
         choices = ("ask", "off", "auto", "claude", "codex", "gemini")
         if self.generate not in choices:
             raise ValueError(f"generate must be one of {', '.join(choices)}, not {self.generate!r}")
-        check_ranges(self, {"batch_notes": (1, 1000), "timeout_s": (1, 86_400)})
+        check_numbers(self)
 
 
 @dataclass(frozen=True)
 class DaemonSettings:
     transport: str
-    idle_exit_hours: float
-    hook_budget_ms: float
-    request_timeout_ms: float
-    max_connections: int
-    max_queued: int
-    batch_max: int
-    debug_delay_ms: float
+    idle_exit_hours: float = ranged(0, 8760)
+    hook_budget_ms: float = ranged(1, 60_000)
+    request_timeout_ms: float = ranged(1, 600_000)
+    max_connections: int = ranged(1, 100_000)
+    max_queued: int = ranged(1, 100_000)
+    batch_max: int = ranged(1, 4096)
+    debug_delay_ms: float = ranged(0, 600_000)
 
     def __post_init__(self) -> None:
         if self.transport not in ("unix", "tcp"):
             raise ValueError(f"transport must be \"unix\" or \"tcp\", not {self.transport!r}")
-        check_ranges(self, {"idle_exit_hours": (0, 8760), "hook_budget_ms": (1, 60_000),
-                             "request_timeout_ms": (1, 600_000), "max_connections": (1, 100_000),
-                             "max_queued": (1, 100_000), "batch_max": (1, 4096), "debug_delay_ms": (0, 600_000)})
+        check_numbers(self)
 
 
 @dataclass(frozen=True)
@@ -235,10 +261,10 @@ class HookSettings:
 @dataclass(frozen=True)
 class WatchSettings:
     enabled: bool
-    debounce_ms: float
+    debounce_ms: float = ranged(0, 600_000)
 
     def __post_init__(self) -> None:
-        check_ranges(self, {"debounce_ms": (0, 600_000)})
+        check_numbers(self)
 
 
 @dataclass(frozen=True)
@@ -246,19 +272,19 @@ class TeamSettings:
     url: str
     schema: str
     owner: str
-    wait_s: float
+    wait_s: float = ranged(1, 86_400)
 
     def __post_init__(self) -> None:
-        check_ranges(self, {"wait_s": (1, 86_400)})
+        check_numbers(self)
 
 
 @dataclass(frozen=True)
 class LogSettings:
-    max_bytes: int
-    backups: int
+    max_bytes: int = ranged(100, 1e12)
+    backups: int = ranged(0, 1000)
 
     def __post_init__(self) -> None:
-        check_ranges(self, {"max_bytes": (100, 1e12), "backups": (0, 1000)})
+        check_numbers(self)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,13 @@ def test_a_config_error_names_a_command_that_lists_every_key(recall_home):
     assert res.returncode == 1 and "`recall config --defaults` lists every key" in res.stderr, res.stderr
     listed = run_cli("config", "--defaults", env={"RECALL_CONFIG": os.devnull})
     assert listed.returncode == 0 and "target_silence = 0.9" in listed.stdout and "[selector]" in listed.stdout
+    # its range beside each number, as --help says (an outside tester's AI08: none was printed)
+    lines = listed.stdout.splitlines()
+    assert any(line.startswith("hook_budget_ms = 300") and line.endswith("(from 1 to 60,000)") for line in lines)
+    assert any(line.startswith("convert_timeout_s = 120") and line.endswith("# from 1 to 86,400") for line in lines)
+    import tomllib
+
+    assert tomllib.loads(listed.stdout)["daemon"]["hook_budget_ms"] == 300  # still the packaged file, valid TOML
 
 
 def test_the_silence_target_has_one_range_in_the_file_and_on_the_command_line(recall_home, tmp_path):

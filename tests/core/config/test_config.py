@@ -73,6 +73,21 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     assert got["selector.min_prompt_chars"] == (8, "packaged")
 
 
+def test_every_number_of_every_section_has_its_range():
+    """A number setting without a range took nan and inf (AI04): each declares one (``ranged``),
+    which the parser checks and `recall config --defaults` prints."""
+    import dataclasses
+
+    from recall.config import settings as typed
+
+    sections = [typed._hints(typed.Settings)[f.name] for f in dataclasses.fields(typed.Settings)
+                if dataclasses.is_dataclass(typed._hints(typed.Settings)[f.name])
+                and typed._hints(typed.Settings)[f.name] is not typed.Thresholds]
+    unranged = [f"{cls.__name__}.{f.name}" for cls in sections for f in dataclasses.fields(cls)
+                if typed._hints(cls)[f.name] in (int, float) and "range" not in f.metadata]
+    assert len(sections) >= 12 and not unranged, unranged
+
+
 @pytest.mark.parametrize("text, words", [
     ('[selector]\nmax_note = 2\n', "selector.max_note in {path}: unknown setting"),
     ('colour = "red"\n', "colour in {path}: unknown setting"),
@@ -80,27 +95,37 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     ('[selector]\nmax_notes = "3"\n', "selector.max_notes in {path}: expected a whole number, got '3'"),
     ('[hook]\nskip_entrypoints = "sdk-cli"\n', "hook.skip_entrypoints in {path}: expected a list of strings"),
     ('[chunking]\noverlap = 900\n', "chunking in {path}: chunk overlap must be >= 0 and smaller"),
-    ('[search]\nsentence_rank_k = 0\n', "search in {path}: sentence_rank_k must be 1 or more, not 0"),
-    ('[search]\nlexical_weight = 1.5\n', "search in {path}: lexical_weight must be a share from 0 to 1"),
-    ('[search]\nsentence_weight = -1\n', "search in {path}: sentence_weight must be 0 (off) or more"),
+    ('[search]\nsentence_rank_k = 0\n', "search in {path}: sentence_rank_k must be a number from 1 to 10,000, not 0"),
+    ('[search]\nlexical_weight = 1.5\n', "search in {path}: lexical_weight must be a number from 0 to 1"),
+    ('[search]\nsentence_weight = -1\n', "search in {path}: sentence_weight must be a number from 0 to 100"),
+    # The numbers an outside tester found without a range (AI04): nan was a traceback in
+    # `recall index`, took the size cap away, and restarted the daemon (nan is not nan).
+    ('[search]\nsentence_weight = nan\n', "search in {path}: sentence_weight must be a number from 0 to 100"),
+    ('[documents]\nconvert_max_mb = nan\n', "documents in {path}: convert_max_mb must be a number from 64 to"),
+    ('[documents]\nconvert_timeout_s = -inf\n', "documents in {path}: convert_timeout_s must be a number from 1 to"),
+    ('[documents]\nmax_file_mb = nan\n', "documents in {path}: max_file_mb must be a number from 0 to"),
+    ('[documents]\nframe_every_s = 0\n', "documents in {path}: frame_every_s must be a number from 0.1 to"),
+    ('[gemini]\ntimeout_s = nan\n', "gemini in {path}: timeout_s must be a number from 1 to 3,600"),
+    ('[gemini]\ndimensions = 1000\n', "gemini in {path}: dimensions must be 768, 1536 or 3072, not 1000"),
+    ('[chunking]\nmax_chunks = 0\n', "chunking in {path}: max_chunks must be a number from 1 to 100,000"),
     # Every number of every section has its range: a budget of -5 ms or nan never answered.
-    ('[daemon]\nhook_budget_ms = -5\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60000"),
-    ('[daemon]\nhook_budget_ms = nan\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60000, not nan"),
-    ('[daemon]\nhook_budget_ms = 1e308\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60000"),
-    ('[daemon]\nmax_queued = -1\n', "daemon in {path}: max_queued must be a number from 1 to 100000"),
-    ('[daemon]\nmax_connections = 0\n', "daemon in {path}: max_connections must be a number from 1 to 100000"),
-    ('[index]\npublish_every_s = -1\n', "index in {path}: publish_every_s must be a number from 0 to 86400"),
-    ('[watch]\ndebounce_ms = inf\n', "watch in {path}: debounce_ms must be a number from 0 to 600000"),
-    ('[log]\nbackups = -2\n', "log in {path}: backups must be a number from 0 to 1000"),
+    ('[daemon]\nhook_budget_ms = -5\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60,000"),
+    ('[daemon]\nhook_budget_ms = nan\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60,000, not nan"),
+    ('[daemon]\nhook_budget_ms = 1e308\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60,000"),
+    ('[daemon]\nmax_queued = -1\n', "daemon in {path}: max_queued must be a number from 1 to 100,000"),
+    ('[daemon]\nmax_connections = 0\n', "daemon in {path}: max_connections must be a number from 1 to 100,000"),
+    ('[index]\npublish_every_s = -1\n', "index in {path}: publish_every_s must be a number from 0 to 86,400"),
+    ('[watch]\ndebounce_ms = inf\n', "watch in {path}: debounce_ms must be a number from 0 to 600,000"),
+    ('[log]\nbackups = -2\n', "log in {path}: backups must be a number from 0 to 1,000"),
     ('[selector]\ntarget_silence = 1.5\n', "selector in {path}: target_silence must be a number from 0.5 to 1"),
     ('[selector]\nmax_notes = 0\n', "selector in {path}: max_notes must be a number from 1 to 50"),
-    ('[questions]\ntimeout_s = 0\n', "questions in {path}: timeout_s must be a number from 1 to 86400"),
+    ('[questions]\ntimeout_s = 0\n', "questions in {path}: timeout_s must be a number from 1 to 86,400"),
     # A threshold of nan or -inf switches a gate off; a word outside its choices did something else.
     ('[thresholds.default]\ntop_floor = nan\n', "thresholds.default in {path}: top_floor must be a number"),
     ('[thresholds.default]\ngap_floor = -inf\n', "thresholds.default in {path}: gap_floor must be a number"),
     ('[daemon]\ntransport = "carrier-pigeon"\n', 'daemon in {path}: transport must be "unix" or "tcp"'),
     ('[selector]\nkind = "bogus"\n', 'selector in {path}: kind must be "gap" or "learned"'),
-    ('[team]\nwait_s = 0\n', "team in {path}: wait_s must be a number from 1 to 86400"),
+    ('[team]\nwait_s = 0\n', "team in {path}: wait_s must be a number from 1 to 86,400"),
     # An empty table where a value goes: the user's file is named, not the packaged one.
     ('model = {}\n', "model in {path}: expected str"),
     # A learned selector's numbers: a word made every message a traceback, nan switched its gate off.
