@@ -31,12 +31,12 @@ class ConfigError(RecallError, ValueError):
     pass
 
 
-def ranged(low: float, high: float) -> Any:
-    """A number field's range, both ends included (``check_numbers``; ``recall config
-    --defaults`` prints it beside the key). Every number of every section has one: an outside
-    tester's ``convert_timeout_s = nan`` was a traceback in ``recall index``, and
-    ``max_file_mb = nan`` took the size cap away (AI04)."""
-    return field(metadata={"range": (low, high)})
+def ranged(low: float, high: float) -> dict[str, tuple[float, float]]:
+    """A number field's range, both ends included, as its metadata (``field(metadata=ranged(1,
+    10))``; ``check_numbers`` checks it, ``recall config --defaults`` prints it beside the key).
+    Every number of every section has one: an outside tester's ``convert_timeout_s = nan`` was
+    a traceback in ``recall index``, and ``max_file_mb = nan`` took the size cap away (AI04)."""
+    return {"range": (low, high)}
 
 
 def span(low: float, high: float) -> str:
@@ -80,9 +80,9 @@ def check_ranges(section: object, ranges: Mapping[str, tuple[float, float]]) -> 
 class ChunkConfig:
     """``[chunking]``: how a note is cut into embedded pieces (``recall.notes.chunking``)."""
 
-    chars: int = ranged(1, 1_000_000)
-    overlap: int = ranged(0, 1_000_000)
-    max_chunks: int = ranged(1, 100_000)
+    chars: int = field(metadata=ranged(1, 1_000_000))
+    overlap: int = field(metadata=ranged(0, 1_000_000))
+    max_chunks: int = field(metadata=ranged(1, 100_000))
 
     def __post_init__(self) -> None:
         check_numbers(self)
@@ -104,14 +104,14 @@ class DocumentsSettings:
     """``[documents]``: what recall.notes.documents reads besides notes, and how."""
 
     enabled: bool
-    max_chunks: int = ranged(1, 1_000_000)
-    max_file_mb: float = ranged(0, 1_000_000)
+    max_chunks: int = field(metadata=ranged(1, 1_000_000))
+    max_file_mb: float = field(metadata=ranged(0, 1_000_000))
     images: bool
     recordings: bool
-    frame_every_s: float = ranged(0.1, 86_400)
+    frame_every_s: float = field(metadata=ranged(0.1, 86_400))
     library_per_message: bool
-    convert_max_mb: float = ranged(64, 1_000_000)
-    convert_timeout_s: float = ranged(1, 86_400)
+    convert_max_mb: float = field(metadata=ranged(64, 1_000_000))
+    convert_timeout_s: float = field(metadata=ranged(1, 86_400))
 
     def __post_init__(self) -> None:
         check_numbers(self)
@@ -124,10 +124,10 @@ class GeminiSettings:
 
     endpoint: str
     api_key_env: str
-    dimensions: int = ranged(768, 3072)
+    dimensions: int = field(metadata=ranged(768, 3072))
     media: bool
     send_messages: bool
-    timeout_s: float = ranged(1, 3600)
+    timeout_s: float = field(metadata=ranged(1, 3600))
 
     def __post_init__(self) -> None:
         check_numbers(self)
@@ -138,16 +138,16 @@ class GeminiSettings:
 @dataclass(frozen=True)
 class SearchSettings:
     # BM25's share of the fused order for a note without questions (recall.ranking.fusion)
-    lexical_weight: float = ranged(0, 1)
-    lexical_weight_with_questions: float = ranged(0, 1)  # the same for a note with questions of its own
-    fusion_depth: int = ranged(1, 10_000)
+    lexical_weight: float = field(metadata=ranged(0, 1))
+    lexical_weight_with_questions: float = field(metadata=ranged(0, 1))  # the same for a note with questions of its own
+    fusion_depth: int = field(metadata=ranged(1, 10_000))
     # the header vector's share of a note's dense score in the order (recall.ranking.search)
-    header_weight: float = ranged(0, 1)
+    header_weight: float = field(metadata=ranged(0, 1))
     # the per-sentence list's weight in the rank fusion of the order (recall.ranking.sentences)
-    sentence_weight: float = ranged(0, 100)
-    sentence_rank_k: int = ranged(1, 10_000)  # the rank fusion's constant k: a note at rank r scores weight / (k + r)
-    sentence_min_chars: int = ranged(1, 100_000)  # shorter pieces of a message are not searched on their own
-    sentences_max: int = ranged(0, 1000)  # at most this many pieces of one message are searched on their own
+    sentence_weight: float = field(metadata=ranged(0, 100))
+    sentence_rank_k: int = field(metadata=ranged(1, 10_000))  # fusion's k: a note at rank r scores weight / (k + r)
+    sentence_min_chars: int = field(metadata=ranged(1, 100_000))  # shorter pieces of a message are not searched alone
+    sentences_max: int = field(metadata=ranged(0, 1000))  # at most this many pieces of one message are searched alone
 
     def __post_init__(self) -> None:
         check_numbers(self)
@@ -159,9 +159,9 @@ class SearchSettings:
 
 @dataclass(frozen=True)
 class IndexSettings:
-    approximate_from_chunks: int = ranged(1, 1e12)
-    publish_every_s: float = ranged(0, 86_400)
-    debug_delay_ms: float = ranged(0, 600_000)
+    approximate_from_chunks: int = field(metadata=ranged(1, 1e12))
+    publish_every_s: float = field(metadata=ranged(0, 86_400))
+    debug_delay_ms: float = field(metadata=ranged(0, 600_000))
 
     def __post_init__(self) -> None:
         check_numbers(self)
@@ -175,15 +175,15 @@ TARGET_SILENCE_RANGE = (0.5, 1.0)
 @dataclass(frozen=True)
 class SelectorSettings:
     kind: str
-    min_prompt_chars: int = ranged(0, 100_000)
-    max_notes: int = ranged(1, 50)
-    short_max_bytes: int = ranged(64, 1_000_000)
-    full_max_bytes: int = ranged(64, 1_000_000)
-    project_first_margin: float = ranged(-1, 1)
-    headline_margin: float = ranged(0, math.inf)  # inf: every headline a near tie (the original rule)
+    min_prompt_chars: int = field(metadata=ranged(0, 100_000))
+    max_notes: int = field(metadata=ranged(1, 50))
+    short_max_bytes: int = field(metadata=ranged(64, 1_000_000))
+    full_max_bytes: int = field(metadata=ranged(64, 1_000_000))
+    project_first_margin: float = field(metadata=ranged(-1, 1))
+    headline_margin: float = field(metadata=ranged(0, math.inf))  # inf: every headline a near tie (the original rule)
     calibrate: bool
-    target_silence: float = ranged(*TARGET_SILENCE_RANGE)
-    near_miss_margin: float = ranged(0, 0.5)
+    target_silence: float = field(metadata=ranged(*TARGET_SILENCE_RANGE))
+    near_miss_margin: float = field(metadata=ranged(0, 0.5))
     set_aside_questions: bool
 
     def __post_init__(self) -> None:
@@ -225,8 +225,8 @@ class QuestionsSettings:
 
     generate: str
     model: str
-    batch_notes: int = ranged(1, 1000)
-    timeout_s: float = ranged(1, 86_400)
+    batch_notes: int = field(metadata=ranged(1, 1000))
+    timeout_s: float = field(metadata=ranged(1, 86_400))
 
     def __post_init__(self) -> None:
         choices = ("ask", "off", "auto", "claude", "codex", "gemini")
@@ -238,13 +238,13 @@ class QuestionsSettings:
 @dataclass(frozen=True)
 class DaemonSettings:
     transport: str
-    idle_exit_hours: float = ranged(0, 8760)
-    hook_budget_ms: float = ranged(1, 60_000)
-    request_timeout_ms: float = ranged(1, 600_000)
-    max_connections: int = ranged(1, 100_000)
-    max_queued: int = ranged(1, 100_000)
-    batch_max: int = ranged(1, 4096)
-    debug_delay_ms: float = ranged(0, 600_000)
+    idle_exit_hours: float = field(metadata=ranged(0, 8760))
+    hook_budget_ms: float = field(metadata=ranged(1, 60_000))
+    request_timeout_ms: float = field(metadata=ranged(1, 600_000))
+    max_connections: int = field(metadata=ranged(1, 100_000))
+    max_queued: int = field(metadata=ranged(1, 100_000))
+    batch_max: int = field(metadata=ranged(1, 4096))
+    debug_delay_ms: float = field(metadata=ranged(0, 600_000))
 
     def __post_init__(self) -> None:
         if self.transport not in ("unix", "tcp"):
@@ -261,7 +261,7 @@ class HookSettings:
 @dataclass(frozen=True)
 class WatchSettings:
     enabled: bool
-    debounce_ms: float = ranged(0, 600_000)
+    debounce_ms: float = field(metadata=ranged(0, 600_000))
 
     def __post_init__(self) -> None:
         check_numbers(self)
@@ -272,7 +272,7 @@ class TeamSettings:
     url: str
     schema: str
     owner: str
-    wait_s: float = ranged(1, 86_400)
+    wait_s: float = field(metadata=ranged(1, 86_400))
 
     def __post_init__(self) -> None:
         check_numbers(self)
@@ -280,8 +280,8 @@ class TeamSettings:
 
 @dataclass(frozen=True)
 class LogSettings:
-    max_bytes: int = ranged(100, 1e12)
-    backups: int = ranged(0, 1000)
+    max_bytes: int = field(metadata=ranged(100, 1e12))
+    backups: int = field(metadata=ranged(0, 1000))
 
     def __post_init__(self) -> None:
         check_numbers(self)
