@@ -133,7 +133,14 @@ def named_missing() -> str | None:
 
 def check_config_file(path: Path) -> None:
     """``ConfigError`` (one line, with the repair) when ``path`` is a config file recall cannot
-    take: what a command that rewrites the file checks before it touches it."""
+    take: what a command that rewrites the file checks before it touches it. ``/dev/null`` (the
+    packaged defaults alone) is one: `recall questions off` renamed its file over the device, and
+    `recall-eval tune` said to move the device aside (an outside tester's AI01, AI03)."""
+    if _is_devnull(path):
+        how = ("unset RECALL_CONFIG, or point it at your config file" if os.environ.get("RECALL_CONFIG")
+               else f"put a file at {path} in place of the link")
+        raise ConfigError(f"{path} is /dev/null, which stands for the packaged defaults alone: recall writes no "
+                          f"setting there; {how}, and run the command again")
     if path.exists():
         _read(path)
     else:

@@ -326,6 +326,9 @@ def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
 def replace_private(path: Path, data: str | bytes) -> None:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically (a 0600 temporary file
     beside it, then a rename): a reader sees the old file or the new one, never half of one."""
+    with contextlib.suppress(FileNotFoundError):  # a device, pipe or folder there is not ours to replace:
+        if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISLNK(mode):  # root renamed a
+            raise NotAFile(file_kind(mode), path)  # file over /dev/null (an outside tester's AI01)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with private_open(tmp, "wb" if isinstance(data, bytes) else "w") as fh:

@@ -2,6 +2,8 @@
 field (and back), a user's unknown or mistyped key is one clear line, origins are kept."""
 
 import dataclasses
+import os
+import stat
 import subprocess
 import sys
 import tomllib
@@ -288,3 +290,43 @@ def test_recall_config_set_to_dev_null_means_the_defaults(tmp_path):
     out = subprocess.run([recall, "status"], env={**env, "RECALL_CONFIG": str(fifo)}, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 1 and "point RECALL_CONFIG at your config file" in out.stderr
+
+
+def _unshare_dev() -> bool:
+    """Whether this process may run a command in a mount namespace of its own with a /dev of its
+    own (root on Linux): where the tests below write at /dev/null without risking the machine's."""
+    import shutil
+
+    return shutil.which("unshare") is not None and subprocess.run(
+        ["unshare", "-m", "true"], capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.mark.process
+def test_a_command_that_writes_a_setting_never_writes_over_dev_null(tmp_path):
+    """`RECALL_CONFIG=/dev/null` (the packaged defaults alone) with `recall questions off`: the
+    command renamed its file over the device (as root, /dev/null became a 0600 file for the whole
+    machine) and said it was done (an outside tester's AI01). It is one line saying nothing can
+    be written there. Run in a mount namespace with a /dev of its own: the machine's is never at risk."""
+    if not _unshare_dev():
+        pytest.skip("needs `unshare -m` (root on Linux) to give the command a /dev of its own")
+    recall = str(Path(sys.executable).with_name("recall"))
+    script = ("mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 && "
+              f"{recall} questions off; echo rc=$?; [ -c /dev/null ] && echo device-kept")
+    env = {**os.environ, "RECALL_HOME": str(tmp_path / "home"), "RECALL_MODEL": "hash", "RECALL_CONFIG": "/dev/null"}
+    out = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert "device-kept" in out.stdout and "rc=1" in out.stdout, (out.stdout, out.stderr)
+    assert "/dev/null, which stands for the packaged defaults alone" in out.stderr, out.stderr
+    assert "unset RECALL_CONFIG" in out.stderr
+
+
+def test_a_file_written_whole_never_replaces_a_pipe_or_a_device(tmp_path):
+    """The one writer of recall's own files (``replace_private``) renamed its temporary file over
+    whatever was at the path: a device (AI01's /dev/null), a named pipe. It refuses anything but a
+    file, and leaves it as it was."""
+    from recall.privacy.paths import NotAFile, replace_private
+
+    fifo = tmp_path / "config.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(NotAFile, match="named pipe"):
+        replace_private(fifo, "[questions]\ngenerate = 'off'\n")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["config.toml"]
