@@ -108,8 +108,20 @@ def on(agent_name: str) -> None:
                         "or Gemini CLI (gemini), then run `recall questions on` again")
     say(pending_line(app, _known_sources(app), agent.name))  # the cost of the agent being allowed
     path = set_generate(agent.name)
+    _still_env(agent.name)
     say(f"allowed: [questions] generate = \"{agent.name}\" in {path}; `recall index` starts it in the background "
         "(`recall questions off` stops it)")
+
+
+def _still_env(written: str) -> None:
+    """A ``RECALL_QUESTIONS_GENERATE`` that overrides what was just written is said, not hidden
+    (an outside tester's AI02: `recall questions off` said the notes stopped going out)."""
+    from recall.config.load import load_config
+
+    effective = load_config().questions.generate
+    if effective != written:
+        raise UserError(f"[questions] generate = \"{written}\" is written, but RECALL_QUESTIONS_GENERATE="
+                        f"{effective} in this environment wins: unset it for this to take effect")
 
 
 @questions.command("off")
@@ -118,8 +130,10 @@ def off() -> None:
     """Never send notes to an agent: writes [questions] generate = "off" to config.toml."""
     from recall.authoring.agentcli import set_generate
 
-    say(f"[questions] generate = \"off\" in {set_generate('off')}; a run under way stops before its next "
-        "request and writes nothing more")
+    path = set_generate("off")
+    _still_env("off")
+    say(f"[questions] generate = \"off\" in {path}; a run under way stops before its next request and writes "
+        "nothing more")
 
 
 @questions.command("run")

@@ -185,7 +185,7 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     if os.environ.get("RECALL_PG_URL"):  # the team store's server, as `recall config` must show it (Y-04)
         data["team"] = {**data["team"], "url": os.environ["RECALL_PG_URL"]}
         origins[("team", "url")] = "env RECALL_PG_URL"
-    if os.environ.get("RECALL_QUESTIONS_GENERATE"):  # the plugin's option generate_questions
+    if os.environ.get("RECALL_QUESTIONS_GENERATE") and not declined(data, origins):
         data["questions"] = {**data["questions"], "generate": os.environ["RECALL_QUESTIONS_GENERATE"]}
         origins[("questions", "generate")] = "env RECALL_QUESTIONS_GENERATE"
     settings = parse(data, origins)
@@ -195,6 +195,15 @@ def load_config(path: Path | None = None, calibrated_layer: bool = True) -> Sett
     if path is None:  # the user's settings: the hook's snapshot follows them (recall.config.snapshot)
         snapshot.write(settings, stamp)
     return settings
+
+
+def declined(data: dict[str, Any], origins: dict[tuple[str, ...], str]) -> bool:
+    """Whether the user's own file says ``[questions] generate = "off"``: the environment
+    (``RECALL_QUESTIONS_GENERATE``) does not send their notes over that. `recall questions off`
+    said the notes would no longer go out while the variable kept sending them at each `recall
+    index` (an outside tester's AI02): a "no" the user wrote stands until they change it."""
+    generate = data.get("questions", {}).get("generate") if isinstance(data.get("questions"), dict) else None
+    return generate == "off" and origins.get(("questions", "generate"), PACKAGED) != PACKAGED
 
 
 def refresh_snapshot() -> None:

@@ -210,6 +210,25 @@ def test_nothing_is_sent_before_consent_and_consent_is_written_once(folder, tmp_
     assert load_config().questions.generate == "off"
 
 
+def test_off_in_the_users_file_stands_over_the_environment(folder, tmp_path, recall_home, hash_model):
+    """`recall questions off` said the notes would no longer go out, while
+    RECALL_QUESTIONS_GENERATE=claude kept sending them at each `recall index` (an outside
+    tester's AI02). An "off" the user's file holds is not overridden by the environment, and
+    a command whose setting the environment overrides says so."""
+    from helpers.fake_agent import fake_claude
+
+    record, env = fake_claude(tmp_path)
+    off = run_cli("questions", "off", env=env)
+    assert off.returncode == 0, off.stderr
+    assert "generate = \"off\"" in run_cli("config", env=env).stdout
+    assert run_cli("questions", "run", str(folder), env=env).returncode == 1
+    indexed = run_cli("index", str(folder), env=env)
+    assert indexed.returncode == 0 and "in the background" not in indexed.stdout, indexed.stdout
+    assert not record.exists() and not (folder / "questions.jsonl").exists()  # nothing was sent
+    on = run_cli("questions", "on", "--agent", "claude", env={**env, "RECALL_QUESTIONS_GENERATE": "off"})
+    assert on.returncode == 1 and "RECALL_QUESTIONS_GENERATE=off in this environment wins" in on.stderr, on.stderr
+
+
 def test_an_agent_that_fails_is_one_line_and_nothing_is_written(folder, tmp_path, recall_home, hash_model):
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
