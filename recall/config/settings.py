@@ -440,7 +440,30 @@ def parse(data: Mapping[str, Any], origins: Mapping[tuple[str, ...], str]) -> Se
             values[name] = _learned(_table(data, name, origins), origins)
         else:
             values[name] = _section(hints[name], _table(data, name, origins), where, origins)
+    values["sources"] = _folders(values["sources"], origins)
     return Settings(**values, origins=dict(origins))
+
+
+def _folders(sources: SourcesSettings, origins: Mapping[tuple[str, ...], str]) -> SourcesSettings:
+    """``[sources] rules`` and ``libraries`` as folders every command reads the same: a relative
+    one is the folder beside the file that names it, and an empty one is refused. Each command
+    took a relative path from where it ran (indexed from one project, dropped and embedded again
+    from the next), and ``rules = [""]`` made that folder a shared rule folder, a private note
+    in it handed over in every project (an outside tester's AI10)."""
+    import os
+
+    out: dict[str, Any] = {}
+    for key in ("rules", "libraries"):
+        folders, origin = [], origins.get(("sources", key), PACKAGED)
+        for folder in getattr(sources, key):
+            if not folder.strip():
+                raise _fail(("sources", key), "an empty folder name (it would be whatever folder a command "
+                            "runs in)", origins)
+            relative = not os.path.isabs(folder) and not folder.startswith("~")
+            beside = os.path.dirname(origin) if relative and os.path.isabs(origin) else None
+            folders.append(os.path.join(beside, folder) if beside else folder)
+        out[key] = tuple(folders)
+    return dataclasses.replace(sources, **out)
 
 
 @functools.cache

@@ -110,6 +110,9 @@ def test_every_number_of_every_section_has_its_range():
     ('[gemini]\ntimeout_s = nan\n', "gemini in {path}: timeout_s must be a number from 1 to 3,600"),
     ('[gemini]\ndimensions = 1000\n', "gemini in {path}: dimensions must be 768, 1536 or 3072, not 1000"),
     ('[chunking]\nmax_chunks = 0\n', "chunking in {path}: max_chunks must be a number from 1 to 100,000"),
+    # a rule folder named "" was whatever folder a command ran in, its notes handed over everywhere (AI10)
+    ('[sources]\nrules = [""]\n', "sources.rules in {path}: an empty folder name"),
+    ('[sources]\nlibraries = ["  "]\n', "sources.libraries in {path}: an empty folder name"),
     # Every number of every section has its range: a budget of -5 ms or nan never answered.
     ('[daemon]\nhook_budget_ms = -5\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60,000"),
     ('[daemon]\nhook_budget_ms = nan\n', "daemon in {path}: hook_budget_ms must be a number from 1 to 60,000, not nan"),
@@ -330,3 +333,22 @@ def test_a_file_written_whole_never_replaces_a_pipe_or_a_device(tmp_path):
     with pytest.raises(NotAFile, match="named pipe"):
         replace_private(fifo, "[questions]\ngenerate = 'off'\n")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["config.toml"]
+
+
+def test_a_relative_rule_folder_is_the_one_beside_the_config_file(recall_home, hash_model, tmp_path):
+    """`rules = ["shared-rules"]` was read from where each command ran: indexed from one project,
+    "no longer in [sources] rules" and dropped from the next, embedded again from the first (an
+    outside tester's AI10). A relative folder is the one beside the file that names it."""
+    from helpers.cli import run_cli
+    from helpers.notes import write_note
+
+    recall_home.mkdir(parents=True)
+    write_note(recall_home / "shared-rules", "tabs", "Tabs not spaces", "indent rule", "Use tabs.", "feedback")
+    (recall_home / "config.toml").write_text('[sources]\nrules = ["shared-rules"]\n')
+    assert load_config().sources.rules == (str(recall_home / "shared-rules"),)
+    for where in ("a", "b"):
+        (tmp_path / where).mkdir()
+        out = run_cli("index", cwd=tmp_path / where)
+        assert out.returncode == 0 and "dropped" not in out.stderr, out.stderr
+        assert "shared-rules does not" not in out.stderr, out.stderr
+    assert "Tabs not spaces" in run_cli("search", "tabs indent rule", cwd=tmp_path / "b").stdout
