@@ -32,7 +32,8 @@ if not __package__:  # run as a file: import the package from its parent folder
 
 from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
 from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import ensure_private_dir, open_regular, private_open, read_text, recall_home  # noqa: E402
+from recall.privacy.paths import ensure_private_dir, private_open, read_text, recall_home  # noqa: E402
+from recall.privacy.regular import open_regular
 
 # A read counts as "opened after injection" when recall injected that note this long before
 # (a session rarely spans more; the daemon's log holds no session ids, only times).

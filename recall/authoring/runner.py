@@ -35,7 +35,7 @@ from pathlib import Path
 
 from recall.errors import RecallError
 from recall.privacy.children import adopting_orphans, children, end_all, ending_with_me
-from recall.privacy.paths import open_regular
+from recall.privacy.regular import open_regular
 
 MAX_ANSWER_BYTES = 16 << 20
 STDERR_TAIL = 64 << 10

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from recall.cli.common import Finite, UserError, fail_cleanly, say
-from recall.privacy.paths import NotAFile, open_regular
+from recall.privacy.regular import NotAFile, open_regular
 from recall.privacy.safetext import one_line
 
 STOP_WAIT_S = 10.0

@@ -24,7 +24,8 @@ from recall.config.settings import (
     record_origin,
 )
 from recall.privacy.decoding import settings_text
-from recall.privacy.paths import NotAFile, read_regular, recall_home, user_config_path
+from recall.privacy.paths import recall_home, user_config_path
+from recall.privacy.regular import NotAFile, read_regular
 
 # A config file is a few dozen settings; a larger one is refused before it is parsed (a
 # 10 MB file held the hook that reloads the settings for 3 s).

@@ -21,13 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall import __version__
-from recall.privacy.paths import (
-    ensure_private_dir,
-    private_open,
-    read_regular,
-    recall_home,
-    user_config_path,
-)
+from recall.privacy.paths import ensure_private_dir, private_open, recall_home, user_config_path
+from recall.privacy.regular import read_regular
 from recall.privacy.strays import set_aside_folder
 
 # The hook's few settings are ~1 KB; a config at its 1 MB cap (recall.config.load) of skip tags

@@ -19,7 +19,8 @@ from recall.daemon.state import DaemonState, Loaded
 from recall.errors import HomeUnusable
 from recall.ipc import client
 from recall.privacy import coredumps
-from recall.privacy.paths import ensure_private_dir, open_regular, private_open, recall_home, run_dir, user_config_path
+from recall.privacy.paths import ensure_private_dir, private_open, recall_home, run_dir, user_config_path
+from recall.privacy.regular import open_regular
 from recall.privacy.trust import require_home
 
 CATCH_UP_EVERY_S = 60.0  # a model's index found older than the notes is brought up to date at most this often

@@ -38,15 +38,8 @@ from typing import Any
 
 from recall.errors import RecallError
 from recall.privacy import trust
-from recall.privacy.paths import (
-    ensure_private_dir,
-    not_a_file,
-    open_regular,
-    read_bytes,
-    read_regular,
-    run_dir,
-    user_config_path,
-)
+from recall.privacy.paths import ensure_private_dir, read_bytes, run_dir, user_config_path
+from recall.privacy.regular import not_a_file, open_regular, read_regular
 
 SOCKET_NAME = "daemon.sock"
 STATUS_NAME = "daemon.json"

@@ -26,7 +26,8 @@ from recall.notes.rendered import shown_markdown
 from recall.notes.walk import agents_projects, subfolders
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_path, mask_secrets
-from recall.privacy.paths import NotAFile, read_regular, utf8_name
+from recall.privacy.paths import utf8_name
+from recall.privacy.regular import NotAFile, read_regular
 
 # A headline is a name and a description on one line of at most ~1 KB (the hook's cap): longer
 # fields are cut when read, said once. An outside tester's note with an 870 KB header cost the

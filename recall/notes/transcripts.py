@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from recall.privacy.paths import open_regular, utf8_name
+from recall.privacy.paths import utf8_name
+from recall.privacy.regular import open_regular
 
 MAX_TITLE_CHARS = 200
 AUTOMATED_ENTRYPOINTS = frozenset({"sdk-cli", "sdk-py", "sdk-ts"})

@@ -24,10 +24,10 @@ from recall.privacy.paths import (
     expand_user,
     home_folder,
     project_root,
-    read_regular,
     read_text,
     utf8_name,
 )
+from recall.privacy.regular import read_regular
 
 MAX_BYTES = 64 << 20  # a global config past this is not read (it holds every project's state)
 

@@ -20,8 +20,9 @@ import stat
 import sys
 from pathlib import Path
 
+from recall.privacy.regular import FILE_MODE, NotAFile, file_kind, open_regular, read_regular
+
 DIR_MODE = 0o700
-FILE_MODE = 0o600
 
 
 def home_folder() -> Path:
@@ -200,81 +201,6 @@ def _fix_mode(name: str, mode: int) -> int:
     except FileNotFoundError:
         pass  # removed meanwhile (a daemon's socket, a temp file)
     return 0
-
-
-class NotAFile(OSError):
-    """A path that should be a file is a named pipe, socket, folder or device: ``str`` says which,
-    ``filename`` where (when known). An ``OSError``: whoever handles an unreadable file handles
-    this one too, without blocking."""
-
-    def __init__(self, kind: str, path: Path | str | None = None) -> None:
-        super().__init__(kind)
-        self.filename = None if path is None else str(path)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-def file_kind(mode: int) -> str:
-    """What a non-regular ``st_mode`` is, for a user ("a named pipe")."""
-    for test, name in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
-                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def not_a_file(path: Path) -> str | None:
-    """Why ``path`` cannot be read as a file ("a named pipe, not a file"), or None when it is a
-    regular file or absent (links followed). Nothing is opened, so a pipe there cannot block:
-    for files a library opens by name (SQLite, FAISS, numpy)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    return None if stat.S_ISREG(mode) else f"{file_kind(mode)}, not a file"
-
-
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-
-
-def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
-    """``os.open`` for every file recall reads or writes by itself: opened without blocking and
-    refused (``NotAFile``) unless it is a regular file, so a named pipe, a device or a folder put
-    where a file goes never hangs the hook, the daemon or a command (a pipe with no reader
-    refuses a writer, ENXIO, and says so too). The descriptor is blocking again once checked."""
-    try:
-        fd = os.open(path, flags | _NONBLOCK | getattr(os, "O_NOCTTY", 0), mode)
-    except OSError as exc:
-        kind = not_a_file(Path(path))
-        if kind is not None:
-            raise NotAFile(kind.removesuffix(", not a file"), path) from exc
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotAFile(file_kind(st.st_mode), path)
-        if _NONBLOCK:
-            import fcntl
-
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_NONBLOCK)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
-    """The first ``max_bytes`` of a regular file and its size (``open_regular``: anything else
-    is ``NotAFile``, found without blocking)."""
-    fd = open_regular(path)
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            size = os.fstat(fd).st_size  # read what is there, not a buffer of the cap (the hook's path)
-            return fh.read(min(max_bytes, size + 1) if size else max_bytes), size
-        except OSError as exc:  # a read that fails (EIO): say which file
-            exc.filename = exc.filename or str(path)
-            raise
 
 
 MAX_OWN_FILE = 64 << 20  # a state, log or settings file of recall's or an agent's: far below this

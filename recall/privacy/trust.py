@@ -257,7 +257,7 @@ def home_problem(home: Path) -> str | None:
         return _unreachable(home, exc)
     if not stat.S_ISDIR(st.st_mode):
         if not stat.S_ISREG(st.st_mode):  # /dev/null named as RECALL_HOME: moving a device breaks the system
-            from recall.privacy.paths import file_kind
+            from recall.privacy.regular import file_kind
 
             return (f"RECALL_HOME {home} is {file_kind(st.st_mode)}, not a folder; repair: point RECALL_HOME at "
                     "a folder of yours (or unset it)")

@@ -8,20 +8,24 @@ The link is followed only when git's own records agree both ways: the worktree's
 names a folder in the main repository's ``.git/worktrees/``, and that folder's ``gitdir`` file
 names this worktree's ``.git`` back. A checkout cannot write the second, so a cloned repository
 whose ``.git`` file claims another repository cannot take that one's memory. Files only (no
-``git`` run: the daemon walks this for a message's folder). Standard library only.
+``git`` run: the daemon walks this for a message's folder), each read without blocking.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from recall.privacy.regular import read_regular
+
 MAX_BYTES = 4096  # a .git, gitdir or commondir file is one line
 
 
 def _line(path: Path) -> str | None:
+    """The one line of a git record; None for anything else. Through recall's one open: a
+    ``gitdir`` or ``commondir`` that is a named pipe (a folder unpacked from an archive) held a
+    daemon thread in ``open()`` for ever, and the stopped daemon with it (an outside tester's AG04)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
+        data, _size = read_regular(path, MAX_BYTES + 1)
     except OSError:
         return None
     if len(data) > MAX_BYTES:

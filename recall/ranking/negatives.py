@@ -34,7 +34,8 @@ from recall.notes.problems import Problem, capped
 from recall.notes.questions import NEGATIVES_FILE as NEGATIVES_FILE
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_secrets
-from recall.privacy.paths import LINKED_OUT, leads_outside, open_regular, private_open
+from recall.privacy.paths import LINKED_OUT, leads_outside, private_open
+from recall.privacy.regular import open_regular
 from recall.privacy.safetext import whole
 
 FILE = "negatives.npz"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from recall.errors import StoreDamaged
-from recall.privacy.paths import not_a_file, read_regular
+from recall.privacy.regular import not_a_file, read_regular
 from recall.store.errors import store_error
 from recall.store.sqlite import lenient_text
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from recall.errors import StoreDamaged
 from recall.privacy import masking
-from recall.privacy.paths import FILE_MODE, ensure_private_dir, not_a_file, open_regular
+from recall.privacy.paths import FILE_MODE, ensure_private_dir
+from recall.privacy.regular import not_a_file, open_regular
 from recall.store.errors import store_error
 from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, NoteRow, mask_note
 from recall.store.schema import MIGRATIONS

@@ -27,16 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import DiskFull, IndexDamaged, is_disk_full
-from recall.privacy.paths import (
-    FILE_MODE,
-    NotAFile,
-    ensure_private_dir,
-    not_a_file,
-    private_open,
-    read_regular,
-    read_text,
-    recall_home,
-)
+from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, read_text, recall_home
+from recall.privacy.regular import NotAFile, not_a_file, read_regular
 from recall.privacy.strays import move_aside
 from recall.store.generations import (
     DIGESTED,

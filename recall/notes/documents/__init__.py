@@ -30,7 +30,8 @@ from recall.notes.documents.isolated import Converter
 from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
 from recall.notes.problems import Problem
 from recall.notes.walk import agents_projects, subfolders, walked_into
-from recall.privacy.paths import NotAFile, file_kind, leads_outside
+from recall.privacy.paths import leads_outside
+from recall.privacy.regular import NotAFile, file_kind
 
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings

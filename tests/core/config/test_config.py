@@ -326,7 +326,8 @@ def test_a_file_written_whole_never_replaces_a_pipe_or_a_device(tmp_path):
     """The one writer of recall's own files (``replace_private``) renamed its temporary file over
     whatever was at the path: a device (AI01's /dev/null), a named pipe. It refuses anything but a
     file, and leaves it as it was."""
-    from recall.privacy.paths import NotAFile, replace_private
+    from recall.privacy.paths import replace_private
+    from recall.privacy.regular import NotAFile
 
     fifo = tmp_path / "config.toml"
     os.mkfifo(fifo)

@@ -89,3 +89,28 @@ def test_a_projects_key_is_claude_codes_for_any_path(path, key):
     assert claude_key(path) == key
     assert encode_project_path(path, resolve=False) == key
     assert claude_key("/tmp/bad\udcff") == "-tmp-bad-"  # a name that is not UTF-8 costs nothing
+
+
+def test_a_worktrees_git_records_that_are_pipes_hold_nothing(tmp_path: Path):
+    """A folder whose `.git` names a gitdir holding named pipes (what any archive can unpack):
+    reading its `commondir` blocked a daemon thread in open() for ever, and a stopped daemon never
+    exited (an outside tester's AG04). The records are read without blocking; the folder is its
+    own project."""
+    import contextlib
+    import os
+    import threading
+
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "gd").mkdir()
+    (tmp_path / "repo" / ".git").write_text("gitdir: ../gd\n")
+    for name in ("commondir", "gitdir"):
+        os.mkfifo(tmp_path / "gd" / name)
+    found: list[Path] = []
+    reader = threading.Thread(target=lambda: found.append(project_root(tmp_path / "repo")), daemon=True)
+    reader.start()
+    reader.join(10)
+    stuck = reader.is_alive()
+    for name in ("commondir", "gitdir") if stuck else ():  # free the thread before failing
+        with contextlib.suppress(OSError):
+            os.close(os.open(tmp_path / "gd" / name, os.O_WRONLY | os.O_NONBLOCK))
+    assert not stuck and found == [tmp_path / "repo"]
