@@ -124,7 +124,12 @@ def pid_alive(pid: object) -> bool:
         return False
     except PermissionError:
         return False  # alive, but another user's: our daemon's pid was reused
-    return True
+    from recall.privacy.children import stat_fields
+
+    # A daemon that has exited and waits to be reaped (its parent, a hook long gone, left it to
+    # a subreaper that reaps late) is gone: taken for alive, it held a restart off after
+    # `recall stop` for as long (an outside tester's AG03).
+    return (stat_fields(pid) or [b"?"])[0] != b"Z"
 
 
 def read_status() -> dict | None:

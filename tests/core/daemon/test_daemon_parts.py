@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
+
+import pytest
 
 from recall.daemon.dispatcher import Dispatcher
 from recall.daemon.listener import Exchange
@@ -82,3 +85,26 @@ def test_stop_gives_up_on_a_stuck_handler_after_its_bound():
     d.stop(wait_s=0.2)
     assert time.monotonic() - t0 < 1.0
     stuck.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="zombies are told from /proc (Linux)")
+def test_a_process_that_exited_and_is_not_reaped_is_not_alive():
+    """A daemon that had exited but was not reaped yet (its parent, the hook that started it, long
+    gone; the subreaper reaping late) was taken for alive: the message after `recall stop`
+    neither got an answer nor started a daemon (an outside tester's AG03)."""
+    import subprocess
+    import sys
+
+    from recall.ipc.client import pid_alive
+    from recall.privacy.children import stat_fields
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while (stat_fields(child.pid) or [b"Z"])[0] != b"Z" and time.monotonic() < deadline:
+            time.sleep(0.02)  # not child.poll(): that would reap it
+        assert (stat_fields(child.pid) or [b"?"])[0] == b"Z"
+        assert not pid_alive(child.pid)
+    finally:
+        child.wait()
+    assert pid_alive(os.getpid())
