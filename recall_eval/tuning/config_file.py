@@ -13,6 +13,7 @@ travels with the numbers without affecting them.
 from __future__ import annotations
 
 import difflib
+import tomllib
 from pathlib import Path
 
 import tomlkit
@@ -71,8 +72,39 @@ def _provenance(t: Table, provenance: dict) -> None:
     t["provenance"] = p
 
 
-def set_thresholds(text: str, model_id: str, values: dict[str, float], provenance: dict) -> str:
+def _edited(text: str, section: str, model_id: str, put) -> str:
+    """``put(doc)`` on ``text`` parsed; where the file's shape makes tomlkit write something that
+    means more than that (dotted keys under ``[section]`` or at the root, an inline table: the
+    provenance went to the root, the user's later settings under it, a traceback; an outside
+    tester's AH11-AH13), the model's table is taken out, its values kept, and written whole at
+    the end of the file instead. ``update`` checks the result's meaning either way."""
+    try:
+        new = put(tomlkit.parse(text))
+        if not _moved(text, new):
+            return new
+    except (ValueError, TypeError, KeyError):
+        pass
     doc = tomlkit.parse(text)
+    holder = doc.get(section)
+    kept = holder[model_id].unwrap() if isinstance(holder, dict) and model_id in holder else {}
+    if kept:
+        del holder[model_id]
+        if not holder:
+            del doc[section]
+    doc = tomlkit.parse(tomlkit.dumps(doc).rstrip("\n") + "\n")
+    table = tomlkit.table()
+    for key, value in kept.items():
+        if key != "provenance":
+            table[key] = value
+    _super(doc, section)[model_id] = table
+    return put(doc)
+
+
+def set_thresholds(text: str, model_id: str, values: dict[str, float], provenance: dict) -> str:
+    return _edited(text, "thresholds", model_id, lambda doc: _put_thresholds(doc, model_id, values, provenance))
+
+
+def _put_thresholds(doc, model_id: str, values: dict[str, float], provenance: dict) -> str:
     t = _model_table(_super(doc, "thresholds"), model_id,
                      "tuned by `recall-eval tune` (cross-validated); provenance below")
     for k, v in values.items():
@@ -86,7 +118,10 @@ def set_thresholds(text: str, model_id: str, values: dict[str, float], provenanc
 
 def set_learned(text: str, model_id: str, table: dict, provenance: dict, kind: str | None = None) -> str:
     """Write the learned selector's numbers; ``kind`` ("gap"/"learned") also sets selector.kind."""
-    doc = tomlkit.parse(text)
+    return _edited(text, "learned", model_id, lambda doc: _put_learned(doc, model_id, table, provenance, kind))
+
+
+def _put_learned(doc, model_id: str, table: dict, provenance: dict, kind: str | None) -> str:
     t = _model_table(_super(doc, "learned"), model_id,
                      "learned selector (recall-eval tune --learned): logistic regression, plain numbers")
     for k, v in table.items():
@@ -109,6 +144,53 @@ def set_learned(text: str, model_id: str, table: dict, provenance: dict, kind: s
             item.trivia.comment_ws = old.trivia.comment_ws
         sel["kind"] = item
     return tomlkit.dumps(doc)
+
+
+# What tune may change in a config: its model's tables and the selector's kind.
+TUNED = (("thresholds",), ("learned",), ("selector", "kind"))
+
+
+def _leaves(data: object, at: tuple[str, ...] = ()) -> dict[tuple[str, ...], object]:
+    if isinstance(data, dict):
+        return {k: v for key, value in data.items() for k, v in _leaves(value, (*at, str(key))).items()}
+    return {at: data}
+
+
+def _moved(old: str, new: str) -> list[str]:
+    """The settings ``new`` sets, drops or changes beside what tune may change (``TUNED``)."""
+    before, after = _leaves(tomllib.loads(old)), _leaves(tomllib.loads(new))
+    changed = before.keys() ^ after.keys() | {k for k in before.keys() & after.keys() if before[k] != after[k]}
+    return sorted(".".join(k) for k in changed if not any(k[: len(t)] == t for t in TUNED))
+
+
+def _changed_elsewhere(old: str, new: str) -> str | None:
+    """Why the rewritten text means more than new thresholds (a setting moved, dropped or made
+    up, a file the core refuses), or None. tomlkit edits some shapes of TOML wrongly: dotted keys
+    under ``[thresholds]`` got their provenance written as a table of the root, which every
+    recall command then refused, and root dotted keys after ``[thresholds]`` were moved under
+    the provenance table, the user's settings silently back to the defaults (an outside
+    tester's AH11, AH12). The meaning is compared, whatever the text's shape."""
+    import tempfile
+
+    from recall.config.load import load_config
+    from recall.config.settings import ConfigError
+
+    if moved := _moved(old, new):
+        return f"it would also have changed {', '.join(moved[:3])}"
+    with tempfile.TemporaryDirectory() as folder:
+        probe = Path(folder) / "config.toml"
+        probe.write_text(new, encoding="utf-8")
+        try:
+            load_config(probe, calibrated_layer=False)
+        except ConfigError as exc:
+            return f"recall would refuse the result ({str(exc).split(': ', 1)[-1][:160]})"
+    return None
+
+
+def _unwritable(path: Path, why: str) -> str:
+    return (f"{path} was not changed: tune cannot write its thresholds into the form its [thresholds] or "
+            f"[learned] table has there ({why}); write them as a plain [thresholds.\"<model id>\"] table "
+            "(the report holds the values), or move that table aside, and tune again")
 
 
 def diff(path: Path, old: str, new: str) -> str:
@@ -147,6 +229,10 @@ def update(path: Path, change, dry_run: bool = False) -> str:
     except tomlkit.exceptions.TOMLKitError as exc:
         raise ConfigError(f"{path} is not valid TOML ({str(exc).splitlines()[0][:120]}): fix it (`recall config` "
                           "says where), then tune again; it was not changed") from None
+    except (ValueError, TypeError, KeyError) as exc:  # a shape tomlkit cannot edit (an inline table's table)
+        raise ConfigError(_unwritable(path, str(exc))) from None
+    if (why := _changed_elsewhere(old, new)) is not None:
+        raise ConfigError(_unwritable(path, why))
     if not dry_run and new != old:
         target = path.resolve() if path.is_symlink() else path  # the link stays, its target gets the values
         write_private(target, new, newline="\r\n" if crlf else None)

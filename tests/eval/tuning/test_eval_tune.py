@@ -286,3 +286,43 @@ def test_a_failed_write_leaves_the_config_as_it_was(tmp_path):
     with pytest.raises(OSError):
         update(cfg, lambda t: set_thresholds(t, "hash-256", {"gap_floor": 0.1}, {}))
     assert cfg.read_text() == '# precious\nmodel = "hash"\n'
+
+
+USE = "google/universal-sentence-encoder-multilingual-3"
+SHAPES = {  # valid configs recall reads, each holding the model's thresholds in another form
+    "dotted keys under [thresholds]": f'[thresholds]\n"{USE}".top_floor = 0.3\n[selector]\nmax_notes = 2\n',
+    "dotted keys at the root": (f'# my settings\nmodel = "usem3"\nthresholds."{USE}".top_floor = 0.3  # mine\n'
+                                'selector.max_notes = 2\ndaemon.hook_budget_ms = 250\n'),
+    "an inline table at the root": f'thresholds = {{ "{USE}" = {{ top_floor = 0.3 }} }}\n[selector]\nmax_notes = 2\n',
+}
+
+
+@pytest.mark.parametrize("text", SHAPES.values(), ids=SHAPES.keys())
+def test_tune_writes_into_any_form_of_the_thresholds_and_changes_nothing_else(tmp_path, text):
+    """tune wrote dotted keys' provenance as a table of the root (every recall command then
+    refused the file), moved the user's later root settings under its provenance (their hook
+    budget silently back to the default), and ended in a traceback on an inline table (an
+    outside tester's AH11, AH12, AH13). Whatever the form, the model's table gets the values
+    and every other setting means what it meant."""
+    from recall_eval.tuning.config_file import update
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(text)
+    update(cfg, lambda t: set_thresholds(t, USE, {"gap_floor": 0.1}, {"tuned": "today"}))
+    before, after = tomllib.loads(text), tomllib.loads(cfg.read_text())
+    table = after["thresholds"].pop(USE)
+    assert table["top_floor"] == 0.3 and table["gap_floor"] == 0.1 and table["provenance"] == {"tuned": "today"}
+    before["thresholds"].pop(USE)
+    assert {k: v for k, v in after.items() if v} == {k: v for k, v in before.items() if v}
+    assert load_config(cfg).thresholds[USE].gap_floor == 0.1
+
+
+def test_a_rewrite_that_would_change_another_setting_is_refused_and_nothing_written(tmp_path):
+    from recall.config.settings import ConfigError
+    from recall_eval.tuning.config_file import update
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[selector]\nmax_notes = 2\n')
+    with pytest.raises(ConfigError, match="was not changed: .* would also have changed selector.max_notes"):
+        update(cfg, lambda t: set_thresholds(t.replace("max_notes = 2", ""), USE, {"gap_floor": 0.1}, {}))
+    assert cfg.read_text() == '[selector]\nmax_notes = 2\n'
