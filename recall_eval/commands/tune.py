@@ -12,8 +12,11 @@ injected_hit_rate subject to silence_rate >= 0.85 (``--maximise``, ``--min METRI
 ``--objective weighted --weights injected_hit_rate=1,silence_rate=1`` maximises a
 weighted sum instead. Splits: by default the last set (by name) is the test set and
 the others are tuned on, leave-one-set-out (``--tune-sets`` / ``--test-sets``).
-"before" in the table is the original design's thresholds (``--before config``: the
-thresholds in force). With ``--learned``, selector.kind becomes "learned" only when
+"before" in the table is the rule in force when the collection is scored: its own
+self-calibration, or the table the config sets (``--before original``: the original design's
+numbers). Thresholds that do no better than the rule in force on the held-out folds are not
+written (``--accept-no-gain`` writes them anyway): a table of the user's wins as a whole, and
+turns the self-calibration off. With ``--learned``, selector.kind becomes "learned" only when
 recall_eval.tuning.cv.beats says so (significantly better on the held-out folds, not worse on
 the test sets); otherwise it is left alone (or set back to "gap").
 """
@@ -120,6 +123,26 @@ def provenance(report: dict, report_path: Path | None, learned: bool = False) ->
     return p
 
 
+def no_gain(report: dict, in_force, obj) -> str | None:
+    """Why the tuned thresholds are no better than the rule in force (``in_force``) where it counts,
+    on the folds each was not fitted on: the tuned ones' cross-validated figures against the rule
+    in force on the same questions (it was fitted on none of them). None when they are better."""
+    import numpy as np
+
+    def values(table: dict) -> dict:
+        return {m: np.array([v["value"]]) for m, v in table.items()
+                if isinstance(v, dict) and v.get("value") is not None}
+
+    tuned, held = values(report["cv"]), values(report["in_force"]["tune"])
+    if not tuned or not held or float(obj.score(tuned)[0]) > float(obj.score(held)[0]) + 1e-9:
+        return None
+    return (f"the tuned thresholds do no better than the rule in force ({in_force.thresholds.source}) on the "
+            f"held-out folds ({obj.target} {tuned.get(obj.target, [float('nan')])[0]:.3f} vs "
+            f"{held.get(obj.target, [float('nan')])[0]:.3f}"
+            + "".join(f", {m} {tuned[m][0]:.3f} vs {held[m][0]:.3f}" for m in obj.minimums if m in tuned and m in held)
+            + ")")
+
+
 def write_reports(report: dict, root: Path, text: str, stem: str | None = None) -> Path:
     """reports/<collection>/tune-<run id>.{json,md}; ``stem`` names a file in ``root`` itself."""
     from recall.privacy.paths import make_missing_dirs
@@ -149,9 +172,10 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 @click.option("--weights", default="injected_hit_rate=1,silence_rate=1", show_default=True,
               help="METRIC=W,... for the weighted objective.")
 @click.option("--learned", is_flag=True, help="Also fit the learned selector, compare it, write [learned.<model>].")
-@click.option("--before", "before_kind", type=click.Choice(["original", "config"]), default="original",
-              show_default=True, help="What the tuned thresholds are compared with: the original design's "
-              "numbers (recall_eval.scoring.baselines), or the thresholds in force in the effective config.")
+@click.option("--before", "before_kind", type=click.Choice(["original", "config"]), default="config",
+              show_default=True, help="What the tuned thresholds are compared with: the rule in force when the "
+              "collection is scored (its self-calibration, or your config's table), or the original design's "
+              "numbers (recall_eval.scoring.baselines).")
 @click.option("--keep-thresholds", is_flag=True, help="Keep the thresholds in force (no search, not written): "
               "with --learned, fit only the learned selector and compare it with the gap rule as configured.")
 @click.option("--packaged", is_flag=True, help="Write recall/config/default_config.toml (the shipped defaults).")
@@ -160,13 +184,15 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
 @click.option("--no-write", is_flag=True, help="Report only; leave every config alone.")
 @click.option("--accept-held-out-miss", is_flag=True,
               help="Write the thresholds even when the held-out folds miss the --min constraint.")
+@click.option("--accept-no-gain", is_flag=True,
+              help="Write the thresholds even when they do no better than the rule in force on the held-out folds.")
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path), help="Default: <project>/reports.")
 @click.option("--seed", default=None, type=click.IntRange(0, 2**32 - 1), help="Bootstrap / fold seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tune report as JSON.")
 @fail_cleanly
 def command(collection, notes, questions, note_questions, no_note_questions, model, home, tune_sets, test_sets, pool,
             objective, target, minimums, weights, before_kind, learned, keep_thresholds, packaged, config_path,
-            dry_run, no_write, accept_held_out_miss, reports_root, seed, as_json) -> None:
+            dry_run, no_write, accept_held_out_miss, accept_no_gain, reports_root, seed, as_json) -> None:
     # Long because: one click command that resolves 16 options, runs the protocol and writes config, report and
     # provenance in order; the steps are helpers above, this is their sequence.
     """Tune the selector's thresholds per model, cross-validated across question sets."""
@@ -176,7 +202,7 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
     from recall_eval.scoring.score import effective_config
     from recall_eval.tuning import config_file as TC
     from recall_eval.tuning.cv import beats, learned_text, run_protocol, table, tuned_text
-    from recall_eval.tuning.tune import Objective, gap_settings, rank_questions
+    from recall_eval.tuning.tune import Objective, rank_questions
 
     seed = M.SEED if seed is None else seed
     if not no_write:
@@ -197,15 +223,15 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
         tune_ids, test_ids = tune_ids + p_tune, test_ids + p_test
         groups.append((p_name, p_notes, p_files, resolve_note_questions(extra, None, no_note_questions)[0]))
 
-    ranked, model_id = [], ""
+    ranked, model_id, in_force = [], "", []
     for g_name, g_notes, g_files, g_exp in groups:
         qs = load_sets(g_files)
         log(f"{g_name}: ranking {len(qs)} questions from {', '.join(f.stem for f in g_files)}"
             + (f", notes with questions from {g_exp}" if g_exp else ""))
-        model_id, got = rank_questions(g_notes, qs, config, home, log=log, note_questions=g_exp,
-                                       use_questions=use_questions)
-        ranked += got
-    base = gap_settings(config, model_id)
+        model_id, got, rule = rank_questions(g_notes, qs, config, home, log=log, note_questions=g_exp,
+                                             use_questions=use_questions)
+        ranked, in_force = ranked + got, in_force + [rule]
+    base = in_force[0]  # the rule `recall-eval score` applies: what the tuned thresholds replace
     before = original_settings(base) if before_kind == "original" else base
     log(f"tuning {model_id}: {obj.describe()}")
     try:
@@ -251,6 +277,9 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
         raise UserError(f"the held-out folds missed the constraint ({'; '.join(held_out)}): thresholds that would "
                         "override the self-calibration were not written; add questions, lower --min, or give "
                         "--accept-held-out-miss")
+    if not keep_thresholds and not accept_no_gain and (why := no_gain(report, base, obj)) is not None:
+        raise UserError(f"{why}: not written (a table of yours wins as a whole and turns the self-calibration "
+                        "off); give --accept-no-gain to write it anyway")
     target_file = TC.target_path(packaged, config_path)
     if packaged and not dry_run and config_path is None:
         # Shipped defaults keep their evidence in the repository (reports/baseline/ is
@@ -261,8 +290,9 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
         log(f"shipped report: {path}")
 
     def change(t: str) -> str:
-        if not keep_thresholds:
-            t = TC.set_thresholds(t, model_id, report["tuned"]["thresholds"], provenance(report, path))
+        if not keep_thresholds:  # with the neg_weight searched with: the table wins as a whole (AH09)
+            values = {**report["tuned"]["thresholds"], "neg_weight": base.thresholds.neg_weight}
+            t = TC.set_thresholds(t, model_id, values, provenance(report, path))
         if learned:
             t = TC.set_learned(t, model_id, report["learned"]["selector"], provenance(report, path, True), switch)
         return t

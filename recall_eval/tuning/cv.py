@@ -158,6 +158,8 @@ def run_protocol(ranked: Sequence[Ranked], base: Rule, objective: Objective, tun
         "n_tune": len(tune_q), "n_test": len(test_q),
         "before": {"thresholds": {k: getattr(before.thresholds, k) for k in KEYS}, "source": before.thresholds.source,
                    "tune": assess(tune_q, *decide_all(tune_q, before), seed)},
+        # the rule the tuned thresholds would replace, on the same questions (fitted on none of them)
+        "in_force": {"source": base.thresholds.source, "tune": assess(tune_q, *decide_all(tune_q, base), seed)},
         "cv": assess(tune_q, cv_kind[tune_ix], cv_hit[tune_ix], seed),
         "tuned_vs_before": {"cv": compare(tune_q, decide_all(tune_q, before), (cv_kind[tune_ix], cv_hit[tune_ix]),
                                           seed, ("before", "tuned"))},

@@ -66,9 +66,11 @@ def gap_settings(config: Settings, model_id: str) -> Rule:
 
 def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Settings, home: Path | None = None,
                    embedder=None, log: Callable[[str], None] = lambda _m: None,
-                   note_questions: Path | None = None, use_questions: bool = True) -> tuple[str, list[Ranked]]:
+                   note_questions: Path | None = None, use_questions: bool = True) -> tuple[str, list[Ranked], Rule]:
     """Index ``notes_dir`` (with its questions: ``note_questions`` or the folder's questions file) with
-    the config's model and rank every question once."""
+    the config's model and rank every question once. Also the gap rule in force once indexed:
+    the collection's own calibration, as `recall-eval score` applies it (tune compared with the
+    packaged table, and wrote one that turned a better calibrated rule off: an outside tester's AH02)."""
     from recall.api import Recall
     from recall.embedding.models import get_embedder
     from recall_eval.datasets.collections import check_expected, read_notes
@@ -86,8 +88,9 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Setti
         core.search({str(i): q.text for i, q in enumerate(questions)})
         out = [Ranked(q, core.answer(str(i)).hits) for i, q in enumerate(questions)]
         model_id = app.embedder.model_id
+        in_force = app.config.rule(model_id, kind="gap")
         app.store.close()
-    return model_id, out
+    return model_id, out, in_force
 
 
 # --- exact, vectorised outcomes ------------------------------------------------------

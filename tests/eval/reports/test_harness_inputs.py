@@ -96,7 +96,8 @@ def test_tune_writes_through_a_linked_config_and_says_a_broken_one_in_a_line(tmp
 def test_tune_does_not_write_what_its_held_out_folds_reject(tmp_path):
     cfg = tmp_path / "config.toml"
     res = cli("tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
-              "--test-sets", "sample-d", "--min", "silence_rate=1", "--config", str(cfg),
+              "--test-sets", "sample-d", "--min", "silence_rate=1", "--min", "injected_hit_rate=0.55",
+              "--config", str(cfg),
               "--reports", str(tmp_path / "reports"))
     assert res.exit_code == 1 and not cfg.exists(), res.output
     assert "--accept-held-out-miss" in res.output or "no thresholds meet" in res.output

@@ -125,7 +125,7 @@ def hash_ranked(tmp_path_factory):
     config = load_config(tmp_path_factory.mktemp("cfg") / "none.toml")
     config = config.with_model("hash", "test")
     qs = load_sets(SAMPLE.question_files[:3])
-    model_id, ranked = rank_questions(SAMPLE.notes_dir, qs, config, home=tmp_path_factory.mktemp("home"))
+    model_id, ranked, _rule = rank_questions(SAMPLE.notes_dir, qs, config, home=tmp_path_factory.mktemp("home"))
     return model_id, ranked, gap_settings(config, model_id)
 
 
@@ -198,8 +198,9 @@ def test_cli_dry_run_writes_nothing_and_a_real_run_feeds_score(monkeypatch, tmp_
     res = score_collection(SAMPLE.notes_dir, load_sets(SAMPLE.question_files[:1]), model="hash", baselines=False)
     assert res["thresholds_source"] == "hash-256"
     assert {k: res["thresholds"][k] for k in KEYS} == {k: data["thresholds"]["hash-256"][k] for k in KEYS}
-    # the user's own table wins over the collection's self-calibration, as a unit
-    assert res["thresholds"]["neg_weight"] == 0.0
+    # the user's own table wins over the collection's self-calibration, as a unit: it carries the
+    # neg_weight the thresholds were searched with, the calibrated rule's (it kept the packaged 0: AH09)
+    assert res["thresholds"]["neg_weight"] == data["thresholds"]["hash-256"]["neg_weight"] > 0
 
 
 def test_keep_thresholds_writes_only_the_learned_table_and_before_config_compares_with_it(tmp_path):
@@ -207,7 +208,7 @@ def test_keep_thresholds_writes_only_the_learned_table_and_before_config_compare
     cfg.write_text('[thresholds."hash-256"]\ngap_floor = 0.05\ntop_floor = 0.3\nfull_gap = 3.0\nfull_margin = 0.05\n')
     args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
             "--test-sets", "sample-c", "--reports", str(tmp_path / "reports"), "--config", str(cfg)]
-    res = CliRunner().invoke(main, [*args, "--learned", "--keep-thresholds", "--before", "config", "--json"],
+    res = CliRunner().invoke(main, [*args, "--learned", "--keep-thresholds", "--json"],
                              env={"RECALL_CONFIG": str(cfg)})
     assert res.exit_code == 0, res.output
     rep = json.loads(res.stdout)
@@ -217,6 +218,9 @@ def test_keep_thresholds_writes_only_the_learned_table_and_before_config_compare
     data = tomllib.loads(cfg.read_text())
     assert "provenance" not in data["thresholds"]["hash-256"] and "hash-256" in data["learned"]
     res = CliRunner().invoke(main, [*args, "--no-write", "--json"], env={"RECALL_CONFIG": str(cfg)})
+    assert json.loads(res.stdout)["before"]["source"] == "hash-256"  # by default the rule in force (AH02)
+    res = CliRunner().invoke(main, [*args, "--no-write", "--json", "--before", "original"],
+                             env={"RECALL_CONFIG": str(cfg)})
     assert json.loads(res.stdout)["before"]["source"] == "original"
 
 
@@ -326,3 +330,19 @@ def test_a_rewrite_that_would_change_another_setting_is_refused_and_nothing_writ
     with pytest.raises(ConfigError, match="was not changed: .* would also have changed selector.max_notes"):
         update(cfg, lambda t: set_thresholds(t.replace("max_notes = 2", ""), USE, {"gap_floor": 0.1}, {}))
     assert cfg.read_text() == '[selector]\nmax_notes = 2\n'
+
+
+def test_thresholds_no_better_than_the_rule_in_force_are_not_written(tmp_path):
+    """tune compared its thresholds with the packaged table, not with the collection's own
+    calibration that `recall-eval score` applies, reported a gain, and wrote a table that turned
+    the better calibrated rule off: held-out silence fell from 0.96 to 0.70 (an outside tester's
+    AH02). What does no better than the rule in force on the held-out folds is not written."""
+    cfg = tmp_path / "config.toml"
+    args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
+            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports"), "--config", str(cfg),
+            "--maximise", "silence_rate", "--min", "injected_hit_rate=0"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 1 and "do no better than the rule in force" in res.output, res.output
+    assert not cfg.exists()
+    res = CliRunner().invoke(main, [*args, "--accept-no-gain"])
+    assert res.exit_code == 0 and "hash-256" in tomllib.loads(cfg.read_text())["thresholds"], res.output
