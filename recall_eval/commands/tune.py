@@ -123,6 +123,25 @@ def provenance(report: dict, report_path: Path | None, learned: bool = False) ->
     return p
 
 
+def held_out_only(questions: list, tune_ids: list[str], seen: list) -> list:
+    """``questions`` without the held-out messages that are tuning messages again, said: a test
+    set that was a tuning set under other ids was reported as held out, and written into the
+    config's provenance as such (an outside tester's AH01). ``seen`` collects the tuning ones."""
+    from recall_eval.datasets.overlap import leaks
+
+    seen += [q for q in questions if q.set_id in tune_ids]
+    leaked = {id(q) for q in leaks(seen, [q for q in questions if q.set_id not in tune_ids])}
+    if leaked:
+        named = [q.id for q in questions if id(q) in leaked]
+        log(f"warning: {len(named)} held-out message(s) are tuning messages again, word for word: left out of the "
+            f"held-out figures ({', '.join(named[:3])}{', ...' if len(named) > 3 else ''})")
+    kept = [q for q in questions if id(q) not in leaked]
+    for set_id in sorted({q.set_id for q in questions} - {q.set_id for q in kept}):
+        raise UserError(f"every message of the held-out set {set_id} is a tuning message again: it measures "
+                        "nothing held out; give another --test-sets")
+    return kept
+
+
 def no_gain(report: dict, in_force, obj) -> str | None:
     """Why the tuned thresholds are no better than the rule in force (``in_force``) where it counts,
     on the folds each was not fitted on: the tuned ones' cross-validated figures against the rule
@@ -224,8 +243,9 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
         groups.append((p_name, p_notes, p_files, resolve_note_questions(extra, None, no_note_questions)[0]))
 
     ranked, model_id, in_force = [], "", []
+    seen: list = []  # every tuning message so far, across the pooled collections
     for g_name, g_notes, g_files, g_exp in groups:
-        qs = load_sets(g_files)
+        qs = held_out_only(load_sets(g_files, warn=log), tune_ids, seen)
         log(f"{g_name}: ranking {len(qs)} questions from {', '.join(f.stem for f in g_files)}"
             + (f", notes with questions from {g_exp}" if g_exp else ""))
         model_id, got, rule = rank_questions(g_notes, qs, config, home, log=log, note_questions=g_exp,

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -184,8 +185,10 @@ def load_questions(path: Path) -> list[Question]:
     return parse_lines(text.split("\n"), str(path), path.stem)  # line feeds only: not at U+2028
 
 
-def load_sets(paths: Sequence[Path]) -> list[Question]:
-    """Several sets as one list; ids must stay unique across them (they key the results)."""
+def load_sets(paths: Sequence[Path], warn: Callable[[str], None] | None = None) -> list[Question]:
+    """Several sets as one list; ids must stay unique across them (they key the results). A
+    message repeated within its set counts once, said through ``warn`` (stderr by default); one
+    message labelled two ways is refused (``once_each``)."""
     out: list[Question] = []
     owner: dict[str, Path] = {}
     for path in paths:
@@ -194,7 +197,47 @@ def load_sets(paths: Sequence[Path]) -> list[Question]:
                 raise DatasetError(f"{path}: id {q.id!r} already used in {owner[q.id]}")
             owner[q.id] = path
             out.append(q)
+    return once_each(out, warn or _to_stderr)
+
+
+def message_key(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _label(q: Question) -> tuple[str, tuple[str, ...]]:
+    return q.kind, tuple(sorted(q.expected))
+
+
+def once_each(questions: Sequence[Question], warn: Callable[[str], None]) -> list[Question]:
+    """``questions`` with a message repeated within its set counted once (said); one message
+    labelled two ways anywhere is a ``DatasetError``. The same message twice in one set was
+    counted twice, its interval narrower than the data, and one message could be both related
+    and unrelated (an outside tester's AH04); across sets see ``overlap.leaks``."""
+    first: dict[str, Question] = {}
+    out, repeated = [], []
+    for q in questions:
+        seen = first.setdefault(message_key(q.text), q)
+        if seen is q:
+            out.append(q)
+        elif _label(seen) != _label(q):
+            raise DatasetError(f"{q.set_id}: question {q.id!r} is the message of {seen.id!r} ({seen.set_id}) with "
+                               "another label (related to other notes, or unrelated): give it one")
+        elif seen.set_id == q.set_id:
+            repeated.append(q.id)
+        else:
+            out.append(q)  # in another set: each set is scored on its own (``leaks`` for tune)
+    if repeated:
+        warn(f"warning: {len(repeated)} message(s) repeat an earlier one of their set word for word and count "
+             f"once: {', '.join(repeated[:3])}{', ...' if len(repeated) > 3 else ''}")
     return out
+
+
+def _to_stderr(line: str) -> None:
+    import sys
+
+    from recall_eval.files import shown
+
+    print(shown(line), file=sys.stderr)
 
 
 def check_expected(questions: Sequence[Question], note_ids: Iterable[str], source: str) -> None:

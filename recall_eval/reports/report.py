@@ -225,6 +225,13 @@ def baseline_note(results: dict) -> str:
     if results.get("thresholds_source") == "default":
         return BASELINE_NOTE + (" The config has no tuned thresholds for this model, so the default pipeline "
                                 "runs the original rule too: their rows are identical by construction.")
+    origin = str(results.get("thresholds_origin", "packaged"))
+    if origin != "packaged" and not origin.endswith("calibration.toml"):  # a table of the user's wins (AH08)
+        return BASELINE_NOTE.replace(
+            "thresholds self-calibrated on this collection's notes, their questions and its negatives (never on "
+            "the question sets scored here)", f"the thresholds of {origin}, which win over the self-calibration "
+            "as a whole (if `recall-eval tune` wrote them, the sets its provenance names were tuned on: their "
+            "figures here are not held out)")
     return BASELINE_NOTE
 
 

@@ -46,6 +46,7 @@ from recall_eval.datasets.collections import (
     read_notes,
     read_provenance,
 )
+from recall_eval.datasets.overlap import indexed_copies
 from recall_eval.results import Metrics, PipelineResult, ScoreReport, from_json, to_json
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.baselines import lexical_baselines, original_rule
@@ -260,6 +261,9 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
     ``use_questions=False`` indexes the notes' text only."""
     notes = read_notes(notes_dir)
     check_expected(questions, [n.id for n in notes], str(notes_dir))
+    if copies := indexed_copies(questions, notes_dir, note_questions, use_questions):  # AH05
+        log(f"warning: {len(copies)} scored message(s) are word for word the notes' own questions or negatives, "
+            f"which the index holds: not unseen ({', '.join(copies[:3])}{', ...' if len(copies) > 3 else ''})")
     note_langs = {n.id: detect_lang(note_text(n)) for n in notes}
     config = effective_config(model or (embedder.model_id if embedder is not None else None))
     spec = source_spec(notes_dir, note_questions, use_questions)

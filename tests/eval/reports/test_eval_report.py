@@ -160,7 +160,8 @@ def test_tune_and_versus_reports_and_error_lines_mask_secrets_and_are_the_users_
     sets = [tmp_path / f"ta-{secret}.jsonl", tmp_path / "tb.jsonl"]
     for i, path in enumerate(sets):
         rows = [json.loads(line) for line in lines]
-        path.write_text("".join(json.dumps({**r, "id": f"{r['id']}-{i}"}) + "\n" for r in rows), encoding="utf-8")
+        path.write_text("".join(json.dumps({**r, "id": f"{r['id']}-{i}", "text": r["text"] + " ?" * i}) + "\n"
+                                for r in rows), encoding="utf-8")  # not word for word: tb is held out
     reports = tmp_path / "reports"
     old = os.umask(0)
     try:

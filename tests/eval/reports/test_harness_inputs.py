@@ -36,7 +36,7 @@ def test_the_gate_refuses_rewritten_questions_under_the_same_ids(tmp_path):
     assert cli(*base, *qs, "--update").exit_code == 0
     lines = [json.loads(line) for line in sets[0].read_text(encoding="utf-8").splitlines() if line.strip()]
     for q in lines:
-        q["text"] = "thanks, go on"
+        q["text"] = "thanks, go on " + q["id"]
     sets[0].write_text("".join(json.dumps(q) + "\n" for q in lines), encoding="utf-8")
     res = cli(*base, *qs)
     assert res.exit_code == 1 and "edited since the baseline" in res.output, res.output
@@ -147,3 +147,59 @@ def test_an_imported_answer_is_written_masked(tmp_path):
         return
     assert key not in out.read_text(encoding="utf-8") and "[REDACTED]" in out.read_text(encoding="utf-8")
     assert os.stat(out).st_mode & 0o777 == 0o600
+
+
+def _write_set(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_a_message_twice_in_a_set_counts_once_and_two_labels_are_refused(tmp_path, capsys):
+    """The same message under new ids counted as independent questions (intervals narrower than
+    the data), and one message could be related and unrelated at once (AH04)."""
+    from recall_eval.datasets.collections import DatasetError, load_sets
+
+    row = {"kind": "unrelated", "text": "How many moons does Jupiter have?", "expected": [], "lang": "en"}
+    ours = _write_set(tmp_path / "s1.jsonl", [{**row, "id": "a"}, {**row, "id": "b", "text": "how many  moons does "
+                                                                    "jupiter have?"}])
+    said: list[str] = []
+    assert [q.id for q in load_sets([ours], warn=said.append)] == ["a"]
+    assert said and "count once: b" in said[0]
+    other = _write_set(tmp_path / "s2.jsonl", [{**row, "id": "c", "kind": "paraphrase", "expected": ["x"]}])
+    try:
+        load_sets([ours, other], warn=said.append)
+    except DatasetError as exc:
+        assert "'c' is the message of 'a'" in str(exc) and "another label" in str(exc)
+    else:
+        raise AssertionError("a message labelled two ways was accepted")
+
+
+def test_a_held_out_set_that_repeats_a_tuning_set_is_not_reported_as_held_out(tmp_path):
+    """A test set that was a tuning set's messages under new ids was reported as held out, and
+    written into the config's provenance as such (AH01)."""
+    files = sorted((SAMPLE / "questions").glob("*.jsonl"))[:2]
+    rows = [json.loads(line) for line in files[0].read_text(encoding="utf-8").splitlines() if line.strip()]
+    copy = _write_set(tmp_path / "s9.jsonl", [{**r, "id": "s9-" + r["id"]} for r in rows])
+    res = cli("tune", "--notes", str(SAMPLE / "notes"), "--model", "hash", "-q", str(files[0]), "-q", str(files[1]),
+              "-q", str(copy), "--test-sets", "s9", "--no-write", "--reports", str(tmp_path / "reports"))
+    assert res.exit_code == 1 and "every message of the held-out set s9 is a tuning message again" in res.output
+
+
+def test_a_scored_message_the_index_holds_is_said_not_unseen(tmp_path):
+    """Scored messages word for word the notes' own questions were scored as unseen: hit@1 0.75
+    -> 0.95 without a word (AH05)."""
+    asked = json.loads((SAMPLE / "questions.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    row = {"id": "x1", "kind": "paraphrase", "text": asked["questions"][0], "expected": [asked["note"]], "lang": "en"}
+    res = cli("score", "--collection", "sample", "--model", "hash", "-q", str(_write_set(tmp_path / "x.jsonl", [row])),
+              "--home", str(tmp_path / "home"))
+    assert res.exit_code == 0 and "1 scored message(s) are word for word the notes' own questions" in res.output
+
+
+def test_the_report_says_where_thresholds_a_config_sets_came_from():
+    """After tune wrote a table, `run` still said the thresholds were self-calibrated, never
+    on the sets scored (AH08)."""
+    from recall_eval.reports.report import baseline_note
+
+    note = baseline_note({"thresholds_source": "usem3", "thresholds_origin": "~/.local/share/recall/config.toml"})
+    assert "self-calibrated on this collection" not in note and "~/.local/share/recall/config.toml" in note
+    assert "self-calibrated" in baseline_note({"thresholds_source": "x", "thresholds_origin": "/h/calibration.toml"})
