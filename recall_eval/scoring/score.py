@@ -147,7 +147,8 @@ def make_record(q: Question, hits: list[Hit], d: Decision, note_langs: dict[str,
 def tradeoff_curve(scored: Sequence[Scored], settings: Rule) -> dict:
     """injected_hit_rate, silence_rate and headline_precision as top_floor moves, all else as
     configured (the calibrated neg_weight included): the trade-off the calibration picked a
-    point on. Precision is None at a point where no related message gets anything."""
+    point on. Precision counts every headline handed over, an unrelated message's as wrong
+    (``metrics.headline_precision``); None at a point where nothing is handed over."""
     tops = [s.decision.top for s in scored if s.decision.top is not None]
     lo, hi = (min(tops), max(tops)) if tops else (0.0, 1.0)
     grid = sorted({round(lo + (hi - lo) * i / (CURVE_POINTS - 1), 6) for i in range(CURVE_POINTS)}
@@ -158,13 +159,13 @@ def tradeoff_curve(scored: Sequence[Scored], settings: Rule) -> dict:
     for t in grid:
         s2 = settings.replace(top_floor=t)
         chosen = [[h.note["id"] for h in decide(s.question.text, s.hits, s2).chosen] for s in para]
+        spoke = [len(decide(s.question.text, s.hits, s2).chosen) for s in unrel]
         hit.append(sum(M.injected_hit(c, s.question.expected) for c, s in zip(chosen, para, strict=True))
                    / max(1, len(para)))
-        handed = sum(len(c) for c in chosen)
+        handed = sum(len(c) for c in chosen) + sum(spoke)
         precision.append(sum(M.right_headlines(c, s.question.expected) for c, s in zip(chosen, para, strict=True))
                          / handed if handed else None)
-        silence.append(sum(decide(s.question.text, s.hits, s2).kind == "nothing" for s in unrel)
-                       / max(1, len(unrel)))
+        silence.append(sum(n == 0 for n in spoke) / max(1, len(unrel)))
     current = grid.index(round(settings.thresholds.top_floor, 6))
     return {"param": "top_floor", "values": grid, "injected_hit_rate": hit, "silence_rate": silence,
             "headline_precision": precision,
