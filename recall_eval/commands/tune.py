@@ -123,6 +123,24 @@ def provenance(report: dict, report_path: Path | None, learned: bool = False) ->
     return p
 
 
+# Which messages each rate an objective may name is measured on (the others: every message).
+MEASURED_ON = {"injected_hit_rate": "paraphrase", "hit_rate@3": "paraphrase", "silence_rate": "unrelated"}
+
+
+def measurable(obj, questions: list) -> None:
+    """A ``UserError`` when the tuning sets hold none of the messages a rate of the objective is
+    measured on: with no related message, injected_hit_rate is nothing, yet tune wrote the
+    thresholds it found (an outside tester's AH14)."""
+    kinds = {q.kind for q in questions}
+    for metric in dict.fromkeys([obj.target, *obj.minimums, *obj.weights] if obj.kind == "weighted" else
+                                [obj.target, *obj.minimums]):
+        kind = MEASURED_ON.get(metric)
+        if kind is not None and kind not in kinds:
+            what = "related" if kind == "paraphrase" else "unrelated"
+            raise UserError(f"the tuning sets hold no {what} message, so {metric} cannot be measured: add some "
+                            f"(or leave {metric} out of the objective); nothing was tuned")
+
+
 def held_out_only(questions: list, tune_ids: list[str], seen: list) -> list:
     """``questions`` without the held-out messages that are tuning messages again, said: a test
     set that was a tuning set under other ids was reported as held out, and written into the
@@ -251,6 +269,7 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
         model_id, got, rule = rank_questions(g_notes, qs, config, home, log=log, note_questions=g_exp,
                                              use_questions=use_questions)
         ranked, in_force = ranked + got, in_force + [rule]
+    measurable(obj, [r.question for r in ranked if r.question.set_id in tune_ids])
     base = in_force[0]  # the rule `recall-eval score` applies: what the tuned thresholds replace
     before = original_settings(base) if before_kind == "original" else base
     log(f"tuning {model_id}: {obj.describe()}")

