@@ -166,6 +166,8 @@ def _cell(v: dict | None, p: float | None) -> str:
 
 
 def markdown(result: dict) -> str:
+    from recall_eval.reports.report import md_cell
+
     head = ["set", "run", *SHOWN, SEPARATION, "query p50 ms", "index s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s, block in result["sets"].items():
@@ -173,7 +175,7 @@ def markdown(result: dict) -> str:
             ps = block["p_values"].get(k, {})
             cells = [_cell(row["metrics"].get(m), ps.get(m)) for m in (*SHOWN, SEPARATION)]
             speed = [str(row["query_ms_p50"] or "-"), str(row["index_s"] or "-")]
-            lines.append("| " + " | ".join([f"{s} ({block['n']})", k, *cells, *speed]) + " |")
+            lines.append("| " + " | ".join([md_cell(f"{s} ({block['n']})"), md_cell(k), *cells, *speed]) + " |")
     lines.append(f"\nvalue [95% bootstrap CI]; † = differs from {result['reference']} on the same questions, "
                  f"p < {SIGNIFICANCE} (paired randomization test, Holm-corrected over the runs). "
                  f"{SEPARATION}: area under the injected-hits / silence curve as the floor moves (the "

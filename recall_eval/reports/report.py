@@ -78,14 +78,18 @@ def summary_table(results: dict) -> str:
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 
-def _md_cell(value: str) -> str:
+def md_cell(value: str) -> str:
     """A table cell: one line (a set named with line breaks wrote headings of its own into the
-    report: stop 44), its pipes escaped."""
-    return " ".join(str(value).split()).replace("|", "\\|")
+    report: stop 44), its pipes escaped, and no markup of its own: a set's provenance file or a
+    folder named `<img onerror=...>` reached report.md raw, which a viewer renders (an outside
+    tester's AH06)."""
+    import html
+
+    return html.escape(" ".join(str(value).split()), quote=False).replace("|", "\\|")
 
 
 def _pipeline_rows(pipeline: dict | None) -> list[list[str]]:
@@ -203,7 +207,7 @@ def figures(results: dict) -> list[tuple[str, str]]:
 
 
 def render_markdown(results: dict) -> str:
-    parts = [f"# recall evaluation — {_md_cell(results.get('collection', ''))} — {_md_cell(results.get('run_id', ''))}",
+    parts = [f"# recall evaluation — {md_cell(results.get('collection', ''))} — {md_cell(results.get('run_id', ''))}",
              "",
              "Figures are in report.html (self-contained).", ""]
     for title, head, rows in _sections(results):

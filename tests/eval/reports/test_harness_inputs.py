@@ -215,3 +215,17 @@ def test_tune_on_sets_with_no_related_message_writes_nothing(tmp_path):
               "--config", str(cfg), "--reports", str(tmp_path / "reports"))
     assert res.exit_code == 1 and "hold no related message, so injected_hit_rate cannot be measured" in res.output
     assert not cfg.exists()
+
+
+def test_report_md_carries_no_markup_from_a_folder_name_or_a_sets_provenance():
+    """A notes folder named `<img src=x onerror=...>` and a set's provenance file holding
+    `<script>` reached report.md raw, which a viewer renders (AH06); report.html escaped both.
+    Every text report.md and `versus --out` take from a run goes through one cell writer."""
+    from recall_eval.comparison.versus import markdown
+    from recall_eval.reports.report import md_cell
+
+    assert md_cell("team <img src=x onerror=alert(1)>") == "team &lt;img src=x onerror=alert(1)&gt;"
+    assert md_cell("<script>alert(2)</script> writer | x") == "&lt;script&gt;alert(2)&lt;/script&gt; writer \\| x"
+    table = markdown({"reference": "a", "sets": {"<b>s</b>": {"n": 1, "p_values": {}, "runs": {
+        "<i>run</i>": {"metrics": {}, "query_ms_p50": None, "index_s": None}}}}})
+    assert "<b>" not in table and "<i>" not in table and "&lt;b&gt;s&lt;/b&gt;" in table
