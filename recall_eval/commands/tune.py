@@ -193,7 +193,7 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
         f"# recall-eval tune — {shown['collection']}, {shown['model']['model_id']}\n\n"
         f"Objective: {shown['objective']}. Protocol: {shown['protocol']} over "
         f"{', '.join(shown['tune_sets'])}; test: {', '.join(shown['test_sets']) or 'none'}. "
-        f"Values: value [95% bootstrap CI].\n\n```\n{text}\n```\n"))
+        f"Values: value [95% CI: bootstrap, Wilson's where every answer is alike].\n\n```\n{text}\n```\n"))
     return path
 
 

@@ -44,6 +44,7 @@ def load_run(path: Path) -> dict:
     except (ValueError, RecursionError) as exc:  # empty, cut, not UTF-8, nested past Python's limit
         raise DatasetError(f"{f} is not a `recall-eval run` result ({type(exc).__name__}: "
                            f"{(str(exc).splitlines() or [''])[0][:120]}): run `recall-eval run` again") from None
+    M.check_figures(data, f)
     return data
 
 
@@ -176,7 +177,8 @@ def markdown(result: dict) -> str:
             cells = [_cell(row["metrics"].get(m), ps.get(m)) for m in (*SHOWN, SEPARATION)]
             speed = [str(row["query_ms_p50"] or "-"), str(row["index_s"] or "-")]
             lines.append("| " + " | ".join([md_cell(f"{s} ({block['n']})"), md_cell(k), *cells, *speed]) + " |")
-    lines.append(f"\nvalue [95% bootstrap CI]; † = differs from {result['reference']} on the same questions, "
+    lines.append("\nvalue [95% CI: bootstrap, Wilson's where every answer is alike]; † = differs from "
+                 f"{result['reference']} on the same questions, "
                  f"p < {SIGNIFICANCE} (paired randomization test, Holm-corrected over the runs). "
                  f"{SEPARATION}: area under the injected-hits / silence curve as the floor moves (the "
                  "calibrated neg_weight kept), whatever the floor calibration chose; paired bootstrap test. "

@@ -59,7 +59,8 @@ def md_table(results: dict) -> str:
 def caption(results: dict) -> str:
     sig, t = results["significance"], results["timing"]
     return (f"{results['collection']}: {results['n_notes']} notes, {results['n_questions']} held-out questions "
-            f"({results['n_paraphrase']} related), split: {results['split']}. Value [95% bootstrap CI]; † = differs "
+            f"({results['n_paraphrase']} related), split: {results['split']}. Value [95% CI: bootstrap, Wilson's "
+            "where every answer is alike]; † = differs "
             f"from the default pipeline ({results['default']}) at p < {sig['alpha']} ({sig['test']}, "
             f"{sig['permutations']} permutations, {sig['correction']}-corrected over pipelines). Latency: query "
             f"embedding + search + rerank per question, one at a time, {t['questions']} questions, each step the "

@@ -107,7 +107,7 @@ class Check:
 def paired_diff_ci(now: dict[str, float], then: dict[str, float], seed: int = M.SEED) -> list[float]:
     """95% bootstrap interval of the per-question difference (shown, not gated)."""
     d = np.array([now[i] - then[i] for i in sorted(then)], float)
-    lo, hi = bootstrap_ci(d, seed=seed) or (0.0, 0.0)
+    lo, hi = bootstrap_ci(d, seed=seed, rate=False) or (0.0, 0.0)
     return [lo, hi]
 
 

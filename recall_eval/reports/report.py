@@ -20,6 +20,7 @@ from recall_eval.datasets.collections import DatasetError
 from recall_eval.files import masked, write_private
 from recall_eval.reports import plots
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
+from recall_eval.scoring import metrics as M
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
 from recall_eval.scoring.latency import summary as latency_summary
@@ -103,7 +104,7 @@ def _sections(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every table, shared by the Markdown and the HTML."""
     p = results["pipelines"]
     names = list(p)
-    out = [("Headline metrics (value [95% bootstrap CI])", ["metric", *names],
+    out = [("Headline metrics (value [95% CI: bootstrap, Wilson's where every answer is alike])", ["metric", *names],
             [[m, *(fmt(m, p[n]["metrics"].get(m)) for n in names)] for m in HEADLINE])]
     landing = calibration_rows(results)
     if landing:
@@ -267,6 +268,7 @@ def rerender(run_dir: Path) -> Path:
         results = masked(json.loads(source.read_text(encoding="utf-8")))
         if not isinstance(results, dict) or not isinstance(results.get("pipelines"), dict):
             raise ValueError("no pipelines in it")
+        M.check_figures(results, source)
         render = render_markdown(results), render_html(results)
     except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:  # not a run's results
         raise DatasetError(f"{source} is not a `recall-eval run` result ({type(exc).__name__}: "

@@ -207,3 +207,23 @@ def ranx_metrics(records: Sequence[Record], names: Sequence[str] = ("hit_rate@1"
     run = Run({r.id: {nid: float(len(r.ranked) - i) for i, nid in enumerate(r.ranked)} for r in para})
     result = evaluate(qrels, run, list(names), make_comparable=True)
     return {n: float(result[n]) for n in names} if isinstance(result, dict) else {names[0]: float(result)}
+
+
+def check_figures(results: dict, source: object) -> None:
+    """A ``DatasetError`` when a figure a run's results.json stores is not what its own rows give:
+    one edited to read hit@1 0.99 where its rows give 0.75, or silence 1.7, was printed by
+    `report` and `versus` as it stood (an outside tester's AH15)."""
+    from recall_eval.datasets.collections import DatasetError
+
+    fields = set(Record.__dataclass_fields__)
+    for name, block in {"main": results, **(results.get("heldout") or {})}.items():
+        for label, pipeline in (block.get("pipelines") or {}).items():
+            rows, stored = pipeline.get("records"), pipeline.get("metrics") or {}
+            if not rows:
+                continue
+            for metric, got in summarize([Record(**{k: v for k, v in r.items() if k in fields}) for r in rows]).items():
+                value = (stored.get(metric) or {}).get("value")
+                if (value is None) != (got.value is None) or (value is not None and abs(value - got.value) > 1e-6):
+                    raise DatasetError(f"{source}: {name} {label} {metric} reads {value} where the run's own rows "
+                                       f"give {got.value} (the file was edited, or written by another version of "
+                                       "recall-eval): run `recall-eval run` again")

@@ -43,11 +43,17 @@ def _bootstrap(samples: Sequence[np.ndarray], stat: Callable, seed: int, n_resam
 
 
 def bootstrap_ci(values: Sequence[float] | np.ndarray, stat: Callable = mean, seed: int = SEED,
-                 n_resamples: int = N_RESAMPLES, level: float = LEVEL) -> tuple[float, float] | None:
-    """Percentile interval of ``stat(values, axis=...)`` over resamples of ``values``; None when empty."""
+                 n_resamples: int = N_RESAMPLES, level: float = LEVEL, rate: bool = True) -> tuple[float, float] | None:
+    """Percentile interval of ``stat(values, axis=...)`` over resamples of ``values``; None when empty.
+    ``rate``: the values are a rate's 0/1 outcomes (Wilson's interval where they are all alike);
+    otherwise (a paired difference) values all alike have the interval of their value: Wilson's
+    for a difference of nothing read "between no change and a 6-point gain, never a loss" (an
+    outside tester's AH07)."""
     arr = np.asarray(values, dtype=float)
     if arr.size == 0:
         return None
+    if not rate and np.all(arr == arr[0]):
+        return float(arr[0]), float(arr[0])
     if stat is mean and np.all(arr == arr[0]) and arr[0] in (0.0, 1.0):
         # Every question a hit (or none): resamples are all alike and the percentile interval
         # would be [1, 1] however few questions there are. Wilson's score interval says what

@@ -163,3 +163,32 @@ def test_language_breakdowns():
     assert b.by_lang["ja"]["silence_rate"].value == 1.0
     assert b.cross_lang["same"]["hit_rate@1"].value == 1.0
     assert b.cross_lang["cross"]["hit_rate@1"] == Metric(0.0, (0.0, pytest.approx(0.793, abs=0.001)), 1)
+
+
+def test_a_stored_figure_its_own_rows_contradict_is_refused():
+    """A results.json edited to read hit@1 0.99 where its rows give 0.75, or silence 1.7, was
+    printed by `report` and `versus` as it stood (an outside tester's AH15)."""
+    from dataclasses import asdict
+
+    from recall_eval.datasets.collections import DatasetError
+
+    records = [rec("p1", ranked=["a"], decision="short", injected=["a"]), rec("p2", ranked=["b", "a"]),
+               rec("u1", kind="unrelated", ranked=["a"])]
+    figures = {m: {"value": v.value} for m, v in M.summarize(records).items()}
+    results = {"pipelines": {"default": {"records": [asdict(r) for r in records], "metrics": figures}}}
+    M.check_figures(results, "run")  # as written: accepted
+    for metric, forged in (("hit_rate@1", 0.99), ("silence_rate", 1.7)):
+        results["pipelines"]["default"]["metrics"] = {**figures, metric: {"value": forged}}
+        with pytest.raises(DatasetError, match=f"main default {metric} reads {forged} where the run's own rows"):
+            M.check_figures(results, "run")
+
+
+def test_the_gates_difference_of_nothing_is_nothing():
+    """Right after `regress --update`, every per-question difference 0: the interval read
+    [+0.000, +0.060] (0 of 60's Wilson bound), "no loss possible", for MRR too (AH07)."""
+    from recall_eval.reports.regress import paired_diff_ci
+
+    same = {f"q{i}": float(i % 2) for i in range(60)}
+    assert paired_diff_ci(same, same) == [0.0, 0.0]
+    lo, hi = paired_diff_ci({**same, "q0": 1.0}, same)
+    assert lo <= 0.0 < hi
