@@ -6,7 +6,8 @@ nested 1,000 deep). So the server reads stdin itself and runs each line through 
 which by construction cannot raise and cannot recurse without bound:
 
 * a line longer than ``MAX_LINE_BYTES``      -> -32600 (the rest of the line is skipped), with
-                                               the id when its start holds one (``leading_id``)
+                                               the id its start or its end holds (``over_cap_id``);
+                                               a ``recall_context`` call: its empty answer
 * nesting deeper than ``MAX_DEPTH``          -> -32600, found by a flat scan, before parsing
 * not JSON                                   -> -32700, id null
 * not an object, an id that is not an
@@ -56,8 +57,13 @@ def nesting_depth(line: str) -> int:
     return deepest
 
 
-# A line too long to read still has its id answered when the id comes early (as clients write it).
+# A line too long to read still has its id answered: at its start (as most clients write it) or
+# its end (the MCP TypeScript SDK writes `{...request, jsonrpc, id}`: Claude Code's hook waited
+# its 5 s timeout for an answer; an outside tester's AG01). The readers keep both ends.
 ID_SCAN_BYTES = 64 << 10
+_TRAILING_ID = re.compile(r'"id"[ \t\r\n]*:[ \t\r\n]*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")[ \t\r\n]*\}[ \t\r\n]*$')
+_CONTEXT_CALL = re.compile(r'"method"\s*:\s*"tools/call".*?"name"\s*:\s*"recall_context"'
+                           r'|"name"\s*:\s*"recall_context".*?"method"\s*:\s*"tools/call"', re.DOTALL)
 _KEY_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _ID_VALUE = re.compile(r'[ \t\r\n]*:[ \t\r\n]*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,200}")')
 
@@ -81,6 +87,35 @@ def leading_id(prefix: str) -> Any:
             except (ValueError, RecursionError):
                 return None
     return None
+
+
+def over_cap_id(raw: bytes) -> Any:
+    """The id of a line too long to read, from what the readers kept of it (its start, and its
+    end after ``MAX_LINE_BYTES + 1`` bytes): the outer object's ``id`` at the start
+    (``leading_id``), else one that is the outer object's last member."""
+    import json
+
+    found = leading_id(raw[:ID_SCAN_BYTES].decode("utf-8", errors="replace"))
+    if found is not None:
+        return found
+    end = _TRAILING_ID.search(raw[-ID_SCAN_BYTES:].decode("utf-8", errors="replace"))
+    try:
+        return json.loads(end.group(1)) if end else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def _too_long(raw: bytes) -> Any:
+    """The answer to a line past ``MAX_LINE_BYTES``: a ``recall_context`` call gets the tool's
+    empty answer (docs/mcp.md: "answers empty text ..., never an error"), anything else -32600."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    msg_id = over_cap_id(raw)
+    if msg_id is not None and _CONTEXT_CALL.search(raw[:ID_SCAN_BYTES].decode("utf-8", errors="replace")):
+        empty = {"content": [{"type": "text", "text": ""}], "isError": False}  # what the tool answers for ""
+        return SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=msg_id, result=empty))
+    return _error(INVALID_REQUEST, f"Invalid Request: longer than {MAX_LINE_BYTES} bytes", msg_id)
 
 
 def _clean_surrogates(value: Any) -> Any:
@@ -143,8 +178,7 @@ def screen(raw: bytes) -> tuple[Any, Any]:
     """
     try:
         if len(raw) > MAX_LINE_BYTES:
-            return None, _error(INVALID_REQUEST, f"Invalid Request: longer than {MAX_LINE_BYTES} bytes",
-                                leading_id(raw[:ID_SCAN_BYTES].decode("utf-8", errors="replace")))
+            return None, _too_long(raw)
         line = raw.decode("utf-8", errors="replace").strip()
         if not line:
             return None, None
@@ -157,24 +191,27 @@ def screen(raw: bytes) -> tuple[Any, Any]:
 
 
 def read_line(stream: Any, limit: int = MAX_LINE_BYTES) -> tuple[bytes, bool]:
-    """The next line of ``stream`` (binary), at most ``limit + 1`` bytes kept; the rest of a
-    longer line is read and dropped. (b"", True) at end of input."""
+    """The next line of ``stream`` (binary), at most ``limit + 1`` bytes kept; of the rest of a
+    longer line only its last ``ID_SCAN_BYTES`` (``over_cap_id``). (b"", True) at end of input."""
     line = stream.readline(limit + 1)
     if not line:
         return b"", True
     if len(line) > limit and not line.endswith(b"\n"):
+        tail = b""
         while True:
             rest = stream.readline(1 << 20)
+            tail = (tail + rest)[-ID_SCAN_BYTES:]
             if not rest or rest.endswith(b"\n"):
                 break
+        return line + tail, False
     return line, False
 
 
 def stream_lines(reader: Any, limit: int = MAX_LINE_BYTES) -> Any:
     """``read_line`` on the event loop: an async ``() -> (line, eof)`` over an
     ``asyncio.StreamReader`` made with ``limit=limit``, no worker-thread hop per line, the same
-    bounds (a line longer than ``limit`` comes as its first ``limit + 1`` bytes and the rest of
-    it is dropped: ``read_line``'s lines exactly)."""
+    bounds (a line longer than ``limit`` comes as its first ``limit + 1`` bytes and its last
+    ``ID_SCAN_BYTES``, the rest dropped: ``read_line``'s lines exactly)."""
     import asyncio
 
     async def next_line() -> tuple[bytes, bool]:
@@ -182,16 +219,16 @@ def stream_lines(reader: Any, limit: int = MAX_LINE_BYTES) -> Any:
             return await reader.readuntil(b"\n"), False
         except asyncio.IncompleteReadError as exc:  # end of input: the last line, if any
             return (exc.partial, False) if exc.partial else (b"", True)
-        except asyncio.LimitOverrunError:  # too long: its first limit + 1 bytes, the rest dropped
+        except asyncio.LimitOverrunError:  # too long: its first limit + 1 bytes and its end kept
             line = await reader.readexactly(limit + 1)
+        tail = b""
         while True:
             try:
-                await reader.readuntil(b"\n")
-                return line, False
-            except asyncio.IncompleteReadError:
-                return line, False
+                return line + (tail + await reader.readuntil(b"\n"))[-ID_SCAN_BYTES:], False
+            except asyncio.IncompleteReadError as exc:
+                return line + (tail + exc.partial)[-ID_SCAN_BYTES:], False
             except asyncio.LimitOverrunError as exc:
-                await reader.readexactly(exc.consumed)
+                tail = (tail + await reader.readexactly(exc.consumed))[-ID_SCAN_BYTES:]
 
     return next_line
 

@@ -142,6 +142,11 @@ def mcp_attacks() -> list[tuple[str, bytes, bool]]:
         # a message past a MiB is refused before the SDK parses it (7.5 MB took it up to 1.9 s)
         ("message-past-a-mib", b'{"jsonrpc":"2.0","id":410,"method":"tools/call","params":{"name":"recall_context",'
                                b'"arguments":{"prompt":"' + b"deploy " * (300_000) + b'"}}}', True),
+        # its id last, as the MCP TypeScript SDK writes every request (Claude Code's hook waited 5 s: AG01)
+        ("id-last-past-a-mib", b'{"method":"tools/call","params":{"name":"recall_context","arguments":{"prompt":"'
+                               + b"deploy " * (300_000) + b'"}},"jsonrpc":"2.0","id":411}', True),
+        ("search-id-last-past-a-mib", b'{"method":"tools/call","params":{"name":"recall_search","arguments":{"query":"'
+                                      + b"deploy " * (300_000) + b'"}},"jsonrpc":"2.0","id":"s-412"}', True),
         ("unknown-method", b'{"jsonrpc":"2.0","id":408,"method":"no/such/thing"}', True),
         ("lone-surrogate", (search % (409, '{"query":"deploy \\ud800 \\udfff flags"}')).encode(), True),
         ("unknown-notification", b'{"jsonrpc":"2.0","method":"notifications/whatever","params":{"x":[[[[1]]]]}}',
@@ -172,8 +177,11 @@ def test_class5_nothing_a_client_sends_ends_the_mcp_server(probe, indexed, tmp_p
             elif not owed and got:
                 lost += 1  # a reply to a notification: the next request's reply would be mis-paired
                 print(f"a reply to the notification {kind}: {got}")
-            elif kind == "message-past-a-mib":  # refused, with its id, not parsed and served
-                assert got[0].get("id") == 410 and got[0]["error"]["code"] == -32600, got
+            elif kind in ("message-past-a-mib", "id-last-past-a-mib"):  # not parsed: the hook's tool answers
+                assert got[0].get("id") in (410, 411), got  # its empty text, never an error (docs/mcp.md)
+                assert got[0]["result"] == {"content": [{"type": "text", "text": ""}], "isError": False}, got
+            elif kind == "search-id-last-past-a-mib":  # refused, with its id, not parsed and served
+                assert got[0].get("id") == "s-412" and got[0]["error"]["code"] == -32600, got
             elif owed and "error" in got[0]:
                 assert got[0]["error"]["code"] in (-32700, -32600, -32601, -32602, -32603), (kind, got)
                 if kind == "too-long":  # its id was readable: the client is told which request failed

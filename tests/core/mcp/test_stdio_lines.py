@@ -1,6 +1,6 @@
 """The MCP server's stdin reader on the event loop (``stream_lines``) gives ``read_line``'s lines
-exactly: the same lines, the same cut of a line too long, the same end of input, whatever
-sizes the pipe delivers them in."""
+exactly: the same lines, the same cut of a line too long (its start and its end kept), the same
+end of input, whatever sizes the pipe delivers them in."""
 
 from __future__ import annotations
 
@@ -63,5 +63,11 @@ def test_same_lines_as_read_line():
 
 
 def test_a_line_too_long_is_cut_and_the_next_one_kept():
-    data = b"x" * (5 * LIMIT) + b"\n" + b'{"ok": 1}\n'
-    assert _on_loop(data, random.Random(1)) == [b"x" * (LIMIT + 1), b'{"ok": 1}\n']
+    """A line too long keeps its first ``LIMIT + 1`` bytes and its last ``ID_SCAN_BYTES`` (where
+    the MCP TypeScript SDK writes the id: AG01); its middle is dropped."""
+    from recall.mcp.stdio import ID_SCAN_BYTES
+
+    end = b"z" * (ID_SCAN_BYTES - 1) + b"\n"
+    data = b"x" * (LIMIT + 1) + b"y" * (3 * ID_SCAN_BYTES) + end + b'{"ok": 1}\n'
+    expected = [b"x" * (LIMIT + 1) + end, b'{"ok": 1}\n']
+    assert _on_loop(data, random.Random(1)) == expected and _threaded(data) == expected
