@@ -386,9 +386,15 @@ def _start_missing() -> Any:
     """Start a daemon where none runs (``spawn_daemon``), also within the cooldown when the last
     one started had listened and then died (killed, stopped): the process, or None."""
     started = spawn_daemon()  # or another hook just did: wait for that one
-    if not started and not _failed_recently() and _started_daemon_died():
-        started = spawn_daemon(cooldown_s=0.0)  # killed after it listened: no doomed start, so no cooldown
+    if not started and not _failed_recently() and (_started_daemon_died() or _failure_over()):
+        # killed after it listened, or failed on a config since changed: no doomed start, so no cooldown
+        started = spawn_daemon(cooldown_s=0.0)
     return started
+
+
+def _failure_over() -> bool:
+    """Whether the last start failed on a config file that has changed since (``_failure``)."""
+    return (run_dir() / FAILED_NAME).exists() and _failure() is None
 
 
 def _started_daemon_died() -> bool:
@@ -405,12 +411,35 @@ def _started_daemon_died() -> bool:
     return listened == pid and not pid_alive(pid) and lock_holder() is None
 
 
-def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:
+def config_identity() -> str:
+    """The settings file's identity as one line (any edit, a move aside, a new file changes it):
+    what a failed start records beside its reason."""
     try:
-        # 0 <=: a clock set back (or a file from the future) must not hold every start off for hours
-        return 0 <= time.time() - os.stat(run_dir() / FAILED_NAME).st_mtime < within_s
+        st = os.stat(user_config_path())
     except OSError:
-        return False
+        return "none"
+    return f"{st.st_ino} {st.st_size} {st.st_mtime_ns}"
+
+
+def _failure() -> tuple[float, list[str]] | None:
+    """``daemon.failed``'s time and lines while they still hold: a failure recorded under another
+    config file than the one there now is over (a config fixed after a start failed on it: `recall
+    status` kept naming the old error, and hooks stayed silent for the cooldown; AI09)."""
+    try:
+        path = run_dir() / FAILED_NAME
+        lines = read_bytes(path, 4096).decode("utf-8", errors="replace").splitlines()
+        when = os.stat(path).st_mtime
+    except OSError:
+        return None
+    if len(lines) > 2 and lines[2].startswith("config ") and lines[2][len("config "):] != config_identity():
+        return None
+    return when, lines
+
+
+def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:
+    failure = _failure()
+    # 0 <=: a clock set back (or a file from the future) must not hold every start off for hours
+    return failure is not None and 0 <= time.time() - failure[0] < within_s
 
 
 def lock_holder() -> int | None:
@@ -451,10 +480,10 @@ def lock_holder() -> int | None:
 def last_start_failure() -> str | None:
     """Why the last daemon start could not load its model (``daemon.failed``, written by it):
     its own words with the repair (``run `recall models mpnet```), or its error's type."""
-    try:
-        lines = read_bytes(run_dir() / FAILED_NAME, 4096).decode("utf-8", errors="replace").splitlines()
-    except OSError:
+    failure = _failure()
+    if failure is None:
         return None
+    lines = failure[1]
     kind = lines[0].split(" ", 1)[1] if lines and " " in lines[0] else "an error"
     return (lines[1].strip() if len(lines) > 1 and lines[1].strip() else kind) + \
         " (`recall serve --foreground` shows it all)"

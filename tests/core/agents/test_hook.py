@@ -432,6 +432,10 @@ def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, dae
     status = client.daemon_status()
     assert status["running"] is False and "`recall serve --foreground`" in status["last_start_failed"]
     assert ("no-such-model" if broken else "config.toml") in status["last_start_failed"], status
+    if not broken:  # the config fixed: the old failure is over, and the next message starts a daemon (AI09)
+        write_config(indexed, "[daemon]\nhook_budget_ms = 3000\n")
+        assert client.daemon_status().get("last_start_failed") is None
+        assert b"additionalContext" in run_hook(event(MATCHING))[0].stdout
 
 
 @pytest.mark.process
