@@ -47,6 +47,7 @@ if not __package__:  # run as a file: import the package from its parent folder
 from recall.agents import registry, wire  # noqa: E402
 from recall.config import snapshot  # noqa: E402
 from recall.privacy import coredumps  # noqa: E402
+from recall.privacy.paths import user_config_path  # noqa: E402
 
 
 def hook_settings() -> dict | None:
@@ -58,12 +59,14 @@ def hook_settings() -> dict | None:
     conf = snapshot.read()
     if conf is not None:
         return conf
-    try:
-        from recall.config.load import refresh_snapshot
+    stamp = snapshot.config_stamp(user_config_path())  # before reading: an edit meanwhile is seen
+    if stamp is None or snapshot.rejected() != stamp:  # a file already refused is not parsed again (AG02)
+        try:
+            from recall.config.load import refresh_snapshot
 
-        refresh_snapshot()
-    except Exception:  # noqa: BLE001 - a broken config file must not break prompts
-        pass
+            refresh_snapshot()
+        except Exception:  # noqa: BLE001 - a broken config file must not break prompts
+            snapshot.reject(stamp)
     return snapshot.read(stale_ok=True)
 
 

@@ -90,6 +90,45 @@ def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
         pass
 
 
+def rejected() -> list | None:
+    """The config file's identity (``config_stamp``) when the settings last failed to load from
+    it (``reject``); None when they did not, or nothing says so."""
+    try:
+        data = json.loads(read_regular(snapshot_path(), MAX_SNAPSHOT_BYTES)[0])
+        return data.get("rejected") if isinstance(data, dict) and _trusted(snapshot_path()) else None
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def reject(stamp: list | None) -> None:
+    """Remember that the config file ``stamp`` could not be loaded (the last settings kept): the
+    hook parsed a rejected file again on every message, up to a second each for a large one (an
+    outside tester's AG02). Never raises."""
+    path = snapshot_path()
+    try:
+        if not path.parent.is_dir():
+            return
+        try:
+            data = json.loads(read_regular(path, MAX_SNAPSHOT_BYTES)[0])
+            data = data if isinstance(data, dict) and _trusted(path) else {}
+        except (OSError, ValueError, RecursionError):
+            data = {}
+        if data.get("rejected") == stamp:
+            return
+        data = {"version": __version__, "config": data.get("config"), "settings": data.get("settings"),
+                "rejected": stamp}
+        set_aside_folder(path)
+        tmp = path.with_name(f".{NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with private_open(tmp) as fh:
+                json.dump(data, fh)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 MAX_BUDGET_MS = 60_000  # [daemon] hook_budget_ms's range (recall.config.settings)
 
 

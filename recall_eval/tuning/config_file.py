@@ -174,12 +174,13 @@ def _changed_elsewhere(old: str, new: str) -> str | None:
 
     from recall.config.load import load_config
     from recall.config.settings import ConfigError
+    from recall_eval.files import write_private
 
     if moved := _moved(old, new):
         return f"it would also have changed {', '.join(moved[:3])}"
     with tempfile.TemporaryDirectory() as folder:
         probe = Path(folder) / "config.toml"
-        probe.write_text(new, encoding="utf-8")
+        write_private(probe, new)
         try:
             load_config(probe, calibrated_layer=False)
         except ConfigError as exc:

@@ -735,3 +735,21 @@ def test_a_folder_that_changes_project_is_searched_as_its_new_one(recall_home, h
     time.sleep(2.5)  # seen within seconds (recall.daemon.roots.TTL_S)
     after, _ = run_hook(event(MATCHING, cwd=str(current)))
     assert_silent(after)
+
+
+@pytest.mark.process
+def test_a_config_the_settings_refused_is_not_parsed_again_on_every_message(indexed, daemons):
+    """A config.toml that could not be loaded was parsed again on every message (a 0.95 MB one,
+    under the 1 MB cap, cost each message a second: an outside tester's AG02). Once refused, the
+    same file is not read again (the TOML loader is not even imported); an edit is."""
+    def loads_settings(proc) -> bool:
+        return b"recall.config.load" in proc.stderr  # python -X importtime: every module imported
+
+    write_config(indexed, "[hook]\nskip_prompt_tags = [1, 2]\n")  # TOML, but not settings recall takes
+    first, _ = run_hook(event("hi there, how are you"), "-X", "importtime")
+    assert first.returncode == 0 and loads_settings(first)
+    again, _ = run_hook(event("hi there, how are you"), "-X", "importtime")
+    assert again.returncode == 0 and not loads_settings(again)
+    write_config(indexed, "[hook]\nskip_prompt_tags = []\n")  # edited: read again
+    edited, _ = run_hook(event("hi there, how are you"), "-X", "importtime")
+    assert edited.returncode == 0 and loads_settings(edited)
