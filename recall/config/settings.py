@@ -472,9 +472,16 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _where(path: tuple[str, ...], origins: Mapping[tuple[str, ...], str]) -> str:
-    """The file that set ``path`` (or a key under it), the user's before the packaged one."""
-    found = {o for p, o in origins.items() if p[: len(path)] == path} - {PACKAGED}
-    return min(found) if found else "recall/config/default_config.toml"
+    """The file that set ``path`` (or a key under it), the user's before the packaged one; for a
+    key no file set (one missing from a table), the file that set its table: a user's
+    ``[learned.usem3]`` without ``features`` was said to be in the packaged file (AI06)."""
+    for depth in range(len(path), 0, -1):
+        found = {o for p, o in origins.items() if p[:depth] == path[:depth]} - {PACKAGED}
+        if found:
+            return min(found)
+        if any(p[:depth] == path[:depth] for p in origins):  # the packaged file's own key
+            break
+    return "recall/config/default_config.toml"
 
 
 def _fail(path: tuple[str, ...], what: str, origins: Mapping[tuple[str, ...], str]) -> ConfigError:

