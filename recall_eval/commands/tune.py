@@ -243,7 +243,7 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
 
     seed = M.SEED if seed is None else seed
     if not no_write:
-        TC.check(TC.target_path(packaged, config_path))  # a config it could not rewrite: said before the work
+        TC.check(TC.target_path(packaged, config_path), dry_run)  # a config it could not rewrite: said first
     try:
         obj = Objective(objective, target, parse_pairs(minimums, "--min"), parse_pairs((weights,), "--weights"))
     except ValueError as exc:

@@ -18,14 +18,16 @@ def leaks(tuned: Sequence[Question], held_out: Sequence[Question]) -> list[Quest
     return [q for q in held_out if message_key(q.text) in seen]
 
 
-def indexed_copies(questions: Sequence[Question], notes_dir: Path, note_questions: Path | None,
+def indexed_copies(questions: Sequence[Question], notes: Sequence, notes_dir: Path, note_questions: Path | None,
                    use_questions: bool = True) -> list[str]:
-    """The ids of ``questions`` that are word for word one of the notes' own questions or
-    restatements (indexed with them) or the folder's negatives (the calibration's): scored as
-    if unseen, they lift hit@1 and silence by what the index already holds."""
+    """The ids of ``questions`` that are word for word one of the notes' own questions (their
+    front matter's, a questions file's) or restatements, indexed with them, or the folder's
+    negatives (the calibration's): scored as if unseen, they lift hit@1 and silence by what the
+    index already holds."""
     from recall.notes.questions import NEGATIVES_FILE, folder_questions_file, read_questions_file
 
-    texts: set[str] = set()
+    texts: set[str] = {message_key(t) for n in notes for t in (getattr(n, "questions", None) or [])} \
+        if use_questions else set()
     files = [note_questions or folder_questions_file(notes_dir)] if use_questions else []
     for path in [f for f in files if f is not None]:
         for field in ("questions", "restatements"):

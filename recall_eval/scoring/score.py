@@ -262,9 +262,9 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
     ``use_questions=False`` indexes the notes' text only."""
     notes = read_notes(notes_dir)
     check_expected(questions, [n.id for n in notes], str(notes_dir))
-    if copies := indexed_copies(questions, notes_dir, note_questions, use_questions):  # AH05
-        log(f"warning: {len(copies)} scored message(s) are word for word the notes' own questions or negatives, "
-            f"which the index holds: not unseen ({', '.join(copies[:3])}{', ...' if len(copies) > 3 else ''})")
+    if copies := indexed_copies(questions, notes, notes_dir, note_questions, use_questions):  # AH05
+        log(f"warning: {len(copies)} scored message(s) are verbatim the notes' own questions or negatives, which "
+            f"the index holds: not unseen ({', '.join(copies[:3])}{', ...' if len(copies) > 3 else ''})")
     note_langs = {n.id: detect_lang(note_text(n)) for n in notes}
     config = effective_config(model or (embedder.model_id if embedder is not None else None))
     spec = source_spec(notes_dir, note_questions, use_questions)
@@ -301,7 +301,11 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
     if baselines:
         records.update(_baseline_records(scored, notes, questions, note_langs, config, app.embedder.model_id,
                                          settings, spec, lexical_floors, progress))
-    pipelines = {name: pipeline_result(PIPELINES[name], rows, seed) for name, rows in records.items()}
+    labels = dict(PIPELINES)
+    origin = settings.thresholds.origin
+    if origin != "packaged" and not origin.endswith("calibration.toml"):  # a table of the user's wins (AH08)
+        labels["default"] = f"recall (effective config, thresholds of {shown_path(Path(origin))})"
+    pipelines = {name: pipeline_result(labels[name], rows, seed) for name, rows in records.items()}
     times = [s.total_ms for s in scored if s.total_ms]
     default = pipelines["default"]
     return to_json(ScoreReport(

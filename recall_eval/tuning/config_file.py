@@ -198,13 +198,19 @@ def diff(path: Path, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), str(path), str(path) + " (tuned)"))
 
 
-def check(path: Path) -> str:
+def check(path: Path, dry_run: bool = False) -> str:
     """The text of the config ``path`` tune would rewrite ("" when absent), or one line saying why it
-    cannot be (a pipe, a folder, too large, not TOML): said before the tuning runs, not after."""
+    cannot be (a pipe, a folder, too large, not TOML): said before the tuning runs, not after. A
+    dry run of ``RECALL_CONFIG=/dev/null`` (the defaults alone) shows what would be written over
+    none (it was refused, though it writes nothing: AH10)."""
+    import os
+
     from recall.config.load import check_config_file
     from recall.config.settings import ConfigError
     from recall.privacy.paths import read_bytes
 
+    if dry_run and path.exists() and os.path.samefile(path, os.devnull):
+        return ""
     check_config_file(path)
     raw = read_bytes(path).decode("utf-8", errors="replace") if path.exists() else ""
     try:
@@ -223,7 +229,7 @@ def update(path: Path, change, dry_run: bool = False) -> str:
     from recall.config.settings import ConfigError
     from recall_eval.files import write_private
 
-    raw = check(path)
+    raw = check(path, dry_run)
     old, crlf = raw.replace("\r\n", "\n"), "\r\n" in raw
     try:
         new = change(old or HEADER).rstrip("\n") + "\n"

@@ -192,7 +192,14 @@ def test_a_scored_message_the_index_holds_is_said_not_unseen(tmp_path):
     row = {"id": "x1", "kind": "paraphrase", "text": asked["questions"][0], "expected": [asked["note"]], "lang": "en"}
     res = cli("score", "--collection", "sample", "--model", "hash", "-q", str(_write_set(tmp_path / "x.jsonl", [row])),
               "--home", str(tmp_path / "home"))
-    assert res.exit_code == 0 and "1 scored message(s) are word for word the notes' own questions" in res.output
+    assert res.exit_code == 0 and "1 scored message(s) are verbatim the notes' own questions" in res.output
+    notes = Path(shutil.copytree(SAMPLE / "notes", tmp_path / "notes"))  # a question in a note's front matter
+    note = next(p for p in sorted(notes.glob("*.md")) if p.stem == asked["note"])
+    text = note.read_text(encoding="utf-8")
+    note.write_text(text.replace("\n---\n", '\nquestions:\n  - "zz my own words for it"\n---\n', 1), encoding="utf-8")
+    mine = _write_set(tmp_path / "y.jsonl", [{**row, "id": "y1", "text": "zz my own words for it"}])
+    res = cli("score", "--notes", str(notes), "--model", "hash", "-q", str(mine), "--home", str(tmp_path / "h2"))
+    assert res.exit_code == 0 and "1 scored message(s) are verbatim the notes' own questions" in res.output
 
 
 def test_the_report_says_where_thresholds_a_config_sets_came_from():

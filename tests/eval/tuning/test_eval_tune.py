@@ -346,3 +346,13 @@ def test_thresholds_no_better_than_the_rule_in_force_are_not_written(tmp_path):
     assert not cfg.exists()
     res = CliRunner().invoke(main, [*args, "--accept-no-gain"])
     assert res.exit_code == 0 and "hash-256" in tomllib.loads(cfg.read_text())["thresholds"], res.output
+
+
+def test_a_dry_run_under_the_defaults_alone_shows_what_it_would_write(tmp_path):
+    """`RECALL_CONFIG=/dev/null` (the packaged defaults alone): tune --dry-run, which writes
+    nothing, was refused with a repair that moved the device (an outside tester's AH10)."""
+    args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
+            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports"), "--dry-run", "--accept-no-gain"]
+    res = CliRunner().invoke(main, args, env={"RECALL_CONFIG": os.devnull})
+    assert res.exit_code == 0 and "+[thresholds.hash-256]" in res.output, res.output
+    assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
