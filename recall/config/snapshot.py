@@ -66,58 +66,46 @@ def write(settings: Settings, stamp: list | None, create: bool = False) -> None:
     """Write the snapshot of ``settings`` (made from the config file ``stamp``) when it differs
     from the one there. ``create``: make RECALL_HOME if missing (else a home not made yet is
     left alone). Never raises: a read-only home only costs the hook a settings load."""
-    data = {"version": __version__, "config": stamp, "settings": values(settings)}
     path = snapshot_path()
-    try:
-        if not create and not path.parent.is_dir():
-            return
-        try:
-            if json.loads(read_regular(path, MAX_SNAPSHOT_BYTES)[0]) == data and _trusted(path):
-                return
-        except (OSError, ValueError, RecursionError):
-            pass  # written anew below (a pipe there is replaced by the file)
-        ensure_private_dir(path.parent)
-        set_aside_folder(path)  # no file could replace it: every hook stayed silent
-        # pid + thread: unique between processes and between the MCP server's threads
-        tmp = path.with_name(f".{NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            with private_open(tmp) as fh:
-                json.dump(data, fh)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-    except OSError:
-        pass
+    if create or path.parent.is_dir():
+        data = {"version": __version__, "config": stamp, "settings": values(settings)}
+        if _current() != data:
+            _store(data)
 
 
 def rejected() -> list | None:
     """The config file's identity (``config_stamp``) when the settings last failed to load from
     it (``reject``); None when they did not, or nothing says so."""
-    try:
-        data = json.loads(read_regular(snapshot_path(), MAX_SNAPSHOT_BYTES)[0])
-        return data.get("rejected") if isinstance(data, dict) and _trusted(snapshot_path()) else None
-    except (OSError, ValueError, RecursionError):
-        return None
+    return _current().get("rejected")
 
 
 def reject(stamp: list | None) -> None:
     """Remember that the config file ``stamp`` could not be loaded (the last settings kept): the
     hook parsed a rejected file again on every message, up to a second each for a large one (an
     outside tester's AG02). Never raises."""
+    data = _current()
+    if snapshot_path().parent.is_dir() and data.get("rejected") != stamp:
+        _store({"version": __version__, "config": data.get("config"), "settings": data.get("settings"),
+                "rejected": stamp})
+
+
+def _current() -> dict[str, Any]:
+    """The snapshot file's contents when it is ours and readable; {} otherwise."""
     path = snapshot_path()
     try:
-        if not path.parent.is_dir():
-            return
-        try:
-            data = json.loads(read_regular(path, MAX_SNAPSHOT_BYTES)[0])
-            data = data if isinstance(data, dict) and _trusted(path) else {}
-        except (OSError, ValueError, RecursionError):
-            data = {}
-        if data.get("rejected") == stamp:
-            return
-        data = {"version": __version__, "config": data.get("config"), "settings": data.get("settings"),
-                "rejected": stamp}
-        set_aside_folder(path)
+        data = json.loads(read_regular(path, MAX_SNAPSHOT_BYTES)[0])
+    except (OSError, ValueError, RecursionError):
+        return {}  # written anew (a pipe there is replaced by the file)
+    return data if isinstance(data, dict) and _trusted(path) else {}
+
+
+def _store(data: dict[str, Any]) -> None:
+    """The snapshot file replaced whole by ``data`` (0600); a write that fails leaves it as it was."""
+    path = snapshot_path()
+    try:
+        ensure_private_dir(path.parent)
+        set_aside_folder(path)  # no file could replace it: every hook stayed silent
+        # pid + thread: unique between processes and between the MCP server's threads
         tmp = path.with_name(f".{NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             with private_open(tmp) as fh:
