@@ -124,12 +124,19 @@ def pid_alive(pid: object) -> bool:
         return False
     except PermissionError:
         return False  # alive, but another user's: our daemon's pid was reused
+    return True
+
+
+def exited(pid: int) -> bool:
+    """Whether ``pid`` has ended, also when it waits to be reaped (its parent, a hook long gone,
+    left it to a subreaper that reaps late): taken for alive, such a daemon held its restart off
+    after `recall stop` (an outside tester's AG03). Off the hook's usual path: read only where a
+    daemon is to be started."""
+    if not pid_alive(pid):
+        return True
     from recall.privacy.children import stat_fields
 
-    # A daemon that has exited and waits to be reaped (its parent, a hook long gone, left it to
-    # a subreaper that reaps late) is gone: taken for alive, it held a restart off after
-    # `recall stop` for as long (an outside tester's AG03).
-    return (stat_fields(pid) or [b"?"])[0] != b"Z"
+    return (stat_fields(pid) or [b"?"])[0] == b"Z"
 
 
 def read_status() -> dict | None:
@@ -408,7 +415,7 @@ def _started_daemon_died() -> bool:
         listened = int(read_bytes(run_dir() / LISTENED_NAME, 256).split()[0])
     except (OSError, ValueError, IndexError):
         return False
-    return listened == pid and not pid_alive(pid) and lock_holder() is None
+    return listened == pid and exited(pid) and lock_holder() is None
 
 
 def config_identity() -> str:

@@ -95,7 +95,7 @@ def test_a_process_that_exited_and_is_not_reaped_is_not_alive():
     import subprocess
     import sys
 
-    from recall.ipc.client import pid_alive
+    from recall.ipc.client import exited
     from recall.privacy.children import stat_fields
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -104,7 +104,7 @@ def test_a_process_that_exited_and_is_not_reaped_is_not_alive():
         while (stat_fields(child.pid) or [b"Z"])[0] != b"Z" and time.monotonic() < deadline:
             time.sleep(0.02)  # not child.poll(): that would reap it
         assert (stat_fields(child.pid) or [b"?"])[0] == b"Z"
-        assert not pid_alive(child.pid)
+        assert exited(child.pid)
     finally:
         child.wait()
-    assert pid_alive(os.getpid())
+    assert not exited(os.getpid()) and exited(child.pid)
