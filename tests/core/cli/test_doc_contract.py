@@ -55,7 +55,7 @@ def test_a_config_error_names_a_command_that_lists_every_key(recall_home):
     # its range beside each number, as --help says (an outside tester's AI08: none was printed)
     lines = listed.stdout.splitlines()
     assert any(line.startswith("hook_budget_ms = 300") and line.endswith("(from 1 to 60,000)") for line in lines)
-    assert any(line.startswith("convert_timeout_s = 120") and line.endswith("# from 1 to 86,400") for line in lines)
+    assert any(line.startswith("convert_timeout_s = 120") and line.endswith("# from 0.001 to 86,400") for line in lines)
     import tomllib
 
     assert tomllib.loads(listed.stdout)["daemon"]["hook_budget_ms"] == 300  # still the packaged file, valid TOML

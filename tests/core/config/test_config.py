@@ -104,11 +104,11 @@ def test_every_number_of_every_section_has_its_range():
     # `recall index`, took the size cap away, and restarted the daemon (nan is not nan).
     ('[search]\nsentence_weight = nan\n', "search in {path}: sentence_weight must be a number from 0 to 100"),
     ('[documents]\nconvert_max_mb = nan\n', "documents in {path}: convert_max_mb must be a number from 64 to"),
-    ('[documents]\nconvert_timeout_s = -inf\n', "documents in {path}: convert_timeout_s must be a number from 1 to"),
+    ('[documents]\nconvert_timeout_s = -inf\n', "documents in {path}: convert_timeout_s must be a number from 0.001 to"),
     ('[documents]\nmax_file_mb = nan\n', "documents in {path}: max_file_mb must be a number from 0 to"),
     ('[documents]\nframe_every_s = 0\n', "documents in {path}: frame_every_s must be a number from 0.1 to"),
     ('[gemini]\ntimeout_s = nan\n', "gemini in {path}: timeout_s must be a number from 1 to 3,600"),
-    ('[gemini]\ndimensions = 1000\n', "gemini in {path}: dimensions must be 768, 1536 or 3072, not 1000"),
+    ('[gemini]\ndimensions = 64\n', "gemini in {path}: dimensions must be a number from 128 to 3,072, not 64"),
     ('[chunking]\nmax_chunks = 0\n', "chunking in {path}: max_chunks must be a number from 1 to 100,000"),
     # a rule folder named "" was whatever folder a command ran in, its notes handed over everywhere (AI10)
     ('[sources]\nrules = [""]\n', "sources.rules in {path}: an empty folder name"),
