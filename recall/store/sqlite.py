@@ -27,6 +27,7 @@ from recall.privacy import masking
 from recall.privacy.paths import FILE_MODE, ensure_private_dir
 from recall.privacy.regular import not_a_file, open_regular
 from recall.store.errors import store_error
+from recall.store.pragmas import set_pragmas
 from recall.store.records import ROLE_ORDER, Chunk, NoteRecord, NoteRow, mask_note
 from recall.store.schema import MIGRATIONS
 
@@ -45,17 +46,7 @@ class Store:
         self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         self.db.text_factory = lenient_text
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            # The write-ahead log kept small (checkpoint every 256 pages, truncated to 1 MB): a
-            # first index writes every note, then every vector, and the log would otherwise
-            # grow to several times the database before SQLite's default checkpoint.
-            self.db.execute("PRAGMA wal_autocheckpoint=256")
-            self.db.execute("PRAGMA journal_size_limit=1048576")
-            # Deleted rows are overwritten with zeros, not left in free pages: a purged title or
-            # a secret masked by newer rules must not survive in the file's unused space.
-            self.db.execute("PRAGMA secure_delete=ON")
+            set_pragmas(self.db)
             self.migrate()
         except sqlite3.DatabaseError as exc:
             self.db.close()
