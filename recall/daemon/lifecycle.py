@@ -300,9 +300,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     code = run_daemon(foreground="--foreground" in args)
     # Ended as it says it ended: a worker still in a system call (a library's open() of a pipe)
-    # held a stopped daemon, its store and 185 MB, for ever, as Python joins its threads at
-    # exit (an outside tester's AG04). Everything it owns is closed by now.
+    # held a stopped daemon, its store and 185 MB, for ever, as Python joins its threads at exit
+    # (an outside tester's AG04). A normal exit (connections closed, SQLite's files tidied) is
+    # given EXIT_GRACE_S; past it the process ends regardless.
+    threading.Thread(target=_end_after, args=(code, EXIT_GRACE_S), name="recall-exit", daemon=True).start()
+    sys.exit(code)
+
+
+EXIT_GRACE_S = 2.0
+
+
+def _end_after(code: int, grace_s: float) -> None:
+    time.sleep(grace_s)
     logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
     os._exit(code)
