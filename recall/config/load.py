@@ -88,7 +88,7 @@ def _read(path: Path) -> dict:
     try:
         raw, size = read_regular(path, MAX_CONFIG_BYTES + 1)
     except NotAFile as exc:
-        if _is_devnull(path):  # RECALL_CONFIG=/dev/null: no settings of the user's, the usual idiom
+        if is_devnull(path):  # RECALL_CONFIG=/dev/null: no settings of the user's, the usual idiom
             return {}
         if os.environ.get("RECALL_CONFIG"):  # the user named it: the variable is what to change, not the file
             raise ConfigError(f"RECALL_CONFIG names {path}, which is {exc}, not a file: point RECALL_CONFIG at "
@@ -126,7 +126,7 @@ def named_missing() -> str | None:
     if not os.environ.get("RECALL_CONFIG"):
         return None
     path = user_config_path()
-    if path.exists() or path.is_symlink() or _is_devnull(path):
+    if path.exists() or path.is_symlink() or is_devnull(path):
         return None
     return (f"RECALL_CONFIG names {path}, which does not exist: the packaged defaults are in effect; "
             "correct the path, or unset RECALL_CONFIG to use RECALL_HOME/config.toml")
@@ -137,7 +137,7 @@ def check_config_file(path: Path) -> None:
     take: what a command that rewrites the file checks before it touches it. ``/dev/null`` (the
     packaged defaults alone) is one: `recall questions off` renamed its file over the device, and
     `recall-eval tune` said to move the device aside (an outside tester's AI01, AI03)."""
-    if _is_devnull(path):
+    if is_devnull(path):
         how = ("unset RECALL_CONFIG, or point it at your config file" if os.environ.get("RECALL_CONFIG")
                else f"put a file at {path} in place of the link")
         raise ConfigError(f"{path} is /dev/null, which stands for the packaged defaults alone: recall writes no "
@@ -148,7 +148,8 @@ def check_config_file(path: Path) -> None:
         _missing(path, named=False)
 
 
-def _is_devnull(path: Path) -> bool:
+def is_devnull(path: Path) -> bool:
+    """Whether ``path`` is the null device (``RECALL_CONFIG=/dev/null``: the defaults alone)."""
     try:
         return os.path.samefile(path, os.devnull)
     except OSError:

@@ -401,7 +401,8 @@ def _start_missing() -> Any:
 
 def _failure_over() -> bool:
     """Whether the last start failed on a config file that has changed since (``_failure``)."""
-    return (run_dir() / FAILED_NAME).exists() and _failure() is None
+    record = _failure_record()
+    return record is not None and _over(record[1])
 
 
 def _started_daemon_died() -> bool:
@@ -432,15 +433,23 @@ def _failure() -> tuple[float, list[str]] | None:
     """``daemon.failed``'s time and lines while they still hold: a failure recorded under another
     config file than the one there now is over (a config fixed after a start failed on it: `recall
     status` kept naming the old error, and hooks stayed silent for the cooldown; AI09)."""
+    record = _failure_record()
+    return None if record is None or _over(record[1]) else record
+
+
+def _failure_record() -> tuple[float, list[str]] | None:
+    """``daemon.failed``'s time and lines, None where there is none."""
     try:
         path = run_dir() / FAILED_NAME
         lines = read_bytes(path, 4096).decode("utf-8", errors="replace").splitlines()
-        when = os.stat(path).st_mtime
+        return os.stat(path).st_mtime, lines
     except OSError:
         return None
-    if len(lines) > 2 and lines[2].startswith("config ") and lines[2][len("config "):] != config_identity():
-        return None
-    return when, lines
+
+
+def _over(lines: list[str]) -> bool:
+    """Whether a failure's lines were recorded under another config file than the one there now."""
+    return len(lines) > 2 and lines[2].startswith("config ") and lines[2][len("config "):] != config_identity()
 
 
 def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:

@@ -203,13 +203,11 @@ def check(path: Path, dry_run: bool = False) -> str:
     cannot be (a pipe, a folder, too large, not TOML): said before the tuning runs, not after. A
     dry run of ``RECALL_CONFIG=/dev/null`` (the defaults alone) shows what would be written over
     none (it was refused, though it writes nothing: AH10)."""
-    import os
-
-    from recall.config.load import check_config_file
+    from recall.config.load import check_config_file, is_devnull
     from recall.config.settings import ConfigError
     from recall.privacy.paths import read_bytes
 
-    if dry_run and path.exists() and os.path.samefile(path, os.devnull):
+    if dry_run and is_devnull(path):
         return ""
     check_config_file(path)
     raw = read_bytes(path).decode("utf-8", errors="replace") if path.exists() else ""
