@@ -141,6 +141,8 @@ class SearchSettings:
     fusion_depth: int = field(metadata=ranged(1, 10_000))
     # the header vector's share of a note's dense score in the order (recall.ranking.search)
     header_weight: float = field(metadata=ranged(0, 1))
+    # a note's second-best row's share of its dense score in the order (recall.ranking.seconds)
+    second_weight: float = field(metadata=ranged(0, 1))
     # the per-sentence list's weight in the rank fusion of the order (recall.ranking.sentences)
     sentence_weight: float = field(metadata=ranged(0, 100))
     sentence_rank_k: int = field(metadata=ranged(1, 10_000))  # fusion's k: a note at rank r scores weight / (k + r)

@@ -1,0 +1,70 @@
+"""A note's second-best row beside its best, for the order only (``[search] second_weight``):
+a note one of whose questions happens to echo a message no longer outranks a note several of
+whose questions answer it, while the scores the gate sees, and so whether recall speaks, stay
+the best rows'."""
+
+import dataclasses
+
+import numpy as np
+
+from recall.api import Recall
+from recall.config.load import load_config
+from recall.embedding.models import get_embedder
+from recall.indexing.indexer import SourceSpec
+from recall.ranking.seconds import with_second
+
+MESSAGE = "rotate the staging database password before the release"
+
+
+def _note(folder, stem: str, questions: list[str], body: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    listed = "".join(f"  - {q}\n" for q in questions)
+    (folder / f"{stem}.md").write_text(f"---\nname: {stem}\ndescription: {body[:40]}\ntype: feedback\n"
+                                       f"questions:\n{listed}---\n\n{body}\n", encoding="utf-8")
+
+
+def _notes(tmp_path):
+    folder = tmp_path / "notes"
+    # one question echoes the message word for word; the others are about something else
+    _note(folder, "echo", [MESSAGE, "zebra feeding times", "tabs or spaces in yaml"],
+          "Zebras eat hay at seven.")
+    # every question answers the message, none word for word
+    _note(folder, "runbook", ["how to rotate the staging database password", "staging database password rotation before release",
+                              "database password rotation on staging before the release"],
+          "Passwords rotate through the vault; staging first, then production.")
+    _note(folder, "tabs", ["editor indentation settings"], "Use four spaces.")
+    return folder
+
+
+def _ask(home, notes, weight: float):
+    config = load_config()
+    search = dataclasses.replace(config.search.with_lexical_weight(0.01), second_weight=weight,
+                                 sentence_weight=0.0, header_weight=0.0)
+    app = Recall(home=home, config=dataclasses.replace(config, search=search), embedder=get_embedder("hash"))
+    app.index([SourceSpec("dir", notes)])
+    got = app.query(MESSAGE)
+    app.store.close()
+    return got
+
+
+def test_a_note_several_rows_answer_outranks_one_a_single_row_echoes_and_the_gate_sees_the_same(tmp_path):
+    notes = _notes(tmp_path)
+    off, on = _ask(tmp_path / "off", notes, 0.0), _ask(tmp_path / "on", notes, 0.5)
+    assert [h.note["id"] for h in off.hits][:2] == ["echo", "runbook"]
+    assert [h.note["id"] for h in on.hits][:2] == ["runbook", "echo"]
+    assert [h.score for h in on.hits] == [h.score for h in off.hits]
+    assert (on.decision.kind, on.decision.top, on.decision.gap) == (off.decision.kind, off.decision.top,
+                                                                     off.decision.gap)
+
+
+def test_the_second_row_weighs_in_and_a_note_with_one_row_keeps_its_best():
+    chunk_note = np.array([0, 0, 0, 1, 1, 2])  # note 2 has one row in the index
+    dense = np.array([0.9, 0.7, 0.6, -np.inf])
+    # a scan's first row, best first: note 0's rows 0.9 and 0.3; note 1's 0.7 and (not reached)
+    scanned = (np.array([[0.9, 0.7, 0.6, 0.3, 0.2]]), np.array([[0, 3, 5, 1, -1]]), False)
+    got = with_second(dense[:3], chunk_note, scanned, 0.5)
+    assert np.allclose(got, [0.6, 0.5, 0.6])  # note 1's second: at most the scan's last score, 0.3
+    assert np.allclose(with_second(dense[:3], chunk_note, scanned, 0.0), dense[:3])
+    missing = with_second(np.array([0.9, -np.inf, 0.6]), chunk_note, scanned, 0.5)
+    assert np.isneginf(missing[1])
+
