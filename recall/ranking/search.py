@@ -156,7 +156,7 @@ class Searcher:
         if not scope.everything:
             lex[~self._admitted(idx, scope)] = 0.0
         other = self._cjk_notes(idx) != mostly_cjk(text)
-        ordering = with_second(dense, idx.chunk_note, scanned, self.settings.second_weight)
+        ordering = with_second(dense, idx.chunk_note, scanned, self.settings.second_weight, idx.asked)
         ordering = self._with_headers(idx, qv, ordering) if self._headers_on(idx) else ordering
         order, gate = fuse(ordering, lex, lexical_weight=self._lexical_weights(idx), depth=depth, k=k_notes,
                            other_script=other, gate_scores=dense)

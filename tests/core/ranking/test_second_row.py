@@ -57,14 +57,18 @@ def test_a_note_several_rows_answer_outranks_one_a_single_row_echoes_and_the_gat
                                                                      off.decision.gap)
 
 
-def test_the_second_row_weighs_in_and_a_note_with_one_row_keeps_its_best():
+def test_the_second_row_weighs_in_and_a_note_with_one_row_or_no_questions_keeps_its_best():
     chunk_note = np.array([0, 0, 0, 1, 1, 2])  # note 2 has one row in the index
+    asked = np.array([True, True, True])
     dense = np.array([0.9, 0.7, 0.6, -np.inf])
     # a scan's first row, best first: note 0's rows 0.9 and 0.3; note 1's 0.7 and (not reached)
     scanned = (np.array([[0.9, 0.7, 0.6, 0.3, 0.2]]), np.array([[0, 3, 5, 1, -1]]), False)
-    got = with_second(dense[:3], chunk_note, scanned, 0.5)
+    got = with_second(dense[:3], chunk_note, scanned, 0.5, asked)
     assert np.allclose(got, [0.6, 0.5, 0.6])  # note 1's second: at most the scan's last score, 0.3
-    assert np.allclose(with_second(dense[:3], chunk_note, scanned, 0.0), dense[:3])
-    missing = with_second(np.array([0.9, -np.inf, 0.6]), chunk_note, scanned, 0.5)
+    assert np.allclose(with_second(dense[:3], chunk_note, scanned, 0.0, asked), dense[:3])
+    missing = with_second(np.array([0.9, -np.inf, 0.6]), chunk_note, scanned, 0.5, asked)
     assert np.isneginf(missing[1])
+    # note 0 without questions of its own: its few chunks say different things; it keeps its best
+    assert np.allclose(with_second(dense[:3], chunk_note, scanned, 0.5, np.array([False, True, True])),
+                       [0.9, 0.5, 0.6])
 
