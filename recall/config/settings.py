@@ -235,6 +235,9 @@ class QuestionsSettings:
         check_numbers(self)
 
 
+IDLE_EXIT_HOURS_MIN = 1 / 3600  # a second
+
+
 @dataclass(frozen=True)
 class DaemonSettings:
     transport: str
@@ -250,6 +253,10 @@ class DaemonSettings:
         if self.transport not in ("unix", "tcp"):
             raise ValueError(f"transport must be \"unix\" or \"tcp\", not {self.transport!r}")
         check_numbers(self)
+        if 0 < self.idle_exit_hours < IDLE_EXIT_HOURS_MIN:
+            # a daemon that idles out before it is asked the message that started it answers nothing (AK01)
+            raise ValueError(f"idle_exit_hours must be 0 (never) or at least 1/3600 (a second), "
+                             f"not {self.idle_exit_hours!r}")
 
 
 @dataclass(frozen=True)

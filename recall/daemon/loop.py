@@ -9,6 +9,7 @@ upgrade, ``recall.ipc.code``) and removes its files at the end (``close``).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,7 @@ class Loop:
 
     def set_ready(self, loaded: Loaded) -> None:
         self.state.loaded = loaded
+        self.state.last_question = time.monotonic()  # idle from here: the load is no idle time
         self.state.ready.set()
         try:
             self.status.write()
@@ -78,7 +80,10 @@ class Loop:
         try:
             while not state.stopping.is_set():
                 now = time.monotonic()
-                idle_left = state.idle_exit_s - (now - state.last_question)
+                # Idle from ready on (a model that loads longer than the idle time answered nothing);
+                # idle_exit_hours = 0: never (the user's "no time-out"; AK01)
+                idle = state.idle_exit_s and state.ready.is_set()
+                idle_left = state.idle_exit_s - (now - state.last_question) if idle else math.inf
                 if idle_left <= 0:
                     reason = f"idle for {state.idle_exit_s:.0f} s"
                     break

@@ -624,3 +624,20 @@ def test_running_out_of_file_descriptors_does_not_kill_the_daemon(indexed, daemo
     assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID
     log = (indexed / "logs" / "daemon.log").read_text()
     assert log.count("out of file descriptors") == 1, log
+
+
+@pytest.mark.process
+def test_idle_exit_zero_means_never_and_a_time_under_a_second_is_refused(indexed, daemons):
+    """0 is in the documented range and read as "no time-out": every daemon idled out at once and
+    no message was ever answered (AK01). Under a second, the message that started a daemon could
+    be idled out; refused in one line naming the key."""
+    from helpers.cli import run_cli_process
+
+    write_config(indexed, "[daemon]\nidle_exit_hours = 0.00001\n")
+    out = run_cli_process("config")
+    assert out.returncode != 0 and "idle_exit_hours must be 0 (never) or at least 1/3600" in out.stderr, out.stderr
+    write_config(indexed, "[daemon]\nidle_exit_hours = 0\n")
+    proc = daemons.start()
+    time.sleep(2.5)
+    assert proc.poll() is None
+    assert client.request({"cmd": "ping"})["pid"] == proc.pid
