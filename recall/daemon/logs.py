@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import logging.handlers
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -21,10 +22,39 @@ def log_path() -> Path:
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A rotating log whose every file is 0600 (rotation renames, so backups keep it)."""
+    """A rotating log whose every file is 0600 (rotation renames, so backups keep it), opened
+    again where it was deleted or replaced, its folder too: a daemon lives for days, and one
+    whose log was deleted (by hand, a cleaner) wrote on into the unlinked file until its next
+    rotation, so `recall log` and `--stats` saw nothing for weeks (AK02; what the standard
+    library's WatchedFileHandler does, for a rotating log)."""
+
+    _ident: tuple[int, int] | None = None
 
     def _open(self):  # type: ignore[override]
-        return private_open(Path(self.baseFilename), "a", encoding=self.encoding)
+        path = Path(self.baseFilename)
+        ensure_private_dir(path.parent)
+        stream = private_open(path, "a", encoding=self.encoding)
+        st = os.fstat(stream.fileno())
+        self._ident = (st.st_dev, st.st_ino)
+        return stream
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._reopen_if_gone()
+        super().emit(record)
+
+    def _reopen_if_gone(self) -> None:
+        if self.stream is None:
+            return
+        try:
+            st = os.stat(self.baseFilename)
+            if (st.st_dev, st.st_ino) == self._ident:
+                return
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return  # unreadable now: written where it was
+        self.stream.close()
+        self.stream = None  # type: ignore[assignment]  # opened again by the next write
 
     def doRollover(self) -> None:
         """``backups = 0``: the log starts again empty (Python's handler, keeping no backup,

@@ -641,3 +641,23 @@ def test_idle_exit_zero_means_never_and_a_time_under_a_second_is_refused(indexed
     time.sleep(2.5)
     assert proc.poll() is None
     assert client.request({"cmd": "ping"})["pid"] == proc.pid
+
+
+@pytest.mark.process
+def test_a_log_deleted_under_a_running_daemon_is_written_again_where_it_was(indexed, daemons):
+    """A daemon lives for days: its log deleted (by hand, a cleaner), it wrote on into the
+    unlinked file until the next rotation, ~2,200 messages later, so `recall log` showed nothing
+    (AK02); its whole folder deleted, nothing was logged again."""
+    daemons.start()
+    logs = indexed / "logs"
+    query(MATCHING)
+    (logs / "daemon.log").unlink()
+    query(MATCHING)
+    assert (logs / "daemon.log").read_text().count(" query ") == 1
+    for path in logs.iterdir():
+        path.unlink()
+    logs.rmdir()
+    query(MATCHING)
+    assert (logs / "daemon.log").read_text().count(" query ") == 1
+    assert stat.S_IMODE(logs.stat().st_mode) == 0o700
+    assert stat.S_IMODE((logs / "daemon.log").stat().st_mode) == 0o600
