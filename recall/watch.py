@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.api import DB_NAME
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
+from recall.indexing.known import unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.documents.ahead import ConvertAhead
 from recall.notes.files import is_note_name, name_problem, read_note, shown_path
@@ -186,6 +187,9 @@ class Watcher:
         self.polling: str | None = None  # the inotify limit reached, once the folders are polled
         self._limits_before = 0  # ``_LIMITS_SEEN.count`` when this watcher started
         self._ahead: ConvertAhead | None = None  # documents converted beside the worker
+        self._store: Store | None = None  # the worker's connection (the worker's thread only)
+        self._data_version: int | None = None  # the store's, when the sources were last read
+        self._inner: list[int] = []  # known folders inside a DIR given: its own once it is synced
 
     # --- lifecycle -----------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Watcher:
@@ -276,10 +280,11 @@ class Watcher:
     def _run(self) -> None:
         store: Store | None = None
         try:
-            store = Store(self.app.home / DB_NAME)
+            store = self._store = Store(self.app.home / DB_NAME)
             indexer = self.app.indexer(store)
             # Documents are converted beside this thread: a note saved meanwhile never waits.
             indexer.ahead = self._ahead = ConvertAhead(indexer.documents, done=self._queue).start()
+            self._data_version = _data_version(store)
             self.watched = self._resolve_sources(store)
             self._event_handler = self._handler()
             logging.getLogger(_WATCHDOG_LOG).addFilter(_LIMITS_SEEN)  # once: a filter is added once
@@ -297,8 +302,9 @@ class Watcher:
             return
         self._ready.set()
         try:
-            if self.catch_up:
+            if self.catch_up or self._inner:
                 self._guarded(indexer, set(), {str(w.root) for w in self.watched})
+            self._absorb_inner(indexer)
             while True:
                 batch = self._next_batch()
                 if batch is None or self._model_moved():
@@ -394,9 +400,11 @@ class Watcher:
     def _next_batch(self) -> tuple[set[str], set[str]] | None:
         """Wait for events, then for ``debounce`` s of quiet; take everything queued."""
         with self._cond:
+            self._follow_sources()
             self._check_roots()  # a busy watcher looks too, once a batch
             while not (self._paths or self._dirs or self._stopping):
                 self._cond.wait(ROOT_CHECK_S)
+                self._follow_sources()
                 self._check_roots()
             while not self._stopping:
                 now = time.monotonic()
@@ -424,22 +432,72 @@ class Watcher:
             now = file_id(root)
             if now == seen and (now is None or self._alive(watch)):
                 continue
+            if now is None and seen is not None:
+                # moved away or renamed (`mv`): no event names its files, so their notes stayed,
+                # handed over under paths that no longer exist (AJ03); read again, it is gone
+                log.warning("%s is gone: its notes leave the index until it is back", root)
+                self._queue(dirs=[str(root)])
             if now is not None and self._observer is not None:
                 try:
                     self._observer.unschedule(watch)
                 except Exception:  # noqa: BLE001 - the old watch died with its folder
                     pass
-                try:
-                    watch = self._observer.schedule(self._event_handler, str(root), recursive=True)
-                except OSError as exc:
-                    if exc.errno in _INOTIFY_LIMITS and not self.polling:  # walk every folder instead
-                        self._switch_to_polling(exc)
-                        return
-                    log.warning("%s was made again but cannot be watched (%s); trying again", root, exc)
+                polling = self.polling
+                watch = self._schedule(root)
+                if watch is None:
+                    if self.polling != polling:
+                        return  # every folder is walked from now on
                     continue
                 log.warning("%s was made again: watching it again", root)
                 self._queue(dirs=[str(root)])
             self._roots[root] = (now, watch)
+
+    def _schedule(self, root: Path) -> Any:
+        """A watch on ``root``, or None where there is none to be had now: past inotify's limits
+        every folder is walked from then on (``_switch_to_polling``); anything else is said and
+        tried again at the next look."""
+        try:
+            return self._observer.schedule(self._event_handler, str(root), recursive=True)
+        except OSError as exc:
+            if exc.errno in _INOTIFY_LIMITS and not self.polling:
+                self._switch_to_polling(exc)
+            else:
+                log.warning("%s cannot be watched (%s); trying again", root, exc)
+            return None
+
+    def _follow_sources(self) -> None:
+        """Watching every indexed folder: the folders indexed or dropped since it started (by
+        `recall index`, a session's start, a folder taken out of config.toml) are watched or
+        left. The list was fixed at the start: a folder indexed later was never followed, and
+        one dropped came back with its next save (AJ02, AJ04). Read again only when another
+        connection wrote the store (SQLite's ``data_version``)."""
+        if self.specs is not None or self._store is None or self._observer is None:
+            return
+        version = _data_version(self._store)
+        if version is None or version == self._data_version:
+            return
+        self._data_version = version
+        # a folder gone for now stays: watched again once it is back (``_check_roots``)
+        before = {w.ref for w in self.watched}
+        self.watched = [Watched(ref, Path(ref.root).resolve()) for ref in _indexed(self._store)]
+        roots = {w.root for w in self.watched}
+        for root in [r for r in self._roots if r not in roots]:
+            _seen, watch = self._roots.pop(root)
+            try:
+                self._observer.unschedule(watch)
+            except Exception:  # noqa: BLE001 - its folder may be gone with its watch
+                pass
+            log.info("%s is no longer indexed: not watching it", root)
+        for w in self.watched:
+            if w.root not in self._roots:
+                seen, polling = file_id(w.root), self.polling
+                watch = self._schedule(w.root) if seen is not None else None
+                if self.polling != polling:
+                    return  # every folder (this one too) is walked and read from now on
+                self._roots[w.root] = (seen, watch)
+            if w.ref not in before:
+                log.info("watching %s (%s), indexed since", w.root, w.kind)
+                self._queue(dirs=[str(w.root)])
 
     def _switch_to_polling(self, exc: OSError) -> None:
         """inotify's limits reached while running (a folder made again, one added inside): every
@@ -456,12 +514,30 @@ class Watcher:
 
     def _resolve_sources(self, store: Store) -> list[Watched]:
         if self.specs is None:
-            found = [SourceRef(kind, root, project) for _sid, kind, root, project in store.sources()
-                     if kind in WATCHED_KINDS]
-        else:
-            found = [spec.ref() for spec in self.specs]
-            for ref in found:
-                store.source_id(ref.kind, ref.root, ref.project)  # known from now on, even if empty
+            return self._watchable(_indexed(store))
+        # as `recall index DIR`: a DIR inside a known folder is that folder, and known folders
+        # inside it are part of it (a subfolder watched on its own held its notes twice, and a
+        # note deleted came back through the other copy: AJ05)
+        specs, self._inner, said = unnested(store, self.specs)
+        for problem in said:
+            log.warning("%s", problem)
+        found = [spec.ref() for spec in specs]
+        for ref in found:
+            store.source_id(ref.kind, ref.root, ref.project)  # known from now on, even if empty
+        return self._watchable(found)
+
+    def _absorb_inner(self, indexer: Indexer) -> None:
+        """The known folders inside a DIR given leave the store once DIR is synced: their notes
+        are DIR's (as `recall index DIR` leaves them)."""
+        if not self._inner or self._failures or self._store is None:
+            return
+        for source_id in self._inner:
+            self._store.delete_source(source_id)
+        self._inner = []
+        indexer.rebuild()
+
+    @staticmethod
+    def _watchable(found: Iterable[SourceRef]) -> list[Watched]:
         watched = []
         for ref in found:
             if Path(ref.root).is_dir():
@@ -516,8 +592,8 @@ class Watcher:
         # The store may spell a path differently (a symlinked or relative root): match on
         # the real path, and keep the stored spelling so a note is never added twice.
         stored_as = {os.path.realpath(p): p for p in existing}
-        if _named_alike(w, paths, existing, stored_as):  # its key depends on the other files
-            self._sync_whole(indexer, w, stats)
+        if _named_alike(w, paths, existing, stored_as) or _reached_twice(paths, existing):
+            self._sync_whole(indexer, w, stats)  # hash-checked: only what changed is embedded
             return
         notes, gone = [], []
         for path in paths:
@@ -541,6 +617,33 @@ class Watcher:
                                file_questions=questions.file_questions, restatements=questions.restatements)
         if gone:
             indexer.delete_notes(w.ref, gone, stats)
+
+
+def _indexed(store: Store) -> list[SourceRef]:
+    """The store's sources a watcher follows."""
+    return [SourceRef(kind, root, project) for _sid, kind, root, project in store.sources() if kind in WATCHED_KINDS]
+
+
+def _data_version(store: Store) -> int | None:
+    """SQLite's count of commits by other connections (None where it cannot be read now)."""
+    try:
+        return int(store.db.execute("PRAGMA data_version").fetchone()[0])
+    except Exception:  # noqa: BLE001 - a locked or damaged store: read at the next look
+        return None
+
+
+def _reached_twice(paths: set[Path], existing: Iterable[str]) -> bool:
+    """Whether a file among ``paths`` is also a note under another name (a symlink beside it, a
+    hard link): its event names one path, and the other note kept the old text, handed over
+    beside the new (AJ01). Then the folder is read again whole."""
+    real = Counter(os.path.realpath(p) for p in existing)
+    for path in paths:
+        try:
+            if real[os.path.realpath(path)] > 1 or os.stat(path).st_nlink > 1:
+                return True
+        except OSError:
+            continue  # gone: its note leaves by its own path
+    return False
 
 
 def _named_alike(w: Watched, paths: set[Path], existing: Iterable[str], stored_as: dict[str, str]) -> bool:
