@@ -399,3 +399,86 @@ def test_recall_watch_follows_a_model_switched_in_config(recall_home, tmp_path, 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# --- the folders a watcher follows: those indexed, as they are now (outside tester AJ) ----------
+
+
+def _index_with(home: Path, config) -> None:
+    """`recall index` with ``config``, in another connection to the store (as another process)."""
+    from recall.indexing.known import listed
+
+    other = Recall(home=home, config=config, embedder=get_embedder("hash"))
+    try:
+        other.index(listed(config.sources))
+    finally:
+        other.close()
+
+
+def _ids(app: Recall, text: str) -> list[str]:
+    return [n["id"] for n in hits_for(app, text)]
+
+
+def test_a_note_linked_under_two_names_is_read_again_under_both(app, folder):
+    """A note that is a symlink to another beside it: an edit names the target only, and the
+    link kept the old text, handed over beside the new (AJ01)."""
+    (folder / "alias.md").symlink_to("other1.md")
+    app.index([SourceSpec("dir", folder)])
+    with Watcher(app, debounce=0.15):
+        (folder / "other1.md").write_text(note_text("postgres vacuum tuning", "version 2", "autovacuum now"),
+                                          encoding="utf-8")
+        # the two are one note, one headline: the new text only, never the old beside it
+        shown = lambda: [n["description"] for n in hits_for(app, "postgres vacuum tuning")  # noqa: E731
+                         if n["id"] in ("alias", "other1")]
+        assert wait_for(lambda: shown() == ["version 2"], 5.0) is not None, shown()
+        time.sleep(0.5)
+        assert shown() == ["version 2"]
+
+
+def test_a_watched_folder_moved_away_leaves_the_index_and_comes_back_with_it(app, folder, tmp_path):
+    """`mv` of the watched folder itself: no event names its files, and every note stayed,
+    handed over under paths that no longer exist (AJ03)."""
+    with Watcher(app, debounce=0.15):
+        folder.rename(tmp_path / "archived")
+        assert wait_for(lambda: app.store.counts()["notes"] == 0, 10.0) is not None, app.store.counts()
+        (tmp_path / "archived").rename(folder)
+        assert wait_for(lambda: app.store.counts()["notes"] == 6, 10.0) is not None, app.store.counts()
+
+
+def test_a_subfolder_watched_on_its_own_is_read_as_part_of_the_folder_indexed(app, folder):
+    """`recall watch SUB` with SUB inside an indexed folder held SUB's notes twice: a note edited
+    or deleted came back through the other copy (AJ05). As `recall index SUB`: the folder
+    indexed is watched."""
+    write_note(folder / "work", "pg", "pg migrations", "never edit an applied migration", "codeword zebra")
+    app.index([SourceSpec("dir", folder)])
+    with Watcher(app, [SourceSpec("dir", folder / "work")], debounce=0.15) as watcher:
+        assert [w.root for w in watcher.watched] == [folder.resolve()]
+        assert watcher.wait_idle(5)
+        assert app.store.counts()["notes"] == 7 and len(app.store.sources()) == 1
+        (folder / "work" / "pg.md").unlink()
+        assert wait_for(lambda: "pg" not in _ids(app, "pg migrations"), 5.0) is not None
+
+
+def test_a_folder_indexed_after_the_watcher_started_is_followed_and_one_dropped_is_left(app, folder, tmp_path,
+                                                                                     recall_home):
+    """The list of folders was fixed when the watcher started: a folder indexed later (a
+    session's start under a running daemon) was never followed (AJ02), and one taken out of
+    config.toml and dropped by `recall index` came back with its next save (AJ04)."""
+    import dataclasses
+
+    later = tmp_path / "later"
+    write_note(later, "k8s", "kubernetes limits", "version 0", "set cpu limits")
+    config = load_config()
+    listed = dataclasses.replace(config, sources=dataclasses.replace(config.sources, rules=(str(later),)))
+    with Watcher(app, debounce=0.15) as watcher:
+        _index_with(recall_home, listed)  # the rules folder config.toml names: indexed while it watches
+        assert wait_for(lambda: later.resolve() in [w.root for w in watcher.watched], 5.0) is not None
+        editor_save(later / "k8s.md", note_text("kubernetes limits", "version 1", "set cpu limits"))
+        assert wait_for(lambda: [n["description"] for n in hits_for(app, "kubernetes limits")
+                                 if n["id"] == "k8s"] == ["version 1"], 5.0) is not None
+        _index_with(recall_home, config)  # taken out of config.toml: dropped
+        assert wait_for(lambda: later.resolve() not in [w.root for w in watcher.watched], 5.0) is not None
+        editor_save(later / "k8s.md", note_text("kubernetes limits", "version 2", "set cpu limits"))
+        time.sleep(1.0)
+        assert watcher.wait_idle(5)
+    assert "k8s" not in _ids(app, "kubernetes limits")
