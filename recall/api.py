@@ -18,7 +18,7 @@ from recall.config.snapshot import too_short
 from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
-from recall.indexing.known import drop_gone, drop_unlisted, exact_repo, known_sources, listed, newer_elsewhere, unnested
+from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, newer_elsewhere, unnested
 from recall.privacy.claude_memory import memory_source
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import make_tree_private, recall_home
@@ -249,8 +249,7 @@ class Recall:
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
-        drop_gone(self.store, total)
-        drop_unlisted(self.store, listed(self.config.sources), sources, total)
+        drop_stale(self.store, listed(self.config.sources), sources, total)
         named = [(s, misnamed(s.root)) for s in sources]
         total.problems += [p for _, p in named if p is not None]
         sources, inner, said = unnested(self.store, [s for s, p in named if p is None])

@@ -8,6 +8,7 @@ vectors and thresholds do not mix), so the test runs without a real model.
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -318,3 +319,31 @@ def test_an_index_is_the_newest_whatever_the_clock_said_when_another_model_was_i
     assert "last indexed with" not in run_cli("status", check=True).stdout
     asked = run_cli("query", MATCHING)
     assert asked.returncode == 0 and "`recall index`" not in asked.stderr and "Unleash" in asked.stdout, asked.stderr
+
+
+def test_a_folder_named_through_a_link_that_now_leads_elsewhere_is_replaced(recall_home, tmp_path):
+    """An outside tester indexed `notes -> v1`, re-pointed it to v2 and indexed `notes` again:
+    v1's notes stayed beside v2's, and the old version's near tie kept the hook silent (AJ06)."""
+    from recall.api import Recall
+
+    use_model(recall_home, "hash")
+    for version, word in (("v1", "zebra"), ("v2", "bison")):
+        folder = tmp_path / version
+        folder.mkdir()
+        (folder / "pg.md").write_text(f"---\nname: pg migrations\ndescription: codeword {word}\ntype: feedback\n---\n\n"
+                                      f"never edit an applied migration, {word}\n", encoding="utf-8")
+    link = tmp_path / "notes"
+    link.symlink_to(tmp_path / "v1")
+    assert run_cli("index", str(link)).returncode == 0
+    link.unlink()
+    link.symlink_to(tmp_path / "v2")
+    out = run_cli("index", str(link))
+    assert out.returncode == 0 and "now leads to" in out.stderr and "were dropped" in out.stderr, out.stderr
+    app = Recall()
+    try:
+        assert [Path(root).name for _id, _kind, root, _p in app.store.sources()] == ["v2"]
+        assert _notes_count() == 1
+    finally:
+        app.store.close()
+    assert run_cli("index", str(tmp_path / "v1")).returncode == 0  # named on its own: kept beside
+    assert _notes_count() == 2
