@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from recall.embedding.models import Embedder, fit_query
 from recall.errors import IndexDamaged
 from recall.ranking.scope import Scope
-from recall.ranking.seconds import with_second
+from recall.ranking.seconds import with_best_rows
 from recall.ranking.selector import Hit, Ranking
 from recall.store.vectors import LoadedIndex, current_marker, load_index
 
@@ -156,7 +156,7 @@ class Searcher:
         if not scope.everything:
             lex[~self._admitted(idx, scope)] = 0.0
         other = self._cjk_notes(idx) != mostly_cjk(text)
-        ordering = with_second(dense, idx.chunk_note, scanned, self.settings.second_weight, idx.asked)
+        ordering = with_best_rows(dense, idx.chunk_note, scanned, self.settings.best_rows, idx.asked)
         ordering = self._with_headers(idx, qv, ordering) if self._headers_on(idx) else ordering
         order, gate = fuse(ordering, lex, lexical_weight=self._lexical_weights(idx), depth=depth, k=k_notes,
                            other_script=other, gate_scores=dense)

@@ -1,13 +1,12 @@
-"""A note's second-best row, for the order (``[search] second_weight``).
+"""A note with questions of its own, ordered by its best rows together (``[search] best_rows``).
 
-A note with questions of its own has many rows (its text's chunks, its questions, its
-restatements); a message that one of them happens to echo lifts that note as high as a
-message that several of them answer. The order's dense side weighs such a note's second-best
-row beside its best: ``(1 - w) * best + w * second``. A note without questions keeps its best
-(its few chunks say different things: in a folder where half the notes had questions, it
-ranked those without them lower; docs/decision.md). Only the order: whether to speak stays
-the best rows' call, so the thresholds and their calibration hold for any weight
-(``recall.ranking.search``).
+A note with questions has many rows (its text's chunks, its questions, its restatements); a
+message that one of them happens to echo lifted that note as high as a message that several of
+them answer. The order's dense side takes the mean of such a note's ``best_rows`` best rows.
+A note without questions keeps its best (its few chunks say different things: in a folder
+where half the notes had questions, the mean ranked those without them lower;
+docs/decision.md). Only the order: whether to speak stays the best rows' call, so the
+thresholds and their calibration hold for any number (``recall.ranking.search``).
 """
 
 from __future__ import annotations
@@ -15,32 +14,33 @@ from __future__ import annotations
 from typing import Any
 
 
-def with_second(dense: Any, chunk_note: Any, scanned: Any, weight: float, asked: Any) -> Any:
-    """``dense`` (note position -> best row's score, -inf where not found) with the
-    second-best row of each found note with questions (``asked``, a mask over the notes)
-    weighed in by ``weight``. ``scanned``: the scan whose first row gave ``dense`` (scores, ids
-    best first, whether it held every row in scope). A note whose second row the scan did not
-    reach is given the scan's lowest score, the most that row can be; a note with one row in
-    the index keeps its best."""
+def with_best_rows(dense: Any, chunk_note: Any, scanned: Any, rows: int, asked: Any) -> Any:
+    """``dense`` (note position -> best row's score, -inf where not found) with each found note
+    with questions (``asked``, a mask over the notes) given the mean of its ``rows`` best rows.
+    ``scanned``: the scan whose first row gave ``dense`` (scores, ids best first, whether it
+    held every row in scope). A row the scan did not reach counts as the scan's lowest score,
+    the most it can be; a note with fewer rows in the index is the mean of those it has."""
     import numpy as np
 
-    if scanned is None or weight <= 0:
+    if scanned is None or rows <= 1:
         return dense
     scores, ids, _complete = scanned
     keep = ids[0] >= 0
-    rows, values = ids[0][keep], scores[0][keep]
-    if not len(rows):
+    found_rows, values = ids[0][keep], scores[0][keep]
+    if not len(found_rows):
         return dense
-    notes = chunk_note[rows]
-    _, first = np.unique(notes, return_index=True)
-    rest = np.ones(len(notes), dtype=bool)
-    rest[first] = False
-    second = np.full(len(dense), float(values[-1]))  # not reached: at most the scan's last score
-    later, at = np.unique(notes[rest], return_index=True)
-    second[later] = values[rest][at]
-    single = (np.bincount(chunk_note, minlength=len(dense)) < 2) | ~np.asarray(asked, dtype=bool)
-    found = np.isfinite(dense)
-    second = np.where(single, dense, np.minimum(second, dense))
+    notes = chunk_note[found_rows]
+    order = np.argsort(notes, kind="stable")  # each note's rows, best first (the scan's order)
+    starts = np.flatnonzero(np.r_[True, np.diff(notes[order]) != 0])
+    place = np.empty(len(notes), dtype=np.int64)
+    place[order] = np.arange(len(notes)) - np.repeat(starts, np.diff(np.r_[starts, len(notes)]))
+    top = place < rows
+    n = len(dense)
+    total = np.bincount(notes[top], weights=values[top], minlength=n)
+    seen = np.bincount(notes[top], minlength=n)
+    want = np.minimum(np.bincount(chunk_note, minlength=n), rows)  # a note with fewer rows: all of them
+    mean = (total + (want - seen) * float(values[-1])) / np.maximum(want, 1)
+    use = np.isfinite(dense) & np.asarray(asked, dtype=bool) & (want > 1)
     out = dense.copy()
-    out[found] = (1 - weight) * dense[found] + weight * second[found]
+    out[use] = np.minimum(mean[use], dense[use])
     return out
