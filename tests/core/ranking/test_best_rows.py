@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 
+from helpers.notes import write_note_with_questions
 from recall.api import Recall
 from recall.config.load import load_config
 from recall.embedding.models import get_embedder
@@ -17,10 +18,7 @@ MESSAGE = "rotate the staging database password before the release"
 
 
 def _note(folder, stem: str, questions: list[str], body: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    listed = "".join(f"  - {q}\n" for q in questions)
-    (folder / f"{stem}.md").write_text(f"---\nname: {stem}\ndescription: {body[:40]}\ntype: feedback\n"
-                                       f"questions:\n{listed}---\n\n{body}\n", encoding="utf-8")
+    write_note_with_questions(folder, stem, stem, body[:40], body, questions)
 
 
 def _notes(tmp_path):

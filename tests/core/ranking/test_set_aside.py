@@ -11,13 +11,11 @@ import json
 import sqlite3
 
 from helpers.cli import run_cli
+from helpers.notes import write_note_with_questions
 
 
 def _note(folder, stem: str, name: str, description: str, body: str, questions: list[str]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    listed = "".join(f"  - {json.dumps(q)}\n" for q in questions)
-    (folder / f"{stem}.md").write_text(f"---\nname: {name}\ndescription: {description}\ntype: project\n"
-                                       f"questions:\n{listed}---\n{body}\n", encoding="utf-8")
+    write_note_with_questions(folder, stem, name, description, body, questions, type_="project")
 
 
 def _folder(tmp_path):
