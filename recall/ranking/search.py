@@ -132,9 +132,9 @@ class Searcher:
         t1 = time.perf_counter()
         negative = self.negative_score(qv)
         if not fusing:
-            hits = self.search_vector(qv, scope, k_notes)
-            if idx is not None and self._headers_on(idx):
-                hits = self._reorder_by_headers(idx, qv, hits)
+            hits, scanned = self._dense(qv, scope, k_notes)
+            if idx is not None:
+                hits = self._reorder(idx, qv, hits, scanned)
             return Ranking(hits, negative), {"embed_ms": (t1 - t0) * 1000,
                                              "search_ms": (time.perf_counter() - t1) * 1000}
         assert idx is not None and idx.lexical is not None
@@ -220,9 +220,10 @@ class Searcher:
         out[found[has]] = (1 - w) * dense[found[has]] + w * (rows[has] @ qv[0])
         return out
 
-    def _reorder_by_headers(self, idx: LoadedIndex, qv, hits: list[Hit]) -> list[Hit]:
-        """Dense-only hits in the order ``_with_headers`` gives; the i-th keeps the i-th best
-        chunk score, so the gap rule sees exactly what it would without headers."""
+    def _reorder(self, idx: LoadedIndex, qv, hits: list[Hit], scanned) -> list[Hit]:
+        """Dense-only hits in the order the fused path's dense side gives (``with_best_rows``,
+        then ``_with_headers``); the i-th keeps the i-th best chunk score, so the gap rule sees
+        exactly what it would without them."""
         import numpy as np
 
         if len(hits) < 2:
@@ -231,20 +232,27 @@ class Searcher:
         dense = np.full(len(idx.notes), -np.inf)
         where = [pos[id(h.note)] for h in hits]
         dense[where] = [h.score for h in hits]
-        ordering = self._with_headers(idx, qv, dense)[where]
+        ordering = with_best_rows(dense, idx.chunk_note, scanned, self.settings.best_rows, idx.asked)
+        ordering = (self._with_headers(idx, qv, ordering) if self._headers_on(idx) else ordering)[where]
         order = np.argsort(-ordering, kind="stable")
         return [Hit(hits[i].note, hits[r].score, hits[i].chunk) for r, i in enumerate(order)]
 
     def search_vector(self, qv, scope: Scope | None, k_notes: int = 20) -> list[Hit]:
         """Dense only: notes by their best chunk's cosine (what a store's contract search
         returns: headers play no part)."""
+        return self._dense(qv, scope, k_notes)[0]
+
+    def _dense(self, qv, scope: Scope | None, k_notes: int):
+        """``search_vector``'s hits, and the scan they came from (None where there was none)."""
         idx = self.index
         if idx is None or idx.ntotal == 0:
-            return []
+            return [], None
         where: dict[int, int] = {}
-        best = self._best_per_note(idx, qv, scope or Scope(everything=True), CHUNKS_PER_QUERY, k_notes, where)
+        scope = scope or Scope(everything=True)
+        scanned = self._scan(idx, qv, scope, CHUNKS_PER_QUERY)
+        best = self._best_per_note(idx, qv, scope, CHUNKS_PER_QUERY, k_notes, where, scanned)
         ranked = sorted(best.items(), key=lambda kv: -kv[1])[:k_notes]
-        return [Hit(idx.notes[n], s, self._chunk_of(idx, n, where)) for n, s in ranked]
+        return [Hit(idx.notes[n], s, self._chunk_of(idx, n, where)) for n, s in ranked], scanned
 
     @staticmethod
     def _chunk_of(idx: LoadedIndex, note: int, where: dict[int, int]) -> int | None:

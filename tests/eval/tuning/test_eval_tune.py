@@ -175,8 +175,10 @@ def test_targets(monkeypatch, tmp_path):
 def test_cli_dry_run_writes_nothing_and_a_real_run_feeds_score(monkeypatch, tmp_path):
     cfg = tmp_path / "user.toml"
     monkeypatch.setenv("RECALL_CONFIG", str(cfg))
+    # written whether or not it beats the rule in force (that refusal has its own test): what is
+    # written is what score then applies
     args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
-            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports")]
+            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports"), "--accept-no-gain"]
     res = CliRunner().invoke(main, [*args, "--dry-run"])
     assert res.exit_code == 0, res.output
     assert "+[thresholds.hash-256]" in res.output and "tuned, CV held-out" in res.output
