@@ -71,7 +71,7 @@ class Commands:
         return {
             "ok": True, "pid": os.getpid(), "model": self.model_id, "device": self.device,
             "transport": s.transport, "socket": s.address, "started": s.started,
-            "uptime_s": round(time.time() - s.started, 1), "queries": self.queries,
+            "uptime_s": round(time.monotonic() - s.started_monotonic, 1), "queries": self.queries,
             "idle_exit_s": s.idle_exit_s, "ready": s.ready.is_set(), "load_s": s.load_s,
             "index_generation": None if idx is None else idx.generation,
             "model_calls": None if loaded is None else loaded.batcher.batches,

@@ -50,6 +50,7 @@ class DaemonState:
     config_stamp: list | None = None  # config.toml when loaded (handlers.Commands._settings_changed)
     code: str = ""  # the stamp of recall's files it runs (recall.ipc.code), published in the status file
     started: float = field(default_factory=time.time)
+    started_monotonic: float = field(default_factory=time.monotonic)  # uptime: the wall clock may step back
     last_question: float = field(default_factory=time.monotonic)
     address: str = ""  # the socket's path, or 127.0.0.1:PORT
     port: int = 0
