@@ -61,3 +61,20 @@ class HomeUnusable(RecallError):
 def is_unwritable(exc: BaseException) -> bool:
     """EROFS, EACCES, EPERM: the OS refused a write (a read-only mount, another user's file)."""
     return isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+OUT_OF_MEMORY = ("recall ran out of memory (a limit such as `ulimit -v`, or a container's, or the machine's): "
+                 "free some, or raise the limit, then run the command again; what was finished is kept")
+
+
+class OutOfMemory(RecallError):
+    """Out of memory, or of room for a thread's stack (what ``short_of_memory`` says)."""
+
+    def __init__(self) -> None:
+        super().__init__(OUT_OF_MEMORY)
+
+
+def short_of_memory(exc: BaseException) -> bool:
+    """Out of memory, or of address space for a thread (Python's "can't start new thread" under a
+    memory limit such as `ulimit -v`: a daemon's workers are started by the hundred MB)."""
+    return isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "can't start new thread" in str(exc))

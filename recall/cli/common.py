@@ -158,10 +158,6 @@ def nothing_yet(home, repair: str) -> str:
     return repair
 
 
-OUT_OF_MEMORY = ("recall ran out of memory (a limit such as `ulimit -v`, or a container's, or the machine's): "
-                 "free some, or raise the limit, then run the command again; what was finished is kept")
-
-
 def _state_line(exc: BaseException) -> str | None:
     from recall.api import DB_NAME
     from recall.privacy.paths import recall_home

@@ -58,6 +58,12 @@ def run() -> None:
         sys.exit(130)
     except (MemoryError, ImportError) as exc:  # out of memory, or a native library it could not map
         _short_of_memory(exc)
+    except RuntimeError as exc:  # no room for a thread's stack (`recall serve --foreground` under `ulimit -v`)
+        from recall.errors import short_of_memory
+
+        if not short_of_memory(exc):
+            raise
+        _short_of_memory(MemoryError())
     except RecallError as exc:
         UserError(str(exc)).show()
         sys.exit(1)
@@ -73,7 +79,8 @@ def _short_of_memory(exc: BaseException) -> None:
     """Out of memory (a limit such as `ulimit -v`), or a native library that could not be mapped
     under one, or a broken install: one line, written plainly (masking would load more code, and
     under the same limit fail in turn: an outside tester's second traceback came from there)."""
-    from recall.cli.common import OUT_OF_MEMORY, say_plain
+    from recall.cli.common import say_plain
+    from recall.errors import OUT_OF_MEMORY
 
     line = OUT_OF_MEMORY if isinstance(exc, MemoryError) else (
         f"a library recall needs could not be loaded ({exc}): under a memory limit (`ulimit -v`), raise it; "

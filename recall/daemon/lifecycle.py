@@ -96,6 +96,21 @@ def mark_failed(exc: BaseException) -> None:
         pass
 
 
+def _out_of_memory(exc: BaseException, foreground: bool) -> int:
+    """A daemon short of memory or of room for its threads (`ulimit -v`): said in one line, and
+    recorded as a failed start, so `recall status` says why and hooks stop starting daemons that
+    fail the same way (it died with no record and no log line: an outside tester's AK)."""
+    from recall.errors import OUT_OF_MEMORY, OutOfMemory, short_of_memory
+
+    if not short_of_memory(exc):
+        raise exc
+    mark_failed(OutOfMemory())
+    log_event("exit", why="out of memory")
+    if foreground:
+        print(f"recall: {OUT_OF_MEMORY}", file=sys.stderr)
+    return 1
+
+
 def load_app(loop: Loop, config: Settings) -> None:
     """The loader thread: the model, then the index; questions wait for it. A model that
     cannot load stops the daemon (exit status 1)."""
@@ -276,9 +291,11 @@ def run_daemon(foreground: bool = False) -> int:
         loop.start()
         log_event("start", pid=os.getpid(), model=state.model_id, transport=state.transport,
                   address=state.address)
-        threading.Thread(target=load_app, args=(loop, config), name="recall-load", daemon=True).start()
         try:
+            threading.Thread(target=load_app, args=(loop, config), name="recall-load", daemon=True).start()
             reason = loop.serve_forever()
+        except (MemoryError, RuntimeError) as exc:
+            return _out_of_memory(exc, foreground)
         finally:
             if state.watcher is not None:
                 state.watcher.stop()

@@ -661,3 +661,28 @@ def test_a_log_deleted_under_a_running_daemon_is_written_again_where_it_was(inde
     assert (logs / "daemon.log").read_text().count(" query ") == 1
     assert stat.S_IMODE(logs.stat().st_mode) == 0o700
     assert stat.S_IMODE((logs / "daemon.log").stat().st_mode) == 0o600
+
+
+@pytest.mark.process
+def test_a_daemon_short_of_room_for_its_threads_says_so_in_one_line_and_records_why(indexed):
+    """Under a memory limit (`ulimit -v`) the daemon's workers could not start: `recall serve
+    --foreground` printed a traceback ("can't start new thread"), and a daemon a hook started
+    died with no record of why, so `recall status` said nothing and every message started
+    another (outside tester's AK). 4,096 workers need 32 GB of address space for their stacks;
+    the limit is 3 GB."""
+    import resource
+    import subprocess
+    import sys
+
+    write_config(indexed, "[daemon]\nbatch_max = 4096\n")
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    out = subprocess.run([sys.executable, "-m", "recall.cli", "serve", "--foreground"], capture_output=True,
+                         text=True, env={**os.environ, "RECALL_HOME": str(indexed)}, timeout=120,
+                         preexec_fn=limited)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert "recall ran out of memory" in out.stderr and "ulimit -v" in out.stderr
+    assert "OutOfMemory" in (indexed / "run" / client.FAILED_NAME).read_text()
+    assert "out of memory" in (indexed / "logs" / "daemon.log").read_text()
