@@ -591,8 +591,9 @@ class Watcher:
         existing = indexer.store.note_hashes(w.ref)
         # The store may spell a path differently (a symlinked or relative root): match on
         # the real path, and keep the stored spelling so a note is never added twice.
-        stored_as = {os.path.realpath(p): p for p in existing}
-        if _named_alike(w, paths, existing, stored_as) or _reached_twice(paths, existing):
+        reals = [os.path.realpath(p) for p in existing]  # once a batch: both tests below read them
+        stored_as = dict(zip(reals, existing, strict=True))
+        if _named_alike(w, paths, existing, stored_as) or _reached_twice(paths, Counter(reals)):
             self._sync_whole(indexer, w, stats)  # hash-checked: only what changed is embedded
             return
         notes, gone = [], []
@@ -632,11 +633,11 @@ def _data_version(store: Store) -> int | None:
         return None
 
 
-def _reached_twice(paths: set[Path], existing: Iterable[str]) -> bool:
+def _reached_twice(paths: set[Path], real: Counter[str]) -> bool:
     """Whether a file among ``paths`` is also a note under another name (a symlink beside it, a
     hard link): its event names one path, and the other note kept the old text, handed over
-    beside the new (AJ01). Then the folder is read again whole."""
-    real = Counter(os.path.realpath(p) for p in existing)
+    beside the new (AJ01). Then the folder is read again whole. ``real``: the stored notes'
+    real paths, counted."""
     for path in paths:
         try:
             if real[os.path.realpath(path)] > 1 or os.stat(path).st_nlink > 1:

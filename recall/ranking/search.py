@@ -156,8 +156,7 @@ class Searcher:
         if not scope.everything:
             lex[~self._admitted(idx, scope)] = 0.0
         other = self._cjk_notes(idx) != mostly_cjk(text)
-        ordering = with_best_rows(dense, idx.chunk_note, scanned, self.settings.best_rows, idx.asked)
-        ordering = self._with_headers(idx, qv, ordering) if self._headers_on(idx) else ordering
+        ordering = self._ordering(idx, qv, dense, scanned)
         order, gate = fuse(ordering, lex, lexical_weight=self._lexical_weights(idx), depth=depth, k=k_notes,
                            other_script=other, gate_scores=dense)
         t3 = time.perf_counter()
@@ -220,6 +219,17 @@ class Searcher:
         out[found[has]] = (1 - w) * dense[found[has]] + w * (rows[has] @ qv[0])
         return out
 
+    def _ordering(self, idx: LoadedIndex, qv, dense, scanned):
+        """The dense side of the order: a note with questions by its best rows together
+        (``with_best_rows``), one without by its best row and its header (``_with_headers``)."""
+        rows = idx._scope_cache.get("rows")  # rows per note: once per generation, off the message's path
+        if rows is None:
+            import numpy as np
+
+            rows = idx._scope_cache.put("rows", np.bincount(idx.chunk_note, minlength=len(idx.notes)))
+        ordering = with_best_rows(dense, idx.chunk_note, rows, scanned, self.settings.best_rows, idx.asked)
+        return self._with_headers(idx, qv, ordering) if self._headers_on(idx) else ordering
+
     def _reorder(self, idx: LoadedIndex, qv, hits: list[Hit], scanned) -> list[Hit]:
         """Dense-only hits in the order the fused path's dense side gives (``with_best_rows``,
         then ``_with_headers``); the i-th keeps the i-th best chunk score, so the gap rule sees
@@ -232,8 +242,7 @@ class Searcher:
         dense = np.full(len(idx.notes), -np.inf)
         where = [pos[id(h.note)] for h in hits]
         dense[where] = [h.score for h in hits]
-        ordering = with_best_rows(dense, idx.chunk_note, scanned, self.settings.best_rows, idx.asked)
-        ordering = (self._with_headers(idx, qv, ordering) if self._headers_on(idx) else ordering)[where]
+        ordering = self._ordering(idx, qv, dense, scanned)[where]
         order = np.argsort(-ordering, kind="stable")
         return [Hit(hits[i].note, hits[r].score, hits[i].chunk) for r, i in enumerate(order)]
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 
-def with_best_rows(dense: Any, chunk_note: Any, scanned: Any, rows: int, asked: Any) -> Any:
+def with_best_rows(dense: Any, chunk_note: Any, counts: Any, scanned: Any, rows: int, asked: Any) -> Any:
     """``dense`` (note position -> best row's score, -inf where not found) with each found note
     with questions (``asked``, a mask over the notes) given the mean of its ``rows`` best rows.
+    ``chunk_note``: each row's note; ``counts``: each note's rows in the index (its bincount).
     ``scanned``: the scan whose first row gave ``dense`` (scores, ids best first, whether it
     held every row in scope). A row the scan did not reach counts as the scan's lowest score,
     the most it can be; a note with fewer rows in the index is the mean of those it has."""
@@ -38,7 +39,7 @@ def with_best_rows(dense: Any, chunk_note: Any, scanned: Any, rows: int, asked: 
     n = len(dense)
     total = np.bincount(notes[top], weights=values[top], minlength=n)
     seen = np.bincount(notes[top], minlength=n)
-    want = np.minimum(np.bincount(chunk_note, minlength=n), rows)  # a note with fewer rows: all of them
+    want = np.minimum(counts, rows)  # a note with fewer rows: all of them
     mean = (total + (want - seen) * float(values[-1])) / np.maximum(want, 1)
     use = np.isfinite(dense) & np.asarray(asked, dtype=bool) & (want > 1)
     out = dense.copy()
