@@ -21,7 +21,7 @@ from recall.errors import EmbedderError
 from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, newer_elsewhere, unnested
 from recall.privacy.claude_memory import memory_source
 from recall.privacy.masking import RULES_VERSION
-from recall.privacy.paths import make_tree_private, recall_home
+from recall.privacy.paths import DB_NAME, make_tree_private, recall_home
 from recall.privacy.safetext import whole
 from recall.privacy.trust import require_home
 from recall.ranking.scope import Scope
@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold da
     from recall.indexing.indexer import Indexer, SourceSpec, SyncStats
     from recall.indexing.progress import IndexProgress
 
-DB_NAME = "recall.db"
 
 
 @dataclass

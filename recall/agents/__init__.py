@@ -38,12 +38,12 @@ the agent's module reads its event (``read_event``), wraps the block in its outp
 its cap (``output``, ``MAX_CHARS``) and installs itself (``install``/``uninstall``).
 
 Adding an agent: write ``recall/agents/<name>.py`` with ``NAME``, ``EVENT``, ``MAX_CHARS``,
-``FORMS``, ``read_event(event) -> Message | None`` (``recall.agents.wire.read_prompt_event`` when
-its event is ``{"prompt", "cwd"}``), ``output(block) -> str | None`` and ``envelope() -> int`` (the
-bytes its envelope adds: the selector's byte caps count the widest one; both from
-``wire.additional_context(EVENT, MAX_CHARS)`` when it reads ``hookSpecificOutput.additionalContext``)
-and ``install``/``uninstall``; add
-one line to ``registry.AGENTS``. Keep its top-level imports to the standard library and
+``FORMS``, ``read_event(event) -> Message | None`` (``recall.agents.wire.prompt_event_reader(EVENT)``
+when its event is ``{"prompt", "cwd"}``: another event's name gets nothing), ``output(block) ->
+str | None`` and ``envelope() -> int`` (the bytes its envelope adds: the selector's byte caps
+count the widest one; both from ``wire.additional_context(EVENT, MAX_CHARS)`` when it reads
+``hookSpecificOutput.additionalContext``) and ``install``/``uninstall``; add one line to
+``registry.AGENTS``. Keep its top-level imports to the standard library and
 ``recall.agents``/``recall.privacy`` (the hook imports it on every message): an installer's
 dependencies (``tomlkit``, ``subprocess``) are imported inside the functions that use them.
 ``tests/core/agents/test_agents.py::test_every_agent_in_the_registry_speaks_the_same_interface`` checks

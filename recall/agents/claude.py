@@ -49,7 +49,7 @@ def read_event(event: object) -> Message | None:
     the shell has gone; the MCP server reads the same). After `cd src/lib` in a project outside
     git, the shell's folder named no project and its notes were never handed over (stop 49, an
     outside tester's AA09)."""
-    message = read_prompt_event(event)
+    message = read_prompt_event(event, EVENT)
     project = os.environ.get("CLAUDE_PROJECT_DIR", "")
     if message is None or not os.path.isabs(project):
         return message

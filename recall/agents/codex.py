@@ -39,7 +39,7 @@ from recall.agents.shared import (
     python,
     write_text,
 )
-from recall.agents.wire import additional_context, read_prompt_event
+from recall.agents.wire import additional_context, prompt_event_reader
 from recall.privacy.paths import read_text
 
 # --- on the wire --------------------------------------------------------------------------------
@@ -49,7 +49,7 @@ EVENT = "UserPromptSubmit"
 # context capped near 2,500 tokens, so at most 2,500 characters (one token per character in the worst case, CJK)
 MAX_CHARS = 2_500
 FORMS = ALL_FORMS
-read_event = read_prompt_event  # {prompt, cwd, session_id, ...}, as Claude Code's
+read_event = prompt_event_reader(EVENT)  # {prompt, cwd, session_id, ...}, as Claude Code's
 output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 

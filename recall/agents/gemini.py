@@ -19,7 +19,7 @@ from recall.agents.shared import (
     gemini_settings,
     note_created,
 )
-from recall.agents.wire import additional_context, read_prompt_event
+from recall.agents.wire import additional_context, prompt_event_reader
 
 # --- on the wire --------------------------------------------------------------------------------
 NAME = "gemini"
@@ -28,7 +28,7 @@ EVENT = "BeforeAgent"
 # (google-gemini/gemini-cli docs/hooks/reference.md); Claude Code's cap is kept
 MAX_CHARS = 10_000
 FORMS = ("command",)
-read_event = read_prompt_event  # BeforeAgent: {prompt, cwd, session_id, ...}
+read_event = prompt_event_reader(EVENT)  # BeforeAgent: {prompt, cwd, session_id, ...}
 output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 

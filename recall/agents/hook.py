@@ -47,7 +47,7 @@ if not __package__:  # run as a file: import the package from its parent folder
 from recall.agents import registry, wire  # noqa: E402
 from recall.config import snapshot  # noqa: E402
 from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import user_config_path  # noqa: E402
+from recall.privacy.paths import store_file, user_config_path  # noqa: E402
 
 
 def hook_settings() -> dict | None:
@@ -120,13 +120,14 @@ def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> str:
 
 def context_block(prompt: object, cwd: str, entrypoint: str, started: float | None = None,
                   conf: dict | None = None) -> str:
-    """The daemon's block for one message, or "": skipped sessions, messages too short to search
-    and turns nobody typed get nothing and wake no daemon. Shared with the MCP tool."""
+    """The daemon's block for one message, or "": skipped sessions, messages too short to search,
+    turns nobody typed, and a home where nothing is indexed yet (no store: a hook installed before
+    `recall index`) get nothing and wake no daemon. Shared with the MCP tool."""
     conf = conf or hook_settings()
     if conf is None or skipped_session(entrypoint, conf) or not worth_searching(prompt, conf):
         return ""
     assert isinstance(prompt, str)  # worth_searching: a str
-    return "" if nobody_typed(prompt, conf) else ask(prompt, cwd, conf, started)
+    return "" if nobody_typed(prompt, conf) or not store_file().exists() else ask(prompt, cwd, conf, started)
 
 
 def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,

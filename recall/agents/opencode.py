@@ -37,7 +37,7 @@ from recall.agents.shared import (
     root_of,
     write_text,
 )
-from recall.agents.wire import additional_context, read_prompt_event
+from recall.agents.wire import additional_context, prompt_event_reader
 from recall.privacy.paths import expand_user, home_folder, read_text
 
 # --- on the wire --------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ EVENT = "chat.message"
 # text part; OpenCode sets no cap, Claude Code's is kept
 MAX_CHARS = 10_000
 FORMS = ("command",)
-read_event = read_prompt_event  # the plugin sends {hook_event_name, session_id, cwd, prompt}
+read_event = prompt_event_reader(EVENT)  # the plugin sends {hook_event_name, session_id, cwd, prompt}
 output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
 
 

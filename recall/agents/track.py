@@ -32,14 +32,13 @@ if not __package__:  # run as a file: import the package from its parent folder
 
 from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
 from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import ensure_private_dir, private_open, read_text, recall_home  # noqa: E402
+from recall.privacy.paths import DB_NAME, ensure_private_dir, private_open, read_text, recall_home  # noqa: E402
 from recall.privacy.regular import open_regular
 
 # A read counts as "opened after injection" when recall injected that note this long before
 # (a session rarely spans more; the daemon's log holds no session ids, only times).
 INJECTED_WITHIN_S = 6 * 3600
 READ_TOOLS = ("Read",)
-DB_NAME = "recall.db"
 # "<date> <time>,<ms> INFO query {json}" (recall.daemon.logs: setup_logging / log_event)
 _QUERY_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO query (\{.*\})\s*$")
 

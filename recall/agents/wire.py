@@ -91,10 +91,12 @@ class Message(NamedTuple):
     cwd: str
 
 
-def read_prompt_event(event: object) -> Message | None:
+def read_prompt_event(event: object, name: str) -> Message | None:
     """``{"prompt": ..., "cwd": ...}``, the shape Claude Code, Codex, Gemini CLI and recall's
-    OpenCode plugin send; None when there is no text prompt."""
-    if not isinstance(event, dict):
+    OpenCode plugin send; None when there is no text prompt, or when the event names itself
+    (``hook_event_name``) other than ``name``, the agent's prompt event: the hook registered under
+    another event by hand would answer it with this event's envelope, which the agent refuses."""
+    if not isinstance(event, dict) or event.get("hook_event_name", name) != name:
         return None
     prompt = event.get("prompt")
     if not isinstance(prompt, str):
@@ -138,6 +140,11 @@ def envelope_bytes(event: str) -> int:
     empty = json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": ""}},
                        ensure_ascii=False)
     return len(empty.encode("utf-8")) - len('""') + 1
+
+
+def prompt_event_reader(name: str) -> Callable[[object], Message | None]:
+    """``read_event`` for an agent whose prompt event is ``name`` (``read_prompt_event``)."""
+    return lambda event: read_prompt_event(event, name)
 
 
 def additional_context(event: str, max_chars: int) -> tuple[Callable[[str], str | None], Callable[[], int]]:

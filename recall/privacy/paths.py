@@ -57,6 +57,14 @@ def expand_user(value: str | Path, what: str) -> Path:
                            "write the folder's full path there") from None
 
 
+DB_NAME = "recall.db"  # the store: notes, chunks, index runs (recall.store), at the top of the home
+
+
+def store_file() -> Path:
+    """The store's file in the home: where nothing is indexed yet, it is not there."""
+    return recall_home() / DB_NAME
+
+
 def recall_home() -> Path:
     env = os.environ.get("RECALL_HOME")
     if env:

@@ -147,6 +147,34 @@ def test_non_interactive_sessions_get_nothing_and_start_nothing(recall_home, has
 
 
 @pytest.mark.process
+def test_nothing_indexed_yet_gets_nothing_and_starts_no_daemon(recall_home, hash_model, daemons):
+    """A hook installed before any `recall index`: no store, so nothing to hand over, and no
+    daemon loading a model to idle six hours beside every session."""
+    proc, _ = run_hook(event(MATCHING))
+    assert_silent(proc)
+    time.sleep(0.3)
+    assert not (recall_home / "run" / "spawn.stamp").exists()
+    assert daemon_pids(recall_home) == []
+
+
+@pytest.mark.process
+@pytest.mark.parametrize(("agent", "other"), [("claude", "PreToolUse"), ("codex", "SessionStart"),
+                                              ("gemini", "AfterAgent"), ("opencode", "session.idle")])
+def test_an_event_of_another_name_gets_nothing_and_asks_nothing(indexed, daemons, agent, other):
+    """The hook registered under another event by hand: its answer would carry the prompt
+    event's name, which the agent refuses as malformed output; it says nothing instead."""
+    daemons.start()
+    body = {"session_id": "s1", "cwd": "/", "hook_event_name": other, "prompt": MATCHING}
+    assert_silent(_run_agent_hook(body, agent))
+    assert client.request({"cmd": "status"})["queries"] == 0
+
+
+def _run_agent_hook(body: dict, agent: str):
+    return subprocess.run([PY, "-P", "-m", "recall.agents.hook", "--agent", agent], input=json.dumps(body).encode(),
+                          capture_output=True, env=env_with(), timeout=30)
+
+
+@pytest.mark.process
 def test_a_session_recall_started_to_write_questions_is_not_searched(indexed, daemons):
     """recall.authoring.agentcli runs the agent CLI with RECALL_GENERATING set: its prompt (the notes)
     is not a message, even where the session counts as interactive."""
