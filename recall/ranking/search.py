@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from recall.embedding.models import Embedder, fit_query
 from recall.errors import IndexDamaged
 from recall.ranking.scope import Scope
-from recall.ranking.seconds import with_best_rows
+from recall.ranking.seconds import blended, with_best_rows
 from recall.ranking.selector import Hit, Ranking
 from recall.store.vectors import LoadedIndex, current_marker, load_index
 
@@ -208,26 +208,19 @@ class Searcher:
         its best chunk alone otherwise: the header stands in for questions where a note has none;
         beside them it cost hit@1 on every dev collection but the sample (docs/decision.md, issue
         #23). Only the order: whether to speak stays the best chunks' call."""
-        import numpy as np
-
-        assert idx.headers is not None
-        w = self.settings.header_weight
-        found = np.flatnonzero(np.isfinite(dense))
-        rows = idx.headers[found]
-        has = rows.any(axis=1) & ~idx.asked[found]
-        out = dense.copy()
-        out[found[has]] = (1 - w) * dense[found[has]] + w * (rows[has] @ qv[0])
-        return out
+        return blended(dense, idx.headers, qv, self.settings.header_weight, ~idx.asked)
 
     def _ordering(self, idx: LoadedIndex, qv, dense, scanned):
         """The dense side of the order: a note with questions by its best rows together
-        (``with_best_rows``), one without by its best row and its header (``_with_headers``)."""
+        (``with_best_rows``) and its prototype, one without by its best row and its header
+        (``_with_headers``)."""
         rows = idx._scope_cache.get("rows")  # rows per note: once per generation, off the message's path
         if rows is None:
             import numpy as np
 
             rows = idx._scope_cache.put("rows", np.bincount(idx.chunk_note, minlength=len(idx.notes)))
         ordering = with_best_rows(dense, idx.chunk_note, rows, scanned, self.settings.best_rows, idx.asked)
+        ordering = blended(ordering, idx.prototypes, qv, self.settings.prototype_weight)  # its questions' mean
         return self._with_headers(idx, qv, ordering) if self._headers_on(idx) else ordering
 
     def _reorder(self, idx: LoadedIndex, qv, hits: list[Hit], scanned) -> list[Hit]:

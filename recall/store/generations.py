@@ -21,10 +21,10 @@ from typing import Any
 
 from recall.privacy.paths import read_text
 
-DIGESTED = ("index.faiss", "lexical.npz", "headers.npy")  # the files meta.json holds the checksums of
+DIGESTED = ("index.faiss", "lexical.npz", "headers.npy", "prototypes.npy")  # the files meta.json holds the checksums of
 # Bumped when a generation's files change for the same inputs (a new index type, a BM25 change):
 # a build then writes a new one whatever it was built from.
-BUILD_VERSION = 1
+BUILD_VERSION = 2  # 2: prototypes.npy
 
 
 def file_digest(path: Path) -> str:
@@ -91,3 +91,20 @@ def after_every_other(root: Path) -> None:
             os.utime(root / "current", ns=(latest + 1_000_000, latest + 1_000_000))
     except OSError:
         pass  # read as it is: at worst the daemon indexes once more
+
+
+def note_rows(pos_of: dict, pks: list, blobs: list, n_notes: int, dim: int) -> Any:
+    """A vector per note: the mean of its vectors among ``blobs`` (``pks``: their notes), unit
+    length; zeros for a note with none. Its header (one vector), its prototype (its questions'
+    and restatements' mean: what the note is asked, whatever the words; ``[search]
+    prototype_weight``)."""
+    import numpy as np
+
+    out = np.zeros((n_notes, dim), dtype=np.float32)
+    kept = [(pos_of[pk], blob) for pk, blob in zip(pks, blobs, strict=True) if len(blob) == dim * 4]
+    if kept:
+        vecs = np.frombuffer(b"".join(blob for _, blob in kept), dtype=np.float32).reshape(-1, dim)
+        np.add.at(out, [pos for pos, _ in kept], vecs)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+    return out

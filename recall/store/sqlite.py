@@ -231,16 +231,18 @@ class Store:
         )
         return [NoteRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], json.loads(r[10])) for r in rows]
 
-    def chunk_vectors(self, model_id: str, headers: bool = False) -> tuple[list[int], list[bytes]]:
+    def chunk_vectors(self, model_id: str, headers: bool = False, asked: bool = False) -> tuple[list[int], list[bytes]]:
         """(note pk, vector bytes) for every chunk that has a vector for ``model_id``, headers
         and the questions and restatements set aside for it (``muted``) left out; ``headers``:
-        the headers alone (``recall.indexing.indexer.header_chunk``)."""
+        the headers alone (``recall.indexing.indexer.header_chunk``); ``asked``: the questions and
+        restatements alone."""
         pks: list[int] = []
         blobs: list[bytes] = []
+        roles = "= 'header'" if headers else "IN ('question', 'restatement')" if asked else "!= 'header'"
         for pk, blob in self.db.execute(
             "SELECT c.note_id, v.vector FROM chunks c JOIN vectors v"
             " ON v.text_hash = c.text_hash AND v.model_id = ?"
-            f" WHERE c.role {'=' if headers else '!='} 'header' AND NOT (c.role IN ('question', 'restatement')"
+            f" WHERE c.role {roles} AND NOT (c.role IN ('question', 'restatement')"
             " AND c.text_hash IN"
             " (SELECT text_hash FROM muted WHERE model_id = ?)) ORDER BY c.note_id, c.ord",
             (model_id, model_id),

@@ -36,6 +36,7 @@ from recall.store.generations import (
     file_digest,
     holds_more,
     inputs_digest,
+    note_rows,
     unchanged_generation,
 )
 from recall.store.lru import Lru
@@ -52,7 +53,8 @@ HNSW_M = 32
 COSINE_ERROR_MAX = 2.0 ** -11
 KEEP_GENERATIONS = 2
 SCOPES_KEPT = 256  # cached entries per loaded index: about two per project asked from (a mask, a selector)
-GENERATION_FILES = ("index.faiss", "meta.json", "lexical.npz", "headers.npy")  # what a reader opens
+PER_NOTE = ("headers.npy", "prototypes.npy")  # a vector per note: its header; its questions' mean
+GENERATION_FILES = ("index.faiss", "meta.json", "lexical.npz", *PER_NOTE)  # what a reader opens
 
 
 def slug(model_id: str) -> str:
@@ -133,6 +135,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
         notes = store.notes()
         pks, blobs = store.chunk_vectors(model_id)
         header_pks, header_blobs = store.chunk_vectors(model_id, headers=True)
+        asked_pks, asked_blobs = store.chunk_vectors(model_id, asked=True)
         asked = store.notes_with_questions()
         texts = store.chunk_texts(role="text")  # BM25 reads the note, not its questions
     finally:
@@ -149,10 +152,8 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
         if blobs else np.zeros((0, 1), dtype=np.float32)
     )
     chunk_note = [pos_of[pk] for pk in pks]
-    headers = np.zeros((len(notes), dim), dtype=np.float32)  # a note without a header: zeros
-    for pk, blob in zip(header_pks, header_blobs, strict=True):
-        if len(blob) == dim * 4:
-            headers[pos_of[pk]] = np.frombuffer(blob, dtype=np.float32)
+    per_note = {"headers.npy": note_rows(pos_of, header_pks, header_blobs, len(notes), dim),
+                "prototypes.npy": note_rows(pos_of, asked_pks, asked_blobs, len(notes), dim)}
 
     # Past every generation on disk, not just `current`: a damaged or missing marker must
     # not make the new generation older than the ones beside it (they would outlive it).
@@ -164,7 +165,7 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
     ensure_private_dir(gen_dir)
     try:
         _write_generation(gen_dir, model_id, generation, notes, matrix, blobs, chunk_note, texts, dim,
-                          approximate_from, headers, [i for i, n in enumerate(notes) if n.pk in asked], inputs)
+                          approximate_from, per_note, [i for i, n in enumerate(notes) if n.pk in asked], inputs)
     except BaseException:
         shutil.rmtree(gen_dir, ignore_errors=True)  # a generation half written (disk full, killed)
         raise
@@ -182,9 +183,9 @@ def _build(store: Store, model_id: str, root: Path, approximate_from: int, keep:
 
 def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list, matrix: Any,
                       blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int,
-                      headers: Any = None, asked: list[int] | None = None, inputs: str = "") -> None:
+                      per_note: dict[str, Any] | None = None, asked: list[int] | None = None,
+                      inputs: str = "") -> None:
     import faiss
-    import numpy as np
 
     index: Any
     if len(blobs) >= approximate_from:
@@ -213,11 +214,9 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
         fh.flush()
         os.fsync(fh.fileno())
 
-    if headers is not None and headers.any():  # no header at all (an index of titles): no file
-        with private_open(gen_dir / "headers.npy", "wb") as fh:
-            np.save(fh, headers, allow_pickle=False)
-            fh.flush()
-            os.fsync(fh.fileno())
+    for name, rows in (per_note or {}).items():  # PER_NOTE's files
+        if rows.any():  # none at all (an index of titles; notes without questions): no file
+            _save_rows(gen_dir / name, rows)
 
     meta = {
         "model_id": model_id,
@@ -242,6 +241,15 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
     _fsync_write(gen_dir / "meta.json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
+
+
+def _save_rows(path: Path, rows: Any) -> None:
+    import numpy as np
+
+    with private_open(path, "wb") as fh:
+        np.save(fh, rows, allow_pickle=False)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _digest(texts: list[str]) -> str:
@@ -280,6 +288,7 @@ class LoadedIndex:
     asked: np.ndarray  # per note: has questions of its own (a generation from before: none)
     lexical: Bm25 | None = None  # None for a generation built before BM25 existed
     headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
+    prototypes: np.ndarray | None = None  # (notes x dim) each note's questions' mean (``prototypes``); None: none
     # per scope and per generation (recall.ranking.search), bounded: a daemon meets a project per folder
     _scope_cache: Lru = field(default_factory=lambda: Lru(SCOPES_KEPT))
 
@@ -350,12 +359,13 @@ def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             lexical = Bm25.load(path)
             if lexical.n_docs != len(notes):
                 raise ValueError("its notes do not match the index")
-        headers = None
-        path = gen_dir / "headers.npy"
-        if path.exists():
-            headers = np.load(path, allow_pickle=False)
-            if headers.ndim != 2 or headers.shape[0] != len(notes) or headers.shape[1] != index.d:
-                raise ValueError("its headers do not match the notes")
+        per_note = {}
+        for name in PER_NOTE:  # a vector per note, or no file (a generation from before)
+            path = gen_dir / name
+            if path.exists():
+                per_note[name] = np.load(path, allow_pickle=False)
+                if per_note[name].shape != (len(notes), index.d):
+                    raise ValueError(f"its {name.removesuffix('.npy')} do not match the notes")
     except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
         if isinstance(exc, OSError) and exc.strerror:
             detail = exc.strerror
@@ -365,7 +375,8 @@ def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
             detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
         raise IndexDamaged(path, detail) from exc
     return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
-                       path=gen_dir, asked=asked, lexical=lexical, headers=headers)
+                       path=gen_dir, asked=asked, lexical=lexical, headers=per_note.get("headers.npy"),
+                       prototypes=per_note.get("prototypes.npy"))
 
 
 def current_marker(model_id: str, home: Path | None = None) -> int | None:
