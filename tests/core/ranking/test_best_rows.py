@@ -3,15 +3,10 @@ best_rows``): a note one of whose questions happens to echo a message no longer 
 several of whose questions answer it, while the scores the gate sees, and so whether recall
 speaks, stay the best rows'."""
 
-import dataclasses
-
 import numpy as np
 
 from helpers.notes import write_note_with_questions
-from recall.api import Recall
-from recall.config.load import load_config
-from recall.embedding.models import get_embedder
-from recall.indexing.indexer import SourceSpec
+from helpers.ranking import ask_once
 from recall.ranking.seconds import with_best_rows
 
 MESSAGE = "rotate the staging database password before the release"
@@ -36,14 +31,7 @@ def _notes(tmp_path):
 
 
 def _ask(home, notes, rows: int):
-    config = load_config()
-    search = dataclasses.replace(config.search.with_lexical_weight(0.01), best_rows=rows,
-                                 sentence_weight=0.0, header_weight=0.0)
-    app = Recall(home=home, config=dataclasses.replace(config, search=search), embedder=get_embedder("hash"))
-    app.index([SourceSpec("dir", notes)])
-    got = app.query(MESSAGE)
-    app.store.close()
-    return got
+    return ask_once(home, notes, MESSAGE, best_rows=rows, prototype_weight=0.0)
 
 
 def test_a_note_several_rows_answer_outranks_one_a_single_row_echoes_and_the_gate_sees_the_same(tmp_path):

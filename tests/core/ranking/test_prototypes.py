@@ -3,15 +3,11 @@ prototype_weight``): a note whose questions together are near a message outranks
 question of which echoes it, while the scores the gate sees, and so whether recall speaks, stay
 the best rows'. The prototypes are built with the index, one row per note."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from helpers.notes import write_note, write_note_with_questions
-from recall.api import Recall
-from recall.config.load import load_config
-from recall.embedding.models import get_embedder
+from helpers.ranking import ask_once, order_app
 from recall.errors import IndexDamaged
 from recall.indexing.indexer import SourceSpec
 from recall.store.vectors import index_dir, load_index
@@ -33,19 +29,8 @@ def _notes(tmp_path):
     return folder
 
 
-def _app(home, weight: float) -> Recall:
-    config = load_config()
-    search = dataclasses.replace(config.search.with_lexical_weight(0.01), best_rows=1, prototype_weight=weight,
-                                 lexical_weight_with_questions=0.0, sentence_weight=0.0, header_weight=0.0)
-    return Recall(home=home, config=dataclasses.replace(config, search=search), embedder=get_embedder("hash"))
-
-
 def _ask(home, notes, weight: float):
-    app = _app(home, weight)
-    app.index([SourceSpec("dir", notes)])
-    got = app.query(MESSAGE)
-    app.store.close()
-    return got
+    return ask_once(home, notes, MESSAGE, best_rows=1, prototype_weight=weight, lexical_weight_with_questions=0.0)
 
 
 def test_a_note_whose_questions_together_answer_outranks_one_a_single_question_echoes(tmp_path):
@@ -60,7 +45,7 @@ def test_a_note_whose_questions_together_answer_outranks_one_a_single_question_e
 
 def test_each_note_with_questions_has_a_unit_prototype_and_a_damaged_file_is_one_line(tmp_path):
     home = tmp_path / "home"
-    app = _app(home, 0.3)
+    app = order_app(home, prototype_weight=0.3)
     app.index([SourceSpec("dir", _notes(tmp_path))])
     app.store.close()
     idx = load_index("hash-256", home)
