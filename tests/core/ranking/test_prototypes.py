@@ -61,3 +61,16 @@ def test_each_note_with_questions_has_a_unit_prototype_and_a_damaged_file_is_one
     (gen / "prototypes.npy").write_bytes(bytes(data))
     with pytest.raises(IndexDamaged, match="prototypes.npy"):
         load_index("hash-256", home)
+
+
+def test_an_index_from_before_prototypes_loads_and_orders_without_them(tmp_path):
+    home, notes = tmp_path / "home", _notes(tmp_path)
+    app = order_app(home, prototype_weight=0.5)
+    app.index([SourceSpec("dir", notes)])
+    app.store.close()
+    root = index_dir("hash-256", home)
+    (root / (root / "current").read_text().strip() / "prototypes.npy").unlink()  # as a generation from before
+    older = order_app(home, best_rows=1, prototype_weight=0.5, lexical_weight_with_questions=0.0)
+    assert older.searcher.index is not None and older.searcher.index.prototypes is None
+    assert [h.note["id"] for h in older.query(MESSAGE).hits][:2] == ["echo", "runbook"]  # the best row's order
+    older.store.close()
