@@ -37,38 +37,47 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
         _print_json(app, res, k, for_agent)
         return
     if explain:
-        t = res.rule.thresholds
-        say(f"model {app.embedder.model_id}; thresholds from [{t.source}] in "
-            f"{t.origin}: top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}, "
-            f"gap_floor {t.gap_floor}, full_gap {t.full_gap}, full_margin {t.full_margin}")
-        if d.negative is not None:
-            say(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
-                "evidence = top + neg_weight x (top - nearest unrelated)")
-        if "lexical_ms" in res.timings:
-            search = app.config.search
-            say(f"order: dense fused with BM25 (search.lexical_weight {search.lexical_weight}, "
-                f"{search.lexical_weight_with_questions} for a note with questions); "
-                "each score is the dense ranking's score at that rank, which the gap rule reads")
-        if "sentences_ms" in res.timings:
-            say(f"order: also each sentence searched on its own, fused by rank (search.sentence_weight "
-                f"{app.config.search.sentence_weight:g}); the scores stay the whole message's")
-        chosen = {id(h.note) for h in d.chosen}
-        for rank, h in enumerate(res.hits[:k], 1):
-            mark = "*" if id(h.note) in chosen else " "
-            say(f"{mark}{rank:3d}  {h.score:.4f}  [{h.note['kind']}] {one_line(h.note['name'])}  "
-                f"({one_line(h.note['id'])})")
-        top = "-" if d.top is None else f"{d.top:.4f}"
-        gap = "-" if d.gap is None else f"{d.gap:.4f}"
-        say(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
-        if res.timings:
-            say("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
-        _say_other_daemon()
-        if d.text:
-            say(f"--- injected ({d.line_bytes} bytes) ---")
+        _explain(app, res, k)
     if d.text:
         say(d.text)
     elif not explain:
         say(f"(nothing: {d.reason})", err=True)
+
+
+def _explain(app, res, k: int) -> None:
+    """``--explain``: the thresholds, the nearest known unrelated message, how the notes were
+    ordered, the first ``k`` notes with their scores, the decision and the timings."""
+    d = res.decision
+    t = res.rule.thresholds
+    say(f"model {app.embedder.model_id}; thresholds from [{t.source}] in "
+        f"{t.origin}: top_floor {t.top_floor:.4f}, neg_weight {t.neg_weight:g}, "
+        f"gap_floor {t.gap_floor}, full_gap {t.full_gap}, full_margin {t.full_margin}")
+    if d.negative is not None:
+        say(f"nearest known unrelated message: {d.negative:.4f} (negatives.jsonl + the shipped bank); "
+            "evidence = top + neg_weight x (top - nearest unrelated)")
+    if "lexical_ms" in res.timings:
+        search = app.config.search
+        say(f"order: dense fused with BM25 (search.lexical_weight {search.lexical_weight}, "
+            f"{search.lexical_weight_with_questions} for a note with questions); each score is the dense "
+            "ranking's score at that rank, which the gap rule reads\norder: a note with questions by its "
+            f"{search.best_rows} best rows (search.best_rows) and its questions' mean "
+            f"(search.prototype_weight {search.prototype_weight:g}); scores as above")
+    if "sentences_ms" in res.timings:
+        say(f"order: also each sentence searched on its own, fused by rank (search.sentence_weight "
+            f"{app.config.search.sentence_weight:g}); the scores stay the whole message's")
+    chosen = {id(h.note) for h in d.chosen}
+    for rank, h in enumerate(res.hits[:k], 1):
+        mark = "*" if id(h.note) in chosen else " "
+        say(f"{mark}{rank:3d}  {h.score:.4f}  [{h.note['kind']}] {one_line(h.note['name'])}  "
+            f"({one_line(h.note['id'])})")
+    top = "-" if d.top is None else f"{d.top:.4f}"
+    gap = "-" if d.gap is None else f"{d.gap:.4f}"
+    say(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
+    if res.timings:
+        say("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
+    _say_other_daemon()
+    if d.text:
+        say(f"--- injected ({d.line_bytes} bytes) ---")
 
 
 def _print_json(app, res, k: int, for_agent: bool) -> None:

@@ -74,7 +74,8 @@ def test_query_explain_and_json(sample_notes):
     assert "nearest known unrelated message" in out
     assert "decimal-not-float" in out
     assert "top " in out and "gap " in out and "->" in out
-    assert "order: dense fused with BM25 (search.lexical_weight 0.4, 0.2 for a note with questions)" in out
+    assert "order: dense fused with BM25 (search.lexical_weight 0.4, 0.0 for a note with questions)" in out
+    assert "by its 2 best rows (search.best_rows) and its questions' mean (search.prototype_weight 0.3)" in out
     data = json.loads(recall("query", "--all", "--json", "Decimal not float for money amounts").stdout)
     assert data["ranked"][0]["id"] == "decimal-not-float"
     assert "lexical_ms" in data["timings_ms"]

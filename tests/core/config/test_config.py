@@ -51,7 +51,8 @@ def test_no_field_has_a_default_for_a_toml_key():
 
 def test_packaged_values_come_through_typed():
     s = packaged_settings()
-    assert s.search.lexical_weight == 0.4 and s.search.lexical_weight_with_questions == 0.2
+    assert s.search.lexical_weight == 0.4 and s.search.lexical_weight_with_questions == 0.0
+    assert (s.search.best_rows, s.search.prototype_weight) == (2, 0.3)
     assert s.search.fusion_depth == 50
     assert (s.chunking.chars, s.chunking.overlap, s.chunking.max_chunks) == (700, 100, 6)
     assert s.hook.skip_entrypoints == ("sdk-cli", "sdk-py", "sdk-ts")
