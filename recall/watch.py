@@ -183,6 +183,7 @@ class Watcher:
         self._observer: Any = None
         self._event_handler: Any = None
         self._roots: dict[Path, tuple[tuple[int, int] | None, Any]] = {}  # root -> (its identity, its watch)
+        self._left: set[Path] = set()  # roots a sync found gone, their notes taken out (``_check_roots``)
         self.poll_s = poll_s
         self.polling: str | None = None  # the inotify limit reached, once the folders are polled
         self._limits_before = 0  # ``_LIMITS_SEEN.count`` when this watcher started
@@ -428,7 +429,13 @@ class Watcher:
         if _LIMITS_SEEN.count > self._limits_before and _LIMITS_SEEN.last is not None and not self.polling:
             self._switch_to_polling(_LIMITS_SEEN.last)
             return
+        with self._cond:
+            left, self._left = self._left, set()
         for root, (seen, watch) in list(self._roots.items()):
+            if root in left:  # a sync found it gone: gone until a look sees it back, under
+                # any identity (`mv` away and back kept its own, and its notes stayed out for good)
+                seen = None
+                self._roots[root] = (None, watch)
             now = file_id(root)
             if now == seen and (now is None or self._alive(watch)):
                 continue
@@ -581,11 +588,16 @@ class Watcher:
         return result
 
     def _sync_whole(self, indexer: Indexer, w: Watched, stats: SyncStats) -> None:
-        if w.root.is_dir():
-            # Hash-checked: unchanged files are read and hashed, not parsed or embedded.
-            stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project)))
-        else:  # the folder itself is gone: so are its notes
+        gone = not w.root.is_dir()
+        if gone:  # the folder itself is gone: so are its notes
             indexer.sync_notes(w.ref, [], stats, remove_missing=True)
+        else:  # hash-checked: unchanged files are read and hashed, not parsed or embedded
+            stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project)))
+        if gone or not w.root.is_dir():  # or it went while it was read: its notes are out until a
+            with self._cond:  # look at the roots sees it back, whatever its identity (``_check_roots``)
+                self._left.add(w.root)
+            if not gone:  # the notes read before it went are still in: read it again, gone
+                self._queue(dirs=[str(w.root)])
 
     def _sync_paths(self, indexer: Indexer, w: Watched, paths: set[Path], stats: SyncStats) -> None:
         existing = indexer.store.note_hashes(w.ref)
