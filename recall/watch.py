@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall.api import DB_NAME
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
 from recall.indexing.known import unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
@@ -51,7 +50,7 @@ from recall.notes.files import is_note_name, name_problem, read_note, shown_path
 from recall.notes.problems import grouped
 from recall.notes.questions import QUESTIONS_FILE_NAMES
 from recall.notes.walk import walked_into
-from recall.privacy.paths import file_id, leads_outside
+from recall.privacy.paths import DB_NAME, file_id, leads_outside
 from recall.store.records import SourceRef
 from recall.store.sqlite import Store
 

@@ -159,11 +159,10 @@ def nothing_yet(home, repair: str) -> str:
 
 
 def _state_line(exc: BaseException) -> str | None:
-    from recall.api import DB_NAME
-    from recall.privacy.paths import recall_home
+    from recall.privacy.paths import recall_home, store_file
     from recall.store.errors import state_line
 
-    return state_line(exc, recall_home(), recall_home() / DB_NAME)
+    return state_line(exc, recall_home(), store_file())
 
 
 def output_failed(exc: BaseException) -> str | None:

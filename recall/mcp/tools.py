@@ -159,7 +159,7 @@ def search_answer(app: Recall, text: str, scope: Scope, k: int, typed: bool = Fa
     """The K best notes for ``text`` in ``scope`` and what the selector would hand over: the
     MCP tool ``recall_search``'s answer, and `recall search --json` / ``--for-agent``'s (one
     shape for both, as the README promises; an outside tester found the two apart, stop 48)."""
-    from recall.api import DB_NAME
+    from recall.privacy.paths import DB_NAME
     from recall.store.sqlite import Store
 
     res = app.query(text, scope, k_notes=k, search_short=True, typed=typed)  # asked on purpose: searched
