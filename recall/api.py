@@ -291,7 +291,8 @@ class Recall:
         target = self.config.selector.target_silence if target is None else target
         muted = self.store.muted(self.embedder.model_id)
         cal = calibrate(self.embedder, self.store, self.home, negatives_files, target,
-                        self.config.selector.near_miss_margin, self.config.selector.set_aside_questions)
+                        self.config.selector.near_miss_margin, self.config.selector.set_aside_questions,
+                        self.config.selector.fit_on_hidden_notes)
         if self.store.muted(self.embedder.model_id) != muted:
             self.indexer().rebuild()  # the questions set aside leave the index (recall.ranking.muting)
         if cal is not None:

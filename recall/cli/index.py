@@ -178,9 +178,11 @@ def _calibration_line(cal, questions: int) -> str:
         what = own_negatives_words(own, near, "the folders'")
         aside += (f"; the packaged floor stays: {what}, under the {MIN_OWN_NEGATIVES} a"
                   " fit needs (chit-chat says little about near misses); `recall questions on` writes them")
+    silence = (f"silence {cal.silence:.2f} on the negatives' less silent half" if cal.hidden_notes is None else
+               f"silence {cal.silence:.2f} estimated from the notes each hidden in turn ({cal.hidden_notes:.2f} of"
+               f" their questions silent), {cal.written:.2f} on the written negatives")
     return (f"calibrated on {how}: top_floor {cal.top_floor:.4f}, neg_weight {cal.neg_weight:g} "
-            f"(silence {cal.silence:.2f} on the negatives' less silent half, target {cal.target_silence:g}{got})"
-            + aside)
+            f"({silence}, target {cal.target_silence:g}{got})" + aside)
 
 
 @click.command()

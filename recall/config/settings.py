@@ -187,6 +187,7 @@ class SelectorSettings:
     target_silence: float = field(metadata=ranged(*TARGET_SILENCE_RANGE))
     near_miss_margin: float = field(metadata=ranged(0, 0.5))
     set_aside_questions: bool
+    fit_on_hidden_notes: bool
 
     def __post_init__(self) -> None:
         if self.kind not in ("gap", "learned"):

