@@ -55,35 +55,38 @@ def test_thresholds_at_their_edges(top, gap, expected):
 
 
 def test_short_list_is_top_3_and_full_list_within_margin():
+    whole = S.replace(headline_margin=inf)  # the tiers alone, no test per headline
     ranked = hits([0.90, 0.895, 0.89, 0.87] + [0.82] * 7)
-    d = decide("a message long enough", ranked, S)
+    d = decide("a message long enough", ranked, whole)
     assert d.kind == "short"
     assert [h.note["id"] for h in d.chosen] == ["n0", "n1", "n2"]
 
     ranked = hits([0.95, 0.94, 0.85, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6])
-    d = decide("a message long enough", ranked, S)
+    d = decide("a message long enough", ranked, whole)
     assert d.kind == "full"
     assert [h.note["id"] for h in d.chosen] == ["n0", "n1"]  # 0.85 is not within 0.05 of 0.95
 
 
 def test_each_headline_after_the_first_earns_its_place():
-    assert S.selector.headline_margin == pytest.approx(0.01)  # the packaged value
+    assert S.selector.headline_margin == 0.0  # the packaged value: the top note alone, exact ties aside
+    assert [h.note["id"] for h in decide("a message long enough", hits([0.90, 0.895] + [0.82] * 9), S).chosen] == ["n0"]
+    tie = decide("a message long enough", hits([0.90, 0.90] + [0.82] * 9), S)
+    assert [h.note["id"] for h in tie.chosen] == ["n0", "n1"]
+    near = S.replace(headline_margin=0.01)
     # Short tier: the second is a near tie (0.01 below), the third 0.03 below: dropped.
-    d = decide("a message long enough", hits([0.90, 0.89, 0.87, 0.86] + [0.82] * 7), S)
+    d = decide("a message long enough", hits([0.90, 0.89, 0.87, 0.86] + [0.82] * 7), near)
     assert d.kind == "short" and [h.note["id"] for h in d.chosen] == ["n0", "n1"]
     assert "1 more below the headline test" in d.reason
     # Full tier: within full_margin (0.05) but not within headline_margin.
-    d = decide("a message long enough", hits([0.95, 0.92] + [0.6] * 9), S)
+    d = decide("a message long enough", hits([0.95, 0.92] + [0.6] * 9), near)
     assert d.kind == "full" and [h.note["id"] for h in d.chosen] == ["n0"]
-    # headline_margin 0: the top alone; inf: the list whole, as the original rule had it.
-    assert [h.note["id"] for h in decide("a message long enough", hits([0.90, 0.895] + [0.82] * 9),
-                                         S.replace(headline_margin=0.0)).chosen] == ["n0"]
+    # inf: the list whole, as the original rule had it.
     whole = decide("a message long enough", hits([0.90, 0.85, 0.80] + [0.79] * 8), S.replace(headline_margin=inf))
     assert [h.note["id"] for h in whole.chosen] == ["n0", "n1", "n2"]
 
 
 def test_each_headline_passes_its_own_evidence_against_the_nearest_negative():
-    rule = S.replace(top_floor=1.0, neg_weight=4.0, gap_floor=-2.0)
+    rule = S.replace(top_floor=1.0, neg_weight=4.0, gap_floor=-2.0, headline_margin=0.01)
     ranked = Ranking(hits([0.90, 0.89, 0.60, 0.6] + [0.5] * 7), negative=0.87)
     # top: 0.90 + 4 x 0.03 = 1.02 >= 1.0 speaks; second: 0.89 + 4 x 0.02 = 0.97 < 1.0, dropped
     # although it is within headline_margin of the top.
