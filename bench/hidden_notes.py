@@ -5,9 +5,10 @@ Each note's questions asked with the whole note out of the index (``held_out_fea
 ``whole_note``) play near misses no writer chose. This indexes a collection as ``recall index``
 does (its questions and negatives), computes in the calibration's own space (each note's best
 dense row, the margin over the nearest known negative at the calibrated ``neg_weight``) the
-evidence of the hidden notes' questions and of the sets' unrelated messages, and prints, for
-each target silence, the share of the hidden notes' questions kept silent by the floor that
-meets the target on the sets' unrelated messages. ``TABLES`` holds the mean of these over
+evidence of the hidden notes' questions, of the written negatives and of the sets' unrelated
+messages, and prints, for each target silence, the share of the hidden notes' questions (and of
+the written negatives) kept silent by the floor that meets the target on the sets' unrelated
+messages: the steadier that share across collections, the better it calibrates. ``TABLES`` holds the mean of these over
 rules-120, kinopeee and the sample (pass dev sets only).
 
     PYTHONPATH=$PWD python -m bench.hidden_notes --notes ../shared/benchmarks/rules-120/notes \\
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from recall.api import Recall
     from recall.embedding.models import get_embedder
     from recall.ranking import negatives as negs
-    from recall.ranking.calibration import held_out_features, note_scores
+    from recall.ranking.calibration import _negative_features, held_out_features, note_scores
     from recall.ranking.calibration_inputs import chunks_of, embed_cached
     from recall.store.vectors import index_dir
     from recall_eval.datasets.collections import load_questions
@@ -52,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     muted = app.store.muted(app.embedder.model_id)
     keep = np.array([h not in muted for h in chunks.hashes])
     matrix, chunk_note, is_question = chunks.matrix[keep], chunks.note[keep], chunks.question[keep]
-    _keys, _origins, nv = negs.load(index_dir(app.embedder.model_id, args.home) / negs.FILE)
+    _keys, origins, nv = negs.load(index_dir(app.embedder.model_id, args.home) / negs.FILE)
+    written = _negative_features(nv, [i for i, o in enumerate(origins) if o != "bank"], matrix, chunk_note)
     asked = chunks.question & keep
     hidden = held_out_features(chunks.matrix[asked], chunks.note[asked], matrix, chunk_note, is_question, nv, True)
     unrelated = [q.text for p in args.questions for q in load_questions(p) if q.kind == "unrelated"]
@@ -60,18 +62,22 @@ def main(argv: list[str] | None = None) -> int:
     top = note_scores(mv, matrix, chunk_note).max(axis=1)
     real = top + w * (top - (mv @ nv.T).max(axis=1))
     notes = hidden.top + w * hidden.margin
+    negatives = written.top + w * written.margin
     app.store.close()
     out = {"model_id": chunks.model_id, "neg_weight": w, "hidden_questions": len(notes), "unrelated": len(unrelated),
-           "share_for_target": {}}
+           "written_negatives": len(negatives), "share_for_target": {}, "written_for_target": {}}
     for target in TARGETS:
         floor = float(np.quantile(real, target, method="higher")) + 1e-9
         out["share_for_target"][f"{target:g}"] = round(1 - float(np.mean(notes >= floor)), 3)
+        out["written_for_target"][f"{target:g}"] = round(1 - float(np.mean(negatives >= floor)), 3)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"{out['model_id']}: neg_weight {w:g}, {len(notes)} hidden notes' questions, {len(unrelated)} unrelated")
+    print(f"{out['model_id']}: neg_weight {w:g}, {len(notes)} hidden notes' questions, {len(negatives)} written"
+          f" negatives, {len(unrelated)} unrelated messages")
     for target, share in out["share_for_target"].items():
-        print(f"  silence {target} on the sets' unrelated messages <- {share:.3f} of the hidden questions silent")
+        print(f"  silence {target} on the sets' unrelated messages <- {share:.3f} of the hidden questions silent,"
+              f" {out['written_for_target'][target]:.3f} of the written negatives")
     return 0
 
 

@@ -104,6 +104,13 @@ def _kept_packaged(prov) -> str:
     return f"; the packaged floor kept: {counted}, under the {MIN_OWN_NEGATIVES} a fit needs{missed}"
 
 
+def _hidden_notes(prov: dict) -> str:
+    """Where the floor came from when the notes each hidden in turn set it (recall.ranking.hidden_notes)."""
+    share = prov.get("hidden_notes_silence")
+    return f"; floor from the notes each hidden in turn, {share:g} of their questions silent" if isinstance(
+        share, float) else ""
+
+
 def _thresholds_in_force(app) -> dict:
     """Which thresholds the selector uses for the configured model, and where they came from."""
     from recall.embedding.models import model_id_of
@@ -114,7 +121,7 @@ def _thresholds_in_force(app) -> dict:
     if t.origin.endswith("calibration.toml") and prov.get("calibrated"):
         how = (f"self-calibrated {prov['calibrated']} on {prov.get('positives', 0)} held-out note questions and "
                f"{prov.get('negatives', 0)} known unrelated messages ({prov.get('mode')}; target silence "
-               f"{prov.get('target_silence')}) in {t.origin}{_kept_packaged(prov)}")
+               f"{prov.get('target_silence')}{_hidden_notes(prov)}) in {t.origin}{_kept_packaged(prov)}")
     elif t.origin == "packaged":
         from recall.config.load import apply_calibration_file
         from recall.ranking.calibration import FILE

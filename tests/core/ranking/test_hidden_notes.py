@@ -5,17 +5,19 @@ its use by recall.ranking.calibration): through ``choose`` and ``held_out_featur
 from __future__ import annotations
 
 import shutil
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.cli import run_cli
 from helpers.paths import ROOT, SAMPLE_NOTES
 from recall.api import Recall
 from recall.config.load import load_config
 from recall.indexing.indexer import SourceSpec
 from recall.ranking import hidden_notes
-from recall.ranking.calibration import Features, choose, held_out_features
+from recall.ranking.calibration import FILE, Features, choose, held_out_features
 
 USEM3 = "google/universal-sentence-encoder-multilingual-3"
 
@@ -72,24 +74,26 @@ def _sample(tmp_path: Path) -> Path:
 
 
 def test_index_fits_the_floor_on_hidden_notes_with_the_default_model(tmp_path, recall_home):
-    """The real default model (USE-m3) on the sample with its questions and negatives: the floor
-    keeps the table's share of the hidden notes' questions silent and the estimate is the table's;
-    ``fit_on_hidden_notes = false`` fits it on the written negatives as before."""
+    """The real default model (USE-m3) on the sample with its questions and negatives, through
+    `recall index` and `recall status`: the floor keeps the table's share of the hidden notes'
+    questions silent and the estimate is the table's; ``fit_on_hidden_notes = false`` fits it on
+    the written negatives as before."""
     folder = _sample(tmp_path)
-    app = Recall(home=recall_home, config=load_config())
-    assert app.embedder.model_id == USEM3
-    app.index([SourceSpec("dir", folder)])
-    cal = app.calibration
-    assert cal.hidden_notes is not None and cal.written is not None
-    assert cal.hidden_notes >= hidden_notes.silence_for(USEM3, 0.9) - 1e-9
-    assert cal.silence == pytest.approx(hidden_notes.estimate(USEM3, cal.hidden_notes))
-    on = cal.top_floor
-    app.store.close()
+    out = run_cli("index", "-q", str(folder)).stdout
+    assert "estimated from the notes each hidden in turn" in out and "on the written negatives" in out
+    assert "floor from the notes each hidden in turn" in run_cli("status").stdout
+    table = tomllib.loads((recall_home / FILE).read_text(encoding="utf-8"))["thresholds"][USEM3]
+    prov = table["provenance"]
+    assert prov["hidden_notes_silence"] >= hidden_notes.silence_for(USEM3, 0.9) - 1e-4
+    assert prov["calib_silence_rate"] == pytest.approx(hidden_notes.estimate(USEM3, prov["hidden_notes_silence"]),
+                                                       abs=1e-3)
+    run_cli("stop")
     off_home = tmp_path / "off"
     off_home.mkdir(mode=0o700)
     (off_home / "config.toml").write_text("[selector]\nfit_on_hidden_notes = false\n", encoding="utf-8")
     off = Recall(home=off_home, config=load_config(off_home / "config.toml", calibrated_layer=False))
+    assert off.embedder.model_id == USEM3
     off.index([SourceSpec("dir", folder)])
     assert off.calibration.hidden_notes is None and off.calibration.silence >= 0.9
-    assert off.calibration.top_floor != pytest.approx(on)
+    assert off.calibration.top_floor != pytest.approx(table["top_floor"])
     off.store.close()
