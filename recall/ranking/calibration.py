@@ -18,7 +18,9 @@ score (``top``) and its margin over the nearest negative (``top - neg``), combin
 ``evidence = top + neg_weight * margin``. The calibration picks the weight and the floor
 on the evidence that hand over the right note most often while staying silent on at least
 ``target_silence`` of the negatives, on each half of them (a batch one writer appended may be
-easier than real near misses); without questions (fewer than ``MIN_POSITIVES``),
+easier than real near misses); then, for a model with a table, the floor moves to the one the
+notes themselves set, each hidden in turn (``recall.ranking.hidden_notes``: near misses no
+writer chose). Copies of one note are one note. Without questions (fewer than ``MIN_POSITIVES``),
 only the negatives decide: the lowest floor on the top score that keeps the target. With
 fewer than ``MIN_OWN_NEGATIVES`` near misses of its own (negatives nearer the notes than the
 shipped bank's typical chit-chat, ``floors.near_misses``: lines about nothing near the notes
@@ -107,11 +109,9 @@ class Calibration:
     problems: list[str] = field(default_factory=list)  # bad negatives lines, one line each
     muted: int = 0  # questions set aside (recall.ranking.muting)
     near_misses: int | None = None  # own negatives nearer the notes than chit-chat (``floors.near_misses``)
-    # The floor fitted on the notes each hidden in turn (``recall.ranking.hidden_notes``): the share of
-    # their questions it keeps silent (None: fitted on the written negatives), and the silence on
-    # the written negatives' less silent half (``silence`` is then the table's estimate).
-    hidden_notes: float | None = None
-    written: float | None = None
+    # The floor from the notes each hidden in turn (``hidden_notes``): the share of their questions it keeps
+    hidden_notes: float | None = None  # silent (None: from the written negatives; else ``silence`` is the table's)
+    written: float | None = None  # silence on the written negatives' less silent half
 
     def thresholds(self) -> dict[str, float]:
         return {"top_floor": self.top_floor, "gap_floor": self.gap_floor, "neg_weight": self.neg_weight}
@@ -199,8 +199,9 @@ def choose(pos: Features | None, neg: Features, target: float, weights: Sequence
     assert best is not None
     (injected_best, _), thresholds, silence_best = best
     if hidden is not None:
-        w, (notes, share) = thresholds["neg_weight"], hidden
-        floor = lowest_floor(notes.top + w * notes.margin, share)
+        w, (notes, share) = thresholds["neg_weight"], hidden  # never above hidden_notes.STRICTEST's floor
+        floor = min(lowest_floor(notes.top + w * notes.margin, share),
+                    strict_floor(neg.top + w * neg.margin, hidden_notes.STRICTEST))
         if guard is not None and len(guard.top):
             floor = max(floor, lowest_floor(guard.top + w * guard.margin, target))
         thresholds["top_floor"] = floor

@@ -92,22 +92,32 @@ class Chunks:
 
 
 def chunks_of(store: Store, model_id: str) -> Chunks | None:
-
+    """The chunks, copies of one note as one note: the same headline over the same text, which the
+    search hands over once (``selector.distinct``). Held apart, each copy answered the other's
+    questions: held out, a question still found its copy, and a hidden note was never hidden."""
     import numpy as np
 
     rows = store.db.execute(
-        "SELECT c.note_id, c.role, v.vector, c.text_hash, CASE WHEN c.role = 'question' THEN c.text END"
-        " FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash AND v.model_id = ?"
+        "SELECT c.note_id, c.role, v.vector, c.text_hash, CASE WHEN c.role = 'question' THEN c.text END,"
+        " n.name, n.description FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash AND v.model_id = ?"
         " JOIN notes n ON n.id = c.note_id JOIN sources s ON s.id = n.source_id"
         " WHERE s.kind != 'conversation' AND c.role != 'header' ORDER BY c.note_id, c.ord",
         (model_id,),
     ).fetchall()
     if not rows:
         return None
-    pks = sorted({r[0] for r in rows})
+    said: dict[int, list] = {}
+    for r in rows:
+        said.setdefault(r[0], [r[5], r[6]]).extend([r[3]] if r[1] == "text" else [])
+    first: dict[tuple, int] = {}  # the first copy of each note met, by what it says
+    group = {pk: first.setdefault(tuple(v), pk) for pk, v in sorted(said.items())}
+    pks = sorted(set(group.values()))
     pos = {pk: i for i, pk in enumerate(pks)}
+    note = np.array([pos[group[r[0]]] for r in rows])
+    order = np.argsort(note, kind="stable")  # each note's rows (its copies' too) together
+    rows = [rows[i] for i in order]
     matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    return Chunks(model_id, matrix, np.array([pos[r[0]] for r in rows]), np.array([r[1] == "question" for r in rows]),
+    return Chunks(model_id, matrix, note[order], np.array([r[1] == "question" for r in rows]),
                    [r[3] for r in rows], [r[4] for r in rows], pks,
                    np.array([r[1] in ("question", "restatement") for r in rows], dtype=bool))
 

@@ -27,6 +27,13 @@ TABLES: dict[str, tuple[tuple[float, float], ...]] = {
 }
 
 
+# The floor never goes above the one that keeps this share of the written negatives silent (on
+# each half): a collection whose notes answer each other's questions (near copies, one note in two
+# languages) makes its hidden notes' questions score like related messages, and a floor set on them
+# would silence recall on everything (three copies of the sample: 1.00 of them, none spoken).
+STRICTEST = 0.99
+
+
 def silence_for(model_id: str, target: float) -> float | None:
     """The share of the hidden notes' questions to keep silent for ``target`` on real messages
     (None: no table for the model, or the target outside it)."""

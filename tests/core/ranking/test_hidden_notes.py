@@ -97,3 +97,34 @@ def test_index_fits_the_floor_on_hidden_notes_with_the_default_model(tmp_path, r
     assert off.calibration.hidden_notes is None and off.calibration.silence >= 0.9
     assert off.calibration.top_floor != pytest.approx(table["top_floor"])
     off.store.close()
+
+
+def _index(home: Path, *folders: Path):
+    app = Recall(home=home, config=load_config(calibrated_layer=False))
+    app.index([SourceSpec("dir", f) for f in folders])
+    return app
+
+
+def test_copies_of_a_note_are_one_note_and_near_copies_cannot_silence_everything(tmp_path):
+    """A folder indexed twice (a copy of the notes beside them) is one collection: each copy answered
+    the other's questions, so no note was ever hidden and the floor rose above anything a message
+    scores (recall said nothing, to anyone). Near copies (each note with one line added) are notes
+    of their own; the floor then stops where every written negative is silent, not above."""
+    folder = _sample(tmp_path)
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    (copy / "negatives.jsonl").unlink()
+    once = _index(tmp_path / "once", folder)
+    twice = _index(tmp_path / "twice", folder, copy)
+    assert twice.calibration.top_floor == pytest.approx(once.calibration.top_floor)
+    assert twice.calibration.neg_weight == once.calibration.neg_weight
+    near = tmp_path / "near"
+    shutil.copytree(copy, near)
+    for note in near.glob("*.md"):
+        note.write_text(note.read_text(encoding="utf-8") + "\nCopied from the team wiki.\n", encoding="utf-8")
+    both = _index(tmp_path / "near-home", folder, near)
+    cal = both.calibration
+    assert cal.written is not None and cal.written >= 0.99 - 1e-9 and cal.top_floor < 1.0
+    assert both.query("how should I name async functions in the FastAPI backend?").decision.chosen
+    for app in (once, twice, both):
+        app.store.close()
