@@ -39,14 +39,20 @@ def test_the_table_is_read_both_ways_and_only_where_it_was_measured():
 
 def test_the_floor_keeps_the_share_of_the_hidden_notes_questions_not_the_written_negatives():
     pos = feats(list(np.linspace(0.5, 1.0, 40)), [0.0] * 40, [True] * 40)
-    written = feats(list(np.linspace(0.0, 0.5, 40)), [0.0] * 40)  # easy: their floor sits at 0.45
+    # easy written negatives (their floor sits near 0.4), two in each half far up at 0.95
+    easy = list(np.linspace(0.0, 0.4, 18))
+    written = feats(easy + [0.95, 0.95] + easy + [0.95, 0.95], [0.0] * 40)
     notes = feats(list(np.linspace(0.4, 0.9, 50)), [0.0] * 50)
     plain, _, plain_silence = choose(pos, written, 0.9, weights=(0.0,))
     th, injected, silence = choose(pos, written, 0.9, weights=(0.0,), hidden=(notes, 0.4))
-    assert plain["top_floor"] < 0.5 < th["top_floor"]
+    assert plain["top_floor"] < 0.5 < th["top_floor"] < 0.95
     assert np.mean(notes.top >= th["top_floor"]) == pytest.approx(0.6)  # 0.4 of them kept silent
     assert injected == pytest.approx(np.mean(pos.top >= th["top_floor"])) and injected < 1.0
-    assert silence == 1.0 and plain_silence == pytest.approx(0.9)  # on the written negatives
+    assert silence == pytest.approx(0.9) and plain_silence == pytest.approx(0.9)  # on the written negatives
+    # notes that answer each other's questions: the floor stops where every written negative is silent
+    copies = feats([1.0] * 50, [0.0] * 50)
+    capped = choose(pos, written, 0.9, weights=(0.0,), hidden=(copies, 0.4))[0]["top_floor"]
+    assert 0.95 < capped < 1.0
     # the bank's guard still holds when the hidden notes' floor would go under it
     bank = feats(list(np.linspace(0.6, 0.95, 40)), [0.0] * 40)
     guarded = choose(pos, written, 0.9, weights=(0.0,), guard=bank, hidden=(notes, 0.4))[0]["top_floor"]
