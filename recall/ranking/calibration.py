@@ -310,8 +310,7 @@ class _Fit:
         hidden = None if few or notes is None or self.share is None else (notes, self.share)
         thresholds, injected, silence = choose(pos, neg, self.aim, (0.0,) if few else (), guard=None if few else bank,
                                                hidden=hidden)
-        self.hidden = None if hidden is None else strict_silence(
-            hidden[0].top + thresholds["neg_weight"] * hidden[0].margin, thresholds["top_floor"], 1)
+        self.hidden = None if hidden is None else hidden_notes.kept(*hidden, thresholds)
         if few:
             # The bank alone proves silence on chit-chat, not on near misses of this collection.
             # Its floor is no guide either way (notes only, usem3: silence 0.44-0.72 measured on

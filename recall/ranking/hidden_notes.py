@@ -28,9 +28,10 @@ TABLES: dict[str, tuple[tuple[float, float], ...]] = {
 
 
 # The floor never goes above the one that keeps this share of the written negatives silent (on
-# each half): a collection whose notes answer each other's questions (near copies, one note in two
-# languages) makes its hidden notes' questions score like related messages, and a floor set on them
-# would silence recall on everything (three copies of the sample: 1.00 of them, none spoken).
+# each half); there, the estimate is theirs. A collection whose notes answer each other's
+# questions (near copies) makes its hidden notes' questions score like the questions themselves:
+# the sample beside a copy with one line added to each note put the floor at 1.0, above anything
+# a message scores, and recall said nothing to any message.
 STRICTEST = 0.99
 
 
@@ -53,3 +54,14 @@ def estimate(model_id: str, silent_share: float) -> float:
 
     targets, shares = zip(*TABLES[model_id], strict=True)
     return float(np.interp(silent_share, shares, targets))
+
+
+def kept(notes, share: float, thresholds: dict[str, float]) -> float | None:
+    """The share of the hidden notes' questions (``notes``: their features) the fitted floor keeps
+    silent; None where it keeps fewer than ``share`` (the floor stopped at ``STRICTEST``'s: then it
+    is the written negatives', and so is the estimate)."""
+    import numpy as np
+
+    evidence = notes.top + thresholds["neg_weight"] * notes.margin
+    silent = 1 - float(np.mean(evidence >= thresholds["top_floor"]))
+    return silent if silent >= share - 1e-9 else None

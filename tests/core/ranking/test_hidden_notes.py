@@ -131,6 +131,7 @@ def test_copies_of_a_note_are_one_note_and_near_copies_cannot_silence_everything
     both = _index(tmp_path / "near-home", folder, near)
     cal = both.calibration
     assert cal.written is not None and cal.written >= 0.99 - 1e-9 and cal.top_floor < 1.0
+    assert cal.hidden_notes is None and cal.silence == cal.written  # the estimate is the written negatives'
     assert both.query("how should I name async functions in the FastAPI backend?").decision.chosen
     for app in (once, twice, both):
         app.store.close()
