@@ -199,9 +199,10 @@ def choose(pos: Features | None, neg: Features, target: float, weights: Sequence
     assert best is not None
     (injected_best, _), thresholds, silence_best = best
     if hidden is not None:
-        w, (notes, share) = thresholds["neg_weight"], hidden  # never above hidden_notes.STRICTEST's floor
-        floor = min(lowest_floor(notes.top + w * notes.margin, share),
-                    strict_floor(neg.top + w * neg.margin, hidden_notes.STRICTEST))
+        w, (notes, share) = thresholds["neg_weight"], hidden
+        en = neg.top + w * neg.margin  # between the written negatives' floors for LOOSEST and STRICTEST
+        floor = min(max(lowest_floor(notes.top + w * notes.margin, share), strict_floor(en, hidden_notes.LOOSEST)),
+                    strict_floor(en, hidden_notes.STRICTEST))
         if guard is not None and len(guard.top):
             floor = max(floor, lowest_floor(guard.top + w * guard.margin, target))
         thresholds["top_floor"] = floor
@@ -299,7 +300,7 @@ class _Fit:
             owner = c.note[c.question][asked]
             if len(owner) >= MIN_POSITIVES:
                 pos = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv)
-                if self.share is not None:
+                if self.share is not None and len(np.unique(owner)) >= hidden_notes.MIN_NOTES:
                     notes = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv, True)
         self.positives = 0 if pos is None else len(pos.top)
         bank = _negative_features(self.nv, self.bank, matrix, chunk_note)

@@ -33,6 +33,13 @@ TABLES: dict[str, tuple[tuple[float, float], ...]] = {
 # the sample beside a copy with one line added to each note put the floor at 1.0, above anything
 # a message scores, and recall said nothing to any message.
 STRICTEST = 0.99
+# Nor below the one that keeps this share of them silent: on the three dev collections the floor
+# from the hidden notes kept 0.84-0.92 of them silent, and a floor that keeps fewer has gone wrong.
+LOOSEST = 0.75
+# Hidden notes are near misses only among enough neighbours: with fewer notes with questions than
+# this, a hidden note's questions find nothing near them, and the floor fell to where the written
+# negatives were silent on 0.62 of them (six notes of the sample). The written negatives decide.
+MIN_NOTES = 30
 
 
 def silence_for(model_id: str, target: float) -> float | None:

@@ -4,6 +4,7 @@ its use by recall.ranking.calibration): through ``choose`` and ``held_out_featur
 
 from __future__ import annotations
 
+import json
 import shutil
 import tomllib
 from pathlib import Path
@@ -53,6 +54,10 @@ def test_the_floor_keeps_the_share_of_the_hidden_notes_questions_not_the_written
     copies = feats([1.0] * 50, [0.0] * 50)
     capped = choose(pos, written, 0.9, weights=(0.0,), hidden=(copies, 0.4))[0]["top_floor"]
     assert 0.95 < capped < 1.0
+    # hidden questions with nothing near them: the floor stops where 0.75 of the written ones are silent
+    alone = feats([0.0] * 50, [0.0] * 50)
+    th, _, silence = choose(pos, written, 0.9, weights=(0.0,), hidden=(alone, 0.4))
+    assert silence == pytest.approx(0.75, abs=0.05) and th["top_floor"] > 0.0
     # the bank's guard still holds when the hidden notes' floor would go under it
     bank = feats(list(np.linspace(0.6, 0.95, 40)), [0.0] * 40)
     guarded = choose(pos, written, 0.9, weights=(0.0,), guard=bank, hidden=(notes, 0.4))[0]["top_floor"]
@@ -135,3 +140,23 @@ def test_copies_of_a_note_are_one_note_and_near_copies_cannot_silence_everything
     assert both.query("how should I name async functions in the FastAPI backend?").decision.chosen
     for app in (once, twice, both):
         app.store.close()
+
+
+def test_a_few_notes_are_too_few_to_hide(tmp_path):
+    """Six notes with questions: a hidden note's questions find nothing near them and, fitted on
+    them, the floor let through 0.38 of the written negatives. Under ``MIN_NOTES`` the written
+    negatives set the floor, as before."""
+    folder = tmp_path / "few"
+    folder.mkdir()
+    notes = sorted(SAMPLE_NOTES.glob("*.md"))[:6]
+    for note in notes:
+        shutil.copy(note, folder / note.name)
+    stems = {n.stem for n in notes}
+    lines = (ROOT / "datasets" / "sample" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    (folder / "questions.jsonl").write_text("".join(line + "\n" for line in lines
+                                                    if json.loads(line)["note"] in stems), encoding="utf-8")
+    shutil.copy(ROOT / "datasets" / "sample" / "negatives.jsonl", folder / "negatives.jsonl")
+    app = _index(tmp_path / "home", folder)
+    assert app.calibration.positives >= 20 and app.calibration.hidden_notes is None
+    assert app.calibration.silence >= 0.9
+    app.store.close()
