@@ -281,8 +281,7 @@ class _Fit:
         self.model_id = chunks.model_id
         self.positives = 0
         self.near = 0  # own negatives nearer the notes than typical chit-chat (``near_misses``)
-        # The share of the hidden notes' questions to keep silent (None: the written negatives' floor).
-        self.share = hidden_notes.silence_for(self.model_id, aim) if hide_notes else None
+        self.share = hidden_notes.silence_for(self.model_id, aim) if hide_notes else None  # of the hidden, silent
         self.hidden: float | None = None  # the share of them the floor keeps silent
 
     def run(self, muted) -> tuple[dict[str, float], float | None, float]:
@@ -295,12 +294,13 @@ class _Fit:
         pos = notes = None
         if self.qv is not None:
             asked = np.flatnonzero(~muted[c.question])  # the questions not set aside, as messages
+            hide = self.share is not None and hidden_notes.applies(c.note[c.question][asked])  # all, not a sample
             if len(asked) > MAX_POSITIVES:
                 asked = asked[np.unique(np.linspace(0, len(asked) - 1, MAX_POSITIVES).round().astype(int))]
             owner = c.note[c.question][asked]
             if len(owner) >= MIN_POSITIVES:
                 pos = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv)
-                if self.share is not None and len(np.unique(owner)) >= hidden_notes.MIN_NOTES:
+                if hide:
                     notes = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv, True)
         self.positives = 0 if pos is None else len(pos.top)
         bank = _negative_features(self.nv, self.bank, matrix, chunk_note)

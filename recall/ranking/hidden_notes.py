@@ -40,6 +40,20 @@ LOOSEST = 0.75
 # this, a hidden note's questions find nothing near them, and the floor fell to where the written
 # negatives were silent on 0.62 of them (six notes of the sample). The written negatives decide.
 MIN_NOTES = 30
+# The tables were measured with eight questions per note (`recall-eval expand`'s default). With
+# fewer the share that lands a target moved on kinopeee (0.38 for 0.90 with eight, 0.28 with five,
+# 0.20 with three; rules-120 0.40-0.45): measured silence 0.967 there and 0.833 on rules-120 with
+# three, where the written negatives' floor gave 0.926 and 0.917. The written negatives decide.
+QUESTIONS_PER_NOTE = 7
+
+
+def applies(owner) -> bool:
+    """Whether the hidden notes can set the floor, their questions' notes ``owner`` (one entry a
+    question): ``MIN_NOTES`` notes or more, ``QUESTIONS_PER_NOTE`` questions a note on average."""
+    import numpy as np
+
+    notes = len(np.unique(owner))
+    return notes >= MIN_NOTES and len(owner) >= QUESTIONS_PER_NOTE * notes
 
 
 def silence_for(model_id: str, target: float) -> float | None:
