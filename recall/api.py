@@ -281,7 +281,8 @@ class Recall:
         """Fit the thresholds on the indexed notes, their questions and the negatives
         (``recall.ranking.calibration``); write ``calibration.toml`` and use it from now on.
         ``sources`` name negatives files in other places than their folders."""
-        from recall.ranking.calibration import calibrate, write
+        from recall.ranking.calibration import calibrate
+        from recall.ranking.calibration_file import write
         from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
 
         negatives_files = [spec.negatives_file() for spec in sources]
@@ -305,7 +306,7 @@ class Recall:
     def refresh_calibration(self) -> bool:
         """Take the thresholds of a ``calibration.toml`` another process (``recall index``)
         wrote since this one last looked. One stat per call; the daemon calls it per question."""
-        from recall.ranking.calibration import FILE
+        from recall.ranking.calibration_file import FILE
 
         path = self.home / FILE
         try:

@@ -207,7 +207,7 @@ def calibrate(target_silence: float | None) -> None:
     for problem in cal.problems:
         warn(problem)
     say(_calibration_line(cal, app.store.counts()["questions"]))
-    from recall.ranking.calibration import FILE
+    from recall.ranking.calibration_file import FILE
 
     say(f"written to {app.home / FILE}")
 

@@ -124,7 +124,7 @@ def _thresholds_in_force(app) -> dict:
                f"{prov.get('target_silence')}{_hidden_notes(prov)}) in {t.origin}{_kept_packaged(prov)}")
     elif t.origin == "packaged":
         from recall.config.load import apply_calibration_file
-        from recall.ranking.calibration import FILE
+        from recall.ranking.calibration_file import FILE
 
         cal = app.home / FILE
         why = (f"{cal} is damaged and ignored: `recall calibrate` writes it again"

@@ -32,7 +32,6 @@ defaults and the user's own config.toml, whose values always win.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -40,8 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recall.privacy.paths import private_open, read_text
-from recall.privacy.strays import set_aside_folder
 from recall.ranking import hidden_notes
 from recall.ranking import negatives as negs
 from recall.ranking.calibration_inputs import (
@@ -63,7 +60,6 @@ if TYPE_CHECKING:
     from recall.embedding.models import Embedder
     from recall.store.sqlite import Store
 
-FILE = "calibration.toml"
 CACHE = "calibration-cache.npz"
 # Fewer held-out questions than this and the positives say too little: negatives only.
 MIN_POSITIVES = 20
@@ -134,18 +130,26 @@ def note_scores(queries, matrix, chunk_note, held_out=None):
 
 def held_out_features(qv, owner, matrix, chunk_note, is_question, nv, whole_note: bool = False) -> Features:
     """``features`` of the questions ``qv`` as messages, each with its note's questions (``owner``)
-    held out (``whole_note``: the whole note, ``recall.ranking.hidden_notes``), batch by batch: no
-    (questions x chunks) mask nor (questions x notes) order in memory."""
+    held out (``whole_note``: the whole note, ``recall.ranking.hidden_notes``)."""
+    return held_out_both(qv, owner, matrix, chunk_note, is_question, nv, (whole_note,))[0]
+
+
+def held_out_both(qv, owner, matrix, chunk_note, is_question, nv, wholes=(False, True)) -> list[Features]:
+    """``held_out_features`` for each of ``wholes`` (the note's questions held out, or the whole
+    note) from one product of the questions and the chunks, batch by batch: no (questions x chunks)
+    mask nor (questions x notes) order in memory."""
     import numpy as np
 
     starts = np.flatnonzero(np.r_[True, chunk_note[1:] != chunk_note[:-1]])
-    hidden = np.ones_like(is_question) if whole_note else is_question
-    parts = []
+    parts: list[list[Features]] = [[] for _ in wholes]
     for i in range(0, len(qv), QUERY_BATCH):
         q, mine = qv[i:i + QUERY_BATCH], owner[i:i + QUERY_BATCH]
-        s = np.where((chunk_note[None, :] == mine[:, None]) & hidden[None, :], -np.inf, q @ matrix.T)
-        parts.append(features(np.maximum.reduceat(s, starts, axis=1), q @ nv.T, mine))
-    return Features(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("top", "neg", "hit")))
+        scores, own, neg = q @ matrix.T, chunk_note[None, :] == mine[:, None], q @ nv.T
+        for part, whole in zip(parts, wholes, strict=True):
+            s = np.where(own if whole else own & is_question[None, :], -np.inf, scores)
+            part.append(features(np.maximum.reduceat(s, starts, axis=1), neg, mine))
+    return [Features(*(np.concatenate([getattr(p, f) for p in part]) for f in ("top", "neg", "hit")))
+            for part in parts]
 
 
 def features(scores, neg_scores, expected=None) -> Features:
@@ -299,9 +303,9 @@ class _Fit:
                 asked = asked[np.unique(np.linspace(0, len(asked) - 1, MAX_POSITIVES).round().astype(int))]
             owner = c.note[c.question][asked]
             if len(owner) >= MIN_POSITIVES:
-                pos = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv)
-                if hide:
-                    notes = held_out_features(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv, True)
+                pos, *whole = held_out_both(self.qv[asked], owner, matrix, chunk_note, is_question, self.nv,
+                                            (False, True) if hide else (False,))
+                notes = whole[0] if whole else None
         self.positives = 0 if pos is None else len(pos.top)
         bank = _negative_features(self.nv, self.bank, matrix, chunk_note)
         own = _negative_features(self.nv, self.own, matrix, chunk_note)
@@ -353,48 +357,3 @@ def _negative_features(nv, asked: Sequence[int], matrix, chunk_note) -> Features
     known = nv[rows] @ nv.T
     known[np.arange(len(rows)), rows] = -np.inf
     return features(note_scores(nv[rows], matrix, chunk_note), known)
-
-
-def write(home: Path, cal: Calibration) -> Path:
-    """Write (or replace this model's table in) ``$RECALL_HOME/calibration.toml``."""
-    import tomlkit
-
-    path = home / FILE
-    try:
-        doc = tomlkit.parse(read_text(path)) if path.exists() else tomlkit.document()
-    except Exception:  # noqa: BLE001 - a damaged calibration file is rewritten, it holds nothing else
-        doc = tomlkit.document()
-    if not doc.get("thresholds"):
-        doc.add(tomlkit.comment("Written by `recall calibrate` (and `recall index`): thresholds fitted on this "
-                                "RECALL_HOME's own notes."))
-        doc.add(tomlkit.comment("Do not edit: set a value in config.toml instead, which always wins."))
-        doc["thresholds"] = tomlkit.table(is_super_table=True)
-    table = tomlkit.table()
-    for key, value in cal.thresholds().items():
-        table[key] = round(value, 6)
-    prov = tomlkit.table()
-    prov["calibrated"] = cal.when
-    prov["mode"] = cal.mode
-    prov["target_silence"] = cal.target_silence
-    if cal.aimed is not None:
-        prov["aimed_silence_on_negatives"] = round(cal.aimed, 4)
-    prov["positives"] = cal.positives
-    prov["negatives"] = cal.negatives
-    prov["negatives_by_origin"] = cal.negatives_by_origin
-    if cal.injected is not None:
-        prov["calib_injected_hit_rate"] = round(cal.injected, 4)
-    prov["calib_silence_rate"] = round(cal.silence, 4)
-    if cal.hidden_notes is not None and cal.written is not None:
-        prov["hidden_notes_silence"] = round(cal.hidden_notes, 4)
-        prov["written_negatives_silence"] = round(cal.written, 4)
-    prov["questions_set_aside"] = cal.muted
-    if cal.near_misses is not None:
-        prov["near_misses"] = cal.near_misses
-    table["provenance"] = prov
-    doc["thresholds"][cal.model_id] = table  # type: ignore[index]
-    tmp = path.with_name(path.name + ".tmp")
-    with private_open(tmp, "w") as fh:
-        fh.write(tomlkit.dumps(doc))
-    set_aside_folder(path)
-    os.replace(tmp, path)
-    return path

@@ -81,8 +81,7 @@ def kept(notes, share: float, thresholds: dict[str, float]) -> float | None:
     """The share of the hidden notes' questions (``notes``: their features) the fitted floor keeps
     silent; None where it keeps fewer than ``share`` (the floor stopped at ``STRICTEST``'s: then it
     is the written negatives', and so is the estimate)."""
-    import numpy as np
+    from recall.ranking.floors import strict_silence
 
-    evidence = notes.top + thresholds["neg_weight"] * notes.margin
-    silent = 1 - float(np.mean(evidence >= thresholds["top_floor"]))
+    silent = strict_silence(notes.top + thresholds["neg_weight"] * notes.margin, thresholds["top_floor"], parts=1)
     return silent if silent >= share - 1e-9 else None

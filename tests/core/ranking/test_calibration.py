@@ -18,7 +18,8 @@ from helpers.notes import write_note
 from helpers.paths import SAMPLE_NOTES
 from recall.api import Recall
 from recall.indexing.indexer import SourceSpec
-from recall.ranking.calibration import FILE, Features, _negative_features, choose
+from recall.ranking.calibration import Features, _negative_features, choose
+from recall.ranking.calibration_file import FILE
 from recall.ranking.negatives import bank, read_negatives_file
 
 ROOT = Path(__file__).resolve().parents[3]

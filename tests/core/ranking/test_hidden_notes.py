@@ -18,7 +18,8 @@ from recall.api import Recall
 from recall.config.load import load_config
 from recall.indexing.indexer import SourceSpec
 from recall.ranking import hidden_notes
-from recall.ranking.calibration import FILE, Features, choose, held_out_features
+from recall.ranking.calibration import Features, choose, held_out_features
+from recall.ranking.calibration_file import FILE
 
 USEM3 = "google/universal-sentence-encoder-multilingual-3"
 
