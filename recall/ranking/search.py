@@ -16,6 +16,7 @@ from recall.errors import IndexDamaged
 from recall.ranking.scope import Scope
 from recall.ranking.seconds import blended, with_best_rows
 from recall.ranking.selector import Hit, Ranking
+from recall.store import native
 from recall.store.vectors import LoadedIndex, current_marker, load_index
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class Searcher:
         self.negatives = None  # (n x dim) query-side vectors of known unrelated messages
         self._negatives_stamp: tuple | None = None
         self._load_negatives()
-        import faiss
+        faiss = native.faiss()
 
         # One question at a time: OpenMP threads cost more to wake than the scan itself
         # (10-36 ms with 2 threads vs 0.6 ms with 1 over 10k chunks, bench_store). Per thread:
@@ -280,7 +281,7 @@ class Searcher:
     def _scan(self, idx: LoadedIndex, vectors, scope: Scope, chunks: int):
         """FAISS's ``chunks`` best chunks in scope for each row of ``vectors``: (scores, ids,
         whether that held every chunk in scope); None when the scope admits no chunk."""
-        import faiss
+        faiss = native.faiss()
 
         if idx.ntotal == 0:
             return None
@@ -329,7 +330,7 @@ class Searcher:
         """FAISS search parameters that admit only the scope's chunks, how many there are, and
         the selector and array the parameters point into (the caller holds the tuple through its
         search: the cache may drop it meanwhile); cached per scope; None when the scope admits none."""
-        import faiss
+        faiss = native.faiss()
         import numpy as np
 
         cached = idx._scope_cache.get(scope.key)

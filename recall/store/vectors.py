@@ -30,6 +30,7 @@ from recall.errors import DiskFull, IndexDamaged, is_disk_full
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, read_text, recall_home
 from recall.privacy.regular import NotAFile, not_a_file, read_regular
 from recall.privacy.strays import move_aside
+from recall.store import native
 from recall.store.generations import (
     DIGESTED,
     after_every_other,
@@ -185,7 +186,7 @@ def _write_generation(gen_dir: Path, model_id: str, generation: int, notes: list
                       blobs: list, chunk_note: list, texts: dict, dim: int, approximate_from: int,
                       per_note: dict[str, Any] | None = None, asked: list[int] | None = None,
                       inputs: str = "") -> None:
-    import faiss
+    faiss = native.faiss()
 
     index: Any
     if len(blobs) >= approximate_from:
@@ -318,7 +319,7 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
 
 
 def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
-    import faiss
+    faiss = native.faiss()
     import numpy as np
 
     if not gen_dir.is_dir():

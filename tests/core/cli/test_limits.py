@@ -39,3 +39,22 @@ def test_a_home_too_long_for_sqlite_is_said_with_its_repair(tmp_path):
     out = recall("index", str(notes), env={"RECALL_HOME": str(home), "RECALL_MODEL": "hash"})
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "too long for SQLite" in out.stderr and "shorter path" in out.stderr, out.stderr
+
+
+def test_an_address_space_limit_too_low_for_the_vector_index_is_said_not_a_crash(tmp_path):
+    """Under `ulimit -v` a little above what Python and numpy take, loading FAISS (its BLAS reserves
+    ~130 MB of address space per thread as it loads) crashed the process with a segmentation fault:
+    no line, exit 139. Every limit from too low for the interpreter to enough for the command ends in
+    an answer or one line that names the limit."""
+    notes = tmp_path / "notes"
+    write_note(notes, "n", "branch names", "how branches are named", "feature/<ticket>-<slug>")
+    env = {"RECALL_HOME": str(tmp_path / "home"), "RECALL_MODEL": "hash"}
+    assert recall("index", str(notes), env=env).returncode == 0
+    for mb in range(200, 1001, 50):
+        def limit(mb: int = mb) -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+
+        out = recall("query", "how are branches named", env=env, preexec=limit)
+        assert out.returncode in (0, 1), (mb, out.returncode, out.stderr[-1500:])
+        if out.returncode == 1:
+            assert "Traceback" not in out.stderr and "ulimit -v" in out.stderr, (mb, out.stderr[-1500:])
