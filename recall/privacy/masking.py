@@ -33,7 +33,7 @@ MASK = "[REDACTED]"
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 16
+RULES_VERSION = 17
 
 
 def rules_mark(version: int = RULES_VERSION) -> str:
@@ -70,7 +70,11 @@ _WORDS = (r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비�
           r"|contraseña|contrasena|contrasenya|senha|palavra-passe|wachtwoord|lösenord|losenord|adgangskode"
           r"|passord|salasana|hasło|haslo|heslo|jelszó|jelszo|parolă|parola|şifre|Şifre|sifre|mật khẩu|mat khau"
           r"|пароль|Пароль|ПАРОЛЬ|парола|Парола|лозинка|Лозинка|гасло|Гасло|κωδικός|Κωδικός|ΚΩΔΙΚΟΣ|סיסמה"
-          r"|كلمة المرور|كلمة السر|पासवर्ड|รหัสผ่าน|kata sandi|kata laluan)")
+          r"|كلمة المرور|كلمة السر|पासवर्ड|รหัสผ่าน|kata sandi|kata laluan"
+          # ... and for a token, an API or access key, a secret, a private key (an outside tester's, stop 55)
+          r"|アクセストークン|認証トークン|トークン|apiキー|api キー|認証キー|秘密鍵|秘密キー"
+          r"|シークレットキー|シークレット|アクセスキー|暗号化キー|暗号鍵|访问令牌|令牌|访问密钥|密钥|秘钥"
+          r"|私钥|密鑰|金鑰|權杖|액세스 토큰|토큰|비밀 키|비밀키|액세스 키|api 키|개인 키|시크릿)")
 _LABELS = (
     _WORDS + r"[ \t]*(?:(?:[:=：]|->|=>|\u2192|[-\u2013\u2014](?=[ \t])|は|が|を|是|为|為|은|는"
     r"|(?<=[ \t])(?:ist|lautet|est|es|è|é|is|er|är|on|jest|je|là|adalah)(?=[ \t]))[ \t]*[\"'「『]?|[「『])"
@@ -140,6 +144,9 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("aws-access-key-id", r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])", 0, "b"),
     ("aws-secret-key", r"aws.{0,24}?(?:secret|key)[\w\-]{0,24}[\"']?(?:[ \t]*[=:][ \t]*|[ \t]+(?:is[ \t]+)?)[\"']?"
      r"([a-z0-9/+]{40})(?![a-z0-9/+])", 1, "l"),
+    # ... and on a line after the words that name it ("AWS secret key on its own line:", then the key).
+    ("aws-secret-key", r"aws[^\n]{0,40}?(?:secret|key)[^\n]{0,60}?(?:\r?\n[ \t]*){1,3}[\"'`]?"
+     r"((?=[a-z0-9/+]*[0-9/+])[a-z0-9/+]{40})(?![a-z0-9/+=])", 1, "l"),
     ("npm", r"npm_[A-Za-z0-9]{36}", 0, "b"),
     ("npm", r"_authToken[ \t]*=[ \t]*[\"']?([^\s\"']{8,})", 1, ""),
     ("azure-storage", r"(?:accountkey|sharedaccesskey)=([a-z0-9+/]{30,}={0,2})", 1, "l"),
@@ -678,6 +685,11 @@ _MD_ESCAPE = re.compile(r"\\[!-/:-@\[\]-`{-~]")  # not a backslash's own: \\host
 # gives a kerned or letter-spaced label: read as the word (an outside tester's PDF, stop 45).
 _SPACED_GAP = re.compile(r"(?<=(?<!\S)[^\W\d_]) (?=[^\W\d_](?:[ \t\n:=]|\Z))")
 
+# A line continued on the next (a shell's or Python's backslash, an opening parenthesis that ends its
+# line: ``KEY=\`` then the value, ``PASSWORD = (`` then ``"value"``): read as one line, the value
+# right after its name (an outside tester's, stop 55).
+_CONTINUED = re.compile(r"\\\r?\n[ \t]*|\([ \t]*\r?\n[ \t]*")
+
 
 def _plain_view(text: str):
     """(plain text, a function from a position in it to one in ``text``), or None when the
@@ -689,7 +701,8 @@ def _plain_view(text: str):
     entities = "&" in text and _ENTITY.search(text) is not None  # password&#58; X, &quot;X&quot;
     escaped = "\\" in text and _MD_ESCAPE.search(text) is not None  # DB\_PASSWORD=X
     spaced = _SPACED_GAP.search(text) is not None  # P a s s w o r d: X
-    if not odd and not marked and not encoded and not entities and not escaped and not spaced:
+    continued = "\n" in text and _CONTINUED.search(text) is not None  # KEY=\ then X on the next line
+    if not (odd or marked or encoded or entities or escaped or spaced or continued):
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
@@ -705,7 +718,7 @@ def _plain_view(text: str):
     pos = 0
     marks = ([r"\*\*|~~"] if marked else []) + ([_PERCENT.pattern] if encoded else []) \
         + ([_ENTITY.pattern] if entities else []) + ([_MD_ESCAPE.pattern] if escaped else []) \
-        + ([_SPACED_GAP.pattern] if spaced else []) \
+        + ([_SPACED_GAP.pattern] if spaced else []) + ([_CONTINUED.pattern] if continued else []) \
         + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
     for m in re.finditer("|".join(marks), text):
         if m.start() > pos:
@@ -719,7 +732,7 @@ def _plain_view(text: str):
                 piece(char, m.start(), len(found))
             pos = m.end()
             continue
-        plain = ("" if found in ("**", "~~") else chr(int(found[1:], 16)) if found[0] == "%"
+        plain = ("" if found in ("**", "~~") or "\n" in found else chr(int(found[1:], 16)) if found[0] == "%"
                  else found[1] if found[0] == "\\" and len(found) == 2 else _plain_char(found) or "")
         if plain:
             piece(plain, m.start(), len(found))

@@ -4,7 +4,8 @@ are taken out, as a stream the converter reads instead of the file.
 A hidden part is where a hostile file puts text nobody reviewing it sees and an agent would read
 as the note (an outside tester's orders in each became the headline handed over; stops 44, 45):
 
-* HTML: elements with ``hidden``, ``aria-hidden="true"``, a style that hides them
+* HTML: elements no browser draws (``<noscript>``, ``<template>``, ``<datalist>``...), elements
+  with ``hidden``, ``aria-hidden="true"``, a style that hides them
   (``recall.notes.rendered.hiding_style``: not drawn, drawn as nothing, off the page, collapsed
   with its overflow hidden) given inline or by a
   ``<style>`` rule whose selector the page's elements match, templates, comments (``shown_html``,
@@ -30,7 +31,10 @@ import zipfile
 from collections.abc import Callable
 
 from recall.errors import RecallError
-from recall.notes.rendered import hiding_style
+from recall.notes.rendered import UNDRAWN_ELEMENTS, hiding_style
+
+# Elements a browser never draws in a page's body (its head and title are the page's name).
+_UNDRAWN = frozenset(UNDRAWN_ELEMENTS) - {"head", "title", "style"}
 
 _CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 _TRUE = r"(?:1|true|on)"
@@ -70,7 +74,7 @@ def shown_html(raw: bytes) -> io.BytesIO:
     for comment in soup.find_all(string=lambda t: isinstance(t, Comment)):
         comment.extract()
     hidden = [tag for tag in soup.find_all(True)
-              if tag.name == "template" or tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true"
+              if tag.name in _UNDRAWN or tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).lower() == "true"
               or hiding_style(str(tag.get("style", "")))]
     for style in soup.find_all("style"):
         for selectors, declarations in _CSS_RULE.findall(style.get_text()):

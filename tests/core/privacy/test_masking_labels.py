@@ -145,3 +145,34 @@ def test_words_about_a_password_and_verbs_named_pass_stay():
                  "compass is north", "This will pass CI2024 checks", "you can pass 12345678 as the seed",
                  "the total is 1234.56", "PIN: 4821.5 mm", "pass it along", "the password is not set"):
         assert mask_secrets(line) == line, line
+
+
+# An outside tester's (stop 55): a value continued on the next line (a shell's backslash, Python's
+# parentheses), an AWS secret key on the line after the words that name it, and the words for a token,
+# an API key, an access key, a secret or a private key in Japanese, Chinese and Korean.
+CONTINUED = ["export AWS_SECRET_ACCESS_KEY=\\\n  {}", "DB_PASSWORD = (\n    \"{}\"\n)", "API_TOKEN=\\\n{}",
+             "password = (\n  '{}'\n)"]
+CJK_LABELS = ["アクセストークンは {} です", "トークン: {}", "認証キー＝{}", "秘密鍵: {}", "APIキーは{}",
+              "シークレット：{}", "アクセスキー = {}", "令牌: {}", "密钥：{}", "访问令牌是 {}", "토큰: {}",
+              "비밀 키: {}", "API 키는 {}"]
+
+
+@pytest.mark.parametrize("shape", CONTINUED + CJK_LABELS)
+def test_a_secret_continued_on_the_next_line_or_named_in_cjk_is_masked(shape: str):
+    secret = _value(shape)
+    masked = mask_secrets(shape.format(secret))
+    assert secret not in masked and MASK in masked, masked
+
+
+def test_an_aws_secret_key_on_the_line_after_its_name_is_masked():
+    # AWS's documented example key with its last word changed (the tester's): 40 characters whose
+    # parts read too much like words for the random-token rule, known by the words above it
+    key = "/".join(("wJalrXUtnFEMI", "K7MDENG", "bPxRfiCY" + "RRAMPLE" + "KEY"))
+    for text in (f"aws secret key on its own line:\n{key}\n", f"AWS secret access key\n\n{key}"):
+        assert key not in mask_secrets(text), text
+
+
+def test_words_for_a_token_or_a_key_in_cjk_keep_what_is_not_a_secret():
+    for line in ("トークンは必須です", "秘密鍵は金庫にあります", "アクセストークンの有効期限は30日", "令牌已过期",
+                 "토큰이 만료되었습니다", "APIキーの発行手順", "the continued line \\\nends here", "call(\n  x)"):
+        assert mask_secrets(line) == line, line
