@@ -435,7 +435,7 @@ class Watcher:
                 # any identity (`mv` away and back kept its own, and its notes stayed out for good)
                 seen = None
                 self._roots[root] = (None, watch)
-            now = file_id(root)
+            now = file_id(root) if root.is_dir() else None  # a file in its place is no folder made again
             if now == seen and (now is None or self._alive(watch)):
                 continue
             if now is None and seen is not None:
@@ -684,12 +684,9 @@ def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debou
     stop = threading.Event()
     report = echo or (lambda line: None)
 
-    def on_batch(result: BatchResult) -> None:
-        s = result.stats
-        if result.rebuilt or s.problems:
+    def on_batch(result: BatchResult) -> None:  # its problems: each said once, by the watcher's log
+        if result.rebuilt or result.stats.problems:
             report(result.summary())
-        for problem in grouped(s.problems):
-            report(f"warning: {problem}")
 
     in_main = threading.current_thread() is threading.main_thread()  # signals: main thread only
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set()) if in_main else None

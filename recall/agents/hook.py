@@ -155,6 +155,7 @@ def agent_arg(argv: list[str]) -> str:
 
 
 WRITE_GRACE_S = 0.05  # what writing the answer may take past the budget, at least
+READ_GRACE_S = 0.02  # what reading the event may take past the budget, at least
 
 
 def _write_within(data: bytes, deadline: float) -> None:
@@ -175,13 +176,32 @@ def _write_within(data: bytes, deadline: float) -> None:
             continue
 
 
+def process_age_s() -> float:
+    """How long ago this process started (Linux ``/proc``, to a clock tick), 0 where that cannot be
+    read: the interpreter's start and the hook's imports come before ``main``, 30-70 ms that the
+    budget did not count (a frozen daemon's hooks took 330-370 ms of a 300 ms budget; an outside
+    tester's, stop 55). At most a second is taken off: a number past it is no age of this hook's."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return min(max(age, 0.0), 1.0)
+
+
 def main() -> None:
-    started = time.monotonic()  # the budget covers reading the event and the settings too
+    # the budget covers the interpreter's start, and reading the event and the settings too
+    started = time.monotonic() - process_age_s()
     try:
         coredumps.forbid()  # it holds the message: SIGQUIT or SIGABRT must not dump it to disk
         conf = hook_settings()
         wait_s = conf["budget_ms"] / 1000.0 if conf else wire.READ_WAIT_S
-        raw = wire.read_event_bytes(sys.stdin.buffer, started + wait_s)  # a stdin never at its end
+        # a stdin never at its end costs the budget; an event already written is read even when a slow
+        # start spent it, so that a missing daemon is still started for the next message
+        raw = wire.read_event_bytes(sys.stdin.buffer, max(started + wait_s, time.monotonic() + READ_GRACE_S))
         # no settings (a config that cannot be read): nothing to say, and no second try at them
         line = None if raw is None or conf is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
                                                                agent_arg(sys.argv[1:]), started, conf)

@@ -222,9 +222,9 @@ def _last_lines(path: Path, n: int) -> tuple[list[str], int]:
     zeros = raw.count(b"\0")
     text = raw.replace(b"\0", b"").decode("utf-8", errors="replace")
     found = [line for line in text.split("\n") if line.strip()]
-    if start and found:
-        found = found[1:]  # the first was cut by the read's start
-    return found[-n:] if n else [], zeros
+    if start and found:  # the first was cut by the read's start: left out, or marked as cut where it is
+        found = found[1:] if len(found) > n else ["…" + found[0], *found[1:]]  # all there is (a line longer
+    return found[-n:] if n else [], zeros  # than the read: "no log yet" was said; an outside tester's, stop 55)
 
 
 def _print_stats() -> None:

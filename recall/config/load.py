@@ -30,6 +30,23 @@ from recall.privacy.regular import NotAFile, read_regular
 # A config file is a few dozen settings; a larger one is refused before it is parsed (a
 # 10 MB file held the hook that reloads the settings for 3 s).
 MAX_CONFIG_BYTES = 1_000_000
+# Tables and arrays nest at most this deep in a settings file: recall's own go four deep
+# (``[thresholds."<model>".provenance]``); ten thousand dotted keys (``[a.a.a...]``) passed the
+# parser and then broke every command with a RecursionError (an outside tester's, stop 55).
+MAX_NESTING = 16
+
+
+def nesting(value: Any) -> int:
+    """How deep tables and arrays nest in ``value`` (a scalar: 0), counted without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def packaged_config_text() -> str:
@@ -98,12 +115,16 @@ def _read(path: Path) -> dict:
     if size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path} is {size:,} bytes, over the {MAX_CONFIG_BYTES // 1_000_000} MB a config "
                           f"file may be; keep only your settings there, {aside}")
+    too_deep = f"{path}: arrays or tables nested too deeply (recall's settings go {MAX_NESTING} deep at most); fix it, "
     try:  # a byte-order mark (PowerShell's, Notepad's) says the encoding; else UTF-8, no guessing at settings
-        return tomllib.loads(settings_text(raw))
+        data = tomllib.loads(settings_text(raw))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line, {aside}") from exc
     except RecursionError:
-        raise ConfigError(f"{path} is not valid TOML (arrays or tables nested too deeply); fix it, {aside}") from None
+        raise ConfigError(too_deep + aside) from None
+    if nesting(data) > MAX_NESTING:
+        raise ConfigError(too_deep + aside)
+    return data
 
 
 def _missing(path: Path, named: bool) -> None:
@@ -229,7 +250,7 @@ def apply_calibration_file(settings: Settings, path: Path) -> Settings | None:
         tables = tomllib.loads(settings_text(raw)).get("thresholds", {})
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return None
-    if not isinstance(tables, dict):
+    if not isinstance(tables, dict) or nesting(tables) > MAX_NESTING:
         return None
     for model_id, table in tables.items():
         if not isinstance(table, dict):

@@ -423,8 +423,9 @@ class Settings:
 
 
 def record_origin(value: Any, path: tuple[str, ...], origin: str, origins: dict[tuple[str, ...], str]) -> None:
-    """Note ``origin`` for every leaf under ``path``."""
-    if isinstance(value, dict):
+    """Note ``origin`` for every leaf under ``path``, an empty table being one (a user's ``[a.b]``
+    alone was said to be in the packaged file: an outside tester's, stop 55)."""
+    if isinstance(value, dict) and value:
         for k, v in value.items():
             record_origin(v, (*path, k), origin, origins)
     else:

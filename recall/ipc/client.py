@@ -162,16 +162,31 @@ def read_status() -> dict | None:
 
 
 def connect_unix(sock: socket.socket, path: str) -> None:
-    """``sock.connect(path)``, going through the folder when the path is too long for sun_path."""
+    """``sock.connect(path)``; a path too long for sun_path is reached through a descriptor of its
+    folder (``/proc/self/fd/N/name``), not by changing the working folder, which every thread of
+    the process shares and which may be gone: from a folder since deleted, ``getcwd`` failed and
+    the hook answered nothing beside a warm daemon (an outside tester's, stop 55). Where there is
+    no ``/proc``, the working folder is changed and changed back by descriptor."""
     if len(os.fsencode(path)) < SUN_PATH_MAX:
         sock.connect(path)
         return
-    here = os.getcwd()
-    os.chdir(os.path.dirname(path))
+    folder = os.open(os.path.dirname(path) or ".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
     try:
-        sock.connect(os.path.basename(path))
+        via = f"/proc/self/fd/{folder}/{os.path.basename(path)}"
+        if os.path.isdir(f"/proc/self/fd/{folder}") and len(os.fsencode(via)) < SUN_PATH_MAX:
+            sock.connect(via)
+            return
+        here = os.open(".", os.O_RDONLY | os.O_CLOEXEC)  # where this process is, a folder since deleted too
+        try:
+            os.fchdir(folder)
+            try:
+                sock.connect(os.path.basename(path))
+            finally:
+                os.fchdir(here)
+        finally:
+            os.close(here)
     finally:
-        os.chdir(here)
+        os.close(folder)
 
 
 def recv_line(sock: socket.socket, limit: int, deadline: float | None = None) -> bytes:

@@ -143,9 +143,24 @@ def run_files_problem(run: Path, *names: str) -> str | None:
         except OSError as exc:
             return f"{run / name}: {exc.strerror}"
         problem = not_mine(run / name, st, private=True)
-        if problem:
+        if problem and not closed_up(run / name, st):
             return problem
     return None
+
+
+def closed_up(path: Path, st: os.stat_result) -> bool:
+    """Whether ``path`` (its ``lstat``), this user's own file that others could read but never
+    write (a ``chmod -R go+rX`` of the home, a backup restored, a copy made under another umask),
+    is now closed to them: nobody else could have changed it, so it is taken as it is, as the CLI
+    takes it, instead of a hook refusing it without a word and never starting a daemon (an outside
+    tester's, stop 55). A file others could write stays refused: its content may be theirs."""
+    if sys.platform == "win32" or stat.S_ISLNK(st.st_mode) or st.st_uid != my_uid() or st.st_mode & OTHERS_WRITE:
+        return False
+    try:
+        os.chmod(path, stat.S_IMODE(st.st_mode) & ~OTHERS_ANY)
+    except OSError:
+        return False
+    return True
 
 
 def peer_problem(conn: socket.socket) -> str | None:

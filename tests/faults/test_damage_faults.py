@@ -134,6 +134,10 @@ def test_damaged_files_of_each_kind_get_one_line_and_the_repair_works(probe, rec
     config = recall_home / "config.toml"
     for damage, words in ((lambda: config.write_text("[daemon\nidle_exit_hours = 1\n"), ("not valid TOML", "line 1")),
                           (lambda: config.write_text("x = " + "[" * 1000 + "]" * 1000 + "\n"), ("nested too deeply",)),
+                          # dotted keys the parser takes, ten thousand deep (an outside tester's, stop 55)
+                          (lambda: config.write_text("[" + ".".join(["a"] * 5000) + "]\n"), ("nested too deeply",)),
+                          (lambda: config.write_text("a" + ".a" * 5000 + " = 1\n"), ("nested too deeply",)),
+                          (lambda: config.write_text("[a.b]\n"), ("unknown setting",)),
                           (lambda: config.write_text("# padding\n" * 200_000), ("over the 1 MB",)),
                           (lambda: pipe(config), ("a named pipe", "move it aside"))):
         damage()

@@ -243,6 +243,33 @@ def test_a_hanging_daemon_costs_the_budget_and_nothing_more(indexed, daemons):
 
 
 @pytest.mark.process
+def test_the_budget_counts_from_the_start_of_the_process(indexed, daemons):
+    """The budget's clock started in ``main``, after the interpreter's start and the hook's imports:
+    a frozen daemon's hooks took 330-370 ms of a 300 ms budget (an outside tester's, stop 55). A
+    start that took 250 ms (a loaded machine, a cold disk) leaves the hook 50 ms, not 300."""
+    write_config(indexed, "[daemon]\ndebug_delay_ms = 5000\n")
+    daemons.start()
+    slow_start = "import runpy, time; time.sleep(0.25); runpy.run_module('recall.agents.hook', run_name='__main__')"
+    t0 = time.monotonic()
+    proc = subprocess.run([PY, "-P", "-c", slow_start], input=event(MATCHING), capture_output=True, env=env_with(),
+                          timeout=30)
+    wall = time.monotonic() - t0
+    assert_silent(proc)
+    assert wall < 0.5  # 0.25 + the whole budget (0.3) before
+
+
+@pytest.mark.process
+def test_a_start_slower_than_the_budget_still_starts_a_missing_daemon(indexed, daemons):
+    """A hook whose start spent the whole budget (a loaded machine) says nothing, but reads the event
+    and starts the missing daemon, so the next message is answered."""
+    slow_start = "import runpy, time; time.sleep(0.4); runpy.run_module('recall.agents.hook', run_name='__main__')"
+    proc = subprocess.run([PY, "-P", "-c", slow_start], input=event(MATCHING), capture_output=True, env=env_with(),
+                          timeout=30)
+    assert_silent(proc)
+    assert client.wait_until_ready(timeout_s=20) is not None
+
+
+@pytest.mark.process
 def test_an_answer_after_the_budget_is_logged_late_and_not_counted_as_injected(indexed, daemons):
     """The hook printed nothing, and `recall log --stats` counted an injection (stop 48, Y-01)."""
     from recall.agents import track

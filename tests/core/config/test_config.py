@@ -95,6 +95,8 @@ def test_every_number_of_every_section_has_its_range():
     ('[selector]\nmax_note = 2\n', "selector.max_note in {path}: unknown setting"),
     ('colour = "red"\n', "colour in {path}: unknown setting"),
     ('[thresholds."hash-256"]\ntop_flor = 0.3\n', 'thresholds.hash-256.top_flor in {path}: unknown setting'),
+    # an empty table of the user's was said to be in the packaged file (an outside tester's, stop 55)
+    ('[a.b]\n', "a in {path}: unknown setting"), ('[daemon.x.y]\n', "daemon.x in {path}: unknown setting"),
     ('[selector]\nmax_notes = "3"\n', "selector.max_notes in {path}: expected a whole number, got '3'"),
     ('[hook]\nskip_entrypoints = "sdk-cli"\n', "hook.skip_entrypoints in {path}: expected a list of strings"),
     ('[chunking]\noverlap = 900\n', "chunking in {path}: chunk overlap must be >= 0 and smaller"),

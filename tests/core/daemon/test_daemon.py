@@ -686,3 +686,84 @@ def test_a_daemon_short_of_room_for_its_threads_says_so_in_one_line_and_records_
     assert "recall ran out of memory" in out.stderr and "ulimit -v" in out.stderr
     assert "OutOfMemory" in (indexed / "run" / client.FAILED_NAME).read_text()
     assert "out of memory" in (indexed / "logs" / "daemon.log").read_text()
+
+
+@pytest.mark.process
+def test_a_home_too_long_for_a_socket_path_answers_from_a_folder_since_deleted(tmp_path, monkeypatch,
+                                                                              indexed_template, hash_model):
+    """A socket path past sun_path's 108 bytes was reached by changing the process's working folder
+    and back: from a folder since deleted (a shell in a removed checkout) `getcwd` failed and the
+    hook answered nothing beside a warm daemon (an outside tester's, stop 55); and a working folder
+    changed under the threads of the MCP server or the daemon moves all of them."""
+    import shutil
+    import subprocess
+
+    from helpers.daemon import Daemons
+    from helpers.env import env_with
+    from helpers.paths import PY
+
+    home = tmp_path / ("a" * 60) / ("b" * 60) / "home"
+    shutil.copytree(indexed_template, home)
+    monkeypatch.setenv("RECALL_HOME", str(home))
+    assert len(os.fsencode(str(home / "run" / "daemon.sock"))) >= client.SUN_PATH_MAX
+    daemons = Daemons(home, tmp_path)
+    try:
+        daemons.start()
+        here = os.getcwd()
+        assert client.request({"cmd": "ping"})["pid"] and os.getcwd() == here
+        gone = tmp_path / "gone"
+        gone.mkdir()
+        event = json.dumps({"prompt": MATCHING, "cwd": str(tmp_path)})
+        out = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "{PY}" -P -m recall.agents.hook'],
+                             input=event.encode(), env=env_with(), capture_output=True, timeout=30)
+        assert out.returncode == 0 and b"additionalContext" in out.stdout, out.stderr[-2000:]
+    finally:
+        daemons.kill_all()
+
+
+@pytest.mark.process
+def test_files_of_the_home_opened_for_reading_do_not_silence_the_hook(indexed, daemons):
+    """`chmod -R go+rX` of the home (a backup restored, a copy under another umask) after a daemon
+    died: every hook refused the run folder's files without a word and never started a daemon,
+    until some `recall` command closed them up (an outside tester's, stop 55). Files only others
+    could read are closed up by the hook as by the CLI; one others could write stays refused."""
+    import subprocess
+
+    from helpers.env import env_with
+    from helpers.paths import PY
+
+    proc = daemons.start()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    subprocess.run(["chmod", "-R", "go+rX", str(indexed)], check=True)
+    event = json.dumps({"prompt": MATCHING, "cwd": "/"}).encode()
+    answered = False
+    for _ in range(20):
+        out = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event, env=env_with(),
+                             capture_output=True, timeout=30)
+        assert out.returncode == 0
+        if b"additionalContext" in out.stdout:
+            answered = True
+            break
+        time.sleep(0.5)
+    assert answered
+    assert stat.S_IMODE((indexed / "run" / "daemon.sock").stat().st_mode) == 0o600
+    daemons.kill_all()
+    (indexed / "run" / "daemon.json").write_text("{}")
+    os.chmod(indexed / "run" / "daemon.json", 0o666)  # writable by others: its content may be theirs
+    with pytest.raises(client.DaemonUntrusted):
+        client.check_run_dir()
+
+
+def test_a_log_line_longer_than_the_tail_read_is_shown_cut_not_said_missing(recall_home):
+    """`recall log -n 1` read 4 KB from the log's end; a last line longer than that (the project's
+    path in a query line, from a very long folder) was dropped as cut and the log said missing."""
+    from recall.cli.daemon import log_cmd
+
+    logs = recall_home / "logs"
+    logs.mkdir(parents=True)
+    (logs / "daemon.log").write_text("2026-12-06 INFO start {}\n2026-12-06 INFO query {\"cwd\": \"/" + "d" * 9000
+                                     + "\"}\n")
+    result = CliRunner().invoke(log_cmd, ["-n", "1"])
+    assert result.exit_code == 0 and "no log yet" not in result.output, result.output
+    assert result.output.startswith("…") and result.output.rstrip().endswith('d"}')

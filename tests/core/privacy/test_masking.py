@@ -548,7 +548,8 @@ def test_a_secret_query_parameter_is_masked_whatever_its_prefix(url, secret):
 
 
 @pytest.mark.parametrize("path", ["/tmp/attackB/r09/home/.gemini/settings.json", "/home/jdoe2/src/apiV2/x.md",
-                                  "/srv/data01/Build7/releases/v12/notes.md"])
+                                  "/srv/data01/Build7/releases/v12/notes.md",
+                                  "/tmp/faultA/fh-latin1/.claude/settings.json"])  # an outside tester's (stop 55)
 def test_an_absolute_path_of_short_names_is_not_taken_for_a_key(path):
     """Every line the CLI prints is masked: an outside tester's install message named its file
     "[REDACTED].gemini/settings.json"."""

@@ -359,14 +359,23 @@ def test_a_model_changed_in_config_stops_the_watcher_before_it_embeds_with_the_o
 
 
 @pytest.mark.process
-def test_recall_watch_follows_a_model_switched_in_config(recall_home, tmp_path, monkeypatch):
-    """`recall watch` as a user runs it: after `model` changes in config.toml, a save reaches the
-    index of the model every question now reads (it went to the old model's)."""
+def _recall_watch(tmp_path: Path):
+    """`recall watch` as a user runs it, once it watches: the process and the file of its output."""
     import subprocess
 
     from helpers.env import env_with
     from helpers.paths import PY
 
+    log = tmp_path / "watch.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([PY, "-m", "recall.cli", "watch"], env=env_with(), stdout=out, stderr=subprocess.STDOUT)
+    assert wait_for(lambda: b"watching " in log.read_bytes(), 60), log.read_text()
+    return proc, log
+
+
+def test_recall_watch_follows_a_model_switched_in_config(recall_home, tmp_path, monkeypatch):
+    """`recall watch` as a user runs it: after `model` changes in config.toml, a save reaches the
+    index of the model every question now reads (it went to the old model's)."""
     monkeypatch.delenv("RECALL_MODEL", raising=False)
     recall_home.mkdir(parents=True, exist_ok=True)
     (recall_home / "config.toml").write_text('model = "hash"\n', encoding="utf-8")
@@ -374,11 +383,8 @@ def test_recall_watch_follows_a_model_switched_in_config(recall_home, tmp_path, 
     write_note(notes, "target", f"{TOKEN} target note", "version 0", "the note the test edits")
     write_note(notes, "other", "kafka consumer lag", "about kafka", "details")
     Recall(home=recall_home).index([SourceSpec("dir", notes)])
-    log = tmp_path / "watch.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([PY, "-m", "recall.cli", "watch"], env=env_with(), stdout=out, stderr=subprocess.STDOUT)
+    proc, log = _recall_watch(tmp_path)
     try:
-        assert wait_for(lambda: b"watching " in log.read_bytes(), 60), log.read_text()
         # every command sets its core limit to 0: a crash dumps no note text or typed words (stop 46)
         limits = Path(f"/proc/{proc.pid}/limits")
         if limits.exists():
@@ -482,3 +488,27 @@ def test_a_folder_indexed_after_the_watcher_started_is_followed_and_one_dropped_
         time.sleep(1.0)
         assert watcher.wait_idle(5)
     assert "k8s" not in _ids(app, "kubernetes limits")
+
+
+def test_recall_watch_says_each_thing_once(recall_home, tmp_path, monkeypatch):
+    """`recall watch` printed every note's problem twice (bare, then "warning: ..."), and a watched
+    folder replaced by a file "was made again: watching it again" every second (an outside
+    tester's, stop 55). Each is one line: the problem once, the folder gone once."""
+    monkeypatch.setenv("RECALL_MODEL", "hash")
+    notes = tmp_path / "notes"
+    write_note(notes, "ok", "fine note", "about nothing", "body")
+    Recall(home=recall_home).index([SourceSpec("dir", notes)])
+    proc, log = _recall_watch(tmp_path)
+    try:
+        (notes / "bad.md").write_text("---\nname: [unclosed\n---\nbody\n", encoding="utf-8")
+        assert wait_for(lambda: b"broken front matter" in log.read_bytes(), 30), log.read_text()
+        shutil.rmtree(notes)
+        notes.write_text("a file now\n")
+        assert wait_for(lambda: b"is gone" in log.read_bytes(), 30), log.read_text()
+        time.sleep(3)  # the watcher looks at its folders every second
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    text = log.read_text()
+    assert text.count("broken front matter") == 1 and text.count("is gone") == 1, text
+    assert "made again" not in text, text
