@@ -258,16 +258,16 @@ def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = No
             return Decision("nothing", reason, top, gap)
     elif (ev := evidence(top, negative, t.neg_weight)) < t.top_floor:
         if negative is None or not t.neg_weight:
-            return Decision("nothing", f"top {top:.3f} < top_floor {t.top_floor:.4f}", top, gap)
+            return Decision("nothing", f"top {top:.3f} under top_floor {t.top_floor:.4f}", top, gap)
         return Decision("nothing", f"evidence {ev:.3f} = top {top:.3f} + {t.neg_weight:g} x (top - nearest "
-                                   f"unrelated {negative:.3f}) < top_floor {t.top_floor:.4f}", top, gap)
+                                   f"unrelated {negative:.3f}) under top_floor {t.top_floor:.4f}", top, gap)
     elif gap < t.gap_floor:
-        return Decision("nothing", f"gap {gap:.3f} < gap_floor {t.gap_floor}", top, gap)
+        return Decision("nothing", f"gap {gap:.3f} under gap_floor {t.gap_floor}", top, gap)
     elif gap < t.full_gap:
-        kind, reason = "short", f"gap {gap:.3f} < full_gap {t.full_gap}: top {s.max_notes}"
+        kind, reason = "short", f"gap {gap:.3f} under full_gap {t.full_gap}: top {s.max_notes}"
     else:
         kind = "full"
-        reason = f"gap {gap:.3f} >= full_gap {t.full_gap}: notes within {t.full_margin} of the top"
+        reason = f"gap {gap:.3f} at or over full_gap {t.full_gap}: notes within {t.full_margin} of the top"
 
     if kind == "short":
         cap, candidates = s.short_max_bytes, ranked[: s.max_notes]

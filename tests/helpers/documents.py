@@ -52,6 +52,20 @@ def make_pdf_drawn(path: Path, texts: list[tuple[float, float, str]], crop: str 
         f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream"])
 
 
+def make_pdf_ops(path: Path, ops: list[str]) -> Path:
+    """A one-page PDF (595 x 842) whose content stream is ``ops`` as written, with a font ``/F1``
+    and a one-pixel grey image ``/Im1`` (``q W 0 0 H X Y cm /Im1 Do Q`` draws it over a box)."""
+    stream = "\n".join(ops).encode("latin-1")
+    return _write_pdf(path, [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> "
+        b"/XObject << /Im1 6 0 R >> >> /Contents 5 0 R >>",
+        f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream",
+        b"<< /Type /XObject /Subtype /Image /Width 1 /Height 1 /ColorSpace /DeviceGray /BitsPerComponent 8 "
+        b"/Length 1 >>\nstream\n\x80\nendstream"])
+
+
 def _write_pdf(path: Path, objects: list[bytes], trailer: str = "") -> Path:
     """``objects`` (1 is the catalog) as a PDF file with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")

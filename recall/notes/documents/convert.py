@@ -122,6 +122,7 @@ def _pdf(path: Path) -> Extracted:
         title = str(meta.title).strip() if meta is not None and meta.title else ""
         segments, empty = [], []
         for n, page in enumerate(reader.pages, 1):
+            shown.without_unseen_pdf_text(page)  # drawn as nothing, or too small to read
             text = _tidy(_on_page(page))
             if text:
                 segments.append((f"p. {n}", text))

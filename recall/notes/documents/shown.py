@@ -29,6 +29,7 @@ import io
 import re
 import zipfile
 from collections.abc import Callable
+from typing import Any
 
 from recall.errors import RecallError
 from recall.notes.rendered import UNDRAWN_ELEMENTS, hiding_style
@@ -39,10 +40,20 @@ _UNDRAWN = frozenset(UNDRAWN_ELEMENTS) - {"head", "title", "style"}
 _CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
 _TRUE = r"(?:1|true|on)"
 # A run of a DOCX (``<w:r>``, none nested) and what in its properties hides it from a reader:
-# ``<w:vanish/>`` (Word does not show it; mammoth reads it), white, or at most 1 pt (2 half-points).
+# ``<w:vanish/>`` (Word does not show it; mammoth reads it), white or next to it, at most 2 pt (4 half-points).
 _RUN = re.compile(r"<w:r(?=[\s>])(?:(?!</w:r>).)*?</w:r>", re.S)
-_HIDDEN_RUN_PROPERTY = re.compile(rf"<w:vanish(?:\s+w:val=\"{_TRUE}\")?\s*/>|<w:color\s+w:val=\"(?:FFFFFF|white)\""
-                                  r"|<w:sz\s+w:val=\"[0-2]\"", re.I)
+_HIDDEN_RUN_PROPERTY = re.compile(rf"<w:vanish(?:\s+w:val=\"{_TRUE}\")?\s*/>"
+                                  r"|<w:color\s+w:val=\"(?:(?:F[0-9A-F]){3}|white)\"|<w:sz\s+w:val=\"[0-4]\"", re.I)
+# ... or in black on a black highlight (an outside tester's, stop 55, with near-white and 1.5-pt type)
+_BLACK_HIGHLIGHT = re.compile(r"<w:highlight\s+w:val=\"black\"", re.I)
+_BLACK = re.compile(r"<w:color\s+w:val=\"000000\"", re.I)
+
+
+def _hidden_run(properties: str) -> bool:
+    return bool(_HIDDEN_RUN_PROPERTY.search(properties)
+                or _BLACK_HIGHLIGHT.search(properties) and _BLACK.search(properties))
+
+
 _P = r"(?:\w+:)?"  # a namespace prefix some writers put on every element (``<x:row>``)
 _HIDDEN_SHEET = re.compile(rf"<{_P}sheet\b[^>]*\bstate=\"(?:hidden|veryHidden)\"[^>]*/>")
 _DEFINED_NAMES = re.compile(rf"<({_P})definedNames\b.*?</\1definedNames>|<{_P}definedNames\s*/>", re.S)
@@ -94,7 +105,7 @@ def shown_docx(raw: bytes) -> io.BytesIO:
     """``raw`` DOCX without the runs Word hides, and the paragraphs and runs of a style that hides
     its text (a paragraph style with Font > Hidden; an outside tester's AC04)."""
     styles = _text(zipfile.ZipFile(io.BytesIO(raw)), "word/styles.xml")
-    hiding = {m.group(1) for m in _DOCX_STYLE.finditer(styles) if _HIDDEN_RUN_PROPERTY.search(m.group(2))}
+    hiding = {m.group(1) for m in _DOCX_STYLE.finditer(styles) if _hidden_run(m.group(2))}
 
     def styled(xml: str, kind: str) -> bool:
         found = re.search(rf"<w:{kind}\s+w:val=\"([^\"]+)\"", xml)
@@ -104,9 +115,9 @@ def shown_docx(raw: bytes) -> io.BytesIO:
         if hiding:
             xml = _PARAGRAPH.sub(lambda m: "" if styled(_paragraph_properties(m.group(0)), "pStyle") else m.group(0),
                                  xml)
-        if not (_HIDDEN_RUN_PROPERTY.search(xml) or hiding):
+        if not (_HIDDEN_RUN_PROPERTY.search(xml) or _BLACK_HIGHLIGHT.search(xml) or hiding):
             return xml
-        return _RUN.sub(lambda m: "" if _HIDDEN_RUN_PROPERTY.search(_properties(m.group(0)))
+        return _RUN.sub(lambda m: "" if _hidden_run(_properties(m.group(0)))
                         or styled(_properties(m.group(0)), "rStyle") else m.group(0), xml)
 
     return _rewritten(raw, edit, lambda name: name == "word/document.xml")
@@ -256,3 +267,105 @@ def _rewritten(raw: bytes, edit: Callable[[str, str], str], parts: Callable[[str
             dst.writestr(item, edited.get(item.filename) or src.read(item))
     out.seek(0)
     return out
+
+
+# PDF: text drawn as nothing (render mode 3, 7: clip only) and type under MIN_PDF_TEXT_PT, taken out of
+# a page's content before its text is read (an outside tester's, stop 55). Invisible text inside an
+# image's box stays: it is a scan's OCR layer (ocrmypdf's), what a reader sees in the image.
+MIN_PDF_TEXT_PT = 1.0
+_SHOWS = (b"Tj", b"TJ", b"'", b'"')
+# What may draw text unseen: render mode 3 or 7, a size under one, a text or space matrix that shrinks.
+_MAYBE_UNSEEN = re.compile(rb"(?<![\w.])[37]\s+Tr\b|(?<![\w.])-?(?:\d*\.\d+|0)\s+Tf\b"
+                           rb"|(?<![\w.])(?:-?[\d.]+\s+){3}-?(?:0?\.\d+|0)\s+-?[\d.]+\s+-?[\d.]+\s+(?:Tm|cm)\b")
+
+
+def without_unseen_pdf_text(page: Any) -> None:
+    """``page`` (a pypdf page) with the text no viewer shows emptied in its content stream."""
+    from pypdf.generic import ArrayObject, ContentStream, NameObject, TextStringObject
+
+    contents = page.get_contents()
+    if contents is None:
+        return
+    if not _MAYBE_UNSEEN.search(contents.get_data()):  # most pages: their content is parsed once, by the reader
+        return
+    stream = ContentStream(contents, page.pdf)
+    boxes = _image_boxes(page, stream.operations)
+    changed = False
+    for i, (operands, operator), unseen in _text_shown(stream.operations, boxes):
+        if unseen:
+            empty = ArrayObject() if operator == b"TJ" else TextStringObject("")
+            stream.operations[i] = ([*operands[:-1], empty], operator)
+            changed = True
+    if changed:  # the reader's page, in memory only (``replace_contents`` is a writer's)
+        page[NameObject("/Contents")] = stream
+
+
+def _mul(a: list[float], b: list[float]) -> list[float]:
+    """The matrix ``a`` then ``b`` (PDF's [a b c d e f] row-vector convention)."""
+    return [a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+            a[2] * b[1] + a[3] * b[3], a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5]]
+
+
+def _image_boxes(page: Any, operations: list) -> list[tuple[float, float, float, float]]:
+    """Where the page draws its images: (x0, y0, x1, y1) of each, in the page's space."""
+    try:
+        xobjects = page["/Resources"].get_object().get("/XObject", {}).get_object()
+    except (KeyError, AttributeError, TypeError):
+        return []
+    boxes, ctm, saved = [], [1.0, 0.0, 0.0, 1.0, 0.0, 0.0], []
+    for operands, operator in operations:
+        try:
+            if operator == b"q":
+                saved.append(ctm)
+            elif operator == b"Q" and saved:
+                ctm = saved.pop()
+            elif operator == b"cm" and len(operands) == 6:
+                ctm = _mul([float(v) for v in operands], ctm)
+            elif operator == b"Do" and operands:
+                target = xobjects.get(operands[0])
+                if target is not None and target.get_object().get("/Subtype") == "/Image":
+                    xs = [ctm[4], ctm[0] + ctm[4], ctm[2] + ctm[4], ctm[0] + ctm[2] + ctm[4]]
+                    ys = [ctm[5], ctm[1] + ctm[5], ctm[3] + ctm[5], ctm[1] + ctm[3] + ctm[5]]
+                    boxes.append((min(xs), min(ys), max(xs), max(ys)))
+            elif operator == b"BI":
+                boxes.append((float("-inf"), float("-inf"), float("inf"), float("inf")))  # an inline image: anywhere
+        except (TypeError, ValueError, AttributeError, KeyError):
+            continue  # an operation it cannot read draws no image it knows of
+    return boxes
+
+
+def _text_shown(operations: list, boxes: list) -> Any:
+    """(index, operation, unseen) for each operation that shows text."""
+    ctm, tm, line, size, mode, saved = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0], None, None, 0.0, 0, []
+    for i, (operands, operator) in enumerate(operations):
+        try:
+            if operator == b"q":
+                saved.append((ctm, size, mode))
+            elif operator == b"Q" and saved:
+                ctm, size, mode = saved.pop()
+            elif operator == b"cm" and len(operands) == 6:
+                ctm = _mul([float(v) for v in operands], ctm)
+            elif operator == b"BT":
+                tm = line = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+            elif operator == b"Tm" and len(operands) == 6:
+                tm = line = [float(v) for v in operands]
+            elif operator in (b"Td", b"TD") and len(operands) == 2 and line is not None:
+                tm = line = _mul([1.0, 0.0, 0.0, 1.0, float(operands[0]), float(operands[1])], line)
+            elif operator == b"Tf" and len(operands) == 2:
+                size = float(operands[1])
+            elif operator == b"Tr" and operands:
+                mode = int(operands[0])
+            elif operator in _SHOWS and tm is not None:
+                yield i, (operands, operator), _unseen(_mul(tm, ctm), size, mode, boxes)
+        except (TypeError, ValueError):
+            continue
+
+
+def _unseen(matrix: list[float], size: float, mode: int, boxes: list) -> bool:
+    scale = abs(size) * (matrix[2] ** 2 + matrix[3] ** 2) ** 0.5  # the height of its type on the page
+    if 0 < scale < MIN_PDF_TEXT_PT or size and not scale:
+        return True
+    if mode not in (3, 7):
+        return False
+    x, y = matrix[4], matrix[5]
+    return not any(x0 - 2 <= x <= x1 + 2 and y0 - 2 <= y <= y1 + 2 for x0, y0, x1, y1 in boxes)

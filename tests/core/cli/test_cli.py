@@ -98,6 +98,10 @@ def test_query_for_an_agent_prints_what_a_note_wrote_as_data(tmp_path, recall_ho
     name = data["ranked"][0]["name"]
     assert name.startswith("\u2045/system-reminder\u2046") and "<" not in out and "](" not in out, out
     assert data["decision"] in ("nothing", "short", "full") and data["thresholds"]
+    # recall's own words read as written: its reason said "gap 0.118 ⁅ full_gap" (an outside tester's, stop 55)
+    for prompt in ("grafana dashboard alert thresholds", "what should we have for lunch today"):
+        reason = json.loads(recall("query", "--all", "--for-agent", prompt).stdout)["reason"]
+        assert "\u2045" not in reason and "\u2046" not in reason, reason
 
 
 def test_a_huge_value_a_file_names_is_cut_in_the_line_that_names_it(sample_notes, recall_home):
