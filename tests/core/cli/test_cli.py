@@ -104,6 +104,23 @@ def test_query_for_an_agent_prints_what_a_note_wrote_as_data(tmp_path, recall_ho
         assert "\u2045" not in reason and "\u2046" not in reason, reason
 
 
+def test_a_note_whose_file_name_holds_a_secret_is_named_by_its_folder(tmp_path, recall_home):
+    """A secret in a note's file name is masked before it is stored, so the path handed over was
+    "[REDACTED].md", a file that does not exist, under a header telling the agent to read the
+    original (an outside tester's, stop 55): the folder is handed over, and why the name is not."""
+    import random
+
+    rng = random.Random("file-name")
+    token = "ghp_" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789") for _ in range(36))
+    notes = tmp_path / "notes"
+    write_note(notes, token, "grafana dashboard alert thresholds", "where the thresholds live",
+               "Grafana dashboard alert thresholds live in ops/alerts.yaml.")
+    recall("index", "-q", str(notes))
+    out = recall("query", "--all", "grafana dashboard alert thresholds").stdout
+    assert token not in out and "[REDACTED].md" not in out, out
+    assert f"a file in {notes} whose name holds a secret: masked" in out, out
+
+
 def test_a_huge_value_a_file_names_is_cut_in_the_line_that_names_it(sample_notes, recall_home):
     """stop 41: a questions file naming a note of 2,000,000 characters printed a 2 MB warning at every
     `recall index`; a config value as long made a 1 MB error line. Each is one line of a screen or
