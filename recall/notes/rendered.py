@@ -68,13 +68,15 @@ _HIDES = re.compile(rf"{_HIDDEN_ATTRIBUTE.pattern}|style\s*=|<(?:{'|'.join(UNDRA
 _STYLE_ATTRIBUTE = re.compile(r"(?:^|\s)style\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'=<>`]+))", re.I)
 # An opening tag and its attributes, up to its ">" (or the next "<", or ATTRIBUTES_MAX characters:
 # each scan ends there, so a pass over the note is linear whatever it holds). A tag whose quotes do
-# not close before that ">" holds a quoted ">" or "<", or runs past the bound: it cannot be read
-# here, and is taken as hiding what follows (a browser may well hide it: `title="a>b" hidden`).
+# not close before that ">" may hold a quoted ">" or "<" (``title="a>b" hidden``): it is read again
+# with its quoted values (``_QUOTED_TAG``). One that still cannot be read is no tag inside a line
+# (CommonMark's raw HTML is a whole tag: the text shows as written), and at a line's start, where a
+# browser reads it as it can, it is taken as hiding its block.
 ATTRIBUTES_MAX = 4000
 _OPENING_TAG = re.compile(rf"<([A-Za-z][\w-]{{0,40}})(?=[\s/>])([^<>]{{0,{ATTRIBUTES_MAX}}}+)(>?)")
-# A tag read with its quoted values, which may hold ">" or "<" (``title="a>b" hidden``), each at
-# most ATTRIBUTES_MAX characters: tried only where ``_OPENING_TAG`` found unbalanced quotes.
-_VALUE = rf"(?:\"[^\"]{{0,{ATTRIBUTES_MAX}}}+\"|'[^']{{0,{ATTRIBUTES_MAX}}}+'|[^\s\"'=<>`]++)"
+# ... each quoted value at most VALUE_MAX characters (as far as a hidden element's end is looked for)
+VALUE_MAX = 65536
+_VALUE = rf"(?:\"[^\"]{{0,{VALUE_MAX}}}+\"|'[^']{{0,{VALUE_MAX}}}+'|[^\s\"'=<>`]++)"
 _QUOTED_TAG = re.compile(rf"<([A-Za-z][\w-]{{0,40}})((?:\s++[^\s\"'<>/=]++(?:\s*+=\s*+{_VALUE})?+)*+)\s*+/?>")
 # Elements with no content and no end tag.
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
@@ -128,6 +130,14 @@ class _Ends:
         return ends
 
 
+def _starts_line(text: str, at: int) -> bool:
+    """Whether ``at`` begins a line, after at most three spaces (where markdown starts an HTML block)."""
+    k = at
+    while k > 0 and at - k < 3 and text[k - 1] == " ":
+        k -= 1
+    return k == 0 or text[k - 1] == "\n"
+
+
 def _without_hidden_elements(text: str) -> str:
     out, at, skip, ends = [], 0, 0, _Ends(text)
     for m in _OPENING_TAG.finditer(text):
@@ -137,6 +147,8 @@ def _without_hidden_elements(text: str) -> str:
         readable = bool(m.group(3)) and attributes.count('"') % 2 == 0 and attributes.count("'") % 2 == 0
         if not readable and (quoted := _QUOTED_TAG.match(text, m.start())):
             attributes, tag_end, readable = quoted.group(2), quoted.end(), True
+        if not readable and not _starts_line(text, m.start()):
+            continue  # inside a line, no tag: shown as written ("x <y isn't valid")
         if not _hides(name, attributes, readable):
             skip = tag_end  # a tag inside its quoted values is none
             continue
