@@ -690,8 +690,8 @@ _MD_ESCAPE = re.compile(r"\\[!-/:-@\[\]-`{-~]")  # not a backslash's own: \\host
 _SPACED_GAP = re.compile(r"(?<=(?<!\S)[^\W\d_]) (?=[^\W\d_](?:[ \t\n:=]|\Z))")
 
 # A line continued on the next (a shell's or Python's backslash, an opening parenthesis that ends its
-# line: ``KEY=\`` then the value, ``PASSWORD = (`` then ``"value"``): read as one line, the value
-# right after its name (an outside tester's, stop 55).
+# line: ``KEY=\`` then the value, ``PASSWORD = (`` then ``"value"``): read as one line, a space
+# between the name and the value (an outside tester's, stop 55).
 _CONTINUED = re.compile(r"\\\r?\n[ \t]*|\([ \t]*\r?\n[ \t]*")
 
 
@@ -736,7 +736,7 @@ def _plain_view(text: str):
                 piece(char, m.start(), len(found))
             pos = m.end()
             continue
-        plain = ("" if found in ("**", "~~") or "\n" in found else chr(int(found[1:], 16)) if found[0] == "%"
+        plain = ("" if found in ("**", "~~") else " " if "\n" in found else chr(int(found[1:], 16)) if found[0] == "%"
                  else found[1] if found[0] == "\\" and len(found) == 2 else _plain_char(found) or "")
         if plain:
             piece(plain, m.start(), len(found))
