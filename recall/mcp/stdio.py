@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from recall.mcp.ids import ID_SCAN_BYTES, answered_id, over_cap_id
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
@@ -57,52 +59,8 @@ def nesting_depth(line: str) -> int:
     return deepest
 
 
-# A line too long to read still has its id answered: at its start (as most clients write it) or
-# its end (the MCP TypeScript SDK writes `{...request, jsonrpc, id}`: Claude Code's hook waited
-# its 5 s timeout for an answer; an outside tester's AG01). The readers keep both ends.
-ID_SCAN_BYTES = 64 << 10
-_TRAILING_ID = re.compile(r'"id"[ \t\r\n]*:[ \t\r\n]*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")[ \t\r\n]*\}[ \t\r\n]*$')
 _CONTEXT_CALL = re.compile(r'"method"\s*:\s*"tools/call".*?"name"\s*:\s*"recall_context"'
                            r'|"name"\s*:\s*"recall_context".*?"method"\s*:\s*"tools/call"', re.DOTALL)
-_KEY_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-_ID_VALUE = re.compile(r'[ \t\r\n]*:[ \t\r\n]*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\]|\\.){0,200}")')
-
-
-def leading_id(prefix: str) -> Any:
-    """The ``id`` of the message whose first characters are ``prefix``: the value of an ``"id"``
-    key of the outer object (not one nested in ``params``), if it is an integer or a string
-    and stands in ``prefix`` whole; else None. Without recursion, in one scan."""
-    import json
-
-    depth = 0
-    for m in _KEY_OR_BRACKET.finditer(prefix):
-        token = m.group()
-        if token in "[{":
-            depth += 1
-        elif token in "]}":
-            depth -= 1
-        elif depth == 1 and token == '"id"' and (value := _ID_VALUE.match(prefix, m.end())):
-            try:
-                return json.loads(value.group(1))
-            except (ValueError, RecursionError):
-                return None
-    return None
-
-
-def over_cap_id(raw: bytes) -> Any:
-    """The id of a line too long to read, from what the readers kept of it (its start, and its
-    end after ``MAX_LINE_BYTES + 1`` bytes): the outer object's ``id`` at the start
-    (``leading_id``), else one that is the outer object's last member."""
-    import json
-
-    found = leading_id(raw[:ID_SCAN_BYTES].decode("utf-8", errors="replace"))
-    if found is not None:
-        return found
-    end = _TRAILING_ID.search(raw[-ID_SCAN_BYTES:].decode("utf-8", errors="replace"))
-    try:
-        return json.loads(end.group(1)) if end else None
-    except (ValueError, RecursionError):
-        return None
 
 
 def _too_long(raw: bytes) -> Any:
@@ -285,7 +243,7 @@ class _Stdout:
         while view:
             view = view[os.write(self.fd, view):]
         if self.owed:
-            self.dropped(leading_id(text[:1024]))
+            self.dropped(answered_id(text))
 
     async def flush(self) -> None:
         return None
@@ -294,7 +252,12 @@ class _Stdout:
         self.owed.add(msg_id)
 
     def dropped(self, msg_id: Any) -> None:
-        """``msg_id`` is owed nothing more (answered, or cancelled by the client)."""
+        """``msg_id`` is owed nothing more (answered, or cancelled by the client). What a client
+        names that no request can have (a list, an object: a cancellation's ``requestId`` is
+        anything a client writes) is nothing owed: ``set.discard`` of a list ended the server
+        (an outside tester's, stop 55)."""
+        if isinstance(msg_id, bool) or not isinstance(msg_id, str | int):
+            return
         self.owed.discard(msg_id)
         if not self.owed and self._settled is not None:
             self._settled.set()

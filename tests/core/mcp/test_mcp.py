@@ -261,6 +261,37 @@ def test_parse_errors_get_a_json_rpc_error_and_lone_surrogates_an_answer(indexed
 
 
 @pytest.mark.process
+def test_a_cancellation_naming_no_request_and_ids_of_any_length_keep_the_server(indexed):
+    """A `notifications/cancelled` whose requestId was a list or an object ended the server (an
+    unhashable id in its set of requests owed); an answer to an id of 19 digits or 300 characters
+    was never seen as written, so a closed input waited 60 s for it (an outside tester's, stop 55)."""
+    import time
+
+    s = RawSession(server_params(indexed))
+    try:
+        s.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}).encode())
+        assert s.reply()["id"] == 0
+        s.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        for named in ([1], {"a": 1}, None, True, 1.5):
+            s.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": named}}).encode())
+        s.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                           "params": {"name": "recall_status", "arguments": {}}}).encode())
+        assert s.reply()["id"] == 2  # still serving
+        for long_id in (1234567890123456789, "x" * 300):
+            s.send(json.dumps({"jsonrpc": "2.0", "id": long_id, "method": "ping"}).encode())
+            assert s.reply()["id"] == long_id
+        t0 = time.monotonic()
+        assert s.proc.stdin is not None
+        s.proc.stdin.close()
+        assert s.proc.wait(timeout=30) == 0 and time.monotonic() - t0 < 10  # every answer was written
+    finally:
+        s.close()
+
+
+@pytest.mark.process
 def test_a_stdin_at_its_end_from_a_device_ends_the_server(indexed):
     """`recall mcp </dev/null` (a service manager, a script): asyncio takes the device, then
     epoll refuses it in a later callback; the server read nothing and never ended. It ends now."""
