@@ -7,7 +7,8 @@ folder the user named. The POST carries the launch's CSRF field (``security.py``
 refused other origins and requests without the token). The name is the file's own base
 name, cut to what a file system takes (no folder part, no leading dot, no control
 characters); it never replaces a file already there ("name (2).pdf"). Only formats recall
-indexes are taken, and no more than ``[documents] max_file_mb``. The bytes go to a hidden
+indexes are taken, and no more than ``[documents] max_file_mb``, said by the request's size before
+a byte of it is read (a 3 GB upload was spooled whole to the system's temp folder first). The bytes go to a hidden
 temporary file in DIR (0600), then a rename: the watcher and the indexer see the whole file
 or nothing.
 """
@@ -28,8 +29,9 @@ from recall.privacy.paths import FILE_MODE, ensure_private_dir
 if TYPE_CHECKING:
     from starlette.datastructures import UploadFile
 
-NAME_MAX = 200  # characters of a saved name (file systems take 255 bytes)
+NAME_MAX = 200  # bytes of a saved name, UTF-8 (file systems take 255; " (2)" may follow its stem)
 CHUNK = 1 << 20
+FORM_OVERHEAD = 64 << 10  # what a form adds around its file: the CSRF field, the parts' headers
 
 
 class Refused(Exception):
@@ -44,8 +46,14 @@ def safe_name(filename: str) -> str:
         raise Refused("the file has no usable name")
     stem, dot, ext = base.rpartition(".")
     if dot and len(ext) <= 10:
-        return stem[: NAME_MAX - len(ext) - 1] + "." + ext
-    return base[:NAME_MAX]
+        return _cut(stem, NAME_MAX - len(ext.encode()) - 1) + "." + ext
+    return _cut(base, NAME_MAX)
+
+
+def _cut(text: str, max_bytes: int) -> str:
+    """``text`` cut to ``max_bytes`` of UTF-8, never inside a character: a name of 190 "é" is 380
+    bytes, past what a file system takes (the page answered 500; an outside tester's, stop 55)."""
+    return text.encode("utf-8")[:max_bytes].decode("utf-8", errors="ignore")
 
 
 def accepted(name: str) -> bool:
@@ -140,6 +148,15 @@ async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
     if not launch.allow_writes or folder is None:
         return pages.page(request, "missing.html", 403, nav="upload",
                           what="uploads need `recall ui --allow-writes --upload-dir DIR`")
+    try:
+        declared = int(request.headers.get("content-length", ""))
+    except ValueError:  # chunked, or no size at all: a browser's form always says it
+        return pages.page(request, "upload.html", 411, nav="upload", folder=folder, saved=None, job=job(launch),
+                          error="the upload did not say its size (Content-Length): send it from the page's form")
+    if declared > limit_bytes() + FORM_OVERHEAD:  # refused before a byte of it is read or spooled anywhere
+        return pages.page(request, "upload.html", 413, nav="upload", folder=folder, saved=None, job=job(launch),
+                          error=f"the upload is {declared / 1e6:,.0f} MB, over {limit_bytes() / 1e6:g} MB "
+                                "([documents] max_file_mb)")
     form = await request.form(max_files=1, max_fields=4)
     try:
         if not pages.csrf_ok(form):

@@ -113,3 +113,43 @@ def test_an_upload_during_a_reindex_is_indexed_and_a_skipped_one_says_why(docs, 
         page = c.get("/upload").text
         assert "Quokka memo" in c.get("/notes", params={"q": "quokka"}).text
         assert "re-index finished" in page and "broken.pdf" in page, page[-1500:]
+
+
+def test_an_upload_name_too_long_in_bytes_is_cut_to_what_the_folder_takes(docs, tmp_path, recall_home):
+    """A name of 190 "é" is under 200 characters but 380 bytes, past the 255 a file system takes:
+    the page answered 500 with a traceback (an outside tester's, stop 55)."""
+    inbox = tmp_path / "inbox"
+    with page_client(allow_writes=True, upload_dir=inbox, home=recall_home) as c:
+        r = c.post("/upload", data={"csrf": csrf_value("t0ken")}, follow_redirects=False,
+                   files={"file": ("é" * 190 + ".md", b"# accents\nbody\n", "text/markdown")})
+        assert r.status_code == 303, r.text
+        (saved,) = inbox.iterdir()
+        assert saved.name.endswith(".md") and len(saved.name.encode()) <= 255 and saved.name.startswith("é")
+
+
+@pytest.mark.process
+def test_an_upload_larger_than_the_limit_is_refused_before_its_bytes_are_read(docs, tmp_path, recall_home):
+    """An upload declaring 3 GB was spooled whole to the system's temp folder, and refused only at
+    its end (an outside tester's, stop 55): its size is read from the request first."""
+    import socket
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    server = ui.UiServer.start(recall_home, "--allow-writes", "--upload-dir", str(inbox))
+    try:
+        boundary = "b0undary"
+        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n"
+                f"{csrf_value(server.token)}\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+                f"filename=\"big.md\"\r\nContent-Type: text/markdown\r\n\r\n").encode()
+        request = (f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                   f"Cookie: recall_ui_{server.port}={server.token}\r\nOrigin: {server.base}\r\n"
+                   f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: 3000000000\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", server.port), timeout=15) as conn:
+            conn.sendall(request.encode() + head + b"a" * (1 << 20))
+            answer = ""
+            while "</html>" not in answer and (part := conn.recv(65536)):
+                answer += part.decode("utf-8", errors="replace")
+        assert answer.startswith("HTTP/1.1 413") and "over 200 MB" in answer, answer[:500]
+        assert not list(inbox.iterdir())
+    finally:
+        server.stop()
