@@ -23,6 +23,31 @@ from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import make_missing_dirs, replace_private
 from recall.privacy.safetext import terminal_text
 
+# What the harness reads of a file a user names (a question set, an answer, a provenance record):
+# far past any it writes.
+MAX_INPUT_BYTES = 1 << 31
+
+
+class InputError(ValueError):
+    """A file a user named that the harness cannot read: one line (``read_input``)."""
+
+
+def read_input(path: Path) -> str:
+    """A file a user gave the harness, as UTF-8 text (a byte-order mark dropped), opened without
+    blocking: a named pipe, a socket or a folder where the file goes is one line, not a wait for
+    a writer that may never come (`--from FIFO` and a FIFO for a provenance record hung; an outside
+    tester's, stop 55)."""
+    from recall.privacy.regular import NotAFile, read_regular
+
+    try:
+        raw, _ = read_regular(path, MAX_INPUT_BYTES)
+    except NotAFile as exc:
+        raise InputError(f"{path} is {exc}, not a file: give a file") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 (byte {exc.start}): save it as UTF-8") from None
+
 
 def shown(text: str) -> str:
     """One string as the harness shows and writes it: masked, then terminal-safe."""

@@ -18,8 +18,9 @@ def fail_cleanly(fn):
     """Turn the errors a user can fix (bad set, missing folder, no model) into one line."""
     from recall.cli.common import clean_errors
     from recall_eval.datasets.collections import DatasetError
+    from recall_eval.files import InputError
 
-    return clean_errors(DatasetError, _generation_error)(fn)
+    return clean_errors(DatasetError, InputError, _generation_error)(fn)
 
 
 def _generation_error() -> type[Exception]:

@@ -103,15 +103,16 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         log(f"skipped {len(result.skipped)} line(s) that are not JSON objects, e.g. {result.skipped[0]!r}")
     if result.missing:
         log(f"{len(result.missing)} note(s) have no questions: {', '.join(result.missing)}")
+    from recall_eval.files import read_input
     from recall_eval.generation import negatives as more
 
     negatives: list[dict] = []
     restated: dict[str, list[str]] = {}
     if import_from is not None:
         if import_negatives is not None and not no_negatives:
-            negatives, _ = more.raw_negatives(import_negatives.read_text(encoding="utf-8"), str(import_negatives))
+            negatives, _ = more.raw_negatives(read_input(import_negatives), str(import_negatives))
         if import_restatements is not None and not no_restatements:
-            restated, problems = more.parse_restatements(import_restatements.read_text(encoding="utf-8"),
+            restated, problems = more.parse_restatements(read_input(import_restatements),
                                                          [p.stem for p in paths], str(import_restatements))
             if problems:
                 raise UserError(f"the restatements do not fit the notes: {'; '.join(problems[:3])}")

@@ -44,8 +44,29 @@ def load_run(path: Path) -> dict:
     except (ValueError, RecursionError) as exc:  # empty, cut, not UTF-8, nested past Python's limit
         raise DatasetError(f"{f} is not a `recall-eval run` result ({type(exc).__name__}: "
                            f"{(str(exc).splitlines() or [''])[0][:120]}): run `recall-eval run` again") from None
+    if problem := _shape_problem(data):  # a field of another type was a traceback (an outside tester's, stop 55)
+        raise DatasetError(f"{f} is not a `recall-eval run` result ({problem}): run `recall-eval run` again")
     M.check_figures(data, f)
     return data
+
+
+def _shape_problem(data: dict) -> str | None:
+    """What in a results.json is not of the shape a comparison reads, or None."""
+    model = data.get("model")
+    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("spec", "model_id")):
+        return "its model is not {spec, model_id}"
+    if not isinstance(data.get("heldout") or {}, dict):
+        return "its heldout is not an object"
+    for name, block in blocks(data).items():
+        if not isinstance(block, dict):
+            return f"{name} is not an object"
+        for key in ("pipelines", "thresholds", "timings"):
+            if not isinstance(block.get(key) or {}, dict):
+                return f"{name}: its {key} is not an object"
+        if not all(isinstance(p, dict) and isinstance(p.get("records") or [], list)
+                   for p in (block.get("pipelines") or {}).values()):
+            return f"{name}: a pipeline is not an object with a list of records"
+    return None
 
 
 def _records(block: dict, what: str) -> list[M.Record]:

@@ -192,6 +192,7 @@ def load_sets(paths: Sequence[Path], warn: Callable[[str], None] | None = None) 
     out: list[Question] = []
     owner: dict[str, Path] = {}
     for path in paths:
+        read_provenance(path)  # checked before any scoring: a bad record was a traceback at a run's end
         for q in load_questions(path):
             if q.id in owner:
                 raise DatasetError(f"{path}: id {q.id!r} already used in {owner[q.id]}")
@@ -268,13 +269,22 @@ def checks_path(set_path: Path) -> Path:
 
 
 def read_provenance(set_path: Path) -> dict | None:
+    """A set's provenance record, or None where it has none; one line for one that is no JSON
+    object (a list, a string, nested past Python's limit: tracebacks at the report's end; a
+    named pipe: a wait; an outside tester's, stop 55)."""
+    from recall_eval.files import read_input
+
     p = provenance_path(set_path)
-    if not p.exists():
+    if not p.exists() and not p.is_symlink():
         return None
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise DatasetError(f"{p}: not valid JSON ({exc})") from None
+        data = json.loads(read_input(p))
+    except (ValueError, RecursionError) as exc:
+        raise DatasetError(f"{p}: not valid JSON ({(str(exc).splitlines() or [type(exc).__name__])[0][:200]})") \
+            from None
+    if not isinstance(data, dict):
+        raise DatasetError(f"{p}: not a provenance record (a JSON object): fix it, or remove it")
+    return data
 
 
 def write_json(path: Path, data: dict) -> None:

@@ -197,10 +197,12 @@ def expand(notes_dir: Path, spec: ExpandSpec, backend: Backend, batch_size: int 
 def import_answer(notes_dir: Path, spec: ExpandSpec, path: Path, written_by: str) -> NoteQuestions:
     """Check an answer written elsewhere (e.g. to the ``--dry-run`` prompt) like a model's."""
     stems = [p.stem for p in note_paths(notes_dir)]
+    from recall_eval.files import InputError, read_input
+
     try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise QuestionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raw = read_input(path)
+    except InputError as exc:
+        raise QuestionsError(str(exc)) from None
     found, problems, skipped = parse_answer(raw, stems, str(path))
     _fail_on(problems)
     missing = [s for s in stems if s not in found]

@@ -228,10 +228,12 @@ def generate(notes_dir: Path, spec: GenerationSpec, backend: Backend, **kwargs) 
 
 
 def import_file(notes_dir: Path, spec: GenerationSpec, path: Path, written_by: str, **kwargs) -> Outcome:
+    from recall_eval.files import InputError, read_input
+
     try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise GenerationError(f"{path} is not UTF-8 (byte {exc.start}): save it as UTF-8") from None
+        raw = read_input(path)
+    except InputError as exc:
+        raise GenerationError(str(exc)) from None
     outcome = build_set(notes_dir, spec, raw, backend=None, source=str(path), retry=False, **kwargs)
     outcome.provenance.update(backend="file", model=None, written_by=written_by, imported_from=_display(path))
     return outcome

@@ -43,6 +43,24 @@ def test_a_clearly_better_run_is_marked_and_an_equal_one_is_not(tmp_path):
     assert "| main (80) | b | 0.950" in out.output and "†" in out.output
 
 
+@pytest.mark.parametrize("change", [lambda r: r.clear(), lambda r: r.update(model="x"),
+                                    lambda r: r.update(thresholds="x"), lambda r: r.update(timings="x"),
+                                    lambda r: r.update(pipelines="x"), lambda r: r.update(heldout=[1]),
+                                    lambda r: r["pipelines"].update(default=[])])
+def test_a_result_of_another_shape_is_one_line(tmp_path, change):
+    """A results.json whose model, thresholds, timings or pipelines had another type was a traceback
+    (KeyError, TypeError, AttributeError; an outside tester's, stop 55)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps(run("a", 10)))
+    bad = run("b", 20)
+    change(bad)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "results.json").write_text(json.dumps(bad))
+    out = CliRunner().invoke(main, ["versus", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert out.exit_code == 1 and "Traceback" not in out.output, out.output
+    assert "is not a `recall-eval run` result" in out.output, out.output
+
+
 def test_runs_over_different_questions_are_refused():
     other = run("b", 20)
     other["pipelines"]["default"]["records"][0]["id"] = "elsewhere"

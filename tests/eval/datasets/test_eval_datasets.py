@@ -87,6 +87,25 @@ def test_score_command_reports_the_bad_line(tmp_path):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("record", ["[1, 2]", '"hello"', "[" * 100_000 + "]" * 100_000, "{not json", "a pipe"])
+def test_a_provenance_record_that_is_no_json_object_is_one_line_before_scoring(tmp_path, record):
+    """A provenance record that was a list or a string was a traceback at the end of a whole run,
+    one nested 100,000 deep a RecursionError, a named pipe a wait (an outside tester's, stop 55)."""
+    import os
+
+    good = tmp_path / "set.jsonl"
+    good.write_text(json.dumps(GOOD) + "\n", encoding="utf-8")
+    prov = tmp_path / "set.provenance.json"
+    if record == "a pipe":
+        os.mkfifo(prov)
+    else:
+        prov.write_text(record, encoding="utf-8")
+    result = CliRunner().invoke(main, ["score", "--notes", str(NOTES), "--questions", str(good), "--model", "hash",
+                                       "--json"])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output[-1500:]
+    assert "set.provenance.json" in result.output and "indexing" not in result.output, result.output[-500:]
+
+
 def test_beir_round_trip(tmp_path):
     qs = load_questions(QUESTIONS)
     counts = export_beir(NOTES, qs, tmp_path / "beir")

@@ -185,3 +185,14 @@ def test_dry_run_prints_the_prompt_and_sends_nothing(fake_api, notes):
 def test_needs_a_backend_or_an_import(notes):
     res = expand("--notes", str(notes))
     assert res.exit_code == 1 and "give either --backend NAME or --import FILE" in res.output
+
+
+def test_a_named_pipe_given_as_the_answer_is_one_line_not_a_wait(notes, tmp_path):
+    """`--import FIFO` waited for a writer that never came (an outside tester's, stop 55)."""
+    import os
+
+    fifo = tmp_path / "answer.jsonl"
+    os.mkfifo(fifo)
+    res = expand("--notes", str(notes), "--import", str(fifo), "--written-by", "a helper", "--out",
+                 str(tmp_path / "out" / "exp.jsonl"))
+    assert res.exit_code == 1 and "not a file" in res.output and "Traceback" not in res.output, res.output

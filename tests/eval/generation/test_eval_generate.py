@@ -238,3 +238,15 @@ def test_claude_cli_failure_is_one_clear_line(fake_claude, monkeypatch, tmp_path
                                     "--out", str(tmp_path / "x.jsonl"), "--no-index-check"])
     assert res.exit_code == 1
     assert "claude exited 1: not logged in" in res.output and "Traceback" not in res.output
+
+
+def test_a_named_pipe_given_as_the_answer_is_one_line_not_a_wait(tmp_path):
+    """`--from FIFO` waited for a writer that never came (an outside tester's, stop 55)."""
+    import os
+
+    fifo = tmp_path / "answer.jsonl"
+    os.mkfifo(fifo)
+    res = CliRunner().invoke(main, ["generate", "--backend", "file", "--from", str(fifo), "--written-by", "a helper",
+                                    "--notes", str(NOTES), "--out", str(tmp_path / "set" / "g.jsonl"),
+                                    "--no-index-check"])
+    assert res.exit_code == 1 and "not a file" in res.output and "Traceback" not in res.output, res.output
