@@ -223,6 +223,14 @@ class RawSession:
         assert ready, "no reply"
         return json.loads(self.proc.stdout.readline())
 
+    def initialize(self, msg_id: int) -> None:
+        """The handshake a client opens with."""
+        self.send(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}).encode())
+        assert self.reply()["id"] == msg_id
+        self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
     def close(self) -> None:
         self.proc.kill()
         self.proc.wait(timeout=10)
@@ -232,11 +240,7 @@ class RawSession:
 def test_parse_errors_get_a_json_rpc_error_and_lone_surrogates_an_answer(indexed):
     s = RawSession(server_params(indexed))
     try:
-        s.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}).encode())
-        assert s.reply()["id"] == 1
-        s.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        s.initialize(1)
 
         s.send(b"{not json")
         assert s.reply() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
@@ -269,11 +273,7 @@ def test_a_cancellation_naming_no_request_and_ids_of_any_length_keep_the_server(
 
     s = RawSession(server_params(indexed))
     try:
-        s.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}).encode())
-        assert s.reply()["id"] == 0
-        s.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        s.initialize(0)
         for named in ([1], {"a": 1}, None, True, 1.5):
             s.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                "params": {"requestId": named}}).encode())
