@@ -176,12 +176,16 @@ def parse_lines(lines: Iterable[str], source: str, set_id: str = "") -> list[Que
 
 
 def load_questions(path: Path) -> list[Question]:
+    """A question set (JSONL), read as ``read_input`` reads a file a user names: a byte-order mark
+    dropped (an editor's was refused as "Unexpected UTF-8 BOM"; an outside tester's, stop 55)."""
+    from recall_eval.files import InputError, read_input
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path)
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such question set") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except InputError as exc:
+        raise DatasetError(str(exc)) from None
     return parse_lines(text.split("\n"), str(path), path.stem)  # line feeds only: not at U+2028
 
 

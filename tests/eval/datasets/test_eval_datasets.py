@@ -54,6 +54,13 @@ def test_schema_errors_name_the_line(tmp_path, line, message):
     assert message in str(err.value)
 
 
+def test_a_set_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """An editor's UTF-8 byte-order mark was refused ("Unexpected UTF-8 BOM"; stop 55)."""
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode() + b"\n")
+    assert [q.id for q in load_questions(path)] == ["x-01"]
+
+
 def test_empty_and_missing_sets(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n", encoding="utf-8")
