@@ -33,10 +33,12 @@ class InputError(ValueError):
 
 
 def read_input(path: Path) -> str:
-    """A file a user gave the harness, as UTF-8 text (a byte-order mark dropped), opened without
-    blocking: a named pipe, a socket or a folder where the file goes is one line, not a wait for
-    a writer that may never come (`--from FIFO` and a FIFO for a provenance record hung; an outside
-    tester's, stop 55)."""
+    """A file a user gave the harness, as text the way recall reads its settings files
+    (``recall.privacy.decoding.settings_text``: a byte-order mark says the encoding, else UTF-8),
+    opened without blocking: a named pipe, a socket or a folder where the file goes is one line,
+    not a wait for a writer that may never come (`--from FIFO` and a FIFO for a provenance record
+    hung; an outside tester's, stop 55)."""
+    from recall.privacy.decoding import settings_text
     from recall.privacy.regular import NotAFile, read_regular
 
     try:
@@ -44,7 +46,7 @@ def read_input(path: Path) -> str:
     except NotAFile as exc:
         raise InputError(f"{path} is {exc}, not a file: give a file") from None
     try:
-        return raw.decode("utf-8-sig")
+        return settings_text(raw)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path} is not UTF-8 (byte {exc.start}): save it as UTF-8") from None
 

@@ -35,7 +35,11 @@ FORM_OVERHEAD = 64 << 10  # what a form adds around its file: the CSRF field, th
 
 
 class Refused(Exception):
-    """Why an upload was not saved: the one line the page shows."""
+    """Why an upload was not saved: the one line the page shows, and its HTTP status."""
+
+    def __init__(self, line: str, status: int = 400) -> None:
+        super().__init__(line)
+        self.status = status
 
 
 def safe_name(filename: str) -> str:
@@ -135,6 +139,17 @@ def limit_bytes() -> int:
     return int(load_config().documents.max_file_mb * 1_000_000)
 
 
+def _check_size(declared: str, limit: int) -> None:
+    """``Refused`` for a request that does not say its size (chunked: a browser's form always says
+    it) or says more than ``limit`` and a form's own parts."""
+    try:
+        size = int(declared)
+    except ValueError:
+        raise Refused("the upload did not say its size (Content-Length): send it from the page's form", 411) from None
+    if size > limit + FORM_OVERHEAD:
+        raise Refused(f"the upload is {size / 1e6:,.0f} MB, over {limit / 1e6:g} MB ([documents] max_file_mb)", 413)
+
+
 async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
     """GET: the form (or how to enable it); POST: save, start indexing, back to the form.
     ``job``: the indexing job's state in words (``app.reindex_state``)."""
@@ -148,28 +163,22 @@ async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
     if not launch.allow_writes or folder is None:
         return pages.page(request, "missing.html", 403, nav="upload",
                           what="uploads need `recall ui --allow-writes --upload-dir DIR`")
+    limit = limit_bytes()
     try:
-        declared = int(request.headers.get("content-length", ""))
-    except ValueError:  # chunked, or no size at all: a browser's form always says it
-        return pages.page(request, "upload.html", 411, nav="upload", folder=folder, saved=None, job=job(launch),
-                          error="the upload did not say its size (Content-Length): send it from the page's form")
-    if declared > limit_bytes() + FORM_OVERHEAD:  # refused before a byte of it is read or spooled anywhere
-        return pages.page(request, "upload.html", 413, nav="upload", folder=folder, saved=None, job=job(launch),
-                          error=f"the upload is {declared / 1e6:,.0f} MB, over {limit_bytes() / 1e6:g} MB "
-                                "([documents] max_file_mb)")
-    form = await request.form(max_files=1, max_fields=4)
-    try:
-        if not pages.csrf_ok(form):
-            raise Refused("this form is from another launch: reload")
-        upload = form.get("file")
-        if upload is None or isinstance(upload, str):
-            raise Refused("no file chosen")
-        saved = await save(folder, upload, limit_bytes())
+        _check_size(request.headers.get("content-length", ""), limit)  # before a byte is read or spooled
+        form = await request.form(max_files=1, max_fields=4)
+        try:
+            if not pages.csrf_ok(form):
+                raise Refused("this form is from another launch: reload")
+            upload = form.get("file")
+            if upload is None or isinstance(upload, str):
+                raise Refused("no file chosen")
+            saved = await save(folder, upload, limit)
+        finally:
+            await form.close()
     except Refused as exc:
-        return pages.page(request, "upload.html", 400, nav="upload", folder=folder, saved=None,
+        return pages.page(request, "upload.html", exc.status, nav="upload", folder=folder, saved=None,
                           job=job(launch), error=str(exc))
-    finally:
-        await form.close()
     if launch.reindex is None or launch.reindex.poll() is not None:
         launch.reindex, launch.reindex_started = start_indexing(folder), time.time()
     else:  # the running pass may have listed the folder already: it runs once more

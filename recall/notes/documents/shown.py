@@ -289,9 +289,8 @@ def without_unseen_pdf_text(page: Any) -> None:
     if not _MAYBE_UNSEEN.search(contents.get_data()):  # most pages: their content is parsed once, by the reader
         return
     stream = ContentStream(contents, page.pdf)
-    boxes = _image_boxes(page, stream.operations)
     changed = False
-    for i, (operands, operator), unseen in _text_shown(stream.operations, boxes):
+    for i, (operands, operator), unseen in _text_shown(page, stream.operations):
         if unseen:
             empty = ArrayObject() if operator == b"TJ" else TextStringObject("")
             stream.operations[i] = ([*operands[:-1], empty], operator)
@@ -306,19 +305,25 @@ def _mul(a: list[float], b: list[float]) -> list[float]:
             a[2] * b[1] + a[3] * b[3], a[4] * b[0] + a[5] * b[2] + b[4], a[4] * b[1] + a[5] * b[3] + b[5]]
 
 
-def _image_boxes(page: Any, operations: list) -> list[tuple[float, float, float, float]]:
-    """Where the page draws its images: (x0, y0, x1, y1) of each, in the page's space."""
+def _xobjects(page: Any) -> Any:
     try:
-        xobjects = page["/Resources"].get_object().get("/XObject", {}).get_object()
+        return page["/Resources"].get_object().get("/XObject", {}).get_object()
     except (KeyError, AttributeError, TypeError):
-        return []
-    boxes, ctm, saved = [], [1.0, 0.0, 0.0, 1.0, 0.0, 0.0], []
-    for operands, operator in operations:
+        return {}
+
+
+def _text_shown(page: Any, operations: list) -> list[tuple[int, tuple, bool]]:
+    """(index, operation, unseen) for each operation that shows text, in one pass over the page's
+    graphics state; whether it is unseen is decided once every image's box (x0, y0, x1, y1, in
+    the page's space) is known."""
+    xobjects, boxes, shows = _xobjects(page), [], []
+    ctm, tm, line, size, mode, saved = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0], None, None, 0.0, 0, []
+    for i, (operands, operator) in enumerate(operations):
         try:
             if operator == b"q":
-                saved.append(ctm)
+                saved.append((ctm, size, mode))
             elif operator == b"Q" and saved:
-                ctm = saved.pop()
+                ctm, size, mode = saved.pop()
             elif operator == b"cm" and len(operands) == 6:
                 ctm = _mul([float(v) for v in operands], ctm)
             elif operator == b"Do" and operands:
@@ -329,22 +334,6 @@ def _image_boxes(page: Any, operations: list) -> list[tuple[float, float, float,
                     boxes.append((min(xs), min(ys), max(xs), max(ys)))
             elif operator == b"BI":
                 boxes.append((float("-inf"), float("-inf"), float("inf"), float("inf")))  # an inline image: anywhere
-        except (TypeError, ValueError, AttributeError, KeyError):
-            continue  # an operation it cannot read draws no image it knows of
-    return boxes
-
-
-def _text_shown(operations: list, boxes: list) -> Any:
-    """(index, operation, unseen) for each operation that shows text."""
-    ctm, tm, line, size, mode, saved = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0], None, None, 0.0, 0, []
-    for i, (operands, operator) in enumerate(operations):
-        try:
-            if operator == b"q":
-                saved.append((ctm, size, mode))
-            elif operator == b"Q" and saved:
-                ctm, size, mode = saved.pop()
-            elif operator == b"cm" and len(operands) == 6:
-                ctm = _mul([float(v) for v in operands], ctm)
             elif operator == b"BT":
                 tm = line = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
             elif operator == b"Tm" and len(operands) == 6:
@@ -356,9 +345,10 @@ def _text_shown(operations: list, boxes: list) -> Any:
             elif operator == b"Tr" and operands:
                 mode = int(operands[0])
             elif operator in _SHOWS and tm is not None:
-                yield i, (operands, operator), _unseen(_mul(tm, ctm), size, mode, boxes)
-        except (TypeError, ValueError):
-            continue
+                shows.append((i, (operands, operator), _mul(tm, ctm), size, mode))
+        except (TypeError, ValueError, AttributeError, KeyError):
+            continue  # an operation it cannot read changes nothing it knows of
+    return [(i, op, _unseen(matrix, sz, md, boxes)) for i, op, matrix, sz, md in shows]
 
 
 def _unseen(matrix: list[float], size: float, mode: int, boxes: list) -> bool:
