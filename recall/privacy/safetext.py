@@ -185,10 +185,14 @@ def agent_path(value: object) -> str:
     ``deploy.md`` and a name with U+3000 as a file that does not exist (stop 49, an outside
     tester's AC01, AC05). In a path holding ``](`` (folders named like a markdown image, which
     a client that renders the context would fetch) the quoting is closed between the two,
-    ``...]'"("'...``: the same word to a shell, no link to a renderer."""
+    ``...]'"("'...``: the same word to a shell, no link to a renderer. A path whose secret was
+    masked (``recall.privacy.masking.mask_path``, before it was stored) is no file's: its folder
+    is handed over, and why its name is not (``_masked_path``)."""
     import shlex
 
     text = value if isinstance(value, str) else "" if value is None else str(value)
+    if "[" in text and (masked := _masked_path(text)) is not None:
+        return masked
     if _PLAIN_PATH.issuperset(text):
         return text
     out, run = [], []
@@ -213,6 +217,19 @@ def _path_literal(c: str) -> bool:
 
 def _quoted_run(quoted: str) -> str:
     return quoted.replace("](", "]'\"(\"'") if "](" in quoted else quoted
+
+
+def _masked_path(path: str) -> str | None:
+    """For a path holding a masked secret, its folder and why its name is not there (an agent
+    told to read "[REDACTED].md" read nothing; an outside tester's, stop 55); else None."""
+    from recall.privacy.masking import MASK  # masking reads this module: imported here, and only then
+
+    if MASK not in path:
+        return None
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    if not folder or MASK in folder:
+        return "its path holds a secret: masked"
+    return f"a file in {agent_path(folder)} whose name holds a secret: masked"
 
 
 def _ansi_c(c: str) -> str:

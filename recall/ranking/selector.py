@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall.config.snapshot import too_short
-from recall.privacy.masking import MASK
 from recall.privacy.paths import EVERY_PROJECT
 from recall.privacy.safetext import agent_block, agent_path, agent_quoted, agent_text
 from recall.ranking.learned import LearnedSelector
@@ -181,7 +180,7 @@ def headline(hit: Hit) -> str:
     its origin first. What a note says stays inside its fields: it cannot pose as a speaker, a
     record or a tag."""
     n = hit.note
-    path = _shown_path(str(n.get("path") or ""))
+    path = agent_path(n.get("path", ""))
     if hit.is_conversation:
         date = agent_text((n.get("extra") or {}).get("date", ""))
         return f"conversation — {date} {agent_quoted(n.get('name', ''))} ({path})".replace("  ", " ")
@@ -190,18 +189,6 @@ def headline(hit: Hit) -> str:
     desc = agent_text(n.get("description", ""))
     desc = agent_quoted(desc) if desc else ""
     return f"{origin}{name} — {desc} ({path})" if desc else f"{origin}{name} ({path})"
-
-
-def _shown_path(path: str) -> str:
-    """The note's path for the agent; where a secret in its name was masked (the store keeps only
-    the masked path), no file has that path: its folder, and why its name is not there (an agent
-    told to read "[REDACTED].md" read nothing; an outside tester's, stop 55)."""
-    if MASK not in path:
-        return agent_path(path)
-    folder = path.rsplit("/", 1)[0] if "/" in path else ""
-    if not folder or MASK in folder:
-        return "its path holds a secret: masked"
-    return f"a file in {agent_path(folder)} whose name holds a secret: masked"
 
 
 def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:

@@ -119,6 +119,9 @@ def test_a_note_whose_file_name_holds_a_secret_is_named_by_its_folder(tmp_path, 
     out = recall("query", "--all", "grafana dashboard alert thresholds").stdout
     assert token not in out and "[REDACTED].md" not in out, out
     assert f"a file in {notes} whose name holds a secret: masked" in out, out
+    # and wherever a path reaches an agent (the MCP tools' answers, `--for-agent`), not the block alone
+    data = json.loads(recall("query", "--all", "--for-agent", "grafana dashboard alert thresholds").stdout)
+    assert data["ranked"][0]["path"] == f"a file in {notes} whose name holds a secret: masked", data["ranked"][0]
 
 
 def test_a_huge_value_a_file_names_is_cut_in_the_line_that_names_it(sample_notes, recall_home):
