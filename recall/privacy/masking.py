@@ -27,9 +27,9 @@ import re
 from collections import Counter
 
 from recall.privacy.columns import column_spans, stacked_spans
-from recall.privacy.safetext import LATIN_LOOK_ALIKES
+from recall.privacy.safetext import LATIN_LOOK_ALIKES, MASK
 
-MASK = "[REDACTED]"
+__all__ = ["MASK", "find_secrets", "mask_path", "mask_secrets", "mask_together"]
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).

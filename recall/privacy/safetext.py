@@ -45,6 +45,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# What a secret reads as once masked (``recall.privacy.masking``, which uses it from here): in
+# every text recall keeps or hands out, and in the paths of files whose names held one.
+MASK = "[REDACTED]"
+
 # Printable by Unicode's categories, yet drawn as nothing: usable to hide text (Hangul fillers,
 # the combining grapheme joiner, Khmer inherent vowels, blank braille, the musical null notehead).
 INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0\U0001d159")
@@ -222,8 +226,6 @@ def _quoted_run(quoted: str) -> str:
 def _masked_path(path: str) -> str | None:
     """For a path holding a masked secret, its folder and why its name is not there (an agent
     told to read "[REDACTED].md" read nothing; an outside tester's, stop 55); else None."""
-    from recall.privacy.masking import MASK  # masking reads this module: imported here, and only then
-
     if MASK not in path:
         return None
     folder = path.rsplit("/", 1)[0] if "/" in path else ""
