@@ -36,7 +36,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BeforeValidator
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -50,24 +52,42 @@ ARGUMENTS = {"recall_search": "query: text (required); k: a whole number, 1-50; 
              "recall_status": "no arguments"}
 
 
+def _whole_number(value: Any) -> Any:
+    """``k``: ``true`` is no count (pydantic's lax int reads it as 1)."""
+    if isinstance(value, bool):
+        raise ValueError("a whole number, not true/false")
+    return value
+
+
 def build_server(tools: RecallTools | None = None) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
     from pydantic import ValidationError
 
     class Server(MCPServer):
         async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
             """The SDK's, with arguments it refuses said in one line: the names of the fields
             and what each takes (pydantic's own text runs to lines, echoes the values sent
-            and links to its site)."""
+            and links to its site); a tool's own failure is its line, named for the tool."""
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
+                if isinstance(exc.__cause__, ToolError):  # a tool's own line, not "Error executing tool"
+                    raise ToolError(f"{name}: {exc.__cause__}") from None
                 if not isinstance(exc.__cause__, ValidationError):
                     raise
                 fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.__cause__.errors()})
                 raise ToolError(f"{name}: bad arguments ({', '.join(fields)}); {ARGUMENTS.get(name, '')}"
                                 .rstrip("; ")) from None
+
+        async def get_prompt(self, name, arguments=None, context=None):  # type: ignore[no-untyped-def]
+            """An unknown prompt is the spec's invalid-params error (the SDK's is code 0, with
+            its traceback on stderr)."""
+            if name not in {prompt.name for prompt in await self.list_prompts()}:
+                raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}; recall has tools only")
+            return await super().get_prompt(name, arguments, context)
 
     tools = tools or RecallTools()
     server: MCPServer = Server(
@@ -78,14 +98,18 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
     )
 
     @server.tool()
-    def recall_search(query: str, k: int = 5, repo: str | None = None) -> dict[str, Any]:
+    def recall_search(query: str, k: Annotated[int, BeforeValidator(_whole_number)] = 5,
+                      repo: str | None = None) -> dict[str, Any]:
         """Search memory notes and shared rules; best first, each with score, description and path.
 
         query: what to look for, in plain words. k: notes to return (1-50).
         repo: search another project's notes (its folder name) instead of this project's.
         The result also says what recall's selector would inject for this text.
         """
-        return tools.search(query, k, repo)
+        answer = tools.search(query, k, repo)
+        if "error" in answer:  # recall cannot search (a damaged index, a bad config): a failed call
+            raise ToolError(answer["error"])
+        return answer
 
     @server.tool()
     def recall_status() -> dict[str, Any]:

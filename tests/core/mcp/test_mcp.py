@@ -154,15 +154,22 @@ def test_a_damaged_index_or_config_is_told_to_the_agent_with_its_repair(indexed)
     saved = headers.read_bytes()
     headers.write_bytes(saved[: len(saved) // 3])
     found, status = anyio.run(_search_and_status, params)
-    assert "recall index --rebuild" in payload(found)["error"], payload(found)
+    assert found.is_error and "recall index --rebuild" in failed(found), found.content  # a failed call
     headers.write_bytes(saved)
     config = indexed["home"] / "config.toml"
     config.write_text("[selector]\nmax_notes = 'three'\n", encoding="utf-8")
     os.chmod(config, 0o600)
     found, status = anyio.run(_search_and_status, params)
-    for answer in (payload(found), payload(status)):
-        assert "config.toml" in answer["error"], answer
-    assert "daemon" in payload(status)
+    assert "config.toml" in failed(found) and "config.toml" in payload(status)["error"]
+    assert "daemon" in payload(status)  # the status is said still, with what is wrong
+
+
+def failed(result) -> str:
+    """A failed call's one line: no Python error, the line a command would print."""
+    assert result.is_error and len(result.content) == 1, result.content
+    text = result.content[0].text
+    assert "\n" not in text and "Traceback" not in text and "Error executing" not in text, text
+    return text
 
 
 def test_tools_in_process_clamp_k_and_search_short_queries(indexed):
@@ -257,6 +264,17 @@ def test_parse_errors_get_a_json_rpc_error_and_lone_surrogates_an_answer(indexed
                b'"arguments": {"prompt": "\\udfff\\ud800 celery retry policy please"}}}')
         context = s.reply()
         assert context["id"] == 3 and context["result"]["isError"] is False
+
+        # A prompt recall does not have: the spec's invalid params (the SDK's was code 0).
+        s.send(b'{"jsonrpc": "2.0", "id": 5, "method": "prompts/get", "params": {"name": "nope"}}')
+        assert s.reply()["error"]["code"] == -32602
+        # k: true is no count (pydantic's lax int read it as 1); "7" is one.
+        for k, refused in ((True, True), ("7", False), (2.5, True)):
+            s.send(json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+                "name": "recall_search", "arguments": {"query": "celery retry", "k": k}}}).encode())
+            answer = s.reply()["result"]
+            assert answer["isError"] is refused, answer
+            assert not refused or "bad arguments (k)" in answer["content"][0]["text"]
 
         s.send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).encode())
         assert s.reply()["id"] == 4  # still serving
