@@ -29,7 +29,5 @@ def command(run_dir: Path | None, collection: str, reports_root: Path | None) ->
         run_dir = root / collection / latest.read_text(encoding="utf-8").strip()
         if run_dir.resolve().parent != (root / collection).resolve():  # `latest` names a run of this collection
             raise UserError(f"{latest} names no run of {collection!r} ({run_dir}): run `recall-eval run` again")
-    if not (run_dir / "results.json").exists():
-        raise UserError(f"{run_dir}: no results.json")
     out = rerender(run_dir)
     say(out / "report.html")

@@ -19,12 +19,13 @@ def command(runs: tuple[Path, ...], out: Path | None, as_json: bool) -> None:
     """Compare RUNS (run folders or results.json of `recall-eval run`, e.g. one per --model;
     the first is the reference) on the question sets they share, held-out sets included:
     intervals per run, paired tests against the first (Holm-corrected)."""
-    from recall_eval.comparison.versus import compare_runs, load_run, markdown
+    from recall_eval.comparison.versus import compare_runs, markdown
+    from recall_eval.reports.report import load_results
 
     if out is not None and out.is_dir():
         raise UserError(f"--out {out} is a folder: name the file to write, e.g. {out / 'versus.md'}")
 
-    result = compare_runs([load_run(p) for p in runs], [str(p) for p in runs])
+    result = compare_runs([load_results(p) for p in runs], [str(p) for p in runs])
     if as_json:
         echo_json(result)
     else:

@@ -14,14 +14,13 @@ refused: a paired test needs the same questions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from recall_eval.comparison.significance import SIGNIFICANCE, significance
 from recall_eval.datasets.collections import DatasetError
+from recall_eval.reports.report import blocks
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring import stats
 
@@ -30,43 +29,6 @@ SHOWN = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate",
 PIPELINE = "default"
 SEPARATION = "separation"
 SEPARATION_RESAMPLES = 2000
-
-
-def load_run(path: Path) -> dict:
-    """A run's results.json (``path`` is the file or its run folder)."""
-    f = path / "results.json" if path.is_dir() else path
-    if not f.is_file():
-        raise DatasetError(f"{path}: no results.json (make one with `recall-eval run`)")
-    try:
-        data = json.loads(f.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-    except (ValueError, RecursionError) as exc:  # empty, cut, not UTF-8, nested past Python's limit
-        raise DatasetError(f"{f} is not a `recall-eval run` result ({type(exc).__name__}: "
-                           f"{(str(exc).splitlines() or [''])[0][:120]}): run `recall-eval run` again") from None
-    if problem := _shape_problem(data):  # a field of another type was a traceback (an outside tester's, stop 55)
-        raise DatasetError(f"{f} is not a `recall-eval run` result ({problem}): run `recall-eval run` again")
-    M.check_figures(data, f)
-    return data
-
-
-def _shape_problem(data: dict) -> str | None:
-    """What in a results.json is not of the shape a comparison reads, or None."""
-    model = data.get("model")
-    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("spec", "model_id")):
-        return "its model is not {spec, model_id}"
-    if not isinstance(data.get("heldout") or {}, dict):
-        return "its heldout is not an object"
-    for name, block in blocks(data).items():
-        if not isinstance(block, dict):
-            return f"{name} is not an object"
-        for key in ("pipelines", "thresholds", "timings"):
-            if not isinstance(block.get(key) or {}, dict):
-                return f"{name}: its {key} is not an object"
-        if not all(isinstance(p, dict) and isinstance(p.get("records") or [], list)
-                   for p in (block.get("pipelines") or {}).values()):
-            return f"{name}: a pipeline is not an object with a list of records"
-    return None
 
 
 def _records(block: dict, what: str) -> list[M.Record]:
@@ -125,11 +87,6 @@ def separation(recs: dict[str, list[M.Record]], weights: dict[str, float], refer
 def _neg_weight(run: dict, block: dict) -> float:
     t = block.get("thresholds") or run.get("thresholds") or {}
     return float(t.get("neg_weight") or 0.0)
-
-
-def blocks(run: dict) -> dict[str, dict]:
-    """The question sets of one run: ``main`` (the shipped sets), then each held-out set."""
-    return {"main": run, **(run.get("heldout") or {})}
 
 
 def label(run: dict) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from recall.privacy.paths import make_missing_dirs
 from recall.ui import svg
 from recall_eval.datasets.collections import DatasetError
-from recall_eval.files import masked, write_private
+from recall_eval.files import InputError, masked, read_input, write_private
 from recall_eval.reports import plots
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
 from recall_eval.scoring import metrics as M
@@ -261,18 +261,63 @@ def write_report(results: dict, reports_root: Path, collection: str) -> Path:
     return out
 
 
+def load_results(path: Path) -> dict:
+    """A run's results.json (``path``: the file or its run folder), read as a user's file is
+    (``files.read_input``) and checked against its own rows (``metrics.check_figures``): what
+    `recall-eval report` renders and `recall-eval versus` compares. One line if it is not one."""
+    f = path / "results.json" if path.is_dir() else path
+    if not f.is_file():
+        raise DatasetError(f"{path}: no results.json (make one with `recall-eval run`)")
+    try:
+        data = json.loads(read_input(f))
+        if not isinstance(data, dict) or not isinstance(data.get("pipelines"), dict):
+            raise ValueError("no pipelines in it")
+        if problem := _shape_problem(data):  # a field of another type was a traceback (an outside tester's, stop 55)
+            raise ValueError(problem)
+    except InputError:
+        raise  # not a file, not UTF-8: said as such
+    except (ValueError, RecursionError) as exc:  # empty, cut, not UTF-8, nested past Python's limit
+        raise not_a_run(f, exc) from None
+    M.check_figures(data, f)
+    return data
+
+
+def _shape_problem(data: dict) -> str | None:
+    """What in a results.json is not of the shape a report or a comparison reads, or None."""
+    model = data.get("model")
+    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("spec", "model_id")):
+        return "its model is not {spec, model_id}"
+    if not isinstance(data.get("heldout") or {}, dict):
+        return "its heldout is not an object"
+    for name, block in blocks(data).items():
+        if not isinstance(block, dict):
+            return f"{name} is not an object"
+        for key in ("pipelines", "thresholds", "timings"):
+            if not isinstance(block.get(key) or {}, dict):
+                return f"{name}: its {key} is not an object"
+        if not all(isinstance(p, dict) and isinstance(p.get("records") or [], list)
+                   for p in (block.get("pipelines") or {}).values()):
+            return f"{name}: a pipeline is not an object with a list of records"
+    return None
+
+
+def blocks(run: dict) -> dict[str, dict]:
+    """The question sets of one run: ``main`` (the shipped sets), then each held-out set."""
+    return {"main": run, **(run.get("heldout") or {})}
+
+
+def not_a_run(source: Path, exc: Exception) -> DatasetError:
+    return DatasetError(f"{source} is not a `recall-eval run` result ({type(exc).__name__}: "
+                        f"{(str(exc).splitlines() or [''])[0][:120]}): run `recall-eval run` again")
+
+
 def rerender(run_dir: Path) -> Path:
     """Rewrite report.md and report.html from a run's results.json."""
-    source = run_dir / "results.json"
+    results = masked(load_results(run_dir))
     try:
-        results = masked(json.loads(source.read_text(encoding="utf-8")))
-        if not isinstance(results, dict) or not isinstance(results.get("pipelines"), dict):
-            raise ValueError("no pipelines in it")
-        M.check_figures(results, source)
         render = render_markdown(results), render_html(results)
-    except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:  # not a run's results
-        raise DatasetError(f"{source} is not a `recall-eval run` result ({type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0] if str(exc) else ''}): run `recall-eval run` again") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # a field of another shape
+        raise not_a_run(run_dir / "results.json", exc) from None
     write_private(run_dir / "report.md", render[0])
     write_private(run_dir / "report.html", render[1])
     return run_dir
