@@ -33,7 +33,7 @@ __all__ = ["MASK", "find_secrets", "mask_path", "mask_secrets", "mask_together"]
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 17
+RULES_VERSION = 18
 
 
 def rules_mark(version: int = RULES_VERSION) -> str:
@@ -215,12 +215,12 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)(?![\w.])", 1, "v"),
     # A ~/.netrc entry: machine HOST login USER password PASS (one line or several).
     ("netrc", r"\blogin[ \t]+\S+\s+password[ \t]+[\"']?([^\s\"']+)", 1, "q"),
-    # SQL: CREATE USER ... IDENTIFIED [WITH plugin] BY 'x', ALTER USER ... WITH PASSWORD 'x', LOGIN
-    # [ENCRYPTED] PASSWORD 'x', ALTER LOGIN ... WITH PASSWORD = N'x', SET PASSWORD FOR ... = 'x'.
+    # SQL: CREATE USER ... IDENTIFIED [WITH plugin] BY 'x', ALTER USER ... WITH PASSWORD 'x', ALTER ROLE
+    # ... PASSWORD 'x', ALTER LOGIN ... WITH PASSWORD = N'x', SET PASSWORD FOR ... = 'x'.
     ("sql-password", r"\bidentified(?:[ \t]+with[ \t]+[a-z0-9_]+)?[ \t]+by(?:[ \t]+password)?[ \t]+n?([\"'])"
      r"([^\"'\n]{1,200})\1", 2, "lq"),
-    ("sql-password", r"\b(?:with|login|encrypted|unencrypted)[ \t]+password[ \t]*=?[ \t]*n?([\"'])([^\"'\n]{1,200})\1",
-     2, "lq"),
+    # PostgreSQL takes PASSWORD after any role option or first: the keyword, then a quoted value.
+    ("sql-password", r"\bpassword(?:[ \t]+|[ \t]*=[ \t]*)n?([\"'])([^\"'\n]{1,200})\1", 2, "lq"),
     ("sql-password", r"\bset[ \t]+password(?:[ \t]+for[ \t]+\S+)?[ \t]*=[ \t]*([\"'])([^\"'\n]{1,200})\1", 2, "lq"),
     # ODBC and ADO.NET connection strings quote a value with braces: PWD={x;y}.
     ("assignment", r"(?:pwd|password)[ \t]*=[ \t]*\{([^}\n]{1,200})\}", 1, "l"),

@@ -22,7 +22,15 @@ import re
 from dataclasses import dataclass
 
 from recall.team.connect import PgStoreError, connect
-from recall.team.schema import HNSW_EF_CONSTRUCTION, HNSW_M, MIGRATIONS, POLICIES, RLS_TABLES, schema_state
+from recall.team.schema import (
+    HNSW_EF_CONSTRUCTION,
+    HNSW_M,
+    MIGRATIONS,
+    POLICIES,
+    RLS_TABLES,
+    restore_vectors,
+    schema_state,
+)
 
 ROLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.@-]{0,62}$")
 ADMIN_HINT = ("connect as the database administrator (a superuser, or a role with CREATEROLE that "
@@ -129,9 +137,10 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
         lines.append(f"schema {schema}: created")
     conn.execute(sql.SQL("SET LOCAL search_path TO {}, public").format(s))
     lines += _migrate(conn, me, schema, dim)
+    lines += restore_vectors(conn, schema, dim)
     lines += _restore_policies(conn, schema)
     lines += _record_model(conn, schema, model_id, dim)
-    lines += _grant(conn, schema)
+    lines += _grant(conn, schema, new_schema=f"schema {schema}: created" in lines)
     lines += _legacy_owners(conn, schema, adopt)
     return lines
 
@@ -161,21 +170,27 @@ def _migrate(conn, me: _Me, schema: str, dim: int) -> list[str]:
 
 
 def _restore_policies(conn, schema: str) -> list[str]:
-    """Row-level security on and every policy present, also where someone switched it off
-    or dropped a policy by hand since."""
+    """Row-level security on and every policy as recall makes it, also where someone switched
+    it off, dropped or changed a policy, or added a permissive one, by hand since."""
     from psycopg import sql
+
+    from recall.team.schema import policy_drift
 
     lines: list[str] = []
     for t in RLS_TABLES:
         for what in ("ENABLE", "FORCE"):
             conn.execute(sql.SQL("ALTER TABLE {} {} ROW LEVEL SECURITY").format(sql.Identifier(t), sql.SQL(what)))
+    wrong, foreign = policy_drift(conn, schema)
+    for t, name in foreign:
+        conn.execute(sql.SQL("DROP POLICY {} ON {}").format(sql.Identifier(name), sql.Identifier(t)))
+        lines.append(f"policy {name} on {t}: dropped (a permissive policy recall did not make opens the "
+                     "table to whom it names; make it RESTRICTIVE to narrow access)")
     present = {r[0] for r in conn.execute("SELECT policyname FROM pg_policies WHERE schemaname = %s", (schema,))}
-    for t in RLS_TABLES:
-        for name, rule in POLICIES.items():
-            if f"{t}_{name}" not in present:
-                conn.execute(sql.SQL("CREATE POLICY {} ON {} " + rule).format(sql.Identifier(f"{t}_{name}"),
-                                                                             sql.Identifier(t)))
-                lines.append(f"policy {t}_{name}: restored (it was missing)")
+    for t, name in wrong:
+        conn.execute(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(sql.Identifier(name), sql.Identifier(t)))
+        rule = POLICIES[name.removeprefix(f"{t}_")]
+        conn.execute(sql.SQL("CREATE POLICY {} ON {} " + rule).format(sql.Identifier(name), sql.Identifier(t)))
+        lines.append(f"policy {name}: restored (it was {'changed' if name in present else 'missing'})")
     return lines
 
 
@@ -200,8 +215,10 @@ def _record_model(conn, schema: str, model_id: str, dim: int) -> list[str]:
     return [*lines, f"model: {model_id} ({dim} dims)"]
 
 
-def _grant(conn, schema: str) -> list[str]:
-    """The two group roles and what each may do."""
+def _grant(conn, schema: str, new_schema: bool) -> list[str]:
+    """The two group roles and what each may do. Roles are the server's, not one database's:
+    group roles that already exist for a schema made just now serve a team of that name in
+    another database, whose members get this one too (said, with the way to keep them apart)."""
     from psycopg import sql
 
     lines: list[str] = []
@@ -210,6 +227,13 @@ def _grant(conn, schema: str) -> list[str]:
     for role, what in ((member, "reads team rows and its own, writes its own"), (reader, "reads team rows only")):
         if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
             lines.append(f"role {role}: present ({what})")
+            others = [r[0] for r in conn.execute(
+                "SELECT pg_get_userbyid(member) FROM pg_auth_members WHERE roleid = to_regrole(%s)", (role,))]
+            if new_schema and others:
+                lines.append(f"warning: {role} already has members ({', '.join(sorted(others))}), from a team in "
+                             "another database of this server (roles are the server's): they may use this schema "
+                             f"too. To keep the teams apart: DROP SCHEMA {schema} CASCADE, then init with another "
+                             "[team] schema")
         else:
             conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(role)))
             lines.append(f"role {role}: created ({what})")

@@ -123,9 +123,21 @@ def connect(url: str, wait_s: float, connect_timeout: int = 10):
         from recall.privacy.safetext import one_line
 
         # libpq's hints come on lines of their own, and it may quote the password it could not read
-        raise PgStoreError(f"cannot connect to the team store: {hide_password(one_line(str(exc)), url)}") from exc
+        reason = hide_password(one_line(str(exc)), url)
+        raise PgStoreError(f"cannot connect to the team store: {reason}; {_connect_repair(reason)}") from exc
     conn.wait_s = float(wait_s)
     return conn
+
+
+def _connect_repair(reason: str) -> str:
+    """What to do about libpq's ``reason`` for refusing a connection."""
+    low = reason.lower()
+    if "password" in low:  # authentication failed, no password supplied, a password file ignored
+        return ("put your password in ~/.pgpass (host:port:database:role:password, chmod 600), "
+                "or ask your team's administrator to set it (`recall team add-member ROLE`)")
+    if "role" in low and "does not exist" in low:
+        return "ask your team's administrator to let you in (`recall team add-member ROLE`)"
+    return "check the server's address in [team] url or RECALL_PG_URL (`recall config`) and that the server runs"
 
 
 @functools.cache

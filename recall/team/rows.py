@@ -29,11 +29,18 @@ def extra(text: object) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+# What is kept past a field's limit while it is masked: room for a secret that starts before the
+# cut (a PEM key runs to ~3,300 characters). Masking a member's 20 MB field whole, then cutting
+# it, held every teammate's search for 50 s (an outside tester's, stop 56).
+MASKED_PAST_LIMIT = 8_192
+
+
 def text(value: object, limit: int) -> str:
     """A text field as the server returned it, as recall's write path would have stored it: masked
     (``recall.privacy.masking``) and cut at ``limit`` characters (``recall.notes.files.cap_field``)."""
     from recall.notes.files import cap_field
     from recall.privacy.masking import mask_secrets
 
-    return cap_field(mask_secrets("" if value is None else str(value)), limit)
+    raw = "" if value is None else str(value)
+    return cap_field(mask_secrets(raw[: limit + MASKED_PAST_LIMIT]), limit)
 

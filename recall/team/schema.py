@@ -40,7 +40,7 @@ HNSW_EF_CONSTRUCTION = 64
 RLS_TABLES = ("sources", "notes", "chunks")
 # Row-level security, the same on each of RLS_TABLES: a role reads its own rows and team
 # rows, and writes only rows it owns. session_user is the login role (SET ROLE cannot
-# change it). `recall team init` restores any of these found missing.
+# change it). `recall team init` restores any of these found missing or changed.
 POLICIES = {
     "read": "FOR SELECT USING (owner = session_user OR team)",
     "insert": "FOR INSERT WITH CHECK (owner = session_user)",
@@ -142,7 +142,45 @@ def schema_state(conn, schema: str) -> str:
     if len(guarded) < len(RLS_TABLES) or not all(guarded.values()):
         return "partial"  # row-level security switched off by hand on some table
     done = {r[0] for r in conn.execute(sql.SQL("SELECT name FROM {}").format(sql.Identifier(schema, "migrations")))}
-    return "ready" if done >= {name for name, _ in MIGRATIONS} else "partial"
+    if not done >= {name for name, _ in MIGRATIONS}:
+        return "partial"
+    wrong, foreign = policy_drift(conn, schema)
+    return "ready" if not wrong and not foreign and has_vectors(conn, schema) else "partial"
+
+
+def _norm(expr: str | None) -> str:
+    """A policy's expression as compared: no brackets, spaces or case (the server's deparsed
+    ``((owner = SESSION_USER) OR team)`` is POLICIES' ``owner = session_user OR team``)."""
+    return "".join(ch for ch in (expr or "").lower() if ch not in "() \t\n")
+
+
+def _wanted(rule: str) -> tuple[str, str, str]:
+    """(command, USING, WITH CHECK) of one of POLICIES, compared as ``_norm`` gives them."""
+    import re
+
+    m = re.fullmatch(r"FOR (\w+)(?: USING \((.*?)\))?(?: WITH CHECK \((.*)\))?", rule)
+    assert m is not None, rule
+    return m[1], _norm(m[2]), _norm(m[3])
+
+
+def policy_drift(conn, schema: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(table, policy) pairs on recall's tables that differ from POLICIES: recall's own missing or
+    changed, and permissive ones recall did not make (permissive policies add up: any one of
+    them opens a table to whom it names). Restrictive ones only narrow access: left alone."""
+    found = {(t, name): (permissive, list(roles), (cmd, _norm(qual), _norm(check)))
+             for t, name, permissive, roles, cmd, qual, check in conn.execute(
+                 "SELECT tablename, policyname, permissive, roles, cmd, qual, with_check FROM pg_policies"
+                 " WHERE schemaname = %s AND tablename = ANY(%s)", (schema, list(RLS_TABLES))).fetchall()}
+    wrong = [(t, f"{t}_{name}") for t in RLS_TABLES for name, rule in POLICIES.items()
+             if found.pop((t, f"{t}_{name}"), None) != ("PERMISSIVE", ["public"], _wanted(rule))]
+    return wrong, [key for key, (permissive, _, _) in found.items() if permissive == "PERMISSIVE"]
+
+
+def has_vectors(conn, schema: str) -> bool:
+    """Whether ``chunks`` has its ``embedding`` column (``DROP EXTENSION vector CASCADE`` drops it)."""
+    return conn.execute("SELECT 1 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+                        " WHERE c.relnamespace = to_regnamespace(%s) AND c.relname = 'chunks'"
+                        " AND a.attname = 'embedding' AND NOT a.attisdropped", (schema,)).fetchone() is not None
 
 
 def check_ready(conn, schema: str) -> None:
@@ -161,8 +199,9 @@ def check_ready(conn, schema: str) -> None:
                            "(anyone with the URL can read and change every row): the database administrator "
                            "runs `recall team init` to upgrade it")
     if state == "partial":
-        raise PgStoreError(f"schema {schema!r} needs an upgrade or a repair (a migration pending, or row-level "
-                           "security off on a table): the database administrator runs `recall team init`")
+        raise PgStoreError(f"schema {schema!r} needs an upgrade or a repair (a migration pending, row-level "
+                           "security off on a table or its policies changed, or its vectors dropped): the database "
+                           "administrator runs `recall team init`")
     if state == "no-access":
         who = conn.execute("SELECT session_user").fetchone()[0]
         raise PgStoreError(f"role {who!r} may not use schema {schema!r}: the database administrator runs "
@@ -187,3 +226,17 @@ def column_dim(conn) -> int | None:
                        " AND attname = 'embedding' AND NOT attisdropped").fetchone()
     return int(row[0]) if row and row[0] and int(row[0]) > 0 else None
 
+
+def restore_vectors(conn, schema: str, dim: int) -> list[str]:
+    """``chunks.embedding`` back where ``DROP EXTENSION vector CASCADE`` took it (``recall team
+    init``), its vectors lost with it: the notes are cleared, so that every member's next push
+    sends theirs again (a push sends only notes the store lacks)."""
+    if has_vectors(conn, schema):
+        return []
+    conn.execute(f"ALTER TABLE chunks ADD COLUMN embedding vector({int(dim)})")
+    conn.execute("TRUNCATE notes CASCADE")  # chunks with no vector: nothing to search
+    conn.execute("ALTER TABLE chunks ALTER COLUMN embedding SET NOT NULL")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks USING hnsw (embedding "
+                 f"vector_cosine_ops) WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+    return ["chunks.embedding: restored (dropped with the vector extension, and its vectors with it): "
+            "the notes are cleared; each member runs `recall team push` to send theirs again"]

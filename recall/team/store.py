@@ -14,10 +14,8 @@ member connects as their own PostgreSQL role, ``owner`` is that role (column def
 ``session_user``, never sent by the client), and row-level security policies (ENABLE +
 FORCE) let a role read team rows and its own rows and write only its own, whatever SQL
 it sends. ``recall.team.admin`` sets this up (``recall team init``, ``recall team
-add-member``); this module only connects and refuses a schema that lacks it.
-
-Connection and settings: ``recall.team.connect``; the schema and its row-level security:
-``recall.team.schema``.
+add-member``); this module only connects and refuses a schema that lacks it. Connection and
+settings: ``recall.team.connect``; the schema and its row-level security: ``recall.team.schema``.
 
 A note is replaced in one transaction (upsert the note row, delete its chunks, insert
 the new ones), so a reader sees the old note or the new one, never both or neither.
@@ -139,6 +137,8 @@ class PgIndex:
         self.conn = connect(url, wait_s, connect_timeout)
         try:
             self.owner = str(self.conn.execute("SELECT session_user").fetchone()[0])  # type: ignore[index]
+            self.conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'")
+            self.conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")  # check_ready reads the policies
             check_ready(self.conn, schema)
             from pgvector.psycopg import register_vector
             from psycopg import sql
@@ -148,8 +148,6 @@ class PgIndex:
             register_vector(self.conn)
             self._check_model()
             self.conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
-            self.conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'")
-            self.conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")
             if self._iterative_scan_supported():
                 # A scoped search filters chunks after the index scan; iterative scans keep
                 # walking the graph until LIMIT rows pass the filter (pgvector >= 0.8).
@@ -215,12 +213,14 @@ class PgIndex:
         return sid, project, team
 
     def note_hashes(self, source: SourceRef) -> dict[str, str]:
-        """What a push starts from; a copy of this folder an older recall pushed under its
-        unmasked name (a secret in it, readable by every teammate) is deleted first."""
+        """What a push starts from: a copy an older recall pushed under the folder's unmasked
+        name is deleted; the folder is shared or private as this push says, notes changed or not."""
         with self._lock:
             if source.root != _root(source):
                 self.conn.execute("DELETE FROM sources WHERE owner = session_user AND kind = %s AND root = %s",
                                   (source.kind, source.root))
+            self.conn.execute("UPDATE sources SET team = %s WHERE owner = session_user AND kind = %s AND root = %s"
+                              " AND team <> %s", (source.team, source.kind, _root(source), source.team))  # CASCADE
             rows = self.conn.execute(
                 "SELECT n.path, n.content_hash FROM notes n JOIN sources s ON s.id = n.source_id"
                 " WHERE s.owner = session_user AND s.kind = %s AND s.root = %s",

@@ -45,6 +45,12 @@ SHAPES = [
     "CREATE ROLE reporter LOGIN PASSWORD '{v}';",
     "CREATE ROLE reporter WITH LOGIN ENCRYPTED PASSWORD '{v}' VALID UNTIL 'infinity';",
     "ALTER LOGIN sa WITH PASSWORD = '{v}';",
+    # PostgreSQL's PASSWORD after any role option, or first (an outside tester's, stop 56)
+    "ALTER ROLE alice PASSWORD '{v}';",
+    "CREATE ROLE dba LOGIN CREATEROLE PASSWORD '{v}'",
+    "ALTER ROLE app VALID UNTIL 'infinity' PASSWORD '{v}';",
+    "create user u password '{v}' superuser;",
+    "Rotate it: ALTER ROLE alice PASSWORD \"{v}\";",
     "CREATE LOGIN app WITH PASSWORD = N'{v}', CHECK_POLICY = OFF;",
     "SET PASSWORD FOR 'bob'@'%' = '{v}';",
     "GRANT ALL ON db.* TO 'app'@'%' IDENTIFIED BY '{v}';",
@@ -125,5 +131,6 @@ def test_these_forms_keep_what_is_not_a_secret():
                  "DBのパスは環境変数で渡す", "合言葉は秘密", "비번은 금고에",
                  "Password:\nsee the vault", "Password:\n\n- at least 12 characters",
                  "| password | required | string |", "ConvertTo-SecureString $env:PW -AsPlainText -Force",
-                 "WIFI:S:office;T:nopass;;"):
+                 "WIFI:S:office;T:nopass;;", 'os.environ["PASSWORD"] + os.environ["USER"]',
+                 "password\t'' and user ''"):
         assert mask_secrets(line) == line, (line, mask_secrets(line))

@@ -159,3 +159,21 @@ def test_team_search_repo_names_the_projects_folder_like_recall_search(server, s
         out = cli("team", "search", "--json", "--repo", name, "ledger reconcile", url=server.url("alice"))
         assert out.returncode == 0, out.stderr
         assert {r["id"] for r in json.loads(out.stdout)} == {f"{name}-only"}, out.stdout
+
+
+@pytest.mark.pg
+def test_a_members_huge_field_costs_no_one_their_search(server, schema, team, tmp_path):
+    """A description of 20 MB of "password: " held every teammate's search 50 s: each field was
+    masked whole, then cut (an outside tester's, stop 56). Cut first, with room for a secret that
+    straddles the cut: what is shown is still masked."""
+    import time
+
+    alice_pushes_a_rule(server, tmp_path)
+    _bobs_note(server, schema, name="Bob's token=ghp_" + "A1b2C3d4" * 5 + " " + "password: " * 2_000_000)
+    started = time.monotonic()
+    out = cli("team", "search", "--all", "--json", MESSAGE, url=server.url("carol"))
+    took = time.monotonic() - started
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-500:]
+    bob = next(n for n in json.loads(out.stdout) if n["owner"] == "bob")
+    assert bob["name"].startswith("Bob's token=") and "A1b2C3d4" not in bob["name"], bob["name"][:100]
+    assert took < 15, took  # 50 s when every field was masked whole; ~2 s cut first

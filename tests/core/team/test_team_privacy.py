@@ -128,3 +128,25 @@ def test_a_folder_deleted_or_moved_here_leaves_the_team_store_at_the_next_push(s
     with server.sql("bob") as conn:
         names = {r[0] for r in conn.execute(f"SELECT name FROM {schema}.notes").fetchall()}
     assert names == {"Style"}
+
+
+@pytest.mark.pg
+def test_private_or_team_follows_the_push_that_says_it_even_when_no_note_changed(server, schema, team, tmp_path):
+    """`push --private` on a folder pushed as team said "private" and left every note in every
+    teammate's search: the flag was written only with a changed note (an outside tester's, stop 56)."""
+    rules = tmp_path / "rules"
+    write_note(rules, "migrations", "Never edit applied migrations zebrafalcon", "write a new one", "follow up")
+    a = server.url("alice")
+
+    def bob_sees() -> set[str]:
+        with server.sql("bob") as conn:
+            return {r[0] for r in conn.execute(f"SELECT name FROM {schema}.chunks c JOIN {schema}.notes n"
+                                               " ON n.id = c.note_pk").fetchall()}
+
+    assert cli("team", "push", "--kind", "rule", str(rules), url=a).returncode == 0
+    assert bob_sees() == {"Never edit applied migrations zebrafalcon"}
+    private = cli("team", "push", "--kind", "rule", "--private", str(rules), url=a)
+    assert private.returncode == 0 and "private" in private.stdout and "unchanged 1" in private.stdout
+    assert bob_sees() == set()
+    assert cli("team", "push", "--kind", "rule", "--team", str(rules), url=a).returncode == 0
+    assert bob_sees() == {"Never edit applied migrations zebrafalcon"}

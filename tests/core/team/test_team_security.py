@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from helpers.notes import write_note
-from helpers.team import PASSWORDS, cli, found, index, put
+from helpers.team import PASSWORDS, alice_pushes_a_rule, cli, found, index, put
 
 pytestmark = pytest.mark.pg
 
@@ -255,6 +255,42 @@ def test_init_is_idempotent_and_says_what_it_did(server, schema, team):
     repaired = cli("team", "init", url=server.admin)
     assert "policy notes_read: restored" in repaired.stdout, repaired.stdout + repaired.stderr
     assert _server_setup(server, schema) == before
+    # A policy changed under its own name, or a permissive one added beside: each opened every
+    # private row, and init said "up to date" (an outside tester's, stop 56).
+    with server.sql() as conn:
+        conn.execute(f'DROP POLICY chunks_read ON "{schema}".chunks')
+        conn.execute(f'CREATE POLICY chunks_read ON "{schema}".chunks FOR SELECT USING (true)')
+        conn.execute(f'CREATE POLICY open_notes ON "{schema}".notes FOR SELECT USING (true)')
+        conn.execute(f'CREATE POLICY narrow ON "{schema}".notes AS RESTRICTIVE FOR SELECT USING (true)')
+    with pytest.raises(PgStoreError, match="its policies changed"):
+        index(server, schema, "alice")
+    repaired = cli("team", "init", url=server.admin)
+    assert "policy chunks_read: restored (it was changed)" in repaired.stdout, repaired.stdout
+    assert "policy open_notes on notes: dropped" in repaired.stdout, repaired.stdout
+    with server.sql() as conn:
+        conn.execute(f'DROP POLICY narrow ON "{schema}".notes')  # restrictive: left alone by init
+    assert _server_setup(server, schema) == before
+
+
+@pytest.mark.pg
+def test_init_restores_the_vectors_a_dropped_extension_took(server, schema, team, tmp_path):
+    """`DROP EXTENSION vector CASCADE` took chunks.embedding; init said "up to date" and every
+    member got raw SQL errors (an outside tester's, stop 56). init puts the column back and clears
+    the notes, whose vectors are lost: the next push sends them again."""
+    alice_pushes_a_rule(server, tmp_path)
+    with server.sql() as conn:
+        conn.execute("DROP EXTENSION vector CASCADE")
+    from recall.team.store import PgStoreError
+
+    with pytest.raises(PgStoreError, match="recall team init"):
+        index(server, schema, "alice")
+    repaired = cli("team", "init", url=server.admin)
+    assert repaired.returncode == 0 and "chunks.embedding: restored" in repaired.stdout, repaired.stdout
+    again = cli("team", "init", url=server.admin)
+    assert "restored" not in again.stdout and "up to date" in again.stdout, again.stdout
+    alice_pushes_a_rule(server, tmp_path)
+    found = cli("team", "search", "--all", "how we ship: blue-green deploys", url=server.url("bob"))
+    assert found.returncode == 0 and "Deploy" in found.stdout, found.stdout + found.stderr
 
 
 def test_init_refuses_a_role_without_rights_and_changes_nothing(server, schema, team_env):
@@ -279,6 +315,8 @@ def test_init_refuses_a_role_without_rights_and_changes_nothing(server, schema, 
 def test_a_non_superuser_administrator_is_held_by_the_policies_too(server, schema, team_env, tmp_path):
     """dba: CREATEROLE and CREATE on the database, no superuser. It owns the tables, and
     FORCE ROW LEVEL SECURITY holds it to the same rules as the members."""
+    with server.sql() as conn:  # a superuser installed pgvector (dba may not): not left to another test
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     dba = server.url("dba")
     out = cli("team", "init", url=dba)
     assert out.returncode == 0, out.stderr
@@ -458,3 +496,46 @@ def test_members_on_the_default_model(server, schema, tmp_path, monkeypatch):
     out = cli("team", "search", "--all", "--json", "how do we deploy", url=server.url("bob"), **env)
     assert out.returncode == 0, out.stderr
     assert [r["id"] for r in json.loads(out.stdout)] == ["deploy"]
+
+
+@pytest.mark.pg
+def test_a_connection_refused_names_its_repair(server, schema, team, tmp_path):
+    """A wrong or missing password, an unknown database, no server: libpq's reason and what to do
+    about it (the line named none; an outside tester's, stop 56)."""
+    wrong = tmp_path / "wrong.pgpass"
+    wrong.write_text("*:*:*:alice:not-her-password\n")
+    wrong.chmod(0o600)
+    empty = tmp_path / "empty.pgpass"
+    empty.write_text("")
+    empty.chmod(0o600)
+    for url, env, repair in (
+            (server.url("alice"), {"PGPASSFILE": str(wrong)}, "~/.pgpass"),
+            (server.url("alice"), {"PGPASSFILE": str(empty)}, "~/.pgpass"),
+            (server.url("alice").replace("@/postgres", "@/no_such_db"), {}, "[team] url"),
+            (f"postgresql://alice@/postgres?host={tmp_path}", {}, "[team] url")):
+        out = cli("team", "status", url=url, **env)
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and "cannot connect to the team store" in lines[0] and repair in lines[0], lines
+
+
+@pytest.mark.pg
+def test_init_says_when_a_schema_gets_group_roles_another_database_uses(server, schema, team):
+    """Roles are the server's: a schema of the same name in another database took the group roles
+    as they were, members and all, and init said only "present" (an outside tester's, stop 56)."""
+    import psycopg
+
+    db = "other_" + schema
+    with psycopg.connect(server.admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {db}")
+    try:
+        with psycopg.connect(server.admin.replace("/postgres?", f"/{db}?"), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION vector")
+        out = cli("team", "init", url=server.admin.replace("/postgres?", f"/{db}?"))
+        assert out.returncode == 0, out.stderr
+        assert f"warning: {schema}_member already has members (alice" in out.stdout, out.stdout
+        again = cli("team", "init", url=server.admin.replace("/postgres?", f"/{db}?"))
+        assert "warning" not in again.stdout  # said once, when the schema is made
+    finally:
+        with psycopg.connect(server.admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {db} WITH (FORCE)")
