@@ -16,12 +16,13 @@ from recall.agents.install import (
     CONTEXT_TOOL,
     HOOK_TIMEOUT_S,
     SAFE_FLAGS,
-    InstallError,
     add_hook,
     editing,
     load_settings,
+    other_hooks,
     refuse_a_link_to_nothing,
     remove_hook,
+    unreadable,
 )
 from recall.agents.records import state_note, we_added
 from recall.agents.settings_file import write_settings
@@ -74,6 +75,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     path = folder / "hooks.json"
     config = folder / "config.toml"
     refuse_a_link_to_nothing(config)  # written through its link (shared.write_text): refused first
+    _read_toml(config)  # and read: a config.toml Codex cannot read is refused before hooks.json is written
     done = []
     settings = load_settings(path)  # read and edited before config.toml is written: refused, nothing is
     with editing(path):
@@ -97,10 +99,12 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
 def _read_toml(config: Path):
     import tomlkit
 
+    text = ""
     try:
-        return tomlkit.parse(read_text(config)) if config.exists() else tomlkit.document()
+        text = read_text(config) if config.exists() else ""
+        return tomlkit.parse(text)
     except (OSError, ValueError) as exc:
-        raise InstallError(f"{config}: cannot read it as TOML ({exc}); fix or move it first") from exc
+        raise unreadable(config, text, exc, "TOML") from exc
 
 
 def _write_toml(config: Path, doc, removed: bool) -> None:
@@ -202,7 +206,11 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
             write_settings(path, settings)
             drop_if_created_and_empty(path)
     done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
-    if _codex_feature(folder / "config.toml", enable=False):
+    if path.exists() and we_added(folder / "config.toml", "features.hooks") and other_hooks(load_settings(path)):
+        state_note(folder / "config.toml", "features.hooks", False)  # the user's hooks' switch now
+        done.append(f"kept [features] hooks = true in {folder / 'config.toml'}: {path} holds other hooks, "
+                    "which need it")
+    elif _codex_feature(folder / "config.toml", enable=False):
         done.append(f"removed [features] hooks = true (added by recall install) from {folder / 'config.toml'}")
     if _codex_server(folder / "config.toml", enable=False):
         done.append(f"removed recall's MCP server (added by recall install) from {folder / 'config.toml'}")

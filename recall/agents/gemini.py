@@ -8,6 +8,7 @@ from recall.agents.install import (
     add_hook,
     editing,
     load_settings,
+    other_hooks,
     remove_hook,
 )
 from recall.agents.records import state_note, we_added
@@ -51,6 +52,9 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     elif isinstance(hooks_config, dict) and hooks_config.get("enabled") is False:
         done.append(f"warning: hooksConfig.enabled = false in {path}: Gemini CLI runs no hook, recall's "
                     "included; set it to true there for recall to run")
+    elif not isinstance(hooks_config, dict):
+        done.append(f"warning: hooksConfig is not an object in {path}: Gemini CLI runs hooks only with "
+                    '"hooksConfig": {"enabled": true}; write that there for recall to run')
     note_created(path)
     write_settings(path, settings)
     if project:
@@ -67,7 +71,10 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
         removed = remove_hook(settings, event="BeforeAgent")
     done = [f"removed the recall hook from {path}" if removed else f"no recall hook in {path}"]
     hooks_config = settings.get("hooksConfig")
-    if we_added(path, "hooksConfig.enabled") and isinstance(hooks_config, dict) and "enabled" in hooks_config:
+    if we_added(path, "hooksConfig.enabled") and other_hooks(settings):
+        state_note(path, "hooksConfig.enabled", False)  # the user's hooks' switch now
+        done.append(f"kept hooksConfig.enabled in {path}: it holds other hooks, which need it")
+    elif we_added(path, "hooksConfig.enabled") and isinstance(hooks_config, dict) and "enabled" in hooks_config:
         del hooks_config["enabled"]
         if not hooks_config:
             del settings["hooksConfig"]

@@ -21,6 +21,7 @@ atomically (temporary file + rename) with 2-space indentation.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -78,22 +79,26 @@ def budget_past_wait(budget_ms: float) -> str | None:
 
 
 CONTEXT_TOOL = "recall_context"  # the MCP tool of the no-spawn hook (recall.mcp.tools)
+SERVER_NAME = "recall"  # the MCP server's name in the agents' settings
 
 
 def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:
-    """Our entry: a command hook running ``-m <module>`` (exec or shell form, with or without
-    ``--agent X`` after it), or, for the prompt hook, an ``mcp_tool`` hook calling recall_context."""
+    """Our entry: a command hook whose interpreter runs ``-m <module>`` (exec or shell form, with
+    or without ``--agent X`` after it), or, for the prompt hook, an ``mcp_tool`` hook calling
+    recall_context on recall's server. An entry that sets its own environment first (``env
+    RECALL_HOME=... python -m ...``: another setup the user wrote) is not: install left it be."""
     if not isinstance(hook, dict):
         return False
     if hook.get("type") == "mcp_tool":
-        return module == HOOK_MODULE and hook.get("tool") == CONTEXT_TOOL
+        return module == HOOK_MODULE and hook.get("tool") == CONTEXT_TOOL and hook.get("server") == SERVER_NAME
     if hook.get("type") != "command":
         return False
     words = command_words(hook)
     for i in range(len(words) - 1):
         if words[i] == "-m" and words[i + 1] in (module, FORMER_MODULES.get(module)):
             rest = words[i + 2:]
-            return rest == [] or (len(rest) == 2 and rest[0] == "--agent")
+            own_environment = Path(words[0]).name == "env" or any("=" in w for w in words[:i])
+            return not own_environment and (rest == [] or (len(rest) == 2 and rest[0] == "--agent"))
     return False
 
 
@@ -126,19 +131,34 @@ def refuse_a_link_to_nothing(path: Path) -> None:
     """An agent's file that is a link to nothing is refused before anything is written: writing
     through it would make folders where the link points (a drive not mounted)."""
     if path.is_symlink() and not path.exists():
+        try:
+            path.stat()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InstallError(f"{path} is a link in a loop of links (to {os.readlink(path)}); remove the "
+                                   "link or point it at a file, then run the command again") from None
         raise InstallError(f"{path} is a link to {os.readlink(path)}, which does not exist; create that "
                            "file or remove the link, then run the command again")
+
+
+def unreadable(path: Path, text: str, exc: Exception, form: str) -> InstallError:
+    """One line for an agent's settings file that cannot be read as ``form`` (JSON, TOML)."""
+    if text.startswith("\ufeff"):  # Notepad's UTF-8: the parsers' words for it are their own
+        return InstallError(f"{path}: it starts with a byte-order mark (U+FEFF), which {form} files do not "
+                            "take: fix it (save it as UTF-8 without one), then run the command again")
+    return InstallError(f"{path}: cannot read it as {form} ({exc}); fix or move it first")
 
 
 def load_settings(path: Path) -> dict[str, Any]:
     if not path.exists():
         refuse_a_link_to_nothing(path)
         return {}
+    text = ""
     try:
         text = read_text(path)
         data = json.loads(text, parse_float=as_written) if text.strip() else {}
     except (OSError, ValueError, RecursionError) as exc:
-        raise InstallError(f"{path}: cannot read it as JSON ({exc}); fix or move it first") from exc
+        raise unreadable(path, text, exc, "JSON") from exc
     if not isinstance(data, dict):
         raise InstallError(f"{path}: not a JSON object; fix or move it first")
     return data
@@ -227,6 +247,15 @@ def remove_hook(settings: dict[str, Any], event: str = EVENT, module: str = HOOK
         if not settings["hooks"]:
             del settings["hooks"]
     return removed
+
+
+def other_hooks(settings: dict[str, Any]) -> bool:
+    """Whether ``settings`` hold any hook besides recall's (after ``remove_hook``): a switch that
+    turns an agent's hooks on serves them too, so it stays."""
+    hooks = settings.get("hooks")
+    return isinstance(hooks, dict) and any(
+        isinstance(group, dict) and group.get("hooks")
+        for groups in hooks.values() if isinstance(groups, list) for group in groups)
 
 
 def install(path: Path, entry: dict[str, Any] | None = None) -> str:

@@ -1,6 +1,7 @@
 """An agent's JSON settings file written back as the user wrote it: atomically, through a
-symlink, in the file's own style (indentation, line ends, escapes, values on one line), its
-numbers as written, and the empty containers the user had put back (``keep_containers``)."""
+symlink, with its owner and mode (``replace_file``), in the file's own style (indentation,
+line ends, escapes, values on one line), its numbers as written, and the empty containers the
+user had put back (``keep_containers``)."""
 
 from __future__ import annotations
 
@@ -156,13 +157,9 @@ def _at_key(data: dict[str, Any], at: tuple[str, ...]) -> bool:
 
 
 def write_settings(path: Path, settings: dict[str, Any]) -> None:
-    """Write atomically in the file's own style (``Style``); keep its permissions; write
-    through a symlink, not over it."""
+    """Write in the file's own style (``Style``), as ``replace_file`` writes."""
     target = path.resolve() if path.is_symlink() else path
     make_missing_dirs(target.parent)
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
-    import tempfile  # here, not at the top: the hook imports this module on every message
-
     try:
         text = read_text(target) if target.exists() else ""
     except (OSError, ValueError):
@@ -172,14 +169,42 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
     except (ValueError, RecursionError):
         before = {}
     keep_containers(path, before if isinstance(before, dict) else {}, settings)
-    data = settings_bytes(settings, style_of(text), text.replace("\r\n", "\n"))
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings.", suffix=".tmp")
+    replace_file(path, settings_bytes(settings, style_of(text), text.replace("\r\n", "\n")))
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """An agent's file written whole, as its owner keeps it: through a symbolic link (a file in a
+    dotfiles folder stays linked there), atomically (a temporary file, then a rename) with the
+    file's mode and owner (`sudo recall install` left root's file where the user's was); in place
+    where other hard links share it (a rename leaves them the old text). A file its owner made
+    read-only is refused: one line, nothing written (an outside tester's, stop 56)."""
+    import errno
+    import stat
+    import tempfile  # here, not at the top: the hook imports this module on every message
+
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        st: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and not st.st_mode & stat.S_IWUSR:
+        raise PermissionError(errno.EACCES, "it is read-only", str(path))
+    if st is not None and st.st_nlink > 1:
+        with open(target, "r+b") as fh:
+            fh.write(data)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+        return
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".recall.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        os.chmod(tmp, stat.S_IMODE(st.st_mode) if st else 0o600)
+        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()) and os.geteuid() == 0:
+            os.chown(tmp, st.st_uid, st.st_gid)
         os.replace(tmp, target)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)

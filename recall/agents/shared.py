@@ -15,6 +15,7 @@ from recall.agents.install import (
     HOOK_MODULE,
     HOOK_TIMEOUT_S,
     SAFE_FLAGS,
+    SERVER_NAME,
     InstallError,
 )
 from recall.agents.records import state_note, we_added
@@ -28,7 +29,6 @@ from recall.privacy.paths import (
 )
 
 FORMS = ("mcp_tool", "command")
-SERVER_NAME = "recall"
 MCP_MODULE = "recall.mcp"
 TRACK_MODULE = "recall.agents.track"
 # Claude Code added the mcp_tool hook type in v2.1.118 (its changelog, 2026-04-23).
@@ -182,18 +182,8 @@ def drop_if_created_and_empty(path: Path) -> bool:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write an agent's config file atomically, keeping its mode, and through a symbolic link
-    (a config kept in a dotfiles folder stays linked there), as ``settings_file.write_settings`` does."""
-    import tempfile
+    """Write an agent's config file as ``settings_file.replace_file`` does (atomically, keeping its
+    mode and owner, through a symbolic link)."""
+    from recall.agents.settings_file import replace_file
 
-    path = path.resolve() if path.is_symlink() else path
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".recall.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, text.encode("utf-8"))

@@ -414,6 +414,9 @@ def os_error_line(exc: OSError) -> str:
         shown = mask_path(str(where)) if where else "a file recall keeps"
         return f"{shown} is {exc}, not a file: move it aside (`mv {shown} {shown}.old`) and run the command again"
     path = mask_path(str(where)) if where else "a file under RECALL_HOME"
+    if exc.errno == errno.EEXIST and where and os.path.islink(where) and not os.path.exists(where):
+        return (f"{path} is a link to {mask_path(os.readlink(where))}, which does not exist: create what it "
+                "points to (a drive not mounted?) or remove the link, then run the command again")
     repair = {
         errno.EISDIR: "a folder is where recall keeps a file: move it aside (`mv` it) and run the command again",
         errno.ENOTDIR: "a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside (`mv` it) "

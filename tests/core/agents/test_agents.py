@@ -273,6 +273,79 @@ def test_gemini_hooks_switched_off_are_said_not_switched_on(indexed, project):
     assert json.loads(settings.read_text())["hooksConfig"] == {"enabled": False}
 
 
+def test_a_codex_config_that_cannot_be_read_leaves_nothing_written(indexed, project, tmp_path, monkeypatch):
+    """The refusal said so, and hooks.json already held recall's hook (an outside tester's, stop 56)."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    (tmp_path / "cx").mkdir()
+    config = tmp_path / "cx" / "config.toml"
+    config.write_text('model = "o3"\nmodel = "x"\n')
+    refused = CliRunner().invoke(install_cmd, ["--agent", "codex", "--skip-check"])
+    assert refused.exit_code == 1 and "cannot read it as TOML" in refused.output, refused.output
+    assert not (tmp_path / "cx" / "hooks.json").exists()
+
+
+def test_uninstall_leaves_the_hooks_switch_on_for_the_users_own_hooks(indexed, project, tmp_path, monkeypatch):
+    """Codex's `[features] hooks` and Gemini's `hooksConfig.enabled`, set by recall install, were
+    taken out with recall's hook while the user's own hooks still needed them (stop 56)."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    (tmp_path / "cx").mkdir()
+    config = tmp_path / "cx" / "config.toml"
+    config.write_text('model = "o3"\n')
+    cli(install_cmd, "--agent", "codex", "--skip-check")
+    hooks = tmp_path / "cx" / "hooks.json"
+    data = read_json(hooks)
+    data["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    hooks.write_text(json.dumps(data))
+    out = cli(uninstall_cmd, "--agent", "codex")
+    assert "hooks = true" in config.read_text() and "kept [features] hooks = true" in out, out
+    assert read_json(hooks)["hooks"] == {"Stop": data["hooks"]["Stop"]}
+
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "log.sh"}]}]}}')
+    cli(install_cmd, "--agent", "gemini", "--project", "--skip-check")
+    out = cli(uninstall_cmd, "--agent", "gemini", "--project")
+    assert read_json(settings)["hooksConfig"] == {"enabled": True} and "kept hooksConfig.enabled" in out, out
+
+
+def test_settings_that_cannot_be_read_are_said_in_words_with_the_repair(indexed, project, tmp_path, monkeypatch):
+    """A byte-order mark was "Unexpected UTF-8 BOM (decode using utf-8-sig)" in JSON and "Empty key"
+    in TOML; a loop of links "a link to b, which does not exist"; a folder link to nothing "File
+    exists; a file is where a folder should be" (an outside tester's, stop 56)."""
+    def refused(*args: str) -> str:
+        out = CliRunner().invoke(install_cmd, [*args, "--skip-check"])
+        assert out.exit_code == 1 and len(out.output.strip().splitlines()) == 1, out.output
+        return out.output
+
+    claude = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    claude.mkdir()
+    (claude / "settings.json").write_bytes(b'\xef\xbb\xbf{"model": "opus"}')
+    assert "byte-order mark" in refused("--form", "command")
+    (claude / "settings.json").unlink()
+    (claude / "settings.json").symlink_to(claude / "other.json")
+    (claude / "other.json").symlink_to(claude / "settings.json")
+    assert "loop" in refused("--form", "command")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    (tmp_path / "cx").mkdir()
+    (tmp_path / "cx" / "config.toml").write_bytes(b'\xef\xbb\xbfmodel = "o3"\n')
+    assert "byte-order mark" in refused("--agent", "codex")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "unmounted-link"))
+    (tmp_path / "unmounted-link").symlink_to(tmp_path / "drive" / "claude")
+    assert "which does not exist" in refused("--form", "command")
+
+
+@pytest.mark.parametrize("value", ["null", "true", "[]"])
+def test_gemini_hooks_config_of_another_shape_is_said(indexed, project, value):
+    """`"hooksConfig": null` (or true) got recall's hook and no `enabled`, and nothing said it
+    would not run (stop 56)."""
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"hooksConfig": ' + value + '}')
+    out = cli(install_cmd, "--agent", "gemini", "--project", "--skip-check")
+    assert "warning: hooksConfig is not an object" in out, out
+
+
 # --- Gemini CLI ----------------------------------------------------------------------------------
 
 

@@ -59,6 +59,46 @@ def test_entry_is_exec_form_with_this_python():
     assert not is_ours({"type": "command", "command": "python", "args": ["-m", "recall.hooks"]})
 
 
+@pytest.mark.parametrize("theirs", [
+    {"type": "command", "command": "env RECALL_HOME=/srv/team-recall /opt/py/bin/python -m recall.agents.hook",
+     "timeout": 10},
+    {"type": "command", "command": "RECALL_HOME=/srv/team /usr/bin/python3 -m recall.agents.hook"},
+    {"type": "command", "command": "/usr/bin/env", "args": ["RECALL_MODEL=e5", "python3", "-m", "recall.agents.hook"]},
+    {"type": "mcp_tool", "server": "team-memory", "tool": "recall_context", "input": {"prompt": "${prompt}"}}])
+def test_an_entry_the_user_wrote_for_another_setup_is_not_recalls(tmp_path, theirs):
+    """An entry with its own environment (another RECALL_HOME) or another MCP server's tool of the
+    same name was replaced by install and deleted by uninstall (an outside tester's, stop 56)."""
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [theirs]}]}}))
+    assert not is_ours(theirs)
+    assert install(path) == "added"
+    assert theirs in json.loads(path.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"]
+    assert uninstall(path) == 1
+    assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [{"hooks": [theirs]}]}}
+
+
+def test_a_settings_file_keeps_its_owner_and_hard_links_and_read_only_is_refused(tmp_path):
+    """A rename gave root's file where the user's was (`sudo recall install`), left a hard link
+    in a dotfiles folder with the old text, and replaced a file its owner made read-only (an
+    outside tester's, stop 56)."""
+    path = tmp_path / "settings.json"
+    path.write_text('{"model": "opus"}\n')
+    linked = tmp_path / "dotfiles-settings.json"
+    os.link(path, linked)
+    assert install(path) == "added"
+    assert ours(json.loads(linked.read_text())) == [hook_entry()] and os.stat(path).st_nlink == 2
+    assert uninstall(path) == 1 and linked.read_text() == '{"model": "opus"}\n'
+    linked.unlink()
+    if os.geteuid() == 0:  # only root may give a file to another user
+        os.chown(path, 65534, 65534)
+        assert install(path) == "added"
+        assert (os.stat(path).st_uid, os.stat(path).st_gid) == (65534, 65534)
+    path.chmod(0o444)
+    with pytest.raises(PermissionError, match="read-only"):
+        install(path) if not ours(json.loads(path.read_text())) else uninstall(path)
+    assert path.stat().st_mode & 0o777 == 0o444
+
+
 def test_an_entry_of_a_release_before_the_packages_is_replaced_and_removed(tmp_path):
     """``-m recall.hook`` was the hook's module before recall/ was split into packages: an
     upgrade's ``recall install`` leaves one entry, the current one; ``uninstall`` takes it out."""
