@@ -197,7 +197,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
         # The one write path `recall index` takes (recall.indexing.indexer), into the team store.
         indexer = Indexer(index, app.embedder, app.config.chunking)
         _drop_gone(index, app.home)
-        pushed.remember([(s.kind, str(s.root.resolve())) for s in plan], home=app.home)
+        pushed.remember(index.identity, [(s.kind, str(s.root.resolve())) for s in plan], home=app.home)
         for spec in plan:
             visible = shared if shared is not None else spec.kind != "memory"
             stats = indexer.sync_source(spec, team=visible)
@@ -217,12 +217,12 @@ def _drop_gone(index, home: Path) -> None:
     from recall.store.records import SourceRef
 
     done = []
-    for kind, root in pushed.gone(home):
+    for kind, root in pushed.gone(index.identity, home):
         n = index.delete_source(SourceRef(kind, root))
         done.append((kind, root))
         say(f"{shown_path(root)} ({kind}): gone here, so removed from the team store with its {n} note(s)")
     if done:
-        pushed.remember([], done, home=home)
+        pushed.remember(index.identity, [], done, home=home)
 
 
 @team.command("search")
@@ -284,4 +284,4 @@ def team_forget(url: str | None) -> None:
     app = recall_app()
     with closing(_team_index(app, url)) as index:
         say(f"deleted {index.delete_own()} source(s) of {index.owner}")
-    pushed.clear(app.home)
+        pushed.clear(index.identity, app.home)

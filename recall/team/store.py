@@ -16,9 +16,7 @@ FORCE) let a role read team rows and its own rows and write only its own, whatev
 it sends. ``recall.team.admin`` sets this up (``recall team init``, ``recall team
 add-member``); this module only connects and refuses a schema that lacks it. Connection and
 settings: ``recall.team.connect``; the schema and its row-level security: ``recall.team.schema``.
-
-A note is replaced in one transaction (upsert the note row, delete its chunks, insert
-the new ones), so a reader sees the old note or the new one, never both or neither.
+A note is replaced in one transaction: a reader sees the old note or the new one, never both.
 """
 
 from __future__ import annotations
@@ -137,6 +135,8 @@ class PgIndex:
         self.conn = connect(url, wait_s, connect_timeout)
         try:
             self.owner = str(self.conn.execute("SELECT session_user").fetchone()[0])  # type: ignore[index]
+            info = self.conn.info  # which store this is, for the folders pushed to it (recall.team.pushed)
+            self.identity = f"{self.owner}@{info.host}:{info.port}/{info.dbname}#{schema}"
             self.conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'")
             self.conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")  # check_ready reads the policies
             check_ready(self.conn, schema)

@@ -150,3 +150,43 @@ def test_private_or_team_follows_the_push_that_says_it_even_when_no_note_changed
     assert bob_sees() == set()
     assert cli("team", "push", "--kind", "rule", "--team", str(rules), url=a).returncode == 0
     assert bob_sees() == {"Never edit applied migrations zebrafalcon"}
+
+
+@pytest.mark.pg
+def test_the_folders_pushed_are_kept_per_store(server, schema, team, team_env, tmp_path, recall_home):
+    """The list of folders pushed from this home was one for every store: a push to another schema
+    took a gone folder off the list, where it was never pushed, so its notes stayed on the first
+    store for good; `forget` on one store forgot the others' (an outside tester's, stop 56)."""
+    import shutil
+    from pathlib import Path
+
+    import psycopg
+
+    runbooks, rules = tmp_path / "runbooks", tmp_path / "rules"
+    write_note(runbooks, "deploy", "Deploy procedure zebrafalcon", "how billing deploys", "blue green")
+    write_note(rules, "style", "Style", "how we name things", "snake case")
+    a = server.url("alice")
+    assert cli("team", "push", "--kind", "rule", str(runbooks), url=a).returncode == 0
+    other = schema + "_b"
+    config = Path(team_env["RECALL_CONFIG"])
+    first = config.read_text()
+    config.write_text(first.replace(f'schema = "{schema}"', f'schema = "{other}"'))
+    try:
+        assert cli("team", "init", url=server.admin).returncode == 0
+        assert cli("team", "add-member", "alice", "--no-password", url=server.admin).returncode == 0
+        shutil.rmtree(runbooks)
+        elsewhere = cli("team", "push", "--kind", "rule", str(rules), url=a)
+        assert elsewhere.returncode == 0 and "gone here" not in elsewhere.stdout, elsewhere.stdout
+        assert cli("team", "forget", "--yes", url=a).returncode == 0
+        config.write_text(first)
+        back = cli("team", "push", "--kind", "rule", str(rules), url=a)
+        assert "runbooks (rule): gone here, so removed from the team store with its 1 note(s)" in back.stdout, \
+            back.stdout
+        with server.sql("bob") as conn:
+            assert {r[0] for r in conn.execute(f"SELECT name FROM {schema}.notes").fetchall()} == {"Style"}
+    finally:
+        config.write_text(first)
+        with psycopg.connect(server.admin, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{other}" CASCADE')
+            for group in (f"{other}_member", f"{other}_reader"):
+                conn.execute(f'DROP ROLE IF EXISTS "{group}"')
