@@ -18,7 +18,7 @@ from recall.config.snapshot import too_short
 from recall.embedding.gemini import GeminiEmbedder, messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
-from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, newer_elsewhere, unnested
+from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, lost_folders, newer_elsewhere, unnested
 from recall.privacy.claude_memory import memory_source
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import DB_NAME, make_tree_private, recall_home
@@ -33,7 +33,6 @@ from recall.store.sqlite import Store
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
     from recall.indexing.indexer import Indexer, SourceSpec, SyncStats
     from recall.indexing.progress import IndexProgress
-
 
 
 @dataclass
@@ -182,14 +181,14 @@ class Recall:
         ``progress(n, phase)`` is told of each batch, ``plan(phase, passages)`` of each phase.
 
         ``rebuild``: write a fresh generation that replaces all others, even when the current
-        one is damaged. With ``rebuild``, no ``sources`` (a model switch) or an interrupted
-        index to resume, every folder the store knows (and ``salvaged`` ones, read from a store
-        set aside) is synced too; a known folder that is gone is dropped by every run
+        one is damaged. With ``rebuild``, no ``sources`` (a model switch), an interrupted index
+        to resume or a store that lost its folders, every folder known (to the store, a store set
+        aside, ``salvaged``, or the index on disk) is synced too; one gone is dropped by every run
         (``recall.indexing.known``)."""
         from recall.indexing.progress import IndexProgress, interrupted
 
         resuming = interrupted(self.home)
-        every = rebuild or not sources or resuming
+        every = rebuild or not sources or resuming or lost_folders(self.store, self.home)
         report = IndexProgress.opened(self.home, progress, plan, self.store, self.embedder.model_id, resuming)
         try:
             total = self._index(sources, report, conversations_of, every, rebuild, salvaged)

@@ -164,6 +164,16 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
     return out
 
 
+def lost_folders(store: Store, home: Path) -> bool:
+    """The store knows no folder while the index on disk names some (it was emptied, deleted or
+    replaced): any index then reads them all again (``known_sources``). `index DIR` wrote the
+    store's list anew with DIR alone, and the other folders were lost to every later index,
+    `--rebuild` included (an outside tester's, stop 56)."""
+    from recall.store.salvage import index_sources
+
+    return not store.sources() and bool(index_sources(home))
+
+
 def newer_elsewhere(model_id: str, home: Path | None = None) -> bool:
     """Whether another model's index went live after this model's (its ``current`` written
     later: the notes were read again since this one was built), or this model has none and

@@ -55,3 +55,22 @@ def test_the_page_over_a_damaged_store_says_the_line_and_the_repair(recall_home,
     for route in ("/notes", "/status", "/injections"):
         page = client.get(route)
         assert page.status_code == 503 and "recall index --rebuild" in page.text, (route, page.status_code)
+
+
+def test_an_index_of_one_folder_over_a_lost_store_brings_the_others_back(recall_home, tmp_path, hash_model):
+    """recall.db deleted, then `recall index B`: the store's new list of folders held B alone,
+    and A, named only by the index on disk, was dropped for good, `--rebuild` included (an
+    outside tester's, stop 56). Any index over a store that knows no folder while the index on
+    disk names some reads them all again."""
+    from helpers.notes import write_note
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    write_note(a, "alpha", "Alpha zebrafalcon", "alpha note", "alpha body")
+    write_note(b, "beta", "Beta", "beta note", "beta body")
+    for folder in (a, b):
+        assert run_cli("index", "-q", str(folder)).returncode == 0
+    (recall_home / "recall.db").unlink()
+    again = run_cli("index", "-q", str(b))
+    assert again.returncode == 0, again.stderr
+    hits = json.loads(run_cli("search", "--all", "--json", "Alpha zebrafalcon").stdout)["results"]
+    assert hits and hits[0]["id"] == "alpha", hits
