@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from pathlib import Path
 
 import click
 
@@ -203,6 +204,17 @@ class FolderPath(click.Path):
         if isinstance(value, str) and not value.strip():
             self.fail("an empty folder name (an unset variable?): name the folder, or `.` for this one", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def check_folders(dirs: tuple[Path, ...], command: str) -> None:
+    """Each DIR given a command is a folder, else one line (click's own was three, a usage
+    block and a line of its words)."""
+    for d in dirs:
+        if not d.exists():
+            raise UserError(f"no such folder: {d}; check the path (a folder indexed before that is gone is "
+                            "dropped, with its notes, by the next `recall index`)")
+        if not d.is_dir():
+            raise UserError(f"not a folder: {d}; `{command}` takes the folder that holds the notes")
 
 
 fail_cleanly = clean_errors()

@@ -11,6 +11,7 @@ from recall.cli.common import (
     Finite,
     FolderPath,
     UserError,
+    check_folders,
     fail_cleanly,
     nothing_yet,
     own_negatives_words,
@@ -116,12 +117,7 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     if not dirs or kind == "memory":
         remember_project(app.store, cwd)
     if dirs:
-        for d in dirs:
-            if not d.exists():
-                raise UserError(f"no such folder: {d}; check the path (a folder indexed before that is gone is "
-                                "dropped, with its notes, by the next `recall index`)")
-            if not d.is_dir():
-                raise UserError(f"not a folder: {d}; `recall index` takes the folder that holds the notes")
+        check_folders(dirs, "recall index")
         return [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
     from recall.privacy.claude_memory import auto_memory_override
     from recall.privacy.paths import project_root

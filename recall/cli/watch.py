@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, fail_cleanly, recall_app, say
+from recall.cli.common import FolderPath, check_folders, fail_cleanly, recall_app, say
 
 
 @click.command("watch")
-@click.argument("dirs", nargs=-1, type=FolderPath(exists=True, file_okay=False, path_type=Path))
+@click.argument("dirs", nargs=-1, type=FolderPath(path_type=Path))
 @click.option("--kind", type=click.Choice(["dir", "rule", "memory", "library"]), default="dir", show_default=True,
               help="How DIRs are indexed (as in `recall index`).")
 @click.option("--debounce-ms", type=click.IntRange(0, 600_000), default=None,
@@ -26,6 +26,7 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> Non
     from recall.privacy.paths import project_key
     from recall.watch import run_watch
 
+    check_folders(dirs, "recall watch")
     sources = None
     if dirs:
         project = project_key(Path.cwd()) if kind == "memory" else None

@@ -512,3 +512,16 @@ def test_recall_watch_says_each_thing_once(recall_home, tmp_path, monkeypatch):
     text = log.read_text()
     assert text.count("broken front matter") == 1 and text.count("is gone") == 1, text
     assert "made again" not in text, text
+
+
+@pytest.mark.parametrize("given", ["nope", "afile.md"])
+def test_a_folder_watch_cannot_take_is_one_line_as_index_says_it(tmp_path, recall_home, given):
+    """`recall watch` on a folder that is not there, or a file, was click's usage block and its
+    words, rc 2; `recall index` says one line with the fix (an outside tester's, stop 56)."""
+    from helpers.cli import run_cli
+
+    (tmp_path / "afile.md").write_text("x")
+    for command in ("watch", "index"):
+        out = run_cli(command, str(tmp_path / given))
+        assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert ("no such folder" if given == "nope" else "not a folder") in out.stderr
