@@ -73,8 +73,9 @@ _ZIPPED = ("docx", "xlsx", "pptx", "epub")
 
 def _real_format(path: Path, fmt: str) -> str:
     """``fmt``, or the format the file's first bytes name when they name another one recall reads
-    (a PDF's ``%PDF-``; an Office zip by its parts); ``Unreadable`` for an encrypted Office file."""
-    if fmt not in ("pdf", *_ZIPPED):
+    (a PDF's ``%PDF-``; an Office zip by its parts), a text file's too (a PDF named .txt); an old
+    or encrypted Office file is ``Unreadable``."""
+    if fmt not in ("pdf", "text", "markdown", "html", *_ZIPPED):
         return fmt
     with path.open("rb") as fh:
         head = fh.read(8)

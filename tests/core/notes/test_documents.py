@@ -489,7 +489,9 @@ def test_a_file_named_html_that_is_not_text_is_one_line(tmp_path):
     (tmp_path / "wide.txt").write_bytes("autovacuum thresholds in UTF-16".encode("utf-16"))
     notes, problems = read_documents(tmp_path, load_config().documents)
     assert [n.id for n in notes] == ["wide.txt"] and "autovacuum" in notes[0].body
-    assert [(Path(p.path).name, p.message) for p in problems] == [("fake.html", "binary file; skipped")]
+    assert [(Path(p.path).name, p.message) for p in problems] == [
+        ("fake.html", "its content is a PNG image (its first bytes say so), not text; skipped; rename it to .png to "
+                      "index it as one")]
 
 
 def test_text_in_a_legacy_encoding_is_read_and_a_nul_says_the_repair(tmp_path):
@@ -516,6 +518,27 @@ def test_a_file_whose_extension_lies_is_read_as_what_it_is(tmp_path):
     said = {Path(p.path).name: p.message for p in problems}
     assert "content is a DOCX file, not a PDF" in said["spec.pdf"] and "a PDF file, not a DOCX" in said["scan.docx"]
     assert "password-protected" in said["locked.docx"] and "locked.docx" not in by_id
+
+
+def test_a_file_named_as_text_whose_bytes_are_a_pdf_or_an_image_is_said_as_such(tmp_path, recall_home, hash_model):
+    """A PDF named .txt was indexed as its raw syntax (``%PDF-1.4 1 0 obj``), a compressed one was
+    told to `tr -d '\\000'` (garbage of a PDF), a PNG named .md was "binary" (an outside
+    tester's, stop 56): the PDF is read as one, the image named, each with its rename."""
+    import json
+
+    from helpers.cli import run_cli
+    from helpers.documents import make_screenshot
+
+    make_pdf(tmp_path / "retention.txt", ["The retention period is ninety days."])
+    make_pdf(tmp_path / "scan.md", ["Backups run at three in the morning."])
+    make_screenshot(tmp_path / "shot.png", ["a screenshot"]).rename(tmp_path / "shot.md")
+    out = run_cli("index", "-q", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "its content is a PNG image (its first bytes say so), not text; skipped; rename it to .png" in out.stderr
+    assert "its content is a PDF (its first bytes say so), not text; skipped; rename it to .pdf" in out.stderr
+    assert "tr -d" not in out.stderr
+    hits = json.loads(run_cli("search", "--all", "--json", "retention period ninety days").stdout)["results"]
+    assert hits[0]["id"] == "retention.txt" and "%PDF" not in hits[0]["snippet"], hits[0]
 
 
 def test_a_long_sheet_is_read_as_far_as_chunks_reach_not_dropped(tmp_path):
