@@ -30,6 +30,7 @@ queued again once its conversion is done, so a note saved meanwhile is never hel
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -38,7 +39,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +99,11 @@ _WATCHDOG_LOG = "watchdog.observers.inotify"
 class Watched:
     ref: SourceRef  # the source as the store knows it (its root as stored)
     root: Path  # resolved: watchdog reports paths under the folder it was given
+    name: str = ""  # the folder as named (a DIR given, a link), where it leads looked at again
+
+    @property
+    def named(self) -> str:
+        return self.name or self.ref.root
 
     @property
     def kind(self) -> str:
@@ -190,6 +196,7 @@ class Watcher:
         self._store: Store | None = None  # the worker's connection (the worker's thread only)
         self._data_version: int | None = None  # the store's, when the sources were last read
         self._inner: list[int] = []  # known folders inside a DIR given: its own once it is synced
+        self._dropped: list[SourceRef] = []  # folders no name leads to any more (``_follow_links``)
 
     # --- lifecycle -----------------------------------------------------------
     def start(self, timeout: float = 30.0) -> Watcher:
@@ -428,6 +435,8 @@ class Watcher:
         if _LIMITS_SEEN.count > self._limits_before and _LIMITS_SEEN.last is not None and not self.polling:
             self._switch_to_polling(_LIMITS_SEEN.last)
             return
+        if not self._follow_links():
+            return  # every folder is walked from now on
         with self._cond:
             left, self._left = self._left, set()
         for root, (seen, watch) in list(self._roots.items()):
@@ -457,6 +466,44 @@ class Watcher:
                 log.warning("%s was made again: watching it again", root)
                 self._queue(dirs=[str(root)])
             self._roots[root] = (now, watch)
+
+    def _follow_links(self) -> bool:
+        """A watched folder whose name now leads elsewhere (`recall watch current`, then `current ->
+        v2` where it led to v1; or the folder replaced by a link to its new place) is watched and
+        synced where it leads, and the folder it led to leaves the index with its notes, as `recall
+        index` does (``recall.indexing.known``): the old watch heard nothing of the new folder, said
+        "watching it again" and indexed nothing more (an outside tester's, stop 56). False once
+        every folder is walked instead (inotify's limits)."""
+        for w in list(self.watched):
+            now = Path(os.path.realpath(w.named))
+            if now == w.root or not now.is_dir():
+                continue
+            moved = Watched(SourceRef(w.kind, str(now), w.project), now, w.named)
+            self.watched = [moved if x == w else x for x in self.watched]
+            if not any(x.root == w.root for x in self.watched):  # no other name leads there
+                self._dropped.append(w.ref)
+                _seen, watch = self._roots.pop(w.root, (None, None))
+                with contextlib.suppress(Exception):  # its folder may be gone with its watch
+                    self._observer.unschedule(watch)
+            log.warning("%s now leads to %s: watching it there; the notes of %s leave the index", w.named, now,
+                        w.root)
+            if now not in self._roots:
+                seen, polling = file_id(now), self.polling
+                watch = self._schedule(now)
+                if self.polling != polling:
+                    return False
+                self._roots[now] = (seen, watch)
+            self._queue(dirs=[str(now)])
+        return True
+
+    def _drop_left(self, stats: SyncStats) -> None:
+        """The folders a name no longer leads to (``_follow_links``): out of the store, notes and all."""
+        assert self._store is not None
+        for ref in self._dropped:
+            source_id = self._store.source_id(ref.kind, ref.root, ref.project)
+            stats.removed += len(self._store.note_hashes(source_id))
+            self._store.delete_source(source_id)
+        self._dropped = []
 
     def _schedule(self, root: Path) -> Any:
         """A watch on ``root``, or None where there is none to be had now: past inotify's limits
@@ -530,7 +577,8 @@ class Watcher:
         found = [spec.ref() for spec in specs]
         for ref in found:
             store.source_id(ref.kind, ref.root, ref.project)  # known from now on, even if empty
-        return self._watchable(found)
+        names = {spec.ref(): os.path.abspath(spec.root) for spec in specs}
+        return [replace(w, name=names.get(w.ref, "")) for w in self._watchable(found)]
 
     def _absorb_inner(self, indexer: Indexer) -> None:
         """The known folders inside a DIR given leave the store once DIR is synced: their notes
@@ -563,6 +611,7 @@ class Watcher:
     def _process(self, indexer: Indexer, paths: set[str], dirs: set[str]) -> BatchResult:
         t0 = time.perf_counter()
         stats = SyncStats()
+        self._drop_left(stats)
         rescan = {w for w in self.watched for d in map(Path, dirs)
                   if w.root.is_relative_to(d) or d.is_relative_to(w.root)}
         for w in rescan:

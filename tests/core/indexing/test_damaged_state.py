@@ -74,3 +74,25 @@ def test_an_index_of_one_folder_over_a_lost_store_brings_the_others_back(recall_
     assert again.returncode == 0, again.stderr
     hits = json.loads(run_cli("search", "--all", "--json", "Alpha zebrafalcon").stdout)["results"]
     assert hits and hits[0]["id"] == "alpha", hits
+
+
+def test_a_folder_replaced_by_a_link_to_its_new_place_is_indexed_there_once(recall_home, tmp_path, hash_model):
+    """`notes` made a link to `notes.v2` (a release switch): the old row, read through the link,
+    kept each note beside its copy under notes.v2 (an outside tester's, stop 56)."""
+    import shutil
+
+    from helpers.notes import write_note
+
+    notes = tmp_path / "notes"
+    write_note(notes, "one", "One zebrafalcon", "first", "body one")
+    assert run_cli("index", "-q", str(notes)).returncode == 0
+    shutil.copytree(notes, tmp_path / "notes.v2")
+    shutil.rmtree(notes)
+    notes.symlink_to(tmp_path / "notes.v2")
+    write_note(notes, "two", "Two", "second", "body two")
+    for args in (("index", "-q", str(notes)), ("index", "-q")):
+        out = run_cli(*args)
+        assert out.returncode == 0, out.stderr
+        assert ("now leads to" in out.stderr) is (args[-1] == str(notes)), out.stderr  # said at the first run
+        hits = json.loads(run_cli("search", "--all", "--json", "-k", "10", "One zebrafalcon").stdout)["results"]
+        assert sorted(h["path"] for h in hits) == [str(tmp_path / "notes.v2" / f"{n}.md") for n in ("one", "two")]

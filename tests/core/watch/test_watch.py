@@ -525,3 +525,52 @@ def test_a_folder_watch_cannot_take_is_one_line_as_index_says_it(tmp_path, recal
         out = run_cli(command, str(tmp_path / given))
         assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
         assert ("no such folder" if given == "nope" else "not a folder") in out.stderr
+
+
+def _paths_found(app: Recall) -> list[str]:
+    return sorted(h.note["path"] for h in app.query(f"{TOKEN} target note", EVERYTHING, k_notes=20).hits)
+
+
+def test_a_folder_replaced_by_a_link_is_watched_where_it_leads(app, folder, caplog):
+    """The watched folder deleted, then made a link to its new place (`notes -> notes.v2`): "watching
+    it again" was said, and nothing saved after it was ever indexed (an outside tester's, stop 56)."""
+    import logging
+    import shutil
+
+    v2 = folder.with_name("notes.v2")
+    with caplog.at_level(logging.INFO, logger="recall.watch"), Watcher(app, debounce=0.1) as w:
+        shutil.copytree(folder, v2)
+        shutil.rmtree(folder)
+        folder.symlink_to(v2)
+        assert w.wait_idle(10)
+        time.sleep(1.5)  # a look at the roots (ROOT_CHECK_S)
+        editor_save(v2 / "target.md", note_text(f"{TOKEN} target note", "version 1", "edited body"))
+        write_note(folder, "fresh", f"{TOKEN} target note fresh", "new here", "written through the link")
+        found = wait_for(lambda: description_of(app, "target") == "version 1" and "fresh" in
+                         {n["id"] for n in hits_for(app, f"{TOKEN} target note fresh")}, 10)
+        assert found is not None, caplog.text
+    paths = _paths_found(app)
+    assert paths and all(p.startswith(str(v2) + os.sep) for p in paths), paths  # each note once, under v2
+    assert "now leads to" in caplog.text
+
+
+def test_a_link_watched_that_is_pointed_elsewhere_is_followed(app, tmp_path, caplog):
+    """`recall watch current`, then `current -> v2` where it was v1: the watcher kept v1, and the
+    index served v1's notes (an outside tester's, stop 56); `recall index current` follows it."""
+    import logging
+
+    v1, v2, current = tmp_path / "v1", tmp_path / "v2", tmp_path / "current"
+    write_note(v1, "old", f"{TOKEN} old release", "old", "old body")
+    write_note(v2, "new", f"{TOKEN} new release", "new", "new body")
+    current.symlink_to(v1)
+    app.index([SourceSpec("dir", current)])
+    with caplog.at_level(logging.INFO, logger="recall.watch"), Watcher(app, [SourceSpec("dir", current)],
+                                                                        debounce=0.1):
+        tmp_link = tmp_path / "current.tmp"
+        tmp_link.symlink_to(v2)
+        os.replace(tmp_link, current)  # `ln -sfn`
+        found = wait_for(lambda: {n["id"] for n in hits_for(app, f"{TOKEN} release")} == {"new"}, 10)
+        assert found is not None, (caplog.text, [n["id"] for n in hits_for(app, f"{TOKEN} release")])
+        editor_save(v2 / "new.md", note_text(f"{TOKEN} new release", "edited", "new body, edited"))
+        assert wait_for(lambda: [n["description"] for n in hits_for(app, f"{TOKEN} new release")][:1] == ["edited"],
+                        10) is not None
