@@ -297,6 +297,9 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
             tries.negatives_unanswered(state)
         raise
     found, problems = answers.parse_negatives(raw, f"{by} answer")
+    if len(found) > n:  # 90,000 lines for 80 asked were embedded and written, every index warning after
+        problems.append(f"{by} answer: {len(found):,} negatives where {n} were asked: the first {n} kept")
+        found = found[:n]
     out.skipped += problems
     asked = notegen.note_questions(state.folder)
     kept, out.negatives_dropped = answers.drop_too_close(found, [q for _, q in asked], embedder)

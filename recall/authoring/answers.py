@@ -40,11 +40,23 @@ def json_lines(raw: str) -> list[tuple[int, str]]:
     return out
 
 
+def prompt_key(key: str) -> str:
+    """A note's key as a prompt names it (``### key.md``): a secret in it masked, and every control
+    or separator character written as an escape (``\\n``): a file named with line breaks put
+    ``### deploy.md`` and orders under it into the prompt, and the agent's answer for that section
+    became another note's questions (an outside tester's, stop 56)."""
+    import unicodedata
+
+    return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+                   else ch for ch in mask_path(key))
+
+
 def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
                    ) -> tuple[dict[str, list[str]], list[str]]:
     """``{stem: values}`` from lines ``{"note": stem, field_name: [...]}``, and a problem per
     line that is not one or names no note of ``stems``; repeated lines for a note are merged."""
-    names = {**{mask_path(s): s for s in reversed(stems)}, **{s: s for s in stems}}  # as the prompt named it
+    names = {**{prompt_key(s): s for s in reversed(stems)}, **{mask_path(s): s for s in reversed(stems)},
+             **{s: s for s in stems}}  # as the prompt named it
     out: dict[str, list[str]] = {}
     problems: list[str] = []
     for i, text in json_lines(raw):

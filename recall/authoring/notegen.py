@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from recall.authoring.answers import prompt_key
 from recall.notes.files import iter_note_files, note_keys
 from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, renames
-from recall.privacy.masking import mask_path, mask_secrets
+from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import read_bytes, read_text, replace_private
 from recall.ranking.negatives import MAX_PER_SOURCE, NEGATIVES_FILE
 
@@ -121,7 +122,7 @@ def notes_block(paths: Sequence[Path], note_chars: int | None = None, keys: Keys
     """Note files as every prompt shows them (``recall-eval generate``'s too): ``### key.md``
     (the note's key, ``billing/README`` for a name subfolders share) then the file, secrets
     masked in both (``note_text``), its first ``note_chars`` characters if given."""
-    return "\n\n".join(f"### {mask_path(_key(p, keys))}.md\n{_fenced(_cut(note_text(p), note_chars))}"
+    return "\n\n".join(f"### {prompt_key(_key(p, keys))}.md\n{_fenced(_cut(note_text(p), note_chars))}"
                        for p in paths)
 
 
@@ -327,7 +328,7 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
     kept as written, in order, lines recall cannot read included; a renamed note's generated
     line under its new key; generated lines of notes no longer in the folder dropped).
     A note that got a line written by hand (no ``note_hash``) while the agent worked keeps it,
-    and the agent's line for it is dropped: the person's words win. What the agent wrote is
+    and the agent's lines for it, new and old, are dropped: the person's words win. What the agent wrote is
     masked as the index would mask it: the file sits in the notes folder, often shared.
     Returns the lines written."""
     target = folder_questions_file(folder) or folder / QUESTIONS_FILE
@@ -335,13 +336,15 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
     known = set(notes.values())
     lines = _lines(target)
     by_hand = {read["note"] for read, _ in lines if read is not None and "note_hash" not in read}
+    won = {key for key in hashes if key in by_hand}  # its generated line, stale, goes too: it stayed for good
     hashes = {key: digest for key, digest in hashes.items() if key not in by_hand}
     moved = _renamed({read["note"]: read for read, _ in lines if read is not None}, notes)
     kept = []
     for read, line in lines:
         if read is not None and read["note"] in moved and moved[read["note"]] not in hashes:
             kept.append(json.dumps({**read, "note": moved[read["note"]]}, ensure_ascii=False))
-        elif read is None or read["note"] not in hashes and not ("note_hash" in read and read["note"] not in known):
+        elif read is None or read["note"] not in hashes and not (
+                "note_hash" in read and (read["note"] not in known or read["note"] in won)):
             kept.append(line.rstrip("\r"))
     new = []
     for key, digest in hashes.items():

@@ -8,7 +8,7 @@ time limit and then threw a finished answer away. Here:
 * **time**: the CLI itself must end within ``timeout_s``;
 * **output**: stdout is read as it comes, up to ``MAX_ANSWER_BYTES`` (an answer for a batch
   of notes is a few tens of KB); past it the CLI is killed and nothing of it is used;
-  stderr is read as it comes too, only its last ``STDERR_TAIL`` bytes kept;
+  stderr is read as it comes too, only its first and last bytes kept;
 * **children**: the CLI runs in a process group of its own, killed whole when the CLI ends
   (or is killed), so nothing it started keeps running, and its output is awaited only
   ``DRAIN_S`` past its end (a child that left the group and holds stdout is not waited for);
@@ -38,7 +38,7 @@ from recall.privacy.children import adopting_orphans, children, end_all, ending_
 from recall.privacy.regular import open_regular
 
 MAX_ANSWER_BYTES = 16 << 20
-STDERR_TAIL = 64 << 10
+STDERR_HEAD, STDERR_TAIL = 4 << 10, 64 << 10
 DRAIN_S = 5.0
 
 
@@ -46,7 +46,7 @@ DRAIN_S = 5.0
 class Finished:
     returncode: int
     stdout: str
-    stderr: str  # its last STDERR_TAIL bytes
+    stderr: str  # its first STDERR_HEAD bytes and its last STDERR_TAIL
 
 
 class TooLong(RecallError):
@@ -86,12 +86,16 @@ def _signals_end_the_run():
             signal.signal(sig, handler)
 
 
-def _keep_tail(stream, buf: bytearray) -> None:
-    """Read ``stream`` to its end, keeping its last ``STDERR_TAIL`` bytes in ``buf``."""
+def _keep_ends(stream, buf: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its first ``STDERR_HEAD`` bytes (the cause: a CLI's
+    "API Error: 429" was lost behind 100 KB written after it, an outside tester's, stop 56) and its
+    last ``STDERR_TAIL`` in ``buf``, a line of "…" between them where bytes were let go."""
+    cut = b"\n\xe2\x80\xa6\n"
     try:
         while chunk := os.read(stream.fileno(), 1 << 16):
             buf.extend(chunk)
-            del buf[:-STDERR_TAIL]
+            if len(buf) > STDERR_HEAD + len(cut) + STDERR_TAIL:
+                buf[STDERR_HEAD:len(buf) - STDERR_TAIL] = cut
     except (OSError, ValueError):
         pass
 
@@ -110,7 +114,7 @@ def _run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                             env=env, start_new_session=True, preexec_fn=ending_with_me())
     out = bytearray()
-    err = bytearray()  # its last STDERR_TAIL bytes: a CLI writing 2 GB there filled /tmp (stop 48, Z04)
+    err = bytearray()  # its two ends only: a CLI writing 2 GB there filled /tmp (stop 48, Z04)
     over = threading.Event()
 
     def feed() -> None:
@@ -139,7 +143,7 @@ def _run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_
             pass
 
     threads = [threading.Thread(target=f, daemon=True) for f in (feed, drain)]
-    threads.append(threading.Thread(target=_keep_tail, args=(proc.stderr, err), daemon=True))
+    threads.append(threading.Thread(target=_keep_ends, args=(proc.stderr, err), daemon=True))
     for t in threads:
         t.start()
     try:

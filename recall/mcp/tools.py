@@ -166,7 +166,7 @@ def search_answer(app: Recall, text: str, scope: Scope, k: int, typed: bool = Fa
     hits, timings, decision = res.hits, res.timings, res.decision
     store = Store(app.home / DB_NAME)  # its own connection: any thread may ask (the MCP server's do)
     try:
-        snippets = [_snippet(store, h.note, h.chunk, text) for h in hits[:k]]
+        snippets = [_snippet(store, app.embedder.model_id, h.note, h.chunk, text) for h in hits[:k]]
     finally:
         store.close()
     return {
@@ -201,15 +201,15 @@ def for_agent(answer: dict[str, Any]) -> dict[str, Any]:
 SNIPPET_CHARS = 240
 
 
-def _snippet(store: Store, note: dict, chunk: int | None, query: str) -> str:
+def _snippet(store: Store, model_id: str, note: dict, chunk: int | None, query: str) -> str:
     """The best chunk's text on one line, without its "name · location" first line, from
     a little before the first word of the query it holds."""
-    if chunk is None or note.get("pk") is None:
+    if chunk is None or note.get("pk") is None or chunk < 0:
         return ""
-    detail = store.note_detail(int(note["pk"]))
-    if detail is None or not 0 <= chunk < len(detail["chunks"]):
+    matched = store.indexed_chunk(int(note["pk"]), model_id, chunk)
+    if matched is None:
         return ""
-    role, text = detail["chunks"][chunk]
+    role, text = matched
     body = text.split("\n", 1)[1] if role == "text" and "\n" in text else text
     flat = " ".join(body.split())
     low = flat.lower()

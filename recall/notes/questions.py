@@ -89,18 +89,22 @@ def says_something(text: str) -> bool:
 def clean_questions(values: Iterable[object]) -> list[str]:
     """Strings only, stripped, cut to ``MAX_QUESTION_CHARS``; empty, repeated and
     small-talk-only ones (``says_something``) dropped (order kept), at most ``MAX_QUESTIONS``."""
-    return _usable(values)[:MAX_QUESTIONS]
+    return _usable(values, MAX_QUESTIONS)
 
 
-def _usable(values: Iterable[object]) -> list[str]:
-    out: list[str] = []
+def _usable(values: Iterable[object], limit: int | None = None) -> list[str]:
+    """(At most ``limit``: an agent's answer of 90,000 lines for one note was read whole, each
+    against all kept before it.)"""
+    out: dict[str, None] = {}
     for value in values:
+        if limit is not None and len(out) >= limit:
+            break
         if not isinstance(value, str):
             continue
-        text = whole(" ".join(value.split())[:MAX_QUESTION_CHARS])
+        text = whole(" ".join(value[: MAX_QUESTION_CHARS * 16].split())[:MAX_QUESTION_CHARS])
         if text and text not in out and says_something(text):
-            out.append(text)
-    return out
+            out[text] = None
+    return list(out)
 
 
 def parse_line(text: str, field: str = "questions") -> tuple[str, list]:

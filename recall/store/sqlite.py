@@ -34,6 +34,13 @@ from recall.store.schema import MIGRATIONS
 if TYPE_CHECKING:
     import numpy as np
 
+# The chunks an index holds for a model (``Store.chunk_vectors``, ``Store.indexed_chunk``): those with
+# a vector, of the roles asked for, the questions and restatements set aside for it (``muted``) left out.
+_INDEXED = ("FROM chunks c JOIN vectors v ON v.text_hash = c.text_hash AND v.model_id = ?"
+            " WHERE c.role {roles} AND NOT (c.role IN ('question', 'restatement')"
+            " AND c.text_hash IN (SELECT text_hash FROM muted WHERE model_id = ?))")
+
+
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -239,17 +246,21 @@ class Store:
         pks: list[int] = []
         blobs: list[bytes] = []
         roles = "= 'header'" if headers else "IN ('question', 'restatement')" if asked else "!= 'header'"
-        for pk, blob in self.db.execute(
-            "SELECT c.note_id, v.vector FROM chunks c JOIN vectors v"
-            " ON v.text_hash = c.text_hash AND v.model_id = ?"
-            f" WHERE c.role {roles} AND NOT (c.role IN ('question', 'restatement')"
-            " AND c.text_hash IN"
-            " (SELECT text_hash FROM muted WHERE model_id = ?)) ORDER BY c.note_id, c.ord",
-            (model_id, model_id),
-        ):
+        for pk, blob in self.db.execute(f"SELECT c.note_id, v.vector {_INDEXED.format(roles=roles)}"
+                                        " ORDER BY c.note_id, c.ord", (model_id, model_id)):
             pks.append(int(pk))
             blobs.append(blob)
         return pks, blobs
+
+    def indexed_chunk(self, pk: int, model_id: str, place: int) -> tuple[str, str] | None:
+        """(role, text) of note ``pk``'s chunk at ``place`` among its rows in ``model_id``'s index
+        (``Hit.chunk``): its header and its set-aside questions are no rows there (a search's
+        snippet counted them, and showed the chunk before the one that matched, or a question
+        set aside: an outside tester's, stop 56)."""
+        rows = _INDEXED.format(roles="!= 'header'")
+        row = self.db.execute(f"SELECT c.role, c.text {rows} AND c.note_id = ? ORDER BY c.ord LIMIT 1 OFFSET ?",
+                              (model_id, model_id, pk, place)).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
 
     def muted(self, model_id: str) -> set[str]:
         """Text hashes of the questions set aside for ``model_id`` (``recall.ranking.muting``)."""

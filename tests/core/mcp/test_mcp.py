@@ -420,3 +420,18 @@ def test_an_open_session_follows_a_switch_of_model_in_the_config(indexed, tmp_pa
     assert payload(before)["model"] == "hash-256" and payload(before)["results"][0]["id"] == "celery-retry"
     assert payload(after)["model"] == "hash-64" and payload(after)["results"][0]["id"] == "celery-retry"
     assert payload(status)["model"]["model_id"] == "hash-64"
+
+
+def test_the_snippet_is_the_chunk_that_matched(tmp_path, recall_home, hash_model):
+    """The snippet counted the note's header and its set-aside questions among its chunks: it showed
+    the chunk before the one that matched, or a question recall had set aside (an outside tester's,
+    stop 56)."""
+    notes = tmp_path / "notes"
+    write_note(notes, "kafka", "Kafka retention", "Topic retention settings",
+               "Set retention.ms on the orders topic to seven days.")
+    (notes / "questions.jsonl").write_text(json.dumps(
+        {"note": "kafka", "questions": ["zebra giraffe okapi", "walrus narwhal beluga"]}) + "\n")
+    assert run_cli("index", "-q", str(notes)).returncode == 0
+    for words in ("walrus narwhal beluga", "zebra giraffe okapi"):
+        found = json.loads(run_cli("search", "--all", "--json", words).stdout)["results"]
+        assert found[0]["snippet"] == words, found[0]
