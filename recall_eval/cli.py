@@ -62,6 +62,7 @@ def run() -> None:
     from recall.privacy import coredumps
 
     coredumps.forbid()  # it holds notes' text before masking and the questions: a crash must not dump them
+    os.umask(0o077)  # what it and its libraries create (matplotlib's caches in ~) is the user's only
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:

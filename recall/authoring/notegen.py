@@ -35,6 +35,7 @@ from pathlib import Path
 
 from recall.authoring.answers import prompt_key
 from recall.notes.files import iter_note_files, note_keys
+from recall.notes.frontmatter import masked_file_text
 from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, renames
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import read_bytes, read_text, replace_private
@@ -97,7 +98,7 @@ def note_text(path: Path) -> str:
 
 
 def _masked(path: Path) -> str:
-    return mask_secrets(read_text(path, errors="replace").strip())
+    return masked_file_text(read_text(path, errors="replace").strip())
 
 
 _masked_note = functools.lru_cache(maxsize=4096)(lambda path, stamp: _masked(path))  # stamp: the key only

@@ -21,6 +21,7 @@ def main() -> None:
     from recall.privacy import coredumps
 
     coredumps.forbid()  # a command holds typed words or notes' text: a crash must not dump them to disk
+    os.umask(0o077)  # what it and its libraries create (a model's or OCR's caches in ~) is the user's only
     try:
         os.getcwd()
     except FileNotFoundError:  # removed under the shell (a git worktree removed): "[Errno 2]" from every command

@@ -51,6 +51,24 @@ def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
     return _salvaged(lines[1:], text, "front matter has no closing '---'", "reading the file as plain text")
 
 
+def masked_file_text(text: str) -> str:
+    """A note file's text with its secrets masked as the index masks the note: its whole text
+    (``mask_secrets``), and its name and description as the one text they read as
+    (``mask_together``): "name: Staging database password" then "description: X" kept X in the
+    prompt an agent CLI was sent and in `recall-eval export-beir`'s corpus, while the index masked
+    it (an outside tester's, stop 56)."""
+    from recall.privacy.masking import mask_secrets, mask_together
+
+    out = mask_secrets(text)
+    meta, _body, _error = split_front_matter(text)
+    name, description = ((meta or {}).get(k) for k in ("name", "description"))
+    if isinstance(name, str) and isinstance(description, str) and name and description:
+        for before, after in zip((name, description), mask_together(name, description), strict=True):
+            if after != before and before in out:
+                out = out.replace(before, after)
+    return out
+
+
 # An escape in a double-quoted value that spells a printable ASCII character ("\x41", "\u0041"):
 # text a reviewer of the file cannot read, which YAML would hand the agent as plain words.
 _ESCAPED_ASCII = re.compile(r"\\(?:x(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E])|u00(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E])"

@@ -693,6 +693,14 @@ _SPACED_GAP = re.compile(r"(?<=(?<!\S)[^\W\d_]) (?=[^\W\d_](?:[ \t\n:=]|\Z))")
 # line: ``KEY=\`` then the value, ``PASSWORD = (`` then ``"value"``): read as one line, a space
 # between the name and the value (an outside tester's, stop 55).
 _CONTINUED = re.compile(r"\\\r?\n[ \t]*|\([ \t]*\r?\n[ \t]*")
+# Markdown's other emphasis around a word (``__Password__: X``, ``*Password*: X``, ``_Password_: X``),
+# read as the word: only ``**`` was (an outside tester's, stop 56). A mark opens before a word or
+# closes after one, so ``DB_PASSWORD`` and ``*args`` keep theirs; looked for only where a text has
+# an emphasized word (``_EMPHASIZED``). And a link's text or an image's alt text read apart from
+# its target (``[the password is X](https://...)``: the value ran into the URL, and was kept).
+_EMPHASIS_MARK = re.compile(r"(?<![\w*])[*_]{1,2}(?=[^\W_])|(?<=[^\W_])[*_]{1,2}(?![\w*])")
+_EMPHASIZED = re.compile(r"(?<![\w*])([*_]{1,2})[^\W_][^\n*_]{0,60}?(?<=[^\W_])\1(?![\w*])")
+_LINK_TARGET = re.compile(r"\]\(")
 
 
 def _plain_view(text: str):
@@ -706,7 +714,9 @@ def _plain_view(text: str):
     escaped = "\\" in text and _MD_ESCAPE.search(text) is not None  # DB\_PASSWORD=X
     spaced = _SPACED_GAP.search(text) is not None  # P a s s w o r d: X
     continued = "\n" in text and _CONTINUED.search(text) is not None  # KEY=\ then X on the next line
-    if not (odd or marked or encoded or entities or escaped or spaced or continued):
+    emphasis = ("*" in text or "_" in text) and _EMPHASIZED.search(text) is not None  # __Password__: X
+    linked = "](" in text  # [the password is X](https://...)
+    if not (odd or marked or encoded or entities or escaped or spaced or continued or emphasis or linked):
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
@@ -723,6 +733,7 @@ def _plain_view(text: str):
     marks = ([r"\*\*|~~"] if marked else []) + ([_PERCENT.pattern] if encoded else []) \
         + ([_ENTITY.pattern] if entities else []) + ([_MD_ESCAPE.pattern] if escaped else []) \
         + ([_SPACED_GAP.pattern] if spaced else []) + ([_CONTINUED.pattern] if continued else []) \
+        + ([_EMPHASIS_MARK.pattern] if emphasis else []) + ([_LINK_TARGET.pattern] if linked else []) \
         + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
     for m in re.finditer("|".join(marks), text):
         if m.start() > pos:
@@ -736,7 +747,8 @@ def _plain_view(text: str):
                 piece(char, m.start(), len(found))
             pos = m.end()
             continue
-        plain = ("" if found in ("**", "~~") else " " if "\n" in found else chr(int(found[1:], 16)) if found[0] == "%"
+        plain = ("" if found in ("**", "~~") or not found.strip("*_") else " " if "\n" in found or found == "]("
+                 else chr(int(found[1:], 16)) if found[0] == "%"
                  else found[1] if found[0] == "\\" and len(found) == 2 else _plain_char(found) or "")
         if plain:
             piece(plain, m.start(), len(found))

@@ -190,4 +190,7 @@ async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
         marker.touch(mode=0o600)
     from urllib.parse import quote
 
-    return RedirectResponse(f"/upload?saved={quote(saved.name)}", status_code=303)
+    from recall.privacy.masking import mask_path
+
+    # the name as the page shows it: masked (it stays in the browser's history), as the index keeps it
+    return RedirectResponse(f"/upload?saved={quote(mask_path(saved.name))}", status_code=303)

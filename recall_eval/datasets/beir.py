@@ -22,9 +22,12 @@ from recall_eval.files import masked, write_private
 def export_beir(notes_dir: Path, questions: Sequence[Question], out: Path) -> dict[str, int]:
     """The notes and questions in the BEIR layout, every string masked, the files the user's
     only (``recall_eval.files``): an export is an artefact of the notes like a report."""
+    from recall.privacy.masking import mask_together
+
     notes = read_notes(notes_dir)
-    corpus = "".join(json.dumps(masked({"_id": n.id, "title": n.name, "text": f"{n.description}\n\n{n.body}".strip()}),
-                                ensure_ascii=False) + "\n" for n in notes)
+    headers = [mask_together(n.name, n.description) for n in notes]  # as the index masks them: together
+    corpus = "".join(json.dumps(masked({"_id": n.id, "title": name, "text": f"{desc}\n\n{n.body}".strip()}),
+                                ensure_ascii=False) + "\n" for n, (name, desc) in zip(notes, headers, strict=True))
     queries = "".join(json.dumps(masked({"_id": q.id, "text": q.text, "metadata": {"kind": q.kind, "lang": q.lang}}),
                                  ensure_ascii=False) + "\n" for q in questions)
     rows = io.StringIO()

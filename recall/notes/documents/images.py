@@ -13,6 +13,7 @@ and every frame of a recording.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,10 @@ from recall.notes.documents.convert import Extracted, Unreadable
 MAX_ASPECT = 25
 _lock = threading.RLock()
 _engine: Any = None
+# onnxruntime queued a telemetry event (device id, interpreter, OS, CPU) in
+# ~/.cache/Microsoft/DeveloperTools at its first session (an outside tester's, stop 56): nothing
+# about the user leaves the machine, nor waits to. Read when onnxruntime starts: set before.
+NO_TELEMETRY = {"ORT_DISABLE_TELEMETRY": "1"}
 
 
 def engine() -> Any:
@@ -30,6 +35,8 @@ def engine() -> Any:
     global _engine
     with _lock:
         if _engine is None:
+            for name, value in NO_TELEMETRY.items():
+                os.environ.setdefault(name, value)
             from rapidocr import RapidOCR
 
             _engine = RapidOCR(params={"Global.log_level": "error"})

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.notes.documents.convert import Extracted, Unreadable
+from recall.notes.documents.images import NO_TELEMETRY
 from recall.privacy.paths import ensure_private_dir, run_dir
 
 # How long a child that was asked to stop may take before it is killed.
@@ -88,7 +89,7 @@ class Converter:
             self._tmp = tempfile.mkdtemp(prefix="convert-", dir=ensure_private_dir(run_dir()))
             self._proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", "recall.notes.documents.isolated", str(int(self.max_mb)),
-                 str(os.getpid())], env={**os.environ, "TMPDIR": self._tmp},
+                 str(os.getpid())], env={**os.environ, "TMPDIR": self._tmp, **NO_TELEMETRY},
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 start_new_session=True)  # Ctrl-C reaches the parent, which stops it
             assert self._proc.stdin is not None and self._proc.stdout is not None

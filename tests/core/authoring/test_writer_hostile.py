@@ -343,3 +343,14 @@ def test_nothing_the_agent_starts_outlives_the_run(folder, tmp_path, recall_home
     for p in left:
         os.kill(p, signal.SIGKILL)
     assert left == [], "the agent's helpers outlived the run"
+
+
+def test_a_password_named_in_a_notes_name_and_given_in_its_description_is_masked_in_the_prompt(
+        folder, tmp_path, recall_home, hash_model):
+    """"name: Staging database password" then "description: X": the index masked X (the two read as
+    one text), the prompt sent to the agent CLI did not (an outside tester's, stop 56)."""
+    write_note(folder, "staging-db", "Staging database password", "FmQZ23desc!", "Rotate it every quarter.")
+    record, env = fake_claude(tmp_path)
+    assert run_cli("questions", "run", str(folder), env=env).returncode == 0
+    prompts = record.read_text()
+    assert "Staging database password" in prompts and "FmQZ23" not in prompts

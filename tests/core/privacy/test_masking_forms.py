@@ -45,6 +45,12 @@ SHAPES = [
     "CREATE ROLE reporter LOGIN PASSWORD '{v}';",
     "CREATE ROLE reporter WITH LOGIN ENCRYPTED PASSWORD '{v}' VALID UNTIL 'infinity';",
     "ALTER LOGIN sa WITH PASSWORD = '{v}';",
+    # markdown's other emphasis around a label, and a link's text or an image's alt text (stop 56)
+    "__Password__: {v}",
+    "*Password*: {v}",
+    "_Password_: {v}",
+    "[the admin password is {v}](https://wiki.internal/admin)",
+    "![password: {v}](diagram.png)",
     # PostgreSQL's PASSWORD after any role option, or first (an outside tester's, stop 56)
     "ALTER ROLE alice PASSWORD '{v}';",
     "CREATE ROLE dba LOGIN CREATEROLE PASSWORD '{v}'",
@@ -132,5 +138,6 @@ def test_these_forms_keep_what_is_not_a_secret():
                  "Password:\nsee the vault", "Password:\n\n- at least 12 characters",
                  "| password | required | string |", "ConvertTo-SecureString $env:PW -AsPlainText -Force",
                  "WIFI:S:office;T:nopass;;", 'os.environ["PASSWORD"] + os.environ["USER"]',
-                 "password\t'' and user ''"):
+                 "password\t'' and user ''", "DB_PASSWORD=see_the_vault", "def f(*args, **kw): pass",
+                 "__init__: the constructor", "see [the password policy](https://wiki/a_b_c)"):
         assert mask_secrets(line) == line, (line, mask_secrets(line))

@@ -127,6 +127,19 @@ def test_an_upload_name_too_long_in_bytes_is_cut_to_what_the_folder_takes(docs, 
         assert saved.name.endswith(".md") and len(saved.name.encode()) <= 255 and saved.name.startswith("é")
 
 
+def test_an_uploads_secret_name_is_shown_masked_and_kept_out_of_the_address(docs, tmp_path, recall_home):
+    """"Saved as DB_PASSWORD=X.md" on the page, and the name in the address, which browsers keep in
+    their history (an outside tester's, stop 56). The file keeps its name; the page masks it."""
+    inbox = tmp_path / "inbox"
+    with page_client(allow_writes=True, upload_dir=inbox, home=recall_home) as c:
+        r = c.post("/upload", data={"csrf": csrf_value("t0ken")}, follow_redirects=False,
+                   files={"file": ("DB_PASSWORD=UpQZ70fNm8x.md", b"# db\nbody\n", "text/markdown")})
+        assert r.status_code == 303 and "UpQZ70" not in r.headers["location"], r.headers["location"]
+        page = c.get(r.headers["location"]).text
+        assert "UpQZ70" not in page and "Saved as" in page, page
+        assert [p.name for p in inbox.iterdir()] == ["DB_PASSWORD=UpQZ70fNm8x.md"]
+
+
 @pytest.mark.process
 def test_an_upload_larger_than_the_limit_is_refused_before_its_bytes_are_read(docs, tmp_path, recall_home):
     """An upload declaring 3 GB was spooled whole to the system's temp folder, and refused only at

@@ -135,6 +135,18 @@ def test_beir_round_trip(tmp_path):
     assert sorted(map(key, again)) == sorted(map(key, original))
 
 
+def test_an_export_masks_a_password_named_in_a_name_and_given_in_the_description(tmp_path):
+    """The index masks a note's name and description as the one text they read as; the export
+    masked each alone, and kept the password (an outside tester's, stop 56)."""
+    from helpers.notes import write_note
+
+    notes = tmp_path / "notes"
+    write_note(notes, "staging-db", "Staging database password", "FmQZ23desc!", "Rotate it every quarter.")
+    export_beir(notes, [], tmp_path / "beir")
+    corpus = (tmp_path / "beir" / "corpus.jsonl").read_text(encoding="utf-8")
+    assert "Staging database password" in corpus and "FmQZ23" not in corpus, corpus
+
+
 def test_beir_cli_round_trip(tmp_path):
     runner = CliRunner()
     out = tmp_path / "beir"

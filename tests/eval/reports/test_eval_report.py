@@ -62,6 +62,24 @@ def test_report_command_rerenders_the_latest(run_dir):
     assert (run_dir / "report.html").exists()
 
 
+def test_what_the_harness_and_its_libraries_create_is_the_users_only(run_dir, tmp_path):
+    """`recall-eval run` left ~/.cache/matplotlib 0755 and its font list 0644 (matplotlib writes
+    them under the umask: an outside tester's, stop 56): the harness runs under umask 077."""
+    import os
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")}
+    exe = Path(sys.executable).with_name("recall-eval")
+    proc = subprocess.run(["sh", "-c", 'umask 022 && exec "$0" "$@"', str(exe), "report", str(run_dir)],
+                          capture_output=True, text=True, env={**env, "HOME": str(home)}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    made = [p for p in home.rglob("*")]
+    assert any("matplotlib" in str(p) for p in made), made  # what the check is about was made
+    assert [p for p in made if p.stat().st_mode & 0o077] == []
+
+
 def test_run_id_is_timestamp_plus_hash():
     import datetime as dt
 
