@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -111,6 +112,31 @@ def _out_of_memory(exc: BaseException, foreground: bool) -> int:
     return 1
 
 
+def _lift_soft_limits() -> None:
+    """The file-size limit of the shell or hook that started this daemon (`ulimit -S -f`) raised to
+    what the system lets it: the daemon outlives that command by hours, and its log stopped at the
+    limit without a word (an outside tester's, stop 56). A hard limit stays; writes then say so."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+
+
+def _start_failure(exc: BaseException) -> BaseException:
+    """What a failed start records: under an address-space limit (`ulimit -v`) a library that
+    cannot map itself fails as an ImportError or an OSError, recorded as nothing more ("ImportError",
+    and a repair, `recall serve --foreground`, that starts fine without the limit: an outside
+    tester's, stop 56); it is the limit's doing, said with its repair."""
+    import resource
+
+    from recall.errors import OutOfMemory, RecallError, short_of_memory
+
+    limited = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    return OutOfMemory() if short_of_memory(exc) or (limited and not isinstance(exc, RecallError)) else exc
+
+
 def load_app(loop: Loop, config: Settings) -> None:
     """The loader thread: the model, then the index; questions wait for it. A model that
     cannot load stops the daemon (exit status 1)."""
@@ -132,7 +158,7 @@ def load_app(loop: Loop, config: Settings) -> None:
     except Exception as exc:  # noqa: BLE001
         log_exception("loading the model", exc)
         loop.state.failed = True
-        mark_failed(exc)
+        mark_failed(_start_failure(exc))
         loop.request_stop()
         return
     remove_files(run_dir() / client.FAILED_NAME)
@@ -238,6 +264,7 @@ def run_daemon(foreground: bool = False) -> int:
     # Long because: the start in order (home check, lock, files, bind, loader, serve, clean-up).
     os.umask(0o077)  # every file this process creates is the user's only
     coredumps.forbid()  # a crash must not write the messages it holds to disk
+    _lift_soft_limits()
     # OpenMP threads (the model's, FAISS's) sleep between questions instead of spinning: a
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.

@@ -767,3 +767,36 @@ def test_a_log_line_longer_than_the_tail_read_is_shown_cut_not_said_missing(reca
     result = CliRunner().invoke(log_cmd, ["-n", "1"])
     assert result.exit_code == 0 and "no log yet" not in result.output, result.output
     assert result.output.startswith("…") and result.output.rstrip().endswith('d"}')
+
+
+@pytest.mark.process
+def test_a_daemon_started_under_a_shells_file_size_limit_keeps_logging(indexed):
+    """A daemon a hook started under `ulimit -S -f 1` kept the limit for hours: its log stopped at
+    1 KB without a word (an outside tester's, stop 56)."""
+    import resource
+    import subprocess
+    import sys
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, resource.RLIM_INFINITY))
+
+    log = indexed / "logs" / "daemon.log"
+    log.unlink(missing_ok=True)
+    env = {**os.environ, "RECALL_HOME": str(indexed)}
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "recall.daemon", "--foreground"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=small_files)
+
+    def answers() -> bool:
+        try:
+            return bool(query(MATCHING).get("ok"))
+        except (OSError, client.DaemonError, client.DaemonUnavailable):
+            return False
+
+    try:
+        assert wait_for(answers, 60)
+        for _ in range(40):
+            query(MATCHING)
+        assert log.stat().st_size > 1024 and log.read_text().count(" query ") >= 40
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
