@@ -94,11 +94,16 @@ def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:
     if hook.get("type") != "command":
         return False
     words = command_words(hook)
-    for i in range(len(words) - 1):
+    if isinstance(hook.get("args"), list):  # exec form: the command runs the args
+        words = [str(hook.get("command", "")), *words]
+    for i in range(1, len(words) - 1):
         if words[i] == "-m" and words[i + 1] in (module, FORMER_MODULES.get(module)):
             rest = words[i + 2:]
-            own_environment = Path(words[0]).name == "env" or any("=" in w for w in words[:i])
-            return not own_environment and (rest == [] or (len(rest) == 2 and rest[0] == "--agent"))
+            # an interpreter and its flags only: `env X=1 python`, `cd d && python`, `. f && python`
+            # set up something of the user's own (install replaced them, uninstall removed them)
+            interpreter = Path(words[0]).name != "env" and all(w.startswith("-") and "=" not in w
+                                                                for w in words[1:i])
+            return interpreter and (rest == [] or (len(rest) == 2 and rest[0] == "--agent"))
     return False
 
 

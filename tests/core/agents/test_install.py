@@ -64,7 +64,10 @@ def test_entry_is_exec_form_with_this_python():
      "timeout": 10},
     {"type": "command", "command": "RECALL_HOME=/srv/team /usr/bin/python3 -m recall.agents.hook"},
     {"type": "command", "command": "/usr/bin/env", "args": ["RECALL_MODEL=e5", "python3", "-m", "recall.agents.hook"]},
-    {"type": "mcp_tool", "server": "team-memory", "tool": "recall_context", "input": {"prompt": "${prompt}"}}])
+    {"type": "mcp_tool", "server": "team-memory", "tool": "recall_context", "input": {"prompt": "${prompt}"}},
+    {"type": "command", "command": "cd /srv/proj && /usr/bin/python3 -m recall.agents.hook"},
+    {"type": "command", "command": "/usr/bin/env", "args": ["-i", "/usr/bin/python3", "-m", "recall.agents.hook"]},
+    {"type": "command", "command": ". /srv/myenv.sh && python3 -m recall.agents.hook"}])
 def test_an_entry_the_user_wrote_for_another_setup_is_not_recalls(tmp_path, theirs):
     """An entry with its own environment (another RECALL_HOME) or another MCP server's tool of the
     same name was replaced by install and deleted by uninstall (an outside tester's, stop 56)."""

@@ -96,3 +96,23 @@ def test_a_folder_replaced_by_a_link_to_its_new_place_is_indexed_there_once(reca
         assert ("now leads to" in out.stderr) is (args[-1] == str(notes)), out.stderr  # said at the first run
         hits = json.loads(run_cli("search", "--all", "--json", "-k", "10", "One zebrafalcon").stdout)["results"]
         assert sorted(h["path"] for h in hits) == [str(tmp_path / "notes.v2" / f"{n}.md") for n in ("one", "two")]
+
+
+def test_a_folder_replaced_by_a_loop_of_links_is_gone_and_the_others_are_indexed(recall_home, tmp_path, hash_model):
+    """A known folder made a loop of links was a traceback on every plain `recall index`, and no other
+    folder was synced (an outside tester's, stop 56)."""
+    from helpers.notes import write_note
+
+    notes, other = tmp_path / "notes", tmp_path / "other"
+    write_note(notes, "one", "One", "first", "body one")
+    write_note(other, "two", "Two zebrafalcon", "second", "body two")
+    assert run_cli("index", "-q", str(notes), str(other)).returncode == 0
+    notes.rename(tmp_path / "notes.bak")
+    notes.symlink_to(tmp_path / "loop")
+    (tmp_path / "loop").symlink_to(notes)
+    write_note(other, "three", "Three zebrafalcon", "third", "body three")
+    out = run_cli("index", "-q")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "the folder is gone" in out.stderr
+    hits = json.loads(run_cli("search", "--all", "--json", "-k", "10", "zebrafalcon").stdout)["results"]
+    assert sorted(h["id"] for h in hits) == ["three", "two"], hits
