@@ -43,8 +43,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall.errors import RecallError
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
-from recall.indexing.known import unnested
+from recall.indexing.known import lost_folders, unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.documents.ahead import ConvertAhead
 from recall.notes.files import is_note_name, name_problem, read_note, shown_path
@@ -566,6 +567,8 @@ class Watcher:
         return self._observer is None or any(e.watch == watch and e.is_alive() for e in self._observer.emitters)
 
     def _resolve_sources(self, store: Store) -> list[Watched]:
+        if lost_folders(store, self.app.home):  # `watch DIR` wrote DIR alone, and the others were lost for good
+            raise RecallError(LOST_FOLDERS)
         if self.specs is None:
             return self._watchable(_indexed(store))
         # as `recall index DIR`: a DIR inside a known folder is that folder, and known folders
@@ -716,9 +719,18 @@ def _named_alike(w: Watched, paths: set[Path], existing: Iterable[str], stored_a
     return any(names[p.stem] > 1 for p in paths if w.kind != LIBRARY and is_note_path(w.root, p))
 
 
+# A store that lost its folders (recall.db emptied, deleted or replaced) while the index on disk
+# names them (an outside tester's, stop 56): `recall index` reads them back, a watcher does not.
+LOST_FOLDERS = ("the store holds no folder while the index on disk names some (recall.db was emptied, deleted or "
+                "replaced): `recall index` reads them back; then watch")
+
+
 def maybe_start_watcher(app: Recall) -> Watcher | None:
     """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
     if not app.config.watch.enabled:
+        return None
+    if lost_folders(app.store, app.home):
+        log.warning("not watching: %s", LOST_FOLDERS)
         return None
     from recall.authoring.agentcli import after_watch_batch  # saved notes get their questions too, once allowed
 

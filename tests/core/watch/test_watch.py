@@ -574,3 +574,24 @@ def test_a_link_watched_that_is_pointed_elsewhere_is_followed(app, tmp_path, cap
         editor_save(v2 / "new.md", note_text(f"{TOKEN} new release", "edited", "new body, edited"))
         assert wait_for(lambda: [n["description"] for n in hits_for(app, f"{TOKEN} new release")][:1] == ["edited"],
                         10) is not None
+
+
+def test_a_watch_over_a_store_that_lost_its_folders_says_so_and_loses_nothing(tmp_path, recall_home, hash_model):
+    """recall.db deleted, then `recall watch c`: the store's list was written anew with c alone, and
+    the folders named only by the index on disk were lost for good, --rebuild included (an outside
+    tester's, stop 56). The watcher says what to run; `recall index` then reads them all back."""
+    from helpers.cli import run_cli
+
+    folders = {name: tmp_path / name for name in "abc"}
+    for name, folder in folders.items():
+        write_note(folder, name, f"{TOKEN} note {name}", name, f"body {name}")
+    assert run_cli("index", "-q", str(folders["a"]), str(folders["b"])).returncode == 0
+    for path in recall_home.glob("recall.db*"):
+        path.unlink()
+    for args in (("watch", str(folders["c"])), ("watch",)):
+        out = run_cli(*args)
+        assert out.returncode == 1 and "`recall index` reads them back" in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert run_cli("index", "-q").returncode == 0
+    found = json.loads(run_cli("search", "--all", "--json", "-k", "5", f"{TOKEN} note").stdout)["results"]
+    assert sorted(h["id"] for h in found) == ["a", "b"], found
