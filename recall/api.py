@@ -247,7 +247,7 @@ class Recall:
 
         total = SyncStats()
         keep_gone, prompts = self.config.sources.keep_gone_titles, self.config.sources.prompt_titles
-        drop_stale(self.store, listed(self.config.sources), sources, total)
+        every = drop_stale(self.store, listed(self.config.sources), sources, total) or every
         named = [(s, misnamed(s.root)) for s in sources]
         total.problems += [p for _, p in named if p is not None]
         sources, inner, said = unnested(self.store, [s for s, p in named if p is None])

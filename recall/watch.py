@@ -477,17 +477,23 @@ class Watcher:
         every folder is walked instead (inotify's limits)."""
         for w in list(self.watched):
             now = Path(os.path.realpath(w.named))
-            if now == w.root or not now.is_dir():
+            if now == w.root or not now.is_dir() or w not in self.watched:
                 continue
+            others = [x for x in self.watched if x != w]
+            held = any(now.is_relative_to(x.root) for x in others)  # watched already, with the folder holding it
+            inner = [x for x in others if x.root != now and x.root.is_relative_to(now)]  # its own from now on
             moved = Watched(SourceRef(w.kind, str(now), w.project), now, w.named)
-            self.watched = [moved if x == w else x for x in self.watched]
-            if not any(x.root == w.root for x in self.watched):  # no other name leads there
-                self._dropped.append(w.ref)
-                _seen, watch = self._roots.pop(w.root, (None, None))
-                with contextlib.suppress(Exception):  # its folder may be gone with its watch
-                    self._observer.unschedule(watch)
+            self.watched = [x for x in others if x not in inner] + ([] if held else [moved])
+            for gone in [w, *inner]:
+                if not any(x.root == gone.root for x in self.watched):  # no other name leads there
+                    self._dropped.append(gone.ref)
+                    _seen, watch = self._roots.pop(gone.root, (None, None))
+                    with contextlib.suppress(Exception):  # its folder may be gone with its watch
+                        self._observer.unschedule(watch)
             log.warning("%s now leads to %s: watching it there; the notes of %s leave the index", w.named, now,
                         w.root)
+            if held:
+                continue
             if now not in self._roots:
                 seen, polling = file_id(now), self.polling
                 watch = self._schedule(now)
@@ -639,6 +645,8 @@ class Watcher:
         return result
 
     def _sync_whole(self, indexer: Indexer, w: Watched, stats: SyncStats) -> None:
+        if os.path.realpath(w.root) != str(w.root):  # made a link meanwhile: read where it leads, as
+            return  # its own folder, at the next look at the roots (``_follow_links``), not twice now
         gone = not w.root.is_dir()
         if gone:  # the folder itself is gone: so are its notes
             indexer.sync_notes(w.ref, [], stats, remove_missing=True)

@@ -45,34 +45,46 @@ class Known:
     conversations: dict[str, str | None] = field(default_factory=dict)
 
 
-def drop_stale(store: Store, listed: Sequence[SourceSpec], given: Sequence[SourceSpec], stats: SyncStats) -> None:
+def drop_stale(store: Store, listed: Sequence[SourceSpec], given: Sequence[SourceSpec], stats: SyncStats) -> bool:
     """Before a run syncs: the known folders now a link, gone, no longer listed, or no longer where
     a name given leads (``drop_relinked``, ``drop_gone``, ``drop_unlisted``, ``drop_repointed``),
-    each with its notes."""
-    drop_relinked(store, stats)
+    each with its notes. True when a folder is known in another's place: the run syncs them all."""
+    moved = drop_relinked(store, stats)
     drop_gone(store, stats)
     drop_unlisted(store, listed, given, stats)
     drop_repointed(store, given, listed, stats)
+    return moved
 
 
-def drop_relinked(store: Store, stats: SyncStats) -> None:
+def drop_relinked(store: Store, stats: SyncStats) -> bool:
     """A known folder whose path now leads elsewhere (the folder replaced by a link to its new
     place: ``notes -> notes.v2``): its notes, read again through the link, stood beside the new
     folder's, each note twice (an outside tester's, stop 56). It leaves with its notes, and the
-    folder it leads to is known in its place (synced by this run when it syncs every folder, else
-    by the next one, or at once by a watcher)."""
+    folder it leads to is known in its place, once: not where a known folder holds it, and in
+    place of the known folders it holds (a link into or around another indexed folder listed
+    those notes twice). Returns whether a folder is known in another's place."""
     import os
 
+    moved = False
     for source_id, kind, root, project in store.sources():
         real = os.path.realpath(root)
         if kind == "conversation" or real == root or not os.path.isdir(real):
             continue
         n = len(store.note_hashes(source_id))
         store.delete_source(source_id)
-        store.source_id(kind, real, project)
         stats.removed += n
+        others = [(sid, r) for sid, k, r, _p in store.sources() if k != "conversation"]
+        held = any(real == r or real.startswith(r + os.sep) for _sid, r in others)
+        if not held:
+            store.source_id(kind, real, project)
+            for sid, r in others:
+                if r.startswith(real + os.sep):  # its notes are the outer folder's now, read this run
+                    store.delete_source(sid)
+            moved = True
         stats.problems.append(Problem(root, f"now leads to {real}: its {n} note(s) under this name were dropped "
-                                            f"from the index, and {real} is indexed in its place"))
+                                            f"from the index, and {real} is indexed "
+                                            + ("with the folder that holds it" if held else "in its place")))
+    return moved
 
 
 def drop_gone(store: Store, stats: SyncStats) -> None:

@@ -5,6 +5,7 @@ behind the page."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 
 from helpers.cli import run_cli
@@ -116,3 +117,35 @@ def test_a_folder_replaced_by_a_loop_of_links_is_gone_and_the_others_are_indexed
     assert "the folder is gone" in out.stderr
     hits = json.loads(run_cli("search", "--all", "--json", "-k", "10", "zebrafalcon").stdout)["results"]
     assert sorted(h["id"] for h in hits) == ["three", "two"], hits
+
+
+def test_a_folder_made_a_link_into_or_around_another_indexed_folder_holds_each_note_once(recall_home, tmp_path,
+                                                                                         hash_model):
+    """A known folder made a link to a folder that holds another indexed one, or to one inside
+    another: both were known, and their notes listed twice (an outside tester's, stop 56)."""
+    from helpers.notes import write_note
+
+    def paths() -> list[str]:  # as stored: a search shows one of two copies
+        db = sqlite3.connect(recall_home / "recall.db")
+        try:
+            return sorted(path for (path,) in db.execute("SELECT path FROM notes"))
+        finally:
+            db.close()
+
+    big, notes = tmp_path / "big", tmp_path / "notes"
+    write_note(big / "sub", "s", "S zebrafalcon note", "sub", "sub note")
+    write_note(big, "b", "B zebrafalcon note", "big", "big note")
+    write_note(notes, "n", "N zebrafalcon note", "n", "n note")
+    assert run_cli("index", "-q", str(big / "sub"), str(notes)).returncode == 0
+    shutil.rmtree(notes)
+    notes.symlink_to(big)  # around the indexed big/sub
+    for _ in range(2):
+        assert run_cli("index", "-q").returncode == 0
+        assert paths() == [str(big / "b.md"), str(big / "sub" / "s.md")]
+    notes.unlink()
+    write_note(notes, "n", "N zebrafalcon note", "n", "n note")
+    assert run_cli("index", "-q", str(notes)).returncode == 0
+    shutil.rmtree(notes)
+    notes.symlink_to(big / "sub")  # into the indexed big
+    assert run_cli("index", "-q").returncode == 0
+    assert paths() == [str(big / "b.md"), str(big / "sub" / "s.md")]

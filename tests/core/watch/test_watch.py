@@ -595,3 +595,30 @@ def test_a_watch_over_a_store_that_lost_its_folders_says_so_and_loses_nothing(tm
     assert run_cli("index", "-q").returncode == 0
     found = json.loads(run_cli("search", "--all", "--json", "-k", "5", f"{TOKEN} note").stdout)["results"]
     assert sorted(h["id"] for h in found) == ["a", "b"], found
+
+
+def test_a_watched_folder_made_a_link_into_another_watched_one_holds_each_note_once(app, tmp_path, caplog):
+    """The watcher followed a folder made a link into another watched folder and watched both: the
+    note was listed twice, and an edit reached one copy only (an outside tester's, stop 56)."""
+    import logging
+    import shutil
+    import sqlite3
+
+    outer, notes = tmp_path / "outer", tmp_path / "notes"
+    write_note(outer / "inner", "i", f"{TOKEN} inner note", "inner", "inner body")
+    write_note(notes, "n", f"{TOKEN} n note", "n", "n body")
+    app.index([SourceSpec("dir", outer), SourceSpec("dir", notes)])
+
+    def paths() -> list[str]:
+        db = sqlite3.connect(app.home / "recall.db")
+        try:
+            return sorted(path for (path,) in db.execute("SELECT path FROM notes"))
+        finally:
+            db.close()
+
+    with caplog.at_level(logging.INFO, logger="recall.watch"), Watcher(app, debounce=0.1):
+        shutil.rmtree(notes)
+        notes.symlink_to(outer / "inner")
+        assert wait_for(lambda: paths() == [str(outer / "inner" / "i.md")], 10) is not None, (paths(), caplog.text)
+        time.sleep(1.5)  # another look at the roots: nothing more comes
+        assert paths() == [str(outer / "inner" / "i.md")]
