@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
-from recall.indexing.known import lost_folders, unnested
+from recall.indexing.known import lost_folders, record_link, unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.documents.ahead import ConvertAhead
 from recall.notes.files import is_note_name, name_problem, read_note, shown_path
@@ -511,6 +511,9 @@ class Watcher:
             stats.removed += len(self._store.note_hashes(source_id))
             self._store.delete_source(source_id)
         self._dropped = []
+        for w in self.watched:
+            if w.name and w.name != str(w.root):  # a folder named through a link: where it leads now
+                record_link(self._store, w.name, str(w.root))
 
     def _schedule(self, root: Path) -> Any:
         """A watch on ``root``, or None where there is none to be had now: past inotify's limits

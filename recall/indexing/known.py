@@ -151,10 +151,7 @@ def drop_repointed(store: Store, given: Sequence[SourceSpec], listed: Sequence[S
 
     from recall.privacy.masking import mask_path
 
-    try:
-        links = {str(k): str(v) for k, v in json.loads(store.setting(LINKED) or "{}").items()}
-    except (ValueError, TypeError, AttributeError):
-        links = {}
+    links = _links(store)
     before_links = dict(links)
     keep = {(s.kind, str(s.root.resolve())) for s in [*given, *listed]}
     for spec in given:
@@ -163,6 +160,8 @@ def drop_repointed(store: Store, given: Sequence[SourceSpec], listed: Sequence[S
         if name != now:
             links[mask_path(name)] = now
         if led is None or led == now or (spec.kind, led) in keep:
+            continue
+        if any(os.path.realpath(other) == led for other in links):  # another name leads there still
             continue
         for source_id, kind, root, _project in store.sources():
             if (kind, root) == (spec.kind, led):
@@ -174,6 +173,29 @@ def drop_repointed(store: Store, given: Sequence[SourceSpec], listed: Sequence[S
                                                     "keeps that folder on its own)"))
     if links != before_links:
         store.set_setting(LINKED, json.dumps(links, ensure_ascii=False))
+
+
+def _links(store: Store) -> dict[str, str]:
+    """``LINKED``: each folder named through a link (masked, as the store keeps names) -> where it led."""
+    import json
+
+    try:
+        return {str(k): str(v) for k, v in json.loads(store.setting(LINKED) or "{}").items()}
+    except (ValueError, TypeError, AttributeError):
+        return {}
+
+
+def record_link(store: Store, name: str, now: str) -> None:
+    """``name`` leads to ``now`` from now on (a watcher followed it): a later `recall index NAME`
+    compares with this, not with where it led when it was indexed (it kept both: an outside
+    tester's, stop 56)."""
+    import json
+
+    from recall.privacy.masking import mask_path
+
+    links = _links(store)
+    if links.get(mask_path(name)) != now:
+        store.set_setting(LINKED, json.dumps({**links, mask_path(name): now}, ensure_ascii=False))
 
 
 def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],

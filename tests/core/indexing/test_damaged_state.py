@@ -149,3 +149,22 @@ def test_a_folder_made_a_link_into_or_around_another_indexed_folder_holds_each_n
     notes.symlink_to(big / "sub")  # into the indexed big
     assert run_cli("index", "-q").returncode == 0
     assert paths() == [str(big / "b.md"), str(big / "sub" / "s.md")]
+
+
+def test_a_link_pointed_elsewhere_keeps_the_folder_another_name_still_leads_to(recall_home, tmp_path, hash_model):
+    """`l1` and `l2` both led to v; `l1` pointed at w dropped v, though `l2` still leads there (an
+    outside tester's, stop 56)."""
+    from helpers.notes import write_note
+
+    v, w = tmp_path / "v", tmp_path / "w"
+    write_note(v, "vee", "Vee zebrafalcon", "v", "vee")
+    write_note(w, "dub", "Dub zebrafalcon", "w", "dub")
+    (tmp_path / "l1").symlink_to(v)
+    (tmp_path / "l2").symlink_to(v)
+    assert run_cli("index", "-q", str(tmp_path / "l1"), str(tmp_path / "l2")).returncode == 0
+    (tmp_path / "l1").unlink()
+    (tmp_path / "l1").symlink_to(w)
+    out = run_cli("index", "-q", str(tmp_path / "l1"))
+    assert out.returncode == 0 and "were dropped" not in out.stderr, out.stderr
+    hits = json.loads(run_cli("search", "--all", "--json", "-k", "5", "zebrafalcon").stdout)["results"]
+    assert sorted(h["id"] for h in hits) == ["dub", "vee"], hits

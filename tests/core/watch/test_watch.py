@@ -574,6 +574,13 @@ def test_a_link_watched_that_is_pointed_elsewhere_is_followed(app, tmp_path, cap
         editor_save(v2 / "new.md", note_text(f"{TOKEN} new release", "edited", "new body, edited"))
         assert wait_for(lambda: [n["description"] for n in hits_for(app, f"{TOKEN} new release")][:1] == ["edited"],
                         10) is not None
+    # Where the name led, as the watcher left it: `recall index current` after a third release drops
+    # v2 (it kept v2 beside v3, comparing with v1: an outside tester's, stop 56).
+    write_note(tmp_path / "v3", "newer", f"{TOKEN} newer release", "newer", "newer body")
+    current.unlink()
+    current.symlink_to(tmp_path / "v3")
+    app.index([SourceSpec("dir", current)])
+    assert {n["id"] for n in hits_for(app, f"{TOKEN} release")} == {"newer"}
 
 
 def test_a_watch_over_a_store_that_lost_its_folders_says_so_and_loses_nothing(tmp_path, recall_home, hash_model):
