@@ -256,6 +256,7 @@ class Recall:
         if every:
             known = known_sources(self.store, self.home, sources, salvaged)
             sources, conv_folders = [*sources, *known.sources], known.conversations
+            total.problems += known.said
         from recall.indexing.conversations import (
             conversations_dir,
             purge_prompt_titles,

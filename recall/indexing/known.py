@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.notes.problems import Problem
-from recall.privacy.paths import folder_gone
+from recall.privacy.paths import DB_NAME, folder_gone
 from recall.store.vectors import index_dir
 
 if TYPE_CHECKING:  # the question path imports this module: the indexer's modules are loaded where they run
@@ -43,6 +43,7 @@ class Known:
 
     sources: list[SourceSpec] = field(default_factory=list)
     conversations: dict[str, str | None] = field(default_factory=dict)
+    said: list[Problem] = field(default_factory=list)  # folders read back from the index on disk, said
 
 
 def drop_stale(store: Store, listed: Sequence[SourceSpec], given: Sequence[SourceSpec], stats: SyncStats) -> bool:
@@ -206,11 +207,14 @@ def known_sources(store: Store, home: Path, given: Sequence[SourceSpec],
 
     taken = {(s.kind, str(s.root.resolve())) for s in given}
     known = [(k, r, p) for _, k, r, p in store.sources()] + list(salvaged)
+    out = Known()
     if not known:  # a store emptied or deleted lost its folders: its index still names them
         from recall.store.salvage import index_sources
 
         known = index_sources(home)
-    out = Known()
+        if known:
+            out.said.append(Problem(str(home / DB_NAME), f"held no folder: {len(known)} read back from the index "
+                                                         "on disk, and indexed again"))
     for kind, root, project in known:
         if kind == "conversation":
             out.conversations[root] = project

@@ -53,16 +53,30 @@ def salvage_sources(path: Path) -> list[tuple[str, str, str | None]]:
 
 
 def index_sources(home: Path) -> list[tuple[str, str, str | None]]:
-    """The folders the index generations under ``home`` hold notes of (kind, folder, project),
-    from each generation's meta.json: what a store emptied or deleted no longer knows."""
+    """The folders the newest index under ``home`` holds notes of (kind, folder, project), from its
+    live generation's meta.json (else every generation's): what a store emptied or deleted no longer
+    knows. Not every model's: an index of a model no longer in use still named a folder dropped
+    since, and brought it back (an outside tester's, stop 56)."""
+    from recall.store.vectors import read_current
+
     found: dict[tuple[str, str], str | None] = {}
-    for meta in sorted((home / "index").glob("*/gen-*/meta.json")):
+    live = [(_mtime(marker), marker.parent / f"gen-{generation:06d}" / "meta.json")
+            for marker in (home / "index").glob("*/current") if (generation := read_current(marker.parent))]
+    metas = [max(live)[1]] if live else sorted((home / "index").glob("*/gen-*/meta.json"))
+    for meta in metas:
         try:
             for note in json.loads(read_regular(meta, MAX_META_BYTES)[0])["notes"]:
                 found.setdefault((str(note["kind"]), str(note["root"])), note.get("project"))
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             continue
     return [(k, r, p) for (k, r), p in found.items()]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def emptied_store(home: Path, db_name: str, counts: dict, runs: list | tuple) -> list[str]:
