@@ -107,9 +107,13 @@ _NOT_A_PASSWORD = (
 # NAME=, NAME: or export NAME= where NAME is an upper-case environment name holding a
 # secret word (not "PWD" alone: the shell's working directory; "_KEY" names a key whose value is not a plain
 # word: "PRIMARY_KEY=id" stays).
+# The secret word ends its part of the name (TOKENIZER=, _KEYBOARD=, were masked), and PASS begins
+# one or ends the name (COMPASS_PROJECT=, BYPASS_LIST= were: an outside tester's, stop 56); PGPASSWORD=
+# and PGPASS= keep their glued prefix.
 _ENV = (
-    r"(?<![A-Z0-9_])(?:[A-Z][A-Z0-9_]*)?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|PWD_|_PASS|PASS_|TOKEN|SECRET|CREDENTIALS?"
-    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY|PASS|_KEY|COOKIE|_CREDS)"
+    r"(?<![A-Z0-9_])(?:[A-Z][A-Z0-9_]*)?(?:(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|TOKEN|SECRET|CREDENTIALS?"
+    r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY|_KEY|COOKIE|_CREDS)S?(?![A-Z])"
+    r"|PWD_|_PASS|(?<![A-Z])PASS|PASS(?![A-Z0-9_]))"
     r"[A-Z0-9_]*"
     r"(?![a-z0-9_])[\"']?[ \t]*+(?::=|->|=|:)[ \t]*+"
 )
