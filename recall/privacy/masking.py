@@ -705,6 +705,33 @@ _CONTINUED = re.compile(r"\\\r?\n[ \t]*|\([ \t]*\r?\n[ \t]*")
 _EMPHASIS_MARK = re.compile(r"(?<![\w*])[*_]{1,2}(?=[^\W_])|(?<=[^\W_])[*_]{1,2}(?![\w*])")
 _EMPHASIZED = re.compile(r"(?<![\w*])([*_]{1,2})[^\W_][^\n*_]{0,60}?(?<=[^\W_])\1(?![\w*])")
 _LINK_TARGET = re.compile(r"\]\(")
+# What draws a label and its value apart, read as the text shown (an outside tester's sweep, stop
+# 56): a blockquote's markers at a line's start (``> Password:`` then ``> X``), inline HTML tags in
+# a note (``<b>Password:</b> X``, ``password: <code>X</code>``; ``<br>`` a line break), Obsidian's
+# inline field (``password:: X``) and YAML's ``!!str`` before a value. A one-``!`` tag names where
+# the value is (``!secret wifi_password``, ``!env_var KEY``): no secret, and no longer masked.
+_QUOTE_MARKS = re.compile(r"(?m:^[ \t]*(?:>[ \t]?)+)")
+_INLINE_TAG = re.compile(r"(?i:</?(?:b|strong|em|i|u|s|code|kbd|samp|var|mark|span|small|sub|sup|abbr|cite|q|font)"
+                         r"\b[^<>\n]{0,200}>|<br[ \t]*/?>)")
+_FIELD = re.compile(r"(?<=\w)::(?=[ \t])")
+_YAML_TAG = re.compile(r"(?<=:[ \t])!!(?:str|binary)[ \t]+|(?<=:[ \t])![A-Za-z_]+[ \t]+[^\s]+")
+
+
+def _plain_mark(found: str) -> str:
+    """What one mark of ``_plain_view`` reads as (an entity's character is found apart)."""
+    if found in ("**", "~~") or not found.strip("*_") or found.lstrip(" \t").startswith(">") or found[0] == "!":
+        return ""
+    if found[0] == "<":
+        return " " if found[1:3].lower() == "br" else ""
+    if found == "::":
+        return ":"
+    if "\n" in found or found == "](":
+        return " "
+    if found[0] == "%":
+        return chr(int(found[1:], 16))
+    if found[0] == "\\" and len(found) == 2:
+        return found[1]
+    return _plain_char(found) or ""
 
 
 def _plain_view(text: str):
@@ -720,7 +747,9 @@ def _plain_view(text: str):
     continued = "\n" in text and _CONTINUED.search(text) is not None  # KEY=\ then X on the next line
     emphasis = ("*" in text or "_" in text) and _EMPHASIZED.search(text) is not None  # __Password__: X
     linked = "](" in text  # [the password is X](https://...)
-    if not (odd or marked or encoded or entities or escaped or spaced or continued or emphasis or linked):
+    shown = [rx.pattern for rx, sign in ((_QUOTE_MARKS, ">"), (_INLINE_TAG, "<"), (_FIELD, "::"), (_YAML_TAG, "!"))
+             if sign in text and rx.search(text) is not None]  # > Password: / <b>Password:</b> / password::
+    if not (odd or marked or encoded or entities or escaped or spaced or continued or emphasis or linked or shown):
         return None
     parts: list[str] = []
     starts: list[int] = []  # where each piece begins in the plain text...
@@ -737,7 +766,7 @@ def _plain_view(text: str):
     marks = ([r"\*\*|~~"] if marked else []) + ([_PERCENT.pattern] if encoded else []) \
         + ([_ENTITY.pattern] if entities else []) + ([_MD_ESCAPE.pattern] if escaped else []) \
         + ([_SPACED_GAP.pattern] if spaced else []) + ([_CONTINUED.pattern] if continued else []) \
-        + ([_EMPHASIS_MARK.pattern] if emphasis else []) + ([_LINK_TARGET.pattern] if linked else []) \
+        + ([_EMPHASIS_MARK.pattern] if emphasis else []) + ([_LINK_TARGET.pattern] if linked else []) + shown \
         + (["[" + "".join(re.escape(c) for c in odd) + "]"] if odd else [])
     for m in re.finditer("|".join(marks), text):
         if m.start() > pos:
@@ -751,9 +780,7 @@ def _plain_view(text: str):
                 piece(char, m.start(), len(found))
             pos = m.end()
             continue
-        plain = ("" if found in ("**", "~~") or not found.strip("*_") else " " if "\n" in found or found == "]("
-                 else chr(int(found[1:], 16)) if found[0] == "%"
-                 else found[1] if found[0] == "\\" and len(found) == 2 else _plain_char(found) or "")
+        plain = _plain_mark(found)
         if plain:
             piece(plain, m.start(), len(found))
         pos = m.end()

@@ -51,6 +51,15 @@ SHAPES = [
     "_Password_: {v}",
     "[the admin password is {v}](https://wiki.internal/admin)",
     "![password: {v}](diagram.png)",
+    # a label and its value drawn apart: a blockquote's lines, inline HTML, Obsidian's inline
+    # field, a YAML tag (an outside tester's sweep, stop 56)
+    "> Password:\n> {v}",
+    "<b>Password:</b> {v}",
+    "password: <code>{v}</code>",
+    "<kbd>password</kbd>: {v}",
+    "password:<br>{v}",
+    "password:: {v}",
+    "password: !!str {v}",
     # PostgreSQL's PASSWORD after any role option, or first (an outside tester's, stop 56)
     "ALTER ROLE alice PASSWORD '{v}';",
     "CREATE ROLE dba LOGIN CREATEROLE PASSWORD '{v}'",
@@ -142,5 +151,7 @@ def test_these_forms_keep_what_is_not_a_secret():
                  "__init__: the constructor", "see [the password policy](https://wiki/a_b_c)",
                  # a secret's word inside a longer name's part (an outside tester's, stop 56)
                  "TOKENIZER=meta-llama/Llama-3.1-8B", "COMPASS_PROJECT=web-v2",
-                 "BYPASS_LIST=*.internal.example.com", "KEYBOARD_LAYOUT=us-intl-altgr"):
+                 "BYPASS_LIST=*.internal.example.com", "KEYBOARD_LAYOUT=us-intl-altgr",
+                 "password: !secret wifi_password", "api_key: !env_var OPENAI_API_KEY", "std::vector<int> v;",
+                 "> quoted text\n> more of it", "<b>bold</b> text and <br> a break"):
         assert mask_secrets(line) == line, (line, mask_secrets(line))
