@@ -99,7 +99,7 @@ _NOT_A_PASSWORD = (
     r"|there|fine|okay|weak|strong|secure|valid|invalid|default|mine|yours|missing|long|short|simple|new|old"
     r"|good|true|false|hidden|redacted|changeme|password|text|string|prompt|below|above|stdin|env|vault|tbd"
     r"|todo|different|too|also|not|the|that|this|what|still|only|just|needed|given|your|their|our|his|her"
-    r"|daily|weekly|monthly|yearly|quarterly|annually"
+    r"|daily|weekly|monthly|yearly|quarterly|annually|bcrypt|scrypt|yescrypt|sso|ldap|saml|oauth|kerberos"
     r"|[a-z'\-]*(?:ed|ing|ble|ive|ous|ful|less|ness|tion)"
     r")(?![a-z'\-])"
 )
@@ -435,9 +435,19 @@ _PLAIN_WORD = re.compile(r"^[A-Za-z_\-]{1,20}$")
 _QUANTITY = re.compile(r"^\d+(?:\.\d+)?(?:ms|s|secs?|m|mins?|h|hrs?|d|days?|w|y|[kmgt]i?b?|chars|%)?$", re.I)
 
 
+# A scheme or algorithm a setting names (``password: Argon2id``, ``token: RS256``,
+# ``password_encryption = scram-sha-256``): how secrets are made, not one (an outside tester's
+# sweep for over-masking, stop 56).
+_SCHEME = re.compile(
+    r"(?:argon2(?:id|i|d)?|bcrypt|scrypt|yescrypt|pbkdf2(?:[-_]?(?:hmac[-_]?)?sha-?(?:1|256|512))?"
+    r"|(?:sha-?(?:1|224|256|384|512)|md5)(?:[-_]crypt)?|scram-sha-(?:1|256)|[hrep]s(?:256|384|512)|ed(?:25519|448)"
+    r"|x25519|rsa(?:-?(?:2048|3072|4096))?|aes-?(?:128|192|256)(?:-(?:gcm|cbc|ctr))?|oauth2|saml2|ldapv3|kerberos5)",
+    re.I)
+
+
 def _plausible_value(value: str, quoted: bool) -> bool:
     v = value.rstrip(".,;:)]}")
-    if len(v) < 4 or MASK in v or _PLACEHOLDER.match(v) or "://" in v:
+    if len(v) < 4 or MASK in v or _PLACEHOLDER.match(v) or "://" in v or _SCHEME.fullmatch(v):
         return False  # "://": a reference (vault://, https://...), not the secret itself
     if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):
         return False  # a call, a subscript, a type, an attribute: code, not a value
