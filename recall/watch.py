@@ -492,6 +492,8 @@ class Watcher:
                         self._observer.unschedule(watch)
             log.warning("%s now leads to %s: watching it there; the notes of %s leave the index", w.named, now,
                         w.root)
+            if w.name and self._store is not None:  # a name given: where it leads, for a later `recall index NAME`
+                record_link(self._store, w.name, str(now))
             if held:
                 continue
             if now not in self._roots:
@@ -511,9 +513,6 @@ class Watcher:
             stats.removed += len(self._store.note_hashes(source_id))
             self._store.delete_source(source_id)
         self._dropped = []
-        for w in self.watched:
-            if w.name and w.name != str(w.root):  # a folder named through a link: where it leads now
-                record_link(self._store, w.name, str(w.root))
 
     def _schedule(self, root: Path) -> Any:
         """A watch on ``root``, or None where there is none to be had now: past inotify's limits
@@ -740,14 +739,15 @@ def maybe_start_watcher(app: Recall) -> Watcher | None:
     """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
     if not app.config.watch.enabled:
         return None
-    if lost_folders(app.store, app.home):
-        log.warning("not watching: %s", LOST_FOLDERS)
-        return None
     from recall.authoring.agentcli import after_watch_batch  # saved notes get their questions too, once allowed
 
     def on_batch(result: BatchResult) -> None:
         after_watch_batch(app, result.stats)
-    return Watcher(app, on_batch=on_batch).start()
+    try:
+        return Watcher(app, on_batch=on_batch).start()
+    except RecallError as exc:  # a store that lost its folders (``LOST_FOLDERS``): said, searching goes on
+        log.warning("not watching: %s", exc)
+        return None
 
 
 def run_watch(app: Recall, sources: Sequence[SourceSpec] | None = None, *, debounce: float | None = None,
