@@ -197,16 +197,17 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     folder = codex_dir(project, cwd)
     path = folder / "hooks.json"
     done = []
-    removed = 0
+    removed, others = 0, False
     if path.exists():
         settings = load_settings(path)
         with editing(path):
             removed = remove_hook(settings)
+        others = other_hooks(settings)  # the user's own, which need [features] hooks still
         if removed:
             write_settings(path, settings)
             drop_if_created_and_empty(path)
     done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
-    if path.exists() and we_added(folder / "config.toml", "features.hooks") and other_hooks(load_settings(path)):
+    if others and we_added(folder / "config.toml", "features.hooks"):
         state_note(folder / "config.toml", "features.hooks", False)  # the user's hooks' switch now
         done.append(f"kept [features] hooks = true in {folder / 'config.toml'}: {path} holds other hooks, "
                     "which need it")

@@ -50,7 +50,7 @@ _MAGIC = (
 )
 
 
-def not_text(raw: bytes) -> Binary | None:
+def _not_text(raw: bytes) -> Binary | None:
     """``Binary`` naming what ``raw``'s first bytes say it is, and its extension, when they name a
     format that is not text; else None."""
     for magic, kind, suffix in _MAGIC:
@@ -90,7 +90,7 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
     marked = by_mark(raw)
     if marked is not None:
         return marked, []
-    if (other := not_text(raw)) is not None:
+    if (other := _not_text(raw)) is not None:
         raise other
     head = raw[:SAMPLE]
     said: list[str] = []
