@@ -410,8 +410,8 @@ class Watcher:
         with self._cond:
             self._follow_sources()
             self._check_roots()  # a busy watcher looks too, once a batch
-            while not (self._paths or self._dirs or self._stopping):
-                self._cond.wait(ROOT_CHECK_S)
+            while not (self._paths or self._dirs or self._dropped or self._stopping):  # a folder left
+                self._cond.wait(ROOT_CHECK_S)  # is a batch of its own (``_follow_links``)
                 self._follow_sources()
                 self._check_roots()
             while not self._stopping:
