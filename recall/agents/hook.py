@@ -47,7 +47,7 @@ if not __package__:  # run as a file: import the package from its parent folder
 from recall.agents import registry, wire  # noqa: E402
 from recall.config import snapshot  # noqa: E402
 from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import store_file, user_config_path  # noqa: E402
+from recall.privacy.paths import relative_home, store_file, user_config_path  # noqa: E402
 
 
 def hook_settings() -> dict | None:
@@ -197,7 +197,8 @@ def main() -> None:
     started = time.monotonic() - process_age_s()
     try:
         coredumps.forbid()  # it holds the message: SIGQUIT or SIGABRT must not dump it to disk
-        conf = hook_settings()
+        # a relative home names a folder in each project the agent runs in: nothing to say, nothing made there
+        conf = None if relative_home() else hook_settings()
         wait_s = conf["budget_ms"] / 1000.0 if conf else wire.READ_WAIT_S
         # a stdin never at its end costs the budget; an event already written is read even when a slow
         # start spent it, so that a missing daemon is still started for the next message

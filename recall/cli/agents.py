@@ -9,7 +9,7 @@ import click
 from recall.agents.registry import AGENTS
 from recall.agents.shared import FORMS
 from recall.cli.common import UserError, say
-from recall.privacy.paths import os_error_line
+from recall.privacy.paths import RELATIVE_HOME, os_error_line, relative_home
 
 
 def _scope_option(fn):
@@ -49,6 +49,8 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     from recall.agents.registry import install_agent
     from recall.config.load import load_config
 
+    if (home := relative_home()) is not None:
+        raise UserError(RELATIVE_HOME.format(home=home))
     try:
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
     except InstallError as exc:

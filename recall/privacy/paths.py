@@ -82,6 +82,19 @@ def recall_home() -> Path:
     return home
 
 
+def relative_home() -> str | None:
+    """``RECALL_HOME`` when it is a relative path (``rh``, ``./notes-home``): a home that depends on
+    where the reader runs. A command reads it from there, but an agent runs the hook and the MCP
+    server in each project, where it names a folder of its own (an outside tester's, stop 56)."""
+    env = os.environ.get("RECALL_HOME", "")
+    return env if env and not env.startswith("~") and not os.path.isabs(env) else None
+
+
+RELATIVE_HOME = ("RECALL_HOME is {home!r}, a relative path: an agent runs recall's hook and MCP server in each "
+                 "project's folder, where it names another folder; set it to a full path (export "
+                 "RECALL_HOME=\"$PWD/{home}\") and run `recall install` again")
+
+
 def user_config_path() -> Path:
     """The user's config file: ``RECALL_CONFIG``, else ``RECALL_HOME/config.toml``. A relative
     ``RECALL_CONFIG`` is read from where the command runs, once, as ``RECALL_HOME`` is: the

@@ -808,3 +808,16 @@ def test_a_config_the_settings_refused_is_not_parsed_again_on_every_message(inde
     write_config(indexed, "[hook]\nskip_prompt_tags = []\n")  # edited: read again
     edited, _ = run_hook(event("hi there, how are you"), "-X", "importtime")
     assert edited.returncode == 0 and loads_settings(edited)
+
+
+@pytest.mark.process
+def test_a_relative_recall_home_makes_nothing_in_the_project(indexed, tmp_path):
+    """RECALL_HOME=rh exported where the user indexed, then the agent runs the hook in each
+    project: the hook made rh/hook.json inside the project (an outside tester's, stop 56). The
+    home a relative path names depends on where the agent runs, so the hook says nothing there."""
+    project = tmp_path / "project"
+    project.mkdir()
+    proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event(MATCHING, str(project)),
+                          capture_output=True, cwd=project, env=env_with(RECALL_HOME="rh"), timeout=30)
+    assert_silent(proc)
+    assert list(project.iterdir()) == []

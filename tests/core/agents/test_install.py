@@ -471,3 +471,14 @@ def test_installs_at_once_keep_each_others_records(tmp_path, recall_home):
     procs = [subprocess.Popen([sys.executable, "-c", code, str(n)], env={**os.environ}) for n in range(6)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     assert len(json.loads((recall_home / "installed.json").read_text())) == 6 * 30
+
+
+def test_install_refuses_a_relative_recall_home(tmp_path, monkeypatch):
+    """A relative RECALL_HOME names another folder in each project the agent runs the hook in
+    (an outside tester's, stop 56): install says so and writes nothing."""
+    monkeypatch.chdir(tmp_path)
+    claude = tmp_path / "claude"
+    result = CliRunner(env={"RECALL_HOME": "rh"}).invoke(install_cmd, ["--user", "--skip-check"])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "'rh', a relative path" in result.output and '"$PWD/rh"' in result.output, result.output
+    assert not claude.exists() and not (tmp_path / "rh").exists()
