@@ -133,13 +133,17 @@ def _key(path: Path, keys: Keys | None) -> str:
 
 # A line of a note that reads as the prompt's own header of a note (``### other.md``): an outside
 # tester's note put a second ``### release-freeze.md`` in its body, with orders under it, and
-# the answer for that section went to the real note (stop 45). Escaped, markdown's way.
-_SECTION = re.compile(r"^([ \t]*)(#{1,6}[ \t].*\.md[ \t]*)$", re.M | re.I)
+# the answer for that section went to the real note (stop 45). Any line that opens with a number
+# sign or its look-alike (full-width, small), after any blank (a no-break space), is escaped,
+# markdown's way, whatever follows it (``### release-freeze.md:``, ``(continued)``: stop 57).
+_SECTION = re.compile(r"^([^\S\n]*)([#\uff03\ufe5f])", re.M)
 
 
 def _fenced(text: str) -> str:
-    """``text`` with every line that could pose as a note's header escaped (``\\###``)."""
-    return _SECTION.sub(r"\1\\\2", text)
+    """``text`` with every line break one (a CR, U+2028, NEL or form feed read as a line by the
+    model set a header after it: stop 57) and every line that could pose as a note's header
+    escaped (``\\###``)."""
+    return _SECTION.sub(r"\1\\\2", "\n".join(text.splitlines()))
 
 
 def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA,
