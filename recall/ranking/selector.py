@@ -192,29 +192,32 @@ def headline(hit: Hit) -> str:
 
 
 def render(hits: list[Hit], max_bytes: int) -> tuple[str, list[Hit]]:
-    """Header + one line per hit, dropping hits from the end (and shortening the first
-    one's description if it alone is too long) until an agent's line fits ``max_bytes``:
-    the block within ``max_bytes`` less the widest envelope. Never wraps the block."""
+    """Header + one line per hit, in order, while an agent's line fits ``max_bytes`` (the block
+    within ``max_bytes`` less the widest envelope): the first hit kept has its description
+    shortened if it alone is too long, and a hit that cannot fit is passed over, not the end of
+    the list (a note under a 2 KB path ranked first silenced the next: stop 57). Never wraps."""
     budget = max_bytes - envelope_bytes()
-    kept = list(hits)
-    while kept:
-        text = "\n".join([HEADER, *(headline(h) for h in kept)])
-        if block_bytes(text) <= budget:
-            return text, kept
-        if len(kept) > 1:
-            kept.pop()
-            continue
-        # One hit that is too long on its own: shorten the description.
-        hit = kept[0]
-        desc = str(hit.note.get("description", ""))
-        while desc and block_bytes("\n".join([HEADER, headline(hit)])) > budget:
-            desc = desc[: max(0, len(desc) - max(8, len(desc) // 8))]
-            hit = Hit({**hit.note, "description": desc.rstrip() + ELLIPSIS if desc else ""}, hit.score)
-        text = "\n".join([HEADER, headline(hit)])
-        if block_bytes(text) <= budget:
-            return text, [hit]
-        return "", []
-    return "", []
+    kept: list[Hit] = []
+    for hit in hits:
+        if not kept:
+            hit = _shortened(hit, budget)
+        if block_bytes(_block([*kept, hit])) <= budget:
+            kept.append(hit)
+    return (_block(kept), kept) if kept else ("", [])
+
+
+def _block(hits: list[Hit]) -> str:
+    return "\n".join([HEADER, *(headline(h) for h in hits)])
+
+
+def _shortened(hit: Hit, budget: int) -> Hit:
+    """``hit`` with its description cut (ending in an ellipsis) until its line fits ``budget`` alone,
+    or empty where even its name and path do not."""
+    desc = str(hit.note.get("description", ""))
+    while desc and block_bytes(_block([hit])) > budget:
+        desc = desc[: max(0, len(desc) - max(8, len(desc) // 8))]
+        hit = Hit({**hit.note, "description": desc.rstrip() + ELLIPSIS if desc else ""}, hit.score)
+    return hit
 
 
 def earns_its_place(hit: Hit, top: float, negative: float | None, rule: Rule) -> bool:
@@ -232,9 +235,18 @@ def earns_its_place(hit: Hit, top: float, negative: float | None, rule: Rule) ->
 def decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = None) -> Decision:
     """Apply the gap rule to ``ranked`` (best first, one entry per note; a ``Ranking``
     also carries the nearest negative's score)."""
-    decision = _decide(prompt, ranked, rule, project)
-    decision.negative = getattr(ranked, "negative", None)
+    negative = getattr(ranked, "negative", None)
+    decision = _decide(prompt, Ranking(showable(ranked, rule.selector.full_max_bytes), negative), rule, project)
+    decision.negative = negative
     return decision
+
+
+def showable(hits: list[Hit], max_bytes: int) -> list[Hit]:
+    """The hits whose name and path fit an agent's line alone: one that cannot be shown takes no
+    part in the decision (a note under a 2 KB path, planted deep in a cloned repo, ranked first
+    and silenced the user's own note under it: stop 57)."""
+    budget = max_bytes - envelope_bytes()
+    return [h for h in hits if block_bytes(_block([Hit({**h.note, "description": ""}, h.score)])) <= budget]
 
 
 def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = None) -> Decision:

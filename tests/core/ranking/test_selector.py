@@ -127,6 +127,16 @@ def test_one_enormous_note_is_shortened_not_dropped():
     assert line_bytes(d.text) <= 2048 and d.text.endswith("(/notes/n0.md)")
 
 
+def test_a_note_whose_headline_cannot_fit_gives_way_to_the_next():
+    """A note under a folder path of 2 KB ranked first: nothing was handed over, the user's own
+    note second included, so a copy planted deep in a cloned repo silenced it (stop 57)."""
+    ranked = hits([0.9, 0.89] + [0.5] * 9)
+    ranked[0] = Hit({**ranked[0].note, "path": "/notes/" + "deep/" * 600 + "n0.md"}, 0.9)
+    d = decide("a message long enough", ranked, S)
+    assert d.kind != "nothing" and [h.note["id"] for h in d.chosen] == ["n1"], d.reason
+    assert line_bytes(d.text) <= 2048 and "deep/" not in d.text
+
+
 def test_current_project_note_goes_first():
     ranked = hits([0.90, 0.89, 0.88] + [0.6] * 8, kind="rule")
     mine = Hit({"id": "mine", "name": "Mine", "description": "d", "path": "/m.md", "kind": "memory",
