@@ -175,15 +175,27 @@ def load_app(loop: Loop, config: Settings) -> None:
         log_exception("starting the watcher", exc)
     loop.set_ready(Loaded(app=app, batcher=embedder, device=device, load_s=load_s))
     loop.state.catch_up = _catching_up(loop.state, app, config)
-    switched_from = app.switched_from()
-    if switched_from is None:
-        from recall.indexing.progress import interrupted
+    try:
+        switched_from = app.switched_from()
+        if switched_from is None:
+            from recall.indexing.progress import interrupted
 
-        # an index (a switch among them) stopped or killed half-way
-        switched_from = "an interrupted index" if interrupted(app.home) else None
+            # an index (a switch among them) stopped or killed half-way
+            switched_from = "an interrupted index" if interrupted(app.home) else None
+    except Exception as exc:  # noqa: BLE001 - the store unreadable now: questions say so, one by one
+        log_exception("looking for an index to finish", exc)
+        return
     if switched_from is not None:
         threading.Thread(target=switch_model, args=(loop.state, app, config, switched_from),
                          name="recall-switch", daemon=True).start()
+
+
+def _thread_failed(args: threading.ExceptHookArgs) -> None:
+    """A thread of the daemon that failed: its stack in the daemon's log, not a traceback on
+    stderr (``serve --foreground`` printed one when the store failed under a memory limit after
+    "ready", and a daemon a hook started lost it: stop 57)."""
+    if args.exc_value is not None and not isinstance(args.exc_value, SystemExit):
+        log_exception(f"the {args.thread.name if args.thread is not None else 'unnamed'} thread", args.exc_value)
 
 
 def _catching_up(state: DaemonState, app: Recall, config: Settings) -> Callable[[], None]:
@@ -305,6 +317,7 @@ def run_daemon(foreground: bool = False) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             signal.signal(sig, on_signal)
+    threading.excepthook = _thread_failed
     try:
         # Whatever is left in run_dir is a dead daemon's: we hold the lock.
         remove_files(client.status_path(), client.socket_path(), client.secret_path())
