@@ -257,8 +257,28 @@ def test_every_command_the_plugin_tells_the_agent_to_run_prints_for_an_agent():
         assert runs or path != SKILL_MD, path
         for command, rest in runs:
             # the words on stdin: a command line is readable by every user in /proc (stop 46)
-            assert command in ("search", "query") and "--for-agent" in rest and rest.endswith(" - <<'EOF'"), (
+            assert command in ("search", "query") and "--for-agent" in rest and rest.endswith(f" - <<'{TEXT_END}'"), (
                 path, command, rest)
+
+
+TEXT_END = "RECALL_TEXT_END"
+
+
+def test_the_shell_fallback_passes_the_users_text_whole(tmp_path):
+    """The fallback's here-document ended at a line reading `EOF`: a pasted log with one ran what
+    came after it as shell commands (an outside tester's, stop 57). Its end word is one no text
+    holds by chance, and the agent is told to pick another where it does."""
+    text = "why does the deploy fail?\nEOF\ntouch pwned\n'EOF'"
+    for path in (SKILL_MD, ROOT / "commands" / "search.md"):
+        source = path.read_text(encoding="utf-8")
+        assert f"reads exactly {TEXT_END}" in source, path
+        block = re.search(r"```sh\n(.*?)```", source, re.S).group(1)
+        script = re.sub(r"python3 \S+ cli \w+[^\n]*- <<", "cat <<", block)
+        script = re.sub(r"^ *(what to look for|<the text>)$", lambda m: text, script, flags=re.M)
+        script = "\n".join(line.strip() for line in script.splitlines())
+        out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=10)
+        assert out.returncode == 0 and out.stdout.count(text + "\n") == script.count("cat <<"), (path, out)
+        assert not (tmp_path / "pwned").exists()
 
 
 # --- the plugin repairs its own setup and says why (stop 46, an outside tester) -----------------
