@@ -52,6 +52,8 @@ def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
         return DiskFull(path)
     if os.path.lexists(path) and not os.path.isfile(path):  # a folder, a pipe: --rebuild moves it aside
         return StoreDamaged(path, "not a file")
+    if isinstance(exc, sqlite3.IntegrityError):  # two writers at once, not a damaged file (--rebuild embeds all)
+        return RecallError(f"another process changed {path} at the same moment ({exc}): run the command again")
     if not isinstance(exc, sqlite3.OperationalError) or "malformed" in str(exc):
         return StoreDamaged(path, str(exc))
     if "unable to open database file" in str(exc) and len(str(path)) > SQLITE_MAX_PATH:

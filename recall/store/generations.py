@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.privacy.paths import read_text
+from recall.privacy.regular import open_regular
 
 DIGESTED = ("index.faiss", "lexical.npz", "headers.npy", "prototypes.npy")  # the files meta.json holds the checksums of
 # Bumped when a generation's files change for the same inputs (a new index type, a BM25 change):
@@ -28,7 +29,9 @@ BUILD_VERSION = 2  # 2: prototypes.npy
 
 
 def file_digest(path: Path) -> str:
-    with open(path, "rb") as fh:
+    """sha256 of a generation's file; ``NotAFile`` (an ``OSError``) for a pipe or a folder there,
+    found without opening it blocked (a pipe held `recall index` for ever: stop 57)."""
+    with os.fdopen(open_regular(path), "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 

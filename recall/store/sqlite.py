@@ -95,15 +95,16 @@ class Store:
 
     # --- sources and notes ---------------------------------------------------
     def source_id(self, kind: str, root: str, project: str | None) -> int:
-        row = self.db.execute("SELECT id FROM sources WHERE kind=? AND root=?", (kind, root)).fetchone()
+        find = "SELECT id FROM sources WHERE kind=? AND root=?"
+        row = self.db.execute(find, (kind, root)).fetchone()
         if row:
             if project is not None:
                 self.db.execute("UPDATE sources SET project=? WHERE id=?", (project, row[0]))
             return int(row[0])
-        cur = self.db.execute(
-            "INSERT INTO sources (kind, root, project) VALUES (?, ?, ?)", (kind, root, project)
-        )
-        return int(cur.lastrowid or 0)
+        # OR IGNORE, then read: two `recall index` of a new folder at once both found no row, and
+        # the second insert failed as a damaged store (an outside tester's, stop 57)
+        self.db.execute("INSERT OR IGNORE INTO sources (kind, root, project) VALUES (?, ?, ?)", (kind, root, project))
+        return int(self.db.execute(find, (kind, root)).fetchone()[0])
 
     def sources(self) -> list[tuple[int, str, str, str | None]]:
         return list(self.db.execute("SELECT id, kind, root, project FROM sources ORDER BY id"))

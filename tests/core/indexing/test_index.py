@@ -3,6 +3,7 @@ crash safety, permissions, and one pass on the real default model."""
 
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import sys
@@ -584,3 +585,36 @@ def test_first_opens_of_a_store_at_once_all_succeed(tmp_path):
         go.touch()
         errors = [p.communicate(timeout=60)[1] for p in procs]
         assert all(p.returncode == 0 for p in procs), errors
+
+
+@pytest.mark.process
+def test_two_indexes_of_a_new_folder_at_once_both_succeed(recall_home, hash_model, sample_notes, tmp_path):
+    """`recall index n & recall index n` on a folder the store did not know: the second one's
+    source row lost the race ("UNIQUE constraint failed"), was called a damaged store and told to
+    `recall index --rebuild`, which embeds everything again (an outside tester's, stop 57)."""
+    import subprocess
+
+    for round_ in range(3):
+        folder = tmp_path / f"copy{round_}"
+        shutil.copytree(sample_notes, folder)
+        procs = [subprocess.Popen([sys.executable, "-m", "recall.cli", "index", "-q", str(folder)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        outs = [(p.wait(120), p.stderr.read()) for p in procs]
+        assert all(rc == 0 for rc, _ in outs), outs
+
+
+@pytest.mark.parametrize("name", ["index.faiss", "lexical.npz", "headers.npy"])
+def test_a_named_pipe_in_place_of_an_index_file_never_holds_an_index(recall_home, sample_notes, name):
+    """A pipe where index.faiss was: `recall search` said so, but a plain `recall index` opened it to
+    check its digest and waited for a writer for ever (an outside tester's, stop 57)."""
+    from helpers.cli import run_cli_process
+
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    root = index_dir("hash-256", recall_home)
+    gen = root / (root / "current").read_text().strip()
+    (gen / name).unlink()
+    os.mkfifo(gen / name)
+    again = run_cli_process("index", "-q", str(sample_notes), env={"RECALL_MODEL": "hash"}, timeout=60)
+    assert again.returncode == 0, again.stderr
+    hits = json.loads(_cli("query", "--all", "--json", "Feature flags via Unleash").stdout)["ranked"]
+    assert hits[0]["id"] == "feature-flags-unleash"
