@@ -92,7 +92,8 @@ def mark_failed(exc: BaseException) -> None:
     why = shortened(one_line(mask_secrets(str(exc))), 400) if isinstance(exc, RecallError) else ""
     try:
         with private_open(run_dir() / client.FAILED_NAME) as fh:
-            fh.write(f"{time.time()} {type(exc).__name__}\n{why}\nconfig {client.config_identity()}\n")
+            fh.write(f"{time.time()} {type(exc).__name__}\n{why}\nconfig {client.config_identity()}\n"
+                     f"index {client.index_identity()}\n")
     except OSError:
         pass
 

@@ -462,9 +462,31 @@ def _failure_record() -> tuple[float, list[str]] | None:
         return None
 
 
+def index_identity() -> str:
+    """Which generation each model's index points at, as one line (a repair, `recall index`, a
+    switch change it): what a failed start records beside the config's identity."""
+    root = run_dir().parent / "index"
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return "none"
+    parts = []
+    for name in names:
+        try:
+            st = os.stat(root / name / "current")
+        except OSError:
+            continue
+        parts.append(f"{name}:{st.st_ino}:{st.st_mtime_ns}")
+    return " ".join(parts) or "none"
+
+
 def _over(lines: list[str]) -> bool:
-    """Whether a failure's lines were recorded under another config file than the one there now."""
-    return len(lines) > 2 and lines[2].startswith("config ") and lines[2][len("config "):] != config_identity()
+    """Whether a failure's lines were recorded under another config file, or another index, than
+    the ones there now (an index repaired after a start failed on it: hooks stayed silent for the
+    cooldown, and `recall status` named the file the repair had replaced; stop 57)."""
+    recorded = {line.split(" ", 1)[0]: line.split(" ", 1)[-1] for line in lines[2:] if " " in line}
+    return any(key in recorded and recorded[key] != now() for key, now in
+               (("config", config_identity), ("index", index_identity)))
 
 
 def _failed_recently(within_s: float = SPAWN_COOLDOWN_S) -> bool:

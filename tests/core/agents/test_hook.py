@@ -494,6 +494,25 @@ def test_hooks_stop_waiting_for_a_daemon_that_cannot_load_its_model(indexed, dae
 
 
 @pytest.mark.process
+def test_a_start_failure_on_a_damaged_index_is_over_once_the_index_is_repaired(indexed, daemons):
+    """index.faiss emptied: a daemon's start failed on it; after `recall index --rebuild` wrote a new
+    generation, hooks stayed silent for the cooldown and `recall status` still named the old file
+    (an outside tester's, stop 57). A new index ends the failure, as a new config does (AI09)."""
+    from helpers.cli import run_cli
+    from recall.store.vectors import index_dir
+
+    write_config(indexed, "[daemon]\nhook_budget_ms = 3000\n")
+    root = index_dir("hash-256", indexed)
+    (root / (root / "current").read_text().strip() / "index.faiss").write_bytes(b"")
+    assert_silent(run_hook(event(MATCHING))[0])
+    assert wait_for(lambda: (indexed / "run" / "daemon.failed").exists(), 10)
+    assert "damaged" in client.daemon_status()["last_start_failed"]
+    assert run_cli("index", "-q", "--rebuild").returncode == 0
+    assert client.daemon_status().get("last_start_failed") is None
+    assert b"additionalContext" in run_hook(event(MATCHING))[0].stdout
+
+
+@pytest.mark.process
 def test_a_busy_daemon_costs_the_hook_nothing(indexed, daemons):
     """Queue full: the daemon says "busy" at once; the hook prints nothing, exits 0, fast."""
     write_config(indexed, "[daemon]\ndebug_delay_ms = 3000\nmax_queued = 1\nbatch_max = 1\n")
