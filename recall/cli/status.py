@@ -38,8 +38,12 @@ def status(as_json: bool) -> None:
         info["model_switch"] = (f"the notes were last indexed with {old}, not with {st.model['model_id']}: "
                                 "the daemon reads and embeds them again when it starts (`recall index` does it now)")
     from recall.ipc.client import daemon_status
+    from recall.store.errors import NEARLY_FULL, free_bytes
 
     info["daemon"] = daemon_status()
+    if (free := free_bytes(st.home)) is not None and free < NEARLY_FULL:  # no daemon can start: say why
+        info["disk"] = (f"no space left ({free:,} bytes free on the disk holding {st.home}): no daemon starts "
+                        "and nothing is indexed; free some space on it, then run `recall index`")
     info["thresholds"] = _thresholds_in_force(app)
     from recall.agents.install import budget_past_wait
 

@@ -19,7 +19,7 @@ def state_line(exc: BaseException, home: Path, db: Path) -> str | None:
     from recall.errors import is_unwritable
 
     if is_disk_full(exc) or (isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in str(exc)
-                             and _nearly_full(home)):  # SQLite's word for a full disk, at times
+                             and nearly_full(home)):  # SQLite's word for a full disk, at times
         where = Path(getattr(exc, "filename", None) or home)
         return str(DiskFull(where, index=where.is_relative_to(home)))
     if is_unwritable(exc):  # a read-only mount, another user's file: what and the repair
@@ -32,16 +32,25 @@ def state_line(exc: BaseException, home: Path, db: Path) -> str | None:
     return None
 
 
-def _nearly_full(path: Path) -> bool:
+def nearly_full(path: Path) -> bool:
     """Whether the disk holding ``path`` has less than 1 MiB free."""
+    free = free_bytes(path)
+    return free is not None and free < NEARLY_FULL
+
+
+NEARLY_FULL = 1 << 20
+
+
+def free_bytes(path: Path) -> int | None:
+    """The free bytes on the disk holding ``path`` (or its nearest existing parent); None if unknown."""
     import shutil
 
     for where in (path, *path.parents):
         try:
-            return shutil.disk_usage(where).free < 1 << 20
+            return shutil.disk_usage(where).free
         except OSError:
             continue
-    return False
+    return None
 
 
 def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
