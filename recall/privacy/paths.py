@@ -431,12 +431,13 @@ def os_error_line(exc: OSError) -> str:
     if exc.errno == errno.EEXIST and where and os.path.islink(where) and not os.path.exists(where):
         return (f"{path} is a link to {mask_path(os.readlink(where))}, which does not exist: create what it "
                 "points to (a drive not mounted?) or remove the link, then run the command again")
+    aside = _move_aside(str(where) if where else "", exc.errno == errno.ENOTDIR)  # the command, not "`mv` it"
     repair = {
-        errno.EISDIR: "a folder is where recall keeps a file: move it aside (`mv` it) and run the command again",
-        errno.ENOTDIR: "a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside (`mv` it) "
+        errno.EISDIR: f"a folder is where recall keeps a file: move it aside ({aside}) and run the command again",
+        errno.ENOTDIR: f"a file is where recall keeps a folder (is RECALL_HOME a file?): move it aside ({aside}) "
                        "or point RECALL_HOME at a folder",
         errno.EEXIST: "a file is where a folder should be (is RECALL_HOME or CLAUDE_CONFIG_DIR a file?): move it "
-                      "aside (`mv` it) or point the variable at a folder",
+                      f"aside ({aside}) or point the variable at a folder",
         errno.EACCES: "you cannot read or write it: `ls -l` it, then `chown` or `chmod u+rw` it, or point "
                       "RECALL_HOME elsewhere",
         errno.EPERM: "the system refuses the change (immutable? `lsattr` it, `chattr -i` it)",
@@ -447,3 +448,19 @@ def os_error_line(exc: OSError) -> str:
                             "on the command line, or RECALL_HOME)",
     }.get(exc.errno or 0, "`recall status` says what else is wrong")
     return f"{path}: {exc.strerror or type(exc).__name__}; {repair}"
+
+
+def _move_aside(where: str, a_parent: bool) -> str:
+    """The `mv` that moves ``where`` aside, quoted for a shell (a folder at `current` was "`mv` it":
+    which, and where to: stop 57); ``a_parent``: the file in the way is the first of its parents
+    that is not a folder (ENOTDIR names the path below it)."""
+    import shlex
+
+    from recall.privacy.masking import mask_path
+
+    if a_parent:
+        where = next((str(p) for p in reversed(Path(where).parents) if p.exists() and not p.is_dir()), where)
+    if not where:
+        return "`mv` it"
+    shown = shlex.quote(mask_path(where))
+    return f"`mv {shown} {shown}.old`"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from recall.errors import IndexDamaged
 from recall.privacy.paths import recall_home
+from recall.privacy.regular import not_a_file
 from recall.privacy.strays import set_aside_folder
 from recall.store.vectors import index_dir, load_generation, read_current, set_aside_non_folders
 
@@ -24,6 +25,10 @@ def check_indexes(home: Path | None = None) -> list[str]:
                 load_generation(root.name, gen, root / f"gen-{gen:06d}")
         except IndexDamaged as exc:
             problems.append(str(exc))
+        negatives = root / "negatives.npz"  # recall.ranking.negatives.FILE: a folder there is read as absent
+        if (kind := not_a_file(negatives)) is not None:
+            problems.append(f"{negatives} is {kind}: the known unrelated messages go unused; `recall index "
+                            "--rebuild` moves it aside and writes it again")
     return problems
 
 

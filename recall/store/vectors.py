@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from recall.errors import DiskFull, IndexDamaged, is_disk_full
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, read_text, recall_home
 from recall.privacy.regular import NotAFile, not_a_file, read_regular
-from recall.privacy.strays import move_aside
+from recall.privacy.strays import move_aside, set_aside_folder
 from recall.store import native
 from recall.store.generations import (
     DIGESTED,
@@ -119,6 +119,7 @@ def build_index(store: Store, model_id: str, *, approximate_from: int, home: Pat
     set_aside_non_folders(root)
     root = ensure_private_dir(root)
     with _BuildLock(root):
+        set_aside_folder(root / "current")  # a folder there: no generation could be made current (stop 57)
         try:
             return _build(store, model_id, root, approximate_from, KEEP_GENERATIONS if keep_previous else 1)
         except (OSError, RuntimeError) as exc:

@@ -618,3 +618,24 @@ def test_a_named_pipe_in_place_of_an_index_file_never_holds_an_index(recall_home
     assert again.returncode == 0, again.stderr
     hits = json.loads(_cli("query", "--all", "--json", "Feature flags via Unleash").stdout)["ranked"]
     assert hits[0]["id"] == "feature-flags-unleash"
+
+
+@pytest.mark.parametrize("name", ["current", "negatives.npz"])
+def test_a_folder_where_an_index_file_goes_is_moved_aside_and_said(recall_home, sample_notes, name):
+    """A folder at index/<model>/current: every `recall index` said "move it aside (`mv` it)", with no
+    path or command; at negatives.npz, `recall status` said nothing while the searcher went without
+    its known unrelated messages (an outside tester's, stop 57). The build moves it aside (nothing
+    deleted), as it does a folder at hook.json or calibration.toml, and status names it."""
+    assert _cli("index", "-q", str(sample_notes)).returncode == 0
+    root = index_dir("hash-256", recall_home)
+    (root / name).unlink()
+    (root / name / "inner").mkdir(parents=True)
+    if name == "negatives.npz":
+        status = _cli("status").stdout
+        assert f"{root / name} is a folder" in status and "recall index --rebuild" in status, status
+    out = _cli("index", "-q", *(["--rebuild"] if name == "negatives.npz" else [str(sample_notes)]))
+    assert out.returncode == 0, out.stderr
+    assert (root / name).is_file() and [p.name for p in root.glob(f"{name}.stray-*/*")] == ["inner"]
+    assert "index_problems" not in _cli("status").stdout
+    hits = json.loads(_cli("query", "--all", "--json", "Feature flags via Unleash").stdout)["ranked"]
+    assert hits[0]["id"] == "feature-flags-unleash"
