@@ -38,12 +38,10 @@ def status(as_json: bool) -> None:
         info["model_switch"] = (f"the notes were last indexed with {old}, not with {st.model['model_id']}: "
                                 "the daemon reads and embeds them again when it starts (`recall index` does it now)")
     from recall.ipc.client import daemon_status
-    from recall.store.errors import NEARLY_FULL, free_bytes
 
     info["daemon"] = daemon_status()
-    if (free := free_bytes(st.home)) is not None and free < NEARLY_FULL:  # no daemon can start: say why
-        info["disk"] = (f"no space left ({free:,} bytes free on the disk holding {st.home}): no daemon starts "
-                        "and nothing is indexed; free some space on it, then run `recall index`")
+    if (full := _disk_full(st.home)) is not None:  # no daemon can start: say why
+        info["disk"] = full
     info["thresholds"] = _thresholds_in_force(app)
     from recall.agents.install import budget_past_wait
 
@@ -75,6 +73,16 @@ def status(as_json: bool) -> None:
             say(f"thresholds: {value['words']}")
             continue
         say(one_line(f"{key}: {_words(value)}"))  # one line each, whatever a path holds (a newline in RECALL_HOME)
+
+
+def _disk_full(home) -> str | None:
+    """A line when the disk holding RECALL_HOME is full (`recall status` said only that no daemon ran)."""
+    from recall.store.errors import NEARLY_FULL, free_bytes
+
+    if (free := free_bytes(home)) is None or free >= NEARLY_FULL:
+        return None
+    return (f"no space left ({free:,} bytes free on the disk holding {home}): no daemon starts and nothing is "
+            "indexed; free some space on it, then run `recall index`")
 
 
 def _words(value) -> str:
