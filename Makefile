@@ -25,12 +25,13 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## Create the environment in .venv/ (recall and recall-eval land in .venv/bin/)
 
 # The fast tier leaves out what pyproject's markers name as slow to start or run: real models
-# (slow), PostgreSQL (pg), Chromium (browser) and real recall processes (process); two
+# (slow), PostgreSQL (pg), Chromium (browser), real recall processes (process) and what takes a
+# resource every process of the user shares (exclusive: a watcher beside it is starved); two
 # workers (pytest-xdist); nbmake's plugin is not loaded (2 s at start, only the notebooks use it).
-FAST := -m "not slow and not pg and not browser and not process" -n 2 -p no:nbmake
+FAST := -m "not slow and not pg and not browser and not process and not exclusive" -n 2 -p no:nbmake
 # The core tier: the fast tier less the harness's tests (modules that import recall_eval, marked
 # `eval` by tests/conftest.py); under 60 s on two cores.
-CORE := -m "not eval and not slow and not pg and not browser and not process" -n 2 -p no:nbmake
+CORE := -m "not eval and not slow and not pg and not browser and not process and not exclusive" -n 2 -p no:nbmake
 
 test: $(STAMP) ## Run the test suite (every test, one process)
 	$(PY) -m pytest -q

@@ -302,6 +302,7 @@ def inotify_used_up():
             os.close(fd)
 
 
+@pytest.mark.exclusive  # every watcher the other worker starts meanwhile walks its folders too
 def test_with_inotify_used_up_the_folders_are_walked_and_saves_still_indexed(app, folder, inotify_used_up, caplog):
     """`recall watch` said 'no space left on the disk' (inotify's ENOSPC / EMFILE read as a full
     disk) and the daemon's watcher did not start: now it walks the folders, saying which limit."""
