@@ -19,6 +19,7 @@ Standard library only.
 from __future__ import annotations
 
 import codecs
+import re
 
 from recall.errors import RecallError
 
@@ -31,6 +32,8 @@ LEGACY = ("shift_jis", "cp932", "euc_jp", "gb18030", "big5", "euc_kr", "cp1252")
 SAMPLE = 8192  # bytes looked at to tell UTF-16 without a mark, and binary data
 
 
+# Characters no text is written in: a legacy encoding that yields them is a wrong guess.
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 # C0 control bytes that text holds (tab, line feed, vertical tab, form feed, carriage return, escape).
 _TEXT_CONTROLS = frozenset(b"\t\n\x0b\x0c\r\x1b")
 
@@ -115,9 +118,11 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
     damaged_utf8 = sum(c > "\x7f" for c in text) - bad >= 2 * bad  # mostly UTF-8: a bad byte, not Latin-1
     for encoding in LEGACY if legacy and not damaged_utf8 else ():
         try:
-            return raw.decode(encoding), [*said, f"not UTF-8: read as {encoding} (saving it as UTF-8 makes sure)"]
+            guess = raw.decode(encoding)
         except UnicodeDecodeError:
             continue
+        if not _PRIVATE_USE.search(guess):  # cp932 reads stray bytes as private-use characters (stop 57)
+            return guess, [*said, f"not UTF-8: read as {encoding} (saving it as UTF-8 makes sure)"]
     if strict or text[:SAMPLE].count("\ufffd") > len(text[:SAMPLE]) // 10:
         raise Binary("not UTF-8 text, nor Shift_JIS, EUC, GB18030, Big5 or Windows-1252; skipped; "
                      "`iconv -f ENCODING -t UTF-8 FILE > FILE.txt` converts it" if legacy else "binary file; skipped")

@@ -385,6 +385,19 @@ def test_one_reading_of_bytes_as_text_for_notes_documents_and_questions(tmp_path
         assert got == {"mig": ["can I change an old migration?"]} and problems == [], problems
 
 
+def test_a_guessed_encoding_that_reads_characters_nobody_writes_is_not_taken(tmp_path):
+    """Two stray bytes (\\xff\\xfe) in a UTF-8 note: it was "read as cp932", which maps them to
+    private-use characters, and its name showed as `bad utf8 \\uf8f3\\uf8f2` (an outside tester's,
+    stop 57). A guess that yields private-use characters is not the file's encoding."""
+    import re
+
+    (tmp_path / "bad.md").write_bytes(b"---\nname: bad utf8 \xff\xfe\ndescription: d\n---\nbody\n")
+    notes, problems = read_folder(tmp_path)
+    [note] = notes
+    assert note.name.startswith("bad utf8") and not re.search("[\ue000-\uf8ff]", note.name), ascii(note.name)
+    assert "cp932" not in "\n".join(str(p) for p in problems)
+
+
 def test_a_note_named_in_decomposed_unicode_gets_the_questions_typed_for_it(tmp_path):
     """macOS writes `résumé-export.md` decomposed; a questions.jsonl line typed for it is
     composed: its questions were dropped, "no note named 'résumé-export'" (stop 47, tester T's 08)."""
