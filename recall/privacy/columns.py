@@ -33,7 +33,10 @@ _HEADER_CELL = re.compile(rf"(?:{_QUALIFIER}[ _.\-]?)*(?:[a-z0-9]{{1,20}}[ _.\-]
 # Where a header could be: a line holding one of the names (checked on lowered text).
 _WORD = re.compile(r"pass|pw|secret|key|token|credential|パスワード|暗証番号|密码|密碼|口令|비밀번호|kennwort|senha"
                    r"|contraseña|пароль")
-_SEPARATOR_ROW = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*(?::?-{2,}:?[ \t]*)?$")
+# A row of dashes under a header or around a table: markdown's ``|---|---|``, and the borders psql and
+# MySQL draw with ``+`` where columns meet (``-----+-----``, ``+------+------+``), which ended the
+# table before its first row (an outside tester's pasted ``SELECT usename, passwd``).
+_SEPARATOR_ROW = re.compile(r"^[ \t]*[|+]?(?:[ \t]*:?-{2,}:?[ \t]*[|+])+[ \t]*(?::?-{2,}:?[ \t]*)?$")
 _CELL_MAX = 60  # a header cell is a label, not a sentence
 ALIGNED = "  "  # the separator of an aligned table: two or more spaces
 _ALIGNED_CELL = re.compile(r"\S+(?: \S+)*")

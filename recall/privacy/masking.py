@@ -33,7 +33,7 @@ __all__ = ["MASK", "find_secrets", "mask_path", "mask_secrets", "mask_together"]
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 18
+RULES_VERSION = 19
 
 
 def rules_mark(version: int = RULES_VERSION) -> str:

@@ -1,0 +1,68 @@
+"""An outside tester's gaps in masking, closed as classes (rules v19): each list holds shapes of
+one family, a ``{}`` where the secret goes, and the texts of that family that must stay.
+
+Values are assembled from a seeded RNG at run time, never written out literally.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from recall.privacy.masking import MASK, mask_secrets
+
+
+def _value(seed: object) -> str:
+    """A throwaway secret: letters of both cases and digits, 10 characters, never a word."""
+    rng = random.Random(str(seed))
+    word = "".join(rng.choice("abcdefghkmnpqrstuvwxyz") for _ in range(4)).capitalize()
+    return word + str(rng.randint(2, 9)) + "".join(rng.choice("ABCDEFGHKMNPQRSTUVWXYZ") for _ in range(2)) \
+        + str(rng.randint(2, 9)) + "".join(rng.choice("abcdefghkmnpqrstuvwxyz") for _ in range(2))
+
+
+def _masked(shape: str) -> None:
+    secret = _value(shape)
+    masked = mask_secrets(shape.format(secret))
+    assert secret not in masked and MASK in masked, masked
+
+
+def _kept(text: str) -> None:
+    assert mask_secrets(text) == text, mask_secrets(text)
+
+
+def _fast(text: str) -> None:
+    t0 = time.perf_counter()
+    mask_secrets(text)
+    assert time.perf_counter() - t0 < 10.0  # generous: a quadratic rule takes minutes at this length
+
+
+# --- L3: a pasted psql or MySQL table (its border rows are drawn with "+") -----------------------
+
+TABLES = [
+    " usename | passwd\n---------+-----------\n alice   | {}\n(1 row)",
+    "+-------+------------+\n| User  | Password   |\n+-------+------------+\n| root  | {} |\n+-------+------------+",
+    "+------+-------------+------+\n| host | api_key     | port |\n+------+-------------+------+\n"
+    "| db   | {} | 5432 |\n| web  | Qz8kPmWx3t  | 443  |\n+------+-------------+------+",
+]
+TABLES_KEPT = [
+    " usename | usesuper\n----------+----------\n alice    | t\n(1 row)",
+    "+-------+----------+\n| User  | Password |\n+-------+----------+\n| root  | NULL     |\n+-------+----------+",
+    "+-----------+-------+\n| token     | count |\n+-----------+-------+\n| the       |  5012 |\n+-----------+-------+",
+]
+
+
+@pytest.mark.parametrize("shape", TABLES)
+def test_a_secret_in_a_pasted_psql_or_mysql_table_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", TABLES_KEPT)
+def test_psql_and_mysql_tables_keep_what_is_not_a_secret(text: str):
+    _kept(text)
+
+
+def test_border_rows_take_time_in_proportion_to_the_text():
+    _fast("| Password |\n" + "+-" * 100_000 + "\n")
+    _fast("| Password |\n" + "---+" * 50_000 + "x\n")
