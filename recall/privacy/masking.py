@@ -375,6 +375,11 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"[ \t]*[:=][ \t]*[\"']([^\s\"']{4,200})[\"']", 1, "blq"),
     ("assignment", _KW_NAME + r"[ \t]*(?::=|=>|==?|:)[ \t]*\r?\n[ \t]*([\"'`])([^\s\"'`]{4,200})\1", 2, "blq"),
     ("assignment", _KW + r"(\"\"\"|\'\'\')[ \t]*([^\s\"']{4,200})[ \t]*\1", 2, "blq"),
+    # A secret's quoted name, a comma, its quoted value: PHP's define('DB_PASSWORD', 'x'), a setter's
+    # set("password", "x"), os.environ.setdefault("API_TOKEN", "x"), a pair in a list (an outside tester's).
+    ("assignment", r"([\"'])[a-z0-9_.\-]{0,40}?(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey"
+     r"|auth[_\-]?key|access[_\-]?key|private[_\-]?key|credentials?|_key)[a-z0-9_.\-]{0,20}\1[ \t]*,[ \t]*"
+     r"([\"'])([^\s\"']{5,200})\2", 3, "lv"),
     # A private key in base64 (kubeconfig's client-key-data; "LS0tLS1CRUdJTi" is "-----BEGIN").
     ("private-key", r"(?:client-key-data|private-key-data|key-data)[ \t]*:[ \t]*([A-Za-z0-9+/=]{20,})", 1, ""),
     ("private-key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{8,}", 0, "b"),
@@ -627,10 +632,39 @@ def _plausible_cell(value: str) -> bool:
     return _plausible_value(value, quoted=False)
 
 
+# A call named for a login, a connection or a credential (smtp.login("me", "x"), pymysql.connect("db",
+# "root", "x"), HTTPBasicAuth("svc", "x"), new NetworkCredential("a", "x"), auth=("admin", "x")): its
+# password is a quoted argument right after another quoted one (the user), and no word or name.
+_CREDENTIAL_CALL = re.compile(r"(?:login|signin|auth(?!or)|credential|connect)[a-z0-9_]{0,30}[ \t]*(?:=[ \t]*)?\(")
+_CALL_ARG = re.compile(r"[ \t]*(?:[a-z_][a-z0-9_]{0,30}[ \t]*=[ \t]*)?(?:([\"'])([^\"'\n]{0,200})\1"
+                       r"(?:\.[a-z_][a-z0-9_]{0,30}\(\))?|[^,()\"'\n]{0,200})[ \t]*")
+_CALL_ARGS_MAX = 8
+_EMAIL = re.compile(r"[a-z0-9_.+\-]{1,64}@[a-z0-9\-]{1,63}(?:\.[a-z0-9\-]{1,63}){1,8}")  # a user, not a password
+
+
+def _call_spans(text: str, low: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for m in _CREDENTIAL_CALL.finditer(low):
+        pos, after_quoted = m.end(), False
+        for _ in range(_CALL_ARGS_MAX):
+            arg = _CALL_ARG.match(low, pos)
+            if arg is None:  # never: the pattern matches the empty string
+                break
+            quoted = arg.group(1) is not None
+            if quoted and after_quoted and not _EMAIL.fullmatch(arg.group(2)) \
+                    and _plausible_value(text[arg.start(2):arg.end(2)], quoted=False):
+                spans.append((arg.start(2), arg.end(2), "assignment"))
+            after_quoted, pos = quoted, arg.end()
+            if low[pos:pos + 1] != ",":
+                break
+            pos += 1
+    return spans
+
+
 def _find(text: str) -> list[tuple[int, int, str]]:
     low = _ascii_lower(text)
     spans = _pem_spans(text) + _random_spans(text) + column_spans(text, low, _plausible_cell) \
-        + (stacked_spans(text, low, _plausible_cell) if "\n" in text else [])
+        + (stacked_spans(text, low, _plausible_cell) if "\n" in text else []) + _call_spans(text, low)
     for kind, rx, group, opts in _all_rules():
         for m in rx.finditer(low if "l" in opts else text):
             if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:

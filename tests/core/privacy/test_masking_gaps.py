@@ -66,3 +66,42 @@ def test_psql_and_mysql_tables_keep_what_is_not_a_secret(text: str):
 def test_border_rows_take_time_in_proportion_to_the_text():
     _fast("| Password |\n" + "+-" * 100_000 + "\n")
     _fast("| Password |\n" + "---+" * 50_000 + "x\n")
+
+
+# --- L1: a credential given by its place in code ---------------------------------------------------
+
+POSITIONAL = [  # a quoted secret's name, a comma, its quoted value
+    "define( 'DB_PASSWORD', '{}' );", "define('AUTH_KEY','{}!')", 'os.environ.setdefault("API_TOKEN","{}")',
+    'config.set("password","{}")', "settings.put('client_secret', '{}')", '[("db.password", "{}")]',
+    # a call named for a login, a connection or a credential: a quoted user, then the password
+    'pymysql.connect("db", "root", "{}", "app")', 'smtp.login("me@example.com", "{}")',
+    'auth=HTTPBasicAuth("svc", "{}")', 'auth=("admin", "{}")', "ftp.login('a','{}')",
+    'new NetworkCredential("a","{}")', 'DriverManager.getConnection(url,"scott","{}")',
+    'new PasswordAuthentication("u","{}".toCharArray())', 'client.authenticate(user="svc", "{}")',
+    'smtp.login("me", "P@{}")',
+]
+POSITIONAL_KEPT = [
+    "define( 'DB_PASSWORD', 'password_here' );", "define('AUTH_KEY', 'put your unique phrase here');",
+    'config.set("password", "required")', 'os.getenv("API_TOKEN", "")', 'fields = ("password", "Password")',
+    'choices = [("token", "Token"), ("secret_key", "Secret key")]', 'keys = ("primary_key", "created_at")',
+    'pymysql.connect("db.internal", "root", os.environ["DB_PASS"], "app")', 'smtp.login(user, password)',
+    'sock.connect(("example.com", 443))', 'client.connect("broker.example.com", 1883)',
+    'auth=("admin", getpass.getpass())', 'mail.connect("smtp", "ops2@example.com")', 'author("Jane Doe", "Chapter 1")', 'login("alice", "wrong-pw")',
+]
+
+
+@pytest.mark.parametrize("shape", POSITIONAL)
+def test_a_credential_given_by_its_place_in_code_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", POSITIONAL_KEPT)
+def test_code_that_names_a_credential_keeps_what_is_not_one(text: str):
+    _kept(text)
+
+
+def test_positional_rules_take_time_in_proportion_to_the_text():
+    _fast("'password" * 25_000)
+    _fast("'db_password', " * 15_000)
+    _fast("login(" + '"a", ' * 50_000)
+    _fast("connect(" * 30_000)
