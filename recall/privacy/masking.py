@@ -49,11 +49,14 @@ def rules_mark(version: int = RULES_VERSION) -> str:
 # not an "sk-" key) is done in Python on each match (option "b"), and case-insensitive
 # rules are written in lower case and run on an ASCII-lowercased copy (option "l").
 _T = r"[A-Za-z0-9_\-]"  # body of URL-safe tokens
+# A name in the plural or numbered (``passwords:``, ``password2=``), spelt short (``passw``, ``pass_word``,
+# ``pword``, ``p/w``), or a Wi-Fi network's (``psk``, ``WPA2 key``, ``network key``) is one too.
 _KW_NAME = (  # names whose assigned value is a secret, their words joined by "_", ".", "-" or a space
-    r"(?:pass(?:word|wd|phrase|code)?|pw|pwd|secret|token|api[ _.\-]?key|apikey|access[ _.\-]?key"
+    r"(?:pass(?:word|wd|phrase|code|_word|w)?|pword|p/w|pw|pwd|secret|token|api[ _.\-]?key|apikey|access[ _.\-]?key"
     r"|secret[ _.\-]?access[ _.\-]?key|private[ _.\-]?key|client[ _.\-]?secret|credentials?|creds"
     r"|(?:encryption|licen[cs]e|product|master|signing|session)[ _.\-]?(?:key|token|secret)"
-    r"|auth|authorization)(?:[ _.\-]?(?:key|token))?(?![a-z0-9_])[\"'\]]{0,2}"
+    r"|psk|wpa2?[ _.\-]?(?:key|passphrase)|network[ _.\-]key"
+    r"|auth|authorization)(?:[ _.\-]?(?:key|token))?(?:s|[0-9]{1,2})?(?![a-z0-9_])[\"'\]]{0,2}"
 )
 _KW = _KW_NAME + r"[ \t]*(?::=|=>|->|==?|:)[ \t]*"
 # dbPassword =, accessToken:, adminPass: the same names in camelCase (option "c": the name
@@ -244,7 +247,8 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"\blogin(?:[ \t]+(?:for|of|on|to)[ \t]+[^\s]{1,30})?(?:[ \t]+is|[ \t]*:)?[ \t]+[a-z0-9_.\-@]{1,64}"
      r"[ \t]*/[ \t]*([^\s/\"'`,;]{4,200})", 1, "lvr"),
     # An API key named without a separator ("use apikey x"), and "pass word: x".
-    ("assignment", r"\b(?:api[ _\-]?key|apikey)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "lvr"),
+    ("assignment", r"\b(?:api[ _\-]?key|apikey|network[ _\-]key|wpa2?[ _\-]?key|psk)[ \t]+([^\s\"'`,;:=]{8,200})",
+     1, "lvr"),
     ("assignment", r"\bpass[ \t]+word[ \t]*[:=][ \t]*([^\s\"'`,;]{4,200})", 1, "lv"),
     # ... a plain ASCII word after the Japanese, Chinese or Korean word for password and its particle
     # ("合言葉は hunter", "비번은 hunter 입니다"): in those languages an ASCII word there is the value.
@@ -355,7 +359,9 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"[ \t]*(?=[,;]|\r?$)", 1, "lv"),
     # Password (prod): X, Password for prod: X, Password<TAB>X, Password - X, password → X,
     # and a label then the value after a space (OCR of a form).
-    ("assignment", r"(?:password|passwd|passphrase|passcode)"
+    # (and a token's, a secret's, a key's: "Token → X", "API key (prod): X", "Client secret – X")
+    ("assignment", r"(?:password|passwd|passphrase|passcode|token|secret|api[ _\-]?key|apikey|access[ _\-]?key"
+     r"|secret[ _\-]?key|private[ _\-]?key)s?"
      r"(?:[ \t]*\([^)\n]{1,30}\)|[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s:]{1,30}[ \t]+){0,3}?[^\s:]{1,30})?"
      r"(?:[ \t]*+(?::|\u2192)|[ \t]++[-\u2013\u2014](?=[ \t])|(?=[ \t]*\t))[ \t]*+([^\s\"'`,;]{5,200})", 1, "blv"),
     ("assignment", r"(?:password|passwd|passcode|passphrase)[ \t]+([^\s\"'`,;:=]{8,200})", 1, "blv"),
@@ -661,10 +667,41 @@ def _call_spans(text: str, low: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+# A label in the plural and the list of values after it: "The passwords are X and Y.", "tokens: X, Y".
+_PLURAL_LABEL = re.compile(r"(?:passwords|passwds|passphrases|passcodes|secrets|tokens|api[ _\-]?keys|apikeys"
+                           r"|access[ _\-]?keys|secret[ _\-]?keys|private[ _\-]?keys)"
+                           r"(?:[ \t]+(?:are|were)(?:[ \t]*:)?|[ \t]*[:=])[ \t]*")
+_LIST_ITEM = re.compile(r"[\"'`]?([^\s\"'`,;]{4,200})[\"'`]?")
+_LIST_SEP = re.compile(r"[ \t]*(?:,[ \t]*(?:and[ \t]+)?|and[ \t]+)")
+_LIST_MAX = 16
+
+
+def _list_spans(text: str, low: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for m in _PLURAL_LABEL.finditer(low):
+        if m.start() > 0 and text[m.start() - 1] in _ALNUM:
+            continue
+        pos = m.end()
+        for _ in range(_LIST_MAX):
+            item = _LIST_ITEM.match(low, pos)
+            if item is None:
+                break
+            start, end = item.span(1)
+            end -= len(low[start:end]) - len(low[start:end].rstrip(".!"))
+            if _plausible_value(text[start:end], quoted=False):
+                spans.append((start, end, "assignment"))
+            sep = _LIST_SEP.match(low, item.end())
+            if sep is None:
+                break
+            pos = sep.end()
+    return spans
+
+
 def _find(text: str) -> list[tuple[int, int, str]]:
     low = _ascii_lower(text)
     spans = _pem_spans(text) + _random_spans(text) + column_spans(text, low, _plausible_cell) \
-        + (stacked_spans(text, low, _plausible_cell) if "\n" in text else []) + _call_spans(text, low)
+        + (stacked_spans(text, low, _plausible_cell) if "\n" in text else []) + _call_spans(text, low) \
+        + _list_spans(text, low)
     for kind, rx, group, opts in _all_rules():
         for m in rx.finditer(low if "l" in opts else text):
             if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:

@@ -105,3 +105,38 @@ def test_positional_rules_take_time_in_proportion_to_the_text():
     _fast("'db_password', " * 15_000)
     _fast("login(" + '"a", ' * 50_000)
     _fast("connect(" * 30_000)
+
+
+# --- L4: a label in the plural, numbered, spelt another way, qualified, or a Wi-Fi key's ----------
+
+LABELS = [
+    "The passwords are {} and Ng1yWr8Bdu.", "The passwords are Mf9xVq7Act and {}.", "passwords: {}, Oo6pwB4x",
+    "passwords: Nn5pwA5, {}", "Secrets: {}", "Tokens: Hq3tokPw3, {}", "api keys: {}", "the tokens were Hq3tokPw3, {}.",
+    "password1: {}", "password2={}", "pwd2 = {}", "passw: {}", "pass_word: {}", "pword: {}", "p/w: {}",
+    "Token → {}", "API key (prod): {}", "Token - {}", "The token (do not share): {}", "Client secret \u2013 {}",
+    'psk="{}"', "PSK: {}", "WPA2 key: {}", "WPA key: {}", "network key {}", "wpa_psk={}",
+]
+LABELS_KEPT = [
+    "The passwords are hashed and salted.", "Tokens: 4096, 8192", "passwords: see the vault, or ask ops",
+    "tokens = tokenize(text)", "max tokens: 4096", "Token - a unit of text", "Token → word piece",
+    "API key (prod): see 1Password", "network key exchange", "WPA2 key: required", "psk: none",
+    "password1: required", "secrets: 3", "p/w: see below", "The token (do not share): see the vault",
+    "The passwords are different for each host.", "Secrets: managed by Vault", "tokens: [1, 2, 3]",
+]
+
+
+@pytest.mark.parametrize("shape", LABELS)
+def test_a_secret_under_a_label_of_another_form_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", LABELS_KEPT)
+def test_labels_of_other_forms_keep_what_is_not_a_secret(text: str):
+    _kept(text)
+
+
+def test_label_rules_take_time_in_proportion_to_the_text():
+    _fast("passwords: " + "Ab3de, " * 30_000)
+    _fast("tokens are " + "Ab3de and " * 20_000)
+    _fast("token (" * 30_000)
+    _fast("Token " + "-" * 100_000)
