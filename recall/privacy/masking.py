@@ -129,6 +129,7 @@ _ENV = (
 #   u = the value must not be a port and a path (a URL's "host:8080/x@y" is no password),
 #   v = q, and unquoted it must not be a plain word or number either ("required", "57").
 #   r = the value must not read as a word: a digit, a symbol, or a capital after its first letter.
+#   p = the value must be neither a placeholder nor a type name ("xxxxxxxx", "SecretStr", "varchar").
 _OWN: list[tuple[str, str, int, str]] = [
     ("anthropic", r"sk-ant-" + _T + r"{20,}", 0, "b"),
     ("openai", r"sk-(?:proj|svcacct|admin|None)-" + _T + r"{20,}", 0, "b"),
@@ -254,7 +255,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     # ("合言葉は hunter", "비번은 hunter 입니다"): in those languages an ASCII word there is the value.
     ("assignment", r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비밀번호|비번|암호)[ \t]*"
      r"(?:は|が|を|是|为|為|은|는|[:=：])[ \t]*[\"'「『]?(?!" + _NOT_A_PASSWORD
-     + r")([a-z][a-z'\-]{3,40})(?![a-z0-9_\-])", 1, "l"),
+     + r")([a-z][a-z'\-]{3,40})(?![a-z0-9_\-])", 1, "lp"),
     # Japanese "パス" (a password, or a path): a value that is no path ("パスは /usr/local" stays).
     ("assignment", r"(?<![ァ-ヶー])パス(?![ァ-ヶー])[ \t]*(?:は|:|：|=)[ \t]*[\"'「『]?"
      r"([^\s/\\~.\"'」』、。,，][^\s/\\\"'」』、。,，]{3,199})(?=[\s」』、。,，]|です|$)", 1, "la"),
@@ -327,7 +328,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     # say something about a password ("is wrong", ": required", "is hashed").
     ("assignment", r"(?:password|passwd|passphrase|passcode|pw|pwd|pass)(?:[ \t]+(?:for|of|on|to)[ \t]+[^\n:]{1,40}?)?"
      r"(?:[ \t]*[:=]|[ \t]+is[ \t]*:?)[ \t]*[\"']?(?!" + _NOT_A_PASSWORD + r")([a-z][a-z'\-]{3,40})[\"']?"
-     r"(?=[ \t]*[.!]?[ \t]*(?:\r?\n|$))", 1, "bl"),
+     r"(?=[ \t]*[.!]?[ \t]*(?:\r?\n|$))", 1, "blp"),
     # "pw", "pwd", "pass" as a password's name, its value not a word: "root pw is toor1234XYZ",
     # "pwd toor1234XYZ", "ssh pass is d3pl0yM3Now".
     ("assignment", r"(?<![\w-])(?:(?:pw|pwd)(?:[ \t]+is)?(?:[ \t]*[:=][ \t]*|[ \t]+)"
@@ -343,7 +344,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?m)^[ \t>#\-*]*(?:[a-z][a-z0-9_.\-]{0,30}[ \t]){0,3}"
      r"(?:password|passwd|passphrase|passcode|pw|pwd)" + _FOR + r"[ \t]*:[ \t]*(?:\r?\n[ \t]*){1,3}(?!"
      + _NOT_A_PASSWORD + r")([a-z][a-z'\-]{3,40})"
-     r"(?=[ \t]*[.!]?[ \t]*(?:\r?\n|$))", 1, "bl"),
+     r"(?=[ \t]*[.!]?[ \t]*(?:\r?\n|$))", 1, "blp"),
     # A YAML block value: "password: |" (or ">-") then the value indented on the next line.
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[_\-]?key)[\w.\-]{0,30}[\"']?[ \t]*:[ \t]*"
      r"[|>][-+0-9]{0,2}[ \t]*\r?\n[ \t]+([^\s]{4,200})", 1, "blq"),
@@ -456,9 +457,21 @@ _SCHEME = re.compile(
     re.I)
 
 
+# A type a schema gives a password's field (``password: SecretStr``, ``password: varchar``, GraphQL's
+# ``password: String!``, ``PasswordField``): what the value is, not the value (an outside tester's, stop 57).
+_TYPE_NAME = re.compile(
+    r"\[?(?:(?i:str|string|bytes|text|varchar|nvarchar|char|binary|varbinary|blob|clob|int|integer|bool|boolean"
+    r"|id|uuid|json|jsonb|float|hash)|[A-Z][A-Za-z0-9]{0,30}(?:Str|String|Bytes|Field|Type|Input|Hash))\]?[!?]?")
+
+
+def _no_type(value: str) -> bool:
+    """Neither a placeholder (``xxxxxxxx``, ``<your-key>``) nor a type name (``SecretStr``)."""
+    return not (_PLACEHOLDER.match(value) or _TYPE_NAME.fullmatch(value))
+
+
 def _plausible_value(value: str, quoted: bool) -> bool:
     v = value.rstrip(".,;:)]}")
-    if len(v) < 4 or MASK in v or _PLACEHOLDER.match(v) or "://" in v or _SCHEME.fullmatch(v):
+    if len(v) < 4 or MASK in v or not _no_type(v) or "://" in v or _SCHEME.fullmatch(v):
         return False  # "://": a reference (vault://, https://...), not the secret itself
     if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):
         return False  # a call, a subscript, a type, an attribute: code, not a value
@@ -719,6 +732,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
             if "a" in opts and not any(c in _ALNUM for c in value):
                 continue
             if "r" in opts and not _unlike_a_word(value):
+                continue
+            if "p" in opts and not _no_type(value):
                 continue
             spans.append((start, end, kind))
     return _merge(spans)

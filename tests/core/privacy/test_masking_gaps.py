@@ -140,3 +140,26 @@ def test_label_rules_take_time_in_proportion_to_the_text():
     _fast("tokens are " + "Ab3de and " * 20_000)
     _fast("token (" * 30_000)
     _fast("Token " + "-" * 100_000)
+
+
+# --- F1: a type or a placeholder after a password's name is no password ---------------------------
+
+TYPES_KEPT = [
+    "password: SecretStr", "password: PasswordStr", "password: varchar", "password: xxxxxxxx", "  password: String!",
+    "  token: String", "password: Optional[SecretStr] = None", "    password: PasswordField", "password: [String!]!",
+    "password: text", "api_key: SecretStr", "Password: XXXXXXXX", "password: ********", "password: nvarchar(128)",
+    "password: bytes", "password: ID!",
+]
+
+
+@pytest.mark.parametrize("text", TYPES_KEPT)
+def test_a_type_or_a_placeholder_after_a_passwords_name_stays(text: str):
+    _kept(text)
+
+
+@pytest.mark.parametrize("shape", ["password: {}", "password: Strong{}!", "password: sunshine{}"])
+def test_a_password_beside_the_types_is_still_masked(shape: str):
+    _masked(shape)
+    _kept("password: " + "x" * 40)
+    for word in ("sunshine", "letmein", "dragonfly"):
+        assert mask_secrets(f"password: {word}") == f"password: {MASK}"
