@@ -259,8 +259,11 @@ _OWN: list[tuple[str, str, int, str]] = [
     # Japanese "パス" (a password, or a path): a value that is no path ("パスは /usr/local" stays).
     ("assignment", r"(?<![ァ-ヶー])パス(?![ァ-ヶー])[ \t]*(?:は|:|：|=)[ \t]*[\"'「『]?"
      r"([^\s/\\~.\"'」』、。,，][^\s/\\\"'」』、。,，]{3,199})(?=[\s」』、。,，]|です|$)", 1, "la"),
-    # HTTP headers whose value is the credential, with or without a scheme word.
-    ("bearer", r"authorization:[ \t]*(?:bearer|basic|token|digest|apikey)?[ \t]*[\"']?([^\s\"']{6,})", 1, "lq"),
+    # HTTP headers whose value is the credential, with or without a scheme word; the scheme alone is none
+    # ("Authorization: Bearer", "Authorization: Basic, not digest": the optional scheme gave itself back
+    # as the value, and took time in the square of a run of spaces).
+    ("bearer", r"authorization:[ \t]*+[\"']?(?:(?:bearer|basic|token|digest|apikey|negotiate|ntlm)[ \t]++[\"']?)?+"
+     r"(?!(?:bearer|basic|token|digest|apikey|negotiate|ntlm)(?![a-z0-9_\-]))([^\s\"']{6,})", 1, "lqr"),
     # Credentials in a URL's query: ?api_key=..., &access_token=..., &password=...
     # (and any name that ends in one of the secret words: libpq's sslpassword, refresh_token, db_secret)
     ("url-query", r"[?&;](?:api[_\-]?key|apikey|[a-z0-9_\-]*(?:token|secret|password|passwd|passphrase)|pwd|pass"

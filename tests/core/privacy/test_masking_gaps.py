@@ -163,3 +163,27 @@ def test_a_password_beside_the_types_is_still_masked(shape: str):
     _kept("password: " + "x" * 40)
     for word in ("sunshine", "letmein", "dragonfly"):
         assert mask_secrets(f"password: {word}") == f"password: {MASK}"
+
+
+# --- F2: an Authorization header's scheme alone is no credential -----------------------------------
+
+HEADERS = ["Authorization: Bearer {}", "Authorization: Basic {}==", "authorization: token {}", "Authorization: {}",
+           "Authorization: 'Bearer {}'", "Authorization:Bearer {}"]
+HEADERS_KEPT = ["Authorization: Bearer", "Authorization: Basic, not digest", "Authorization: Bearer <token>",
+                "Authorization: Negotiate", "the Authorization: Bearer header", "Authorization: Bearer\nnext line",
+                "Authorization: Token, Bearer or Basic"]
+
+
+@pytest.mark.parametrize("shape", HEADERS)
+def test_an_authorization_headers_credential_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", HEADERS_KEPT)
+def test_an_authorization_headers_scheme_alone_stays(text: str):
+    _kept(text)
+
+
+def test_the_header_rule_takes_time_in_proportion_to_the_text():
+    _fast("authorization: bearer " * 10_000)
+    _fast("Authorization:" + " " * 100_000 + "x")
