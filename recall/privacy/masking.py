@@ -282,8 +282,10 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"(?:[^\n]{0,20}?[:=][ \t]*|[ \t]+)[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
     # ... and by "secret", "salt", "token" ("HMAC secret 0f0f..."), or a field named just "key"
     # ("key: 9f86..." at the start of a line; a "cache key: <sha256>" in prose is a digest).
-    ("hex-key", r"(?<![a-z0-9_])(?:secret|salt|token|passphrase|api[ _\-]?key)s?[^\n]{0,20}?[:=\s][ \t]*[\"'`]?(?:0x)?"
-     r"([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
+    # Further than right after its name and ":" or "=", a hex of exactly 40 is a commit's SHA-1 ("the token
+    # leak fixed in a94a8fe5...", an outside tester's), not a key.
+    ("hex-key", r"(?<![a-z0-9_])(?:secret|salt|token|passphrase|api[ _\-]?key)s?(?:[\"']?[ \t]*[:=][ \t]*[\"'`]?(?:0x)?"
+     r"|[^\n]{0,20}?[:=\s][ \t]*[\"'`]?(?:0x)?(?![0-9a-f]{40}(?![0-9a-z])))([0-9a-f]{32,128})(?![0-9a-z])", 1, "l"),
     ("hex-key", r"(?m)^[ \t]*(?:- )?[\"']?key[\"']?[ \t]*[:=][ \t]*[\"'`]?(?:0x)?([0-9a-f]{32,128})(?![0-9a-z])",
      1, "l"),
     # Authorization headers; the value must hold a digit ("Basic authentication/..." is prose).

@@ -187,3 +187,29 @@ def test_an_authorization_headers_scheme_alone_stays(text: str):
 def test_the_header_rule_takes_time_in_proportion_to_the_text():
     _fast("authorization: bearer " * 10_000)
     _fast("Authorization:" + " " * 100_000 + "x")
+
+
+# --- F4: a commit's SHA-1 near the word "token" or "secret" is no key ------------------------------
+
+def _hex(seed: object, n: int) -> str:
+    rng = random.Random(str(seed))
+    return "".join(rng.choice("0123456789abcdef") for _ in range(n))
+
+
+HEX_MASKED = ["token: {40}", "secret = {40}", "TOKEN={40}", '"token": "{40}"', "the token fixed in {32}",
+              "token {64}", "api key for billing {48}"]
+HEX_KEPT = ["The token leak fixed in {40} was backported", "secret scanning: reverted {40}",
+            "tokens refresh since {40}.", "the secret rotation landed in commit {40}"]
+
+
+@pytest.mark.parametrize("shape", HEX_MASKED)
+def test_a_hex_key_named_as_one_is_masked(shape: str):
+    n = int(shape.split("{")[1].split("}")[0])
+    key = _hex(shape, n)
+    masked = mask_secrets(shape.replace("{%d}" % n, key))
+    assert key not in masked and MASK in masked, masked
+
+
+@pytest.mark.parametrize("shape", HEX_KEPT)
+def test_a_commits_sha1_near_a_secrets_word_stays(shape: str):
+    _kept(shape.replace("{40}", _hex(shape, 40)))
