@@ -90,7 +90,7 @@ _LABELS_SPACED = _WORDS + r"[ \t]+([^\s\"'」』、。,，:=：]{5,200})"
 # A label as documents and forms write it: up to three words or name parts, then the secret's
 # name ("Admin password", "Prod DB password", "spring.datasource.password", "db_password").
 _QUALIFIED = (r"(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}(?:password|passwd|passphrase|passcode|pw|secret|token"
-              r"|api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|client[ _\-]?secret|credentials?)")
+              r"|api[ _\-]?key|apikey|access[ _\-]?key|private[ _\-]?key|client[ _\-]?secret|credentials?|creds)")
 
 # What a label may say after the secret's name: "Password for the build server", "token of the bot".
 _FOR = r"(?:[ \t]+(?:for|of|on|to)[ \t]+[^\n:]{1,40}?)?"
@@ -342,7 +342,9 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:password|passwd|passphrase|secret|token|api[ _\-]?key)[ \t]*:[ \t]*\r?\n[ \t]*"
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
     # ... and alone on its line, the value on a later one (a converted document, a form).
-    ("assignment", r"(?m)^[ \t>#\-]*" + _QUALIFIED + _FOR + r"[ \t]*+(?::[ \t]*+)?"
+    # (an Obsidian callout's title, "> [!note] Password", or a MkDocs admonition's, '!!! warning "creds"')
+    ("assignment", r"(?m)^[ \t>#\-]*(?:\[![a-z\-]{1,30}\][+\-]?[ \t]*|(?:!!!|\?\?\?\+?)[ \t]+[a-z\-]{1,30}[ \t]+[\"']?)?"
+     + _QUALIFIED + _FOR + r"[\"']?[ \t]*+(?::[ \t]*+)?"
      r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
     # ... a password that is one plain word, alone on the line after its label ("Password:" then
     # "sunshine"), as on the label's own line below.
@@ -811,11 +813,20 @@ _LINK_TARGET = re.compile(r"\]\(")
 # a note (``<b>Password:</b> X``, ``password: <code>X</code>``; ``<br>`` a line break), Obsidian's
 # inline field (``password:: X``) and YAML's ``!!str`` before a value. A one-``!`` tag names where
 # the value is (``!secret wifi_password``, ``!env_var KEY``): no secret, and no longer masked.
-_QUOTE_MARKS = re.compile(r"(?m:^[ \t]*(?:>[ \t]?)+)")
+_QUOTE_MARKS = re.compile(r"(?m:^[ \t]*(?:>[ \t]?)+(?:\[![A-Za-z\-]{1,30}\][+\-]?[ \t]*)?)")  # and a callout's [!note]
 _INLINE_TAG = re.compile(r"(?i:</?(?:b|strong|em|i|u|s|code|kbd|samp|var|mark|span|small|sub|sup|abbr|cite|q|font)"
                          r"\b[^<>\n]{0,200}>|<br[ \t]*/?>)")
+# ... and an HTML block (a paragraph, a list item, a table's cell, a definition, a summary) starts a line, as
+# a browser draws it: ``<dt>Password</dt><dd>X</dd>``, ``<td>password</td><td>X</td>`` read as a label
+# alone on its line and the value below it (an outside tester's, stop 57).
+_BLOCK_TAG = re.compile(r"(?i:</?(?:p|div|li|ul|ol|dl|dt|dd|tr|td|th|table|thead|tbody|tfoot|caption|summary"
+                        r"|details|h[1-6]|section|article|header|footer|pre|blockquote|figure|figcaption)"
+                        r"\b[^<>\n]{0,200}>)")
 _FIELD = re.compile(r"(?<=\w)::(?=[ \t])")
 _YAML_TAG = re.compile(r"(?<=:[ \t])!!(?:str|binary)[ \t]+|(?<=:[ \t])![A-Za-z_]+[ \t]+[^\s]+")
+
+
+_SHOWN = ((_QUOTE_MARKS, ">"), (_INLINE_TAG, "<"), (_BLOCK_TAG, "<"), (_FIELD, "::"), (_YAML_TAG, "!"))
 
 
 def _plain_mark(found: str) -> str:
@@ -823,7 +834,7 @@ def _plain_mark(found: str) -> str:
     if found in ("**", "~~") or not found.strip("*_") or found.lstrip(" \t").startswith(">") or found[0] == "!":
         return ""
     if found[0] == "<":
-        return " " if found[1:3].lower() == "br" else ""
+        return " " if found[1:3].lower() == "br" else "\n" if _BLOCK_TAG.fullmatch(found) else ""
     if found == "::":
         return ":"
     if "\n" in found or found == "](":
@@ -848,7 +859,7 @@ def _plain_view(text: str):
     continued = "\n" in text and _CONTINUED.search(text) is not None  # KEY=\ then X on the next line
     emphasis = ("*" in text or "_" in text) and _EMPHASIZED.search(text) is not None  # __Password__: X
     linked = "](" in text  # [the password is X](https://...)
-    shown = [rx.pattern for rx, sign in ((_QUOTE_MARKS, ">"), (_INLINE_TAG, "<"), (_FIELD, "::"), (_YAML_TAG, "!"))
+    shown = [rx.pattern for rx, sign in _SHOWN
              if sign in text and rx.search(text) is not None]  # > Password: / <b>Password:</b> / password::
     if not (odd or marked or encoded or entities or escaped or spaced or continued or emphasis or linked or shown):
         return None

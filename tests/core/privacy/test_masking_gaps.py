@@ -213,3 +213,37 @@ def test_a_hex_key_named_as_one_is_masked(shape: str):
 @pytest.mark.parametrize("shape", HEX_KEPT)
 def test_a_commits_sha1_near_a_secrets_word_stays(shape: str):
     _kept(shape.replace("{40}", _hex(shape, 40)))
+
+
+# --- L2: markup between a label and its value: callouts, admonitions, HTML blocks ----------------
+
+STRUCTURE = [
+    "> [!note] Password\n> {}", "> [!warning]- Admin password\n> {}\n", '!!! warning "creds"\n    {}',
+    '??? note "Password"\n    {}', "<dl><dt>Password</dt><dd>{}</dd></dl>", "<tr><td>password</td><td>{}</td></tr>",
+    "<details><summary>Password</summary>{}</details>", "<table>\n  <tr>\n    <th>API key</th>\n    <td>{}</td>\n"
+    "  </tr>\n</table>", "<ul><li>Password</li><li>{}</li></ul>", "<div>Token</div><div>{}</div>",
+    "<p>Password:</p><p>{}</p>",
+]
+STRUCTURE_KEPT = [
+    "> [!note] Password\n> Choose a strong one.", '!!! warning "Password policy"\n    Rotate every 90 days.',
+    "<dl><dt>Password</dt><dd>required</dd></dl>", "<tr><td>token</td><td>count</td></tr>",
+    "<details><summary>Password reset</summary>Ask IT.</details>", "<p>Password</p><p>Please choose well</p>",
+    "<tr><td>password</td><td>see the vault</td></tr>", "> [!tip] Token\n> see below",
+]
+
+
+@pytest.mark.parametrize("shape", STRUCTURE)
+def test_a_secret_behind_a_callout_an_admonition_or_html_blocks_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", STRUCTURE_KEPT)
+def test_callouts_admonitions_and_html_blocks_keep_what_is_not_a_secret(text: str):
+    _kept(text)
+
+
+def test_markup_rules_take_time_in_proportion_to_the_text():
+    _fast("<td>" * 50_000)
+    _fast("> [!note] " * 20_000)
+    _fast("!!! note " * 20_000)
+    _fast("<div " + "a" * 100_000)
