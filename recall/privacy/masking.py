@@ -210,6 +210,21 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("cli-password", r"\bnet\s+use\b[^\n]{0,300}?\s/u(?:ser)?:\S+\s+[\"']?([^\s/\"'*][^\s\"']*)", 1, "q"),
     ("cli-password", r"\bssh-keygen\b[^\n]{0,300}?\s-[NP][ \t]+[\"']?([^\s\"']+)", 1, "q"),
     ("cli-password", r"\baz\s+login\b[^\n]{0,300}?\s(?:-p|--password)[ \t=]+[\"']?([^\s\"']+)", 1, "q"),
+    # Oracle's user/password@service (sqlplus, rman, expdp...; a thin JDBC URL), lftp's -u user,password,
+    # IPMI's and MQTT's -P, RDP's and PsExec's -p or /p:, wpa_passphrase's second word, Dockerfile's
+    # "ENV NAME value" (an outside tester's, stop 57).
+    ("cli-password", r"(?:\b(?:sqlplus|sqlcl|rman|expdp|impdp|sqlldr|dgmgrl)\b[^\n]{0,200}?\s[\"']?"
+     r"|\b(?:exp|imp)[ \t]+(?:userid=)?[\"']?|jdbc:oracle:[a-z0-9]{1,8}:)[A-Za-z0-9_$#.]{1,64}/([^\s@/\"']{1,200})@(?=[A-Za-z0-9_(])", 1, "q"),
+    ("cli-password", r"\blftp\b[^\n]{0,300}?\s(?:-u|--user)[ \t]+[\"']?[^\s,\"']{1,64},([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\b(?:ipmitool|ipmiutil|mosquitto_(?:pub|sub|rr))\b[^\n]{0,300}?\s-P[ \t]*[\"']?([^\s\"']+)",
+     1, "q"),
+    ("cli-password", r"\b(?:rdesktop|psexec(?:64)?|paexec|winexe|evil-winrm|crackmapexec|netexec|nxc)\b[^\n]{0,300}?"
+     r"\s-p[ \t]+[\"']?([^\s\"'-][^\s\"']*)", 1, "q"),
+    ("cli-password", r"\b(?:x|wl|sdl-)?freerdp[23]?\b[^\n]{0,300}?\s/p(?:assword)?:[\"']?([^\s\"']+)", 1, "q"),
+    ("cli-password", r"\bwpa_passphrase[ \t]+(?:\"[^\"\n]{1,64}\"|'[^'\n]{1,64}'|[^\s\"']{1,64})[ \t]+[\"']?"
+     r"([^\s\"']{8,63})", 1, "q"),
+    ("assignment", r"(?m)^[ \t]*ENV[ \t]+[A-Za-z0-9_]{0,60}(?:PASSWORD|PASSWD|PASS|PWD|TOKEN|SECRET|API_?KEY"
+     r"|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|_KEY)(?![a-z])[A-Za-z0-9_]{0,60}[ \t]+[\"']?([^\s\"'=]{4,200})", 1, "v"),
     ("cli-password", r"\bhtpasswd(?:\s+-[a-zA-Z]+)*\s+-[a-zA-Z]*b[a-zA-Z]*(?:\s+-[a-zA-Z]+)*\s+\S+\s+\S+\s+"
      r"[\"']?([^\s\"']+)", 1, "q"),
     ("cli-password", r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+[\"']?([^\s\"']+)", 1, "q"),

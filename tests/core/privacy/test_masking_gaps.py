@@ -247,3 +247,38 @@ def test_markup_rules_take_time_in_proportion_to_the_text():
     _fast("> [!note] " * 20_000)
     _fast("!!! note " * 20_000)
     _fast("<div " + "a" * 100_000)
+
+
+# --- L6: command lines whose option or place takes the password ---------------------------------
+
+COMMANDS = [
+    "sqlplus scott/{}@orcl", "rman target sys/{}@prod", "expdp system/{}@db schemas=hr",
+    "jdbc:oracle:thin:scott/{}@db:1521/orcl", "lftp -u admin,{} sftp://host", "lftp -e 'ls' -u admin,{} host",
+    "ipmitool -I lanplus -H 10.0.0.5 -U ADMIN -P {} chassis status", "xfreerdp /u:admin /p:{} /v:host",
+    "xfreerdp3 /v:host /u:admin /p:{}", "rdesktop -u a -p {} host", "psexec \\\\h -u a -p {} cmd",
+    "mosquitto_pub -h b -u a -P {} -t t -m hi", "mosquitto_sub -u svc -P '{}' -t '#'", "wpa_passphrase MySSID {}",
+    'wpa_passphrase "Home Net" {}', "ENV DB_PASS {}", "ENV API_TOKEN {}", "  ENV SECRET_KEY '{}'",
+]
+COMMANDS_KEPT = [
+    "sqlplus / as sysdba", "sqlplus scott@orcl", "rman target /", "ipmitool -I lanplus -H h -U ADMIN -P $IPMI_PW power on",
+    "xfreerdp /u:admin /v:host", "rdesktop -u a host", "lftp -u admin host", "wpa_passphrase MySSID",
+    "ENV DB_PASS_FILE /run/secrets/db", "ENV TOKEN_TTL 3600s", "ENV SECRET_NAME prod", "psexec \\\\h -u a cmd",
+    "mosquitto_pub -h b -t t -m hi", "scp -P 2222 file host:", "exp is short for exponent/logarithm@home",
+]
+
+
+@pytest.mark.parametrize("shape", COMMANDS)
+def test_a_password_on_these_command_lines_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", COMMANDS_KEPT)
+def test_these_command_lines_without_a_password_stay(text: str):
+    _kept(text)
+
+
+def test_command_line_rules_take_time_in_proportion_to_the_text():
+    _fast("ENV " + "A" * 100_000 + " x")
+    _fast("sqlplus " + "a/" * 50_000)
+    _fast("ipmitool " + "-P " * 30_000)
+    _fast("lftp -u " + "a," * 50_000)
