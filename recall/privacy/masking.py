@@ -983,11 +983,21 @@ def mask_path(path: str) -> str:
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
+# A name that is a secret's name joined to its value by "_", "-" or a space (``pw_X.md``, ``apikey-X.txt``,
+# a folder ``creds X``), the value letters and digits mixed as no word is (``token_bucket.md``,
+# ``password_reset.md``, ``secret_santa2024.md`` stay): an outside tester's, stop 57.
+_NAMED_VALUE = re.compile(r"(?i:pw|pwd|pass|passwd|password|passphrase|token|secret|api[_\-]?key|key|wifi|psk|creds"
+                          r"|credentials?)[ _\-]([A-Za-z0-9]{6,200})")
+_NAMED_MIN_SWITCHES = 3  # "Bd4kId2Npg" changes kind 8 times, "santa2024" once
+
+
 @functools.lru_cache(maxsize=4096)
 def _mask_part(part: str) -> str:  # folders repeat across a folder's files: masked once
     """One part of a path: its name masked apart from its extension, which would make the value
     before it read as a dotted code name (``DB_PASSWORD=X.md``)."""
     ext = _EXTENSION.search(part)
-    if ext is None or ext.start() == 0:
-        return mask_secrets(part)
-    return mask_secrets(part[:ext.start()]) + part[ext.start():]
+    stem, tail = (part, "") if ext is None or ext.start() == 0 else (part[:ext.start()], part[ext.start():])
+    named = _NAMED_VALUE.fullmatch(stem)
+    if named and any(c.isdigit() for c in named[1]) and _switches(named[1]) >= _NAMED_MIN_SWITCHES:
+        return stem[:named.start(1)] + MASK + tail
+    return mask_secrets(stem) + tail

@@ -282,3 +282,28 @@ def test_command_line_rules_take_time_in_proportion_to_the_text():
     _fast("sqlplus " + "a/" * 50_000)
     _fast("ipmitool " + "-P " * 30_000)
     _fast("lftp -u " + "a," * 50_000)
+
+
+# --- L8: a file or folder named for a secret and its value ----------------------------------------
+
+NAMES = ["notes/pw_{}.md", "notes/token_{}.md", "notes/pass_{}.md", "notes/apikey-{}.txt", "notes/wifi-{}.md",
+         "creds {}/x.md", "a/API_KEY_{}.json", "a/secret-{}"]
+NAMES_KEPT = ["notes/token_bucket.md", "notes/password_reset.md", "notes/pass_through.md", "notes/wifi-setup.md",
+              "notes/secret_santa2024.md", "notes/token_v2.md", "creds/x.md", "notes/pass_2fa.md",
+              "notes/key-ideas-2024.md", "notes/apikey-rotation.txt"]
+
+
+@pytest.mark.parametrize("shape", NAMES)
+def test_a_secret_joined_to_its_name_in_a_file_name_is_masked(shape: str):
+    from recall.privacy.masking import mask_path
+
+    secret = _value(shape)
+    shown = mask_path(shape.format(secret))
+    assert secret not in shown and MASK in shown, shown
+
+
+@pytest.mark.parametrize("path", NAMES_KEPT)
+def test_file_names_that_only_begin_with_a_secrets_name_stay(path: str):
+    from recall.privacy.masking import mask_path
+
+    assert mask_path(path) == path
