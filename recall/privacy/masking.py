@@ -486,6 +486,11 @@ _TYPE_NAME = re.compile(
     r"|id|uuid|json|jsonb|float|hash)|[A-Z][A-Za-z0-9]{0,30}(?:Str|String|Bytes|Field|Type|Input|Hash))\]?[!?]?")
 
 
+# A secret manager's reference (``prod/db/credentials``, ``projects/p/secrets/db-pass/versions/latest``,
+# ``kv/data/app``): lower-case names between "/", which name a secret and are none.
+_REFERENCE = re.compile(r"[a-z0-9][a-z0-9_.\-]{0,62}(?:/[a-z0-9][a-z0-9_.\-]{0,62}){1,12}")
+
+
 def _no_type(value: str) -> bool:
     """Neither a placeholder (``xxxxxxxx``, ``<your-key>``) nor a type name (``SecretStr``)."""
     return not (_PLACEHOLDER.match(value) or _TYPE_NAME.fullmatch(value))
@@ -493,7 +498,7 @@ def _no_type(value: str) -> bool:
 
 def _plausible_value(value: str, quoted: bool) -> bool:
     v = value.rstrip(".,;:)]}")
-    if len(v) < 4 or MASK in v or not _no_type(v) or "://" in v or _SCHEME.fullmatch(v):
+    if len(v) < 4 or MASK in v or not _no_type(v) or "://" in v or _SCHEME.fullmatch(v) or _REFERENCE.fullmatch(v):
         return False  # "://": a reference (vault://, https://...), not the secret itself
     if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):
         return False  # a call, a subscript, a type, an attribute: code, not a value
@@ -732,6 +737,13 @@ def _list_spans(text: str, low: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def _in_arn(text: str, start: int) -> bool:
+    """Whether ``start`` lies inside an ARN (``arn:aws:secretsmanager:...:secret:prod/x``): a name."""
+    lo = max(0, start - 2048)  # an ARN is at most 2048 characters: no scan back over a long text per match
+    word = max(text.rfind(" ", lo, start), text.rfind("\n", lo, start), text.rfind("\t", lo, start), lo - 1) + 1
+    return text.startswith("arn:", word, start)
+
+
 def _find(text: str) -> list[tuple[int, int, str]]:
     low = _ascii_lower(text)
     spans = _pem_spans(text) + _random_spans(text) + column_spans(text, low, _plausible_cell) \
@@ -749,6 +761,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
                 continue
             if ("q" in opts or "v" in opts) and not _plausible_value(value, quoted="q" in opts):
                 continue
+            if ("q" in opts or "v" in opts) and _in_arn(text, start):
+                continue  # arn:aws:secretsmanager:...:secret:NAME names the secret
             if "u" in opts and _PORT_PATH.match(value):
                 continue  # host:8080/path@x: a port and a path, not a password
             if "a" in opts and not any(c in _ALNUM for c in value):

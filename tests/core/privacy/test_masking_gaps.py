@@ -307,3 +307,28 @@ def test_file_names_that_only_begin_with_a_secrets_name_stay(path: str):
     from recall.privacy.masking import mask_path
 
     assert mask_path(path) == path
+
+
+# --- F3: an ARN or a secret manager's reference names a secret, it is none ------------------------
+
+REFERENCES_KEPT = [
+    "arn:aws:secretsmanager:eu-west-1:111122223333:secret:payments/stripe-webhook-x9Y8z7",
+    "SECRET_NAME=prod/db/credentials", "secret: projects/my-proj/secrets/db-pass/versions/latest",
+    "SecretId: arn:aws:secretsmanager:us-east-1:111122223333:secret:prod/api-key-AbC123",
+    "token_path: kv/data/app/config", "secret = payments/stripe-webhook",
+]
+
+
+@pytest.mark.parametrize("text", REFERENCES_KEPT)
+def test_a_secrets_name_or_reference_stays(text: str):
+    _kept(text)
+
+
+@pytest.mark.parametrize("shape", ["secret: prod/{}", "SECRET=ab/{}", "token: {}/x"])
+def test_a_secret_with_a_slash_is_still_masked(shape: str):
+    _masked(shape)
+
+
+def test_reference_rules_take_time_in_proportion_to_the_text():
+    _fast("secret=" + "a/" * 100_000)
+    _fast("password=Xk9pQ2mzLw;" * 10_000)
