@@ -214,7 +214,8 @@ _OWN: list[tuple[str, str, int, str]] = [
     # IPMI's and MQTT's -P, RDP's and PsExec's -p or /p:, wpa_passphrase's second word, Dockerfile's
     # "ENV NAME value" (an outside tester's, stop 57).
     ("cli-password", r"(?:\b(?:sqlplus|sqlcl|rman|expdp|impdp|sqlldr|dgmgrl)\b[^\n]{0,200}?\s[\"']?"
-     r"|\b(?:exp|imp)[ \t]+(?:userid=)?[\"']?|jdbc:oracle:[a-z0-9]{1,8}:)[A-Za-z0-9_$#.]{1,64}/([^\s@/\"']{1,200})@(?=[A-Za-z0-9_(])", 1, "q"),
+     r"|\b(?:exp|imp)[ \t]+(?:userid=)?[\"']?|jdbc:oracle:[a-z0-9]{1,8}:)"
+     r"[A-Za-z0-9_$#.]{1,64}/([^\s@/\"']{1,200})@(?=[A-Za-z0-9_(])", 1, "q"),
     ("cli-password", r"\blftp\b[^\n]{0,300}?\s(?:-u|--user)[ \t]+[\"']?[^\s,\"']{1,64},([^\s\"']+)", 1, "q"),
     ("cli-password", r"\b(?:ipmitool|ipmiutil|mosquitto_(?:pub|sub|rr))\b[^\n]{0,300}?\s-P[ \t]*[\"']?([^\s\"']+)",
      1, "q"),
@@ -358,7 +359,8 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "blv"),
     # ... and alone on its line, the value on a later one (a converted document, a form).
     # (an Obsidian callout's title, "> [!note] Password", or a MkDocs admonition's, '!!! warning "creds"')
-    ("assignment", r"(?m)^[ \t>#\-]*(?:\[![a-z\-]{1,30}\][+\-]?[ \t]*|(?:!!!|\?\?\?\+?)[ \t]+[a-z\-]{1,30}[ \t]+[\"']?)?"
+    ("assignment", r"(?m)^[ \t>#\-]*(?:\[![a-z\-]{1,30}\][+\-]?[ \t]*"
+     r"|(?:!!!|\?\?\?\+?)[ \t]+[a-z\-]{1,30}[ \t]+[\"']?)?"
      + _QUALIFIED + _FOR + r"[\"']?[ \t]*+(?::[ \t]*+)?"
      r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
     # ... a password that is one plain word, alone on the line after its label ("Password:" then

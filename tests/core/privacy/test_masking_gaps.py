@@ -86,7 +86,8 @@ POSITIONAL_KEPT = [
     'choices = [("token", "Token"), ("secret_key", "Secret key")]', 'keys = ("primary_key", "created_at")',
     'pymysql.connect("db.internal", "root", os.environ["DB_PASS"], "app")', 'smtp.login(user, password)',
     'sock.connect(("example.com", 443))', 'client.connect("broker.example.com", 1883)',
-    'auth=("admin", getpass.getpass())', 'mail.connect("smtp", "ops2@example.com")', 'author("Jane Doe", "Chapter 1")', 'login("alice", "wrong-pw")',
+    'auth=("admin", getpass.getpass())', 'mail.connect("smtp", "ops2@example.com")',
+    'author("Jane Doe", "Chapter 1")', 'login("alice", "wrong-pw")',
 ]
 
 
@@ -206,7 +207,7 @@ HEX_KEPT = ["The token leak fixed in {40} was backported", "secret scanning: rev
 def test_a_hex_key_named_as_one_is_masked(shape: str):
     n = int(shape.split("{")[1].split("}")[0])
     key = _hex(shape, n)
-    masked = mask_secrets(shape.replace("{%d}" % n, key))
+    masked = mask_secrets(shape.replace(f"{{{n}}}", key))
     assert key not in masked and MASK in masked, masked
 
 
@@ -260,7 +261,8 @@ COMMANDS = [
     'wpa_passphrase "Home Net" {}', "ENV DB_PASS {}", "ENV API_TOKEN {}", "  ENV SECRET_KEY '{}'",
 ]
 COMMANDS_KEPT = [
-    "sqlplus / as sysdba", "sqlplus scott@orcl", "rman target /", "ipmitool -I lanplus -H h -U ADMIN -P $IPMI_PW power on",
+    "sqlplus / as sysdba", "sqlplus scott@orcl", "rman target /",
+    "ipmitool -I lanplus -H h -U ADMIN -P $IPMI_PW power on",
     "xfreerdp /u:admin /v:host", "rdesktop -u a host", "lftp -u admin host", "wpa_passphrase MySSID",
     "ENV DB_PASS_FILE /run/secrets/db", "ENV TOKEN_TTL 3600s", "ENV SECRET_NAME prod", "psexec \\\\h -u a cmd",
     "mosquitto_pub -h b -t t -m hi", "scp -P 2222 file host:", "exp is short for exponent/logarithm@home",
