@@ -114,10 +114,10 @@ _NOT_A_PASSWORD = (
 # one or ends the name (COMPASS_PROJECT=, BYPASS_LIST= were: an outside tester's, stop 56); PGPASSWORD=
 # and PGPASS= keep their glued prefix.
 _ENV = (
-    r"(?<![A-Z0-9_])(?:[A-Z][A-Z0-9_]*)?(?:(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|TOKEN|SECRET|CREDENTIALS?"
+    r"(?<![A-Z0-9_])(?:[A-Z][A-Z0-9_]{0,100})?(?:(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|TOKEN|SECRET|CREDENTIALS?"
     r"|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|MASTER_?KEY|SIGNING_?KEY|_KEY|COOKIE|_CREDS)S?(?![A-Z])"
     r"|PWD_|_PASS|(?<![A-Z])PASS|PASS(?![A-Z0-9_]))"
-    r"[A-Z0-9_]*"
+    r"[A-Z0-9_]{0,100}"  # bounded, as no variable's name is longer: a 20,000-letter one took 7 s
     r"(?![a-z0-9_])[\"']?[ \t]*+(?::=|->|=|:)[ \t]*+"
 )
 
