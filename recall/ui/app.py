@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import inspect
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -52,6 +53,8 @@ class Launch:
     upload_dir: Path | None = None  # where uploads land (recall.ui.upload); None: no uploads
     reindex: subprocess.Popen | None = None
     reindex_started: float = 0.0
+    queued: list[Path | None] = field(default_factory=list)  # jobs asked for while one ran (upload.request_indexing)
+    jobs: threading.Lock = field(default_factory=threading.Lock)
     localhost: bool = True  # the page holds [::1] on its port too, so it answers to localhost (server.bind)
 
 
@@ -269,8 +272,7 @@ class Pages:
         if not self.csrf_ok(form):
             return self.page(request, "missing.html", 403, nav="status",
                              what="this form is from another launch: reload")
-        if self.launch.reindex is None or self.launch.reindex.poll() is not None:
-            self.launch.reindex, self.launch.reindex_started = upload.start_indexing(), time.time()
+        upload.request_indexing(self.launch, None)
         return RedirectResponse("/status", status_code=303)
 
 

@@ -26,25 +26,12 @@ def main(argv: list[str] | None = None) -> int:
         specs = [known.get(Path(f).resolve(), SourceSpec("dir", Path(f))) for f in folders]
     from recall.notes.problems import grouped
 
-    again = again_marker(app.home)
-    for _ in range(MAX_PASSES):  # an upload that came while a pass ran asks for one more (``again``)
-        again.unlink(missing_ok=True)
-        stats = app.index(specs)
-        for problem in grouped(stats.problems):  # the page shows them: a skipped upload says why
-            print(f"warning: {problem}", flush=True)
-        print(f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
-              f"unchanged {stats.unchanged}", flush=True)
-        if not again.exists():
-            break
+    stats = app.index(specs)  # an upload that came meanwhile: the page runs this again once it ends
+    for problem in grouped(stats.problems):  # the page shows them: a skipped upload says why
+        print(f"warning: {problem}", flush=True)
+    print(f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
+          f"unchanged {stats.unchanged}", flush=True)
     return 0
-
-
-MAX_PASSES = 10
-
-
-def again_marker(home: Path) -> Path:
-    """Made by the page when a file is uploaded while this runs: one more pass picks it up."""
-    return home / "run" / "ui-reindex-again"
 
 
 if __name__ == "__main__":

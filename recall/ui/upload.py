@@ -104,6 +104,38 @@ async def save(folder: Path, upload: UploadFile, limit_bytes: int) -> Path:
         tmp.unlink(missing_ok=True)
 
 
+def request_indexing(launch: Any, folder: Path | None) -> None:
+    """Index ``folder`` (None: every indexed folder) in a process of its own: now where no job
+    runs, else once the running one ends (its pass may have listed the folder already, and the
+    button's holds only the folders indexed when it started). The page keeps the queue and a
+    thread per job starts the next: a marker file the job read once before it exited lost an
+    upload made in its last half second, and one into a folder the button's job did not hold
+    (the flaky-test hunt, stop 57)."""
+    with launch.jobs:
+        if launch.reindex is not None and launch.reindex.poll() is None:
+            if folder not in launch.queued:
+                launch.queued.append(folder)
+            return
+        _start(launch, folder)
+
+
+def _start(launch: Any, folder: Path | None) -> None:
+    """Start a job for ``folder``, and a thread that starts the next one asked for when it ends
+    (called with ``launch.jobs`` held)."""
+    import threading
+
+    job = launch.reindex = start_indexing(folder)
+    launch.reindex_started = time.time()
+
+    def follow() -> None:
+        job.wait()
+        with launch.jobs:
+            if launch.reindex is job and launch.queued:
+                _start(launch, launch.queued.pop(0))
+
+    threading.Thread(target=follow, name="recall-ui-reindex", daemon=True).start()
+
+
 def start_indexing(folder: Path | None = None) -> subprocess.Popen:
     """``recall index FOLDER`` (no folder: every indexed one) in its own process (the page never
     loads a model); what it says goes to ``logs/ui-reindex.log`` (0600), which the page shows."""
@@ -179,15 +211,7 @@ async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
     except Refused as exc:
         return pages.page(request, "upload.html", exc.status, nav="upload", folder=folder, saved=None,
                           job=job(launch), error=str(exc))
-    if launch.reindex is None or launch.reindex.poll() is not None:
-        launch.reindex, launch.reindex_started = start_indexing(folder), time.time()
-    else:  # the running pass may have listed the folder already: it runs once more
-        from recall.privacy.paths import ensure_private_dir, recall_home
-        from recall.ui.reindex import again_marker
-
-        marker = again_marker(recall_home())
-        ensure_private_dir(marker.parent)
-        marker.touch(mode=0o600)
+    request_indexing(launch, folder)
     from urllib.parse import quote
 
     from recall.privacy.masking import mask_path
