@@ -77,7 +77,7 @@ bench-hook: $(STAMP) ## Hook latency against a warm daemon (command hook, then t
 bench-ui: $(STAMP) ## recall ui: the page's memory against the daemon's, /try round trips against the daemon's
 	$(PY) -m bench.bench_ui
 
-clean: ## Remove the environment and generated reports
-	rm -rf $(VENV) reports/sample
+clean: ## Remove the environment and generated reports (every reports/ folder but baseline/)
+	rm -rf $(VENV) $(filter-out reports/baseline/,$(wildcard reports/*/))
 
 .PHONY: help setup test test-fast test-core docs lint eval regress e2e faults bench bench-hook bench-ui clean

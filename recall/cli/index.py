@@ -194,7 +194,7 @@ def calibrate(target_silence: float | None) -> None:
     The thresholds that hand over the right note most often while staying silent on the
     target share of the unrelated ones (of each half of your negatives file: a batch appended
     by another writer cannot carry the estimate alone) go to $RECALL_HOME/calibration.toml;
-    values you set in config.toml win. The daemon picks them up when it restarts (`recall stop`).
+    values you set in config.toml win. The daemon reads them at its next question.
     """
     app = recall_app()
     cal = app.calibrate(target=target_silence)

@@ -17,7 +17,7 @@ from recall.privacy.safetext import one_line
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @fail_cleanly
 def status(as_json: bool) -> None:
-    """Model and device in use, counts, last index time, daemon state."""
+    """Model and platform, counts, last index time, daemon state (and its device)."""
     app = recall_app()
     st = app.status()
     info: dict = {"recall_home": str(st.home), **st.model}
