@@ -117,8 +117,6 @@ def _write_toml(config: Path, doc, removed: bool) -> None:
     if removed:  # tomlkit keeps the blank line it put before our table; the file ended in one newline
         text = text.rstrip("\n") + "\n" if text.strip() else ""
     write_text(config, text)
-    if removed:
-        drop_if_created_and_empty(config)
 
 
 def _codex_server(config: Path, enable: bool) -> bool:
@@ -215,4 +213,6 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
         done.append(f"removed [features] hooks = true (added by recall install) from {folder / 'config.toml'}")
     if _codex_server(folder / "config.toml", enable=False):
         done.append(f"removed recall's MCP server (added by recall install) from {folder / 'config.toml'}")
+    if (folder / "config.toml").exists():  # once both are out: dropped after the first, the file's note went
+        drop_if_created_and_empty(folder / "config.toml")  # with it and an empty file stayed (stop 57)
     return done

@@ -429,6 +429,19 @@ def test_codex_mcp_tool_form_installs_and_uninstalls_cleanly(indexed, project, t
     assert not (tmp_path / "cx" / "hooks.json").exists()
 
 
+@pytest.mark.process
+@pytest.mark.parametrize("form", ["mcp_tool", "command"])
+def test_codex_uninstall_leaves_no_codex_folder_it_made(indexed, project, tmp_path, monkeypatch, form):
+    """No ~/.codex before: install --form mcp_tool, then uninstall, left an empty config.toml (the
+    first of its two removals dropped the note that install made the file; an outside reviewer's,
+    stop 57). Each form leaves nothing it made."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
+    cli(install_cmd, "--agent", "codex", "--form", form, "--skip-check")
+    assert (tmp_path / "cx" / "config.toml").exists()
+    cli(uninstall_cmd, "--agent", "codex")
+    assert not (tmp_path / "cx").exists(), sorted(p.name for p in (tmp_path / "cx").iterdir())
+
+
 # --- did the agent use it? ------------------------------------------------------------------------
 
 
