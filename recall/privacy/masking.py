@@ -33,7 +33,7 @@ __all__ = ["MASK", "find_secrets", "mask_path", "mask_secrets", "mask_together"]
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 19
+RULES_VERSION = 20
 
 
 def rules_mark(version: int = RULES_VERSION) -> str:
@@ -77,9 +77,24 @@ _WORDS = (r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비�
           # ... and for a token, an API or access key, a secret, a private key (an outside tester's, stop 55)
           r"|アクセストークン|認証トークン|トークン|apiキー|api キー|認証キー|秘密鍵|秘密キー"
           r"|シークレットキー|シークレット|アクセスキー|暗号化キー|暗号鍵|访问令牌|令牌|访问密钥|密钥|秘钥"
-          r"|私钥|密鑰|金鑰|權杖|액세스 토큰|토큰|비밀 키|비밀키|액세스 키|api 키|개인 키|시크릿)")
+          r"|私钥|密鑰|金鑰|權杖|액세스 토큰|토큰|비밀 키|비밀키|액세스 키|api 키|개인 키|시크릿"
+          # ... an access code, an API or secret key in German, French, Portuguese, Italian, and Spanish "clave"
+          # (a password, but also "key" as in "punto clave", "palabras clave": only first on its line or after
+          # an article or a possessive, "la clave", "mi clave"; rules v20)
+          r"|zugangscode|zugangskennwort|zugangsschl(?:ü|ue)ssel|zugriffsschl(?:ü|ue)ssel|zugriffstoken"
+          r"|api[ \-]schl(?:ü|ue)ssel|geheimer schl(?:ü|ue)ssel|cl[eéÉ] (?:d['’])?api|cl[eéÉ] d['’]acc[eèÈ]s"
+          r"|cl[eéÉ] secr[eèÈ]te|cl[eéÉ] priv[eéÉ]e|jeton d['’]acc[eèÈ]s|jeton api|code d['’]acc[eèÈ]s"
+          r"|chave (?:de acesso|(?:da )?api|secreta|privada)|chiave (?:di accesso|api|segreta|privata)"
+          r"|(?:(?<=\bla )|(?<=\bmi )|(?<=\btu )|(?<=\bsu )|(?<=\buna )|(?<=\bnueva )|(?<=\besta )"
+          r"|(?<![^\W\d_][ \t])(?<![^\W\d_]))clave(?: de acceso| (?:de la )?api| secreta| privada)?)")
+# A qualifier between the word and its verb or colon, as English has ("the wifi password is X"): a
+# preposition and up to four words, none ending a sentence ("la contraseña del wifi es X", "le mot de passe
+# du wifi est X", "das Passwort für den Router ist X", "mot de passe d'administration : X"; rules v20).
+_OF = (r"(?:(?:[ \t]+(?:for|of|to|del|de|du|des|do|da|dos|das|für|fur|fuer|vom|von|zum|zur|der|per|pour|para|van"
+       r"|voor|di|della|dello|för|til|af)[ \t]+|[ \t]+d['’]|[ \t]+dell['’])"
+       r"(?:[^\s.!?:=：。、,，]{1,30}[ \t]+){0,3}?[^\s.!?:=：。、,，\"']{1,30})?")
 _LABELS = (
-    _WORDS + r"[ \t]*(?:(?:[:=：]|->|=>|\u2192|[-\u2013\u2014](?=[ \t])|は|が|を|是|为|為|은|는"
+    _WORDS + _OF + r"[ \t]*(?:(?:[:=：]|->|=>|\u2192|[-\u2013\u2014](?=[ \t])|は|が|を|是|为|為|은|는"
     r"|(?<=[ \t])(?:ist|lautet|est|es|è|é|is|er|är|on|jest|je|là|adalah)(?=[ \t]))[ \t]*[\"'「『]?|[「『])"
     r"([^\s\"'」』、。,，]{4,200})"
 )
@@ -363,6 +378,12 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"|(?:!!!|\?\?\?\+?)[ \t]+[a-z\-]{1,30}[ \t]+[\"']?)?"
      + _QUALIFIED + _FOR + r"[\"']?[ \t]*+(?::[ \t]*+)?"
      r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([^\s]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
+    # ... and so in the other languages' words (rules v20: "Passwort:", "パスワード", "mot de passe :" then the
+    # value on the next line), the value then in ASCII: a line of Japanese or Chinese prose has no space in it.
+    ("assignment", r"(?m)^[ \t>#\-*]*(?:\[![a-z\-]{1,30}\][+\-]?[ \t]*"
+     r"|(?:!!!|\?\?\?\+?)[ \t]+[a-z\-]{1,30}[ \t]+[\"']?)?(?:[a-z][a-z0-9_.\-]{0,30}(?:[ \t._\-]|の|的)){0,3}"
+     + _WORDS + _OF + r"[\"']?[ \t]*+(?:[:：][ \t]*+)?"
+     r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([!-~]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
     # ... a password that is one plain word, alone on the line after its label ("Password:" then
     # "sunshine"), as on the label's own line below.
     ("assignment", r"(?m)^[ \t>#\-*]*(?:[a-z][a-z0-9_.\-]{0,30}[ \t]){0,3}"

@@ -1,4 +1,4 @@
-"""An outside tester's gaps in masking, closed as classes (rules v19): each list holds shapes of
+"""An outside tester's gaps in masking, closed as classes (rules v19, v20): each list holds shapes of
 one family, a ``{}`` where the secret goes, and the texts of that family that must stay.
 
 Values are assembled from a seeded RNG at run time, never written out literally.
@@ -335,3 +335,47 @@ def test_a_secret_with_a_slash_is_still_masked(shape: str):
 def test_reference_rules_take_time_in_proportion_to_the_text():
     _fast("secret=" + "a/" * 100_000)
     _fast("password=Xk9pQ2mzLw;" * 10_000)
+
+
+# --- L5: a label in another language alone on its line, qualified, or in words not listed (rules v20) -
+
+OTHER_LANGUAGES = [
+    # alone on its line, the value on the next (as English "Password" then X)
+    "パスワード\n{}", "Passwort:\n{}", "mot de passe :\n{}", "contraseña:\n{}", "密码：\n{}", "비밀번호\n{}",
+    "## WLAN-Passwort\n\n{}", "WiFiのパスワード\n{}", "senha:\n  {}", "Kennwort\n{}", "- Passwort für den NAS:\n{}",
+    # a qualifier between the word and its verb or colon (as English "the wifi password is X")
+    "la contraseña del wifi es {}", "le mot de passe du wifi est {}", "senha do wifi: {}",
+    "das Passwort für den Router ist {}", "WiFiのパスワードは{}", "la contraseña de la red es {}",
+    "mot de passe d'administration : {}", "Passwort vom NAS: {}", "la password del router è {}",
+    # words for a password, a key or an access code not listed before
+    "Clave: {}", "clave de acceso: {}", "clé API : {}", "Zugangscode: {}", "Kennwort: {}", "la clave del wifi es {}",
+    "Clave API: {}", "API-Schlüssel: {}", "chave de acesso: {}", "Mi clave: {}", "CLÉ API : {}",
+]
+OTHER_LANGUAGES_KEPT = [
+    "パスワード\nパスワードを変更するには設定画面を開きます。", "## パスワード\n設定画面からSettingsを開く",
+    "Passwort:\nvergessen", "mot de passe :\noublié", "la contraseña del usuario es obligatoria",
+    "le mot de passe de l'utilisateur est requis", "das Passwort für den Router ist unsicher",
+    "Cambié la contraseña del wifi. Mi usuario es Ana-2024", "Palabras clave: COVID-19, salud pública",
+    "Palabra clave: GPT-4", "El punto clave es Python3", "## Ideas clave\nKubernetes-1.29", "clé USB : SanDisk32",
+    "Conceptos clave: HTTP/2 y TLS-1.3", "暗号: AES-256", "la clave es la paciencia", "Zugangscode: siehe Tresor",
+]
+
+
+@pytest.mark.parametrize("shape", OTHER_LANGUAGES)
+def test_a_secret_under_another_languages_label_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", OTHER_LANGUAGES_KEPT)
+def test_other_languages_labels_keep_what_is_not_a_secret(text: str):
+    _kept(text)
+
+
+def test_other_languages_label_rules_take_time_in_proportion_to_the_text():
+    _fast("contraseña del " + "a " * 50_000)
+    _fast("Passwort für " * 20_000)
+    _fast("パスワード\n" * 30_000)
+    _fast("la clave " * 20_000)
+    _fast("mot de passe d'" * 10_000)
+    _fast("contraseña de " + "a" * 100_000)
+    _fast("## Passwort\n" + " " * 100_000 + "x")
