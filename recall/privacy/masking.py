@@ -85,8 +85,10 @@ _WORDS = (r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비�
           r"|api[ \-]schl(?:ü|ue)ssel|geheimer schl(?:ü|ue)ssel|cl[eéÉ] (?:d['’])?api|cl[eéÉ] d['’]acc[eèÈ]s"
           r"|cl[eéÉ] secr[eèÈ]te|cl[eéÉ] priv[eéÉ]e|jeton d['’]acc[eèÈ]s|jeton api|code d['’]acc[eèÈ]s"
           r"|chave (?:de acesso|(?:da )?api|secreta|privada)|chiave (?:di accesso|api|segreta|privata)"
-          r"|(?:(?<=\bla )|(?<=\bmi )|(?<=\btu )|(?<=\bsu )|(?<=\buna )|(?<=\bnueva )|(?<=\besta )"
-          r"|(?<![^\W\d_][ \t])(?<![^\W\d_]))clave(?: de acceso| (?:de la )?api| secreta| privada)?)")
+          # (looked behind after the word: a look-behind first made every position of a text try the whole list)
+          r"|clave(?:(?<=\bla clave)|(?<=\bmi clave)|(?<=\btu clave)|(?<=\bsu clave)|(?<=\buna clave)"
+          r"|(?<=\bnueva clave)|(?<=\besta clave)|(?<![^\W\d_][ \t]clave)(?<![^\W\d_]clave))"
+          r"(?: de acceso| (?:de la )?api| secreta| privada)?)")
 # A qualifier between the word and its verb or colon, as English has ("the wifi password is X"): a
 # preposition and up to four words, none ending a sentence ("la contraseña del wifi es X", "le mot de passe
 # du wifi est X", "das Passwort für den Router ist X", "mot de passe d'administration : X"; rules v20).
