@@ -104,6 +104,12 @@ _LABELS = (
 # value that does not read as a word (option "r": a digit, a symbol or a capital inside it).
 _LABELS_SPACED = _WORDS + r"[ \t]+([^\s\"'」』、。,，:=：]{5,200})"
 
+# Words that name a login's user and password together (rules v20): "Zugangsdaten: admin / X", "creds admin:X".
+_CREDS = (r"(?:credentials?|creds|zugangsdaten|anmeldedaten|login-?daten|identifiants|credenciales|credenciais"
+          r"|credenziali|ログイン情報|認証情報|凭据|凭证|登录信息|로그인 정보)")
+# ... and with them, before a pair alone or a list, a login or an access ("## Login", "## Zugang").
+_CREDS_OR_LOGIN = r"(?:" + _CREDS + r"|logins?|zugang|zugänge)"
+
 # A label as documents and forms write it: up to three words or name parts, then the secret's
 # name ("Admin password", "Prod DB password", "spring.datasource.password", "db_password").
 _QUALIFIED = (r"(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}(?:password|passwd|passphrase|passcode|pw|secret|token"
@@ -353,9 +359,11 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", _LABELS_SPACED, 1, "lvar"),
     # A cookie header's pairs (the session's value among them): the rest of the line.
     ("cookie", r"(?:set-)?cookie[ \t]*:[ \t]*((?=[^\n=]{1,64}=[^\s;]{4})[^\n]{6,400})", 1, "bl"),
-    # A user and a password together: "credentials: admin / X", "login: deploy:X".
-    ("assignment", r"(?:credentials?|creds|login)[ \t]*[:=][ \t]*[^\s/:]{1,64}[ \t]*[/:][ \t]*"
-     r"([^\s\"'`,;]{4,200})", 1, "blv"),
+    # A user and a password together: "credentials: admin / X", "login: deploy:X", "Zugangsdaten: admin / X",
+    # and after a word for credentials a space alone: "creds admin:X" (not a host and a port: "creds db:5432/x").
+    ("assignment", r"(?:" + _CREDS + r"|login|zugang)[ \t]*[:=：][ \t]*[^\s/:]{1,64}[ \t]*[/:][ \t]*"
+     r"([^\s\"'`,;]{4,200})", 1, "blvu"),
+    ("assignment", _CREDS + r"[ \t]+[a-z0-9_.@\-]{1,64}[/:]([^\s\"'`,;]{4,200})", 1, "blvu"),
     # A PIN is digits alone (which the rules above leave: counts, ports, ids): named as one.
     # (a full stop or a comma after it ends the sentence: "PIN: 4821." is masked, "1234.56" is a number)
     ("assignment", r"(?:pin(?:[ _\-]?(?:code|number))?|暗証番号|passcode)[ \t]*(?:[:=：]|は|is)[ \t]*[\"'「]?"
@@ -386,6 +394,16 @@ _OWN: list[tuple[str, str, int, str]] = [
      r"|(?:!!!|\?\?\?\+?)[ \t]+[a-z\-]{1,30}[ \t]+[\"']?)?(?:[a-z][a-z0-9_.\-]{0,30}(?:[ \t._\-]|の|的)){0,3}"
      + _WORDS + _OF + r"[\"']?[ \t]*+(?:[:：][ \t]*+)?"
      r"(?:\r?\n[ \t]*+){1,3}(?::[ \t]++)?([!-~]{6,200})(?=[ \t]*(?:\r?\n|$))", 1, "lv"),
+    # ... a label alone on its line that names a password or credentials, the user and the password below it
+    # ("Router admin password" then "admin / X", as a note's name and its description read together; rules v20).
+    ("assignment", r"(?m)^[ \t>#\-*]*(?:" + _QUALIFIED + _FOR + r"|(?:[a-z][a-z0-9_.\-]{0,30}(?:[ \t._\-]|の|的)){0,3}"
+     r"(?:" + _WORDS + r"|" + _CREDS_OR_LOGIN + r")" + _OF + r")[\"']?[ \t]*+(?:[:：][ \t]*+)?(?:\r?\n[ \t]*+){1,3}"
+     r"[^\s/:]{1,64}[ \t]*[/:][ \t]*([^\s]{4,200})(?=[ \t]*(?:\r?\n|$))", 1, "lvu"),
+    # ... and a heading (or a label and ":") that names credentials or a login, then a list of two: the user and
+    # the password ("## Credentials", "- admin", "- X"; rules v20).
+    ("assignment", r"(?m)^[ \t>]*(#{1,6}[ \t]+)?(?:[a-z][a-z0-9_.\-]{0,30}[ \t._\-]){0,3}" + _CREDS_OR_LOGIN + _FOR
+     + r"[ \t]*+(?(1)(?:[:：][ \t]*+)?|[:：][ \t]*+)(?:\r?\n[ \t]*+){1,3}(?:[-*+]|\d{1,2}[.)])[ \t]++[^\s]{1,64}"
+     r"[ \t]*+\r?\n[ \t]*+(?:[-*+]|\d{1,2}[.)])[ \t]++([^\s]{4,200})(?=[ \t]*(?:\r?\n|$))", 2, "lv"),
     # ... a password that is one plain word, alone on the line after its label ("Password:" then
     # "sunshine"), as on the label's own line below.
     ("assignment", r"(?m)^[ \t>#\-*]*(?:[a-z][a-z0-9_.\-]{0,30}[ \t]){0,3}"

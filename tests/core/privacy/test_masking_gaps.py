@@ -379,3 +379,49 @@ def test_other_languages_label_rules_take_time_in_proportion_to_the_text():
     _fast("mot de passe d'" * 10_000)
     _fast("contraseña de " + "a" * 100_000)
     _fast("## Passwort\n" + " " * 100_000 + "x")
+
+
+# --- L7: a user and a password with no password word, where a credentials context says so (rules v20) ---
+
+PAIRS = [
+    "creds admin:{}", "creds: admin / {}", "login: admin / {}", "Zugangsdaten: admin / {}", "Zugang: admin / {}",
+    "identifiants : admin / {}", "credenciales: admin/{}", "Anmeldedaten admin:{}", "ログイン情報: admin / {}",
+    # a label alone on its line that names a password or credentials, the pair below it
+    "Router admin password\nadmin / {}", "Zugangsdaten\nadmin:{}", "WLAN-Passwort:\nadmin / {}",
+    # a heading that names credentials, a list of the user and the password under it
+    "## Credentials\n- admin\n- {}", "## Login\n\n- admin\n- {}", "## Zugang\n* admin\n* {}",
+    "### Router credentials\n- root\n- {}", "Credentials:\n- admin\n- {}", "## Zugangsdaten\n\n1. admin\n2. {}",
+]
+PAIRS_KEPT = [
+    "permissions: read/write", "creds read/write for the bucket", "login server:8080", "credentials host:5432/db",
+    "## Credentials\n- AWS\n- GCP", "## Login\n- Go to /login\n- Click Submit", "chown www-data:www-data x",
+    "ratio 16:9", "## Login\n- OAuth2\n- SAML2", "Password\nread/write", "## Credentials\n- see the vault\n- ask ops",
+    "the login user:group is set by the installer", "## Login\n- admin\n- required",
+]
+
+
+@pytest.mark.parametrize("shape", PAIRS)
+def test_a_user_and_password_pair_in_a_credentials_context_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("text", PAIRS_KEPT)
+def test_pairs_and_lists_without_a_password_stay(text: str):
+    _kept(text)
+
+
+def test_a_notes_name_naming_a_password_masks_the_pair_in_its_description():
+    from recall.privacy.masking import mask_together
+
+    secret = _value("together")
+    name, description = mask_together("Router admin password", f"admin / {secret}")
+    assert name == "Router admin password" and description == f"admin / {MASK}"
+
+
+def test_pair_rules_take_time_in_proportion_to_the_text():
+    _fast("creds " + "a" * 100_000)
+    _fast("creds a" + " " * 100_000 + ":x")
+    _fast("## Credentials\n" + "- admin\n" * 30_000)
+    _fast("## Login\n" + "\n" * 100_000 + "- a\n- b")
+    _fast("Zugangsdaten\n" * 30_000)
+    _fast("password\n" + "a" * 100_000 + " / x")
