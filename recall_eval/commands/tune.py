@@ -184,16 +184,17 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
     """reports/<collection>/tune-<run id>.{json,md}; ``stem`` names a file in ``root`` itself."""
     from recall.privacy.paths import make_missing_dirs
     from recall_eval.files import masked, write_private
+    from recall_eval.reports.markdown import md_fence, md_text
 
     path = root / f"{stem}.json" if stem else root / report["collection"] / f"tune-{report['run_id']}.json"
     make_missing_dirs(path.parent)
     shown = masked(report)  # set ids and names as a run's report shows them: masked, the user's only
     write_private(path, json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
-    write_private(path.with_suffix(".md"), masked(
-        f"# recall-eval tune — {shown['collection']}, {shown['model']['model_id']}\n\n"
-        f"Objective: {shown['objective']}. Protocol: {shown['protocol']} over "
-        f"{', '.join(shown['tune_sets'])}; test: {', '.join(shown['test_sets']) or 'none'}. "
-        f"Values: value [95% CI: bootstrap, Wilson's where every answer is alike].\n\n```\n{text}\n```\n"))
+    write_private(path.with_suffix(".md"), masked(  # names in Markdown through md_text, the table in its fence
+        f"# recall-eval tune — {md_text(shown['collection'])}, {md_text(shown['model']['model_id'])}\n\n"
+        f"Objective: {md_text(shown['objective'])}. Protocol: {md_text(shown['protocol'])} over "
+        f"{md_text(', '.join(shown['tune_sets']))}; test: {md_text(', '.join(shown['test_sets']) or 'none')}. "
+        f"Values: value [95% CI: bootstrap, Wilson's where every answer is alike].\n\n{md_fence(text)}\n"))
     return path
 
 

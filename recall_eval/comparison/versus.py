@@ -145,22 +145,24 @@ def _cell(v: dict | None, p: float | None) -> str:
 
 
 def markdown(result: dict) -> str:
-    from recall_eval.reports.report import md_cell
+    """The comparison as Markdown: every name a run holds (sets, runs, the reference) through ``md_text``."""
+    from recall_eval.reports.markdown import md_table, md_text
 
     head = ["set", "run", *SHOWN, SEPARATION, "query p50 ms", "index s"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for s, block in result["sets"].items():
         for k, row in block["runs"].items():
             ps = block["p_values"].get(k, {})
             cells = [_cell(row["metrics"].get(m), ps.get(m)) for m in (*SHOWN, SEPARATION)]
-            speed = [str(row["query_ms_p50"] or "-"), str(row["index_s"] or "-")]
-            lines.append("| " + " | ".join([md_cell(f"{s} ({block['n']})"), md_cell(k), *cells, *speed]) + " |")
+            rows.append([f"{s} ({block['n']})", k, *cells, str(row["query_ms_p50"] or "-"), str(row["index_s"] or "-")])
+    lines = [md_table(head, rows)]
     lines.append("\nvalue [95% CI: bootstrap, Wilson's where every answer is alike]; † = differs from "
-                 f"{result['reference']} on the same questions, "
+                 f"{md_text(result['reference'])} on the same questions, "
                  f"p < {SIGNIFICANCE} (paired randomization test, Holm-corrected over the runs). "
                  f"{SEPARATION}: area under the injected-hits / silence curve as the floor moves (the "
                  "calibrated neg_weight kept), whatever the floor calibration chose; paired bootstrap test. "
                  "query p50 / index s: the run's own timings (main sets' run), on a shared machine.")
     if result.get("skipped"):
-        lines.append(f"not compared (a run without per-question records; rerun it): {', '.join(result['skipped'])}")
+        skipped = md_text(", ".join(result["skipped"]))
+        lines.append(f"not compared (a run without per-question records; rerun it): {skipped}")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from recall.privacy.paths import make_missing_dirs
 from recall_eval.files import masked, write_private
+from recall_eval.reports import markdown
 from recall_eval.reports.html import png_data_uri, render
 
 COLUMNS = ("hit_rate@1", "hit_rate@3", "mrr", "injected_hit_rate", "silence_rate", "balanced_accuracy")
@@ -52,8 +53,7 @@ def text_table(results: dict) -> str:
 
 def md_table(results: dict) -> str:
     head, body = rows(results)
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
-                      *("| " + " | ".join(r) + " |" for r in body)])
+    return markdown.md_table(head, body)
 
 
 def caption(results: dict) -> str:
@@ -114,7 +114,8 @@ def write(results: dict, root: Path) -> Path:
     out = make_missing_dirs(root / results["collection"] / f"compare-{results['run_id']}")
     results = masked(results)  # the messages and names in it: masked like indexed text
     write_private(out / "results.json", json.dumps(results, ensure_ascii=False, indent=1) + "\n")
-    notes = "\n\n".join([caption(results)] + ([RANDOM_NOTE] if results.get("random_cross_encoders") else []))
+    notes = "\n\n".join(markdown.md_text(n) for n in [caption(results)]
+                        + ([RANDOM_NOTE] if results.get("random_cross_encoders") else []))
     write_private(out / "compare.md", f"{md_table(results)}\n\n{notes}\n")
     png = bar_plot(results)
     write_private(out / "compare.png", png)

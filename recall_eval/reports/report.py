@@ -20,6 +20,7 @@ from recall_eval.datasets.collections import DatasetError
 from recall_eval.files import InputError, masked, read_input, write_private
 from recall_eval.reports import plots
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
+from recall_eval.reports.markdown import md_table, md_text
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
@@ -75,22 +76,6 @@ def summary_table(results: dict) -> str:
                       "calibrated injected, measured injected"]
         lines += ["  " + " | ".join(row) for row in landing]
     return "\n".join(lines)
-
-
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def md_cell(value: str) -> str:
-    """A table cell: one line (a set named with line breaks wrote headings of its own into the
-    report: stop 44), its pipes escaped, and no markup of its own: a set's provenance file or a
-    folder named `<img onerror=...>` reached report.md raw, which a viewer renders (an outside
-    tester's AH06)."""
-    import html
-
-    return html.escape(" ".join(str(value).split()), quote=False).replace("|", "\\|")
 
 
 def _pipeline_rows(pipeline: dict | None) -> list[list[str]]:
@@ -208,12 +193,13 @@ def figures(results: dict) -> list[tuple[str, str]]:
 
 
 def render_markdown(results: dict) -> str:
-    parts = [f"# recall evaluation — {md_cell(results.get('collection', ''))} — {md_cell(results.get('run_id', ''))}",
+    """report.md: every text of the run, in a heading, a cell or the baselines' note, through ``md_text``."""
+    parts = [f"# recall evaluation — {md_text(results.get('collection', ''))} — {md_text(results.get('run_id', ''))}",
              "",
              "Figures are in report.html (self-contained).", ""]
     for title, head, rows in _sections(results):
-        parts += [f"## {title}", "", _md_table(head, rows), ""]
-    parts += ["## Baselines", "", baseline_note(results), ""]
+        parts += [f"## {md_text(title)}", "", md_table(head, rows), ""]
+    parts += ["## Baselines", "", md_text(baseline_note(results)), ""]
     return "\n".join(parts)
 
 

@@ -117,9 +117,9 @@ def test_a_damaged_results_file_and_a_latest_pointing_away_are_one_line(tmp_path
 
 
 def test_a_set_name_with_line_breaks_stays_in_its_cell():
-    from recall_eval.reports.report import _md_table
+    from recall_eval.reports.markdown import md_table
 
-    table = _md_table(["set"], [["x\n## Headline metrics (forged)\nok"]])
+    table = md_table(["set"], [["x\n## Headline metrics (forged)\nok"]])
     assert "\n## " not in table and table.count("\n") == 2
 
 
@@ -229,10 +229,11 @@ def test_report_md_carries_no_markup_from_a_folder_name_or_a_sets_provenance():
     `<script>` reached report.md raw, which a viewer renders (AH06); report.html escaped both.
     Every text report.md and `versus --out` take from a run goes through one cell writer."""
     from recall_eval.comparison.versus import markdown
-    from recall_eval.reports.report import md_cell
+    from recall_eval.reports.markdown import md_text
 
-    assert md_cell("team <img src=x onerror=alert(1)>") == "team &lt;img src=x onerror=alert(1)&gt;"
-    assert md_cell("<script>alert(2)</script> writer | x") == "&lt;script&gt;alert(2)&lt;/script&gt; writer \\| x"
+    assert md_text("team <img src=x onerror=alert(1)>") == "team &lt;img src=x onerror=alert(1)&gt;"
+    assert md_text("<script>alert(2)</script> writer | x") == "&lt;script&gt;alert(2)&lt;/script&gt; writer \\| x"
+    assert md_text("[a](javascript:x) \\| [b][c]") == "[a]\\(javascript:x) \\\\\\| [b]\\[c]"
     table = markdown({"reference": "a", "sets": {"<b>s</b>": {"n": 1, "p_values": {}, "runs": {
         "<i>run</i>": {"metrics": {}, "query_ms_p50": None, "index_s": None}}}}})
     assert "<b>" not in table and "<i>" not in table and "&lt;b&gt;s&lt;/b&gt;" in table
