@@ -195,7 +195,7 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
     problems: list[Problem] = []
     shown = shown_path(path)
     try:
-        raw, size = _read_regular(path)
+        raw, size = read_note_bytes(path)
     except NotAFile as exc:
         return None, [Problem(shown, f"{exc}; skipped")]
     except OSError as exc:
@@ -223,8 +223,9 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
     return note, problems
 
 
-def _read_regular(path: Path) -> tuple[bytes, int]:
-    """The first MAX_NOTE_BYTES of a regular file and its size (``paths.read_regular``)."""
+def read_note_bytes(path: Path) -> tuple[bytes, int]:
+    """The first MAX_NOTE_BYTES of a note file and its size, as the indexer reads it
+    (``recall.privacy.regular.read_regular``: without blocking; ``NotAFile`` unless a regular file)."""
     return read_regular(path, MAX_NOTE_BYTES)
 
 

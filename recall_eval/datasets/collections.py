@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from recall.notes.files import Note, read_folder
+from recall.notes.files import Note, iter_note_files, read_folder, read_note_bytes
 from recall.privacy.masking import mask_secrets
+from recall.privacy.regular import not_a_file
 
 from . import kinopeee
 from .paths import PROJECT_ROOT, SHARED_BENCHMARKS
@@ -299,14 +300,26 @@ def write_json(path: Path, data: dict) -> None:
 
 
 def note_files(notes_dir: Path) -> list[Path]:
-    return sorted(p for p in notes_dir.rglob("*.md") if p.name != "MEMORY.md")
+    """The note files of a folder as the indexer walks it (``recall.notes.files.iter_note_files``:
+    no link out of the folder, no hidden file, MEMORY.md left out), regular files only (a named
+    pipe is found without opening it: ``not_a_file``), sorted. What is left out, the indexer says
+    in one line; so it is not said here again."""
+    return sorted(path for path, _problem in iter_note_files(notes_dir)
+                  if path is not None and not_a_file(path) is None)
 
 
 def collection_hash(notes_dir: Path) -> str:
-    """Hash of every note file's name and bytes: names the collection a set was made for."""
+    """Hash of every note file's name and bytes: names the collection a set was made for. Each
+    read as the indexer reads it (``recall.notes.files.read_note_bytes``: without blocking, a
+    regular file only, its first ``MAX_NOTE_BYTES``); one the indexer skips, a named pipe or a
+    link to a device, takes no part (it hung the run, or read until memory ran out: stop 57)."""
     h = hashlib.sha256()
     for path in note_files(notes_dir):
+        try:
+            raw, _size = read_note_bytes(path)
+        except OSError:  # NotAFile too: the indexer said it in one line and skipped it
+            continue
         h.update(path.relative_to(notes_dir).as_posix().encode())
         h.update(b"\0")
-        h.update(path.read_bytes())
+        h.update(raw)
     return h.hexdigest()[:16]

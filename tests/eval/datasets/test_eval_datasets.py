@@ -218,3 +218,25 @@ def test_an_import_never_replaces_a_note_and_an_export_is_masked(tmp_path):
     export_beir(notes, [], tmp_path / "beir")
     written = b"".join(p.read_bytes() for p in (tmp_path / "beir").rglob("*") if p.is_file())
     assert token.encode() not in written and b"[REDACTED]" in written
+
+
+@pytest.mark.timeout(120)
+def test_a_named_pipe_or_a_link_to_a_device_among_the_notes_is_skipped_not_read(tmp_path):
+    """`mkfifo notes/pipe.md` hung `recall-eval run` for ever in the collection's hash, after the
+    indexer had warned and skipped it, and `zero.md -> /dev/zero` read until memory ran out (an
+    outside tester's, stop 57): the hash takes the files the indexer reads, read as it reads them."""
+    import os
+    import shutil
+
+    from recall_eval.datasets.collections import collection_hash, note_files
+
+    notes = shutil.copytree(NOTES, tmp_path / "notes")
+    os.mkfifo(notes / "pipe.md")
+    (notes / "zero.md").symlink_to("/dev/zero")
+    res = CliRunner().invoke(main, ["run", "--notes", str(notes), "--questions", str(QUESTIONS), "--model", "hash",
+                                    "--reports", str(tmp_path / "reports"), "--collection", "fixture"])
+    assert res.exit_code == 0, res.output[-1500:]
+    assert res.output.count("pipe.md") <= 1 and res.output.count("zero.md") <= 1, res.output
+    run = next(p for p in (tmp_path / "reports" / "fixture").iterdir() if p.is_dir())
+    assert json.loads((run / "results.json").read_text(encoding="utf-8"))["collection_hash"] == collection_hash(NOTES)
+    assert [p.name for p in note_files(notes)] == [p.name for p in note_files(NOTES)]
