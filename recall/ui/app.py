@@ -29,7 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from recall.ui import svg, upload, views
+from recall.ui import reports, svg, upload, views
 from recall.ui.security import REPORT_CSP, Guard, OneTimeCode, csrf_value
 
 HERE = Path(__file__).resolve().parent
@@ -219,7 +219,8 @@ class Pages:
 
     def quality_page(self, request: Request) -> Response:
         with recall_app(self.launch) as app:
-            report = views.latest_report(app, self.launch.reports)
+            found = reports.find_reports(app, self.launch.reports)
+            report = found.latest
             from recall.embedding.models import model_id_of
             from recall.privacy.paths import user_config_path
 
@@ -227,24 +228,23 @@ class Pages:
             t = app.config.thresholds_for(model_id)
             provenance = t.provenance
             ctx = dict(nav="quality", thresholds=t, origin=views.origin_words(t.origins.get("gap_floor", "")),
-                       user_config=user_config_path(), provenance=provenance, model_id=model_id,
-                       roots=views.report_roots(app, self.launch.reports))
-            try:  # results.json is the harness's, or whatever a cloned repository's reports/ holds
-                curve = None
-                if report and isinstance(report["results"].get("curve"), dict):
-                    c = report["results"]["curve"]
-                    curve = Markup(svg.tradeoff(c, getattr(t, str(c.get("param", "gap_floor")), None)))
-                return self.page(request, "quality.html", report=report, curve=curve, **ctx)
-            except Exception:  # noqa: BLE001 - a report of another shape: the page without it
-                return self.page(request, "quality.html", report=None, curve=None, **ctx)
+                       user_config=user_config_path(), provenance=reports.provenance_words(provenance),
+                       model_id=model_id, roots=reports.report_roots(app, self.launch.reports),
+                       unreadable=found.unreadable)
+            curve = None
+            if report and report["results"]["curve"] is not None:  # a curve page_view drew once already
+                c = report["results"]["curve"]
+                value = getattr(t, str(c.get("param", "gap_floor")), None)
+                curve = Markup(svg.tradeoff(c, value if isinstance(value, float) else None))
+            return self.page(request, "quality.html", report=report, curve=curve, **ctx)
 
     def report_html(self, request: Request) -> Response:
         """The latest report's own HTML, as the harness wrote it, sandboxed (no script)."""
         with recall_app(self.launch) as app:
-            report = views.latest_report(app, self.launch.reports)
+            report = reports.find_reports(app, self.launch.reports).latest
         if report is None or not report["html"].is_file():
             return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
-        text = views.report_text(report["html"])
+        text = reports.report_text(report["html"])
         if text is None:
             return self.page(request, "missing.html", 404, nav="quality", what="no evaluation report with its HTML")
         return HTMLResponse(text, headers={"content-security-policy": REPORT_CSP})
