@@ -86,11 +86,27 @@ def resolve_inputs(collection: str | None, notes: Path | None, questions: tuple[
     return name, notes_dir, files
 
 
+def collection_option(help_text: str, **kwargs):
+    """``--collection NAME``, the same in every command: a name that is not one folder name
+    (``../../x``, a path, a line break) is refused in one line before anything is read or written
+    (``recall_eval.datasets.collections.collection_name``)."""
+    return click.option("--collection", callback=_collection_name, help=help_text, **kwargs)
+
+
+def _collection_name(_ctx, _param, value: str | None) -> str | None:
+    from recall_eval.datasets.collections import DatasetError, collection_name
+
+    try:
+        return None if value is None else collection_name(value)
+    except DatasetError as exc:
+        raise UserError(str(exc)) from None
+
+
 def notes_options(fn):
     fn = click.option("--questions", "-q", "questions", multiple=True, type=click.Path(path_type=Path),
                       help="A question set (JSONL); repeat for several.")(fn)
     fn = click.option("--notes", type=click.Path(path_type=Path), help="Folder of note files.")(fn)
-    fn = click.option("--collection", help="datasets/NAME/notes and datasets/NAME/questions/*.jsonl.")(fn)
+    fn = collection_option("datasets/NAME/notes and datasets/NAME/questions/*.jsonl.")(fn)
     return fn
 
 

@@ -8,13 +8,13 @@ import click
 
 from recall.authoring.notegen import N_PER_NOTE, SHARE_JA
 from recall.cli.common import Finite
-from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log, say
+from recall_eval.commands.common import UserError, collection_option, echo_json, fail_cleanly, log, say
 
 
 @click.command("expand")
 @click.option("--notes", type=click.Path(path_type=Path),
               help="Folder of note files (the questions file goes to DIR/questions.jsonl, where recall reads it).")
-@click.option("--collection", help="datasets/NAME/notes (the questions file goes to datasets/NAME/questions.jsonl).")
+@collection_option("datasets/NAME/notes (the questions file goes to datasets/NAME/questions.jsonl).")
 @click.option("--backend", type=click.Choice(["anthropic", "claude-cli"]),
               help="anthropic: Messages API (ANTHROPIC_API_KEY); claude-cli: `claude -p` in an empty folder.")
 @click.option("--import", "import_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),

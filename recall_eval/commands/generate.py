@@ -7,14 +7,14 @@ from pathlib import Path
 import click
 
 from recall.cli.common import Finite
-from recall_eval.commands.common import UserError, echo_json, fail_cleanly, log, refuse_to_replace
+from recall_eval.commands.common import UserError, collection_option, echo_json, fail_cleanly, log, refuse_to_replace
 
 
 @click.command("generate")
 @click.option("--backend", type=click.Choice(["anthropic", "claude-cli", "file"]), required=True,
               help="anthropic: Messages API; claude-cli: `claude -p`; file: import a set written elsewhere.")
 @click.option("--notes", type=click.Path(path_type=Path), help="Folder of note files.")
-@click.option("--collection", help="datasets/NAME/notes (and the set goes to datasets/NAME/questions/).")
+@collection_option("datasets/NAME/notes (and the set goes to datasets/NAME/questions/).")
 @click.option("--set-id", help="Set id (ids become <set-id>-01...). Default: the output file's stem.")
 @click.option("--out", type=click.Path(path_type=Path),
               help="Set to write (default: datasets/NAME/questions/<set-id>.jsonl).")

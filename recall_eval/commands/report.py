@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from recall_eval.commands.common import UserError, fail_cleanly, say
+from recall_eval.commands.common import UserError, collection_option, fail_cleanly, say
 
 
 @click.command("report")
 @click.argument("run_dir", required=False, type=click.Path(path_type=Path))
-@click.option("--collection", default="sample", show_default=True,
-              help="With no RUN_DIR: re-render reports/COLLECTION/<latest run>.")
+@collection_option("With no RUN_DIR: re-render reports/COLLECTION/<latest run>.", default="sample",
+                   show_default=True)
 @click.option("--reports", "reports_root", type=click.Path(path_type=Path),
               help="Reports folder (default: <project>/reports).")
 @fail_cleanly

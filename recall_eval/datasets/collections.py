@@ -59,11 +59,22 @@ class Collection:
     question_files: list[Path] = field(default_factory=list)
 
 
+def collection_name(name: str) -> str:
+    """``name`` when it is one folder name, the folder a collection's data and reports go in
+    (``datasets/NAME``, ``reports/NAME``); else a ``DatasetError`` in one line saying the rule:
+    ``../../x``, an absolute path or a line break wrote reports outside ``--reports`` (stop 57)."""
+    odd = any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name)
+    if not name or odd or ".." in name or any(c in name for c in "/\\\0") or name == ".":
+        raise DatasetError(f"--collection {name!r} is not a collection's name: one folder name, without /, \\, "
+                           "'..', NUL or a control character")
+    return name
+
+
 def collection_paths(name: str, root: Path = PROJECT_ROOT) -> Collection:
     """``datasets/NAME/notes`` (else ``../shared/benchmarks/NAME/notes``, where collections
     that are not ours to copy live, else a ``BUILT`` collection's) and
     ``datasets/NAME/questions/*.jsonl``."""
-    base = root / "datasets" / name
+    base = root / "datasets" / collection_name(name)
     qdir = base / "questions"
     files = sorted(qdir.glob("*.jsonl")) if qdir.is_dir() else []
     notes = base / "notes"

@@ -84,3 +84,21 @@ def test_run_on_the_shipped_sample_with_the_test_model(tmp_path):
     results = json.loads((tmp_path / "sample" / run / "results.json").read_text())
     assert results["n_questions"] == 40 * len(sets)
     assert results["n_notes"] == len(read_folder(ROOT / "datasets" / "sample" / "notes")[0])
+
+
+
+@pytest.mark.parametrize("name", ["../../x", "ABSOLUTE", "a\nb", "a\\b", "..", "a\x00b", "a\x1bb", "x\u202eb"])
+@pytest.mark.parametrize("command", ["run", "report", "generate", "expand"])
+def test_a_collection_name_that_is_not_one_folder_name_is_refused_in_one_line(tmp_path, name, command):
+    """`--collection ../../x`, an absolute path or a name with a line break was a folder of its own:
+    reports written outside --reports, and a raw line break printed (an outside tester's, stop 57)."""
+    from helpers.paths import EVAL_NOTES, EVAL_QUESTIONS
+
+    name = str(tmp_path / "abs") if name == "ABSOLUTE" else name
+    rest = {"run": ["--model", "hash", "--notes", str(EVAL_NOTES), "-q", str(EVAL_QUESTIONS), "--reports",
+                    str(tmp_path / "r" / "reports")],
+            "report": ["--reports", str(tmp_path / "r" / "reports")], "generate": ["--backend", "file"], "expand": []}
+    res = CliRunner().invoke(main, [command, "--collection", name, *rest[command]])
+    assert res.exit_code != 0 and res.output.count("\n") == 1, res.output
+    assert "one folder name" in res.output and "Traceback" not in res.output, res.output
+    assert not any(p.is_file() for p in tmp_path.rglob("*")), list(tmp_path.rglob("*"))
