@@ -161,6 +161,9 @@ class Pages:
                 if inspect.iscoroutinefunction(handler):
                     return await handler(request)
                 return await run_in_threadpool(handler, request)
+            except upload.Refused as exc:  # a form that holds a file, or says no size or too much of one
+                nav = request.url.path.strip("/").split("/")[0] or "status"
+                return self.page(request, "missing.html", exc.status, nav=nav, what=str(exc))
             except Exception as exc:  # noqa: BLE001 - what is not a known state is raised again
                 from recall.errors import RecallError
                 from recall.privacy.paths import recall_home
@@ -198,7 +201,7 @@ class Pages:
             kept = self.tried.get(request.query_params.get("r", ""))
             message, result = kept if kept is not None else ("", None)
             return self.page(request, "try.html", nav="try", message=message, result=result, cwd=self.launch.cwd)
-        form = await request.form()
+        form = await upload.small_form(request)
         if not self.csrf_ok(form):
             return self.page(request, "missing.html", 403, nav="try", what="this form is from another launch: reload")
         message = str(form.get("message", ""))[:MAX_MESSAGE_CHARS]
@@ -265,7 +268,7 @@ class Pages:
         return await upload.handle(self, request, reindex_state)
 
     async def reindex(self, request: Request) -> Response:
-        form = await request.form()
+        form = await upload.small_form(request)
         if not self.launch.allow_writes:
             return self.page(request, "missing.html", 403, nav="status",
                         what="this page was started read-only; `recall ui --allow-writes` allows re-indexing")
@@ -278,7 +281,7 @@ class Pages:
 
     async def questions(self, request: Request) -> Response:
         """Allow or decline the notes' questions by an agent CLI ([questions] generate)."""
-        form = await request.form()
+        form = await upload.small_form(request)
         if not self.launch.allow_writes:
             return self.page(request, "missing.html", 403, nav="status",
                              what="this page was started read-only; `recall ui --allow-writes` allows it")

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 NAME_MAX = 200  # bytes of a saved name, UTF-8 (file systems take 255; " (2)" may follow its stem)
 CHUNK = 1 << 20
 FORM_OVERHEAD = 64 << 10  # what a form adds around its file: the CSRF field, the parts' headers
+# A form without a file: /try's message, 16,000 characters, percent-encoded UTF-8 (up to 12 bytes each).
+SMALL_FORM_BYTES = 16_000 * 12
 
 
 class Refused(Exception):
@@ -171,15 +173,30 @@ def limit_bytes() -> int:
     return int(load_config().documents.max_file_mb * 1_000_000)
 
 
-def _check_size(declared: str, limit: int) -> None:
+def _check_size(declared: str, limit: int, what: str = "the upload", rule: str = "([documents] max_file_mb)") -> None:
     """``Refused`` for a request that does not say its size (chunked: a browser's form always says
     it) or says more than ``limit`` and a form's own parts."""
     try:
         size = int(declared)
     except ValueError:
-        raise Refused("the upload did not say its size (Content-Length): send it from the page's form", 411) from None
+        raise Refused(f"{what} did not say its size (Content-Length): send it from the page's form", 411) from None
     if size > limit + FORM_OVERHEAD:
-        raise Refused(f"the upload is {size / 1e6:,.0f} MB, over {limit / 1e6:g} MB ([documents] max_file_mb)", 413)
+        raise Refused(f"{what} is {size / 1e6:,.1f} MB, over {limit / 1e6:g} MB {rule}", 413)
+
+
+async def small_form(request: Any) -> Any:
+    """The fields of a form that holds no file (every form of the page but the upload's: /try,
+    /reindex, /questions), or ``Refused``: a body that does not say its size, or says more than
+    ``SMALL_FORM_BYTES``, before a byte of it is read; a file part, or a field past the limit,
+    before it is spooled to the temp folder (starlette's ``max_files=0``, ``max_part_size``)."""
+    from starlette.exceptions import HTTPException
+
+    _check_size(request.headers.get("content-length", ""), SMALL_FORM_BYTES, "the form",
+                "(a message is at most 16,000 characters)")
+    try:
+        return await request.form(max_files=0, max_fields=8, max_part_size=SMALL_FORM_BYTES)
+    except HTTPException as exc:  # a file part, too many fields, a field too long, a body cut
+        raise Refused(f"the form holds what it cannot ({exc.detail}): send it from the page", 400) from None
 
 
 async def handle(pages: Any, request: Any, job: Callable[[Any], str]) -> Any:
