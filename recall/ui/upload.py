@@ -47,13 +47,26 @@ class Refused(Exception):
 def safe_name(filename: str) -> str:
     """The base name an upload is saved under; ``Refused`` when none is left."""
     base = re.split(r"[\\/]", filename or "")[-1]
-    base = re.sub(r"[\x00-\x1f\x7f]", "", base).strip().lstrip(".")
+    base = _shown_chars(base).strip().lstrip(".")
     if not base:
         raise Refused("the file has no usable name")
     stem, dot, ext = base.rpartition(".")
     if dot and len(ext) <= 10:
         return _cut(stem, NAME_MAX - len(ext.encode()) - 1) + "." + ext
     return _cut(base, NAME_MAX)
+
+
+def _shown_chars(name: str) -> str:
+    """``name`` with what recall never shows as it is dropped (``recall.privacy.safetext.visible``:
+    C0, DEL, C1, direction and zero-width characters, every format character, the fillers drawn as
+    nothing; and variation selectors, ``HIDDEN``): ``x\u202edm.md`` reads "xmd.md" backwards in a
+    listing (stop 57). A space of another width (U+00A0, U+3000) is a space."""
+    import unicodedata
+
+    from recall.privacy.safetext import HIDDEN, visible
+
+    return "".join(" " if unicodedata.category(c) == "Zs" else c for c in name
+                   if unicodedata.category(c) == "Zs" or (visible(c) and not HIDDEN.match(c)))
 
 
 def _cut(text: str, max_bytes: int) -> str:

@@ -186,3 +186,18 @@ def test_an_upload_larger_than_the_limit_is_refused_before_its_bytes_are_read(do
         assert not list(inbox.iterdir())
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(("sent", "saved"), [("x\u202edm.md", "xdm.md"), ("a\u200bb\u2060c.md", "abc.md"),
+                                             ("\ufeffnote\u180e.md", "note.md"), ("a\u3164b\ufe0f.md", "ab.md"),
+                                             ("c1\u0085here\u00a0x.md", "c1here x.md")])
+def test_an_uploads_name_keeps_no_direction_or_invisible_character(docs, tmp_path, recall_home, sent, saved):
+    """`x\\u202edm.md` was saved as it came, a name that reads "xmd.md" backwards in a listing: only
+    C0 and DEL were dropped (an outside tester's, stop 57). A character recall never shows as it
+    is (recall.privacy.safetext.visible) is dropped; a space of another width is a space."""
+    inbox = tmp_path / "inbox"
+    with page_client(allow_writes=True, upload_dir=inbox, home=recall_home) as c:
+        r = c.post("/upload", data={"csrf": csrf_value("t0ken")}, follow_redirects=False,
+                   files={"file": (sent, b"# a note\nbody\n", "text/markdown")})
+        assert r.status_code == 303, r.text[-500:]
+    assert [p.name for p in inbox.iterdir()] == [saved]

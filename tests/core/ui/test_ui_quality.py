@@ -12,7 +12,7 @@ from helpers.daemon import index_dirs, write_config
 from helpers.notes import write_note
 from helpers.ui import write_report
 
-PORT = 8124
+PORT = 8126
 
 
 def page_client(**launch):
