@@ -164,6 +164,19 @@ def parse_question(obj: object, where: str, set_id: str = "") -> Question:
     return Question(qid, kind, text, list(dict.fromkeys(mask_secrets(e) for e in expected)), lang, set_id, style)
 
 
+class KeyTwice(ValueError):
+    """A JSON object with one key twice (``json`` keeps the last, unsaid)."""
+
+
+def _one_each(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise KeyTwice(f"the key {key!r} twice")
+        out[key] = value
+    return out
+
+
 def parse_lines(lines: Iterable[str], source: str, set_id: str = "") -> list[Question]:
     questions: list[Question] = []
     seen: dict[str, int] = {}
@@ -172,7 +185,9 @@ def parse_lines(lines: Iterable[str], source: str, set_id: str = "") -> list[Que
             continue
         where = f"{source}, line {lineno}"
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=_one_each)
+        except KeyTwice as exc:
+            raise DatasetError(f"{where}: {exc} in one object (which one counts would be a guess): keep one") from None
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
         except (ValueError, RecursionError) as exc:  # nested too deep; an integer of 5,000 digits
@@ -192,13 +207,19 @@ def load_questions(path: Path) -> list[Question]:
     dropped (an editor's was refused as "Unexpected UTF-8 BOM"; an outside tester's, stop 55)."""
     from recall_eval.files import InputError, read_input
 
+    said: list[str] = []
     try:
-        text = read_input(path)
+        text = read_input(path, said)
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such question set") from None
     except InputError as exc:
         raise DatasetError(str(exc)) from None
-    return parse_lines(text.split("\n"), str(path), path.stem)  # line feeds only: not at U+2028
+    try:
+        return parse_lines(text.split("\n"), str(path), path.stem)  # line feeds only: not at U+2028
+    except DatasetError as exc:
+        if not said:
+            raise
+        raise DatasetError(f"{exc}; the file was {said[0]}: save it as UTF-8 if it is not") from None
 
 
 def load_sets(paths: Sequence[Path], warn: Callable[[str], None] | None = None) -> list[Question]:

@@ -240,3 +240,22 @@ def test_a_named_pipe_or_a_link_to_a_device_among_the_notes_is_skipped_not_read(
     run = next(p for p in (tmp_path / "reports" / "fixture").iterdir() if p.is_dir())
     assert json.loads((run / "results.json").read_text(encoding="utf-8"))["collection_hash"] == collection_hash(NOTES)
     assert [p.name for p in note_files(notes)] == [p.name for p in note_files(NOTES)]
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (b"\xff\xfe" + (json.dumps(GOOD) + "\n").encode("utf-8"), "UTF-16 LE"),  # a mark, then UTF-8
+    (b"\xff\xfe" + b"x" * 7, "UTF-16 LE"),
+    ((json.dumps(GOOD)[:-1] + ', "id": "x-02"}\n').encode("utf-8"), "'id' twice"),
+    (b'{"id": "x-01", "kind": "paraphrase", "text": "hi", "expected": ["a"], "lang": "en", "lang": "ja"}\n',
+     "'lang' twice"),
+])
+def test_a_set_in_another_encoding_or_with_a_key_twice_is_one_line_that_says_so(tmp_path, data, said):
+    """A set opening with a UTF-16 byte-order mark was "not valid JSON (Expecting value...)", the
+    encoding unsaid; a line with a key twice was taken, its last value winning unsaid (an outside
+    tester's, stop 57)."""
+    bad = tmp_path / "set.jsonl"
+    bad.write_bytes(data)
+    res = CliRunner().invoke(main, ["score", "--notes", str(NOTES), "--questions", str(bad), "--model", "hash"])
+    errors = [line for line in res.output.splitlines() if line.startswith("Error:")]
+    assert res.exit_code == 1 and len(errors) == 1 and "Traceback" not in res.output, res.output[-1500:]
+    assert said in errors[0] and "set.jsonl" in errors[0], res.output
