@@ -95,14 +95,16 @@ _WORDS = (r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비�
 _OF = (r"(?:(?:[ \t]+(?:for|of|to|del|de|du|des|do|da|dos|das|für|fur|fuer|vom|von|zum|zur|der|per|pour|para|van"
        r"|voor|di|della|dello|för|til|af)[ \t]+|[ \t]+d['’]|[ \t]+dell['’])"
        r"(?:[^\s.!?:=：。、,，]{1,30}[ \t]+){0,3}?[^\s.!?:=：。、,，\"']{1,30})?")
+# Kana, kanji and hangul: a value is no run of them, and one ends where they begin.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _LABELS = (
     _WORDS + _OF + r"[ \t]*(?:(?:[:=：]|->|=>|\u2192|[-\u2013\u2014](?=[ \t])|は|が|を|是|为|為|은|는"
     r"|(?<=[ \t])(?:ist|lautet|est|es|è|é|is|er|är|on|jest|je|là|adalah)(?=[ \t]))[ \t]*[\"'「『]?|[「『])"
-    r"([^\s\"'」』、。,，]{4,200})"
-)
+    r"([^\s\"'」』、。,，" + _CJK + r"]{4,200})"  # a value ends where kana, kanji or hangul begin (the
+)  # prose after it: "パスワードはSettingsから変更できます" masked the rest of the line)
 # ... and the word then the value after a space alone ("contraseña Xy7kq", "パスワード Xy7kq"): only a
 # value that does not read as a word (option "r": a digit, a symbol or a capital inside it).
-_LABELS_SPACED = _WORDS + r"[ \t]+([^\s\"'」』、。,，:=：]{5,200})"
+_LABELS_SPACED = _WORDS + r"[ \t]+([^\s\"'」』、。,，:=：" + _CJK + r"]{5,200})"
 
 # Words that name a login's user and password together (rules v20): "Zugangsdaten: admin / X", "creds admin:X".
 _CREDS = (r"(?:credentials?|creds|zugangsdaten|anmeldedaten|login-?daten|identifiants|credenciales|credenciais"
@@ -294,7 +296,9 @@ _OWN: list[tuple[str, str, int, str]] = [
     # ("合言葉は hunter", "비번은 hunter 입니다"): in those languages an ASCII word there is the value.
     ("assignment", r"(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비밀번호|비번|암호)[ \t]*"
      r"(?:は|が|を|是|为|為|은|는|[:=：])[ \t]*[\"'「『]?(?!" + _NOT_A_PASSWORD
-     + r")([a-z][a-z'\-]{3,40})(?![a-z0-9_\-])", 1, "lp"),
+     + r")([a-z][a-z'\-]{3,40})(?![a-z0-9_\-])"
+     # ... not one a particle makes a place or a thing ("パスワードはSettingsから変更", "GitHubの設定で")
+     r"(?![ \t]*(?:の|から|で(?!す|した)|に|へ|と|や|より|まで|的|里|中|上|에서|의|에|으로|로))", 1, "lp"),
     # Japanese "パス" (a password, or a path): a value that is no path ("パスは /usr/local" stays).
     ("assignment", r"(?<![ァ-ヶー])パス(?![ァ-ヶー])[ \t]*(?:は|:|：|=)[ \t]*[\"'「『]?"
      r"([^\s/\\~.\"'」』、。,，][^\s/\\\"'」』、。,，]{3,199})(?=[\s」』、。,，]|です|$)", 1, "la"),

@@ -425,3 +425,27 @@ def test_pair_rules_take_time_in_proportion_to_the_text():
     _fast("## Login\n" + "\n" * 100_000 + "- a\n- b")
     _fast("Zugangsdaten\n" * 30_000)
     _fast("password\n" + "a" * 100_000 + " / x")
+
+
+# --- Japanese, Chinese and Korean prose after the word for password (stop 57) -------------------
+
+CJK_KEPT = ["パスワードはSettingsから変更できます", "パスワードはGitHubの設定で変更する",
+            "APIキーはAWSのコンソールで発行する", "密码在Settings里修改", "パスワードは設定画面から変更できます"]
+CJK_MASKED = [("パスワードはXk29sLq0zAです", "です"), ("合言葉は hunter です", "です"),
+              ("合言葉はhunterでした", "でした"), ("비밀번호는 Xk29sLq0zA입니다", "입니다"),
+              ("密码是Xk29sLq0zA。", "。")]
+
+
+@pytest.mark.parametrize("text", CJK_KEPT)
+def test_an_ascii_name_in_cjk_prose_after_the_word_for_password_stays(text: str):
+    """"パスワードはSettingsから変更できます" (the password is changed from Settings) lost the rest of its
+    line to [REDACTED]: a value ran on into the kana after it, and a particle's place or thing
+    ("Settingsから", "GitHubの") was read as the password (the masking round's finding, stop 57)."""
+    _kept(text)
+
+
+@pytest.mark.parametrize(("text", "after"), CJK_MASKED)
+def test_a_value_ends_where_kana_kanji_or_hangul_begin(text: str, after: str):
+    masked = mask_secrets(text)
+    assert "[REDACTED]" in masked and masked.endswith("[REDACTED]" + after) or masked.endswith(
+        "[REDACTED] " + after), masked
