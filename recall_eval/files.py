@@ -16,7 +16,6 @@ old file whole: a config ``tune`` rewrites, a baseline, a question set
 
 from __future__ import annotations
 
-import codecs
 from pathlib import Path
 from typing import Any
 
@@ -39,32 +38,19 @@ def read_input(path: Path, said: list[str] | None = None) -> str:
     opened without blocking: a named pipe, a socket or a folder where the file goes is one line,
     not a wait for a writer that may never come (`--from FIFO` and a FIFO for a provenance record
     hung; an outside tester's, stop 55)."""
-    from recall.privacy.decoding import settings_text
+    from recall.privacy.decoding import settings_encoding, settings_text
     from recall.privacy.regular import NotAFile, read_regular
 
     try:
         raw, _ = read_regular(path, MAX_INPUT_BYTES)
     except NotAFile as exc:
         raise InputError(f"{path} is {exc}, not a file: give a file") from None
-    if said is not None and (how := _encoding_words(raw)) is not None:
+    if said is not None and (how := settings_encoding(raw)) is not None:
         said.append(how)
     try:
         return settings_text(raw)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path} is not UTF-8 (byte {exc.start}): save it as UTF-8") from None
-
-
-_MARKS = ((codecs.BOM_UTF32_LE, "UTF-32 LE"), (codecs.BOM_UTF32_BE, "UTF-32 BE"), (codecs.BOM_UTF16_LE, "UTF-16 LE"),
-          (codecs.BOM_UTF16_BE, "UTF-16 BE"))
-
-
-def _encoding_words(raw: bytes) -> str | None:
-    """How ``settings_text`` reads ``raw`` when not as UTF-8, in words ("read as UTF-16 LE, as its
-    byte-order mark FF FE says"), for a line that says why the text is not what was meant."""
-    for mark, name in _MARKS:
-        if raw.startswith(mark):
-            return f"read as {name}, as its byte-order mark {mark.hex(' ').upper()} says"
-    return "read as UTF-16, as its NUL bytes say" if 0 in raw[:8192] else None
 
 
 def shown(text: str) -> str:

@@ -26,6 +26,9 @@ from recall.errors import RecallError
 # A byte-order mark and its encoding (UTF-32 first: its little-endian mark starts with UTF-16's).
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"), (codecs.BOM_UTF8, "utf-8-sig"))
+# ... and each mark's encoding in words, for a line that says how a file was read.
+_MARK_NAMES = {codecs.BOM_UTF32_LE: "UTF-32 LE", codecs.BOM_UTF32_BE: "UTF-32 BE", codecs.BOM_UTF16_LE: "UTF-16 LE",
+               codecs.BOM_UTF16_BE: "UTF-16 BE"}
 # Tried, strictly, in this order, for text that is not UTF-8: Japanese, Chinese and Korean
 # legacy encodings, then Windows' Western one (Latin-1 text decodes as none of the others whole).
 LEGACY = ("shift_jis", "cp932", "euc_jp", "gb18030", "big5", "euc_kr", "cp1252")
@@ -81,6 +84,18 @@ def settings_text(raw: bytes) -> str:
         return marked
     wide = _utf16_without_mark(raw[:SAMPLE]) if 0 in raw[:SAMPLE] else None
     return raw.decode(wide) if wide is not None else raw.decode("utf-8")
+
+
+def settings_encoding(raw: bytes) -> str | None:
+    """How ``settings_text`` reads ``raw`` when not as UTF-8, in words ("read as UTF-16 LE, as its
+    byte-order mark FF FE says"), for a line that says why the text is not what was meant; None
+    for UTF-8."""
+    for bom, _encoding in _BOMS:
+        if raw.startswith(bom):
+            name = _MARK_NAMES.get(bom)
+            return f"read as {name}, as its byte-order mark {bom.hex(' ').upper()} says" if name else None
+    wide = _utf16_without_mark(raw[:SAMPLE]) if 0 in raw[:SAMPLE] else None
+    return f"read as {wide.upper().replace('-LE', ' LE').replace('-BE', ' BE')}, as its NUL bytes say" if wide else None
 
 
 def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, list[str]]:
