@@ -23,3 +23,10 @@ def move_aside(path: Path) -> None:
     """``path`` renamed to ``NAME.stray-TIME`` beside it: whatever stood where recall keeps its own
     file or folder, kept, out of the way."""
     os.replace(path, path.with_name(f"{path.name}.stray-{time.time_ns()}"))
+
+
+def replace_aside(tmp: Path, path: Path) -> None:
+    """``os.replace(tmp, path)`` for one of recall's own files, a folder in its place moved aside
+    first (``set_aside_folder``): the rename would fail on it at every write."""
+    set_aside_folder(path)
+    os.replace(tmp, path)

@@ -4,12 +4,11 @@ config.toml (``recall.config.load.apply_calibration_file`` reads it)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.privacy.paths import private_open, read_text
-from recall.privacy.strays import set_aside_folder
+from recall.privacy.strays import replace_aside
 
 if TYPE_CHECKING:
     from recall.ranking.calibration import Calibration
@@ -57,6 +56,5 @@ def write(home: Path, cal: Calibration) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     with private_open(tmp, "w") as fh:
         fh.write(tomlkit.dumps(doc))
-    set_aside_folder(path)
-    os.replace(tmp, path)
+    replace_aside(tmp, path)
     return path

@@ -7,7 +7,6 @@ questions and restatements to)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.privacy.paths import private_open
-from recall.privacy.strays import set_aside_folder
+from recall.privacy.strays import replace_aside
 from recall.ranking import negatives as negs
 
 if TYPE_CHECKING:
@@ -72,8 +71,7 @@ def save_cache(path: Path, cache: dict, keep: set[str]) -> None:
     with private_open(tmp, "wb", encoding=None) as fh:
         vecs = np.stack([cache[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
         np.savez(fh, keys=np.array(keys, dtype="U24"), vectors=vecs)
-    set_aside_folder(path)
-    os.replace(tmp, path)
+    replace_aside(tmp, path)
 
 
 @dataclass

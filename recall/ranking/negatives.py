@@ -37,7 +37,7 @@ from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import LINKED_OUT, leads_outside, private_open
 from recall.privacy.regular import open_regular
 from recall.privacy.safetext import whole
-from recall.privacy.strays import set_aside_folder
+from recall.privacy.strays import replace_aside
 
 FILE = "negatives.npz"
 # A negative is a message: longer text is cut, like a note's questions.
@@ -146,8 +146,7 @@ def save(path: Path, keys: list[str], origins: list[str], vectors) -> None:
                  vectors=np.asarray(vectors, dtype=np.float32))
         fh.flush()
         os.fsync(fh.fileno())
-    set_aside_folder(path)  # a folder there: the index failed at each fit, or kept no negatives (stop 57)
-    os.replace(tmp, path)
+    replace_aside(tmp, path)  # a folder there: the index failed at each fit, or kept no negatives (stop 57)
 
 
 def load(path: Path):
