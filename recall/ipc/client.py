@@ -566,8 +566,30 @@ def _other_settings(reply: dict) -> str | None:
 def daemon_status(timeout_s: float = 1.0) -> dict:
     """Whether a daemon runs, and its pid, socket, model, start time and uptime.
 
-    Reads the status file and asks the daemon; never starts one.
+    Reads the status file and asks the daemon; never starts one. A daemon whose start failed is
+    said to be ending, with why, from its record on (``daemon.failed``) to its exit: between the two
+    it was "starting", or "running" with its files missing, and why it failed went unsaid (CI,
+    stop 58).
     """
+    info = _asked(timeout_s)
+    if "pid" not in info:
+        return info
+    started = info.get("started")
+    if started is None:  # found by its lock: the lock file was written at its start
+        try:
+            started = os.stat(lock_path()).st_mtime
+        except OSError:
+            return info
+    failure = _failure()
+    # less a little: a file's time is the kernel's coarse clock, a few ms behind time.time()
+    if failure is None or not isinstance(started, (int, float)) or failure[0] < started - 0.1:
+        return info
+    return {"running": False, "pid": info["pid"], "last_start_failed": last_start_failure(),
+            "note": "its start failed and it is ending"}
+
+
+def _asked(timeout_s: float) -> dict:
+    """``daemon_status`` from the status file, the lock and the daemon's answer."""
     try:
         status = read_status()
     except DaemonUntrusted as exc:

@@ -525,6 +525,29 @@ def test_stop_and_status_find_the_daemon_by_its_lock_file(indexed, daemons):
 
 
 @pytest.mark.process
+@pytest.mark.parametrize("files", ["all there", "status and socket removed"])
+def test_a_daemon_whose_start_failed_is_said_to_be_ending_until_it_exits(indexed, daemons, files):
+    """CI, stop 58: between a failed start's record (``daemon.failed``) and the daemon's exit,
+    `recall status` said "starting", or "running" with its files missing, with no word of why.
+    The daemon is frozen in each state it passes through on its way out."""
+    from recall.daemon.lifecycle import mark_failed
+    from recall.errors import RecallError
+
+    proc = daemons.start()
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        mark_failed(RecallError("the index is damaged: run `recall index --rebuild`"))
+        if files != "all there":  # as it leaves: its status file first, then its socket
+            (indexed / "run" / "daemon.json").unlink()
+            (indexed / "run" / "daemon.sock").unlink()
+        info = client.daemon_status(timeout_s=0.5)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    assert info["running"] is False and info["pid"] == proc.pid, info
+    assert "recall index --rebuild" in info["last_start_failed"] and "ending" in info["note"]
+
+
+@pytest.mark.process
 @pytest.mark.parametrize("how", ["frozen", "frozen-no-files"])
 def test_recall_stop_stops_a_daemon_that_cannot_answer(indexed, daemons, how):
     """stop 41: a daemon frozen (SIGSTOP, a debugger, a suspended terminal job) made `recall stop`
