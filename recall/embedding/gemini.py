@@ -273,12 +273,14 @@ def video_piece(path: Path, start: float, end: float) -> bytes:
     """``path`` from ``start`` to ``end`` seconds as a silent H.264 MP4, 1 fps, <= 640 px wide."""
     if shutil.which("ffmpeg") is None:
         raise GeminiError("recordings need ffmpeg (apt install ffmpeg)")
-    with tempfile.TemporaryDirectory(prefix="recall-piece-") as tmp:
+    from recall.privacy.children import unnamed
+
+    with tempfile.TemporaryDirectory(prefix="recall-piece-") as tmp, unnamed(path) as (given, fds):
         out = Path(tmp) / "piece.mp4"
         run = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-ss", f"{start:g}", "-t", f"{end - start:g}",
-                              "-i", str(path), "-an", "-vf", "fps=1,scale='min(640,iw)':-2", "-c:v", "libx264",
+                              "-i", given, "-an", "-vf", "fps=1,scale='min(640,iw)':-2", "-c:v", "libx264",
                               "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart", str(out)],
-                             capture_output=True, text=True, timeout=600)
+                             capture_output=True, text=True, timeout=600, pass_fds=fds)
         if run.returncode != 0 or not out.exists():
             why = (run.stderr.strip().splitlines() or ["no output"])[-1][:100]
             raise GeminiError(f"cannot cut {path.name} at {start:g}-{end:g} s ({why})")

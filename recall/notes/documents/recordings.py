@@ -40,12 +40,13 @@ def pieces(duration: float) -> list[tuple[float, float]]:
         start += PIECE_S - OVERLAP_S
 
 
-def _frames(argv: list[str], folder: Path, tick: Callable[[], None]) -> subprocess.CompletedProcess:
+def _frames(argv: list[str], folder: Path, tick: Callable[[], None],
+            pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess:
     """ffmpeg writing frames into ``folder``, ``tick`` called each second it wrote more."""
     from recall.privacy.children import ending_with_me
 
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=ending_with_me())
+                            preexec_fn=ending_with_me(), pass_fds=pass_fds)
     err: list[str] = []
     reader = threading.Thread(target=lambda: err.append(proc.stderr.read() if proc.stderr else ""), daemon=True)
     reader.start()
@@ -73,13 +74,14 @@ def extract_recording(path: Path, fmt: str, every_s: float,
     if shutil.which("ffmpeg") is None:
         raise Unreadable("recordings need ffmpeg (apt install ffmpeg); skipped")
     from recall.notes.documents.images import load_rgb, read_text
+    from recall.privacy.children import unnamed
 
     tick = progress or (lambda: None)
-    with tempfile.TemporaryDirectory(prefix="recall-frames-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="recall-frames-") as tmp, unnamed(path) as (given, fds):
         # One frame past the cap, so that a longer recording is said: a file whose timestamps
         # claim 30 hours wrote every frame of them, gigabytes (stop 48, an outside tester's Z02).
-        run = _frames(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-vf", f"fps=1/{every_s:g}",
-                       "-frames:v", str(MAX_FRAMES + 1), str(Path(tmp) / "f%06d.png")], Path(tmp), tick)
+        run = _frames(["ffmpeg", "-nostdin", "-v", "error", "-i", given, "-vf", f"fps=1/{every_s:g}",
+                       "-frames:v", str(MAX_FRAMES + 1), str(Path(tmp) / "f%06d.png")], Path(tmp), tick, fds)
         frames = sorted(Path(tmp).glob("f*.png"))
         if run.returncode != 0 or not frames:
             why = (run.stderr.strip().splitlines() or ["no frames"])[-1][:100]

@@ -23,16 +23,31 @@ def test_pieces_are_97_seconds_every_82():
 
 @pytest.mark.slow
 def test_a_recordings_text_is_found_with_its_time_range(tmp_path, monkeypatch, hash_model):
-    if shutil.which("ffmpeg") is None:
+    """Its file name, a secret in it, is on no command line: ffmpeg's is read by any local user
+    in /proc (an outside tester's, stop 58; a wrapper on PATH writes down what ffmpeg is given)."""
+    import os
+    import sys
+
+    real = shutil.which("ffmpeg")
+    if real is None:
         pytest.skip("ffmpeg is not installed (apt install ffmpeg)")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     shot = make_screenshot(tmp_path / "frame.png", ["Error: connection refused on port 5432"], latin_font())
     (tmp_path / "videos").mkdir()
     subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-loop", "1", "-t", "40", "-i", str(shot), "-vf",
-                    "format=yuv420p", "-r", "1", str(tmp_path / "videos" / "demo.mp4")], check=True)
+                    "format=yuv420p", "-r", "1", str(tmp_path / "videos" / "pw_Mk8jH2gF6d.mp4")], check=True)
+    wrapper = tmp_path / "bin" / "ffmpeg"
+    wrapper.parent.mkdir()
+    log = str(tmp_path / "argv")
+    wrapper.write_text(f"#!{sys.executable}\nimport os, sys\nopen({log!r}, 'a').write(repr(sys.argv))\n"
+                       f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
     run_cli("index", tmp_path / "videos", check=True)
     top = json.loads(run_cli("search", "--json", "connection", "refused", check=True).stdout)["results"][0]
-    assert top["id"] == "demo.mp4" and top["type"] == "recording" and top["location"] == "00:00:00–00:00:40"
+    assert top["id"] == "pw_[REDACTED].mp4" and top["type"] == "recording" and top["location"] == "00:00:00–00:00:40"
+    given = (tmp_path / "argv").read_text()
+    assert "-i" in given and "Mk8jH2gF6d" not in given, given
 
 
 @pytest.mark.slow
