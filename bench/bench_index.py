@@ -30,7 +30,8 @@ import numpy as np
 from recall.api import Recall
 from recall.config.load import packaged_settings
 from recall.embedding.models import get_embedder
-from recall.indexing.indexer import SourceSpec, note_chunks
+from recall.indexing.indexer import SourceSpec
+from recall.indexing.texts import note_chunks
 from recall.notes.files import read_folder
 
 ROOT = Path(__file__).resolve().parent.parent

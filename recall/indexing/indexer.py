@@ -32,7 +32,7 @@ from recall.backends.contract import NoteStore
 from recall.config.settings import ChunkConfig
 from recall.embedding.models import Embedder
 from recall.indexing.media import MEDIA_SALT, MEDIA_TYPES, media_embedder, media_of
-from recall.notes.chunking import chunk_text, header_text
+from recall.indexing.texts import document_chunks, header_chunk, note_chunks, question_chunks
 from recall.notes.documents import LIBRARY, Ahead, read_documents
 from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, Note, cap_field, misnamed, read_folder
 from recall.notes.problems import Problem
@@ -130,46 +130,6 @@ def fingerprint(note_hash: str, cfg: ChunkConfig, file_questions: Sequence[str] 
     masked again), ":h": written with the header vector; an older index re-reads each note once."""
     q = questions_hash(list(file_questions or [])) if questions else "-off"
     return f"{note_hash}:{cfg.chars}/{cfg.overlap}/{cfg.max_chunks}:q{q}{rules_mark()}h"
-
-
-def note_chunks(note: Note, cfg: ChunkConfig) -> list[tuple[str, str]]:
-    """(masked chunk text, its hash) for a note. Secrets never reach the store."""
-    if note.segments is not None:
-        return [(t, text_hash(t)) for t in document_chunks(note, cfg).texts]
-    texts = chunk_text(mask_secrets(note.name), mask_secrets(note.description), mask_secrets(note.body), cfg)
-    return [(t, text_hash(t)) for t in texts]
-
-
-def document_chunks(note: Note, cfg: ChunkConfig):
-    """A document's masked chunks and where each came from (``recall.notes.documents.chunks``):
-    every segment masked before it is cut, as a note's text is."""
-    from recall.notes.documents.chunks import document_chunks as chunk_document
-
-    cap = replace(cfg, max_chunks=note.max_chunks or cfg.max_chunks)
-    # Only what ``max_chunks`` chunks can hold is masked: a 15 MB text file was masked whole
-    # (20 s, past every time limit) to keep its first thousand chunks (an outside tester, stop 45).
-    left, segments = (cap.max_chunks + 1) * cap.chars, []
-    for loc, text in note.segments or []:
-        if left <= 0:
-            break
-        segments.append((mask_secrets(loc), mask_secrets(text[:left])))
-        left -= len(text)
-    return chunk_document(mask_secrets(note.name), mask_secrets(note.description), segments, cap)
-
-
-def header_chunk(note: Note) -> list[tuple[str, str]]:
-    """(masked header, its hash): the note's readable name and description as one chunk of
-    its own (role "header"), outside ``max_chunks``; none when the note has neither. Search
-    keeps it out of the best-chunk score and uses it to order notes (``[search] header_weight``)."""
-    text = header_text(mask_secrets(note.name), mask_secrets(note.description))
-    return [(text, text_hash(text))] if text else []
-
-
-def question_chunks(note: Note) -> list[tuple[str, str]]:
-    """(masked question, its hash) for each of the note's questions: chunks of their own,
-    outside ``max_chunks``, embedded as passages like the note's text (as measured)."""
-    texts = [mask_secrets(q) for q in note.questions]
-    return [(t, text_hash(t)) for t in dict.fromkeys(texts)]
 
 
 def _questions_file_key(questions: Sequence[str] | None, restatements: Sequence[str] | None) -> list[str] | None:

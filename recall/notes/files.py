@@ -136,7 +136,7 @@ def parse_note(path: Path, raw: bytes, decoded: tuple[str, list[str]] | None = N
     if error:
         warnings.append(error)
     meta = meta or {}
-    name = _text_field(meta, "name") or path.stem
+    name = _text_field(meta, "name") or mask_path(path.stem)  # a file's name: masked as one (``creds X.md``)
     shown = body = shown_markdown(body)  # a headline, and the text, are what the file shows (rendered.py)
     description = _text_field(meta, "description") or _first_line(shown)
     if not meta and not error and (title := _heading_title(shown)):  # markdown without a header
@@ -211,9 +211,9 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
                         stem=key or path.stem, shown=shown), []
     if size > MAX_NOTE_BYTES:
         problems.append(Problem(shown, f"{size:,} bytes, over 1 MB; indexing its start only"))
-    note = parse_note(path, raw, decoded)
-    if key is not None and key != path.stem:
-        note = replace(note, id=_note_id(path, key, shown), stem=key)
+    # its id as an unchanged note's (``_note_id``): ``token-X.md`` was "token-X" read, and
+    # "token-[REDACTED]" skipped (stop 58)
+    note = replace(parse_note(path, raw, decoded), id=_note_id(path, key, shown), stem=key or path.stem)
     note.shown = shown  # the store's key, not masked again each time it is asked for
     try:
         note.mtime = path.stat().st_mtime

@@ -33,7 +33,7 @@ __all__ = ["MASK", "find_secrets", "mask_path", "mask_secrets", "mask_together"]
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 20
+RULES_VERSION = 21  # 21: a secret joined to its name by "_" or "-" in text (stop 58)
 
 
 def rules_mark(version: int = RULES_VERSION) -> str:
@@ -795,7 +795,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     low = _ascii_lower(text)
     spans = _pem_spans(text) + _random_spans(text) + column_spans(text, low, _plausible_cell) \
         + (stacked_spans(text, low, _plausible_cell) if "\n" in text else []) + _call_spans(text, low) \
-        + _list_spans(text, low)
+        + _list_spans(text, low) + _joined_spans(text)
     for kind, rx, group, opts in _all_rules():
         for m in rx.finditer(low if "l" in opts else text):
             if "b" in opts and m.start() > 0 and text[m.start() - 1] in _ALNUM:
@@ -1047,9 +1047,24 @@ _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
 # A name that is a secret's name joined to its value by "_", "-" or a space (``pw_X.md``, ``apikey-X.txt``,
 # a folder ``creds X``), the value letters and digits mixed as no word is (``token_bucket.md``,
 # ``password_reset.md``, ``secret_santa2024.md`` stay): an outside tester's, stop 57.
-_NAMED_VALUE = re.compile(r"(?i:pw|pwd|pass|passwd|password|passphrase|token|secret|api[_\-]?key|key|wifi|psk|creds"
-                          r"|credentials?)[ _\-]([A-Za-z0-9]{6,200})")
+_SECRET_NAME = r"(?i:pw|pwd|pass|passwd|password|passphrase|token|secret|api[_\-]?key|key|wifi|psk|creds|credentials?)"
+_NAMED_VALUE = re.compile(_SECRET_NAME + r"[ _\-]([A-Za-z0-9]{6,200})")
 _NAMED_MIN_SWITCHES = 3  # "Bd4kId2Npg" changes kind 8 times, "santa2024" once
+# The same joined by "_" or "-" in text: a file's name as a note's name, a headline, a baseline's
+# ranking or an exported corpus shows it (``token-Lp4kR8sW2n`` was masked in the path only: an
+# outside tester's, stop 58).
+_JOINED_VALUE = re.compile(r"(?<![A-Za-z0-9])" + _SECRET_NAME + r"[_\-]([A-Za-z0-9]{6,200})(?![A-Za-z0-9])")
+
+
+def _named(value: str) -> bool:
+    """Whether the value joined to a secret's name reads as one: digits in it, letters and digits
+    mixed as no word is."""
+    return any(c.isdigit() for c in value) and _switches(value) >= _NAMED_MIN_SWITCHES
+
+
+def _joined_spans(text: str) -> list[tuple[int, int, str]]:
+    return [(*m.span(1), "joined") for m in _JOINED_VALUE.finditer(text)
+            if _named(m[1]) and not _in_arn(text, m.start(1))]  # an ARN's name for a secret is none
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1059,6 +1074,6 @@ def _mask_part(part: str) -> str:  # folders repeat across a folder's files: mas
     ext = _EXTENSION.search(part)
     stem, tail = (part, "") if ext is None or ext.start() == 0 else (part[:ext.start()], part[ext.start():])
     named = _NAMED_VALUE.fullmatch(stem)
-    if named and any(c.isdigit() for c in named[1]) and _switches(named[1]) >= _NAMED_MIN_SWITCHES:
+    if named and _named(named[1]):
         return stem[:named.start(1)] + MASK + tail
     return mask_secrets(stem) + tail

@@ -77,7 +77,7 @@ ROLE_ORDER = ("text", "header", "question", "restatement")
 class Chunk(NamedTuple):
     """One searched piece of a note: its text, the text's hash (the key of its vector),
     and its role: ``text`` (a piece of the note, also in BM25), ``header`` (its name and
-    description, ``recall.indexing.indexer.header_chunk``: orders notes, kept out of their best-chunk
+    description, ``recall.indexing.texts.header_chunk``: orders notes, kept out of their best-chunk
     score), ``question`` (a message the note answers) or ``restatement`` (recall.notes.questions)."""
 
     text: str

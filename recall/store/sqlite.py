@@ -242,7 +242,7 @@ class Store:
     def chunk_vectors(self, model_id: str, headers: bool = False, asked: bool = False) -> tuple[list[int], list[bytes]]:
         """(note pk, vector bytes) for every chunk that has a vector for ``model_id``, headers
         and the questions and restatements set aside for it (``muted``) left out; ``headers``:
-        the headers alone (``recall.indexing.indexer.header_chunk``); ``asked``: the questions and
+        the headers alone (``recall.indexing.texts.header_chunk``); ``asked``: the questions and
         restatements alone."""
         pks: list[int] = []
         blobs: list[bytes] = []

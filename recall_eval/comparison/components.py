@@ -32,7 +32,7 @@ import numpy as np
 
 from recall.config.load import packaged_settings
 from recall.config.settings import ChunkConfig, Settings
-from recall.indexing.indexer import note_chunks
+from recall.indexing.texts import note_chunks
 from recall.notes.files import Note
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import make_missing_dirs

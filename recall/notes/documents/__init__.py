@@ -30,6 +30,7 @@ from recall.notes.documents.isolated import Converter
 from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
 from recall.notes.problems import Problem
 from recall.notes.walk import agents_projects, subfolders, walked_into
+from recall.privacy.masking import mask_path
 from recall.privacy.paths import leads_outside
 from recall.privacy.regular import NotAFile, file_kind
 
@@ -173,7 +174,8 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
                                          "skipped")]
     except OSError as exc:
         return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
-    note = Note(id=rel, path=str(path), name=got.title or path.stem if note_type == "document" else path.name,
+    named = got.title or mask_path(path.stem) if note_type == "document" else mask_path(path.name)  # as its path is
+    note = Note(id=rel, path=str(path), name=named,
                 description=_first_line(got, skip=got.title), type=note_type, body=got.text,
                 content_hash=key, mtime=st.st_mtime, segments=got.segments, max_chunks=opts.max_chunks,
                 extra={"format": fmt})

@@ -251,6 +251,19 @@ def test_secrets_are_masked_in_what_is_stored(index, tmp_path):
     assert ids(query(index, "api keys rotate monthly"))[0] == "keys"
 
 
+def test_a_secret_joined_to_its_name_in_a_file_name_is_masked_in_every_stored_text(index, tmp_path):
+    """A note named by its file (a header YAML cannot read): the path was masked, its name and
+    every chunk headed by it were not (an outside tester's, stop 58)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    secret = "Lp4kR8sW2n"
+    (folder / f"token-{secret}.md").write_text("---\nname: [broken\n---\nthe deploy runbook\n")
+    sync(index, folder)
+    texts = stored_texts(index)
+    assert texts and not any(secret in t for t in texts), texts
+    assert any("token-[REDACTED]" in t for t in texts)
+
+
 def test_raw_text_handed_to_the_store_is_never_kept_unmasked(index):
     """The store is the choke point: a caller that skips the indexer and hands raw text
     gets it masked locally (its vector is made from the masked text at the next index);

@@ -396,13 +396,20 @@ def test_text_hidden_by_a_style_a_colour_or_a_size_is_no_text(tmp_path):
 
 
 def test_secrets_in_documents_never_reach_disk(docs, recall_home):
+    """Also a password whose label ends one page and whose value begins the next, and a secret in
+    a document's file name (each kept before: an outside tester's, stop 58)."""
+    paged, named = "Sd8fG3hJ6k", "Mk8jH2gF6d"
     make_docx(docs / "keys.docx", "Keys", [("GitHub", f"token {SECRET} for the CI bot")])
     make_pdf(docs / "keys.pdf", [f"deploy key {SECRET}"])
+    make_pdf(docs / "manual.pdf", [f"{FILLER[:300]}\nDatabase password:", f"{paged}\nrotate it yearly"])
+    make_pdf(docs / f"pw_{named}.pdf", ["the vault runbook"])
     run_cli("index", docs, check=True)
     assert search_json("token", "CI", "bot")[0]["id"] == "keys.docx"
     for path in recall_home.rglob("*"):
         if path.is_file():
-            assert SECRET.encode() not in path.read_bytes(), path
+            data = path.read_bytes()
+            assert not any(s.encode(enc) in data for s in (SECRET, paged, paged.lower(), named, named.lower())
+                           for enc in ("utf-8", "utf-32-le")), path
 
 
 def test_an_unreadable_file_is_one_line_and_the_rest_is_indexed(docs):

@@ -305,6 +305,20 @@ def test_a_secret_joined_to_its_name_in_a_file_name_is_masked(shape: str):
     assert secret not in shown and MASK in shown, shown
 
 
+@pytest.mark.parametrize("shape", [n for n in NAMES if " " not in n.split("/")[0]])
+def test_a_secret_joined_to_its_name_is_masked_in_text_too(shape: str):
+    """A file's name shown as text (a note named by its file, a baseline's ranking, an exported
+    corpus) was masked in paths only (an outside tester's, stop 58)."""
+    secret = _value(shape)
+    text = f"see {shape.rsplit('/', 1)[-1].format(secret)} for the deploy"
+    assert secret not in mask_secrets(text) and MASK in mask_secrets(text)
+
+
+@pytest.mark.parametrize("path", NAMES_KEPT)
+def test_words_that_only_begin_with_a_secrets_name_stay_in_text(path: str):
+    _kept(f"see {path.rsplit('/', 1)[-1]} for the deploy")
+
+
 @pytest.mark.parametrize("path", NAMES_KEPT)
 def test_file_names_that_only_begin_with_a_secrets_name_stay(path: str):
     from recall.privacy.masking import mask_path
