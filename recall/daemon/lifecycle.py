@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.daemon.files import remove_files
+from recall.daemon.limits import lift_soft_limits, start_failure, too_few_files
 from recall.daemon.logs import log_event, log_exception, setup_logging
 from recall.daemon.loop import Loop
 from recall.daemon.state import DaemonState, Loaded
@@ -89,12 +89,15 @@ def mark_failed(exc: BaseException) -> None:
     from recall.privacy.masking import mask_secrets
     from recall.privacy.safetext import one_line, shortened
 
-    why = shortened(one_line(mask_secrets(str(exc))), 400) if isinstance(exc, RecallError) else ""
+    try:
+        why = shortened(one_line(mask_secrets(str(exc))), 400) if isinstance(exc, RecallError) else ""
+    except Exception:  # noqa: BLE001 - short of descriptors or memory for the rules: the type is said
+        why = ""
     try:
         with private_open(run_dir() / client.FAILED_NAME) as fh:
             fh.write(f"{time.time()} {type(exc).__name__}\n{why}\nconfig {client.config_identity()}\n"
                      f"index {client.index_identity()}\n")
-    except OSError:
+    except Exception:  # noqa: BLE001 - a record that cannot be written must not keep the daemon from ending
         pass
 
 
@@ -113,29 +116,24 @@ def _out_of_memory(exc: BaseException, foreground: bool) -> int:
     return 1
 
 
-def _lift_soft_limits() -> None:
-    """The file-size limit of the shell or hook that started this daemon (`ulimit -S -f`) raised to
-    what the system lets it: the daemon outlives that command by hours, and its log stopped at the
-    limit without a word (an outside tester's, stop 56). A hard limit stays; writes then say so."""
-    import resource
+def _warm(app: Recall) -> None:
+    """What a first question loads, loaded before "ready": the masking rules (detect-secrets'
+    plugins), the agents' envelopes, the project walk and one whole search and decision. The first
+    question after each start took 250-420 ms in the daemon against 2 ms for the next, and its
+    message got nothing (an outside tester's, stop 58). A failure here is the questions' to say."""
+    from recall.privacy.masking import mask_secrets
+    from recall.privacy.paths import encode_project_path, project_root, shown_project_key
+    from recall.ranking.scope import Scope
+    from recall.ranking.selector import envelope_bytes
 
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    if soft != hard:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
-
-
-def _start_failure(exc: BaseException) -> BaseException:
-    """What a failed start records: under an address-space limit (`ulimit -v`) a library that
-    cannot map itself fails as an ImportError or an OSError, recorded as nothing more ("ImportError",
-    and a repair, `recall serve --foreground`, that starts fine without the limit: an outside
-    tester's, stop 56); it is the limit's doing, said with its repair."""
-    import resource
-
-    from recall.errors import OutOfMemory, RecallError, short_of_memory
-
-    limited = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-    return OutOfMemory() if short_of_memory(exc) or (limited and not isinstance(exc, RecallError)) else exc
+    try:
+        mask_secrets("warm up")
+        envelope_bytes()
+        root = project_root(os.path.expanduser("~"))
+        shown_project_key(root)
+        app.query("warm up the whole path of a question once", Scope(project=encode_project_path(root, resolve=False)))
+    except Exception as exc:  # noqa: BLE001
+        log_exception("warming up", exc)
 
 
 def load_app(loop: Loop, config: Settings) -> None:
@@ -156,11 +154,15 @@ def load_app(loop: Loop, config: Settings) -> None:
                                 delay_s=config.daemon.debug_delay_ms / 1000)
         app = Recall(config=config, embedder=embedder)
         app.searcher  # noqa: B018 - loads the index now, not on the first question
+        _warm(app)
+        embedder.batches = 0  # model calls for questions (`recall status`): the warm-up's is none
     except Exception as exc:  # noqa: BLE001
-        log_exception("loading the model", exc)
         loop.state.failed = True
-        mark_failed(_start_failure(exc))
-        loop.request_stop()
+        try:
+            log_exception("loading the model", exc)
+            mark_failed(start_failure(exc))
+        finally:  # whatever fails in saying so (out of descriptors: an import), the daemon ends (stop 58)
+            loop.request_stop()
         return
     remove_files(run_dir() / client.FAILED_NAME)
     load_s = time.perf_counter() - t0
@@ -257,6 +259,10 @@ def switch_model(state: DaemonState, app: Recall, config: Settings, switched_fro
 def _new_daemon(config: Settings, lock_fd: int) -> Loop | None:
     """The daemon the config asks for, not yet bound; None (and ``run/daemon.failed``) when
     the model's name cannot be read."""
+    if (short := too_few_files()) is not None:
+        log_event("exit", why=str(short))
+        mark_failed(short)
+        return None
     transport = config.daemon.transport
     if sys.platform == "win32" or not hasattr(socket, "AF_UNIX"):
         transport = "tcp"  # no peer credentials on Windows: loopback + secret instead
@@ -277,7 +283,7 @@ def run_daemon(foreground: bool = False) -> int:
     # Long because: the start in order (home check, lock, files, bind, loader, serve, clean-up).
     os.umask(0o077)  # every file this process creates is the user's only
     coredumps.forbid()  # a crash must not write the messages it holds to disk
-    _lift_soft_limits()
+    lift_soft_limits()
     # OpenMP threads (the model's, FAISS's) sleep between questions instead of spinning: a
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.

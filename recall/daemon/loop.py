@@ -19,7 +19,7 @@ from recall.daemon.handlers import INLINE, Commands
 from recall.daemon.listener import Listener
 from recall.daemon.logs import log_event, log_exception
 from recall.daemon.state import DaemonState, Loaded
-from recall.ipc.code import code_stamp
+from recall.ipc.code import code_stamp, upgraded
 
 if TYPE_CHECKING:
     from recall.config.settings import DaemonSettings
@@ -113,7 +113,7 @@ class Loop:
         self.status.rewrite_if_lost(stale=rebound)  # the status names the socket
         if time.monotonic() - self._code_checked >= CODE_CHECK_S:
             self._code_checked = time.monotonic()
-            if code_stamp() != self.state.code:
+            if upgraded(self.state.code, code_stamp()):
                 log_event("stop", by="recall's files changed (an upgrade): the next question starts it anew")
                 return "recall upgraded"
         return None

@@ -28,6 +28,7 @@ and no daemon is started into such a folder.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -434,13 +435,16 @@ def _started_daemon_died() -> bool:
     return listened == pid and exited(pid) and lock_holder() is None
 
 
+UNREAD = "unread"  # an identity that could not be read (out of descriptors): no proof of a change
+
+
 def config_identity() -> str:
     """The settings file's identity as one line (any edit, a move aside, a new file changes it):
     what a failed start records beside its reason."""
     try:
         st = os.stat(user_config_path())
-    except OSError:
-        return "none"
+    except OSError as exc:
+        return "none" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else UNREAD
     return f"{st.st_ino} {st.st_size} {st.st_mtime_ns}"
 
 
@@ -468,13 +472,15 @@ def index_identity() -> str:
     root = run_dir().parent / "index"
     try:
         names = sorted(os.listdir(root))
-    except OSError:
-        return "none"
+    except OSError as exc:  # out of descriptors is not "no index": the failure would be over at once
+        return "none" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else UNREAD
     parts = []
     for name in names:
         try:
             st = os.stat(root / name / "current")
-        except OSError:
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                return UNREAD
             continue
         parts.append(f"{name}:{st.st_ino}:{st.st_mtime_ns}")
     return " ".join(parts) or "none"
@@ -485,7 +491,7 @@ def _over(lines: list[str]) -> bool:
     the ones there now (an index repaired after a start failed on it: hooks stayed silent for the
     cooldown, and `recall status` named the file the repair had replaced; stop 57)."""
     recorded = {line.split(" ", 1)[0]: line.split(" ", 1)[-1] for line in lines[2:] if " " in line}
-    return any(key in recorded and recorded[key] != now() for key, now in
+    return any(key in recorded and recorded[key] not in (UNREAD, now()) for key, now in
                (("config", config_identity), ("index", index_identity)))
 
 
@@ -639,9 +645,9 @@ def _asked(timeout_s: float) -> dict:
         info["model_switch"] = reply["model_switch"]
     if other := _other_settings(reply):
         info["other_settings"] = other
-    from recall.ipc.code import code_stamp
+    from recall.ipc.code import code_stamp, upgraded
 
-    if status.get("code") != code_stamp():  # an upgrade under it (recall.ipc.code)
+    if "code" not in status or upgraded(status["code"], code_stamp()):  # an upgrade under it (recall.ipc.code)
         info["older_code"] = ("it runs recall as it was before an upgrade: it ends itself within seconds (one "
                               "from before that check: at the next message), and the next message starts this one")
     return info

@@ -21,9 +21,12 @@ PACKAGE = Path(__file__).resolve().parents[1]  # recall/
 
 def code_stamp(package: Path = PACKAGE) -> str:
     """A digest of every ``.py`` and ``.toml`` file under ``package``: its path, size and
-    modification time (~1 ms for the package's ~130 modules, no file read)."""
+    modification time (~1 ms for the package's ~130 modules, no file read). "" when a folder of it
+    cannot be read (out of descriptors): unknown, no proof of an upgrade (a daemon short of
+    descriptors ended itself as "recall upgraded": stop 58)."""
     digest = hashlib.sha256()
-    for folder, dirs, files in os.walk(package):
+    unread: list[OSError] = []
+    for folder, dirs, files in os.walk(package, onerror=unread.append):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith((".py", ".toml")):
@@ -33,4 +36,9 @@ def code_stamp(package: Path = PACKAGE) -> str:
                     continue
                 rel = os.path.relpath(os.path.join(folder, name), package)
                 digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()[:16]
+    return "" if unread else digest.hexdigest()[:16]
+
+
+def upgraded(then: str | None, now: str) -> bool:
+    """Whether stamp ``now`` proves recall's files changed since ``then`` (either unknown: no)."""
+    return bool(then) and bool(now) and then != now

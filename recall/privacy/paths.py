@@ -446,8 +446,26 @@ def os_error_line(exc: OSError) -> str:
                      "again",
         errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter one (the folder named "
                             "on the command line, or RECALL_HOME)",
+        errno.EMFILE: f"this process ran out of file descriptors ({_open_files_limit()}): raise it "
+                      "(`ulimit -n 4096`) and run the command again; nothing is damaged",
+        errno.ENFILE: "the system ran out of open files: close some programs (or raise fs.file-max), then run "
+                      "the command again; nothing is damaged",
+        errno.ENOMEM: "the system is out of memory: free some, then run the command again; nothing is damaged",
     }.get(exc.errno or 0, "`recall status` says what else is wrong")
     return f"{path}: {exc.strerror or type(exc).__name__}; {repair}"
+
+
+# What the machine ran short of, not what a file holds: said as itself, never as damage (stop 58).
+SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+
+
+def _open_files_limit() -> str:
+    try:
+        import resource
+
+        return f"`ulimit -n` is {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}"
+    except (ImportError, ValueError, OSError):
+        return "`ulimit -n`"
 
 
 def _move_aside(where: str, a_parent: bool) -> str:

@@ -92,3 +92,14 @@ def file_size_limit() -> int | None:
         return None
     soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def short_of(exc: OSError) -> None:
+    """Raise what the machine ran short of (descriptors, memory: ``paths.SHORT_OF``) as itself with
+    its repair; return for anything else. Out of descriptors, a sound index was said to be damaged,
+    with a rebuild as the repair (an outside tester's, stop 58)."""
+    from recall.privacy.paths import SHORT_OF, os_error_line
+
+    if exc.errno in SHORT_OF:
+        raise RecallError(os_error_line(exc)) from exc
+

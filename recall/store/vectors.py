@@ -31,6 +31,7 @@ from recall.privacy.paths import FILE_MODE, ensure_private_dir, private_open, re
 from recall.privacy.regular import NotAFile, not_a_file, read_regular
 from recall.privacy.strays import move_aside, set_aside_folder
 from recall.store import native
+from recall.store.errors import short_of
 from recall.store.generations import (
     DIGESTED,
     after_every_other,
@@ -268,6 +269,7 @@ def read_current(root: Path, strict: bool = False) -> int | None:
         return None
     except OSError as exc:
         if strict:
+            short_of(exc)
             detail = f"{exc}, not a file" if isinstance(exc, NotAFile) else exc.strerror or str(exc)
             raise IndexDamaged(root / "current", detail) from exc
         return None
@@ -317,6 +319,17 @@ def load_index(model_id: str, home: Path | None = None) -> LoadedIndex | None:
             tries -= 1
             if not tries or read_current(root, strict=True) == gen:
                 raise
+
+
+def _damaged(path: Path, exc: Exception) -> IndexDamaged:
+    """What a reader's failure on ``path`` says of the index. What the machine ran short of is raised
+    as itself: out of descriptors, a sound index was said damaged, to be rebuilt (stop 58)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        short_of(exc)
+        return IndexDamaged(path, exc.strerror)
+    if path.name == "index.faiss" and not isinstance(exc, ValueError):
+        return IndexDamaged(path, "not a FAISS index faiss can read")  # its own message is a C++ signature
+    return IndexDamaged(path, (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__)
 
 
 def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
@@ -369,13 +382,7 @@ def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
                 if per_note[name].shape != (len(notes), index.d):
                     raise ValueError(f"its {name.removesuffix('.npy')} do not match the notes")
     except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes a reader raise
-        if isinstance(exc, OSError) and exc.strerror:
-            detail = exc.strerror
-        elif path.name == "index.faiss" and not isinstance(exc, ValueError):
-            detail = "not a FAISS index faiss can read"  # its own message is a C++ signature
-        else:
-            detail = (str(exc).splitlines() or [""])[0][:120] or type(exc).__name__
-        raise IndexDamaged(path, detail) from exc
+        raise _damaged(path, exc) from exc
     return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
                        path=gen_dir, asked=asked, lexical=lexical, headers=per_note.get("headers.npy"),
                        prototypes=per_note.get("prototypes.npy"))

@@ -650,6 +650,27 @@ def test_running_out_of_file_descriptors_does_not_kill_the_daemon(indexed, daemo
 
 
 @pytest.mark.process
+def test_a_start_short_of_descriptors_ends_and_says_so_never_as_a_damaged_index(indexed, daemons):
+    """An outside tester's (stop 58): under `ulimit -n 11` a daemon whose failed start could not be
+    recorded (an import inside the record ran out of descriptors) never ended: it held the lock,
+    listened, was never ready, and no hook could start another; under 12 it recorded a damaged
+    index, with a rebuild as the repair. Each limit around the edge: the daemon ends, and what it
+    records (where it can) is what it ran short of."""
+    from recall.errors import REBUILD
+
+    said = []
+    for nofile in range(9, 17):  # a daemon that listened under 13 accepted no question (none answered)
+        (indexed / "run" / client.FAILED_NAME).unlink(missing_ok=True)
+        proc = daemons.start(ready=False, nofile=nofile)
+        code = proc.wait(timeout=20)
+        assert code == 1, (nofile, code, daemons.stderr(proc))
+        why = client.daemon_status().get("last_start_failed") or ""
+        assert "damaged" not in why and REBUILD not in why, (nofile, why)
+        said.append(why)
+    assert any("ulimit -n" in why for why in said), said
+
+
+@pytest.mark.process
 def test_idle_exit_zero_means_never_and_a_time_under_a_second_is_refused(indexed, daemons):
     """0 is in the documented range and read as "no time-out": every daemon idled out at once and
     no message was ever answered (AK01). Under a second, the message that started a daemon could
