@@ -245,11 +245,13 @@ def switch_model(state: DaemonState, app: Recall, config: Settings, switched_fro
                 log_event("model switch", **progress)
 
         stats = worker.index([], progress=advance)
-        progress.update(stage="done", seconds=round(stats.seconds, 1))
-        log_event("model switched", **progress)
+        done = {**progress, "stage": "done", "seconds": round(stats.seconds, 1)}
+        # Logged before a status says so: whoever saw "done" finds the line in the log.
+        log_event("model switched", **done)
+        progress.update(done)
     except Exception as exc:  # noqa: BLE001 - the daemon keeps answering (nothing) either way
-        progress["stage"] = "failed (`recall index` embeds the notes again)"
         log_exception("switching the model", exc)
+        progress["stage"] = "failed (`recall index` embeds the notes again)"
     finally:
         worker.store.close()
 
