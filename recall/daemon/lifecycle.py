@@ -156,6 +156,11 @@ def load_app(loop: Loop, config: Settings) -> None:
                                 delay_s=config.daemon.debug_delay_ms / 1000)
         app = Recall(config=config, embedder=embedder)
         app.searcher  # noqa: B018 - loads the index now, not on the first question
+        # A question's project is masked before it is logged; the masking compiles its rules on
+        # first use (0.1-0.8 s): the first hook in a project after every start was silent.
+        from recall.privacy.paths import shown_project_key
+
+        shown_project_key(recall_home())
     except Exception as exc:  # noqa: BLE001
         log_exception("loading the model", exc)
         loop.state.failed = True

@@ -108,3 +108,33 @@ def test_a_process_that_exited_and_is_not_reaped_is_not_alive():
     finally:
         child.wait()
     assert not exited(os.getpid()) and exited(child.pid)
+
+
+def test_the_masking_a_question_is_logged_through_is_ready_before_the_daemon_is(indexed, monkeypatch):
+    """The first question in a project after every start compiled the masking's rules (a project's
+    name is masked before it is logged): 0.1-0.8 s on a loaded machine, the whole budget of that
+    message's hook, which said nothing (the flaky-test hunt, stop 58: the first hook against a
+    fresh daemon from a project folder, in test_agents.py and test_daemon.py, was silent; its
+    daemon logged "expired" after ~250 ms). They are compiled before "ready", as the model is warmed."""
+    from recall.config.load import load_config
+    from recall.daemon import lifecycle
+    from recall.privacy import masking
+
+    monkeypatch.setattr(masking, "_rules", None)
+    seen: list[object] = []
+
+    class Loop:
+        state = _state()
+
+        def set_ready(self, loaded) -> None:
+            seen.append(masking._rules is not None)
+            self.state.loaded = loaded
+
+        def request_stop(self) -> None:
+            seen.append("stopped")
+
+    loop = Loop()
+    lifecycle.load_app(loop, load_config())  # type: ignore[arg-type]
+    if loop.state.loaded is not None:
+        loop.state.loaded.app.close()
+    assert seen == [True]
