@@ -126,6 +126,7 @@ def _warm(app: Recall) -> None:
     from recall.ranking.scope import Scope
     from recall.ranking.selector import envelope_bytes
 
+    t0 = time.perf_counter()
     try:
         mask_secrets("warm up")
         envelope_bytes()
@@ -134,6 +135,8 @@ def _warm(app: Recall) -> None:
         app.query("warm up the whole path of a question once", Scope(project=encode_project_path(root, resolve=False)))
     except Exception as exc:  # noqa: BLE001
         log_exception("warming up", exc)
+        return
+    log_event("warm", ms=round((time.perf_counter() - t0) * 1000, 1))
 
 
 def load_app(loop: Loop, config: Settings) -> None:
@@ -247,11 +250,13 @@ def switch_model(state: DaemonState, app: Recall, config: Settings, switched_fro
                 log_event("model switch", **progress)
 
         stats = worker.index([], progress=advance)
-        progress.update(stage="done", seconds=round(stats.seconds, 1))
-        log_event("model switched", **progress)
+        done = {**progress, "stage": "done", "seconds": round(stats.seconds, 1)}
+        # Logged before a status says so: whoever saw "done" finds the line in the log.
+        log_event("model switched", **done)
+        progress.update(done)
     except Exception as exc:  # noqa: BLE001 - the daemon keeps answering (nothing) either way
-        progress["stage"] = "failed (`recall index` embeds the notes again)"
         log_exception("switching the model", exc)
+        progress["stage"] = "failed (`recall index` embeds the notes again)"
     finally:
         worker.store.close()
 

@@ -320,11 +320,15 @@ def build_app(launch: Launch, codes: OneTimeCode | None = None) -> Guard:
 
 
 def reindex_state(launch: Launch) -> str:
-    job = launch.reindex
+    """The page's indexing job in words. Read under ``launch.jobs``: a job that ended with another
+    queued is not over, and its thread starts the next under that lock; it said "re-index finished"
+    in between, with the upload queued not yet indexed (the flaky-test hunt, stop 58)."""
+    with launch.jobs:
+        job, queued = launch.reindex, bool(launch.queued)
+        code = None if job is None else job.poll()
     if job is None:
         return ""
-    code = job.poll()
-    if code is None:
+    if code is None or queued:
         return f"re-indexing since {views.ago(launch.reindex_started)}"
     if code != 0:
         return f"re-index failed (exit {code}); `recall index` shows why"

@@ -104,7 +104,8 @@ def test_ctrl_c_on_the_page_is_one_line_and_130(recall_home, hash_model):
     import time
 
     proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "ui", "--no-open"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,  # SIGINT not ignored, whatever this run inherited
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout is not None
         lines = [proc.stdout.readline()]

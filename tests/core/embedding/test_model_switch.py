@@ -136,6 +136,37 @@ def test_an_index_stopped_half_way_is_finished_by_the_next_daemon(recall_home, o
     assert "to resume" not in run_cli("status", check=True).stdout
 
 
+def test_a_switch_is_logged_before_status_says_it_is_done(recall_home, sample_notes, monkeypatch):
+    """The daemon's status said "done" a moment before the log said "model switched": a test that
+    waited for "done" and then read the log could find no line (found reading
+    test_a_new_model_in_config_is_embedded_and_calibrated_by_the_daemon). Each line is written
+    before the stage it tells of is shown, as "ready" is."""
+    from recall.api import Recall
+    from recall.config.load import load_config
+    from recall.daemon import lifecycle
+    from recall.daemon.state import DaemonState
+    from recall.embedding.models import get_embedder
+
+    use_model(recall_home, "hash")
+    index_dirs(sample_notes)
+    config = load_config()
+    state = DaemonState(model_id="hash-256", transport="unix", idle_exit_s=60, lock_fd=None)
+    app = Recall(config=config, embedder=get_embedder(config.model))
+    shown_when_logged: list[str] = []
+
+    def logged(event: str, **fields) -> None:
+        if event == "model switched":
+            shown_when_logged.append(str((state.model_switch or {}).get("stage")))
+
+    monkeypatch.setattr(lifecycle, "log_event", logged)
+    try:
+        lifecycle.switch_model(state, app, config, "a test")
+    finally:
+        app.store.close()
+    assert state.model_switch is not None and state.model_switch["stage"] == "done"
+    assert shown_when_logged and "done" not in shown_when_logged, shown_when_logged
+
+
 @pytest.mark.process
 def test_any_setting_changed_in_config_reaches_the_running_daemon(recall_home, on_hash):
     """An outside tester raised a threshold so that nothing would be handed over: `recall

@@ -144,8 +144,11 @@ def test_ctrl_c_on_an_index_leaves_no_ffmpeg_behind(tmp_path, hash_model):
     (tmp_path / "videos").mkdir()
     (tmp_path / "videos" / "demo.mp4").write_bytes(b"\0\0\0\x18ftypmp42" + b"\0" * 64)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    # SIGINT as a terminal's Ctrl-C finds a command: not ignored, whatever this run inherited (a
+    # suite started as `cmd &` from a script ignores it, and so did the index: it never ended)
     proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "index", str(tmp_path / "videos")], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def fakes() -> list[int]:
         return pids_where((str(bin_dir / "ffmpeg").encode(),), lambda e: True)
@@ -155,7 +158,11 @@ def test_ctrl_c_on_an_index_leaves_no_ffmpeg_behind(tmp_path, hash_model):
         time.sleep(0.05)
     assert fakes(), "the recording was never being read"
     os.kill(proc.pid, signal.SIGINT)
-    assert proc.wait(30) == 130
+    try:
+        assert proc.wait(30) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     deadline = time.monotonic() + 10
     while fakes() and time.monotonic() < deadline:
         time.sleep(0.1)

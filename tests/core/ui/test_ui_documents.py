@@ -135,6 +135,44 @@ def test_an_upload_during_the_buttons_reindex_is_indexed_after_it(docs, tmp_path
         assert "Wombat memo" in c.get("/notes", params={"q": "wombat"}).text, c.get("/upload").text[-1500:]
 
 
+def test_a_job_that_ended_with_an_upload_queued_is_not_said_finished(tmp_path):
+    """The page's job ended while an upload waited for it: until the job's thread has started the
+    next, the page said "re-index finished" with the upload not indexed (found reading
+    test_an_upload_during_a_reindex_is_indexed_and_a_skipped_one_says_why, which waits for those
+    words, then looks for the upload's note). Both moments, held still: before the thread takes
+    the page's lock, and while it starts the next job under it."""
+    import subprocess
+    import sys
+    import threading
+
+    from recall.ui.app import Launch, reindex_state
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        launch = Launch(token="t0ken", port=1, reindex=ended, queued=[tmp_path])
+        assert reindex_state(launch).startswith("re-indexing since")  # the next one not started yet
+        launch.jobs.acquire()  # the job's thread: the queue taken, the next job starting
+        launch.queued.clear()
+
+        def started() -> None:
+            time.sleep(0.3)
+            launch.reindex = running
+            launch.jobs.release()
+
+        starter = threading.Thread(target=started)
+        starter.start()
+        assert reindex_state(launch).startswith("re-indexing since")
+        starter.join()
+        running.stdin.close()
+        running.wait(timeout=30)
+        assert reindex_state(launch).startswith("re-index finished")  # now it is
+    finally:
+        running.kill()
+        running.wait()
+
+
 def test_an_upload_name_too_long_in_bytes_is_cut_to_what_the_folder_takes(docs, tmp_path, recall_home):
     """A name of 190 "é" is under 200 characters but 380 bytes, past the 255 a file system takes:
     the page answered 500 with a traceback (an outside tester's, stop 55)."""
