@@ -236,5 +236,5 @@ def install_line(agent_name: str) -> str | None:
     if consented(q.generate):
         return f"questions: {agent.name} writes new and changed notes' questions in the background after `recall index`"
     return (f"questions: {agent.name} can write your notes' questions in the background, which finds the right "
-            f"note far more often ({pending_line(app, _known_sources(app))}). Allow it once with "
+            f"note far more often ({pending_line(app, _known_sources(app), agent.name)}). Allow it once with "
             f"`recall questions on --agent {agent.name}`; `recall questions off` declines")
