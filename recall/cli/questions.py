@@ -188,7 +188,8 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         except AgentError as exc:
             if exc.transient:
                 tries.unreachable()
-            raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
+            raise UserError(f"{exc}; nothing more written ({exc.repair or 'run `recall questions run` to try again'})"
+                            ) from None
         tries.reachable()
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -39,3 +40,42 @@ def test_install_for_an_agent_quotes_that_agents_cost(folder, tmp_path, recall_h
     cost = agent_cost(notegen.cost(notegen.folder_state(folder), batch_notes=8), Agent(agent, agent))
     assert f"{agent} would be asked" in line and f"about {cost.total:,} tokens" in line, line
     assert "claude" not in line and f"`recall questions on --agent {agent}`" in line
+
+
+def _failing_agent(tmp_path, name: str, stdout: str) -> dict[str, str]:
+    """An agent CLI on PATH that prints ``stdout`` (nothing on stderr) and exits 1."""
+    env = _agents_on_path(tmp_path, name)
+    (tmp_path / "bin" / name).write_text(f"#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '{stdout}'\nexit 1\n")
+    return env | {"RECALL_QUESTIONS_GENERATE": name}
+
+
+KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@pytest.mark.parametrize(("agent", "stdout", "said", "repair"), [
+    ("claude", "Not logged in · Please run /login", "Not logged in · Please run /login",
+     "log in to Claude Code (run `claude`, then /login)"),
+    ("codex", f"Error: 401 Unauthorized for key {KEY}; run codex login",
+     "Error: 401 Unauthorized for key [REDACTED]; run codex login", "log in to Codex (`codex login`)"),
+])
+def test_an_agent_logged_out_says_so_from_stdout_with_log_in_as_the_repair(folder, tmp_path, recall_home, hash_model,
+                                                                          agent, stdout, said, repair):
+    """claude exited 1 saying "Not logged in · Please run /login" on stdout; recall said "claude
+    exited 1: nothing on stderr" and to try again, which could never work. In questions.log (a
+    run in the background, as `recall index` starts it; `recall questions` shows its end) and in
+    the CLI: the agent's own last line, secrets masked, and the repair: log in."""
+    env = _failing_agent(tmp_path, agent, stdout)
+    assert run_cli("index", str(folder), env=env).returncode == 0  # starts a run in the background
+    log = recall_home / "questions.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "Error:" not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.2)
+    logged = log.read_text()
+    assert f"Error: {agent} exited 1: {said}" in logged and repair in logged and KEY not in logged, logged
+    shown = run_cli("questions", env=env).stdout
+    assert f"failed: {agent} exited 1: {said}" in shown and repair in shown, shown
+
+    out = run_cli("questions", "run", str(folder), env=env)
+    assert out.returncode == 1 and f"{agent} exited 1: {said}" in out.stderr, out.stderr
+    assert repair in out.stderr and "to try again" not in out.stderr and KEY not in out.stderr
+    assert [ln for ln in out.stderr.splitlines() if ln.startswith("Error:")] == [out.stderr.splitlines()[-1]]
