@@ -86,7 +86,7 @@ def _say_done(app, stats) -> None:
     if app.calibration is not None:
         for problem in app.calibration.problems:
             warn(problem)
-        say(_calibration_line(app.calibration, app.store.counts()["questions"]))
+        say(_calibration_line(app.calibration, app.store.counts()["questions"], _writes_them(app)))
     for line in app.config.unused_model_tables(app.embedder.model_id):
         say(line, err=True)
 
@@ -132,6 +132,17 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     return [s for s in sources if s.root.exists()]
 
 
+def known_sources(app, cwd: Path) -> list:
+    """This project's folders (as `recall index` takes them) and every note folder indexed
+    before: what `recall questions` counts and `recall questions run` writes with no DIR."""
+    from recall.authoring.agentcli import indexed_sources
+
+    out = {s.root.resolve(): s for s in _sources(app, (), "dir", cwd)}
+    for spec in indexed_sources(app):
+        out.setdefault(spec.root.resolve(), spec)
+    return list(out.values())
+
+
 def _set_aside(app):
     """``Recall.set_aside_damaged_store``, the daemon stopped first when the store stays locked
     (a store damaged under a running daemon: every command waited 30 s for it; the next message
@@ -157,12 +168,23 @@ def _set_aside(app):
     return app.set_aside_damaged_store()
 
 
-def _calibration_line(cal, questions: int) -> str:
-    """``questions``: the note questions indexed (too few to fit on is not none; stop 48, X02)."""
+def _writes_them(app) -> str:
+    """What writes the notes' questions from here: once allowed, the background run (or `recall
+    questions run` now), not `recall questions on` again."""
+    from recall.authoring.agentcli import consented
+
+    if consented(app.config.questions.generate):
+        return "`recall questions run` writes them now (`recall index` starts it in the background)"
+    return "`recall questions on` writes them"
+
+
+def _calibration_line(cal, questions: int, writes: str) -> str:
+    """``questions``: the note questions indexed (too few to fit on is not none; stop 48, X02);
+    ``writes``: what writes more (``_writes_them``)."""
     from recall.ranking.calibration import MIN_OWN_NEGATIVES, MIN_POSITIVES
 
     few = (f"{questions} note questions, under the {MIN_POSITIVES} a fit needs" if questions else
-           "no note questions: `recall questions on` writes them")
+           f"no note questions: {writes}")
     how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
            if cal.mode != "negatives only" else f"{cal.negatives} known unrelated messages ({few})")
     got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
@@ -173,7 +195,7 @@ def _calibration_line(cal, questions: int) -> str:
     if near < MIN_OWN_NEGATIVES and (cal.silence < cal.target_silence or near < own):
         what = own_negatives_words(own, near, "the folders'")
         aside += (f"; the packaged floor stays: {what}, under the {MIN_OWN_NEGATIVES} a"
-                  " fit needs (chit-chat says little about near misses); `recall questions on` writes them")
+                  f" fit needs (chit-chat says little about near misses); {writes}")
     silence = (f"silence {cal.silence:.2f} on the negatives' less silent half" if cal.hidden_notes is None else
                f"silence {cal.silence:.2f} estimated from the notes each hidden in turn ({cal.hidden_notes:.2f} of"
                f" their questions silent), {cal.written:.2f} on the written negatives")
@@ -202,7 +224,7 @@ def calibrate(target_silence: float | None) -> None:
         raise UserError(nothing_yet(app.home, "nothing indexed yet: run `recall index` first"))
     for problem in cal.problems:
         warn(problem)
-    say(_calibration_line(cal, app.store.counts()["questions"]))
+    say(_calibration_line(cal, app.store.counts()["questions"], _writes_them(app)))
     from recall.ranking.calibration_file import FILE
 
     say(f"written to {app.home / FILE}")
@@ -217,7 +239,8 @@ def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources
     agent = find_agent(choice, app.config.questions.model)
     if agent is None or choice == "off" or (dirs and kind == "library"):
         return None
-    states, cost = plan(sources, app.config.questions.batch_notes)
+    # With no DIR, the run started below writes what `recall questions run` writes: every known folder's.
+    states, cost = plan(sources if dirs else known_sources(app, cwd), app.config.questions.batch_notes)
     if not states:
         return None
     line = describe(cost, sum(len(s.pending) for s in states), agent)

@@ -79,3 +79,35 @@ def test_an_agent_logged_out_says_so_from_stdout_with_log_in_as_the_repair(folde
     assert out.returncode == 1 and f"{agent} exited 1: {said}" in out.stderr, out.stderr
     assert repair in out.stderr and "to try again" not in out.stderr and KEY not in out.stderr
     assert [ln for ln in out.stderr.splitlines() if ln.startswith("Error:")] == [out.stderr.splitlines()[-1]]
+
+
+def test_questions_run_writes_what_recall_questions_counted(folder, tmp_path, recall_home, hash_model):
+    """`recall questions` said "3 new or changed note(s): claude would be asked …", then `recall
+    questions run` said "every note has its questions; nothing to send": with no folder, run
+    looked only at this project's Claude Code memory folder (none here), not the folders
+    indexed before that `recall questions` counts. The same folders now, for both."""
+    from helpers.fake_agent import fake_claude
+
+    record, env = fake_claude(tmp_path)
+    project = tmp_path / "project"  # no memory folder of Claude Code's for it
+    project.mkdir()
+    assert run_cli("index", str(folder), cwd=project, env={**env, "RECALL_QUESTIONS_GENERATE": None}).returncode == 0
+    counted = run_cli("questions", cwd=project, env=env)
+    assert "3 new or changed note(s): claude would be asked" in counted.stdout, counted.stdout
+    ran = run_cli("questions", "run", cwd=project, env=env)
+    assert ran.returncode == 0 and "nothing to send" not in ran.stderr, ran.stderr
+    assert "questions for 3 note(s)" in ran.stdout and notegen.folder_state(folder).pending == []
+    assert "every note has its questions" in run_cli("questions", cwd=project, env=env).stdout
+
+
+def test_once_allowed_index_no_longer_says_questions_on_writes_them(folder, tmp_path, recall_home, hash_model):
+    """After `recall questions on`, `recall index DIR` still said "(no note questions: `recall
+    questions on` writes them)": a repair already done. Once allowed, the line names the run."""
+    asked = run_cli("index", str(folder), env={"RECALL_QUESTIONS_GENERATE": None})
+    assert "no note questions: `recall questions on` writes them" in asked.stdout, asked.stdout
+    env = {**_agents_on_path(tmp_path, "claude"), "RECALL_QUESTIONS_GENERATE": "claude",
+           "RECALL_GENERATING": "1"}  # no run in the background from this test
+    for out in (run_cli("index", str(folder), env=env), run_cli("calibrate", env=env)):
+        assert out.returncode == 0, out.stderr
+        assert "recall questions on" not in out.stdout, out.stdout
+        assert "no note questions: `recall questions run` writes them now" in out.stdout, out.stdout
