@@ -123,13 +123,38 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     from recall.privacy.paths import project_root
 
     _override, problem = auto_memory_override(project_root(cwd))
-    if problem is not None:
+    if problem is not None and _first_time(problem):
         warn(problem)
     sources = app.default_sources(cwd)
     for s in sources:
-        if not s.root.exists():
-            say(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
+        if not s.root.exists() and _first_time(str(s.root)):
+            say(_missing_line(s), err=True)
     return [s for s in sources if s.root.exists()]
+
+
+def _first_time(what: str) -> bool:
+    """Whether this command has not said ``what`` yet (a command that reads the folders twice,
+    as `recall index` then its questions line do, says a missing one once)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return True
+    said = ctx.find_root().meta.setdefault("recall.said", set())
+    if what in said:
+        return False
+    said.add(what)
+    return True
+
+
+def _missing_line(spec) -> str:
+    """A default folder that is not there, with what to do about it."""
+    if spec.kind == "memory":
+        return (f"note: no Claude Code memory for this project yet ({spec.root}): Claude Code creates it when it "
+                "saves its first memory; for a notes folder of your own, `recall index DIR`")
+    from recall.privacy.paths import user_config_path
+
+    key = "rules" if spec.kind == "rule" else "libraries"
+    return (f"note: {spec.root} ([sources] {key}) does not exist; skipped: create it, or take it out of "
+            f"[sources] {key} in {user_config_path()}")
 
 
 def known_sources(app, cwd: Path) -> list:
