@@ -34,7 +34,8 @@ from recall.config.settings import TARGET_SILENCE_RANGE
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @fail_cleanly
 def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bool, quiet: bool) -> None:
-    """Index notes and documents: DIRs given, or the project's memory folder, shared rules and libraries.
+    """Index notes and documents: DIRs given, or the project's memory folder, the rules
+    and libraries [sources] lists, and past conversations' titles.
 
     Only new or changed notes are embedded; removed ones are dropped. Each DIR given
     is searched by later queries against the same RECALL_HOME. A folder's

@@ -31,3 +31,33 @@ def test_a_missing_memory_folder_is_said_once_per_command_with_what_to_do(tmp_pa
         assert "no Claude Code memory for this project yet" in lines[0], lines
         assert "Claude Code creates it when it saves its first memory" in lines[0]
         assert "`recall index DIR`" in lines[0]
+
+
+def _readme_command_rows() -> dict[str, str]:
+    """The README's command table: each row's top-level commands (`recall index …` / `recall stop`)."""
+    import re
+
+    from helpers.paths import ROOT
+
+    rows: dict[str, str] = {}
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("| `recall "):
+            head = line.split(" | ")[0]
+            for name in re.findall(r"`recall ([a-z-]+)", head):
+                rows[name] = line
+    return rows
+
+
+def test_the_readme_command_table_lists_every_command_and_says_what_index_reads():
+    """The table left out `calibrate`, `questions` and `ui`, and said `recall index` with no
+    folder reads "past conversations' titles" where --help said "shared rules and libraries":
+    each said half of what it reads (the memory folder, [sources]' rules and libraries, and
+    conversations' titles)."""
+    from recall.cli import main
+
+    rows = _readme_command_rows()
+    assert set(main.commands) <= set(rows), sorted(set(main.commands) - set(rows))
+    helped = " ".join(run_cli("index", "--help").stdout.split())
+    for said in (rows["index"], helped):
+        assert "memory folder" in said and "rules" in said and "libraries" in said, said
+        assert "past conversations' titles" in said, said
