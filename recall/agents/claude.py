@@ -78,17 +78,23 @@ def mcp_importable() -> bool:
     return importlib.util.find_spec("mcp") is not None
 
 
-def pick_claude_form(requested: str | None) -> tuple[str, str]:
-    """(form, why): mcp_tool where this machine supports it, else the command hook."""
+def pick_claude_form(requested: str | None) -> tuple[str, str, str]:
+    """(form, why, unchecked): mcp_tool where this machine supports it, else the command hook;
+    ``unchecked``: why Claude Code's version could not be checked for that choice (else "")."""
     if requested:
-        return requested, "as asked (--form)"
+        return requested, "as asked (--form)", ""
     if not mcp_importable():
-        return "command", "the MCP SDK is not installed here (pip install 'recall-memory[mcp]')"
+        return "command", "the MCP SDK is not installed here (pip install 'recall-memory[mcp]')", ""
     version = claude_version()
+    since = ".".join(map(str, MCP_TOOL_SINCE))
     if version is not None and version < MCP_TOOL_SINCE:
-        return "command", (f"Claude Code {'.'.join(map(str, version))} predates mcp_tool hooks "
-                           f"({'.'.join(map(str, MCP_TOOL_SINCE))})")
-    return "mcp_tool", "no process per message"
+        return "command", f"Claude Code {'.'.join(map(str, version))} predates mcp_tool hooks ({since})", ""
+    if version is None:
+        import shutil
+
+        unread = "`claude` is not on PATH" if shutil.which("claude") is None else "`claude --version` named none"
+        return "mcp_tool", "no process per message", unread
+    return "mcp_tool", "no process per message", ""
 
 
 def _is_our_server(entry: object) -> bool:
@@ -146,7 +152,7 @@ def _drop_server(path: Path) -> bool:
 
 def install(project: bool, cwd: Path | None = None, form: str | None = None,
             track_reads: bool = False) -> list[str]:
-    form, why = pick_claude_form(form)
+    form, why, unchecked = pick_claude_form(form)
     path = claude_settings(project, cwd)
     done = []
     # The settings are read and edited first: a file recall cannot edit is refused before any
@@ -178,6 +184,11 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     if approve:
         state_note(path, "enabledMcpjsonServers.recall", True)
     done.append(f"{result}: the recall hook ({form} form: {why}) in {path}")
+    if unchecked:  # one line: the choice made blind, and the other one
+        since = ".".join(map(str, MCP_TOOL_SINCE))
+        done.insert(0, f"note: Claude Code's version could not be checked ({unchecked}): the mcp_tool hook was chosen, "
+                    f"which Claude Code older than {since} ignores; there, run `recall install"
+                    f"{' --project' if project else ''} --form command`")
     if track_reads:
         done.append(f"{tracked}: the read tracker (PostToolUse on Read) in {path}")
     note_created(path)

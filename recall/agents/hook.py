@@ -113,7 +113,8 @@ def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> str:
     deadline = (time.monotonic() if started is None else started) + conf["budget_ms"] / 1000.0
     try:  # a budget already spent still starts a missing daemon (detached), then gives up at once
         # No daemon: start one and wait for its answer within what is left of the budget.
-        return block_of(client.ask_or_start({"cmd": "query", "prompt": prompt, "cwd": cwd}, deadline))
+        question = {"cmd": "query", "prompt": prompt, "cwd": cwd, **client.checking()}
+        return block_of(client.ask_or_start(question, deadline))
     except client.DaemonError:
         return ""
 

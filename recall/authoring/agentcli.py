@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.authoring import answers, notegen, runner, tries
+from recall.authoring.failures import AgentError, login_error, said_by
 from recall.authoring.runner import GENERATING_ENV, Finished, start_background
-from recall.errors import RecallError
+from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import LINK_REPAIR, ensure_private_dir, read_text, run_dir
 from recall.privacy.safetext import one_line, shortened
 
@@ -53,16 +54,6 @@ SYSTEM_PROMPT = "You answer with exactly the output the message asks for, nothin
 # model named (its default "auto"), first a router request of 865 that sends the prompt again to
 # pick the model (``request_overheads``).
 REQUEST_OVERHEAD: dict[str, tuple[int, ...]] = {"claude": (500,), "codex": (10_000,), "gemini": (1_000, 10_000)}
-
-
-class AgentError(RecallError):
-    """The agent CLI could not answer; the message says what to fix. ``transient``: it did not
-    get to answer (it exited with an error, as when rate-limited or logged out, or could not
-    start): not counted against the notes (``tries``), only waited out."""
-
-    def __init__(self, message: str, transient: bool = False) -> None:
-        super().__init__(message)
-        self.transient = transient
 
 
 @dataclass(frozen=True)
@@ -104,9 +95,10 @@ class Agent:
         return {}
 
     def answer(self, proc: Finished, out_file: Path) -> str:
-        said = shortened(one_line(proc.stderr), 400)  # its first words (the cause) and its last kept
+        said = said_by(proc)
         if proc.returncode != 0:
-            raise AgentError(f"{self.name} exited {proc.returncode}: {said or 'nothing on stderr'}", transient=True)
+            message = f"{self.name} exited {proc.returncode}: {said or 'it printed nothing'}"
+            raise login_error(self.name, message, said) or AgentError(message, transient=True)
         if self.name == "codex":
             return read_text(out_file, errors="replace") if out_file.exists() else ""
         if not proc.stdout.strip():
@@ -126,7 +118,9 @@ def claude_result(stdout: str) -> str:
     if not isinstance(data, dict):  # a list, a string: what an agent prints is read, never trusted (stop 48)
         raise AgentError(f"claude -p printed JSON that is no result object: {stdout[:200]!r}")
     if data.get("is_error") or data.get("subtype", "success") != "success":
-        raise AgentError(f"claude -p reported an error: {str(data.get('result'))[:300]}")
+        said = shortened(one_line(mask_secrets(str(data.get("result")))), 300)
+        message = f"claude -p reported an error: {said}"
+        raise login_error("claude", message, said) or AgentError(message)
     return str(data.get("result", ""))
 
 

@@ -34,7 +34,8 @@ from recall.config.settings import TARGET_SILENCE_RANGE
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @fail_cleanly
 def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bool, quiet: bool) -> None:
-    """Index notes and documents: DIRs given, or the project's memory folder, shared rules and libraries.
+    """Index notes and documents: DIRs given, or the project's memory folder, the rules
+    and libraries [sources] lists, and past conversations' titles.
 
     Only new or changed notes are embedded; removed ones are dropped. Each DIR given
     is searched by later queries against the same RECALL_HOME. A folder's
@@ -86,7 +87,7 @@ def _say_done(app, stats) -> None:
     if app.calibration is not None:
         for problem in app.calibration.problems:
             warn(problem)
-        say(_calibration_line(app.calibration, app.store.counts()["questions"]))
+        say(_calibration_line(app.calibration, app.store.counts()["questions"], _writes_them(app)))
     for line in app.config.unused_model_tables(app.embedder.model_id):
         say(line, err=True)
 
@@ -123,13 +124,49 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
     from recall.privacy.paths import project_root
 
     _override, problem = auto_memory_override(project_root(cwd))
-    if problem is not None:
+    if problem is not None and _first_time(problem):
         warn(problem)
     sources = app.default_sources(cwd)
     for s in sources:
-        if not s.root.exists():
-            say(f"note: {s.root} does not exist yet ({s.kind}); skipped", err=True)
+        if not s.root.exists() and _first_time(str(s.root)):
+            say(_missing_line(s), err=True)
     return [s for s in sources if s.root.exists()]
+
+
+def _first_time(what: str) -> bool:
+    """Whether this command has not said ``what`` yet (a command that reads the folders twice,
+    as `recall index` then its questions line do, says a missing one once)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return True
+    said = ctx.find_root().meta.setdefault("recall.said", set())
+    if what in said:
+        return False
+    said.add(what)
+    return True
+
+
+def _missing_line(spec) -> str:
+    """A default folder that is not there, with what to do about it."""
+    if spec.kind == "memory":
+        return (f"note: no Claude Code memory for this project yet ({spec.root}): Claude Code creates it when it "
+                "saves its first memory; for a notes folder of your own, `recall index DIR`")
+    from recall.privacy.paths import user_config_path
+
+    key = "rules" if spec.kind == "rule" else "libraries"
+    return (f"note: {spec.root} ([sources] {key}) does not exist; skipped: create it, or take it out of "
+            f"[sources] {key} in {user_config_path()}")
+
+
+def known_sources(app, cwd: Path) -> list:
+    """This project's folders (as `recall index` takes them) and every note folder indexed
+    before: what `recall questions` counts and `recall questions run` writes with no DIR."""
+    from recall.authoring.agentcli import indexed_sources
+
+    out = {s.root.resolve(): s for s in _sources(app, (), "dir", cwd)}
+    for spec in indexed_sources(app):
+        out.setdefault(spec.root.resolve(), spec)
+    return list(out.values())
 
 
 def _set_aside(app):
@@ -157,12 +194,23 @@ def _set_aside(app):
     return app.set_aside_damaged_store()
 
 
-def _calibration_line(cal, questions: int) -> str:
-    """``questions``: the note questions indexed (too few to fit on is not none; stop 48, X02)."""
+def _writes_them(app) -> str:
+    """What writes the notes' questions from here: once allowed, the background run (or `recall
+    questions run` now), not `recall questions on` again."""
+    from recall.authoring.agentcli import consented
+
+    if consented(app.config.questions.generate):
+        return "`recall questions run` writes them now (`recall index` starts it in the background)"
+    return "`recall questions on` writes them"
+
+
+def _calibration_line(cal, questions: int, writes: str) -> str:
+    """``questions``: the note questions indexed (too few to fit on is not none; stop 48, X02);
+    ``writes``: what writes more (``_writes_them``)."""
     from recall.ranking.calibration import MIN_OWN_NEGATIVES, MIN_POSITIVES
 
     few = (f"{questions} note questions, under the {MIN_POSITIVES} a fit needs" if questions else
-           "no note questions: `recall questions on` writes them")
+           f"no note questions: {writes}")
     how = (f"{cal.positives} held-out note questions and {cal.negatives} known unrelated messages"
            if cal.mode != "negatives only" else f"{cal.negatives} known unrelated messages ({few})")
     got = f"; held-out hit {cal.injected:.2f}" if cal.injected is not None else ""
@@ -173,7 +221,7 @@ def _calibration_line(cal, questions: int) -> str:
     if near < MIN_OWN_NEGATIVES and (cal.silence < cal.target_silence or near < own):
         what = own_negatives_words(own, near, "the folders'")
         aside += (f"; the packaged floor stays: {what}, under the {MIN_OWN_NEGATIVES} a"
-                  " fit needs (chit-chat says little about near misses); `recall questions on` writes them")
+                  f" fit needs (chit-chat says little about near misses); {writes}")
     silence = (f"silence {cal.silence:.2f} on the negatives' less silent half" if cal.hidden_notes is None else
                f"silence {cal.silence:.2f} estimated from the notes each hidden in turn ({cal.hidden_notes:.2f} of"
                f" their questions silent), {cal.written:.2f} on the written negatives")
@@ -202,7 +250,7 @@ def calibrate(target_silence: float | None) -> None:
         raise UserError(nothing_yet(app.home, "nothing indexed yet: run `recall index` first"))
     for problem in cal.problems:
         warn(problem)
-    say(_calibration_line(cal, app.store.counts()["questions"]))
+    say(_calibration_line(cal, app.store.counts()["questions"], _writes_them(app)))
     from recall.ranking.calibration_file import FILE
 
     say(f"written to {app.home / FILE}")
@@ -217,7 +265,8 @@ def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources
     agent = find_agent(choice, app.config.questions.model)
     if agent is None or choice == "off" or (dirs and kind == "library"):
         return None
-    states, cost = plan(sources, app.config.questions.batch_notes)
+    # With no DIR, the run started below writes what `recall questions run` writes: every known folder's.
+    states, cost = plan(sources if dirs else known_sources(app, cwd), app.config.questions.batch_notes)
     if not states:
         return None
     line = describe(cost, sum(len(s.pending) for s in states), agent)

@@ -21,12 +21,9 @@ def _sources(app, dirs: tuple[Path, ...], kind: str) -> list:
 
 def _known_sources(app) -> list:
     """This project's folders (as `recall index` takes them) and every note folder indexed before."""
-    from recall.authoring.agentcli import indexed_sources
+    from recall.cli.index import known_sources
 
-    out = {s.root.resolve(): s for s in _sources(app, (), "dir")}
-    for spec in indexed_sources(app):
-        out.setdefault(spec.root.resolve(), spec)
-    return list(out.values())
+    return known_sources(app, Path.cwd())
 
 
 def pending_line(app, sources, choice: str | None = None) -> str:
@@ -139,15 +136,17 @@ def off() -> None:
 @questions.command("run")
 @_DIRS
 @_KIND
-@click.option("--indexed", is_flag=True, help="Every note folder indexed before (what the daemon's watcher starts).")
+@click.option("--indexed", is_flag=True, help="Only the note folders indexed before (what the daemon's watcher "
+              "starts).")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors.")
 @fail_cleanly
 def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     """Write the pending notes' questions now (in the foreground), then index them.
 
-    What `recall index` starts in the background once allowed; DIRs as for `recall index`.
-    Run by you, it also asks again for the notes the agent gave nothing for twice, at once
-    even after it failed to answer (the background waits that out).
+    What `recall index` starts in the background once allowed; DIRs as for `recall index`;
+    no DIR: this project's folders and every note folder indexed before, the notes `recall
+    questions` counts. Run by you, it also asks again for the notes the agent gave nothing
+    for twice, at once even after it failed to answer (the background waits that out).
     """
     from recall.authoring import tries
     from recall.authoring.agentcli import AgentError, agent_cost, consented, find_agent, generate_folder, plan
@@ -162,7 +161,7 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
     from recall.authoring.agentcli import indexed_sources
 
-    sources = indexed_sources(app) if indexed else _sources(app, dirs, kind)
+    sources = indexed_sources(app) if indexed else _sources(app, dirs, kind) if dirs else _known_sources(app)
     log = (lambda _m: None) if quiet else (lambda m: say(m, err=True))
     with run_lock(app.home) as mine:
         if not mine:
@@ -188,7 +187,8 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         except AgentError as exc:
             if exc.transient:
                 tries.unreachable()
-            raise UserError(f"{exc}; nothing more written (run `recall questions run` to try again)") from None
+            raise UserError(f"{exc}; nothing more written ({exc.repair or 'run `recall questions run` to try again'})"
+                            ) from None
         tries.reachable()
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
@@ -236,5 +236,5 @@ def install_line(agent_name: str) -> str | None:
     if consented(q.generate):
         return f"questions: {agent.name} writes new and changed notes' questions in the background after `recall index`"
     return (f"questions: {agent.name} can write your notes' questions in the background, which finds the right "
-            f"note far more often ({pending_line(app, _known_sources(app))}). Allow it once with "
+            f"note far more often ({pending_line(app, _known_sources(app), agent.name)}). Allow it once with "
             f"`recall questions on --agent {agent.name}`; `recall questions off` declines")

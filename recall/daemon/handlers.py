@@ -144,8 +144,10 @@ class Commands:
         chosen = [{"id": c["id"], "score": c["score"]} for c in decision["chosen"]]
         give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)
         late = {"late": True} if isinstance(give_up_at, int | float) and time.time() >= give_up_at else {}
-        log_event("query", decision=d.kind, reason=d.reason, top=_r4(d.top), gap=_r4(d.gap),
-                  bytes=d.line_bytes, chosen=chosen, timings_ms=timings, project=project, **late)
+        # recall's own checks (`recall install`'s timing) are no message of yours: not counted as one
+        log_event("check" if req.get("check") is True else "query", decision=d.kind, reason=d.reason,
+                  top=_r4(d.top), gap=_r4(d.gap), bytes=d.line_bytes, chosen=chosen, timings_ms=timings,
+                  project=project, **late)
         return {  # the decision, block text included: each agent's module wraps it (recall.agents.registry)
             "ok": True,
             "model": self.model_id,

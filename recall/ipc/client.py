@@ -60,6 +60,9 @@ MAX_STATUS_BYTES = 1 << 16  # daemon.json and the secret: a few hundred bytes
 # A pasted megabyte stays off the socket, and at 6 bytes per character (JSON's \uXXXX) a
 # request stays well under the daemon's MAX_REQUEST_BYTES.
 PROMPT_CHARS_MAX = 1 << 16
+# Set by recall's own checks (`recall install`'s timing) for the hooks they run: their questions
+# carry ``"check": true`` (``checking``) and the daemon logs them as "check", not as a message of yours.
+CHECK_ENV = "RECALL_CHECKING"
 # A daemon loading its model takes seconds; hooks arriving meanwhile must not start
 # another. One start per this many seconds, across all concurrent hooks.
 SPAWN_COOLDOWN_S = 20.0
@@ -217,6 +220,11 @@ def reply_hmac(secret: str, nonce: str) -> str:
     import hmac
 
     return hmac.new(secret.encode(), nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def checking() -> dict:
+    """``{"check": True}`` to add to a question asked by recall's own check (``CHECK_ENV``), else ``{}``."""
+    return {"check": True} if os.environ.get(CHECK_ENV) else {}
 
 
 def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None, status: dict | None = None) -> dict:
