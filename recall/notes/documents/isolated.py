@@ -42,6 +42,7 @@ from recall.privacy.paths import ensure_private_dir, run_dir
 # How long a child that was asked to stop may take before it is killed.
 STOP_S = 2.0
 TICK_S = 1.0  # a recording's progress is told at most this often
+_cap_mb = 0  # the child's address-space cap (``main``), said when a conversion needs more
 
 
 class Converter:
@@ -140,8 +141,8 @@ def _answer(path: str, note_type: str, fmt: str, frame_every_s: float,
             return "unreadable", (f"its converter ({exc.name}) failed to load within [documents] "
                                   "convert_max_mb; skipped")
         return "import", exc.name or str(exc)
-    except MemoryError:
-        return "unreadable", "too large to convert in [documents] convert_max_mb; skipped"
+    except MemoryError:  # the converter's own error may not say it: a converter wrapping it said "not an XLSX"
+        return "unreadable", f"needs more memory to convert than [documents] convert_max_mb ({_cap_mb}) allows; skipped"
     except RecursionError:
         return "unreadable", "nested too deeply to convert; skipped"
     except OSError as exc:
@@ -193,6 +194,8 @@ def main(max_mb: int, parent: int | None = None) -> None:
     stdin closes."""
     import warnings
 
+    global _cap_mb
+    _cap_mb = max_mb
     if parent is not None:
         _die_with(parent)
     tmp = Path(os.environ.get("TMPDIR", "/"))

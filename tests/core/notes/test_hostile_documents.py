@@ -130,3 +130,44 @@ def test_a_converter_writes_nothing_through_a_shared_temporary_folder(tmp_path, 
     assert out.returncode == 0 and "page.html" not in out.stderr, out.stderr
     assert victim.read_text() == "mine\n" and sorted(p.name for p in shared.iterdir()) == [".ses"]
     assert "page" in " ".join(found("zorbl keys"))
+
+
+def test_a_workbook_with_one_far_away_cell_is_read_in_seconds(tmp_path, recall_home, hash_model):
+    """A 5 KB workbook with a cell at A1 and one at A1048576 (or AX100000): markitdown's converter
+    filled in the sheet's whole used range (pandas), ~120 s and ~4 GB, and the file was skipped
+    (an outside tester's). Only the cells that hold a value are read."""
+    from openpyxl import Workbook
+
+    folder = tmp_path / "sheets"
+    folder.mkdir()
+    for name, word, row, column in (("farrow.xlsx", "zebrax", 1_048_576, 1), ("farcol.xlsx", "yakfur", 100_000, 50)):
+        wb = Workbook()
+        wb.active["A1"] = f"{word} inventory"
+        wb.active.cell(row=row, column=column, value=f"{word} closing tally")
+        wb.save(str(folder / name))
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[documents]\nconvert_timeout_s = 15\n")
+    t0 = time.monotonic()
+    out = run_cli("index", folder)
+    assert out.returncode == 0 and "xlsx" not in out.stderr, out.stderr
+    assert time.monotonic() - t0 < 30, "a sparse workbook ran long"
+    assert found("zebrax", "closing", "tally")[0] == "farrow.xlsx"
+    assert found("yakfur", "closing", "tally")[0] == "farcol.xlsx"
+
+
+def test_a_conversion_past_its_memory_cap_says_so_not_that_the_file_is_unreadable(tmp_path, recall_home,
+                                                                                 hash_model):
+    """A MemoryError inside markitdown's converter was said as "not an XLSX file markitdown can
+    read (MemoryError)" (an outside tester's): the file may be fine, it needs more memory than
+    [documents] convert_max_mb allows. Here a 600 MB workbook (sparse: nothing on disk) read
+    whole under a cap of 400 MB."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    with (folder / "huge.xlsx").open("wb") as fh:
+        fh.truncate(600_000_000)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[documents]\nconvert_max_mb = 400\nmax_file_mb = 1000\n")
+    out = run_cli("index", folder)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    [line] = warnings_about(out.stderr, ["huge.xlsx"])["huge.xlsx"]
+    assert "needs more memory to convert than [documents] convert_max_mb (400)" in line and "not an" not in line, line
