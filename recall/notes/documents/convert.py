@@ -37,7 +37,13 @@ DOCUMENT_FORMATS = {**TEXT_FORMATS, **OFFICE_FORMATS, **PDF_FORMATS}
 
 
 class Unreadable(Exception):
-    """A file that cannot be converted: its message is the one line the user sees."""
+    """A file that cannot be converted: its message is the one line the user sees. Its bytes are
+    the reason: it is not converted again until they change (``recall.notes.documents.failed``)."""
+
+
+class Unavailable(Unreadable):
+    """A file that cannot be converted here for a reason outside it (ffmpeg missing, a converter
+    that fails to load): tried again at the next index."""
 
 
 @dataclass
@@ -193,6 +199,8 @@ def _office(path: Path, fmt: str) -> Extracted:
     except (MemoryError, RecursionError):
         raise  # what it is, said by the child (``isolated``): not a file the library cannot read
     except Exception as exc:  # noqa: BLE001 - each library raises its own (zipfile, lxml, KeyError...)
+        if type(exc).__name__ == "MissingDependencyException":  # markitdown's: a library missing, not the file
+            raise Unavailable(f"{fmt} needs {_first_line(exc)} (pip install 'recall-memory[docs]'); skipped") from exc
         raise Unreadable(f"not {_a(fmt.upper())} file {library} can read ({_first_line(exc)}); skipped") from exc
     text = result.markdown or ""
     if fmt == "pptx":

@@ -35,7 +35,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from recall.notes.documents.convert import Extracted, Unreadable
+from recall.notes.documents.convert import Extracted, Unavailable, Unreadable
 from recall.notes.documents.images import NO_TELEMETRY
 from recall.privacy.paths import ensure_private_dir, run_dir
 
@@ -82,6 +82,8 @@ class Converter:
             return value
         if kind == "import":
             raise ImportError(value, name=value)
+        if kind == "unavailable":
+            raise Unavailable(value)
         raise Unreadable(value)
 
     def _started(self) -> tuple[Connection, Connection]:
@@ -134,11 +136,13 @@ def _answer(path: str, note_type: str, fmt: str, frame_every_s: float,
 
     try:
         return "ok", extract_as(Path(path), note_type, fmt, frame_every_s, progress)
+    except Unavailable as exc:
+        return "unavailable", str(exc)
     except Unreadable as exc:
         return "unreadable", str(exc)
     except ImportError as exc:
         if _installed(exc.name):  # there, but it failed to load: in the memory cap, or broken
-            return "unreadable", (f"its converter ({exc.name}) failed to load within [documents] "
+            return "unavailable", (f"its converter ({exc.name}) failed to load within [documents] "
                                   "convert_max_mb; skipped")
         return "import", exc.name or str(exc)
     except MemoryError:  # the converter's own error may not say it: a converter wrapping it said "not an XLSX"
@@ -146,7 +150,7 @@ def _answer(path: str, note_type: str, fmt: str, frame_every_s: float,
     except RecursionError:
         return "unreadable", "nested too deeply to convert; skipped"
     except OSError as exc:
-        return "unreadable", f"unreadable ({exc.strerror or type(exc).__name__}); skipped"
+        return "unavailable", f"unreadable ({exc.strerror or type(exc).__name__}); skipped"
     except Exception as exc:  # noqa: BLE001 - any converter's own error: one line, the rest is read
         return "unreadable", f"its converter failed ({type(exc).__name__}); skipped"
 

@@ -171,3 +171,37 @@ def test_a_conversion_past_its_memory_cap_says_so_not_that_the_file_is_unreadabl
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     [line] = warnings_about(out.stderr, ["huge.xlsx"])["huge.xlsx"]
     assert "needs more memory to convert than [documents] convert_max_mb (400)" in line and "not an" not in line, line
+
+
+def test_a_file_that_failed_to_convert_is_skipped_at_once_until_its_bytes_change(tmp_path, recall_home, hash_model):
+    """Failed conversions were not remembered: every `recall index` (the plugin's at each session
+    start, the watcher's) paid for them again (an outside tester's second index, nothing changed:
+    235 s, 3.9 GB). A file whose bytes failed is skipped at once with its line, said each run, until
+    its bytes change or `--rebuild`; one that failed for a reason outside it (ffmpeg missing) is
+    tried again. What is kept is the key and the line, 0600, none of the document's text."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4\n" + b"zinnober manual " * 40)
+    (folder / "clip.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
+    good_file(folder)
+    no_ffmpeg = {"PATH": str(tmp_path / "empty-bin")}
+    lines = []
+    for args in ((), (), ("--rebuild",)):
+        out = run_cli("index", *args, folder, env=no_ffmpeg)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        lines.append(warnings_about(out.stderr, ["broken.pdf", "clip.mp4"]))
+    first, second, rebuilt = lines
+    assert all(len(got) == 1 for run in lines for got in run.values()), lines
+    assert "pypdf" in first["broken.pdf"][0] and "last tried" not in first["broken.pdf"][0], first
+    assert second["broken.pdf"][0].startswith(first["broken.pdf"][0].removesuffix("skipped")), second
+    assert "as when last tried: the file is unchanged" in second["broken.pdf"][0], second
+    assert "ffmpeg" in second["clip.mp4"][0] and "last tried" not in second["clip.mp4"][0], second
+    assert "last tried" not in rebuilt["broken.pdf"][0], rebuilt
+    kept = recall_home / "failed-documents.json"
+    assert kept.stat().st_mode & 0o777 == 0o600 and "zinnober" not in kept.read_text()
+    assert "clip" not in kept.read_text()
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4\n" + b"zinnober manual, second edition " * 40)
+    out = run_cli("index", folder, env=no_ffmpeg)
+    [line] = warnings_about(out.stderr, ["broken.pdf"])["broken.pdf"]
+    assert "pypdf" in line and "last tried" not in line, line
+    assert found("kiwi", "fruit", "stored")[0] == "good.txt"
