@@ -30,7 +30,8 @@ from recall.config.settings import TARGET_SILENCE_RANGE
 @click.option("--no-conversations", is_flag=True, help="Do not index past conversations' titles.")
 @click.option("--rebuild", is_flag=True,
               help="Repair: re-read every folder indexed before and write a fresh index; a damaged "
-                   "store file is moved aside and the notes are indexed again.")
+                   "store file is moved aside and the notes are indexed again; files that failed to "
+                   "convert are tried again.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @fail_cleanly
 def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bool, quiet: bool) -> None:
@@ -53,6 +54,9 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     cwd = Path.cwd()
     salvaged: list = []
     if rebuild:
+        from recall.notes.documents.failed import forget_all
+
+        forget_all()  # every file that failed to convert is tried again
         aside, salvaged = _set_aside(app)
         if aside is not None:
             say(f"note: the damaged store was moved to {aside} (delete it once all is well); "

@@ -25,7 +25,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unreadable, extract
+from recall.notes.documents import failed
+from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unavailable, Unreadable, extract
 from recall.notes.documents.isolated import Converter
 from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
 from recall.notes.problems import Problem
@@ -155,6 +156,8 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
         return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
     if unchanged is not None and unchanged(str(path), rel, key):
         return Note(rel, str(path), "", "", note_type, "", key, unchanged=True), []
+    if (line := failed.remembered(failed.failure_key(key, opts))) is not None:  # its bytes failed before
+        return None, [Problem(str(path), f"{line} ({failed.AGAIN})")]
     done = ahead.take(key) if ahead is not None else None
     if ahead is not None and done is None:
         ahead.want(path, root, source_kind)
@@ -167,6 +170,8 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
                 done = conv(path, note_type, fmt, opts.frame_every_s)
         got = done
     except Unreadable as exc:
+        if not isinstance(exc, Unavailable):  # its bytes are why: not tried again until they change
+            failed.remember(failed.failure_key(key, opts), str(exc))
         return None, [Problem(str(path), str(exc))]
     except ImportError as exc:
         extra = "ocr" if note_type != "document" else "docs"

@@ -5,9 +5,11 @@ Libraries (the ``docs`` extra; imported only when a file of their format is read
 
 * PDF: ``pypdf`` (pure Python, no dependencies). markitdown's PDF path turns prose into
   fake pipe tables and docling needs hub weights for every PDF (../shared/STACK.md).
-* DOCX, PPTX, XLSX, HTML, EPUB: ``markitdown``'s converters, called directly with the
+* DOCX, PPTX, HTML, EPUB: ``markitdown``'s converters, called directly with the
   format named by the file's extension (no ``MarkItDown()``: it loads magika's model to
   guess a file's type, which the extension already tells).
+* XLSX: ``openpyxl`` read-only, the cells that hold a value (``sheets``; markitdown's went
+  through pandas, which fills in a sheet's whole used range).
 * text and markdown: read as UTF-8 (bad bytes replaced).
 
 Every reader returns an ``Extracted``; a file it cannot read raises ``Unreadable`` with
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall.notes.documents import shown
+from recall.notes.documents.sheets import sheet_tables
 from recall.privacy.decoding import Binary, decode
 
 # extension -> format name (what ``Extracted.format`` and the page say)
@@ -34,7 +37,13 @@ DOCUMENT_FORMATS = {**TEXT_FORMATS, **OFFICE_FORMATS, **PDF_FORMATS}
 
 
 class Unreadable(Exception):
-    """A file that cannot be converted: its message is the one line the user sees."""
+    """A file that cannot be converted: its message is the one line the user sees. Its bytes are
+    the reason: it is not converted again until they change (``recall.notes.documents.failed``)."""
+
+
+class Unavailable(Unreadable):
+    """A file that cannot be converted here for a reason outside it (ffmpeg missing, a converter
+    that fails to load): tried again at the next index."""
 
 
 @dataclass
@@ -165,33 +174,49 @@ def _on_page(page) -> str:
 
 
 def _office(path: Path, fmt: str) -> Extracted:
-    """DOCX, PPTX, XLSX, HTML and EPUB through markitdown's converter for the format."""
-    from markitdown import StreamInfo
-    from markitdown import converters as c
+    """DOCX, PPTX, HTML and EPUB through markitdown's converter for the format; XLSX through
+    ``recall.notes.documents.sheets`` (openpyxl, the cells that hold a value)."""
+    if fmt == "xlsx":
+        import openpyxl  # noqa: F401 - missing: the docs extra is (ImportError), not the file
 
-    converter = {"docx": c.DocxConverter, "pptx": c.PptxConverter, "xlsx": c.XlsxConverter,
-                 "html": c.HtmlConverter, "epub": c.EpubConverter}[fmt]()
-    info = StreamInfo(extension=path.suffix.lower(), filename=path.name, local_path=str(path))
+        converter, library = None, "openpyxl"
+    else:
+        from markitdown import converters as c
+
+        converter, library = {"docx": c.DocxConverter, "pptx": c.PptxConverter, "html": c.HtmlConverter,
+                              "epub": c.EpubConverter}[fmt](), "markitdown"
     _check_unpacked(path, fmt)
     try:
         with path.open("rb") as fh:
             reader = SHOWN.get(fmt)
-            result = converter.convert(reader(fh.read()) if reader else fh, info)
+            stream = reader(fh.read()) if reader else fh
+            if converter is None:  # sheets are located by their names: not the workbook's title
+                return Extracted(fmt, "", [(f"sheet {name}", text) for name, table in sheet_tables(stream)
+                                           if (text := _tidy(table))])
+            result = converter.convert(stream, _stream_info(path))
     except shown.AllHidden as exc:
         raise Unreadable(f"{exc}; skipped") from exc
+    except (MemoryError, RecursionError):
+        raise  # what it is, said by the child (``isolated``): not a file the library cannot read
     except Exception as exc:  # noqa: BLE001 - each library raises its own (zipfile, lxml, KeyError...)
-        raise Unreadable(f"not {_a(fmt.upper())} file markitdown can read ({_first_line(exc)}); skipped") from exc
+        if type(exc).__name__ == "MissingDependencyException":  # markitdown's: a library missing, not the file
+            raise Unavailable(f"{fmt} needs {_first_line(exc)} (pip install 'recall-memory[docs]'); skipped") from exc
+        raise Unreadable(f"not {_a(fmt.upper())} file {library} can read ({_first_line(exc)}); skipped") from exc
     text = result.markdown or ""
     if fmt == "pptx":
         segs = _split_on(text, re.compile(r"<!-- Slide number: (\d+) -->"), "slide {}")
-    elif fmt == "xlsx":  # sheets are "## name": not the workbook's title
-        return Extracted(fmt, (result.title or "").strip(), _split_on(text, re.compile(r"^## (.+)$", re.M), "sheet {}"))
     else:
         if fmt == "epub":  # markitdown puts the book's metadata first ("**Title:** ..."): not its text
             text = re.sub(r"\A(?:\*\*\w+:\*\* .*\n?)+", "", text)
         segs = sections(text)
     title = (result.title or "").strip() or first_heading(text)
     return Extracted(fmt, title, segs)
+
+
+def _stream_info(path: Path):
+    from markitdown import StreamInfo
+
+    return StreamInfo(extension=path.suffix.lower(), filename=path.name, local_path=str(path))
 
 
 # A DOCX, PPTX, XLSX or EPUB (a zip) that unpacks to more than this many times its size,

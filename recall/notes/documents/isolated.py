@@ -35,13 +35,14 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from recall.notes.documents.convert import Extracted, Unreadable
+from recall.notes.documents.convert import Extracted, Unavailable, Unreadable
 from recall.notes.documents.images import NO_TELEMETRY
 from recall.privacy.paths import ensure_private_dir, run_dir
 
 # How long a child that was asked to stop may take before it is killed.
 STOP_S = 2.0
 TICK_S = 1.0  # a recording's progress is told at most this often
+_cap_mb = 0  # the child's address-space cap (``main``), said when a conversion needs more
 
 
 class Converter:
@@ -81,6 +82,8 @@ class Converter:
             return value
         if kind == "import":
             raise ImportError(value, name=value)
+        if kind == "unavailable":
+            raise Unavailable(value)
         raise Unreadable(value)
 
     def _started(self) -> tuple[Connection, Connection]:
@@ -133,19 +136,21 @@ def _answer(path: str, note_type: str, fmt: str, frame_every_s: float,
 
     try:
         return "ok", extract_as(Path(path), note_type, fmt, frame_every_s, progress)
+    except Unavailable as exc:
+        return "unavailable", str(exc)
     except Unreadable as exc:
         return "unreadable", str(exc)
     except ImportError as exc:
         if _installed(exc.name):  # there, but it failed to load: in the memory cap, or broken
-            return "unreadable", (f"its converter ({exc.name}) failed to load within [documents] "
+            return "unavailable", (f"its converter ({exc.name}) failed to load within [documents] "
                                   "convert_max_mb; skipped")
         return "import", exc.name or str(exc)
-    except MemoryError:
-        return "unreadable", "too large to convert in [documents] convert_max_mb; skipped"
+    except MemoryError:  # the converter's own error may not say it: a converter wrapping it said "not an XLSX"
+        return "unreadable", f"needs more memory to convert than [documents] convert_max_mb ({_cap_mb}) allows; skipped"
     except RecursionError:
         return "unreadable", "nested too deeply to convert; skipped"
     except OSError as exc:
-        return "unreadable", f"unreadable ({exc.strerror or type(exc).__name__}); skipped"
+        return "unavailable", f"unreadable ({exc.strerror or type(exc).__name__}); skipped"
     except Exception as exc:  # noqa: BLE001 - any converter's own error: one line, the rest is read
         return "unreadable", f"its converter failed ({type(exc).__name__}); skipped"
 
@@ -193,6 +198,8 @@ def main(max_mb: int, parent: int | None = None) -> None:
     stdin closes."""
     import warnings
 
+    global _cap_mb
+    _cap_mb = max_mb
     if parent is not None:
         _die_with(parent)
     tmp = Path(os.environ.get("TMPDIR", "/"))

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from recall.notes.documents.convert import Extracted, Unreadable
+from recall.notes.documents.convert import Extracted, Unavailable, Unreadable
 
 PIECE_S = 97
 OVERLAP_S = 15
@@ -72,7 +72,7 @@ def extract_recording(path: Path, fmt: str, every_s: float,
     """The recording's text per piece; ``progress`` is called as frames come and are read (the
     converter's parent stops one that shows none for ``convert_timeout_s``)."""
     if shutil.which("ffmpeg") is None:
-        raise Unreadable("recordings need ffmpeg (apt install ffmpeg); skipped")
+        raise Unavailable("recordings need ffmpeg (apt install ffmpeg); skipped")
     from recall.notes.documents.images import load_rgb, read_text
     from recall.privacy.children import unnamed
 

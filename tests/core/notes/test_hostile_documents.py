@@ -130,3 +130,78 @@ def test_a_converter_writes_nothing_through_a_shared_temporary_folder(tmp_path, 
     assert out.returncode == 0 and "page.html" not in out.stderr, out.stderr
     assert victim.read_text() == "mine\n" and sorted(p.name for p in shared.iterdir()) == [".ses"]
     assert "page" in " ".join(found("zorbl keys"))
+
+
+def test_a_workbook_with_one_far_away_cell_is_read_in_seconds(tmp_path, recall_home, hash_model):
+    """A 5 KB workbook with a cell at A1 and one at A1048576 (or AX100000): markitdown's converter
+    filled in the sheet's whole used range (pandas), ~120 s and ~4 GB, and the file was skipped
+    (an outside tester's). Only the cells that hold a value are read."""
+    from openpyxl import Workbook
+
+    folder = tmp_path / "sheets"
+    folder.mkdir()
+    for name, word, row, column in (("farrow.xlsx", "zebrax", 1_048_576, 1), ("farcol.xlsx", "yakfur", 100_000, 50)):
+        wb = Workbook()
+        wb.active["A1"] = f"{word} inventory"
+        wb.active.cell(row=row, column=column, value=f"{word} closing tally")
+        wb.save(str(folder / name))
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[documents]\nconvert_timeout_s = 15\n")
+    t0 = time.monotonic()
+    out = run_cli("index", folder)
+    assert out.returncode == 0 and "xlsx" not in out.stderr, out.stderr
+    assert time.monotonic() - t0 < 30, "a sparse workbook ran long"
+    assert found("zebrax", "closing", "tally")[0] == "farrow.xlsx"
+    assert found("yakfur", "closing", "tally")[0] == "farcol.xlsx"
+
+
+def test_a_conversion_past_its_memory_cap_says_so_not_that_the_file_is_unreadable(tmp_path, recall_home,
+                                                                                 hash_model):
+    """A MemoryError inside markitdown's converter was said as "not an XLSX file markitdown can
+    read (MemoryError)" (an outside tester's): the file may be fine, it needs more memory than
+    [documents] convert_max_mb allows. Here a 600 MB workbook (sparse: nothing on disk) read
+    whole under a cap of 400 MB."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    with (folder / "huge.xlsx").open("wb") as fh:
+        fh.truncate(600_000_000)
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[documents]\nconvert_max_mb = 400\nmax_file_mb = 1000\n")
+    out = run_cli("index", folder)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    [line] = warnings_about(out.stderr, ["huge.xlsx"])["huge.xlsx"]
+    assert "needs more memory to convert than [documents] convert_max_mb (400)" in line and "not an" not in line, line
+
+
+def test_a_file_that_failed_to_convert_is_skipped_at_once_until_its_bytes_change(tmp_path, recall_home, hash_model):
+    """Failed conversions were not remembered: every `recall index` (the plugin's at each session
+    start, the watcher's) paid for them again (an outside tester's second index, nothing changed:
+    235 s, 3.9 GB). A file whose bytes failed is skipped at once with its line, said each run, until
+    its bytes change or `--rebuild`; one that failed for a reason outside it (ffmpeg missing) is
+    tried again. What is kept is the key and the line, 0600, none of the document's text."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4\n" + b"zinnober manual " * 40)
+    (folder / "clip.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
+    good_file(folder)
+    no_ffmpeg = {"PATH": str(tmp_path / "empty-bin")}
+    lines = []
+    for args in ((), (), ("--rebuild",)):
+        out = run_cli("index", *args, folder, env=no_ffmpeg)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        lines.append(warnings_about(out.stderr, ["broken.pdf", "clip.mp4"]))
+    first, second, rebuilt = lines
+    assert all(len(got) == 1 for run in lines for got in run.values()), lines
+    assert "pypdf" in first["broken.pdf"][0] and "last tried" not in first["broken.pdf"][0], first
+    assert second["broken.pdf"][0].startswith(first["broken.pdf"][0].removesuffix("skipped")), second
+    assert "as when last tried: the file is unchanged" in second["broken.pdf"][0], second
+    assert "ffmpeg" in second["clip.mp4"][0] and "last tried" not in second["clip.mp4"][0], second
+    assert "last tried" not in rebuilt["broken.pdf"][0], rebuilt
+    kept = recall_home / "failed-documents.json"
+    assert kept.stat().st_mode & 0o777 == 0o600 and "zinnober" not in kept.read_text()
+    assert "clip" not in kept.read_text()
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4\n" + b"zinnober manual, second edition " * 40)
+    out = run_cli("index", folder, env=no_ffmpeg)
+    [line] = warnings_about(out.stderr, ["broken.pdf"])["broken.pdf"]
+    assert "pypdf" in line and "last tried" not in line, line
+    assert found("kiwi", "fruit", "stored")[0] == "good.txt"
