@@ -10,7 +10,8 @@ but broke the first line of ``questions.jsonl`` and of ``config.toml``. Here, in
 2. UTF-16 without one (NUL in every other byte) is read as UTF-16, said;
 3. NUL bytes anywhere else (a crashed editor, a sync tool's padding) are dropped, said,
    with the command that removes them; a file mostly of NULs is binary;
-4. UTF-8 is read as it is; else the legacy encodings in ``LEGACY`` are tried strictly
+4. UTF-8 is read as it is; else the legacy encodings in ``LEGACY`` are tried strictly, a CJK
+   reading that is Latin-1 read wrong ("Z黵ich" for "Zürich", ``_latin_misread``) passed over
    (said: saving it as UTF-8 makes sure); else UTF-8 with the bad bytes replaced, said.
 
 Standard library only.
@@ -32,11 +33,20 @@ _MARK_NAMES = {codecs.BOM_UTF32_LE: "UTF-32 LE", codecs.BOM_UTF32_BE: "UTF-32 BE
 # Tried, strictly, in this order, for text that is not UTF-8: Japanese, Chinese and Korean
 # legacy encodings, then Windows' Western one (Latin-1 text decodes as none of the others whole).
 LEGACY = ("shift_jis", "cp932", "euc_jp", "gb18030", "big5", "euc_kr", "cp1252")
+# ... each in words, where its codec's name does not say it.
+_LEGACY_NAMES = {"cp1252": " (Windows-1252, Latin-1)", "cp932": " (Windows Shift_JIS)", "euc_jp": " (EUC-JP)",
+                 "euc_kr": " (EUC-KR)", "big5": " (Big5)"}
 SAMPLE = 8192  # bytes looked at to tell UTF-16 without a mark, and binary data
 
 
 # Characters no text is written in: a legacy encoding that yields them is a wrong guess.
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+# A run of non-ASCII characters.
+_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
+# One character of such a run that Latin-1 text read as a CJK encoding yields (an accented
+# letter and the byte after it read as one ideograph or hangul, or alone as half-width
+# katakana), not kana or CJK punctuation, which a particle between two English words is.
+_GLUED = re.compile("[^\u3000-\u30ff\uff01-\uff60]+")
 # C0 control bytes that text holds (tab, line feed, vertical tab, form feed, carriage return, escape).
 _TEXT_CONTROLS = frozenset(b"\t\n\x0b\x0c\r\x1b")
 
@@ -136,12 +146,44 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
             guess = raw.decode(encoding)
         except UnicodeDecodeError:
             continue
-        if not _PRIVATE_USE.search(guess):  # cp932 reads stray bytes as private-use characters (stop 57)
-            return guess, [*said, f"not UTF-8: read as {encoding} (saving it as UTF-8 makes sure)"]
+        if _PRIVATE_USE.search(guess):  # cp932 reads stray bytes as private-use characters (stop 57)
+            continue
+        if encoding != "cp1252" and _latin_misread(guess, encoding):
+            continue
+        return guess, [*said, f"not UTF-8: read as {encoding}{_LEGACY_NAMES.get(encoding, '')} (saving it as UTF-8 "
+                              "makes sure)"]
     if strict or text[:SAMPLE].count("\ufffd") > len(text[:SAMPLE]) // 10:
         raise Binary("not UTF-8 text, nor Shift_JIS, EUC, GB18030, Big5 or Windows-1252; skipped; "
                      "`iconv -f ENCODING -t UTF-8 FILE > FILE.txt` converts it" if legacy else "binary file; skipped")
     return text, [*said, f"invalid UTF-8 at byte {first_bad}; bad bytes replaced"]
+
+
+def _latin_misread(text: str, encoding: str) -> bool:
+    """Whether ``text``, a CJK reading of a file, is Latin-1 text read wrong: "Zürich" in GB18030
+    is "Z黵ich", "Très" in Shift_JIS "Tr鑚" (an outside tester's: the garbled headline was
+    indexed). Such a reading glues a character or two to Latin letters, each of which is, byte
+    for byte, Latin-1 letters ("黵" is "ür"); Japanese, Chinese and Korean text has runs of its
+    own script ("APIキーを更新", "Gitリポジトリ"). More glued characters than runs: a wrong guess."""
+    glued = runs = 0
+    for m in _NON_ASCII_RUN.finditer(text):
+        start, end = m.span()
+        beside = text[start - 1 : start] + text[end : end + 1]
+        if end - start <= 3 and any("a" <= c.lower() <= "z" for c in beside) and _as_latin_letters(m.group(), encoding):
+            glued += 1
+        else:
+            runs += 1
+    return glued > runs
+
+
+def _as_latin_letters(run: str, encoding: str) -> bool:
+    """Whether the bytes of ``run`` (no kana, no CJK punctuation) are Windows-1252 letters."""
+    if _GLUED.fullmatch(run) is None:
+        return False
+    try:
+        latin = run.encode(encoding).decode("cp1252")
+    except UnicodeError:
+        return False
+    return all(c.isalpha() or c == "\u2019" for c in latin)
 
 
 def _utf16_without_mark(head: bytes) -> str | None:
