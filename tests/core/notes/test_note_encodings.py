@@ -40,3 +40,37 @@ def test_japanese_and_chinese_legacy_notes_are_read_as_before(tmp_path, text, en
     name, description = text.split("\n")[1][6:], text.split("\n")[2][13:]
     assert (note.name, note.description) == (name, description)
     assert f"read as {encoding}" in " ".join(p.message for p in problems)
+
+
+KAIGI = ("---\nname: 会議メモ\ndescription: 来週のリリース計画について\n---\n"
+         "本番環境へのデプロイは金曜日に行わないこと。\n")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_note_in_utf16_without_a_mark_in_japanese_is_read(tmp_path, encoding):
+    """An outside tester's Japanese note saved as UTF-16 without a byte-order mark was "binary
+    file; skipped": only mostly-ASCII UTF-16 was recognised."""
+    (tmp_path / "kaigi.md").write_bytes(KAIGI.encode(encoding))
+    notes, problems = read_folder(tmp_path)
+    [note] = notes
+    assert (note.name, note.description, note.body) == ("会議メモ", "来週のリリース計画について",
+                                                        "本番環境へのデプロイは金曜日に行わないこと。")
+    [said] = [p.message for p in problems]
+    assert "read as UTF-16" in said and "saving it as UTF-8 makes sure" in said, said
+
+
+def test_a_russian_document_in_utf16_without_a_mark_is_read_and_random_bytes_are_not(tmp_path):
+    import random
+
+    from recall.config.load import load_config
+    from recall.notes.documents import read_documents
+
+    text = "Резервное копирование базы выполняется каждую ночь в три часа.\nПроверьте журнал утром.\n"
+    (tmp_path / "backup.txt").write_bytes(text.encode("utf-16-le"))
+    rng = random.Random(7)
+    (tmp_path / "noise.txt").write_bytes(bytes(rng.randrange(256) for _ in range(4096)))
+    (tmp_path / "sparse.txt").write_bytes(bytes(rng.randrange(256) if i % 3 else 0 for i in range(4096)))
+    notes, problems = read_documents(tmp_path, load_config().documents)
+    assert [n.id for n in notes] == ["backup.txt"] and "Проверьте журнал утром" in notes[0].body
+    said = {p.path.rpartition("/")[2]: p.message for p in problems}
+    assert "read as UTF-16 LE" in said["backup.txt"] and {"noise.txt", "sparse.txt"} <= set(said)
