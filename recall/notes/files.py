@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Sequence
@@ -84,12 +85,17 @@ def shown_path(path: Path | str) -> str:
     return mask_path(str(path))
 
 
+# A line of one of markdown's rule or front-matter delimiters (``---``, ``+++``, ``***``, ``___``):
+# never a note's name or description (an outside tester's notes were described as ``---``).
+_DELIMITER = re.compile(r"\s*([-+*_=~])(?:[ \t]*\1){2,}\s*")
+
+
 def _first_line(body: str, skip_headings: bool = False) -> str:
     for line in body.splitlines():
         if skip_headings and line.lstrip().startswith("#"):
             continue
         stripped = line.strip().lstrip("#").strip()
-        if stripped:
+        if stripped and not _DELIMITER.fullmatch(stripped):
             return stripped
     return ""
 
@@ -109,7 +115,8 @@ def _text_field(meta: dict, key: str) -> str:
         value = value.decode("utf-8", errors="replace")
     if isinstance(value, (list, tuple)):  # name: [a, b] -> "a, b", not its Python repr
         return ", ".join(str(v).strip() for v in value if v is not None and not isinstance(v, (dict, list)))
-    return "" if value is None or isinstance(value, dict) else str(value).strip()
+    text = "" if value is None or isinstance(value, dict) else str(value).strip()
+    return "" if _DELIMITER.fullmatch(text) else text
 
 
 def cap_field(value: str, limit: int) -> str:
