@@ -107,10 +107,14 @@ def _heading_title(body: str) -> str:
     return first.lstrip("#").strip() if first.startswith("#") and first.lstrip("#")[:1] in (" ", "\t") else ""
 
 
-def _text_field(meta: dict, key: str) -> str:
+def _text_field(meta: dict, key: str, warnings: list[str] | None = None) -> str:
     value = meta.get(key)
     if value is None and isinstance(meta.get("metadata"), dict):
         value = meta["metadata"].get(key)
+    if warnings is not None and isinstance(value, (list, tuple, dict)):  # name: {a: 1} was the stem, unsaid
+        shape = "a mapping" if isinstance(value, dict) else "a list"
+        warnings.append(f"front matter '{key}' is {shape}, not one line of text: "
+                        f"{'ignored' if shape == 'a mapping' else 'its items joined'}; write it as '{key}: …'")
     if isinstance(value, bytes):  # name: !!binary aGVsbG8= -> "hello", not "b'hello'"
         value = value.decode("utf-8", errors="replace")
     if isinstance(value, (list, tuple)):  # name: [a, b] -> "a, b", not its Python repr
@@ -143,16 +147,16 @@ def parse_note(path: Path, raw: bytes, decoded: tuple[str, list[str]] | None = N
     if error:
         warnings.append(error)
     meta = meta or {}
-    name = _text_field(meta, "name") or path.stem
+    name = _text_field(meta, "name", warnings) or path.stem
     shown = body = shown_markdown(body)  # a headline, and the text, are what the file shows (rendered.py)
-    description = _text_field(meta, "description") or _first_line(shown)
+    description = _text_field(meta, "description", warnings) or _first_line(shown)
     if not meta and not error and (title := _heading_title(shown)):  # markdown without a header
         name, description = title, _first_line(shown, skip_headings=True)
     name, description = (_capped(name, MAX_NAME_CHARS, "name", warnings),
                          _capped(description, MAX_DESCRIPTION_CHARS, "description", warnings))
-    note_type = _text_field(meta, "type").lower()[:40]
+    note_type = _text_field(meta, "type", warnings).lower()[:40]
     if note_type and note_type not in NOTE_TYPES:
-        warnings.append(f"unknown type {note_type!r}")
+        warnings.append(f"unknown type {note_type!r}: recall's types are {', '.join(NOTE_TYPES)}")
     questions = meta.get("questions")
     if questions is None and isinstance(meta.get("metadata"), dict):
         questions = meta["metadata"].get("questions")
@@ -160,7 +164,8 @@ def parse_note(path: Path, raw: bytes, decoded: tuple[str, list[str]] | None = N
         questions = [questions]
     if questions is not None and (not isinstance(questions, list)
                                   or not all(isinstance(q, str) for q in questions)):
-        warnings.append("front matter 'questions' is not a list of strings; ignored")
+        warnings.append("front matter 'questions' is not a list of strings; ignored: write one question a line "
+                        "under it, as '  - how do I …?'")
         questions = None
     return Note(
         id=mask_secrets(path.stem),

@@ -155,7 +155,7 @@ def _parse_header(header: str) -> tuple[object, str | None]:
         if "*" in header and _has_alias(header):
             # An alias repeats a node: nested ones grow exponentially (a "billion laughs"
             # reaches gigabytes). Notes never need them.
-            return None, "front matter uses YAML aliases (*name)"
+            return None, "front matter uses YAML aliases (*name): write the value out where each alias is"
         if "!" in header and _has_tag(header):
             return None, "front matter uses YAML tags (!!binary, !name): read as written"
         if "\\" in header and _ESCAPED_ASCII.search(header):
@@ -170,7 +170,9 @@ def _parse_header(header: str) -> tuple[object, str | None]:
             loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        return None, "broken front matter" + (f" (line {mark.line + 2})" if mark is not None else "")
+        where = f"line {mark.line + 2}" if mark is not None else "its YAML"
+        return None, (f"broken front matter ({where}): fix the YAML at {'that line' if mark else 'it'} (a value "
+                      "holding ': ' or ' #' needs quotes)")
     except RecursionError:
         return None, "front matter nested too deep"
     except Exception:  # noqa: BLE001 - a value the loader cannot build (a 5,000-digit integer)

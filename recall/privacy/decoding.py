@@ -136,7 +136,9 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
             return raw.decode(wide, errors="replace"), [f"UTF-16 without a byte-order mark: read as {_wide_name(wide)} "
                                                         "(saving it as UTF-8 makes sure)"]
         if sum(b < 32 and b not in _TEXT_CONTROLS for b in head) > len(head) // 10:
-            raise Binary("binary file; skipped")
+            raise Binary(f"binary file (NUL and control bytes in {share_of_controls(head)} of its first bytes, "
+                         "as in an image or a program; no text encoding recall reads); skipped; if it is text in "
+                         "another encoding, `iconv -f ENCODING -t UTF-8 FILE > FILE.new` converts it")
         if strict:
             raise Binary("binary file (NUL bytes); skipped; if it is text a tool damaged, "
                          "`tr -d '\\000' < FILE > FILE.txt` keeps the rest")
@@ -165,6 +167,11 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
         raise Binary("not UTF-8 text, nor Shift_JIS, EUC, GB18030, Big5 or Windows-1252; skipped; "
                      "`iconv -f ENCODING -t UTF-8 FILE > FILE.txt` converts it" if legacy else "binary file; skipped")
     return text, [*said, f"invalid UTF-8 at byte {first_bad}; bad bytes replaced"]
+
+
+def share_of_controls(head: bytes) -> str:
+    """The share of ``head`` that is NUL or other control bytes, in words ("23 %")."""
+    return f"{round(100 * sum(b < 32 and b not in _TEXT_CONTROLS for b in head) / max(len(head), 1))} %"
 
 
 def _latin_misread(text: str, encoding: str) -> bool:

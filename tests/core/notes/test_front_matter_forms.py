@@ -57,3 +57,29 @@ def test_a_rule_then_text_that_names_no_note_field_stays_plain_text(tmp_path):
     (tmp_path / "plain.md").write_text("\n---\nSee also: the runbook\n---\nBody.\n", encoding="utf-8")
     note, problems = read_note(tmp_path / "plain.md")
     assert (note.name, note.description, problems) == ("plain", "See also: the runbook", [])
+
+
+def test_each_warning_about_a_note_says_the_repair(tmp_path):
+    """An outside tester's: "unknown type 'meeting'", "broken front matter (line 3)", "binary
+    file; skipped" said what was wrong, not what to do; a header value of the wrong shape was
+    read in silence (`name: {a: 1}` the file stem, `type: [x]` 'x')."""
+    from recall.notes.files import NOTE_TYPES, read_folder
+
+    (tmp_path / "meeting.md").write_text("---\nname: Standup\ntype: meeting\nquestions: {a: 1}\n---\nBody.\n")
+    (tmp_path / "broken.md").write_text("---\nname: A\ndescription: a: b: c\n---\nBody.\n")
+    (tmp_path / "alias.md").write_text("---\nname: &x A\ndescription: *x\n---\nBody.\n")
+    (tmp_path / "blob.md").write_bytes(bytes(range(32)) * 8)
+    (tmp_path / "shapes.md").write_text("---\nname: {a: 1}\ndescription: [a, b]\ntype: [project]\n---\nBody.\n")
+    notes, problems = read_folder(tmp_path)
+    said = {p.path.rpartition("/")[2]: [] for p in problems}
+    for p in problems:
+        said[p.path.rpartition("/")[2]].append(p.message)
+    assert any(all(t in m for t in NOTE_TYPES) for m in said["meeting.md"]), said["meeting.md"]
+    assert any("  - how do I" in m for m in said["meeting.md"])
+    assert "fix the YAML at that line" in said["broken.md"][0]
+    assert "write the value out" in said["alias.md"][0]
+    assert "iconv" in said["blob.md"][0] and "control bytes" in said["blob.md"][0]
+    shapes = next(n for n in notes if n.id == "shapes")
+    assert (shapes.name, shapes.description, shapes.type) == ("shapes", "a, b", "project")
+    assert sorted(m.split("'")[1] for m in said["shapes.md"]) == ["description", "name", "type"], said["shapes.md"]
+    assert all("write it as" in m for m in said["shapes.md"])
