@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Sequence
@@ -84,12 +85,17 @@ def shown_path(path: Path | str) -> str:
     return mask_path(str(path))
 
 
+# A line of one of markdown's rule or front-matter delimiters (``---``, ``+++``, ``***``, ``___``):
+# never a note's name or description (an outside tester's notes were described as ``---``).
+_DELIMITER = re.compile(r"\s*([-+*_=~])(?:[ \t]*\1){2,}\s*")
+
+
 def _first_line(body: str, skip_headings: bool = False) -> str:
     for line in body.splitlines():
         if skip_headings and line.lstrip().startswith("#"):
             continue
         stripped = line.strip().lstrip("#").strip()
-        if stripped:
+        if stripped and not _DELIMITER.fullmatch(stripped):
             return stripped
     return ""
 
@@ -101,15 +107,20 @@ def _heading_title(body: str) -> str:
     return first.lstrip("#").strip() if first.startswith("#") and first.lstrip("#")[:1] in (" ", "\t") else ""
 
 
-def _text_field(meta: dict, key: str) -> str:
+def _text_field(meta: dict, key: str, warnings: list[str] | None = None) -> str:
     value = meta.get(key)
     if value is None and isinstance(meta.get("metadata"), dict):
         value = meta["metadata"].get(key)
+    if warnings is not None and isinstance(value, (list, tuple, dict)):  # name: {a: 1} was the stem, unsaid
+        shape = "a mapping" if isinstance(value, dict) else "a list"
+        warnings.append(f"front matter '{key}' is {shape}, not one line of text: "
+                        f"{'ignored' if shape == 'a mapping' else 'its items joined'}; write it as '{key}: …'")
     if isinstance(value, bytes):  # name: !!binary aGVsbG8= -> "hello", not "b'hello'"
         value = value.decode("utf-8", errors="replace")
     if isinstance(value, (list, tuple)):  # name: [a, b] -> "a, b", not its Python repr
         return ", ".join(str(v).strip() for v in value if v is not None and not isinstance(v, (dict, list)))
-    return "" if value is None or isinstance(value, dict) else str(value).strip()
+    text = "" if value is None or isinstance(value, dict) else str(value).strip()
+    return "" if _DELIMITER.fullmatch(text) else text
 
 
 def cap_field(value: str, limit: int) -> str:
@@ -136,16 +147,16 @@ def parse_note(path: Path, raw: bytes, decoded: tuple[str, list[str]] | None = N
     if error:
         warnings.append(error)
     meta = meta or {}
-    name = _text_field(meta, "name") or mask_path(path.stem)  # a file's name: masked as one (``creds X.md``)
+    name = _text_field(meta, "name", warnings) or mask_path(path.stem)  # a file's name: masked as one (``creds X.md``)
     shown = body = shown_markdown(body)  # a headline, and the text, are what the file shows (rendered.py)
-    description = _text_field(meta, "description") or _first_line(shown)
+    description = _text_field(meta, "description", warnings) or _first_line(shown)
     if not meta and not error and (title := _heading_title(shown)):  # markdown without a header
         name, description = title, _first_line(shown, skip_headings=True)
     name, description = (_capped(name, MAX_NAME_CHARS, "name", warnings),
                          _capped(description, MAX_DESCRIPTION_CHARS, "description", warnings))
-    note_type = _text_field(meta, "type").lower()[:40]
+    note_type = _text_field(meta, "type", warnings).lower()[:40]
     if note_type and note_type not in NOTE_TYPES:
-        warnings.append(f"unknown type {note_type!r}")
+        warnings.append(f"unknown type {note_type!r}: recall's types are {', '.join(NOTE_TYPES)}")
     questions = meta.get("questions")
     if questions is None and isinstance(meta.get("metadata"), dict):
         questions = meta["metadata"].get("questions")
@@ -153,7 +164,8 @@ def parse_note(path: Path, raw: bytes, decoded: tuple[str, list[str]] | None = N
         questions = [questions]
     if questions is not None and (not isinstance(questions, list)
                                   or not all(isinstance(q, str) for q in questions)):
-        warnings.append("front matter 'questions' is not a list of strings; ignored")
+        warnings.append("front matter 'questions' is not a list of strings; ignored: write one question a line "
+                        "under it, as '  - how do I …?'")
         questions = None
     return Note(
         id=mask_secrets(path.stem),

@@ -28,12 +28,14 @@ def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
 
     A header YAML cannot read (a colon in a description, a tab, aliases, over 64 KB, no
     closing line, cut by the 1 MB cap) still names the note: its top-level ``name``,
-    ``description`` and ``type`` lines are read line by line (``_header_lines``)."""
+    ``description`` and ``type`` lines are read line by line (``_header_lines``). A header
+    opened otherwise than by ``---`` on the first line (``_misplaced``) or in TOML between
+    ``+++`` lines (``_toml``) is read too."""
     if not text.startswith("---"):
-        return None, text, None
+        return _toml(text) if text.startswith("+++") else _misplaced(text)
     lines = text.splitlines(keepends=True)
     if lines[0].strip() != "---":
-        return None, text, None
+        return _misplaced(text)
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
             header = "".join(lines[1:i])
@@ -47,8 +49,77 @@ def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
                 return {}, body, None
             if not isinstance(data, dict):
                 return None, body, "front matter is not a mapping; using file name as title"
-            return data, body, None
+            return data, *_second_block(body, i + 2)
     return _salvaged(lines[1:], text, "front matter has no closing '---'", "reading the file as plain text")
+
+
+# A line before a header that other tools would not have there: blank (a BOM, a zero-width
+# space), or a YAML directive (``%YAML 1.2``).
+_BEFORE_HEADER = re.compile(r"[\s\ufeff\u200b]*|%(?:YAML|TAG)\b.*")
+_DASHES = re.compile(r"-{3,}[ \t]*")
+_NOTE_KEYS = {"name", "description", "type", "metadata", "questions"}
+
+
+def _misplaced(text: str) -> tuple[dict | None, str, str | None]:
+    """A header that does not open the file with ``---`` (an outside tester's: the note was
+    named by its file, described as ``---``, its header indexed as its body): blank lines or a
+    ``%YAML`` line above it, or ``----``. Read when it is a YAML mapping, said with the edit
+    that fixes it; else the file is plain text (None, ``text``, None)."""
+    lines = [line.lstrip("\ufeff\u200b") for line in text.splitlines(keepends=True)]
+    start = next((i for i, line in enumerate(lines[:50]) if not _BEFORE_HEADER.fullmatch(line.rstrip("\r\n"))), None)
+    if start is None or not _DASHES.fullmatch(lines[start].rstrip("\r\n")):
+        return None, text, None
+    end = next((i for i in range(start + 1, len(lines)) if _DASHES.fullmatch(lines[i].rstrip("\r\n"))
+                or lines[i].rstrip("\r\n") == "..."), None)
+    header = "".join(lines[start + 1 : end]) if end is not None else ""
+    if end is None or len(header) > MAX_FRONT_MATTER_BYTES:
+        return None, text, None
+    data, error = _parse_header(header)
+    if error or not isinstance(data, dict) or not _NOTE_KEYS & set(data):  # a rule, then prose: plain text
+        return None, text, None
+    fixes = []
+    if start:
+        fixes.append(f"delete the {start} line(s) above its opening '---'" if not any(
+            line.startswith("%") for line in lines[:start]) else "delete the lines above its opening '---' (a "
+            "'%YAML' directive among them)")
+    if lines[start].strip() != "---" or lines[end].strip() not in ("---", "..."):
+        fixes.append("write its lines of dashes as exactly '---'")
+    return data, "".join(lines[end + 1 :]), (f"front matter read, but other tools read it only when '---' is the "
+                                             f"file's first line: {' and '.join(fixes)}")
+
+
+def _toml(text: str) -> tuple[dict | None, str, str | None]:
+    """Hugo's and Zola's TOML front matter between ``+++`` lines, read as TOML (its description
+    was ``+++``, its header indexed as the body)."""
+    import tomllib
+
+    lines = text.splitlines(keepends=True)
+    if lines[0].strip() != "+++":
+        return None, text, None
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "+++"), None)
+    if end is None:
+        return None, text, "TOML front matter has no closing '+++'; reading the file as plain text"
+    body = "".join(lines[end + 1 :])
+    try:
+        data = tomllib.loads("".join(lines[1:end]))
+    except tomllib.TOMLDecodeError as exc:
+        return None, body, f"broken TOML front matter ({exc}): fix the TOML there; using file name as title"
+    return data, body, None
+
+
+def _second_block(body: str, line: int) -> tuple[str, str | None]:
+    """(the body, None), or, when the header is followed by a second YAML block naming the note
+    (``---`` / ``name: A`` / ``---`` / ``name: B`` / ``---``), the body after it and what to fix:
+    its ``name: B`` was the note's description."""
+    lines = body.splitlines(keepends=True)
+    end = next((i for i, text in enumerate(lines[:_SALVAGE_LINES]) if text.strip() == "---"), None)
+    if end is None or not _HEADER_LINE.match(lines[0] if lines else ""):
+        return body, None
+    data, error = _parse_header("".join(lines[:end]))
+    if error or not isinstance(data, dict) or not _NOTE_KEYS & set(data):
+        return body, None
+    return "".join(lines[end + 1 :]), (f"a second front-matter block follows the first (lines {line}-{line + end}):"
+                                       " not read; merge the two into one block between one pair of '---' lines")
 
 
 def masked_file_text(text: str) -> str:
@@ -84,7 +155,7 @@ def _parse_header(header: str) -> tuple[object, str | None]:
         if "*" in header and _has_alias(header):
             # An alias repeats a node: nested ones grow exponentially (a "billion laughs"
             # reaches gigabytes). Notes never need them.
-            return None, "front matter uses YAML aliases (*name)"
+            return None, "front matter uses YAML aliases (*name): write the value out where each alias is"
         if "!" in header and _has_tag(header):
             return None, "front matter uses YAML tags (!!binary, !name): read as written"
         if "\\" in header and _ESCAPED_ASCII.search(header):
@@ -99,7 +170,9 @@ def _parse_header(header: str) -> tuple[object, str | None]:
             loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        return None, "broken front matter" + (f" (line {mark.line + 2})" if mark is not None else "")
+        where = f"line {mark.line + 2}" if mark is not None else "its YAML"
+        return None, (f"broken front matter ({where}): fix the YAML at {'that line' if mark else 'it'} (a value "
+                      "holding ': ' or ' #' needs quotes)")
     except RecursionError:
         return None, "front matter nested too deep"
     except Exception:  # noqa: BLE001 - a value the loader cannot build (a 5,000-digit integer)

@@ -7,10 +7,12 @@ byte made a note "binary" and removed it from the index; a byte-order mark was r
 but broke the first line of ``questions.jsonl`` and of ``config.toml``. Here, in order:
 
 1. a byte-order mark (UTF-8, UTF-16, UTF-32) says the encoding, and is dropped;
-2. UTF-16 without one (NUL in every other byte) is read as UTF-16, said;
+2. UTF-16 without one (NUL in every other byte, or text in another script that reads as it) is
+   read as UTF-16, said;
 3. NUL bytes anywhere else (a crashed editor, a sync tool's padding) are dropped, said,
    with the command that removes them; a file mostly of NULs is binary;
-4. UTF-8 is read as it is; else the legacy encodings in ``LEGACY`` are tried strictly
+4. UTF-8 is read as it is; else the legacy encodings in ``LEGACY`` are tried strictly, a CJK
+   reading that is Latin-1 read wrong ("Z黵ich" for "Zürich", ``_latin_misread``) passed over
    (said: saving it as UTF-8 makes sure); else UTF-8 with the bad bytes replaced, said.
 
 Standard library only.
@@ -20,6 +22,8 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
+from collections import Counter
 
 from recall.errors import RecallError
 
@@ -32,11 +36,20 @@ _MARK_NAMES = {codecs.BOM_UTF32_LE: "UTF-32 LE", codecs.BOM_UTF32_BE: "UTF-32 BE
 # Tried, strictly, in this order, for text that is not UTF-8: Japanese, Chinese and Korean
 # legacy encodings, then Windows' Western one (Latin-1 text decodes as none of the others whole).
 LEGACY = ("shift_jis", "cp932", "euc_jp", "gb18030", "big5", "euc_kr", "cp1252")
+# ... each in words, where its codec's name does not say it.
+_LEGACY_NAMES = {"cp1252": " (Windows-1252, Latin-1)", "cp932": " (Windows Shift_JIS)", "euc_jp": " (EUC-JP)",
+                 "euc_kr": " (EUC-KR)", "big5": " (Big5)"}
 SAMPLE = 8192  # bytes looked at to tell UTF-16 without a mark, and binary data
 
 
 # Characters no text is written in: a legacy encoding that yields them is a wrong guess.
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+# A run of non-ASCII characters.
+_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
+# One character of such a run that Latin-1 text read as a CJK encoding yields (an accented
+# letter and the byte after it read as one ideograph or hangul, or alone as half-width
+# katakana), not kana or CJK punctuation, which a particle between two English words is.
+_GLUED = re.compile("[^\u3000-\u30ff\uff01-\uff60]+")
 # C0 control bytes that text holds (tab, line feed, vertical tab, form feed, carriage return, escape).
 _TEXT_CONTROLS = frozenset(b"\t\n\x0b\x0c\r\x1b")
 
@@ -95,7 +108,12 @@ def settings_encoding(raw: bytes) -> str | None:
             name = _MARK_NAMES.get(bom)
             return f"read as {name}, as its byte-order mark {bom.hex(' ').upper()} says" if name else None
     wide = _utf16_without_mark(raw[:SAMPLE]) if 0 in raw[:SAMPLE] else None
-    return f"read as {wide.upper().replace('-LE', ' LE').replace('-BE', ' BE')}, as its NUL bytes say" if wide else None
+    return f"read as {_wide_name(wide)}, as its NUL bytes say" if wide else None
+
+
+def _wide_name(encoding: str) -> str:
+    """"utf-16-le" in words: "UTF-16 LE"."""
+    return encoding.upper().replace("-LE", " LE").replace("-BE", " BE")
 
 
 def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, list[str]]:
@@ -115,9 +133,12 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
     if 0 in head:
         wide = _utf16_without_mark(head)
         if wide is not None:
-            return raw.decode(wide, errors="replace"), [f"UTF-16 without a byte-order mark: read as {wide}"]
+            return raw.decode(wide, errors="replace"), [f"UTF-16 without a byte-order mark: read as {_wide_name(wide)} "
+                                                        "(saving it as UTF-8 makes sure)"]
         if sum(b < 32 and b not in _TEXT_CONTROLS for b in head) > len(head) // 10:
-            raise Binary("binary file; skipped")
+            raise Binary(f"binary file (NUL and control bytes in {share_of_controls(head)} of its first bytes, "
+                         "as in an image or a program; no text encoding recall reads); skipped; if it is text in "
+                         "another encoding, `iconv -f ENCODING -t UTF-8 FILE > FILE.new` converts it")
         if strict:
             raise Binary("binary file (NUL bytes); skipped; if it is text a tool damaged, "
                          "`tr -d '\\000' < FILE > FILE.txt` keeps the rest")
@@ -136,16 +157,56 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
             guess = raw.decode(encoding)
         except UnicodeDecodeError:
             continue
-        if not _PRIVATE_USE.search(guess):  # cp932 reads stray bytes as private-use characters (stop 57)
-            return guess, [*said, f"not UTF-8: read as {encoding} (saving it as UTF-8 makes sure)"]
+        if _PRIVATE_USE.search(guess):  # cp932 reads stray bytes as private-use characters (stop 57)
+            continue
+        if encoding != "cp1252" and _latin_misread(guess, encoding):
+            continue
+        return guess, [*said, f"not UTF-8: read as {encoding}{_LEGACY_NAMES.get(encoding, '')} (saving it as UTF-8 "
+                              "makes sure)"]
     if strict or text[:SAMPLE].count("\ufffd") > len(text[:SAMPLE]) // 10:
         raise Binary("not UTF-8 text, nor Shift_JIS, EUC, GB18030, Big5 or Windows-1252; skipped; "
                      "`iconv -f ENCODING -t UTF-8 FILE > FILE.txt` converts it" if legacy else "binary file; skipped")
     return text, [*said, f"invalid UTF-8 at byte {first_bad}; bad bytes replaced"]
 
 
+def share_of_controls(head: bytes) -> str:
+    """The share of ``head`` that is NUL or other control bytes, in words ("23 %")."""
+    return f"{round(100 * sum(b < 32 and b not in _TEXT_CONTROLS for b in head) / max(len(head), 1))} %"
+
+
+def _latin_misread(text: str, encoding: str) -> bool:
+    """Whether ``text``, a CJK reading of a file, is Latin-1 text read wrong: "Zürich" in GB18030
+    is "Z黵ich", "Très" in Shift_JIS "Tr鑚" (an outside tester's: the garbled headline was
+    indexed). Such a reading glues a character or two to Latin letters, each of which is, byte
+    for byte, Latin-1 letters ("黵" is "ür"); Japanese, Chinese and Korean text has runs of its
+    own script ("APIキーを更新", "Gitリポジトリ"). More glued characters than runs: a wrong guess."""
+    glued = runs = 0
+    for m in _NON_ASCII_RUN.finditer(text):
+        start, end = m.span()
+        beside = text[start - 1 : start] + text[end : end + 1]
+        if end - start <= 3 and any("a" <= c.lower() <= "z" for c in beside) and _as_latin_letters(m.group(), encoding):
+            glued += 1
+        else:
+            runs += 1
+    return glued > runs
+
+
+def _as_latin_letters(run: str, encoding: str) -> bool:
+    """Whether the bytes of ``run`` (no kana, no CJK punctuation) are Windows-1252 letters."""
+    if _GLUED.fullmatch(run) is None:
+        return False
+    try:
+        latin = run.encode(encoding).decode("cp1252")
+    except UnicodeError:
+        return False
+    return all(c.isalpha() or c == "\u2019" for c in latin)
+
+
 def _utf16_without_mark(head: bytes) -> str | None:
-    """"utf-16-le" or "utf-16-be" when most odd (or even) bytes are NUL and the others are not."""
+    """"utf-16-le" or "utf-16-be" when most odd (or even) bytes are NUL and the others are not
+    (text mostly in ASCII), or when the bytes read strictly as UTF-16 of one endianness as text in
+    one or two scripts (``_wide_in_other_scripts``: Japanese or Russian, whose code units hold
+    a NUL only for ASCII characters)."""
     pairs = len(head) // 2
     if pairs < 4:
         return None
@@ -156,4 +217,55 @@ def _utf16_without_mark(head: bytes) -> str | None:
             except UnicodeDecodeError:
                 continue
             return encoding
+    return _wide_in_other_scripts(head)
+
+
+def _wide_in_other_scripts(head: bytes) -> str | None:
+    """UTF-16 without a mark in a script other than Latin: "binary file; skipped" before (an
+    outside tester's Japanese note, a Russian .txt). Its NULs are the high bytes of its ASCII
+    characters (line ends, spaces, the header's keys): at one parity; it reads strictly as
+    UTF-16 of that endianness, with almost no control, unassigned or private-use characters,
+    nearly all in two or three script blocks (random bytes spread over all of them). UTF-8 with
+    stray NULs (and no other control bytes, as Cyrillic's high bytes are) is not it."""
+    narrow = head.replace(b"\x00", b"")
+    if sum(b < 32 and b not in _TEXT_CONTROLS for b in narrow) <= len(narrow) // 100:
+        try:
+            narrow.decode("utf-8")
+            return None
+        except UnicodeDecodeError:
+            pass
+    odd, even = head[1::2].count(0), head[0::2].count(0)
+    for encoding, high, low in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if high < 2 or low >= high:
+            continue
+        units = head[: len(head) // 2 * 2]
+        if len(units) >= 2 and 0xD8 <= units[-1 if encoding == "utf-16-le" else -2] <= 0xDB:
+            units = units[:-2]  # a surrogate pair cut by the sample's end
+        try:
+            text = units.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if _reads_as_text(text):
+            return encoding
     return None
+
+
+def _reads_as_text(text: str) -> bool:
+    """Whether ``text`` has at most 1 % control, format, unassigned or private-use characters, and
+    90 % of it in its three commonest script blocks (ASCII, CJK and Hangul each counted as one)."""
+    bad = sum(unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs") and c not in "\t\n\r\x0c\ufeff\u200b"
+              for c in text)
+    blocks = Counter(_script_block(ord(c)) for c in text)
+    return bad <= len(text) // 100 and sum(n for _, n in blocks.most_common(3)) >= 0.9 * len(text)
+
+
+def _script_block(code: int) -> int:
+    """A coarse script block of a code point: ASCII, CJK (kana, ideographs, full-width forms),
+    Hangul, else its 128-point block (Cyrillic, Greek, Arabic...)."""
+    if code < 0x80:
+        return -1
+    if 0x2E80 <= code < 0xA000 or 0xF900 <= code < 0xFB00 or 0xFF00 <= code < 0xFFF0:
+        return -2
+    if 0xAC00 <= code < 0xD7B0:
+        return -3
+    return code >> 7

@@ -129,7 +129,8 @@ def test_yaml_alias_bomb_is_refused_and_the_note_still_read(tmp_path):
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KB: no blow-up
     by = {n.id: n for n in notes}
     assert by["bomb"].name == "bomb" and by["bomb"].body == "body of the bomb"
-    assert [p.message for p in problems] == ["front matter uses YAML aliases (*name); using file name as title"]
+    assert [p.message for p in problems] == ["front matter uses YAML aliases (*name): write the value out where each "
+                                             "alias is; using file name as title"]
 
 
 def test_oversized_and_deeply_nested_front_matter(tmp_path):
