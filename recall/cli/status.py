@@ -89,12 +89,26 @@ def _words(value) -> str:
     """A value of ``recall status`` as a person reads it: ``notes=12, chunks=80``, not a Python
     dict; a list one item after another; yes and no."""
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_words(v)}" for k, v in value.items()) or "none"
+        return ", ".join(f"{k}={_when(v) if k == 'started' else _words(v)}" for k, v in value.items()) or "none"
     if isinstance(value, list):
         return "; ".join(_words(v) for v in value) or "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float):  # a load time, an uptime: not 0.9928382090001833 (a first-hour tester's, stop 58)
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
+
+
+def _when(value) -> str:
+    """An epoch time (a daemon's start) as the local time it was, not 1796627789.58."""
+    import datetime as dt
+
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return _words(value)
+    try:
+        return dt.datetime.fromtimestamp(value).astimezone().isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return str(value)
 
 
 def _kept_packaged(prov) -> str:

@@ -24,10 +24,11 @@ from recall.privacy.paths import expand_user
 def ui_cmd(port: int, no_open: bool, reports: Path | None, allow_writes: bool, upload_dir: Path | None) -> None:
     """A local web page: notes, try a message, injections, quality, status.
 
-    Serves on 127.0.0.1 only. It opens your browser on a one-time code kept in a 0600
-    file (never in an address or a command line), swapped for a cookie every request needs
-    (`--no-open`: it says where that file is). Searches go to the daemon (started if down); the page
-    loads no model. Read-only unless --allow-writes; uploads need --upload-dir too.
+    Serves on 127.0.0.1 only. It opens your browser on a 0600 file (never a command line
+    naming a code) that holds a one-time code, spent on first use for a cookie every request
+    needs (the code left in the browser's history opens nothing; `--no-open`: it says where
+    that file is). Searches go to the daemon (started if down); the page loads no model.
+    Read-only unless --allow-writes; uploads need --upload-dir too.
     """
     if upload_dir is not None and not allow_writes:
         raise UserError("--upload-dir needs --allow-writes (uploads write files)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -90,6 +91,9 @@ def test_serve_wait_zero_starts_the_daemon_and_returns(recall_home, hash_model):
     assert res.returncode == 0 and "starting in the background" in res.stdout, res.stderr
     try:
         assert wait_for(lambda: "running=yes" in run_cli("status").stdout, 120)
+        said = run_cli("status").stdout  # read as a person reads it (a first-hour tester's, stop 58)
+        assert re.search(r"started=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", said), said
+        assert not re.search(r"\d\.\d{5,}", said), said  # no load_s=0.9928382090001833
     finally:
         run_cli("stop")
     assert wait_for(lambda: not daemon_pids(recall_home), 20)

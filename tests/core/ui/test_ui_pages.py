@@ -154,7 +154,12 @@ def test_injections_come_from_the_daemons_log_and_opened_from_the_read_tracker(n
 
 def test_quality_finds_the_report_of_the_indexed_folder(notes, tmp_path):
     with page_client(reports=tmp_path / "none") as c:
-        assert "No evaluation report found" in c.get("/quality").text
+        page = c.get("/quality").text
+        assert "No evaluation report found" in page
+        # no report: tuning on your own notes, not on the shipped sample into your config (a first-hour
+        # tester's, stop 58), and the daemon takes the thresholds at its next question (no `recall stop`)
+        assert "recall-eval tune --notes DIR -q QUESTIONS.jsonl --config" in page and "--collection" not in page
+        assert "from its next question on" in page and "recall stop" not in page
     write_report(tmp_path / "reports", notes_dir=notes)
     with page_client(reports=tmp_path / "reports") as c:
         r = c.get("/quality").text
