@@ -72,7 +72,10 @@ def _explain(app, res, k: int) -> None:
             f"({one_line(h.note['id'])})")
     top = "-" if d.top is None else f"{d.top:.4f}"
     gap = "-" if d.gap is None else f"{d.gap:.4f}"
-    say(f"top {top}, gap {gap} -> {d.kind}: {d.reason}")
+    from recall.ranking.selector import GAP_RANKS
+
+    lo, hi = GAP_RANKS
+    say(f"top {top}, gap {gap} (the top over the mean of ranks {lo}-{hi}) -> {d.kind}: {d.reason}")
     if res.timings:
         say("timings: " + ", ".join(f"{k2} {v:.1f} ms" for k2, v in res.timings.items()))
     _say_other_daemon()

@@ -74,6 +74,7 @@ def test_query_explain_and_json(sample_notes):
     assert "nearest known unrelated message" in out
     assert "decimal-not-float" in out
     assert "top " in out and "gap " in out and "->" in out
+    assert "(the top over the mean of ranks 2-11)" in out  # what "gap" is (a first-hour tester, stop 58)
     assert "order: dense fused with BM25 (search.lexical_weight 0.4, 0.0 for a note with questions)" in out
     assert "by its 2 best rows (search.best_rows) and its questions' mean (search.prototype_weight 0.3)" in out
     data = json.loads(recall("query", "--all", "--json", "Decimal not float for money amounts").stdout)
