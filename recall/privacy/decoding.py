@@ -152,21 +152,56 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
     text = raw.decode("utf-8", errors="replace")
     bad = text.count("\ufffd")
     damaged_utf8 = sum(c > "\x7f" for c in text) - bad >= 2 * bad  # mostly UTF-8: a bad byte, not Latin-1
-    for encoding in LEGACY if legacy and not damaged_utf8 else ():
-        try:
-            guess = raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-        if _PRIVATE_USE.search(guess):  # cp932 reads stray bytes as private-use characters (stop 57)
-            continue
-        if encoding != "cp1252" and _latin_misread(guess, encoding):
-            continue
-        return guess, [*said, f"not UTF-8: read as {encoding}{_LEGACY_NAMES.get(encoding, '')} (saving it as UTF-8 "
-                              "makes sure)"]
+    readings = _readings(raw) if legacy and not damaged_utf8 else {}
+    if readings:
+        encoding = _likeliest(raw, readings)
+        return readings[encoding], [*said, f"not UTF-8: read as {encoding}{_LEGACY_NAMES.get(encoding, '')} (saving "
+                                           "it as UTF-8 makes sure)"]
     if strict or text[:SAMPLE].count("\ufffd") > len(text[:SAMPLE]) // 10:
         raise Binary("not UTF-8 text, nor Shift_JIS, EUC, GB18030, Big5 or Windows-1252; skipped; "
                      "`iconv -f ENCODING -t UTF-8 FILE > FILE.txt` converts it" if legacy else "binary file; skipped")
     return text, [*said, f"invalid UTF-8 at byte {first_bad}; bad bytes replaced"]
+
+
+def _readings(raw: bytes) -> dict[str, str]:
+    """Each reading of ``raw`` in ``LEGACY`` that holds: strict, no private-use characters (cp932 reads
+    stray bytes as them: stop 57), no Latin-1 read as CJK (``_latin_misread``); Windows-1252 only
+    where no CJK reading holds."""
+    found: dict[str, str] = {}
+    for encoding in LEGACY:
+        if encoding == "cp1252" and found:
+            break
+        try:
+            guess = raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if _PRIVATE_USE.search(guess) or (encoding != "cp1252" and _latin_misread(guess, encoding)):
+            continue
+        found[encoding] = guess
+    return found
+
+
+def _likeliest(raw: bytes, readings: dict[str, str]) -> str:
+    """The reading a character-set detector (charset-normalizer: the languages' letter frequencies and
+    coherence) finds likeliest among several that hold, else the first in ``LEGACY``'s order. Chinese
+    in GB2312 and Korean in EUC-KR decode as EUC-JP too, tried before them, and were indexed as wrong
+    kanji (中文笔记 as 嶄猟永芝: the encodings' tester, stop 58)."""
+    first = next(iter(readings))
+    if len(set(readings.values())) == 1:
+        return first
+    try:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(raw[:SAMPLE * 4], cp_isolation=list(readings)).best()
+    except Exception:  # noqa: BLE001 - a detector that fails leaves the order's guess
+        return first
+    if best is None:
+        return first
+    import codecs
+
+    chosen = codecs.lookup(best.encoding).name
+    picked = next((e for e in readings if codecs.lookup(e).name == chosen), first)
+    return next(e for e in readings if readings[e] == readings[picked])  # the same text: the order's name
 
 
 def share_of_controls(head: bytes) -> str:

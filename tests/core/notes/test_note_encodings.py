@@ -74,3 +74,18 @@ def test_a_russian_document_in_utf16_without_a_mark_is_read_and_random_bytes_are
     assert [n.id for n in notes] == ["backup.txt"] and "Проверьте журнал утром" in notes[0].body
     said = {p.path.rpartition("/")[2]: p.message for p in problems}
     assert "read as UTF-16 LE" in said["backup.txt"] and {"noise.txt", "sparse.txt"} <= set(said)
+
+
+@pytest.mark.parametrize(("text", "encoding"), [
+    ("---\nname: 中文笔记\ndescription: 部署在周五之前完成不要忘记备份数据库\n---\n周五不要部署到生产环境\n", "gb2312"),
+    ("---\nname: 회의 메모\ndescription: 배포는 금요일에 하지 마세요\n---\n백업을 잊지 마세요\n", "euc_kr"),
+])
+def test_chinese_and_korean_legacy_notes_are_not_read_as_japanese(tmp_path, text, encoding):
+    """GB2312 Chinese and EUC-KR Korean decode as EUC-JP too, which is tried before them: 中文笔记
+    was indexed as 嶄猟永芝 (the encodings' tester, stop 58). Among readings that hold, the one a
+    character-set detector finds likeliest is taken."""
+    (tmp_path / "n.md").write_bytes(text.encode(encoding))
+    [note], problems = read_folder(tmp_path)
+    assert (note.name, note.description) == (text.split("\n")[1][6:], text.split("\n")[2][13:]), (note.name,)
+    assert text.split("---\n")[-1].strip() in note.body
+    assert "euc_jp" not in " ".join(p.message for p in problems)
