@@ -44,11 +44,15 @@ from recall_eval.commands.common import UserError, collection_option, echo_json,
 @click.option("--dry-run", is_flag=True,
               help="Print the prompt for the whole folder and exit; nothing is sent or written "
                    "(hand it to any model, then --import its answer).")
+@click.option("--prompt", "which", type=click.Choice(["questions", "negatives", "restatements"]),
+              default="questions", show_default=True,
+              help="With --dry-run: which prompt (its answer goes to --import, --import-negatives or "
+                   "--import-restatements).")
 @fail_cleanly
 def command(notes: Path | None, collection: str | None, backend: str | None, import_from: Path | None,
             written_by: str | None, out: Path | None, api_model: str | None, max_tokens: int, batch_size: int,
             n_per_note: int, share_ja: float, force: bool, no_negatives: bool, no_restatements: bool,
-            import_negatives: Path | None, import_restatements: Path | None, dry_run: bool) -> None:
+            import_negatives: Path | None, import_restatements: Path | None, dry_run: bool, which: str) -> None:
     # Long because: one click command, three modes sharing their options (write questions, import an answer,
     # negatives and restatements); each branch is a few calls into recall_eval.generation.
     """Write questions.jsonl (a few messages per note, indexed as extra chunks of it) and
@@ -69,7 +73,6 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         expand,
         import_answer,
         note_paths,
-        render_prompt,
         write_note_questions,
     )
     from recall_eval.generation.generate import make_backend
@@ -84,7 +87,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     spec = ExpandSpec(n_per_note, share_ja)
     paths = note_paths(notes_dir)
     if dry_run:
-        say(render_prompt(paths, spec))
+        say(_prompt(which, paths, spec))
         return
     if (backend is None) == (import_from is None):
         raise UserError("give either --backend NAME or --import FILE (with --written-by)")
@@ -141,4 +144,24 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
                                dropped_too_close_to_a_question=dropped, too_close=more.too_close_for(emb.model_id))
         written += more.write_negatives(out.with_name("negatives.jsonl"), kept, prov)
         summary.update(negatives=len(kept), negatives_dropped=dropped)
+    if import_from is not None:  # a step not taken is said, with the prompt it needs (a first-hour tester, stop 58)
+        for kind, given, off in (("negatives", import_negatives, no_negatives),
+                                 ("restatements", import_restatements, no_restatements)):
+            if given is None and not off:
+                log(f"no {kind} written: `--dry-run --prompt {kind}` prints the prompt, whose answer goes to "
+                    f"--import-{kind} (or give --no-{kind})")
+    log(f"next: `recall index {notes_dir}` indexes them (and calibrates on the negatives)")
     echo_json({"written": [str(p) for p in written], **summary})
+
+
+def _prompt(which: str, paths: list[Path], spec) -> str:
+    """The prompt ``--dry-run`` prints: the questions', the negatives' or the restatements'."""
+    from recall_eval.generation import negatives as more
+    from recall_eval.generation.expand import render_prompt
+
+    if which == "negatives":
+        return more.notegen.negatives_prompt(paths, more.n_negatives(len(paths)), spec.share_ja)
+    if which == "restatements":
+        return more.render(more.RESTATE_PROMPT, paths)
+    return render_prompt(paths, spec)
+

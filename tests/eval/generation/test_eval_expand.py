@@ -136,6 +136,10 @@ def test_import_of_a_hand_written_answer_records_who_wrote_it(notes, tmp_path):
     assert prov["backend"] == "file" and prov["model"] is None
     assert prov["written_by"] == "a helper session" and prov["imported_from"] == str(src)
     assert not (notes / "questions.jsonl").exists()  # --out was honoured
+    # the steps not taken are said with the prompt each needs, and what comes next (a first-hour tester, stop 58)
+    assert "no negatives written: `--dry-run --prompt negatives`" in res.output
+    assert "no restatements written: `--dry-run --prompt restatements`" in res.output
+    assert f"next: `recall index {notes}`" in res.output
 
 
 def test_an_answer_naming_an_unknown_note_fails_and_writes_nothing(fake_api, notes):
@@ -171,6 +175,17 @@ def test_an_existing_sidecar_is_kept_unless_forced(fake_api, notes):
     assert res.exit_code == 0, res.output
     got, _ = read_questions_file(questions_file, known=STEMS)
     assert sorted(got) == sorted(STEMS)
+
+
+@pytest.mark.parametrize(("which", "words"), [("negatives", "decide when to stay silent"),
+                                               ("restatements", "in one language to notes written")])
+def test_dry_run_prints_each_prompt_an_import_takes(fake_api, notes, which, words):
+    """Only the questions' prompt could be printed; --import-negatives and --import-restatements
+    took answers to prompts no command showed (a first-hour tester's, stop 58)."""
+    res = expand("--notes", str(notes), "--dry-run", "--prompt", which)
+    assert res.exit_code == 0, res.output
+    assert words in res.stdout and all(f"### {s}.md" in res.stdout for s in STEMS)
+    assert fake_api.requests == []
 
 
 def test_dry_run_prints_the_prompt_and_sends_nothing(fake_api, notes):
