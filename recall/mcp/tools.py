@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
+from recall.privacy.masking import mask_key, mask_path
 from recall.privacy.paths import os_error_line
 from recall.privacy.safetext import agent_block, agent_json
 
@@ -143,14 +144,14 @@ class RecallTools:
     def _status(self) -> dict[str, Any]:
         st = self.app.status()
         return agent_json({
-            "recall_home": str(st.home),
+            "recall_home": mask_path(str(st.home)),
             "model": st.model,
             "counts": st.counts,
             "index": {"generation": st.generation,
                       "runs": [{"model_id": m, "generation": g, "built_at": t, "chunks": c}
                                for m, g, t, c in st.runs]},
             "indexing": st.indexing,
-            "project": str(self.cwd),
+            "project": mask_path(str(self.cwd)),  # as `recall status` prints it (an outside tester's, stop 58)
             **({"index_problems": st.problems} if st.problems else {}),  # as `recall status` says them (Y-06)
         })
 
@@ -171,7 +172,8 @@ def search_answer(app: Recall, text: str, scope: Scope, k: int, typed: bool = Fa
         store.close()
     return {
         "model": app.embedder.model_id,
-        "scope": {"project": scope.project, "repo": scope.repo, "shared": scope.shared, "library": scope.library},
+        "scope": {"project": None if scope.project is None else mask_key(scope.project),  # as the CLI says it
+                  "repo": scope.repo, "shared": scope.shared, "library": scope.library},
         "results": [
             {"rank": rank, "score": round(h.score, 4), "id": h.note.get("id"), "name": h.note.get("name"),
              "description": h.note.get("description"), "path": h.note.get("path"), "kind": h.note.get("kind"),

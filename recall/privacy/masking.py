@@ -29,7 +29,7 @@ from collections import Counter
 from recall.privacy.columns import column_spans, stacked_spans
 from recall.privacy.safetext import LATIN_LOOK_ALIKES, MASK
 
-__all__ = ["MASK", "find_secrets", "mask_path", "mask_secrets", "mask_together"]
+__all__ = ["MASK", "find_secrets", "mask_key", "mask_path", "mask_secrets", "mask_together"]
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
@@ -1033,6 +1033,13 @@ def mask_together(*parts: str) -> tuple[str, ...]:
         out.append("".join(pieces) + part[pos:])
         start = end + 1
     return tuple(out)
+
+
+def mask_key(key: str) -> str:
+    """A project's key (Claude Code's: its path with "/" and "_" made "-") masked: a token is found
+    whole, or as one of its parts (in a long key a token reads as one word among many; its ``_``
+    made ``-`` loses its vendor shape)."""
+    return "-".join(mask_secrets(part) for part in mask_secrets(key).split("-"))
 
 
 def mask_path(path: str) -> str:

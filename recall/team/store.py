@@ -24,16 +24,16 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
-from recall.privacy.paths import EVERY_PROJECT
-from recall.ranking.scope import SHARED_KINDS, Scope, repo_key
+from recall.ranking.scope import Scope
 from recall.ranking.search import CHUNKS_PER_QUERY
 from recall.ranking.selector import Hit
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, as_query_matrix, mask_note
 from recall.team import rows
 from recall.team.connect import DEFAULT_SCHEMA, PgStoreError, connect
+from recall.team.queries import CUTS, SEARCH_SQL, scope_sql, team_project
 from recall.team.schema import HNSW_EF_CONSTRUCTION, HNSW_M, check_ready
 
 if TYPE_CHECKING:
@@ -50,40 +50,6 @@ TEAM_KEY_FILE = "team.key"
 # (UPDATE and DELETE grants), and with no limit every teammate's search and push waited for ever.
 STATEMENT_TIMEOUT_S = 60
 LOCK_TIMEOUT_S = 10
-
-
-def _scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
-    """The SQL twin of ``Scope.admits`` over the chunks' copied kind/project columns."""
-    if scope is None or scope.everything:
-        return "TRUE", {}
-    if scope.repo is not None:
-        wanted = repo_key(scope.repo)  # as Scope.admits: a recorded folder name, else the key's tail (no LIKE escape)
-        return ("kind IN ('memory', 'conversation') AND (project = ANY(%(exact)s) OR ("
-                "project <> ALL(%(named)s) AND (project = %(repo)s OR project LIKE %(repo_tail)s)))",
-                {"repo": wanted, "repo_tail": "%-" + wanted, "exact": sorted(scope.repo_exact),
-                 "named": sorted(scope.repo_named)})
-    shared = "kind = ANY(%(shared_kinds)s)" if scope.shared else "FALSE"
-    own = ("(kind <> ALL(%(shared_kinds)s) AND (project = %(project)s OR (kind = 'memory' AND project = %(every)s)))"
-           if scope.project is not None else "FALSE")
-    return f"({shared} OR {own})", {"shared_kinds": list(SHARED_KINDS), "project": scope.project,
-                                    "every": EVERY_PROJECT}
-
-
-_SEARCH_SQL = """
-WITH nearest AS MATERIALIZED (
-    SELECT note_pk, embedding <=> %(q)s AS distance
-    FROM chunks
-    WHERE (owner = session_user OR team) AND embedding IS NOT NULL AND {where}
-    ORDER BY distance
-    LIMIT %(limit)s
-)
-SELECT n.id, s.kind, s.project, s.root, n.path, n.note_id, n.name, n.description, n.type, n.extra::text,
-       s.owner, s.team, 1 - min(t.distance) AS score, (SELECT count(*) FROM nearest) AS fetched
-FROM nearest t JOIN notes n ON n.id = t.note_pk JOIN sources s ON s.id = n.source_id
-GROUP BY n.id, s.id
-ORDER BY score DESC, n.id
-LIMIT %(k)s
-"""
 
 
 def _root(source: SourceRef) -> str:
@@ -200,7 +166,7 @@ class PgIndex:
             " ON CONFLICT (owner, kind, root) DO UPDATE"
             " SET project = COALESCE(EXCLUDED.project, sources.project), team = EXCLUDED.team"
             " RETURNING id, project, team",
-            (source.kind, _root(source), source.project, source.team),
+            (source.kind, _root(source), team_project(source.project), source.team),
         ).fetchone()
         assert row is not None
         sid, project, team = int(row[0]), row[1], bool(row[2])
@@ -342,13 +308,13 @@ class PgIndex:
         """The ``k_notes`` notes in scope with the nearest chunks. The nearest chunks are fetched
         again, four times as many, while they hold fewer notes than that and more are left: one
         note's many chunks (a member can write any number by SQL) cannot hide the others."""
-        where, params = _scope_sql(scope)
+        where, params = scope_sql(scope)
         q = as_query_matrix(qvec)[0]
         limit = CHUNKS_PER_QUERY
         while True:
             with self._lock:
                 found = self.conn.execute(
-                    _SEARCH_SQL.format(where=where), {**params, "q": q, "limit": limit, "k": k_notes}).fetchall()
+                    SEARCH_SQL.format(where=where, **CUTS), {**params, "q": q, "limit": limit, "k": k_notes}).fetchall()
             if len(found) >= k_notes or not found or found[0][-1] < limit:
                 break
             limit *= 4

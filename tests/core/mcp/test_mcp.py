@@ -142,6 +142,21 @@ async def _search_and_status(params: StdioServerParameters) -> tuple:
 
 
 @pytest.mark.process
+def test_a_secret_in_the_projects_folder_name_reaches_no_answer(indexed, tmp_path):
+    """recall_status gave the agent the project's path and recall_search its key unmasked, where the
+    CLI masks both (an outside tester's, stop 58)."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    project = tmp_path / "work" / f"deploy-{token}"
+    (project / ".git").mkdir(parents=True)
+    params = server_params(indexed)
+    params.cwd = str(project)
+    found, status = anyio.run(_search_and_status, params)
+    said = json.dumps([payload(found), payload(status)])
+    assert token[4:] not in said and token[4:].lower() not in said.lower(), said
+    assert "[REDACTED]" in json.dumps(payload(status)["project"]) and payload(found)["scope"]["project"]
+
+
+@pytest.mark.process
 def test_a_damaged_index_or_config_is_told_to_the_agent_with_its_repair(indexed):
     """Not the SDK's bare "Error executing tool": the line a command would print, and its repair."""
     import os

@@ -190,3 +190,44 @@ def test_the_folders_pushed_are_kept_per_store(server, schema, team, team_env, t
             conn.execute(f'DROP SCHEMA IF EXISTS "{other}" CASCADE')
             for group in (f"{other}_member", f"{other}_reader"):
                 conn.execute(f'DROP ROLE IF EXISTS "{group}"')
+
+
+@pytest.mark.pg
+def test_a_secret_in_a_projects_name_is_not_on_the_server_and_its_memory_still_scopes(server, schema, team, tmp_path):
+    """The project's key went to the server in clear, in every source and chunk row, while the
+    folder's path was masked (an outside tester's, stop 58): masked too, and the project's own
+    search still finds its memory by it."""
+    from helpers.cli import run_cli
+
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    project = tmp_path / f"deploy-{token}"
+    write_note(project / "mem", "ship", "Deploys", "how we ship", "Blue-green deploys on Tuesdays.")
+    env = {"RECALL_PG_URL": server.url("alice")}
+    pushed = run_cli("team", "push", "--kind", "memory", "--team", "mem", cwd=project, env=env)
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    with server.sql() as conn:  # the administrator's view: every row the server holds
+        kept = conn.execute(f"SELECT project FROM {schema}.sources UNION ALL SELECT project FROM {schema}.chunks"
+                            ).fetchall()
+    assert kept and all(p is not None and token[4:] not in p and token[4:].lower() not in p.lower()
+                        for (p,) in kept), kept
+    found = run_cli("team", "search", "blue-green deploys", cwd=project, env=env)
+    assert found.returncode == 0 and "ship" in found.stdout, found.stdout + found.stderr
+
+
+@pytest.mark.pg
+def test_a_teammates_huge_fields_are_cut_on_the_server(server, schema, team, tmp_path):
+    """A member's 100 MB description was fetched whole by every teammate's search (3.2 s, 1.5 GB for
+    one note: an outside tester's, stop 58); each field comes cut to what is kept of it."""
+    from helpers.team import alice_pushes_a_rule
+    from recall.team.queries import CUTS, SEARCH_SQL
+
+    alice_pushes_a_rule(server, tmp_path)
+    with server.sql("alice") as conn:
+        conn.execute(f"UPDATE {schema}.notes SET description = repeat('d', 20000000), name = repeat('n', 5000000)")
+    with server.sql("bob") as conn:
+        conn.execute(f"SET search_path TO {schema}, public")
+        q = "[" + ",".join(["0.1"] * 256) + "]"
+        rows = conn.execute(SEARCH_SQL.format(where="TRUE", **CUTS), {"q": q, "limit": 10, "k": 5}).fetchall()
+    assert rows and all(len(r[6]) <= CUTS["cut_name"] and len(r[7]) <= CUTS["cut_description"] for r in rows)
+    out = cli("team", "search", "--all", "deploys", url=server.url("bob"))
+    assert out.returncode == 0 and "ddddd" in out.stdout and len(out.stdout) < 20_000, out.stderr
