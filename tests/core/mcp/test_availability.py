@@ -70,3 +70,93 @@ def test_a_line_of_escaped_quotes_is_answered_at_once_and_so_is_the_next(indexed
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def _searches(count: int) -> bytes:
+    return b"".join(mcp_server.call(i, "recall_search", {"query": "deploy retry tests", "k": 50})
+                    for i in range(1, count + 1))
+
+
+def _stopped(proc: subprocess.Popen, timeout_s: float) -> int | None:
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+@pytest.mark.process
+def test_one_socket_for_stdin_and_stdout_keeps_the_server_while_the_client_reads_late(indexed, tmp_path):
+    """`socat EXEC`, a terminal: stdin and stdout one file description, which asyncio's reader made
+    non-blocking; with the client's buffers full a write raised EAGAIN and the server died (rc 1
+    after 2 of 20 answers). It waits for the reader now."""
+    import socket
+
+    ours, theirs = socket.socketpair()
+    for end in (ours, theirs):  # small buffers: the answers fill them long before they are read
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    proc = mcp_server.start(tmp_path, theirs.fileno(), theirs.fileno())
+    theirs.close()
+    try:
+        ours.sendall(mcp_server.HELLO + _searches(20))
+        time.sleep(3)  # not reading: the server's writes meet a full socket
+        replies = mcp_server.read_replies(ours.fileno(), 21, 30)
+        assert sorted(r["id"] for r in replies) == list(range(21)), proc.poll()
+        assert all(len(r["result"]["structuredContent"]["results"]) > 10 for r in replies[1:])
+        assert proc.poll() is None  # still serving
+        ours.shutdown(socket.SHUT_WR)
+        assert _stopped(proc, 15) == 0
+        assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        ours.close()
+
+
+@pytest.mark.process
+def test_a_client_that_closes_its_end_of_stdout_ends_the_server_with_one_line(indexed, tmp_path):
+    """It ended rc 1 (right) with a 40-line ExceptionGroup / BrokenPipeError traceback."""
+    import os
+
+    read_end, write_end = os.pipe()
+    proc = mcp_server.start(tmp_path, subprocess.PIPE, write_end)
+    os.close(write_end)
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(mcp_server.HELLO)
+        proc.stdin.flush()
+        assert [r["id"] for r in mcp_server.read_replies(read_end, 1, 30)] == [0]
+        os.close(read_end)
+        proc.stdin.write(_searches(3))
+        proc.stdin.flush()
+        assert _stopped(proc, 15) == 1
+        said = proc.stderr.read().decode().strip().splitlines()
+        assert len(said) == 1 and "closed its end of stdout" in said[0], said
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.process
+def test_a_client_that_stops_reading_cannot_keep_the_server_past_its_input_and_drain(indexed, tmp_path):
+    """The blocking write to a full pipe held the event loop: the end of stdin and DRAIN_S were
+    never seen (alive 120 s after stdin closed). It ends within DRAIN_S (here 2 s) and CLOSE_S."""
+    import fcntl
+    import os
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    proc = mcp_server.start(tmp_path, subprocess.PIPE, write_end, drain_s=2.0)
+    os.close(write_end)
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(mcp_server.HELLO + _searches(20))
+        proc.stdin.close()  # and never a byte read
+        t0 = time.monotonic()
+        assert _stopped(proc, 20) is not None, "still running 20 s after its input ended"
+        assert time.monotonic() - t0 < 12
+        assert b"Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        os.close(read_end)
