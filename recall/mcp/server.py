@@ -157,6 +157,12 @@ def main(argv: list[str] | None = None) -> None:
     coredumps.forbid()  # it holds the messages the hook's tool passes: a crash must not dump them
     import anyio
 
-    anyio.run(serve_stdio, build_server())
+    from recall.mcp.output import ClientGone
+
+    try:
+        anyio.run(serve_stdio, build_server())
+    except ClientGone as exc:  # one line, not the task group's traceback
+        print(f"recall-mcp: {exc}; ending", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
