@@ -95,8 +95,11 @@ class StatusFile:
         tmp = client.status_path().with_suffix(".tmp")
         with private_open(tmp) as fh:
             json.dump(status, fh)
+        # What was written is known before it is in place (a rename keeps the inode and the time):
+        # stamped after, a file damaged between the rename and the stamp was taken for ours and
+        # never written again (make test under load, stop 58).
+        self._id = _stamp(tmp)
         os.replace(tmp, client.status_path())
-        self._id = _stamp(client.status_path())
         with private_open(client.run_dir() / client.LISTENED_NAME) as fh:  # kept when this daemon ends
             fh.write(str(os.getpid()))
 
