@@ -179,11 +179,7 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
             for state in states:
                 out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
                                       app.config.questions.timeout_s, log, allowed=lambda: _still(choice))
-                say(f"{state.folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
-                    f"negatives ({out.negatives_dropped} too close to a question dropped)"
-                    + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
-                for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
-                    warn(line)
+                _report(state.folder, out)
         except AgentError as exc:
             if exc.transient:
                 tries.unreachable()
@@ -192,6 +188,17 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         tries.reachable()
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
+
+
+def _report(folder: Path, out) -> None:
+    """What a run wrote for ``folder`` (``notegen.Written``), and what it left out or skipped."""
+    say(f"{folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
+        f"negatives ({out.negatives_dropped} too close to a question dropped)"
+        + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
+    for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
+        warn(line)
+    if out.left_out:
+        warn(out.left_out)
 
 
 def _waits(agent_name: str, log) -> bool:

@@ -1,0 +1,28 @@
+"""The daemon's trigger: saved notes get their questions in the background once allowed
+(``recall.authoring.agentcli``)."""
+
+from __future__ import annotations
+
+from recall.authoring.agentcli import consented, indexed_sources, plan
+from recall.authoring.runner import start_background
+
+
+def after_watch_batch(app, stats) -> bool:
+    """The daemon's watcher re-indexed saved notes: once allowed, start a background run over
+    every indexed note folder (only new or changed notes are asked for). Never raises."""
+    if not (stats.added or stats.changed) or not consented(app.config.questions.generate):
+        return False
+    try:
+        from recall.api import Recall
+
+        # The watcher's thread: a store connection of its own (SQLite's are per thread; the
+        # daemon's app.store belongs to the thread that opened it first).
+        mine = Recall(home=app.home, config=app.config, embedder=app.embedder)
+        try:
+            sources = indexed_sources(mine)
+        finally:
+            mine.store.close()
+        states, _cost = plan(sources, app.config.questions.batch_notes)
+        return bool(states) and start_background(app.home, ["--indexed", "--quiet"], app.home)
+    except Exception:  # noqa: BLE001 - the watcher keeps watching whatever happens here
+        return False

@@ -1,0 +1,50 @@
+"""What changes in the notes folder while the background writer runs, and what an answer may
+name (an outside tester's, stop 58), through `recall questions run` with a fake agent at the
+process boundary that changes the folder itself while it answers a request."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers.cli import run_cli
+from helpers.fake_agent import fake_claude
+
+QUESTIONS_OF = "'restate its header' not in prompt and 'for which NONE' not in prompt"
+
+
+def _answering(tmp_path, recall_home, code: str, batch_notes: int = 1):
+    """The fake claude with ``code`` run before it answers (``prompt``, ``stems``, ``lines`` in
+    reach), each note its own request (``batch_notes = 1``)."""
+    record, env = fake_claude(tmp_path)
+    agent = tmp_path / "bin" / "claude"
+    agent.write_text(agent.read_text().replace('print(json.dumps({"type"', code + '\nprint(json.dumps({"type"', 1))
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text(f'model = "hash"\n[questions]\nbatch_notes = {batch_notes}\n')
+    return record, env
+
+
+def _written(folder) -> dict[str, dict]:
+    return {obj["note"]: obj for obj in map(json.loads, (folder / "questions.jsonl").read_text().splitlines())}
+
+
+@pytest.mark.parametrize("replaced_by", ["nothing", "a folder"])
+def test_a_note_gone_while_its_request_is_out_is_left_out_and_the_other_answers_are_kept(
+        folder, tmp_path, recall_home, hash_model, replaced_by):
+    """`rm d2.md` while its questions were asked ended the run with "[Errno 2] No such file or
+    directory", nothing written: the answers already paid for were lost and paid for again."""
+    note = folder / "deploy-freeze.md"
+    code = (f"if {QUESTIONS_OF} and stems == ['deploy-freeze']:\n"
+            f"    import os\n    os.unlink({str(note)!r})\n"
+            + (f"    os.mkdir({str(note)!r})\n" if replaced_by == "a folder" else ""))
+    record, env = _answering(tmp_path, recall_home, code)
+    ran = run_cli("questions", "run", str(folder), env=env)
+    assert ran.returncode == 0 and "Errno" not in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+    assert set(_written(folder)) == {"decimal-money", "zeitzone-utc"}
+    said = [line for line in ran.stderr.splitlines() if "deploy-freeze" in line and "left out" in line]
+    assert len(said) == 1, ran.stderr
+    assert (folder / "negatives.jsonl").is_file()
+    prompts = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
+    assert not any("### deploy-freeze.md" in p for p in prompts[prompts.index(next(
+        p for p in prompts if "### deploy-freeze.md" in p)) + 1:])  # asked once, then never shown
