@@ -24,7 +24,10 @@ class LeadsOutside(OSError):
 def checked_open(folder: Path, path: Path) -> int:
     """A descriptor of the note ``path`` opened only where it lies within ``folder`` now: the path
     resolved, checked, then opened without following a link at its end (``OSError`` else)."""
-    return open_regular(path)
+    real = os.path.realpath(path)
+    if not Path(real).is_relative_to(os.path.realpath(folder)):
+        raise LeadsOutside(f"{path} leads outside the folder")
+    return open_regular(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
 
 
 def checked_text(folder: Path, path: Path) -> str:

@@ -48,3 +48,24 @@ def test_a_note_gone_while_its_request_is_out_is_left_out_and_the_other_answers_
     prompts = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
     assert not any("### deploy-freeze.md" in p for p in prompts[prompts.index(next(
         p for p in prompts if "### deploy-freeze.md" in p)) + 1:])  # asked once, then never shown
+
+
+def test_a_note_swapped_for_a_link_out_of_the_folder_during_a_run_is_never_sent(folder, tmp_path, recall_home,
+                                                                                 hash_model):
+    """A `git checkout` that made a note a link to a file outside the folder while the run was
+    under way: the file behind the link went into the next prompts (the check was at plan time)."""
+    outside = tmp_path / "elsewhere" / "private.txt"
+    outside.parent.mkdir()
+    outside.write_text("PRIVATE-OUTSIDE-7731 the contents of a file that is no note\n")
+    note = folder / "deploy-freeze.md"
+    code = (f"if {QUESTIONS_OF} and stems == ['deploy-freeze']:\n"
+            f"    import os\n    os.unlink({str(note)!r})\n    os.symlink({str(outside)!r}, {str(note)!r})\n")
+    record, env = _answering(tmp_path, recall_home, code)
+    ran = run_cli("questions", "run", str(folder), env=env)
+    assert ran.returncode == 0, ran.stderr
+    prompts = [json.loads(line)["prompt"] for line in record.read_text().splitlines()]
+    assert len(prompts) >= 6 and not any("PRIVATE-OUTSIDE-7731" in p for p in prompts)
+    assert "PRIVATE-OUTSIDE-7731" not in (folder / "questions.jsonl").read_text()
+    assert "deploy-freeze" not in _written(folder)
+    said = [line for line in ran.stderr.splitlines() if "deploy-freeze" in line and "outside the folder" in line]
+    assert len(said) == 1, ran.stderr
