@@ -274,7 +274,7 @@ def _ask_part(state: notegen.FolderState, part: list[Path], ask: Callable, hashe
         raise
     if not part:
         return
-    got, problems = answers.parse_per_note(raw, keys, "questions", f"{by} answer")
+    got, problems = answers.parse_per_note(raw, [state.key(p) for p in part], "questions", f"{by} answer", keys)
     into[0].update(got)
     left = [p for p in part if not got.get(state.key(p))]
     if left:
@@ -282,7 +282,8 @@ def _ask_part(state: notegen.FolderState, part: list[Path], ask: Callable, hashe
         problems.append(f"{len(left)} of {len(part)} note(s) got no questions from {by} (asked again "
                         f"next time, at most {tries.MAX_TRIES} times until the note is edited)")
     raw, part = ask(functools.partial(notegen.restate_prompt, keys=state.keys), part)
-    more, problems2 = answers.parse_per_note(raw, keys, "restatements", f"{by} answer") if part else ({}, [])
+    more, problems2 = answers.parse_per_note(raw, [state.key(p) for p in part], "restatements", f"{by} answer",
+                                             keys) if part else ({}, [])
     into[1].update(more)
     out.skipped += problems + problems2
 

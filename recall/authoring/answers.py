@@ -51,14 +51,20 @@ def prompt_key(key: str) -> str:
                    else ch for ch in mask_path(key))
 
 
-def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
+def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str, folder: Sequence[str] = ()
                    ) -> tuple[dict[str, list[str]], list[str]]:
     """``{stem: values}`` from lines ``{"note": stem, field_name: [...]}``, and a problem per
-    line that is not one or names no note of ``stems``; repeated lines for a note are merged."""
-    names = {**{prompt_key(s): s for s in reversed(stems)}, **{mask_path(s): s for s in reversed(stems)},
-             **{s: s for s in stems}}  # as the prompt named it
+    line that is not one or names no note of ``stems``; repeated lines for a note are merged.
+    ``folder``: the folder's other notes: a line for one of them (not asked about in this request)
+    is dropped, and all such lines counted in one problem: a hostile note's answer replaced other
+    notes' questions in silence (an outside tester's, stop 58)."""
+    every = [*stems, *folder]
+    names = {**{prompt_key(s): s for s in reversed(every)}, **{mask_path(s): s for s in reversed(every)},
+             **{s: s for s in reversed(every)}}  # as the prompt named it
+    asked = set(stems)
     out: dict[str, list[str]] = {}
     problems: list[str] = []
+    others = 0
     for i, text in json_lines(raw):
         try:
             obj = json.loads(text)
@@ -70,7 +76,13 @@ def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
             problems.append(f"{source}, line {i}: no note named {stem!r} in this folder")
             continue
         stem = names[stem]
+        if stem not in asked:
+            others += 1
+            continue
         out[stem] = clean_questions([*out.get(stem, []), *values])
+    if others:
+        problems.append(f"{source}: {others} line(s) for notes not in this request dropped (an answer gives only "
+                        "the notes it was shown their " + field_name + ")")
     return {k: v for k, v in out.items() if v}, problems
 
 
