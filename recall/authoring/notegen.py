@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from recall.authoring.answers import prompt_key
+from recall.authoring.answers import prompt_key, prompt_names
 from recall.notes.files import iter_note_files, note_keys
 from recall.notes.frontmatter import masked_file_text
 from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, renames
@@ -126,8 +126,9 @@ def notes_block(paths: Sequence[Path], note_chars: int | None = None, keys: Keys
     (the note's key, ``billing/README`` for a name subfolders share) then the file, secrets
     masked in both (``note_text``; ``texts``: each read already, ``recall.authoring.sending``), its
     first ``note_chars`` characters if given."""
-    return "\n\n".join(f"### {prompt_key(_key(p, keys))}.md\n{_fenced(_cut(_text(p, texts), note_chars))}"
-                       for p in paths)
+    names = prompt_names(tuple(keys.values()) if keys is not None else tuple(p.stem for p in paths))
+    return "\n\n".join(f"### {names.get(_key(p, keys)) or prompt_key(_key(p, keys))}.md\n"
+                       f"{_fenced(_cut(_text(p, texts), note_chars))}" for p in paths)
 
 
 def _text(path: Path, texts: Texts | None) -> str:

@@ -10,6 +10,8 @@ import pytest
 
 from helpers.cli import run_cli
 from helpers.fake_agent import fake_claude
+from helpers.notes import write_note
+from recall.authoring import notegen
 
 QUESTIONS_OF = "'restate its header' not in prompt and 'for which NONE' not in prompt"
 
@@ -88,3 +90,27 @@ def test_an_answer_cannot_replace_the_questions_of_notes_it_was_not_asked_about(
     assert "evil" not in json.dumps(written), written
     said = [line for line in (ran.stdout + ran.stderr).splitlines() if "not in this request" in line]
     assert len(said) == 2 and "2 line(s)" in said[0] and "1 line(s)" in said[1], ran.stdout + ran.stderr
+
+
+def test_notes_whose_names_mask_alike_are_told_apart_in_the_prompt_and_in_the_answers(folder, tmp_path,
+                                                                                       recall_home, hash_model):
+    """apikey-Xk29fLq83ZpW7vRt.md and apikey-Qm47TtYu92BcNx5e.md were both ``### apikey-[REDACTED].md``:
+    both answers went to one note, and the other was asked and paid for again until given up."""
+    first, second = "apikey-Qm47TtYu92BcNx5e", "apikey-Xk29fLq83ZpW7vRt"  # as the folder sorts them
+    write_note(folder, first, "Staging key", "The staging API key rotates monthly", "Rotate it on the 1st.")
+    write_note(folder, second, "Prod key", "The production API key lives in the vault", "Never in a file.")
+    record, env = _answering(tmp_path, recall_home, "", batch_notes=20)
+    ran = run_cli("questions", "run", str(folder), env=env)
+    assert ran.returncode == 0, ran.stderr
+    prompt = json.loads(record.read_text().splitlines()[0])["prompt"]
+    assert "### apikey-[REDACTED].md" in prompt and "### apikey-[REDACTED]~2.md" in prompt
+    assert "Xk29fLq83ZpW7vRt" not in prompt and "Qm47TtYu92BcNx5e" not in prompt
+    written = _written(folder)
+    assert written[first]["questions"] == ["zq apikey-[REDACTED] when does this apply?"]
+    assert written[second]["questions"] == ["zq apikey-[REDACTED]~2 when does this apply?"]
+    assert written[second]["restatements"] == ["apikey-[REDACTED]~2 restated"]
+    assert notegen.folder_state(folder).pending == []  # nothing to pay for again
+    out = run_cli("index", str(folder))
+    assert out.returncode == 0, out.stderr
+    found = run_cli("search", "zq apikey-[REDACTED]~2 when does this apply?")
+    assert "apikey-[REDACTED]~2.md" in found.stdout.split("\n\n")[0], found.stdout
