@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.authoring import answers, notegen, runner, tries
-from recall.authoring.failures import AgentError, login_error, said_by
+from recall.authoring.failures import AgentError, ConsentWithdrawn, login_error, said_by
 from recall.authoring.runner import GENERATING_ENV, Finished
 from recall.authoring.sending import Sending
 from recall.privacy.masking import mask_secrets
@@ -236,7 +236,7 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
     def ask(prompt_of: Callable[..., str], part: list[Path]) -> tuple[str, list[Path]]:
         """The answer to ``prompt_of``'s prompt over the notes of ``part`` still sendable, and those."""
         if not allowed():
-            raise AgentError("consent was withdrawn during the run (`recall questions off` or another agent): "
+            raise ConsentWithdrawn("consent was withdrawn during the run (`recall questions off` or another agent): "
                              "stopped, nothing more sent")
         texts = sending.read(part)  # read now, as the indexer would: not at plan time
         sent = [p for p in part if p in texts]
@@ -247,7 +247,7 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
         _ask_part(state, part, ask, hashes, agent.name, (questions, restated), out)
     if not allowed():
-        raise AgentError("consent was withdrawn during the run: stopped, nothing written")
+        raise ConsentWithdrawn("consent was withdrawn during the run: stopped, nothing written")
     present = sending.still(state.pending)  # a note deleted or swapped during the run: left out
     answered = {state.key(p): hashes[p] for p in present if p in hashes and state.key(p) in questions}
     out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
