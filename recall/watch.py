@@ -739,7 +739,7 @@ def maybe_start_watcher(app: Recall) -> Watcher | None:
     """For the daemon: a running watcher when ``[watch] enabled = true``, else None."""
     if not app.config.watch.enabled:
         return None
-    from recall.authoring.agentcli import after_watch_batch  # saved notes get their questions too, once allowed
+    from recall.authoring.trigger import after_watch_batch  # saved notes get their questions too, once allowed
 
     def on_batch(result: BatchResult) -> None:
         after_watch_batch(app, result.stats)

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall.authoring import answers, notegen, runner, tries
-from recall.authoring.failures import AgentError, login_error, said_by
-from recall.authoring.runner import GENERATING_ENV, Finished, start_background
+from recall.authoring.failures import AgentError, ConsentWithdrawn, login_error, said_by
+from recall.authoring.runner import GENERATING_ENV, Finished
+from recall.authoring.sending import Sending
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import LINK_REPAIR, ensure_private_dir, read_text, run_dir
 from recall.privacy.safetext import one_line, shortened
@@ -221,49 +222,33 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
 
     ``allowed`` is asked before every request: consent withdrawn during a run (`recall
     questions off`, another agent chosen) stops it there, nothing more sent or written. A note
-    deleted during the run is left out (its answer too), not the end of the run."""
+    deleted during the run, or that no longer reads as the indexer reads it (a folder, a link out
+    of the folder), is left out (its answer too) and said (``sending.Sending``), not the end of the run."""
     out = notegen.Written()
     questions: dict[str, list[str]] = {}
     restated: dict[str, list[str]] = {}
     hashes: dict[Path, str] = {}
     for p in state.pending:  # before asking: a later edit stays pending
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             hashes[p] = notegen.note_hash(p)
+    sending = Sending(state.folder)
 
-    def ask(prompt_of: Callable[[list[Path]], str], part: list[Path]) -> str:
+    def ask(prompt_of: Callable[..., str], part: list[Path]) -> tuple[str, list[Path]]:
+        """The answer to ``prompt_of``'s prompt over the notes of ``part`` still sendable, and those."""
         if not allowed():
-            raise AgentError("consent was withdrawn during the run (`recall questions off` or another agent): "
+            raise ConsentWithdrawn("consent was withdrawn during the run (`recall questions off` or another agent): "
                              "stopped, nothing more sent")
-        return complete(agent, prompt_of(part), timeout_s)
+        texts = sending.read(part)  # read now, as the indexer would: not at plan time
+        sent = [p for p in part if p in texts]
+        return (complete(agent, prompt_of(sent, texts=texts), timeout_s) if sent else ""), sent
 
     check_writable(state.folder)
-    keys = list(state.keys.values())
     for part in notegen.batches(state.pending, batch_notes):
-        part = [p for p in part if p.exists()]
-        if not part:
-            continue
         log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
-        try:
-            raw = ask(functools.partial(notegen.expand_prompt, keys=state.keys), part)
-        except AgentError as exc:  # an answer refused or cut off counts as a try too ("prompt is too long")
-            if not exc.transient:  # an agent that did not get to answer (offline, rate-limited) is waited out
-                tries.note_unanswered({p: hashes[p] for p in part if p in hashes})
-            raise
-        got, problems = answers.parse_per_note(raw, keys, "questions", f"{agent.name} answer")
-        questions.update(got)
-        left = [p for p in part if not got.get(state.key(p))]
-        if left:
-            tries.note_unanswered({p: hashes[p] for p in left if p in hashes})
-            problems.append(f"{len(left)} of {len(part)} note(s) got no questions from {agent.name} (asked again "
-                            f"next time, at most {tries.MAX_TRIES} times until the note is edited)")
-        more, problems2 = answers.parse_per_note(
-            ask(functools.partial(notegen.restate_prompt, keys=state.keys), part), keys, "restatements",
-            f"{agent.name} answer")
-        restated.update(more)
-        out.skipped += problems + problems2
+        _ask_part(state, part, ask, hashes, agent.name, (questions, restated), out)
     if not allowed():
-        raise AgentError("consent was withdrawn during the run: stopped, nothing written")
-    present = [p for p in state.pending if p.exists()]  # a note deleted during the run: left out
+        raise ConsentWithdrawn("consent was withdrawn during the run: stopped, nothing written")
+    present = sending.still(state.pending)  # a note deleted or swapped during the run: left out
     answered = {state.key(p): hashes[p] for p in present if p in hashes and state.key(p) in questions}
     out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
                                         {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
@@ -271,8 +256,36 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
     # Negatives while the folder has none (the README's promise), every note shown: a request each
     # edit showed the edited note alone, and its answer was thrown away (an outside tester's AD03).
     if state.owes_negatives and (present or not state.pending):  # not when every pending note went meanwhile
-        _negatives(state, [p for p in state.notes if p.exists()], ask, embedder, out, agent.name, log, allowed)
+        _negatives(state, [p for p in state.notes if p not in sending.left_out], ask, embedder, out, agent.name,
+                   log, allowed)
+    out.left_out = sending.left_out_line()
     return out
+
+
+def _ask_part(state: notegen.FolderState, part: list[Path], ask: Callable, hashes: dict[Path, str], by: str,
+              into: tuple[dict[str, list[str]], dict[str, list[str]]], out: notegen.Written) -> None:
+    """One batch's questions then restatements (``ask``: ``generate_folder``'s), kept in ``into``."""
+    keys = list(state.keys.values())
+    try:
+        raw, part = ask(functools.partial(notegen.expand_prompt, keys=state.keys), part)
+    except AgentError as exc:  # an answer refused or cut off counts as a try too ("prompt is too long")
+        if not exc.transient:  # an agent that did not get to answer (offline, rate-limited) is waited out
+            tries.note_unanswered({p: hashes[p] for p in part if p in hashes})
+        raise
+    if not part:
+        return
+    got, problems = answers.parse_per_note(raw, [state.key(p) for p in part], "questions", f"{by} answer", keys)
+    into[0].update(got)
+    left = [p for p in part if not got.get(state.key(p))]
+    if left:
+        tries.note_unanswered({p: hashes[p] for p in left if p in hashes})
+        problems.append(f"{len(left)} of {len(part)} note(s) got no questions from {by} (asked again "
+                        f"next time, at most {tries.MAX_TRIES} times until the note is edited)")
+    raw, part = ask(functools.partial(notegen.restate_prompt, keys=state.keys), part)
+    more, problems2 = answers.parse_per_note(raw, [state.key(p) for p in part], "restatements", f"{by} answer",
+                                             keys) if part else ({}, [])
+    into[1].update(more)
+    out.skipped += problems + problems2
 
 
 def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, embedder, out: notegen.Written,
@@ -285,11 +298,13 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
         return
     log(f"{state.folder}: asking {by} for {n} negatives")
     try:
-        raw = ask(lambda ps: notegen.negatives_prompt(ps, n, keys=state.keys), shown)
+        raw, sent = ask(lambda ps, texts: notegen.negatives_prompt(ps, n, keys=state.keys, texts=texts), shown)
     except AgentError as exc:
         if not state.has_negatives and not exc.transient:
             tries.negatives_unanswered(state)
         raise
+    if not sent:
+        return
     found, problems = answers.parse_negatives(raw, f"{by} answer")
     if len(found) > n:  # 90,000 lines for 80 asked were embedded and written, every index warning after
         problems.append(f"{by} answer: {len(found):,} negatives where {n} were asked: the first {n} kept")
@@ -366,23 +381,3 @@ def offer(home: Path, line: str) -> None:
     with private_open(home / OFFER_FILE) as fh:
         fh.write(line + "\n")
 
-
-def after_watch_batch(app, stats) -> bool:
-    """The daemon's watcher re-indexed saved notes: once allowed, start a background run over
-    every indexed note folder (only new or changed notes are asked for). Never raises."""
-    if not (stats.added or stats.changed) or not consented(app.config.questions.generate):
-        return False
-    try:
-        from recall.api import Recall
-
-        # The watcher's thread: a store connection of its own (SQLite's are per thread; the
-        # daemon's app.store belongs to the thread that opened it first).
-        mine = Recall(home=app.home, config=app.config, embedder=app.embedder)
-        try:
-            sources = indexed_sources(mine)
-        finally:
-            mine.store.close()
-        states, _cost = plan(sources, app.config.questions.batch_notes)
-        return bool(states) and start_background(app.home, ["--indexed", "--quiet"], app.home)
-    except Exception:  # noqa: BLE001 - the watcher keeps watching whatever happens here
-        return False

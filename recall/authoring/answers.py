@@ -5,6 +5,7 @@ any question (``recall.notes.questions.clean_questions``) and made whole (lone s
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -45,20 +46,52 @@ def prompt_key(key: str) -> str:
     or separator character written as an escape (``\\n``): a file named with line breaks put
     ``### deploy.md`` and orders under it into the prompt, and the agent's answer for that section
     became another note's questions (an outside tester's, stop 56)."""
+    return _escaped(mask_path(key))
+
+
+def _escaped(name: str) -> str:
     import unicodedata
 
     return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
-                   else ch for ch in mask_path(key))
+                   else ch for ch in name)
 
 
-def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
+@functools.lru_cache(maxsize=8)
+def prompt_names(keys: tuple[str, ...]) -> dict[str, str]:
+    """Each of a folder's note keys (in the folder's order) as its prompts name it
+    (``prompt_key``), told apart where two mask alike as the index tells them apart
+    (``recall.notes.files.distinct``): ``apikey-Xk29….md`` and ``apikey-Qm47….md`` were both
+    ``### apikey-[REDACTED].md``, both answers went to one, and the other was paid for again until
+    given up (an outside tester's, stop 58); the second is ``apikey-[REDACTED]~2``."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for key in keys:
+        base = name = prompt_key(key)
+        n = 2
+        while name in taken:
+            name, n = f"{base}~{n}", n + 1
+        taken.add(name)
+        out[key] = name
+    return out
+
+
+def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str, folder: Sequence[str] = ()
                    ) -> tuple[dict[str, list[str]], list[str]]:
     """``{stem: values}`` from lines ``{"note": stem, field_name: [...]}``, and a problem per
-    line that is not one or names no note of ``stems``; repeated lines for a note are merged."""
-    names = {**{prompt_key(s): s for s in reversed(stems)}, **{mask_path(s): s for s in reversed(stems)},
-             **{s: s for s in stems}}  # as the prompt named it
+    line that is not one or names no note of ``stems``; repeated lines for a note are merged.
+    ``folder``: the folder's other notes: a line for one of them (not asked about in this request)
+    is dropped, and all such lines counted in one problem: a hostile note's answer replaced other
+    notes' questions in silence (an outside tester's, stop 58)."""
+    known = set(folder)
+    every = list(folder) + [s for s in stems if s not in known]  # the folder's order, as the prompt's
+    names = {name: s for s, name in prompt_names(tuple(every)).items()}  # as the prompt named it
+    for s in every:  # its own name, or masked unescaped, where no note is shown so
+        names.setdefault(mask_path(s), s)
+        names.setdefault(s, s)
+    asked = set(stems)
     out: dict[str, list[str]] = {}
     problems: list[str] = []
+    others = 0
     for i, text in json_lines(raw):
         try:
             obj = json.loads(text)
@@ -70,7 +103,13 @@ def parse_per_note(raw: str, stems: Sequence[str], field_name: str, source: str
             problems.append(f"{source}, line {i}: no note named {stem!r} in this folder")
             continue
         stem = names[stem]
+        if stem not in asked:
+            others += 1
+            continue
         out[stem] = clean_questions([*out.get(stem, []), *values])
+    if others:
+        problems.append(f"{source}: {others} line(s) for notes not in this request dropped (an answer gives only "
+                        "the notes it was shown their " + field_name + ")")
     return {k: v for k, v in out.items() if v}, problems
 
 

@@ -32,6 +32,11 @@ class AgentError(RecallError):
         self.repair = repair
 
 
+class ConsentWithdrawn(AgentError):
+    """`recall questions off` (or another agent chosen) while a run was under way: it stopped as
+    the user chose; in the background, no failure to report."""
+
+
 def said_by(proc: Finished) -> str:
     """What the CLI said about its end, as one safe line: its stderr, else the last line of its
     stdout (Claude Code prints "Not logged in · Please run /login" there, the result of its JSON

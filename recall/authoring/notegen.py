@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from recall.authoring.answers import prompt_key
+from recall.authoring.answers import prompt_key, prompt_names
 from recall.notes.files import iter_note_files, note_keys
 from recall.notes.frontmatter import masked_file_text
 from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, renames
@@ -105,26 +105,34 @@ _masked_note = functools.lru_cache(maxsize=4096)(lambda path, stamp: _masked(pat
 
 
 Keys = Mapping[Path, str]  # what each note is known by (``FolderState.keys``); its stem when absent
+Texts = Mapping[Path, str]  # each note's text as read for the prompt (``note_text``) when it was built
 
 
 def render(name: str, paths: Sequence[Path], *, note_chars: int | None = None, keys: Keys | None = None,
-           **fields: object) -> str:
+           texts: Texts | None = None, **fields: object) -> str:
     """The prompt ``name`` with these note files inlined (``### key.md`` then the file, its
     first ``note_chars`` characters if given), a secret in a file name masked as in its text
     (``parse_per_note`` reads either name back)."""
-    notes = notes_block(paths, note_chars, keys)
+    notes = notes_block(paths, note_chars, keys, texts)
     text = template(name)
     for key, value in fields.items():
         text = text.replace("{" + key + "}", str(value))
     return text.replace("{notes}", notes)
 
 
-def notes_block(paths: Sequence[Path], note_chars: int | None = None, keys: Keys | None = None) -> str:
+def notes_block(paths: Sequence[Path], note_chars: int | None = None, keys: Keys | None = None,
+                texts: Texts | None = None) -> str:
     """Note files as every prompt shows them (``recall-eval generate``'s too): ``### key.md``
     (the note's key, ``billing/README`` for a name subfolders share) then the file, secrets
-    masked in both (``note_text``), its first ``note_chars`` characters if given."""
-    return "\n\n".join(f"### {prompt_key(_key(p, keys))}.md\n{_fenced(_cut(note_text(p), note_chars))}"
-                       for p in paths)
+    masked in both (``note_text``; ``texts``: each read already, ``recall.authoring.sending``), its
+    first ``note_chars`` characters if given."""
+    names = prompt_names(tuple(keys.values()) if keys is not None else tuple(p.stem for p in paths))
+    return "\n\n".join(f"### {names.get(_key(p, keys)) or prompt_key(_key(p, keys))}.md\n"
+                       f"{_fenced(_cut(_text(p, texts), note_chars))}" for p in paths)
+
+
+def _text(path: Path, texts: Texts | None) -> str:
+    return texts[path] if texts is not None else note_text(path)
 
 
 def _key(path: Path, keys: Keys | None) -> str:
@@ -147,25 +155,27 @@ def _fenced(text: str) -> str:
 
 
 def expand_prompt(paths: Sequence[Path], n_per_note: int = N_PER_NOTE, share_ja: float = SHARE_JA,
-                  note_chars: int | None = NOTE_CHARS, keys: Keys | None = None) -> str:
+                  note_chars: int | None = NOTE_CHARS, keys: Keys | None = None, texts: Texts | None = None) -> str:
     """The questions prompt, each note cut at ``note_chars`` (None: whole, as the harness asks)."""
     return render(EXPAND_PROMPT, paths, n_per_note=n_per_note, share_ja_percent=round(share_ja * 100),
-                  note_chars=note_chars, keys=keys)
+                  note_chars=note_chars, keys=keys, texts=texts)
 
 
-def restate_prompt(paths: Sequence[Path], note_chars: int | None = NOTE_CHARS, keys: Keys | None = None) -> str:
+def restate_prompt(paths: Sequence[Path], note_chars: int | None = NOTE_CHARS, keys: Keys | None = None,
+                   texts: Texts | None = None) -> str:
     """The restatements prompt, each note cut at ``note_chars`` (only its header is restated)."""
-    return render(RESTATE_PROMPT, paths, note_chars=note_chars, keys=keys)
+    return render(RESTATE_PROMPT, paths, note_chars=note_chars, keys=keys, texts=texts)
 
 
-def negatives_prompt(paths: Sequence[Path], n: int, share_ja: float = SHARE_JA, keys: Keys | None = None) -> str:
+def negatives_prompt(paths: Sequence[Path], n: int, share_ja: float = SHARE_JA, keys: Keys | None = None,
+                     texts: Texts | None = None) -> str:
     """The negatives prompt over an even sample of ``paths`` (every k-th note, the smallest k
     that fits ``NEGATIVES_PROMPT_TOKENS``), each note cut at ``NEGATIVE_NOTE_CHARS``."""
-    sizes = [estimate_tokens(_cut(note_text(p), NEGATIVE_NOTE_CHARS)) + 8 for p in paths]
+    sizes = [estimate_tokens(_cut(_text(p, texts), NEGATIVE_NOTE_CHARS)) + 8 for p in paths]
     room = NEGATIVES_PROMPT_TOKENS - estimate_tokens(template(NEGATIVES_PROMPT))
     every = next((k for k in range(1, len(paths) + 1) if sum(sizes[::k]) <= room), max(len(paths), 1))
     return render(NEGATIVES_PROMPT, paths[::every], note_chars=NEGATIVE_NOTE_CHARS, n_negatives=n,
-                  share_ja_percent=round(share_ja * 100), keys=keys)
+                  share_ja_percent=round(share_ja * 100), keys=keys, texts=texts)
 
 
 def _cut(text: str, chars: int | None) -> str:
@@ -325,6 +335,7 @@ class Written:
     negatives: int = 0
     negatives_dropped: int = 0
     skipped: list[str] = field(default_factory=list)
+    left_out: str | None = None  # the notes left out for what became of them during the run (``sending``)
 
 
 def write_questions(folder: Path, questions: dict[str, list[str]], restatements: dict[str, list[str]],

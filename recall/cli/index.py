@@ -263,7 +263,8 @@ def calibrate(target_silence: float | None) -> None:
 def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources) -> str | None:
     """After `recall index`: start the background run when allowed and something is pending;
     returns the line to print (or None)."""
-    from recall.authoring.agentcli import consented, describe, find_agent, offer, plan, start_background
+    from recall.authoring.agentcli import consented, describe, find_agent, offer, plan
+    from recall.authoring.runner import start_background
 
     choice = app.config.questions.generate
     agent = find_agent(choice, app.config.questions.model)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -61,14 +62,18 @@ def questions(ctx: click.Context) -> None:
 
     app = recall_app()
     choice = app.config.questions.generate
-    agent = find_agent(choice, app.config.questions.model)
+    agent = find_agent("auto" if choice == "off" else choice, app.config.questions.model)  # off: the one it would be
     state = "allowed" if consented(choice) else "not allowed (`recall questions on` allows it)" \
-        if choice == "ask" else "off"
-    say(f"generate = {choice}: {state}; agent: {agent.name + ' (' + agent.exe + ')' if agent else 'none on PATH'}")
+        if choice == "ask" else "off (nothing is sent; `recall questions on` allows it)"
+    who = f"{agent.name} ({agent.exe})" + (", once allowed" if choice == "off" else "") if agent else "none on PATH"
+    say(f"generate = {choice}: {state}; agent: {who}")
     say(pending_line(app, _known_sources(app)))
     failed = _last_failure(app.home)
     if failed:
         say(f"the last run in the background failed: {failed}")
+
+
+_CHOSEN = ("Error: [questions] generate is", "Error: consent was")  # what an older run logged of the user's "off"
 
 
 def _last_failure(home) -> str | None:
@@ -84,8 +89,8 @@ def _last_failure(home) -> str | None:
     except OSError:
         return None
     lines = [line for line in tail.splitlines() if line.strip()]
-    if not lines or not lines[-1].startswith("Error:"):
-        return None
+    if not lines or not lines[-1].startswith("Error:") or lines[-1].startswith(_CHOSEN):
+        return None  # a run that found consent withdrawn did as the user chose: no failure
     return f"{shortened(one_line(lines[-1][6:].strip()), 400)} (the whole run: {log})"
 
 
@@ -149,16 +154,15 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     for twice, at once even after it failed to answer (the background waits that out).
     """
     from recall.authoring import tries
-    from recall.authoring.agentcli import AgentError, agent_cost, consented, find_agent, generate_folder, plan
-    from recall.authoring.runner import run_lock
+    from recall.authoring.agentcli import AgentError, agent_cost, generate_folder, plan
+    from recall.authoring.failures import ConsentWithdrawn
+    from recall.authoring.runner import GENERATING_ENV, run_lock
 
     app = recall_app()
     choice = app.config.questions.generate
-    if not consented(choice):
-        raise UserError(f"[questions] generate is {choice!r}: nothing is sent; `recall questions on` allows it")
-    agent = find_agent(choice, app.config.questions.model)
+    agent = _allowed_agent(app)
     if agent is None:
-        raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
+        return
     from recall.authoring.agentcli import indexed_sources
 
     sources = indexed_sources(app) if indexed else _sources(app, dirs, kind) if dirs else _known_sources(app)
@@ -179,12 +183,11 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
             for state in states:
                 out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
                                       app.config.questions.timeout_s, log, allowed=lambda: _still(choice))
-                say(f"{state.folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
-                    f"negatives ({out.negatives_dropped} too close to a question dropped)"
-                    + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
-                for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
-                    warn(line)
+                _report(state.folder, out)
         except AgentError as exc:
+            if isinstance(exc, ConsentWithdrawn) and os.environ.get(GENERATING_ENV):
+                say(f"{exc}; nothing more written", err=True)  # the user's choice, in the background: no failure
+                return
             if exc.transient:
                 tries.unreachable()
             raise UserError(f"{exc}; nothing more written ({exc.repair or 'run `recall questions run` to try again'})"
@@ -194,11 +197,39 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
 
 
+def _allowed_agent(app):
+    """The agent a run may ask now; None (said) for a run in the background that finds consent
+    withdrawn since it was started: the user's choice, no failure (`recall questions` said "the
+    last run in the background failed", an outside tester's, stop 58)."""
+    from recall.authoring.agentcli import consented, find_agent
+    from recall.authoring.runner import GENERATING_ENV
+
+    choice = app.config.questions.generate
+    if not consented(choice) and os.environ.get(GENERATING_ENV):
+        say(f"[questions] generate is {choice!r}: nothing is sent", err=True)
+        return None
+    if not consented(choice):
+        raise UserError(f"[questions] generate is {choice!r}: nothing is sent; `recall questions on` allows it")
+    agent = find_agent(choice, app.config.questions.model)
+    if agent is None:
+        raise UserError(f"no agent CLI for {choice!r} on PATH: install claude, codex or gemini")
+    return agent
+
+
+def _report(folder: Path, out) -> None:
+    """What a run wrote for ``folder`` (``notegen.Written``), and what it left out or skipped."""
+    say(f"{folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
+        f"negatives ({out.negatives_dropped} too close to a question dropped)"
+        + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
+    for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
+        warn(line)
+    if out.left_out:
+        warn(out.left_out)
+
+
 def _waits(agent_name: str, log) -> bool:
     """In the background, whether to wait out an agent that did not get to answer (said in
     ``log``); run by the user, the notes given up before are asked again (``tries.forget``)."""
-    import os
-
     from recall.authoring import tries
     from recall.authoring.runner import GENERATING_ENV
 
