@@ -141,6 +141,8 @@ def check(baseline: Baseline, results: dict, update: str, seed: int = M.SEED) ->
     for m in GATED:
         now = {shown_id(k): v for k, v in raw[m].items()}
         then = baseline.per_question.get(m, {})
+        _counted(m, now, raw[m], (results.get("metrics") or {}).get(m), "this run", update)
+        _counted(m, then, then, baseline.metrics.get(m), f"the baseline ({baseline.collection})", update)
         if not now and not then:
             out.append(Check(m, None, None, 0.0, []))
             continue
@@ -159,6 +161,18 @@ def check(baseline: Baseline, results: dict, update: str, seed: int = M.SEED) ->
     if not any(c.gated for c in out):
         raise DatasetError(f"no metric can be gated: the sets hold no questions: {update}")
     return out
+
+
+def _counted(metric: str, shown_ids: dict, raw: dict, figure: object, whose: str, update: str) -> None:
+    """Fail closed when ``whose`` per-question values are not one per question: two ids written
+    alike (one replaced the other: a baseline of 21 questions held 20, and a real loss passed), or
+    fewer or more than its ``metrics.n`` says (``figure``: a ``Metric`` or its JSON form)."""
+    if len(shown_ids) != len(raw):
+        raise DatasetError(f"{metric}: {len(raw)} questions of {whose} are written as {len(shown_ids)} ids "
+                           f"(two ids read alike once shown): rename them, then {update}")
+    n = figure.get("n") if isinstance(figure, dict) else getattr(figure, "n", None)
+    if isinstance(n, int) and n != len(raw):
+        raise DatasetError(f"{metric}: {whose} holds {len(raw)} per-question values for {n} questions: {update}")
 
 
 def table(checks: list[Check]) -> str:
