@@ -254,3 +254,33 @@ def test_the_cli_baseline_keeps_one_value_per_question_with_ids_written_alike(tm
     assert data["metrics"]["mrr"]["n"] == 22
     res = regress("-q", str(sets), "--baseline", str(path))
     assert res.exit_code == 0 and "regression gate passed" in res.output, res.output
+
+
+@pytest.mark.parametrize("edit", ["model-empty", "model-missing", "hash-null", "hash-missing"])
+def test_a_malformed_baseline_is_one_line_and_fails_closed(baseline, edit):
+    """An outside tester (stop 58): ``"model": {}`` was a KeyError's traceback, and
+    ``"questions_hash": null`` skipped the check that the sets are unedited: the gate passed."""
+    data = json.loads(baseline.read_text(encoding="utf-8"))
+    if edit == "model-empty":
+        data["model"] = {}
+    elif edit == "model-missing":
+        del data["model"]
+    elif edit == "hash-null":
+        data["questions_hash"] = None
+    else:
+        del data["questions_hash"]
+    baseline.write_text(json.dumps(data), encoding="utf-8")
+    res = regress("--baseline", str(baseline))
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output and "passed" not in res.output and isinstance(res.exception, SystemExit)
+    assert len(res.output.strip().splitlines()) == 1 and "--update" in res.output, res.output
+
+
+def test_the_shipped_baselines_carry_their_questions_hash():
+    gates = [p for p in (ROOT / "reports" / "baseline").glob("*.json")
+             if "per_question" in json.loads(p.read_text(encoding="utf-8"))]
+    assert gates
+    for path in gates:
+        from recall_eval.reports.regress import load_baseline
+
+        assert load_baseline(path).questions_hash, path
