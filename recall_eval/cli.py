@@ -58,6 +58,29 @@ def main() -> None:
     """
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that every ``with`` on the way out runs: the
+    temporary RECALL_HOME of ``run`` and ``score`` (recall.db and the index: a copy of the
+    notes' text, 3.2 MB on the sample) is removed. It was left in $TMPDIR (an outside tester,
+    stop 58). A BaseException, as KeyboardInterrupt is: no ``except Exception`` swallows it."""
+
+
+TERMINATED_EXIT = 128 + 15  # what a shell reports for a process SIGTERM ended
+
+
+def _terminate_cleanly() -> None:
+    """SIGTERM ends the command as Ctrl-C does (its temporary files removed, one line), exit 143;
+    a second SIGTERM while that cleanup runs is ignored (SIGKILL still ends it at once)."""
+    import signal
+
+    def leave(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, leave)
+
+
 def run() -> None:
     from recall.privacy import coredumps
 
@@ -65,10 +88,15 @@ def run() -> None:
     os.umask(0o077)  # what it and its libraries create (matplotlib's caches in ~) is the user's only
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _terminate_cleanly()
     try:
         main()
     except KeyboardInterrupt:
         sys.exit(130)
+    except Terminated:
+        click.echo("terminated (SIGTERM): its temporary files were removed; what was finished is kept; "
+                   "run the same command again to go on", err=True)
+        sys.exit(TERMINATED_EXIT)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,10 @@ class InputError(ValueError):
     """A file a user named that the harness cannot read: one line (``read_input``)."""
 
 
+class IdCollision(InputError):
+    """Two keys (question ids) that would be written alike: one line, never one replacing the other."""
+
+
 def read_input(path: Path, said: list[str] | None = None) -> str:
     """A file a user gave the harness, as text the way recall reads its settings files
     (``recall.privacy.decoding.settings_text``: a byte-order mark says the encoding, else UTF-8),
@@ -60,23 +64,35 @@ def shown(text: str) -> str:
 
 def masked(value: Any) -> Any:
     """``value`` (a results dict, a list, a string) with every string in it, keys too, ``shown``;
-    a key or an ``id`` that masking changes keeps a short hash of what it was (``shown_id``)."""
+    a key or an ``id`` that showing changes keeps a short hash of what it was (``shown_id``), and
+    two keys still written alike are one line (``IdCollision``), never one replacing the other."""
     if isinstance(value, str):
         return shown(value)
     if isinstance(value, dict):
-        return {shown_id(k) if isinstance(k, str) else k: shown_id(v) if k == "id" and isinstance(v, str) else masked(v)
-                for k, v in value.items()}
+        out = {shown_id(k) if isinstance(k, str) else k: shown_id(v) if k == "id" and isinstance(v, str) else masked(v)
+               for k, v in value.items()}
+        if len(out) != len(value):  # two keys one once shown: the later would replace the earlier
+            seen: dict[Any, Any] = {}
+            for k in value:
+                s = shown_id(k) if isinstance(k, str) else k
+                if s in seen:
+                    raise IdCollision(f"{shown(repr(seen[s]))} and {shown(repr(k))} are written alike ({s}): "
+                                      "rename one of them")
+                seen[s] = k
+        return out
     if isinstance(value, list | tuple):
         return [masked(v) for v in value]
     return value
 
 
 def shown_id(text: str) -> str:
-    """An identifier (a question's id, a key) ``shown``; when masking changes it (a random-looking
-    id reads as a key), followed by a short hash of the original: two such ids stay two (a
-    baseline of 48 questions held 2 when 22-character ids all read ``[REDACTED]``: stop 44)."""
+    """An identifier (a question's id, a key) ``shown``; when that changes it, for any reason,
+    followed by a short hash of the original: two ids stay two. Masking (a baseline of 48
+    questions held 2 when 22-character ids all read ``[REDACTED]``: stop 44) and escaping alike
+    (``k0<ESC>`` and the text ``k0\\u001b`` both read ``k0\\u001b``: one replaced the other in a
+    baseline, and the gate passed a real regression: an outside tester, stop 58)."""
     out = shown(text)
-    if out == terminal_text(text):
+    if out == text:
         return out
     import hashlib
 

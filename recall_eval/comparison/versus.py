@@ -73,8 +73,12 @@ def separation(recs: dict[str, list[M.Record]], weights: dict[str, float], refer
     boot = {k: _auc(e[pi][bp], e[ni][bn]) for k, e in ev.items()}
     out: dict = {"values": {}, "p_values": {}}
     for k, e in ev.items():
-        lo, hi = np.percentile(boot[k], [2.5, 97.5])
-        out["values"][k] = {"value": float(_auc(e[pi], e[ni])), "ci95": [float(lo), float(hi)], "n": int(e.size)}
+        value = float(_auc(e[pi], e[ni]))
+        lo, hi = (float(x) for x in np.percentile(boot[k], [2.5, 97.5]))
+        if hi - lo < 1e-12:  # every resample alike (all separated): what the fewer side's n can tell
+            least = int(min(pi.size, ni.size))
+            lo, hi = stats.hull((lo, hi), stats.wilson(round(value * least), least))
+        out["values"][k] = {"value": value, "ci95": [lo, hi], "n": int(e.size)}
     raw = {}
     for k in ev:
         if k != reference:

@@ -123,7 +123,10 @@ def same_questions(baseline: Baseline, sets: list[str], collection_hash: str, up
     if sorted(baseline.sets) != sorted(masked(sets)):
         raise DatasetError(f"the question sets ({', '.join(sets) or 'none'}) are not the baseline's "
                            f"({', '.join(baseline.sets) or 'none'}): pass the same sets, or {update}")
-    if baseline.questions_hash is not None and asked is not None and baseline.questions_hash != asked:
+    if asked is not None and not baseline.questions_hash:  # a baseline from before, or one edited: never "skip"
+        raise DatasetError("the baseline has no questions_hash, so it cannot tell whether the question sets were "
+                           f"edited since it was made: rewrite it (recall-eval regress --update): {update}")
+    if asked is not None and baseline.questions_hash != asked:
         raise DatasetError(f"the question sets were edited since the baseline was made (sets {asked}, baseline "
                            f"{baseline.questions_hash}): the same ids over other questions; {update}")
 
@@ -141,6 +144,8 @@ def check(baseline: Baseline, results: dict, update: str, seed: int = M.SEED) ->
     for m in GATED:
         now = {shown_id(k): v for k, v in raw[m].items()}
         then = baseline.per_question.get(m, {})
+        _counted(m, now, raw[m], (results.get("metrics") or {}).get(m), "this run", update)
+        _counted(m, then, then, baseline.metrics.get(m), f"the baseline ({baseline.collection})", update)
         if not now and not then:
             out.append(Check(m, None, None, 0.0, []))
             continue
@@ -159,6 +164,18 @@ def check(baseline: Baseline, results: dict, update: str, seed: int = M.SEED) ->
     if not any(c.gated for c in out):
         raise DatasetError(f"no metric can be gated: the sets hold no questions: {update}")
     return out
+
+
+def _counted(metric: str, shown_ids: dict, raw: dict, figure: object, whose: str, update: str) -> None:
+    """Fail closed when ``whose`` per-question values are not one per question: two ids written
+    alike (one replaced the other: a baseline of 21 questions held 20, and a real loss passed), or
+    fewer or more than its ``metrics.n`` says (``figure``: a ``Metric`` or its JSON form)."""
+    if len(shown_ids) != len(raw):
+        raise DatasetError(f"{metric}: {len(raw)} questions of {whose} are written as {len(shown_ids)} ids "
+                           f"(two ids read alike once shown): rename them, then {update}")
+    n = figure.get("n") if isinstance(figure, dict) else getattr(figure, "n", None)
+    if isinstance(n, int) and n != len(raw):
+        raise DatasetError(f"{metric}: {whose} holds {len(raw)} per-question values for {n} questions: {update}")
 
 
 def table(checks: list[Check]) -> str:
@@ -182,9 +199,15 @@ def failure_message(checks: list[Check]) -> str:
 def load_baseline(path: Path, repair: str | None = None) -> Baseline:
     """A committed baseline; a file that does not parse is one line naming the repair (``repair``:
     the command that rewrites it, as the caller was asked)."""
+    fix = repair or f"recall-eval regress --collection {path.stem} --baseline {path} --update"
     try:
-        return from_json(Baseline, json.loads(path.read_text(encoding="utf-8")))
+        baseline = from_json(Baseline, json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, KeyError, RecursionError) as exc:  # json and pydantic errors are ValueErrors
-        fix = repair or f"recall-eval regress --collection {path.stem} --baseline {path} --update"
         raise DatasetError(f"baseline {path} is not a baseline ({(str(exc).splitlines() or [''])[0][:120]}); "
                            f"rewrite it with: {fix}") from exc
+    if not isinstance(baseline.model.get("model_id"), str):  # "model": {} was a KeyError's traceback
+        raise DatasetError(f"baseline {path} is not a baseline (its model has no model_id); rewrite it with: {fix}")
+    if not baseline.questions_hash:  # null skipped the check that the sets are the baseline's, unedited
+        raise DatasetError(f"baseline {path} has no questions_hash (it cannot tell whether the question sets were "
+                           f"edited since); rewrite it with: {fix}")
+    return baseline

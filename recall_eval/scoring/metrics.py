@@ -35,7 +35,16 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from recall_eval.results import Breakdowns, Metric, Metrics
-from recall_eval.scoring.stats import SEED, bootstrap_ci, ratio_ci, two_sample_ci
+from recall_eval.scoring.stats import (
+    SEED,
+    alike,
+    bootstrap_ci,
+    count_ci,
+    hull,
+    ratio_ci,
+    two_sample_ci,
+    wilson_mean_of_two,
+)
 from recall_eval.scoring.stats import mean as _mean
 
 PRIMARY_METRIC = "balanced_accuracy"
@@ -128,7 +137,20 @@ def _balanced(hits: Sequence[float], silences: Sequence[float], seed: int = SEED
     a, b = np.asarray(hits, float), np.asarray(silences, float)
     if a.size == 0 or b.size == 0:
         return Metric.empty(int(a.size + b.size))
-    return Metric(float((a.mean() + b.mean()) / 2), two_sample_ci(a, b, _balanced_stat, seed), int(a.size + b.size))
+    ci = two_sample_ci(a, b, _balanced_stat, seed)
+    if alike(a) or alike(b):  # a part the resamples cannot vary: its uncertainty was left out
+        ci = hull(ci, wilson_mean_of_two(a, b))
+    return Metric(float((a.mean() + b.mean()) / 2), ci, int(a.size + b.size))
+
+
+def _count(values: Sequence[float], seed: int = SEED) -> Metric:
+    """A mean count per message (headlines per message, which can exceed 1): the bootstrap's
+    interval, or where every count is alike the exact Poisson one; never a proportion's."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return Metric.empty()
+    ci = count_ci(arr) if alike(arr) else bootstrap_ci(arr, seed=seed, rate=False)
+    return Metric(float(arr.mean()), ci, int(arr.size))
 
 
 # --- summaries -----------------------------------------------------------------------
@@ -156,7 +178,7 @@ def summarize(records: Sequence[Record], seed: int = SEED) -> Metrics:
     out["full_rate"] = _result([1.0 if r.decision == "full" else 0.0 for r in records], seed=seed)
     out["bytes_p95"] = _result([r.bytes for r in records if r.decision != "nothing"], _p95, seed)
     out["headline_precision"] = headline_precision(records, seed)
-    out["headlines_per_message"] = _result([len(r.injected) for r in records], seed=seed)
+    out["headlines_per_message"] = _count([len(r.injected) for r in records], seed=seed)
     return {name: out[name] for name in HEADLINE}
 
 

@@ -127,3 +127,33 @@ def _wilson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """Wilson's score interval of ``k`` out of ``n``: what n can tell when resamples cannot vary."""
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def alike(a: np.ndarray) -> bool:
+    """Every value the same: resamples cannot vary, so a percentile interval has no width."""
+    return a.size > 0 and bool(np.all(a == a.flat[0]))
+
+
+def wilson_mean_of_two(a: np.ndarray, b: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """A conservative interval of (mean(a) + mean(b)) / 2 for two rates' 0/1 outcomes: each
+    part's Wilson interval at the Bonferroni level (both hold together at ``level`` or more),
+    averaged. What n can tell where every outcome of a part is alike (balanced accuracy of
+    4 questions read 1.000 [1.000, 1.000]: an outside tester, stop 58)."""
+    each = 1 - (1 - level) / 2
+    (la, ha), (lb, hb) = (_wilson(int(x.sum()), x.size, each) for x in (a, b))
+    return (la + lb) / 2, (ha + hb) / 2
+
+
+def count_ci(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    """The exact Poisson (Garwood) interval of a mean count per item (headlines per message),
+    for counts all alike where resamples cannot vary: not a proportion's, which is capped at 1."""
+    k, n, alpha = float(values.sum()), values.size, 1 - level
+    lo = stats.chi2.ppf(alpha / 2, 2 * k) / 2 if k > 0 else 0.0
+    return float(lo / n), float(stats.chi2.ppf(1 - alpha / 2, 2 * k + 2) / 2 / n)
+
+
+def hull(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
+wilson = _wilson  # for callers outside this module (versus's separation)

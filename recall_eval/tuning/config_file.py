@@ -108,12 +108,28 @@ def _put_thresholds(doc, model_id: str, values: dict[str, float], provenance: di
     t = _model_table(_super(doc, "thresholds"), model_id,
                      "tuned by `recall-eval tune` (cross-validated); provenance below")
     for k, v in values.items():
-        item = tomlkit.item(float(v))
-        if abs(v) >= 3.0:  # recall_eval.tuning.tune.to_config's stand-ins for "no floor" / "never full"
-            item.comment("never full: gaps lie within [-2, 2]" if k == "full_gap" else "no floor")
-        t[k] = item
+        old = t.get(k)
+        if isinstance(old, int | float) and not isinstance(old, bool) and float(old) == float(v):
+            continue  # unchanged: the value and the user's comment on it stay
+        t[k] = tomlkit.item(float(v))
+        # tomlkit keeps the replaced value's comment: a changed value drops it (`top_floor = 0.2304
+        # # hand-set` was left so), and only to_config's stand-ins say what they stand for
+        # (`neg_weight = 8.0 # no floor` was written on every key of 3 or more: an outside tester, stop 58)
+        t[k].trivia.comment, t[k].trivia.comment_ws = "", ""
+        if (said := _stand_in(k, float(v))) is not None:
+            t[k].comment(said)
     _provenance(t, provenance)
     return tomlkit.dumps(doc)
+
+
+def _stand_in(key: str, value: float) -> str | None:
+    """What ``value`` stands for when it is one of ``recall_eval.tuning.tune.to_config``'s stand-ins:
+    a floor below every score (-3), a full gap above every gap (3); else None."""
+    if key in ("gap_floor", "top_floor") and value <= -3.0:
+        return "no floor"
+    if key == "full_gap" and value >= 3.0:
+        return "never full: gaps lie within [-2, 2]"
+    return None
 
 
 def set_learned(text: str, model_id: str, table: dict, provenance: dict, kind: str | None = None) -> str:
@@ -205,12 +221,17 @@ def check(path: Path, dry_run: bool = False) -> str:
     none (it was refused, though it writes nothing: AH10)."""
     from recall.config.load import check_config_file, is_devnull
     from recall.config.settings import ConfigError
+    from recall.privacy.decoding import settings_text
     from recall.privacy.paths import read_bytes
 
     if dry_run and is_devnull(path):
         return ""
     check_config_file(path)
-    raw = read_bytes(path).decode("utf-8", errors="replace") if path.exists() else ""
+    try:  # as the core reads it (a byte-order mark says the encoding: one was refused as not TOML, stop 58)
+        raw = settings_text(read_bytes(path)) if path.exists() else ""
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 (byte {exc.start}): save it as UTF-8, then tune again; it was "
+                          "not changed") from None
     try:
         tomlkit.parse(raw.replace("\r\n", "\n"))
     except tomlkit.exceptions.TOMLKitError as exc:

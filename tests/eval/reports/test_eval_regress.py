@@ -197,3 +197,90 @@ def test_the_real_gate_passes_with_the_committed_config_and_baseline():
     committed_file(committed)
     res = CliRunner().invoke(main, ["regress", "--collection", "sample"])
     assert res.exit_code == 0, res.output
+
+
+def escape_pairs(n: int, then_hit: bool, now_hit: bool) -> dict:
+    """``n`` pairs of ids written alike once shown: ``k<i><ESC>`` and the text ``k<i>\\u001b``."""
+    rows = []
+    for i in range(n):
+        for qid, hit in ((f"k{i}\x1b", now_hit), (f"k{i}\\u001b", then_hit)):
+            rows.append({"id": qid, "kind": "paraphrase", "ranked": ["a"], "expected": ["a" if hit else "b"],
+                         "injected": ["a"] if hit else [], "decision": "short"})
+    return {"pipelines": {"default": {"records": rows}}}
+
+
+def test_ids_written_alike_stay_two_and_a_loss_among_them_fails():
+    """An outside tester's bypass (stop 58): ``k0<ESC>`` and the text ``k0\\u001b`` both read
+    ``k0\\u001b``; the later replaced the earlier in the baseline and in the run, so a config at
+    0.700 injected against 1.000 passed the gate."""
+    from recall_eval.files import masked
+    from recall_eval.reports.regress import per_question
+
+    pq = masked(per_question(escape_pairs(12, True, True)["pipelines"]["default"]["records"]))
+    assert len(pq["injected_hit_rate"]) == 24
+    base = Baseline("fake", "0", ["fake"], "2026-11-30", {"spec": "hash", "model_id": "hash"}, {}, "default", None,
+                    {m: Metric(1.0, (1.0, 1.0), len(pq[m])) for m in GATED}, "", pq)
+    checks = by_metric(check(base, escape_pairs(12, True, False), UPDATE))
+    assert not checks["injected_hit_rate"].ok and checks["injected_hit_rate"].value == 0.5
+
+
+def test_a_baseline_with_fewer_values_than_its_questions_fails_closed():
+    base = fake_baseline([1] * 40, [1] * 40)
+    base.metrics["mrr"] = Metric(1.0, (1.0, 1.0), 41)
+    with pytest.raises(DatasetError, match="40 per-question values for 41 questions"):
+        check(base, records([1] * 40, [1] * 40), UPDATE)
+
+
+def test_a_key_still_written_alike_is_one_line_not_a_replacement():
+    from recall_eval.files import IdCollision, masked, shown_id
+
+    taken = shown_id("k0\x1b")  # the text another id is shown as, given as an id of its own
+    with pytest.raises(IdCollision, match="written alike"):
+        masked({"k0\x1b": 1.0, taken: 0.0})
+
+
+def test_the_cli_baseline_keeps_one_value_per_question_with_ids_written_alike(tmp_path):
+    rows = [json.loads(line) for s in "ab" for line in
+            (ROOT / f"datasets/sample/questions/sample-{s}.jsonl").read_text(encoding="utf-8").splitlines()]
+    para = [r for r in rows if r["kind"] == "paraphrase"][:22]
+    sets = tmp_path / "esc.jsonl"
+    sets.write_text("".join(json.dumps({**r, "id": f"k{i // 2}" + ("\x1b" if i % 2 else "\\u001b")}) + "\n"
+                            for i, r in enumerate(para)), encoding="utf-8")
+    path = tmp_path / "b.json"
+    res = regress("-q", str(sets), "--baseline", str(path), "--update")
+    assert res.exit_code == 0, res.output
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert {len(v) for m, v in data["per_question"].items() if m != "silence_rate"} == {22}
+    assert data["metrics"]["mrr"]["n"] == 22
+    res = regress("-q", str(sets), "--baseline", str(path))
+    assert res.exit_code == 0 and "regression gate passed" in res.output, res.output
+
+
+@pytest.mark.parametrize("edit", ["model-empty", "model-missing", "hash-null", "hash-missing"])
+def test_a_malformed_baseline_is_one_line_and_fails_closed(baseline, edit):
+    """An outside tester (stop 58): ``"model": {}`` was a KeyError's traceback, and
+    ``"questions_hash": null`` skipped the check that the sets are unedited: the gate passed."""
+    data = json.loads(baseline.read_text(encoding="utf-8"))
+    if edit == "model-empty":
+        data["model"] = {}
+    elif edit == "model-missing":
+        del data["model"]
+    elif edit == "hash-null":
+        data["questions_hash"] = None
+    else:
+        del data["questions_hash"]
+    baseline.write_text(json.dumps(data), encoding="utf-8")
+    res = regress("--baseline", str(baseline))
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output and "passed" not in res.output and isinstance(res.exception, SystemExit)
+    assert len(res.output.strip().splitlines()) == 1 and "--update" in res.output, res.output
+
+
+def test_the_shipped_baselines_carry_their_questions_hash():
+    gates = [p for p in (ROOT / "reports" / "baseline").glob("*.json")
+             if "per_question" in json.loads(p.read_text(encoding="utf-8"))]
+    assert gates
+    for path in gates:
+        from recall_eval.reports.regress import load_baseline
+
+        assert load_baseline(path).questions_hash, path
