@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.errors import RecallError
 from recall.notes.frontmatter import masked_file_text
 from recall.privacy.masking import mask_path
 from recall.privacy.paths import MAX_OWN_FILE
 from recall.privacy.regular import NotAFile, open_regular
 
 
-class LeadsOutside(OSError):
+class LeadsOutside(RecallError, OSError):
     """A note that is now a link to something outside its folder."""
 
 

@@ -17,6 +17,7 @@ import select
 import threading
 from typing import Any
 
+from recall.errors import RecallError
 from recall.mcp.ids import answered_id
 
 # What a client that reads nothing while it keeps asking is let leave unread before it is gone.
@@ -25,7 +26,7 @@ MAX_UNREAD_BYTES = 64 << 20
 CLOSE_S = 2.0
 
 
-class ClientGone(Exception):
+class ClientGone(RecallError):
     """The client closed its end of stdout, or left too much unread: the server ends (rc 1)."""
 
 
