@@ -1,8 +1,6 @@
-"""The operations the CLI, the daemon and the evaluation harness share.
-
-``Recall`` ties the settings (``recall.config.settings.Settings``, as ``Recall.config``), a store,
-an embedder and a searcher together; every file it touches lives under one ``RECALL_HOME``.
-"""
+"""The operations the CLI, the daemon and the evaluation harness share. ``Recall`` ties the
+settings (``recall.config.settings.Settings``, as ``Recall.config``), a store, an embedder and a
+searcher together; every file it touches lives under one ``RECALL_HOME``."""
 
 from __future__ import annotations
 
@@ -16,7 +14,7 @@ from recall.config.load import apply_calibration_file, load_config
 from recall.config.settings import Rule, Settings
 from recall.config.snapshot import too_short
 from recall.embedding.gemini import GeminiEmbedder, messages_allowed
-from recall.embedding.models import Embedder, backend_of, get_embedder
+from recall.embedding.models import QUERY_CHARS_MAX, Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError
 from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, lost_folders, newer_elsewhere, unnested
 from recall.privacy.claude_memory import memory_source
@@ -24,6 +22,7 @@ from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import DB_NAME, make_tree_private, recall_home
 from recall.privacy.safetext import whole
 from recall.privacy.trust import require_home
+from recall.ranking import pasted
 from recall.ranking.scope import Scope
 from recall.ranking.search import Searcher
 from recall.ranking.selector import GAP_RANKS, Decision, Hit, Ranking, decide
@@ -325,20 +324,19 @@ class Recall:
 
     def query(self, text: str, scope: Scope | None = None, project: str | None = None, *,
               k_notes: int = 20, search_short: bool = False, typed: bool = False) -> QueryResult:
-        """Search ``text`` in ``scope`` and decide what the hook would hand over: the one way
-        every front end asks (CLI, daemon, MCP, UI through the daemon, eval). ``--repo NAME``
-        is matched on the folder names indexed (``exact_repo``).
-        ``project``: whose notes come first (default: the scope's). ``k_notes``: notes ranked
-        (at least the gap rule's ranks). ``search_short``: rank even a message shorter than
+        """Search ``text`` (of a long one, what was typed around its paste) in ``scope`` and decide
+        what the hook would hand over: the one way every front end asks (CLI, daemon, MCP, UI
+        through the daemon, eval). ``--repo NAME`` is matched on the folder names indexed.
+        ``project``: whose notes come first (default: the scope's). ``k_notes``: notes ranked (at
+        least the gap rule's ranks). ``search_short``: rank even a message shorter than
         ``selector.min_prompt_chars`` (an agent asking on purpose); the decision stays "nothing".
-        ``typed``: the user typed ``text`` to search (``recall search``, ``recall query``). A
-        cloud embedder that may not see the user's messages (``[gemini] send_messages``) is
-        sent only typed text: anything else (the hook's message, an agent's search) gets no
-        hits, ``timings["withheld"]``, and nothing leaves the machine.
-        """
-        text = whole(text)  # a lone surrogate cannot be encoded for the model
+        ``typed``: the user typed ``text`` (``recall search``, ``recall query``). A cloud embedder
+        that may not see the user's messages (``[gemini] send_messages``) is sent only typed
+        text: anything else gets no hits, ``timings["withheld"]``, and nothing leaves the machine."""
         self.refresh_calibration()
-        rule = self.rule()
+        rule, said = self.rule(), whole(text)  # whole: a lone surrogate cannot be encoded for the model
+        if not (text := pasted.asked(said, QUERY_CHARS_MAX)) and said.strip():  # a paste, nothing typed
+            return QueryResult([], Decision("nothing", pasted.NOTHING_ASKED), {}, rule)
         if not search_short and too_short(text, rule.selector.min_prompt_chars):
             return QueryResult([], decide(text, [], rule), {}, rule)
         if not typed and not messages_allowed(self.embedder):

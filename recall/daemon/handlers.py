@@ -105,7 +105,7 @@ class Commands:
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)
                 raise _NotNow("loading")
         from recall.embedding.batcher import Expired
-        from recall.embedding.models import QUERY_CHARS_MAX
+        from recall.ipc.client import ends
         from recall.privacy.paths import encode_project_path, shown_project_key
         from recall.ranking.scope import Scope
 
@@ -117,9 +117,10 @@ class Commands:
                       library=app.config.documents.library_per_message)
         project = shown_project_key(root)  # what is logged and shown: a secret in a folder name masked
         try:
-            # The daemon's own cut (the core cuts again, exactly, to one window of the model).
+            # The daemon's own cut, as a client's (the core reads what was typed around a paste,
+            # then cuts again, exactly, to one window of the model).
             with loaded.batcher.give_up_at(give_up_at):
-                return app.query(prompt[:QUERY_CHARS_MAX], scope), project
+                return app.query(ends(prompt), scope), project
         except Expired:
             # Under a burst, questions queue for the model; one whose asker has already
             # given up is skipped instead of delaying everyone behind it.

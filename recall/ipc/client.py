@@ -56,10 +56,21 @@ PROTOCOL = 1
 MAX_REPLY_BYTES = 1 << 20
 MAX_STATUS_BYTES = 1 << 16  # daemon.json and the secret: a few hundred bytes
 # The most of a message a request carries: the one cut before the daemon (the hook and the MCP
-# tool send the message as it is; the daemon cuts it to the model's window, QUERY_CHARS_MAX).
-# A pasted megabyte stays off the socket, and at 6 bytes per character (JSON's \uXXXX) a
-# request stays well under the daemon's MAX_REQUEST_BYTES.
+# tool send the message as it is; the core reads what was typed around a paste of it,
+# recall.ranking.pasted). A pasted megabyte stays off the socket (its first and last 32,768
+# characters go: a question is typed before a paste or after it), and at 6 bytes per
+# character (JSON's \uXXXX) a request stays well under the daemon's MAX_REQUEST_BYTES.
 PROMPT_CHARS_MAX = 1 << 16
+
+
+def ends(prompt: str) -> str:
+    """``prompt`` cut to PROMPT_CHARS_MAX characters, its first and last halves kept."""
+    if len(prompt) <= PROMPT_CHARS_MAX:
+        return prompt
+    half = PROMPT_CHARS_MAX // 2
+    return prompt[:half] + "\n" + prompt[-half:]
+
+
 # Set by recall's own checks (`recall install`'s timing) for the hooks they run: their questions
 # carry ``"check": true`` (``checking``) and the daemon logs them as "check", not as a message of yours.
 CHECK_ENV = "RECALL_CHECKING"
@@ -244,7 +255,7 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None, s
     # whose asker has already given up.
     msg = {**msg, "v": PROTOCOL, "give_up_at": time.time() + (deadline - time.monotonic())}
     if isinstance(msg.get("prompt"), str):
-        msg["prompt"] = msg["prompt"][:PROMPT_CHARS_MAX]
+        msg["prompt"] = ends(msg["prompt"])
     secret = nonce = None
     if status.get("transport") == "tcp":
         try:
