@@ -27,10 +27,13 @@ def query(text: str, repo: str | None, everything: bool, as_json: bool, explain:
 
     TEXT `-`: read from stdin (a command line is visible to other users in the process list).
     """
+    from recall.embedding.models import backend_of
     from recall.ranking.scope import Scope
 
     text = typed_text(text)
     app = recall_app()
+    if (explain or as_json or for_agent) and backend_of(app.config.model) != "gemini":  # nothing sent unasked
+        app.embedder.embed_queries(["warm up"])  # timings as a warm daemon pays them, not this process's load
     res = app.query(text, Scope.from_flags(Path.cwd(), *scope_flags(repo, everything)), typed=True)
     d = res.decision
     if as_json or for_agent:

@@ -249,6 +249,13 @@ def showable(hits: list[Hit], max_bytes: int) -> list[Hit]:
     return [h for h in hits if block_bytes(_block([Hit({**h.note, "description": ""}, h.score)])) <= budget]
 
 
+def _cleared(top: float, ev: float, negative: float | None, t) -> str:
+    """What let a message speak, the start of its reason (``recall query --explain``, the log)."""
+    if negative is None or not t.neg_weight:
+        return f"top {top:.3f} at or over top_floor {t.top_floor:.4f}; "
+    return f"evidence {ev:.3f} at or over top_floor {t.top_floor:.4f} (nearest unrelated {negative:.3f}); "
+
+
 def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = None) -> Decision:
     s, t = rule.selector, rule.thresholds
     if too_short(prompt, s.min_prompt_chars):
@@ -276,10 +283,12 @@ def _decide(prompt: str, ranked: list[Hit], rule: Rule, project: str | None = No
     elif gap < t.gap_floor:
         return Decision("nothing", f"gap {gap:.3f} under gap_floor {t.gap_floor}", top, gap)
     elif gap < t.full_gap:
-        kind, reason = "short", f"gap {gap:.3f} under full_gap {t.full_gap}: top {s.max_notes}"
+        kind = "short"
+        reason = f"{_cleared(top, ev, negative, t)}gap {gap:.3f} under full_gap {t.full_gap}: top {s.max_notes}"
     else:
         kind = "full"
-        reason = f"gap {gap:.3f} at or over full_gap {t.full_gap}: notes within {t.full_margin} of the top"
+        reason = (f"{_cleared(top, ev, negative, t)}gap {gap:.3f} at or over full_gap {t.full_gap}: notes within "
+                  f"{t.full_margin} of the top")
 
     if kind == "short":
         cap, candidates = s.short_max_bytes, ranked[: s.max_notes]

@@ -2,6 +2,7 @@
 test runs it as a process, as the console script and `python -m recall.cli` do)."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,10 @@ def test_query_explain_and_json(sample_notes):
     assert data["ranked"][0]["id"] == "decimal-not-float"
     assert "lexical_ms" in data["timings_ms"]
     assert data["decision"] in ("nothing", "short", "full") and data["reason"]
+    # what let a message speak, beside why it handed over what it did (an outside tester, stop 59)
+    spoken = json.loads(recall("query", "--all", "--json", "Invoice total rounding").stdout)
+    assert spoken["decision"] in ("short", "full") and spoken["ranked"][0]["id"] == "invoice-total-rounding"
+    assert re.match(r"(top|evidence) [0-9.]+ at or over top_floor [0-9.]+.*; gap [0-9.]+ ", spoken["reason"])
     assert "order: also each sentence" not in out  # one sentence: searched once
     two = recall("query", "--all", "--explain", "I am new to the billing code. Decimal not float for money?").stdout
     assert "order: also each sentence searched on its own, fused by rank (search.sentence_weight 1)" in two
