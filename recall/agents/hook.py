@@ -174,7 +174,7 @@ WRITE_GRACE_S = 0.05  # what writing the answer may take past the budget, at lea
 READ_GRACE_S = 0.02  # what reading the event may take past the budget, at least
 
 
-UNSENT_WAIT_S = 0.1  # what telling the daemon of an answer never handed over may take, on that failure only
+UNSENT_WAIT_S = 0.25  # what telling the daemon of an answer never handed over may take, on that failure only
 
 
 def _write_within(data: bytes, deadline: float) -> str | None:
