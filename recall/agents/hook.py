@@ -23,7 +23,10 @@ Whatever happens (no daemon, a slow or killed daemon, bad input, a bug here) it 
 nothing and exits 0: a memory aid must never block or break a prompt. When no daemon
 runs it starts one in the background and waits for its answer within what is left of
 the budget (the daemon listens before it loads the model); if the start takes longer,
-that message gets nothing and the daemon answers the next one.
+that message gets nothing and the daemon answers the next one. The daemon logs each answer as
+handed over; when the hook cannot write it (the agent closed the hook's stdout, or stopped
+reading it), it tells the daemon so (``tell_unsent``: one short message, on that failure only),
+and ``recall log --stats`` and the page count that answer as none.
 
 Start-up time is the cost of every message, so this imports the standard library,
 ``recall.privacy``, ``recall.config.snapshot``, ``recall.ipc.client`` and its agent's module only
@@ -103,9 +106,9 @@ def block_of(reply: dict | None) -> str:
     return text if isinstance(text, str) else ""
 
 
-def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> str:
-    """The daemon's block for ``prompt`` within ``conf``'s budget, counted from ``started`` (the
-    hook's start: reading the event and the settings spend it too), else from now ("" when
+def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> dict | None:
+    """The daemon's reply for ``prompt`` within ``conf``'s budget, counted from ``started`` (the
+    hook's start: reading the event and the settings spend it too), else from now (None when
     none, late or no daemon). The prompt goes up as it is (``recall.ipc.client`` bounds what a
     socket carries; the daemon cuts it to the model's window)."""
     from recall.ipc import client
@@ -114,31 +117,43 @@ def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> str:
     try:  # a budget already spent still starts a missing daemon (detached), then gives up at once
         # No daemon: start one and wait for its answer within what is left of the budget.
         question = {"cmd": "query", "prompt": prompt, "cwd": cwd, **client.checking()}
-        return block_of(client.ask_or_start(question, deadline))
+        return client.ask_or_start(question, deadline)
     except client.DaemonError:
-        return ""
+        return None
+
+
+def reply_for(prompt: object, cwd: str, entrypoint: str, started: float | None = None,
+              conf: dict | None = None) -> dict | None:
+    """The daemon's reply for one message, or None: skipped sessions, messages too short to search,
+    turns nobody typed, and a home where nothing is indexed yet (no store: a hook installed before
+    `recall index`) get nothing and wake no daemon."""
+    conf = conf or hook_settings()
+    if conf is None or skipped_session(entrypoint, conf) or not worth_searching(prompt, conf):
+        return None
+    assert isinstance(prompt, str)  # worth_searching: a str
+    return None if nobody_typed(prompt, conf) or not store_file().exists() else ask(prompt, cwd, conf, started)
 
 
 def context_block(prompt: object, cwd: str, entrypoint: str, started: float | None = None,
                   conf: dict | None = None) -> str:
-    """The daemon's block for one message, or "": skipped sessions, messages too short to search,
-    turns nobody typed, and a home where nothing is indexed yet (no store: a hook installed before
-    `recall index`) get nothing and wake no daemon. Shared with the MCP tool."""
-    conf = conf or hook_settings()
-    if conf is None or skipped_session(entrypoint, conf) or not worth_searching(prompt, conf):
-        return ""
-    assert isinstance(prompt, str)  # worth_searching: a str
-    return "" if nobody_typed(prompt, conf) or not store_file().exists() else ask(prompt, cwd, conf, started)
+    """The daemon's block for one message, or "" (``reply_for``). Shared with the MCP tool."""
+    return block_of(reply_for(prompt, cwd, entrypoint, started, conf))
 
 
 def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
-           started: float | None = None, conf: dict | None = None) -> str | None:
-    """The line to print for one event, or None (``conf``: the hook's settings, when read
-    already). May raise; main() swallows it."""
+           started: float | None = None, conf: dict | None = None) -> tuple[str, str] | None:
+    """The line to print for one event and the daemon's reference to its answer (``ref``: what the
+    hook tells the daemon when the line could not be written), or None (``conf``: the hook's
+    settings, when read already). May raise; main() swallows it."""
     speaker = registry.get(agent)
     message = speaker.read_event(json.loads(stdin.decode("utf-8")))  # strict: invalid UTF-8 means nothing
-    block = context_block(message.prompt, message.cwd, entrypoint, started, conf) if message else ""
-    return speaker.output(block) if block else None  # the agent's envelope, within its cap
+    reply = reply_for(message.prompt, message.cwd, entrypoint, started, conf) if message else None
+    block = block_of(reply)
+    line = speaker.output(block) if block else None  # the agent's envelope, within its cap
+    if not line:
+        return None
+    ref = reply.get("ref") if isinstance(reply, dict) else None
+    return line, ref if isinstance(ref, str) else ""
 
 
 def agent_arg(argv: list[str]) -> str:
@@ -159,22 +174,49 @@ WRITE_GRACE_S = 0.05  # what writing the answer may take past the budget, at lea
 READ_GRACE_S = 0.02  # what reading the event may take past the budget, at least
 
 
-def _write_within(data: bytes, deadline: float) -> None:
+UNSENT_WAIT_S = 0.25  # what telling the daemon of an answer never handed over may take, on that failure only
+
+
+def _write_within(data: bytes, deadline: float) -> str | None:
     """``data`` to stdout by ``deadline``, else dropped: an agent whose pipe was full (it read
-    nothing) held the hook in its write for good (stop 46, an outside tester)."""
+    nothing) held the hook in its write for good (stop 46, an outside tester). None when all of
+    it was written, else why it was not (the agent closed the hook's stdout, or stopped reading):
+    a line cut short is no answer the agent can read either."""
     import select
 
-    fd = sys.stdout.fileno()
-    os.set_blocking(fd, False)
-    view = memoryview(data)
-    while view:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([], [fd], [], left)[1]:
-            return
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:
-            continue
+    if sys.stdout is None:  # started with no stdout at all
+        return "closed"
+    try:
+        fd = sys.stdout.fileno()
+        os.set_blocking(fd, False)
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                return "not read in time"
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                continue
+    except BrokenPipeError:
+        return "broken pipe"
+    except (OSError, ValueError):  # EBADF, a closed file object
+        return "closed"
+    return None
+
+
+def tell_unsent(ref: str, why: str) -> None:
+    """Tell the daemon its answer ``ref`` never reached the agent (``why``), so that it is logged as
+    none handed over (``recall log --stats``, the page); a second message on this failure only,
+    within ``UNSENT_WAIT_S``. Never the message itself."""
+    if not ref:
+        return
+    from recall.ipc import client
+
+    try:
+        client.request({"cmd": "unsent", "ref": ref, "why": why}, deadline=time.monotonic() + UNSENT_WAIT_S)
+    except (client.DaemonError, client.DaemonUnavailable):
+        pass
 
 
 def process_age_s() -> float:
@@ -205,10 +247,13 @@ def main() -> None:
         # start spent it, so that a missing daemon is still started for the next message
         raw = wire.read_event_bytes(sys.stdin.buffer, max(started + wait_s, time.monotonic() + READ_GRACE_S))
         # no settings (a config that cannot be read): nothing to say, and no second try at them
-        line = None if raw is None or conf is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
+        said = None if raw is None or conf is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
                                                                agent_arg(sys.argv[1:]), started, conf)
-        if line:
-            _write_within(line.encode("utf-8") + b"\n", max(started + wait_s, time.monotonic() + WRITE_GRACE_S))
+        if said:
+            line, ref = said
+            why = _write_within(line.encode("utf-8") + b"\n", max(started + wait_s, time.monotonic() + WRITE_GRACE_S))
+            if why is not None:  # the daemon logged it handed over: it was not
+                tell_unsent(ref, why)
     except BaseException:  # noqa: BLE001 - fail open: nothing printed, exit 0
         pass
     # os._exit: no interpreter teardown (a few ms per message), and no chance of a

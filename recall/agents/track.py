@@ -41,6 +41,8 @@ INJECTED_WITHIN_S = 6 * 3600
 READ_TOOLS = ("Read",)
 # "<date> <time>,<ms> INFO query {json}" (recall.daemon.logs: setup_logging / log_event)
 _QUERY_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO query (\{.*\})\s*$")
+# the hook's word that it could not hand an answer over (recall.daemon.handlers: cmd_unsent)
+_UNSENT_LINE = re.compile(r'^\S+ \S+ INFO unsent \{.*"ref": "([0-9a-zA-Z]{1,32})"')
 
 
 READS_MAX_BYTES = 1_000_000  # past it the file moves to reads.jsonl.1 (one kept): bounded, like the daemon's log
@@ -79,8 +81,13 @@ def query_event(line: str) -> tuple[str, dict] | None:
     return m.group(1), fields
 
 
-def injections(home=None):
-    """(epoch seconds, note id) for every note the daemon handed over, oldest first."""
+def query_events(home=None):
+    """Every query event of the daemon's log (``query_event``), oldest first, with
+    ``fields["reached"]``: whether its answer reached the agent. It did not when the daemon answered
+    after the hook gave up (``late``) or when the hook could not write it (an ``unsent`` line names
+    its ``ref``: the agent closed the hook's stdout, or stopped reading). The one reader of what
+    was handed over, for ``recall log --stats``, the tracker and the page."""
+    events, unsent = [], set()
     for path in daemon_logs(home):
         try:
             fh = open(open_regular(path), encoding="utf-8", errors="replace")
@@ -88,18 +95,27 @@ def injections(home=None):
             continue
         with fh:
             for line in fh:
-                event = query_event(line)
-                if event is None:
-                    continue
-                stamp, fields = event
-                if fields.get("late"):  # answered after the hook gave up: nothing reached the agent
-                    continue
-                try:
-                    when = time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + fields["ms"] / 1000
-                except (ValueError, OverflowError):
-                    continue
-                for chosen in fields["chosen"]:
-                    yield when, chosen["id"]
+                if (event := query_event(line)) is not None:
+                    events.append(event)
+                elif " INFO unsent " in line and (m := _UNSENT_LINE.match(line)):
+                    unsent.add(m.group(1))
+    for stamp, fields in events:
+        ref = fields.get("ref")
+        fields["reached"] = not fields.get("late") and not (isinstance(ref, str) and ref in unsent)
+        yield stamp, fields
+
+
+def injections(home=None):
+    """(epoch seconds, note id) for every note the daemon handed over and the agent got, oldest first."""
+    for stamp, fields in query_events(home):
+        if not fields["reached"]:  # answered after the hook gave up, or never written to the agent
+            continue
+        try:
+            when = time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + fields["ms"] / 1000
+        except (ValueError, OverflowError):
+            continue
+        for chosen in fields["chosen"]:
+            yield when, chosen["id"]
 
 
 def note_for_path(path: str) -> str | None:

@@ -57,11 +57,13 @@ def _clean_errors(fn):
                 raise UserError(f"the team store did not answer in time ({LOCK_TIMEOUT_S} s for a lock, "
                                 f"{STATEMENT_TIMEOUT_S} s a statement): another session holds its tables, or "
                                 "the server is overloaded; try again later, or ask its administrator") from None
-            text = one_line(str(exc).strip())  # libpq's hints come on lines of their own
-            if sqlstate is None and type(exc).__name__ == "OperationalError":  # no server's word: the link
+            from recall.team.connect import connection_lost
+
+            text = one_line(str(exc).strip().splitlines()[0] if str(exc).strip() else "")  # not its CONTEXT lines
+            if connection_lost(exc):  # the link ended under the command (terminated, restarted, dropped)
                 raise UserError(f"the connection to the team store was lost ({text or 'no reason given'}): the "
-                                "server restarted or the network dropped; run the command again (a push "
-                                "sends what is missing)") from None
+                                "server ended the session, restarted, or the network dropped; run the command "
+                                "again (a push sends what is missing)") from None
             raise UserError(f"the team store refused: {text or type(exc).__name__}") from None
     return wrapper
 
@@ -181,7 +183,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
-    from recall.indexing.indexer import Indexer, SourceSpec
+    from recall.indexing.indexer import Indexer, SourceSpec, SyncStats
     from recall.notes.files import shown_path
     from recall.privacy.paths import project_key
 
@@ -198,9 +200,14 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
         indexer = Indexer(index, app.embedder, app.config.chunking)
         _drop_gone(index, app.home)
         pushed.remember(index.identity, [(s.kind, str(s.root.resolve())) for s in plan], home=app.home)
-        for spec in plan:
+        for i, spec in enumerate(plan):
             visible = shared if shared is not None else spec.kind != "memory"
-            stats = indexer.sync_source(spec, team=visible)
+            stats = SyncStats()
+            try:
+                indexer.sync_source(spec, team=visible, stats=stats)
+            except _server_error() as exc:
+                _lost_midway(exc, spec.root, stats, plan[i + 1:], earlier=i > 0)
+                raise
             indexer.rebuild()  # the server's index is already current: lets go of the vectors held
             from recall.notes.problems import grouped
 
@@ -209,6 +216,25 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
             say(f"{shown_path(spec.root.resolve())} ({spec.kind}, {'team' if visible else 'private'}): "
                 f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, "
                 f"unchanged {stats.unchanged}")
+
+
+def _lost_midway(exc: Exception, root: Path, stats, left: list, earlier: bool) -> None:
+    """A push whose connection ended in ``root``: one line with what was pushed and what was not,
+    and the repair. Each note is written whole in one transaction, and a push sends only what
+    the server lacks (its hashes compared), so pushing again finishes it; any other error goes on."""
+    from recall.notes.files import shown_path
+    from recall.team.connect import connection_lost
+
+    if not connection_lost(exc):
+        return
+    text = one_line(str(exc).strip().splitlines()[0] if str(exc).strip() else "") or "no reason given"
+    rest = f"; not reached: {len(left)} more folder(s)" if left else ""
+    above = " (the folders said above were pushed)" if earlier else ""
+    raise UserError(f"the connection to the team store was lost during the push ({text}): "
+                    f"{shown_path(root.resolve())}: added {stats.added}, changed {stats.changed} before it, its "
+                    f"other new or changed notes and the removal of notes gone here not pushed{rest}{above}; "
+                    "each note is written whole or not at all and a push sends only what the "
+                    "server lacks: run `recall team push` again to finish") from None
 
 
 def _drop_gone(index, home: Path) -> None:

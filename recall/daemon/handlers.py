@@ -17,10 +17,12 @@ from recall.privacy.paths import user_config_path
 if TYPE_CHECKING:
     from recall.api import QueryResult
 
-INLINE = frozenset({"status", "stop", "ping"})  # answered by the reading thread at once, never queued
+INLINE = frozenset({"status", "stop", "ping", "unsent"})  # answered by the reading thread at once, never queued
 # Questions asked without a deadline wait at most this long for the model to load.
 LOAD_WAIT_S = 120.0
 RANKED_IN_REPLY = 11  # the ranks the gap rule looks at
+# Why a hook could not hand an answer over (``recall.agents.hook._write_within``): what the log may say.
+UNSENT_WHY = frozenset({"closed", "broken pipe", "not read in time"})
 
 
 # What a question reads from the settings (the ranking, the decision, the block): replaced in
@@ -51,7 +53,7 @@ class Commands:
 
     def table(self) -> dict[str, Callable[[dict], dict]]:
         return {"query": self.cmd_query, "status": self.cmd_status, "stop": self.cmd_stop,
-                "ping": self.cmd_ping, "explain": self.cmd_explain}
+                "ping": self.cmd_ping, "explain": self.cmd_explain, "unsent": self.cmd_unsent}
 
     @property
     def model_id(self) -> str:
@@ -82,6 +84,16 @@ class Commands:
             "config": str(user_config_path()),
             "top_floor": None if loaded is None else loaded.app.rule().thresholds.top_floor,
         }
+
+    def cmd_unsent(self, req: dict) -> dict:
+        """The hook could not write the answer ``ref`` (a ``query``'s) to its agent: logged as
+        ``unsent``, so that every reader of the log (``recall.agents.track.query_events``) counts
+        that answer as none handed over."""
+        ref, why = req.get("ref"), req.get("why")
+        if not isinstance(ref, str) or not 0 < len(ref) <= 32 or not ref.isalnum():
+            return {"ok": False, "error": "no ref"}
+        log_event("unsent", ref=ref, why=why if why in UNSENT_WHY else "unknown")
+        return {"ok": True}
 
     def cmd_stop(self, req: dict) -> dict:
         log_event("stop", by="request")
@@ -145,12 +157,13 @@ class Commands:
         chosen = [{"id": c["id"], "score": c["score"]} for c in decision["chosen"]]
         give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)
         late = {"late": True} if isinstance(give_up_at, int | float) and time.time() >= give_up_at else {}
+        ref = os.urandom(6).hex()  # what the hook names when it could not hand this answer over (cmd_unsent)
         # recall's own checks (`recall install`'s timing) are no message of yours: not counted as one
         log_event("check" if req.get("check") is True else "query", decision=d.kind, reason=d.reason,
                   top=_r4(d.top), gap=_r4(d.gap), bytes=d.line_bytes, chosen=chosen, timings_ms=timings,
-                  project=project, **late)
+                  project=project, ref=ref, **late)
         return {  # the decision, block text included: each agent's module wraps it (recall.agents.registry)
-            "ok": True,
+            "ok": True, "ref": ref,
             "model": self.model_id,
             "decision": decision | {"text": d.text},
             "ranked": [{"id": h.note.get("id"), "name": h.note.get("name"), "kind": h.note.get("kind"),

@@ -233,11 +233,12 @@ class Indexer:
         self.documents = documents  # [documents]: which files besides notes a folder gives
         self.ahead: Ahead | None = None  # documents converted beside the writer (the watcher's)
 
-    def sync_source(self, spec: SourceSpec, team: bool = False) -> SyncStats:
-        """Bring one folder up to date in the store (``team``: team store, shared rows)."""
+    def sync_source(self, spec: SourceSpec, team: bool = False, stats: SyncStats | None = None) -> SyncStats:
+        """Bring one folder up to date in the store (``team``: team store, shared rows); ``stats``,
+        when given, counts as it goes (what a push lost half-way had written: ``recall team push``)."""
         if (problem := misnamed(spec.root)) is not None:  # a path no store, FAISS or terminal takes
             return SyncStats(problems=[problem])
-        stats, source = SyncStats(), spec.ref(team)
+        stats, source = stats if stats is not None else SyncStats(), spec.ref(team)
         read = read_source(spec, self.cfg, self.store.note_hashes(source), self.documents,
                            media_embedder(self.embedder) is not None, self.store.sealed, self.ahead)
         stats.problems.extend(read.problems)

@@ -129,6 +129,25 @@ def connect(url: str, wait_s: float, connect_timeout: int = 10):
     return conn
 
 
+# The server's words for a connection it ended (administrator's terminate, a crash, a
+# restart's shutdown, an idle session's timeout) and SQLSTATE class 08, the link itself.
+LOST_STATES = frozenset({"57P01", "57P02", "57P05"})
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether psycopg's ``exc`` says the connection ended under a command (the backend
+    terminated, the server restarted, the network dropped), not that the server refused what
+    was asked: a push killed half-way was said as "the team store refused"."""
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    return state is None or state in LOST_STATES or state.startswith("08")
+
+
 def _connect_repair(reason: str) -> str:
     """What to do about libpq's ``reason`` for refusing a connection."""
     low = reason.lower()

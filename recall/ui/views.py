@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.agents import track
-from recall.agents.track import query_event
+from recall.agents.track import query_events
 from recall.api import Recall
 from recall.privacy import paths
 from recall.privacy.masking import mask_path, mask_secrets
@@ -148,43 +148,29 @@ class InjectionLog:
     per_day: dict[str, tuple[int, int]] = field(default_factory=dict)  # day -> (injected, silent)
 
 
-def log_files(app: Recall) -> list[Path]:
-    path = app.home / "logs" / "daemon.log"
-    backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
-    return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [path]  # oldest first
-
-
 def read_injection_log(app: Recall) -> InjectionLog:
     """The daemon's ``query`` events (what ``recall log`` shows): decision, notes, scores,
-    bytes and project; the log never holds the message."""
+    bytes and project; the log never holds the message. An answer that never reached the agent
+    (late, or the hook could not write it: ``recall.agents.track.query_events``) is silence."""
     out = InjectionLog()
     days: dict[str, list[int]] = {}
-    for f in log_files(app):
-        try:
-            lines = paths.read_text(f, errors="replace").splitlines()
-        except OSError:
+    for stamp, ev in query_events(app.home):
+        out.messages += 1
+        day = stamp[:10]
+        tally = days.setdefault(day, [0, 0])
+        chosen = ev["chosen"]
+        if ev.get("decision") in (None, "nothing") or not chosen or not ev["reached"]:  # never reached the agent
+            out.silent += 1
+            tally[1] += 1
             continue
-        for line in lines:
-            event = query_event(line)
-            if event is None:
-                continue
-            stamp, ev = event
-            out.messages += 1
-            day = stamp[:10]
-            tally = days.setdefault(day, [0, 0])
-            chosen = ev["chosen"]
-            if ev.get("decision") in (None, "nothing") or not chosen or ev.get("late"):  # late: never reached the agent
-                out.silent += 1
-                tally[1] += 1
-                continue
-            tally[0] += 1
-            ids = [c["id"] for c in chosen]
-            out.per_note.update(ids)
-            project = ev.get("project")
-            out.injections.append({"time": stamp, "project": project if isinstance(project, str) else "",
-                                   "ids": ids, "scores": [_number(c.get("score")) for c in chosen],
-                                   "decision": str(ev.get("decision")), "bytes": _number(ev.get("bytes")),
-                                   "gap": _number(ev.get("gap")), "top": _number(ev.get("top"))})
+        tally[0] += 1
+        ids = [c["id"] for c in chosen]
+        out.per_note.update(ids)
+        project = ev.get("project")
+        out.injections.append({"time": stamp, "project": project if isinstance(project, str) else "",
+                               "ids": ids, "scores": [_number(c.get("score")) for c in chosen],
+                               "decision": str(ev.get("decision")), "bytes": _number(ev.get("bytes")),
+                               "gap": _number(ev.get("gap")), "top": _number(ev.get("top"))})
     out.injections.reverse()
     out.per_day = {d: (v[0], v[1]) for d, v in sorted(days.items())}
     return out

@@ -101,8 +101,12 @@ def calibration_summary(cal) -> dict | None:
         return None
     from dataclasses import asdict
 
+    from recall_eval.files import shown_id
+
     out = asdict(cal)
-    out["negatives_by_origin"] = {shown_path(Path(k)) if k != "bank" else k: v
+    # keyed by the negatives file's shown id (masked, hashed where masking changed it), as every id
+    # the harness keeps: its path as it was carried a secret in a folder's name into the results
+    out["negatives_by_origin"] = {shown_id(str(shown_path(Path(k)))) if k != "bank" else k: v
                                   for k, v in cal.negatives_by_origin.items()}
     return out
 

@@ -110,25 +110,44 @@ def _put_thresholds(doc, model_id: str, values: dict[str, float], provenance: di
     for k, v in values.items():
         old = t.get(k)
         if isinstance(old, int | float) and not isinstance(old, bool) and float(old) == float(v):
-            continue  # unchanged: the value and the user's comment on it stay
+            # unchanged: the value and the user's comment on it stay; a comment tune writes is said
+            # again from the value (an older tune's `neg_weight = 8.0 # no floor` stayed on 8.0)
+            said = getattr(getattr(old, "trivia", None), "comment", "")
+            if _said_by_tune(said) and said.lstrip("#").strip() != _stand_in(k, float(v)):
+                _say_stand_in(t, k, float(v))
+            continue
         t[k] = tomlkit.item(float(v))
         # tomlkit keeps the replaced value's comment: a changed value drops it (`top_floor = 0.2304
         # # hand-set` was left so), and only to_config's stand-ins say what they stand for
         # (`neg_weight = 8.0 # no floor` was written on every key of 3 or more: an outside tester, stop 58)
-        t[k].trivia.comment, t[k].trivia.comment_ws = "", ""
-        if (said := _stand_in(k, float(v))) is not None:
-            t[k].comment(said)
+        _say_stand_in(t, k, float(v))
     _provenance(t, provenance)
     return tomlkit.dumps(doc)
+
+
+def _say_stand_in(t: Table, key: str, value: float) -> None:
+    """``key``'s comment: what ``value`` stands for when it is a stand-in, else none."""
+    t[key].trivia.comment, t[key].trivia.comment_ws = "", ""
+    if (said := _stand_in(key, value)) is not None:
+        t[key].comment(said)
+
+
+def _said_by_tune(comment: str) -> bool:
+    """Whether ``comment`` is one ``_stand_in`` writes (on any key: an older tune wrote them on others)."""
+    return comment.lstrip("#").strip() in STAND_IN_WORDS
+
+
+NO_FLOOR, NEVER_FULL = "no floor", "never full: gaps lie within [-2, 2]"
+STAND_IN_WORDS = (NO_FLOOR, NEVER_FULL)
 
 
 def _stand_in(key: str, value: float) -> str | None:
     """What ``value`` stands for when it is one of ``recall_eval.tuning.tune.to_config``'s stand-ins:
     a floor below every score (-3), a full gap above every gap (3); else None."""
     if key in ("gap_floor", "top_floor") and value <= -3.0:
-        return "no floor"
+        return NO_FLOOR
     if key == "full_gap" and value >= 3.0:
-        return "never full: gaps lie within [-2, 2]"
+        return NEVER_FULL
     return None
 
 

@@ -50,3 +50,34 @@ def test_tune_writes_into_a_config_with_a_byte_order_mark(tmp_path):
     data = tomllib.loads(text)
     assert data["selector"]["max_notes"] == 2 and "provenance" in data["thresholds"]["hash-256"]
     assert "#" not in line_of(text, "neg_weight")
+
+
+def test_a_comment_an_older_tune_wrote_goes_from_a_value_tune_leaves_unchanged(tmp_path):
+    """An older tune wrote ``neg_weight = 8.0 # no floor``; a tune that keeps 8.0 kept the comment,
+    which says what the value is not. A stand-in's comment is tune's own: it is written again from
+    the value, on every value tune writes back, changed or not; the user's own comments stay."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("# mine\n")
+    args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
+            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports"), "--config", str(cfg),
+            "--accept-no-gain"]
+    assert (res := CliRunner().invoke(main, args, env={"RECALL_CONFIG": str(cfg)})).exit_code == 0, res.output
+    first = cfg.read_text()
+    tuned = tomllib.loads(first)["thresholds"]["hash-256"]
+    older = "\n".join(f"{line} # no floor" if line.split(" =")[0] in VALUES and "#" not in line else line
+                      for line in first.splitlines()) + "\n"
+    cfg.write_text(older)
+    assert (res := CliRunner().invoke(main, args, env={"RECALL_CONFIG": str(cfg)})).exit_code == 0, res.output
+    text = cfg.read_text()
+    again = tomllib.loads(text)["thresholds"]["hash-256"]
+    assert {k: again[k] for k in VALUES} == {k: tuned[k] for k in VALUES}  # unchanged: the case at hand
+    for key in VALUES:
+        said = line_of(text, key).partition("#")[2].strip()
+        value = again[key]
+        if key in ("gap_floor", "top_floor") and value <= -3.0:
+            assert said == "no floor", text
+        elif key == "full_gap" and value >= 3.0:
+            assert said.startswith("never full"), text
+        else:
+            assert said == "", text
+    assert text.startswith("# mine\n")
