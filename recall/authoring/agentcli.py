@@ -30,7 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall.authoring import answers, notegen, runner, tries
+from recall.authoring import answers, bought, notegen, runner, tries
+from recall.authoring.costs import REQUEST_OVERHEAD, agent_cost, describe, request_overheads
 from recall.authoring.failures import AgentError, ConsentWithdrawn, login_error, said_by
 from recall.authoring.runner import GENERATING_ENV, Finished
 from recall.authoring.sending import Sending
@@ -39,6 +40,7 @@ from recall.privacy.paths import LINK_REPAIR, ensure_private_dir, read_text, run
 from recall.privacy.safetext import one_line, shortened
 
 AGENTS = ("claude", "codex", "gemini")
+__all__ = ["REQUEST_OVERHEAD", "agent_cost", "describe", "request_overheads"]  # moved to costs: imported from here
 CONSENTED = ("auto", *AGENTS)
 CHOICES = ("ask", "off", *CONSENTED)
 MIN_FREE_BYTES = 4 << 20  # below this on the notes' disk, a run's answers could not be written: not asked
@@ -46,15 +48,7 @@ OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to s
 # Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
 NOTE_KINDS = ("memory", "rule", "dir")
 SYSTEM_PROMPT = "You answer with exactly the output the message asks for, nothing else."
-# Tokens each model request carries besides recall's prompt (the CLI's own instructions, tool
-# schemas, envelope), one entry per request a prompt makes, each request carrying the prompt:
-# `python -m bench.bench_questions` (the real CLIs run by ``complete`` as below, against the fake
-# model APIs of tests/e2e) with Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0 on
-# 2026-12-02, rounded up to the next 500. Claude Code with the flags below: 491. Codex: 9,622
-# (its instructions and 7 tool schemas; one request per `exec`). Gemini CLI: 9,771 and, with no
-# model named (its default "auto"), first a router request of 865 that sends the prompt again to
-# pick the model (``request_overheads``).
-REQUEST_OVERHEAD: dict[str, tuple[int, ...]] = {"claude": (500,), "codex": (10_000,), "gemini": (1_000, 10_000)}
+
 
 
 @dataclass(frozen=True)
@@ -250,9 +244,7 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         raise ConsentWithdrawn("consent was withdrawn during the run: stopped, nothing written")
     present = sending.still(state.pending)  # a note deleted or swapped during the run: left out
     answered = {state.key(p): hashes[p] for p in present if p in hashes and state.key(p) in questions}
-    out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
-                                        {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
-    out.questions = sum(len(questions[s]) for s in answered)
+    _write(state, sending, answered, (questions, restated), agent.name, out)
     # Negatives while the folder has none (the README's promise), every note shown: a request each
     # edit showed the edited note alone, and its answer was thrown away (an outside tester's AD03).
     if state.owes_negatives and (present or not state.pending):  # not when every pending note went meanwhile
@@ -260,6 +252,23 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
                    log, allowed)
     out.left_out = sending.left_out_line()
     return out
+
+
+def _write(state: notegen.FolderState, sending: Sending, answered: dict[str, str],
+           got: tuple[dict[str, list[str]], dict[str, list[str]]], by: str, out: notegen.Written) -> None:
+    """Write the answered notes' lines, and those of the notes answered before for the same text
+    (``state.bought``), given back with nothing sent."""
+    kept = bought.known(set(state.bought.values()), notegen.prompts_hash())
+    back = {state.key(p): state.bought[p] for p in sending.still(list(state.bought)) if state.bought[p] in kept}
+    back = {key: digest for key, digest in back.items() if key not in answered}
+    questions = {s: got[0][s] for s in answered} | {s: kept[d]["questions"] for s, d in back.items()}
+    restated = {s: v for s, v in got[1].items() if s in answered} | {
+        s: kept[d].get("restatements") or [] for s, d in back.items()}
+    agents = {s: by for s in answered} | {s: kept[d].get("by") or by for s, d in back.items()}
+    written = notegen.write_questions(state.folder, questions, restated, {**answered, **back}, agents)
+    out.given_back = min(len(back), written)
+    out.notes = written - out.given_back
+    out.questions = sum(len(got[0][s]) for s in answered)
 
 
 def _ask_part(state: notegen.FolderState, part: list[Path], ask: Callable, hashes: dict[Path, str], by: str,
@@ -323,37 +332,6 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
     elif not kept and not state.has_negatives:
         tries.negatives_unanswered(state)
     out.negatives = len(kept)
-
-
-def request_overheads(agent: Agent) -> tuple[int, ...]:
-    """Tokens besides the prompt of each model request one prompt to ``agent`` makes
-    (``REQUEST_OVERHEAD``); Gemini CLI asks its router only when no model is named."""
-    per = REQUEST_OVERHEAD[agent.name]
-    if agent.name == "gemini" and agent.model not in ("", "auto"):
-        return per[1:]
-    return per
-
-
-def agent_cost(cost: notegen.Cost, agent: Agent) -> notegen.Cost:
-    """``cost`` (recall's prompts, ``notegen.cost``) as ``agent`` sends it: each model request a
-    prompt makes carries the prompt and the agent's own tokens (``request_overheads``)."""
-    per = request_overheads(agent)
-    return notegen.Cost(requests=cost.requests * len(per),
-                        input_tokens=cost.input_tokens * len(per) + sum(per) * cost.requests,
-                        output_tokens=cost.output_tokens)
-
-
-def describe(cost: notegen.Cost, n_notes: int, agent: Agent | None) -> str:
-    """One line: what a run would send and cost, the agent's own tokens per request included."""
-    who = agent.name if agent else "an agent CLI (none found: install claude, codex or gemini)"
-    sent = agent_cost(cost, agent) if agent else cost
-    asked = f"{cost.requests} time(s)" + (f" ({sent.requests} model requests)" if sent.requests != cost.requests
-                                          else "")
-    what = f"{n_notes} new or changed note(s)" if n_notes else "the notes' negatives (none yet)"
-    return (f"{what}: {who} would be asked {asked}, "
-            f"about {sent.total:,} tokens ({sent.input_tokens:,} in, {sent.output_tokens:,} out"
-            + ("" if agent else ", plus the agent's own instructions per request") + "); "
-            "only the notes' text is sent")
 
 
 def set_generate(value: str) -> Path:
