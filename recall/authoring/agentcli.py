@@ -23,38 +23,35 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import shutil
 import tempfile
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall.authoring import answers, notegen, runner, tries
-from recall.authoring.failures import AgentError, ConsentWithdrawn, login_error, said_by
+from recall.authoring import answers, bought, notegen, runner, tries
+from recall.authoring.costs import REQUEST_OVERHEAD, agent_cost, describe, request_overheads
+from recall.authoring.failures import AgentError, ConsentWithdrawn, TimedOut, login_error, said_by
 from recall.authoring.runner import GENERATING_ENV, Finished
 from recall.authoring.sending import Sending
-from recall.privacy.masking import mask_secrets
+from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import LINK_REPAIR, ensure_private_dir, read_text, run_dir
 from recall.privacy.safetext import one_line, shortened
 
 AGENTS = ("claude", "codex", "gemini")
+__all__ = ["REQUEST_OVERHEAD", "agent_cost", "describe", "request_overheads"]  # moved to costs: imported from here
 CONSENTED = ("auto", *AGENTS)
 CHOICES = ("ask", "off", *CONSENTED)
+MAX_TIMEOUTS = 4  # requests of one folder's run past [questions] timeout_s before it stops (``_ask_all``)
 MIN_FREE_BYTES = 4 << 20  # below this on the notes' disk, a run's answers could not be written: not asked
 OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to show once before consent
 # Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
 NOTE_KINDS = ("memory", "rule", "dir")
 SYSTEM_PROMPT = "You answer with exactly the output the message asks for, nothing else."
-# Tokens each model request carries besides recall's prompt (the CLI's own instructions, tool
-# schemas, envelope), one entry per request a prompt makes, each request carrying the prompt:
-# `python -m bench.bench_questions` (the real CLIs run by ``complete`` as below, against the fake
-# model APIs of tests/e2e) with Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0 on
-# 2026-12-02, rounded up to the next 500. Claude Code with the flags below: 491. Codex: 9,622
-# (its instructions and 7 tool schemas; one request per `exec`). Gemini CLI: 9,771 and, with no
-# model named (its default "auto"), first a router request of 865 that sends the prompt again to
-# pick the model (``request_overheads``).
-REQUEST_OVERHEAD: dict[str, tuple[int, ...]] = {"claude": (500,), "codex": (10_000,), "gemini": (1_000, 10_000)}
+
 
 
 @dataclass(frozen=True)
@@ -152,7 +149,7 @@ def complete(agent: Agent, prompt: str, timeout_s: float) -> str:
         try:
             proc = runner.run(argv, stdin, cwd=cwd, env=env, timeout_s=timeout_s)
         except runner.TooLong:
-            raise AgentError(f"{agent.name} did not end within {timeout_s:g} s; it was stopped "
+            raise TimedOut(f"{agent.name} did not end within {timeout_s:g} s; it was stopped "
                              "([questions] timeout_s)") from None
         except runner.TooMuch:
             raise AgentError(f"{agent.name} printed more than {runner.MAX_ANSWER_BYTES >> 20} MB; it was stopped "
@@ -243,16 +240,14 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         return (complete(agent, prompt_of(sent, texts=texts), timeout_s) if sent else ""), sent
 
     check_writable(state.folder)
-    for part in notegen.batches(state.pending, batch_notes):
-        log(f"{state.folder}: asking {agent.name} for {len(part)} note(s)' questions and restatements")
-        _ask_part(state, part, ask, hashes, agent.name, (questions, restated), out)
+    stopped = _ask_all(state, batch_notes, ask, hashes, agent.name, (questions, restated), out, log)
     if not allowed():
         raise ConsentWithdrawn("consent was withdrawn during the run: stopped, nothing written")
     present = sending.still(state.pending)  # a note deleted or swapped during the run: left out
     answered = {state.key(p): hashes[p] for p in present if p in hashes and state.key(p) in questions}
-    out.notes = notegen.write_questions(state.folder, {s: questions[s] for s in answered},
-                                        {s: v for s, v in restated.items() if s in answered}, answered, agent.name)
-    out.questions = sum(len(questions[s]) for s in answered)
+    _write(state, sending, answered, (questions, restated), agent.name, out)
+    if stopped is not None:  # the answers got before it are written; the rest wait for the next run
+        raise stopped
     # Negatives while the folder has none (the README's promise), every note shown: a request each
     # edit showed the edited note alone, and its answer was thrown away (an outside tester's AD03).
     if state.owes_negatives and (present or not state.pending):  # not when every pending note went meanwhile
@@ -262,6 +257,58 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
     return out
 
 
+def _write(state: notegen.FolderState, sending: Sending, answered: dict[str, str],
+           got: tuple[dict[str, list[str]], dict[str, list[str]]], by: str, out: notegen.Written) -> None:
+    """Write the answered notes' lines, and those of the notes answered before for the same text
+    (``state.bought``), given back with nothing sent."""
+    kept = bought.known(set(state.bought.values()), notegen.prompts_hash())
+    back = {state.key(p): state.bought[p] for p in sending.still(list(state.bought)) if state.bought[p] in kept}
+    back = {key: digest for key, digest in back.items() if key not in answered}
+    questions = {s: got[0][s] for s in answered} | {s: kept[d]["questions"] for s, d in back.items()}
+    restated = {s: v for s, v in got[1].items() if s in answered} | {
+        s: kept[d].get("restatements") or [] for s, d in back.items()}
+    agents = {s: by for s in answered} | {s: kept[d].get("by") or by for s, d in back.items()}
+    written = notegen.write_questions(state.folder, questions, restated, {**answered, **back}, agents)
+    out.given_back = min(len(back), written)
+    out.notes = written - out.given_back
+    out.questions = sum(len(got[0][s]) for s in answered)
+
+
+def _ask_all(state: notegen.FolderState, batch_notes: int, ask: Callable, hashes: dict[Path, str], by: str,
+             into: tuple[dict[str, list[str]], dict[str, list[str]]], out: notegen.Written,
+             log: Callable[[str], None]) -> TimedOut | None:
+    """Every pending note's batch asked (``_ask_part``). A batch of several notes that timed out
+    is asked again at once in halves (a batch's time grows with its notes: a half usually fits),
+    down to one note, and no larger next run (``tries.split``); only a note that times out alone
+    loses a try. Past ``MAX_TIMEOUTS`` in a run (an agent slow whatever it is asked) it stops:
+    returns that timeout, raised once what was answered is written."""
+    most = {p: min(n, batch_notes) for p, n in tries.batch_limits({p: hashes[p] for p in hashes}).items()}
+    queue = deque(part for n in sorted({most.get(p, batch_notes) for p in state.pending})
+                  for part in notegen.batches([p for p in state.pending if most.get(p, batch_notes) == n], n))
+    timeouts = 0
+    while queue:
+        part = queue.popleft()
+        log(f"{state.folder}: asking {by} for {len(part)} note(s)' questions and restatements")
+        try:
+            _ask_part(state, part, ask, hashes, by, into, out)
+        except TimedOut as exc:
+            timeouts += 1
+            left = [p for p in part if state.key(p) not in into[0]]  # its restatements timed out: questions kept
+            if len(left) > 1:
+                halves = notegen.batches(left, math.ceil(len(left) / 2))
+                for half in halves:
+                    tries.split({p: hashes[p] for p in half if p in hashes}, len(half))
+                queue.extend(halves)  # after the batches waiting: those answer while the halves narrow down
+            elif left:
+                out.skipped.append(f"{mask_path(state.key(left[0]))}: {by} did not end within the time limit on "
+                                   f"this note alone (asked again next time, at most {tries.MAX_TRIES} times "
+                                   "until the note is edited)")
+            if timeouts >= MAX_TIMEOUTS and queue:
+                return TimedOut(f"{exc}; {timeouts} requests of this run ran past it: the notes not answered are "
+                                "asked next run, in smaller batches")
+    return None
+
+
 def _ask_part(state: notegen.FolderState, part: list[Path], ask: Callable, hashes: dict[Path, str], by: str,
               into: tuple[dict[str, list[str]], dict[str, list[str]]], out: notegen.Written) -> None:
     """One batch's questions then restatements (``ask``: ``generate_folder``'s), kept in ``into``."""
@@ -269,7 +316,8 @@ def _ask_part(state: notegen.FolderState, part: list[Path], ask: Callable, hashe
     try:
         raw, part = ask(functools.partial(notegen.expand_prompt, keys=state.keys), part)
     except AgentError as exc:  # an answer refused or cut off counts as a try too ("prompt is too long")
-        if not exc.transient:  # an agent that did not get to answer (offline, rate-limited) is waited out
+        # not an agent that did not get to answer (waited out), nor a timeout of several notes (``_ask_all``)
+        if not exc.transient and not (isinstance(exc, TimedOut) and len(part) > 1):
             tries.note_unanswered({p: hashes[p] for p in part if p in hashes})
         raise
     if not part:
@@ -323,37 +371,6 @@ def _negatives(state: notegen.FolderState, shown: list[Path], ask: Callable, emb
     elif not kept and not state.has_negatives:
         tries.negatives_unanswered(state)
     out.negatives = len(kept)
-
-
-def request_overheads(agent: Agent) -> tuple[int, ...]:
-    """Tokens besides the prompt of each model request one prompt to ``agent`` makes
-    (``REQUEST_OVERHEAD``); Gemini CLI asks its router only when no model is named."""
-    per = REQUEST_OVERHEAD[agent.name]
-    if agent.name == "gemini" and agent.model not in ("", "auto"):
-        return per[1:]
-    return per
-
-
-def agent_cost(cost: notegen.Cost, agent: Agent) -> notegen.Cost:
-    """``cost`` (recall's prompts, ``notegen.cost``) as ``agent`` sends it: each model request a
-    prompt makes carries the prompt and the agent's own tokens (``request_overheads``)."""
-    per = request_overheads(agent)
-    return notegen.Cost(requests=cost.requests * len(per),
-                        input_tokens=cost.input_tokens * len(per) + sum(per) * cost.requests,
-                        output_tokens=cost.output_tokens)
-
-
-def describe(cost: notegen.Cost, n_notes: int, agent: Agent | None) -> str:
-    """One line: what a run would send and cost, the agent's own tokens per request included."""
-    who = agent.name if agent else "an agent CLI (none found: install claude, codex or gemini)"
-    sent = agent_cost(cost, agent) if agent else cost
-    asked = f"{cost.requests} time(s)" + (f" ({sent.requests} model requests)" if sent.requests != cost.requests
-                                          else "")
-    what = f"{n_notes} new or changed note(s)" if n_notes else "the notes' negatives (none yet)"
-    return (f"{what}: {who} would be asked {asked}, "
-            f"about {sent.total:,} tokens ({sent.input_tokens:,} in, {sent.output_tokens:,} out"
-            + ("" if agent else ", plus the agent's own instructions per request") + "); "
-            "only the notes' text is sent")
 
 
 def set_generate(value: str) -> Path:

@@ -32,6 +32,12 @@ class AgentError(RecallError):
         self.repair = repair
 
 
+class TimedOut(AgentError):
+    """The agent CLI did not end within ``[questions] timeout_s``: a batch of several notes that
+    times out costs none of them a try and is asked again in halves (``agentcli``); a note that
+    times out alone loses its try."""
+
+
 class ConsentWithdrawn(AgentError):
     """`recall questions off` (or another agent chosen) while a run was under way: it stopped as
     the user chose; in the background, no failure to report."""

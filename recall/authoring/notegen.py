@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from recall.authoring import bought
 from recall.authoring.answers import prompt_key, prompt_names
 from recall.notes.files import iter_note_files, note_keys
 from recall.notes.frontmatter import masked_file_text
@@ -71,8 +72,7 @@ NEGATIVE_NOTE_CHARS, NEGATIVES_PROMPT_TOKENS = 3_000, 40_000
 NOTE_CHARS = 8_000
 # What a model writes per note, in tokens, for the cost shown before anything is sent:
 # 8 questions of ~20 tokens (one of them shorter, two with a pasted line) with JSON around
-# them; a restatement line.
-# (Negatives: NEGATIVE_OUT_TOKENS each.)
+# them; a restatement line. (Negatives: NEGATIVE_OUT_TOKENS each.)
 OUT_TOKENS_PER_NOTE = {EXPAND_PROMPT: 210, RESTATE_PROMPT: 45}
 NEGATIVE_OUT_TOKENS = 25
 _WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
@@ -84,6 +84,11 @@ def template(name: str) -> str:
 
 def template_hash(name: str) -> str:
     return hashlib.sha256(template(name).encode("utf-8")).hexdigest()[:16]
+
+
+def prompts_hash() -> str:
+    """The questions and restatements prompts' hash: what ``bought`` keeps answers under."""
+    return template_hash(EXPAND_PROMPT)[:8] + template_hash(RESTATE_PROMPT)[:8]
 
 
 def note_text(path: Path) -> str:
@@ -208,8 +213,7 @@ def note_hash(path: Path) -> str:
     return hashlib.sha256(read_bytes(path)).hexdigest()[:16]
 
 
-def note_paths(folder: Path) -> list[Path]:
-    """The folder's notes (``recall.notes.files.iter_note_files``) that are regular files."""
+def note_paths(folder: Path) -> list[Path]:  # the folder's notes that are regular files
     return list(keyed_notes(folder))
 
 
@@ -237,7 +241,7 @@ def _lines(path: Path | None) -> list[tuple[dict | None, str]]:
     return out
 
 
-def _read_lines(path: Path | None) -> list[dict]:
+def _read_lines(path: Path | None) -> list[dict]:  # its notes' lines
     return [obj for obj, _ in _lines(path) if obj is not None]
 
 
@@ -247,8 +251,9 @@ class FolderState:
 
     folder: Path
     keys: dict[Path, str]  # every note of the folder, with what it is known by (``keyed_notes``)
-    pending: list[Path]
+    pending: list[Path]  # new or changed, to ask for
     has_negatives: bool
+    bought: dict[Path, str] = field(default_factory=dict)  # new or changed, answered before: its hash (free)
 
     @property
     def notes(self) -> list[Path]:
@@ -265,8 +270,8 @@ class FolderState:
 
     @property
     def wanted(self) -> bool:
-        """Whether a run has anything to ask for this folder: a pending note, or its negatives."""
-        return bool(self.pending) or self.owes_negatives
+        """Whether a run has anything to do here: a pending note, one to give back, or negatives."""
+        return bool(self.pending) or bool(self.bought) or self.owes_negatives
 
 
 def _renamed(lines: dict[str, dict], notes: Keys) -> dict[str, str]:
@@ -288,14 +293,16 @@ def folder_state(folder: Path) -> FolderState:
     notes = keyed_notes(folder)
     lines = {obj["note"]: obj for obj in _read_lines(folder_questions_file(folder))}
     followed = set(_renamed(lines, notes).values())
-    pending = []
+    pending: dict[Path, str | None] = {}  # with its hash: one answered before is given back (``bought``)
     for path, key in notes.items():
         line = lines.get(key)
-        if key in followed:
-            continue
-        if line is None or ("note_hash" in line and line["note_hash"] != note_hash(path)):
-            pending.append(path)
-    return FolderState(folder, notes, pending, (folder / NEGATIVES_FILE).is_file())
+        if key not in followed and (line is None or "note_hash" in line and line["note_hash"] != note_hash(path)):
+            with contextlib.suppress(OSError):
+                pending[path] = None
+                pending[path] = note_hash(path)
+    known = bought.known({d for d in pending.values() if d}, prompts_hash())
+    return FolderState(folder, notes, [p for p, d in pending.items() if d not in known],
+                       (folder / NEGATIVES_FILE).is_file(), {p: d for p, d in pending.items() if d and d in known})
 
 
 @dataclass
@@ -336,17 +343,19 @@ class Written:
     negatives_dropped: int = 0
     skipped: list[str] = field(default_factory=list)
     left_out: str | None = None  # the notes left out for what became of them during the run (``sending``)
+    given_back: int = 0  # notes whose lines came back from what was bought before (``bought``), nothing sent
 
 
 def write_questions(folder: Path, questions: dict[str, list[str]], restatements: dict[str, list[str]],
-                    hashes: dict[str, str], by: str) -> int:
+                    hashes: dict[str, str], by: str | Mapping[str, str]) -> int:
     """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
     kept as written, in order, lines recall cannot read included; a renamed note's generated
     line under its new key; generated lines of notes no longer in the folder dropped).
     A note that got a line written by hand (no ``note_hash``) while the agent worked keeps it,
     and the agent's lines for it, new and old, are dropped: the person's words win. What the agent wrote is
-    masked as the index would mask it: the file sits in the notes folder, often shared.
-    Returns the lines written."""
+    masked as the index would mask it: the file sits in the notes folder, often shared. Every
+    generated line written or dropped is kept by its note's hash (``bought``; ``by``: the agent,
+    or each note's). Returns the lines written."""
     target = folder_questions_file(folder) or folder / QUESTIONS_FILE
     notes = keyed_notes(folder)
     known = set(notes.values())
@@ -355,19 +364,22 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
     won = {key for key in hashes if key in by_hand}  # its generated line, stale, goes too: it stayed for good
     hashes = {key: digest for key, digest in hashes.items() if key not in by_hand}
     moved = _renamed({read["note"]: read for read, _ in lines if read is not None}, notes)
-    kept = []
+    kept, gone = [], []
     for read, line in lines:
         if read is not None and read["note"] in moved and moved[read["note"]] not in hashes:
             kept.append(json.dumps({**read, "note": moved[read["note"]]}, ensure_ascii=False))
         elif read is None or read["note"] not in hashes and not (
                 "note_hash" in read and (read["note"] not in known or read["note"] in won)):
             kept.append(line.rstrip("\r"))
+        elif "note_hash" in read:
+            gone.append(read)
     new = []
     for key, digest in hashes.items():
         obj: dict = {"note": key, "questions": [mask_secrets(q) for q in questions.get(key, [])]}
         if restatements.get(key):
             obj["restatements"] = [mask_secrets(r) for r in restatements[key]]
-        new.append({**obj, "note_hash": digest, "by": by})
+        new.append({**obj, "note_hash": digest, "by": by if isinstance(by, str) else by.get(key, "")})
+    bought.keep_lines([*gone, *new], prompts_hash())
     replace_private(target, "".join(line + "\n" for line in kept)
                     + "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in new))
     return len(new)

@@ -25,6 +25,7 @@ from recall.privacy.paths import make_missing_dirs, read_text, recall_home, repl
 
 MAX_TRIES = 2
 ASKED_FILE = "questions-asked.json"
+SPLIT = "split:"  # the record's key before a path's: [its hash, the most notes it is asked with] after a timeout
 UNREACHABLE = "unreachable"  # the record's key: [when the agent last failed to answer, failures in a row]
 WAIT_S, WAIT_MAX_S = 15 * 60.0, 24 * 3600.0
 
@@ -97,6 +98,25 @@ def _keep(record: dict[str, list]) -> None:
         replace_private(make_missing_dirs(recall_home()) / ASKED_FILE, json.dumps(record))
 
 
+def split(asked_at: dict[Path, str], most: int) -> None:
+    """Ask these notes (at these hashes) in batches of at most ``most`` from now on: a batch with
+    them timed out (``agentcli._ask_all``); no try is counted."""
+    record = asked()
+    record.update({SPLIT + _key(path): [digest, most] for path, digest in asked_at.items()})
+    _keep(record)
+
+
+def batch_limits(asked_at: dict[Path, str]) -> dict[Path, int]:
+    """The most notes each of these notes (at these hashes) is asked with (``split``), where limited."""
+    record = asked()
+    out = {}
+    for path, digest in asked_at.items():
+        got = record.get(SPLIT + _key(path))
+        if isinstance(got, list) and len(got) == 2 and got[0] == digest and isinstance(got[1], int) and got[1] > 0:
+            out[path] = got[1]
+    return out
+
+
 def unreachable() -> None:
     """Record a run whose agent did not get to answer (``AgentError.transient``)."""
     import time
@@ -132,6 +152,7 @@ def forget() -> int:
     """A run the user asked for: every note and folder given up is asked again, and nothing is
     waited out; how many records there were."""
     record = asked()
-    if record:
-        _keep({})
-    return len([k for k in record if k != UNREACHABLE])
+    splits = {k: v for k, v in record.items() if k.startswith(SPLIT)}  # not given up: kept
+    if len(record) > len(splits):
+        _keep(splits)
+    return len([k for k in record if k != UNREACHABLE and k not in splits])

@@ -274,8 +274,10 @@ def start_after_index(app, dirs: tuple[Path, ...], kind: str, cwd: Path, sources
     states, cost = plan(sources if dirs else known_sources(app, cwd), app.config.questions.batch_notes)
     if not states:
         return None
-    line = describe(cost, sum(len(s.pending) for s in states), agent)
+    line = describe(cost, sum(len(s.pending) for s in states), agent, sum(len(s.bought) for s in states))
     if not consented(choice):
+        if not cost.requests:  # only notes answered before: nothing to offer
+            return None
         offer(app.home, line)
         return f"questions: {line}; `recall questions on` allows it (once), `recall questions off` hides this"
     argv = [*(str(d) for d in dirs), "--kind", kind, "--quiet"] if dirs else ["--quiet"]

@@ -40,7 +40,8 @@ def pending_line(app, sources, choice: str | None = None) -> str:
     if not states:
         return "every note has its questions; nothing to send" + later
     q = app.config.questions
-    return describe(cost, sum(len(s.pending) for s in states), find_agent(choice or q.generate, q.model)) + later
+    return describe(cost, sum(len(s.pending) for s in states), find_agent(choice or q.generate, q.model),
+                    sum(len(s.bought) for s in states)) + later
 
 
 @click.group("questions", invoke_without_command=True)
@@ -68,9 +69,18 @@ def questions(ctx: click.Context) -> None:
     who = f"{agent.name} ({agent.exe})" + (", once allowed" if choice == "off" else "") if agent else "none on PATH"
     say(f"generate = {choice}: {state}; agent: {who}")
     say(pending_line(app, _known_sources(app)))
+    _damaged()
     failed = _last_failure(app.home)
     if failed:
         say(f"the last run in the background failed: {failed}")
+
+
+def _damaged() -> None:
+    """Say once that the answers bought before could not be read (``recall.authoring.bought``)."""
+    from recall.authoring.bought import damage_line
+
+    if line := damage_line():
+        warn(line)
 
 
 _CHOSEN = ("Error: [questions] generate is", "Error: consent was")  # what an older run logged of the user's "off"
@@ -174,11 +184,14 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
         if _waits(agent.name, log):
             return
         states, cost = plan(sources, app.config.questions.batch_notes)
+        _damaged()
         if not states:
             log("every note has its questions; nothing to send")
             return
         log(f"{sum(len(s.pending) for s in states)} note(s) and {sum(s.owes_negatives for s in states)} folder(s)' "
-            f"negatives: about {agent_cost(cost, agent).total:,} tokens with {agent.name}")
+            f"negatives: about {agent_cost(cost, agent).total:,} tokens with {agent.name}"
+            + (f"; {back} note(s) answered before for the same text, given back free"
+               if (back := sum(len(s.bought) for s in states)) else ""))
         try:
             for state in states:
                 out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
@@ -220,6 +233,7 @@ def _report(folder: Path, out) -> None:
     """What a run wrote for ``folder`` (``notegen.Written``), and what it left out or skipped."""
     say(f"{folder}: questions for {out.notes} note(s) ({out.questions}), {out.negatives} "
         f"negatives ({out.negatives_dropped} too close to a question dropped)"
+        + (f"; {out.given_back} note(s)' questions given back from before, nothing sent" if out.given_back else "")
         + (f"; {len(out.skipped)} answer line(s) skipped" if out.skipped else ""))
     for line in out.skipped[:3]:  # what went wrong, in its own words (the rest counted)
         warn(line)

@@ -173,7 +173,8 @@ _made_private: set[str] = set()
 HOME_ENTRIES = frozenset({
     "config.toml", "calibration.toml", "hook.json", "recall.db", "recall.db-wal", "recall.db-shm", "recall.db-journal",
     "index", "logs", "run", "reports", "models", "usage", "team.key", "installed.json", "indexing.json",
-    "questions-asked.json", "questions.lock", "questions.log", "questions-offer.txt", "failed-documents.json"})
+    "questions-asked.json", "questions-bought.json", "questions.lock", "questions.log", "questions-offer.txt",
+    "failed-documents.json"})
 
 
 def recalls(name: str) -> bool:

@@ -234,5 +234,5 @@ def questions(app: Recall) -> dict[str, Any]:
         states, cost = plan(indexed_sources(app), q.batch_notes)
     except OSError as exc:  # a note that cannot be read: said, not the page's end
         return out | {"pending": 0, "line": f"the cost could not be estimated: {os_error_line(exc)}"}
-    pending = sum(len(s.pending) for s in states)
-    return out | {"pending": pending, "line": describe(cost, pending, agent) if pending else ""}
+    pending, back = sum(len(s.pending) for s in states), sum(len(s.bought) for s in states)
+    return out | {"pending": pending, "line": describe(cost, pending, agent, back) if pending or back else ""}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from recall.notes.documents import failed
-from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, Unavailable, Unreadable, extract
+from recall.notes.documents.convert import DOCUMENT_FORMATS, Extracted, TooSlow, Unavailable, Unreadable, extract
 from recall.notes.documents.isolated import Converter
 from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
 from recall.notes.problems import Problem
@@ -169,6 +169,8 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
             with nullcontext(convert) if convert else Converter(opts.convert_max_mb, opts.convert_timeout_s) as conv:
                 done = conv(path, note_type, fmt, opts.frame_every_s)
         got = done
+    except TooSlow as exc:  # the file or a machine under load: remembered only when it happens again
+        return None, [Problem(str(path), failed.timed_out(failed.failure_key(key, opts), str(exc)))]
     except Unreadable as exc:
         if not isinstance(exc, Unavailable):  # its bytes are why: not tried again until they change
             failed.remember(failed.failure_key(key, opts), str(exc))

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.errors import RecallError
 from recall.notes.documents import shown
 from recall.notes.documents.sheets import sheet_tables
 from recall.privacy.decoding import Binary, decode
@@ -39,6 +40,12 @@ DOCUMENT_FORMATS = {**TEXT_FORMATS, **OFFICE_FORMATS, **PDF_FORMATS}
 class Unreadable(Exception):
     """A file that cannot be converted: its message is the one line the user sees. Its bytes are
     the reason: it is not converted again until they change (``recall.notes.documents.failed``)."""
+
+
+class TooSlow(Unreadable, RecallError):
+    """A conversion past its time limit (``convert_timeout_s``): the file, or a machine under load,
+    may be why. Tried again at the next index, remembered once it times out twice in a row
+    (``recall.notes.documents.failed.timed_out``)."""
 
 
 class Unavailable(Unreadable):

@@ -35,7 +35,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from recall.notes.documents.convert import Extracted, Unavailable, Unreadable
+from recall.notes.documents.convert import Extracted, TooSlow, Unavailable, Unreadable
 from recall.notes.documents.images import NO_TELEMETRY
 from recall.privacy.paths import ensure_private_dir, run_dir
 
@@ -71,7 +71,7 @@ class Converter:
         while kind == "tick":  # a recording ticks as it goes: its limit is time without progress
             if not recv.poll(self.timeout_s):
                 self.close(kill=True)
-                raise Unreadable(f"{late} {self.timeout_s:g} s to convert ([documents] convert_timeout_s); skipped")
+                raise TooSlow(f"{late} {self.timeout_s:g} s to convert ([documents] convert_timeout_s); skipped")
             try:
                 kind, value = recv.recv()
             except (EOFError, OSError):  # the child died: out of memory, or a converter crashed

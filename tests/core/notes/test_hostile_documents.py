@@ -205,3 +205,25 @@ def test_a_file_that_failed_to_convert_is_skipped_at_once_until_its_bytes_change
     [line] = warnings_about(out.stderr, ["broken.pdf"])["broken.pdf"]
     assert "pypdf" in line and "last tried" not in line, line
     assert found("kiwi", "fruit", "stored")[0] == "good.txt"
+
+
+def test_a_conversion_that_timed_out_is_tried_again_and_remembered_only_after_twice_in_a_row(
+        tmp_path, recall_home, hash_model):
+    """A conversion past its time under load was remembered as failed like a damaged file: every
+    later index skipped it until it changed or `--rebuild`. A time-out is tried again at the next
+    index, and remembered once it times out twice in a row; each line says which it was."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf(folder / "manual.pdf", ["Router manual", "hold the zinnober reset button"])
+    recall_home.mkdir(parents=True, exist_ok=True)
+    (recall_home / "config.toml").write_text("[documents]\nconvert_timeout_s = 0.001\n")
+    lines = []
+    for _ in range(3):
+        out = run_cli("index", folder)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        [line] = warnings_about(out.stderr, ["manual.pdf"])["manual.pdf"]
+        lines.append(line)
+    first, second, third = lines
+    assert "convert_timeout_s" in first and "tried again at the next index" in first and "last tried" not in first
+    assert "2 times in a row: not tried again" in second and "last tried" not in second, second  # converted again
+    assert "last tried" in third and "2 times in a row" in third, third  # now skipped at once
