@@ -124,7 +124,7 @@ def version_of(exe: Path) -> str:
 
 
 # The messages every agent's test sends (MATCHING and CHITCHAT: helpers.daemon) and what the fake model answers.
-SHORT = "go on"  # under selector.min_prompt_chars (8)
+SHORT = "go on"  # under selector.min_prompt_chars (6)
 NOTE = "feature-flags-unleash.md"
 ANSWER = "Noted, thanks."
 

@@ -73,7 +73,7 @@ def test_user_file_and_env_win_and_keep_their_origin(tmp_path, monkeypatch):
     got = {k: (v, o) for k, v, o in s.entries()}
     assert got["selector.max_notes"] == (2, str(path))
     assert got["model"] == ("hash", "env RECALL_MODEL")
-    assert got["selector.min_prompt_chars"] == (8, "packaged")
+    assert got["selector.min_prompt_chars"] == (6, "packaged")
 
 
 def test_every_number_of_every_section_has_its_range():
