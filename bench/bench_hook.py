@@ -143,7 +143,8 @@ def at_once(cmd_of, n: int, rounds: int) -> list:
 
 
 def hook_event(prompt: str) -> bytes:
-    return json.dumps({"session_id": "bench", "transcript_path": "/dev/null", "cwd": str(ROOT),
+    # a session of its own each: the daemon holds back a note handed over in a session ([hook] repeat_after)
+    return json.dumps({"session_id": f"bench-{os.urandom(8).hex()}", "transcript_path": "/dev/null", "cwd": str(ROOT),
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
 

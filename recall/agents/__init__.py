@@ -5,8 +5,8 @@ One daemon serves every agent; only the hook entry differs. What each route writ
 claude, form ``mcp_tool`` (no process per message; Claude Code >= 2.1.118 and the ``mcp``
 package importable here)
     settings.json   hooks.UserPromptSubmit += {"type": "mcp_tool", "server": "recall",
-                    "tool": "recall_context", "input": {"prompt": "${prompt}", "cwd": "${cwd}"},
-                    "timeout": 5}
+                    "tool": "recall_context", "input": {"prompt": "${prompt}", "cwd": "${cwd}",
+                    "session_id": "${session_id}"}, "timeout": 5}
     the server      --project: <git root>/.mcp.json mcpServers.recall, and "recall" in
                     .claude/settings.json enabledMcpjsonServers (project servers need approval);
                     --user: mcpServers.recall in ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json),

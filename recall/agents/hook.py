@@ -16,6 +16,9 @@ and prints at most one line, for Claude Code:
 
     {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "..."}}
 
+The event's ``session_id`` goes up with the message (``wire.session_of``): the daemon holds back
+a note it handed over in that session within ``[hook] repeat_after`` messages (in its memory only).
+
 Messages nobody typed (turns the agent makes itself, e.g. ``<task-notification>`` when a
 background job ends: ``nobody_typed``) and automated sessions get nothing, as do very short ones.
 
@@ -106,24 +109,26 @@ def block_of(reply: dict | None) -> str:
     return text if isinstance(text, str) else ""
 
 
-def ask(prompt: str, cwd: str, conf: dict, started: float | None = None) -> dict | None:
+def ask(prompt: str, cwd: str, conf: dict, started: float | None = None, session: str | None = None) -> dict | None:
     """The daemon's reply for ``prompt`` within ``conf``'s budget, counted from ``started`` (the
     hook's start: reading the event and the settings spend it too), else from now (None when
     none, late or no daemon). The prompt goes up as it is (``recall.ipc.client`` bounds what a
-    socket carries; the daemon cuts it to the model's window)."""
+    socket carries; the daemon cuts it to the model's window); ``session``, the agent's session id
+    (``wire.session_of``), goes with it, for the daemon's rule of repeats (``[hook] repeat_after``)."""
     from recall.ipc import client
 
     deadline = (time.monotonic() if started is None else started) + conf["budget_ms"] / 1000.0
     try:  # a budget already spent still starts a missing daemon (detached), then gives up at once
         # No daemon: start one and wait for its answer within what is left of the budget.
-        question = {"cmd": "query", "prompt": prompt, "cwd": cwd, **client.checking()}
+        question = {"cmd": "query", "prompt": prompt, "cwd": cwd, **client.checking(),
+                    **({"session": session} if session is not None else {})}
         return client.ask_or_start(question, deadline)
     except client.DaemonError:
         return None
 
 
 def reply_for(prompt: object, cwd: str, entrypoint: str, started: float | None = None,
-              conf: dict | None = None) -> dict | None:
+              conf: dict | None = None, session: str | None = None) -> dict | None:
     """The daemon's reply for one message, or None: skipped sessions, messages too short to search,
     turns nobody typed, and a home where nothing is indexed yet (no store: a hook installed before
     `recall index`) get nothing and wake no daemon."""
@@ -131,13 +136,15 @@ def reply_for(prompt: object, cwd: str, entrypoint: str, started: float | None =
     if conf is None or skipped_session(entrypoint, conf) or not worth_searching(prompt, conf):
         return None
     assert isinstance(prompt, str)  # worth_searching: a str
-    return None if nobody_typed(prompt, conf) or not store_file().exists() else ask(prompt, cwd, conf, started)
+    if nobody_typed(prompt, conf) or not store_file().exists():
+        return None
+    return ask(prompt, cwd, conf, started, session)
 
 
 def context_block(prompt: object, cwd: str, entrypoint: str, started: float | None = None,
-                  conf: dict | None = None) -> str:
+                  conf: dict | None = None, session: str | None = None) -> str:
     """The daemon's block for one message, or "" (``reply_for``). Shared with the MCP tool."""
-    return block_of(reply_for(prompt, cwd, entrypoint, started, conf))
+    return block_of(reply_for(prompt, cwd, entrypoint, started, conf, session))
 
 
 def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
@@ -147,7 +154,7 @@ def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
     settings, when read already). May raise; main() swallows it."""
     speaker = registry.get(agent)
     message = speaker.read_event(json.loads(stdin.decode("utf-8")))  # strict: invalid UTF-8 means nothing
-    reply = reply_for(message.prompt, message.cwd, entrypoint, started, conf) if message else None
+    reply = reply_for(message.prompt, message.cwd, entrypoint, started, conf, message.session) if message else None
     block = block_of(reply)
     line = speaker.output(block) if block else None  # the agent's envelope, within its cap
     if not line:

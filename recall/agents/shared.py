@@ -59,7 +59,8 @@ def root_of(cwd: Path | None) -> Path:
 def mcp_tool_entry(server: str = SERVER_NAME) -> dict[str, Any]:
     """Claude Code's no-spawn hook: a tool call on the already connected recall server."""
     return {"type": "mcp_tool", "server": server, "tool": CONTEXT_TOOL,
-            "input": {"prompt": "${prompt}", "cwd": "${cwd}"}, "timeout": HOOK_TIMEOUT_S}
+            "input": {"prompt": "${prompt}", "cwd": "${cwd}", "session_id": "${session_id}"},
+            "timeout": HOOK_TIMEOUT_S}
 
 
 def mcp_server_entry() -> dict[str, Any]:

@@ -85,15 +85,35 @@ def _readable(fd: int, deadline: float | None) -> bool:
 
 
 class Message(NamedTuple):
-    """One message as an agent's event gives it: the text typed and the folder it was typed in."""
+    """One message as an agent's event gives it: the text typed, the folder it was typed in and
+    the agent's session (``session_of``), or None."""
 
     prompt: str
     cwd: str
+    session: str | None = None
+
+
+# The longest session id taken as one: the agents' are UUIDs or a short prefix and a few dozen
+# characters (OpenCode's "ses_..."); a longer value is no session id, and is not sent on.
+MAX_SESSION_CHARS = 128
+
+
+def session_of(value: object) -> str | None:
+    """The agent's session id in ``value`` (an event's ``session_id``), or None, which is no
+    session: a value that is not a string, is empty or longer than ``MAX_SESSION_CHARS``, holds a
+    character that is not printable, or is a placeholder a hook's configuration left unreplaced
+    (``${session_id}``: every session would read as one). The daemon's rule of repeats
+    (``[hook] repeat_after``) reads it; nothing writes it anywhere."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_SESSION_CHARS:
+        return None
+    if not value.isprintable() or value.isspace() or "${" in value:
+        return None
+    return value
 
 
 def read_prompt_event(event: object, name: str) -> Message | None:
-    """``{"prompt": ..., "cwd": ...}``, the shape Claude Code, Codex, Gemini CLI and recall's
-    OpenCode plugin send; None when there is no text prompt, or when the event names itself
+    """``{"prompt": ..., "cwd": ..., "session_id": ...}``, the shape Claude Code, Codex, Gemini CLI
+    and recall's OpenCode plugin send; None when there is no text prompt, or when the event names itself
     (``hook_event_name``) other than ``name``, the agent's prompt event: the hook registered under
     another event by hand would answer it with this event's envelope, which the agent refuses."""
     if not isinstance(event, dict) or event.get("hook_event_name", name) != name:
@@ -104,7 +124,7 @@ def read_prompt_event(event: object, name: str) -> Message | None:
     cwd = event.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         cwd = os.getcwd()
-    return Message(prompt, cwd)
+    return Message(prompt, cwd, session_of(event.get("session_id")))
 
 
 def fit(text: str, max_chars: int) -> str:

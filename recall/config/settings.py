@@ -266,6 +266,10 @@ class DaemonSettings:
 class HookSettings:
     skip_entrypoints: tuple[str, ...]
     skip_prompt_tags: tuple[str, ...]
+    repeat_after: int = field(metadata=ranged(0, 10_000))  # messages of a session a note handed over is held back
+
+    def __post_init__(self) -> None:
+        check_numbers(self)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from recall.agents.wire import session_of
 from recall.daemon.logs import log_event
+from recall.daemon.repeats import Repeats, Turn
 from recall.daemon.roots import Roots
 from recall.daemon.state import DaemonState
 from recall.privacy.paths import user_config_path
 
 if TYPE_CHECKING:
     from recall.api import QueryResult
+    from recall.ranking.selector import Decision
 
 INLINE = frozenset({"status", "stop", "ping", "unsent"})  # answered by the reading thread at once, never queued
 # Questions asked without a deadline wait at most this long for the model to load.
@@ -42,6 +45,12 @@ def _r4(x: float | None) -> float | None:
     return None if x is None else round(float(x), 4)
 
 
+def _note_key(hit) -> str:
+    """What the rule of repeats knows a handed-over note by: its id, else its path."""
+    note_id = hit.note.get("id")
+    return str(note_id) if note_id else str(hit.note.get("path", ""))
+
+
 class Commands:
     """The handlers, over the daemon's typed state; ``stop`` asks the loop to end."""
 
@@ -50,6 +59,7 @@ class Commands:
         self.request_stop = stop
         self.queries = 0  # questions answered
         self.roots = Roots()  # each message's project, found without a hung disk taking a worker
+        self.repeats = Repeats()  # what each agent session was handed lately ([hook] repeat_after), in memory only
 
     def table(self) -> dict[str, Callable[[dict], dict]]:
         return {"query": self.cmd_query, "status": self.cmd_status, "stop": self.cmd_stop,
@@ -83,6 +93,7 @@ class Commands:
             # what it answers with, for `recall status` to compare with the asker's own (Y-03)
             "config": str(user_config_path()),
             "top_floor": None if loaded is None else loaded.app.rule().thresholds.top_floor,
+            "sessions": len(self.repeats),  # sessions whose recent headlines are held (never their ids)
         }
 
     def cmd_unsent(self, req: dict) -> dict:
@@ -93,6 +104,7 @@ class Commands:
         if not isinstance(ref, str) or not 0 < len(ref) <= 32 or not ref.isalnum():
             return {"ok": False, "error": "no ref"}
         log_event("unsent", ref=ref, why=why if why in UNSENT_WHY else "unknown")
+        self.repeats.taken_back(ref)  # the agent never got them: the session may be handed them again
         return {"ok": True}
 
     def cmd_stop(self, req: dict) -> dict:
@@ -142,6 +154,7 @@ class Commands:
     def cmd_query(self, req: dict) -> dict:
         t0 = time.perf_counter()
         changed = self._settings_changed()
+        turn = self._turn(req)  # a message of an agent's session, counted whatever it gets
         try:
             res, project = self._ask(req)
         except _NotNow as exc:
@@ -150,18 +163,18 @@ class Commands:
         self.queries += 1
         if "stale" in res.timings and self.state.catch_up is not None:  # another model indexed since
             self.state.catch_up()
-        d = res.decision
+        give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)
+        late = {"late": True} if isinstance(give_up_at, int | float) and time.time() >= give_up_at else {}
+        ref = os.urandom(6).hex()  # what the hook names when it could not hand this answer over (cmd_unsent)
+        d, held = self._without_repeats(res, turn, ref if not late else None)
         timings = {k: round(v, 2) for k, v in res.timings.items()}
         timings["daemon_ms"] = round(wall_ms, 2)
         decision = d.as_dict()
         chosen = [{"id": c["id"], "score": c["score"]} for c in decision["chosen"]]
-        give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)
-        late = {"late": True} if isinstance(give_up_at, int | float) and time.time() >= give_up_at else {}
-        ref = os.urandom(6).hex()  # what the hook names when it could not hand this answer over (cmd_unsent)
         # recall's own checks (`recall install`'s timing) are no message of yours: not counted as one
         log_event("check" if req.get("check") is True else "query", decision=d.kind, reason=d.reason,
                   top=_r4(d.top), gap=_r4(d.gap), bytes=d.line_bytes, chosen=chosen, timings_ms=timings,
-                  project=project, ref=ref, **late)
+                  project=project, ref=ref, **({"held": held} if held else {}), **late)
         return {  # the decision, block text included: each agent's module wraps it (recall.agents.registry)
             "ok": True, "ref": ref,
             "model": self.model_id,
@@ -170,6 +183,45 @@ class Commands:
                         "score": round(h.score, 4)} for h in res.hits[:RANKED_IN_REPLY]],
             "timings_ms": timings,
         } | changed
+
+    def _turn(self, req: dict) -> Turn | None:
+        """This message's place in its agent's session (``session``: the agent's id, as
+        ``recall.agents.wire.session_of`` reads it), or None: no session, or ``[hook]
+        repeat_after`` 0 (nothing kept then)."""
+        session, app = session_of(req.get("session")), self.state.app
+        if session is None or (app is not None and app.config.hook.repeat_after <= 0):
+            return None
+        return self.repeats.turn(session)
+
+    def _without_repeats(self, res: QueryResult, turn: Turn | None, ref: str | None) -> tuple[Decision, int]:
+        """The decision less the headlines its session was handed within ``[hook] repeat_after``
+        messages, and how many were held back: with every one of them held back, nothing (the
+        reason says when they were handed over); the rest are handed over and remembered
+        (``ref`` None: the hook gave up on this answer, so nothing reached the agent)."""
+        from recall.ranking.selector import Decision, line_bytes, render
+
+        d = res.decision
+        app = self.state.app
+        repeat_after = app.config.hook.repeat_after if app is not None else 0
+        if turn is None or not d.chosen or repeat_after <= 0:
+            return d, 0
+        held = self.repeats.held(turn, [_note_key(h) for h in d.chosen], repeat_after)
+        ago = sorted(set(held.values()))
+        if ago:
+            span = f"{ago[0]}" if len(ago) == 1 else f"{ago[0]} to {ago[-1]}"
+            when = f"handed over {span} message{'s' if ago[-1] > 1 else ''} ago in this session"
+            rest = [h for h in d.chosen if _note_key(h) not in held]
+            s = res.rule.selector
+            text, kept = render(rest, s.full_max_bytes if d.kind == "full" else s.short_max_bytes)
+            if not kept:
+                d = Decision("nothing", f"{when} ([hook] repeat_after {repeat_after}); {d.reason}",
+                             d.top, d.gap, negative=d.negative)
+            else:
+                d = Decision(d.kind, f"{d.reason}; {len(held)} held back, {when}", d.top, d.gap, kept, text,
+                             line_bytes(text), d.negative)
+        if ref is not None:
+            self.repeats.gave(turn, [_note_key(h) for h in d.chosen], ref)
+        return d, len(held)
 
     def _settings_changed(self) -> dict:
         """One stat of config.toml per question, before it is answered. When the settings

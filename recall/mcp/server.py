@@ -22,7 +22,7 @@ Tools:
   process per message::
 
       {"type": "mcp_tool", "server": "recall", "tool": "recall_context",
-       "input": {"prompt": "${prompt}", "cwd": "${cwd}"}, "timeout": 5}
+       "input": {"prompt": "${prompt}", "cwd": "${cwd}", "session_id": "${session_id}"}, "timeout": 5}
 
 Scope: the current project's memory plus shared rules and folders, the project being
 the one Claude Code started the server in (``CLAUDE_PROJECT_DIR``, else the working
@@ -131,6 +131,8 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
 
         prompt: the user's message (``${prompt}``); message/query are accepted as aliases.
         cwd: the session's folder (``${cwd}``), which picks the project's notes.
+        session_id: the agent's session (``${session_id}``): a note is handed over once in a while
+        per session, not on every message about it.
         format: "hook" (default) answers the hook's JSON ({"hookSpecificOutput": {...,
         "additionalContext": ...}}); "text" answers the headline block as plain text.
         Answers empty text when nothing clearly matches, for short messages, and when the
@@ -138,8 +140,9 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
         """
         # Any: a hook's tool must answer whatever it is sent (a number, null, a list: nothing
         # to say, never a validation error shown to the user); tools.context checks each value.
-        del session_id  # accepted so a hook may pass it; not used and never stored
-        return tools.context(prompt or message or query, cwd, as_text=format == "text")
+        # session_id (``${session_id}``): a note handed over in the session is not handed over again
+        # for [hook] repeat_after messages; held in the daemon's memory only, never stored
+        return tools.context(prompt or message or query, cwd, as_text=format == "text", session=session_id)
 
     return server
 

@@ -106,9 +106,11 @@ class RecallTools:
         with self._lock:
             return for_agent(search_answer(self.app, query, scope, max(1, min(int(k), MAX_K))))
 
-    def context(self, prompt: object, cwd: object = None, as_text: bool = False) -> str:
+    def context(self, prompt: object, cwd: object = None, as_text: bool = False, session: object = None) -> str:
         """The hook's answer for ``prompt``: the command hook's JSON line (or, ``as_text``, the
-        headline block as plain text), or "" (skipped, nothing, no daemon, late).
+        headline block as plain text), or "" (skipped, nothing, no daemon, late). ``session``: the
+        agent's session id, when the hook passes it (``${session_id}``): a note handed over in it is
+        not handed over again for ``[hook] repeat_after`` messages, as with the command hook.
 
         Never raises: a hook tool that errors is shown to the user by some clients.
         """
@@ -117,7 +119,7 @@ class RecallTools:
             from recall.agents.wire import agent_context
 
             claude = registry.get("claude")  # Claude Code's envelope and cap (Codex reads the same shape)
-            block = self._context(prompt, cwd)
+            block = self._context(prompt, cwd, session)
             if not block:
                 return ""
             return agent_context(block, claude.MAX_CHARS) if as_text else claude.output(block) or ""
@@ -125,13 +127,14 @@ class RecallTools:
             log.debug("recall_context: %s", type(exc).__name__)  # never the message itself
             return ""
 
-    def _context(self, prompt: object, cwd: object) -> str:
+    def _context(self, prompt: object, cwd: object, session: object = None) -> str:
         from recall.agents.hook import context_block
+        from recall.agents.wire import session_of
 
         # No daemon: the hook's path starts one and waits for it within the budget (the first
         # message after a cold start is answered when the start fits in it).
         where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
-        return context_block(prompt, where, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""))
+        return context_block(prompt, where, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), session=session_of(session))
 
     def status(self) -> dict[str, Any]:
         try:

@@ -30,7 +30,7 @@ SEED = 20261130
 
 
 def event(prompt: str) -> bytes:
-    return json.dumps({"session_id": "faults", "transcript_path": "/dev/null", "cwd": "/",
+    return json.dumps({"session_id": os.urandom(8).hex(), "transcript_path": "/dev/null", "cwd": "/",
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
 

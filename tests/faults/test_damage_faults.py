@@ -33,7 +33,7 @@ def recall(*args: str, timeout: float = 300, **env: str) -> subprocess.Completed
 
 
 def hook(prompt: str, **env: str) -> tuple[subprocess.CompletedProcess, float]:
-    stdin = json.dumps({"session_id": "s", "cwd": "/", "hook_event_name": "UserPromptSubmit",
+    stdin = json.dumps({"session_id": os.urandom(8).hex(), "cwd": "/", "hook_event_name": "UserPromptSubmit",
                         "prompt": prompt}).encode()
     t0 = time.monotonic()
     proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=stdin, capture_output=True,

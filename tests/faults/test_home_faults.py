@@ -30,7 +30,7 @@ PROMPT = f"{MATCHING} {CANARY}"
 
 
 def hook(env: dict[str, str] | None = None, user: int | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    stdin = json.dumps({"session_id": "s", "cwd": "/", "hook_event_name": "UserPromptSubmit",
+    stdin = json.dumps({"session_id": os.urandom(8).hex(), "cwd": "/", "hook_event_name": "UserPromptSubmit",
                         "prompt": PROMPT}).encode()
     cmd = [PY, "-P", "-m", "recall.agents.hook"]
     t0 = time.monotonic()

@@ -5,6 +5,7 @@ caches) after `recall index` and questions through the real daemon and the real 
 from __future__ import annotations
 
 import json
+import os
 import random
 import string
 import subprocess
@@ -36,7 +37,7 @@ def recall(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 
 def event(prompt: object, cwd: object = "/", **extra: object) -> bytes:
-    return json.dumps({"session_id": "s1", "transcript_path": "/nonexistent.jsonl", "cwd": cwd,
+    return json.dumps({"session_id": os.urandom(8).hex(), "transcript_path": "/nonexistent.jsonl", "cwd": cwd,
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt, **extra}).encode()
 
 

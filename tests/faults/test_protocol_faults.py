@@ -342,7 +342,7 @@ def test_class4_the_page_token_reaches_no_one_else(probe, tmp_path):
 
 
 def hook_event(prompt: object, cwd: object = "/") -> bytes:
-    return json.dumps({"session_id": "s", "cwd": cwd, "hook_event_name": "UserPromptSubmit",
+    return json.dumps({"session_id": os.urandom(8).hex(), "cwd": cwd, "hook_event_name": "UserPromptSubmit",
                        "prompt": prompt}).encode()
 
 

