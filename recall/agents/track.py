@@ -30,10 +30,15 @@ import time
 if not __package__:  # run as a file: import the package from its parent folder
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
-from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import DB_NAME, ensure_private_dir, private_open, read_text, recall_home  # noqa: E402
-from recall.privacy.regular import open_regular
+try:  # a half-written upgrade (a module of another release) fails here, before main()'s guard
+    from recall.agents.wire import READ_WAIT_S, read_event_bytes
+    from recall.privacy import coredumps
+    from recall.privacy.paths import DB_NAME, ensure_private_dir, private_open, read_text, recall_home
+    from recall.privacy.regular import open_regular
+except BaseException:  # noqa: BLE001 - run as the hook: nothing printed, exit 0 (imported: raised)
+    if __name__ == "__main__":
+        os._exit(0)
+    raise
 
 # A read counts as "opened after injection" when recall injected that note this long before
 # (a session rarely spans more; the daemon's log holds no session ids, only times).
