@@ -61,3 +61,29 @@ def test_the_hook_retires_a_daemon_from_before_the_check(indexed, daemons, tmp_p
     assert wait_for(lambda: b"Feature flags via Unleash" in _ask_as_the_hook(), 30)
     status = client.read_status()
     assert status is not None and "code" in status and status["pid"] != proc.pid
+
+
+def _start_from_before_the_check(daemons, tmp_path):
+    site = _copy_package(tmp_path)
+    files = site / "recall" / "daemon" / "files.py"
+    files.write_text(files.read_text().replace(' "code": s.code,', ""))  # what every daemon before this check wrote
+    proc = daemons.start(PYTHONPATH=str(site))
+    assert "code" not in client.read_status()
+    return proc
+
+
+@pytest.mark.parametrize("command", [["status"], ["index", "--quiet"],
+                                     ["install", "--user", "--skip-check", "--form", "command"]])
+def test_a_command_of_this_code_retires_a_daemon_from_before_the_check(indexed, daemons, tmp_path,
+                                                                       sample_notes, command):
+    """With the default mcp_tool route the daemon's one client is the session's MCP server, which
+    runs the older code and never retires it: the daemon served the older code as long as the
+    session stayed open, and `recall status` said it would end "at the next message" (an outside
+    tester's upgrade, class 3). A command of this code that sees it asks it to stop."""
+    from helpers.cli import run_cli
+
+    proc = _start_from_before_the_check(daemons, tmp_path)
+    said = run_cli(*command, *([sample_notes] if command[0] == "index" else []), check=True)
+    assert wait_for(lambda: proc.poll() is not None, 15), "the older daemon was left answering"
+    if command == ["status"]:
+        assert "asked to stop" in said.stdout and "at the next message" not in said.stdout, said.stdout
