@@ -87,3 +87,13 @@ def test_a_command_of_this_code_retires_a_daemon_from_before_the_check(indexed, 
     assert wait_for(lambda: proc.poll() is not None, 15), "the older daemon was left answering"
     if command == ["status"]:
         assert "asked to stop" in said.stdout and "at the next message" not in said.stdout, said.stdout
+
+
+def test_a_daemon_whose_package_folder_was_deleted_ends_itself(indexed, daemons, tmp_path):
+    """A reinstall at another path deletes the folder the daemon was started from: its stamp read
+    "" (unknown), no upgrade, and the daemon served the deleted code for good while `recall status`
+    said it would end within seconds (an outside tester's upgrade, class 5)."""
+    site = _copy_package(tmp_path)
+    proc = daemons.start(PYTHONPATH=str(site))
+    shutil.rmtree(site / "recall")
+    assert wait_for(lambda: proc.poll() is not None, 30), "the daemon kept running a package that is gone"
