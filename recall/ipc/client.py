@@ -440,6 +440,14 @@ def retire_older() -> bool:
     return True
 
 
+def runs_older_code(status: dict) -> bool:
+    """Whether the daemon of ``status`` (its status file) runs older code than this process: from
+    before the code check (no ``code``), or of files changed since (``recall.ipc.code``)."""
+    from recall.ipc.code import code_stamp, upgraded
+
+    return "code" not in status or upgraded(status["code"], code_stamp())
+
+
 def _start_missing() -> Any:
     """Start a daemon where none runs (``spawn_daemon``), also within the cooldown when the last
     one started had listened and then died (killed, stopped): the process, or None."""
@@ -680,12 +688,10 @@ def _asked(timeout_s: float) -> dict:
         info["model_switch"] = reply["model_switch"]
     if other := _other_settings(reply):
         info["other_settings"] = other
-    from recall.ipc.code import code_stamp, upgraded
-
     if "code" not in status and retire_older():  # from before that check: it would answer for good
         info["older_code"] = ("it runs recall as it was before an upgrade, from before recall checked for one: "
                               "asked to stop now (it finishes its questions first); the next message starts this one")
-    elif "code" not in status or upgraded(status["code"], code_stamp()):  # an upgrade under it (recall.ipc.code)
+    elif runs_older_code(status):  # an upgrade under it (recall.ipc.code)
         info["older_code"] = ("it runs recall as it was before an upgrade: it ends itself within seconds, and "
                               "the next message starts this one; `recall stop` ends it now")
     return info

@@ -97,3 +97,25 @@ def test_a_daemon_whose_package_folder_was_deleted_ends_itself(indexed, daemons,
     proc = daemons.start(PYTHONPATH=str(site))
     shutil.rmtree(site / "recall")
     assert wait_for(lambda: proc.poll() is not None, 30), "the daemon kept running a package that is gone"
+
+
+@pytest.mark.parametrize("older", ["stamped", "from before the check"])
+def test_serve_replaces_a_daemon_of_older_code(indexed, daemons, tmp_path, older):
+    """Right after an upgrade `recall serve` said "already running: pid N" of a daemon of the older
+    code, which ended seconds later (or never, from before the check): an outside tester's upgrade,
+    class 4. It stops that one, waits for it and starts this code's."""
+    from helpers.cli import run_cli
+    from recall.ipc.code import code_stamp
+
+    if older == "stamped":
+        site = _copy_package(tmp_path)
+        api = site / "recall" / "api.py"
+        api.write_text(api.read_text() + "\n# the older release\n")
+        proc = daemons.start(PYTHONPATH=str(site))
+    else:
+        proc = _start_from_before_the_check(daemons, tmp_path)
+    said = run_cli("serve", check=True).stdout
+    assert "already running" not in said and "started" in said, said
+    assert proc.poll() is not None
+    status = client.read_status()
+    assert status["pid"] != proc.pid and status["code"] == code_stamp()
