@@ -58,6 +58,15 @@ def reads_path(home=None):
     return (home or recall_home()) / "logs" / "reads.jsonl"
 
 
+def read_logs(home=None) -> list:
+    """Every file of reads, oldest first: ``usage/reads.jsonl`` (and its ``.1``), where releases up to
+    stop 48 wrote them (an upgrade left them unread: "opened 0", and "install --track-reads" said to
+    a user who had), then ``logs/``'s."""
+    now = reads_path(home)
+    former = now.parent.parent / "usage" / now.name
+    return [p for f in (former, now) for p in (f.with_name(f.name + ".1"), f)]
+
+
 def daemon_logs(home=None) -> list:
     """The daemon's log files, oldest first (backups .N ... .1, then the live file)."""
     live = (home or recall_home()) / "logs" / "daemon.log"
@@ -175,7 +184,7 @@ def opened(home=None, injected: list[tuple[float, str]] | None = None) -> dict[s
     opened it after: each once, however often it was read (it said "injected 1, opened 4";
     stop 48, Y-02); a read of an injection the rotated daemon log no longer holds is not counted."""
     seen: set[tuple[str, float]] = set()
-    for path in (reads_path(home).with_name("reads.jsonl.1"), reads_path(home)):
+    for path in read_logs(home):
         try:
             lines = read_text(path, errors="replace").splitlines()
         except OSError:

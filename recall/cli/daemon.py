@@ -233,7 +233,7 @@ def _last_lines(path: Path, n: int) -> tuple[list[str], int]:
 
 
 def _print_stats() -> None:
-    from recall.agents.track import reads_path, stats
+    from recall.agents.track import read_logs, stats
 
     rows = stats()
     if not rows:
@@ -245,5 +245,5 @@ def _print_stats() -> None:
     for r, name in zip(rows, names, strict=True):
         last = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["last_injected"])) if r["last_injected"] else "-"
         say(f"{name:<{width}}  {r['injected']:>8}  {r['opened']:>6}  {last}")
-    if not reads_path().exists():
+    if not any(path.exists() for path in read_logs()):
         say("(no reads recorded: `recall install --track-reads` records them)", err=True)
