@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 
 from recall.agents.install import (
-    SAFE_FLAGS,
     InstallError,
     add_hook,
     editing,
     hook_entry,
     load_settings,
     remove_hook,
+    runs_module,
 )
 from recall.agents.records import state_note, we_added
 from recall.agents.settings_file import write_settings
@@ -104,11 +104,18 @@ def _is_our_server(entry: object) -> bool:
 
 
 def _as_installed(entry: object) -> bool:
-    """Shaped as ``recall install`` writes it (``mcp_server_entry``, whichever python). Only such
-    an entry that install recorded as its own is replaced or removed: one of yours (``claude mcp
-    add``: no ``-E -P``; an ``env`` block; or the same as install's) stays as it is (AF01)."""
+    """Shaped as a ``recall install`` writes it (``mcp_server_entry``, whichever python, with the
+    flags of this release or an older one: ``runs_module``). Only such an entry that install
+    recorded as its own is replaced or removed: one of yours (``claude mcp add``: an ``env``
+    block; or one install did not record) stays as it is (AF01)."""
     return (isinstance(entry, dict) and set(entry) == {"type", "command", "args"} and entry["type"] == "stdio"
-            and isinstance(entry["command"], str) and entry["args"] == [*SAFE_FLAGS, "-m", MCP_MODULE])
+            and isinstance(entry["command"], str) and runs_module(entry["args"], MCP_MODULE))
+
+
+def ours_as_installed(path: Path, entry: object) -> bool:
+    """An MCP server entry in ``path`` that a ``recall install`` wrote and recorded (this release's
+    or an older one's): install updates it, uninstall removes it."""
+    return _as_installed(entry) and we_added(path, "mcpServers.recall")
 
 
 def _set_server(path: Path) -> str:
@@ -123,7 +130,7 @@ def _set_server(path: Path) -> str:
     entry = mcp_server_entry()
     if current == entry:
         return "unchanged"
-    if current is not None and not (_as_installed(current) and we_added(path, "mcpServers.recall")):
+    if current is not None and not ours_as_installed(path, current):
         return "kept (yours, as it is)"  # its interpreter, its env: the hook calls it, uninstall leaves it
     servers[SERVER_NAME] = entry
     note_created(path)
@@ -137,10 +144,8 @@ def _drop_server(path: Path) -> bool:
         return False
     data = load_settings(path)
     servers = data.get("mcpServers")
-    if not isinstance(servers, dict) or not _as_installed(servers.get(SERVER_NAME)):
+    if not isinstance(servers, dict) or not ours_as_installed(path, servers.get(SERVER_NAME)):
         return False  # one you changed or registered yourself stays
-    if not we_added(path, "mcpServers.recall"):
-        return False
     state_note(path, "mcpServers.recall", False)
     del servers[SERVER_NAME]
     if not servers:

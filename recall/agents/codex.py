@@ -11,6 +11,7 @@ server runs in Codex's working folder (the project), so no ``cwd`` is passed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from recall.agents.install import (
     CONTEXT_TOOL,
@@ -22,6 +23,7 @@ from recall.agents.install import (
     other_hooks,
     refuse_a_link_to_nothing,
     remove_hook,
+    runs_module,
     unreadable,
 )
 from recall.agents.records import state_note, we_added
@@ -80,8 +82,9 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     settings = load_settings(path)  # read and edited before config.toml is written: refused, nothing is
     with editing(path):
         result = add_hook(settings, codex_mcp_tool_entry() if form == "mcp_tool" else codex_entry())
+    had = _codex_server_args(config) is not None
     if form == "mcp_tool" and _codex_server(config, enable=True):
-        done.append(f"added recall's MCP server [mcp_servers.{SERVER_NAME}] to {config}")
+        done.append(f"{'updated' if had else 'added'} recall's MCP server [mcp_servers.{SERVER_NAME}] in {config}")
     note_created(path)
     write_settings(path, settings)
     kind = "mcp_tool recall_context" if form == "mcp_tool" else "--agent codex"
@@ -120,8 +123,8 @@ def _write_toml(config: Path, doc, removed: bool) -> None:
 
 
 def _codex_server(config: Path, enable: bool) -> bool:
-    """Add ``[mcp_servers.recall]`` (enable) unless one is there, or remove the one install
-    added. Returns whether the file changed."""
+    """Add ``[mcp_servers.recall]`` (enable) unless one is there (one an older install wrote is
+    updated: ``ours_in_toml``), or remove the one install added. Returns whether the file changed."""
     import tomlkit
 
     key = f"mcp_servers.{SERVER_NAME}"
@@ -130,8 +133,10 @@ def _codex_server(config: Path, enable: bool) -> bool:
     doc = _read_toml(config)
     servers = doc.get("mcp_servers")
     if enable:
-        if servers is not None and SERVER_NAME in servers:
-            return False  # the user's own entry stays as it is
+        current = servers.get(SERVER_NAME) if servers is not None else None
+        if current is not None and (not ours_in_toml(config, current)  # the user's own entry stays as it is
+                                    or list(current.get("args") or []) == [*SAFE_FLAGS, "-m", MCP_MODULE]):
+            return False
         note_created(config)
         if servers is None:
             doc["mcp_servers"] = tomlkit.table(is_super_table=True)
@@ -151,6 +156,21 @@ def _codex_server(config: Path, enable: bool) -> bool:
         state_note(config, "mcp_servers", False)
     _write_toml(config, doc, removed=not enable)
     return True
+
+
+def _codex_server_args(config: Path) -> list | None:
+    """The args of ``[mcp_servers.recall]`` in ``config``, None where there is none."""
+    servers = _read_toml(config).get("mcp_servers")
+    table: Any = servers.get(SERVER_NAME) if servers is not None else None
+    return list(table.get("args") or []) if hasattr(table, "get") else None
+
+
+def ours_in_toml(config: Path, table: Any) -> bool:
+    """``[mcp_servers.recall]`` as a ``recall install`` wrote and recorded it (this release's or an
+    older one's, ``runs_module``): install updates it (an older one's was kept as the user's)."""
+    return (hasattr(table, "get") and set(table) <= {"command", "args", "env_vars"}
+            and isinstance(table.get("command"), str) and runs_module(list(table.get("args") or []), MCP_MODULE)
+            and we_added(config, f"mcp_servers.{SERVER_NAME}"))
 
 
 def _hooks_off(config: Path) -> bool:

@@ -50,10 +50,15 @@ if not __package__:  # run as a file: import the package from its parent folder
     # never as top-level modules that could shadow the standard library's.
     sys.path[0] = os.path.dirname(os.path.dirname(_here))
 
-from recall.agents import registry, wire  # noqa: E402
-from recall.config import snapshot  # noqa: E402
-from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import relative_home, store_file, user_config_path  # noqa: E402
+try:  # a half-written upgrade (a module of another release) fails here, before main()'s guard
+    from recall.agents import registry, wire
+    from recall.config import snapshot
+    from recall.privacy import coredumps
+    from recall.privacy.paths import relative_home, store_file, user_config_path
+except BaseException:  # noqa: BLE001 - run as the hook: nothing printed, exit 0 (imported: raised)
+    if __name__ == "__main__":
+        os._exit(0)
+    raise
 
 
 def hook_settings() -> dict | None:

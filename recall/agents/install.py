@@ -107,6 +107,15 @@ def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:
     return False
 
 
+def runs_module(args: object, module: str) -> bool:
+    """Whether ``args`` (an MCP server's) are ``-m <module>`` with only interpreter flags before it:
+    what every ``recall install`` wrote (``-P`` before ``-E`` came, ``-E -P`` since), so an entry
+    an older release wrote is recall's still, updated by install and removed by uninstall; it was
+    "kept (yours, as it is)" for good (an outside tester's upgrade)."""
+    return (isinstance(args, list) and args[-2:] == ["-m", module]
+            and all(isinstance(a, str) and a.startswith("-") and "=" not in a and a != "-m" for a in args[:-2]))
+
+
 def command_words(entry: dict) -> list[str]:
     """The words a command entry runs: its ``args`` (exec form), or its ``command`` split as a
     shell would (shell form); empty when it has neither."""

@@ -30,10 +30,15 @@ import time
 if not __package__:  # run as a file: import the package from its parent folder
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
-from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import DB_NAME, ensure_private_dir, private_open, read_text, recall_home  # noqa: E402
-from recall.privacy.regular import open_regular
+try:  # a half-written upgrade (a module of another release) fails here, before main()'s guard
+    from recall.agents.wire import READ_WAIT_S, read_event_bytes
+    from recall.privacy import coredumps
+    from recall.privacy.paths import DB_NAME, ensure_private_dir, private_open, read_text, recall_home
+    from recall.privacy.regular import open_regular
+except BaseException:  # noqa: BLE001 - run as the hook: nothing printed, exit 0 (imported: raised)
+    if __name__ == "__main__":
+        os._exit(0)
+    raise
 
 # A read counts as "opened after injection" when recall injected that note this long before
 # (a session rarely spans more; the daemon's log holds no session ids, only times).
@@ -51,6 +56,15 @@ READS_MAX_BYTES = 1_000_000  # past it the file moves to reads.jsonl.1 (one kept
 def reads_path(home=None):
     """``logs/reads.jsonl``, where the README and the page look (it was ``usage/``; stop 48, Y-07)."""
     return (home or recall_home()) / "logs" / "reads.jsonl"
+
+
+def read_logs(home=None) -> list:
+    """Every file of reads, oldest first: ``usage/reads.jsonl`` (and its ``.1``), where releases up to
+    stop 48 wrote them (an upgrade left them unread: "opened 0", and "install --track-reads" said to
+    a user who had), then ``logs/``'s."""
+    now = reads_path(home)
+    former = now.parent.parent / "usage" / now.name
+    return [p for f in (former, now) for p in (f.with_name(f.name + ".1"), f)]
 
 
 def daemon_logs(home=None) -> list:
@@ -170,7 +184,7 @@ def opened(home=None, injected: list[tuple[float, str]] | None = None) -> dict[s
     opened it after: each once, however often it was read (it said "injected 1, opened 4";
     stop 48, Y-02); a read of an injection the rotated daemon log no longer holds is not counted."""
     seen: set[tuple[str, float]] = set()
-    for path in (reads_path(home).with_name("reads.jsonl.1"), reads_path(home)):
+    for path in read_logs(home):
         try:
             lines = read_text(path, errors="replace").splitlines()
         except OSError:

@@ -59,6 +59,10 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
         raise UserError(os_error_line(exc)) from None
     for line in done:
         say(line)
+    from recall.ipc.client import retire_older
+
+    if retire_older():  # from before recall's code check: the older code would answer for good
+        say("note: the daemon ran recall as it was before an upgrade: asked to stop; the next message starts this one")
     if scope == "project":
         say("note: the entry holds this machine's Python path; teammates run `recall install` too")
     from recall.cli.questions import install_line

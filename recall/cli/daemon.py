@@ -40,6 +40,11 @@ def serve(foreground: bool, wait_s: float) -> None:
 
         sys.exit(run_daemon(foreground=True))
     ready = client.wait_until_ready(timeout_s=0.3)
+    status = client.read_status() if ready is not None else None
+    if status is not None and client.runs_older_code(status):  # right after an upgrade: "already running"
+        say(f"replacing pid {ready.get('pid') if ready else '?'}, which runs recall as it was before an upgrade: "
+            f"{stop_daemon()}")  # of the older code, which ended seconds later (or never: an outside tester)
+        ready = None
     if ready is None:
         started = client.spawn_daemon(cooldown_s=0)
         if wait_s == 0:  # start, do not wait (the range allows 0): no answer yet is no failure
@@ -228,7 +233,7 @@ def _last_lines(path: Path, n: int) -> tuple[list[str], int]:
 
 
 def _print_stats() -> None:
-    from recall.agents.track import reads_path, stats
+    from recall.agents.track import read_logs, stats
 
     rows = stats()
     if not rows:
@@ -240,5 +245,5 @@ def _print_stats() -> None:
     for r, name in zip(rows, names, strict=True):
         last = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["last_injected"])) if r["last_injected"] else "-"
         say(f"{name:<{width}}  {r['injected']:>8}  {r['opened']:>6}  {last}")
-    if not reads_path().exists():
+    if not any(path.exists() for path in read_logs()):
         say("(no reads recorded: `recall install --track-reads` records them)", err=True)

@@ -50,6 +50,9 @@ def index(dirs: tuple[Path, ...], kind: str, no_conversations: bool, rebuild: bo
     are embedded; `recall status` shows the progress. An index interrupted (Ctrl-C, a
     crash) is resumed by the next `recall index`: only what is missing is embedded.
     """
+    from recall.ipc.client import retire_older
+
+    retire_older()  # a daemon from before recall's code check: it would answer with the older code for good
     app = recall_app()
     cwd = Path.cwd()
     salvaged: list = []

@@ -424,6 +424,30 @@ def _retire_if_older(status: dict | None) -> None:
             pass
 
 
+def retire_older() -> bool:
+    """``_retire_if_older`` for a command of this code (``recall status``, ``index``, ``install``,
+    ``serve``): with the default mcp_tool route a daemon's one client is the session's MCP server,
+    which runs the older code and never retires it, so the older daemon answered as long as the
+    session stayed open (an outside tester's upgrade). Whether one was asked to stop; it finishes
+    the questions it holds first (``recall.daemon.loop``)."""
+    try:
+        status = read_status()
+        if status is None or "code" in status:
+            return False
+        request({"cmd": "stop"}, timeout=5, status=status)
+    except (DaemonError, DaemonUnavailable):
+        return False
+    return True
+
+
+def runs_older_code(status: dict) -> bool:
+    """Whether the daemon of ``status`` (its status file) runs older code than this process: from
+    before the code check (no ``code``), or of files changed since (``recall.ipc.code``)."""
+    from recall.ipc.code import code_stamp, upgraded
+
+    return "code" not in status or upgraded(status["code"], code_stamp())
+
+
 def _start_missing() -> Any:
     """Start a daemon where none runs (``spawn_daemon``), also within the cooldown when the last
     one started had listened and then died (killed, stopped): the process, or None."""
@@ -664,9 +688,10 @@ def _asked(timeout_s: float) -> dict:
         info["model_switch"] = reply["model_switch"]
     if other := _other_settings(reply):
         info["other_settings"] = other
-    from recall.ipc.code import code_stamp, upgraded
-
-    if "code" not in status or upgraded(status["code"], code_stamp()):  # an upgrade under it (recall.ipc.code)
-        info["older_code"] = ("it runs recall as it was before an upgrade: it ends itself within seconds (one "
-                              "from before that check: at the next message), and the next message starts this one")
+    if "code" not in status and retire_older():  # from before that check: it would answer for good
+        info["older_code"] = ("it runs recall as it was before an upgrade, from before recall checked for one: "
+                              "asked to stop now (it finishes its questions first); the next message starts this one")
+    elif runs_older_code(status):  # an upgrade under it (recall.ipc.code)
+        info["older_code"] = ("it runs recall as it was before an upgrade: it ends itself within seconds, and "
+                              "the next message starts this one; `recall stop` ends it now")
     return info

@@ -23,7 +23,7 @@ def code_stamp(package: Path = PACKAGE) -> str:
     """A digest of every ``.py`` and ``.toml`` file under ``package``: its path, size and
     modification time (~1 ms for the package's ~130 modules, no file read). "" when a folder of it
     cannot be read (out of descriptors): unknown, no proof of an upgrade (a daemon short of
-    descriptors ended itself as "recall upgraded": stop 58)."""
+    descriptors ended itself as "recall upgraded": stop 58); ``GONE`` when ``package`` is no more."""
     digest = hashlib.sha256()
     unread: list[OSError] = []
     for folder, dirs, files in os.walk(package, onerror=unread.append):
@@ -36,9 +36,23 @@ def code_stamp(package: Path = PACKAGE) -> str:
                     continue
                 rel = os.path.relpath(os.path.join(folder, name), package)
                 digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-    return "" if unread else digest.hexdigest()[:16]
+    if unread:
+        try:
+            os.stat(package)
+        except (FileNotFoundError, NotADirectoryError):
+            return GONE  # deleted (a reinstall at another path): changed code, not unknown
+        except OSError:
+            pass
+        return ""
+    return digest.hexdigest()[:16]
+
+
+# The stamp of a package folder that is gone: a daemon started from it served the deleted code for
+# good, its stamp "" (unknown), while `recall status` said it would end within seconds (an outside tester).
+GONE = "gone"
 
 
 def upgraded(then: str | None, now: str) -> bool:
-    """Whether stamp ``now`` proves recall's files changed since ``then`` (either unknown: no)."""
+    """Whether stamp ``now`` proves recall's files changed since ``then`` (either unknown: no; a
+    folder that is gone, ``GONE``: yes)."""
     return bool(then) and bool(now) and then != now

@@ -192,7 +192,7 @@ def read_reads_log(app: Recall) -> Counter:
 
 
 def reads_log_exists(app: Recall) -> bool:
-    return track.reads_path(app.home).is_file()
+    return any(path.is_file() for path in track.read_logs(app.home))
 
 
 # --- status --------------------------------------------------------------------------

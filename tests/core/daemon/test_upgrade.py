@@ -61,3 +61,61 @@ def test_the_hook_retires_a_daemon_from_before_the_check(indexed, daemons, tmp_p
     assert wait_for(lambda: b"Feature flags via Unleash" in _ask_as_the_hook(), 30)
     status = client.read_status()
     assert status is not None and "code" in status and status["pid"] != proc.pid
+
+
+def _start_from_before_the_check(daemons, tmp_path):
+    site = _copy_package(tmp_path)
+    files = site / "recall" / "daemon" / "files.py"
+    files.write_text(files.read_text().replace(' "code": s.code,', ""))  # what every daemon before this check wrote
+    proc = daemons.start(PYTHONPATH=str(site))
+    assert "code" not in client.read_status()
+    return proc
+
+
+@pytest.mark.parametrize("command", [["status"], ["index", "--quiet"],
+                                     ["install", "--user", "--skip-check", "--form", "command"]])
+def test_a_command_of_this_code_retires_a_daemon_from_before_the_check(indexed, daemons, tmp_path,
+                                                                       sample_notes, command):
+    """With the default mcp_tool route the daemon's one client is the session's MCP server, which
+    runs the older code and never retires it: the daemon served the older code as long as the
+    session stayed open, and `recall status` said it would end "at the next message" (an outside
+    tester's upgrade, class 3). A command of this code that sees it asks it to stop."""
+    from helpers.cli import run_cli
+
+    proc = _start_from_before_the_check(daemons, tmp_path)
+    said = run_cli(*command, *([sample_notes] if command[0] == "index" else []), check=True)
+    assert wait_for(lambda: proc.poll() is not None, 15), "the older daemon was left answering"
+    if command == ["status"]:
+        assert "asked to stop" in said.stdout and "at the next message" not in said.stdout, said.stdout
+
+
+def test_a_daemon_whose_package_folder_was_deleted_ends_itself(indexed, daemons, tmp_path):
+    """A reinstall at another path deletes the folder the daemon was started from: its stamp read
+    "" (unknown), no upgrade, and the daemon served the deleted code for good while `recall status`
+    said it would end within seconds (an outside tester's upgrade, class 5)."""
+    site = _copy_package(tmp_path)
+    proc = daemons.start(PYTHONPATH=str(site))
+    shutil.rmtree(site / "recall")
+    assert wait_for(lambda: proc.poll() is not None, 30), "the daemon kept running a package that is gone"
+
+
+@pytest.mark.parametrize("older", ["stamped", "from before the check"])
+def test_serve_replaces_a_daemon_of_older_code(indexed, daemons, tmp_path, older):
+    """Right after an upgrade `recall serve` said "already running: pid N" of a daemon of the older
+    code, which ended seconds later (or never, from before the check): an outside tester's upgrade,
+    class 4. It stops that one, waits for it and starts this code's."""
+    from helpers.cli import run_cli
+    from recall.ipc.code import code_stamp
+
+    if older == "stamped":
+        site = _copy_package(tmp_path)
+        api = site / "recall" / "api.py"
+        api.write_text(api.read_text() + "\n# the older release\n")
+        proc = daemons.start(PYTHONPATH=str(site))
+    else:
+        proc = _start_from_before_the_check(daemons, tmp_path)
+    said = run_cli("serve", check=True).stdout
+    assert "already running" not in said and "started" in said, said
+    assert proc.poll() is not None
+    status = client.read_status()
+    assert status["pid"] != proc.pid and status["code"] == code_stamp()
