@@ -129,6 +129,24 @@ def plugin_data(scratch):
     return scratch.claude_dir / "plugins" / "data" / "recall-recall"  # ${CLAUDE_PLUGIN_DATA}
 
 
+@pytest.mark.parametrize("form", ["command", "mcp_tool"])
+def test_a_note_handed_over_is_not_handed_over_again_in_the_same_session(claude_exe, scratch, notes, form):
+    """The same matching message twice in one real session: the headline reaches the model
+    once ([hook] repeat_after); the mcp_tool form learns the session from Claude Code's
+    ${session_id} in the entry's input."""
+    scratch.bin_dirs.append(claude_exe.parent)
+    scratch.set_up_recall(notes)
+    install(scratch, "--form", form)
+    scratch.start_daemon()
+    messages = [MATCHING, MATCHING + " (again)"]
+    with start(answer=answer_text) as api:
+        run = run_claude(claude_exe, scratch, api.url, messages)
+    assert_answered(run, 2)
+    assert blocks_per_message(run, api.bodies(), messages) == [True, False]
+    log = (scratch.recall_home / "logs" / "daemon.log").read_text()
+    assert '"held": 1' in log  # held back as a repeat, not missed
+
+
 def test_plugin_from_a_local_marketplace(claude_exe, scratch, notes, tmp_path):
     """The plugin's hook and server, its setup done (what its first session starts in the
     background, run here to the end first): the block for a matching message through
