@@ -84,9 +84,10 @@ def _preflight() -> None:
     try:
         if load_index(model_id) is None:  # none on disk: was one built (its folder deleted)?
             from recall.api import Recall
+            from recall.store.indexes import missing_indexes
 
             app = Recall(config=config)
-            for path, what in app.missing_indexes(app.store.index_runs(), model_id):
+            for path, what in missing_indexes(app.home, app.store.index_runs(), model_id):
                 raise IndexDamaged(path, what)
     except IndexDamaged as exc:
         raise UserError(str(exc)) from None
