@@ -213,22 +213,20 @@ def reads_log_exists(app: Recall) -> bool:
 
 
 def status(app: Recall) -> dict[str, Any]:
-    from recall.embedding.models import describe as describe_model
+    """``Recall.status()`` (model, counts, index runs, the indexes that cannot be loaded, an index
+    running) in the page's words, with the daemon's and the watcher's state."""
+    from recall.indexing.progress import describe
     from recall.ipc import client
 
-    model = describe_model(app.config.model)
-    counts = app.store.counts()
-    runs = {m: (g, t, c) for m, g, t, c in app.store.index_runs()}
-    built = runs.get(model["model_id"])
+    st = app.status()
+    runs = {m: (g, t, c) for m, g, t, c in st.runs}
+    built = runs.get(st.model["model_id"])
     daemon = client.daemon_status()
     watch_on = app.config.watch.enabled
-    from recall.indexing.progress import describe, read_progress
-
-    indexing = read_progress(app.home)
     return {
-        "indexing": describe(indexing) if indexing else None,
-        "indexing_running": bool(indexing and indexing["running"]),
-        "home": str(app.home), "model": model, "counts": counts,
+        "indexing": describe(st.indexing) if st.indexing else None,
+        "indexing_running": bool(st.indexing and st.indexing["running"]),
+        "home": str(st.home), "model": st.model, "counts": st.counts, "problems": st.problems,
         "index_built": built[1] if built else None, "index_chunks": built[2] if built else 0,
         "daemon": daemon, "watch_enabled": watch_on, "watcher_running": watch_on and daemon.get("running", False),
         "device": daemon.get("device") or "",

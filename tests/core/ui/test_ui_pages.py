@@ -282,3 +282,27 @@ def test_a_pipe_in_a_notes_folder_leaves_the_status_page_whole(notes):
     with page_client() as c:
         r = c.get("/status")
     assert r.status_code == 200 and "Questions" in r.text
+
+
+def test_the_status_page_says_what_recall_status_says_of_a_damaged_index(notes, recall_home):
+    """The page starts from ``Recall.status()``: an index that cannot be loaded is said there,
+    with its repair, as `recall status` says it (the page once rebuilt the status by hand and
+    left it out)."""
+    import shutil
+
+    from recall.api import Recall
+    from recall.store.vectors import index_dir
+
+    with page_client() as c:
+        assert 'class="off problem"' not in c.get("/status").text
+    root = index_dir("hash-256", recall_home)
+    shutil.rmtree(root / (root / "current").read_text().strip())
+    problems = Recall(home=recall_home).status().problems
+    assert problems and any("recall index --rebuild" in p for p in problems)
+    with page_client() as c:
+        r = c.get("/status")
+    assert r.status_code == 200
+    from markupsafe import escape
+
+    for problem in problems:
+        assert f'<li class="off problem">{escape(problem)}</li>' in r.text
