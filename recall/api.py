@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from recall.config.load import apply_calibration_file, load_config
 from recall.config.settings import Rule, Settings
 from recall.config.snapshot import too_short
-from recall.embedding.gemini import GeminiEmbedder, messages_allowed
+from recall.embedding.gemini import messages_allowed
 from recall.embedding.models import Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError, IndexDamaged
 from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, lost_folders, newer_elsewhere, unnested
@@ -86,10 +86,9 @@ class Recall:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            spec = self.config.model
-            backend = self._backend()
+            self._backend()  # an unknown name: where it was set
             # the cloud model reads this object's [gemini] settings; one client per Recall
-            self._embedder = GeminiEmbedder(spec, self.config.gemini) if backend == "gemini" else get_embedder(spec)
+            self._embedder = get_embedder(self.config.model, gemini=self.config.gemini)
         return self._embedder
 
     def _backend(self) -> str:
@@ -363,7 +362,7 @@ class Recall:
 
         runs = self.store.index_runs() if runs is None else runs
         newest = str(max(runs, key=lambda r: r[2])[0]) if runs else None
-        return None if newest == model_id_of(self.config.model) else newest
+        return None if newest == model_id_of(self.config.model, self.config.gemini.dimensions) else newest
 
     def search(self, text: str, scope: Scope, k: int, typed: bool = False) -> dict:
         """The ``k`` best notes for ``text`` in ``scope``, with their snippets, and what the selector
@@ -388,7 +387,7 @@ class Recall:
         finally:
             store.close()
         self._backend()  # an unknown name: where it was set, as every command says it
-        model = describe(self.config.model)
+        model = describe(self.config.model, self.config.gemini.dimensions)
         missing = [str(IndexDamaged(path, what)) for path, what in missing_indexes(self.home, runs)]
         missing += emptied_store(self.home, DB_NAME, counts, runs)
         return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),

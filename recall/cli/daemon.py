@@ -78,7 +78,7 @@ def _preflight() -> None:
     except ConfigError as exc:
         raise UserError(str(exc)) from None
     try:
-        model_id = model_id_of(config.model)
+        model_id = model_id_of(config.model, config.gemini.dimensions)
     except Exception:  # noqa: BLE001 - an unknown model is the daemon's to report
         return
     try:

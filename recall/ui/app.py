@@ -227,7 +227,7 @@ class Pages:
             from recall.embedding.models import model_id_of
             from recall.privacy.paths import user_config_path
 
-            model_id = model_id_of(app.config.model)
+            model_id = model_id_of(app.config.model, app.config.gemini.dimensions)
             t = app.config.thresholds_for(model_id)
             provenance = t.provenance
             ctx = dict(nav="quality", thresholds=t, origin=views.origin_words(t.origins.get("gap_floor", "")),

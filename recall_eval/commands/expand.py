@@ -138,7 +138,8 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         from recall.embedding.models import get_embedder
         from recall_eval.scoring.score import effective_config
 
-        emb = get_embedder(effective_config(None).model)
+        config = effective_config(None)
+        emb = get_embedder(config.model, gemini=config.gemini)
         kept, dropped = more.drop_too_close(negatives, result.questions, emb)
         prov = more.provenance(notes_dir, more.NEGATIVES_PROMPT, **how, negatives=len(kept),
                                dropped_too_close_to_a_question=dropped, too_close=more.too_close_for(emb.model_id))
