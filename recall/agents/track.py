@@ -32,7 +32,14 @@ if not __package__:  # run as a file: import the package from its parent folder
 
 from recall.agents.wire import READ_WAIT_S, read_event_bytes  # noqa: E402
 from recall.privacy import coredumps  # noqa: E402
-from recall.privacy.paths import DB_NAME, ensure_private_dir, private_open, read_text, recall_home  # noqa: E402
+from recall.privacy.paths import (  # noqa: E402
+    DB_NAME,
+    daemon_logs,
+    ensure_private_dir,
+    private_open,
+    read_text,
+    recall_home,
+)
 from recall.privacy.regular import open_regular
 
 # A read counts as "opened after injection" when recall injected that note this long before
@@ -49,13 +56,6 @@ READS_MAX_BYTES = 1_000_000  # past it the file moves to reads.jsonl.1 (one kept
 def reads_path(home=None):
     """``logs/reads.jsonl``, where the README and the page look (it was ``usage/``; stop 48, Y-07)."""
     return (home or recall_home()) / "logs" / "reads.jsonl"
-
-
-def daemon_logs(home=None) -> list:
-    """The daemon's log files, oldest first (backups .N ... .1, then the live file)."""
-    live = (home or recall_home()) / "logs" / "daemon.log"
-    backups = [p for p in live.parent.glob(live.name + ".*") if p.suffix[1:].isdigit()]
-    return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [live]
 
 
 def query_event(line: str) -> tuple[str, dict] | None:

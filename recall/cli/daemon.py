@@ -177,6 +177,7 @@ def _kill(pid: int) -> None:
 def log_cmd(lines: int, stats: bool) -> None:
     """Show the end of the daemon's log: what was handed over (never the prompts)."""
     from recall.daemon import log_path
+    from recall.privacy.paths import daemon_logs
 
     if stats:
         _print_stats()
@@ -186,8 +187,7 @@ def log_cmd(lines: int, stats: bool) -> None:
     # Newest first: the live file, then backups .1, .2, .3, each read from its end and only as
     # far as the last N lines need: a torn tail of zero bytes (a crash) was printed whole, 24 MB
     # in 8.5 s (stop 48, Y-08).
-    backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
-    files = [path, *sorted(backups, key=lambda p: int(p.suffix[1:]))]
+    files = daemon_logs()[::-1]
     tail: list[str] = []
     zeros = 0
     for f in files:

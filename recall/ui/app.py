@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from recall.privacy import paths
 from recall.ui import reports, svg, upload, views
 from recall.ui.security import REPORT_CSP, Guard, OneTimeCode, csrf_value
 
@@ -218,7 +219,7 @@ class Pages:
             return self.page(request, "injections.html", nav="injections", log=log, opened=opened,
                         tracker=views.reads_log_exists(app), names=names,
                         timeline=log.injections[: views.TIMELINE_SHOWN], days=Markup(svg.per_day(log.per_day)),
-                        log_path=app.home / "logs" / "daemon.log")
+                        log_path=paths.daemon_log(app.home))
 
     def quality_page(self, request: Request) -> Response:
         with recall_app(self.launch) as app:

@@ -130,18 +130,12 @@ class InjectionLog:
     per_day: dict[str, tuple[int, int]] = field(default_factory=dict)  # day -> (injected, silent)
 
 
-def log_files(app: Recall) -> list[Path]:
-    path = app.home / "logs" / "daemon.log"
-    backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
-    return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [path]  # oldest first
-
-
 def read_injection_log(app: Recall) -> InjectionLog:
     """The daemon's ``query`` events (what ``recall log`` shows): decision, notes, scores,
     bytes and project; the log never holds the message."""
     out = InjectionLog()
     days: dict[str, list[int]] = {}
-    for f in log_files(app):
+    for f in paths.daemon_logs(app.home):  # oldest first
         try:
             lines = paths.read_text(f, errors="replace").splitlines()
         except OSError:
