@@ -123,7 +123,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     else:
         bk = make_backend(str(backend), api_model, max_tokens)
         if not no_negatives:
-            log(f"asking {bk.name} for {more.n_negatives(len(paths))} negatives")
+            log(f"asking {bk.name} for {more.notegen.n_negatives(len(paths))} negatives")
             negatives, _ = more.ask_negatives(paths, bk, share_ja)
         if not no_restatements:
             log(f"asking {bk.name} for restatements")
@@ -161,7 +161,7 @@ def _prompt(which: str, paths: list[Path], spec) -> str:
     from recall_eval.generation.expand import render_prompt
 
     if which == "negatives":
-        return more.notegen.negatives_prompt(paths, more.n_negatives(len(paths)), spec.share_ja)
+        return more.notegen.negatives_prompt(paths, more.notegen.n_negatives(len(paths)), spec.share_ja)
     if which == "restatements":
         return more.render(more.RESTATE_PROMPT, paths)
     return render_prompt(paths, spec)
