@@ -33,7 +33,7 @@ MCP_MODULE = "recall.mcp"
 TRACK_MODULE = "recall.agents.track"
 # Claude Code added the mcp_tool hook type in v2.1.118 (its changelog, 2026-04-23).
 MCP_TOOL_SINCE = (2, 1, 118)
-GEMINI_TIMEOUT_MS = 5000
+GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_S * 1000  # Gemini CLI counts its hook timeout in milliseconds
 
 
 def command_only(agent: str, form: str | None, track_reads: bool) -> None:

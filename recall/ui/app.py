@@ -167,11 +167,10 @@ class Pages:
                 return self.page(request, "missing.html", exc.status, nav=nav, what=str(exc))
             except Exception as exc:  # noqa: BLE001 - what is not a known state is raised again
                 from recall.errors import RecallError
-                from recall.privacy.paths import recall_home
                 from recall.store.errors import state_line
 
-                home = recall_home()
-                line = str(exc) if isinstance(exc, RecallError) else state_line(exc, home, home / "recall.db")
+                line = str(exc) if isinstance(exc, RecallError) else state_line(exc, paths.recall_home(),
+                                                                                  paths.store_file())
                 if line is None:
                     raise
                 return self.page(request, "failed.html", 503, nav="status", what=line)
