@@ -29,8 +29,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from recall import svg
 from recall.privacy import paths
-from recall.ui import reports, svg, upload, views
+from recall.ui import reports, upload, views
 from recall.ui.security import REPORT_CSP, Guard, OneTimeCode, csrf_value
 
 HERE = Path(__file__).resolve().parent

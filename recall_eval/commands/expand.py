@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from recall.authoring.notegen import N_PER_NOTE, SHARE_JA
-from recall.cli.common import Finite
+from recall.commandline import Finite
 from recall_eval.commands.common import UserError, collection_option, echo_json, fail_cleanly, log, say
 
 
