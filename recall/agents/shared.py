@@ -1,5 +1,7 @@
-"""What every agent's install shares: the entries, where each agent keeps them, and
-``installed.json`` (what install added, so uninstall removes exactly that)."""
+"""What every agent's install shares: the entries it writes (the hook command, the MCP server,
+the read tracker), where each agent keeps its settings, and the files and folders install made,
+noted through ``recall.agents.records`` (which keeps ``installed.json``: what install added, so
+uninstall removes exactly that)."""
 
 from __future__ import annotations
 
