@@ -1,6 +1,6 @@
 """`python -m bench.bench_store`: search latency of the local store (FAISS exact and
 FAISS HNSW) against PostgreSQL + pgvector (HNSW), through each store's real search (the
-store contract ``recall.store.records``: ``LocalStore.search`` / ``PgIndex.search``: 200 nearest
+store contract ``recall.backends.contract``: ``LocalStore.search`` / ``PgIndex.search``: 200 nearest
 chunks, best chunk per note, top 10 notes), at 10,000 and 100,000 chunks.
 
 Data: seeded random unit vectors (dim 384, the e5-small size), 4 chunks per note,

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from recall.config.load import apply_calibration_file, load_config
 from recall.config.settings import Rule, Settings
 from recall.config.snapshot import too_short
-from recall.embedding.gemini import GeminiEmbedder, messages_allowed
+from recall.embedding.gemini import messages_allowed
 from recall.embedding.models import QUERY_CHARS_MAX, Embedder, backend_of, get_embedder
-from recall.errors import EmbedderError
+from recall.errors import EmbedderError, IndexDamaged
 from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, lost_folders, newer_elsewhere, unnested
 from recall.privacy.claude_memory import memory_source
 from recall.privacy.masking import RULES_VERSION
@@ -26,7 +26,7 @@ from recall.ranking import pasted
 from recall.ranking.scope import Scope
 from recall.ranking.search import Searcher
 from recall.ranking.selector import GAP_RANKS, Decision, Hit, Ranking, decide
-from recall.store.indexes import check_indexes, remove_damaged, remove_other_models
+from recall.store.indexes import check_indexes, missing_indexes, remove_damaged, remove_other_models
 from recall.store.sqlite import Store
 
 if TYPE_CHECKING:  # the indexer (and YAML) is imported when indexing: a cold daemon answers sooner
@@ -85,10 +85,9 @@ class Recall:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            spec = self.config.model
-            backend = self._backend()
+            self._backend()  # an unknown name: where it was set
             # the cloud model reads this object's [gemini] settings; one client per Recall
-            self._embedder = GeminiEmbedder(spec, self.config.gemini) if backend == "gemini" else get_embedder(spec)
+            self._embedder = get_embedder(self.config.model, gemini=self.config.gemini)
         return self._embedder
 
     def _backend(self) -> str:
@@ -104,22 +103,13 @@ class Recall:
         if self._searcher is None:
             searcher = Searcher(self.embedder, self.config.search, self.home)
             if searcher.index is None:  # none on disk: none built, or its folder deleted
-                missing = self.missing_indexes(self.store.index_runs(), self.embedder.model_id)
+                missing = missing_indexes(self.home, self.store.index_runs(), self.embedder.model_id)
                 if missing:
-                    from recall.errors import IndexDamaged
                     from recall.store.vectors import index_dir
 
                     raise IndexDamaged(index_dir(self.embedder.model_id, self.home), missing[0][1])
             self._searcher = searcher
         return self._searcher
-
-    def missing_indexes(self, runs: Sequence[tuple], model_id: str | None = None) -> list[tuple[Path, str]]:
-        """For each index ``recall.db`` says was built (``runs``: its index_runs rows) whose
-        folder holds no generation now: (its folder, what is wrong); only ``model_id``'s when given."""
-        from recall.store.vectors import current_marker, index_dir
-
-        return [(index_dir(m, self.home), f"missing, though recall.db records generation {g} built there")
-                for m, g, *_ in runs if (model_id is None or m == model_id) and current_marker(m, self.home) is None]
 
     def rule(self) -> Rule:
         """The selector's input for this model (thresholds + ``[selector]``), built once per
@@ -370,13 +360,23 @@ class Recall:
 
         runs = self.store.index_runs() if runs is None else runs
         newest = str(max(runs, key=lambda r: r[2])[0]) if runs else None
-        return None if newest == model_id_of(self.config.model) else newest
+        return None if newest == model_id_of(self.config.model, self.config.gemini.dimensions) else newest
+
+    def search(self, text: str, scope: Scope, k: int, typed: bool = False) -> dict:
+        """The ``k`` best notes for ``text`` in ``scope``, with their snippets, and what the selector
+        would hand over (``recall.ranking.answer``): `recall search`'s and the MCP tool ``recall_search``'s."""
+        from recall.ranking.answer import search_answer
+
+        res = self.query(text, scope, k_notes=k, search_short=True, typed=typed)  # asked on purpose: searched
+        return search_answer(self.home, self.embedder.model_id, text, scope, k, res.hits, res.decision, res.timings)
 
     # --- status --------------------------------------------------------------
     def status(self) -> Status:
         """Model, counts, index runs and generation, damaged indexes; loads no model. Reads
         through its own store connection, so any thread may call it (the MCP server's do)."""
         from recall.embedding.models import describe
+        from recall.indexing.progress import read_progress
+        from recall.store.salvage import emptied_store
         from recall.store.vectors import current_marker
 
         store = Store(self.home / DB_NAME)
@@ -385,14 +385,8 @@ class Recall:
         finally:
             store.close()
         self._backend()  # an unknown name: where it was set, as every command says it
-        model = describe(self.config.model)
-        from recall.errors import IndexDamaged
-
-        missing = [str(IndexDamaged(path, what)) for path, what in self.missing_indexes(runs)]
-        from recall.store.salvage import emptied_store
-
+        model = describe(self.config.model, self.config.gemini.dimensions)
+        missing = [str(IndexDamaged(path, what)) for path, what in missing_indexes(self.home, runs)]
         missing += emptied_store(self.home, DB_NAME, counts, runs)
-        from recall.indexing.progress import read_progress
-
         return Status(self.home, model, counts, list(runs), current_marker(model["model_id"], self.home),
                       check_indexes(self.home) + missing, read_progress(self.home))

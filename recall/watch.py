@@ -332,10 +332,11 @@ class Watcher:
         from recall.embedding.models import model_id_of
 
         try:
-            now = model_id_of(load_config().model)
+            config = load_config()
+            now = model_id_of(config.model, config.gemini.dimensions)
         except Exception:  # noqa: BLE001 - a config being edited: its error is said where it is used
             return False
-        if now == model_id_of(self.app.config.model):
+        if now == model_id_of(self.app.config.model, self.app.config.gemini.dimensions):
             return False
         self.moved_to = now
         log.error("the model in config.toml is now %s: stopped watching (saves would be embedded for the old "

@@ -13,15 +13,12 @@ BM25 tokenizes with the core's ``recall.store.bm25.tokens`` (one tokenizer for c
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-# Kanji (CJK unified + extension A + the iteration mark 々), hiragana, katakana (with the
-# long-vowel mark), half-width katakana.
-_CJK = "\u3005\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+# The core's BM25 alphabet (recall.store.bm25): its kanji/kana runs, its Latin words, its
+# bigrams and its stopwords (scikit-learn's English list, 318 words).
+from recall.store.bm25 import CJK_RUN, STOPWORDS, WORD, bigrams
+
 _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
-# A Latin "word": letters/digits, allowed to hold inner _ ' - (due_date, don't, re-run).
-_WORD = re.compile(r"[^\W_]+(?:['_-][^\W_]+)*")
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
 
 # Below 3 letters an English "word" is nearly always a function word or an abbreviation
@@ -34,31 +31,17 @@ MIN_WORD_CHARS = 3
 JA_SHARE = 0.2
 
 
-@lru_cache(maxsize=1)
-def stopwords() -> frozenset[str]:
-    """scikit-learn's English stopword list (318 words): a standard list, not ours."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
 def _split(text: str) -> tuple[list[str], list[str]]:
     """(Latin words, CJK runs) of ``text``, lowercased."""
     lowered = text.lower()
-    runs = _CJK_RUN.findall(lowered)
-    latin = _CJK_RUN.sub(" ", lowered)
-    return _WORD.findall(latin), runs
-
-
-def bigrams(run: str) -> list[str]:
-    """Character bigrams of one CJK run; a one-character run stays itself."""
-    return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
+    runs = CJK_RUN.findall(lowered)
+    latin = CJK_RUN.sub(" ", lowered)
+    return WORD.findall(latin), runs
 
 
 def content_words(text: str) -> set[str]:
     words, runs = _split(text)
-    stop = stopwords()
-    out = {w for w in words if len(w) >= MIN_WORD_CHARS and w not in stop}
+    out = {w for w in words if len(w) >= MIN_WORD_CHARS and w not in STOPWORDS}
     for run in runs:
         # Hiragana-only bigrams are particles and verb endings (して, ます, という):
         # the Japanese stopwords.
@@ -68,7 +51,7 @@ def content_words(text: str) -> set[str]:
 
 def cjk_share(text: str) -> float:
     """Kanji/kana characters over all letters (Latin + CJK); 0 for a text without letters."""
-    cjk = sum(len(r) for r in _CJK_RUN.findall(text))
+    cjk = sum(len(r) for r in CJK_RUN.findall(text))
     latin = len(_LATIN_LETTER.findall(text))
     return cjk / (cjk + latin) if cjk + latin else 0.0
 

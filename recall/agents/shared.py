@@ -1,5 +1,7 @@
-"""What every agent's install shares: the entries, where each agent keeps them, and
-``installed.json`` (what install added, so uninstall removes exactly that)."""
+"""What every agent's install shares: the entries it writes (the hook command, the MCP server,
+the read tracker), where each agent keeps its settings, and the files and folders install made,
+noted through ``recall.agents.records`` (which keeps ``installed.json``: what install added, so
+uninstall removes exactly that)."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ MCP_MODULE = "recall.mcp"
 TRACK_MODULE = "recall.agents.track"
 # Claude Code added the mcp_tool hook type in v2.1.118 (its changelog, 2026-04-23).
 MCP_TOOL_SINCE = (2, 1, 118)
-GEMINI_TIMEOUT_MS = 5000
+GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_S * 1000  # Gemini CLI counts its hook timeout in milliseconds
 
 
 def command_only(agent: str, form: str | None, track_reads: bool) -> None:

@@ -33,7 +33,7 @@ if not __package__:  # run as a file: import the package from its parent folder
 try:  # a half-written upgrade (a module of another release) fails here, before main()'s guard
     from recall.agents.wire import READ_WAIT_S, read_event_bytes
     from recall.privacy import coredumps
-    from recall.privacy.paths import DB_NAME, ensure_private_dir, private_open, read_text, recall_home
+    from recall.privacy.paths import DB_NAME, daemon_logs, ensure_private_dir, private_open, read_text, recall_home
     from recall.privacy.regular import open_regular
 except BaseException:  # noqa: BLE001 - run as the hook: nothing printed, exit 0 (imported: raised)
     if __name__ == "__main__":
@@ -65,13 +65,6 @@ def read_logs(home=None) -> list:
     now = reads_path(home)
     former = now.parent.parent / "usage" / now.name
     return [p for f in (former, now) for p in (f.with_name(f.name + ".1"), f)]
-
-
-def daemon_logs(home=None) -> list:
-    """The daemon's log files, oldest first (backups .N ... .1, then the live file)."""
-    live = (home or recall_home()) / "logs" / "daemon.log"
-    backups = [p for p in live.parent.glob(live.name + ".*") if p.suffix[1:].isdigit()]
-    return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [live]
 
 
 def query_event(line: str) -> tuple[str, dict] | None:

@@ -1,4 +1,4 @@
-"""The local store behind the store contract (``recall.store.records.NoteStore``): the per-user
+"""The local store behind the store contract (``recall.backends.contract.NoteStore``): the per-user
 SQLite store (``recall.store.sqlite``) plus the FAISS generations built from it
 (``recall.store.vectors``) under the same ``RECALL_HOME``.
 

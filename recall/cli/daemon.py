@@ -83,15 +83,16 @@ def _preflight() -> None:
     except ConfigError as exc:
         raise UserError(str(exc)) from None
     try:
-        model_id = model_id_of(config.model)
+        model_id = model_id_of(config.model, config.gemini.dimensions)
     except Exception:  # noqa: BLE001 - an unknown model is the daemon's to report
         return
     try:
         if load_index(model_id) is None:  # none on disk: was one built (its folder deleted)?
             from recall.api import Recall
+            from recall.store.indexes import missing_indexes
 
             app = Recall(config=config)
-            for path, what in app.missing_indexes(app.store.index_runs(), model_id):
+            for path, what in missing_indexes(app.home, app.store.index_runs(), model_id):
                 raise IndexDamaged(path, what)
     except IndexDamaged as exc:
         raise UserError(str(exc)) from None
@@ -181,6 +182,7 @@ def _kill(pid: int) -> None:
 def log_cmd(lines: int, stats: bool) -> None:
     """Show the end of the daemon's log: what was handed over (never the prompts)."""
     from recall.daemon import log_path
+    from recall.privacy.paths import daemon_logs
 
     if stats:
         _print_stats()
@@ -190,8 +192,7 @@ def log_cmd(lines: int, stats: bool) -> None:
     # Newest first: the live file, then backups .1, .2, .3, each read from its end and only as
     # far as the last N lines need: a torn tail of zero bytes (a crash) was printed whole, 24 MB
     # in 8.5 s (stop 48, Y-08).
-    backups = [p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()]
-    files = [path, *sorted(backups, key=lambda p: int(p.suffix[1:]))]
+    files = daemon_logs()[::-1]
     tail: list[str] = []
     zeros = 0
     for f in files:

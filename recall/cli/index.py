@@ -182,7 +182,9 @@ def _set_aside(app):
     starts it again)."""
     import sqlite3
 
-    path = app.home / "recall.db"
+    from recall.privacy.paths import DB_NAME
+
+    path = app.home / DB_NAME
     if path.is_file():
         try:
             probe = sqlite3.connect(str(path), timeout=3, isolation_level=None)

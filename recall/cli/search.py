@@ -8,8 +8,6 @@ from pathlib import Path
 import click
 
 from recall.cli.common import fail_cleanly, nothing_yet, recall_app, say, say_json, scope_flags, typed_text
-from recall.mcp.tools import for_agent as tools_for_agent
-from recall.mcp.tools import search_answer
 from recall.privacy.safetext import one_line
 
 
@@ -33,14 +31,15 @@ def search(words: tuple[str, ...], k: int, repo: str | None, everything: bool, a
     time range that matched, with the matching text. WORDS `-`: read from stdin (a
     command line is visible to other users in the process list).
     """
+    from recall.ranking.answer import for_agent as agent_answer
     from recall.ranking.scope import Scope
 
     text = typed_text(words)
     app = recall_app()
     scope = Scope.from_flags(Path.cwd(), *scope_flags(repo, everything), library=True)
-    answer = search_answer(app, text, scope, k, typed=True)
+    answer = app.search(text, scope, k, typed=True)
     if for_agent:  # the MCP tool's answer: nothing in a note can pose as markup or a new line (the plugin's fallback)
-        say_json(tools_for_agent(answer))
+        say_json(agent_answer(answer))
         return
     if as_json:  # terminal-safe: control characters escaped as JSON spells them, still valid JSON
         say_json(answer, indent=2)

@@ -61,7 +61,7 @@ def status(as_json: bool) -> None:
             "did), or `recall uninstall`" for path, python in broken)
     from recall.embedding.models import model_id_of
 
-    if unused := app.config.unused_model_tables(model_id_of(app.config.model)):
+    if unused := app.config.unused_model_tables(model_id_of(app.config.model, app.config.gemini.dimensions)):
         info["unused_settings"] = unused
     if (missing := named_missing()) is not None:
         info["config"] = missing
@@ -141,7 +141,7 @@ def _thresholds_in_force(app) -> dict:
     """Which thresholds the selector uses for the configured model, and where they came from."""
     from recall.embedding.models import model_id_of
 
-    model_id = model_id_of(app.config.model)
+    model_id = model_id_of(app.config.model, app.config.gemini.dimensions)
     t = app.config.thresholds_for(model_id)
     prov = t.provenance or {}
     if t.origin.endswith("calibration.toml") and prov.get("calibrated"):
@@ -194,7 +194,7 @@ def config_cmd(show_path: bool, show_defaults: bool) -> None:
         say(f"{key} = {hide_password(shown, value) if isinstance(value, str) else shown}    # {origin}")
     from recall.agents.install import budget_past_wait
 
-    for line in config.unused_model_tables(model_id_of(config.model)):
+    for line in config.unused_model_tables(model_id_of(config.model, config.gemini.dimensions)):
         say(line, err=True)
     if (past := budget_past_wait(config.daemon.hook_budget_ms)) is not None:
         say(past, err=True)

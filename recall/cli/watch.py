@@ -32,5 +32,5 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> Non
         project = project_key(Path.cwd()) if kind == "memory" else None
         sources = [SourceSpec(kind, d, project) for d in dirs]
     app = recall_app()
-    debounce = (app.config.watch.debounce_ms if debounce_ms is None else debounce_ms) / 1000
+    debounce = None if debounce_ms is None else debounce_ms / 1000  # None: [watch] debounce_ms (recall.watch.Watcher)
     run_watch(app, sources, debounce=debounce, echo=lambda line: say(line, err=True))

@@ -243,7 +243,7 @@ class Commands:
         self.state.config_stamp = stamp
         try:
             config = load_config()
-            model_id = model_id_of(config.model)
+            model_id = model_id_of(config.model, config.gemini.dimensions)
         except Exception:  # noqa: BLE001 - a broken config: the next `recall` command says what is wrong
             return {}
         app = self.state.app

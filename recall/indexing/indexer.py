@@ -1,7 +1,7 @@
 """The one write path: bring a store up to date with folders of notes.
 
 ``recall index``, ``recall watch`` and ``recall team push`` all go through ``Indexer``,
-over any store of the contract (``recall.store.records.NoteStore``: the local SQLite + FAISS
+over any store of the contract (``recall.backends.contract.NoteStore``: the local SQLite + FAISS
 store, or the team's PostgreSQL):
 
   read the folder, its questions file and restatements (``read_source``)

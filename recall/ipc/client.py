@@ -39,7 +39,7 @@ from typing import Any
 
 from recall.errors import RecallError
 from recall.privacy import trust
-from recall.privacy.paths import ensure_private_dir, read_bytes, run_dir, user_config_path
+from recall.privacy.paths import daemon_log, ensure_private_dir, read_bytes, run_dir, user_config_path
 from recall.privacy.regular import not_a_file, open_regular, read_regular
 
 SOCKET_NAME = "daemon.sock"
@@ -595,7 +595,7 @@ def files_problem() -> str | None:
     """A file the daemon keeps that is not a file (a named pipe, a folder...): no daemon can
     start until it is moved aside. What it is and the ``mv`` that repairs it, or None."""
     for path in [*(run_dir() / name for name in RUN_FILES if name != SOCKET_NAME),
-                 run_dir() / FAILED_NAME, run_dir().parent / "logs" / "daemon.log"]:
+                 run_dir() / FAILED_NAME, daemon_log()]:
         kind = not_a_file(path)
         if kind is not None:
             return f"{path} is {kind}: move it aside (`mv {path} {path}.old`)"

@@ -14,15 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
-from recall.privacy.masking import mask_key, mask_path
+from recall.privacy.masking import mask_path
 from recall.privacy.paths import os_error_line
-from recall.privacy.safetext import agent_block, agent_json
+from recall.privacy.safetext import agent_json
 
 if TYPE_CHECKING:
-
     from recall.api import Recall
-    from recall.ranking.scope import Scope
-    from recall.store.sqlite import Store
 
 
 log = logging.getLogger("recall.mcp")
@@ -99,12 +96,13 @@ class RecallTools:
             return failure(exc)
 
     def _search(self, query: str, k: int, repo: str | None) -> dict[str, Any]:
+        from recall.ranking.answer import for_agent
         from recall.ranking.scope import Scope
 
         repo = repo.strip() if isinstance(repo, str) and repo.strip() else None  # an agent's "": no other project
         scope = Scope.from_flags(self.cwd, repo, library=True)  # asked on purpose: library folders too
         with self._lock:
-            return for_agent(search_answer(self.app, query, scope, max(1, min(int(k), MAX_K))))
+            return for_agent(self.app.search(query, scope, max(1, min(int(k), MAX_K))))
 
     def context(self, prompt: object, cwd: object = None, as_text: bool = False, session: object = None) -> str:
         """The hook's answer for ``prompt``: the command hook's JSON line (or, ``as_text``, the
@@ -157,70 +155,3 @@ class RecallTools:
             "project": mask_path(str(self.cwd)),  # as `recall status` prints it (an outside tester's, stop 58)
             **({"index_problems": st.problems} if st.problems else {}),  # as `recall status` says them (Y-06)
         })
-
-
-def search_answer(app: Recall, text: str, scope: Scope, k: int, typed: bool = False) -> dict[str, Any]:
-    """The K best notes for ``text`` in ``scope`` and what the selector would hand over: the
-    MCP tool ``recall_search``'s answer, and `recall search --json` / ``--for-agent``'s (one
-    shape for both, as the README promises; an outside tester found the two apart, stop 48)."""
-    from recall.privacy.paths import DB_NAME
-    from recall.store.sqlite import Store
-
-    res = app.query(text, scope, k_notes=k, search_short=True, typed=typed)  # asked on purpose: searched
-    hits, timings, decision = res.hits, res.timings, res.decision
-    store = Store(app.home / DB_NAME)  # its own connection: any thread may ask (the MCP server's do)
-    try:
-        snippets = [_snippet(store, app.embedder.model_id, h.note, h.chunk, text) for h in hits[:k]]
-    finally:
-        store.close()
-    return {
-        "model": app.embedder.model_id,
-        "scope": {"project": None if scope.project is None else mask_key(scope.project),  # as the CLI says it
-                  "repo": scope.repo, "shared": scope.shared, "library": scope.library},
-        "results": [
-            {"rank": rank, "score": round(h.score, 4), "id": h.note.get("id"), "name": h.note.get("name"),
-             "description": h.note.get("description"), "path": h.note.get("path"), "kind": h.note.get("kind"),
-             "type": h.note.get("type") or "", "location": h.location, "snippet": snippet}
-            for rank, (h, snippet) in enumerate(zip(hits[:k], snippets, strict=True), 1)
-        ],
-        "selector": {**decision.as_dict(), "text": decision.text},
-        "timings_ms": {name: round(ms, 2) for name, ms in timings.items()},
-        **({"withheld": "not searched: the index is a cloud model's and [gemini] send_messages is false, "
-                        "so an agent's query is not sent; the user can run `recall search` themselves"}
-           if "withheld" in timings else {}),
-        **({"stale": f"not searched: the notes are being indexed with {app.embedder.model_id} (a switch of model); "
-                     "`recall status` shows how far, and `recall index` finishes it now"}
-           if "stale" in timings else {}),
-    }
-
-
-def for_agent(answer: dict[str, Any]) -> dict[str, Any]:
-    """``answer`` as an agent reads it: every string one line of plain text (``agent_json``);
-    recall's own block as the hook hands it over (its curly quotes delimit fields already
-    sanitized, so it is not straightened with the strings others wrote)."""
-    out = agent_json(answer)
-    out["selector"]["text"] = agent_block(answer["selector"]["text"])
-    return out
-
-
-SNIPPET_CHARS = 240
-
-
-def _snippet(store: Store, model_id: str, note: dict, chunk: int | None, query: str) -> str:
-    """The best chunk's text on one line, without its "name · location" first line, from
-    a little before the first word of the query it holds."""
-    if chunk is None or note.get("pk") is None or chunk < 0:
-        return ""
-    matched = store.indexed_chunk(int(note["pk"]), model_id, chunk)
-    if matched is None:
-        return ""
-    role, text = matched
-    body = text.split("\n", 1)[1] if role == "text" and "\n" in text else text
-    flat = " ".join(body.split())
-    low = flat.lower()
-    found = [i for w in query.lower().split() if len(w) > 2 and (i := low.find(w)) >= 0]
-    start = max(0, min(found) - 60) if found else 0
-    if start:
-        start = flat.find(" ", start) + 1 or start
-    piece = flat[start : start + SNIPPET_CHARS]
-    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")

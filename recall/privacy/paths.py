@@ -296,6 +296,18 @@ def run_dir() -> Path:
     return recall_home() / "run"
 
 
+def daemon_log(home: Path | None = None) -> Path:
+    """The daemon's log (``recall.daemon.logs`` writes and rotates it)."""
+    return (home or recall_home()) / "logs" / "daemon.log"
+
+
+def daemon_logs(home: Path | None = None) -> list[Path]:
+    """The daemon's log files, oldest first (backups .N ... .1, then the live file)."""
+    live = daemon_log(home)
+    backups = [p for p in live.parent.glob(live.name + ".*") if p.suffix[1:].isdigit()]
+    return sorted(backups, key=lambda p: -int(p.suffix[1:])) + [live]
+
+
 def claude_config_dir() -> Path:
     env = os.environ.get("CLAUDE_CONFIG_DIR")
     return expand_user(env, "CLAUDE_CONFIG_DIR") if env else home_folder() / ".claude"

@@ -46,9 +46,17 @@ STOPWORDS = frozenset("""
     whereby wherein whereupon wherever whether which while whither who whoever whole whom whose why
     will with within without would yet you your yours yourself yourselves
 """.split())
-_CJK = "\u3005\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_WORD = re.compile(r"[^\W_]+(?:['_-][^\W_]+)*")
+# Kanji (CJK unified + extension A + the iteration mark 々), hiragana, katakana (with the
+# long-vowel mark), half-width katakana; the harness's language check reads them too (recall_eval.text).
+CJK = "\u3005\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f"
+CJK_RUN = re.compile(f"[{CJK}]+")
+# A Latin "word": letters/digits, allowed to hold inner _ ' - (due_date, don't, re-run).
+WORD = re.compile(r"[^\W_]+(?:['_-][^\W_]+)*")
+
+
+def bigrams(run: str) -> list[str]:
+    """Character bigrams of one CJK run; a one-character run stays itself."""
+    return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 def tokens(text: str) -> list[str]:
@@ -56,9 +64,9 @@ def tokens(text: str) -> list[str]:
     character bigrams of kanji/kana runs (Japanese has no spaces; bigrams find its words
     without a dictionary)."""
     lowered = text.lower()
-    out = [w for w in _WORD.findall(_CJK_RUN.sub(" ", lowered)) if w not in STOPWORDS]
-    for run in _CJK_RUN.findall(lowered):
-        out += [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
+    out = [w for w in WORD.findall(CJK_RUN.sub(" ", lowered)) if w not in STOPWORDS]
+    for run in CJK_RUN.findall(lowered):
+        out += bigrams(run)
     return out
 
 

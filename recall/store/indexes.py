@@ -5,13 +5,21 @@ leave every file (a purge, a re-masking). One model's index is ``recall.store.ve
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from recall.errors import IndexDamaged
 from recall.privacy.paths import recall_home
 from recall.privacy.regular import not_a_file
 from recall.privacy.strays import set_aside_folder
-from recall.store.vectors import index_dir, load_generation, read_current, set_aside_non_folders
+from recall.store.vectors import current_marker, index_dir, load_generation, read_current, set_aside_non_folders
+
+
+def missing_indexes(home: Path, runs: Sequence[tuple], model_id: str | None = None) -> list[tuple[Path, str]]:
+    """For each index ``recall.db`` says was built (``runs``: its index_runs rows) whose
+    folder holds no generation now: (its folder, what is wrong); only ``model_id``'s when given."""
+    return [(index_dir(m, home), f"missing, though recall.db records generation {g} built there")
+            for m, g, *_ in runs if (model_id is None or m == model_id) and current_marker(m, home) is None]
 
 
 def check_indexes(home: Path | None = None) -> list[str]:

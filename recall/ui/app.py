@@ -29,7 +29,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from recall.ui import reports, svg, upload, views
+from recall import svg
+from recall.privacy import paths
+from recall.ui import reports, upload, views
 from recall.ui.security import REPORT_CSP, Guard, OneTimeCode, csrf_value
 
 HERE = Path(__file__).resolve().parent
@@ -166,11 +168,10 @@ class Pages:
                 return self.page(request, "missing.html", exc.status, nav=nav, what=str(exc))
             except Exception as exc:  # noqa: BLE001 - what is not a known state is raised again
                 from recall.errors import RecallError
-                from recall.privacy.paths import recall_home
                 from recall.store.errors import state_line
 
-                home = recall_home()
-                line = str(exc) if isinstance(exc, RecallError) else state_line(exc, home, home / "recall.db")
+                line = str(exc) if isinstance(exc, RecallError) else state_line(exc, paths.recall_home(),
+                                                                                  paths.store_file())
                 if line is None:
                     raise
                 return self.page(request, "failed.html", 503, nav="status", what=line)
@@ -218,7 +219,7 @@ class Pages:
             return self.page(request, "injections.html", nav="injections", log=log, opened=opened,
                         tracker=views.reads_log_exists(app), names=names,
                         timeline=log.injections[: views.TIMELINE_SHOWN], days=Markup(svg.per_day(log.per_day)),
-                        log_path=app.home / "logs" / "daemon.log")
+                        log_path=paths.daemon_log(app.home))
 
     def quality_page(self, request: Request) -> Response:
         with recall_app(self.launch) as app:
@@ -227,7 +228,7 @@ class Pages:
             from recall.embedding.models import model_id_of
             from recall.privacy.paths import user_config_path
 
-            model_id = model_id_of(app.config.model)
+            model_id = model_id_of(app.config.model, app.config.gemini.dimensions)
             t = app.config.thresholds_for(model_id)
             provenance = t.provenance
             ctx = dict(nav="quality", thresholds=t, origin=views.origin_words(t.origins.get("gap_floor", "")),

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recall import svg
 from recall.api import Recall
 from recall.privacy import paths
 from recall.privacy.masking import mask_path
-from recall.ui import svg
 
 log = logging.getLogger(__name__)
 

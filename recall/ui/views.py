@@ -5,7 +5,6 @@ config and the daemon's status. Nothing here loads a model or writes a file.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,8 +14,7 @@ from typing import Any
 from recall.agents import track
 from recall.agents.track import query_events
 from recall.api import Recall
-from recall.privacy import paths
-from recall.privacy.masking import mask_path, mask_secrets
+from recall.privacy.masking import mask_path
 
 # How a source kind reads on the page, in the order of the tabs.
 SOURCE_LABELS = {
@@ -29,8 +27,6 @@ SOURCE_LABELS = {
 }
 NOTES_SHOWN = 500  # rows of the notes table; the count says how many matched
 TIMELINE_SHOWN = 200  # injections listed, newest first
-# The opt-in PostToolUse tracker (one JSON object per line: note id, time, session id).
-NEGATIVES_FILE = "negatives.jsonl"
 
 
 def origin_words(origin: str) -> str:
@@ -101,39 +97,24 @@ def note_page(app: Recall, pk: int) -> dict[str, Any] | None:
     locations = list(row.extra.get("locations") or [])
     return {"row": row, "chunks": chunks, "questions": questions, "what": file_type(row),
             "locations": locations + [""] * (len(chunks) - len(locations)), "format": row.extra.get("format"),
-            "negatives": negatives_of(Path(row.root), row.note_id), "folder": mask_path(row.root),
+            "negatives": negatives_of(Path(row.root)), "folder": mask_path(row.root),
             "indexed_at": detail["indexed_at"], "mtime": detail["mtime"],
             "injected": log.per_note.get(row.note_id, 0), "opened": read_reads_log(app).get(row.note_id),
             "last": [e for e in log.injections if row.note_id in e["ids"]][:10]}
 
 
-def negatives_of(root: Path, stem: str) -> list[str]:
-    """Near-miss negatives of a notes folder, where the collection has them: the
-    folder's ``negatives.jsonl`` (a string or {"text": ...} per line, or {"negatives": [...]}),
-    and a ``negatives`` list on this note's line of ``questions.jsonl``; secrets masked."""
-    out: list[str] = []
-    for name, mine_only in ((NEGATIVES_FILE, False), ("questions.jsonl", True)):
-        try:
-            lines = paths.read_text(root / name, errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(obj, str) and not mine_only:
-                out.append(obj)
-            elif isinstance(obj, dict):
-                if mine_only and obj.get("note") != stem:
-                    continue
-                if isinstance(obj.get("text"), str) and not mine_only:
-                    out.append(obj["text"])
-                negs = obj.get("negatives")
-                if isinstance(negs, list):
-                    out += [n for n in negs if isinstance(n, str)]
-    # Read from the user's files as they are: masked like everything the index holds.
-    return list(dict.fromkeys(mask_secrets(n) for n in out))
+def negatives_of(root: Path) -> list[str]:
+    """A notes folder's known unrelated messages as calibration reads them: its ``negatives.jsonl``
+    through ``recall.ranking.negatives.read_negatives_file`` (a ``{"text": ...}`` per line, cut and
+    masked as the core keeps them; a line it skips is not shown), each once."""
+    from recall.notes.questions import NEGATIVES_FILE
+    from recall.ranking.negatives import read_negatives_file
+
+    path = root / NEGATIVES_FILE
+    if not path.is_file():  # as recall.ranking.negatives.collect: none there
+        return []
+    found, _problems = read_negatives_file(path)
+    return list(dict.fromkeys(n.text for n in found))
 
 
 # --- the injection log ---------------------------------------------------------------
@@ -199,22 +180,20 @@ def reads_log_exists(app: Recall) -> bool:
 
 
 def status(app: Recall) -> dict[str, Any]:
-    from recall.embedding.models import describe as describe_model
+    """``Recall.status()`` (model, counts, index runs, the indexes that cannot be loaded, an index
+    running) in the page's words, with the daemon's and the watcher's state."""
+    from recall.indexing.progress import describe
     from recall.ipc import client
 
-    model = describe_model(app.config.model)
-    counts = app.store.counts()
-    runs = {m: (g, t, c) for m, g, t, c in app.store.index_runs()}
-    built = runs.get(model["model_id"])
+    st = app.status()
+    runs = {m: (g, t, c) for m, g, t, c in st.runs}
+    built = runs.get(st.model["model_id"])
     daemon = client.daemon_status()
     watch_on = app.config.watch.enabled
-    from recall.indexing.progress import describe, read_progress
-
-    indexing = read_progress(app.home)
     return {
-        "indexing": describe(indexing) if indexing else None,
-        "indexing_running": bool(indexing and indexing["running"]),
-        "home": str(app.home), "model": model, "counts": counts,
+        "indexing": describe(st.indexing) if st.indexing else None,
+        "indexing_running": bool(st.indexing and st.indexing["running"]),
+        "home": str(st.home), "model": st.model, "counts": st.counts, "problems": st.problems,
         "index_built": built[1] if built else None, "index_chunks": built[2] if built else 0,
         "daemon": daemon, "watch_enabled": watch_on, "watcher_running": watch_on and daemon.get("running", False),
         "device": daemon.get("device") or "",

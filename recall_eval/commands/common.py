@@ -9,14 +9,14 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import UserError
+from recall.commandline import UserError
 
 __all__ = ["UserError", "fail_cleanly"]
 
 
 def fail_cleanly(fn):
     """Turn the errors a user can fix (bad set, missing folder, no model) into one line."""
-    from recall.cli.common import clean_errors
+    from recall.commandline import clean_errors
     from recall_eval.datasets.collections import DatasetError
     from recall_eval.files import InputError
 

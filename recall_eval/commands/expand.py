@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from recall.authoring.notegen import N_PER_NOTE, SHARE_JA
-from recall.cli.common import Finite
+from recall.commandline import Finite
 from recall_eval.commands.common import UserError, collection_option, echo_json, fail_cleanly, log, say
 
 
@@ -123,7 +123,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     else:
         bk = make_backend(str(backend), api_model, max_tokens)
         if not no_negatives:
-            log(f"asking {bk.name} for {more.n_negatives(len(paths))} negatives")
+            log(f"asking {bk.name} for {more.notegen.n_negatives(len(paths))} negatives")
             negatives, _ = more.ask_negatives(paths, bk, share_ja)
         if not no_restatements:
             log(f"asking {bk.name} for restatements")
@@ -138,7 +138,8 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
         from recall.embedding.models import get_embedder
         from recall_eval.scoring.score import effective_config
 
-        emb = get_embedder(effective_config(None).model)
+        config = effective_config(None)
+        emb = get_embedder(config.model, gemini=config.gemini)
         kept, dropped = more.drop_too_close(negatives, result.questions, emb)
         prov = more.provenance(notes_dir, more.NEGATIVES_PROMPT, **how, negatives=len(kept),
                                dropped_too_close_to_a_question=dropped, too_close=more.too_close_for(emb.model_id))
@@ -160,7 +161,7 @@ def _prompt(which: str, paths: list[Path], spec) -> str:
     from recall_eval.generation.expand import render_prompt
 
     if which == "negatives":
-        return more.notegen.negatives_prompt(paths, more.n_negatives(len(paths)), spec.share_ja)
+        return more.notegen.negatives_prompt(paths, more.notegen.n_negatives(len(paths)), spec.share_ja)
     if which == "restatements":
         return more.render(more.RESTATE_PROMPT, paths)
     return render_prompt(paths, spec)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import Finite
+from recall.commandline import Finite
 from recall_eval.commands.common import UserError, collection_option, echo_json, fail_cleanly, log, refuse_to_replace
 
 

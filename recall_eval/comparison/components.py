@@ -135,14 +135,6 @@ class Corpus:
             covered.append((header + body)[:end])
         return cls(list(notes), chunks, np.asarray(owner, dtype=np.int64), covered, dict(note_questions or {}))
 
-    def question_units(self) -> tuple[list[str], np.ndarray]:
-        texts, owner = [], []
-        for i, nid in enumerate(self.ids):
-            for q in self.note_questions.get(nid, []):
-                texts.append(q)
-                owner.append(i)
-        return texts, np.asarray(owner, dtype=np.int64)
-
 
 def load_note_questions(path: Path, note_ids: Sequence[str]) -> dict[str, list[str]]:
     """The core's questions file reader (``recall.notes.questions.read_questions_file``, so eval measures the

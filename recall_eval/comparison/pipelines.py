@@ -97,7 +97,7 @@ class Parts:
             from recall.embedding.models import get_embedder
 
             self.log(f"{self.bench.name}: loading {m}")
-            self.embedders[m] = get_embedder(m)
+            self.embedders[m] = get_embedder(m, gemini=self.config(m).gemini)
         return self.embedders[m]
 
     def core(self, m: str, variant: str = "text") -> CoreIndex:

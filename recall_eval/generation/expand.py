@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -82,15 +81,6 @@ def note_paths(notes_dir: Path) -> list[Path]:
 def render_prompt(paths: Sequence[Path], spec: ExpandSpec) -> str:
     """The expand prompt for these note files (same note layout as ``render_notes``)."""
     return notegen.expand_prompt(paths, spec.n_per_note, spec.share_ja)
-
-
-def batches(paths: Sequence[Path], size: int) -> list[list[Path]]:
-    """Split into even batches of at most ``size`` notes (``size`` <= 0: one batch)."""
-    if size <= 0 or len(paths) <= size:
-        return [list(paths)]
-    n = math.ceil(len(paths) / size)
-    step = math.ceil(len(paths) / n)
-    return [list(paths[i:i + step]) for i in range(0, len(paths), step)]
 
 
 def parse_answer(raw: str, known: Sequence[str], source: str
@@ -168,7 +158,7 @@ def expand(notes_dir: Path, spec: ExpandSpec, backend: Backend, batch_size: int 
 
     def ask(group: list[Path]) -> None:
         nonlocal requests
-        parts = batches(group, batch_size)
+        parts = notegen.batches(group, batch_size) or [[]]  # none: one request, as the harness always asked
         for j, part in enumerate(parts, 1):
             requests += 1
             log(f"asking {backend.name} for {len(part)} note(s)" + (f" ({j}/{len(parts)})" if len(parts) > 1 else ""))

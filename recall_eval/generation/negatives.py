@@ -32,12 +32,8 @@ from recall.authoring.notegen import (  # noqa: F401  (the prompts live in the c
 )
 from recall.privacy.paths import replace_private
 from recall_eval.datasets.collections import collection_hash
-from recall_eval.generation.expand import QuestionsError, batches
+from recall_eval.generation.expand import QuestionsError
 from recall_eval.generation.generate import Backend, _display
-
-
-def n_negatives(n_notes: int) -> int:
-    return notegen.n_negatives(n_notes)
 
 
 def parse_restatements(raw: str, stems: Sequence[str], source: str) -> tuple[dict[str, list[str]], list[str]]:
@@ -50,7 +46,7 @@ def drop_too_close(negatives: list[dict], questions: dict[str, list[str]], embed
 
 
 def ask_negatives(paths: Sequence[Path], backend: Backend, share_ja: float) -> tuple[list[dict], str]:
-    raw = backend.complete(notegen.negatives_prompt(paths, n_negatives(len(paths)), share_ja))
+    raw = backend.complete(notegen.negatives_prompt(paths, notegen.n_negatives(len(paths)), share_ja))
     return raw_negatives(raw, f"{backend.name} answer")
 
 
@@ -66,7 +62,7 @@ def raw_negatives(raw: str, source: str) -> tuple[list[dict], str]:
 def ask_restatements(paths: Sequence[Path], backend: Backend, batch_size: int) -> dict[str, list[str]]:
     stems = [p.stem for p in paths]
     out: dict[str, list[str]] = {}
-    for part in batches(list(paths), batch_size):
+    for part in notegen.batches(list(paths), batch_size) or [[]]:  # none: one request, as before
         got, problems = parse_restatements(backend.complete(render(RESTATE_PROMPT, part)), stems,
                                            f"{backend.name} answer")
         if problems:

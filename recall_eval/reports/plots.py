@@ -2,7 +2,7 @@
 
     distributions  top score and gap of related vs unrelated messages, thresholds drawn:
                    the key figure, it shows whether silence is possible at all
-    (the silence vs hit trade-off is drawn by the core's page, ``recall.ui.svg.tradeoff``:
+    (the silence vs hit trade-off is drawn by the core's page, ``recall.svg.tradeoff``:
      one drawing for the page and the report)
     pipelines      headline metrics per pipeline with their 95% intervals
     latency        hook latency histogram (only when the benchmark's data is present)

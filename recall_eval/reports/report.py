@@ -14,8 +14,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from recall import svg
 from recall.privacy.paths import make_missing_dirs
-from recall.ui import svg
 from recall_eval.datasets.collections import DatasetError
 from recall_eval.files import InputError, masked, read_input, write_private
 from recall_eval.reports import plots
@@ -175,7 +175,7 @@ QUESTION_HEAD = ["id", "kind", "lang", "text", "expected", "top 3", "top", "gap"
 
 
 def figures(results: dict) -> list[tuple[str, str]]:
-    """(title, data URI) of each figure. The trade-off is the page's own plot (``recall.ui.svg.tradeoff``,
+    """(title, data URI) of each figure. The trade-off is the page's own plot (``recall.svg.tradeoff``,
     one drawing for both), the others matplotlib's PNGs."""
     figs = [
         ("Score and gap distributions", png_data_uri(plots.distributions(results["pipelines"]["default"]["records"],

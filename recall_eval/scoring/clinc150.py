@@ -109,7 +109,7 @@ def evaluate(path: Path, *, model: str | None = None, limit: int | None = None, 
     t0 = time.perf_counter()
     data = subsample(load(path), limit, seed)
     config = effective_config(model)
-    embedder = get_embedder(config.model)
+    embedder = get_embedder(config.model, gemini=config.gemini)
     # The notes live inside the evaluation home at a fixed path: with a given (cached)
     # home, a second run finds the same source and re-embeds nothing.
     with eval_home(Path(str(path)), home) as where:

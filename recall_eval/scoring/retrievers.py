@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from recall.ranking.scope import Scope
 from recall.ranking.selector import Decision, Hit
@@ -41,14 +41,6 @@ class Answer:
     hits: list[Hit]
     decision: Decision | None
     total_ms: float = 0.0
-
-
-class Retriever(Protocol):
-    name: str
-
-    def search(self, queries: Mapping[str, str]) -> Run: ...
-
-    def answer(self, qid: str) -> Answer: ...
 
 
 def as_run(answers: Mapping[str, Answer]) -> Run:

@@ -274,7 +274,7 @@ def score_collection(notes_dir: Path, questions: Sequence[Question], *, model: s
     spec = source_spec(notes_dir, note_questions, use_questions)
     variants: dict[str, list[Scored]] = {}
     with eval_home(notes_dir, home) as where:
-        app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
+        app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model, gemini=config.gemini))
         log(f"indexing {len(notes)} notes from {notes_dir} with {app.embedder.model_id}")
         t0 = time.perf_counter()
         from tqdm import tqdm

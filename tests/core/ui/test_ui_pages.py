@@ -84,20 +84,42 @@ def first_note_page(recall_home, folder) -> str:
 
 
 def test_the_page_masks_secrets_in_negatives_and_folder_names(tmp_path, recall_home, hash_model):
-    """The page reads the folder's negatives.jsonl and questions.jsonl from disk, and shows the
+    """The page reads the folder's negatives.jsonl from disk (as calibration does), and shows the
     folder's path: a secret in either is masked as it is in the store."""
     token = "xoxb-2048-4096-" + "Qm7Rz3Kp9Lw2Nx5Tb8Vc1Hd6"
     ghp = "ghp_" + "Tk4Lm8Np2Qr6St0Uv3Wx7Yz1Ab5Cd9Ef2Gh6"
     folder = tmp_path / f"proj-{ghp}" / "notes"
     write_note(folder, "flags", "Feature flags via Unleash", "How features are gated", "Ship dark behind flags.")
-    (folder / "negatives.jsonl").write_text(json.dumps({"text": f"the staging token is {token}"}) + "\n",
+    (folder / "negatives.jsonl").write_text(json.dumps({"text": f"the staging token is {token}"}) + "\n"
+                                            + json.dumps({"text": f"export GITHUB_TOKEN={ghp}"}) + "\n",
                                             encoding="utf-8")
-    (folder / "questions.jsonl").write_text(json.dumps({"note": "flags", "questions": ["how do flags work?"],
-                                                        "negatives": [f"export GITHUB_TOKEN={ghp}"]}) + "\n",
+    (folder / "questions.jsonl").write_text(json.dumps({"note": "flags", "questions": ["how do flags work?"]}) + "\n",
                                             encoding="utf-8")
     page = first_note_page(recall_home, folder)
     assert "the staging token is" in page and "export GITHUB_TOKEN=" in page  # the negatives are shown
     assert "Qm7Rz3Kp9Lw2" not in page and "Tk4Lm8Np2Qr6" not in page and "[REDACTED]" in page
+
+
+def test_the_page_shows_the_negatives_calibration_uses_and_no_line_it_skips(tmp_path, recall_home, hash_model):
+    """The note page reads negatives.jsonl through the core's reader
+    (``recall.ranking.negatives.read_negatives_file``): a line calibration skips (a bare string, a
+    list under "negatives", an empty text) or a list in questions.jsonl is not shown as a negative."""
+    from recall.ranking.negatives import read_negatives_file
+
+    folder = tmp_path / "notes"
+    write_note(folder, "flags", "Feature flags via Unleash", "How features are gated", "Ship dark behind flags.")
+    lines = [{"text": "What is the capital of France?"}, "a bare string line", {"negatives": ["a listed negative"]},
+             {"text": "  "}, {"text": "What   is the capital of France?"}]
+    (folder / "negatives.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (folder / "questions.jsonl").write_text(json.dumps({"note": "flags", "questions": ["how do flags work?"],
+                                                        "negatives": ["a negative beside the questions"]}) + "\n",
+                                            encoding="utf-8")
+    found, problems = read_negatives_file(folder / "negatives.jsonl")
+    assert [n.text for n in found] == ["What is the capital of France?"] * 2 and len(problems) == 3
+    page = first_note_page(recall_home, folder)
+    assert page.count("What is the capital of France?") == 1
+    for skipped in ("a bare string line", "a listed negative", "a negative beside the questions"):
+        assert skipped not in page
 
 
 def test_a_command_the_page_offers_takes_a_folder_name_others_chose_as_one_word(tmp_path, recall_home, hash_model):
@@ -282,3 +304,27 @@ def test_a_pipe_in_a_notes_folder_leaves_the_status_page_whole(notes):
     with page_client() as c:
         r = c.get("/status")
     assert r.status_code == 200 and "Questions" in r.text
+
+
+def test_the_status_page_says_what_recall_status_says_of_a_damaged_index(notes, recall_home):
+    """The page starts from ``Recall.status()``: an index that cannot be loaded is said there,
+    with its repair, as `recall status` says it (the page once rebuilt the status by hand and
+    left it out)."""
+    import shutil
+
+    from recall.api import Recall
+    from recall.store.vectors import index_dir
+
+    with page_client() as c:
+        assert 'class="off problem"' not in c.get("/status").text
+    root = index_dir("hash-256", recall_home)
+    shutil.rmtree(root / (root / "current").read_text().strip())
+    problems = Recall(home=recall_home).status().problems
+    assert problems and any("recall index --rebuild" in p for p in problems)
+    with page_client() as c:
+        r = c.get("/status")
+    assert r.status_code == 200
+    from markupsafe import escape
+
+    for problem in problems:
+        assert f'<li class="off problem">{escape(problem)}</li>' in r.text

@@ -124,11 +124,11 @@ def test_html_renders_in_headless_chromium(run_dir, tmp_path):
 
 
 def test_the_tradeoff_is_the_pages_own_plot(run_dir):
-    """One drawing of the silence vs hit plot: the report inlines recall.ui.svg.tradeoff (the page's),
+    """One drawing of the silence vs hit plot: the report inlines recall.svg.tradeoff (the page's),
     with headline precision dashed; no second (matplotlib) version."""
     import base64
 
-    from recall.ui import svg
+    from recall import svg
     from recall_eval.reports import plots
 
     results = json.loads((run_dir / "results.json").read_text())

@@ -1,5 +1,7 @@
 """Figures drawn on the server as inline SVG: no script, no plotting library, crisp at
-any zoom, and allowed by the page's Content-Security-Policy (attributes, not styles).
+any zoom, and allowed by the page's Content-Security-Policy (attributes, not styles). Drawn
+for the web page (``recall.ui``) and the harness's report (``recall_eval.reports``), so it sits
+below both, importing nothing of recall's.
 """
 
 from __future__ import annotations
