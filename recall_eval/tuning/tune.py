@@ -79,7 +79,7 @@ def rank_questions(notes_dir: Path, questions: Sequence[Question], config: Setti
 
     check_expected(questions, [n.id for n in read_notes(notes_dir)], str(notes_dir))
     with eval_home(notes_dir, home) as where:
-        app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model))
+        app = Recall(home=where, config=config, embedder=embedder or get_embedder(config.model, gemini=config.gemini))
         log(f"indexing {notes_dir} with {app.embedder.model_id}")
         app.index([source_spec(notes_dir, note_questions, use_questions)])
         # rank(), not query(): query() would apply the configured selector, which may be a
