@@ -1,7 +1,7 @@
 """What a SQLite error or a full disk means for the user, in one line with its repair: a full
 disk, a read-only or another user's home, a damaged store, a file-size limit, a path too long
-for SQLite; SQLite's own words ("disk I/O error", "unable to open database file") name none of
-these. Said by the CLI (``recall.cli.common.clean_errors``) and the watcher alike."""
+for SQLite, a disk over its quota or failing; SQLite's own words ("disk I/O error", "unable to open
+database file") name none of these. Said by the CLI (``recall.cli.common.clean_errors``) and the watcher alike."""
 
 from __future__ import annotations
 
@@ -77,6 +77,10 @@ def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
         return RecallError(f"a file-size limit (`ulimit -f`: {limit:,} bytes) stopped a write of {path}: raise it "
                            "(`ulimit -f unlimited`), then run the command again (`recall index` goes on where it "
                            "stopped; the index in use was not changed)")
+    if "disk I/O error" in str(exc):  # SQLite's words for EDQUOT, for ENOSPC growing its -shm file, for a bad disk
+        return RecallError(f"SQLite could not read or write {path} (disk I/O error): the disk may be full or over "
+                           "its quota, or failing; free some space (or check the disk), then run the command again "
+                           "(`recall index` goes on where it stopped; the index in use was not changed)")
     return exc
 
 

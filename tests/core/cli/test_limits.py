@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 from helpers.notes import write_note
 
@@ -30,6 +33,29 @@ def test_a_file_size_limit_is_said_with_its_repair(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "file-size limit (`ulimit -f`" in lines[-1] and "ulimit -f unlimited" in lines[-1], out.stderr
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the fault")
+def test_a_disk_quota_met_by_sqlite_is_said_with_its_repair_and_damages_nothing(tmp_path):
+    """Over a disk quota (EDQUOT), or out of space while SQLite grows its -shm file, SQLite says
+    only "disk I/O error", and the command said "SQLite: disk I/O error (.../recall.db)": no cause,
+    no repair (an outside tester's crash class 2)."""
+    notes = tmp_path / "notes"
+    for i in range(30):
+        write_note(notes, f"n{i}", f"note {i}", f"about thing {i}", f"text {i} " * 50)
+    env = {"RECALL_HOME": str(tmp_path / "home"), "RECALL_MODEL": "hash"}
+    out = subprocess.run(["strace", "-f", "-o", os.devnull, "-e", "trace=pwrite64",
+                          "-e", "inject=pwrite64:error=EDQUOT:when=20", sys.executable, "-m", "recall.cli", "index",
+                          str(notes)], capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
+    if "ptrace" in out.stderr and "recall" not in out.stderr:
+        pytest.skip(f"strace cannot trace here: {out.stderr[:200]}")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert len(lines) == 1 and "over its quota" in lines[0] and "free some space" in lines[0], out.stderr
+    assert "recall.db" in lines[0], out.stderr
+    again = recall("index", str(notes), env=env)
+    assert again.returncode == 0 and "added 30" in again.stdout, again.stdout + again.stderr
+    assert recall("status", env=env).returncode == 0
 
 
 def test_a_home_too_long_for_sqlite_is_said_with_its_repair(tmp_path):
