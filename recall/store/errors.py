@@ -107,3 +107,22 @@ def short_of(exc: OSError) -> None:
     if exc.errno in SHORT_OF:
         raise RecallError(os_error_line(exc)) from exc
 
+
+def store_identity(db: Path) -> tuple[int, int] | None:
+    """The store file's (device, inode) now; None where there is none."""
+    try:
+        st = os.stat(db)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def still_there(home: Path, db: Path, identity: tuple[int, int] | None) -> None:
+    """``RecallError`` when the store ``db``, ``identity`` when the command opened it, is no longer
+    the file at its path: RECALL_HOME deleted (or moved, or replaced) while `recall index` wrote
+    it, which then reported what it had added, exit 0, all of it unlinked (an outside tester's)."""
+    if identity is None or store_identity(db) == identity:
+        return
+    raise RecallError(f"{home} was deleted or replaced while this command wrote its index ({db} is no longer the "
+                      "file it wrote): nothing it did was kept; run `recall index` again (it indexes every note "
+                      "anew)")

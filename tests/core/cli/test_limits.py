@@ -9,6 +9,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -84,3 +85,30 @@ def test_an_address_space_limit_too_low_for_the_vector_index_is_said_not_a_crash
         assert out.returncode in (0, 1), (mb, out.returncode, out.stderr[-1500:])
         if out.returncode == 1:
             assert "Traceback" not in out.stderr and "ulimit -v" in out.stderr, (mb, out.stderr[-1500:])
+
+
+def test_a_home_deleted_while_recall_index_runs_is_said_not_reported_as_done(tmp_path):
+    """`rm -rf $RECALL_HOME` during `recall index`: the command said "added 30 ... embedded N chunks",
+    exit 0, though its store was unlinked under it and nothing of it was kept (an outside tester's
+    crash class 4)."""
+    notes, home = tmp_path / "notes", tmp_path / "home"
+    for i in range(30):
+        write_note(notes, f"n{i}", f"note {i}", f"about thing {i}", f"text {i} " * 50)
+    home.mkdir()
+    (home / "config.toml").write_text('model = "hash"\n[index]\ndebug_delay_ms = 200\n')
+    proc = subprocess.Popen([sys.executable, "-m", "recall.cli", "index", str(notes)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "RECALL_HOME": str(home)})
+    try:
+        deadline = time.monotonic() + 120
+        while not list(home.glob("indexing.*.json")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.communicate()
+        shutil.rmtree(home)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1 and "Traceback" not in err, out + err
+    lines = err.strip().splitlines()
+    assert "deleted" in lines[-1] and str(home) in lines[-1] and "recall index" in lines[-1], out + err
