@@ -112,3 +112,24 @@ def test_a_home_deleted_while_recall_index_runs_is_said_not_reported_as_done(tmp
     assert proc.returncode == 1 and "Traceback" not in err, out + err
     lines = err.strip().splitlines()
     assert "deleted" in lines[-1] and str(home) in lines[-1] and "recall index" in lines[-1], out + err
+
+
+@pytest.mark.process
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the fault")
+@pytest.mark.parametrize("nth", [5, 7])
+def test_install_whose_output_meets_a_full_disk_in_its_check_says_it_as_an_output_error(tmp_path, recall_home, nth):
+    """Stdout on a full disk during install's check (the daemon started, a question timed) printed
+    "hook installed, but the check failed: [Errno 28] No space left on device": an OS error's raw
+    words, said nowhere else that way (an outside tester's crash class 5)."""
+    recall_home.mkdir(parents=True)
+    (recall_home / "config.toml").write_text('model = "hash"\n')
+    out_file = tmp_path / "out.txt"
+    with out_file.open("w") as stdout:
+        out = subprocess.run(["strace", "-o", os.devnull, "-P", str(out_file), "-e", "trace=write",
+                              "-e", f"inject=write:error=ENOSPC:when={nth}+", sys.executable, "-m", "recall.cli",
+                              "install"], stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                             env={**os.environ, "HOME": str(tmp_path)}, timeout=300)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert len(lines) == 1 and "[Errno" not in lines[0], out.stderr
+    assert "could not write this command's output: No space left on device" in lines[0], out.stderr
