@@ -159,8 +159,7 @@ class Recall:
               conversations_of: Path | str | None = None, rebuild: bool = False,
               salvaged: Sequence[tuple[str, str, str | None]] = (),
               plan: Callable[[str, int], None] | None = None) -> SyncStats:
-        """Sync each source into the store, then embed what has no vector, then rebuild
-        and swap the index, then calibrate.
+        """Sync each source into the store, embed what has no vector, rebuild and swap the index, then calibrate.
 
         Notes are written first and embedded after, every note's text before any question
         (``Indexer.embed_phased``): notes become searchable as their text is embedded (a
@@ -175,12 +174,15 @@ class Recall:
         aside, ``salvaged``, or the index on disk) is synced too; one gone is dropped by every run
         (``recall.indexing.known``)."""
         from recall.indexing.progress import IndexProgress, interrupted
+        from recall.store.errors import still_there, store_identity
 
         resuming = interrupted(self.home)
         every = rebuild or not sources or resuming or lost_folders(self.store, self.home)
         report = IndexProgress.opened(self.home, progress, plan, self.store, self.embedder.model_id, resuming)
+        opened = store_identity(self.home / DB_NAME)
         try:
             total = self._index(sources, report, conversations_of, every, rebuild, salvaged)
+            still_there(self.home, self.home / DB_NAME, opened)  # not "added 300" for a store unlinked meanwhile
         except BaseException:
             report.stop()  # the file stays: `recall status` says the index was interrupted
             raise

@@ -31,9 +31,8 @@ class Interrupted(UserError):
 
     exit_code = 130
 
-    def __init__(self) -> None:
-        super().__init__("interrupted: what was finished is kept; "
-                         "run the same command again to go on")
+    def __init__(self, kept: str = "what was finished is kept") -> None:
+        super().__init__(f"interrupted: {kept}; run the same command again to go on")
 
 
 def clean_errors(*extra):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import math
 import os
 import shutil
@@ -34,19 +33,17 @@ from pathlib import Path
 
 from recall.authoring import answers, bought, notegen, runner, tries
 from recall.authoring.costs import REQUEST_OVERHEAD, agent_cost, describe, request_overheads
-from recall.authoring.failures import AgentError, ConsentWithdrawn, TimedOut, login_error, said_by
+from recall.authoring.failures import AgentError, ConsentWithdrawn, TimedOut, claude_result, login_error, said_by
 from recall.authoring.runner import GENERATING_ENV, Finished
-from recall.authoring.sending import Sending
-from recall.privacy.masking import mask_path, mask_secrets
-from recall.privacy.paths import LINK_REPAIR, ensure_private_dir, read_text, run_dir
-from recall.privacy.safetext import one_line, shortened
+from recall.authoring.sending import Sending, check_writable
+from recall.privacy.masking import mask_path
+from recall.privacy.paths import ensure_private_dir, read_text, run_dir
 
 AGENTS = ("claude", "codex", "gemini")
 __all__ = ["REQUEST_OVERHEAD", "agent_cost", "describe", "request_overheads"]  # moved to costs: imported from here
 CONSENTED = ("auto", *AGENTS)
 CHOICES = ("ask", "off", *CONSENTED)
 MAX_TIMEOUTS = 4  # requests of one folder's run past [questions] timeout_s before it stops (``_ask_all``)
-MIN_FREE_BYTES = 4 << 20  # below this on the notes' disk, a run's answers could not be written: not asked
 OFFER_FILE = "questions-offer.txt"  # what a run would cost, for the plugin to show once before consent
 # Folders whose notes get questions: the user's notes, not conversations' titles or libraries.
 NOTE_KINDS = ("memory", "rule", "dir")
@@ -104,22 +101,6 @@ class Agent:
         if self.name == "gemini":
             return proc.stdout
         return claude_result(proc.stdout)
-
-
-def claude_result(stdout: str) -> str:
-    """The answer in what ``claude -p --output-format json`` printed; ``AgentError`` when it
-    printed no JSON or reports an error (also read by the harness's claude-cli backend)."""
-    try:
-        data = json.loads(stdout)
-    except (ValueError, RecursionError) as exc:
-        raise AgentError(f"claude -p did not print JSON: {stdout[:200]!r}") from exc
-    if not isinstance(data, dict):  # a list, a string: what an agent prints is read, never trusted (stop 48)
-        raise AgentError(f"claude -p printed JSON that is no result object: {stdout[:200]!r}")
-    if data.get("is_error") or data.get("subtype", "success") != "success":
-        said = shortened(one_line(mask_secrets(str(data.get("result")))), 300)
-        message = f"claude -p reported an error: {said}"
-        raise login_error("claude", message, said) or AgentError(message)
-    return str(data.get("result", ""))
 
 
 def consented(choice: str) -> bool:
@@ -195,33 +176,19 @@ def given_up(sources: Sequence) -> int:
                for p in notegen.folder_state(folder).pending)
 
 
-def check_writable(folder: Path) -> None:
-    """``AgentError`` before any token is spent when the answers could not be kept (a folder
-    where ``questions.jsonl`` goes, a read-only folder): each run paid for answers it then lost."""
-    for name in (notegen.QUESTIONS_FILE, notegen.NEGATIVES_FILE):
-        target = folder / name
-        if target.is_symlink():  # writing would replace the link, with its target's lines in it
-            raise AgentError(f"{target} is a link: recall writes only a file of its own there; {LINK_REPAIR}; "
-                             "nothing was sent")
-        if target.exists() and not target.is_file():
-            raise AgentError(f"{target} is not a file recall can write: move it aside; nothing was sent")
-    if not os.access(folder, os.W_OK):
-        raise AgentError(f"{folder} is not writable: its questions could not be kept; nothing was sent")
-    with contextlib.suppress(OSError):
-        if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
-            raise AgentError(f"no space left on the disk of {folder}: its questions could not be kept; free some "
-                             "space on it (nothing was sent)")
-
-
 def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_notes: int, timeout_s: float,
-                    log: Callable[[str], None], allowed: Callable[[], bool] = lambda: True) -> notegen.Written:
-    """Ask ``agent`` for the pending notes' questions, restatements and negatives; write them.
+                    log: Callable[[str], None], allowed: Callable[[], bool] = lambda: True,
+                    out: notegen.Written | None = None) -> notegen.Written:
+    """Ask ``agent`` for the pending notes' questions, restatements and negatives; write them
+    (in ``out``, given or new: what was written, also when it raises).
 
     ``allowed`` is asked before every request: consent withdrawn during a run (`recall
     questions off`, another agent chosen) stops it there, nothing more sent or written. A note
     deleted during the run, or that no longer reads as the indexer reads it (a folder, a link out
-    of the folder), is left out (its answer too) and said (``sending.Sending``), not the end of the run."""
-    out = notegen.Written()
+    of the folder), is left out (its answer too) and said (``sending.Sending``), not the end of the run.
+    Each batch answered whole is kept at once (``_keep``); a run that ends before its last batch
+    (the agent failing, Ctrl-C, SIGTERM) writes those batches' lines first, then raises."""
+    out = out if out is not None else notegen.Written()
     questions: dict[str, list[str]] = {}
     restated: dict[str, list[str]] = {}
     hashes: dict[Path, str] = {}
@@ -240,12 +207,19 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
         return (complete(agent, prompt_of(sent, texts=texts), timeout_s) if sent else ""), sent
 
     check_writable(state.folder)
-    stopped = _ask_all(state, batch_notes, ask, hashes, agent.name, (questions, restated), out, log)
+    try:
+        stopped = _ask_all(state, batch_notes, ask, hashes, agent.name, (questions, restated), out, log)
+    except BaseException:  # the batches answered whole (kept by ``_keep``) are written, then it goes on
+        whole = bought.known(set(hashes.values()), notegen.prompts_hash())
+        done = _answered(state, sending.still(state.pending), hashes, questions, whole)
+        if done and allowed():
+            with contextlib.suppress(OSError):  # not written: given back by the next run (``bought``)
+                _write(state, sending, done, (questions, restated), agent.name, out)
+        raise
     if not allowed():
         raise ConsentWithdrawn("consent was withdrawn during the run: stopped, nothing written")
     present = sending.still(state.pending)  # a note deleted or swapped during the run: left out
-    answered = {state.key(p): hashes[p] for p in present if p in hashes and state.key(p) in questions}
-    _write(state, sending, answered, (questions, restated), agent.name, out)
+    _write(state, sending, _answered(state, present, hashes, questions), (questions, restated), agent.name, out)
     if stopped is not None:  # the answers got before it are written; the rest wait for the next run
         raise stopped
     # Negatives while the folder has none (the README's promise), every note shown: a request each
@@ -255,6 +229,22 @@ def generate_folder(state: notegen.FolderState, agent: Agent, embedder, batch_no
                    log, allowed)
     out.left_out = sending.left_out_line()
     return out
+
+
+def _answered(state: notegen.FolderState, present: list[Path], hashes: dict[Path, str],
+              questions: dict[str, list[str]], whole: dict[str, dict] | None = None) -> dict[str, str]:
+    """The answered notes of ``present`` (still in the folder: ``Sending.still``), with their
+    hashes; only those of ``whole``'s hashes, if given (a batch answered whole)."""
+    return {state.key(p): hashes[p] for p in present if p in hashes
+            and state.key(p) in questions and (whole is None or hashes[p] in whole)}
+
+
+def _keep(state: notegen.FolderState, part: list[Path], hashes: dict[Path, str], by: str,
+          got: tuple[dict[str, list[str]], dict[str, list[str]]]) -> None:
+    """A batch answered whole, kept at once (``bought``): a run that ends before its last batch
+    (the agent failing, Ctrl-C, SIGTERM, a crash) loses none of it; the next gives it back free."""
+    bought.keep({hashes[p]: (got[0][state.key(p)], got[1].get(state.key(p), []), by) for p in part
+                 if p in hashes and got[0].get(state.key(p))}, notegen.prompts_hash())
 
 
 def _write(state: notegen.FolderState, sending: Sending, answered: dict[str, str],
@@ -291,6 +281,7 @@ def _ask_all(state: notegen.FolderState, batch_notes: int, ask: Callable, hashes
         log(f"{state.folder}: asking {by} for {len(part)} note(s)' questions and restatements")
         try:
             _ask_part(state, part, ask, hashes, by, into, out)
+            _keep(state, part, hashes, by, into)
         except TimedOut as exc:
             timeouts += 1
             left = [p for p in part if state.key(p) not in into[0]]  # its restatements timed out: questions kept

@@ -64,3 +64,19 @@ def login_error(agent: str, message: str, said: str) -> AgentError | None:
         return None
     return AgentError(message, transient=True, repair=f"{LOGIN.get(agent, 'log in to ' + agent)}, then "
                                                       "`recall questions run`")
+
+
+def claude_result(stdout: str) -> str:
+    """The answer in what ``claude -p --output-format json`` printed; ``AgentError`` when it
+    printed no JSON or reports an error (also read by the harness's claude-cli backend)."""
+    try:
+        data = json.loads(stdout)
+    except (ValueError, RecursionError) as exc:
+        raise AgentError(f"claude -p did not print JSON: {stdout[:200]!r}") from exc
+    if not isinstance(data, dict):  # a list, a string: what an agent prints is read, never trusted (stop 48)
+        raise AgentError(f"claude -p printed JSON that is no result object: {stdout[:200]!r}")
+    if data.get("is_error") or data.get("subtype", "success") != "success":
+        said = shortened(one_line(mask_secrets(str(data.get("result")))), 300)
+        message = f"claude -p reported an error: {said}"
+        raise login_error("claude", message, said) or AgentError(message)
+    return str(data.get("result", ""))

@@ -381,7 +381,7 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
         new.append({**obj, "note_hash": digest, "by": by if isinstance(by, str) else by.get(key, "")})
     bought.keep_lines([*gone, *new], prompts_hash())
     replace_private(target, "".join(line + "\n" for line in kept)
-                    + "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in new))
+                    + "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in new), keep_mode=True)
     return len(new)
 
 
@@ -396,5 +396,5 @@ def append_negatives(folder: Path, negatives: list[dict], by: str) -> None:
     before = read_text(path, errors="replace") if path.is_file() else ""
     if before and not before.endswith("\n"):
         before += "\n"
-    replace_private(path, before + "".join(json.dumps({**n, "text": mask_secrets(n["text"]), "by": by},
-                                                      ensure_ascii=False) + "\n" for n in negatives))
+    lines = (json.dumps({**n, "text": mask_secrets(n["text"]), "by": by}, ensure_ascii=False) for n in negatives)
+    replace_private(path, before + "".join(line + "\n" for line in lines), keep_mode=True)

@@ -65,7 +65,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def _signals_end_the_run():
+def signals_end_the_run():
     """SIGTERM and SIGHUP raise ``SystemExit`` while the CLI runs (in the main thread, where
     Python delivers them; a signal ignored, as under ``nohup``, stays ignored)."""
     if threading.current_thread() is not threading.main_thread():
@@ -147,7 +147,7 @@ def _run(argv: list[str], stdin: str, *, cwd: str, env: dict[str, str], timeout_
     for t in threads:
         t.start()
     try:
-        with _signals_end_the_run():
+        with signals_end_the_run():
             proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(proc)

@@ -2,21 +2,29 @@
 not at plan time: a run takes minutes, and meanwhile a note can be deleted, become a folder, or
 become a link to a file outside the folder (a `git checkout` of a branch where it is one). Such a
 note is left out of that request and of what the run writes, and said once
-(``Sending.left_out_line``); the other notes' answers are kept (an outside tester's, stop 58)."""
+(``Sending.left_out_line``); the other notes' answers are kept (an outside tester's, stop 58).
+Also whether the folder could keep a run's answers at all (``check_writable``)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from recall.authoring.failures import AgentError
 from recall.errors import RecallError
 from recall.notes.frontmatter import masked_file_text
+from recall.notes.questions import QUESTIONS_FILE
 from recall.privacy.masking import mask_path
-from recall.privacy.paths import MAX_OWN_FILE
+from recall.privacy.paths import LINK_REPAIR, MAX_OWN_FILE
 from recall.privacy.regular import NotAFile, open_regular
+from recall.ranking.negatives import NEGATIVES_FILE
+
+MIN_FREE_BYTES = 4 << 20  # below this on the notes' disk, a run's answers could not be written: not asked
 
 
 class LeadsOutside(RecallError, OSError):
@@ -93,3 +101,21 @@ class Sending:
         return (f"{len(self.left_out)} note(s) left out of this run: "
                 + "; ".join(f"{mask_path(_within(p, self.folder))} ({why})" for p, why in self.left_out.items())
                 + "; their answers, if any, were not kept")
+
+
+def check_writable(folder: Path) -> None:
+    """``AgentError`` before any token is spent when the answers could not be kept (a folder
+    where ``questions.jsonl`` goes, a read-only folder): each run paid for answers it then lost."""
+    for name in (QUESTIONS_FILE, NEGATIVES_FILE):
+        target = folder / name
+        if target.is_symlink():  # writing would replace the link, with its target's lines in it
+            raise AgentError(f"{target} is a link: recall writes only a file of its own there; {LINK_REPAIR}; "
+                             "nothing was sent")
+        if target.exists() and not target.is_file():
+            raise AgentError(f"{target} is not a file recall can write: move it aside; nothing was sent")
+    if not os.access(folder, os.W_OK):
+        raise AgentError(f"{folder} is not writable: its questions could not be kept; nothing was sent")
+    with contextlib.suppress(OSError):
+        if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
+            raise AgentError(f"no space left on the disk of {folder}: its questions could not be kept; free some "
+                             "space on it (nothing was sent)")

@@ -8,7 +8,7 @@ import click
 
 from recall.agents.registry import AGENTS
 from recall.agents.shared import FORMS
-from recall.cli.common import UserError, say
+from recall.cli.common import UserError, output_failed, say
 from recall.privacy.paths import RELATIVE_HOME, os_error_line, relative_home
 
 
@@ -86,6 +86,8 @@ def _check_budget(budget: float) -> None:
     try:
         report = latency_check(budget, Path.cwd(), say=say)
     except (InstallError, OSError, RuntimeError) as exc:
+        if line := output_failed(exc):  # stdout on a full disk: said as every command says it, not "[Errno 28]"
+            raise UserError(f"hook installed, but {line}") from None
         raise UserError(f"hook installed, but the check failed: {exc}") from None
     if report["fits"]:
         say(f"fits in the hook's budget of {budget:.0f} ms")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from recall.cli.common import FolderPath, UserError, fail_cleanly, recall_app, say, warn
+from recall.cli.common import FolderPath, Interrupted, UserError, fail_cleanly, recall_app, say, warn
 
 _DIRS = click.argument("dirs", nargs=-1, type=FolderPath(path_type=Path))
 _KIND = click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
@@ -163,10 +163,8 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
     questions` counts. Run by you, it also asks again for the notes the agent gave nothing
     for twice, at once even after it failed to answer (the background waits that out).
     """
-    from recall.authoring import tries
-    from recall.authoring.agentcli import AgentError, agent_cost, generate_folder, plan
-    from recall.authoring.failures import ConsentWithdrawn
-    from recall.authoring.runner import GENERATING_ENV, run_lock
+    from recall.authoring.agentcli import agent_cost, plan
+    from recall.authoring.runner import run_lock
 
     app = recall_app()
     choice = app.config.questions.generate
@@ -192,22 +190,64 @@ def run(dirs: tuple[Path, ...], kind: str, indexed: bool, quiet: bool) -> None:
             f"negatives: about {agent_cost(cost, agent).total:,} tokens with {agent.name}"
             + (f"; {back} note(s) answered before for the same text, given back free"
                if (back := sum(len(s.bought) for s in states)) else ""))
-        try:
-            for state in states:
-                out = generate_folder(state, agent, app.embedder, app.config.questions.batch_notes,
-                                      app.config.questions.timeout_s, log, allowed=lambda: _still(choice))
-                _report(state.folder, out)
-        except AgentError as exc:
-            if isinstance(exc, ConsentWithdrawn) and os.environ.get(GENERATING_ENV):
-                say(f"{exc}; nothing more written", err=True)  # the user's choice, in the background: no failure
-                return
-            if exc.transient:
-                tries.unreachable()
-            raise UserError(f"{exc}; nothing more written ({exc.repair or 'run `recall questions run` to try again'})"
-                            ) from None
-        tries.reachable()
+        if not _generate_all(app, states, agent, choice, log):
+            return
     stats = app.index(sources)
     say(f"indexed: added {stats.added}, changed {stats.changed}, unchanged {stats.unchanged}")
+
+
+def _generate_all(app, states, agent, choice: str, log) -> bool:
+    """``_generate``, and a run that stops early (the agent failing, Ctrl-C, SIGTERM) said in one
+    line with what it kept (``_kept``); whether to index now (not after consent withdrawn)."""
+    from recall.authoring import tries
+    from recall.authoring.agentcli import AgentError
+    from recall.authoring.failures import ConsentWithdrawn
+    from recall.authoring.runner import GENERATING_ENV, signals_end_the_run
+
+    done: list[int] = []  # each folder's notes answered and written, also of a folder where it stopped
+    try:
+        with signals_end_the_run():  # SIGTERM, SIGHUP: what was answered is written first (``generate_folder``)
+            _generate(app, states, agent, choice, log, done)
+    except AgentError as exc:
+        if isinstance(exc, ConsentWithdrawn) and os.environ.get(GENERATING_ENV):
+            say(f"{exc}; {_kept(done)}", err=True)  # the user's choice, in the background: no failure
+            return False
+        if exc.transient:
+            tries.unreachable()
+        raise UserError(f"{exc}; {_kept(done)} ({exc.repair or 'run `recall questions run` to ask for the rest'})"
+                        ) from None
+    except KeyboardInterrupt:
+        raise Interrupted(_kept(done)) from None
+    except SystemExit:
+        say(f"stopped: {_kept(done)}; `recall questions run` asks for the rest", err=True)
+        raise
+    tries.reachable()
+    return True
+
+
+def _generate(app, states, agent, choice: str, log, done: list[int]) -> None:
+    """Each folder's questions asked and written (``generate_folder``), said; in ``done``, each
+    folder's notes answered and written, the folder where it stopped included."""
+    from recall.authoring.agentcli import generate_folder
+    from recall.authoring.notegen import Written
+
+    q = app.config.questions
+    for state in states:
+        out = Written()
+        try:
+            generate_folder(state, agent, app.embedder, q.batch_notes, q.timeout_s, log,
+                            allowed=lambda: _still(choice), out=out)
+        finally:
+            done.append(out.notes)
+        _report(state.folder, out)
+
+
+def _kept(done: list[int]) -> str:
+    """What a run that stopped kept, truthfully: the notes answered before it, written."""
+    if not sum(done):
+        return "no note's questions were answered whole before it, nothing written"
+    return (f"the questions of the {sum(done)} note(s) answered before it are kept (in their folders' "
+            "questions.jsonl; indexed at the next `recall index`)")
 
 
 def _allowed_agent(app):

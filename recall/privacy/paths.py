@@ -272,16 +272,25 @@ def private_open(path: Path, mode: str = "w", encoding: str | None = "utf-8"):
     return os.fdopen(fd, mode, encoding=encoding)
 
 
-def replace_private(path: Path, data: str | bytes) -> None:
+def replace_private(path: Path, data: str | bytes, keep_mode: bool = False) -> None:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically (a 0600 temporary file
-    beside it, then a rename): a reader sees the old file or the new one, never half of one."""
+    beside it, then a rename): a reader sees the old file or the new one, never half of one.
+    ``keep_mode``: a file the user owns there, writable by nobody else, keeps its mode (a notes
+    folder's ``questions.jsonl`` the user made 0644 for a shared repository), any other is 0600.
+    The temporary files a writer killed before its rename left for this name go first (``_stale``)."""
+    kept = None
     with contextlib.suppress(FileNotFoundError):  # a device, pipe or folder there is not ours to replace:
-        if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISLNK(mode):  # root renamed a
+        if not stat.S_ISREG(mode := (st := os.lstat(path)).st_mode) and not stat.S_ISLNK(mode):  # root renamed a
             raise NotAFile(file_kind(mode), path)  # file over /dev/null (an outside tester's AI01)
+        if keep_mode and stat.S_ISREG(mode) and st.st_uid == os.getuid() and not mode & 0o022:
+            kept = stat.S_IMODE(mode) & 0o644
+    _stale(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with private_open(tmp, "wb" if isinstance(data, bytes) else "w") as fh:
             fh.write(data)
+            if kept is not None and sys.platform != "win32":
+                os.fchmod(fh.fileno(), kept)
         os.replace(tmp, path)
     except OSError as exc:
         exc.filename = exc.filename or str(path)  # a write's error names no file: this one, for its line
@@ -289,6 +298,40 @@ def replace_private(path: Path, data: str | bytes) -> None:
     finally:
         with contextlib.suppress(OSError):  # gone once renamed; something else there is not ours to remove
             tmp.unlink()
+
+
+def _stale(path: Path) -> None:
+    """Remove the ``.NAME.PID.tmp`` files ``replace_private`` left beside ``path`` when a writer was
+    killed between its write and its rename (SIGKILL, a power cut): only that pattern for this very
+    name, only a regular file of the user's, only of a process no longer alive (they stayed for
+    good in the user's notes folder, ~/.claude, beside config.toml)."""
+    head = f".{path.name}."
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(head) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(head):-len(".tmp")]
+        if not pid.isdigit() or int(pid) == os.getpid() or _exists(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            st = os.lstat(path.parent / name)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
+                os.unlink(path.parent / name)
+
+
+def _exists(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's included; on Windows, where a signal 0 would
+    end it, always)."""
+    if sys.platform == "win32":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's, or not to be known: left alone
+    return True
 
 
 def run_dir() -> Path:

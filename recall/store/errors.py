@@ -1,7 +1,7 @@
 """What a SQLite error or a full disk means for the user, in one line with its repair: a full
 disk, a read-only or another user's home, a damaged store, a file-size limit, a path too long
-for SQLite; SQLite's own words ("disk I/O error", "unable to open database file") name none of
-these. Said by the CLI (``recall.cli.common.clean_errors``) and the watcher alike."""
+for SQLite, a disk over its quota or failing; SQLite's own words ("disk I/O error", "unable to open
+database file") name none of these. Said by the CLI (``recall.cli.common.clean_errors``) and the watcher alike."""
 
 from __future__ import annotations
 
@@ -77,6 +77,10 @@ def store_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
         return RecallError(f"a file-size limit (`ulimit -f`: {limit:,} bytes) stopped a write of {path}: raise it "
                            "(`ulimit -f unlimited`), then run the command again (`recall index` goes on where it "
                            "stopped; the index in use was not changed)")
+    if "disk I/O error" in str(exc):  # SQLite's words for EDQUOT, for ENOSPC growing its -shm file, for a bad disk
+        return RecallError(f"SQLite could not read or write {path} (disk I/O error): the disk may be full or over "
+                           "its quota, or failing; free some space (or check the disk), then run the command again "
+                           "(`recall index` goes on where it stopped; the index in use was not changed)")
     return exc
 
 
@@ -103,3 +107,22 @@ def short_of(exc: OSError) -> None:
     if exc.errno in SHORT_OF:
         raise RecallError(os_error_line(exc)) from exc
 
+
+def store_identity(db: Path) -> tuple[int, int] | None:
+    """The store file's (device, inode) now; None where there is none."""
+    try:
+        st = os.stat(db)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def still_there(home: Path, db: Path, identity: tuple[int, int] | None) -> None:
+    """``RecallError`` when the store ``db``, ``identity`` when the command opened it, is no longer
+    the file at its path: RECALL_HOME deleted (or moved, or replaced) while `recall index` wrote
+    it, which then reported what it had added, exit 0, all of it unlinked (an outside tester's)."""
+    if identity is None or store_identity(db) == identity:
+        return
+    raise RecallError(f"{home} was deleted or replaced while this command wrote its index ({db} is no longer the "
+                      "file it wrote): nothing it did was kept; run `recall index` again (it indexes every note "
+                      "anew)")
