@@ -96,7 +96,8 @@ def test_claude_mcp_tool_route_in_a_scratch_project(indexed, daemons, project, t
     # call the hook's tool with its input after ${...} substitution from the event.
     calls = [(ours["tool"], substitute(ours["input"], {**CLAUDE_EVENT, "cwd": str(project), "prompt": p}))
              for p in (MATCHING, CHITCHAT, "ok", "go on")]
-    calls.append((ours["tool"], {**calls[0][1], "format": "text"}))
+    # the same message as text, in another session (in its own, the headline is held back: [hook] repeat_after)
+    calls.append((ours["tool"], {**calls[0][1], "format": "text", "session_id": "another-session"}))
     results = mcp_calls(server["command"], server["args"], project, calls, errlog=tmp_path / "mcp.err")
     assert not any(r["is_error"] for r in results)
     matched, chit, short, short2, as_text = (r["text"] for r in results)
