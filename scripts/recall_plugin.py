@@ -522,7 +522,21 @@ def cli(data: Path, args: list[str]) -> int:
     return 1  # not reached
 
 
+def no_core_dumps() -> None:
+    """RLIMIT_CORE 0, soft and hard, for this process and what it starts (recall.privacy.coredumps,
+    which this launcher cannot import before the setup): the stand-in server holds every message
+    Claude Code sends before the setup ends, and a crash wrote them into a core file in the
+    project folder (an outside tester's, stop 60)."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass  # Windows: no core files
+
+
 def main(argv: list[str]) -> int:
+    no_core_dumps()
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2

@@ -509,16 +509,30 @@ def os_error_line(exc: OSError) -> str:
         errno.ENAMETOOLONG: "the path is longer than the system takes: use a shorter one (the folder named "
                             "on the command line, or RECALL_HOME)",
         errno.EMFILE: f"this process ran out of file descriptors ({_open_files_limit()}): raise it "
-                      "(`ulimit -n 4096`) and run the command again; nothing is damaged",
+                      f"(`ulimit -n {_raised_open_files()}`) and run the command again; nothing is damaged",
         errno.ENFILE: "the system ran out of open files: close some programs (or raise fs.file-max), then run "
                       "the command again; nothing is damaged",
         errno.ENOMEM: "the system is out of memory: free some, then run the command again; nothing is damaged",
     }.get(exc.errno or 0, "`recall status` says what else is wrong")
+    if exc.errno in SHORT_OF:  # the machine ran short, not that file: the file only says where
+        return f"{repair[0].upper()}{repair[1:]} (while opening {path})"
     return f"{path}: {exc.strerror or type(exc).__name__}; {repair}"
 
 
 # What the machine ran short of, not what a file holds: said as itself, never as damage (stop 58).
 SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+
+
+def _raised_open_files() -> int:
+    """A limit on open files worth raising to: 4,096, or twice the one in force where that is
+    already as high (advising 4,096 under 20,000 told the user to lower it)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, ValueError, OSError):
+        return 4096
+    return 4096 if soft == resource.RLIM_INFINITY or soft < 2048 else 2 * soft
 
 
 def _open_files_limit() -> str:

@@ -133,3 +133,31 @@ def test_install_whose_output_meets_a_full_disk_in_its_check_says_it_as_an_outpu
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert len(lines) == 1 and "[Errno" not in lines[0], out.stderr
     assert "could not write this command's output: No space left on device" in lines[0], out.stderr
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the fault")
+def test_running_out_of_file_descriptors_advises_a_limit_above_the_one_in_force(tmp_path):
+    """Out of file descriptors (EMFILE) under a limit of 20,000, the line said "raise it (`ulimit -n
+    4096`)": lower than the limit in force, and it named the file being opened, one of recall's own
+    modules, as if that file were at fault (an outside tester's, stop 60)."""
+    notes = tmp_path / "notes"
+    for i in range(30):
+        write_note(notes, f"n{i}", f"note {i}", f"about thing {i}", f"text {i} " * 50)
+    env = {"RECALL_HOME": str(tmp_path / "home"), "RECALL_MODEL": "hash"}
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
+
+    out = subprocess.run(["strace", "-f", "-o", os.devnull, "-e", "trace=openat",
+                          "-e", "inject=openat:error=EMFILE:when=300+", sys.executable, "-m", "recall.cli", "index",
+                          str(notes)], capture_output=True, text=True, env={**os.environ, **env}, timeout=300,
+                         preexec_fn=limit)
+    if "ptrace" in out.stderr and "recall" not in out.stderr:
+        pytest.skip(f"strace cannot trace here: {out.stderr[:200]}")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "out of file descriptors" in lines[-1] and "`ulimit -n` is 8192" in lines[-1], out.stderr
+    assert "ulimit -n 16384" in lines[-1] and "ulimit -n 4096" not in lines[-1], out.stderr
+    assert "nothing is damaged" in lines[-1], out.stderr
+    again = recall("index", str(notes), env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
