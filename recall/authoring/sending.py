@@ -19,6 +19,7 @@ from recall.authoring.failures import AgentError
 from recall.errors import RecallError
 from recall.notes.frontmatter import masked_file_text
 from recall.notes.questions import QUESTIONS_FILE
+from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_path
 from recall.privacy.paths import LINK_REPAIR, MAX_OWN_FILE
 from recall.privacy.regular import NotAFile, open_regular
@@ -44,7 +45,12 @@ def checked_text(folder: Path, path: Path) -> str:
     """``notegen.note_text`` of ``path``, read through ``checked_open``; its masking kept for the same
     text, as ``note_text`` keeps it (a run shows a note up to four times, and masking is most of it)."""
     with os.fdopen(checked_open(folder, path), "rb") as fh:
-        return _masked_text(fh.read(MAX_OWN_FILE).decode("utf-8", "replace").strip())
+        raw = fh.read(MAX_OWN_FILE)
+    try:  # read as the index reads it (a UTF-16 note, a legacy encoding, NULs), not as UTF-8 alone
+        text = decode(raw)[0]
+    except Binary:
+        text = ""
+    return _masked_text(text.strip())
 
 
 _masked_text = functools.lru_cache(maxsize=4096)(masked_file_text)

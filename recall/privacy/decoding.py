@@ -81,10 +81,41 @@ def _not_text(raw: bytes) -> Binary | None:
 
 def by_mark(raw: bytes) -> str | None:
     """The text, when a byte-order mark (UTF-8, UTF-16, UTF-32) says its encoding; else None."""
+    marked = _by_mark(raw)
+    return None if marked is None else marked[0]
+
+
+def _by_mark(raw: bytes) -> tuple[str, list[str]] | None:
+    """(the text, what was done to read it), when a byte-order mark says the encoding; else None."""
     for bom, encoding in _BOMS:
         if raw.startswith(bom):
-            return raw.decode(encoding, errors="replace")
+            if bom in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+                return _wide(raw[len(bom):], "utf-16-le" if bom == codecs.BOM_UTF16_LE else "utf-16-be")
+            return raw.decode(encoding, errors="replace"), []
     return None
+
+
+def _wide(units: bytes, encoding: str, errors: str = "replace") -> tuple[str, list[str]]:
+    """UTF-16 text (no mark), and a tail appended to it in UTF-8 read as UTF-8 (said): a note
+    PowerShell or Notepad saved as UTF-16 and a line then added with `echo … >> note.md`. Read
+    whole as UTF-16, the added lines became CJK-looking characters no masking rule read, and a
+    secret in them was indexed in a form that gives it back (an outside privacy tester's, stop 60).
+    The tail: after the last code unit with a NUL byte (UTF-16's line ends and ASCII have one),
+    with no NUL of its own, valid UTF-8 and ending a line as `echo` does."""
+    whole = units[: len(units) // 2 * 2]
+    low, high = (whole[0::2], whole[1::2]) if encoding == "utf-16-le" else (whole[1::2], whole[0::2])
+    boundary = 2 * (max(low.rfind(b"\x00"), high.rfind(b"\x00")) + 1)
+    tail = units[boundary:]
+    if boundary and tail and 0 not in tail and tail.endswith(b"\n"):
+        try:
+            narrow = tail.decode("utf-8")
+        except UnicodeDecodeError:
+            narrow = None
+        if narrow is not None:
+            return units[:boundary].decode(encoding, errors=errors) + narrow, [
+                f"{_wide_name(encoding)} with lines appended in UTF-8 from byte {boundary}: each part read as "
+                "itself (a line added with `>>` to a file saved as Unicode?; saving it as UTF-8 makes sure)"]
+    return units.decode(encoding, errors=errors), []
 
 
 def settings_text(raw: bytes) -> str:
@@ -96,7 +127,7 @@ def settings_text(raw: bytes) -> str:
     if marked is not None:
         return marked
     wide = _utf16_without_mark(raw[:SAMPLE]) if 0 in raw[:SAMPLE] else None
-    return raw.decode(wide) if wide is not None else raw.decode("utf-8")
+    return _wide(raw, wide, "strict")[0] if wide is not None else raw.decode("utf-8")
 
 
 def settings_encoding(raw: bytes) -> str | None:
@@ -123,9 +154,9 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
     machine-written file such as a JSONL, where a guess would hide a damaged byte).
     ``strict`` (a document, which may be anything): a NUL byte, or text in no encoding
     tried, is ``Binary`` too, with the command that repairs it."""
-    marked = by_mark(raw)
+    marked = _by_mark(raw)
     if marked is not None:
-        return marked, []
+        return marked
     if (other := _not_text(raw)) is not None:
         raise other
     head = raw[:SAMPLE]
@@ -133,8 +164,9 @@ def decode(raw: bytes, legacy: bool = True, strict: bool = False) -> tuple[str, 
     if 0 in head:
         wide = _utf16_without_mark(head)
         if wide is not None:
-            return raw.decode(wide, errors="replace"), [f"UTF-16 without a byte-order mark: read as {_wide_name(wide)} "
-                                                        "(saving it as UTF-8 makes sure)"]
+            text, appended = _wide(raw, wide)
+            return text, [f"UTF-16 without a byte-order mark: read as {_wide_name(wide)} (saving it as UTF-8 makes "
+                          "sure)", *appended]
         if sum(b < 32 and b not in _TEXT_CONTROLS for b in head) > len(head) // 10:
             raise Binary(f"binary file (NUL and control bytes in {share_of_controls(head)} of its first bytes, "
                          "as in an image or a program; no text encoding recall reads); skipped; if it is text in "

@@ -89,3 +89,54 @@ def test_chinese_and_korean_legacy_notes_are_not_read_as_japanese(tmp_path, text
     assert (note.name, note.description) == (text.split("\n")[1][6:], text.split("\n")[2][13:]), (note.name,)
     assert text.split("---\n")[-1].strip() in note.body
     assert "euc_jp" not in " ".join(p.message for p in problems)
+
+
+HEADER = ("---\nname: Staging box access\ndescription: how to reach the staging box\ntype: reference\n---\n"
+          "SSH to staging via the bastion.\n")
+APPENDED = "password: Ps7CANARYappend9\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYAPPCANARY1\n"
+
+
+@pytest.mark.parametrize("saved", ["utf-16 with a mark, CRLF", "utf-16-le without a mark", "utf-16-be with a mark",
+                                   "japanese utf-16 with a mark"])
+def test_lines_appended_in_utf8_to_a_utf16_note_are_read_as_utf8_and_masked(tmp_path, saved):
+    """A note PowerShell 5.1 or Notepad saved as UTF-16, then a line added with `echo … >> note.md`
+    (UTF-8): the whole file was read as UTF-16, the added lines became CJK-looking characters
+    that no masking rule read, and the secret in them was indexed (and pushed to the team store)
+    in a form `.encode('utf-16-le')` gives back (an outside privacy tester's, stop 60)."""
+    import subprocess
+    import sys
+
+    from recall.privacy.decoding import decode
+
+    head = HEADER.replace("name: Staging", "name: 会議 Staging") if saved.startswith("japanese") else HEADER
+    if "CRLF" in saved:
+        head = head.replace("\n", "\r\n")
+    encoding = {"utf-16 with a mark, CRLF": "utf-16", "utf-16-le without a mark": "utf-16-le",
+                "utf-16-be with a mark": "utf-16-be", "japanese utf-16 with a mark": "utf-16"}[saved]
+    raw = head.encode(encoding)
+    if saved == "utf-16-be with a mark":
+        raw = b"\xfe\xff" + raw
+    raw += APPENDED.encode("utf-8")
+    text, said = decode(raw)
+    assert text.replace("\r\n", "\n").endswith(head.replace("\r\n", "\n") + APPENDED), ascii(text[-200:])
+    assert any("UTF-8" in line and "appended" in line for line in said), said
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "staging-box.md").write_bytes(raw)
+    home = tmp_path / "home"
+    out = subprocess.run([sys.executable, "-m", "recall.cli", "index", str(notes)], capture_output=True, text=True,
+                         env={**__import__("os").environ, "RECALL_HOME": str(home), "RECALL_MODEL": "hash"},
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "appended" in out.stderr, out.stderr  # said, with how to make sure
+    import sqlite3
+
+    con = sqlite3.connect(home / "recall.db")
+    stored = [value for (table,) in con.execute("select name from sqlite_master where type = 'table'")
+              for row in con.execute(f"select * from {table}") for value in row if isinstance(value, str)]
+    con.close()
+    assert any("Staging box access" in v for v in stored)
+    for value in stored:  # nor given back by reading the stored text's code units as bytes
+        for form in ("utf-8", "utf-16-le", "utf-16-be"):
+            back = value.encode(form, errors="ignore").decode("utf-8", errors="ignore")
+            assert "Ps7CANARYappend9" not in back and "bPxRfiCYAPPCANARY1" not in back, (form, value[:200])
