@@ -29,6 +29,10 @@ def status(as_json: bool) -> None:
     ]
     if st.problems:
         info["index_problems"] = st.problems
+    if not st.runs and not any(st.counts.values()) and st.indexing is None:
+        # a home removed, or another folder named (a space at RECALL_HOME's end): said, not only zeros
+        info["nothing_indexed"] = ("nothing is indexed in this home: `recall index` indexes your notes (or is "
+                                   "RECALL_HOME not the folder you meant?)")
     if st.indexing is not None:
         from recall.indexing.progress import describe
 

@@ -140,7 +140,11 @@ class RecallTools:
         except (RecallError, OSError) as exc:
             from recall.ipc.client import daemon_status
 
-            return {**failure(exc), **agent_json({"daemon": daemon_status()})}
+            try:  # the daemon's status needs the same home: where that is what failed, it is not asked
+                daemon = daemon_status()
+            except (RecallError, OSError):
+                daemon = {"running": False, "note": "not asked: the home above cannot be used"}
+            return {**failure(exc), **agent_json({"daemon": daemon})}
 
     def _status(self) -> dict[str, Any]:
         st = self.app.status()

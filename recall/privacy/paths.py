@@ -67,6 +67,13 @@ def store_file() -> Path:
 
 def recall_home() -> Path:
     env = os.environ.get("RECALL_HOME")
+    if env and env != env.strip():
+        # Pasted with a space or a line end (an agent's `env` setting): it named a new, empty home
+        # beside the real one, the space unseen (an outside tester's, stop 60).
+        from recall.errors import HomeUnusable
+
+        raise HomeUnusable(f"RECALL_HOME {env!r} begins or ends with white space, so it names another folder "
+                           f"than the one meant: set it without (export RECALL_HOME=\"{env.strip()}\")")
     if env:
         home = expand_user(env, "RECALL_HOME")
     elif sys.platform == "darwin":

@@ -846,3 +846,22 @@ def test_a_relative_recall_home_makes_nothing_in_the_project(indexed, tmp_path):
                           capture_output=True, cwd=project, env=env_with(RECALL_HOME="rh"), timeout=30)
     assert_silent(proc)
     assert list(project.iterdir()) == []
+
+
+@pytest.mark.parametrize("home", ["{h} ", " {h}", "{h}\t", "{h}\n"])
+def test_a_recall_home_with_white_space_at_an_end_is_refused_in_one_line_and_made_nowhere(indexed, tmp_path, home):
+    """RECALL_HOME pasted with a space at its end (an agent's `env` setting): the hook made a new,
+    empty home "rh " beside the real one, and `recall status` showed it, the space unseen, with no
+    notes and no word why (an outside tester's, stop 60). The hook says nothing and makes nothing;
+    a command says what is wrong in one line, with the repair."""
+    base = tmp_path / "rh"
+    named = home.format(h=base)
+    proc = subprocess.run([PY, "-P", "-m", "recall.agents.hook"], input=event(MATCHING, str(tmp_path)),
+                          capture_output=True, cwd=tmp_path, env=env_with(RECALL_HOME=named), timeout=30)
+    assert_silent(proc)
+    status = subprocess.run([PY, "-P", "-m", "recall.cli", "status"], capture_output=True, text=True, cwd=tmp_path,
+                            env=env_with(RECALL_HOME=named), timeout=60)
+    assert status.returncode == 1 and "Traceback" not in status.stderr, status.stderr
+    [line] = status.stderr.strip().splitlines()
+    assert "white space" in line and f'RECALL_HOME="{base}"' in line, line
+    assert not os.path.exists(named) or named.strip() == named

@@ -182,8 +182,11 @@ def test_config_masks_a_password_in_the_team_url(recall_home):
 
 
 def test_status_reports_model_and_counts(sample_notes):
+    empty = json.loads(recall("status", "--json").stdout)  # a home removed, or another folder named: said
+    assert "recall index" in empty["nothing_indexed"], empty
     recall("index", "-q", str(sample_notes))
     data = json.loads(recall("status", "--json").stdout)
+    assert "nothing_indexed" not in data
     assert data["model_id"] == "hash-256"
     assert data["counts"]["notes"] == 51
     assert data["indexes"][0]["model_id"] == "hash-256"

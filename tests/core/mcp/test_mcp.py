@@ -450,3 +450,32 @@ def test_the_snippet_is_the_chunk_that_matched(tmp_path, recall_home, hash_model
     for words in ("walrus narwhal beluga", "zebra giraffe okapi"):
         found = json.loads(run_cli("search", "--all", "--json", words).stdout)["results"]
         assert found[0]["snippet"] == words, found[0]
+
+
+@pytest.mark.process
+def test_a_home_the_server_cannot_use_is_said_by_recall_status_not_a_traceback(tmp_path, monkeypatch):
+    """With RECALL_HOME unusable (here pasted with a space at its end), `recall_status` answered
+    "Error executing tool recall_status" and wrote a traceback: its fallback asked the daemon's
+    status, which needs the same home (an outside tester's, stop 60). It says the home's line;
+    `recall_context` answers nothing."""
+    import subprocess
+
+    from helpers.mcp_server import HELLO, call, read_replies, start
+
+    monkeypatch.setenv("RECALL_HOME", f"{tmp_path / 'rh'} ")
+    proc = start(tmp_path, subprocess.PIPE, subprocess.PIPE)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(HELLO + call(1, "recall_status", {}) + call(2, "recall_context", {"prompt": "a message"}))
+        proc.stdin.flush()
+        replies = {r.get("id"): r for r in read_replies(proc.stdout.fileno(), 3, 60)}
+        status = json.loads(replies[1]["result"]["content"][0]["text"])
+        assert "white space" in json.dumps(status), status
+        assert replies[2]["result"]["content"] == [{"type": "text", "text": ""}]
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        assert proc.stderr is not None
+        assert "Traceback" not in proc.stderr.read().decode()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
