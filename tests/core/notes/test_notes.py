@@ -413,3 +413,19 @@ def test_a_note_named_in_decomposed_unicode_gets_the_questions_typed_for_it(tmp_
     notes, _ = read_folder(tmp_path)
     got, problems = read_questions_file(tmp_path / "questions.jsonl", known=[n.stem for n in notes])
     assert got == {"résumé-export": ["how do I export my CV?"]} and problems == [], problems
+
+
+def test_an_empty_file_is_no_note_and_said_once(tmp_path):
+    """A 0-byte or blank `.md` was indexed as a note named by its file (no text, nothing to hand
+    over), and a folder of a thousand of them moved the calibrated floor: their stems, alike,
+    crowded every message's ranks (an outside tester's, stop 60). A note with a name only stays."""
+    from recall.notes.files import read_folder
+
+    (tmp_path / "empty.md").write_bytes(b"")
+    (tmp_path / "blank.md").write_text("  \n\n\t\n")
+    (tmp_path / "bom.md").write_bytes(b"\xef\xbb\xbf\n")
+    (tmp_path / "named.md").write_text("---\nname: Use pnpm, not npm\n---\n")
+    notes, problems = read_folder(tmp_path)
+    assert [n.name for n in notes] == ["Use pnpm, not npm"]
+    assert sorted(p.path.rsplit("/", 1)[-1] for p in problems) == ["blank.md", "bom.md", "empty.md"]
+    assert all("empty" in p.message and "skipped" in p.message for p in problems)
