@@ -124,6 +124,7 @@ class Commands:
             give_up_at = None
         t0 = time.perf_counter()
         if not self.state.ready.is_set():  # still loading: wait, within the asker's time
+            self.state.asked_while_loading.set()
             wait = LOAD_WAIT_S if give_up_at is None else give_up_at - time.time()
             if not self.state.ready.wait(max(0.0, wait)):
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)

@@ -137,7 +137,8 @@ def load_app(loop: Loop, config: Settings) -> None:
                                 delay_s=config.daemon.debug_delay_ms / 1000)
         app = Recall(config=config, embedder=embedder)
         app.searcher  # noqa: B018 - loads the index now, not on the first question
-        warm(app)
+        if not loop.state.asked_while_loading.is_set():  # else that question warms the path, answered at once
+            warm(app)
         embedder.batches = 0  # model calls for questions (`recall status`): the warm-up's is none
     except Exception as exc:  # noqa: BLE001
         loop.state.failed = True

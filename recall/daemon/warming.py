@@ -20,7 +20,10 @@ def warm(app: Recall) -> None:
     """What a first question loads, loaded before "ready": the masking rules (detect-secrets'
     plugins), the agents' envelopes, the project walk and one whole search and decision. The first
     question after each start took 250-420 ms in the daemon against 2 ms for the next, and its
-    message got nothing (an outside tester's, stop 58). A failure here is the questions' to say."""
+    message got nothing (an outside tester's, stop 58). Not when a question came during the load
+    (``DaemonState.asked_while_loading``: the hook that started the daemon waits for its answer):
+    that question loads the same on its way, and warming first only made it wait longer.
+    A failure here is the questions' to say."""
     from recall.privacy.masking import mask_secrets
     from recall.privacy.paths import encode_project_path, project_root, shown_project_key
     from recall.ranking.scope import Scope
