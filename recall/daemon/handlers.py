@@ -162,6 +162,7 @@ class Commands:
             return {"ok": False, "error": exc.error}
         wall_ms = (time.perf_counter() - t0) * 1000
         self.queries += 1
+        self.state.answered.set()
         if "stale" in res.timings and self.state.catch_up is not None:  # another model indexed since
             self.state.catch_up()
         give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)

@@ -65,9 +65,8 @@ def finish_after_first_answer(loop: Loop) -> None:
     ``FINISH_AFTER_S`` without a question; the questions meanwhile read it group by group."""
     from recall.embedding.usem3_cache import finish
 
-    end = time.monotonic() + FINISH_AFTER_S
-    while loop.commands.queries == 0 and time.monotonic() < end and not loop.state.stopping.is_set():
-        time.sleep(0.005)
+    # waited on, not polled: a thread waking every few ms took the GIL from the question it waits for
+    loop.state.answered.wait(FINISH_AFTER_S)
     time.sleep(ANSWER_SENT_S)
     try:
         finish()
