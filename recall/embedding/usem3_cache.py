@@ -262,7 +262,7 @@ def _save(use: Any, folder: Path, probe: np.ndarray) -> None:
             usem3_vocab.write(tmp, tok)
         finally:
             os.umask(old)
-        for stale in root.glob("usem3-*"):  # an earlier version's folder: 85 MB nobody reads again
+        for stale in root.glob("usem3-*"):  # an earlier version's folder: 91 MB nobody reads again
             if stale.name != folder.name:
                 shutil.rmtree(stale, ignore_errors=True)
         for orphan in root.glob(".new-*"):  # a process killed while it wrote; not one writing now
