@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", type=Path, required=True, help="the other checkout (its root folder)")
     ap.add_argument("--model", help="model spec (default: the config's)")
-    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=6, help="rounds of warm hooks (0: only the cold starts)")
     ap.add_argument("--cold", type=int, default=4, help="cold starts per checkout")
     args = ap.parse_args(argv)
     texts = prompts()
@@ -139,18 +139,19 @@ def main(argv: list[str] | None = None) -> None:
                 first_answered = wait_ready(env, 60) and ask(env, {"cmd": "status"}) or {}
                 cold[name].append((wall, int(first_answered.get("queries", 0)) > 0))
                 stop(env, None)
-    print(f"{'checkout':<10}{'at once':>8}{'n':>5}{'p50':>9}{'p95':>9}{'max':>9}")
-    for (name, n), ws in walls.items():
-        print(f"{name:<10}{n:>8}{len(ws):>5}{statistics.median(ws):>9.1f}{pct(ws, 95):>9.1f}{max(ws):>9.1f}")
-    for n in (1, 10, 20):
-        a, b = walls[("this", n)], walls[("baseline", n)]
-        print(f"{n} at once: p50 this/baseline {statistics.median(a) / statistics.median(b):.2f}, "
-              f"p95 {pct(a, 95) / pct(b, 95):.2f}")
+    if args.rounds > 0:
+        print(f"{'checkout':<10}{'at once':>8}{'n':>5}{'p50':>9}{'p95':>9}{'max':>9}")
+        for (name, n), ws in walls.items():
+            print(f"{name:<10}{n:>8}{len(ws):>5}{statistics.median(ws):>9.1f}{pct(ws, 95):>9.1f}{max(ws):>9.1f}")
+        for n in (1, 10, 20):
+            a, b = walls[("this", n)], walls[("baseline", n)]
+            print(f"{n} at once: p50 this/baseline {statistics.median(a) / statistics.median(b):.2f}, "
+                  f"p95 {pct(a, 95) / pct(b, 95):.2f}")
     for name, runs in cold.items():
-        answered = sum(a for _, a in runs)
+        answered, cold_walls = sum(a for _, a in runs), [w for w, _ in runs]
         print(f"cold start, {name}: the first message answered {answered}/{len(runs)}; hook wall p50 "
-              f"{statistics.median(w for w, _ in runs):.1f} ms (raised budget: the wall ends at the answer "
-              f"when there is one)")
+              f"{statistics.median(cold_walls):.1f} ms, p95 {pct(cold_walls, 95):.1f} ms (raised budget: the wall "
+              f"ends at the answer when there is one)")
     print(f"load average at the end: {os.getloadavg()}")
 
 

@@ -124,6 +124,7 @@ class Commands:
             give_up_at = None
         t0 = time.perf_counter()
         if not self.state.ready.is_set():  # still loading: wait, within the asker's time
+            self.state.asked_while_loading.set()
             wait = LOAD_WAIT_S if give_up_at is None else give_up_at - time.time()
             if not self.state.ready.wait(max(0.0, wait)):
                 log_event("expired", waited_ms=round((time.perf_counter() - t0) * 1000, 1), loading=True)
@@ -161,6 +162,7 @@ class Commands:
             return {"ok": False, "error": exc.error}
         wall_ms = (time.perf_counter() - t0) * 1000
         self.queries += 1
+        self.state.answered.set()
         if "stale" in res.timings and self.state.catch_up is not None:  # another model indexed since
             self.state.catch_up()
         give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)

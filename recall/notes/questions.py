@@ -31,7 +31,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from recall.notes.files import nfc
 from recall.notes.problems import Problem, capped
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.paths import LINKED_OUT, leads_outside, read_bytes
@@ -130,6 +129,10 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
     With ``known`` (the folder's note stems), a line naming no note is a problem too
     (``unknown_notes``), and left out. ``field="restatements"``: the notes' restatements.
     """
+    # here, not at the top: notes.files brings YAML and the markdown renderer (~40 ms), which the
+    # daemon's first answer after a start never needs (it reads negatives through this module)
+    from recall.notes.files import nfc
+
     problems: list[Problem] = []
     if leads_outside(path):
         return {}, [Problem(str(path), LINKED_OUT)]

