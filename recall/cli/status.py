@@ -51,18 +51,7 @@ def status(as_json: bool) -> None:
 
     if (past := budget_past_wait(app.config.daemon.hook_budget_ms)) is not None:
         info["hook_budget"] = past.removeprefix("note: ")
-    from pathlib import Path
-
-    from recall.agents.stale import broken_entries, stale_entries
-
-    if stale := stale_entries(Path.cwd()):
-        info["agent_entries"] = (f"{', '.join(map(str, stale))} hold(s) a command an older recall registered: run "
-                                 "`recall install` again (with --agent and --project as you first did)")
-    if broken := broken_entries(Path.cwd()):
-        info["agent_hooks"] = "; ".join(
-            f"{path} runs {python}, which is gone or has no recall: every message shows the agent a hook error; "
-            "run `recall install` again from the python you use now (with --agent and --project as you first "
-            "did), or `recall uninstall`" for path, python in broken)
+    info.update(_agent_entries())
     from recall.embedding.models import model_id_of
 
     if unused := app.config.unused_model_tables(model_id_of(app.config.model, app.config.gemini.dimensions)):
@@ -77,6 +66,25 @@ def status(as_json: bool) -> None:
             say(f"thresholds: {value['words']}")
             continue
         say(one_line(f"{key}: {_words(value)}"))  # one line each, whatever a path holds (a newline in RECALL_HOME)
+
+
+def _agent_entries() -> dict[str, str]:
+    """Lines on the agents' entries for recall here that an older recall wrote, or that run a
+    Python that is gone."""
+    from pathlib import Path
+
+    from recall.agents.stale import broken_entries, stale_entries
+
+    out = {}
+    if stale := stale_entries(Path.cwd()):
+        out["agent_entries"] = (f"{', '.join(map(str, stale))} hold(s) a command an older recall registered: run "
+                                "`recall install` again (with --agent and --project as you first did)")
+    if broken := broken_entries(Path.cwd()):
+        out["agent_hooks"] = "; ".join(
+            f"{path} runs {python}, which is gone or has no recall: every message shows the agent a hook error; "
+            "run `recall install` again from the python you use now (with --agent and --project as you first "
+            "did), or `recall uninstall`" for path, python in broken)
+    return out
 
 
 def _disk_full(home) -> str | None:
