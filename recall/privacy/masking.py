@@ -37,7 +37,7 @@ __all__ = ["MASK", "find_secrets", "mask_key", "mask_path", "mask_secrets", "mas
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 21  # 21: a secret joined to its name by "_" or "-" in text (stop 58)
+RULES_VERSION = 22  # 22: a secret named in prose or in a question and its answer (stop 61)
 
 
 def rules_mark(version: int = RULES_VERSION) -> str:
@@ -149,6 +149,29 @@ _ENV = (
     r"[A-Z0-9_]{0,100}"  # bounded, as no variable's name is longer: a 20,000-letter one took 7 s
     r"(?![a-z0-9_])[\"']?[ \t]*+(?::=|->|=|:)[ \t]*+"
 )
+
+# A secret named in prose or in a question and its answer (stop 61, an outside privacy tester's: "what is
+# the password? it is X" went from an agent CLI's questions into questions.jsonl, recall.db and BM25). The
+# words that name one, English and the Japanese, Chinese and Korean ones _WORDS knows (not all of _WORDS: tried
+# at every position of a text, its 100 words cost four times as much); after them a qualifier ("for the
+# staging db") or "again", then the sentence ends.
+_PROSE_NAME = (r"(?:passw(?:or)?d|passphrase|passcode|pwd|pw|secret|token|api[ _\-]?key|apikey|access[ _\-]?key"
+               r"|credentials|creds|login|パスワード|暗証番号|合言葉|密码|密碼|口令|비밀번호|비번|암호|トークン|apiキー"
+               r"|api キー|シークレット|秘密鍵|令牌|密钥|토큰)")
+_PROSE_OF = (r"(?:[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s?!:]{1,30}[ \t]+){0,3}?[^\s?!:]{0,29}[^\s?!:.])?"
+             r"(?:[ \t]+(?:again|now|here|please|today))?")
+# ... what opens the answer: "it is", "it's", "that was", "its", "A:"; and the value, ending where kana,
+# kanji or hangul begin (as in _LABELS).
+_ANSWER_IT = r"(?:(?:it|that|this)(?:'s|’s|[ \t]+is|[ \t]+was|[ \t]+will[ \t]+be)(?:[ \t]+(?:now|still|just))?|its)"
+_ANSWER = r"(?:" + _ANSWER_IT + r"|(?:a|ans|answer)[ \t]*[:.)])"
+_PROSE_VALUE = r"[ \t]*[\"'`「]?([^\s\"'`,;、。，」』" + _CJK + r"]{4,200})"
+# A question on one line and its answer on the next ("Q: staging db password" then "A: X").
+_QA_ASKED = r"(?m)^[ \t>*\-]*(?:q|question|frage)[ \t]*\d{0,3}[ \t]*[:.)][^\n]{0,200}?(?<![a-z0-9_\-])"
+_QA_ANSWERED = (r"[^\n]{0,200}\r?\n(?:[ \t]*\r?\n)?[ \t>*\-]*(?:a|ans|answer|antwort)[ \t]*\d{0,3}[ \t]*[:.)][ \t]*"
+                r"(?:" + _ANSWER_IT + r"[ \t]+)?")
+# A PIN's name and its digits (which only a PIN's name makes a secret: counts, ports and ids are digits too).
+_PIN_NAME = r"(?:pin(?:[ _\-]?(?:code|number))?|passcode|暗証番号)(?![a-z])"
+_PIN_DIGITS = r"[\"'「]?(\d{4,12})(?!\d|[.,]\d)"
 
 # (kind, pattern, group holding the secret (0 = whole match), options):
 #   b = must not start inside a word, c = must start right after a lower-case letter or a digit
@@ -377,6 +400,58 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:pin(?:[ _\-]?(?:code|number))?|暗証番号|passcode)[ \t]*(?:[:=：]|は|is)[ \t]*[\"'「]?"
      r"(\d{4,12})(?!\d|[.,]\d)", 1, "bl"),
     ("assignment", r"pin[ _\-]?(?:code|number)[ \t]+(\d{4,12})(?!\d|[.,]\d)", 1, "bl"),
+    # A secret named in prose or in a question and its answer (stop 61, an outside privacy tester's; the
+    # value judged as everywhere: no plain word or number, "v", and unlike a word, "r"):
+    # ... the name ends its sentence or question, the next one gives it: "what is the password? it is X",
+    # "what's the db password? it's X", "I reset the db password. It is now X", "staging password? A: X";
+    ("assignment", _PROSE_NAME + _PROSE_OF + r"[ \t]*[?.!;,:]{1,3}[ \t]*" + _ANSWER + r"[ \t]*:?" + _PROSE_VALUE,
+     1, "blvr"),
+    # ... a question that asks what it is, the answer after its "?" alone: "what was the staging token? X",
+    # "パスワードは？ X";
+    ("assignment", r"(?:(?:what|which|whats|what's|what’s|tell[ \t]+me|remind[ \t]+me|do[ \t]+you[ \t]+(?:know"
+     r"|have|remember))(?![a-z])[^\n?.!]{0,60}?(?<![a-z0-9_\-])" + _PROSE_NAME + _PROSE_OF
+     + r"|(?:パスワード|暗証番号|合言葉|密码|密碼|口令|비밀번호|비번|암호|トークン|apiキー)(?:は|って|是|는|은)?"
+     r"(?:何|なに|什么|뭐)?(?:ですか|でしたっけ|吗|예요|에요)?)[ \t]*\?{1,3}" + _PROSE_VALUE, 1, "lvr"),
+    # ... on the answer line of a Q/A pair ("Q: staging db password" then "A: X"; "Question:", "Answer:");
+    ("assignment", _QA_ASKED + _PROSE_NAME + _QA_ANSWERED + _PROSE_VALUE, 1, "lvr"),
+    ("assignment", _QA_ASKED + _PIN_NAME + _QA_ANSWERED + _PIN_DIGITS, 1, "l"),
+    # ... a few words later in its sentence: a word that says what of it ("The secret answer is X", "the pass
+    # phrase is X") or who uses it ("the password we use is X", "the password you need is X"),
+    ("assignment", r"(?:password|passwd|passphrase|passcode|pass|secret|token|api[ _\-]?key|pin)(?:[ \t]+(?:answer"
+     r"|phrase|word|code|itself|(?:that|which)[ \t]+(?:we|you|i|they)[ \t]+[a-z]{2,12}|(?:we|you|i|they)[ \t]+"
+     r"(?:use|used|need|needed|set|chose|picked|typed|entered|got|want|gave[ \t]+(?:me|us|you))|to[ \t]+use)){1,2}"
+     r"[ \t]+(?:is|was)(?:[ \t]*:)?" + _PROSE_VALUE, 1, "blvr"),
+    # ... after "use the token X", "with the root password X", "enter the secret X",
+    ("assignment", r"(?:use|using|with|enter|type|try)[ \t]+(?:the[ \t]+)?(?:[a-z0-9_\-]{1,20}[ \t]+)?"
+     r"(?:password|passphrase|passcode|secret|token|api[ _\-]?key)[ \t]+" + _PROSE_VALUE, 1, "blvr"),
+    # ... a login's user, then its password: "login with admin and X", "log in as root with X", "sign in with
+    # deploy / X" ("log in with Google and GitHub" stays: a plain word),
+    ("assignment", r"(?:log[ \-]?in|sign[ \-]?in|log[ \-]?on)[ \t]+(?:with|as|using)[ \t]+(?:user[ \t]+)?[^\s/]{1,64}"
+     r"(?:[ \t]*/[ \t]*|[ \t]+(?:and|with|using)[ \t]+(?:(?:the[ \t]+)?(?:password|passphrase|pass|pw|pwd)[ \t]+)?)"
+     + _PROSE_VALUE, 1, "blvr"),
+    # ... and a credentials pair with spaces around "/" or a comma ("credentials admin / X", "creds: admin , X"),
+    ("assignment", _CREDS + r"(?:[ \t]+(?:are|is|were|was))?[ \t]*[:=：]?[ \t]*[a-z0-9_.@\-]{1,64}"
+     r"(?:[ \t]+/[ \t]*|[ \t]*/[ \t]+|[ \t]*,[ \t]*|[ \t]+and[ \t]+)" + _PROSE_VALUE, 1, "blvu"),
+    # ... typed at the prompt a password's name or option asks with: "psql -U admin -W then type X", "mysql -u
+    # root -p and enter X", "when prompted for the passphrase, enter X" (not a bare "prompt": "type python3"),
+    ("assignment", r"(?:-[wp]|password|passphrase|passcode|pin)(?![a-z0-9_])[^\n]{0,60}?(?<![a-z0-9_\-])"
+     r"(?:type[ds]?|enter(?:ed|s)?|paste[ds]?|input)(?![a-z])(?:[ \t]+(?:in|it))?" + _PROSE_VALUE, 1, "blvr"),
+    # ... after a comment's or a pair's "pass": "ssh deploy@host # pass X", "user admin pass X", "(pass X)",
+    ("assignment", r"(?:[#(,;|][ \t]*|//[ \t]*|(?<![\w-])--[ \t]+"
+     r"|(?<![a-z0-9_])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*[^\s,;:=]{1,64}[ \t]*[,;/]?[ \t]+)"
+     r"(?:pass(?:word|wd)?|pw|pwd)(?:[ \t]+is)?[ \t]+" + _PROSE_VALUE, 1, "lvr"),
+    # ... a PIN's digits a few words after its name: "use the pin 4821 to unlock", "the pin for the safe is
+    # 4821", "what's the pin? it's 4821" ("the pin is on the back of the card" stays: no digits).
+    ("assignment", _PIN_NAME + r"(?:[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s?.!:]{1,30}[ \t]+){0,3}?[^\s?.!:]{1,30})?"
+     r"(?:[ \t]+(?:is|was)|[ \t]*\?{1,3}(?:[ \t]*" + _ANSWER + r")?)?[ \t]+" + _PIN_DIGITS, 1, "bl"),
+    # A URL's signature, which signs it as its credential does (a presigned S3 or GCS URL: the credential was
+    # masked, the signature kept): X-Amz-Signature=, X-Goog-Signature=, any ...signature= or sig= (stop 61).
+    ("url-query", r"[?&;](?:[a-z0-9_\-]*signature|sig)=([^&\s#\"'`]{8,400})", 1, "lv"),
+    # An environment name that says it holds a secret, a space, then its value ("HEROKU_API_KEY <uuid>",
+    # "GITHUB_TOKEN X", as `env` and a dashboard's table print them; stop 61).
+    ("assignment", r"(?<![A-Za-z0-9_\-])[A-Z][A-Z0-9_]{0,100}?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|_PASS|TOKEN|SECRET"
+     r"|(?:API|ACCESS|PRIVATE|AUTH|APP|MASTER|SIGNING|SECRET|ENCRYPTION|LICENSE)_?KEY|CREDENTIALS?)S?"
+     r"(?![A-Za-z0-9_])[ \t]+[\"'`]?([^\s\"'`,;]{5,200})", 1, "vr"),
     # A password that is one plain word, ending its line or sentence: "password: sunshine",
     # "Password for the prod box: letmein", "admin password is letmein". Not the words that
     # say something about a password ("is wrong", ": required", "is hashed").
@@ -548,7 +623,7 @@ def _no_type(value: str) -> bool:
 
 
 def _plausible_value(value: str, quoted: bool) -> bool:
-    v = value.rstrip(".,;:)]}")
+    v = value.rstrip(".,;:)]}?")  # "?" the question's: "what is the password policy?" (stop 61)
     if len(v) < 4 or MASK in v or not _no_type(v) or "://" in v or _SCHEME.fullmatch(v) or _REFERENCE.fullmatch(v):
         return False  # "://": a reference (vault://, https://...), not the secret itself
     if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):

@@ -463,3 +463,97 @@ def test_a_value_ends_where_kana_kanji_or_hangul_begin(text: str, after: str):
     masked = mask_secrets(text)
     assert "[REDACTED]" in masked and masked.endswith("[REDACTED]" + after) or masked.endswith(
         "[REDACTED] " + after), masked
+
+
+# --- A secret named in prose or in a question and its answer (an outside privacy tester's, stop 61) ------
+# A word that names a secret, the value a few words later in the same sentence, in the next sentence of the
+# same line, or on the answer line of a Q/A pair; a URL's signature; an environment name and a space.
+
+PROSE_NAMED = [
+    # a question and its answer on one line (an agent CLI's written questions kept this in questions.jsonl)
+    "what is the password? it is {}", "what's the db password? it's {}", "What is the wifi password? It is {}!",
+    "what was the staging token? {}", "Which passphrase? It's {}", "I reset the db password. It is now {}",
+    "Do you know the password? it's Ps-{}", "what is the pw? it is {}",
+    "what is the secret? it was {}", "Q: staging db password? A: {}", "パスワードは？ {}",
+    # ... and on the answer line of a Q/A pair
+    "Q: staging db password\nA: {}", "Q: What is the root password?\nA: {}", "Question: vpn passphrase\nAnswer: {}",
+    "Q: admin login\nA: it is {}", "Q. token for the bot\nA. {}", "- Q: パスワード\n- A: {}",
+    # a few words later in the same sentence
+    "login with admin and {}", "log in as root with {}", "sign in with deploy / {}", "The secret answer is {}",
+    "the password we use is {}", "the password you need is {}", "the pass phrase is {}", "use the token {} for CI",
+    "credentials admin / {}", "credentials are admin / {}", "creds: admin , {}",
+    # a prompt that asks for it, and a comment or a pair that names it
+    "psql -U admin -W then type {}", "mysql -u root -p and enter {}", "at the password prompt type {}",
+    "when prompted for the passphrase, enter {}", "ssh deploy@host # pass {}",
+    "user admin pass {}", "connect as admin (pass {})",
+    # an environment name that says KEY, TOKEN or SECRET, a space, its value
+    "HEROKU_API_KEY {}", "GITHUB_TOKEN   {}", "export STRIPE_SECRET_KEY {}", "JWT_SECRET {}",
+]
+PROSE_KEPT = [
+    "the password is stored in Vault", "rotate the token every 90 days", "the pin is on the back of the card",
+    "set the secret in GitHub settings", "what is the password policy?", "the login page is slow",
+    "what is the password policy? it is documented in the wiki", "what's the token limit? it's 4096 per request",
+    "where is the password? It is in the vault", "Did you rotate the API key? It is due on 2024-05-01",
+    "We use a password manager. It's 1Password.", "the password manager we use is 1Password",
+    "what is a token? It's a unit of text", "Q: how do I reset my password?\nA: Use the reset link.",
+    "Q: where is the staging db password?\nA: In Vault, under kv/staging", "Q: token lifetime\nA: 3600s",
+    "log in with Google and GitHub", "login as admin and check the logs", "sign in with email and password",
+    "credentials for the bucket: read / write", "psql -U admin -W then type your password",
+    "when prompted for the password, enter the one from Vault", "# pass the flag through", "user admin pass through",
+    "GITHUB_TOKEN is required", "set GITHUB_TOKEN in the repo settings", "AWS_SECRET_ACCESS_KEY and AWS_ACCESS_KEY_ID",
+    "API_KEY_HEADER X-Api-Key", "HEROKU_API_KEY ${{ secrets.HEROKU_API_KEY }}", "the secret answer is no",
+    "pin the version to 1.2.3", "the pin is 4 digits long", "spin 4000 rpm", "the pin code is on the card",
+    "https://example.com/search?q=signature&page=2", "what is the password? It is the same as before.",
+]
+PIN_NAMED = ["use the pin {} to unlock", "PIN {}", "the pin for the safe is {}", "what's the pin? it's {}",
+             "Q: garage pin\nA: {}"]
+
+
+@pytest.mark.parametrize("shape", PROSE_NAMED)
+def test_a_secret_named_in_prose_or_in_a_question_and_its_answer_is_masked(shape: str):
+    _masked(shape)
+
+
+@pytest.mark.parametrize("shape", PIN_NAMED)
+def test_a_pin_named_in_prose_is_masked(shape: str):
+    pin = str(random.Random(shape).randint(1000, 999_999))
+    masked = mask_secrets(shape.format(pin))
+    assert pin not in masked and MASK in masked, masked
+
+
+@pytest.mark.parametrize("name", ["X-Amz-Signature", "X-Goog-Signature", "X-Goog-signature"])
+def test_a_urls_signature_is_masked(name: str):
+    sig = _hex(name, 64)
+    url = (f"https://b.s3.amazonaws.com/k.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=900&{name}={sig}"
+           "&x-id=GetObject")
+    masked = mask_secrets(url)
+    assert sig not in masked and f"{name}={MASK}&x-id=GetObject" in masked, masked
+
+
+def test_an_environment_name_and_a_space_before_a_uuid_is_masked():
+    import uuid
+
+    key = str(uuid.UUID(int=random.Random("heroku").getrandbits(128), version=4))
+    assert mask_secrets(f"HEROKU_API_KEY {key}") == f"HEROKU_API_KEY {MASK}"
+
+
+@pytest.mark.parametrize("text", PROSE_KEPT)
+def test_prose_that_only_names_a_secret_stays(text: str):
+    _kept(text)
+
+
+def test_prose_rules_take_time_in_proportion_to_the_text():
+    _fast("what is the password? " * 5_000)
+    _fast("password " * 12_000)
+    _fast("a" * 200_000)
+    _fast("A" * 200_000)
+    _fast("Q: password\n" * 8_000)
+    _fast("Q: password" + " " * 100_000 + "\nA: x")
+    _fast("login with a and " * 6_000)
+    _fast("-W then " * 12_000)
+    _fast("HEROKU_API_KEY " * 6_000)
+    _fast("pin " * 25_000)
+    _fast("?sig=" * 20_000)
+    _fast("# pass " * 14_000)
+    _fast("credentials a / " * 6_000)
+    _fast("what is the password for " + "a " * 50_000 + "? it is x")
