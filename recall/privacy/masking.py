@@ -37,7 +37,7 @@ __all__ = ["MASK", "find_secrets", "mask_key", "mask_path", "mask_secrets", "mas
 # Bumped whenever the rules find more: every note indexed under an older version is read
 # and masked again at the next `recall index` (it is part of each note's fingerprint), and
 # the store is then scrubbed of the text masked before (recall.store.sqlite.Store.scrub).
-RULES_VERSION = 22  # 22: a secret named in prose or in a question and its answer (stop 61)
+RULES_VERSION = 22  # 22: a secret named in prose or in a question and its answer (stop 60)
 
 
 def rules_mark(version: int = RULES_VERSION) -> str:
@@ -150,7 +150,7 @@ _ENV = (
     r"(?![a-z0-9_])[\"']?[ \t]*+(?::=|->|=|:)[ \t]*+"
 )
 
-# A secret named in prose or in a question and its answer (stop 61, an outside privacy tester's: "what is
+# A secret named in prose or in a question and its answer (stop 60, an outside privacy tester's: "what is
 # the password? it is X" went from an agent CLI's questions into questions.jsonl, recall.db and BM25). The
 # words that name one, English and the Japanese, Chinese and Korean ones _WORDS knows (not all of _WORDS: tried
 # at every position of a text, its 100 words cost four times as much); after them a qualifier ("for the
@@ -400,7 +400,7 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", r"(?:pin(?:[ _\-]?(?:code|number))?|暗証番号|passcode)[ \t]*(?:[:=：]|は|is)[ \t]*[\"'「]?"
      r"(\d{4,12})(?!\d|[.,]\d)", 1, "bl"),
     ("assignment", r"pin[ _\-]?(?:code|number)[ \t]+(\d{4,12})(?!\d|[.,]\d)", 1, "bl"),
-    # A secret named in prose or in a question and its answer (stop 61, an outside privacy tester's; the
+    # A secret named in prose or in a question and its answer (stop 60, an outside privacy tester's; the
     # value judged as everywhere: no plain word or number, "v", and unlike a word, "r"):
     # ... the name ends its sentence or question, the next one gives it: "what is the password? it is X",
     # "what's the db password? it's X", "I reset the db password. It is now X", "staging password? A: X";
@@ -445,10 +445,10 @@ _OWN: list[tuple[str, str, int, str]] = [
     ("assignment", _PIN_NAME + r"(?:[ \t]+(?:for|of|on|to)[ \t]+(?:[^\s?.!:]{1,30}[ \t]+){0,3}?[^\s?.!:]{1,30})?"
      r"(?:[ \t]+(?:is|was)|[ \t]*\?{1,3}(?:[ \t]*" + _ANSWER + r")?)?[ \t]+" + _PIN_DIGITS, 1, "bl"),
     # A URL's signature, which signs it as its credential does (a presigned S3 or GCS URL: the credential was
-    # masked, the signature kept): X-Amz-Signature=, X-Goog-Signature=, any ...signature= or sig= (stop 61).
+    # masked, the signature kept): X-Amz-Signature=, X-Goog-Signature=, any ...signature= or sig= (stop 60).
     ("url-query", r"[?&;](?:[a-z0-9_\-]*signature|sig)=([^&\s#\"'`]{8,400})", 1, "lv"),
     # An environment name that says it holds a secret, a space, then its value ("HEROKU_API_KEY <uuid>",
-    # "GITHUB_TOKEN X", as `env` and a dashboard's table print them; stop 61).
+    # "GITHUB_TOKEN X", as `env` and a dashboard's table print them; stop 60).
     ("assignment", r"(?<![A-Za-z0-9_\-])[A-Z][A-Z0-9_]{0,100}?(?:PASSWORD|PASSWD|PASSPHRASE|_PWD|_PASS|TOKEN|SECRET"
      r"|(?:API|ACCESS|PRIVATE|AUTH|APP|MASTER|SIGNING|SECRET|ENCRYPTION|LICENSE)_?KEY|CREDENTIALS?)S?"
      r"(?![A-Za-z0-9_])[ \t]+[\"'`]?([^\s\"'`,;]{5,200})", 1, "vr"),
@@ -623,7 +623,7 @@ def _no_type(value: str) -> bool:
 
 
 def _plausible_value(value: str, quoted: bool) -> bool:
-    v = value.rstrip(".,;:)]}?")  # "?" the question's: "what is the password policy?" (stop 61)
+    v = value.rstrip(".,;:)]}?")  # "?" the question's: "what is the password policy?" (stop 60)
     if len(v) < 4 or MASK in v or not _no_type(v) or "://" in v or _SCHEME.fullmatch(v) or _REFERENCE.fullmatch(v):
         return False  # "://": a reference (vault://, https://...), not the secret itself
     if any(c in v for c in "()[]{}") or _DOTTED_NAME.match(v):

@@ -465,7 +465,7 @@ def test_a_value_ends_where_kana_kanji_or_hangul_begin(text: str, after: str):
         "[REDACTED] " + after), masked
 
 
-# --- A secret named in prose or in a question and its answer (an outside privacy tester's, stop 61) ------
+# --- A secret named in prose or in a question and its answer (an outside privacy tester's, stop 60) ------
 # A word that names a secret, the value a few words later in the same sentence, in the next sentence of the
 # same line, or on the answer line of a Q/A pair; a URL's signature; an environment name and a space.
 

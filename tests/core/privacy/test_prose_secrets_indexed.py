@@ -1,4 +1,4 @@
-"""A secret named in prose or in a question and its answer never reaches the index (stop 61).
+"""A secret named in prose or in a question and its answer never reaches the index (stop 60).
 
 An outside privacy tester's "what is the password? it is X", written by an agent CLI into a note's
 questions, was kept in ``questions.jsonl``, ``recall.db`` and the lexical index. Here a note says it in
