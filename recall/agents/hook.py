@@ -22,8 +22,11 @@ a note it handed over in that session within ``[hook] repeat_after`` messages (i
 Messages nobody typed (turns the agent makes itself, e.g. ``<task-notification>`` when a
 background job ends: ``nobody_typed``) and automated sessions get nothing, as do very short ones.
 
-Whatever happens (no daemon, a slow or killed daemon, bad input, a bug here) it prints
-nothing and exits 0: a memory aid must never block or break a prompt. When no daemon
+Whatever happens (no daemon, a slow or killed daemon, bad input, a bug here, a RECALL_HOME on
+a mount that hangs) it prints nothing and exits 0: a memory aid must never block or break a
+prompt. The budget bounds the whole process: a watchdog thread started first thing
+(``recall.agents.deadline``) ends it at the budget plus ``GRACE_S``, whatever it is held in; the
+answer is written whole while the budget holds or not at all, and one read after it is dropped. When no daemon
 runs it starts one in the background and waits for its answer within what is left of
 the budget (the daemon listens before it loads the model); if the start takes longer,
 that message gets nothing and the daemon answers the next one. The daemon logs each answer as
@@ -32,7 +35,8 @@ reading it), it tells the daemon so (``tell_unsent``: one short message, on that
 and ``recall log --stats`` and the page count that answer as none.
 
 Start-up time is the cost of every message, so this imports the standard library,
-``recall.privacy``, ``recall.config.snapshot``, ``recall.ipc.client`` and its agent's module only
+``recall.privacy``, ``recall.config.snapshot``, ``recall.ipc.client``, ``recall.agents.deadline``
+and its agent's module only
 (no numpy, no model, no click, no TOML parser; the core's settings loader only when the snapshot
 is missing or older than the config file). The prompt is never written anywhere.
 """
@@ -51,7 +55,7 @@ if not __package__:  # run as a file: import the package from its parent folder
     sys.path[0] = os.path.dirname(os.path.dirname(_here))
 
 try:  # a half-written upgrade (a module of another release) fails here, before main()'s guard
-    from recall.agents import registry, wire
+    from recall.agents import deadline, registry, wire
     from recall.config import snapshot
     from recall.privacy import coredumps
     from recall.privacy.paths import relative_home, store_file, user_config_path
@@ -61,17 +65,20 @@ except BaseException:  # noqa: BLE001 - run as the hook: nothing printed, exit 0
     raise
 
 
-def hook_settings() -> dict | None:
+def hook_settings(until: deadline.Deadline | None = None) -> dict | None:
     """What the hook needs of the settings (budget, skip lists, minimum length): the snapshot
     the core writes whenever it loads them (``recall.config.snapshot``). After a config edit,
     or before any ``recall`` command ran, the core loads the settings here once (and writes the
-    snapshot); a config that cannot be read leaves the last snapshot in force, and with none
-    the hook hands nothing over. Shared with the MCP tool."""
+    snapshot; ``until``, the caller's deadline, moved to give that load ``LOAD_WAIT_S``); a config
+    that cannot be read leaves the last snapshot in force, and with none the hook hands nothing
+    over. Shared with the MCP tool."""
     conf = snapshot.read()
     if conf is not None:
         return conf
     stamp = snapshot.config_stamp(user_config_path())  # before reading: an edit meanwhile is seen
     if stamp is None or snapshot.rejected() != stamp:  # a file already refused is not parsed again (AG02)
+        if until is not None:
+            until.move(max(until.at, time.monotonic() + deadline.LOAD_WAIT_S))
         try:
             from recall.config.load import refresh_snapshot
 
@@ -146,12 +153,6 @@ def reply_for(prompt: object, cwd: str, entrypoint: str, started: float | None =
     return ask(prompt, cwd, conf, started, session)
 
 
-def context_block(prompt: object, cwd: str, entrypoint: str, started: float | None = None,
-                  conf: dict | None = None, session: str | None = None) -> str:
-    """The daemon's block for one message, or "" (``reply_for``). Shared with the MCP tool."""
-    return block_of(reply_for(prompt, cwd, entrypoint, started, conf, session))
-
-
 def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
            started: float | None = None, conf: dict | None = None) -> tuple[str, str] | None:
     """The line to print for one event and the daemon's reference to its answer (``ref``: what the
@@ -182,18 +183,20 @@ def agent_arg(argv: list[str]) -> str:
     return registry.DEFAULT
 
 
-WRITE_GRACE_S = 0.05  # what writing the answer may take past the budget, at least
+WRITE_GRACE_S = 0.05  # what writing an answer that came within the budget may take past it
 READ_GRACE_S = 0.02  # what reading the event may take past the budget, at least
 
 
 UNSENT_WAIT_S = 0.25  # what telling the daemon of an answer never handed over may take, on that failure only
 
 
-def _write_within(data: bytes, deadline: float) -> str | None:
-    """``data`` to stdout by ``deadline``, else dropped: an agent whose pipe was full (it read
-    nothing) held the hook in its write for good (stop 46, an outside tester). None when all of
-    it was written, else why it was not (the agent closed the hook's stdout, or stopped reading):
-    a line cut short is no answer the agent can read either."""
+def _write_within(data: bytes, by: float) -> str | None:
+    """``data`` to stdout by ``by`` (``time.monotonic()``), else dropped: an agent whose pipe was
+    full (it read nothing) held the hook in its write for good (stop 46, an outside tester). None
+    when all of it was written, else why it was not (the agent closed the hook's stdout, or stopped
+    reading): a line cut short is no answer the agent can read either. One ``write`` where the
+    pipe has room (an agent that reads it); the watchdog never ends the process in the middle of
+    it (``Watch.write``)."""
     import select
 
     if sys.stdout is None:  # started with no stdout at all
@@ -203,7 +206,7 @@ def _write_within(data: bytes, deadline: float) -> str | None:
         os.set_blocking(fd, False)
         view = memoryview(data)
         while view:
-            left = deadline - time.monotonic()
+            left = by - time.monotonic()
             if left <= 0 or not select.select([], [fd], [], left)[1]:
                 return "not read in time"
             try:
@@ -247,14 +250,28 @@ def process_age_s() -> float:
     return min(max(age, 0.0), 1.0)
 
 
+def last_word(watch: deadline.Watch) -> None:
+    """What the watchdog says as it ends the hook (``recall.agents.deadline``): the daemon's answer
+    read and not handed over, or waiting unread on the socket (it answered in time, the hook was
+    held past its budget), told as unsent, so that it is not counted as handed over."""
+    inflight = sys.modules.get("recall.ipc.inflight")  # not imported: no question was asked
+    ref = watch.pending or (inflight.unread_reply_ref() if inflight is not None else "")
+    if ref:
+        tell_unsent(ref, "not read in time")
+
+
 def main() -> None:
     # the budget covers the interpreter's start, and reading the event and the settings too
     started = time.monotonic() - process_age_s()
+    # first of all, the deadline of the whole process (every path under RECALL_HOME may hang), the
+    # budget's once the settings are read; a start that spent it still reads the event and starts a daemon
+    watch = deadline.watch(max(started + deadline.SETTINGS_WAIT_S, time.monotonic() + deadline.GRACE_S), last_word)
     try:
         coredumps.forbid()  # it holds the message: SIGQUIT or SIGABRT must not dump it to disk
         # a relative home names a folder in each project the agent runs in: nothing to say, nothing made there
-        conf = None if relative_home() else hook_settings()
+        conf = None if relative_home() else hook_settings(watch.deadline)
         wait_s = conf["budget_ms"] / 1000.0 if conf else wire.READ_WAIT_S
+        watch.deadline.move(max(started + wait_s, time.monotonic()) + deadline.GRACE_S)
         # a stdin never at its end costs the budget; an event already written is read even when a slow
         # start spent it, so that a missing daemon is still started for the next message
         raw = wire.read_event_bytes(sys.stdin.buffer, max(started + wait_s, time.monotonic() + READ_GRACE_S))
@@ -262,9 +279,13 @@ def main() -> None:
         said = None if raw is None or conf is None else answer(raw, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""),
                                                                agent_arg(sys.argv[1:]), started, conf)
         if said:
-            line, ref = said
-            why = _write_within(line.encode("utf-8") + b"\n", max(started + wait_s, time.monotonic() + WRITE_GRACE_S))
+            line, watch.pending = said
+            data = line.encode("utf-8") + b"\n"
+            # an answer read after the budget (the hook was held in its read) is dropped, not written late
+            why = "not read in time" if time.monotonic() > started + wait_s else \
+                watch.write(lambda: _write_within(data, started + wait_s + WRITE_GRACE_S))
             if why is not None:  # the daemon logged it handed over: it was not
+                ref, watch.pending = watch.pending, ""
                 tell_unsent(ref, why)
     except BaseException:  # noqa: BLE001 - fail open: nothing printed, exit 0
         pass

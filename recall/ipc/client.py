@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from recall.errors import RecallError
+from recall.ipc import inflight
 from recall.privacy import trust
 from recall.privacy.paths import daemon_log, ensure_private_dir, pid_exists, read_bytes, run_dir, user_config_path
 from recall.privacy.regular import not_a_file, open_regular, read_regular
@@ -242,9 +243,8 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None, s
     status = status or read_status()  # ``status``: the caller read it already
     if status is None:
         raise DaemonUnavailable("no daemon running")
-    # The deadline travels as wall-clock time (monotonic clocks are per machine boot but
-    # not comparable across processes everywhere), so the daemon can skip a question
-    # whose asker has already given up.
+    # The deadline travels as wall-clock time (monotonic clocks are per machine boot, not comparable
+    # across processes everywhere), so the daemon can skip a question whose asker has already given up.
     msg = {**msg, "v": PROTOCOL, "give_up_at": time.time() + (deadline - time.monotonic())}
     if isinstance(msg.get("prompt"), str):
         msg["prompt"] = ends(msg["prompt"])
@@ -256,9 +256,9 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None, s
             raise DaemonUnavailable("no secret file") from exc
         nonce = os.urandom(16).hex()
         msg["secret"], msg["nonce"] = secret, nonce
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    else:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = inflight.opened(socket.AF_INET)
+    else:  # both remembered as the exchange in flight: a hook held past its budget reads its reply's ref
+        sock = inflight.opened(socket.AF_UNIX)
     try:
         _set_timeout(sock, deadline)
         try:

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,15 @@ from recall.privacy.paths import os_error_line
 from recall.privacy.safetext import agent_json
 
 if TYPE_CHECKING:
+    from recall.agents.deadline import Deadline
     from recall.api import Recall
 
 
 log = logging.getLogger("recall.mcp")
 MAX_K = 50  # an agent asking for more than this is paging through noise
+# recall_context's threads at once, a stuck one included (its home on a mount that hangs): past it the
+# empty answer at once, not one more thread (recall.agents.deadline.bounded)
+CONTEXT_THREADS = 4
 
 
 def failure(exc: OSError | RecallError) -> dict[str, str]:
@@ -31,6 +36,15 @@ def failure(exc: OSError | RecallError) -> dict[str, str]:
     wrong, the command that repairs it), for the agent to relay, rather than the SDK's bare
     "Error executing tool"."""
     return agent_json({"error": str(exc) if isinstance(exc, RecallError) else os_error_line(exc)})
+
+
+def _untaken(found: tuple[str, object]) -> None:
+    """An answer ``recall_context`` did not hand over (it came after the budget): told to the daemon,
+    which logged it as handed over, so that it is counted as none (``recall log --stats``, the page)."""
+    from recall.agents.hook import tell_unsent
+
+    if isinstance(found[1], str):
+        tell_unsent(found[1], "not read in time")
 
 
 def project_dir() -> Path:
@@ -49,6 +63,7 @@ class RecallTools:
         self._app = app
         self.cwd = cwd or project_dir()
         self._lock = threading.Lock()
+        self._context_slots = threading.BoundedSemaphore(CONTEXT_THREADS)
         self._stamp: list | None = None  # config.toml as the app was made or last brought in line with it
 
     @property
@@ -110,14 +125,21 @@ class RecallTools:
         agent's session id, when the hook passes it (``${session_id}``): a note handed over in it is
         not handed over again for ``[hook] repeat_after`` messages, as with the command hook.
 
+        Within the hook's budget as a whole, reading the settings and RECALL_HOME included: computed
+        in a thread of its own (``recall.agents.deadline.bounded``), "" at the deadline.
+
         Never raises: a hook tool that errors is shown to the user by some clients.
         """
         try:
-            from recall.agents import registry
+            from recall.agents import deadline, registry
             from recall.agents.wire import agent_context
 
             claude = registry.get("claude")  # Claude Code's envelope and cap (Codex reads the same shape)
-            block = self._context(prompt, cwd, session)
+            started = time.monotonic()
+            until = deadline.Deadline(started + deadline.SETTINGS_WAIT_S)  # the budget's, once the settings are read
+            found = deadline.bounded(lambda d: self._context(prompt, cwd, session, started, d), until, None,
+                                     self._context_slots, late=_untaken)
+            block = found[0] if found else ""
             if not block:
                 return ""
             return agent_context(block, claude.MAX_CHARS) if as_text else claude.output(block) or ""
@@ -125,14 +147,30 @@ class RecallTools:
             log.debug("recall_context: %s", type(exc).__name__)  # never the message itself
             return ""
 
-    def _context(self, prompt: object, cwd: object, session: object = None) -> str:
-        from recall.agents.hook import context_block
+    def _context(self, prompt: object, cwd: object, session: object, started: float,
+                 until: Deadline) -> tuple[str, str] | None:
+        """The daemon's block for ``prompt`` and its ref, or None; an answer read after the budget
+        (the thread was held) is told to the daemon as never handed over, and is None."""
+        from recall.agents.deadline import GRACE_S
+        from recall.agents.hook import block_of, hook_settings, reply_for
         from recall.agents.wire import session_of
 
+        conf = hook_settings(until)
+        if conf is None:
+            return None
+        until.move(started + conf["budget_ms"] / 1000.0 + GRACE_S)
         # No daemon: the hook's path starts one and waits for it within the budget (the first
         # message after a cold start is answered when the start fits in it).
         where = cwd if isinstance(cwd, str) and cwd else str(self.cwd)
-        return context_block(prompt, where, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), session=session_of(session))
+        reply = reply_for(prompt, where, os.environ.get("CLAUDE_CODE_ENTRYPOINT", ""), started, conf,
+                          session_of(session))
+        block, ref = block_of(reply), reply.get("ref") if isinstance(reply, dict) else None
+        if not block:
+            return None
+        if time.monotonic() > started + conf["budget_ms"] / 1000.0:
+            _untaken((block, ref))
+            return None
+        return block, ref if isinstance(ref, str) else ""
 
     def status(self) -> dict[str, Any]:
         try:
