@@ -368,8 +368,13 @@ def refresh(data: Path, cwd: str) -> int:
         return 0  # another session's refresh runs: it reads the same notes
     python, env = Path(_env_json(data).get("python") or env_python(data)), recall_env(data)  # checked by the caller
     apply_option(data, python, env)
-    return subprocess.run(recall_cmd(python, "index", "--quiet"), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    quiet: dict = {"cwd": cwd, "env": env, "stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                   "stderr": subprocess.DEVNULL}
+    # The daemon started now, while the user types (none runs after a reboot, or idle past
+    # daemon.idle_exit_hours): started by the session's first message instead, it loaded while
+    # that message waited, and the message got nothing (stop 60). Detached; one that runs stays.
+    subprocess.run(recall_cmd(python, "serve", "--wait", "0"), **quiet)
+    return subprocess.run(recall_cmd(python, "index", "--quiet"), **quiet).returncode
 
 
 def _detached(args: list[str], data: Path, cwd: str | None = None) -> None:

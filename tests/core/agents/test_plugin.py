@@ -201,10 +201,15 @@ def test_plugin_first_run_sets_up_and_then_answers_without_a_process_per_message
                               env=env, errlog=tmp_path / "plugin-mcp.err")
     assert not matched["is_error"] and "Feature flags via Unleash" in matched["text"]
     assert chit["text"] == ""
-    # A later session start re-indexes in the background and says nothing.
+    # A later session start re-indexes in the background and says nothing; a daemon that is not
+    # running (a reboot, or idle past daemon.idle_exit_hours) is started then, while the user types,
+    # not by the session's first message, which would get nothing while it loads (stop 60).
+    client.request({"cmd": "stop"}, timeout=10)
+    assert wait_for(lambda: client.lock_holder() is None, 30)
     again = subprocess.run(expand(start["command"], env), shell=True, input=start_event, capture_output=True,
                            cwd=project, env={**os.environ, **env}, timeout=start["timeout"])
     assert again.returncode == 0 and again.stdout == b""
+    assert client.wait_until_ready(timeout_s=60) is not None, "no daemon after a later session start"
 
 
 @pytest.mark.process
