@@ -147,6 +147,24 @@ def build_server(tools: RecallTools | None = None) -> MCPServer:
     return server
 
 
+def start_daemon_early() -> None:
+    """Start the daemon as the server starts, where none runs and a hook has started one in this
+    home before (its spawn stamp): an agent starts this server with its session, and the
+    `mcp_tool` hook's first message otherwise started the daemon and waited for its load, and got
+    nothing (after a reboot, or idle past ``daemon.idle_exit_hours``: issue #22's cold start). A
+    home no hook ever asked through (a client that only searches) gets no daemon. Never raises."""
+    try:
+        from recall.ipc import client
+        from recall.privacy.paths import relative_home, run_dir, store_file
+
+        if relative_home() or not store_file().exists() or not (run_dir() / client.SPAWN_STAMP).is_file():
+            return
+        if client.read_status() is None and client.lock_holder() is None:
+            client.spawn_daemon()
+    except Exception as exc:  # noqa: BLE001 - a start the first message makes again
+        logging.getLogger("recall.mcp").debug("no early daemon start: %s", type(exc).__name__)
+
+
 def main(argv: list[str] | None = None) -> None:
     # Logs to stderr only: a stray print on stdout would corrupt the JSON-RPC stream.
     # Any case ("debug"), and a level Python does not know falls back to WARNING: an odd value
@@ -158,6 +176,9 @@ def main(argv: list[str] | None = None) -> None:
     from recall.privacy import coredumps
 
     coredumps.forbid()  # it holds the messages the hook's tool passes: a crash must not dump them
+    import threading
+
+    threading.Thread(target=start_daemon_early, name="recall-daemon-start", daemon=True).start()
     import anyio
 
     from recall.mcp.output import ClientGone

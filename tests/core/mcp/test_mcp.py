@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import anyio
 import pytest
 
 from helpers.cli import run_cli
+from helpers.daemon import wait_for
 from helpers.notes import write_note
 from helpers.paths import ROOT
 from recall.api import Recall
@@ -479,3 +482,43 @@ def test_a_home_the_server_cannot_use_is_said_by_recall_status_not_a_traceback(t
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+@pytest.mark.process
+def test_a_server_starts_the_daemon_a_hook_started_before_so_the_first_message_is_answered(indexed, daemons):
+    """An agent starts recall's MCP server with its session; the `mcp_tool` hook's first message
+    started the daemon and waited for its load, and got nothing (issue #22's cold start: after a
+    reboot, or idle past daemon.idle_exit_hours). Where a hook has started a daemon in this home
+    before (its spawn stamp), the server starts one as it starts, without a message; where none
+    ever has (a client that only searches, such as Cursor), it starts none (stop 60)."""
+    import subprocess
+
+    from helpers.mcp_server import HELLO, read_replies
+    from recall.ipc import client
+
+    env = {**os.environ, **server_params(indexed).env}
+
+    def serve() -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-m", "recall.mcp"], cwd=indexed["project"], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(HELLO)
+        proc.stdin.flush()
+        assert read_replies(proc.stdout.fileno(), 1, 30)[0]["id"] == 0
+        return proc
+
+    first = serve()  # no daemon ever started in this home: none now
+    time.sleep(3)
+    assert client.lock_holder() is None and not (indexed["home"] / "run" / "spawn.stamp").exists()
+    first.kill()
+    first.wait(timeout=10)
+    daemons.start()  # as a hook would have
+    client.request({"cmd": "stop"}, timeout=10)
+    assert wait_for(lambda: client.lock_holder() is None, 30)
+    (indexed["home"] / "run" / "spawn.stamp").write_text("0")  # its cooldown long over
+    second = serve()
+    try:
+        assert client.wait_until_ready(timeout_s=60) is not None, "no daemon started with the server"
+    finally:
+        second.kill()
+        second.wait(timeout=10)
