@@ -170,7 +170,28 @@ def plugin_env(tmp_path, hash_model, monkeypatch):
     monkeypatch.setenv("RECALL_HOME", str(data / "home"))  # for this test's own client calls
     daemons = Daemons(data / "home", tmp_path)
     yield {"project": project, "data": data, "env": env}
+    _refreshes_done(data)  # a session start's background refresh starts a daemon: not after the kill
     daemons.kill_all()
+
+
+def _refreshes_done(data: Path, wait_s: float = 60.0) -> None:
+    """Wait until no background refresh holds ``refresh.lock`` (one starts the daemon, then indexes)."""
+    import fcntl
+
+    lock = data / "refresh.lock"
+    if not lock.exists():
+        return
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        end = time.monotonic() + wait_s
+        while time.monotonic() < end:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        os.close(fd)
 
 
 @pytest.mark.process
