@@ -162,11 +162,7 @@ def _vocabulary_kept(folder: Path, tok: Any) -> None:
             finish()
         return
     with contextlib.suppress(Exception):  # noqa: BLE001 - a cache that cannot be written costs time only
-        old = os.umask(0o077)
-        try:
-            usem3_vocab.write(folder, tok)
-        finally:
-            os.umask(old)
+        usem3_vocab.write(folder, tok)
 
 
 def _backend(folder: Path, meta: dict, tokenizer: Any, threads: int) -> Any:

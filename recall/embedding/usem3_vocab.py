@@ -21,12 +21,12 @@ does not match its CRC, or is missing, is not used (the ``marshal`` file is, as 
 from __future__ import annotations
 
 import marshal
-import os
-import tempfile
 import zlib
 from array import array
 from pathlib import Path
 from typing import Any
+
+from recall.privacy.paths import replace_private
 
 VOCAB = "vocab.bin"
 INDEX = "vocab.marshal"
@@ -102,19 +102,8 @@ def write(folder: Path, tok: Any) -> None:
              "scores": (tok._scores.typecode, tok._scores.tobytes()), "heads": _SEP.join(heads),
              "chars": chars.tobytes(), "keys": keys.tobytes(), "sizes": [len(b) for b in blobs],
              "crc": zlib.crc32(data)}
-    _write_file(folder / VOCAB, data)
-    _write_file(folder / INDEX, marshal.dumps(index))
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".new-", dir=path.parent)  # 0600
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_private(folder / VOCAB, data)  # each whole or not at all, 0600
+    replace_private(folder / INDEX, marshal.dumps(index))
 
 
 def read(folder: Path) -> tuple[dict, LazyPrefixes, bytes] | None:

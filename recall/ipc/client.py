@@ -384,7 +384,7 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
     """
     if time.monotonic() >= deadline:  # the budget is spent: no question, but a missing daemon is started
         if lock_holder() is None:
-            _start_missing()
+            start_missing()
         return None
     try:
         status = read_status()
@@ -394,7 +394,7 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
     else:
         _retire_if_older(status)
         return reply
-    if not _start_missing() and _failed_recently():
+    if not start_missing() and _failed_recently():
         return None  # the last start could not load its model: waiting would only cost time
     while time.monotonic() + START_POLL_S < deadline:
         time.sleep(START_POLL_S)
@@ -440,7 +440,7 @@ def runs_older_code(status: dict) -> bool:
     return "code" not in status or upgraded(status["code"], code_stamp())
 
 
-def _start_missing() -> Any:
+def start_missing() -> Any:
     """Start a daemon where none runs (``spawn_daemon``), also within the cooldown when the last
     one started had listened and then died (killed, stopped): the process, or None."""
     started = spawn_daemon()  # or another hook just did: wait for that one

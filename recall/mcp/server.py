@@ -159,8 +159,8 @@ def start_daemon_early() -> None:
 
         if relative_home() or not store_file().exists() or not (run_dir() / client.SPAWN_STAMP).is_file():
             return
-        if client.read_status() is None and client.lock_holder() is None:
-            client.spawn_daemon()
+        if client.lock_holder() is None:
+            client.start_missing()  # as a hook that finds no daemon does
     except Exception as exc:  # noqa: BLE001 - a start the first message makes again
         logging.getLogger("recall.mcp").debug("no early daemon start: %s", type(exc).__name__)
 

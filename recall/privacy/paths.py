@@ -530,25 +530,30 @@ def os_error_line(exc: OSError) -> str:
 SHORT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
 
 
-def _raised_open_files() -> int:
-    """A limit on open files worth raising to: 4,096, or twice the one in force where that is
-    already as high (advising 4,096 under 20,000 told the user to lower it)."""
+def _open_files_soft() -> int | None:
+    """This process's soft limit on open files (``ulimit -n``), or None where it cannot be read."""
     try:
         import resource
 
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     except (ImportError, ValueError, OSError):
+        return None
+
+
+def _raised_open_files() -> int:
+    """A limit on open files worth raising to: 4,096, or twice the one in force where that is
+    already as high (advising 4,096 under 20,000 told the user to lower it)."""
+    soft = _open_files_soft()
+    if soft is None:
         return 4096
+    import resource
+
     return 4096 if soft == resource.RLIM_INFINITY or soft < 2048 else 2 * soft
 
 
 def _open_files_limit() -> str:
-    try:
-        import resource
-
-        return f"`ulimit -n` is {resource.getrlimit(resource.RLIMIT_NOFILE)[0]}"
-    except (ImportError, ValueError, OSError):
-        return "`ulimit -n`"
+    soft = _open_files_soft()
+    return "`ulimit -n`" if soft is None else f"`ulimit -n` is {soft}"
 
 
 def _move_aside(where: str, a_parent: bool) -> str:
