@@ -251,6 +251,7 @@ class DaemonSettings:
     max_queued: int = field(metadata=ranged(1, 100_000))
     batch_max: int = field(metadata=ranged(1, 4096))
     debug_delay_ms: float = field(metadata=ranged(0, 600_000))
+    stuck_after_s: float = field(metadata=ranged(0, 86_400))
 
     def __post_init__(self) -> None:
         if self.transport not in ("unix", "tcp"):

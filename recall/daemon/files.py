@@ -90,7 +90,7 @@ class StatusFile:
         status = {
             "pid": os.getpid(), "socket": s.address, "model": s.model_id, "device": s.device,
             "started": s.started, "transport": s.transport, "port": s.port,
-            "protocol": client.PROTOCOL, "ready": s.ready.is_set(), "code": s.code,
+            "protocol": client.PROTOCOL, "ready": s.ready.is_set(), "code": s.code, "foreground": s.foreground,
         }
         tmp = client.status_path().with_suffix(".tmp")
         with private_open(tmp) as fh:

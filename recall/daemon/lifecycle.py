@@ -326,6 +326,7 @@ def run_daemon(foreground: bool = False) -> int:
             return 1
         state = loop.state
         state.config_stamp = stamp
+        state.foreground = foreground
         # Listening before anything heavy is imported: a question that arrives during the
         # load waits for the model instead of finding no daemon.
         loop.start()

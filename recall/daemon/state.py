@@ -52,6 +52,7 @@ class DaemonState:
     catch_up: Callable[[], None] | None = None  # a question found this model's index older than the notes
     config_stamp: list | None = None  # config.toml when loaded (handlers.Commands._settings_changed)
     code: str = ""  # the stamp of recall's files it runs (recall.ipc.code), published in the status file
+    foreground: bool = False  # `recall serve --foreground`: the user's own, never replaced (recall.daemon.unstick)
     started: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)  # uptime: the wall clock may step back
     last_question: float = field(default_factory=time.monotonic)

@@ -49,6 +49,11 @@ LISTENED_NAME = "daemon.listened"  # the pid of the last daemon that listened; k
 LOCK_NAME = "daemon.lock"
 SECRET_NAME = "daemon.secret"
 SPAWN_STAMP = "spawn.stamp"
+STUCK_STAMP = "stuck.check"  # when a client last asked recall.daemon.unstick to look (suspect_stuck)
+STUCK_CHECK_EVERY_S = 60.0
+# What ``request`` raises for a daemon that answers nothing: no reply in time, or a full backlog
+# (a UNIX socket's connect says EAGAIN where nobody accepts any more).
+NO_ANSWER = frozenset({"TimeoutError", "BlockingIOError"})
 FAILED_NAME = "daemon.failed"  # written by a daemon whose model could not load (no prompt in it)
 
 PROTOCOL = 1
@@ -391,6 +396,10 @@ def ask_or_start(msg: dict, deadline: float) -> dict | None:
         reply = request(msg, deadline=deadline, status=status)
     except DaemonUnavailable:
         pass
+    except DaemonError as exc:
+        if str(exc) in NO_ANSWER:
+            suspect_stuck()
+        raise
     else:
         _retire_if_older(status)
         return reply
@@ -448,6 +457,33 @@ def start_missing() -> Any:
         # killed after it listened, or failed on a config since changed: no doomed start, so no cooldown
         started = spawn_daemon(cooldown_s=0.0)
     return started
+
+
+def suspect_stuck() -> None:
+    """A question got no answer in time: ``python -m recall.daemon.unstick`` is started, detached,
+    at most once a minute (``run/stuck.check``'s time), to tell a slow daemon from one that answers
+    nothing (stopped, deadlocked) and to resume or replace that one. It answered nothing for good:
+    every message paid the whole budget until `recall stop` (an outside tester's SIGSTOP, stop 60)."""
+    if sys.platform == "win32":
+        return
+    import subprocess
+
+    stamp = run_dir() / STUCK_STAMP
+    try:
+        if 0 <= time.time() - os.stat(stamp).st_mtime < STUCK_CHECK_EVERY_S:
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    try:
+        os.close(open_regular(stamp, os.O_WRONLY | os.O_CREAT))
+        os.utime(stamp)
+        subprocess.Popen([sys.executable, "-P", "-m", "recall.daemon.unstick"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+                         cwd=str(run_dir()), start_new_session=True)
+    except OSError:
+        pass
 
 
 def _failure_over() -> bool:
