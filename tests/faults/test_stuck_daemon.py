@@ -61,7 +61,7 @@ def log_text(home) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
-def test_a_stopped_daemon_is_resumed_by_the_next_question(indexed, daemons):
+def test_a_stopped_daemon_is_resumed_by_the_next_question(indexed, daemons, probe):
     pid = detached_daemon(indexed)
     assert answered(run_hook())
     os.kill(pid, signal.SIGSTOP)
@@ -73,6 +73,7 @@ def test_a_stopped_daemon_is_resumed_by_the_next_question(indexed, daemons):
         os.kill(pid, signal.SIGCONT)
     assert client.read_status()["pid"] == pid  # the same daemon, its model still loaded
     assert " resumed " in log_text(indexed)
+    probe.add(inputs=1, faults=1, survived=1)
 
 
 # A daemon that holds the lock, listens and never reads (deadlocked): its socket accepts a connect
@@ -98,7 +99,7 @@ WEDGED = textwrap.dedent("""
 """)
 
 
-def test_a_daemon_that_answers_no_ping_is_replaced(indexed, daemons):
+def test_a_daemon_that_answers_no_ping_is_replaced(indexed, daemons, probe):
     write_config(indexed, "[daemon]\nstuck_after_s = 3\n")
     wedged = subprocess.Popen([PY, "-P", "-c", WEDGED], env=env_with(), stdout=subprocess.PIPE,
                               start_new_session=True)
@@ -112,6 +113,7 @@ def test_a_daemon_that_answers_no_ping_is_replaced(indexed, daemons):
             wedged.kill()
     assert client.read_status()["pid"] != wedged.pid
     assert " stuck " in log_text(indexed) and f'"pid": {wedged.pid}' in log_text(indexed)
+    probe.add(inputs=1, faults=1, survived=1)
 
 
 def test_a_slow_daemon_is_left_be(indexed, daemons):
