@@ -29,6 +29,8 @@ from recall.agents.shared import (
     claude_settings,
     claude_state_file,
     drop_if_created_and_empty,
+    early_start,
+    early_start_removed,
     mcp_server_entry,
     mcp_tool_entry,
     note_created,
@@ -181,6 +183,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
             if approve:
                 approved.append(SERVER_NAME)
         result = add_hook(settings, mcp_tool_entry() if form == "mcp_tool" else hook_entry())
+        early = early_start(settings, path, hook_entry() if form == "command" else None)
         tracked = add_hook(settings, track_entry(), event="PostToolUse", module=TRACK_MODULE,
                            matcher="Read") if track_reads else ""
     if form == "mcp_tool":
@@ -189,6 +192,8 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     if approve:
         state_note(path, "enabledMcpjsonServers.recall", True)
     done.append(f"{result}: the recall hook ({form} form: {why}) in {path}")
+    if early:
+        done.append(early)
     if unchecked:  # one line: the choice made blind, and the other one
         since = ".".join(map(str, MCP_TOOL_SINCE))
         done.insert(0, f"note: Claude Code's version could not be checked ({unchecked}): the mcp_tool hook was chosen, "
@@ -210,6 +215,7 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     if settings is not None:
         with editing(path):
             removed = remove_hook(settings)
+            early = early_start_removed(settings, path)
             tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
         approved = settings.get("enabledMcpjsonServers")
         # recall's approval, or one left naming no server now: it would approve the next `recall` unasked
@@ -220,10 +226,12 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
             approved.remove(SERVER_NAME)
             if not approved:
                 del settings["enabledMcpjsonServers"]
-        if removed or tracked or unapproved:
+        if removed or early or tracked or unapproved:
             write_settings(path, settings)
             drop_if_created_and_empty(path)
         done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
+        if early:
+            done.append(early)
         if tracked:
             done.append(f"removed the read tracker from {path}")
     else:

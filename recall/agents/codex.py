@@ -38,6 +38,8 @@ from recall.agents.shared import (
     codex_entry,
     command_only,
     drop_if_created_and_empty,
+    early_start,
+    early_start_removed,
     note_created,
     python,
     write_text,
@@ -82,6 +84,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     settings = load_settings(path)  # read and edited before config.toml is written: refused, nothing is
     with editing(path):
         result = add_hook(settings, codex_mcp_tool_entry() if form == "mcp_tool" else codex_entry())
+        early = early_start(settings, path, None if form == "mcp_tool" else codex_entry())
     had = _codex_server_args(config) is not None
     if form == "mcp_tool" and _codex_server(config, enable=True):
         done.append(f"{'updated' if had else 'added'} recall's MCP server [mcp_servers.{SERVER_NAME}] in {config}")
@@ -89,6 +92,8 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     write_settings(path, settings)
     kind = "mcp_tool recall_context" if form == "mcp_tool" else "--agent codex"
     done.append(f"{result}: the recall hook (UserPromptSubmit, {kind}) in {path}")
+    if early:
+        done.append(early)
     if _codex_feature(config, enable=True):
         done.append(f"set [features] hooks = true in {config}")
     elif _hooks_off(config):
@@ -215,16 +220,19 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     folder = codex_dir(project, cwd)
     path = folder / "hooks.json"
     done = []
-    removed, others = 0, False
+    removed, early, others = 0, None, False
     if path.exists():
         settings = load_settings(path)
         with editing(path):
             removed = remove_hook(settings)
+            early = early_start_removed(settings, path)
         others = other_hooks(settings)  # the user's own, which need [features] hooks still
-        if removed:
+        if removed or early:
             write_settings(path, settings)
             drop_if_created_and_empty(path)
     done.append(f"removed the recall hook from {path}" if removed else f"no recall hook in {path}")
+    if early:
+        done.append(early)
     if others and we_added(folder / "config.toml", "features.hooks"):
         state_note(folder / "config.toml", "features.hooks", False)  # the user's hooks' switch now
         done.append(f"kept [features] hooks = true in {folder / 'config.toml'}: {path} holds other hooks, "

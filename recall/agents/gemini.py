@@ -16,6 +16,8 @@ from recall.agents.settings_file import write_settings
 from recall.agents.shared import (
     command_only,
     drop_if_created_and_empty,
+    early_start,
+    early_start_removed,
     gemini_entry,
     gemini_settings,
     note_created,
@@ -31,6 +33,7 @@ MAX_CHARS = 10_000
 FORMS = ("command",)
 read_event = prompt_event_reader(EVENT)  # BeforeAgent: {prompt, cwd, session_id, ...}
 output, envelope = additional_context(EVENT, MAX_CHARS)  # the line the hook prints; its bytes
+EARLY_DESCRIPTION = "recall: starts its daemon as the session starts (prints nothing)"
 
 
 # --- Gemini CLI --------------------------------------------------------------------------------
@@ -43,7 +46,10 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     settings = load_settings(path)
     with editing(path):
         result = add_hook(settings, gemini_entry(), event="BeforeAgent")
+        early = early_start(settings, path, gemini_entry(EARLY_DESCRIPTION))
     done = [f"{result}: the recall hook (BeforeAgent, --agent gemini) in {path}"]
+    if early:
+        done.append(early)
     hooks_config = settings.setdefault("hooksConfig", {})
     if isinstance(hooks_config, dict) and "enabled" not in hooks_config:
         hooks_config["enabled"] = True
@@ -69,7 +75,11 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     settings = load_settings(path)
     with editing(path):
         removed = remove_hook(settings, event="BeforeAgent")
+        early = early_start_removed(settings, path)
     done = [f"removed the recall hook from {path}" if removed else f"no recall hook in {path}"]
+    if early:
+        done.append(early)
+        removed += 1
     hooks_config = settings.get("hooksConfig")
     if we_added(path, "hooksConfig.enabled") and other_hooks(settings):
         state_note(path, "hooksConfig.enabled", False)  # the user's hooks' switch now

@@ -34,6 +34,10 @@ handed over; when the hook cannot write it (the agent closed the hook's stdout, 
 reading it), it tells the daemon so (``tell_unsent``: one short message, on that failure only),
 and ``recall log --stats`` and the page count that answer as none.
 
+Registered under the agent's session start too (``wire.SESSION_START``, where `recall install` set
+up a command hook), it starts a missing daemon there (``session_started``, ``recall.agents.early``)
+and prints nothing, so that the session's first message finds the model loaded.
+
 Start-up time is the cost of every message, so this imports the standard library,
 ``recall.privacy``, ``recall.config.snapshot``, ``recall.ipc.client``, ``recall.agents.deadline``
 and its agent's module only
@@ -159,7 +163,11 @@ def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
     hook tells the daemon when the line could not be written), or None (``conf``: the hook's
     settings, when read already). May raise; main() swallows it."""
     speaker = registry.get(agent)
-    message = speaker.read_event(json.loads(stdin.decode("utf-8")))  # strict: invalid UTF-8 means nothing
+    event = json.loads(stdin.decode("utf-8"))  # strict: invalid UTF-8 means nothing
+    if wire.starts_session(event):
+        session_started(entrypoint, conf)
+        return None
+    message = speaker.read_event(event)
     reply = reply_for(message.prompt, message.cwd, entrypoint, started, conf, message.session) if message else None
     block = block_of(reply)
     line = speaker.output(block) if block else None  # the agent's envelope, within its cap
@@ -167,6 +175,18 @@ def answer(stdin: bytes, entrypoint: str = "", agent: str = registry.DEFAULT,
         return None
     ref = reply.get("ref") if isinstance(reply, dict) else None
     return line, ref if isinstance(ref, str) else ""
+
+
+def session_started(entrypoint: str, conf: dict | None = None) -> None:
+    """A session's start (``wire.SESSION_START``, the entry `recall install` registers beside a
+    command hook): a missing daemon started now, detached, so that it has loaded by the first
+    message (``recall.agents.early``). Nothing printed: a SessionStart hook's output is the model's
+    context. A session the prompt hook skips starts none."""
+    conf = conf or hook_settings()
+    if conf is not None and not skipped_session(entrypoint, conf):
+        from recall.agents import early
+
+        early.start_daemon()
 
 
 def agent_arg(argv: list[str]) -> str:

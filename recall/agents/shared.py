@@ -19,8 +19,11 @@ from recall.agents.install import (
     SAFE_FLAGS,
     SERVER_NAME,
     InstallError,
+    add_hook,
+    remove_hook,
 )
 from recall.agents.records import state_note, we_added
+from recall.agents.wire import SESSION_START
 from recall.privacy.paths import (
     claude_config_dir,
     expand_user,
@@ -78,10 +81,32 @@ def codex_entry() -> dict[str, Any]:
     return {"type": "command", "command": hook_command("codex"), "timeout": HOOK_TIMEOUT_S}
 
 
-def gemini_entry() -> dict[str, Any]:
+def gemini_entry(description: str = "recall: past notes related to this message (or nothing)") -> dict[str, Any]:
     return {"type": "command", "name": "recall", "command": hook_command("gemini"),
-            "timeout": GEMINI_TIMEOUT_MS,
-            "description": "recall: past notes related to this message (or nothing)"}
+            "timeout": GEMINI_TIMEOUT_MS, "description": description}
+
+
+# --- the daemon's early start (recall.agents.early) ---------------------------------------------
+
+EARLY_START = f"the daemon's early start ({SESSION_START})"
+
+
+def early_start(settings: dict[str, Any], path: Path, entry: dict[str, Any] | None) -> str | None:
+    """The hook registered under the session's start too (``wire.SESSION_START``), where the route
+    is a command hook: it starts a missing daemon then, so the first message is answered warm
+    (``recall.agents.hook.session_started``). ``entry`` None (the mcp_tool form, whose MCP server
+    starts the daemon as the session starts it): the one an earlier install added taken out. The
+    line install says, or None."""
+    if entry is not None:
+        return f"{add_hook(settings, entry, event=SESSION_START)}: {EARLY_START} in {path}"
+    if remove_hook(settings, event=SESSION_START):
+        return f"removed {EARLY_START} from {path}: the MCP server starts it as the session starts"
+    return None
+
+
+def early_start_removed(settings: dict[str, Any], path: Path) -> str | None:
+    """Uninstall's part: our session-start entry taken out (the user's own stay), and its line."""
+    return f"removed {EARLY_START} from {path}" if remove_hook(settings, event=SESSION_START) else None
 
 
 def track_entry() -> dict[str, Any]:

@@ -84,6 +84,18 @@ def _readable(fd: int, deadline: float | None) -> bool:
         return True
 
 
+# The event Claude Code, Codex and Gemini CLI send as a session starts (and resumes, and after
+# /clear): `recall install` registers the hook there too where no MCP server starts the daemon
+# (recall.agents.early).
+SESSION_START = "SessionStart"
+
+
+def starts_session(event: object) -> bool:
+    """Whether ``event`` (a hook's parsed stdin) is a session's start: ``hook_event_name`` is
+    ``SESSION_START``."""
+    return isinstance(event, dict) and event.get("hook_event_name") == SESSION_START
+
+
 class Message(NamedTuple):
     """One message as an agent's event gives it: the text typed, the folder it was typed in and
     the agent's session (``session_of``), or None."""

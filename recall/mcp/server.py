@@ -154,13 +154,9 @@ def start_daemon_early() -> None:
     nothing (after a reboot, or idle past ``daemon.idle_exit_hours``: issue #22's cold start). A
     home no hook ever asked through (a client that only searches) gets no daemon. Never raises."""
     try:
-        from recall.ipc import client
-        from recall.privacy.paths import relative_home, run_dir, store_file
+        from recall.agents.early import start_daemon
 
-        if relative_home() or not store_file().exists() or not (run_dir() / client.SPAWN_STAMP).is_file():
-            return
-        if client.lock_holder() is None:
-            client.start_missing()  # as a hook that finds no daemon does
+        start_daemon(stamped=True)  # the rule the command route's session-start entry shares (unstamped)
     except Exception as exc:  # noqa: BLE001 - a start the first message makes again
         logging.getLogger("recall.mcp").debug("no early daemon start: %s", type(exc).__name__)
 

@@ -149,6 +149,32 @@ class Daemons:
                 pass
 
 
+def refreshes_done(data: Path, wait_s: float = 60.0) -> None:
+    """Wait until the plugin's background work for its data folder ``data`` is over: no process of
+    ``scripts/recall_plugin.py`` runs for it (a session start's refresh or setup, started detached:
+    it runs from before the session start returns) and no refresh holds ``refresh.lock``. A refresh
+    starts the daemon, then indexes: a daemon it starts after the test's kill outlives the test."""
+    import fcntl
+
+    end = time.monotonic() + wait_s
+    ours = f"CLAUDE_PLUGIN_DATA={data}".encode()
+    while pids_where((b"recall_plugin.py",), lambda environ: ours in environ) and time.monotonic() < end:
+        time.sleep(0.1)
+    lock = data / "refresh.lock"
+    if not lock.exists():
+        return
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        while time.monotonic() < end:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        os.close(fd)
+
+
 def dead_socket(path: Path) -> None:
     """A socket file at ``path`` that nobody listens on (what a killed daemon leaves)."""
     import socket

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from helpers.agents import CLAUDE_EVENT, mcp_calls, plugin_installed_now, substitute
-from helpers.daemon import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, wait_for
+from helpers.daemon import CHITCHAT, HASH_CONFIG, MATCHING, Daemons, refreshes_done, wait_for
 from helpers.paths import ROOT, SAMPLE_NOTES
 from recall.ipc import client
 from recall.privacy.claude_memory import memory_dir
@@ -170,28 +170,8 @@ def plugin_env(tmp_path, hash_model, monkeypatch):
     monkeypatch.setenv("RECALL_HOME", str(data / "home"))  # for this test's own client calls
     daemons = Daemons(data / "home", tmp_path)
     yield {"project": project, "data": data, "env": env}
-    _refreshes_done(data)  # a session start's background refresh starts a daemon: not after the kill
+    refreshes_done(data)  # a session start's background refresh starts a daemon: not after the kill
     daemons.kill_all()
-
-
-def _refreshes_done(data: Path, wait_s: float = 60.0) -> None:
-    """Wait until no background refresh holds ``refresh.lock`` (one starts the daemon, then indexes)."""
-    import fcntl
-
-    lock = data / "refresh.lock"
-    if not lock.exists():
-        return
-    fd = os.open(lock, os.O_RDWR)
-    try:
-        end = time.monotonic() + wait_s
-        while time.monotonic() < end:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except OSError:
-                time.sleep(0.1)
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.process

@@ -11,12 +11,14 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.agents import plugin_installed_now
 from helpers.cli import run_cli
+from helpers.daemon import Daemons, refreshes_done
 from helpers.fake_agent import fake_claude
 from helpers.notes import write_note
 from helpers.paths import ROOT
@@ -268,9 +270,19 @@ def plugin(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           env={**os.environ, **env}, timeout=60)
 
 
-def test_the_plugin_shows_the_cost_once_while_its_option_is_ask(tmp_path):
+@pytest.fixture
+def plugin_data(tmp_path) -> Iterator[Path]:
+    """An installed plugin's data folder. Each session start runs a background refresh, which
+    starts a daemon in its home (``data/home``): waited for, then killed, so none outlives the test."""
     data = tmp_path / "data"
     (data / "home").mkdir(parents=True)
+    yield data
+    refreshes_done(data)
+    Daemons(data / "home", tmp_path).kill_all()
+
+
+def test_the_plugin_shows_the_cost_once_while_its_option_is_ask(tmp_path, plugin_data):
+    data = plugin_data
     (data / "env.json").write_text(plugin_installed_now(sys.executable))
     (data / "home" / "questions-offer.txt").write_text("3 new or changed note(s): claude would be asked 3 time(s), "
                                                        "about 2,000 tokens\n")
