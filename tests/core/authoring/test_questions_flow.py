@@ -48,6 +48,7 @@ def test_new_notes_are_pending_then_only_changed_ones(folder):
 
 def test_lines_written_by_hand_or_by_recall_eval_are_left_alone(folder):
     (folder / "questions.jsonl").write_text(json.dumps({"note": "deploy-freeze", "questions": ["mine"]}) + "\n")
+    (folder / "questions.jsonl").chmod(0o600)  # the user's private file (under umask 022 it was 0644: kept so)
     state = notegen.folder_state(folder)
     assert stems(state.pending) == ["decimal-money", "zeitzone-utc"]
     hashes = {p.stem: notegen.note_hash(p) for p in state.pending}
