@@ -361,3 +361,25 @@ def test_a_message_nobody_typed_gets_nothing(claude_exe, scratch, notes, form):
     typed = next(b for b in reqs if last_user_text(b).endswith(MATCHING))
     assert reqs.index(typed) > at and counts[reqs.index(typed)] > counts[at]  # the typed one still gets it
     assert len(claude_hook_times(run.debug)[form]) >= 3  # the hook ran on all three turns
+
+
+def test_the_command_route_starts_the_daemon_as_the_session_starts(claude_exe, scratch, notes):
+    """Issue #22's cold start on the command route: `recall install --form command` registers the
+    hook under SessionStart too, so Claude Code starts the daemon as the session starts and the
+    model has loaded by the first message. A message too short to search wakes no daemon by
+    itself, so a daemon running after one came from the session's start; and that start told the
+    model nothing (a SessionStart hook's output is the model's context)."""
+    scratch.bin_dirs.append(claude_exe.parent)
+    scratch.set_up_recall(notes)
+    out = install(scratch, "--form", "command")
+    assert "the daemon's early start (SessionStart)" in out, out
+    assert scratch.daemon_pids() == []
+    with start(answer=answer_text) as api:
+        run = run_claude(claude_exe, scratch, api.url, [SHORT])
+    assert_answered(run, 1)
+    end = time.monotonic() + 20
+    while not scratch.daemon_pids() and time.monotonic() < end:
+        time.sleep(0.1)
+    assert scratch.daemon_pids(), "no daemon started as the session started"
+    sent = json.dumps(api.bodies(), ensure_ascii=False)
+    assert BLOCK_HEAD not in sent and "SessionStart" not in sent
