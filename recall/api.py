@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ from recall.embedding.gemini import messages_allowed
 from recall.embedding.models import QUERY_CHARS_MAX, Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError, IndexDamaged
 from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, lost_folders, newer_elsewhere, unnested
+from recall.indexing.ondisk import Behind, on_disk
 from recall.privacy.claude_memory import memory_source
 from recall.privacy.masking import RULES_VERSION
 from recall.privacy.paths import DB_NAME, make_tree_private, recall_home
@@ -40,6 +41,7 @@ class QueryResult:
     decision: Decision
     timings: dict[str, float]
     rule: Rule  # the thresholds and [selector] settings the decision applied
+    behind: list[Behind] = field(default_factory=list)  # ranked notes whose file is gone or changed since the index
 
 
 @dataclass
@@ -341,9 +343,10 @@ class Recall:
             scope = exact_repo(scope, self.store)
         t0 = time.perf_counter()
         hits, timings = self.searcher.search(text, scope, k_notes=max(k_notes, GAP_RANKS[1]))
+        hits, behind = on_disk(hits, getattr(self.searcher.index, "built_at", 0.0))  # a deleted note: never shown
         decision = decide(text, hits, rule, project=project if project else (scope.project if scope else None))
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
-        return QueryResult(hits, decision, timings, rule)
+        return QueryResult(hits, decision, timings, rule, behind)
 
     def rank(self, text: str, scope: Scope | None = None, *, k_notes: int = 20) -> Ranking:
         """The ranking ``query`` hands the selector (fusion, nearest negative), undecided: for a caller

@@ -37,6 +37,8 @@ def status(as_json: bool) -> None:
         from recall.indexing.progress import describe
 
         info["indexing"] = st.indexing if as_json else describe(st.indexing)
+    if (behind := _behind_disk(app, st)) is not None:
+        info["notes_on_disk"] = behind
     old = app.switched_from(st.runs)
     if old is not None:
         info["model_switch"] = (f"the notes were last indexed with {old}, not with {st.model['model_id']}: "
@@ -66,6 +68,17 @@ def status(as_json: bool) -> None:
             say(f"thresholds: {value['words']}")
             continue
         say(one_line(f"{key}: {_words(value)}"))  # one line each, whatever a path holds (a newline in RECALL_HOME)
+
+
+def _behind_disk(app, st) -> str | None:
+    """A line when note files changed in the indexed folders after this model's last index
+    (``recall.indexing.ondisk.since_index``: a stat per note, bounded), with the command that
+    indexes them again; None when none did."""
+    from recall.indexing.ondisk import since_index
+
+    built = [t for m, _g, t, _c in st.runs if m == st.model["model_id"]]
+    since = since_index(app.store, max(built)) if built else None
+    return None if since is None else since.line()
 
 
 def _agent_entries() -> dict[str, str]:

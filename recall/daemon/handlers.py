@@ -93,6 +93,7 @@ class Commands:
             # what it answers with, for `recall status` to compare with the asker's own (Y-03)
             "config": str(user_config_path()),
             "top_floor": None if loaded is None else loaded.app.rule().thresholds.top_floor,
+            "watcher": "off" if s.watcher is None else ("polling" if s.watcher.polling else "on"),  # [watch] enabled
             "sessions": len(self.repeats),  # sessions whose recent headlines are held (never their ids)
         }
 
@@ -165,6 +166,8 @@ class Commands:
         self.state.answered.set()
         if "stale" in res.timings and self.state.catch_up is not None:  # another model indexed since
             self.state.catch_up()
+        if res.behind and self.state.repair is not None:  # a ranked note gone or changed on disk
+            self.state.repair(res.behind)
         give_up_at = req.get("give_up_at")  # past it the hook has printed nothing: no injection (Y-01)
         late = {"late": True} if isinstance(give_up_at, int | float) and time.time() >= give_up_at else {}
         ref = os.urandom(6).hex()  # what the hook names when it could not hand this answer over (cmd_unsent)

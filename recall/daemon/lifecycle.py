@@ -190,7 +190,12 @@ def _thread_failed(args: threading.ExceptHookArgs) -> None:
 def _catching_up(state: DaemonState, app: Recall, config: Settings) -> Callable[[], None]:
     """What a question calls when it found this model's index older than the notes (another
     model's `recall index` since, ``Recall.query``): the notes are read and embedded again, as
-    after a switch, at most once a minute and never beside a switch that runs."""
+    after a switch, at most once a minute and never beside a switch that runs. Also sets the
+    state's ``repair``: a folder indexed again when a question met one of its notes gone or
+    changed on disk (``recall.daemon.repair``)."""
+    from recall.daemon.repair import Repair
+
+    state.repair = Repair(state, app)
     last = [0.0]
 
     def catch_up() -> None:

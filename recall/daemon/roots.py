@@ -5,8 +5,9 @@ The project is the git root above the message's ``cwd`` (``recall.privacy.paths.
 a few ``stat`` calls up the folder's parents). On a stale network mount (sshfs, NFS) a ``stat``
 never returns: an outside tester's session there left one worker stuck in the kernel per
 message, and after 40 messages no session of the user got an answer (stop 46). Here the walk
-runs in a small pool of its own, for at most ``WAIT_S``; past it, or while ``MAX_STUCK`` walks
-are still under way, the message's own folder is its project (no walk: nothing that can hang).
+runs in a small pool of its own (``recall.privacy.bounded``), for at most ``WAIT_S``; past it, or
+while ``MAX_STUCK`` walks are still under way, the message's own folder is its project (no walk:
+nothing that can hang).
 Answers are kept two seconds per folder (``TTL_S``), for a burst of hooks: kept a minute, a
 folder that changed project (a ``current`` link pointed elsewhere, a ``git init`` in a
 subfolder) was answered from the old project's notes meanwhile (stop 49, an outside tester's
@@ -18,10 +19,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as Late
 from pathlib import Path
 
+from recall.privacy.bounded import Bounded
 from recall.privacy.paths import project_root
 from recall.store.lru import Lru
 
@@ -33,9 +33,8 @@ TTL_S = 2.0  # how long a folder's project is remembered (a link repointed since
 
 class Roots:
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=MAX_STUCK, thread_name_prefix="recall-root")
+        self._pool = Bounded(MAX_STUCK, WAIT_S, "recall-root")
         self._lock = threading.Lock()
-        self._walking = 0
         self._known = Lru(CACHE)  # cwd -> (its project, when it was walked)
 
     def root(self, cwd: str) -> Path:
@@ -46,21 +45,10 @@ class Roots:
             hit = self._known.get(cwd)
             if hit is not None and now - hit[1] < TTL_S:
                 return hit[0]
-            if self._walking >= MAX_STUCK:
-                return Path(os.path.abspath(cwd))
-            self._walking += 1
-        try:
-            return self._pool.submit(self._walk, cwd).result(timeout=WAIT_S)
-        except Late:
-            return Path(os.path.abspath(cwd))
+        return self._pool.run(lambda: self._walk(cwd), Path(os.path.abspath(cwd)))
 
     def _walk(self, cwd: str) -> Path:
-        found = None
-        try:
-            found = project_root(cwd)  # never raises: a path it cannot walk is "/"
-            return found
-        finally:
-            with self._lock:
-                self._walking -= 1
-                if found is not None:
-                    self._known.put(cwd, (found, time.monotonic()))
+        found = project_root(cwd)  # never raises: a path it cannot walk is "/"
+        with self._lock:
+            self._known.put(cwd, (found, time.monotonic()))
+        return found

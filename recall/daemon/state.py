@@ -50,6 +50,7 @@ class DaemonState:
     watcher: Watcher | None = None  # [watch] enabled: started by the loader once ready
     model_switch: dict[str, Any] | None = None  # a switch of model in progress (lifecycle.switch_model)
     catch_up: Callable[[], None] | None = None  # a question found this model's index older than the notes
+    repair: Callable[[list], None] | None = None  # a question met notes gone or changed on disk (daemon.repair)
     config_stamp: list | None = None  # config.toml when loaded (handlers.Commands._settings_changed)
     code: str = ""  # the stamp of recall's files it runs (recall.ipc.code), published in the status file
     foreground: bool = False  # `recall serve --foreground`: the user's own, never replaced (recall.daemon.unstick)

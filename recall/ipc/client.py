@@ -709,7 +709,7 @@ def _asked(timeout_s: float) -> dict:
     if reply.get("ok") and not reply.get("ready", True):
         info["starting"] = True
         info["note"] = "loading the model"
-    for key in ("uptime_s", "queries", "index_generation", "idle_exit_s", "ready", "load_s", "busy"):
+    for key in ("uptime_s", "queries", "index_generation", "idle_exit_s", "ready", "load_s", "busy", "watcher"):
         if key in reply:
             info[key] = reply[key]
     if reply.get("model_switch"):  # the daemon embeds the notes again for a new model

@@ -293,6 +293,7 @@ class LoadedIndex:
     lexical: Bm25 | None = None  # None for a generation built before BM25 existed
     headers: np.ndarray | None = None  # (notes x dim) header vectors, zeros where none; None: no headers
     prototypes: np.ndarray | None = None  # (notes x dim) each note's questions' mean (``prototypes``); None: none
+    built_at: float = 0.0  # when it was written (epoch seconds): a note file changed after it is behind it
     # per scope and per generation (recall.ranking.search), bounded: a daemon meets a project per folder
     _scope_cache: Lru = field(default_factory=lambda: Lru(SCOPES_KEPT))
 
@@ -385,7 +386,12 @@ def load_generation(model_id: str, gen: int, gen_dir: Path) -> LoadedIndex:
         raise _damaged(path, exc) from exc
     return LoadedIndex(model_id=model_id, generation=gen, index=index, notes=notes, chunk_note=chunk_note,
                        path=gen_dir, asked=asked, lexical=lexical, headers=per_note.get("headers.npy"),
-                       prototypes=per_note.get("prototypes.npy"))
+                       prototypes=per_note.get("prototypes.npy"), built_at=_built_at(meta))
+
+
+def _built_at(meta: dict) -> float:
+    when = meta.get("built_at")
+    return float(when) if isinstance(when, int | float) and not isinstance(when, bool) else 0.0
 
 
 def current_marker(model_id: str, home: Path | None = None) -> int | None:
