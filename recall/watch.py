@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
+from recall.indexing.kinds import drop_doubled, inside_of, note_folders
 from recall.indexing.known import lost_folders, record_link, unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.documents.ahead import ConvertAhead
@@ -578,7 +579,8 @@ class Watcher:
     def _resolve_sources(self, store: Store) -> list[Watched]:
         if lost_folders(store, self.app.home):  # `watch DIR` wrote DIR alone, and the others were lost for good
             raise RecallError(LOST_FOLDERS)
-        if self.specs is None:
+        if self.specs is None:  # a home holding a folder under two kinds: one, synced by the catch-up
+            drop_doubled(store, SyncStats())
             return self._watchable(_indexed(store))
         # as `recall index DIR`: a DIR inside a known folder is that folder, and known folders
         # inside it are part of it (a subfolder watched on its own held its notes twice, and a
@@ -653,8 +655,10 @@ class Watcher:
         gone = not w.root.is_dir()
         if gone:  # the folder itself is gone: so are its notes
             indexer.sync_notes(w.ref, [], stats, remove_missing=True)
-        else:  # hash-checked: unchanged files are read and hashed, not parsed or embedded
-            stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project)))
+        else:  # hash-checked: unchanged files are read and hashed, not parsed or embedded; another kind's
+            others = [*note_folders(self._store), *((x.kind, x.root) for x in self.watched)] if self._store else []
+            inside = inside_of(w.kind, w.root, others)  # folder inside it keeps its files (recall.indexing.kinds)
+            stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project, inside=inside)))
         if gone or not w.root.is_dir():  # or it went while it was read: its notes are out until a
             with self._cond:  # look at the roots sees it back, whatever its identity (``_check_roots``)
                 self._left.add(w.root)
