@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from recall.errors import RecallError
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
 from recall.indexing.kinds import drop_doubled, inside_of, note_folders
-from recall.indexing.known import lost_folders, record_link, unnested
+from recall.indexing.known import link_names, lost_folders, record_link, unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.documents.ahead import ConvertAhead
 from recall.notes.files import is_note_name, name_problem, read_note, shown_path
@@ -543,7 +543,7 @@ class Watcher:
         self._data_version = version
         # a folder gone for now stays: watched again once it is back (``_check_roots``)
         before = {w.ref for w in self.watched}
-        self.watched = [Watched(ref, Path(ref.root).resolve()) for ref in _indexed(self._store)]
+        self.watched = _named(self._store, [Watched(ref, Path(ref.root).resolve()) for ref in _indexed(self._store)])
         roots = {w.root for w in self.watched}
         for root in [r for r in self._roots if r not in roots]:
             _seen, watch = self._roots.pop(root)
@@ -581,7 +581,7 @@ class Watcher:
             raise RecallError(LOST_FOLDERS)
         if self.specs is None:  # a home holding a folder under two kinds: one, synced by the catch-up
             drop_doubled(store, SyncStats())
-            return self._watchable(_indexed(store))
+            return _named(store, self._watchable(_indexed(store)))
         # as `recall index DIR`: a DIR inside a known folder is that folder, and known folders
         # inside it are part of it (a subfolder watched on its own held its notes twice, and a
         # note deleted came back through the other copy: AJ05)
@@ -701,6 +701,14 @@ class Watcher:
 def _indexed(store: Store) -> list[SourceRef]:
     """The store's sources a watcher follows."""
     return [SourceRef(kind, root, project) for _sid, kind, root, project in store.sources() if kind in WATCHED_KINDS]
+
+
+def _named(store: Store, watched: list[Watched]) -> list[Watched]:
+    """``watched``, each folder indexed through a link by that link's name (``link_names``): the
+    daemon's watcher follows a link pointed elsewhere as `recall watch LINK` does (it kept the
+    old target: an outside tester's)."""
+    names = link_names(store)
+    return [w if w.name else replace(w, name=names.get(w.ref.root, "")) for w in watched]
 
 
 def _data_version(store: Store) -> int | None:

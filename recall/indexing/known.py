@@ -188,6 +188,12 @@ def _links(store: Store) -> dict[str, str]:
         return {}
 
 
+def link_names(store: Store) -> dict[str, str]:
+    """Where each folder named through a link led at the last run -> that name (``LINKED``): a
+    watcher of every indexed folder looks where the name leads now (``recall.watch``)."""
+    return {led: name for name, led in _links(store).items()}
+
+
 def record_link(store: Store, name: str, now: str) -> None:
     """``name`` leads to ``now`` from now on (a watcher followed it): a later `recall index NAME`
     compares with this, not with where it led when it was indexed (it kept both: an outside

@@ -2,11 +2,13 @@
 daemon's watcher keeps that copy in step with the disk (an outside tester's repro1: a folder
 indexed as `dir` and as `rule` was kept up to date under one kind only; the other copy handed
 over a deleted note and the old text of an edited one, and `recall status` counted each note
-twice)."""
+twice). And a watched link pointed elsewhere is followed by the daemon's watcher too (repro2)."""
 
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,25 @@ def test_a_home_holding_a_folder_twice_is_repaired(tmp_path, recall_home, daemon
         _edit_and_delete(notes)
         assert wait_for(lambda: _in_step(recall_home, notes), 20), (_held(recall_home), _found())
     assert _counted() == len(_held(recall_home))
+
+
+def test_the_daemon_follows_an_indexed_link_pointed_elsewhere(tmp_path, recall_home, daemons):
+    """`ln -s A notes; recall index notes`, the daemon watching, then `ln -sfn B notes`: B's note
+    was never indexed, and A's stayed, edits and all (an outside tester's repro2)."""
+    write_config(recall_home, WATCHING)
+    a, b, link = tmp_path / "A", tmp_path / "B", tmp_path / "notes"
+    write_note(a, "x", f"{TOKEN} note A", "note in folder A", "body A")
+    write_note(b, "x", f"{TOKEN} note B", "note in folder B", "body B")
+    link.symlink_to(a)
+    assert run_cli("index", "-q", str(link)).returncode == 0
+    daemons.start()
+    tmp_link = tmp_path / "notes.tmp"
+    tmp_link.symlink_to(b)
+    os.replace(tmp_link, link)  # `ln -sfn B notes`
+    time.sleep(0.5)
+    write_note(a, "x", f"{TOKEN} note A", "A EDITED after the link left it", "body A")
+    assert wait_for(lambda: [p for _k, p in _held(recall_home)] == [str(b / "x.md")], 20), _held(recall_home)
+    assert [h["description"] for h in _found()] == ["note in folder B"]
+    # where the link leads, as the daemon left it: `recall index notes` keeps B alone
+    assert run_cli("index", "-q", str(link)).returncode == 0
+    assert [p for _k, p in _held(recall_home)] == [str(b / "x.md")]
