@@ -16,6 +16,7 @@ from recall.config.snapshot import too_short
 from recall.embedding.gemini import messages_allowed
 from recall.embedding.models import QUERY_CHARS_MAX, Embedder, backend_of, get_embedder
 from recall.errors import EmbedderError, IndexDamaged
+from recall.indexing.kinds import carved
 from recall.indexing.known import drop_stale, exact_repo, known_sources, listed, lost_folders, newer_elsewhere, unnested
 from recall.indexing.ondisk import Behind, on_disk
 from recall.privacy.claude_memory import memory_source
@@ -258,6 +259,7 @@ class Recall:
         )
 
         total.purged += purge_prompt_titles(self.store, prompts)  # every project's, at every index
+        sources = carved(self.store, sources)  # a file in folders of two kinds: the deepest one's
         for spec in sources:
             total.merge(indexer.sync_source(spec))
         for source_id in inner:  # their notes are the outer folder's now (its vectors kept)

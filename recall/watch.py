@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
 from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
-from recall.indexing.known import lost_folders, record_link, unnested
+from recall.indexing.kinds import drop_doubled, inside_of, note_folders
+from recall.indexing.known import link_names, lost_folders, record_link, unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
 from recall.notes.documents.ahead import ConvertAhead
 from recall.notes.files import is_note_name, name_problem, read_note, shown_path
@@ -542,7 +543,7 @@ class Watcher:
         self._data_version = version
         # a folder gone for now stays: watched again once it is back (``_check_roots``)
         before = {w.ref for w in self.watched}
-        self.watched = [Watched(ref, Path(ref.root).resolve()) for ref in _indexed(self._store)]
+        self.watched = _named(self._store, [Watched(ref, Path(ref.root).resolve()) for ref in _indexed(self._store)])
         roots = {w.root for w in self.watched}
         for root in [r for r in self._roots if r not in roots]:
             _seen, watch = self._roots.pop(root)
@@ -578,8 +579,9 @@ class Watcher:
     def _resolve_sources(self, store: Store) -> list[Watched]:
         if lost_folders(store, self.app.home):  # `watch DIR` wrote DIR alone, and the others were lost for good
             raise RecallError(LOST_FOLDERS)
-        if self.specs is None:
-            return self._watchable(_indexed(store))
+        if self.specs is None:  # a home holding a folder under two kinds: one, synced by the catch-up
+            drop_doubled(store, SyncStats())
+            return _named(store, self._watchable(_indexed(store)))
         # as `recall index DIR`: a DIR inside a known folder is that folder, and known folders
         # inside it are part of it (a subfolder watched on its own held its notes twice, and a
         # note deleted came back through the other copy: AJ05)
@@ -653,8 +655,10 @@ class Watcher:
         gone = not w.root.is_dir()
         if gone:  # the folder itself is gone: so are its notes
             indexer.sync_notes(w.ref, [], stats, remove_missing=True)
-        else:  # hash-checked: unchanged files are read and hashed, not parsed or embedded
-            stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project)))
+        else:  # hash-checked: unchanged files are read and hashed, not parsed or embedded; another kind's
+            others = [*note_folders(self._store), *((x.kind, x.root) for x in self.watched)] if self._store else []
+            inside = inside_of(w.kind, w.root, others)  # folder inside it keeps its files (recall.indexing.kinds)
+            stats.merge(indexer.sync_source(SourceSpec(w.kind, w.root, w.project, inside=inside)))
         if gone or not w.root.is_dir():  # or it went while it was read: its notes are out until a
             with self._cond:  # look at the roots sees it back, whatever its identity (``_check_roots``)
                 self._left.add(w.root)
@@ -697,6 +701,14 @@ class Watcher:
 def _indexed(store: Store) -> list[SourceRef]:
     """The store's sources a watcher follows."""
     return [SourceRef(kind, root, project) for _sid, kind, root, project in store.sources() if kind in WATCHED_KINDS]
+
+
+def _named(store: Store, watched: list[Watched]) -> list[Watched]:
+    """``watched``, each folder indexed through a link by that link's name (``link_names``): the
+    daemon's watcher follows a link pointed elsewhere as `recall watch LINK` does (it kept the
+    old target: an outside tester's)."""
+    names = link_names(store)
+    return [w if w.name else replace(w, name=names.get(w.ref.root, "")) for w in watched]
 
 
 def _data_version(store: Store) -> int | None:

@@ -126,7 +126,8 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
         remember_project(app.store, cwd)
     if dirs:
         check_folders(dirs, "recall index")
-        return [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
+        given = _kind_given()  # without --kind, a folder known as another kind is read as that
+        return [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None, kind_given=given) for d in dirs]
     from recall.privacy.claude_memory import auto_memory_override
     from recall.privacy.paths import project_root
 
@@ -138,6 +139,12 @@ def _sources(app, dirs: tuple[Path, ...], kind: str, cwd: Path) -> list:
         if not s.root.exists() and _first_time(str(s.root)):
             say(_missing_line(s), err=True)
     return [s for s in sources if s.root.exists()]
+
+
+def _kind_given() -> bool:
+    """Whether this command was given ``--kind`` (not its default)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is None or ctx.get_parameter_source("kind") is not click.core.ParameterSource.DEFAULT
 
 
 def _first_time(what: str) -> bool:

@@ -30,7 +30,8 @@ def watch_cmd(dirs: tuple[Path, ...], kind: str, debounce_ms: int | None) -> Non
     sources = None
     if dirs:
         project = project_key(Path.cwd()) if kind == "memory" else None
-        sources = [SourceSpec(kind, d, project) for d in dirs]
+        given = click.get_current_context().get_parameter_source("kind") is not click.core.ParameterSource.DEFAULT
+        sources = [SourceSpec(kind, d, project, kind_given=given) for d in dirs]
     app = recall_app()
     debounce = None if debounce_ms is None else debounce_ms / 1000  # None: [watch] debounce_ms (recall.watch.Watcher)
     run_watch(app, sources, debounce=debounce, echo=lambda line: say(line, err=True))

@@ -22,6 +22,7 @@ and the store consistent. ``Recall.index`` writes notes first (``defer``) and em
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -91,6 +92,8 @@ class SourceSpec:
     # Known unrelated messages (recall.ranking.negatives): this file, else <root>/negatives.jsonl if any.
     negatives: Path | None = None
     documents: bool = True  # also read documents, images and recordings (recall.notes.documents)
+    inside: tuple[Path, ...] = ()  # folders of another kind inside it: their files are theirs (recall.indexing.kinds)
+    kind_given: bool = True  # False: the default kind, no --kind: a folder known as another is read as that
 
     def negatives_file(self) -> Path:
         from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
@@ -211,6 +214,9 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
         follow_renames(path, file_questions, restated, {n.questions_key: n.content_hash for n in read.notes},
                        own=spec.note_questions is None and spec.kind != LIBRARY)
         read.problems += unknown_notes(path, file_questions, (n.questions_key for n in read.notes))
+    if spec.inside:  # another kind's folder inside this one: its files are its own (recall.indexing.kinds)
+        read.notes = [n for n in read.notes if not any(Path(os.path.realpath(n.path)).is_relative_to(r)
+                                                       for r in spec.inside)]
     return read
 
 

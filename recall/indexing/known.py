@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from recall.indexing.kinds import drop_doubled
 from recall.notes.problems import Problem
 from recall.privacy.paths import DB_NAME, folder_gone
 from recall.store.vectors import index_dir
@@ -51,6 +52,7 @@ def drop_stale(store: Store, listed: Sequence[SourceSpec], given: Sequence[Sourc
     a name given leads (``drop_relinked``, ``drop_gone``, ``drop_unlisted``, ``drop_repointed``),
     each with its notes. True when a folder is known in another's place: the run syncs them all."""
     moved = drop_relinked(store, stats)
+    moved = drop_doubled(store, stats) or moved
     drop_gone(store, stats)
     drop_unlisted(store, listed, given, stats)
     drop_repointed(store, given, listed, stats)
@@ -186,6 +188,12 @@ def _links(store: Store) -> dict[str, str]:
         return {}
 
 
+def link_names(store: Store) -> dict[str, str]:
+    """Where each folder named through a link led at the last run -> that name (``LINKED``): a
+    watcher of every indexed folder looks where the name leads now (``recall.watch``)."""
+    return {led: name for name, led in _links(store).items()}
+
+
 def record_link(store: Store, name: str, now: str) -> None:
     """``name`` leads to ``now`` from now on (a watcher followed it): a later `recall index NAME`
     compares with this, not with where it led when it was indexed (it kept both: an outside
@@ -260,7 +268,10 @@ def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSp
     folder, and the known folders of the same kind inside a source (their notes move to it:
     drop them once it is synced); one line each. A folder and its subfolder indexed both held
     the subfolder's notes twice, and a note deleted and indexed through one was handed over
-    through the other (stop 46)."""
+    through the other (stop 46). A folder known under another kind is one folder too
+    (``recall.indexing.kinds``): given without ``--kind`` it is read as what it is; given with
+    one, it takes that kind and its old registration leaves."""
+    from recall.indexing.indexer import SourceSpec
 
     known = [(sid, kind, Path(root), project) for sid, kind, root, project in store.sources() if kind != "conversation"]
     out: list[SourceSpec] = []
@@ -269,19 +280,49 @@ def unnested(store: Store, sources: Sequence[SourceSpec]) -> tuple[list[SourceSp
     seen: set[tuple[str, Path]] = set()
     for spec in sources:
         root = spec.root.resolve()
-        outer = [(r, p) for _, k, r, p in known if k == spec.kind and r != root and root.is_relative_to(r)]
+        around = known_around(known, root)
+        if spec.kind_given or any(r == root for _, _, r, _ in known):
+            outer = sorted((o for o in around if o[0] == spec.kind), key=lambda o: len(o[1].parts))
+        else:  # no --kind: the folder whose files these are, whatever its kind
+            outer = sorted(around, key=lambda o: -len(o[1].parts))
         if outer:
-            r, p = min(outer, key=lambda o: len(o[0].parts))
+            k, r, p = outer[0]
             said.append(Problem(str(root), f"inside {r}, indexed already: {r} was read again instead"))
-            spec, root = replace(spec, root=r, project=p), r
+            spec, root = replace(spec, kind=k, root=r, project=p), r
+        spec = _one_kind(spec, root, known, inner, said)
         for sid, k, r, _ in known:
             if k == spec.kind and r != root and r.is_relative_to(root) and sid not in inner:
                 inner.append(sid)
                 said.append(Problem(str(r), f"inside {root}, now indexed with it"))
+        for k, r, p in known_around(known, root):  # a folder of another kind around it: read again, carved
+            if k != spec.kind and (k, r) not in seen:
+                seen.add((k, r))
+                out.append(SourceSpec(k, r, p))
         if (spec.kind, root) not in seen:
             seen.add((spec.kind, root))
             out.append(spec)
     return out, inner, said
+
+
+def known_around(known: Sequence[tuple[int, str, Path, str | None]], root: Path) -> list[tuple[str, Path, str | None]]:
+    """(kind, root, project) of the known folders strictly around ``root``."""
+    return [(k, r, p) for _, k, r, p in known if r != root and root.is_relative_to(r)]
+
+
+def _one_kind(spec: SourceSpec, root: Path, known: Sequence[tuple[int, str, Path, str | None]], inner: list[int],
+              said: list[Problem]) -> SourceSpec:
+    """``spec`` where its folder is known under another kind: read as that kind (no ``--kind``
+    given), or the other registration leaves once it is synced (in ``inner``)."""
+    for sid, k, r, p in known:
+        if r != root or k == spec.kind or sid in inner:
+            continue
+        if not spec.kind_given:
+            said.append(Problem(str(root), f"indexed as {k} already: read again as {k} (`recall index --kind "
+                                           f"{spec.kind} {root}` indexes it as {spec.kind} instead)"))
+            return replace(spec, kind=k, project=p if spec.project is None else spec.project, kind_given=True)
+        inner.append(sid)
+        said.append(Problem(str(root), f"indexed as {k} before: now indexed as {spec.kind}, each note once"))
+    return spec
 
 
 PROJECT_NAMES = "project_names"  # the store's setting: project key -> its folder's name (masked), JSON
