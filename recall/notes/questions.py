@@ -215,6 +215,24 @@ def renames(lines: Mapping[str, str | None], notes: Mapping[str, str]) -> dict[s
     return {old: new for old, new in found.items() if taken.count(new) == 1}
 
 
+def settled(lines: Mapping[str, str | None], others: Iterable[str] | None = None) -> Callable[[str, str], bool]:
+    """``(stem, sha256 of its bytes) -> bool``: whether ``renames`` gives this note its own line
+    (or none) whatever the folder's other notes hold: its line is written by hand or for these
+    bytes, or no line was written for these bytes and it has no line, or a line written for bytes
+    none of ``others`` has (the hashes of the folder's other notes, where known: an edited note).
+    A note not settled is decided with the whole folder (``recall index`` parses it; the watcher
+    reads the folder)."""
+    written_for = {digest for digest in lines.values() if digest}
+    elsewhere = None if others is None else {digest[:16] for digest in others}
+
+    def check(stem: str, digest: str) -> bool:
+        own = lines.get(stem, "")
+        return own is None or own == digest[:16] or digest[:16] not in written_for and (
+            stem not in lines or elsewhere is not None and own not in elsewhere)
+
+    return check
+
+
 def moved_line(obj: Mapping[str, object], moved: Mapping[str, str]) -> Mapping[str, object] | None:
     """A questions file line's object after ``renames``' ``moved``: under the key of the note it
     follows; None for a generated line of a note that took another's line (stale: written for

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
 from helpers.cli import run_cli
+from helpers.env import env_with
 from helpers.notes import write_note
+from helpers.paths import PY
 from recall.authoring import notegen
 from recall.notes.questions import QUESTIONS_FILE
 
@@ -91,3 +97,54 @@ def test_a_note_moved_over_another_takes_its_own_questions_not_the_replaced_note
     assert _holders("where is the wibble flange") == ["n1"]
     lines = [json.loads(line) for line in (notes / QUESTIONS_FILE).read_text(encoding="utf-8").splitlines()]
     assert [(obj["note"], obj["questions"]) for obj in lines] == [("n1", ["where is the wibble flange"])]
+
+
+def test_a_renamed_note_indexed_without_its_questions_gets_them_back(recall_home, hash_model, tmp_path):
+    """A note indexed under its new name before its line was there (a watcher's save, a questions
+    file restored from git): `recall index` and `--rebuild` took it for unchanged, for good."""
+    notes = _folder(tmp_path)
+    line = (notes / QUESTIONS_FILE).read_text(encoding="utf-8")
+    (notes / QUESTIONS_FILE).unlink()
+    _index(notes)
+    (notes / "n1.md").rename(notes / "renamed1.md")
+    _index(notes)
+    assert _holders() == []
+    (notes / QUESTIONS_FILE).write_text(line, encoding="utf-8")
+    out = _index(notes)
+    assert _holders() == ["renamed1"], out
+
+
+def _wait(predicate, timeout: float) -> bool:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("reuse", [False, True], ids=["renamed", "renamed-and-name-reused"])
+def test_a_note_renamed_while_recall_watch_runs_keeps_its_questions(recall_home, hash_model, tmp_path, reuse):
+    """With the watcher on, a renamed note was indexed without its questions, and `recall index`
+    and `--rebuild` then called it unchanged: it lost them until its bytes changed."""
+    notes = _folder(tmp_path)
+    _index(notes)
+    log = tmp_path / "watch.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([PY, "-m", "recall.cli", "watch"], env=env_with(), stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        assert _wait(lambda: b"watching " in log.read_bytes(), 60), log.read_text()
+        (notes / "n1.md").rename(notes / "renamed1.md")
+        if reuse:
+            write_note(notes, "n1", "shopping", "an unrelated new note", "buy milk", type_="user")
+        assert _wait(lambda: run_cli("search", "-k", "5", "--json", "note1").stdout.count("renamed1.md") > 0, 20)
+        assert _wait(lambda: _holders() == ["renamed1"], 10), (_holders(), log.read_text())
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    _index(notes)
+    assert _holders() == ["renamed1"]
+    _index(notes, "--rebuild")
+    assert _holders() == ["renamed1"]
