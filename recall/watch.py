@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall.errors import RecallError
-from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, read_questions
+from recall.indexing.indexer import Indexer, SourceSpec, SyncStats, follows_elsewhere, read_questions
 from recall.indexing.kinds import drop_doubled, inside_of, note_folders
 from recall.indexing.known import link_names, lost_folders, record_link, unnested
 from recall.notes.documents import LIBRARY, format_of, read_if_document
@@ -689,6 +689,11 @@ class Watcher:
                 continue
             if stored is not None:
                 gone.append(stored)
+        saved = {note.path for note in notes}
+        if notes and follows_elsewhere(SourceSpec(w.kind, w.root, w.project), notes,
+                                       [fp for p, fp in existing.items() if p not in saved]):
+            self._sync_whole(indexer, w, stats)  # a note renamed, or its name reused: its questions follow it
+            return
         if notes:
             questions = read_questions(SourceSpec(w.kind, w.root, w.project))
             stats.problems.extend(questions.problems)

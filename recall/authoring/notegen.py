@@ -37,7 +37,7 @@ from recall.authoring import bought
 from recall.authoring.answers import prompt_key, prompt_names
 from recall.notes.files import iter_note_files, note_keys
 from recall.notes.frontmatter import masked_file_text
-from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, renames
+from recall.notes.questions import QUESTIONS_FILE, folder_questions_file, moved_line, renames
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import read_bytes, read_text, replace_private
 from recall.ranking.negatives import MAX_PER_SOURCE, NEGATIVES_FILE
@@ -275,16 +275,15 @@ class FolderState:
 
 
 def _renamed(lines: dict[str, dict], notes: Keys) -> dict[str, str]:
-    """``recall.notes.questions.renames`` over the folder's lines and notes (its notes read only
-    when a line names none of them)."""
-    if not set(lines) - set(notes.values()):
-        return {}
-    digests = {}
-    for p, key in notes.items():
+    """``recall.notes.questions.renames`` (every note read only where a generated line is not its note's)."""
+    written = {s: o["note_hash"] for s, o in lines.items() if isinstance(o.get("note_hash"), str)}
+    digests: dict[str, str] = {}
+    for p, key in sorted(notes.items(), key=lambda item: item[1] not in written):  # lined notes first
+        if len(digests) == len(written) and all(digests.get(k) == h for k, h in written.items()):
+            return {}  # each line is its note's: nothing moved
         with contextlib.suppress(OSError):
             digests[key] = note_hash(p)
-    return renames({s: o.get("note_hash") if isinstance(o.get("note_hash"), str) else None for s, o in lines.items()},
-                   digests)
+    return renames({s: written.get(s) for s in lines}, digests)
 
 
 def folder_state(folder: Path) -> FolderState:
@@ -348,14 +347,13 @@ class Written:
 
 def write_questions(folder: Path, questions: dict[str, list[str]], restatements: dict[str, list[str]],
                     hashes: dict[str, str], by: str | Mapping[str, str]) -> int:
-    """Replace the lines of the notes in ``hashes`` in the folder's questions file (others
-    kept as written, in order, lines recall cannot read included; a renamed note's generated
-    line under its new key; generated lines of notes no longer in the folder dropped).
-    A note that got a line written by hand (no ``note_hash``) while the agent worked keeps it,
-    and the agent's lines for it, new and old, are dropped: the person's words win. What the agent wrote is
-    masked as the index would mask it: the file sits in the notes folder, often shared. Every
-    generated line written or dropped is kept by its note's hash (``bought``; ``by``: the agent,
-    or each note's). Returns the lines written."""
+    """Replace the lines of the notes in ``hashes`` in the folder's questions file (others kept as written, in
+    order, lines recall cannot read included; a generated line under the key of the note it belongs to,
+    ``recall.notes.questions.renames``; generated lines of notes no longer in the folder dropped). A note that got
+    a line written by hand (no ``note_hash``) while the agent worked keeps it, and the agent's lines for it, new and
+    old, are dropped: the person's words win. What the agent wrote is masked as the index would mask it: the file
+    sits in the notes folder, often shared. Every generated line written or dropped is kept by its note's hash
+    (``bought``; ``by``: the agent, or each note's). Returns the lines written."""
     target = folder_questions_file(folder) or folder / QUESTIONS_FILE
     notes = keyed_notes(folder)
     known = set(notes.values())
@@ -367,7 +365,9 @@ def write_questions(folder: Path, questions: dict[str, list[str]], restatements:
     kept, gone = [], []
     for read, line in lines:
         if read is not None and read["note"] in moved and moved[read["note"]] not in hashes:
-            kept.append(json.dumps({**read, "note": moved[read["note"]]}, ensure_ascii=False))
+            kept.append(json.dumps(moved_line(read, moved), ensure_ascii=False))
+        elif read is not None and moved_line(read, moved) is None and read["note"] not in hashes:
+            gone.append(read)  # the stale line of a note another's line moved to
         elif read is None or read["note"] not in hashes and not (
                 "note_hash" in read and (read["note"] not in known or read["note"] in won)):
             kept.append(line.rstrip("\r"))

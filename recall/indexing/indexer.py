@@ -41,9 +41,11 @@ from recall.notes.questions import (
     folder_questions_file,
     follow_renames,
     left_out,
+    line_hashes,
     merge,
     questions_hash,
     read_questions_file,
+    settled,
     unknown_notes,
 )
 from recall.privacy.masking import mask_secrets, rules_mark
@@ -182,6 +184,18 @@ def read_questions(spec: SourceSpec) -> SourceNotes:
     return SourceNotes([], file_questions, read_questions_file(path, field="restatements")[0], problems)
 
 
+def follows_elsewhere(spec: SourceSpec, notes: Iterable[Note], others: Iterable[str]) -> bool:
+    """Whether a questions line may belong to another of ``spec``'s notes than its key says, for one
+    of ``notes`` (``recall.notes.questions.renames``: renamed, its name reused): then only the whole
+    folder's notes decide (``read_source``), not these alone (the watcher's saves). ``others``: the
+    hashes of the folder's other notes (their fingerprints as stored do: they start with it)."""
+    path = spec.questions_file()
+    notes = list(notes)
+    own_line = settled(line_hashes(path) if path is not None else {},
+                       [*others, *(note.content_hash for note in notes)])
+    return not all(own_line(note.questions_key, note.content_hash) for note in notes)
+
+
 def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
                 documents: DocumentsSettings | None = None, media: bool = False,
                 sealed: Callable[[str], str] = lambda fp: fp, ahead: Ahead | None = None) -> SourceNotes:
@@ -192,8 +206,13 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
     if given). ``media``: images and recordings are embedded with their media (``MEDIA_SALT``)."""
     read = read_questions(spec)
     file_questions, restated = read.file_questions, read.restatements
+    path = spec.questions_file()
+    hashes = line_hashes(path) if path is not None else {}
+    own_line = settled(hashes)  # else the whole folder decides its questions (follow_renames): parsed
 
     def unchanged(note_path: str, digest: str, stem: str) -> bool:
+        if not own_line(stem, digest):
+            return False
         key = _questions_file_key(file_questions.get(stem), restated.get(stem))
         return known.get(note_path) == sealed(fingerprint(digest, cfg, key, spec.questions))
 
@@ -210,9 +229,9 @@ def read_source(spec: SourceSpec, cfg: ChunkConfig, known: dict[str, str],
                                          spec.questions)), ahead=ahead)
         read.notes += docs
         read.problems += found
-    if (path := spec.questions_file()) is not None:
+    if path is not None:
         follow_renames(path, file_questions, restated, {n.questions_key: n.content_hash for n in read.notes},
-                       own=spec.note_questions is None and spec.kind != LIBRARY)
+                       own=spec.note_questions is None and spec.kind != LIBRARY, hashes=hashes)
         read.problems += unknown_notes(path, file_questions, (n.questions_key for n in read.notes))
     if spec.inside:  # another kind's folder inside this one: its files are its own (recall.indexing.kinds)
         read.notes = [n for n in read.notes if not any(Path(os.path.realpath(n.path)).is_relative_to(r)

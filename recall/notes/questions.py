@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from recall.notes.problems import Problem, capped
@@ -194,37 +194,79 @@ def line_hashes(path: Path) -> dict[str, str | None]:
 
 
 def renames(lines: Mapping[str, str | None], notes: Mapping[str, str]) -> dict[str, str]:
-    """``{old stem: new stem}`` for the notes renamed since their generated line was written
-    (a case-only rename too): the line names no note of the folder, and exactly one note that
-    has no line of its own has the bytes the line was written for. ``lines``: ``line_hashes``;
-    ``notes``: stem -> the sha256 of its bytes (hex; the first 16 digits are compared). A note
-    renamed and edited, or copied, is not followed: it is a new note."""
-    unlined: dict[str, list[str]] = {}
+    """``{line's stem: the note it now belongs to}``: the one rule that attaches a generated line
+    (it carries the hash of the note's bytes it was written for) to a note, for the index, the
+    watcher and the background step alike. A line stays with the note of its stem while that note
+    has its bytes. Otherwise it follows the one other note that has them: renamed or moved, a
+    case-only rename too, or the old name reused by a new note (an outside tester's 4), or two notes
+    that swapped names. A note whose own line matches its bytes, or that has a line written by
+    hand, takes no other. Bytes that no note or several have: the line stays with its stem (a note
+    edited keeps its questions until they are asked for again; gone with it when it is deleted).
+    ``lines``: ``line_hashes``; ``notes``: stem -> the sha256 of its bytes (hex; the first 16
+    digits are compared)."""
+    exact = {stem for stem, digest in lines.items() if digest and notes.get(stem, "")[:16] == digest}
+    free: dict[str, list[str]] = {}
     for stem, digest in notes.items():
-        if stem not in lines:
-            unlined.setdefault(digest[:16], []).append(stem)
-    found = {old: unlined[digest][0] for old, digest in lines.items()
-             if old not in notes and digest and len(unlined.get(digest, ())) == 1}
+        if stem not in exact and lines.get(stem, "") is not None:
+            free.setdefault(digest[:16], []).append(stem)
+    found = {old: free[digest][0] for old, digest in lines.items()
+             if old not in exact and digest and len(free.get(digest, ())) == 1}
     taken = list(found.values())
     return {old: new for old, new in found.items() if taken.count(new) == 1}
 
 
+def settled(lines: Mapping[str, str | None], others: Iterable[str] | None = None) -> Callable[[str, str], bool]:
+    """``(stem, sha256 of its bytes) -> bool``: whether ``renames`` gives this note its own line
+    (or none) whatever the folder's other notes hold: its line is written by hand or for these
+    bytes, or no line was written for these bytes and it has no line, or a line written for bytes
+    none of ``others`` has (the hashes of the folder's other notes, where known: an edited note).
+    A note not settled is decided with the whole folder (``recall index`` parses it; the watcher
+    reads the folder)."""
+    written_for = {digest for digest in lines.values() if digest}
+    elsewhere = None if others is None else {digest[:16] for digest in others}
+
+    def check(stem: str, digest: str) -> bool:
+        own = lines.get(stem, "")
+        return own is None or own == digest[:16] or digest[:16] not in written_for and (
+            stem not in lines or elsewhere is not None and own not in elsewhere)
+
+    return check
+
+
+def moved_line(obj: Mapping[str, object], moved: Mapping[str, str]) -> Mapping[str, object] | None:
+    """A questions file line's object after ``renames``' ``moved``: under the key of the note it
+    follows; None for a generated line of a note that took another's line (stale: written for
+    bytes that note no longer has); as it is otherwise."""
+    stem = obj.get("note")
+    if not isinstance(stem, str) or not isinstance(obj.get("note_hash"), str):
+        return obj
+    if stem in moved:
+        return {**obj, "note": moved[stem]}
+    return None if stem in set(moved.values()) else obj
+
+
 def follow_renames(path: Path, file_questions: dict[str, list[str]], restatements: dict[str, list[str]],
-                   notes: Mapping[str, str], own: bool = True) -> None:
-    """Move the questions and restatements of renamed notes (``renames``) to their new stems,
-    in place, and, in the folder's ``own`` questions file (where the background step writes),
-    forget those it wrote for a note that is gone (``drop_generated``), its negatives near that
-    note too (``follow_negatives``); the file is read again only when a line names no note."""
+                   notes: Mapping[str, str], own: bool = True, hashes: Mapping[str, str | None] | None = None) -> None:
+    """Give the questions and restatements of each generated line to the note it belongs to
+    (``renames``), in place, and, in the folder's ``own`` questions file (where the background
+    step writes), write the lines so (``move_lines``: a later edit of the note keeps them), forget
+    those it wrote for a note that is gone (``drop_generated``), its negatives near that note too
+    (``follow_negatives``). ``hashes``: ``line_hashes(path)`` if read already."""
     if own:
         follow_negatives(path.parent / NEGATIVES_FILE, notes)
-    if not set(file_questions) - set(notes):
-        return
-    hashes = line_hashes(path)
+    hashes = line_hashes(path) if hashes is None else hashes
     moved = renames(hashes, notes)
+    asked = {old: file_questions.pop(old, []) for old in moved}
+    restated = {old: restatements.pop(old) for old in moved if old in restatements}
     for old, new in moved.items():
-        file_questions[new] = file_questions.pop(old, [])
-        if old in restatements:
-            restatements[new] = restatements.pop(old)
+        file_questions.pop(new, None)
+        restatements.pop(new, None)
+    for old, new in moved.items():
+        file_questions[new] = asked[old]
+        if old in restated:
+            restatements[new] = restated[old]
+    if own and moved:
+        move_lines(path, moved)
     gone = {stem for stem, digest in hashes.items() if own and digest is not None and stem not in notes
             and stem not in moved and not _on_disk(path.parent, stem)}
     if gone:
@@ -260,26 +302,43 @@ def drop_generated(path: Path, stems: set[str]) -> None:
     notes deleted: a note's questions and restatements outlived it, and a new note saved under
     its name was indexed with them (stop 48, an outside tester's V03). Lines written by hand or
     by ``recall-eval expand`` stay as written."""
+    _rewrite(path, lambda obj: None if obj.get("note") in stems and isinstance(obj.get("note_hash"), str) else obj)
+
+
+def move_lines(path: Path, moved: Mapping[str, str]) -> None:
+    """Write each generated line ``renames`` moved under the key of the note it follows, and drop
+    the stale line of a note that took another's (``moved_line``): the next edit of a renamed
+    note finds its line under its name, as any edited note does."""
+    _rewrite(path, lambda obj: moved_line(obj, moved))
+
+
+def _rewrite(path: Path, change: Callable[[dict], Mapping[str, object] | None]) -> None:
+    """Each line of a questions file as ``change`` gives it back (None: dropped; the same object:
+    kept as written), written only when one changed."""
     from recall.privacy.paths import replace_private
 
     try:
         text = read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return  # a file recall did not write as UTF-8: left alone
-    kept = []
+    kept, changed = [], False
     for line in text.split("\n"):
         try:
             obj = json.loads(line) if line.strip() else None
         except (ValueError, RecursionError):
             obj = None
-        if not (isinstance(obj, dict) and obj.get("note") in stems and isinstance(obj.get("note_hash"), str)):
+        new = change(obj) if isinstance(obj, dict) else obj
+        if new is obj:
             kept.append(line)
-    if len(kept) != len(text.split("\n")):
+            continue
+        changed = True
+        if new is not None:
+            kept.append(json.dumps(new, ensure_ascii=False))
+    if changed:
         try:
             replace_private(path, "\n".join(kept))
         except OSError:
             pass  # a folder recall may not write (a read-only checkout): left out of the index all the same
-
 
 
 def merge(front_matter: Sequence[str], questions_file: Sequence[str]) -> list[str]:
