@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from click.testing import CliRunner
 
 from helpers.env import env_with
 from helpers.paths import ROOT
@@ -105,3 +106,11 @@ def plugin_installed_now(python: str) -> str:
     spec.loader.exec_module(plugin)
     return json.dumps({"version": plugin.plugin_version(), "build": plugin.build_id(),
                        "plugin_time": plugin.plugin_time(), "python": python})
+
+
+
+def cli(command, *args: str) -> str:
+    """A click command run in this process; its output (the test fails on a non-zero exit)."""
+    result = CliRunner().invoke(command, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output

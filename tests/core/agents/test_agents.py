@@ -19,6 +19,7 @@ from helpers.agents import (
     CODEX_EVENT,
     GEMINI_EVENT,
     PY,
+    cli,
     event,
     hook_calls,
     mcp_calls,
@@ -39,22 +40,6 @@ HEADLINE = "Feature flags via Unleash"
 EXISTING = {"model": "opus", "hooks": {"UserPromptSubmit": [
     {"hooks": [{"type": "command", "command": "~/bin/prompt-logger.sh", "timeout": 2}]}]}}
 OTHER_SERVER = {"mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": []}}}
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    """A scratch git project, the current folder of the test."""
-    root = tmp_path / "scratch-project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    monkeypatch.chdir(root)
-    return root
-
-
-def cli(command, *args: str) -> str:
-    result = CliRunner().invoke(command, list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def read_json(path: Path) -> dict:

@@ -10,14 +10,12 @@ the registered command run as the agent runs it, against a real daemon over its 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from helpers.agents import hook_calls, run_command_hook
+from helpers.agents import cli, hook_calls, run_command_hook
 from helpers.daemon import daemon_pids, wait_for, write_config
 from recall.cli.agents import install as install_cmd
 from recall.cli.agents import uninstall as uninstall_cmd
@@ -36,21 +34,6 @@ AGENTS = {
 }
 # Another tool's own session-start hook, which install and uninstall leave as it is.
 THEIRS = {"matcher": "startup", "hooks": [{"type": "command", "command": "~/bin/greet.sh", "timeout": 3}]}
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    root = tmp_path / "scratch-project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    monkeypatch.chdir(root)
-    return root
-
-
-def cli(command, *args: str) -> str:
-    result = CliRunner().invoke(command, list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def install(agent: str) -> str:
