@@ -98,6 +98,8 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
     config = effective_config(None)
     chosen = [m.strip() for m in models.split(",") if m.strip()] if models else default_models(config.model)
     chosen += [m for m in extra if m not in chosen]
+    if twice := sorted({m for m in chosen if chosen.count(m) > 1}):  # scored twice, then a traceback at the table
+        raise UserError(f"--models names {', '.join(twice)} twice: name each model once")
     tmp = None
     base = home or (Path(os.environ["RECALL_HOME"]) if os.environ.get("RECALL_HOME") else None)
     if base is None:

@@ -281,3 +281,15 @@ def test_core_tokenizer_is_what_the_baseline_reads():
     ]
 
 
+
+
+def test_a_model_named_twice_is_refused_before_any_work(tmp_path):
+    """`--models hash,hash` scored everything, then died in a traceback (np.sum over an inhomogeneous
+    array in the latency table; an outside tester's)."""
+    files = two_sets(tmp_path)
+    res = CliRunner().invoke(main, ["compare", "--notes", str(NOTES), *(x for f in files for x in ("-q", str(f))),
+                                    "--models", "hash,hash", "--no-memory", "--reports", str(tmp_path / "reports"),
+                                    "--home", str(tmp_path / "home")])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert "hash" in res.output and "twice" in res.output and len(res.output.strip().splitlines()) == 1, res.output
+    assert not (tmp_path / "reports").exists() and not (tmp_path / "home").exists()
