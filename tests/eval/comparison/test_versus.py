@@ -99,3 +99,20 @@ def test_separation_is_the_trade_off_area_whatever_the_floor_and_is_tested_paire
         r["ranked"] = ["a", "b", "c", r["expected"][0]]
     got = compare_runs([missed, apart], ["missed", "apart"])["sets"]["main"]["runs"]["missed"]
     assert got["metrics"]["separation"]["value"] == 0.5
+
+
+def test_out_does_not_replace_a_file_without_force(tmp_path):
+    """`versus A B --out mine.md` overwrote mine.md (an outside tester's); export-beir, import-beir,
+    generate and expand refuse alike."""
+    for name, data in (("a", run("a", 10)), ("b", run("b", 38))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(data))
+    mine = tmp_path / "mine.md"
+    mine.write_text("my own notes\n")
+    args = ["versus", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(mine)]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 1 and "exists; give --force to replace it" in out.output, out.output
+    assert mine.read_text() == "my own notes\n"
+    out = CliRunner().invoke(main, [*args, "--force"])
+    assert out.exit_code == 0, out.output
+    assert "| main (80) | b |" in mine.read_text()
