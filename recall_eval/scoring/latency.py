@@ -31,12 +31,36 @@ def result_path(root: Path = PROJECT_ROOT) -> Path:
 
 def load(root: Path = PROJECT_ROOT) -> dict | None:
     path = result_path(root)
-    if not path.exists():
+    if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def last(root: Path = PROJECT_ROOT) -> dict:
+    """The last benchmark's JSON (``latency --reuse``); a ``DatasetError`` (one line, with the command
+    that makes the file) when it is missing, cut, a folder or not an object: it said "read the last
+    result" and exited 0, or was a traceback (IsADirectoryError; an outside tester's)."""
+    from recall_eval.datasets.collections import DatasetError
+    from recall_eval.files import InputError, read_input
+
+    path = result_path(root)
+    remake = "run `recall-eval latency` (without --reuse) to measure it again"
+    if not path.exists() and not path.is_symlink():
+        raise DatasetError(f"no hook latency measured yet ({path} missing): {remake}")
+    try:
+        data = json.loads(read_input(path))
+    except InputError as exc:
+        raise DatasetError(f"{exc} ({remake})") from None
+    except (ValueError, RecursionError) as exc:
+        raise DatasetError(f"{path} is not the benchmark's JSON ({type(exc).__name__}: "
+                           f"{(str(exc).splitlines() or [''])[0][:120]}): {remake}") from None
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path} is not the benchmark's JSON (not an object): {remake}")
+    return data
 
 
 def run_bench(root: Path = PROJECT_ROOT, timeout: int = BENCH_TIMEOUT_S) -> tuple[dict | None, str]:

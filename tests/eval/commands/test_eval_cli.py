@@ -70,9 +70,32 @@ def test_latency_reads_summaries_by_index_and_load():
     assert "cpus" not in summary
 
 
-def test_latency_command_exits_zero_either_way():
-    res = CliRunner().invoke(main, ["latency", "--reuse"])
-    assert res.exit_code == 0
+@pytest.mark.parametrize("kind", ["missing", "truncated", "folder", "not an object"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_latency_reuse_without_a_readable_result_is_one_line(tmp_path, monkeypatch, kind, as_json):
+    """`latency --reuse` said "read the last result" and exited 0 when hook.json was missing or cut
+    (and printed nothing with --json); a folder there was a traceback (IsADirectoryError)."""
+    path = tmp_path / "reports" / "bench" / "hook.json"
+    monkeypatch.setattr(latency, "result_path", lambda root=None: path)
+    path.parent.mkdir(parents=True)
+    if kind == "truncated":
+        path.write_text('{"hook": {"p50_ms": 4')
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "not an object":
+        path.write_text("[1, 2]")
+    res = CliRunner().invoke(main, ["latency", "--reuse", *(["--json"] if as_json else [])])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1 and str(path) in res.output, res.output
+    assert "`recall-eval latency`" in res.output, res.output
+
+
+def test_latency_reuse_reads_the_last_result(tmp_path, monkeypatch):
+    path = tmp_path / "hook.json"
+    monkeypatch.setattr(latency, "result_path", lambda root=None: path)
+    path.write_text(json.dumps({"hook": {"p50_ms": 4.1, "p95_ms": 7.5}}))
+    res = CliRunner().invoke(main, ["latency", "--reuse", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout) == {"hook": {"p50_ms": 4.1, "p95_ms": 7.5}}, res.output
 
 
 def test_run_on_the_shipped_sample_with_the_test_model(tmp_path):
