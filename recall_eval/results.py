@@ -116,3 +116,134 @@ def to_json(obj: Any) -> Any:
 def from_json(cls: type[T], data: Any) -> T:
     """``cls`` from what ``to_json`` wrote (or json.load read)."""
     return _adapter(cls).validate_python(data)
+
+
+# --- a run's results.json as read back (``recall-eval report``, ``recall-eval versus``) ---------------
+# What the readers take from the file, typed: one validation refuses any other shape in one line that
+# names the field (``check_run``), where a value of another type was a traceback deep in a renderer
+# or a comparison (a metric of -1, ``ranked: true``, a list among the injected ids, "NaN" as a value:
+# an outside tester's). Keys not named here are ignored, as ``from_json`` ignores them.
+
+
+@dataclass
+class MetricRow:
+    """A metric as read: ``Metric``, the interval and the count optional (an older file lacks them;
+    ``[]`` is no interval)."""
+    value: float | None
+    ci95: tuple[float, float] | tuple[()] | None = None
+    n: int = 0
+
+
+@dataclass
+class RecordRow:
+    """One question's row (``scoring.metrics.Record.as_dict``)."""
+    id: str
+    set_id: str
+    kind: str
+    lang: str
+    text: str
+    expected: list[str]
+    note_lang: str | None
+    ranked: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    top: float | None = None
+    gap: float | None = None
+    decision: str = "nothing"
+    injected: list[str] = field(default_factory=list)
+    bytes: int = 0
+    style: str = ""
+    negative: float | None = None
+
+
+@dataclass
+class PipelineRows:
+    metrics: dict[str, MetricRow | None]
+    records: list[RecordRow] = field(default_factory=list)
+
+
+@dataclass
+class ModelRow:
+    spec: str
+    model_id: str
+
+
+@dataclass
+class CalibrationRow:
+    target_silence: float
+    silence: float
+    injected: float | None = None
+
+
+@dataclass
+class PipelineSettings:
+    note_questions: int
+    questions_file: str | None
+    lexical_weight: float
+
+
+@dataclass
+class SetRow:
+    set_id: str
+    provenance: dict[str, Any] | None = None
+
+
+@dataclass
+class BlockFile:
+    """What a question set's block holds: the shipped sets' (the top level) and each held-out set's."""
+    pipelines: dict[str, PipelineRows]
+    n_paraphrase: int = 0
+    n_unrelated: int = 0
+    by_lang: dict[str, dict[str, MetricRow | None]] = field(default_factory=dict)
+    cross_lang: dict[str, dict[str, MetricRow | None]] = field(default_factory=dict)
+    by_style: dict[str, dict[str, MetricRow | None]] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+    calibration: CalibrationRow | None = None
+    provenance: dict[str, Any] | None = None
+
+
+@dataclass(kw_only=True)
+class RunFile(BlockFile):
+    model: ModelRow
+    timings: dict[str, float | None] = field(default_factory=dict)
+    pipeline: PipelineSettings | None = None
+    sets: list[SetRow] = field(default_factory=list)
+    heldout: dict[str, BlockFile] = field(default_factory=dict)
+    latency: dict[str, Any] | None = None
+    curve: dict[str, Any] = field(default_factory=dict)
+    n_notes: int = 0
+    n_questions: int = 0
+    thresholds_source: str = ""
+    collection: str = ""
+    run_id: str = ""
+    notes_dir: str | None = None
+    collection_hash: str | None = None
+
+
+def check_run(text: str) -> str | None:
+    """What in a results.json's text is not of ``RunFile``'s shape, as ``field: what is wrong``
+    (the first problem), or None. Strict: "NaN" is no number, ``true`` no list, -1 no metric."""
+    import json
+
+    from pydantic import ValidationError
+
+    try:
+        _adapter(RunFile).validate_json(text, strict=True)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        return f"{_field(json.loads(text), first['loc'])}: {first['msg'].lower()}"
+    return None
+
+
+def _field(data: Any, loc: tuple) -> str:
+    """``records[3].injected[0]`` from pydantic's location, less the union members' tags it adds
+    (``...spec.str``): only the steps the file's own data has, and a last one that it lacks."""
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        elif i < len(loc) - 1 or not isinstance(data, dict):
+            continue
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out.lstrip(".") or "the file"

@@ -21,6 +21,7 @@ from recall_eval.files import InputError, masked, read_input, write_private
 from recall_eval.reports import plots
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
 from recall_eval.reports.markdown import md_table, md_text
+from recall_eval.results import check_run
 from recall_eval.scoring import metrics as M
 from recall_eval.scoring.latency import percentiles as latency_percentiles
 from recall_eval.scoring.latency import samples as latency_samples
@@ -43,7 +44,7 @@ def run_id(results: dict, now: dt.datetime | None = None) -> str:
 def fmt(metric: str, v: dict | None) -> str:
     if not v or v.get("value") is None:
         return "–"
-    lo, hi = v["ci95"] or (v["value"], v["value"])
+    lo, hi = v.get("ci95") or (v["value"], v["value"])
     if metric in PERCENT:
         return f"{v['value']:.3f} [{lo:.3f}, {hi:.3f}]"
     if metric in DECIMAL:
@@ -255,36 +256,18 @@ def load_results(path: Path) -> dict:
     if not f.is_file():
         raise DatasetError(f"{path}: no results.json (make one with `recall-eval run`)")
     try:
-        data = json.loads(read_input(f))
-        if not isinstance(data, dict) or not isinstance(data.get("pipelines"), dict):
-            raise ValueError("no pipelines in it")
-        if problem := _shape_problem(data):  # a field of another type was a traceback (an outside tester's, stop 55)
+        text = read_input(f)
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        if problem := check_run(text):  # a field of another type was a traceback (outside testers', stops 55, 59)
             raise ValueError(problem)
     except InputError:
         raise  # not a file, not UTF-8: said as such
-    except (ValueError, RecursionError) as exc:  # empty, cut, not UTF-8, nested past Python's limit
+    except (ValueError, RecursionError) as exc:  # empty, cut, nested past Python's limit, a field's shape
         raise not_a_run(f, exc) from None
     M.check_figures(data, f)
     return data
-
-
-def _shape_problem(data: dict) -> str | None:
-    """What in a results.json is not of the shape a report or a comparison reads, or None."""
-    model = data.get("model")
-    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("spec", "model_id")):
-        return "its model is not {spec, model_id}"
-    if not isinstance(data.get("heldout") or {}, dict):
-        return "its heldout is not an object"
-    for name, block in blocks(data).items():
-        if not isinstance(block, dict):
-            return f"{name} is not an object"
-        for key in ("pipelines", "thresholds", "timings"):
-            if not isinstance(block.get(key) or {}, dict):
-                return f"{name}: its {key} is not an object"
-        if not all(isinstance(p, dict) and isinstance(p.get("records") or [], list)
-                   for p in (block.get("pipelines") or {}).values()):
-            return f"{name}: a pipeline is not an object with a list of records"
-    return None
 
 
 def blocks(run: dict) -> dict[str, dict]:

@@ -219,3 +219,45 @@ def test_escape_sequences_from_a_set_or_a_question_reach_no_terminal_and_no_repo
     for path in (p for p in (tmp_path / "reports").rglob("*") if p.is_file()):
         data = path.read_bytes()
         assert b"\x1b" not in data and b"\x07" not in data, path
+
+
+def _metric(r):
+    r["pipelines"]["default"]["metrics"]["mrr"] = -1
+
+
+def _ranked(r):
+    r["pipelines"]["default"]["records"][0]["ranked"] = True
+
+
+def _injected(r):
+    r["pipelines"]["default"]["records"][1]["injected"] = [[]]
+
+
+def _nan(r):
+    r["pipelines"]["default"]["metrics"]["hit_rate@1"]["value"] = "NaN"
+
+
+def _threshold(r):
+    r["thresholds"]["top_floor"] = "high"
+
+
+@pytest.mark.parametrize(("damage", "field"), [
+    (_metric, "pipelines.default.metrics.mrr"), (_ranked, "pipelines.default.records[0].ranked"),
+    (_injected, "pipelines.default.records[1].injected[0]"), (_nan, "pipelines.default.metrics.hit_rate@1.value"),
+    (_threshold, "thresholds.top_floor")])
+def test_a_damaged_result_is_one_line_naming_the_field_in_report_and_versus(run_dir, tmp_path, damage, field):
+    """A value of another type in results.json was a traceback in `report` and `versus` (AttributeError,
+    TypeError, unhashable type; an outside tester's): one typed validation (``recall_eval.results.RunFile``)."""
+    other = tmp_path / "other"
+    shutil.copytree(run_dir, other)
+    f = run_dir / "results.json"
+    results = json.loads(f.read_text(encoding="utf-8"))
+    damage(results)
+    f.write_text(json.dumps(results), encoding="utf-8")
+    page = (run_dir / "report.md").read_text(encoding="utf-8")
+    for args in (["report", str(run_dir)], ["versus", str(other), str(run_dir)]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1, res.output
+        assert str(f) in res.output and field in res.output and "`recall-eval run`" in res.output, res.output
+    assert (run_dir / "report.md").read_text(encoding="utf-8") == page
