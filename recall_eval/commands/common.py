@@ -55,6 +55,29 @@ def refuse_to_replace(out: Path, force: bool) -> None:
         raise UserError(f"{out} exists; give --force to replace it (or another --out)")
 
 
+def own_command(*added: str) -> str:
+    """The command being run as the user gave it (each option they gave, in the command's order),
+    with ``added`` after it (an option given there replaces theirs): a repair hint to paste as is,
+    never one that drops --notes, -q, --model or --baseline."""
+    import shlex
+
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    words = ["recall-eval", str(ctx.info_name)]
+    for param in ctx.command.params:
+        name = str(param.name)
+        if not isinstance(param, click.Option) or param.opts[0] in added \
+                or ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[name]
+        if param.is_flag:
+            words += [param.opts[0]] if value else []
+        else:
+            words += [w for v in (value if param.multiple else [value]) for w in (param.opts[0], str(v))]
+    return shlex.join([*words, *added])
+
+
 def show_progress(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 

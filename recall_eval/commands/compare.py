@@ -62,7 +62,8 @@ def cross_paths(specs: tuple[str, ...], base: Path) -> tuple[list[str], list[str
 @click.option("--train", help="Comma-separated training sets (default: leave one set out in turn).")
 @click.option("--test", help="Comma-separated held-out sets.")
 @click.option("--note-questions", type=click.Path(path_type=Path),
-              help="Generated questions per note, JSONL (default: datasets/<collection>/questions.jsonl).")
+              help="Generated questions per note, JSONL (default: datasets/NAME/questions.jsonl for --collection "
+                   "NAME or its own notes folder; none for a folder of yours).")
 @click.option("--no-note-questions", is_flag=True, help="Ignore any note_questions file.")
 @click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 1_000_000),
               help="CLINC150: questions drawn per split.")
@@ -91,7 +92,7 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
     from recall_eval.comparison.compare import clinc_bench, compare, load_bench
     from recall_eval.comparison.components import EmbeddingCache
     from recall_eval.datasets import clinc150
-    from recall_eval.datasets.collections import PROJECT_ROOT
+    from recall_eval.datasets.collections import PROJECT_ROOT, collection_note_questions, shipped_collection
     from recall_eval.reports.compare_report import RANDOM_NOTE, caption, text_table, write
     from recall_eval.scoring.score import effective_config
 
@@ -119,8 +120,11 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
                 and shared.is_dir():
             notes = shared  # rules-120: notes stay in ../shared, questions are ours
         name, notes_dir, files = resolve_inputs(collection, notes, questions)
-        exp = note_questions or (PROJECT_ROOT / "datasets" / name / "questions.jsonl")
-        exp = None if no_note_questions or not exp.is_file() else exp
+        # The shipped questions per note go with the collection named or its own folder, never a folder named like it
+        shipped = collection_note_questions(collection or shipped_collection(notes_dir))
+        exp = None if no_note_questions else note_questions or shipped
+        if exp is not None and not exp.is_file():
+            raise UserError(f"no such note_questions file: {exp}")
         log(f"{name}: note_questions {'from ' + str(exp) if exp else 'absent: pipelines without them'}")
         bench = load_bench(name, notes_dir, files, chunking=config.chunking, note_questions=exp,
                            train=split[0], test=split[1])

@@ -12,6 +12,7 @@ from recall_eval.commands.common import (
     echo_json,
     fail_cleanly,
     log,
+    own_command,
     resolve_inputs,
     resolve_note_questions,
     say,
@@ -22,7 +23,8 @@ from recall_eval.commands.common import (
 @click.command("regress")
 @scoring_options
 @click.option("--baseline", "baseline_path", type=click.Path(path_type=Path),
-              help="Baseline JSON (default: reports/baseline/<collection>.json).")
+              help="Baseline JSON (default: reports/baseline/<collection>.json for a collection's own "
+                   "notes; required for a notes folder of yours).")
 @click.option("--update", is_flag=True, help="Rewrite the baseline from this run instead of checking.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @fail_cleanly
@@ -32,7 +34,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     """Score the collection (default: sample, every set) and compare with the baseline:
     hit_rate@1, hit_rate@3, MRR, injected_hit_rate and silence_rate may each lose at most
     2 questions net (losses minus gains on the same questions)."""
-    from recall_eval.datasets.collections import PROJECT_ROOT, collection_hash, load_sets, write_json
+    from recall_eval.datasets.collections import collection_hash, load_sets, shipped_collection, write_json
     from recall_eval.reports.regress import (
         check,
         failure_message,
@@ -45,17 +47,16 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     from recall_eval.results import to_json
     from recall_eval.scoring.score import score_collection
 
-    if collection is None and notes is None:
-        collection = "sample"
+    collection = collection or ("sample" if notes is None else shipped_collection(notes))  # a folder of yours: None
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
-    path = baseline_path or PROJECT_ROOT / "reports" / "baseline" / f"{name}.json"
+    path = baseline_path or _default_baseline(collection, notes_dir)
     if not update and not path.is_file():
-        raise UserError(f"no baseline at {path}; create it with: recall-eval regress --collection {name} --update")
+        raise UserError(f"no baseline at {path}; create it with: {own_command('--update')}")
     exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     qs = load_sets(files)
     update_hint = "check them, then run the same command with --update to rewrite the baseline"
     if not update:  # before the scoring: the same notes and sets, or no comparison at all
-        baseline = load_baseline(path, _repair(collection, notes, questions, path))
+        baseline = load_baseline(path, own_command('--update'))
         same_questions(baseline, [f.stem for f in files], collection_hash(notes_dir), update_hint,
                        questions_hash(files))
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=False, log=log, note_questions=exp,
@@ -68,7 +69,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
         return
     if baseline.model["model_id"] != model_id:
         raise UserError(f"baseline {path} was made with {baseline.model['model_id']}, this run uses {model_id}; "
-                        "pass --model, or rewrite it with --update")
+                        f"pass --model, or rewrite it with: {own_command('--update')}")
     checks = check(baseline, results, update_hint)
     if as_json:
         echo_json({"baseline": str(path), "model_id": model_id, "checks": [c.as_dict() for c in checks]})
@@ -81,11 +82,14 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     say("regression gate passed", err=as_json)
 
 
-def _repair(collection: str | None, notes: Path | None, questions: tuple[Path, ...], path: Path) -> str:
-    """The command that rewrites the baseline at ``path`` for the notes and sets asked for."""
-    import shlex
+def _default_baseline(collection: str | None, notes_dir: Path) -> Path:
+    """reports/baseline/NAME.json (committed) for a collection's own notes; for a user's folder
+    there is no default: --baseline FILE is asked for, with the command that makes one."""
+    from recall_eval.datasets.collections import PROJECT_ROOT, shipped_collection
 
-    args = ["recall-eval", "regress", *(["--collection", collection] if collection else []),
-            *(["--notes", str(notes)] if notes else []), *(a for q in questions for a in ("-q", str(q))),
-            "--baseline", str(path), "--update"]
-    return shlex.join(args)
+    if collection is not None and shipped_collection(notes_dir) == collection:
+        return PROJECT_ROOT / "reports" / "baseline" / f"{collection}.json"
+    suggested = notes_dir.resolve().parent / f"{notes_dir.resolve().name}-baseline.json"
+    raise UserError(f"{notes_dir} is not a shipped collection's notes folder, so no committed baseline applies: "
+                    f"give --baseline FILE, a baseline of yours; create one with: "
+                    f"{own_command('--baseline', str(suggested), '--update')}")

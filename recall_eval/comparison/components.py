@@ -143,8 +143,10 @@ def load_note_questions(path: Path, note_ids: Sequence[str]) -> dict[str, list[s
     from recall.notes.questions import read_questions_file
 
     out, problems = read_questions_file(path, known=list(note_ids))
-    if problems:
-        raise DatasetError("; ".join(str(p) for p in problems[:3]) + (" ..." if len(problems) > 3 else ""))
+    if problems:  # refused, not ignored as the core would: the core's "its questions are ignored" is dropped
+        said = "; ".join(p.message.removesuffix("; its questions are ignored") for p in problems[:3])
+        raise DatasetError(f"{problems[0].path}: {said}{' ...' if len(problems) > 3 else ''}: a questions file "
+                           "that does not fit the notes is refused; fix it, or give --no-note-questions")
     # The core indexes a note's restatements as chunks too (after its questions): so does eval.
     restated, _ = read_questions_file(path, known=list(note_ids), field="restatements")
     for stem, values in restated.items():

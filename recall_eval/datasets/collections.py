@@ -102,6 +102,23 @@ def built_notes(name: str) -> Path:
     return dest
 
 
+def shipped_collection(notes_dir: Path, root: Path = PROJECT_ROOT) -> str | None:
+    """The collection whose own notes folder ``notes_dir`` is (the same resolved path:
+    ``datasets/NAME/notes``, ``../shared/benchmarks/NAME/notes`` or a ``BUILT`` one's), else None.
+    Only then do its shipped artefacts (baseline, questions per note) go with the folder: a
+    user's folder merely named like it (``/x/sample/notes``) gets none of them."""
+    import platformdirs
+
+    folder = notes_dir.resolve()
+    name = folder.parent.name
+    if folder.name != "notes" or not name:
+        return None
+    own = [root / "datasets" / name / "notes", SHARED_BENCHMARKS / name / "notes"]
+    if name in BUILT:
+        own.append(Path(platformdirs.user_cache_dir("recall-eval")) / name / "notes")
+    return name if any(p.is_dir() and p.resolve() == folder for p in own) else None
+
+
 def heldout_sets(name: str | None, root: Path = PROJECT_ROOT) -> list[Path]:
     """``datasets/NAME/heldout/*.jsonl``: sets written under other briefs, never used for
     tuning; ``run`` reports each on its own."""
