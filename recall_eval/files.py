@@ -32,6 +32,11 @@ class InputError(ValueError):
     """A file a user named that the harness cannot read: one line (``read_input``)."""
 
 
+class OutputError(InputError):
+    """A path the harness was told to write that it cannot: one line naming the path, the option
+    that set it and the repair (``check_output`` before the work, ``write_private`` at write time)."""
+
+
 class IdCollision(InputError):
     """Two keys (question ids) that would be written alike: one line, never one replacing the other."""
 
@@ -114,4 +119,62 @@ def write_private(path: Path, data: str | bytes, newline: str | None = None) -> 
         if is_disk_full(exc):  # the folder written to, not RECALL_HOME (an outside tester: stop 44)
             raise RecallError(f"no space left on the disk while writing {path}; free some space on it, then run "
                               "the command again (the files written before are unchanged)") from exc
-        raise
+        if (named := _option_for(path)) is None:
+            raise
+        raise OutputError(_unwritable(path, *named, exc)) from None
+
+
+# The paths the command line named for its output (``check_output``), and the option that named
+# each: a write under one that fails says that option, not RECALL_HOME (an outside tester's 9).
+_OUTPUTS: dict[Path, str] = {}
+
+
+def _option_for(path: Path) -> tuple[Path, str] | None:
+    """(the path named, the option that named it) that ``path`` is or is under, if any."""
+    path = path.absolute()
+    for root, option in _OUTPUTS.items():
+        if path == root or root in path.parents:
+            return root, option
+    return None
+
+
+def _unwritable(path: Path, root: Path, option: str, exc: OSError) -> str:
+    """One line for a write under ``option`` that failed: the path, what is wrong, the repair."""
+    import errno
+
+    where = exc.filename or path
+    why = {errno.EROFS: "the file system is read-only",
+           errno.EACCES: "you may not write there (`ls -ld` it; `chmod u+w` the folder)",
+           errno.EPERM: "the system refuses the write (`lsattr` it)",
+           errno.ENOTDIR: "a file is where a folder goes (move it aside)",
+           errno.EEXIST: "a file is where a folder goes (move it aside)",
+           errno.EISDIR: "a folder is where the file goes (move it aside)",
+           errno.ENAMETOOLONG: "the path is longer than the system takes"}.get(exc.errno or 0, exc.strerror or str(exc))
+    return f"cannot write {where} ({option} {root}): {why}; give {option} another path, or repair it, and run again"
+
+
+def check_output(path: Path, option: str, folder: bool) -> None:
+    """``OutputError`` (one line: the path, the option that named it, the repair) unless the
+    harness can write ``path`` (a folder with ``folder``, else a file): its folder exists or can be
+    made, is writable, and no file is where a folder goes (nor a folder where the file goes).
+    Called before the work, so that minutes of scoring or tuning are not lost to a path that
+    could not be written; ``write_private`` then says a failure under it in the same terms."""
+    import os
+
+    _OUTPUTS[path.absolute()] = option
+    if not folder and path.is_dir():
+        raise OutputError(f"{path} is a folder: give {option} a file's path")
+    here = path if folder else path.parent
+    while not os.path.lexists(here) and here.parent != here:
+        here = here.parent
+    if not here.is_dir():
+        what = "it" if here == path else f"{here}, on its way,"
+        raise OutputError(f"{option} {path}: {what} is a file, not a folder; move it aside or give {option} "
+                          "another path")
+    if not os.access(here, os.W_OK | os.X_OK):
+        try:
+            ro = bool(os.statvfs(here).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):  # no statvfs (Windows)
+            ro = False
+        why = "is on a read-only file system" if ro else "is not writable by you (`ls -ld` it; `chmod u+w` it)"
+        raise OutputError(f"{option} {path}: {here} {why}; give {option} another path")

@@ -93,9 +93,14 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
     from recall_eval.comparison.components import EmbeddingCache
     from recall_eval.datasets import clinc150
     from recall_eval.datasets.collections import PROJECT_ROOT, collection_note_questions, shipped_collection
+    from recall_eval.files import check_output
     from recall_eval.reports.compare_report import RANDOM_NOTE, caption, text_table, write
     from recall_eval.scoring.score import effective_config
 
+    reports_root = reports_root or PROJECT_ROOT / "reports"
+    check_output(reports_root, "--reports", folder=True)  # before the comparison, not after it
+    if models is not None and not [m for m in models.split(",") if m.strip()]:
+        raise UserError(f"--models {models!r} names no model: give one or more, comma-separated (hash, minilm, ...)")
     config = effective_config(None)
     chosen = [m.strip() for m in models.split(",") if m.strip()] if models else default_models(config.model)
     chosen += [m for m in extra if m not in chosen]
@@ -138,7 +143,7 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
     results["random_cross_encoders"] = random
     if collection == "clinc150":
         results["clinc150"] = {"limit": limit, "per_intent": per_intent, "seed": seed}
-    out = write(results, reports_root or PROJECT_ROOT / "reports")
+    out = write(results, reports_root)
     if tmp is not None:
         tmp.cleanup()
     if as_json:

@@ -18,6 +18,7 @@ from recall_eval.commands.common import (
     say,
     scoring_options,
 )
+from recall_eval.files import check_output
 
 
 @click.command("regress")
@@ -31,6 +32,8 @@ from recall_eval.commands.common import (
 def command(collection: str | None, notes: Path | None, questions: tuple[Path, ...], note_questions: Path | None,
             no_note_questions: bool, model: str | None, home: Path | None, baseline_path: Path | None, update: bool,
             as_json: bool) -> None:
+    # Long because: resolve the inputs, refuse what cannot be compared or written before the scoring, then
+    # score, and either write the baseline or check against it; each step is a helper's call.
     """Score the collection (default: sample, every set) and compare with the baseline:
     hit_rate@1, hit_rate@3, MRR, injected_hit_rate and silence_rate may each lose at most
     2 questions net (losses minus gains on the same questions)."""
@@ -50,7 +53,9 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     collection = collection or ("sample" if notes is None else shipped_collection(notes))  # a folder of yours: None
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
     path = baseline_path or _default_baseline(collection, notes_dir)
-    if not update and not path.is_file():
+    if update:  # before the scoring: a baseline it could not write is said first
+        check_output(path, "--baseline", folder=False)
+    elif not path.is_file():
         raise UserError(f"no baseline at {path}; create it with: {own_command('--update')}")
     exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     qs = load_sets(files)

@@ -36,6 +36,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     import tempfile
 
     from recall_eval.datasets.collections import PROJECT_ROOT, heldout_sets, load_sets, read_provenance
+    from recall_eval.files import check_output
     from recall_eval.reports.report import summary_table, write_report
     from recall_eval.scoring import latency as lat
     from recall_eval.scoring.score import describe_sets, score_collection
@@ -43,6 +44,8 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     if collection is None and notes is None:
         collection = "sample"
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
+    reports_root = reports_root or PROJECT_ROOT / "reports"
+    check_output(reports_root, "--reports", folder=True)  # before the scoring, not after it
     exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
     qs = load_sets(files)
     log(f"{name}: {len(qs)} questions from {', '.join(f.name for f in files)}")
@@ -68,7 +71,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     else:
         data = lat.load()
     results["latency"] = data
-    out = write_report(results, reports_root or PROJECT_ROOT / "reports", name)
+    out = write_report(results, reports_root, name)
     say(f"{name} — model {results['model']['model_id']}, {results['n_notes']} notes, "
                f"{results['n_paraphrase']} paraphrases + {results['n_unrelated']} unrelated; "
                f"value [95% CI]")

@@ -198,6 +198,20 @@ def write_reports(report: dict, root: Path, text: str, stem: str | None = None) 
     return path
 
 
+def writable(reports_root: Path, config_path: Path | None) -> None:
+    """One line, before the tuning, for a --reports or --config it could not write."""
+    from recall_eval.files import check_output
+
+    check_output(reports_root, "--reports", folder=True)
+    if config_path is not None:
+        from recall.config.load import is_devnull
+
+        if is_devnull(config_path):
+            raise UserError(f"--config {config_path} is /dev/null, which holds no settings and takes none: give "
+                            "--config a config file's path (or leave it out for your own config)")
+        check_output(config_path.resolve() if config_path.is_symlink() else config_path, "--config", folder=False)
+
+
 @click.command("tune")
 @scoring_options
 @click.option("--tune-sets", help="Comma-separated set ids to tune on (default: all but the test sets).")
@@ -243,6 +257,8 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
     from recall_eval.tuning.tune import Objective, rank_questions
 
     seed = M.SEED if seed is None else seed
+    reports_root = reports_root or PROJECT_ROOT / "reports"
+    writable(reports_root, config_path if not (no_write or dry_run) else None)
     if not no_write:
         TC.check(TC.target_path(packaged, config_path), dry_run)  # a config it could not rewrite: said first
     try:
@@ -297,7 +313,7 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
         report["learned"]["selector_kind"] = "learned" if wins else "gap"
         text += ("\n  -> selector.kind = learned (significantly better on held-out folds)" if wins else
                  "\n  -> selector.kind stays gap (learned not significantly better on held-out folds)")
-    path = write_reports(report, reports_root or PROJECT_ROOT / "reports", text)
+    path = write_reports(report, reports_root, text)
 
     header = (f"{report['collection']} — model {model_id}; objective: {report['objective']}; "
               f"{report['protocol']} over {', '.join(tune_ids)}; value [95% CI]"

@@ -256,6 +256,13 @@ def check(path: Path, dry_run: bool = False) -> str:
     except tomlkit.exceptions.TOMLKitError as exc:
         raise ConfigError(f"{path} is not valid TOML ({str(exc).splitlines()[0][:120]}): fix it (`recall config` "
                           "says where), then tune again; it was not changed") from None
+    if raw.strip():  # a file recall itself refuses (an unknown key): said as recall says it, before the tuning
+        from recall.config.load import load_config
+
+        try:
+            load_config(path, calibrated_layer=False)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (tune writes into it: fix it first; it was not changed)") from None
     return raw
 
 
