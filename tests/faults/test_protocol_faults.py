@@ -29,6 +29,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from helpers.daemon import MATCHING
 from helpers.env import env_with
 from helpers.paths import PY, ROOT
@@ -162,6 +164,7 @@ def mcp_attacks() -> list[tuple[str, bytes, bool]]:
     return attacks
 
 
+@pytest.mark.process  # its recall_context calls start a daemon: killed at teardown (tests/conftest.py)
 def test_class5_nothing_a_client_sends_ends_the_mcp_server(probe, indexed, tmp_path):
     server = RawMcp.initialized(tmp_path)
     try:
