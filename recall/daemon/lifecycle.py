@@ -199,8 +199,7 @@ def _catching_up(state: DaemonState, app: Recall, config: Settings) -> Callable[
     last = [0.0]
 
     def catch_up() -> None:
-        stage = str((state.model_switch or {}).get("stage", "done"))
-        if (stage != "done" and not stage.startswith("failed")) or time.monotonic() - last[0] < CATCH_UP_EVERY_S:
+        if state.switching or time.monotonic() - last[0] < CATCH_UP_EVERY_S:
             return
         last[0] = time.monotonic()
         threading.Thread(target=switch_model, args=(state, app, config, "a newer index of another model"),

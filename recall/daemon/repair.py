@@ -56,8 +56,7 @@ class Repair:
         """A switch of model or another index under way, or the watcher on."""
         from recall.indexing.progress import read_progress
 
-        stage = str((self.state.model_switch or {}).get("stage", "done"))
-        if (stage != "done" and not stage.startswith("failed")) or self.state.watcher is not None:
+        if self.state.switching or self.state.watcher is not None:
             return True
         progress = read_progress(self.app.home)
         return bool(progress and progress.get("running"))

@@ -72,6 +72,12 @@ class DaemonState:
             log_event("busy", why=why, busy_total=self.busy)
 
     @property
+    def switching(self) -> bool:
+        """Whether a switch of model (or a catch-up) is under way: not done, not failed."""
+        stage = str((self.model_switch or {}).get("stage", "done"))
+        return stage != "done" and not stage.startswith("failed")
+
+    @property
     def app(self) -> Recall | None:
         return None if self.loaded is None else self.loaded.app
 

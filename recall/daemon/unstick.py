@@ -24,9 +24,13 @@ import os
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from recall.ipc import client
 from recall.privacy.children import stat_fields
+
+if TYPE_CHECKING:
+    from recall.config.settings import Settings
 
 PING_S = 2.0  # one ping's wait: the reading thread answers in milliseconds when it runs at all
 KILL_WAIT_S = 5.0
@@ -48,25 +52,25 @@ def answers(status: dict) -> bool | None:
     return True
 
 
-def note(event: str, **fields: object) -> None:
+def note(config: Settings, event: str, **fields: object) -> None:
     """A line in the daemon's log (the daemon itself is stopped or gone when this writes)."""
     try:
-        from recall.config.load import load_config
         from recall.daemon.logs import log_event, setup_logging
 
-        setup_logging(load_config(), foreground=False)
+        setup_logging(config, foreground=False)
         log_event(event, **fields)
     except Exception:  # noqa: BLE001, S110 - a log that cannot be written must not stop the repair
         pass
 
 
-def patience_s() -> float:
+def settings() -> Settings | None:
+    """The config, or None where it cannot be read (then no daemon starts either: nothing is done)."""
     try:
         from recall.config.load import load_config
 
-        return float(load_config().daemon.stuck_after_s)
-    except Exception:  # noqa: BLE001 - a config that cannot be read: the default's value
-        return 30.0
+        return load_config()
+    except Exception:  # noqa: BLE001 - a config that cannot be read
+        return None
 
 
 def unstick() -> str:
@@ -76,9 +80,10 @@ def unstick() -> str:
     pid = status.get("pid") if status else None
     if not isinstance(status, dict) or not isinstance(pid, int) or status.get("foreground") is not False:
         return "left"
-    patience = patience_s()
-    if patience <= 0:
+    config = settings()
+    if config is None or config.daemon.stuck_after_s <= 0:
         return "left"
+    patience = config.daemon.stuck_after_s
     resumed, start = False, time.monotonic()
     while True:
         if stopped(pid) and not resumed:
@@ -89,7 +94,7 @@ def unstick() -> str:
             return "left"
         if got:
             if resumed:
-                note("resumed", pid=pid, why="it was stopped (SIGSTOP or a debugger) and answered nothing")
+                note(config, "resumed", pid=pid, why="it was stopped (SIGSTOP or a debugger) and answered nothing")
             return "resumed" if resumed else "answers"
         if time.monotonic() - start >= patience:
             break
@@ -103,7 +108,7 @@ def unstick() -> str:
     end = time.monotonic() + KILL_WAIT_S
     while not client.exited(pid) and time.monotonic() < end:
         time.sleep(0.05)
-    note("stuck", pid=pid, waited_s=waited, why="it answered no ping: ended it and started a new one")
+    note(config, "stuck", pid=pid, waited_s=waited, why="it answered no ping: ended it and started a new one")
     client.spawn_daemon(cooldown_s=0.0)
     return "replaced"
 

@@ -318,8 +318,6 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
     call started none. (The daemon's own lock is
     what guarantees a single instance; this only avoids a storm of doomed starts.)
     """
-    import subprocess
-
     if os.path.isdir(run_dir()):
         check_run_dir()  # never start a daemon into a folder another user controls
     stamp = ensure_private_dir(run_dir()) / SPAWN_STAMP
@@ -343,18 +341,26 @@ def spawn_daemon(cooldown_s: float = SPAWN_COOLDOWN_S) -> Any:
         os.lseek(fd, 0, os.SEEK_SET)
         os.ftruncate(fd, 0)
         os.write(fd, repr(now).encode())
-        kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
-                        "stderr": subprocess.DEVNULL, "close_fds": True, "cwd": str(run_dir())}
-        if sys.platform == "win32":
-            kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
-        else:
-            kwargs["start_new_session"] = True  # survives the hook and Claude Code's signals
         user_config_path()  # a relative RECALL_CONFIG made absolute: the daemon runs in run/
-        started = subprocess.Popen(daemon_command(), **kwargs)
+        started = start_detached(daemon_command())
         os.pwrite(fd, f" {started.pid}".encode(), len(repr(now)))  # "time pid": see _started_daemon_died
         return started
     finally:
         os.close(fd)
+
+
+def start_detached(command: list[str]) -> Any:
+    """``command`` started in the run folder, detached from this process (no stdio of ours, its own
+    session): it survives the hook and the agent's signals. The ``subprocess.Popen``."""
+    import subprocess
+
+    kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+                    "stderr": subprocess.DEVNULL, "close_fds": True, "cwd": str(run_dir())}
+    if sys.platform == "win32":
+        kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+    else:
+        kwargs["start_new_session"] = True
+    return subprocess.Popen(command, **kwargs)
 
 
 def wait_until_ready(timeout_s: float = 30.0, poll_s: float = 0.1, started: Any = None) -> dict | None:
@@ -466,8 +472,6 @@ def suspect_stuck() -> None:
     every message paid the whole budget until `recall stop` (an outside tester's SIGSTOP, stop 60)."""
     if sys.platform == "win32":
         return
-    import subprocess
-
     stamp = run_dir() / STUCK_STAMP
     try:
         if 0 <= time.time() - os.stat(stamp).st_mtime < STUCK_CHECK_EVERY_S:
@@ -479,9 +483,7 @@ def suspect_stuck() -> None:
     try:
         os.close(open_regular(stamp, os.O_WRONLY | os.O_CREAT))
         os.utime(stamp)
-        subprocess.Popen([sys.executable, "-P", "-m", "recall.daemon.unstick"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
-                         cwd=str(run_dir()), start_new_session=True)
+        start_detached([sys.executable, "-P", "-m", "recall.daemon.unstick"])
     except OSError:
         pass
 
