@@ -18,6 +18,10 @@ messages in sessions an agent started (subtasks: a ``session.created`` event wit
 ``parentID``). Each hook run's time goes to OpenCode's log (``service=recall``, debug level)
 through the SDK client OpenCode hands the plugin.
 
+As OpenCode loads the plugin (its start, before any session's first message) the plugin runs
+the hook once with a ``SessionStart`` event, not awaited: a missing daemon starts then and has
+loaded its model by the first message (issue #22's cold start; ``recall.agents.early``).
+
 ``uninstall --agent opencode`` deletes the file (recognised by ``MARK``) and the plugins folder
 when install created it and it is empty again.
 """
@@ -92,6 +96,9 @@ function nextPartId(id) {
 
 export const RecallPlugin = async ({ client, directory }) => {
   const subtasks = new Set(); // sessions an agent started: nobody typed their messages
+  // OpenCode's start: a missing daemon starts now, so that it has loaded by the first message
+  // (the hook prints nothing for it); not awaited, so it never holds OpenCode's start.
+  ask({ hook_event_name: "SessionStart", session_id: "", cwd: directory });
   return {
     event: async ({ event }) => {
       const info = event?.type === "session.created" ? event.properties?.info : undefined;
@@ -159,7 +166,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
         raise InstallError(f"{path} exists and is not recall's plugin; rename it first")
     text = plugin_text()
     if path.exists() and read_text(path) == text:
-        return [f"unchanged: the recall plugin (chat.message) in {path}"]
+        return [f"unchanged: the recall plugin (chat.message; the daemon's early start as OpenCode starts) in {path}"]
     result = "updated" if path.exists() else "added"
     if not folder.exists():
         note_created_dirs(folder)
@@ -167,7 +174,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
 
         make_missing_dirs(folder)
     write_text(path, text)
-    return [f"{result}: the recall plugin (chat.message) in {path}",
+    return [f"{result}: the recall plugin (chat.message; the daemon's early start as OpenCode starts) in {path}",
             "OpenCode loads it when it starts: restart a running OpenCode"]
 
 

@@ -88,6 +88,31 @@ def test_daemon_killed_between_two_messages(opencode_exe, scratch, notes):
     assert len(times) == 2, server.log.read_text()[-3000:]
 
 
+def test_opencode_starting_starts_the_daemon(opencode_exe, scratch, notes):
+    """Issue #22's cold start on OpenCode: the plugin runs the hook once as OpenCode loads it
+    (a SessionStart event, not awaited), so a missing daemon starts before any message is
+    typed and has loaded its model by the first one; that start sends the model nothing."""
+    import time
+
+    scratch.set_up_recall(notes)
+    scratch.recall("install", "--agent", "opencode", "--project", "--skip-check")
+    assert scratch.daemon_pids() == []
+    with start(answer=lambda body: [text("Noted, thanks.")]) as api:
+        write_opencode_config(scratch, api.url)
+        server = OpencodeServer(opencode_exe, scratch)
+        try:
+            server.session()  # OpenCode loads a project's plugins by its first request there
+            end = time.monotonic() + 30
+            while not scratch.daemon_pids() and time.monotonic() < end:
+                time.sleep(0.2)
+            started = scratch.daemon_pids()
+        finally:
+            server.close()
+    assert started, "no daemon started as OpenCode started: " + server.log.read_text()[-2000:]
+    assert api.bodies() == []  # no message, no request to the model
+    assert server.hook_times() == []  # no chat.message hook ran
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
