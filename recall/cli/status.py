@@ -94,9 +94,8 @@ def _agent_entries() -> dict[str, str]:
                                 "`recall install` again (with --agent and --project as you first did)")
     if broken := broken_entries(Path.cwd()):
         out["agent_hooks"] = "; ".join(
-            f"{path} runs {python}, which is gone or has no recall: every message shows the agent a hook error; "
-            "run `recall install` again from the python you use now (with --agent and --project as you first "
-            "did), or `recall uninstall`" for path, python in broken)
+            f"{path} runs {python}, and {what}; run `recall install` again from the python you use now (with "
+            "--agent and --project as you first did), or `recall uninstall`" for path, python, what in broken)
     return out
 
 
