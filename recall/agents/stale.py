@@ -140,7 +140,7 @@ def _try(python: str) -> tuple[int, str]:
     # its last line (a traceback's error), not the usage lines after an unknown option's
     last = [line for line in proc.stderr.decode("utf-8", "replace").strip().splitlines()
             if line.strip() and not line.startswith(("usage:", "Try "))][-1:]
-    return proc.returncode, ("it cannot run recall" + (f": {last[0][:160]}" if last else ""))
+    return proc.returncode, ("it cannot run recall" + (f" ({last[0][:160]})" if last else ""))
 
 
 def _installed_pythons(cwd: Path) -> Iterator[tuple[Path, str, str]]:
