@@ -102,7 +102,7 @@ def pick_claude_form(requested: str | None) -> tuple[str, str, str]:
 def _is_our_server(entry: object) -> bool:
     """A server that runs recall's MCP module (``claude mcp add ... -m recall.mcp`` too)."""
     args = entry.get("args") if isinstance(entry, dict) else None
-    return isinstance(args, list) and args[-2:] == ["-m", MCP_MODULE]
+    return isinstance(args, list) and any(args[i:i + 2] == ["-m", MCP_MODULE] for i in range(len(args)))
 
 
 def _as_installed(entry: object) -> bool:

@@ -16,7 +16,6 @@ from typing import Any
 from recall.agents.install import (
     CONTEXT_TOOL,
     HOOK_TIMEOUT_S,
-    SAFE_FLAGS,
     add_hook,
     editing,
     load_settings,
@@ -40,6 +39,7 @@ from recall.agents.shared import (
     drop_if_created_and_empty,
     early_start,
     early_start_removed,
+    mcp_server_args,
     note_created,
     python,
     write_text,
@@ -85,7 +85,7 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     with editing(path):
         result = add_hook(settings, codex_mcp_tool_entry() if form == "mcp_tool" else codex_entry())
         early = early_start(settings, path, None if form == "mcp_tool" else codex_entry())
-    had = _codex_server_args(config) is not None
+    had = _codex_server_args(config) is not None  # install's line for it: added, or updated
     if form == "mcp_tool" and _codex_server(config, enable=True):
         done.append(f"{'updated' if had else 'added'} recall's MCP server [mcp_servers.{SERVER_NAME}] in {config}")
     note_created(path)
@@ -140,7 +140,8 @@ def _codex_server(config: Path, enable: bool) -> bool:
     if enable:
         current = servers.get(SERVER_NAME) if servers is not None else None
         if current is not None and (not ours_in_toml(config, current)  # the user's own entry stays as it is
-                                    or list(current.get("args") or []) == [*SAFE_FLAGS, "-m", MCP_MODULE]):
+                                    or (list(current.get("args") or []) == mcp_server_args()
+                                        and current.get("command") == python())):  # another venv's: updated (D5)
             return False
         note_created(config)
         if servers is None:
@@ -148,7 +149,7 @@ def _codex_server(config: Path, enable: bool) -> bool:
             state_note(config, "mcp_servers", True)
         table = tomlkit.table()
         table["command"] = python()
-        table["args"] = [*SAFE_FLAGS, "-m", MCP_MODULE]
+        table["args"] = mcp_server_args()
         table["env_vars"] = list(SERVER_ENV_VARS)  # Codex passes an MCP server only a few variables
         doc["mcp_servers"][SERVER_NAME] = table
         state_note(config, key, True)

@@ -62,7 +62,7 @@ try:  # a half-written upgrade (a module of another release) fails here, before 
     from recall.agents import deadline, registry, wire
     from recall.config import snapshot
     from recall.privacy import coredumps
-    from recall.privacy.paths import relative_home, store_file, user_config_path
+    from recall.privacy.paths import home_arg, relative_home, store_file, user_config_path
 except BaseException:  # noqa: BLE001 - run as the hook: nothing printed, exit 0 (imported: raised)
     if __name__ == "__main__":
         os._exit(0)
@@ -288,6 +288,7 @@ def main() -> None:
     watch = deadline.watch(max(started + deadline.SETTINGS_WAIT_S, time.monotonic() + deadline.GRACE_S), last_word)
     try:
         coredumps.forbid()  # it holds the message: SIGQUIT or SIGABRT must not dump it to disk
+        home_arg(sys.argv[1:])  # the home install pinned (--home), whatever the agent's environment says
         # a relative home names a folder in each project the agent runs in: nothing to say, nothing made there
         conf = None if relative_home() else hook_settings(watch.deadline)
         wait_s = conf["budget_ms"] / 1000.0 if conf else wire.READ_WAIT_S

@@ -1,12 +1,14 @@
 """Register the hook in Claude Code's settings (``recall install``) and take it out again
 (``recall uninstall``), then check that a warm question fits in the hook's budget.
 
-The entry is in exec form, which Claude Code spawns directly without a shell, so a
-Python path with spaces or quotes needs no quoting:
+The entry is a shell line, which Claude Code runs through its shell, the python's path quoted
+for sh and bash (``shlex.join``), and ``|| exit 1`` after it (``GUARD``): a python that cannot
+start recall (an older one rebuilt at the same path, which exits 2 on ``-P``) is a hook error,
+never exit 2, which blocks the prompt. ``--home PATH`` pins a RECALL_HOME that is not the default:
 
     {"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": "/abs/.venv/bin/python",
-         "args": ["-E", "-P", "-m", "recall.agents.hook"], "timeout": 5}]}]}}
+        {"type": "command", "timeout": 5,
+         "command": "/abs/.venv/bin/python -E -P -m recall.agents.hook || exit 1"}]}]}}
 
 ``-P`` keeps the project folder (Claude Code's cwd) off ``sys.path``, so a project
 that has its own ``recall`` folder cannot shadow this package. ``timeout`` is Claude
@@ -56,13 +58,48 @@ class InstallError(RecallError):
     """Settings that cannot be read or written; the message says which file and why."""
 
 
+# Every command hook install writes ends in this: any failure before recall's own code runs (an
+# interpreter gone, or rebuilt too old to know -P: "unknown option", exit 2; a module missing) exits
+# 1, which every agent shows as a hook error and lets the message through, never 2, which Claude Code,
+# Codex and Gemini CLI read as "block this prompt" and erase it (an outside tester's D6). The hook
+# itself always exits 0.
+GUARD = ("||", "exit", "1")
+
+
+def pinned_home() -> list[str]:
+    """``--home PATH`` when this install runs under a RECALL_HOME that is not the default: an agent
+    started without it (from an IDE, a desktop launcher) would read another, empty home and hand
+    nothing over, in silence (an outside tester's D7; XDG_DATA_HOME likewise). Empty for the default home."""
+    from recall.privacy.paths import default_home, recall_home
+
+    home = recall_home()
+    return ["--home", str(home)] if home != default_home(plain=True) else []
+
+
+def guarded(argv: list[str]) -> str:
+    """The shell command line of a hook: ``argv`` quoted for sh and bash, then ``GUARD``."""
+    import shlex
+
+    return f"{shlex.join(argv)} {' '.join(GUARD)}"
+
+
+def is_guarded(entry: dict) -> bool:
+    """Whether a command entry is a shell line that ends in ``GUARD`` (cannot exit 2)."""
+    command = entry.get("command")
+    return not isinstance(entry.get("args"), list) and isinstance(command, str) \
+        and command.rstrip().endswith(" " + " ".join(GUARD))
+
+
+def program(module: str, *agent: str) -> list[str]:
+    """The argv of one of recall's programs as install registers it: this python, ``SAFE_FLAGS``,
+    the module, ``--agent X`` where given, and the pinned home."""
+    tail = ["--agent", agent[0]] if agent else []
+    return [os.path.abspath(sys.executable), *SAFE_FLAGS, "-m", module, *tail, *pinned_home()]
+
+
 def hook_entry() -> dict[str, Any]:
-    return {
-        "type": "command",
-        "command": os.path.abspath(sys.executable),  # not resolved: a venv's python is a symlink
-        "args": [*SAFE_FLAGS, "-m", HOOK_MODULE],
-        "timeout": HOOK_TIMEOUT_S,
-    }
+    """Claude Code's command hook: a shell line (Claude Code runs it through its shell), guarded."""
+    return {"type": "command", "command": guarded(program(HOOK_MODULE)), "timeout": HOOK_TIMEOUT_S}
 
 
 def budget_past_wait(budget_ms: float) -> str | None:
@@ -103,8 +140,15 @@ def is_ours(hook: object, module: str = HOOK_MODULE) -> bool:
             # set up something of the user's own (install replaced them, uninstall removed them)
             interpreter = Path(words[0]).name != "env" and all(w.startswith("-") and "=" not in w
                                                                 for w in words[1:i])
-            return interpreter and (rest == [] or (len(rest) == 2 and rest[0] == "--agent"))
+            return interpreter and _options_only(rest)
     return False
+
+
+def _options_only(rest: list[str]) -> bool:
+    """``rest`` is what install puts after the module: ``--agent X`` and ``--home PATH``, each at most once."""
+    pairs = [rest[i:i + 2] for i in range(0, len(rest), 2)]
+    names = [p[0] for p in pairs]
+    return len(rest) % 2 == 0 and set(names) <= {"--agent", "--home"} and len(set(names)) == len(names)
 
 
 def runs_module(args: object, module: str) -> bool:
@@ -112,13 +156,16 @@ def runs_module(args: object, module: str) -> bool:
     what every ``recall install`` wrote (``-P`` before ``-E`` came, ``-E -P`` since), so an entry
     an older release wrote is recall's still, updated by install and removed by uninstall; it was
     "kept (yours, as it is)" for good (an outside tester's upgrade)."""
-    return (isinstance(args, list) and args[-2:] == ["-m", module]
-            and all(isinstance(a, str) and a.startswith("-") and "=" not in a and a != "-m" for a in args[:-2]))
+    if not isinstance(args, list) or "-m" not in args or not all(isinstance(a, str) for a in args):
+        return False
+    at = args.index("-m")
+    return (args[at + 1:at + 2] == [module] and _options_only(args[at + 2:]) and "--agent" not in args[at + 2:]
+            and all(a.startswith("-") and "=" not in a for a in args[:at]))
 
 
 def command_words(entry: dict) -> list[str]:
     """The words a command entry runs: its ``args`` (exec form), or its ``command`` split as a
-    shell would (shell form); empty when it has neither."""
+    shell would (shell form), less a closing ``GUARD``; empty when it has neither."""
     args, command = entry.get("args"), entry.get("command")
     if isinstance(args, list):
         return [str(a) for a in args]
@@ -127,9 +174,10 @@ def command_words(entry: dict) -> list[str]:
     import shlex
 
     try:
-        return shlex.split(command)
+        words = shlex.split(command)
     except ValueError:
-        return command.split()
+        words = command.split()
+    return words[:-len(GUARD)] if tuple(words[-len(GUARD):]) == GUARD else words
 
 
 def settings_path(project: bool, cwd: Path | str | None = None) -> Path:

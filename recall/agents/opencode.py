@@ -32,12 +32,11 @@ import json
 import os
 from pathlib import Path
 
-from recall.agents.install import HOOK_MODULE, HOOK_TIMEOUT_S, SAFE_FLAGS, InstallError
+from recall.agents.install import HOOK_MODULE, HOOK_TIMEOUT_S, InstallError, program
 from recall.agents.shared import (
     command_only,
     drop_created_dirs,
     note_created_dirs,
-    python,
     root_of,
     write_text,
 )
@@ -136,7 +135,7 @@ export const RecallPlugin = async ({ client, directory }) => {
 def plugin_text(command: list[str] | None = None, service: str = "recall") -> str:
     """The plugin file; ``command`` replaces the hook's and ``service`` names its lines in
     OpenCode's log (the benchmark's do-nothing floor, loaded beside recall's)."""
-    argv = command or [python(), *SAFE_FLAGS, "-m", HOOK_MODULE, "--agent", "opencode"]
+    argv = command or program(HOOK_MODULE, "opencode")
     return (PLUGIN.replace("__MARK__", MARK).replace("__COMMAND__", json.dumps(argv))
             .replace("__SERVICE__", json.dumps(service))
             .replace("__TIMEOUT_MS__", str(HOOK_TIMEOUT_S * 1000)))

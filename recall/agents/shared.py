@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,9 @@ from recall.agents.install import (
     SERVER_NAME,
     InstallError,
     add_hook,
+    guarded,
+    pinned_home,
+    program,
     remove_hook,
 )
 from recall.agents.records import state_note, we_added
@@ -68,13 +70,18 @@ def mcp_tool_entry(server: str = SERVER_NAME) -> dict[str, Any]:
             "timeout": HOOK_TIMEOUT_S}
 
 
+def mcp_server_args() -> list[str]:
+    """The MCP server's arguments after its python: the flags, the module, the pinned home."""
+    return [*SAFE_FLAGS, "-m", MCP_MODULE, *pinned_home()]
+
+
 def mcp_server_entry() -> dict[str, Any]:
-    return {"type": "stdio", "command": python(), "args": [*SAFE_FLAGS, "-m", MCP_MODULE]}
+    return {"type": "stdio", "command": python(), "args": mcp_server_args()}
 
 
 def hook_command(agent: str) -> str:
-    """The shell command line Codex and Gemini run (they take a string, not an argv)."""
-    return shlex.join([python(), *SAFE_FLAGS, "-m", HOOK_MODULE, "--agent", agent])
+    """The shell command line Codex and Gemini run (they take a string, not an argv), guarded."""
+    return guarded(program(HOOK_MODULE, agent))
 
 
 def codex_entry() -> dict[str, Any]:
@@ -110,8 +117,7 @@ def early_start_removed(settings: dict[str, Any], path: Path) -> str | None:
 
 
 def track_entry() -> dict[str, Any]:
-    return {"type": "command", "command": python(), "args": [*SAFE_FLAGS, "-m", TRACK_MODULE],
-            "timeout": HOOK_TIMEOUT_S}
+    return {"type": "command", "command": guarded(program(TRACK_MODULE)), "timeout": HOOK_TIMEOUT_S}
 
 
 # --- where each agent keeps them ---------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from recall.agents.install import FORMER_MODULES, SAFE_FLAGS, command_words, settings_path
 from recall.agents.shared import MCP_MODULE, SERVER_NAME, claude_state_file, codex_dir, gemini_settings, root_of
@@ -47,29 +48,45 @@ def _runs_server(entry: dict) -> bool:
 
 def _stale_codex_servers(cwd: Path) -> list[Path]:
     """Codex's config.toml files whose ``[mcp_servers.recall]`` an older install wrote."""
-    from recall.agents.codex import _read_toml, ours_in_toml
+    from recall.agents.codex import ours_in_toml
+
+    return [config for config, table in _codex_servers(cwd) if ours_in_toml(config, table) and _stale(dict(table))]
+
+
+def _codex_servers(cwd: Path) -> Iterator[tuple[Path, Any]]:
+    """(config.toml, its ``[mcp_servers.recall]``) for Codex's user and this project's files."""
+    from recall.agents.codex import _read_toml
     from recall.errors import RecallError
 
-    found = []
     for config in dict.fromkeys([codex_dir(False) / "config.toml", codex_dir(True, cwd) / "config.toml"]):
         try:
             servers = _read_toml(config).get("mcp_servers") if config.exists() else None
             table = servers.get(SERVER_NAME) if servers is not None else None
         except (RecallError, AttributeError):
             continue
-        if table is not None and ours_in_toml(config, table) and _stale(dict(table)):
-            found.append(config)
-    return found
+        if hasattr(table, "get"):
+            yield config, table
 
 
 def _stale_plugins(cwd: Path) -> list[Path]:
     """OpenCode plugin files of recall's whose text this release's install would write otherwise."""
-    import re
-
     from recall.agents.install import HOOK_MODULE
-    from recall.agents.opencode import MARK, PLUGIN_NAME, opencode_plugins, plugin_text
+    from recall.agents.opencode import plugin_text
 
     found = []
+    for path, command in _plugins(cwd):
+        tail = command[command.index("--home"):command.index("--home") + 2] if "--home" in command else []
+        if read_text(path) != plugin_text([command[0], *SAFE_FLAGS, "-m", HOOK_MODULE, "--agent", "opencode", *tail]):
+            found.append(path)
+    return found
+
+
+def _plugins(cwd: Path) -> Iterator[tuple[Path, list[str]]]:
+    """(recall's OpenCode plugin file, the hook command it runs), user and this project's."""
+    import re
+
+    from recall.agents.opencode import MARK, PLUGIN_NAME, opencode_plugins
+
     for folder in dict.fromkeys([opencode_plugins(False), opencode_plugins(True, cwd)]):
         path = folder / PLUGIN_NAME
         try:
@@ -77,34 +94,70 @@ def _stale_plugins(cwd: Path) -> list[Path]:
             command = json.loads(re.search(r"^const COMMAND = (.*);$", text, re.M).group(1))  # type: ignore[union-attr]
         except (OSError, ValueError, AttributeError, RecursionError):
             continue
-        if MARK in text[:400] and isinstance(command, list) and command and isinstance(command[0], str) \
-                and text != plugin_text([command[0], *SAFE_FLAGS, "-m", HOOK_MODULE, "--agent", "opencode"]):
-            found.append(path)
+        if MARK in text[:400] and isinstance(command, list) and command and all(isinstance(w, str) for w in command):
+            yield path, command
+
+
+def broken_entries(cwd: Path) -> list[tuple[Path, str, str]]:
+    """(file, python, what happens) for each file holding an entry of recall's whose python cannot
+    run recall (a venv deleted or rebuilt, with an older Python that does not know ``-P``; a checkout
+    moved, `pip uninstall`): every file install writes, the MCP servers in Codex's config.toml and
+    OpenCode's plugin included (an outside tester's AF06, D5). Each python is tried once, as the
+    agents start it (``-E -P``: a folder here holding a ``recall`` package hides nothing)."""
+    tried: dict[str, tuple[int, str]] = {}
+    found: list[tuple[Path, str, str]] = []
+    for path, python, kind in _installed_pythons(cwd):
+        if python not in tried:
+            tried[python] = _try(python)
+        code, why = tried[python]
+        if code and not any(f == path for f, _p, _w in found):
+            blocks = kind == "unguarded hook" and code == 2
+            found.append((path, python, f"{why}: " + (
+                "its hook exits 2, which the agent reads as 'block this prompt': every message you send is "
+                "erased" if blocks else EFFECTS[kind])))
     return found
 
 
-def broken_entries(cwd: Path) -> list[tuple[Path, str]]:
-    """(settings file, python) for each file holding an entry of recall's whose python is gone or
-    no longer has recall (a venv deleted or rebuilt, a checkout moved, `pip uninstall`): the agent
-    then shows a hook error on every message, and `recall status` said nothing (an outside
-    tester's AF06). Each python is tried once (``python -E -c "import recall"``)."""
+EFFECTS = {"hook": "every message shows the agent a hook error (the message still goes through)",
+           "unguarded hook": "every message shows the agent a hook error (the message still goes through)",
+           "server": "the agent cannot start recall's MCP server, and its recall hook fails on every message",
+           "plugin": "OpenCode's recall plugin hands nothing over"}
+
+
+def _try(python: str) -> tuple[int, str]:
+    """(exit status, why) of ``python -E -P -c "import recall.agents.hook"``: 0 where it runs recall."""
     import subprocess
-    import sys
 
-    runs: dict[str, bool] = {sys.executable: True}
-    found = []
+    from recall.agents.install import HOOK_MODULE
+
+    try:
+        proc = subprocess.run([python, *SAFE_FLAGS, "-c", f"import {HOOK_MODULE}"], capture_output=True,
+                              timeout=10, stdin=subprocess.DEVNULL)
+    except (FileNotFoundError, NotADirectoryError):
+        return 127, "it is gone"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return 1, f"it cannot be started ({type(exc).__name__})"
+    # its last line (a traceback's error), not the usage lines after an unknown option's
+    last = [line for line in proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            if line.strip() and not line.startswith(("usage:", "Try "))][-1:]
+    return proc.returncode, ("it cannot run recall" + (f" ({last[0][:160]})" if last else ""))
+
+
+def _installed_pythons(cwd: Path) -> Iterator[tuple[Path, str, str]]:
+    """(file, python, kind) for each entry running recall: hooks (``unguarded``: an older install's,
+    whose exit status is the interpreter's), MCP servers, OpenCode's plugin."""
+    from recall.agents.install import is_guarded
+
     for path, data in _settings(cwd):
-        for python in dict.fromkeys(p for p in map(_python_of, _dicts(data)) if p is not None):
-            if python not in runs:
-                try:
-                    runs[python] = subprocess.run([python, "-E", "-c", "import recall"], capture_output=True,
-                                                  timeout=10, stdin=subprocess.DEVNULL).returncode == 0
-                except (OSError, subprocess.SubprocessError):
-                    runs[python] = False
-            if not runs[python]:
-                found.append((path, python))
-                break
-    return found
+        for entry in _dicts(data):
+            if (python := _python_of(entry)) is not None:
+                kind = "server" if _runs_server(entry) else "hook" if is_guarded(entry) else "unguarded hook"
+                yield path, python, kind
+    for config, table in _codex_servers(cwd):
+        if isinstance(table.get("command"), str) and _runs_server(dict(table)):
+            yield config, table["command"], "server"
+    for plugin, command in _plugins(cwd):
+        yield plugin, command[0], "plugin"
 
 
 def _settings(cwd: Path) -> Iterator[tuple[Path, object]]:
@@ -142,9 +195,13 @@ def _dicts(node: object, depth: int = 0) -> Iterator[dict]:
 
 
 def _stale(entry: dict) -> bool:
-    """A command entry running ``-m recall.X`` with a former module name or without the flags."""
+    """A command entry running ``-m recall.X`` with a former module name or without the flags, or a
+    hook without ``GUARD`` (its exit status the interpreter's: 2, "block", where it rejects ``-P``)."""
+    from recall.agents.install import is_guarded
+
     words = command_words(entry)
     for i in range(len(words) - 1):
         if words[i] == "-m" and words[i + 1].startswith("recall."):
-            return words[i + 1] in FORMER_MODULES.values() or not set(SAFE_FLAGS) <= set(words[:i])
+            return (words[i + 1] in FORMER_MODULES.values() or not set(SAFE_FLAGS) <= set(words[:i])
+                    or (entry.get("type") == "command" and not is_guarded(entry)))  # may exit 2 (D6)
     return False

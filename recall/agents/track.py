@@ -33,7 +33,15 @@ if not __package__:  # run as a file: import the package from its parent folder
 try:  # a half-written upgrade (a module of another release) fails here, before main()'s guard
     from recall.agents.wire import READ_WAIT_S, read_event_bytes
     from recall.privacy import coredumps
-    from recall.privacy.paths import DB_NAME, daemon_logs, ensure_private_dir, private_open, read_text, recall_home
+    from recall.privacy.paths import (
+        DB_NAME,
+        daemon_logs,
+        ensure_private_dir,
+        home_arg,
+        private_open,
+        read_text,
+        recall_home,
+    )
     from recall.privacy.regular import open_regular
 except BaseException:  # noqa: BLE001 - run as the hook: nothing printed, exit 0 (imported: raised)
     if __name__ == "__main__":
@@ -213,6 +221,7 @@ def stats() -> list[dict]:
 def main() -> None:
     try:
         coredumps.forbid()  # the event holds what the agent read: a crash must not dump it to disk
+        home_arg(sys.argv[1:])  # the home install pinned (--home)
         # A Read of a huge file: drained, not parsed; a stdin never at its end: given up.
         raw = read_event_bytes(sys.stdin.buffer, time.monotonic() + READ_WAIT_S)
         event = None if raw is None else json.loads(raw.decode("utf-8"))

@@ -9,7 +9,7 @@ import click
 from recall.agents.registry import AGENTS
 from recall.agents.shared import FORMS
 from recall.cli.common import UserError, output_failed, say
-from recall.privacy.paths import RELATIVE_HOME, os_error_line, relative_home
+from recall.privacy.paths import RELATIVE_HOME, relative_home
 
 
 def _scope_option(fn):
@@ -45,6 +45,7 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
     second run leaves one entry. Then starts the daemon, times a warm question and says
     whether it fits in daemon.hook_budget_ms.
     """
+    from recall.agents.checks import agent_file_line, both_scopes, switched_off
     from recall.agents.install import InstallError
     from recall.agents.registry import install_agent
     from recall.config.load import load_config
@@ -55,10 +56,12 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
     except InstallError as exc:
         raise UserError(str(exc)) from None
-    except OSError as exc:  # which file or folder, and the repair
-        raise UserError(os_error_line(exc)) from None
-    for line in done:
+    except OSError as exc:  # which file or folder, and the repair, in the agent's terms
+        raise UserError(agent_file_line(exc)) from None
+    for line in [*done, *switched_off(agent, Path.cwd())]:
         say(line)
+    if (twice := both_scopes(agent, Path.cwd())) is not None:
+        say(twice)
     from recall.ipc.client import retire_older
 
     if retire_older():  # from before recall's code check: the older code would answer for good
@@ -108,6 +111,7 @@ def _check_budget(budget: float) -> None:
               help="Whose hook to remove.")
 def uninstall(scope: str, agent: str) -> None:
     """Remove exactly what `recall install` added for that agent (hook, MCP server entry, flags)."""
+    from recall.agents.checks import agent_file_line
     from recall.agents.install import InstallError
     from recall.agents.registry import uninstall_agent
 
@@ -116,7 +120,7 @@ def uninstall(scope: str, agent: str) -> None:
     except InstallError as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:
-        raise UserError(os_error_line(exc)) from None
+        raise UserError(agent_file_line(exc)) from None
     for line in done:
         say(line)
 

@@ -92,11 +92,17 @@ def _agent_entries() -> dict[str, str]:
     if stale := stale_entries(Path.cwd()):
         out["agent_entries"] = (f"{', '.join(map(str, stale))} hold(s) a command an older recall registered: run "
                                 "`recall install` again (with --agent and --project as you first did)")
+    from recall.agents.checks import both_scopes, switched_off
+    from recall.agents.registry import AGENTS
+
+    said = [line for agent in AGENTS for line in [*switched_off(agent, Path.cwd()), both_scopes(agent, Path.cwd())]
+            if line is not None]
+    if said:
+        out["agent_switches"] = "; ".join(line.removeprefix("warning: ") for line in said)
     if broken := broken_entries(Path.cwd()):
         out["agent_hooks"] = "; ".join(
-            f"{path} runs {python}, which is gone or has no recall: every message shows the agent a hook error; "
-            "run `recall install` again from the python you use now (with --agent and --project as you first "
-            "did), or `recall uninstall`" for path, python in broken)
+            f"{path} runs {python}, and {what}; run `recall install` again from the python you use now (with "
+            "--agent and --project as you first did), or `recall uninstall`" for path, python, what in broken)
     return out
 
 

@@ -170,6 +170,9 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=level, stream=sys.stderr, format="recall-mcp %(levelname)s %(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from recall.privacy import coredumps
+    from recall.privacy.paths import home_arg
+
+    home_arg(sys.argv[1:] if argv is None else argv)  # the home install pinned (--home)
 
     coredumps.forbid()  # it holds the messages the hook's tool passes: a crash must not dump them
     import threading

@@ -74,19 +74,33 @@ def recall_home() -> Path:
 
         raise HomeUnusable(f"RECALL_HOME {env!r} begins or ends with white space, so it names another folder "
                            f"than the one meant: set it without (export RECALL_HOME=\"{env.strip()}\")")
-    if env:
-        home = expand_user(env, "RECALL_HOME")
-    elif sys.platform == "darwin":
-        home = home_folder() / "Library" / "Application Support" / "recall"
-    elif sys.platform == "win32":
-        home = Path(os.environ.get("LOCALAPPDATA") or home_folder() / "AppData" / "Local") / "recall"
-    else:  # a relative XDG_DATA_HOME is to be ignored (the XDG base directory specification)
-        xdg = os.environ.get("XDG_DATA_HOME", "")
-        home = (Path(xdg) if os.path.isabs(xdg) else home_folder() / ".local" / "share") / "recall"
+    home = expand_user(env, "RECALL_HOME") if env else default_home()
     if not home.is_absolute():  # a relative RECALL_HOME or HOME: read from where the command runs,
         home = home.absolute()  # once: the daemon it starts (in run/) and every child see the same
         os.environ["RECALL_HOME"] = str(home)  # folder, not a second home inside the first
     return home
+
+
+def default_home(plain: bool = False) -> Path:
+    """The home without RECALL_HOME; ``plain``: without XDG_DATA_HOME and LOCALAPPDATA too, the home
+    an agent started from a desktop launcher or an IDE finds (``recall install`` pins any other)."""
+    if sys.platform == "darwin":
+        return home_folder() / "Library" / "Application Support" / "recall"
+    if sys.platform == "win32":
+        local = None if plain else os.environ.get("LOCALAPPDATA")
+        return Path(local or home_folder() / "AppData" / "Local") / "recall"
+    xdg = "" if plain else os.environ.get("XDG_DATA_HOME", "")  # a relative one is ignored (the XDG spec)
+    return (Path(xdg) if os.path.isabs(xdg) else home_folder() / ".local" / "share") / "recall"
+
+
+def home_arg(argv: list[str]) -> None:
+    """``--home PATH`` on the command line of the hook, the read tracker or the MCP server (what
+    ``recall install`` pins there, ``recall.agents.install.pinned_home``): RECALL_HOME for this
+    process and its children, whatever the agent's environment says."""
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "--home" and os.path.isabs(argv[i + 1]):
+            os.environ["RECALL_HOME"] = argv[i + 1]
+            return
 
 
 def relative_home() -> str | None:

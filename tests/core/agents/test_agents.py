@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 from pathlib import Path
@@ -29,6 +30,7 @@ from helpers.agents import (
 from helpers.daemon import CHITCHAT, MATCHING, daemon_pids, wait_for, write_config
 from helpers.models import DEFAULT_ID
 from helpers.paths import ROOT, SAMPLE_NOTES
+from recall.agents.install import hook_entry, pinned_home
 from recall.cli.agents import install as install_cmd
 from recall.cli.agents import uninstall as uninstall_cmd
 from recall.cli.daemon import log_cmd
@@ -142,7 +144,7 @@ def test_claude_command_route(indexed, daemons, project, tmp_path):
     out = cli(install_cmd, "--user", "--form", "command", "--skip-check")
     assert "command form" in out
     [entry] = hook_calls(read_json(settings_path))
-    assert entry["type"] == "command" and entry["args"] == ["-E", "-P", "-m", "recall.agents.hook"]
+    assert entry == hook_entry() and entry["command"].endswith(" || exit 1")  # a guarded shell line: never exit 2
     assert not (tmp_path / "claude" / ".claude.json").exists()  # no MCP server for this form
     daemons.start()
     proc = run_command_hook(entry, event(CLAUDE_EVENT, MATCHING, project), project)
@@ -171,7 +173,7 @@ def test_user_scope_registers_the_server_where_claude_mcp_add_does(indexed, proj
     state.parent.mkdir(parents=True)
     state.write_text(json.dumps({"numStartups": 7, "mcpServers": {}}))
     cli(install_cmd, "--user", "--form", "mcp_tool", "--skip-check")
-    assert read_json(state)["mcpServers"]["recall"]["args"] == ["-E", "-P", "-m", "recall.mcp"]
+    assert read_json(state)["mcpServers"]["recall"]["args"] == ["-E", "-P", "-m", "recall.mcp", *pinned_home()]
     assert read_json(state)["numStartups"] == 7
     cli(uninstall_cmd, "--user")
     assert state.read_text() == json.dumps({"numStartups": 7, "mcpServers": {}})  # the user's empty one kept (AF05)
@@ -194,7 +196,7 @@ def test_codex_route(indexed, daemons, project, tmp_path, monkeypatch):
     hooks = read_json(codex_home / "hooks.json")
     [entry] = hook_calls(hooks)
     assert entry["type"] == "command" and entry["timeout"] == 5
-    assert entry["command"].endswith("-E -P -m recall.agents.hook --agent codex")
+    assert entry["command"].endswith(f"-E -P -m recall.agents.hook --agent codex {shlex.join(pinned_home())} || exit 1")
     import tomllib
 
     assert tomllib.loads(config.read_text())["features"]["hooks"] is True
@@ -346,7 +348,9 @@ def test_gemini_route(indexed, daemons, project):
     settings = read_json(settings_path)
     [entry] = hook_calls(settings, "BeforeAgent")
     assert entry["timeout"] == 5000  # milliseconds
-    assert entry["command"].endswith("-E -P -m recall.agents.hook --agent gemini") and entry["name"] == "recall"
+    pinned = shlex.join(pinned_home())
+    assert entry["command"].endswith(f"-E -P -m recall.agents.hook --agent gemini {pinned} || exit 1")
+    assert entry["name"] == "recall"
     assert settings["hooksConfig"] == {"enabled": True} and settings["theme"] == "Default"
 
     daemons.start()
@@ -408,7 +412,7 @@ def test_codex_mcp_tool_form_installs_and_uninstalls_cleanly(indexed, project, t
     if own_server:
         assert servers["recall"] == {"command": "/opt/recall/bin/python", "args": ["-m", "recall.mcp"]}
     else:
-        assert servers["recall"]["args"] == ["-E", "-P", "-m", "recall.mcp"]
+        assert servers["recall"]["args"] == ["-E", "-P", "-m", "recall.mcp", *pinned_home()]
         assert "RECALL_HOME" in servers["recall"]["env_vars"]
     cli(uninstall_cmd, "--agent", "codex")
     assert config.read_text() == config_text

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -756,10 +757,10 @@ def test_the_registered_hook_runs_no_code_from_the_agents_folder_whatever_python
     repo.mkdir()
     (repo / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
     entry = hook_entry()
-    assert entry["args"][:len(SAFE_FLAGS)] == list(SAFE_FLAGS)
+    assert entry["command"].startswith(shlex.join([PY, *SAFE_FLAGS]))
     event = _json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
                          "prompt": "how do we deploy the payments service?"})
-    proc = subprocess.run([PY, *entry["args"]], input=event.encode(), capture_output=True, cwd=repo, timeout=30,
+    proc = subprocess.run(entry["command"], shell=True, input=event.encode(), capture_output=True, cwd=repo, timeout=30,
                           env={**os.environ, "PYTHONPATH": ":/nonexistent", "RECALL_HOME": str(tmp_path / "home")})
     assert proc.returncode == 0 and not marker.exists(), proc.stderr
 

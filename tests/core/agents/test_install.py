@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -49,10 +50,10 @@ def ours(settings: dict) -> list[dict]:
     return [h for g in groups for h in g["hooks"] if is_ours(h)]
 
 
-def test_entry_is_exec_form_with_this_python():
+def test_entry_is_a_guarded_shell_line_with_this_python(recall_home):
     entry = hook_entry()
-    assert entry == {"type": "command", "command": os.path.abspath(sys.executable),
-                     "args": ["-E", "-P", "-m", "recall.agents.hook"], "timeout": 5}
+    argv = [os.path.abspath(sys.executable), "-E", "-P", "-m", "recall.agents.hook", "--home", str(recall_home)]
+    assert entry == {"type": "command", "timeout": 5, "command": shlex.join(argv) + " || exit 1"}
     assert is_ours(entry)
     assert is_ours({"type": "command", "command": "/usr/bin/python3 -m recall.agents.hook"})  # shell form
     assert not is_ours({"type": "command", "command": "~/bin/prompt-logger.sh"})
@@ -345,14 +346,14 @@ def test_cli_install_project(tmp_path, monkeypatch):
 
 @pytest.mark.process
 def test_the_installed_command_runs_as_claude_code_would(tmp_path):
-    """Spawn exactly what the settings say, without a shell, from a project folder that
-    has its own ``recall`` package: -P keeps it from shadowing ours."""
+    """Run exactly what the settings say, through a shell as Claude Code does, from a project folder
+    that has its own ``recall`` package: -P keeps it from shadowing ours."""
     impostor = tmp_path / "project" / "recall"
     impostor.mkdir(parents=True)
     (impostor / "__init__.py").write_text("")
     (impostor / "hook.py").write_text("print('SHADOWED')\n")
     entry = hook_entry()
-    proc = subprocess.run([entry["command"], *entry["args"]], input=b'{"prompt": "ok"}',
+    proc = subprocess.run(["/bin/sh", "-c", entry["command"]], input=b'{"prompt": "ok"}',
                           capture_output=True, cwd=impostor.parent, env=env_with(), timeout=entry["timeout"])
     assert proc.returncode == 0 and proc.stdout == b""
 

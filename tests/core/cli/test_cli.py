@@ -377,7 +377,7 @@ def test_status_says_what_an_upgrade_left_behind(recall_home, tmp_path):
     assert "hold(s) a command an older recall registered" in said and "settings.json" in said, said
     assert 'thresholds."intfloat/multilingual-e5-small"] is not used' in said, said
     (claude / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": sys.executable, "args": ["-E", "-P", "-m", "recall.agents.hook"]}]}]}}))
+        {"type": "command", "command": f"{sys.executable} -E -P -m recall.agents.hook || exit 1"}]}]}}))
     assert "older recall registered" not in recall("status").stdout
 
 
