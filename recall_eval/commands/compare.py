@@ -15,9 +15,11 @@ from recall_eval.commands.common import (
     fail_cleanly,
     home_option,
     log,
+    not_empty,
     notes_options,
     resolve_inputs,
     say,
+    usable_note_questions,
 )
 
 RANDOM_CE = "random:"  # --cross-encoder random:tiny | random:minilm-l6
@@ -54,13 +56,15 @@ def cross_paths(specs: tuple[str, ...], base: Path) -> tuple[list[str], list[str
 @notes_options
 @click.option("--models", help="Comma-separated embedders; the first is the default pipeline "
                                "(default: the configured model, minilm, mpnet when assembled).")
-@click.option("--model", "extra", multiple=True, help="Another embedder (st:<id or path>); repeatable.")
-@click.option("--cross-encoder", "crosses", multiple=True,
+@click.option("--model", "extra", multiple=True, callback=not_empty,
+              help="Another embedder (st:<id or path>); repeatable.")
+@click.option("--cross-encoder", "crosses", multiple=True, callback=not_empty,
               help="A sentence-transformers CrossEncoder path or id; random:tiny / random:minilm-l6 build a "
                    "random-weight BERT (plumbing and latency only). Repeatable.")
-@click.option("--pipelines", "patterns", multiple=True, help="Only pipelines matching this glob (repeatable).")
-@click.option("--train", help="Comma-separated training sets (default: leave one set out in turn).")
-@click.option("--test", help="Comma-separated held-out sets.")
+@click.option("--pipelines", "patterns", multiple=True, callback=not_empty,
+              help="Only pipelines matching this glob (repeatable).")
+@click.option("--train", callback=not_empty, help="Comma-separated training sets (default: leave one set out in turn).")
+@click.option("--test", callback=not_empty, help="Comma-separated held-out sets.")
 @click.option("--note-questions", type=click.Path(path_type=Path),
               help="Generated questions per note, JSONL (default: datasets/NAME/questions.jsonl for --collection "
                    "NAME or its own notes folder; none for a folder of yours).")
@@ -129,7 +133,10 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
         shipped = collection_note_questions(collection or shipped_collection(notes_dir))
         exp = None if no_note_questions else note_questions or shipped
         if exp is not None and not exp.is_file():
-            raise UserError(f"no such note_questions file: {exp}")
+            raise UserError(f"no such note_questions file: {exp} (give --note-questions a questions file, or "
+                            "--no-note-questions)")
+        if exp is not None and exp == note_questions:  # one of the user's: it gives some note questions
+            usable_note_questions(exp, notes_dir)
         log(f"{name}: note_questions {'from ' + str(exp) if exp else 'absent: pipelines without them'}")
         bench = load_bench(name, notes_dir, files, chunking=config.chunking, note_questions=exp,
                            train=split[0], test=split[1])
@@ -137,7 +144,7 @@ def command(collection, notes, questions, models, extra, crosses, patterns, trai
     cache = EmbeddingCache(where / "embeddings.sqlite")
     try:
         results = compare(bench, chosen, cache, crosses=paths, patterns=patterns, memory=not no_memory,
-                          latency_questions=latency_questions, log=log)
+                          latency_questions=latency_questions, log=log, strict=True)
     finally:
         cache.close()
     results["random_cross_encoders"] = random

@@ -8,7 +8,16 @@ import click
 
 from recall.authoring.notegen import N_PER_NOTE, SHARE_JA
 from recall.commandline import Finite
-from recall_eval.commands.common import UserError, collection_option, echo_json, fail_cleanly, log, say
+from recall_eval.commands.common import (
+    UserError,
+    collection_option,
+    echo_json,
+    fail_cleanly,
+    log,
+    not_empty,
+    notes_folder,
+    say,
+)
 
 
 @click.command("expand")
@@ -19,11 +28,12 @@ from recall_eval.commands.common import UserError, collection_option, echo_json,
               help="anthropic: Messages API (ANTHROPIC_API_KEY); claude-cli: `claude -p` in an empty folder.")
 @click.option("--import", "import_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Instead of a backend: import an answer written elsewhere (e.g. to the --dry-run prompt).")
-@click.option("--written-by", help="With --import: who or what wrote it (free text, goes to provenance).")
+@click.option("--written-by", callback=not_empty,
+              help="With --import: who or what wrote it (free text, goes to provenance).")
 @click.option("--out", type=click.Path(path_type=Path),
               help="Questions file to write (default: DIR/questions.jsonl for --notes, "
                    "datasets/NAME/questions.jsonl for --collection).")
-@click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
+@click.option("--api-model", callback=not_empty, help="Model for the anthropic / claude-cli backends.")
 @click.option("--max-tokens", default=16000, show_default=True, type=click.IntRange(1, 1_000_000),
               help="anthropic backend: answer cap per request.")
 @click.option("--batch-size", default=40, show_default=True, type=click.IntRange(0, 10_000),
@@ -79,9 +89,7 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
 
     if notes is None and collection is None:
         raise UserError("give --notes DIR (or --collection NAME)")
-    notes_dir = notes or PROJECT_ROOT / "datasets" / str(collection) / "notes"
-    if not notes_dir.is_dir():
-        raise UserError(f"no such notes folder: {notes_dir}")
+    notes_dir = notes_folder(notes or PROJECT_ROOT / "datasets" / str(collection) / "notes")
     if n_per_note < 1 or not 0.0 <= share_ja <= 1.0:
         raise UserError("--n-per-note must be at least 1 and --share-ja between 0 and 1")
     spec = ExpandSpec(n_per_note, share_ja)
@@ -96,6 +104,9 @@ def command(notes: Path | None, collection: str | None, backend: str | None, imp
     if out is None:
         base = notes if notes is not None else PROJECT_ROOT / "datasets" / str(collection)
         out = base / "questions.jsonl"
+    from recall_eval.files import check_output
+
+    check_output(out, "--out", folder=False)  # before the backend is asked or the answer read, not after
     if out.exists() and not force:
         raise UserError(f"{out} exists; give --force to replace it")
     if import_from is not None:

@@ -7,7 +7,16 @@ from pathlib import Path
 import click
 
 from recall.commandline import Finite
-from recall_eval.commands.common import UserError, collection_option, echo_json, fail_cleanly, log, refuse_to_replace
+from recall_eval.commands.common import (
+    UserError,
+    collection_option,
+    echo_json,
+    fail_cleanly,
+    log,
+    not_empty,
+    notes_folder,
+    refuse_to_replace,
+)
 
 
 @click.command("generate")
@@ -15,13 +24,13 @@ from recall_eval.commands.common import UserError, collection_option, echo_json,
               help="anthropic: Messages API; claude-cli: `claude -p`; file: import a set written elsewhere.")
 @click.option("--notes", type=click.Path(path_type=Path), help="Folder of note files.")
 @collection_option("datasets/NAME/notes (and the set goes to datasets/NAME/questions/).")
-@click.option("--set-id", help="Set id (ids become <set-id>-01...). Default: the output file's stem.")
+@click.option("--set-id", callback=not_empty, help="Set id (ids become <set-id>-01...). Default: --out's stem.")
 @click.option("--out", type=click.Path(path_type=Path),
               help="Set to write (default: datasets/NAME/questions/<set-id>.jsonl).")
 @click.option("--from", "from_file", type=click.Path(path_type=Path),
               help="file backend: the JSONL to import.")
-@click.option("--written-by", help="file backend: who or what wrote it (free text, goes to provenance).")
-@click.option("--api-model", help="Model for the anthropic / claude-cli backends.")
+@click.option("--written-by", callback=not_empty, help="file backend: who or what wrote it (free text, to provenance).")
+@click.option("--api-model", callback=not_empty, help="Model for the anthropic / claude-cli backends.")
 @click.option("--max-tokens", default=16000, show_default=True, type=click.IntRange(1, 1_000_000),
               help="anthropic backend: answer cap.")
 @click.option("--paraphrases", default=20, show_default=True, type=click.IntRange(0, 100_000),
@@ -35,7 +44,8 @@ from recall_eval.commands.common import UserError, collection_option, echo_json,
 @click.option("--leakage-threshold", type=Finite(0, 1), help="Flag paraphrases sharing more than this share of "
                                                       "content words with their note (default 0.6).")
 @click.option("--no-retry", is_flag=True, help="Do not ask the model to reword leaky lines.")
-@click.option("--check-model", help="Model for the near-note check of unrelated lines (default: config's).")
+@click.option("--check-model", callback=not_empty,
+              help="Model for the near-note check of unrelated lines (default: config's).")
 @click.option("--no-index-check", is_flag=True, help="Skip the near-note check (no model needed).")
 @click.option("--force", is_flag=True, help="Replace a set already at --out.")
 @fail_cleanly
@@ -76,13 +86,13 @@ def _where(notes: Path | None, collection: str | None, set_id: str | None, out: 
     """(notes folder, the set's file): given, or the collection's under datasets/; a set already
     there is replaced only with ``force``."""
     from recall_eval.datasets.collections import PROJECT_ROOT
+    from recall_eval.files import check_output
 
-    notes_dir = notes or (PROJECT_ROOT / "datasets" / collection / "notes" if collection else None)
-    if notes_dir is None or not notes_dir.is_dir():
-        raise UserError(f"no such notes folder: {notes_dir} (give --notes DIR or --collection NAME)")
+    notes_dir = notes_folder(notes or (PROJECT_ROOT / "datasets" / collection / "notes" if collection else None))
     if out is None:
         if not (collection and set_id):
             raise UserError("give --out SET.jsonl (or --collection NAME and --set-id ID)")
         out = PROJECT_ROOT / "datasets" / collection / "questions" / f"{set_id}.jsonl"
+    check_output(out, "--out", folder=False)  # before the model is asked or the set checked, not after
     refuse_to_replace(out, force)
     return notes_dir, out

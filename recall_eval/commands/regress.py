@@ -57,7 +57,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
         check_output(path, "--baseline", folder=False)
     elif not path.is_file():
         raise UserError(f"no baseline at {path}; create it with: {own_command('--update')}")
-    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions, notes_dir)
     qs = load_sets(files)
     update_hint = "check them, then run the same command with --update to rewrite the baseline"
     if not update:  # before the scoring: the same notes and sets, or no comparison at all

@@ -19,10 +19,12 @@ from recall_eval.commands.common import UserError, collection_option, fail_clean
 def command(run_dir: Path | None, collection: str, reports_root: Path | None) -> None:
     """Rewrite the report files of RUN_DIR (default: the latest run of --collection)."""
     from recall_eval.datasets.collections import PROJECT_ROOT
+    from recall_eval.files import check_output
     from recall_eval.reports.report import rerender
 
     root = reports_root or PROJECT_ROOT / "reports"
     if run_dir is None:
+        check_output(root, "--reports", folder=True)  # a file there was "no run yet"; said as every command says it
         latest = root / collection / "latest"
         if not latest.exists():
             raise UserError(f"no run yet for {collection!r} ({latest} missing): run `recall-eval run` first")

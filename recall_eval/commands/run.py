@@ -46,7 +46,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
     reports_root = reports_root or PROJECT_ROOT / "reports"
     check_output(reports_root, "--reports", folder=True)  # before the scoring, not after it
-    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions, notes_dir)
     qs = load_sets(files)
     log(f"{name}: {len(qs)} questions from {', '.join(f.name for f in files)}")
     with tempfile.TemporaryDirectory(prefix="recall-eval-") as tmp:

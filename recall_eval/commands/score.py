@@ -41,7 +41,7 @@ def command(collection: str | None, notes: Path | None, questions: tuple[Path, .
     from recall_eval.scoring.score import describe_sets, score_collection, strip_records
 
     name, notes_dir, files = resolve_inputs(collection, notes, questions)
-    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions, notes_dir)
     qs = load_sets(files)
     log(f"scoring {len(qs)} questions from {len(files)} set(s) against {notes_dir}")
     results = score_collection(notes_dir, qs, model=model, home=home, baselines=baselines,

@@ -35,6 +35,7 @@ from recall_eval.commands.common import (
     echo_json,
     fail_cleanly,
     log,
+    not_empty,
     resolve_inputs,
     resolve_note_questions,
     say,
@@ -65,6 +66,31 @@ def resolve_collection(collection: str | None, notes: Path | None, questions: tu
             raise UserError(f"{collection}: no notes at datasets/{collection}/notes or {shared}")
         notes = shared
     return resolve_inputs(collection, notes, questions)
+
+
+def _pool_names(_ctx, _param, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Each --pool NAME one folder name, said as --pool (it was said to be --collection)."""
+    from recall_eval.datasets.collections import DatasetError, collection_name
+
+    try:
+        return tuple(collection_name(n, "--pool") for n in names)
+    except DatasetError as exc:
+        raise UserError(str(exc)) from None
+
+
+def pooled(name: str) -> tuple[str, Path, list[Path]]:
+    """(name, notes folder, question sets) of ``--pool NAME``; one line naming --pool when it has
+    no notes or no sets (their lines named --collection, --notes and --questions, none of which
+    applies to it)."""
+    from recall_eval.datasets.collections import PROJECT_ROOT, collection_paths
+
+    found = collection_paths(name)
+    have = sorted(p.parent.name for p in (PROJECT_ROOT / "datasets").glob("*/questions"))
+    if not found.notes_dir.is_dir() or not found.question_files:
+        what = "no notes" if not found.notes_dir.is_dir() else f"no question sets in datasets/{name}/questions/"
+        raise UserError(f"--pool {name}: {what}; give --pool a collection with notes and question sets "
+                        f"({', '.join(have)})")
+    return name, found.notes_dir, found.question_files
 
 
 def _questions_of(note_questions: Path | None, use_questions: bool) -> str:
@@ -183,11 +209,15 @@ def no_gain(report: dict, in_force, obj) -> str | None:
 def write_reports(report: dict, root: Path, text: str, stem: str | None = None) -> Path:
     """reports/<collection>/tune-<run id>.{json,md}; ``stem`` names a file in ``root`` itself."""
     from recall.privacy.paths import make_missing_dirs
-    from recall_eval.files import masked, write_private
+    from recall_eval.files import masked, new_file, write_private
     from recall_eval.reports.markdown import md_fence, md_text
 
-    path = root / f"{stem}.json" if stem else root / report["collection"] / f"tune-{report['run_id']}.json"
-    make_missing_dirs(path.parent)
+    if stem:
+        path = root / f"{stem}.json"
+        make_missing_dirs(path.parent)
+    else:  # another tune's of the same second kept (it was replaced)
+        path = new_file(root / report["collection"] / f"tune-{report['run_id']}.json", ".md")
+        report["run_id"] = path.stem.removeprefix("tune-")
     shown = masked(report)  # set ids and names as a run's report shows them: masked, the user's only
     write_private(path, json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
     write_private(path.with_suffix(".md"), masked(  # names in Markdown through md_text, the table in its fence
@@ -214,9 +244,12 @@ def writable(reports_root: Path, config_path: Path | None) -> None:
 
 @click.command("tune")
 @scoring_options
-@click.option("--tune-sets", help="Comma-separated set ids to tune on (default: all but the test sets).")
-@click.option("--test-sets", help="Comma-separated set ids tuning never sees (default: the last set by name).")
-@click.option("--pool", multiple=True, help="Another collection to tune on as well (its last set joins the tests).")
+@click.option("--tune-sets", callback=not_empty,
+              help="Comma-separated set ids to tune on (default: all but the test sets).")
+@click.option("--test-sets", callback=not_empty,
+              help="Comma-separated set ids tuning never sees (default: the last set by name).")
+@click.option("--pool", multiple=True, callback=_pool_names,
+              help="Another collection to tune on as well (its last set joins the tests).")
 @click.option("--objective", type=click.Choice(["constrained", "weighted"]), default="constrained", show_default=True)
 @click.option("--maximise", "--maximize", "target", default="injected_hit_rate", show_default=True)
 @click.option("--min", "minimums", multiple=True, default=("silence_rate=0.85",), show_default=True,
@@ -269,10 +302,10 @@ def command(collection, notes, questions, note_questions, no_note_questions, mod
     name, notes_dir, files = resolve_collection(collection, notes, questions)
     ids = [f.stem for f in files]
     tune_ids, test_ids = split_sets(ids, tune_sets, test_sets)
-    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions)
+    exp, use_questions = resolve_note_questions(collection, note_questions, no_note_questions, notes_dir)
     groups = [(name, notes_dir, [f for f in files if f.stem in tune_ids + test_ids], exp)]
     for extra in pool:
-        p_name, p_notes, p_files = resolve_collection(extra, None, ())
+        p_name, p_notes, p_files = pooled(extra)
         p_tune, p_test = split_sets([f.stem for f in p_files], None, None)
         tune_ids, test_ids = tune_ids + p_tune, test_ids + p_test
         groups.append((p_name, p_notes, p_files, resolve_note_questions(extra, None, no_note_questions)[0]))

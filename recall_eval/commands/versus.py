@@ -25,7 +25,10 @@ def command(runs: tuple[Path, ...], out: Path | None, force: bool, as_json: bool
 
     if out is not None and out.is_dir():
         raise UserError(f"--out {out} is a folder: name the file to write, e.g. {out / 'versus.md'}")
-    if out is not None:
+    if out is not None:  # before the runs are read and tested, not after
+        from recall_eval.files import check_output
+
+        check_output(out, "--out", folder=False)
         refuse_to_replace(out, force)
 
     result = compare_runs([load_results(p) for p in runs], [str(p) for p in runs])

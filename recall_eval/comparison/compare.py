@@ -268,17 +268,30 @@ def build_seconds(spec: Spec, P: Parts, cache: EmbeddingCache) -> float | None:
     return round(total, 2)
 
 
+def chosen(every: list, patterns: Sequence[str], default: str, strict: bool) -> list:
+    """The pipelines of ``every`` that ``patterns`` match, the default one always; with ``strict``, a
+    pattern matching none is one line listing them (it ran the default alone, exit 0: a tester's)."""
+    import fnmatch
+
+    for pattern in patterns if strict else ():
+        if not any(fnmatch.fnmatch(s.name, pattern) for s in every):
+            from recall_eval.files import InputError
+
+            raise InputError(f"--pipelines {pattern!r} matches no pipeline; the pipelines here: "
+                             f"{', '.join(s.name for s in every)} (give --pipelines a glob matching some)")
+    return [s for s in every if not patterns or s.name == default or any(fnmatch.fnmatch(s.name, p) for p in patterns)]
+
+
 def compare(bench: Bench, models: Sequence[str], cache: EmbeddingCache, *, crosses: Sequence[str] = (),
             patterns: Sequence[str] = (), memory: bool = True, latency_questions: int = LATENCY_QUESTIONS,
             seed: int = M.SEED, objective: Objective | None = None,
-            log: Callable[[str], None] = lambda _m: None) -> dict:
-    """Measure every pipeline on ``bench``; JSON-ready results."""
-    import fnmatch
-
+            log: Callable[[str], None] = lambda _m: None, strict: bool = False) -> dict:
+    """Measure every pipeline on ``bench``; JSON-ready results. ``strict``: a pattern matching no
+    pipeline is an ``InputError`` (the command line's --pipelines; a notebook's list may name
+    pipelines this machine lacks)."""
 
     P = Parts(bench, models, cache, log)
-    specs = [s for s in make_specs(bench, P, models, crosses)
-             if not patterns or s.name == models[0] or any(fnmatch.fnmatch(s.name, p) for p in patterns)]
+    specs = chosen(make_specs(bench, P, models, crosses), patterns, models[0], strict)
     base = gap_settings(P.config(models[0]), P.embedder(models[0]).model_id)
     objective = objective or Objective()
     note_langs = {n.id: detect_lang(note_text(n)) for n in bench.corpus.notes}

@@ -59,13 +59,14 @@ class Collection:
     question_files: list[Path] = field(default_factory=list)
 
 
-def collection_name(name: str) -> str:
+def collection_name(name: str, option: str = "--collection") -> str:
     """``name`` when it is one folder name, the folder a collection's data and reports go in
     (``datasets/NAME``, ``reports/NAME``); else a ``DatasetError`` in one line saying the rule:
-    ``../../x``, an absolute path or a line break wrote reports outside ``--reports`` (stop 57)."""
+    ``../../x``, an absolute path or a line break wrote reports outside ``--reports`` (stop 57).
+    ``option``: the flag that named it (``--pool`` was said to be ``--collection``)."""
     odd = any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name)
     if not name or odd or ".." in name or any(c in name for c in "/\\\0") or name == ".":
-        raise DatasetError(f"--collection {name!r} is not a collection's name: one folder name, without /, \\, "
+        raise DatasetError(f"{option} {name!r} is not a collection's name: one folder name, without /, \\, "
                            "'..', NUL or a control character")
     return name
 

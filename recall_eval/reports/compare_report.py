@@ -9,8 +9,7 @@ import io
 import json
 from pathlib import Path
 
-from recall.privacy.paths import make_missing_dirs
-from recall_eval.files import masked, write_private
+from recall_eval.files import masked, new_folder, write_private
 from recall_eval.reports import markdown
 from recall_eval.reports.html import png_data_uri, render
 
@@ -111,7 +110,8 @@ def write(results: dict, root: Path) -> Path:
     digest = hashlib.sha256(json.dumps({k: v["metrics"] for k, v in results["pipelines"].items()},
                                        sort_keys=True).encode()).hexdigest()[:7]
     results.setdefault("run_id", dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + digest)
-    out = make_missing_dirs(root / results["collection"] / f"compare-{results['run_id']}")
+    out = new_folder(root / results["collection"] / f"compare-{results['run_id']}")  # never another run's
+    results["run_id"] = out.name.removeprefix("compare-")
     results = masked(results)  # the messages and names in it: masked like indexed text
     write_private(out / "results.json", json.dumps(results, ensure_ascii=False, indent=1) + "\n")
     notes = "\n\n".join(markdown.md_text(n) for n in [caption(results)]

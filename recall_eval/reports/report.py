@@ -15,9 +15,8 @@ import json
 from pathlib import Path
 
 from recall import svg
-from recall.privacy.paths import make_missing_dirs
 from recall_eval.datasets.collections import DatasetError
-from recall_eval.files import InputError, masked, read_input, write_private
+from recall_eval.files import InputError, masked, new_folder, read_input, write_private
 from recall_eval.reports import plots
 from recall_eval.reports.html import png_data_uri, render, svg_data_uri
 from recall_eval.reports.markdown import md_table, md_text
@@ -239,8 +238,9 @@ def write_report(results: dict, reports_root: Path, collection: str) -> Path:
     results.setdefault("created", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     results.setdefault("run_id", run_id(results))
     results["collection"] = collection
+    out = new_folder(reports_root / collection / results["run_id"])  # another run's, of the same second, kept
+    results["run_id"] = out.name
     shown = masked(results)  # the messages and names in it: masked like indexed text
-    out = make_missing_dirs(reports_root / collection / results["run_id"])
     write_private(out / "results.json", json.dumps(shown, ensure_ascii=False, indent=1) + "\n")
     write_private(out / "report.md", render_markdown(shown))
     write_private(out / "report.html", render_html(shown))

@@ -54,6 +54,8 @@ def _model_table(parent: Table, model_id: str, comment: str) -> Table:
         found = parent[model_id]
         if isinstance(found, InlineTable):  # `"<model>" = { top_floor = 0.4 }`: a table can hold the provenance
             t = tomlkit.table()
+            if said := _comments(found).get(""):  # the user's comment after it: kept, above the table
+                t.add(tomlkit.comment(said))
             for k, v in found.items():
                 t[k] = v
             parent[model_id] = t
@@ -86,18 +88,33 @@ def _edited(text: str, section: str, model_id: str, put) -> str:
         pass
     doc = tomlkit.parse(text)
     holder = doc.get(section)
-    kept = holder[model_id].unwrap() if isinstance(holder, dict) and model_id in holder else {}
-    if kept:
+    found = holder[model_id] if isinstance(holder, dict) and model_id in holder else None
+    kept = found.unwrap() if found is not None else {}
+    said = _comments(found)  # the user's comments on its values, and on an inline table (they were dropped)
+    if kept and holder is not None:
         del holder[model_id]
         if not holder:
             del doc[section]
     doc = tomlkit.parse(tomlkit.dumps(doc).rstrip("\n") + "\n")
     table = tomlkit.table()
+    if "" in said:
+        table.add(tomlkit.comment(said[""]))
     for key, value in kept.items():
         if key != "provenance":
             table[key] = value
+            if key in said:  # kept on a value tune leaves as it is; a value it changes loses it (put)
+                table[key].comment(said[key])
     _super(doc, section)[model_id] = table
     return put(doc)
+
+
+def _comments(found) -> dict[str, str]:
+    """{key: the comment on its line} of a model's table (dotted keys), "" for one after an inline table."""
+    out = {k: v.trivia.comment.lstrip("#").strip() for k, v in getattr(found, "items", dict)()
+           if getattr(getattr(v, "trivia", None), "comment", "")}
+    if isinstance(found, InlineTable) and (c := found.trivia.comment.lstrip("#").strip()):
+        out[""] = c
+    return out
 
 
 def set_thresholds(text: str, model_id: str, values: dict[str, float], provenance: dict) -> str:
@@ -270,7 +287,8 @@ def update(path: Path, change, dry_run: bool = False) -> str:
     """Apply ``change(text) -> text`` to ``path`` (created if missing); return the diff. The file
     is replaced atomically (``recall_eval.files.write_private``: a failed write, a full disk,
     leaves the old one whole), 0600, in its line endings (a CRLF file stays CRLF); a config kept
-    behind a link (a dotfiles folder) is written through it. A file TOML cannot read is one line."""
+    behind a link (a dotfiles folder) is written through it, with its byte-order mark if it had one
+    and its mode (a 0644 config stayed 0600: an outside tester's). A file TOML cannot read is one line."""
     from recall.config.settings import ConfigError
     from recall_eval.files import write_private
 
@@ -286,6 +304,11 @@ def update(path: Path, change, dry_run: bool = False) -> str:
     if (why := _changed_elsewhere(old, new)) is not None:
         raise ConfigError(_unwritable(path, why))
     if not dry_run and new != old:
+        import codecs
+
+        from recall.privacy.paths import read_bytes
+
         target = path.resolve() if path.is_symlink() else path  # the link stays, its target gets the values
-        write_private(target, new, newline="\r\n" if crlf else None)
+        bom = "\ufeff" if target.exists() and read_bytes(target).startswith(codecs.BOM_UTF8) else ""
+        write_private(target, bom + new, newline="\r\n" if crlf else None, keep_mode=True)
     return diff(path, old, new)

@@ -110,7 +110,7 @@ def test_compare_indexes_no_shipped_note_questions_into_a_users_folder(tmp_path)
     mismatched.write_text(json.dumps({"note": "no-such-note", "questions": ["how do I roll back?"]}) + "\n")
     res = cli("compare", "--notes", str(notes), "-q", str(sets[0]), "-q", str(sets[1]), "--models", "hash",
               "--note-questions", str(mismatched), "--reports", str(tmp_path / "reports"))
-    assert res.exit_code == 1 and "no note named 'no-such-note'" in res.output, res.output
+    assert res.exit_code == 1 and "names none of the notes" in res.output and "no-such-note" in res.output, res.output
     assert "ignored" not in res.output and "--no-note-questions" in res.output
 
 

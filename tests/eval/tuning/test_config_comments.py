@@ -81,3 +81,32 @@ def test_a_comment_an_older_tune_wrote_goes_from_a_value_tune_leaves_unchanged(t
         else:
             assert said == "", text
     assert text.startswith("# mine\n")
+
+
+def test_tune_keeps_the_users_comments_byte_order_mark_and_mode(tmp_path):
+    """tune rewrote a user's config without its byte-order mark, 0600 where it was 0644, and lost
+    comments; only the model's tables change now, the rest of the file is byte for byte the same."""
+    cfg = tmp_path / "config.toml"
+    mine = ("# my settings\n[selector]\nmax_notes = 2  # two at most, said by me\n\n"
+            "[search]\n# the weight I like\nlexical_weight = 0.3 # mine too\n")
+    cfg.write_bytes(b"\xef\xbb\xbf" + mine.encode())
+    cfg.chmod(0o644)
+    args = ["tune", "--collection", "sample", "--model", "hash", "--tune-sets", "sample-a,sample-b",
+            "--test-sets", "sample-c", "--reports", str(tmp_path / "reports"), "--config", str(cfg),
+            "--accept-no-gain"]
+    res = CliRunner().invoke(main, args, env={"RECALL_CONFIG": str(cfg)})
+    assert res.exit_code == 0, res.output
+    raw = cfg.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf" + mine.encode()), raw[:300]
+    assert (cfg.stat().st_mode & 0o777) == 0o644
+    assert "provenance" in tomllib.loads(raw.decode("utf-8-sig"))["thresholds"]["hash-256"]
+
+
+def test_a_comment_of_the_users_survives_a_table_tune_has_to_rewrite():
+    """Dotted keys and an inline table are rewritten as a plain table: the comments on them went."""
+    dotted = set_thresholds('[thresholds]\n"m".top_floor = 0.2 # old\n"m".gap_floor = -3.0 # mine\n', "m", VALUES, {})
+    assert line_of(dotted, "gap_floor") == "gap_floor = -3.0 # mine" and "# old" not in dotted
+    inline = set_thresholds('thresholds."m" = { top_floor = 0.2 } # my table\n[search]\nlexical_weight = 0.3 # w\n',
+                            "m", VALUES, {})
+    assert "# my table" in inline and "lexical_weight = 0.3 # w" in inline
+    assert tomllib.loads(inline)["thresholds"]["m"]["top_floor"] == 0.2304

@@ -272,13 +272,13 @@ def test_a_config_tune_rewrites_is_replaced_whole_in_its_own_line_endings(tmp_pa
 
     cfg = tmp_path / "config.toml"
     cfg.write_bytes(b'# precious\r\nmodel = "hash"\r\n[thresholds]\r\n"hash-256" = { top_floor = 0.4 }\r\n')
-    inode = cfg.stat().st_ino
+    inode, mode = cfg.stat().st_ino, cfg.stat().st_mode & 0o777
     update(cfg, lambda t: set_thresholds(t, "hash-256", {"gap_floor": 0.1}, {"tuned": "today"}))
     data = cfg.read_bytes()
     assert data.startswith(b"# precious\r\n") and b"\n" not in data.replace(b"\r\n", b"")
     table = tomllib.loads(data.decode())["thresholds"]["hash-256"]
     assert table["top_floor"] == 0.4 and table["gap_floor"] == 0.1 and table["provenance"]["tuned"] == "today"
-    assert cfg.stat().st_ino != inode and cfg.stat().st_mode & 0o777 == 0o600  # a new file renamed in place
+    assert cfg.stat().st_ino != inode and cfg.stat().st_mode & 0o777 == mode  # a new file, its mode kept
     assert not [p for p in tmp_path.iterdir() if p.name != "config.toml"]
 
 
