@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from recall.privacy.paths import make_missing_dirs, read_text
-
 # A number with a fraction or an exponent is kept as the file wrote it: read as a float,
 # 1e400 became inf and was written back as Infinity, which is not JSON (an outside tester's
 # Claude Code then ignored the whole file, its permission rules included), and 1E5 as
@@ -158,10 +156,10 @@ def _at_key(data: dict[str, Any], at: tuple[str, ...]) -> bool:
 
 def write_settings(path: Path, settings: dict[str, Any]) -> None:
     """Write in the file's own style (``Style``), as ``replace_file`` writes."""
-    target = path.resolve() if path.is_symlink() else path
-    make_missing_dirs(target.parent)
+    from recall.agents.writes import current_text
+
     try:
-        text = read_text(target) if target.exists() else ""
+        text = current_text(path) or ""
     except (OSError, ValueError):
         text = ""
     try:
@@ -173,41 +171,13 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
 
 
 def replace_file(path: Path, data: bytes) -> None:
-    """An agent's file written whole, as its owner keeps it: through a symbolic link (a file in a
-    dotfiles folder stays linked there), atomically (a temporary file, then a rename) with the
-    file's mode and owner (`sudo recall install` left root's file where the user's was); in place
-    where other hard links share it (a rename leaves them the old text). A file its owner made
-    read-only is refused: one line, nothing written (an outside tester's, stop 56)."""
-    import errno
-    import stat
-    import tempfile  # here, not at the top: the hook imports this module on every message
+    """An agent's file written whole, as its owner keeps it (``recall.agents.writes``): through a
+    symbolic link (a file in a dotfiles folder stays linked there), atomically (a complete copy,
+    then a rename) with the file's mode and owner (`sudo recall install` left root's file where
+    the user's was); in place where other hard links share it (a rename leaves them the old
+    text), its old bytes written back if that fails. A file its owner made read-only is refused:
+    one line, nothing written (an outside tester's, stop 56). Inside an install or uninstall it
+    is written with the edit's other files, all or none."""
+    from recall.agents.writes import stage
 
-    target = path.resolve() if path.is_symlink() else path
-    try:
-        st: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        st = None
-    if st is not None and not st.st_mode & stat.S_IWUSR:
-        raise PermissionError(errno.EACCES, "it is read-only", str(path))
-    if st is not None and st.st_nlink > 1:
-        with open(target, "r+b") as fh:
-            fh.write(data)
-            fh.truncate()
-            fh.flush()
-            os.fsync(fh.fileno())
-        return
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".recall.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode) if st else 0o600)
-        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()) and os.geteuid() == 0:
-            os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.filename is None:  # a write cut short names the file, not
-            exc.filename = str(path)  # "a file under RECALL_HOME" (an outside tester's AF07)
-        raise
+    stage(path, data)
