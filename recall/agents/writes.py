@@ -20,7 +20,6 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,18 +42,23 @@ class Changed(Exception):
         self.path = path
 
 
-@dataclass
 class _File:
-    shown: Path  # the path as the user names it (a link's own path)
-    before: bytes | None  # None: it did not exist
-    after: Any = _UNSET  # bytes to write, None to delete, _UNSET: only read
+    """One file of the batch: ``shown`` (the path as the user names it, a link's own path),
+    ``before`` (its bytes as read; None: it did not exist), ``after`` (bytes to write, None to
+    delete it, ``_UNSET``: only read)."""
+
+    def __init__(self, shown: Path, before: bytes | None) -> None:
+        self.shown, self.before, self.after = shown, before, _UNSET
 
 
-@dataclass
 class Batch:
-    files: dict[Path, _File] = field(default_factory=dict)
-    notes: list[tuple[Path, str, bool]] = field(default_factory=list)  # records.state_note's, held till then
-    then: list[Callable[[], None]] = field(default_factory=list)  # after the writes (folders dropped)
+    """The files an edit read and staged, ``records.state_note``'s notes held till its writes
+    landed, and what runs then (``then``: the notes written, folders install made dropped)."""
+
+    def __init__(self) -> None:
+        self.files: dict[Path, _File] = {}
+        self.notes: list[tuple[Path, str, bool]] = []
+        self.then: list[Callable[[], None]] = []
 
 
 _batch: Batch | None = None

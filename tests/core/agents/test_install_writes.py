@@ -210,3 +210,16 @@ def test_a_codex_value_that_is_not_a_table_is_one_line_and_nothing_written(tmp_p
     assert rc == 1 and str(config) in out and "not a table" in out and out.count("\n") == 1, out
     assert os.listdir(config.parent) == ["config.toml"] and config.read_text() == text
     assert installed_state() == {}
+
+
+@pytest.mark.parametrize("text", ["", "  \n"])
+def test_an_empty_settings_file_comes_back_empty(tmp_path, monkeypatch, project, text):
+    """An empty (or white-space only) settings file came back as `{}` after install + uninstall."""
+    files = [tmp_path / "claude" / "settings.json", project / ".gemini" / "settings.json"]
+    for path in files:
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    for args, form in ((["--agent", "claude"], ["--form", "command"]), (["--agent", "gemini", "--project"], [])):
+        assert invoke(install_cmd, *args, *form)[0] == 0
+        assert invoke(uninstall_cmd, *args)[0] == 0
+    assert [path.read_text() for path in files] == [text, text]
