@@ -27,7 +27,7 @@ from recall.agents.install import (
     runs_module,
     unreadable,
 )
-from recall.agents.records import state_note, we_added
+from recall.agents.records import noted, state_note, we_added
 from recall.agents.settings_file import write_settings
 from recall.agents.shared import (
     FORMS as ALL_FORMS,
@@ -120,12 +120,27 @@ def _read_toml(config: Path):
         raise unreadable(config, text, exc, "TOML") from exc
 
 
+ENDING = "ended in: "  # the note of how config.toml ended before install (its white space after the last line)
+
+
 def _write_toml(config: Path, doc, removed: bool) -> None:
+    """``doc`` written to ``config``; on removal, the file ends as it did before install (tomlkit
+    keeps the blank line it put before recall's table: a final newline was added where there was
+    none, a trailing blank line lost; an outside tester's D11)."""
+    import json
+
     import tomlkit
 
+    from recall.agents.writes import current_text
+
     text = tomlkit.dumps(doc)
-    if removed:  # tomlkit keeps the blank line it put before our table; the file ended in one newline
-        text = text.rstrip("\n") + "\n" if text.strip() else ""
+    if not removed and (before := current_text(config) or "").strip() and not noted(config, ENDING):
+        state_note(config, ENDING + json.dumps(before[len(before.rstrip()) :]), True)
+    elif removed and text.strip():
+        ending = noted(config, ENDING)
+        text = text.rstrip() + json.loads(ending[0][len(ENDING) :]) if ending else text.rstrip("\n") + "\n"
+    elif removed:
+        text = ""
     write_text(config, text)
 
 
@@ -263,6 +278,9 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
         done.append(f"removed recall's MCP server (added by recall install) from {config}")
     switch = _switch_off(config, path, settings, ours=bool(removed or early))
     done.extend(switch)
+    if not we_added(config, "features.hooks") and not we_added(config, f"mcp_servers.{SERVER_NAME}"):
+        for key in noted(config, ENDING):  # recall's entries are out: how it ended is noted no more
+            state_note(config, key, False)
     if (server or any(line.startswith("removed") for line in switch)) and exists(config):
         drop_if_created_and_empty(config)  # once both are out (stop 57), and only a file this run changed
     elif not removed and not early and not server:

@@ -223,3 +223,15 @@ def test_an_empty_settings_file_comes_back_empty(tmp_path, monkeypatch, project,
         assert invoke(install_cmd, *args, *form)[0] == 0
         assert invoke(uninstall_cmd, *args)[0] == 0
     assert [path.read_text() for path in files] == [text, text]
+
+
+@pytest.mark.parametrize("text", ['model = "o3"', 'model = "o3"\n\n', 'model = "o3"\r\n'])
+def test_codex_config_ends_as_it_did(tmp_path, monkeypatch, text):
+    """A final newline was added where there was none, and a trailing blank line was lost."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    config = tmp_path / "codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_bytes(text.encode())
+    assert invoke(install_cmd, "--agent", "codex", "--form", "mcp_tool")[0] == 0
+    assert invoke(uninstall_cmd, "--agent", "codex")[0] == 0
+    assert config.read_bytes() == text.encode() and installed_state() == {}
