@@ -223,8 +223,13 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
             tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
         approved = settings.get("enabledMcpjsonServers")
         # recall's approval, or one left naming no server now: it would approve the next `recall` unasked
+        # recall's: noted, and its hook or server in the files now (a note of another RECALL_HOME's
+        # install is not: the approval there now is the user's, of their own server)
+        ours = we_added(path, "enabledMcpjsonServers.recall") and bool(removed or dropped)
         unapproved = (project and isinstance(approved, list) and SERVER_NAME in approved
-                      and (we_added(path, "enabledMcpjsonServers.recall") or not _has_server(server_file)))
+                      and (ours or not _has_server(server_file)))
+        if not ours and not unapproved:
+            state_note(path, "enabledMcpjsonServers.recall", False)
         if unapproved and isinstance(approved, list):
             state_note(path, "enabledMcpjsonServers.recall", False)
             approved.remove(SERVER_NAME)

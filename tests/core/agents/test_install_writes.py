@@ -235,3 +235,18 @@ def test_codex_config_ends_as_it_did(tmp_path, monkeypatch, text):
     assert invoke(install_cmd, "--agent", "codex", "--form", "mcp_tool")[0] == 0
     assert invoke(uninstall_cmd, "--agent", "codex")[0] == 0
     assert config.read_bytes() == text.encode() and installed_state() == {}
+
+
+def test_a_record_of_another_recall_home_keeps_the_users_own_server_approved(tmp_path, monkeypatch, project):
+    first = tmp_path / "first-home"
+    for home in (first, tmp_path / "second-home"):
+        monkeypatch.setenv("RECALL_HOME", str(home))
+        command = install_cmd if home == first else uninstall_cmd
+        assert invoke(command, "--project", *(["--form", "mcp_tool"] if home == first else []))[0] == 0
+    settings, servers = project / ".claude" / "settings.json", project / ".mcp.json"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text('{"enabledMcpjsonServers": ["recall"]}\n')
+    servers.write_text('{"mcpServers": {"recall": {"command": "my-recall", "args": []}}}\n')
+    monkeypatch.setenv("RECALL_HOME", str(first))
+    assert invoke(uninstall_cmd, "--project")[0] == 0
+    assert settings.read_text() == '{"enabledMcpjsonServers": ["recall"]}\n'
