@@ -67,28 +67,39 @@ def settings_bytes(settings: dict[str, Any], style: Style | None = None, text: s
 _MEMBER = re.compile(r'"(?:[^"\\]|\\.)*"\s*:\s*(.+)')
 
 
-def _one_liners(text: str) -> set[str]:
-    """Every value ``text`` writes whole on one line of its own (a member's or an element)."""
-    out = set()
+def _one_liners(text: str) -> dict[str, str]:
+    """Every object or array ``text`` writes whole on one line of its own (a member's value or an
+    element), as written, by its compact form: ``{ "allow": [ "x" ] }`` (Prettier's spacing)
+    came back spread over lines, though recall never touched it (an outside tester's D11)."""
+    out: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip().removesuffix(",")
-        out.add(line)
-        if member := _MEMBER.fullmatch(line):
-            out.add(member.group(1))
+        member = _MEMBER.fullmatch(line)
+        value = member.group(1) if member else line
+        if value[:1] not in ("{", "[") or value[-1:] not in ("}", "]"):
+            continue
+        try:
+            parsed = json.loads(value, parse_float=as_written)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(parsed, (dict, list)) and parsed:
+            out.setdefault(_compact(parsed), value)
     return out
 
 
-def _dumps(value: Any, style: Style, lines: set[str], level: int = 0) -> str:
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _dumps(value: Any, style: Style, lines: dict[str, str], level: int = 0) -> str:
     """``json.dumps`` in ``style``, keeping a value on one line where the file had it so."""
     def one_line(separators: tuple[str, str]) -> str:
         return _KEPT.sub(r"\1", json.dumps(value, ensure_ascii=style.ascii, separators=separators))
 
     if style.indent is None or not isinstance(value, (dict, list)) or not value:
         return one_line((",", ":") if style.compact else (", ", ": "))
-    if level:
-        for separators in ((", ", ": "), (",", ":")):
-            if (line := one_line(separators)) in lines:
-                return line
+    if level and (line := lines.get(_compact(value))) is not None:
+        return line
     pad = "\n" + style.indent * (level + 1)
     if isinstance(value, dict):
         items = [f"{json.dumps(k, ensure_ascii=style.ascii)}: {_dumps(v, style, lines, level + 1)}"

@@ -250,3 +250,16 @@ def test_a_record_of_another_recall_home_keeps_the_users_own_server_approved(tmp
     monkeypatch.setenv("RECALL_HOME", str(first))
     assert invoke(uninstall_cmd, "--project")[0] == 0
     assert settings.read_text() == '{"enabledMcpjsonServers": ["recall"]}\n'
+
+
+def test_a_value_on_one_line_with_spaces_inside_its_brackets_stays_as_written(tmp_path):
+    """`{ "allow": [ "Bash(ls)" ] }` (Prettier's style, or by hand) came back spread over lines,
+    though recall never touched it: only json.dumps' own spacing was kept on one line."""
+    from recall.agents.install import install, uninstall
+
+    text = '{\n  "permissions": { "allow": [ "Bash(ls)" ], "deny": [] },\n  "model": "opus"\n}\n'
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    assert install(path) == "added"
+    assert '  "permissions": { "allow": [ "Bash(ls)" ], "deny": [] },\n' in path.read_text()
+    assert uninstall(path) == 1 and path.read_text() == text
