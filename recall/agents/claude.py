@@ -142,7 +142,9 @@ def _set_server(path: Path) -> str:
 
 
 def _drop_server(path: Path) -> bool:
-    if not path.exists():
+    from recall.agents.writes import exists
+
+    if not exists(path):
         return False
     data = load_settings(path)
     servers = data.get("mcpServers")
@@ -207,10 +209,12 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
 
 
 def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
+    from recall.agents.writes import exists
+
     path = claude_settings(project, cwd)
     done = []
     server_file = root_of(cwd) / ".mcp.json" if project else claude_state_file()
-    settings = load_settings(path) if path.exists() else None  # a file recall cannot edit: refused first
+    settings = load_settings(path) if exists(path) else None  # a file recall cannot edit: refused first
     dropped = _drop_server(server_file)
     if settings is not None:
         with editing(path):
@@ -219,8 +223,13 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
             tracked = remove_hook(settings, event="PostToolUse", module=TRACK_MODULE)
         approved = settings.get("enabledMcpjsonServers")
         # recall's approval, or one left naming no server now: it would approve the next `recall` unasked
+        # recall's: noted, and its hook or server in the files now (a note of another RECALL_HOME's
+        # install is not: the approval there now is the user's, of their own server)
+        ours = we_added(path, "enabledMcpjsonServers.recall") and bool(removed or dropped)
         unapproved = (project and isinstance(approved, list) and SERVER_NAME in approved
-                      and (we_added(path, "enabledMcpjsonServers.recall") or not _has_server(server_file)))
+                      and (ours or not _has_server(server_file)))
+        if not ours and not unapproved:
+            state_note(path, "enabledMcpjsonServers.recall", False)
         if unapproved and isinstance(approved, list):
             state_note(path, "enabledMcpjsonServers.recall", False)
             approved.remove(SERVER_NAME)
@@ -243,8 +252,10 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
 
 def _has_server(path: Path) -> bool:
     """Whether ``path`` registers an MCP server named recall (one it cannot read: as if it did)."""
+    from recall.agents.writes import exists
+
     try:
-        servers = load_settings(path).get("mcpServers") if path.exists() else None
+        servers = load_settings(path).get("mcpServers") if exists(path) else None
     except InstallError:
         return True
     return isinstance(servers, dict) and SERVER_NAME in servers

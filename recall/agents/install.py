@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from recall.agents.settings_file import as_written, write_settings
-from recall.errors import RecallError
-from recall.privacy.paths import claude_config_dir, git_toplevel, project_root, read_text
+from recall.agents.writes import InstallError  # noqa: F401 - where every agent's module takes it from
+from recall.privacy.paths import claude_config_dir, git_toplevel, project_root
 
 EVENT = "UserPromptSubmit"
 HOOK_MODULE = "recall.agents.hook"
@@ -54,8 +54,6 @@ PROBE_PROMPT = "how do we roll back a failed deploy to production without losing
 PROBE_ROUNDS = 5
 
 
-class InstallError(RecallError):
-    """Settings that cannot be read or written; the message says which file and why."""
 
 
 # Every command hook install writes ends in this: any failure before recall's own code runs (an
@@ -212,12 +210,15 @@ def unreadable(path: Path, text: str, exc: Exception, form: str) -> InstallError
 
 
 def load_settings(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        refuse_a_link_to_nothing(path)
-        return {}
+    """``path``'s settings as the edit under way sees them (``recall.agents.writes``)."""
+    from recall.agents.writes import current_text
+
+    refuse_a_link_to_nothing(path)
     text = ""
     try:
-        text = read_text(path)
+        if (read := current_text(path)) is None:
+            return {}
+        text = read
         data = json.loads(text, parse_float=as_written) if text.strip() else {}
     except (OSError, ValueError, RecursionError) as exc:
         raise unreadable(path, text, exc, "JSON") from exc
@@ -321,21 +322,31 @@ def other_hooks(settings: dict[str, Any]) -> bool:
 
 
 def install(path: Path, entry: dict[str, Any] | None = None) -> str:
-    settings = load_settings(path)
-    result = add_hook(settings, entry)
-    if result != "unchanged":
-        write_settings(path, settings)
-    return result
+    from recall.agents.writes import run
+
+    def edit() -> str:
+        settings = load_settings(path)
+        result = add_hook(settings, entry)
+        if result != "unchanged":
+            write_settings(path, settings)
+        return result
+
+    return run(edit)
 
 
 def uninstall(path: Path) -> int:
-    if not path.exists():
-        return 0
-    settings = load_settings(path)
-    removed = remove_hook(settings)
-    if removed:
-        write_settings(path, settings)
-    return removed
+    from recall.agents.writes import exists, run
+
+    def edit() -> int:
+        if not exists(path):
+            return 0
+        settings = load_settings(path)
+        removed = remove_hook(settings)
+        if removed:
+            write_settings(path, settings)
+        return removed
+
+    return run(edit)
 
 
 # --- the latency check after installing ---------------------------------------------------

@@ -161,17 +161,15 @@ def install(project: bool, cwd: Path | None = None, form: str | None = None,
     command_only(NAME, form, track_reads)
     folder = opencode_plugins(project, cwd)
     path = folder / PLUGIN_NAME
-    if path.exists() and not _is_ours(path):
+    from recall.agents.writes import current_text
+
+    if (now := current_text(path)) is not None and not _is_ours(path):
         raise InstallError(f"{path} exists and is not recall's plugin; rename it first")
     text = plugin_text()
-    if path.exists() and read_text(path) == text:
+    if now == text:
         return [f"unchanged: the recall plugin (chat.message; the daemon's early start as OpenCode starts) in {path}"]
-    result = "updated" if path.exists() else "added"
-    if not folder.exists():
-        note_created_dirs(folder)
-        from recall.privacy.paths import make_missing_dirs
-
-        make_missing_dirs(folder)
+    result = "updated" if now is not None else "added"
+    note_created_dirs(folder)  # made as the file is written (recall.agents.writes)
     write_text(path, text)
     return [f"{result}: the recall plugin (chat.message; the daemon's early start as OpenCode starts) in {path}",
             "OpenCode loads it when it starts: restart a running OpenCode"]
@@ -182,6 +180,8 @@ def uninstall(project: bool, cwd: Path | None = None) -> list[str]:
     path = folder / PLUGIN_NAME
     if not path.exists() or not _is_ours(path):
         return [f"no recall plugin in {folder}"]
-    path.unlink()
+    from recall.agents.writes import stage
+
+    stage(path, None)
     drop_created_dirs(folder)
     return [f"removed the recall plugin {path}"]

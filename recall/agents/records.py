@@ -48,19 +48,34 @@ def _read_state(path: Path) -> dict[str, Any]:
 
 
 def installed_state() -> dict[str, list[str]]:
+    """The records read together, with the notes of the edit under way (``writes``) on top."""
+    from recall.agents.writes import active
+
     out: dict[str, list[str]] = {}
     for path in state_paths():
         for key, values in _read_state(path).items():
             if isinstance(values, list):
                 out[key] = sorted({*out.get(key, []), *map(str, values)})
+    for path, key, added in (batch.notes if (batch := active()) is not None else []):
+        keys = set(out.get(str(path), []))
+        out[str(path)] = sorted(keys | {key} if added else keys - {key})
     return out
 
 
 def state_note(path: Path, key: str, added: bool) -> None:
     """Record (or forget) what install added, in each record, each locked while it is read and
     written: installs run at once lost each other's records, and uninstall then left their
-    entries behind (an outside tester's AF03)."""
+    entries behind (an outside tester's AF03). Inside an edit (``writes.run``) it is held until
+    every write landed: a note of a write that failed made uninstall take the user's own flags."""
     import fcntl
+
+    from recall.agents.writes import active
+
+    if (batch := active()) is not None:
+        if not batch.notes:  # once every write landed, before anything else then
+            batch.then.insert(0, lambda: _write_notes(batch.notes))
+        batch.notes.append((path, key, added))
+        return
 
     records = state_paths()
     for record in records:
@@ -88,5 +103,16 @@ def state_note(path: Path, key: str, added: bool) -> None:
                 raise  # RECALL_HOME's is the one recall answers for; the other is a second copy
 
 
+def _write_notes(notes: list[tuple[Path, str, bool]]) -> None:
+    for path, key, added in notes:
+        state_note(path, key, added)
+
+
 def we_added(path: Path, key: str) -> bool:
     return key in installed_state().get(str(path), [])
+
+
+def noted(path: Path, prefix: str) -> list[str]:
+    """The keys recorded for ``path`` that start with ``prefix``."""
+    return [key for key in installed_state().get(str(path), []) if key.startswith(prefix)]
+

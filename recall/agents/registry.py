@@ -44,7 +44,9 @@ def widest_envelope() -> int:
 
 def install_agent(agent: str, project: bool, cwd: Path | None = None, form: str | None = None,
                   track_reads: bool = False) -> list[str]:
-    done = get(agent).install(project, cwd, form, track_reads)
+    from recall.agents.writes import run
+
+    done = run(lambda: get(agent).install(project, cwd, form, track_reads))  # all its files, or none
     from recall.config.load import refresh_snapshot
 
     try:  # the hook's settings ready for the first message (recall.config.snapshot)
@@ -55,7 +57,9 @@ def install_agent(agent: str, project: bool, cwd: Path | None = None, form: str 
 
 
 def uninstall_agent(agent: str, project: bool, cwd: Path | None = None) -> list[str]:
-    return get(agent).uninstall(project, cwd)
+    from recall.agents.writes import run
+
+    return run(lambda: get(agent).uninstall(project, cwd))  # all its files, or none
 
 
 __all__ = ["AGENTS", "DEFAULT", "get", "install_agent", "uninstall_agent", "widest_envelope"]

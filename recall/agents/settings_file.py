@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from recall.privacy.paths import make_missing_dirs, read_text
-
 # A number with a fraction or an exponent is kept as the file wrote it: read as a float,
 # 1e400 became inf and was written back as Infinity, which is not JSON (an outside tester's
 # Claude Code then ignored the whole file, its permission rules included), and 1E5 as
@@ -69,28 +67,39 @@ def settings_bytes(settings: dict[str, Any], style: Style | None = None, text: s
 _MEMBER = re.compile(r'"(?:[^"\\]|\\.)*"\s*:\s*(.+)')
 
 
-def _one_liners(text: str) -> set[str]:
-    """Every value ``text`` writes whole on one line of its own (a member's or an element)."""
-    out = set()
+def _one_liners(text: str) -> dict[str, str]:
+    """Every object or array ``text`` writes whole on one line of its own (a member's value or an
+    element), as written, by its compact form: ``{ "allow": [ "x" ] }`` (Prettier's spacing)
+    came back spread over lines, though recall never touched it (an outside tester's D11)."""
+    out: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip().removesuffix(",")
-        out.add(line)
-        if member := _MEMBER.fullmatch(line):
-            out.add(member.group(1))
+        member = _MEMBER.fullmatch(line)
+        value = member.group(1) if member else line
+        if value[:1] not in ("{", "[") or value[-1:] not in ("}", "]"):
+            continue
+        try:
+            parsed = json.loads(value, parse_float=as_written)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(parsed, (dict, list)) and parsed:
+            out.setdefault(_compact(parsed), value)
     return out
 
 
-def _dumps(value: Any, style: Style, lines: set[str], level: int = 0) -> str:
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _dumps(value: Any, style: Style, lines: dict[str, str], level: int = 0) -> str:
     """``json.dumps`` in ``style``, keeping a value on one line where the file had it so."""
     def one_line(separators: tuple[str, str]) -> str:
         return _KEPT.sub(r"\1", json.dumps(value, ensure_ascii=style.ascii, separators=separators))
 
     if style.indent is None or not isinstance(value, (dict, list)) or not value:
         return one_line((",", ":") if style.compact else (", ", ": "))
-    if level:
-        for separators in ((", ", ": "), (",", ":")):
-            if (line := one_line(separators)) in lines:
-                return line
+    if level and (line := lines.get(_compact(value))) is not None:
+        return line
     pad = "\n" + style.indent * (level + 1)
     if isinstance(value, dict):
         items = [f"{json.dumps(k, ensure_ascii=style.ascii)}: {_dumps(v, style, lines, level + 1)}"
@@ -158,10 +167,10 @@ def _at_key(data: dict[str, Any], at: tuple[str, ...]) -> bool:
 
 def write_settings(path: Path, settings: dict[str, Any]) -> None:
     """Write in the file's own style (``Style``), as ``replace_file`` writes."""
-    target = path.resolve() if path.is_symlink() else path
-    make_missing_dirs(target.parent)
+    from recall.agents.writes import current_text
+
     try:
-        text = read_text(target) if target.exists() else ""
+        text = current_text(path) or ""
     except (OSError, ValueError):
         text = ""
     try:
@@ -169,45 +178,38 @@ def write_settings(path: Path, settings: dict[str, Any]) -> None:
     except (ValueError, RecursionError):
         before = {}
     keep_containers(path, before if isinstance(before, dict) else {}, settings)
+    if (blank := _blank_again(path, text, settings)) is not None:
+        replace_file(path, blank)
+        return
     replace_file(path, settings_bytes(settings, style_of(text), text.replace("\r\n", "\n")))
 
 
-def replace_file(path: Path, data: bytes) -> None:
-    """An agent's file written whole, as its owner keeps it: through a symbolic link (a file in a
-    dotfiles folder stays linked there), atomically (a temporary file, then a rename) with the
-    file's mode and owner (`sudo recall install` left root's file where the user's was); in place
-    where other hard links share it (a rename leaves them the old text). A file its owner made
-    read-only is refused: one line, nothing written (an outside tester's, stop 56)."""
-    import errno
-    import stat
-    import tempfile  # here, not at the top: the hook imports this module on every message
+BLANK = "was blank: "  # the note of a file that held nothing (or only white space) before install
 
-    target = path.resolve() if path.is_symlink() else path
-    try:
-        st: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        st = None
-    if st is not None and not st.st_mode & stat.S_IWUSR:
-        raise PermissionError(errno.EACCES, "it is read-only", str(path))
-    if st is not None and st.st_nlink > 1:
-        with open(target, "r+b") as fh:
-            fh.write(data)
-            fh.truncate()
-            fh.flush()
-            os.fsync(fh.fileno())
-        return
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".recall.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode) if st else 0o600)
-        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()) and os.geteuid() == 0:
-            os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.filename is None:  # a write cut short names the file, not
-            exc.filename = str(path)  # "a file under RECALL_HOME" (an outside tester's AF07)
-        raise
+
+def _blank_again(path: Path, text: str, settings: dict[str, Any]) -> bytes | None:
+    """An empty (or white-space only) settings file given back as it was once recall's entries
+    are out again: it came back as ``{}`` (an outside tester's D11). The bytes, or None."""
+    from recall.agents.records import noted, state_note
+    from recall.agents.writes import current
+
+    if settings and not text.strip() and current(path) is not None:
+        state_note(path, BLANK + json.dumps(text), True)
+    elif not settings and (kept := noted(path, BLANK)):
+        for key in kept:
+            state_note(path, key, False)
+        return str(json.loads(kept[0][len(BLANK):])).encode("utf-8")
+    return None
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """An agent's file written whole, as its owner keeps it (``recall.agents.writes``): through a
+    symbolic link (a file in a dotfiles folder stays linked there), atomically (a complete copy,
+    then a rename) with the file's mode and owner (`sudo recall install` left root's file where
+    the user's was); in place where other hard links share it (a rename leaves them the old
+    text), its old bytes written back if that fails. A file its owner made read-only is refused:
+    one line, nothing written (an outside tester's, stop 56). Inside an install or uninstall it
+    is written with the edit's other files, all or none."""
+    from recall.agents.writes import stage
+
+    stage(path, data)

@@ -20,11 +20,12 @@ from recall.agents.install import (
     InstallError,
     add_hook,
     guarded,
+    other_hooks,
     pinned_home,
     program,
     remove_hook,
 )
-from recall.agents.records import state_note, we_added
+from recall.agents.records import noted, state_note, we_added
 from recall.agents.wire import SESSION_START
 from recall.privacy.paths import (
     claude_config_dir,
@@ -169,7 +170,9 @@ def gemini_settings(project: bool, cwd: Path | None = None) -> Path:
 def note_created(path: Path) -> None:
     """Remember that install created ``path`` and the folders it goes in (uninstall deletes
     them when they are left empty)."""
-    if not path.exists():
+    from recall.agents.writes import exists
+
+    if not exists(path):
         state_note(path, "file", True)
         note_created_dirs(path.parent)
 
@@ -187,7 +190,14 @@ def note_created_dirs(folder: Path) -> None:
 
 
 def drop_created_dirs(folder: Path) -> None:
-    """Remove ``folder`` and its parents up to the highest that install created, while empty."""
+    """Remove ``folder`` and its parents up to the highest that install created, while empty
+    (once the edit's files are written: ``writes.later``)."""
+    from recall.agents.writes import later
+
+    later(lambda: _drop_dirs(folder))
+
+
+def _drop_dirs(folder: Path) -> None:
     chain = [folder, *folder.parents]
     top = next((d for d in chain if we_added(d, "dir")), None)
     if top is None:
@@ -203,21 +213,48 @@ def drop_created_dirs(folder: Path) -> None:
 def drop_if_created_and_empty(path: Path) -> bool:
     if not we_added(path, "file"):
         return False
+    from recall.agents.writes import current_text, stage
+
     state_note(path, "file", False)
     try:
-        text = read_text(path).strip()
-    except OSError:
+        text = (current_text(path) or "").strip()
+    except (OSError, ValueError):
         return False
     if text in ("", "{}"):
-        path.unlink()
+        stage(path, None)
         drop_created_dirs(path.parent)
         return True
     return False
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write an agent's config file as ``settings_file.replace_file`` does (atomically, keeping its
-    mode and owner, through a symbolic link)."""
+    """Write an agent's config file as ``settings_file.replace_file`` does (with the edit's other
+    files, all or none: ``recall.agents.writes``)."""
     from recall.agents.settings_file import replace_file
 
     replace_file(path, text.encode("utf-8"))
+
+
+# --- a flag recall set beside the user's own hooks -----------------------------------------------
+
+
+def beside(flag: str, settings: dict[str, Any]) -> str:
+    """The note that ``flag`` was set while ``settings`` held hooks of the user's own, as they
+    were then (a fingerprint): they ran without it, so uninstall takes it out again while they
+    are the same (Codex 0.171.0 and Gemini CLI 0.61 run hooks by default); "" when none."""
+    import copy
+    import hashlib
+
+    theirs = copy.deepcopy(settings)
+    hooks = theirs.get("hooks")
+    for event in list(hooks) if isinstance(hooks, dict) else []:
+        remove_hook(theirs, event=event)
+    if not other_hooks(theirs):
+        return ""
+    kept = {k: v for k, v in theirs["hooks"].items() if v}
+    return f"{flag} beside {hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]}"
+
+
+def forget_beside(path: Path, flag: str) -> None:
+    for key in noted(path, f"{flag} beside "):
+        state_note(path, key, False)

@@ -52,6 +52,9 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
 
     if (home := relative_home()) is not None:
         raise UserError(RELATIVE_HOME.format(home=home))
+    from recall.privacy.paths import user_config_path
+
+    load_config(user_config_path())  # recall's own config first: one it cannot read stops the install
     try:
         done = install_agent(agent, scope == "project", Path.cwd(), form, track_reads)
     except InstallError as exc:

@@ -274,7 +274,8 @@ def test_a_codex_config_that_cannot_be_read_leaves_nothing_written(indexed, proj
 
 def test_uninstall_leaves_the_hooks_switch_on_for_the_users_own_hooks(indexed, project, tmp_path, monkeypatch):
     """Codex's `[features] hooks` and Gemini's `hooksConfig.enabled`, set by recall install, were
-    taken out with recall's hook while the user's own hooks still needed them (stop 56)."""
+    taken out with recall's hook while the user's own hooks, added since, still needed them (stop
+    56). Hooks there before install ran without it: it goes (test_install_writes.py)."""
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
     (tmp_path / "cx").mkdir()
     config = tmp_path / "cx" / "config.toml"
@@ -290,8 +291,11 @@ def test_uninstall_leaves_the_hooks_switch_on_for_the_users_own_hooks(indexed, p
 
     settings = project / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text('{"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "log.sh"}]}]}}')
+    settings.write_text("{}")
     cli(install_cmd, "--agent", "gemini", "--project", "--skip-check")
+    data = read_json(settings)
+    data["hooks"]["AfterAgent"] = [{"hooks": [{"type": "command", "command": "log.sh"}]}]
+    settings.write_text(json.dumps(data))
     out = cli(uninstall_cmd, "--agent", "gemini", "--project")
     assert read_json(settings)["hooksConfig"] == {"enabled": True} and "kept hooksConfig.enabled" in out, out
 
