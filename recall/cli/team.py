@@ -26,7 +26,7 @@ from recall.cli.common import (
     warn,
 )
 from recall.privacy.safetext import one_line
-from recall.team import pushed
+from recall.team import pushed, rows
 
 
 def _server_error() -> type[Exception]:
@@ -171,7 +171,7 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
 
 @team.command("push")
 @click.argument("dirs", nargs=-1, type=FolderPath(exists=True, file_okay=False, path_type=Path))
-@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+@click.option("--kind", type=click.Choice(rows.SOURCE_KINDS), default="dir", show_default=True,
               help="What DIRs hold.")
 @click.option("--team/--private", "shared", default=None,
               help="Visible to every teammate, or to you only. Default: rules and dirs "
@@ -179,7 +179,8 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
 @_url_option
 @_clean_errors
 def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str | None) -> None:
-    """Push notes (DIRs, or this project's memory and the configured rule folders).
+    """Push notes (DIRs, or this project's memory and the [sources] rules folders; never
+    [sources] libraries unless given as DIRs).
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
@@ -192,7 +193,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
     if dirs:
         plan = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
     else:
-        plan = [s for s in app.default_sources(cwd) if s.root.is_dir()]
+        plan = [s for s in app.default_sources(cwd) if s.kind in rows.BARE_PUSH_KINDS and s.root.is_dir()]
     if not plan:
         raise UserError("nothing to push: give DIRs, or create this project's memory folder first")
     with closing(_team_index(app, url)) as index:

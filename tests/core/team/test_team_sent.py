@@ -50,3 +50,28 @@ def test_no_secret_in_a_path_reaches_the_server_even_as_a_query_parameter(server
     with server.sql() as conn:  # the clear-named copy went all the same
         roots = [r[0] for r in conn.execute(f"SELECT root FROM {schema}.sources").fetchall()]
     assert len(roots) == 1 and TOKEN not in roots[0], roots
+
+
+@pytest.mark.pg
+def test_a_bare_push_sends_the_projects_memory_and_the_rules_never_the_libraries(
+    server, schema, team, team_env, tmp_path
+):
+    from pathlib import Path
+
+    from helpers.cli import run_cli
+
+    rules, lib, project = tmp_path / "rules", tmp_path / "lib", tmp_path / "proj"
+    write_note(rules, "style", "Style", "how we name things", "snake case everywhere")
+    lib.mkdir()
+    (lib / "README.md").write_text("# Internal API docs zebrafalcon\nOur internal endpoint list, confidential.\n")
+    project.mkdir()
+    config = Path(team_env["RECALL_CONFIG"])
+    config.write_text(config.read_text() + f'[sources]\nrules = ["{rules}"]\nlibraries = ["{lib}"]\n')
+    pushed = run_cli("team", "push", cwd=project, env={"RECALL_PG_URL": server.url("alice")})
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    assert "(rule, team): added 1" in pushed.stdout and "library" not in pushed.stdout, pushed.stdout
+    with server.sql() as conn:  # the administrator's view: every row the server holds
+        kinds = {r[0] for r in conn.execute(f"SELECT kind FROM {schema}.sources").fetchall()}
+    assert kinds == {"rule"}, kinds
+    found = cli("team", "search", "--all", "internal endpoint list confidential", url=server.url("bob"))
+    assert "zebrafalcon" not in found.stdout, found.stdout
