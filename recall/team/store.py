@@ -32,24 +32,20 @@ from recall.ranking.search import CHUNKS_PER_QUERY
 from recall.ranking.selector import Hit
 from recall.store.records import Chunk, NoteRecord, NoteRejected, SourceRef, as_query_matrix, mask_note
 from recall.team import rows
-from recall.team.connect import DEFAULT_SCHEMA, PgStoreError, connect
+from recall.team.connect import DEFAULT_SCHEMA, LOCK_TIMEOUT_S, STATEMENT_TIMEOUT_S, PgStoreError, connect
 from recall.team.queries import CUTS, SEARCH_SQL, scope_sql, team_project
 from recall.team.schema import HNSW_EF_CONSTRUCTION, HNSW_M, check_ready
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["PgIndex", "PgStoreError"]
+__all__ = ["LOCK_TIMEOUT_S", "STATEMENT_TIMEOUT_S", "PgIndex", "PgStoreError"]
 
 # HNSW candidate list per search. A search fetches CHUNKS_PER_QUERY chunks before
 # grouping them by note; pgvector returns at most ef_search rows per index pass, so it
 # must be at least that many (pgvector's default of 40 would cap the ranking at 40 chunks).
 EF_SEARCH = max(40, CHUNKS_PER_QUERY)
 TEAM_KEY_FILE = "team.key"
-# Every statement of a member's session is bounded by the server: a member may lock a table
-# (UPDATE and DELETE grants), and with no limit every teammate's search and push waited for ever.
-STATEMENT_TIMEOUT_S = 60
-LOCK_TIMEOUT_S = 10
 
 
 def _root(source: SourceRef) -> str:
@@ -103,8 +99,6 @@ class PgIndex:
             self.owner = str(self.conn.execute("SELECT session_user").fetchone()[0])  # type: ignore[index]
             info = self.conn.info  # which store this is, for the folders pushed to it (recall.team.pushed)
             self.identity = f"{self.owner}@{info.host}:{info.port}/{info.dbname}#{schema}"
-            self.conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'")
-            self.conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")  # check_ready reads the policies
             check_ready(self.conn, schema)
             from pgvector.psycopg import register_vector
             from psycopg import sql
