@@ -28,6 +28,7 @@ from recall.team.schema import (
     MIGRATIONS,
     POLICIES,
     RLS_TABLES,
+    newer_than_this,
     restore_vectors,
     schema_state,
 )
@@ -156,6 +157,8 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
 def _migrate(conn, me: _Me, schema: str, dim: int) -> list[str]:
     """The tables (``recall.team.schema.MIGRATIONS``), upgrading a schema from before roles."""
     lines: list[str] = []
+    if (newer := newer_than_this(conn, schema)) is not None:
+        raise newer
     state = schema_state(conn, schema)
     if state == "legacy":
         lines.append(f"schema {schema}: tables without row-level security found (made by recall before roles: "
@@ -243,10 +246,10 @@ def _grant(conn, schema: str, new_schema: bool) -> list[str]:
             others = [r[0] for r in conn.execute(
                 "SELECT pg_get_userbyid(member) FROM pg_auth_members WHERE roleid = to_regrole(%s)", (role,))]
             if new_schema and others:
-                lines.append(f"warning: {role} already has members ({', '.join(sorted(others))}), from a team in "
-                             "another database of this server (roles are the server's): they may use this schema "
-                             f"too. To keep the teams apart: DROP SCHEMA {schema} CASCADE, then init with another "
-                             "[team] schema")
+                lines.append(f"warning: {role} already has members ({', '.join(sorted(others))}), from an earlier "
+                             f"schema {schema} of this database or a team in another database of this server (roles "
+                             "are the server's): they may use this schema too. If they are not this team, revoke "
+                             "each with `recall team remove-member NAME`, or give each team its own [team] schema")
         else:
             conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(role)))
             lines.append(f"role {role}: created ({what})")

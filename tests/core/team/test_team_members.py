@@ -145,3 +145,28 @@ def test_an_adoption_that_would_hold_a_folder_twice_names_it_and_changes_nothing
     with server.sql() as conn:
         owners = sorted(r[0] for r in conn.execute(f"SELECT owner FROM {schema}.sources").fetchall())
     assert owners == ["alice", "alice@laptop"]
+
+
+@pytest.mark.pg
+def test_a_schema_migrated_by_a_newer_recall_is_said_so_not_up_to_date(server, schema, team):
+    """A migration this recall does not know was taken as "up to date", and a member's push then
+    failed on the newer recall's column (an outside tester's, D8)."""
+    with server.sql() as conn:
+        conn.execute(f"INSERT INTO {schema}.migrations VALUES ('0099_future', now())")
+    for url in (server.admin, server.url("alice")):
+        out = cli("team", "init" if url == server.admin else "status", url=url)
+        err = out.stderr.strip()
+        assert out.returncode == 1 and len(err.splitlines()) == 1, out.stdout + err
+        assert "newer recall (0099_future)" in err and "upgrade recall" in err and "up to date" not in out.stdout, err
+
+
+@pytest.mark.pg
+def test_a_schema_made_again_in_the_same_database_is_not_blamed_on_another(server, schema, team):
+    """DROP SCHEMA then init warned of "a team in another database" and advised dropping the schema
+    again, which would orphan this team's own members (an outside tester's, D7)."""
+    with server.sql() as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    out = cli("team", "init", url=server.admin)
+    assert out.returncode == 0, out.stderr
+    warning = next(line for line in out.stdout.splitlines() if line.startswith("warning:"))
+    assert "earlier schema" in warning and "DROP SCHEMA" not in warning and "remove-member" in warning, warning
