@@ -1,8 +1,9 @@
 """``recall team ...``: the team store (PostgreSQL + pgvector, ``recall.team.store``).
 
 Members push, search, look and forget; the database administrator sets the store up
-(``init``) and lets people in (``add-member``, ``recall.team.admin``). Who may read and
-change what is decided by the server (roles and row-level security), not here.
+(``init``, ``recall.team.admin``) and lets people in and out (``add-member``, ``remove-member``,
+``recall.team.members``). Who may read and change what is decided by the server (roles and
+row-level security), not here.
 ``recall.cli.main`` adds the group; psycopg is imported inside the commands.
 """
 
@@ -26,7 +27,7 @@ from recall.cli.common import (
     warn,
 )
 from recall.privacy.safetext import one_line
-from recall.team import pushed
+from recall.team import pushed, rows
 
 
 def _server_error() -> type[Exception]:
@@ -142,17 +143,20 @@ def team_init(adopt: tuple[str, ...], url: str | None) -> None:
 @click.option("--password-file", type=click.File("r"), help="Read the password from this file's first line "
               "('-' for stdin). Default: prompt (not echoed).")
 @click.option("--no-password", is_flag=True, help="Set no password (client certificates, or a role that has one).")
+@click.option("--keep-rows", is_flag=True, help="NAME is the same person as a removed NAME whose rows were kept: "
+              "let them have those rows again (without it, a name that owns rows is refused).")
 @_url_option
 @_clean_errors
-def team_add_member(name: str, read_only: bool, password_file, no_password: bool, url: str | None) -> None:
+def team_add_member(name: str, read_only: bool, password_file, no_password: bool, keep_rows: bool,
+                    url: str | None) -> None:
     """Create database role NAME for a teammate, or let an existing role in.
 
     NAME then connects as itself: the server sets the owner of what NAME pushes and
     shows NAME only team rows and its own. The password goes to the server as a SCRAM
     hash; NAME keeps it in ~/.pgpass.
     """
-    from recall.team.admin import add_member
     from recall.team.connect import team_schema
+    from recall.team.members import add_member
 
     if password_file is not None and no_password:
         raise UserError("--password-file and --no-password exclude each other")
@@ -165,13 +169,35 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
         password = click.prompt(f"Password for {name}", hide_input=True, confirmation_prompt=True)
     app = recall_app()
     for line in add_member(_url(app, url), team_schema(app.config), name, read_only=read_only,
-                           password=password, wait_s=app.config.team.wait_s):
+                           password=password, keep_rows=keep_rows, wait_s=app.config.team.wait_s):
+        say(line)
+
+
+@team.command("remove-member")
+@click.argument("name")
+@click.option("--keep-rows", is_flag=True, help="Keep what NAME pushed (their team rows stay in every search).")
+@click.confirmation_option(prompt="Revoke this member's access to the team store (and delete what they pushed, "
+                                  "unless --keep-rows)?")
+@_url_option
+@_clean_errors
+def team_remove_member(name: str, keep_rows: bool, url: str | None) -> None:
+    """Revoke NAME's access (the administrator) and delete every row NAME pushed, private ones included.
+
+    NAME keeps its database role (DROP ROLE it if it serves nothing else). A later add-member
+    NAME is refused while rows of NAME are kept, unless --keep-rows says it is the same person.
+    """
+    from recall.team.connect import team_schema
+    from recall.team.members import remove_member
+
+    app = recall_app()
+    for line in remove_member(_url(app, url), team_schema(app.config), name, keep_rows=keep_rows,
+                              wait_s=app.config.team.wait_s):
         say(line)
 
 
 @team.command("push")
 @click.argument("dirs", nargs=-1, type=FolderPath(exists=True, file_okay=False, path_type=Path))
-@click.option("--kind", type=click.Choice(["dir", "rule", "memory"]), default="dir", show_default=True,
+@click.option("--kind", type=click.Choice(rows.SOURCE_KINDS), default="dir", show_default=True,
               help="What DIRs hold.")
 @click.option("--team/--private", "shared", default=None,
               help="Visible to every teammate, or to you only. Default: rules and dirs "
@@ -179,7 +205,8 @@ def team_add_member(name: str, read_only: bool, password_file, no_password: bool
 @_url_option
 @_clean_errors
 def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str | None) -> None:
-    """Push notes (DIRs, or this project's memory and the configured rule folders).
+    """Push notes (DIRs, or this project's memory and the [sources] rules folders; never
+    [sources] libraries unless given as DIRs).
 
     Only new or changed notes are embedded and sent; notes deleted here are deleted there.
     """
@@ -192,7 +219,7 @@ def team_push(dirs: tuple[Path, ...], kind: str, shared: bool | None, url: str |
     if dirs:
         plan = [SourceSpec(kind, d, project_key(cwd) if kind == "memory" else None) for d in dirs]
     else:
-        plan = [s for s in app.default_sources(cwd) if s.root.is_dir()]
+        plan = [s for s in app.default_sources(cwd) if s.kind in rows.BARE_PUSH_KINDS and s.root.is_dir()]
     if not plan:
         raise UserError("nothing to push: give DIRs, or create this project's memory folder first")
     with closing(_team_index(app, url)) as index:

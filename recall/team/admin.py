@@ -28,6 +28,7 @@ from recall.team.schema import (
     MIGRATIONS,
     POLICIES,
     RLS_TABLES,
+    newer_than_this,
     restore_vectors,
     schema_state,
 )
@@ -59,11 +60,14 @@ def _refuse(me: _Me, reason: str) -> PgStoreError:
     return PgStoreError(f"role {me.name!r} may not set up the team store: {reason}; {ADMIN_HINT}")
 
 
-def _sql_errors(me: _Me):
-    """psycopg errors met half-way (the transaction is rolled back) as one clean line."""
+def sql_errors(me: _Me, conn, schema: str):
+    """psycopg errors met half-way (the transaction is rolled back) as one clean line; a lock
+    waited for ``LOCK_TIMEOUT_S`` names the sessions holding it and the repair."""
     import contextlib
 
     import psycopg
+
+    from recall.team.connect import STATEMENT_TIMEOUT_S, lock_holders
 
     @contextlib.contextmanager
     def guard():
@@ -71,6 +75,11 @@ def _sql_errors(me: _Me):
             yield
         except psycopg.errors.InsufficientPrivilege as exc:
             raise _refuse(me, str(exc).strip().splitlines()[0]) from exc
+        except psycopg.errors.LockNotAvailable as exc:
+            raise PgStoreError(f"{lock_holders(conn, schema)} (nothing was changed)") from exc
+        except psycopg.errors.QueryCanceled as exc:
+            raise PgStoreError(f"the server ended a statement after {STATEMENT_TIMEOUT_S} s (nothing was changed): "
+                               "it is overloaded, or another session holds a lock; run the command again") from exc
         except psycopg.Error as exc:
             raise PgStoreError(f"the server refused: {str(exc).strip().splitlines()[0]} (nothing was changed)") from exc
     return guard()
@@ -83,7 +92,7 @@ def init_store(url: str, schema: str, model_id: str, dim: int, adopt: dict[str, 
     try:
         me = _me(conn)
         _check_init_rights(conn, me, schema)
-        with _sql_errors(me), conn.transaction():
+        with sql_errors(me, conn, schema), conn.transaction():
             return _init(conn, me, schema, model_id, int(dim), adopt or {})
     finally:
         conn.close()
@@ -148,6 +157,8 @@ def _init(conn, me: _Me, schema: str, model_id: str, dim: int, adopt: dict[str, 
 def _migrate(conn, me: _Me, schema: str, dim: int) -> list[str]:
     """The tables (``recall.team.schema.MIGRATIONS``), upgrading a schema from before roles."""
     lines: list[str] = []
+    if (newer := newer_than_this(conn, schema)) is not None:
+        raise newer
     state = schema_state(conn, schema)
     if state == "legacy":
         lines.append(f"schema {schema}: tables without row-level security found (made by recall before roles: "
@@ -177,9 +188,14 @@ def _restore_policies(conn, schema: str) -> list[str]:
     from recall.team.schema import policy_drift
 
     lines: list[str] = []
-    for t in RLS_TABLES:
-        for what in ("ENABLE", "FORCE"):
-            conn.execute(sql.SQL("ALTER TABLE {} {} ROW LEVEL SECURITY").format(sql.Identifier(t), sql.SQL(what)))
+    # Only what is off: each ALTER TABLE waits for every open transaction on the table, and the
+    # whole team's commands queue behind it (an outside tester's, D4).
+    for t, on, forced in conn.execute(
+            "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class WHERE relnamespace = "
+            "to_regnamespace(%s) AND relname = ANY(%s)", (schema, list(RLS_TABLES))).fetchall():
+        for what, done in (("ENABLE", on), ("FORCE", forced)):
+            if not done:
+                conn.execute(sql.SQL("ALTER TABLE {} {} ROW LEVEL SECURITY").format(sql.Identifier(t), sql.SQL(what)))
     wrong, foreign = policy_drift(conn, schema)
     for t, name in foreign:
         conn.execute(sql.SQL("DROP POLICY {} ON {}").format(sql.Identifier(name), sql.Identifier(t)))
@@ -230,10 +246,10 @@ def _grant(conn, schema: str, new_schema: bool) -> list[str]:
             others = [r[0] for r in conn.execute(
                 "SELECT pg_get_userbyid(member) FROM pg_auth_members WHERE roleid = to_regrole(%s)", (role,))]
             if new_schema and others:
-                lines.append(f"warning: {role} already has members ({', '.join(sorted(others))}), from a team in "
-                             "another database of this server (roles are the server's): they may use this schema "
-                             f"too. To keep the teams apart: DROP SCHEMA {schema} CASCADE, then init with another "
-                             "[team] schema")
+                lines.append(f"warning: {role} already has members ({', '.join(sorted(others))}), from an earlier "
+                             f"schema {schema} of this database or a team in another database of this server (roles "
+                             "are the server's): they may use this schema too. If they are not this team, revoke "
+                             "each with `recall team remove-member NAME`, or give each team its own [team] schema")
         else:
             conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(role)))
             lines.append(f"role {role}: created ({what})")
@@ -287,108 +303,46 @@ def _take_ownership(conn, me: _Me, schema: str) -> list[str]:
 
 
 def _legacy_owners(conn, schema: str, adopt: dict[str, str]) -> list[str]:
-    """Rows pushed before roles carry a ``user@host`` label as owner: no role matches it, so
-    no member can see their private rows or change any of them. ``adopt`` hands a label's
-    rows to a role (notes and chunks follow by ON UPDATE CASCADE)."""
+    """Rows pushed before roles carry a ``user@host`` label as owner, and a role dropped since
+    leaves its name: no role matches either, so no member can see their private rows or change
+    any of them. ``adopt`` hands a label's rows to a role (notes and chunks follow by ON UPDATE CASCADE)."""
     from psycopg import sql
+
+    from recall.team.schema import every_row
 
     lines = []
     src = sql.Identifier(schema, "sources")
-    # The administrator may own the tables without bypassing the forced policies: lift
-    # FORCE for this transaction only (other sessions wait on the table lock).
-    for t in RLS_TABLES:
-        conn.execute(sql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(sql.Identifier(schema, t)))
-    try:
+    with every_row(conn, schema):
         for label, role in adopt.items():
             if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
                 raise PgStoreError(f"--adopt {label}={role}: there is no role {role!r}; "
                                    f"create it first: recall team add-member {role}")
+            _adopt_check(conn, src, label, role)
             n = conn.execute(sql.SQL("UPDATE {} SET owner = %s WHERE owner = %s").format(src),
                              (role, label)).rowcount
             lines.append(f"adopted: {n} source(s) of {label!r} now belong to role {role}")
         rows = conn.execute(sql.SQL(
             "SELECT owner, count(*), count(*) FILTER (WHERE NOT team) FROM {} "
             "WHERE owner NOT IN (SELECT rolname FROM pg_roles) GROUP BY owner ORDER BY owner").format(src)).fetchall()
-    finally:
-        for t in RLS_TABLES:
-            conn.execute(sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(sql.Identifier(schema, t)))
     for label, n, private in rows:
-        lines.append(f"legacy owner {label!r}: {n} source(s) ({private} private) pushed before roles; no member can "
-                     f"change them and only the administrator reads the private ones: give them to a role with "
-                     f"`recall team init --adopt '{label}=ROLE'`, or that teammate pushes again and you delete them")
+        lines.append(f"owner {label!r} is no role: {n} source(s) ({private} private) pushed before roles, or by a "
+                     f"role dropped since; no member can change them and only the administrator reads the private "
+                     f"ones: give them to a role with `recall team init --adopt '{label}=ROLE'`, or delete them "
+                     f"with `recall team remove-member '{label}'`")
     return lines
 
 
-def add_member(url: str, schema: str, name: str, *, read_only: bool = False,
-               password: str | None = None, wait_s: float) -> list[str]:
-    """Create login role ``name`` (or take the existing one), set its password if given
-    (sent as a SCRAM hash, never in clear), and make it a member or a reader of ``schema``."""
+def _adopt_check(conn, src, label: str, role: str) -> None:
+    """Refuse an adoption that would give ``role`` a folder twice (it pushed it again since): the
+    unique key refused it half-way, in words that named neither the folder nor the repair."""
     from psycopg import sql
 
-    if not ROLE_NAME.match(name) or name.startswith("pg_"):
-        raise PgStoreError(f"{name!r} is not a usable role name: letters, digits, _ . @ - (63 at most), "
-                           "not starting with a digit or pg_")
-    conn = connect(url, wait_s)
-    try:
-        me = _me(conn)
-        member, reader = group_roles(schema)
-        groups = {r[0] for r in conn.execute("SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)",
-                                             ([member, reader],))}
-        if schema_state(conn, schema) != "ready" or len(groups) < 2:
-            raise PgStoreError(f"schema {schema!r} is not set up for members yet: run `recall team init` first")
-        if not (me.superuser or me.createrole):
-            raise PgStoreError(f"role {me.name!r} may not create or grant roles (no CREATEROLE); {ADMIN_HINT}")
-        lines: list[str] = []
-        ident = sql.Identifier(name)
-        with _sql_errors(me), conn.transaction():
-            row = conn.execute("SELECT rolsuper, rolbypassrls, rolcanlogin FROM pg_roles WHERE rolname = %s",
-                               (name,)).fetchone()
-            if row is None:
-                conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(ident))
-                lines.append(f"role {name}: created (login)")
-            else:
-                if row[0] or row[1]:
-                    # its password and grants left as they are: a slip of the name must not lock an
-                    # administrator's other clients out, nor make a member of a role no policy holds
-                    raise PgStoreError(f"{name} is a superuser or has BYPASSRLS: not made a member, nothing "
-                                       "changed (the server applies no row policies to it); a member is an "
-                                       "ordinary login role: choose another name")
-                lines.append(f"role {name}: present")
-                if not row[2]:
-                    lines.append(f"note: {name} cannot log in (NOLOGIN); ALTER ROLE {name} LOGIN if it should")
-            if password is not None:
-                hashed = conn.pgconn.encrypt_password(password.encode(), name.encode(), b"scram-sha-256")
-                conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(ident, sql.Literal(hashed.decode())))
-                lines.append(f"role {name}: password set (sent to the server as a SCRAM hash)")
-            want, other = (reader, member) if read_only else (member, reader)
-            inside = {r[0] for r in conn.execute(
-                "SELECT g.rolname FROM pg_auth_members a JOIN pg_roles g ON g.oid = a.roleid"
-                " JOIN pg_roles u ON u.oid = a.member WHERE u.rolname = %s", (name,))}
-            if want in inside:
-                lines.append(f"role {name}: already in {want}")
-            else:
-                conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(want), ident))
-                lines.append(f"role {name}: granted {want} ({'read only' if read_only else 'read and write own rows'})")
-            if other in inside:
-                conn.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(other), ident))
-                lines.append(f"role {name}: revoked {other}")
-        lines.append(_connect_hint(conn, name))
-        return lines
-    finally:
-        conn.close()
-
-
-def _connect_hint(conn, name: str) -> str:
-    from urllib.parse import quote
-
-    info = conn.info
-    host, port, db = info.host, info.port, info.dbname
-    user = quote(name, safe="")  # alice@corp -> alice%40corp
-    if host.startswith("/"):
-        url = f"postgresql://{user}@/{db}?host={host}&port={port}"
-        pgpass = f"{host}:{port}:{db}:{name}:PASSWORD"  # a socket folder stands for the host
-    else:
-        url = f"postgresql://{user}@{host}:{port}/{db}?sslmode=verify-full"
-        pgpass = f"{host}:{port}:{db}:{name}:PASSWORD"
-    return (f"{name} connects with RECALL_PG_URL={url} and keeps the password in ~/.pgpass "
-            f"(chmod 600), one line: {pgpass}")
+    clash = conn.execute(sql.SQL("SELECT a.kind, a.root FROM {} a JOIN {} b ON b.kind = a.kind AND b.root = a.root"
+                                 " WHERE a.owner = %s AND b.owner = %s ORDER BY a.root").format(src, src),
+                         (label, role)).fetchall()
+    if clash:
+        kind, root = clash[0]
+        more = f" and {len(clash) - 1} more" if len(clash) > 1 else ""
+        raise PgStoreError(f"--adopt {label}={role}: {role} pushed {root} ({kind}){more} again since, so it holds "
+                           f"them twice; nothing was changed. Keep {role}'s copy and delete {label!r}'s: "
+                           f"`recall team remove-member '{label}'`, then init again without this --adopt")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from recall.notes.files import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
+from recall.privacy.masking import mask_key
 from recall.privacy.paths import EVERY_PROJECT
 from recall.ranking.scope import SHARED_KINDS, Scope, repo_key
 from recall.team import rows
@@ -17,11 +18,13 @@ def scope_sql(scope: Scope | None) -> tuple[str, dict[str, Any]]:
     if scope is None or scope.everything:
         return "TRUE", {}
     if scope.repo is not None:
-        wanted = repo_key(scope.repo)  # as Scope.admits: a recorded folder name, else the key's tail (no LIKE escape)
+        # as Scope.admits: a recorded folder name, else the key's tail (no LIKE escape); every key
+        # as the store keeps it (masked, ``team_project``): a secret in a name is never sent
+        wanted = mask_key(repo_key(scope.repo))
         return ("kind IN ('memory', 'conversation') AND (project = ANY(%(exact)s) OR ("
                 "project <> ALL(%(named)s) AND (project = %(repo)s OR project LIKE %(repo_tail)s)))",
-                {"repo": wanted, "repo_tail": "%-" + wanted, "exact": sorted(scope.repo_exact),
-                 "named": sorted(scope.repo_named)})
+                {"repo": wanted, "repo_tail": "%-" + wanted, "exact": sorted(_kept(scope.repo_exact)),
+                 "named": sorted(_kept(scope.repo_named))})
     shared = "kind = ANY(%(shared_kinds)s)" if scope.shared else "FALSE"
     own = ("(kind <> ALL(%(shared_kinds)s) AND (project = %(project)s OR (kind = 'memory' AND project = %(every)s)))"
            if scope.project is not None else "FALSE")
@@ -56,6 +59,10 @@ CUTS = {"cut_path": 4_096 + rows.MASKED_PAST_LIMIT, "cut_name": MAX_NAME_CHARS +
          "cut_extra": 65_536}
 
 
+def _kept(keys) -> set[str]:
+    return {k for k in map(team_project, keys) if k is not None}
+
+
 def team_project(key: str | None) -> str | None:
     """A project's key as the team store keeps and asks for it: a secret in a folder's name masked
     (the key went to the server in clear, in every source and chunk row, while the folder's path was
@@ -64,8 +71,6 @@ def team_project(key: str | None) -> str | None:
     if key is None:
         return None
     import hashlib
-
-    from recall.privacy.masking import mask_key
 
     masked = mask_key(key)
     return key if masked == key else f"{masked}~{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"

