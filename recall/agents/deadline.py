@@ -101,6 +101,47 @@ def watch(at: float, last_word: Callable[[Watch], None] | None = None) -> Watch:
     return Watch(at, last_word)
 
 
+IDLE_S = 60.0  # a thread of ``bounded`` kept for the next message this long: a session's come seconds apart
+_idle: list[_Runner] = []  # threads whose computation returned, waiting for the next
+_idle_lock = threading.Lock()
+
+
+class _Runner:
+    """A thread of its own for one computation of ``bounded`` at a time, kept idle for the next
+    once it returns: a thread started per message cost the MCP server about 60 us of CPU and a
+    start handshake on every message. One stuck on a hung mount is never idle, so never reused."""
+
+    def __init__(self) -> None:
+        self.job: Callable[[], None] | None = None
+        self.ready = threading.Event()
+        threading.Thread(target=self._loop, name="recall-bounded", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            if not self.ready.wait(IDLE_S):
+                with _idle_lock:
+                    if self in _idle:  # nobody took it meanwhile: the thread ends
+                        _idle.remove(self)
+                        return
+                self.ready.wait()  # taken as it gave up waiting: its job comes
+            self.ready.clear()
+            job, self.job = self.job, None
+            if job is not None:
+                job()
+            with _idle_lock:
+                _idle.append(self)
+
+
+def _in_a_thread(job: Callable[[], None]) -> None:
+    """``job()`` in a thread other than the caller's: an idle one, else a new one."""
+    with _idle_lock:
+        runner = _idle.pop() if _idle else None
+    if runner is None:
+        runner = _Runner()
+    runner.job = job
+    runner.ready.set()
+
+
 def bounded(compute: Callable[[Deadline], Any], deadline: Deadline, default: Any, slots: threading.Semaphore,
             late: Callable[[Any], None] | None = None) -> Any:
     """``compute(deadline)`` run in a thread of its own, its value when it returns by ``deadline``
@@ -126,7 +167,7 @@ def bounded(compute: Callable[[Deadline], Any], deadline: Deadline, default: Any
         if gave_up and late is not None and value is not default:
             late(value)
 
-    threading.Thread(target=run, name="recall-bounded", daemon=True).start()
+    _in_a_thread(run)
     deadline.wait(done)
     with lock:
         if "value" in box:

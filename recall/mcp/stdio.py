@@ -90,15 +90,17 @@ def _too_long(raw: bytes) -> Any:
     return _error(INVALID_REQUEST, f"Invalid Request: longer than {MAX_LINE_BYTES} bytes", msg_id)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (json.loads joins the pairs)
+
+
 def _clean_surrogates(value: Any) -> Any:
     """``value`` with every lone surrogate in its strings replaced by U+FFFD.
 
     JSON allows ``"\\ud800"``; pydantic refuses it. Recursive, but only ever called on values
     ``nesting_depth`` has bounded to ``MAX_DEPTH``.
     """
-    if isinstance(value, str):
-        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value) \
-            if any("\ud800" <= c <= "\udfff" for c in value) else value
+    if isinstance(value, str):  # one regular expression, not a Python loop over each character of a message
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if isinstance(value, list):
         return [_clean_surrogates(v) for v in value]
     if isinstance(value, dict):

@@ -191,8 +191,7 @@ class Searcher:
         t0 = time.perf_counter()
         s = self.settings
         found: dict[int, int] = {}
-        best = _best_over_rows(idx.chunk_note, scanned[0][1:], scanned[1][1:], found)
-        ranked = sorted(best, key=lambda note: -best[note])
+        ranked = sentences.ranked_over_rows(idx.chunk_note, scanned[0][1:], scanned[1][1:], found)
         fused = sentences.below_top(order, ranked, k=s.sentence_rank_k, weight=s.sentence_weight)
         for note in fused:
             if note not in where and note in found:
@@ -362,18 +361,6 @@ def _best_of_scan(idx: LoadedIndex, found, where: dict[int, int] | None) -> tupl
         return {}, True
     scores, ids, complete = found
     return _first_per_note(idx.chunk_note, scores[0], ids[0], where), complete
-
-
-def _best_over_rows(chunk_note, scores, ids, where: dict[int, int]) -> dict[int, float]:
-    """note -> its best chunk's score over every row of a scan (``scores``, ``ids``);
-    ``where``: that chunk."""
-    best: dict[int, float] = {}
-    for row_scores, row_ids in zip(scores, ids, strict=True):
-        row_where: dict[int, int] = {}
-        for note, score in _first_per_note(chunk_note, row_scores, row_ids, row_where).items():
-            if score > best.get(note, float("-inf")):
-                best[note], where[note] = score, row_where[note]
-    return best
 
 
 def _first_per_note(chunk_note, scores, ids, where: dict[int, int] | None) -> dict[int, float]:

@@ -522,3 +522,16 @@ def test_a_server_starts_the_daemon_a_hook_started_before_so_the_first_message_i
     finally:
         second.kill()
         second.wait(timeout=10)
+
+
+def test_lone_surrogates_become_the_replacement_character_and_nothing_else_changes():
+    from recall.mcp.stdio import _clean_surrogates
+
+    def by_character(text: str) -> str:  # what the server did per character before
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+    texts = ["plain", "", "caf\u00e9 \U0001f600", "\ud800", "a\udfffb\ud7ff\ue000", "\udc00\ud800x" * 50]
+    for text in texts:
+        assert _clean_surrogates(text) == by_character(text)
+    assert _clean_surrogates({"\ud800k": ["v\udc00", 1, None]}) == {"\ufffdk": ["v\ufffd", 1, None]}
+    assert _clean_surrogates("plain") is not None

@@ -35,6 +35,33 @@ def test_reciprocal_rank_lifts_a_note_both_lists_rank_high_and_keeps_the_first_o
     assert sentences.by_rank(first, [99], k=60, weight=1.0, n=2) == [10, 99]  # a note only one sentence found
 
 
+def _by_rank_loop(first, second, *, k, weight, n):
+    """What ``by_rank`` computed by a loop over a dict before it was numpy's."""
+    score: dict[int, float] = {}
+    for rank, note in enumerate(first, 1):
+        score[note] = score.get(note, 0.0) + 1.0 / (k + rank)
+    for rank, note in enumerate(second, 1):
+        score[note] = score.get(note, 0.0) + weight / (k + rank)
+    return sorted(score, key=lambda note: -score[note])[:n]
+
+
+def test_reciprocal_rank_is_the_loop_s_order_over_hundreds_of_notes_with_ties():
+    import numpy as np
+
+    rng = np.random.default_rng(24)
+    for trial in range(400):
+        pool = int(rng.integers(1, 600))
+        first = rng.permutation(pool)[: int(rng.integers(0, min(pool, 30) + 1))].tolist()
+        second = rng.permutation(pool)[: int(rng.integers(0, pool + 1))].tolist()
+        if trial % 5 == 0:
+            second = first[::-1]  # ties: a note at rank r in one list and n + 1 - r in the other
+        k, weight = int(rng.integers(1, 100)), float(rng.choice([0.0, 0.5, 1.0, 2.0, float(rng.random())]))
+        n = int(rng.integers(0, len(first) + 2))
+        got = sentences.by_rank(first, second, k=k, weight=weight, n=n)
+        assert got == _by_rank_loop(first, second, k=k, weight=weight, n=n)
+        assert all(type(note) is int for note in got)
+
+
 def test_below_top_keeps_the_message_s_first_note_and_fuses_the_rest():
     assert sentences.below_top([10, 11, 12, 13], [13, 10, 11, 12], k=60, weight=1.0) == [10, 11, 13, 12]
     assert sentences.below_top([10], [11], k=60, weight=1.0) == [10]
