@@ -72,6 +72,7 @@ class Recall:
         self._rule: Rule | None = None
         self.calibration = None  # the last recall.ranking.calibration.Calibration this object ran
         self._calibration_stamp: tuple | None = None
+        self.reload_elsewhere = False  # the daemon's: a thread loads new generations (daemon.warming.keep_loaded)
 
     # lazily built parts: `recall status` needs neither model nor index
     @property
@@ -339,7 +340,8 @@ class Recall:
         if newer_elsewhere(self.embedder.model_id, self.home):  # a switch back: this index predates the notes
             why = "the notes were indexed with another model since: `recall index` brings this one up to date"
             return QueryResult([], Decision("nothing", why), {"stale": 1.0}, rule)
-        self.searcher.refresh()
+        if not self.reload_elsewhere or self.searcher.index is None:
+            self.searcher.refresh()
         if scope is not None and scope.repo is not None:  # the store is not opened for the hook's questions
             scope = exact_repo(scope, self.store)
         t0 = time.perf_counter()
