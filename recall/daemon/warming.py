@@ -92,7 +92,9 @@ def keep_loaded(loop: Loop, app: Recall) -> None:
     once it is loaded, and questions meanwhile are answered from the one before. The first question
     after each index loaded it on its way, 140-220 ms of the hook's 300 at 3,000 notes, and `recall
     status` showed the old generation until a question came (an outside tester's D4)."""
-    said = None
+    from recall.daemon.limits import return_freed_memory
+
+    said, seen = None, None
     while not loop.state.stopping.wait(RELOAD_POLL_S):
         t0 = time.perf_counter()
         try:
@@ -100,6 +102,9 @@ def keep_loaded(loop: Loop, app: Recall) -> None:
             if searcher.refresh() and searcher.index is not None:
                 log_event("reloaded", generation=searcher.index.generation,
                           ms=round((time.perf_counter() - t0) * 1000, 1))
+            if searcher.index is not None and searcher.index.generation != seen:  # loaded here or by the watcher
+                seen = searcher.index.generation
+                return_freed_memory()  # what the old generation and the rebuild held
             said = None
         except Exception as exc:  # noqa: BLE001 - a question says it; the log says it once
             if str(exc) != said:
