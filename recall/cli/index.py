@@ -88,7 +88,9 @@ def _say_done(app, stats) -> None:
         warn(p)
     say(
         f"added {stats.added}, changed {stats.changed}, removed {stats.removed}, unchanged {stats.unchanged}; "
-        f"embedded {stats.chunks_embedded} chunks with {app.embedder.model_id} in {stats.seconds:.2f} s"
+        f"embedded {stats.chunks_embedded} chunk{'' if stats.chunks_embedded == 1 else 's'} with "
+        f"{app.embedder.model_id} in {stats.embed_seconds:.2f} s; {stats.seconds:.2f} s in all"
+        + (f" (calibrating {stats.calibrate_seconds:.2f} s)" if app.calibration is not None else "")
         + (f"; {stats.questions_total} note questions among the chunks written" if stats.questions_total else "")
     )
     if app.calibration is not None:

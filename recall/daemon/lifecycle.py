@@ -18,7 +18,7 @@ from recall.daemon.limits import lift_soft_limits, start_failure, too_few_files
 from recall.daemon.logs import log_event, log_exception, setup_logging
 from recall.daemon.loop import Loop
 from recall.daemon.state import DaemonState, Loaded
-from recall.daemon.warming import finish_after_first_answer, load_lazily, warm
+from recall.daemon.warming import finish_after_first_answer, load_lazily, start_reloader, warm
 from recall.errors import HomeUnusable
 from recall.ipc import client
 from recall.privacy import coredumps
@@ -133,8 +133,7 @@ def load_app(loop: Loop, config: Settings) -> None:
         # the first hook its budget.
         if backend_of(config.model) != "gemini":  # a cloud model: nothing is sent unasked
             model.embed_queries(["warm up"])
-        embedder = QueryBatcher(model, max_batch=config.daemon.batch_max,
-                                delay_s=config.daemon.debug_delay_ms / 1000)
+        embedder = QueryBatcher(model, max_batch=config.daemon.batch_max, delay_s=config.daemon.debug_delay_ms / 1000)
         app = Recall(config=config, embedder=embedder)
         app.searcher  # noqa: B018 - loads the index now, not on the first question
         if not loop.state.asked_while_loading.is_set():  # else that question warms the path, answered at once
@@ -161,6 +160,7 @@ def load_app(loop: Loop, config: Settings) -> None:
     except Exception as exc:  # noqa: BLE001 - searching matters more than watching
         log_exception("starting the watcher", exc)
     loop.set_ready(Loaded(app=app, batcher=embedder, device=device, load_s=load_s))
+    start_reloader(loop, app)
     loop.state.catch_up = _catching_up(loop.state, app, config)
     if lazily:
         finish_after_first_answer(loop)
@@ -212,8 +212,8 @@ def switch_model(state: DaemonState, app: Recall, config: Settings, switched_fro
     vectors and thresholds mean nothing to this one. Embed every chunk again with this model,
     build its index and fit its thresholds (``Recall.index`` with no new source), through a
     store connection of this thread; progress goes to the log and ``recall status``. Until
-    the new generation is live, questions get nothing; then the searcher and the
-    calibration are picked up by the next question (``Recall.query`` refreshes both). The same
+    the new generation is live, questions get nothing; then the reloader loads it (``warming.keep_loaded``)
+    and the next question takes the calibration (``Recall.query``). The same
     finishes an index that was stopped half-way (``switched_from`` "an interrupted index": a
     switch whose daemon was stopped after it published a first generation, a killed ``recall
     index``), so no daemon serves a half-built index for longer than it takes to finish it."""

@@ -1,6 +1,7 @@
 """What the machine lets a daemon have: the soft limits it inherited raised (file size,
-descriptors), a descriptor limit no daemon can answer under refused at start, and a start that
-failed for want of memory said as that (``recall.daemon.lifecycle`` calls each)."""
+descriptors), a descriptor limit no daemon can answer under refused at start, a start that
+failed for want of memory said as that (``recall.daemon.lifecycle`` calls each), and the memory
+a rebuild freed handed back (``return_freed_memory``)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,14 @@ def start_failure(exc: BaseException) -> BaseException:
 
     limited = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
     return OutOfMemory() if short_of_memory(exc) or (limited and not isinstance(exc, RecallError)) else exc
+
+
+def return_freed_memory() -> None:
+    """The heap pages freed since handed back to the system (glibc's ``malloc_trim``); nothing where
+    there is no glibc. A daemon whose watcher rebuilt the index on every save kept what each rebuild
+    had allocated: ~1 GB resident at 9,000 notes after ~30 saves, 8 times its working set (D2)."""
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall.indexing.kinds import drop_doubled
-from recall.notes.problems import Problem
+from recall.notes.problems import MAX_ALIKE_PROBLEMS, Problem
 from recall.privacy.paths import DB_NAME, folder_gone
 from recall.store.vectors import index_dir
 
@@ -91,15 +91,22 @@ def drop_relinked(store: Store, stats: SyncStats) -> bool:
 
 
 def drop_gone(store: Store, stats: SyncStats) -> None:
-    """Remove every known note folder that is no longer a folder, with its notes."""
+    """Remove every known note folder that is no longer a folder, with its notes: three said one
+    by one, the rest in one line (30 gone folders were 30 lines)."""
+    gone: list[tuple[str, int]] = []
     for source_id, kind, root, _project in store.sources():
         if kind == "conversation" or not folder_gone(root):
             continue
-        n = len(store.note_hashes(source_id))
+        gone.append((root, len(store.note_hashes(source_id))))
         store.delete_source(source_id)
-        stats.removed += n
-        stats.problems.append(Problem(root, f"the folder is gone: its {n} note(s) were dropped from the index "
-                                            f"(`recall index {root}` indexes it again once it is back)"))
+        stats.removed += gone[-1][1]
+    stats.problems += [Problem(root, f"the folder is gone: its {n} note(s) were dropped from the index "
+                                     f"(`recall index {root}` indexes it again once it is back)")
+                       for root, n in gone[:MAX_ALIKE_PROBLEMS]]
+    if rest := gone[MAX_ALIKE_PROBLEMS:]:
+        stats.problems.append(Problem(f"{len(rest):,} more folders (the last {rest[-1][0]})",
+                                      f"gone too: their {sum(n for _, n in rest)} note(s) were dropped from the "
+                                      "index (`recall index DIR` indexes one again once it is back)"))
 
 
 def listed(sources: SourcesSettings) -> list[SourceSpec]:

@@ -55,6 +55,17 @@ def test_index_then_reindex_embeds_nothing(sample_notes):
     assert "added 0, changed 0, removed 0" in out and "embedded 0 chunks" in out
 
 
+def test_the_index_summary_says_what_its_seconds_cover(tmp_path):
+    """"embedded 1 chunks with hash-256 in 17.55 s": the seconds were the whole run's (reading,
+    rebuilds, calibrating), which pointed a user looking for what is slow at the model (D5)."""
+    notes = tmp_path / "notes"
+    write_note(notes, "deploy", "Deploy", "how we deploy", "blue green")
+    recall("index", "-q", str(notes))
+    (notes / "deploy.md").write_text((notes / "deploy.md").read_text().replace("blue green", "red black"))
+    out = recall("index", "-q", str(notes)).stdout
+    assert re.search(r"embedded 1 chunk with hash-256 in \d+\.\d\d s; \d+\.\d\d s in all "
+                     r"\(calibrating \d+\.\d\d s\)", out), out
+
 def test_index_reads_the_folders_questions(sample_notes):
     stem = sorted(sample_notes.glob("*.md"))[0].stem
     (sample_notes / "questions.jsonl").write_text(

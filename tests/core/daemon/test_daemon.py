@@ -245,6 +245,22 @@ def test_a_rebuilt_index_is_picked_up_without_restart(indexed, daemons, tmp_path
     assert client.request({"cmd": "ping"})["pid"] == proc.pid
 
 
+@pytest.mark.process
+def test_a_new_generation_is_loaded_before_any_question_asks(indexed, daemons, tmp_path):
+    """After `recall index` published, the daemon loaded the new generation on the next question,
+    inside the hook's budget (140-220 ms at 3,000 notes), and `recall status` showed the old one
+    until a question came (an outside tester's D4): it loads it in the background as soon as it is live."""
+    daemons.start()
+    before = client.request({"cmd": "status"})["index_generation"]
+    write_note(tmp_path / "extra", "quokka-telemetry", "Quokka telemetry", "zanzibar quokka", "The quokka telemetry.")
+    index_dirs(SAMPLE_NOTES, tmp_path / "extra")
+    deadline = time.monotonic() + 10
+    while client.request({"cmd": "status"})["index_generation"] == before:
+        assert time.monotonic() < deadline, "the daemon waits for a question to load the new generation"
+        time.sleep(0.05)
+    assert client.request({"cmd": "status"})["queries"] == 0
+
+
 # --- who may ask ------------------------------------------------------------------------------
 
 

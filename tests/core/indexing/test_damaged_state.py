@@ -168,3 +168,21 @@ def test_a_link_pointed_elsewhere_keeps_the_folder_another_name_still_leads_to(r
     assert out.returncode == 0 and "were dropped" not in out.stderr, out.stderr
     hits = json.loads(run_cli("search", "--all", "--json", "-k", "5", "zebrafalcon").stdout)["results"]
     assert sorted(h["id"] for h in hits) == ["dub", "vee"], hits
+
+
+def test_many_gone_folders_are_three_warnings_and_one_line_counting_the_rest(recall_home, tmp_path, hash_model):
+    """30 folders removed were 30 near-identical warnings (an outside tester's D6): three, and
+    one line counting the rest, as files with one problem are (docs/security.md, class 8)."""
+    from helpers.notes import write_note
+
+    folders = [tmp_path / f"p{i}" for i in range(7)]
+    for i, folder in enumerate(folders):
+        write_note(folder, f"n{i}", f"Note {i}", "a note", f"body {i}")
+    assert run_cli("index", "-q", *map(str, folders)).returncode == 0
+    for folder in folders[1:]:
+        shutil.rmtree(folder)
+    out = run_cli("index", "-q", str(folders[0]))
+    assert out.returncode == 0 and "removed 6," in out.stdout, out.stdout + out.stderr
+    lines = out.stderr.splitlines()
+    assert sum("the folder is gone" in line for line in lines) == 3, out.stderr
+    assert sum("3 more folders" in line and "their 3 note(s)" in line for line in lines) == 1, out.stderr
