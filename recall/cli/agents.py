@@ -84,7 +84,8 @@ def install(scope: str, agent: str, form: str | None, track_reads: bool, skip_ch
 def _check_budget(budget: float) -> None:
     """Start the daemon, time a warm question, and say whether it fits in the hook's budget
     (and whether the budget fits in what the agents wait)."""
-    from recall.agents.install import BUDGET_MAX_MS, InstallError, budget_past_wait, latency_check
+    from recall.agents.install import BUDGET_MAX_MS, InstallError, budget_past_wait
+    from recall.agents.probe import latency_check
     from recall.privacy.paths import user_config_path
 
     if (past := budget_past_wait(budget)) is not None:
