@@ -11,10 +11,11 @@ package importable here)
                     .claude/settings.json enabledMcpjsonServers (project servers need approval);
                     --user: mcpServers.recall in ~/.claude.json ($CLAUDE_CONFIG_DIR/.claude.json),
                     where `claude mcp add --scope user` writes it
-claude, form ``command`` (the fallback): the exec-form command hook of ``recall.agents.install``
+claude, form ``command`` (the fallback): the command hook of ``recall.agents.install``, a shell
+        line ending in ``|| exit 1``
 codex   hooks.json (~/.codex or $CODEX_HOME; --project: <root>/.codex/hooks.json)
         hooks.UserPromptSubmit += {"type": "command", "command": "<python> -E -P -m recall.agents.hook
-        --agent codex", "timeout": 5}, and ``[features] hooks = true`` in config.toml when no
+        --agent codex || exit 1", "timeout": 5}, and ``[features] hooks = true`` in config.toml when no
         value is set (older releases need it). Codex runs a new user hook only after the user
         trusts it (``/hooks`` in the TUI; ``codex exec --dangerously-bypass-hook-trust``).
 codex, form ``mcp_tool`` (--form mcp_tool): hooks.UserPromptSubmit += {"type": "mcp_tool",

@@ -2,7 +2,7 @@
 
 Claude Code starts this as a new process for every message you send:
 
-    <python> -E -P -m recall.agents.hook          (exec form, what `recall install` registers)
+    <python> -E -P -m recall.agents.hook || exit 1   (a shell line, what `recall install` registers)
     <python> /abs/path/recall/agents/hook.py   (also works)
 
 Codex CLI and Gemini CLI run the same module with ``--agent codex`` / ``--agent gemini``,
