@@ -16,6 +16,7 @@ Read-only: recall does not rewrite an agent's settings unasked.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,11 @@ def _try(python: str) -> tuple[int, str]:
     import subprocess
 
     from recall.agents.install import HOOK_MODULE
+    from recall.privacy.trust import startable
 
+    if not startable(python):  # named by a file someone else may have written: never started (H1)
+        gone = os.path.isabs(python) and not os.path.lexists(python)
+        return (127, "it is gone") if gone else (0, "")
     try:
         proc = subprocess.run([python, *SAFE_FLAGS, "-c", f"import {HOOK_MODULE}"], capture_output=True,
                               timeout=10, stdin=subprocess.DEVNULL)

@@ -301,3 +301,33 @@ def require_home(home: Path) -> Path:
         except OSError as exc:
             problem = home_problem(home) or f"cannot create RECALL_HOME {home} ({exc.strerror})"
     raise HomeUnusable(problem)
+
+
+def startable(program: str) -> bool:
+    """Whether recall may start ``program``, a Python a file names that someone else may have
+    written (a project's agent settings: a cloned repository's, a shared checkout's): an absolute
+    path to a file named like a Python interpreter, which, as named and as it resolves, sits in
+    folders that only this user or root could have changed, and is itself such a file (a folder
+    open to others only with its sticky bit, as /tmp). ``recall status`` ran whatever such a file
+    named, from the current folder too: another local user's program, as this user (an outside
+    tester's H1)."""
+    import re
+
+    if sys.platform == "win32":
+        return True
+    if not os.path.isabs(program) or not re.fullmatch(r"python[0-9.]*", os.path.basename(program)):
+        return False
+    trusted = {my_uid(), 0}
+    for path in dict.fromkeys([os.path.normpath(program), os.path.realpath(program)]):
+        parts = path.split(os.sep)
+        for i in range(1, len(parts) + 1):
+            current = os.sep.join(parts[:i]) or os.sep
+            try:
+                st = os.lstat(current)
+            except OSError:
+                return False
+            folder_shared = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX
+            if st.st_uid not in trusted or (st.st_mode & OTHERS_WRITE and not folder_shared
+                                            and not stat.S_ISLNK(st.st_mode)):
+                return False
+    return True
