@@ -24,13 +24,23 @@ _SALVAGE_LINES = 200  # a header YAML cannot read: its name and description are 
 
 
 def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
-    """Return (front matter dict or None, body, error message or None).
+    """Return (front matter dict or None, body, error message or None); a header typed with a
+    Japanese input method on (``ーーー``, ``name：``) is read as its ASCII spelling (``_ime_typed``).
 
     A header YAML cannot read (a colon in a description, a tab, aliases, over 64 KB, no
     closing line, cut by the 1 MB cap) still names the note: its top-level ``name``,
     ``description`` and ``type`` lines are read line by line (``_header_lines``). A header
     opened otherwise than by ``---`` on the first line (``_misplaced``) or in TOML between
     ``+++`` lines (``_toml``) is read too."""
+    if (typed := _ime_typed(text)) is not None:
+        data, body, error = _split(typed)
+        if data:
+            error = (f"{error}; " if error else "") + IME_FIX
+        return data, body, error
+    return _split(text)
+
+
+def _split(text: str) -> tuple[dict | None, str, str | None]:
     if not text.startswith("---"):
         return _toml(text) if text.startswith("+++") else _misplaced(text)
     lines = text.splitlines(keepends=True)
@@ -51,6 +61,44 @@ def split_front_matter(text: str) -> tuple[dict | None, str, str | None]:
                 return None, body, "front matter is not a mapping; using file name as title"
             return data, *_second_block(body, i + 2)
     return _salvaged(lines[1:], text, "front matter has no closing '---'", "reading the file as plain text")
+
+
+# What a Japanese input method types for a header's syntax: dashes (the long vowel mark, full-width
+# and other dashes), a key in full-width letters, a full-width colon, an ideographic space.
+_IME_DASHES = re.compile(r"[-\u30fc\uff0d\u2015\u2014\u2013\u2010\u2212]{3,}[ \t\u3000]*")
+_IME_KEY = re.compile(r"([a-zA-Z\uff41-\uff5a\uff21-\uff3a]+)[ \u3000]*([:\uff1a])[ \t\u3000]*")
+IME_FIX = ("front matter typed with full-width characters (ーーー, ：, ｎａｍｅ or an ideographic space) read: "
+           "write its dashes as '---', and its keys, colons and the space after them in ASCII, so other tools "
+           "read it too")
+
+
+def _ime_typed(text: str) -> str | None:
+    """``text`` with its header's syntax in ASCII, or None where there is none to fix: delimiter
+    lines of three or more dashes of any kind, and each line's key (``name``, ``description``,
+    ``type``, ``questions``, ``metadata``), its colon and the space after it; values, other lines
+    and the body stay as written."""
+    import unicodedata
+
+    lines = text.splitlines(keepends=True)
+    if not lines or not _IME_DASHES.fullmatch(lines[0].lstrip("\ufeff").rstrip("\r\n")):
+        return None
+    end = next((i for i in range(1, min(len(lines), _SALVAGE_LINES))
+                if _IME_DASHES.fullmatch(lines[i].rstrip("\r\n"))), None)
+    if end is None:
+        return None
+    fixed, typed, keys = ["---\n"], not (lines[0] + lines[end]).isascii(), False
+    for line in lines[1:end]:
+        m = _IME_KEY.match(line)
+        key = unicodedata.normalize("NFKC", m.group(1)) if m else ""
+        keys = keys or key in _NOTE_KEYS
+        if m and key in _NOTE_KEYS and not m.group(0).isascii():
+            fixed.append(f"{key}: {line[m.end():]}")
+            typed = True
+        else:
+            fixed.append(line)
+    # nothing typed full-width in its syntax, or no note's key (two rules of dashes around prose):
+    # as it is (an ASCII '----' is _misplaced's)
+    return "".join(fixed) + "---\n" + "".join(lines[end + 1 :]) if typed and keys else None
 
 
 # A line before a header that other tools would not have there: blank (a BOM, a zero-width

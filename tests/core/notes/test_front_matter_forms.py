@@ -83,3 +83,40 @@ def test_each_warning_about_a_note_says_the_repair(tmp_path):
     assert (shapes.name, shapes.description, shapes.type) == ("shapes", "a, b", "project")
     assert sorted(m.split("'")[1] for m in said["shapes.md"]) == ["description", "name", "type"], said["shapes.md"]
     assert all("write it as" in m for m in said["shapes.md"])
+
+
+JA = "name：デプロイ凍結\ndescription：金曜日はデプロイしない\ntype：feedback\n"
+
+
+@pytest.mark.parametrize("text", [
+    "---\n" + JA + "---\n本文。\n",  # full-width colons
+    "ーーー\nname: デプロイ凍結\ndescription: 金曜日はデプロイしない\ntype: feedback\nーーー\n本文。\n",  # IME dashes
+    "－－－\n" + JA + "－－－\n本文。\n",
+    "---\nname:\u3000デプロイ凍結\ndescription:\u3000金曜日はデプロイしない\ntype:\u3000feedback\n---\n本文。\n",
+    "---\nｎａｍｅ: デプロイ凍結\nｄｅｓｃｒｉｐｔｉｏｎ: 金曜日はデプロイしない\nｔｙｐｅ: feedback\n---\n本文。\n",
+])
+def test_a_header_typed_with_a_japanese_input_method_is_read_and_the_fix_said(tmp_path, text):
+    """An outside tester's (F2): with a Japanese input method on, '---' becomes 'ーーー', ':' becomes
+    '：', a space after it '\u3000', the keys full-width letters; the note lost its name (named by its
+    file, described as 'ーーー'), mostly without a word."""
+    (tmp_path / "freeze.md").write_text(text, encoding="utf-8")
+    note, problems = read_note(tmp_path / "freeze.md")
+    assert (note.name, note.description, note.type, note.body) == ("デプロイ凍結", "金曜日はデプロイしない",
+                                                                   "feedback", "本文。")
+    [said] = [p.message for p in problems]
+    assert "full-width" in said and "ASCII" in said, said
+
+
+def test_full_width_text_in_a_value_or_the_body_is_kept(tmp_path):
+    """Only the header's syntax is read as ASCII: a value's and the body's own characters stay."""
+    text = "---\nname: 設定：本番\ndescription: ｎｐｍ　ｉｎｓｔａｌｌ\ntype: feedback\n---\nーーー\nname：本文\n"
+    (tmp_path / "keep.md").write_text(text, encoding="utf-8")
+    note, problems = read_note(tmp_path / "keep.md")
+    assert (note.name, note.description, problems) == ("設定：本番", "ｎｐｍ　ｉｎｓｔａｌｌ", [])
+    assert note.body == "ーーー\nname：本文"
+
+
+def test_rules_of_long_dashes_around_prose_stay_plain_text(tmp_path):
+    (tmp_path / "prose.md").write_text("———\nA quote, set off.\n———\nBody.\n", encoding="utf-8")
+    note, problems = read_note(tmp_path / "prose.md")
+    assert problems == [] and "A quote, set off." in note.body
