@@ -72,7 +72,6 @@ class Recall:
         self._rule: Rule | None = None
         self.calibration = None  # the last recall.ranking.calibration.Calibration this object ran
         self._calibration_stamp: tuple | None = None
-        self.reload_elsewhere = False  # the daemon's: a thread loads new generations (daemon.warming.keep_loaded)
 
     # lazily built parts: `recall status` needs neither model nor index
     @property
@@ -340,8 +339,7 @@ class Recall:
         if newer_elsewhere(self.embedder.model_id, self.home):  # a switch back: this index predates the notes
             why = "the notes were indexed with another model since: `recall index` brings this one up to date"
             return QueryResult([], Decision("nothing", why), {"stale": 1.0}, rule)
-        if not self.reload_elsewhere or self.searcher.index is None:
-            self.searcher.refresh()
+        self.searcher.refresh()  # mostly done already by the daemon's reloader (two stats); else waited for
         if scope is not None and scope.repo is not None:  # the store is not opened for the hook's questions
             scope = exact_repo(scope, self.store)
         t0 = time.perf_counter()

@@ -79,17 +79,17 @@ RELOAD_POLL_S = 0.2  # how often the reloader looks at the index's `current` mar
 
 
 def start_reloader(loop: Loop, app: Recall) -> None:
-    """New generations loaded by ``keep_loaded``'s thread from now on, never by a question."""
+    """New generations loaded by ``keep_loaded``'s thread from now on: a question finds them loaded
+    (or, come within the load, waits for it: ``Searcher.refresh``, one load at a time)."""
     import threading
 
-    app.reload_elsewhere = True
     threading.Thread(target=keep_loaded, args=(loop, app), name="recall-reload", daemon=True).start()
 
 
 def keep_loaded(loop: Loop, app: Recall) -> None:
     """Load each generation ``recall index`` (or the watcher) publishes as soon as it is live, and
-    newer negatives, in this thread (``Recall.reload_elsewhere``): the searcher swaps to it whole
-    once it is loaded, and questions meanwhile are answered from the one before. The first question
+    newer negatives, in this thread: the searcher swaps to it whole once it is loaded, and a question
+    that comes meanwhile waits for it (what it asks of the notes must see the index just published). The first question
     after each index loaded it on its way, 140-220 ms of the hook's 300 at 3,000 notes, and `recall
     status` showed the old generation until a question came (an outside tester's D4)."""
     from recall.daemon.limits import return_freed_memory

@@ -7,6 +7,7 @@ Which notes a question may see is its ``Scope`` (``recall.ranking.scope``).
 from __future__ import annotations
 
 import stat
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ class Searcher:
         self.settings = settings
         self.index: LoadedIndex | None = load_index(embedder.model_id, home)
         self._unloadable: int | None = None  # a generation that failed to load: not retried
+        self._refreshing = threading.Lock()  # one load at a time: the daemon's reloader and a question
         self.negatives = None  # (n x dim) query-side vectors of known unrelated messages
         self._negatives_stamp: tuple | None = None
         self._load_negatives()
@@ -100,7 +102,12 @@ class Searcher:
 
     def refresh(self) -> bool:
         """Load a newer generation if ``recall index`` built one, and newer negatives.
-        Two stats per call."""
+        Two stats per call. One load at a time: a question that comes while the daemon's reloader
+        loads a generation waits for it, and loads nothing again."""
+        with self._refreshing:
+            return self._refresh()
+
+    def _refresh(self) -> bool:
         self._load_negatives()
         marker = current_marker(self.embedder.model_id, self.home)
         stale = self.index is None or marker != self.index.generation
