@@ -224,7 +224,7 @@ class Recall:
         if self.config.selector.calibrate:
             report.begin("calibrating", 0)
             t1 = time.perf_counter()
-            self.calibration = self.calibrate(sources, unless_unchanged=total.problems)
+            self.calibration = self.calibrate(sources)
             total.calibrate_seconds = time.perf_counter() - t1
         if self._searcher is not None:
             self._searcher.refresh()
@@ -272,28 +272,29 @@ class Recall:
                 total.merge(sync_conversation_folder(indexer, Path(folder), project, keep_gone, prompts))
         return list(sources), total
 
-    def calibrate(self, sources: Sequence[SourceSpec] = (), target: float | None = None,
-                  unless_unchanged: list | None = None):
-        """Fit the thresholds (``recall.ranking.calibration``), write ``calibration.toml``, use it. ``sources``: where
-        negatives files are; ``unless_unchanged`` (an index): None if nothing the fit reads changed (``calibrated``)."""
-        from recall.ranking import calibrated, calibration, calibration_file
+    def calibrate(self, sources: Sequence[SourceSpec] = (), target: float | None = None):
+        """Fit the thresholds on the indexed notes, their questions and the negatives
+        (``recall.ranking.calibration``); write ``calibration.toml`` and use it from now on.
+        ``sources`` name negatives files in other places than their folders."""
+        from recall.ranking.calibration import calibrate
+        from recall.ranking.calibration_file import write
+        from recall.ranking.negatives import NEGATIVES_FILE as NEGATIVES
 
-        sel, model_id = self.config.selector, self.embedder.model_id
-        files = calibrated.negatives_files(self.store, [(s.root, s.negatives_file()) for s in sources])
-        settings = calibrated.fit_settings(sel, target)
-        key, said = calibrated.inputs_key(self.store, model_id, files, settings)
-        if unless_unchanged is not None and calibrated.still_current(self.store, self.home, model_id, key):
-            unless_unchanged += said
-            return None
-        muted = self.store.muted(model_id)
-        cal = calibration.calibrate(self.embedder, self.store, self.home, files, *settings)
-        if self.store.muted(model_id) != muted:
+        negatives_files = [spec.negatives_file() for spec in sources]
+        named = {spec.root.resolve() for spec in sources}
+        negatives_files += [Path(root) / NEGATIVES for _id, kind, root, _p in self.store.sources()
+                     if kind != "conversation" and Path(root) not in named]
+        target = self.config.selector.target_silence if target is None else target
+        muted = self.store.muted(self.embedder.model_id)
+        cal = calibrate(self.embedder, self.store, self.home, negatives_files, target,
+                        self.config.selector.near_miss_margin, self.config.selector.set_aside_questions,
+                        self.config.selector.fit_on_hidden_notes)
+        if self.store.muted(self.embedder.model_id) != muted:
             self.indexer().rebuild()  # the questions set aside leave the index (recall.ranking.muting)
         if cal is not None:
-            path = calibration_file.write(self.home, cal)
+            path = write(self.home, cal)
             self.replace_settings(self.config.with_calibration(cal.model_id, cal.thresholds(), str(path)))
             self._calibration_stamp = None
-        calibrated.remember(self.store, self.home, model_id, key)
         return cal
 
     # --- querying ------------------------------------------------------------
