@@ -34,7 +34,7 @@ class InstallError(RecallError):
     """Settings that cannot be read or written; the message says which file and why."""
 
 
-class Changed(Exception):
+class _Changed(Exception):
     """A file the batch read was changed by someone else before the batch wrote it."""
 
     def __init__(self, path: Path) -> None:
@@ -138,7 +138,7 @@ def run(edit: Callable[[], T]) -> T:
         try:
             result = edit()
             _commit(batch)
-        except Changed as exc:
+        except _Changed as exc:
             changed = exc.path
             continue
         finally:
@@ -156,7 +156,7 @@ def _commit(batch: Batch) -> None:
     writes = [(t, f) for t, f in batch.files.items() if f.after is not _UNSET and f.after != f.before]
     for target, entry in writes:
         if _read(target) != entry.before:
-            raise Changed(entry.shown)
+            raise _Changed(entry.shown)
         st = _stat(target)
         if st is not None and not st.st_mode & stat.S_IWUSR:
             raise PermissionError(errno.EACCES, "it is read-only", str(entry.shown))
