@@ -284,7 +284,7 @@ class Listener:
 
     def _admit(self, sock: socket.socket) -> None:
         if self.transport == "unix" and not check_peer(peer_uid(sock)):
-            log_event("refused", why="peer uid")
+            self.state.count_refused("peer uid")
             sock.close()  # no reply: tell a stranger nothing
             return
         sock.setblocking(False)
@@ -389,7 +389,7 @@ class Listener:
 
             given = req.get("secret")
             if not (isinstance(given, str) and self.secret and hmac.compare_digest(given, self.secret)):
-                log_event("refused", why="secret")
+                self.state.count_refused("secret")
                 sock.close()
                 return
             nonce = str(req.get("nonce", ""))

@@ -308,6 +308,29 @@ def test_tcp_transport_checks_the_secret_and_signs_replies(indexed, daemons):
     assert reply["ok"] and reply["hmac"] == client.reply_hmac(secret, "n2")
 
 
+@pytest.mark.process
+def test_refusals_of_a_tcp_peer_are_counted_not_logged_one_line_each(indexed, daemons):
+    """An outside tester's H3: each request with a wrong secret wrote one log line, so another
+    local user rotated away the whole log (every query event) in 19 s. Refusals are logged one
+    line a second at most, with their count, as "busy" is."""
+    write_config(indexed, '[daemon]\ntransport = "tcp"\n')
+    daemons.start()
+    query(MATCHING)
+    port = json.loads((indexed / "run" / "daemon.json").read_text())["port"]
+    began = time.monotonic()
+    for n in range(400):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(json.dumps({"cmd": "ping", "secret": f"wrong{n}", "nonce": "n"}).encode() + b"\n")
+            s.recv(100)
+    elapsed = time.monotonic() - began
+    assert query(MATCHING)["ranked"]  # still answers its user
+    log = (indexed / "logs" / "daemon.log").read_text()
+    refused = [line for line in log.splitlines() if " refused " in line]
+    assert 1 <= len(refused) <= elapsed + 2, (len(refused), elapsed)
+    assert '"why": "secret"' in refused[0] and "refused_total" in refused[0], refused[0]
+    assert log.count(" query ") >= 1 or '"query"' in log, log[-2000:]
+
+
 def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
     """Something else listening on the port (the daemon died, another program took it)."""
     server = socket.create_server(("127.0.0.1", 0))
