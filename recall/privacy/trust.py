@@ -93,6 +93,35 @@ def tcp_peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None
     return None
 
 
+def tcp_listener_problem(sock: socket.socket) -> str | None:
+    """Why the process that accepted ``sock`` (connected to a TCP port on this machine) cannot be
+    trusted, or None: another uid owns the port (a dead daemon's port taken by another local user
+    got the prompt and the secret: an outside tester's H4). Where the kernel's tables say nothing
+    (not Linux), None: the reply's signature is then the only check."""
+    if sys.platform == "win32":
+        return None
+    try:
+        server, me = sock.getpeername()[:2], sock.getsockname()[:2]
+    except OSError:
+        return None
+    uid = tcp_peer_uid(server, me)
+    if uid is None or uid == my_uid():
+        return None
+    return (f"the process on recall's port {server[1]} runs as {user_name(uid)}, not as you "
+            f"({user_name(my_uid())}), so nothing was sent to it; repair: `recall serve` (a new daemon, a new port)")
+
+
+def process_start(pid: int) -> str | None:
+    """When ``pid`` started, in clock ticks since boot (``/proc/PID/stat``), or None where that
+    cannot be read: a daemon's status file records its own, so a pid reused by another process
+    is not taken for the daemon."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _proc_address(field: str) -> tuple:
     """``0100007F:1F90`` (or 32 hex digits for IPv6) as (address, port); a v4-mapped IPv6
     address as its IPv4 one."""

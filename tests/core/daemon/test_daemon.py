@@ -295,6 +295,10 @@ def test_tcp_transport_checks_the_secret_and_signs_replies(indexed, daemons):
     assert status["transport"] == "tcp" and status["port"] > 0 and status["socket"].startswith("127.0.0.1:")
     assert stat.S_IMODE((run / "daemon.secret").stat().st_mode) == 0o600
     assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID  # the client verified the HMAC
+    # the client checked the port's owner (this user) before sending, and the pid is the daemon's
+    from recall.privacy.trust import process_start
+
+    assert status["pid_start"] == process_start(status["pid"]) is not None
 
     def raw(msg: dict) -> bytes:
         with socket.create_connection(("127.0.0.1", status["port"]), timeout=5) as s:
