@@ -335,6 +335,30 @@ def test_refusals_of_a_tcp_peer_are_counted_not_logged_one_line_each(indexed, da
     assert log.count(" query ") >= 1 or '"query"' in log, log[-2000:]
 
 
+@pytest.mark.process
+def test_a_tcp_peer_of_another_uid_is_refused_before_a_byte_is_read(indexed, daemons):
+    """H3's better half: the daemon asks the kernel who connected, and another uid's connection
+    is closed unread (its wrong secret is never parsed), counted as the other refusals are."""
+    import subprocess
+    import sys
+
+    from helpers.users import OTHER_UID, as_user, need_second_user
+
+    need_second_user()
+    write_config(indexed, '[daemon]\ntransport = "tcp"\n')
+    daemons.start()
+    port = json.loads((indexed / "run" / "daemon.json").read_text())["port"]
+    ask = ("import socket, sys\nwith socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5) as s:\n"
+           "    s.sendall(b'{\"cmd\": \"ping\", \"secret\": \"x\", \"nonce\": \"n\"}\\n')\n"
+           "    try:\n        print(s.recv(100))\n    except ConnectionResetError:\n        print(b'')\n")
+    theirs = subprocess.run(as_user(OTHER_UID, sys.executable, "-I", "-c", ask, str(port)), capture_output=True,
+                            text=True, timeout=60)
+    assert theirs.stdout.strip() == "b''", theirs
+    log = (indexed / "logs" / "daemon.log").read_text()
+    assert '"why": "peer uid"' in log and '"why": "secret"' not in log, log[-1500:]
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID  # its own user is served
+
+
 def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
     """Something else listening on the port (the daemon died, another program took it)."""
     server = socket.create_server(("127.0.0.1", 0))
