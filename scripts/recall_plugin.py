@@ -56,6 +56,11 @@ MIN_PYTHON = (3, 11)
 SETUP_LOCK = "setup.lock"
 REFRESH_LOCK = "refresh.lock"
 FAILED = "setup.failed"
+# A child Python's working folder (and a script's folder) kept off its module path: a `pip/` in
+# the project folder ran as the user at the setup (an outside tester's H2). ``-P`` exists from
+# 3.11 on; the launcher's own python3 may be older (it then only says so), so its children get it
+# from 3.11 on, and every child also runs in the data folder, never in the project's.
+SAFE_PATH = ["-P"] if sys.version_info >= (3, 11) else []
 APPLIED = "option.applied"
 
 
@@ -272,7 +277,7 @@ def _fresh_venv(data: Path, python: Path, run) -> None:
         shutil.rmtree(venv, ignore_errors=True)
     if not python.exists():
         try:
-            run([sys.executable, "-m", "venv", str(venv)])
+            run([sys.executable, "-P", "-m", "venv", str(venv)])  # setup() checked 3.11
         except subprocess.CalledProcessError:
             shutil.rmtree(venv, ignore_errors=True)  # half-built: the next try starts clean
             raise Failed(f"`{Path(sys.executable).name} -m venv` could not build the environment (no ensurepip)",
@@ -321,6 +326,7 @@ def setup(data: Path, cwd: str) -> int:
         def run(cmd: list[str], **kw) -> None:
             log.write(f"$ {' '.join(cmd)}\n")
             log.flush()
+            kw.setdefault("cwd", data)  # never the project's folder (H2), unless named
             subprocess.run(cmd, stdout=log, stderr=log, check=kw.pop("check", True), **kw)
 
         step = "setting up"
@@ -332,10 +338,10 @@ def setup(data: Path, cwd: str) -> int:
                                  "install one (python.org, your package manager or pyenv), then start a new session")
                 _fresh_venv(data, python, run)
                 step = "pip install (is the package registry reachable?)"
-                run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+                run([str(python), "-E", "-P", "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
                 src = _build_source(data)
                 try:
-                    run([str(python), "-m", "pip", "install", "--quiet", f"{src}[mcp]"])
+                    run([str(python), "-E", "-P", "-m", "pip", "install", "--quiet", f"{src}[mcp]"])
                 finally:
                     shutil.rmtree(src, ignore_errors=True)
             step = "the first index"
@@ -377,14 +383,16 @@ def refresh(data: Path, cwd: str) -> int:
     return subprocess.run(recall_cmd(python, "index", "--quiet"), **quiet).returncode
 
 
-def _detached(args: list[str], data: Path, cwd: str | None = None) -> None:
+def _detached(args: list[str], data: Path) -> None:
+    """This script run with ``args`` in the background, in the data folder (never the project's:
+    H2); a project folder it works on is in ``args``."""
     kwargs: dict = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
                     "close_fds": True}
     if sys.platform == "win32":
         kwargs["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
     else:
         kwargs["start_new_session"] = True
-    subprocess.Popen([sys.executable, str(Path(__file__).resolve()), *args], cwd=cwd,
+    subprocess.Popen([sys.executable, *SAFE_PATH, str(Path(__file__).resolve()), *args], cwd=data,
                      env={**os.environ, "CLAUDE_PLUGIN_DATA": str(data)}, **kwargs)
 
 
@@ -408,7 +416,7 @@ def session_start(data: Path) -> int:
     if info is not None:
         # Re-index this project's notes in the background: only changed notes are embedded
         # (and, once allowed, new or changed notes get their questions: recall.authoring.agentcli).
-        _detached(["refresh", cwd], data, cwd)
+        _detached(["refresh", cwd], data)
         if outdated(info):  # an update: the installed build answers meanwhile
             started = start_setup(data, cwd)
             if failed or started:

@@ -13,6 +13,7 @@ from recall.daemon.logs import log_event, log_exception
 from recall.daemon.state import DaemonState
 from recall.ipc import client
 from recall.privacy.paths import DIR_MODE, FILE_MODE, file_id, private_open
+from recall.privacy.trust import process_start
 
 
 def remove_files(*paths: Path) -> int:
@@ -91,6 +92,7 @@ class StatusFile:
             "pid": os.getpid(), "socket": s.address, "model": s.model_id, "device": s.device,
             "started": s.started, "transport": s.transport, "port": s.port,
             "protocol": client.PROTOCOL, "ready": s.ready.is_set(), "code": s.code, "foreground": s.foreground,
+            "pid_start": process_start(os.getpid()),  # a pid reused by another process is not the daemon
         }
         tmp = client.status_path().with_suffix(".tmp")
         with private_open(tmp) as fh:

@@ -88,7 +88,7 @@ class Commands:
             "index_generation": None if idx is None else idx.generation,
             "model_calls": None if loaded is None else loaded.batcher.batches,
             "embedding": 0 if loaded is None else loaded.batcher.in_flight,
-            "busy": s.busy, "timed_out": s.timed_out,
+            "busy": s.busy, "timed_out": s.timed_out, "refused": s.refused,
             "model_switch": None if s.model_switch is None else dict(s.model_switch),
             # what it answers with, for `recall status` to compare with the asker's own (Y-03)
             "config": str(user_config_path()),

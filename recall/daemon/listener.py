@@ -21,7 +21,7 @@ from typing import Any
 
 from recall.daemon.files import keep_private_mode, remove_files
 from recall.daemon.logs import log_event, log_exception
-from recall.daemon.peer import check_peer, peer_uid
+from recall.daemon.peer import check_peer, peer_uid, tcp_peer_allowed
 from recall.daemon.state import DaemonState
 from recall.ipc import client
 from recall.privacy.paths import FILE_MODE, ensure_private_dir, file_id, private_open
@@ -283,9 +283,9 @@ class Listener:
             self._admit(sock)
 
     def _admit(self, sock: socket.socket) -> None:
-        if self.transport == "unix" and not check_peer(peer_uid(sock)):
-            log_event("refused", why="peer uid")
-            sock.close()  # no reply: tell a stranger nothing
+        if not (check_peer(peer_uid(sock)) if self.transport == "unix" else tcp_peer_allowed(sock)):
+            self.state.count_refused("peer uid")
+            sock.close()  # no reply, nothing read: tell a stranger nothing (TCP too: H3)
             return
         sock.setblocking(False)
         if len(self._conns) >= self.max_connections:
@@ -389,7 +389,7 @@ class Listener:
 
             given = req.get("secret")
             if not (isinstance(given, str) and self.secret and hmac.compare_digest(given, self.secret)):
-                log_event("refused", why="secret")
+                self.state.count_refused("secret")
                 sock.close()
                 return
             nonce = str(req.get("nonce", ""))

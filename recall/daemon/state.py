@@ -62,6 +62,8 @@ class DaemonState:
     busy: int = 0  # requests answered "busy" (full queue, too many connections)
     timed_out: int = 0  # connections that did not send a whole request in time
     _last_busy_log: float = 0.0
+    refused: int = 0  # connections refused unheard (another uid, a wrong TCP secret)
+    _last_refused_log: float = 0.0
 
     def count_busy(self, why: str) -> None:
         """One more request answered "busy"; logged one line a second at most, under a flood."""
@@ -70,6 +72,16 @@ class DaemonState:
         if now - self._last_busy_log >= 1.0:
             self._last_busy_log = now
             log_event("busy", why=why, busy_total=self.busy)
+
+    def count_refused(self, why: str) -> None:
+        """One more connection refused; logged one line a second at most: a peer that cannot ask
+        (another local user) sent thousands a second and rotated away the user's whole log (an
+        outside tester's H3)."""
+        self.refused += 1
+        now = time.monotonic()
+        if now - self._last_refused_log >= 1.0:
+            self._last_refused_log = now
+            log_event("refused", why=why, refused_total=self.refused)
 
     @property
     def switching(self) -> bool:

@@ -169,6 +169,9 @@ def read_status() -> dict | None:
         return None
     if not isinstance(data, dict) or not pid_alive(data.get("pid")):
         return None
+    recorded = data.get("pid_start")  # absent from an older daemon's file: its pid alone, as before
+    if recorded is not None and trust.process_start(data["pid"]) not in (None, recorded):
+        return None  # the pid is another process's now: the daemon died (H4)
     if data.get("transport", "unix") == "unix" and not os.path.exists(socket_path()):
         return None
     return data
@@ -267,8 +270,11 @@ def request(msg: dict, *, timeout: float = 5.0, deadline: float | None = None, s
     try:
         _set_timeout(sock, deadline)
         try:
-            if secret is not None:
+            if secret is not None:  # nothing is sent before the listener is known to be this user's
                 sock.connect(("127.0.0.1", int(status.get("port", 0))))
+                problem = trust.tcp_listener_problem(sock)
+                if problem:
+                    raise DaemonUntrusted(problem)
             else:  # our own path: a status file could name anyone's socket
                 connect_unix(sock, str(socket_path()))
                 problem = trust.peer_problem(sock)

@@ -65,6 +65,10 @@ def _status(run: Path, pid: int, **extra: object) -> None:
                                                  "model": "hash-256", "transport": "unix", **extra}))
 
 
+TCP_SQUATTED = "tcp port taken by another uid after the daemon died"
+TCP_PID_REUSED = "tcp daemon's pid reused by a process of mine"
+
+
 def _plant(case: str, home: Path, drop: Path) -> subprocess.Popen:
     """Set up one attack on ``home``; the impostor process it started."""
     run = home / "run"
@@ -124,6 +128,25 @@ def _plant(case: str, home: Path, drop: Path) -> subprocess.Popen:
         (run / "daemon.secret").write_text("0" * 64)
         os.chown(run / "daemon.secret", OTHER_UID, OTHER_UID)
         os.chmod(run / "daemon.secret", 0o600)
+    elif case in (TCP_SQUATTED, TCP_PID_REUSED):
+        # An outside tester's H4: daemon.json (mine, 0600) still names a dead daemon's port and
+        # a pid now another process's; whoever took the port got the prompt and the secret.
+        home.mkdir(mode=0o700)
+        run.mkdir(mode=0o700)
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        theirs = case == TCP_SQUATTED
+        proc = start_impostor(OTHER_UID if theirs else None, f"tcp:{port}", record)
+        # the pid: a live process of mine that is not the daemon (this test's); its start time
+        # as the daemon that wrote the file recorded its own
+        _status(run, os.getpid(), transport="tcp", port=port, socket=f"127.0.0.1:{port}",
+                **({} if theirs else {"pid_start": "1"}))
+        os.chmod(run / "daemon.json", 0o600)
+        (run / "daemon.secret").write_text("7" * 64)
+        os.chmod(run / "daemon.secret", 0o600)
     else:  # the status file names a socket outside the run folder
         home.mkdir(mode=0o700)
         run.mkdir(mode=0o700)
@@ -136,7 +159,7 @@ def _plant(case: str, home: Path, drop: Path) -> subprocess.Popen:
 PLANTED = ["shared home (0777, another uid)", "run folder pre-created by another uid",
            "files mine, process another uid's (SO_PEERCRED)", "status file open to others",
            "status file is a link to another uid's file", "tcp status and secret planted by another uid",
-           "status names a socket outside the run folder"]
+           "status names a socket outside the run folder", TCP_SQUATTED, TCP_PID_REUSED]
 
 
 def test_class3_client_trusts_no_planted_daemon(recall_home, hash_model, daemons, tmp_path, probe):
@@ -157,7 +180,7 @@ def test_class3_client_trusts_no_planted_daemon(recall_home, hash_model, daemons
             impostor.wait(timeout=10)
             daemons.kill_all()
         probe.add(inputs=1, faults=1, prompts=got.count(CANARY.encode()))
-        assert CANARY.encode() not in got and b"prompt" not in got, (case, got[:200])
+        assert CANARY.encode() not in got and b"prompt" not in got and b"7777" not in got, (case, got[:200])
         assert proc.returncode == 0 and wall < 1.5, (case, proc.returncode, wall)
         assert FORGED_BLOCK.encode() not in proc.stdout, case
         # status tells the truth: the home refused in one line, or the daemon refused and why

@@ -230,21 +230,52 @@ def test_the_naming_check_sees_a_module_left_out(tmp_path):
     assert _unnamed_in_doc(text, tmp_path) == ["recall/store/gone.py"]
 
 
+def _flags(node: ast.List) -> list[ast.expr] | None:
+    """What comes before the module, the code or the script of a list that runs a Python, or
+    None for a list that does not: ``sys.executable`` first, or an interpreter named by a variable
+    (``str(python)``) followed only by flags up to ``-m``/``-c`` (``[exe, "exec", "-c", ...]`` is not)."""
+    first, flags = node.elts[0], []
+    for elt in node.elts[1:]:
+        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and elt.value.startswith("-"):
+            flags.append(elt)
+            if elt.value in ("-m", "-c"):
+                return [first, *flags]
+        elif isinstance(elt, ast.Starred):
+            flags.append(elt)
+        else:
+            break
+    return [first, *flags] if ast.unparse(first) == "sys.executable" else None
+
+
+def _safe_flag(elt: ast.expr) -> bool:
+    """``-P``, or a list of flags that holds it (``*SAFE_FLAGS``; the plugin launcher's
+    ``*SAFE_PATH``: ``-P`` where its python3 knows it)."""
+    return ((isinstance(elt, ast.Constant) and elt.value == "-P")
+            or (isinstance(elt, ast.Starred) and ast.unparse(elt.value) in ("SAFE_FLAGS", "SAFE_PATH")))
+
+
 def _unsafe_spawns(tree: ast.AST) -> list[str]:
-    """Lists that start ``[sys.executable, ...]`` without ``-P`` next: such a child puts its
-    working folder first on its module path."""
+    """Lists that run a Python without ``-P`` before the module, the code or the script: such a
+    child puts its working folder (or the script's) first on its module path."""
     out = []
     for node in ast.walk(tree):
-        if (isinstance(node, ast.List) and node.elts and ast.unparse(node.elts[0]) == "sys.executable"
-                and not (len(node.elts) > 1 and isinstance(node.elts[1], ast.Constant) and node.elts[1].value == "-P")):
+        if isinstance(node, ast.List) and node.elts and (flags := _flags(node)) is not None \
+                and not any(_safe_flag(f) for f in flags):
             out.append(f"line {node.lineno}: {ast.unparse(node)[:60]}")
     return out
 
 
 def test_every_python_child_recall_starts_runs_with_safe_path():
     """Stop 46: the background writer ran `python -m recall.cli` in the user's folder, where
-    another user's `recall/__init__.py` ran as them. Every child interpreter starts with ``-P``."""
-    bad = {p.name: _unsafe_spawns(ast.parse(p.read_text(encoding="utf-8"))) for p in (ROOT / "recall").rglob("*.py")}
+    another user's `recall/__init__.py` ran as them. An outside tester's H2: the plugin's setup
+    ran `venv/bin/python -m pip` in the project folder, where a `pip/` ran. Every child
+    interpreter recall or its plugin launcher starts has ``-P`` (``SAFE_PATH``) before the module."""
+    files = [*(ROOT / "recall").rglob("*.py"), *(ROOT / "scripts").rglob("*.py")]
+    bad = {p.name: _unsafe_spawns(ast.parse(p.read_text(encoding="utf-8"))) for p in files}
     assert {k: v for k, v in bad.items() if v} == {}
     assert _unsafe_spawns(ast.parse("import sys\nrun([sys.executable, '-m', 'x'])")) == [
         "line 2: [sys.executable, '-m', 'x']"]
+    assert _unsafe_spawns(ast.parse("run([str(python), '-m', 'pip'])\nrun([python, '-E', '-m', 'x'])")) == [
+        "line 1: [str(python), '-m', 'pip']", "line 2: [python, '-E', '-m', 'x']"]
+    assert _unsafe_spawns(ast.parse("run([sys.executable, *SAFE_PATH, s])\nrun([py, '-E', '-P', '-m', 'x'])\n"
+                                    "run(['git', 'commit', '-m', 'x'])")) == []

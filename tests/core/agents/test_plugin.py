@@ -381,7 +381,7 @@ def test_a_venv_half_built_or_left_by_its_python_is_built_again(tmp_path):
     (data / "venv" / "bin" / "python").symlink_to(tmp_path / "a-python-removed-since")
     ran: list[list[str]] = []
     plugin._fresh_venv(data, data / "venv" / "bin" / "python", ran.append)
-    assert not (data / "venv").exists() and ran == [[sys.executable, "-m", "venv", str(data / "venv")]]
+    assert not (data / "venv").exists() and ran == [[sys.executable, "-P", "-m", "venv", str(data / "venv")]]
 
     def no_ensurepip(cmd):
         (data / "venv" / "bin").mkdir(parents=True)
@@ -448,3 +448,31 @@ def test_a_session_start_says_when_a_manual_install_doubles_the_plugins_hook(plu
     said = _plugin("session-start", env, event={"cwd": str(project)})
     message = json.loads(said.stdout)["systemMessage"]
     assert "twice" in message and "recall uninstall" in message and str(config / "settings.json") in message
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("command", ["session-start", "mcp"])
+def test_the_setup_runs_no_module_of_the_project_folder(tmp_path, command):
+    """An outside tester's H2: the setup ran ``venv/bin/python -m pip`` (and ``-m venv``) in the
+    project folder Claude Code opened, without ``-P``: a ``pip/`` package there (another user's
+    checkout) ran as the user at the first session and at every update. The venv here stands in
+    for the real one (no network): its own pip only leaves a mark."""
+    data, project = tmp_path / "data", tmp_path / "project"
+    project.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(data / "venv")], check=True, cwd=tmp_path)
+    [site] = (data / "venv" / "lib").glob("python3*/site-packages")
+    (site / "pip").mkdir()
+    (site / "pip" / "__init__.py").write_text("")
+    (site / "pip" / "__main__.py").write_text(f"open({str(tmp_path / 'venv-pip-ran')!r}, 'w').close()\n"
+                                              "raise SystemExit(1)\n")
+    (project / "pip").mkdir()
+    (project / "pip" / "__init__.py").write_text("")
+    canary = tmp_path / "project-pip-ran"
+    (project / "pip" / "__main__.py").write_text(f"open({str(canary)!r}, 'w').close()\nraise SystemExit(1)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RECALL_PLUGIN_PYTHON", "PYTHONPATH")}
+    env |= {"CLAUDE_PLUGIN_ROOT": str(ROOT), "CLAUDE_PLUGIN_DATA": str(data)}
+    subprocess.run([sys.executable, str(SCRIPT), command], input=json.dumps({"cwd": str(project)}).encode(),
+                   capture_output=True, env=env, cwd=project, timeout=60)
+    assert wait_for(lambda: (data / "setup.failed").exists(), 60), (data / "setup.log").read_text()
+    assert not canary.exists(), (data / "setup.log").read_text()
+    assert (tmp_path / "venv-pip-ran").exists(), (data / "setup.log").read_text()  # the venv's own pip ran

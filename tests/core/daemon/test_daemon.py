@@ -295,6 +295,10 @@ def test_tcp_transport_checks_the_secret_and_signs_replies(indexed, daemons):
     assert status["transport"] == "tcp" and status["port"] > 0 and status["socket"].startswith("127.0.0.1:")
     assert stat.S_IMODE((run / "daemon.secret").stat().st_mode) == 0o600
     assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID  # the client verified the HMAC
+    # the client checked the port's owner (this user) before sending, and the pid is the daemon's
+    from recall.privacy.trust import process_start
+
+    assert status["pid_start"] == process_start(status["pid"]) is not None
 
     def raw(msg: dict) -> bytes:
         with socket.create_connection(("127.0.0.1", status["port"]), timeout=5) as s:
@@ -306,6 +310,53 @@ def test_tcp_transport_checks_the_secret_and_signs_replies(indexed, daemons):
     secret = (run / "daemon.secret").read_text()
     reply = json.loads(raw({"cmd": "ping", "secret": secret, "nonce": "n2"}))
     assert reply["ok"] and reply["hmac"] == client.reply_hmac(secret, "n2")
+
+
+@pytest.mark.process
+def test_refusals_of_a_tcp_peer_are_counted_not_logged_one_line_each(indexed, daemons):
+    """An outside tester's H3: each request with a wrong secret wrote one log line, so another
+    local user rotated away the whole log (every query event) in 19 s. Refusals are logged one
+    line a second at most, with their count, as "busy" is."""
+    write_config(indexed, '[daemon]\ntransport = "tcp"\n')
+    daemons.start()
+    query(MATCHING)
+    port = json.loads((indexed / "run" / "daemon.json").read_text())["port"]
+    began = time.monotonic()
+    for n in range(400):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(json.dumps({"cmd": "ping", "secret": f"wrong{n}", "nonce": "n"}).encode() + b"\n")
+            s.recv(100)
+    elapsed = time.monotonic() - began
+    assert query(MATCHING)["ranked"]  # still answers its user
+    log = (indexed / "logs" / "daemon.log").read_text()
+    refused = [line for line in log.splitlines() if " refused " in line]
+    assert 1 <= len(refused) <= elapsed + 2, (len(refused), elapsed)
+    assert '"why": "secret"' in refused[0] and "refused_total" in refused[0], refused[0]
+    assert log.count(" query ") >= 1 or '"query"' in log, log[-2000:]
+
+
+@pytest.mark.process
+def test_a_tcp_peer_of_another_uid_is_refused_before_a_byte_is_read(indexed, daemons):
+    """H3's better half: the daemon asks the kernel who connected, and another uid's connection
+    is closed unread (its wrong secret is never parsed), counted as the other refusals are."""
+    import subprocess
+    import sys
+
+    from helpers.users import OTHER_UID, as_user, need_second_user
+
+    need_second_user()
+    write_config(indexed, '[daemon]\ntransport = "tcp"\n')
+    daemons.start()
+    port = json.loads((indexed / "run" / "daemon.json").read_text())["port"]
+    ask = ("import socket, sys\nwith socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5) as s:\n"
+           "    s.sendall(b'{\"cmd\": \"ping\", \"secret\": \"x\", \"nonce\": \"n\"}\\n')\n"
+           "    try:\n        print(s.recv(100))\n    except ConnectionResetError:\n        print(b'')\n")
+    theirs = subprocess.run(as_user(OTHER_UID, sys.executable, "-I", "-c", ask, str(port)), capture_output=True,
+                            text=True, timeout=60)
+    assert theirs.stdout.strip() == "b''", theirs
+    log = (indexed / "logs" / "daemon.log").read_text()
+    assert '"why": "peer uid"' in log and '"why": "secret"' not in log, log[-1500:]
+    assert query(MATCHING)["ranked"][0]["id"] == MATCHING_ID  # its own user is served
 
 
 def test_client_drops_a_tcp_reply_without_the_right_hmac(recall_home):
