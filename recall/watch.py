@@ -680,7 +680,8 @@ class Watcher:
                 stats.problems.append(problem)
                 continue
             stored = stored_as.get(shown_path(os.path.realpath(path)))  # stored paths are masked
-            note, problems = (read_note(path) if is_note_path(w.root, path) and w.kind != LIBRARY
+            note, problems = (read_note(path, root=os.path.realpath(w.root))
+                              if is_note_path(w.root, path) and w.kind != LIBRARY
                               else read_if_document(path, w.root, indexer.documents, w.kind, indexer.ahead))
             stats.problems.extend(problems)
             if note is not None:

@@ -22,7 +22,7 @@ from recall.notes.questions import QUESTIONS_FILE
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_path
 from recall.privacy.paths import LINK_REPAIR, MAX_OWN_FILE
-from recall.privacy.regular import NotAFile, open_regular
+from recall.privacy.regular import LeftTheFolder, NotAFile, open_inside
 from recall.ranking.negatives import NEGATIVES_FILE
 
 MIN_FREE_BYTES = 4 << 20  # below this on the notes' disk, a run's answers could not be written: not asked
@@ -33,12 +33,13 @@ class LeadsOutside(RecallError, OSError):
 
 
 def checked_open(folder: Path, path: Path) -> int:
-    """A descriptor of the note ``path`` opened only where it lies within ``folder`` now: the path
-    resolved, checked, then opened without following a link at its end (``OSError`` else)."""
-    real = os.path.realpath(path)
-    if not Path(real).is_relative_to(os.path.realpath(folder)):
-        raise LeadsOutside(f"{path} leads outside the folder")
-    return open_regular(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    """A descriptor of the note ``path`` opened only where what was opened lies within ``folder``
+    (``open_inside``; ``OSError`` else). Resolving the path, then opening the resolved one without
+    following a link at its end, still followed a folder on the way swapped for a link meanwhile."""
+    try:
+        return open_inside(path, os.path.realpath(folder))
+    except LeftTheFolder:
+        raise LeadsOutside(f"{path} leads outside the folder") from None
 
 
 def checked_text(folder: Path, path: Path) -> str:

@@ -28,7 +28,7 @@ from recall.notes.walk import agents_projects, subfolders
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_path, mask_secrets
 from recall.privacy.paths import utf8_name
-from recall.privacy.regular import NotAFile, read_regular
+from recall.privacy.regular import LeftTheFolder, NotAFile, read_inside
 
 # A headline is a name and a description on one line of at most ~1 KB (the hook's cap): longer
 # fields are cut when read, said once. An outside tester's note with an 870 KB header cost the
@@ -196,9 +196,12 @@ def _note_id(path: Path, key: str | None, shown: str) -> str:
     return mask_secrets(path.stem)
 
 
-def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) -> tuple[Note | None, list[Problem]]:
+def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None, root: str | None = None
+              ) -> tuple[Note | None, list[Problem]]:
     """Read one file; (None, problems) when it cannot be a note. ``key``: what the note is
-    known by (``note_keys``; default its stem).
+    known by (``note_keys``; default its stem). ``root``: the real path of the folder it was
+    found in (default its own folder's); a file that, opened, is elsewhere is not read
+    (``recall.privacy.regular.open_inside``).
 
     ``skip(shown path, content_hash, key)`` returning True means the caller already has this exact
     file: it comes back unparsed (``unchanged=True``), which keeps a re-index of a large
@@ -207,8 +210,8 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
     problems: list[Problem] = []
     shown = shown_path(path)
     try:
-        raw, size = read_note_bytes(path)
-    except NotAFile as exc:
+        raw, size = read_note_bytes(path, root)
+    except (NotAFile, LeftTheFolder) as exc:
         return None, [Problem(shown, f"{exc}; skipped")]
     except OSError as exc:
         return None, [Problem(shown, f"unreadable ({exc.strerror or exc}); skipped")]
@@ -239,10 +242,11 @@ def read_note(path: Path, skip: SkipFn | None = None, key: str | None = None) ->
     return note, problems
 
 
-def read_note_bytes(path: Path) -> tuple[bytes, int]:
+def read_note_bytes(path: Path, root: str | None = None) -> tuple[bytes, int]:
     """The first MAX_NOTE_BYTES of a note file and its size, as the indexer reads it
-    (``recall.privacy.regular.read_regular``: without blocking; ``NotAFile`` unless a regular file)."""
-    return read_regular(path, MAX_NOTE_BYTES)
+    (``recall.privacy.regular.read_inside``: without blocking; ``NotAFile`` unless a regular file,
+    ``LeftTheFolder`` unless inside ``root``, the real path of its folder, by default its own)."""
+    return read_inside(path, root if root is not None else os.path.realpath(path.parent), MAX_NOTE_BYTES)
 
 
 def is_note_name(fname: str) -> bool:
@@ -378,10 +382,11 @@ def read_folder(folder: Path, skip: SkipFn | None = None) -> tuple[list[Note], l
             assert path is not None
             paths.append(path)
     keys = note_keys(folder, paths)
+    real = os.path.realpath(folder)
     notes: list[Note] = []
     seen: dict[str, str] = {}
     for path in paths:
-        note, found = read_note(path, skip, keys[path])
+        note, found = read_note(path, skip, keys[path], real)
         problems.extend(found)
         if note is None:
             continue

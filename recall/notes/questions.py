@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from recall.notes.problems import Problem, capped
 from recall.privacy.decoding import Binary, decode
-from recall.privacy.paths import LINKED_OUT, leads_outside, read_bytes
+from recall.privacy.paths import LINKED_OUT, MAX_OWN_FILE, leads_outside
+from recall.privacy.regular import LeftTheFolder, read_inside
 from recall.privacy.safetext import whole
 
 QUESTIONS_FILE = "questions.jsonl"
@@ -137,7 +139,9 @@ def read_questions_file(path: Path, known: Sequence[str] | None = None, field: s
     if leads_outside(path):
         return {}, [Problem(str(path), LINKED_OUT)]
     try:
-        raw = read_bytes(path)
+        raw = _read(path)
+    except LeftTheFolder:  # a link put there since: what was opened is checked, not the name
+        return {}, [Problem(str(path), LINKED_OUT)]
     except OSError as exc:
         return {}, [Problem(str(path), f"unreadable ({exc.strerror or exc}); no questions from it")]
     try:
@@ -173,13 +177,19 @@ def unknown_notes(path: Path, questions_file: dict[str, list[str]], stems: Itera
             for stem in questions_file if stem not in have]
 
 
+def _read(path: Path) -> bytes:
+    """The bytes of a questions file (``read_inside`` its folder: ``LeftTheFolder`` when what is
+    opened lies outside it, a link put there after any check of its name)."""
+    return read_inside(path, os.path.realpath(path.parent), MAX_OWN_FILE)[0]
+
+
 def line_hashes(path: Path) -> dict[str, str | None]:
     """``{note stem: note_hash}`` of a questions file's lines: the hash of the note's bytes a
     line written by recall's background step carries (``recall.authoring.notegen``), None for
     a line written by hand or by ``recall-eval expand``."""
     out: dict[str, str | None] = {}
     try:
-        text = decode(read_bytes(path), legacy=False)[0]
+        text = decode(_read(path), legacy=False)[0]
     except (OSError, Binary):
         return out
     for line in text.split("\n"):
@@ -318,7 +328,7 @@ def _rewrite(path: Path, change: Callable[[dict], Mapping[str, object] | None]) 
     from recall.privacy.paths import replace_private
 
     try:
-        text = read_bytes(path).decode("utf-8")
+        text = _read(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return  # a file recall did not write as UTF-8: left alone
     kept, changed = [], False

@@ -77,7 +77,11 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = FILE_MO
 def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
     """The first ``max_bytes`` of a regular file and its size (``open_regular``: anything else
     is ``NotAFile``, found without blocking)."""
-    fd = open_regular(path)
+    return read_fd(open_regular(path), path, max_bytes)
+
+
+def read_fd(fd: int, path: Path, max_bytes: int) -> tuple[bytes, int]:
+    """The first ``max_bytes`` of the open file ``fd`` (``path``'s) and its size; ``fd`` closed."""
     with os.fdopen(fd, "rb") as fh:
         try:
             size = os.fstat(fd).st_size  # read what is there, not a buffer of the cap (the hook's path)
@@ -85,3 +89,55 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, int]:
         except OSError as exc:  # a read that fails (EIO): say which file
             exc.filename = exc.filename or str(path)
             raise
+
+
+class LeftTheFolder(OSError):
+    """A file found inside a folder that, opened, is somewhere else: swapped for a symlink (or a
+    folder on its way for one) between the walk that checked it and the open that reads it."""
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__("it leads outside the folder now (a symlink put there after the folder was walked)")
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _opened_at(fd: int, path: Path | str) -> str | None:
+    """The real path of the file open as ``fd`` (Linux: ``/proc/self/fd``, which names what was
+    opened, whatever its name is now); elsewhere that of ``path`` if it still names the same
+    file, else None (something else is there now)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)")
+    except OSError:
+        pass
+    real = os.path.realpath(path)
+    try:
+        there, opened = os.stat(real), os.fstat(fd)
+    except OSError:
+        return None
+    return real if (there.st_dev, there.st_ino) == (opened.st_dev, opened.st_ino) else None
+
+
+def open_inside(path: Path | str, root: Path | str) -> int:
+    """``open_regular`` (read-only) for a file a walk of the folder ``root`` found: refused
+    (``LeftTheFolder``) unless the file opened is inside ``root``. A walk's check that a note is
+    no symlink out of the folder, then an open by name, left a moment in which another user who
+    can write a shared folder swapped the note for a link to a private file, which was indexed
+    (an outside tester's H5). Checking what was opened closes it: a link inside the folder still
+    works, one outside (the last part or a folder on the way) is refused. ``root``: its real path
+    (``os.path.realpath``), worked out once per walk."""
+    fd = open_regular(path)
+    try:
+        where = _opened_at(fd, path)
+        if where is None or not (where == str(root) or where.startswith(str(root).rstrip("/") + "/")):
+            raise LeftTheFolder(path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_inside(path: Path, root: Path | str, max_bytes: int) -> tuple[bytes, int]:
+    """``read_regular`` of a file a walk of ``root`` found (``open_inside``)."""
+    return read_fd(open_inside(path, root), path, max_bytes)

@@ -35,7 +35,7 @@ from recall.notes.questions import NEGATIVES_FILE as NEGATIVES_FILE
 from recall.privacy.decoding import Binary, decode
 from recall.privacy.masking import mask_secrets
 from recall.privacy.paths import LINKED_OUT, leads_outside, private_open
-from recall.privacy.regular import open_regular
+from recall.privacy.regular import LeftTheFolder, open_inside
 from recall.privacy.safetext import whole
 from recall.privacy.strays import replace_aside
 
@@ -76,8 +76,10 @@ def read_negatives_file(path: Path) -> tuple[list[Negative], list[Problem]]:
     if leads_outside(path):
         return [], [Problem(str(path), LINKED_OUT)]
     try:
-        with open(open_regular(path), "rb") as fh:
+        with open(open_inside(path, os.path.realpath(path.parent)), "rb") as fh:  # what is opened is checked
             raw = fh.read(MAX_FILE_BYTES + 1)
+    except LeftTheFolder:
+        return [], [Problem(str(path), LINKED_OUT)]
     except OSError as exc:
         return [], [Problem(str(path), f"unreadable ({exc.strerror or exc}); no negatives from it")]
     if len(raw) > MAX_FILE_BYTES:

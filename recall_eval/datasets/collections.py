@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -364,9 +365,10 @@ def collection_hash(notes_dir: Path) -> str:
     regular file only, its first ``MAX_NOTE_BYTES``); one the indexer skips, a named pipe or a
     link to a device, takes no part (it hung the run, or read until memory ran out: stop 57)."""
     h = hashlib.sha256()
+    real = os.path.realpath(notes_dir)
     for path in note_files(notes_dir):
         try:
-            raw, _size = read_note_bytes(path)
+            raw, _size = read_note_bytes(path, real)
         except OSError:  # NotAFile too: the indexer said it in one line and skipped it
             continue
         h.update(path.relative_to(notes_dir).as_posix().encode())

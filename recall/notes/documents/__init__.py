@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,8 +34,8 @@ from recall.notes.files import INDEX_FILE, Note, distinct, name_problem
 from recall.notes.problems import Problem
 from recall.notes.walk import agents_projects, subfolders, walked_into
 from recall.privacy.masking import mask_path
-from recall.privacy.paths import leads_outside
-from recall.privacy.regular import NotAFile, file_kind
+from recall.privacy.paths import ensure_private_dir, leads_outside, run_dir
+from recall.privacy.regular import LeftTheFolder, NotAFile, file_kind, open_inside
 
 if TYPE_CHECKING:
     from recall.config.settings import DocumentsSettings
@@ -112,13 +114,31 @@ def iter_document_files(root: Path, opts: DocumentsSettings, source_kind: str) -
             yield path
 
 
-def file_digest(path: Path) -> str:
-    """sha256 of the file's bytes, read in 1 MiB blocks (a recording is not held in memory)."""
+def file_digest(path: Path, root: Path | None = None) -> str:
+    """sha256 of the file's bytes, read in 1 MiB blocks (a recording is not held in memory);
+    ``LeftTheFolder`` when, opened, it is not inside ``root`` (its own folder by default)."""
     h = hashlib.sha256()
-    with path.open("rb") as fh:
+    with os.fdopen(open_inside(path, os.path.realpath(root if root is not None else path.parent)), "rb") as fh:
         while block := fh.read(1 << 20):
             h.update(block)
     return h.hexdigest()
+
+
+@contextmanager
+def checked_copy(path: Path, root: Path) -> Iterator[Path]:
+    """A copy of ``path`` (same name) in a private folder of the run folder, taken through
+    ``open_inside``: what a converter opens by name. Opened by name in the folder itself, the
+    file could be swapped for a link to a private file between the check and the converter's
+    open, by another user who can write a shared folder (an outside tester's H5)."""
+    tmp = tempfile.mkdtemp(prefix="checked-", dir=ensure_private_dir(run_dir()))
+    try:
+        copy = Path(tmp) / path.name
+        with os.fdopen(open_inside(path, os.path.realpath(root)), "rb") as src, \
+                os.fdopen(os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        yield copy
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def content_key(digest: str, fmt: str, opts: DocumentsSettings) -> str:
@@ -149,11 +169,9 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
         if st.st_size > opts.max_file_mb * 1_000_000:
             return None, [Problem(str(path), f"{st.st_size / 1e6:,.0f} MB, over [documents] max_file_mb "
                                              f"({opts.max_file_mb:g}); skipped")]
-        key = content_key(file_digest(path), fmt, opts)
-    except NotAFile as exc:
-        return None, [Problem(str(path), f"{exc}; skipped")]
+        key = content_key(file_digest(path, root), fmt, opts)
     except OSError as exc:
-        return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
+        return None, _unreadable(path, exc)
     if unchanged is not None and unchanged(str(path), rel, key):
         return Note(rel, str(path), "", "", note_type, "", key, unchanged=True), []
     if (line := failed.remembered(failed.failure_key(key, opts))) is not None:  # its bytes failed before
@@ -166,8 +184,9 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
         if isinstance(done, Exception):
             raise done
         if done is None:
-            with nullcontext(convert) if convert else Converter(opts.convert_max_mb, opts.convert_timeout_s) as conv:
-                done = conv(path, note_type, fmt, opts.frame_every_s)
+            with (nullcontext(convert) if convert else Converter(opts.convert_max_mb, opts.convert_timeout_s) as conv,
+                  checked_copy(path, root) as copy):
+                done = conv(copy, note_type, fmt, opts.frame_every_s)
         got = done
     except TooSlow as exc:  # the file or a machine under load: remembered only when it happens again
         return None, [Problem(str(path), failed.timed_out(failed.failure_key(key, opts), str(exc)))]
@@ -180,13 +199,21 @@ def read_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: 
         return None, [Problem(str(path), f"{fmt} needs {exc.name or exc} (pip install 'recall-memory[{extra}]'); "
                                          "skipped")]
     except OSError as exc:
-        return None, [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
+        return None, _unreadable(path, exc)
     named = got.title or mask_path(path.stem) if note_type == "document" else mask_path(path.name)  # as its path is
     note = Note(id=rel, path=str(path), name=named,
                 description=_first_line(got, skip=got.title), type=note_type, body=got.text,
                 content_hash=key, mtime=st.st_mtime, segments=got.segments, max_chunks=opts.max_chunks,
                 extra={"format": fmt})
     return note, [Problem(str(path), n) for n in got.notes]
+
+
+def _unreadable(path: Path, exc: OSError) -> list[Problem]:
+    """The one line of a document that could not be read: not a file, led out of its folder
+    (``LeftTheFolder``), or the system's reason."""
+    if isinstance(exc, NotAFile | LeftTheFolder):
+        return [Problem(str(path), f"{exc}; skipped")]
+    return [Problem(str(path), f"unreadable ({exc.strerror or exc}); skipped")]
 
 
 def read_if_document(path: Path, root: Path, opts: DocumentsSettings, source_kind: str = "dir",

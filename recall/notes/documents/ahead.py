@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from recall.notes.documents import content_key, file_digest, format_of
+from recall.notes.documents import checked_copy, content_key, file_digest, format_of
 from recall.notes.documents.convert import Extracted, Unreadable
 from recall.notes.documents.isolated import Converter
 
@@ -124,12 +124,13 @@ class ConvertAhead:
         try:  # what read_document checks before it converts (its size cap, a folder) it says itself
             if not path.is_file() or path.stat().st_size > self.opts.max_file_mb * 1_000_000:
                 return
-            key = content_key(file_digest(path), fmt, self.opts)
+            key = content_key(file_digest(path, root), fmt, self.opts)
         except OSError:
             return
         result: Extracted | Exception
         try:
-            result = converter(path, note_type, fmt, self.opts.frame_every_s)
+            with checked_copy(path, root) as copy:  # what is converted is inside the folder
+                result = converter(copy, note_type, fmt, self.opts.frame_every_s)
         except (Unreadable, ImportError, OSError) as exc:
             result = exc
         if self._stopping:
