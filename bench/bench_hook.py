@@ -290,7 +290,12 @@ def build_synthetic(home: Path) -> dict:
     embedder = get_embedder(load_config().model)  # for the model id and dimension only
     rng, nrng = random.Random(SEED), np.random.default_rng(SEED)
     store = Store(home / "recall.db")
-    root = "/synthetic/notes"
+    # Each note's file exists, written before the index is built: the daemon leaves out a note whose
+    # file is gone (recall.indexing.ondisk), and a benchmark of notes that exist nowhere timed the
+    # "no notes in scope" answer after its first question.
+    folder = home / "synthetic-notes"
+    folder.mkdir(parents=True, exist_ok=True)
+    root = str(folder)
     source = store.source_id("dir", root, None)
 
     def sentence() -> str:
@@ -301,6 +306,7 @@ def build_synthetic(home: Path) -> dict:
         chunks = [f"{name}\n" + " ".join(sentence() for _ in range(6)) + f" (#{i}.{j})"
                   for j in range(SYN_CHUNKS_PER_NOTE)]
         pairs = [(c, text_hash(c)) for c in chunks]
+        (folder / f"note-{i:05d}.md").write_text("\n\n".join(chunks) + "\n", encoding="utf-8")
         store.upsert_note(source, NoteRecord(f"{root}/note-{i:05d}.md", f"note-{i:05d}", name, sentence(),
                                              "project", f"synthetic-{i}"), [Chunk(c, h, "text") for c, h in pairs])
         vecs = nrng.standard_normal((len(pairs), embedder.dimension)).astype("float32")
