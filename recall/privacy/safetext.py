@@ -269,12 +269,21 @@ def _escape(c: str) -> str:
     return f"\\u{0xD800 + (cp >> 10):04x}\\u{0xDC00 + (cp & 0x3FF):04x}"
 
 
+# Unicode's spaces (category Zs) other than " ": Python calls them not printable, but each is a
+# blank of some width with no effect on a terminal. Escaped, a Japanese note's every ideographic
+# space read ``\u3000`` in `recall query`, and the page wrote the "Try a message" box back that
+# way (an outside tester's F3, stop 62). A test derives the set from Unicode's data.
+SPACES = frozenset("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                   "\u202f\u205f\u3000")
+
+
 def terminal_text(value: object) -> str:
-    """``value`` safe to print: line feeds and tabs kept, anything else not printable escaped."""
+    """``value`` safe to print: line feeds, tabs and spaces (``SPACES``) kept, anything else not
+    printable escaped."""
     text = value if isinstance(value, str) else str(value)
     if _clean(text.replace("\n", "").replace("\t", "")):
         return text
-    return "".join(c if c in "\n\t" or visible(c) else _escape(c) for c in text)
+    return "".join(c if c in "\n\t" or c in SPACES or visible(c) else _escape(c) for c in text)
 
 
 def one_line(value: object) -> str:

@@ -12,6 +12,7 @@ import pytest
 from recall.agents.registry import get
 from recall.privacy.safetext import (
     INVISIBLE,
+    SPACES,
     agent_block,
     agent_field,
     agent_json,
@@ -54,10 +55,22 @@ def test_agent_text_leaves_one_line_of_visible_text_for_every_unsafe_code_point(
 def test_terminal_text_escapes_every_unsafe_code_point_as_json_does():
     for chars in blocks():
         # "|" between them: two lone surrogates side by side are a pair in JSON's spelling.
-        text = "|".join(c for c in chars if c not in "\n\t")
+        text = "|".join(c for c in chars if c not in "\n\t" and c not in SPACES)
         out = terminal_text(text)
         assert out.isascii() and out.isprintable(), "an unsafe character reached the terminal"
         assert json.loads('"' + out + '"') == text  # the escapes are JSON's: they decode back
+
+
+def test_terminal_text_keeps_unicodes_spaces_as_they_are():
+    """An outside tester's F3: a Japanese note's ideographic spaces read ``\\u3000`` in `recall query`
+    and in the page's "Try a message" box. Every space of Unicode's (Zs) is a blank, kept."""
+    import sys
+    import unicodedata
+
+    spaces = {chr(i) for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)) == "Zs"} - {" "}
+    assert spaces == SPACES
+    assert terminal_text("ｎｐｍ\u3000ｉｎｓｔａｌｌ\u3000して") == "ｎｐｍ\u3000ｉｎｓｔａｌｌ\u3000して"
+    assert terminal_text("a\u00a0b\u200bc\x1b") == "a\u00a0b\\u200bc\\u001b"  # a zero-width space still shown
 
 
 def test_terminal_text_keeps_line_feeds_and_tabs_and_one_line_folds_them():

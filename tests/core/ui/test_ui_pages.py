@@ -239,6 +239,22 @@ def test_try_a_message_asks_the_daemon_and_explains(notes, daemons):
     assert f"one JSON line of {e['decision']['bytes']} bytes" in r.text
 
 
+@pytest.mark.process
+def test_try_a_message_writes_the_message_back_as_typed(notes, daemons):
+    """An outside tester's F3: the box came back as ``ｎｐｍ\\u3000ｉｎｓｔａｌｌ``, and Ask again
+    searched for that backslash text. An ideographic space is written back as it is."""
+    import html
+
+    daemons.start()
+    message = "ｎｐｍ\u3000ｉｎｓｔａｌｌ\u3000して feature flags"
+    with page_client() as c:
+        r = c.post("/try", data={"message": message, "csrf": csrf_value("t0ken")},
+                   headers={"origin": f"http://127.0.0.1:{PORT}"})
+    assert r.status_code == 200
+    box = html.unescape(r.text.split("<textarea", 1)[1].split(">", 1)[1].split("</textarea>", 1)[0])
+    assert box == message, box
+
+
 def test_a_taken_port_is_one_clear_line(recall_home):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
