@@ -99,6 +99,10 @@ def _say_done(app, stats) -> None:
         say(_calibration_line(app.calibration, app.store.counts()["questions"], _writes_them(app)))
     for line in app.config.unused_model_tables(app.embedder.model_id):
         say(line, err=True)
+    from recall.embedding.scripts import uncovered_line
+
+    if line := uncovered_line(app.embedder.model_id, (f"{n.name} {n.description}" for n in app.store.notes())):
+        say(line, err=True)
 
 
 def _progress_bar(quiet: bool):
