@@ -16,7 +16,7 @@ ROOT = Path(recall.__file__).parent
 # Signals caught where they are raised, never reaching a front end: a question whose asker
 # gave up (the daemon answers "expired"), a file a reader skips with a warning, an upload the
 # page refuses in its own words, the CLI's click exceptions (what a RecallError and Ctrl-C become).
-INTERNAL = {"Expired", "Unreadable", "Refused", "UserError", "Interrupted", "NotAFile"}
+INTERNAL = {"Expired", "Unreadable", "Refused", "UserError", "Interrupted", "NotAFile", "LeftTheFolder"}
 BUILTIN_BASES = {"Exception", "ValueError", "RuntimeError", "OSError", "LookupError", "KeyError"}
 
 
